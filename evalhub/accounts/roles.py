@@ -1,0 +1,55 @@
+"""Roles are Django groups. A superuser holds every role.
+
+- admin: manages benchmarks, imports, runs, surveys and users;
+- adjudicator: decides debates the agents could not settle;
+- expert: fills expert-weight surveys;
+- viewer: reads everything, changes nothing.
+A logged-in user in none of these groups is an outsider and sees nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+
+ADMIN = "admin"
+ADJUDICATOR = "adjudicator"
+EXPERT = "expert"
+VIEWER = "viewer"
+ALL_ROLES = (ADMIN, ADJUDICATOR, EXPERT, VIEWER)
+
+
+def roles_of(user: Any) -> frozenset[str]:
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return frozenset()
+    if user.is_superuser:
+        return frozenset(ALL_ROLES)
+    cached = getattr(user, "_evalhub_roles", None)
+    if cached is None:
+        cached = frozenset(user.groups.filter(name__in=ALL_ROLES).values_list("name", flat=True))
+        user._evalhub_roles = cached
+    return cached
+
+
+def has_role(user: Any, *roles: str) -> bool:
+    """True when the user holds at least one of `roles` (any role when none is given)."""
+    held = roles_of(user)
+    return bool(held & set(roles or ALL_ROLES))
+
+
+def role_required(*roles: str) -> Callable:
+    """View decorator: 403 unless the logged-in user holds one of `roles` (any role if none)."""
+
+    def decorator(view: Callable) -> Callable:
+        @wraps(view)
+        def wrapped(request, *args, **kwargs):
+            if not has_role(request.user, *roles):
+                raise PermissionDenied
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorator

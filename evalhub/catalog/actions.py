@@ -1,0 +1,193 @@
+"""Writes to the catalog. Views, commands and tasks call these; nothing else writes here.
+
+`check_*` validate and never write; `do_*` write (atomically) and report what changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from evalhub.catalog.models import Benchmark, Criterion, DataImport, LanguageModel, Prompt, Response, TaskType
+from evalhub.core.benchmark_files import ParsedFile, RowError, detect_format, parse_benchmark_file
+from evalhub.core.criteria import check_levels
+
+PROMPT_FIELDS = ("text", "category", "synopsis", "source", "reference_answer", "rating_guidelines", "privileged", "metadata")
+
+
+class ImportRejected(Exception):
+    """The file was not imported; `errors` says why, row by row."""
+
+    def __init__(self, errors: list[RowError]) -> None:
+        super().__init__(f"{len(errors)} problem(s); nothing was imported.")
+        self.errors = errors
+
+
+@dataclass
+class ImportSummary:
+    benchmark: Benchmark
+    rows: int
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        c = self.counts
+        return (
+            f"{self.rows} rows: prompts {c['prompts_created']} new, {c['prompts_updated']} updated, "
+            f"{c['prompts_unchanged']} unchanged; responses {c['responses_created']} new, "
+            f"{c['responses_updated']} updated, {c['responses_unchanged']} unchanged; "
+            f"{c['models_created']} new model(s)."
+        )
+
+
+def check_import_file(filename: str, data: bytes, *, allow_new_models: bool = False) -> ParsedFile:
+    """Check size, type and every row of a file. Raises ImportRejected listing all problems."""
+    limit = settings.EVALHUB_MAX_IMPORT_BYTES
+    if len(data) > limit:
+        raise ImportRejected([RowError(None, _too_large(len(data), limit))])
+    try:
+        fmt = detect_format(filename)
+    except ValueError as error:
+        raise ImportRejected([RowError(None, str(error))]) from None
+    known = set(LanguageModel.objects.values_list("slug", flat=True))
+    parsed = parse_benchmark_file(data, fmt, known_models=known, allow_new_models=allow_new_models)
+    if not parsed.ok:
+        raise ImportRejected(parsed.errors)
+    return parsed
+
+
+def check_import_size(size: int) -> None:
+    """Reject a file by its size alone, before reading it."""
+    limit = settings.EVALHUB_MAX_IMPORT_BYTES
+    if size > limit:
+        raise ImportRejected([RowError(None, _too_large(size, limit))])
+
+
+def _too_large(size: int, limit: int) -> str:
+    return (
+        f"the file is {size / 1e6:.1f} MB, over the import limit of {limit / 1e6:.1f} MB "
+        "(EVALHUB_MAX_IMPORT_BYTES); split it or raise the limit."
+    )
+
+
+def do_import_benchmark(
+    *,
+    filename: str,
+    data: bytes,
+    benchmark_slug: str,
+    benchmark_name: str = "",
+    task_type: str = TaskType.OTHER,
+    allow_new_models: bool = False,
+    user: Any = None,
+) -> ImportSummary:
+    """Import a whole file into a benchmark, or nothing at all.
+
+    The benchmark is created when missing. Re-importing the same file changes nothing
+    (natural keys: prompt_id per benchmark; model + response_variant per prompt).
+    """
+    parsed = check_import_file(filename, data, allow_new_models=allow_new_models)
+    with transaction.atomic():
+        benchmark, _ = Benchmark.objects.get_or_create(
+            slug=benchmark_slug,
+            defaults={"name": benchmark_name or benchmark_slug, "task_type": task_type, "created_by": _real(user)},
+        )
+        counts = {"models_created": _create_models(parsed.new_models)}
+        prompts = _upsert_prompts(benchmark, parsed, counts)
+        _upsert_responses(prompts, parsed, counts)
+        digest = hashlib.sha256(data).hexdigest()
+        changed = any(value for key, value in counts.items() if not key.endswith("_unchanged"))
+        # The audit trail records what changed data; the same file again is not news.
+        if changed or not benchmark.imports.filter(sha256=digest).exists():
+            DataImport.objects.create(
+                benchmark=benchmark,
+                filename=filename[:300],
+                sha256=digest,
+                rows=parsed.rows,
+                counts=counts,
+                imported_by=_real(user),
+            )
+    return ImportSummary(benchmark=benchmark, rows=parsed.rows, counts=counts)
+
+
+def _real(user: Any) -> Any:
+    return user if getattr(user, "is_authenticated", False) else None
+
+
+def _create_models(slugs: set[str]) -> int:
+    created = [
+        LanguageModel(slug=slug, display_name=slug, is_human=slug.startswith("human"))
+        for slug in sorted(slugs)
+    ]
+    # ignore_conflicts: another import may have created the same model a moment ago.
+    LanguageModel.objects.bulk_create(created, ignore_conflicts=True)
+    return len(created)
+
+
+def _upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str, int]) -> dict[str, Prompt]:
+    existing = {prompt.external_id: prompt for prompt in benchmark.prompts.all()}
+    new, changed = [], []
+    for record in parsed.prompts:
+        values = {
+            "text": record.text,
+            "category": record.category,
+            "synopsis": record.synopsis,
+            "source": record.source,
+            "reference_answer": record.reference_answer,
+            "rating_guidelines": record.rating_guidelines,
+            "privileged": record.privileged,
+            "metadata": record.metadata,
+        }
+        prompt = existing.get(record.external_id)
+        if prompt is None:
+            new.append(Prompt(benchmark=benchmark, external_id=record.external_id, **values))
+        elif any(getattr(prompt, name) != value for name, value in values.items()):
+            for name, value in values.items():
+                setattr(prompt, name, value)
+            changed.append(prompt)
+    Prompt.objects.bulk_create(new, batch_size=500)
+    Prompt.objects.bulk_update(changed, PROMPT_FIELDS, batch_size=500)
+    counts.update(
+        prompts_created=len(new),
+        prompts_updated=len(changed),
+        prompts_unchanged=len(parsed.prompts) - len(new) - len(changed),
+    )
+    # Re-read so that newly created prompts carry their primary keys on every database.
+    return {prompt.external_id: prompt for prompt in benchmark.prompts.all()}
+
+
+def _upsert_responses(prompts: dict[str, Prompt], parsed: ParsedFile, counts: dict[str, int]) -> None:
+    models = dict(LanguageModel.objects.values_list("slug", "id"))
+    prompt_ids = [prompts[external_id].id for external_id in {record.prompt_id for record in parsed.responses}]
+    existing = {
+        (response.prompt_id, response.model_id, response.variant): response
+        for response in Response.objects.filter(prompt_id__in=prompt_ids, parent__isnull=True)
+    }
+    new, changed = [], []
+    for record in parsed.responses:
+        key = (prompts[record.prompt_id].id, models[record.model], record.variant)
+        response = existing.get(key)
+        if response is None:
+            new.append(Response(prompt_id=key[0], model_id=key[1], variant=record.variant, text=record.text))
+        elif response.text != record.text:
+            response.text = record.text
+            changed.append(response)
+    Response.objects.bulk_create(new, batch_size=500)
+    Response.objects.bulk_update(changed, ["text"], batch_size=500)
+    counts.update(
+        responses_created=len(new),
+        responses_updated=len(changed),
+        responses_unchanged=len(parsed.responses) - len(new) - len(changed),
+    )
+
+
+def do_ensure_criterion(slug: str, name: str, definition: str, levels: dict, *, scenario: str = "") -> Criterion:
+    """Create a built-in criterion, or bring an existing built-in one up to date."""
+    checked = {str(score): text for score, text in check_levels(levels).items()}
+    criterion, _ = Criterion.objects.update_or_create(
+        slug=slug,
+        defaults={"name": name, "definition": definition, "levels": checked, "scenario": scenario, "builtin": True},
+    )
+    return criterion

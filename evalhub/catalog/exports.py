@@ -1,0 +1,78 @@
+"""Tables that leave evalhub: the same numbers as the pages, as rows.
+
+`responses` is written in the import schema, so an export can be imported again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from evalhub.catalog.models import Benchmark, Judgment, Prompt, Response
+
+
+def response_rows(benchmark: Benchmark) -> Iterator[dict[str, Any]]:
+    """One row per original response, and one per prompt that has none (import schema)."""
+    prompts = benchmark.prompts.order_by("id")
+    responses = (
+        Response.objects.filter(prompt__benchmark=benchmark, parent__isnull=True)
+        .select_related("model")
+        .order_by("prompt_id", "model__slug", "variant")
+    )
+    by_prompt: dict[int, list[Response]] = {}
+    for response in responses:
+        by_prompt.setdefault(response.prompt_id, []).append(response)
+    for prompt in prompts:
+        base = _prompt_columns(prompt)
+        written = by_prompt.get(prompt.id, [])
+        if not written:
+            yield base
+        for response in written:
+            yield {**base, "model": response.model.slug, "response_variant": response.variant, "response": response.text}
+
+
+def _prompt_columns(prompt: Prompt) -> dict[str, Any]:
+    row: dict[str, Any] = {"prompt_id": prompt.external_id, "prompt": prompt.text}
+    for name in ("category", "synopsis", "source", "reference_answer", "rating_guidelines"):
+        if getattr(prompt, name):
+            row[name] = getattr(prompt, name)
+    row.update({f"privileged.{key}": value for key, value in sorted(prompt.privileged.items())})
+    row.update({f"metadata.{key}": value for key, value in sorted(prompt.metadata.items())})
+    return row
+
+
+def judgment_rows(benchmark: Benchmark) -> Iterator[dict[str, Any]]:
+    judgments = (
+        Judgment.objects.filter(response__prompt__benchmark=benchmark)
+        .select_related(
+            "criterion", "judge_model", "judge_user", "response__model", "response__prompt", "response_2__model"
+        )
+        .order_by("id")
+    )
+    for judgment in judgments.iterator(chunk_size=2000):
+        second = judgment.response_2
+        yield {
+            "judgment_id": judgment.id,
+            "prompt_id": judgment.response.prompt.external_id,
+            "criterion": judgment.criterion.slug,
+            "judge": judgment.judge_model.slug if judgment.judge_model else f"user:{judgment.judge_user.username}",
+            "source": judgment.source,
+            "response_1_model": judgment.response.model.slug,
+            "response_1_variant": judgment.response.variant,
+            "response_1_perturbation": judgment.response.perturbation,
+            "response_2_model": second.model.slug if second else "",
+            "response_2_variant": second.variant if second else "",
+            "score": judgment.score,
+            "verdict": judgment.verdict,
+            "prompt_variant": judgment.prompt_variant,
+            "privileged_sources": ",".join(judgment.privileged_sources),
+            "rationale": judgment.rationale,
+            "created_at": judgment.created_at.isoformat(),
+        }
+
+
+TABLES: dict[str, Callable[[Benchmark], Iterator[dict[str, Any]]]] = {
+    "responses": response_rows,
+    "judgments": judgment_rows,
+}
+EXPORT_FORMATS = ("jsonl", "csv")

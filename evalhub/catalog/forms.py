@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+from django import forms
+
+from evalhub.catalog.models import TaskType
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(help_text="JSONL, CSV or Parquet in the documented schema.")
+    benchmark = forms.SlugField(
+        max_length=100,
+        help_text="Slug of an existing benchmark, or of a new one to create.",
+        widget=forms.TextInput(attrs={"list": "benchmarks", "autocomplete": "off"}),
+    )
+    name = forms.CharField(max_length=200, required=False, help_text="Name of a new benchmark.")
+    task_type = forms.ChoiceField(choices=TaskType.choices, initial=TaskType.OTHER)
+    create_models = forms.BooleanField(
+        required=False, help_text="Create models named in the file that evalhub does not know yet."
+    )

@@ -1,0 +1,257 @@
+"""The catalog: who is evaluated, on what, and what was said about it.
+
+Natural keys are database constraints, so a re-import or a retried task can never
+duplicate a row, whatever the code above does.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+from django.urls import reverse
+
+from evalhub.core.criteria import check_levels
+
+
+class LanguageModel(models.Model):
+    """A system under evaluation, a judge or debate agent, or a human author."""
+
+    slug = models.SlugField(max_length=100, unique=True)
+    display_name = models.CharField(max_length=200)
+    is_human = models.BooleanField(default=False, help_text="A person (or a group of people), not a model.")
+    provider = models.CharField(max_length=50, blank=True, help_text="openai, anthropic, transformers, …")
+    model_id = models.CharField(max_length=300, blank=True, help_text="The provider's model name or a local path.")
+    family = models.CharField(max_length=100, blank=True)
+    parameter_count = models.PositiveBigIntegerField(null=True, blank=True)
+    parameter_count_estimated = models.BooleanField(default=False)
+    notes = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["display_name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(is_human=False) | Q(provider="", model_id=""),
+                name="human_author_has_no_provider",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.display_name
+
+
+class TaskType(models.TextChoices):
+    PEER_REVIEW = "peer_review", "Peer review"
+    SUMMARIZATION = "summarization", "Summarization"
+    STORY_COMPLETION = "story_completion", "Story completion"
+    QUESTION_ANSWERING = "question_answering", "Question answering"
+    TRANSLATION = "translation", "Translation"
+    SCIENCE_QA = "science_qa", "Science QA"
+    OPEN_CHAT = "open_chat", "Open-ended chat"
+    OTHER = "other", "Other"
+
+
+class Benchmark(models.Model):
+    """A dataset of prompts for one task type."""
+
+    slug = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    task_type = models.CharField(max_length=40, choices=TaskType.choices, default=TaskType.OTHER)
+    description = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("benchmark_detail", args=[self.slug])
+
+
+class Prompt(models.Model):
+    """A task input. The privileged fields are shown to judges, never to candidates."""
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="prompts")
+    external_id = models.CharField(max_length=200, help_text="The id in the imported file (prompt_id).")
+    text = models.TextField()
+    category = models.CharField(max_length=100, blank=True, help_text="Scenario or category, e.g. 'math'.")
+    synopsis = models.TextField(blank=True, help_text="A short synopsis, e.g. a paper's abstract (GEM-S).")
+    source = models.TextField(blank=True, help_text="The full source, e.g. the paper text.")
+    reference_answer = models.TextField(blank=True)
+    rating_guidelines = models.TextField(blank=True)
+    privileged = models.JSONField(default=dict, blank=True, help_text="Other named privileged fields.")
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["benchmark_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "external_id"], name="unique_prompt_per_benchmark"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.benchmark.slug}/{self.external_id}"
+
+    def privileged_information(self) -> dict[str, str]:
+        """Every non-empty privileged source by name, in a stable order."""
+        named = {"reference_answer": self.reference_answer, "rating_guidelines": self.rating_guidelines}
+        named.update(sorted(self.privileged.items()))
+        return {name: text for name, text in named.items() if text}
+
+
+class PerturbationLevel(models.TextChoices):
+    CHARACTER = "C", "Character"
+    WORD = "W", "Word"
+    SENTENCE = "S", "Sentence"
+
+
+class Response(models.Model):
+    """A text written for a prompt, by a model or a person, or derived from another response."""
+
+    prompt = models.ForeignKey(Prompt, on_delete=models.CASCADE, related_name="responses")
+    model = models.ForeignKey(LanguageModel, on_delete=models.PROTECT, related_name="responses")
+    variant = models.CharField(
+        max_length=100, blank=True, help_text="Tells apart several responses of one model to one prompt."
+    )
+    text = models.TextField()
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="derived")
+    perturbation = models.CharField(max_length=100, blank=True)
+    perturbation_level = models.CharField(max_length=1, choices=PerturbationLevel.choices, blank=True)
+    perturbation_severity = models.CharField(max_length=20, blank=True)
+    perturbation_seed = models.BigIntegerField(default=0)
+    perturbation_params = models.JSONField(default=dict, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["prompt_id", "model_id", "variant", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["prompt", "model", "variant"],
+                condition=Q(parent__isnull=True),
+                name="unique_original_response",
+            ),
+            models.UniqueConstraint(
+                fields=["parent", "perturbation", "perturbation_severity", "perturbation_seed"],
+                condition=Q(parent__isnull=False),
+                name="unique_derived_response",
+            ),
+            # An original has no perturbation record; a derived response always has one.
+            models.CheckConstraint(
+                condition=(Q(parent__isnull=True) & Q(perturbation="") & Q(perturbation_level=""))
+                | (Q(parent__isnull=False) & ~Q(perturbation="")),
+                name="derived_response_records_its_perturbation",
+            ),
+            models.CheckConstraint(
+                condition=Q(perturbation_level__in=["", "C", "W", "S"]), name="perturbation_level_is_c_w_or_s"
+            ),
+        ]
+        indexes = [models.Index(fields=["model", "prompt"])]
+
+    def __str__(self) -> str:
+        return f"{self.model.slug} on {self.prompt_id}" + (f" ({self.perturbation})" if self.perturbation else "")
+
+
+class Criterion(models.Model):
+    """What a judgment is about, with a Likert description for every level."""
+
+    slug = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    definition = models.TextField(blank=True)
+    levels = models.JSONField(help_text='{"1": "…", "2": "…", …}: a description for each score, from 1 up.')
+    scenario = models.CharField(max_length=100, blank=True)
+    builtin = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "criteria"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        try:
+            self.levels = {str(score): text for score, text in check_levels(self.levels).items()}
+        except ValueError as error:
+            raise ValidationError({"levels": str(error)}) from None
+
+
+class Verdict(models.IntegerChoices):
+    """ScaleEval's pairwise verdicts, relative to the order the pair was shown in."""
+
+    NEITHER = 0, "Neither is better"
+    FIRST = 1, "Submission 1 is better"
+    SECOND = 2, "Submission 2 is better"
+
+
+class Judgment(models.Model):
+    """One verdict or score by one judge (a model or a person) under one criterion.
+
+    A single-response judgment has `score`; a pairwise one has `response_2` and a
+    `verdict`, with `response` and `response_2` in the order the judge saw them.
+    """
+
+    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="judgments")
+    judge_model = models.ForeignKey(
+        LanguageModel, null=True, blank=True, on_delete=models.PROTECT, related_name="judgments_given"
+    )
+    judge_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="judgments_given"
+    )
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="judgments")
+    response_2 = models.ForeignKey(
+        Response, null=True, blank=True, on_delete=models.CASCADE, related_name="judgments_as_second"
+    )
+    score = models.FloatField(null=True, blank=True)
+    verdict = models.SmallIntegerField(null=True, blank=True, choices=Verdict.choices)
+    rationale = models.TextField(blank=True)
+    raw_output = models.TextField(blank=True)
+    prompt_variant = models.CharField(max_length=50, default="original")
+    privileged_sources = models.JSONField(
+        default=list, blank=True, help_text="Names of the privileged fields the judge saw; empty if none."
+    )
+    source = models.CharField(max_length=50, default="import", help_text="debate, single_judge, dhp, human, …")
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(judge_model__isnull=False) & Q(judge_user__isnull=True))
+                | (Q(judge_model__isnull=True) & Q(judge_user__isnull=False)),
+                name="judgment_has_exactly_one_judge",
+            ),
+            models.CheckConstraint(
+                condition=(Q(response_2__isnull=True) & Q(score__isnull=False) & Q(verdict__isnull=True))
+                | (Q(response_2__isnull=False) & Q(verdict__in=[0, 1, 2]) & Q(score__isnull=True)),
+                name="judgment_is_a_score_or_a_pairwise_verdict",
+            ),
+            models.CheckConstraint(condition=~Q(response=F("response_2")), name="pair_has_two_responses"),
+        ]
+
+    @property
+    def privileged_shown(self) -> bool:
+        return bool(self.privileged_sources)
+
+
+class DataImport(models.Model):
+    """A record of every import: what came in, from where, by whom, and what it changed."""
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="imports")
+    filename = models.CharField(max_length=300)
+    sha256 = models.CharField(max_length=64)
+    rows = models.PositiveIntegerField()
+    counts = models.JSONField(default=dict)
+    imported_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]

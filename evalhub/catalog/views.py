@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db.models import Count
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods
+
+from evalhub.accounts.roles import ADMIN, role_required
+from evalhub.catalog.actions import ImportRejected, check_import_size, do_import_benchmark
+from evalhub.catalog.exports import EXPORT_FORMATS, TABLES
+from evalhub.catalog.forms import ImportForm
+from evalhub.catalog.models import Benchmark, LanguageModel, Prompt, Response
+from evalhub.core.benchmark_files import COLUMNS
+from evalhub.core.tables import to_text
+
+MAX_ERRORS_SHOWN = 200
+
+
+@role_required()
+def benchmark_list(request):
+    benchmarks = Benchmark.objects.annotate(prompt_count=Count("prompts", distinct=True)).order_by("name")
+    response_counts = dict(
+        Response.objects.filter(parent__isnull=True)
+        .values_list("prompt__benchmark")
+        .annotate(n=Count("id"))
+        .values_list("prompt__benchmark", "n")
+    )
+    rows = [(benchmark, response_counts.get(benchmark.id, 0)) for benchmark in benchmarks]
+    return render(request, "catalog/benchmark_list.html", {"rows": rows})
+
+
+@role_required()
+def benchmark_detail(request, slug: str):
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    prompts = benchmark.prompts.annotate(response_count=Count("responses")).order_by("id")
+    page = Paginator(prompts, 50).get_page(request.GET.get("page"))
+    models = (
+        LanguageModel.objects.filter(responses__prompt__benchmark=benchmark, responses__parent__isnull=True)
+        .annotate(n=Count("responses"))
+        .order_by("display_name")
+    )
+    context = {
+        "benchmark": benchmark,
+        "page": page,
+        "models": models,
+        "imports": benchmark.imports.select_related("imported_by")[:10],
+        "tables": sorted(TABLES),
+        "formats": EXPORT_FORMATS,
+    }
+    return render(request, "catalog/benchmark_detail.html", context)
+
+
+@role_required()
+def prompt_detail(request, slug: str, pk: int):
+    prompt = get_object_or_404(Prompt.objects.select_related("benchmark"), benchmark__slug=slug, pk=pk)
+    responses = prompt.responses.select_related("model", "parent").order_by("parent_id", "model__display_name")
+    return render(request, "catalog/prompt_detail.html", {"prompt": prompt, "responses": responses})
+
+
+@role_required(ADMIN)
+@require_http_methods(["GET", "POST"])
+def import_benchmark(request):
+    form = ImportForm(request.POST or None, request.FILES or None, initial={"benchmark": request.GET.get("benchmark")})
+    errors = []
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            check_import_size(upload.size)  # before reading a byte of it
+            summary = do_import_benchmark(
+                filename=upload.name,
+                data=upload.read(),
+                benchmark_slug=form.cleaned_data["benchmark"],
+                benchmark_name=form.cleaned_data["name"],
+                task_type=form.cleaned_data["task_type"],
+                allow_new_models=form.cleaned_data["create_models"],
+                user=request.user,
+            )
+        except ImportRejected as rejected:
+            errors = rejected.errors
+        else:
+            messages.success(request, f"Imported {upload.name}: {summary.describe()}")
+            return redirect(summary.benchmark)
+    context = {
+        "form": form,
+        "errors": errors[:MAX_ERRORS_SHOWN],
+        "error_count": len(errors),
+        "benchmarks": Benchmark.objects.order_by("slug").values_list("slug", flat=True),
+        "columns": COLUMNS,
+    }
+    return render(request, "catalog/import.html", context, status=400 if errors else 200)
+
+
+@role_required()
+def export_table(request, slug: str, table: str, fmt: str):
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    if table not in TABLES or fmt not in EXPORT_FORMATS:
+        raise Http404("No such export.")
+    body = to_text(list(TABLES[table](benchmark)), fmt)
+    content_type = "application/x-ndjson" if fmt == "jsonl" else "text/csv"
+    response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{benchmark.slug}.{table}.{fmt}"'
+    return response
+
+
+@role_required()
+def model_list(request):
+    models = LanguageModel.objects.annotate(n=Count("responses")).order_by("is_human", "display_name")
+    return render(request, "catalog/model_list.html", {"models": models})

@@ -1,0 +1,42 @@
+"""An in-memory channel layer that threads may send to (the embedded mode only).
+
+The stock InMemoryChannelLayer keeps asyncio queues that belong to the server's event
+loop; a Celery worker thread sending through async_to_sync runs on another loop and
+would touch them unsafely (a waiting consumer may never wake). Here every operation
+from a foreign loop is handed to the loop the consumers receive on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from channels.layers import InMemoryChannelLayer
+
+
+class ThreadSafeInMemoryChannelLayer(InMemoryChannelLayer):
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._home_loop: asyncio.AbstractEventLoop | None = None
+
+    async def _at_home(self, operation, *args):
+        loop = asyncio.get_running_loop()
+        home = self._home_loop
+        if home is None or home is loop or home.is_closed() or not home.is_running():
+            return await operation(*args)
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(operation(*args), home))
+
+    async def receive(self, channel):
+        self._home_loop = asyncio.get_running_loop()
+        return await super().receive(channel)
+
+    async def send(self, channel, message):
+        return await self._at_home(super().send, channel, message)
+
+    async def group_send(self, group, message):
+        return await self._at_home(super().group_send, group, message)
+
+    async def group_add(self, group, channel):
+        return await self._at_home(super().group_add, group, channel)
+
+    async def group_discard(self, group, channel):
+        return await self._at_home(super().group_discard, group, channel)

@@ -1,0 +1,1 @@
+"""Pure evaluation logic: no Django, no model access. Usable as a library."""

@@ -1,0 +1,397 @@
+"""The benchmark file schema: read JSONL, CSV or Parquet and check every row before any write.
+
+One row per response ("long" format); prompt fields repeat on each row of a prompt, or
+are given once on its first row. Columns:
+
+| column | required | meaning |
+| --- | --- | --- |
+| prompt_id | yes | the prompt's id within the benchmark (text or integer) |
+| prompt | on a prompt's first row | the task input |
+| category | no | scenario / category (e.g. `math`) |
+| synopsis | no | e.g. the paper's abstract (GEM-S) |
+| source | no | e.g. the full paper text |
+| reference_answer | no | privileged: a reference answer |
+| rating_guidelines | no | privileged: rating guidelines |
+| privileged.NAME | no | privileged: any other named field (text) |
+| metadata.NAME | no | free metadata |
+| model | no | slug of the model or human author who wrote `response` |
+| response | with `model` | the response text |
+| response_variant | no | tells apart several responses of one model to one prompt |
+
+In JSONL, `privileged` and `metadata` may also be objects. Empty cells mean "not given".
+A row without `model` defines (or repeats) only the prompt.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import json
+import math
+import re
+from collections.abc import Collection, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any
+
+from evalhub.core.tables import flatten
+
+FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet"}
+PROMPT_TEXT_FIELDS = ("prompt", "category", "synopsis", "source", "reference_answer", "rating_guidelines")
+RESPONSE_FIELDS = ("model", "response", "response_variant")
+COLUMNS = ("prompt_id", *PROMPT_TEXT_FIELDS, *RESPONSE_FIELDS)
+NESTED = ("privileged", "metadata")
+SLUG = re.compile(r"^[-a-zA-Z0-9_]+$")
+MAX_ID_LENGTH = 200
+
+
+@dataclass(frozen=True)
+class RowError:
+    """A problem with one row (`line` set) or with the whole file (`line` None)."""
+
+    line: int | None
+    message: str
+    unit: str = "line"
+
+    def __str__(self) -> str:
+        return f"{self.unit} {self.line}: {self.message}" if self.line is not None else self.message
+
+
+@dataclass
+class PromptRecord:
+    external_id: str
+    line: int
+    text: str = ""
+    category: str = ""
+    synopsis: str = ""
+    source: str = ""
+    reference_answer: str = ""
+    rating_guidelines: str = ""
+    privileged: dict[str, str] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ResponseRecord:
+    prompt_id: str
+    model: str
+    variant: str
+    text: str
+    line: int
+
+
+@dataclass
+class ParsedFile:
+    prompts: list[PromptRecord] = field(default_factory=list)
+    responses: list[ResponseRecord] = field(default_factory=list)
+    errors: list[RowError] = field(default_factory=list)
+    new_models: set[str] = field(default_factory=set)
+    rows: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def detect_format(filename: str) -> str:
+    suffix = PurePath(filename).suffix.lower()
+    if suffix not in FORMATS:
+        raise ValueError(f"unsupported file type {suffix or '(none)'!r}; use .jsonl, .csv or .parquet.")
+    return FORMATS[suffix]
+
+
+def parse_benchmark_file(
+    data: bytes,
+    fmt: str,
+    *,
+    known_models: Collection[str],
+    allow_new_models: bool = False,
+) -> ParsedFile:
+    """Read and check a whole file. Nothing here writes; `errors` lists every bad row."""
+    parsed = ParsedFile()
+    unit = "row" if fmt == "parquet" else "line"
+    try:
+        rows = list(_read_rows(data, fmt))
+    except _FileError as error:
+        parsed.errors.append(RowError(error.line, str(error), unit))
+        return parsed
+    checker = _Checker(parsed, set(known_models), allow_new_models, unit)
+    for location, row in rows:
+        parsed.rows += 1
+        checker.check(location, row)
+    if parsed.rows == 0:
+        parsed.errors.append(RowError(None, "the file has no rows."))
+    return parsed
+
+
+class _FileError(Exception):
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise _FileError(
+            f"the file is not valid UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start}); "
+            "save it as UTF-8 and try again.",
+            line,
+        ) from None
+
+
+def _read_rows(data: bytes, fmt: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """Yield (line or row number, row dict), or (number, error message) for an unreadable row."""
+    if fmt == "jsonl":
+        yield from _read_jsonl(_decode(data))
+    elif fmt == "csv":
+        yield from _read_csv(_decode(data))
+    elif fmt == "parquet":
+        yield from _read_parquet(data)
+    else:
+        raise _FileError(f"unknown format {fmt!r}.")
+
+
+def _read_jsonl(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    # split("\n"), not splitlines(): JSON strings may hold a raw U+2028, which is not a line end.
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as error:
+            yield number, f"not valid JSON ({error.msg} at column {error.colno})."
+            continue
+        if not isinstance(value, dict):
+            yield number, f"each line must be a JSON object, not {type(value).__name__}."
+            continue
+        yield number, flatten(value, NESTED)
+
+
+def _read_csv(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        return
+    except csv.Error as error:
+        raise _FileError(f"the CSV header cannot be read: {error}.", 1) from None
+    _check_header(header)
+    start = reader.line_num + 1
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            yield start, f"the CSV cannot be read here: {error}."
+            return
+        if not any(cell.strip() for cell in cells):
+            start = reader.line_num + 1
+            continue
+        if len(cells) != len(header):
+            yield start, f"has {len(cells)} cells but the header has {len(header)} columns."
+        else:
+            yield start, {name: (cell if cell != "" else None) for name, cell in zip(header, cells)}
+        start = reader.line_num + 1  # the next record starts after this one's last physical line
+
+
+def _read_parquet(data: bytes) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    import pandas as pd
+
+    try:
+        frame = pd.read_parquet(io.BytesIO(data))
+    except Exception as error:  # pyarrow raises several types for a corrupt file
+        raise _FileError(f"not a readable Parquet file ({type(error).__name__}: {error}).") from None
+    _check_header([str(column) for column in frame.columns])
+    for number, record in enumerate(frame.to_dict("records"), start=1):
+        yield number, flatten({str(key): _plain(value) for key, value in record.items()}, NESTED)
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars and arrays to Python values; NaN/NA to None."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, dict):
+        return {key: _plain(inner) for key, inner in value.items()}
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if value is not None and type(value).__name__ in {"NAType", "NaTType"}:
+        return None
+    return value
+
+
+def _check_header(columns: list[str]) -> None:
+    duplicates = sorted({name for name in columns if columns.count(name) > 1})
+    if duplicates:
+        raise _FileError(f"duplicate column(s): {', '.join(duplicates)}.", 1)
+    for name in columns:
+        problem = _unknown_column(name)
+        if problem:
+            raise _FileError(problem, 1)
+    for required in ("prompt_id",):
+        if required not in columns:
+            raise _FileError(f"missing required column {required!r}.", 1)
+
+
+def _unknown_column(name: str) -> str | None:
+    if name in COLUMNS or any(name.startswith(f"{prefix}.") and len(name) > len(prefix) + 1 for prefix in NESTED):
+        return None
+    hint = difflib.get_close_matches(name, COLUMNS, n=1)
+    suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
+    return (
+        f"unknown column {name!r}.{suggestion} Allowed: {', '.join(COLUMNS)}, "
+        "privileged.NAME and metadata.NAME."
+    )
+
+
+class _Checker:
+    """Checks rows one by one and remembers what earlier rows defined."""
+
+    def __init__(self, parsed: ParsedFile, known_models: set[str], allow_new_models: bool, unit: str) -> None:
+        self.parsed = parsed
+        self.known_models = known_models
+        self.allow_new_models = allow_new_models
+        self.unit = unit
+        self.prompts: dict[str, PromptRecord] = {}
+        self.responses: dict[tuple[str, str, str], int] = {}
+
+    def error(self, line: int, message: str) -> None:
+        self.parsed.errors.append(RowError(line, message, self.unit))
+
+    def check(self, line: int, row: dict[str, Any] | str) -> None:
+        if isinstance(row, str):
+            self.error(line, row)
+            return
+        problems: list[str] = []
+        for name in row:
+            unknown = _unknown_column(name)
+            if unknown:
+                problems.append(unknown)
+        prompt_id = self._prompt_id(row.get("prompt_id"), problems)
+        texts = {name: self._text(row, name, problems) for name in (*PROMPT_TEXT_FIELDS, *RESPONSE_FIELDS)}
+        privileged = {
+            key.split(".", 1)[1]: self._text(row, key, problems) for key in row if key.startswith("privileged.")
+        }
+        metadata = {key.split(".", 1)[1]: value for key, value in row.items() if key.startswith("metadata.")}
+        if problems:
+            for problem in problems:
+                self.error(line, problem)
+            return
+        record = PromptRecord(
+            external_id=prompt_id,
+            line=line,
+            text=texts["prompt"],
+            category=texts["category"],
+            synopsis=texts["synopsis"],
+            source=texts["source"],
+            reference_answer=texts["reference_answer"],
+            rating_guidelines=texts["rating_guidelines"],
+            privileged={key: value for key, value in privileged.items() if value},
+            metadata={key: value for key, value in metadata.items() if value is not None},
+        )
+        if not self._merge_prompt(line, record, has_response=bool(texts["model"] or texts["response"])):
+            return
+        self._add_response(line, prompt_id, texts["model"], texts["response_variant"], texts["response"])
+
+    def _prompt_id(self, value: Any, problems: list[str]) -> str:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            problems.append("missing required field 'prompt_id'.")
+            return ""
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            problems.append(f"'prompt_id' must be text or an integer, not {_type_name(value)}.")
+            return ""
+        text = str(value).strip()
+        if len(text) > MAX_ID_LENGTH:
+            problems.append(f"'prompt_id' is longer than {MAX_ID_LENGTH} characters.")
+        return text
+
+    def _text(self, row: Mapping[str, Any], name: str, problems: list[str]) -> str:
+        value = row.get(name)
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            problems.append(f"{name!r} must be text, not {_type_name(value)}.")
+            return ""
+        return value
+
+    def _merge_prompt(self, line: int, record: PromptRecord, *, has_response: bool) -> bool:
+        first = self.prompts.get(record.external_id)
+        if first is None:
+            if not record.text.strip():
+                self.error(line, f"missing required field 'prompt' (first row of prompt_id {record.external_id!r}).")
+                return False
+            self.prompts[record.external_id] = record
+            self.parsed.prompts.append(record)
+            return True
+        if not has_response:
+            self.error(line, f"duplicate prompt_id {record.external_id!r} (first on {self.unit} {first.line}).")
+            return False
+        conflicts = [
+            name
+            for name in ("text", "category", "synopsis", "source", "reference_answer", "rating_guidelines")
+            if getattr(record, name) and getattr(record, name) != getattr(first, name)
+        ]
+        conflicts += [f"privileged.{key}" for key, value in record.privileged.items() if first.privileged.get(key, value) != value]
+        conflicts += [f"metadata.{key}" for key, value in record.metadata.items() if first.metadata.get(key, value) != value]
+        if conflicts:
+            shown = ", ".join("prompt" if name == "text" else name for name in conflicts)
+            self.error(
+                line,
+                f"prompt_id {record.external_id!r} has a different {shown} than on {self.unit} {first.line}.",
+            )
+            return False
+        for key, value in record.privileged.items():
+            first.privileged.setdefault(key, value)
+        for key, value in record.metadata.items():
+            first.metadata.setdefault(key, value)
+        return True
+
+    def _add_response(self, line: int, prompt_id: str, model: str, variant: str, text: str) -> None:
+        if not model and not text:
+            return
+        if not model:
+            self.error(line, "'response' is given without 'model'.")
+            return
+        if not text.strip():
+            self.error(line, f"missing 'response' text for model {model!r}.")
+            return
+        if not SLUG.match(model):
+            self.error(line, f"model {model!r} is not a slug (letters, digits, '-' and '_' only).")
+            return
+        if model not in self.known_models:
+            if not self.allow_new_models:
+                hint = difflib.get_close_matches(model, sorted(self.known_models), n=1)
+                suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
+                self.error(
+                    line,
+                    f"unknown model {model!r}.{suggestion} Add it first, or allow new models to be created.",
+                )
+                return
+            self.parsed.new_models.add(model)
+        key = (prompt_id, model, variant)
+        if key in self.responses:
+            variant_note = f", response_variant {variant!r}" if variant else ""
+            self.error(
+                line,
+                f"duplicate response for prompt_id {prompt_id!r}, model {model!r}{variant_note} "
+                f"(first on {self.unit} {self.responses[key]}).",
+            )
+            return
+        self.responses[key] = line
+        self.parsed.responses.append(ResponseRecord(prompt_id, model, variant, text, line))
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__

@@ -1,0 +1,68 @@
+"""Flat tables of records: the one shape shared by imports and exports.
+
+Nested objects become dotted columns (`privileged.hint`), so a JSONL line with
+`{"privileged": {"hint": "…"}}` and a CSV column `privileged.hint` mean the same thing,
+and whatever evalhub exports it can import again.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, TextIO
+
+
+def flatten(record: Mapping[str, Any], nested: Iterable[str]) -> dict[str, Any]:
+    """Spread the mappings under the keys in `nested` into dotted keys; keep the rest."""
+    nested = set(nested)
+    flat: dict[str, Any] = {}
+    for key, value in record.items():
+        if key in nested and isinstance(value, Mapping):
+            for inner, inner_value in value.items():
+                flat[f"{key}.{inner}"] = inner_value
+        else:
+            flat[key] = value
+    return flat
+
+
+def columns_of(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Every key of every row, in first-seen order."""
+    seen: dict[str, None] = {}
+    for row in rows:
+        for key in row:
+            seen.setdefault(key, None)
+    return list(seen)
+
+
+def write_jsonl(rows: Iterable[Mapping[str, Any]], stream: TextIO) -> int:
+    count = 0
+    for row in rows:
+        stream.write(json.dumps(row, ensure_ascii=False, default=str))
+        stream.write("\n")
+        count += 1
+    return count
+
+
+def write_csv(rows: list[Mapping[str, Any]], stream: TextIO) -> int:
+    """Write rows as CSV; values that are not text are written as JSON."""
+    writer = csv.DictWriter(stream, fieldnames=columns_of(rows), extrasaction="raise", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({key: _csv_cell(value) for key, value in row.items()})
+    return len(rows)
+
+
+def _csv_cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def to_text(rows: list[Mapping[str, Any]], fmt: str) -> str:
+    buffer = io.StringIO()
+    {"jsonl": write_jsonl, "csv": write_csv}[fmt](rows, buffer)
+    return buffer.getvalue()

@@ -1,0 +1,15 @@
+from __future__ import annotations
+
+from evalhub.accounts.roles import has_role
+from evalhub.jobs.models import Job
+from evalhub.live import FragmentConsumer
+
+
+class JobConsumer(FragmentConsumer):
+    """Live status of one job, at /ws/jobs/<id>/."""
+
+    def group_for_user(self, user) -> str | None:
+        job_id = self.scope["url_route"]["kwargs"]["job_id"]
+        if not has_role(user) or not Job.objects.filter(pk=job_id).exists():
+            return None
+        return f"job.{job_id}"

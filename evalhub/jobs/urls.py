@@ -1,0 +1,12 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from evalhub.jobs import views
+
+urlpatterns = [
+    path("", views.job_list, name="job_list"),
+    path("worker-check/", views.start_worker_check, name="start_worker_check"),
+    path("<int:pk>/", views.job_detail, name="job_detail"),
+    path("<int:pk>/cancel/", views.cancel_job, name="cancel_job"),
+]

@@ -1,0 +1,7 @@
+"""WebSocket routes of every app, gathered in one list."""
+
+from __future__ import annotations
+
+from evalhub.jobs.routing import websocket_urlpatterns as job_routes
+
+websocket_urlpatterns = [*job_routes]

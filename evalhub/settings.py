@@ -1,0 +1,163 @@
+"""Django settings for evalhub, all from environment variables (see .env.example).
+
+Two shapes, one code path:
+- no DATABASE_URL / REDIS_URL: the embedded mode (SQLite under var/, in-memory channel
+  layer, Celery with an in-memory broker and a worker inside the quickstart process);
+- DATABASE_URL=postgres://…, REDIS_URL=redis://…: production (PostgreSQL, Celery on Redis,
+  channels-redis).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from evalhub.config import ConfigError, Env, check_database_url, check_redis_url, embedded_secret_key
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+env = Env()
+
+try:
+    DATA_DIR = Path(env.str("EVALHUB_DATA_DIR") or BASE_DIR / "var")
+    DEBUG = env.bool("EVALHUB_DEBUG", False)
+    DATABASE_URL = check_database_url(env.str("DATABASE_URL") or f"sqlite:///{DATA_DIR / 'evalhub.sqlite3'}")
+    REDIS_URL = check_redis_url(env.str("REDIS_URL")) if env.str("REDIS_URL") else ""
+    EMBEDDED = DATABASE_URL.startswith("sqlite") and not REDIS_URL
+    SECRET_KEY = env.str("SECRET_KEY")
+    if not SECRET_KEY:
+        if not EMBEDDED:
+            raise ConfigError("SECRET_KEY must be set when DATABASE_URL or REDIS_URL is set (production).")
+        SECRET_KEY = embedded_secret_key(DATA_DIR)
+    ALLOWED_HOSTS = env.list("EVALHUB_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+    CSRF_TRUSTED_ORIGINS = env.list("EVALHUB_CSRF_TRUSTED_ORIGINS", [])
+    # Bytes, checked before an uploaded or given file is read.
+    EVALHUB_MAX_IMPORT_BYTES = env.int("EVALHUB_MAX_IMPORT_BYTES", 50 * 1024 * 1024, minimum=1)
+    EVALHUB_SECURE_COOKIES = env.bool("EVALHUB_SECURE_COOKIES", not EMBEDDED and not DEBUG)
+    EVALHUB_LOG_LEVEL = env.str("EVALHUB_LOG_LEVEL", "INFO").upper()
+    CELERY_WORKER_CONCURRENCY = env.int("EVALHUB_WORKER_CONCURRENCY", 4, minimum=1)
+except ConfigError as error:
+    raise ImproperlyConfigured(str(error)) from None
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "channels",
+    "evalhub.accounts",
+    "evalhub.catalog",
+    "evalhub.jobs",
+    "evalhub.system",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "servestatic.middleware.ServeStaticMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Every page needs a login unless its view is marked @login_not_required.
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "evalhub.urls"
+ASGI_APPLICATION = "evalhub.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "evalhub.accounts.context_processors.roles",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
+    # WAL lets the web server read while the in-process worker writes.
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA busy_timeout=10000;",
+        "transaction_mode": "IMMEDIATE",
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+SESSION_COOKIE_SECURE = EVALHUB_SECURE_COOKIES
+CSRF_COOKIE_SECURE = EVALHUB_SECURE_COOKIES
+SESSION_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = DATA_DIR / "staticfiles"
+# Serve straight from the finders when nothing was collected (first look, tests).
+SERVESTATIC_USE_FINDERS = True
+SERVESTATIC_AUTOREFRESH = DEBUG
+
+# Uploads above this size stream to a temporary file instead of memory.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+
+# --- Channels ---------------------------------------------------------------------
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL]},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "evalhub.channel_layers.ThreadSafeInMemoryChannelLayer"}}
+
+# --- Celery -----------------------------------------------------------------------
+CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"
+CELERY_RESULT_BACKEND = REDIS_URL or "cache+memory://"
+CELERY_TASK_DEFAULT_QUEUE = "default"
+# A killed worker's task goes back to the queue (results rows are idempotent by key).
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_RESULT_EXPIRES = 24 * 3600
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": "WARNING"},
+    "loggers": {"evalhub": {"handlers": ["console"], "level": EVALHUB_LOG_LEVEL, "propagate": False}},
+}

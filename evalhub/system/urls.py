@@ -1,0 +1,10 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from evalhub.system import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("healthz", views.healthz, name="healthz"),
+]

@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_not_required
+from django.db import connection
+from django.db.models import Count, Q
+from django.http import JsonResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from evalhub.accounts.roles import has_role
+from evalhub.catalog.models import Benchmark, DataImport, Judgment, LanguageModel, Prompt, Response
+from evalhub.jobs.models import Job, JobStatus
+
+
+def home(request):
+    context = {"outsider": not has_role(request.user)}
+    if not context["outsider"]:
+        job_counts = Job.objects.aggregate(
+            running=Count("id", filter=Q(status=JobStatus.RUNNING)),
+            queued=Count("id", filter=Q(status=JobStatus.QUEUED)),
+            failed=Count("id", filter=Q(status=JobStatus.FAILED)),
+        )
+        context.update(
+            counts={
+                "benchmarks": Benchmark.objects.count(),
+                "prompts": Prompt.objects.count(),
+                "responses": Response.objects.filter(parent__isnull=True).count(),
+                "models": LanguageModel.objects.count(),
+                "judgments": Judgment.objects.count(),
+                **job_counts,
+            },
+            benchmarks=Benchmark.objects.annotate(n=Count("prompts")).order_by("-created_at")[:6],
+            jobs=Job.objects.select_related("created_by")[:6],
+            imports=DataImport.objects.select_related("benchmark", "imported_by")[:5],
+        )
+    return render(request, "system/home.html", context)
+
+
+@login_not_required
+@require_GET
+def healthz(request):
+    """For load balancers and docker healthchecks: is the database reachable?"""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+    except Exception as error:  # report, don't raise: a health check answers
+        return JsonResponse({"status": "error", "database": type(error).__name__}, status=503)
+    return JsonResponse({"status": "ok"})

@@ -1,0 +1,12 @@
+from __future__ import annotations
+
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("", include("evalhub.system.urls")),
+    path("", include("evalhub.accounts.urls")),
+    path("", include("evalhub.catalog.urls")),
+    path("jobs/", include("evalhub.jobs.urls")),
+    path("admin/", admin.site.urls),
+]
