@@ -1,7 +1,5 @@
-"""evalhub: evaluate LLMs and the LLMs that judge them."""
+"""evalhub: evaluate LLMs and the LLMs that judge them.
 
-from __future__ import annotations
-
-from evalhub.celery import app as celery_app
-
-__all__ = ["celery_app"]
+Kept empty on purpose: `evalhub.core` and `evalhub.llm` must import without Django, so
+the Celery app is loaded by `evalhub.system.apps.SystemConfig.ready`, not here.
+"""

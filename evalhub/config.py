@@ -59,9 +59,7 @@ class Env:
 def check_database_url(url: str) -> str:
     scheme = urlparse(url).scheme
     if scheme not in {"postgres", "postgresql", "sqlite"}:
-        raise ConfigError(
-            f"DATABASE_URL has scheme {scheme!r}; evalhub supports postgres:// and sqlite:///."
-        )
+        raise ConfigError(f"DATABASE_URL has scheme {scheme!r}; evalhub supports postgres:// and sqlite:///.")
     return url
 
 

@@ -51,9 +51,17 @@ class FragmentConsumer(AsyncWebsocketConsumer):
             return
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
+        # Whatever changed between the page render (or a dropped socket) and now.
+        current = await database_sync_to_async(self.current_html)()
+        if current:
+            await self.send(text_data=current)
 
     def group_for_user(self, user) -> str | None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def current_html(self) -> str:
+        """The fragment(s) that bring a freshly connected page up to date; '' for none."""
+        return ""
 
     async def disconnect(self, code: int) -> None:
         if self.group:

@@ -120,7 +120,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = DATA_DIR / "staticfiles"
+STATIC_ROOT = Path(env.str("EVALHUB_STATIC_ROOT") or DATA_DIR / "staticfiles")
 # Serve straight from the finders when nothing was collected (first look, tests).
 SERVESTATIC_USE_FINDERS = True
 SERVESTATIC_AUTOREFRESH = DEBUG

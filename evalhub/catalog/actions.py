@@ -16,7 +16,16 @@ from evalhub.catalog.models import Benchmark, Criterion, DataImport, LanguageMod
 from evalhub.core.benchmark_files import ParsedFile, RowError, detect_format, parse_benchmark_file
 from evalhub.core.criteria import check_levels
 
-PROMPT_FIELDS = ("text", "category", "synopsis", "source", "reference_answer", "rating_guidelines", "privileged", "metadata")
+PROMPT_FIELDS = (
+    "text",
+    "category",
+    "synopsis",
+    "source",
+    "reference_answer",
+    "rating_guidelines",
+    "privileged",
+    "metadata",
+)
 
 
 class ImportRejected(Exception):
@@ -117,10 +126,7 @@ def _real(user: Any) -> Any:
 
 
 def _create_models(slugs: set[str]) -> int:
-    created = [
-        LanguageModel(slug=slug, display_name=slug, is_human=slug.startswith("human"))
-        for slug in sorted(slugs)
-    ]
+    created = [LanguageModel(slug=slug, display_name=slug, is_human=slug.startswith("human")) for slug in sorted(slugs)]
     # ignore_conflicts: another import may have created the same model a moment ago.
     LanguageModel.objects.bulk_create(created, ignore_conflicts=True)
     return len(created)

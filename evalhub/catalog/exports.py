@@ -28,7 +28,12 @@ def response_rows(benchmark: Benchmark) -> Iterator[dict[str, Any]]:
         if not written:
             yield base
         for response in written:
-            yield {**base, "model": response.model.slug, "response_variant": response.variant, "response": response.text}
+            yield {
+                **base,
+                "model": response.model.slug,
+                "response_variant": response.variant,
+                "response": response.text,
+            }
 
 
 def _prompt_columns(prompt: Prompt) -> dict[str, Any]:

@@ -237,6 +237,10 @@ class Judgment(models.Model):
             models.CheckConstraint(condition=~Q(response=F("response_2")), name="pair_has_two_responses"),
         ]
 
+    def __str__(self) -> str:
+        outcome = f"score {self.score:g}" if self.response_2_id is None else f"verdict {self.verdict}"
+        return f"{self.criterion} judgment #{self.pk}: {outcome}"
+
     @property
     def privileged_shown(self) -> bool:
         return bool(self.privileged_sources)
@@ -255,3 +259,6 @@ class DataImport(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.filename} → {self.benchmark.slug}"

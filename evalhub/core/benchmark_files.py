@@ -195,7 +195,7 @@ def _read_csv(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
         if len(cells) != len(header):
             yield start, f"has {len(cells)} cells but the header has {len(header)} columns."
         else:
-            yield start, {name: (cell if cell != "" else None) for name, cell in zip(header, cells)}
+            yield start, {name: (cell if cell != "" else None) for name, cell in zip(header, cells, strict=True)}
         start = reader.line_num + 1  # the next record starts after this one's last physical line
 
 
@@ -242,10 +242,7 @@ def _unknown_column(name: str) -> str | None:
         return None
     hint = difflib.get_close_matches(name, COLUMNS, n=1)
     suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
-    return (
-        f"unknown column {name!r}.{suggestion} Allowed: {', '.join(COLUMNS)}, "
-        "privileged.NAME and metadata.NAME."
-    )
+    return f"unknown column {name!r}.{suggestion} Allowed: {', '.join(COLUMNS)}, privileged.NAME and metadata.NAME."
 
 
 class _Checker:
@@ -335,8 +332,12 @@ class _Checker:
             for name in ("text", "category", "synopsis", "source", "reference_answer", "rating_guidelines")
             if getattr(record, name) and getattr(record, name) != getattr(first, name)
         ]
-        conflicts += [f"privileged.{key}" for key, value in record.privileged.items() if first.privileged.get(key, value) != value]
-        conflicts += [f"metadata.{key}" for key, value in record.metadata.items() if first.metadata.get(key, value) != value]
+        conflicts += [
+            f"privileged.{key}" for key, value in record.privileged.items() if first.privileged.get(key, value) != value
+        ]
+        conflicts += [
+            f"metadata.{key}" for key, value in record.metadata.items() if first.metadata.get(key, value) != value
+        ]
         if conflicts:
             shown = ", ".join("prompt" if name == "text" else name for name in conflicts)
             self.error(

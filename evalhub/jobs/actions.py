@@ -17,9 +17,12 @@ WORKER_CHECK = "worker_check"
 WORKER_CHECK_TIMEOUT_S = 30
 
 
+def job_status_html(job: Job) -> str:
+    return render_to_string("jobs/_job_status.html", {"job": job, "oob": True})
+
+
 def broadcast_job(job: Job) -> None:
-    html = render_to_string("jobs/_job_status.html", {"job": job, "oob": True})
-    broadcast_html(job.group_name, html)
+    broadcast_html(job.group_name, job_status_html(job))
 
 
 def do_create_job(kind: str, title: str, *, user: Any = None, params: dict | None = None, total: int = 0) -> Job:
@@ -41,7 +44,11 @@ def do_request_cancel(job: Job) -> Job:
         job.cancel_requested = True
         fields = ["cancel_requested"]
         if job.status == JobStatus.QUEUED:
-            job.status, job.finished_at, job.message = JobStatus.CANCELLED, timezone.now(), "Cancelled before it started."
+            job.status, job.finished_at, job.message = (
+                JobStatus.CANCELLED,
+                timezone.now(),
+                "Cancelled before it started.",
+            )
             fields += ["status", "finished_at", "message"]
         job.save(update_fields=fields)
         broadcast_job(job)

@@ -75,3 +75,6 @@ class WorkerHeartbeat(models.Model):
     class Meta:
         ordering = ["queue"]
         constraints = [models.UniqueConstraint(fields=["job", "queue"], name="one_heartbeat_per_queue_and_check")]
+
+    def __str__(self) -> str:
+        return f"{self.queue} answered by {self.hostname}"

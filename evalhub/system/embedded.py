@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from celery import Celery
+from celery import Celery, signals
 from celery.worker import WorkController
 
 logger = logging.getLogger(__name__)
@@ -52,6 +52,9 @@ def worker_thread(
         without_gossip=True,
         loglevel="WARNING",
     )
+    # The CLI worker sends worker_init; Celery's Django fixup then closes database
+    # connections around every task. A worker built in code must send it itself.
+    signals.worker_init.send(sender=worker)
     thread = threading.Thread(target=worker.start, name="celery-worker", daemon=True)
     thread.start()
     if not worker.ready.wait(startup_timeout):
@@ -66,14 +69,22 @@ def worker_thread(
         state.should_terminate = None
 
 
-def serve(host: str, port: int) -> None:
-    """Serve the ASGI app until Ctrl-C or SIGTERM; returns after a graceful shutdown."""
+def serve(host: str, port: int, on_ready: Callable[[], None] = lambda: None) -> None:
+    """Serve the ASGI app until Ctrl-C or SIGTERM; returns after a graceful shutdown.
+
+    `on_ready` runs once the socket is listening, so "running at" is never printed early.
+    """
     import uvicorn
 
+    class AnnouncingServer(uvicorn.Server):
+        async def startup(self, sockets=None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                on_ready()
+
     config = uvicorn.Config("evalhub.asgi:application", host=host, port=port, log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
     try:
-        server.run()
+        AnnouncingServer(config).run()
     except KeyboardInterrupt:
         # uvicorn re-raises the captured signal after shutting down; that is our normal exit.
         pass

@@ -35,14 +35,17 @@ class Command(BaseCommand):
         if options["no_serve"]:
             return
         url = f"http://{options['host']}:{options['port']}/"
-        self.stdout.write(self.style.SUCCESS(f"\nevalhub is running at {url}"))
-        if settings.CELERY_BROKER_URL.startswith("memory:"):
-            self.stdout.write("Embedded mode: SQLite, in-memory channel layer, a Celery worker in this process.")
-        self.stdout.write("Press Ctrl-C to stop.\n")
-        self.stdout.flush()
+
+        def announce() -> None:
+            self.stdout.write(self.style.SUCCESS(f"\nevalhub is running at {url}"))
+            if settings.CELERY_BROKER_URL.startswith("memory:"):
+                self.stdout.write("Embedded mode: SQLite, in-memory channel layer, a Celery worker in this process.")
+            self.stdout.write("Press Ctrl-C to stop.\n")
+            self.stdout.flush()
+
         # In embedded mode this worker serves both queues; with REDIS_URL set it joins the real ones.
         with worker_thread(celery_app, QUEUES, concurrency=settings.CELERY_WORKER_CONCURRENCY):
-            serve(options["host"], options["port"])
+            serve(options["host"], options["port"], on_ready=announce)
         self.stdout.write("Stopped.")
 
     def _ensure_admin(self) -> tuple[str, str]:
@@ -61,8 +64,6 @@ class Command(BaseCommand):
             user.save(update_fields=["password"])
             shown = "(from EVALHUB_ADMIN_PASSWORD)"
         else:
-            self.stdout.write(
-                f"Admin '{username}' exists; use its password (set EVALHUB_ADMIN_PASSWORD to reset it)."
-            )
+            self.stdout.write(f"Admin '{username}' exists; use its password (set EVALHUB_ADMIN_PASSWORD to reset it).")
         user.groups.add(Group.objects.get(name=ADMIN))
         return username, shown

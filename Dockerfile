@@ -1,0 +1,10 @@
+# One image for web, worker and gpu-worker.
+FROM python:3.11-slim
+ENV PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 EVALHUB_DATA_DIR=/data EVALHUB_STATIC_ROOT=/app/staticfiles
+WORKDIR /app
+COPY requirements.txt .
+RUN pip install -r requirements.txt
+COPY . .
+RUN SECRET_KEY=build-only python manage.py collectstatic --noinput -v 0
+EXPOSE 8000
+CMD ["uvicorn", "evalhub.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--proxy-headers"]

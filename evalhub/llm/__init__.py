@@ -1,0 +1,1 @@
+"""Model access: chat clients and log-probability scorers, with no Django import."""

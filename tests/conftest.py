@@ -1,0 +1,91 @@
+"""Shared fixtures: the three personas, services, and a report of what ran where."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+REDIS_URL = os.environ.get("REDIS_URL", "")
+DATABASE_URL = os.environ.get("DATABASE_URL", "")
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else "")
+
+requires_redis = pytest.mark.skipif(
+    not REDIS_URL, reason="REDIS_URL is not set: the real Celery worker + channels-redis round trip needs Redis"
+)
+requires_chromium = pytest.mark.skipif(
+    not CHROMIUM, reason="Debian's chromium is not installed (apt-get install chromium); browser tests skipped"
+)
+
+
+def pytest_report_header(config) -> list[str]:
+    database = "PostgreSQL (DATABASE_URL)" if DATABASE_URL.startswith("postgres") else "SQLite (DATABASE_URL unset)"
+    lines = [
+        f"evalhub services: database={database}; redis={'yes (REDIS_URL)' if REDIS_URL else 'no (REDIS_URL unset)'}"
+    ]
+    if not DATABASE_URL.startswith("postgres"):
+        lines.append("  PostgreSQL not configured: model and constraint tests run on SQLite only.")
+    if not REDIS_URL:
+        lines.append("  Redis not configured: the real-worker round trip over Redis is skipped; in-memory layers used.")
+    if not CHROMIUM:
+        lines.append("  Chromium not installed: browser tests are skipped.")
+    return lines
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    notes = pytest_report_header(None)[1:]
+    if notes:
+        terminalreporter.section("services not exercised in this run")
+        for line in notes:
+            terminalreporter.write_line(line.strip())
+
+
+def make_user(username: str, *roles: str, superuser: bool = False):
+    from django.contrib.auth.models import Group, User
+
+    user = User.objects.create_user(username=username, password="pw", is_superuser=superuser, is_staff=superuser)
+    for role in roles:
+        user.groups.add(Group.objects.get_or_create(name=role)[0])  # transactional tests flush groups
+    return user
+
+
+@pytest.fixture
+def admin_user(db):
+    return make_user("alice-admin", "admin")
+
+
+@pytest.fixture
+def viewer(db):
+    return make_user("victor-viewer", "viewer")
+
+
+@pytest.fixture
+def adjudicator(db):
+    return make_user("ada-adjudicator", "adjudicator")
+
+
+@pytest.fixture
+def outsider(db):
+    """Logged in, but in no role group."""
+    return make_user("olga-outsider")
+
+
+@pytest.fixture
+def login(client):
+    def log_in(user):
+        client.force_login(user)
+        return client
+
+    return log_in
+
+
+@pytest.fixture(autouse=True)
+def fresh_channel_layer():
+    """Each test gets its own channel layer: a layer keeps per-event-loop state, and every
+    async test runs on a new loop."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()

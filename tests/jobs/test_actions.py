@@ -1,0 +1,73 @@
+"""Job writes: worker checks, heartbeats, expiry and cancellation."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from evalhub.jobs.actions import (
+    do_create_job,
+    do_expire_worker_check,
+    do_record_heartbeat,
+    do_request_cancel,
+    do_start_worker_check,
+)
+from evalhub.jobs.models import Job, JobStatus, WorkerHeartbeat
+from evalhub.jobs.worker_check import describe_worker
+
+pytestmark = pytest.mark.django_db
+
+INFO = {"hostname": "w1", "pid": 1, "latency_ms": 5, "torch_version": "", "cuda_available": False, "device_name": ""}
+
+
+def test_a_worker_check_enqueues_one_ping_per_queue_after_commit(admin_user, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        job = do_start_worker_check(admin_user)
+    assert len(callbacks) >= 1
+    job.refresh_from_db()
+    # Tasks run eagerly in tests: both queues answered, so the check succeeded.
+    assert sorted(job.heartbeats.values_list("queue", flat=True)) == ["default", "gpu"]
+    assert (job.status, job.progress_done, job.progress_total) == (JobStatus.SUCCEEDED, 2, 2)
+
+
+def test_a_heartbeat_recorded_twice_for_one_queue_is_stored_once(admin_user):
+    job = do_create_job("worker_check", "Worker check", total=2, params={"queues": ["default", "gpu"]})
+    do_record_heartbeat(job.pk, "default", INFO)
+    do_record_heartbeat(job.pk, "default", {**INFO, "pid": 2})
+    job.refresh_from_db()
+    assert WorkerHeartbeat.objects.filter(job=job).count() == 1
+    assert (job.status, job.progress_done) == (JobStatus.RUNNING, 1)
+
+
+def test_a_worker_check_past_its_time_fails_naming_the_silent_queue(admin_user):
+    job = do_create_job("worker_check", "Worker check", total=2, params={"queues": ["default", "gpu"], "timeout_s": 30})
+    do_record_heartbeat(job.pk, "default", INFO)
+    job.refresh_from_db()
+    assert do_expire_worker_check(job).status == JobStatus.RUNNING  # not yet
+    Job.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(seconds=31))
+    job = do_expire_worker_check(Job.objects.get(pk=job.pk))
+    assert job.status == JobStatus.FAILED and job.message == "No worker answered on: gpu."
+    assert "celery -A evalhub worker -Q gpu --pool=solo" in job.error
+    assert do_record_heartbeat(job.pk, "gpu", INFO) is None, "a late answer does not reopen a finished check"
+
+
+def test_cancelling_a_queued_job_stops_it_at_once_and_a_finished_one_stays_as_it_is():
+    job = do_request_cancel(do_create_job("gem", "GEM"))
+    assert job.status == JobStatus.CANCELLED and job.cancel_requested
+    Job.objects.filter(pk=job.pk).update(status=JobStatus.SUCCEEDED, cancel_requested=False)
+    assert do_request_cancel(Job.objects.get(pk=job.pk)).cancel_requested is False
+
+
+def test_a_worker_describes_itself_with_its_latency():
+    sent = (timezone.now() - timedelta(milliseconds=250)).isoformat()
+    info = describe_worker("default", sent)
+    assert 250 <= info["latency_ms"] < 5000 and info["pid"] > 0 and info["torch_version"]
+
+
+def test_the_job_page_shows_the_heartbeats(login, viewer):
+    job = do_create_job("worker_check", "Worker check", total=2, params={"queues": ["default", "gpu"]})
+    do_record_heartbeat(job.pk, "gpu", {**INFO, "hostname": "gpu-box-7"})
+    body = login(viewer).get(f"/jobs/{job.pk}/").content.decode()
+    assert "gpu-box-7" in body and f'ws-connect="/ws/jobs/{job.pk}/"' in body

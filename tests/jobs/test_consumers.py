@@ -1,0 +1,56 @@
+"""The job socket: who may listen, and what they hear."""
+
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async as sync_to_async
+
+from evalhub.jobs.actions import broadcast_job, do_create_job
+from tests.conftest import make_user
+from tests.jobs.helpers import open_socket
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+
+@pytest.fixture
+def job(db):
+    return do_create_job("worker_check", "Worker check", total=2)
+
+
+async def test_a_viewer_hears_every_update_of_the_job_in_order(job):
+    viewer = await sync_to_async(make_user)("v", "viewer")
+    communicator, connected = await open_socket(f"/ws/jobs/{job.pk}/", viewer)
+    assert connected
+    current = await communicator.receive_from(timeout=5)
+    assert "Queued" in current and "0 of 2" in current, "a new socket first gets the state as it is now"
+    for done in (1, 2):
+        job.progress_done, job.message = done, f"step {done}"
+        await sync_to_async(job.save)()
+        await sync_to_async(broadcast_job)(job)
+    first, second = await communicator.receive_from(timeout=5), await communicator.receive_from(timeout=5)
+    assert 'id="job-status"' in first and 'hx-swap-oob="true"' in first
+    assert "step 1" in first and "1 of 2" in first and "step 2" in second
+    await communicator.disconnect()
+
+
+async def test_an_anonymous_socket_is_refused(job):
+    communicator, connected = await open_socket(f"/ws/jobs/{job.pk}/")
+    assert not connected
+
+
+async def test_an_outsider_socket_is_refused(job):
+    outsider = await sync_to_async(make_user)("o")
+    communicator, connected = await open_socket(f"/ws/jobs/{job.pk}/", outsider)
+    assert not connected
+
+
+async def test_a_socket_for_a_job_that_does_not_exist_is_refused_like_any_other(db):
+    viewer = await sync_to_async(make_user)("v", "viewer")
+    communicator, connected = await open_socket("/ws/jobs/999999/", viewer)
+    assert not connected
+
+
+async def test_a_socket_from_a_foreign_origin_is_refused_even_with_a_session(job):
+    viewer = await sync_to_async(make_user)("v", "viewer")
+    communicator, connected = await open_socket(f"/ws/jobs/{job.pk}/", viewer, origin="http://evil.example")
+    assert not connected

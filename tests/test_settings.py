@@ -1,0 +1,77 @@
+"""Settings come from the environment and are checked when they load."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evalhub.config import ConfigError, Env, check_database_url, check_redis_url
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def load_settings(tmp_path, **env: str) -> subprocess.CompletedProcess:
+    """Import evalhub.settings in a fresh interpreter with exactly `env` (plus a data folder)."""
+    environment = {"PATH": os.environ["PATH"], "EVALHUB_DATA_DIR": str(tmp_path), **env}
+    code = (
+        "import evalhub.settings as s; "
+        "print(s.DATABASES['default']['ENGINE'], s.CHANNEL_LAYERS['default']['BACKEND'], s.CELERY_BROKER_URL)"
+    )
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=environment, capture_output=True, text=True)
+
+
+def test_with_no_services_configured_it_runs_embedded(tmp_path):
+    result = load_settings(tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [
+        "django.db.backends.sqlite3",
+        "evalhub.channel_layers.ThreadSafeInMemoryChannelLayer",
+        "memory://localhost/",
+    ]
+    assert (tmp_path / "secret_key").stat().st_mode & 0o777 == 0o600
+
+
+def test_with_postgres_and_redis_it_uses_them(tmp_path):
+    result = load_settings(
+        tmp_path, SECRET_KEY="k", DATABASE_URL="postgres://u@db:5432/evalhub", REDIS_URL="redis://cache:6379/0"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [
+        "django.db.backends.postgresql",
+        "channels_redis.core.RedisChannelLayer",
+        "redis://cache:6379/0",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"DATABASE_URL": "postgres://db/x"}, "SECRET_KEY must be set"),
+        ({"DATABASE_URL": "mysql://db/x", "SECRET_KEY": "k"}, "DATABASE_URL has scheme 'mysql'"),
+        ({"REDIS_URL": "http://cache", "SECRET_KEY": "k"}, "REDIS_URL must look like redis://"),
+        ({"EVALHUB_DEBUG": "maybe"}, "EVALHUB_DEBUG='maybe' is not a boolean"),
+        ({"EVALHUB_MAX_IMPORT_BYTES": "lots"}, "EVALHUB_MAX_IMPORT_BYTES='lots' is not an integer"),
+        ({"EVALHUB_WORKER_CONCURRENCY": "0"}, "EVALHUB_WORKER_CONCURRENCY=0 must be at least 1"),
+    ],
+)
+def test_a_bad_setting_stops_the_start_with_a_message_naming_it(tmp_path, env, message):
+    result = load_settings(tmp_path, **env)
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr and message in result.stderr
+
+
+def test_env_parses_lists_and_defaults():
+    env = Env({"HOSTS": " a.example, b.example ,", "EMPTY": ""})
+    assert env.list("HOSTS", []) == ["a.example", "b.example"]
+    assert env.list("EMPTY", ["x"]) == ["x"] and env.int("MISSING", 7) == 7 and env.bool("MISSING", True)
+
+
+def test_url_checks_accept_the_supported_schemes():
+    assert check_database_url("sqlite:///tmp/x.sqlite3") and check_database_url("postgresql://h/d")
+    assert check_redis_url("rediss://h:6380/1")
+    with pytest.raises(ConfigError):
+        check_redis_url("redis://")
