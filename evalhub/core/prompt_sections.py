@@ -1,0 +1,32 @@
+"""Prompts are built from titled sections ("### Title" then the text).
+
+Judge and debate templates use these headers, and the offline heuristic judge reads them
+back, so both sides agree on where a submission or the reference answer starts and ends.
+"""
+
+from __future__ import annotations
+
+import re
+
+QUESTION = "Question"
+SUBMISSION_1 = "Submission 1"
+SUBMISSION_2 = "Submission 2"
+RESPONSE = "Response"
+REFERENCE_ANSWER = "Reference answer"
+OTHER_EVALUATIONS = "Other evaluations"
+
+_HEADER = re.compile(r"^### (.+?)\s*$", re.MULTILINE)
+
+
+def section(title: str, body: str) -> str:
+    return f"### {title}\n{body.strip()}\n"
+
+
+def parse_sections(text: str) -> dict[str, str]:
+    """{title: body} for every "### Title" section; text before the first header is dropped."""
+    headers = list(_HEADER.finditer(text))
+    sections: dict[str, str] = {}
+    for index, header in enumerate(headers):
+        end = headers[index + 1].start() if index + 1 < len(headers) else len(text)
+        sections[header.group(1)] = text[header.end() : end].strip()
+    return sections

@@ -1,0 +1,43 @@
+"""Cheap, deterministic features of a response, for the offline heuristic judge."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+_WORD = re.compile(r"[A-Za-z0-9]+(?:'[a-z]+)?")
+_REFUSALS = ("as a language model", "as an ai", "i'm not able to", "i am not able to", "i cannot help", "i can't help")
+
+
+def words(text: str) -> list[str]:
+    return [word.lower() for word in _WORD.findall(text)]
+
+
+def overlap_f1(candidate: str, reference: str) -> float:
+    """Bag-of-words F1 between a candidate and a reference (0 when either is empty)."""
+    cand, ref = Counter(words(candidate)), Counter(words(reference))
+    common = sum((cand & ref).values())
+    if not common:
+        return 0.0
+    precision, recall = common / sum(cand.values()), common / sum(ref.values())
+    return 2 * precision * recall / (precision + recall)
+
+
+def length_score(text: str, saturation_words: int = 150) -> float:
+    """0..1, rising with the logarithm of the word count and flat past `saturation_words`."""
+    count = len(words(text))
+    return min(1.0, math.log1p(count) / math.log1p(saturation_words))
+
+
+def structure_score(text: str) -> float:
+    """0..1 from list items, paragraphs and code blocks."""
+    items = len(re.findall(r"^\s*(?:[-*•]|\d+[.)])\s+", text, re.MULTILINE))
+    paragraphs = len([block for block in re.split(r"\n\s*\n", text) if block.strip()])
+    code = text.count("```") // 2
+    return min(1.0, 0.15 * items + 0.1 * max(0, paragraphs - 1) + 0.3 * code)
+
+
+def is_refusal(text: str) -> bool:
+    lowered = text.lower()
+    return any(phrase in lowered for phrase in _REFUSALS)

@@ -1,0 +1,237 @@
+"""The chat client interface and everything every provider shares.
+
+A provider implements `_complete_once` (and `_stream_once` where it streams) plus
+`_classify` for its exceptions. This base adds the per-client concurrency limit, the
+requests-per-minute limit, the per-call timeout, retries with backoff, the response cache
+and accounting, identically for all providers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from evalhub.llm.accounting import Price, UsageMeter, price_for
+from evalhub.llm.cache import ResponseCache, cache_key, is_cacheable
+from evalhub.llm.retry import RateLimiter, RetryPolicy
+from evalhub.llm.types import Completion, LLMError, Message, ProviderUnavailable, RequestRejected
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """How a provider exception should be handled."""
+
+    retry: bool
+    cause: str
+    retry_after_s: float | None = None
+    error: type[LLMError] = ProviderUnavailable
+
+
+@dataclass(frozen=True)
+class Sampling:
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    seed: int | None = None
+    repeat: int | None = None  # the n-th sample of the same call; part of the cache key only
+
+    def cache_params(self) -> dict[str, Any]:
+        return {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "repeat": self.repeat,
+        }
+
+
+class ChatStream:
+    """Async iterator of text chunks; `completion` holds the whole answer once iteration ends."""
+
+    def __init__(self, chunks: AsyncIterator[str]) -> None:
+        self._chunks = chunks
+        self.completion: Completion | None = None
+
+    def __aiter__(self) -> ChatStream:
+        return self
+
+    async def __anext__(self) -> str:
+        return await self._chunks.__anext__()
+
+
+class ChatClient:
+    provider: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        cache: ResponseCache | None = None,
+        meter: UsageMeter | None = None,
+        retry: RetryPolicy | None = None,
+        max_concurrency: int = 8,
+        requests_per_minute: float | None = None,
+        timeout_s: float = 120.0,
+        prices: Mapping[str, Price] | None = None,
+        endpoint: str = "",
+    ) -> None:
+        self.model = model
+        self.cache = cache
+        self.meter = meter or UsageMeter()
+        self.retry = retry or RetryPolicy()
+        self.max_concurrency = max_concurrency
+        self.rate_limiter = RateLimiter(requests_per_minute)
+        self.timeout_s = timeout_s
+        self.prices = prices or {}
+        self.endpoint = endpoint  # part of the cache key: the same model name on two servers may differ
+        self._semaphores: dict[int, asyncio.Semaphore] = {}
+
+    # --- what providers implement ------------------------------------------------------
+
+    async def _complete_once(self, messages: list[Message], sampling: Sampling) -> Completion:
+        raise NotImplementedError
+
+    async def _stream_once(
+        self, messages: list[Message], sampling: Sampling, emit: Callable[[str], None]
+    ) -> Completion:
+        """Default: no streaming; the whole answer arrives as one chunk."""
+        completion = await self._complete_once(messages, sampling)
+        emit(completion.text)
+        return completion
+
+    def _classify(self, error: Exception) -> Failure:
+        if isinstance(error, (asyncio.TimeoutError, TimeoutError)):
+            return Failure(retry=True, cause=f"timed out after {self.timeout_s:.0f} s")
+        if isinstance(error, (ConnectionError, OSError)):
+            return Failure(retry=True, cause=f"connection failed ({type(error).__name__})")
+        return Failure(retry=False, cause=f"{type(error).__name__}: {error}", error=RequestRejected)
+
+    # --- the public interface ------------------------------------------------------------
+
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 1024,
+        seed: int | None = None,
+        repeat: int | None = None,
+    ) -> Completion:
+        sampling = Sampling(temperature, max_tokens, seed, repeat)
+        key = self._cache_key(messages, sampling)
+        if key and (hit := self.cache.get(key)) is not None:
+            self.meter.record(hit)
+            return hit
+        completion = await self._with_retries(lambda: self._complete_once(messages, sampling))
+        return self._finish(completion, key)
+
+    def stream(
+        self,
+        messages: list[Message],
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = 1024,
+        seed: int | None = None,
+        repeat: int | None = None,
+    ) -> ChatStream:
+        sampling = Sampling(temperature, max_tokens, seed, repeat)
+        key = self._cache_key(messages, sampling)
+
+        async def chunks() -> AsyncIterator[str]:
+            if key and (hit := self.cache.get(key)) is not None:
+                self.meter.record(hit)
+                stream.completion = hit
+                yield hit.text
+                return
+            queue: asyncio.Queue[str | None] = asyncio.Queue()
+            emitted = False
+
+            def emit(text: str) -> None:
+                nonlocal emitted
+                if text:
+                    emitted = True
+                    queue.put_nowait(text)
+
+            async def produce() -> Completion:
+                try:
+                    # Once chunks reached the caller a retry would repeat them: fail instead.
+                    return await self._with_retries(
+                        lambda: self._stream_once(messages, sampling, emit), can_retry=lambda: not emitted
+                    )
+                finally:
+                    queue.put_nowait(None)
+
+            task = asyncio.ensure_future(produce())
+            try:
+                while (chunk := await queue.get()) is not None:
+                    yield chunk
+                stream.completion = self._finish(await task, key)
+            finally:
+                if not task.done():
+                    task.cancel()
+
+        stream = ChatStream(chunks())
+        return stream
+
+    # --- shared machinery ----------------------------------------------------------------
+
+    def _cache_key(self, messages: list[Message], sampling: Sampling) -> str | None:
+        if self.cache is None or not is_cacheable(sampling.temperature, sampling.seed, sampling.repeat):
+            return None
+        return cache_key(self.provider, self.model, self.endpoint, messages, sampling.cache_params())
+
+    def _finish(self, completion: Completion, key: str | None) -> Completion:
+        price = price_for(self.prices, self.provider, self.model)
+        completion.cost_usd = price.cost(completion.input_tokens, completion.output_tokens) if price else None
+        if key:
+            self.cache.put(key, completion)
+        self.meter.record(completion)
+        return completion
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        # One per event loop: Celery tasks each run their own loop, and a semaphore binds to one.
+        loop_id = id(asyncio.get_running_loop())
+        if loop_id not in self._semaphores:
+            self._semaphores[loop_id] = asyncio.Semaphore(self.max_concurrency)
+        return self._semaphores[loop_id]
+
+    async def _with_retries(
+        self, call: Callable[[], Awaitable[Completion]], can_retry: Callable[[], bool] = lambda: True
+    ) -> Completion:
+        last: Failure | None = None
+        for attempt in range(self.retry.max_attempts):
+            try:
+                async with self._semaphore():
+                    await self.rate_limiter.acquire()
+                    started = time.perf_counter()
+                    completion = await asyncio.wait_for(call(), self.timeout_s)
+                completion.latency_s = completion.latency_s or time.perf_counter() - started
+                return completion
+            except LLMError:
+                raise
+            except Exception as error:  # classified below; unknown errors are not retried
+                last = self._classify(error)
+                if not last.retry:
+                    raise last.error(self.provider, self.model, last.cause) from None
+                if not can_retry():
+                    raise ProviderUnavailable(self.provider, self.model, f"stream broke off: {last.cause}") from None
+                if attempt + 1 < self.retry.max_attempts:
+                    delay = self.retry.delay(attempt, last.retry_after_s)
+                    logger.warning(
+                        "%s:%s attempt %d failed (%s); retrying in %.1f s",
+                        self.provider,
+                        self.model,
+                        attempt + 1,
+                        last.cause,
+                        delay,
+                    )
+                    await asyncio.sleep(delay)
+        raise ProviderUnavailable(
+            self.provider,
+            self.model,
+            f"{last.cause if last else 'failed'} (gave up after {self.retry.max_attempts} attempts)",
+        )

@@ -1,0 +1,103 @@
+"""Anthropic's Messages API."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+
+import anthropic
+
+from evalhub.llm.base import ChatClient, Failure, Sampling
+from evalhub.llm.providers.http_errors import classify_status
+from evalhub.llm.types import AuthenticationFailed, Completion, Message
+
+ANTHROPIC_KEY = "ANTHROPIC_API_KEY"
+
+
+class AnthropicChat(ChatClient):
+    provider = "anthropic"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        send_temperature: bool = False,
+        **options,
+    ) -> None:
+        super().__init__(model, endpoint=base_url or "", **options)
+        self.base_url = base_url
+        # This SDK release has no sampling temperature; servers that still take one get it as an extra field.
+        self.send_temperature = send_temperature
+        self._api_key = api_key
+        self._client: anthropic.AsyncAnthropic | None = None
+
+    def _sdk(self) -> anthropic.AsyncAnthropic:
+        if self._client is None:
+            key = self._api_key or os.environ.get(ANTHROPIC_KEY)
+            if not key:
+                raise AuthenticationFailed(self.provider, self.model, f"no API key: set {ANTHROPIC_KEY}")
+            self._client = anthropic.AsyncAnthropic(
+                api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s
+            )
+        return self._client
+
+    def _request(self, messages: list[Message], sampling: Sampling) -> dict:
+        # The Messages API takes the system prompt apart from the turns.
+        system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+        request = {
+            "model": self.model,
+            "messages": [m for m in messages if m["role"] != "system"],
+            "max_tokens": sampling.max_tokens,
+        }
+        if system:
+            request["system"] = system
+        if self.send_temperature:
+            request["extra_body"] = {"temperature": sampling.temperature}
+        return request
+
+    async def _complete_once(self, messages: list[Message], sampling: Sampling) -> Completion:
+        started = time.perf_counter()
+        response = await self._sdk().messages.create(**self._request(messages, sampling))
+        return Completion(
+            text="".join(block.text for block in response.content if block.type == "text"),
+            provider=self.provider,
+            model=self.model,
+            input_tokens=response.usage.input_tokens,
+            output_tokens=response.usage.output_tokens,
+            latency_s=time.perf_counter() - started,
+            finish_reason=response.stop_reason or "",
+            raw=response.model_dump(mode="json"),
+        )
+
+    async def _stream_once(
+        self, messages: list[Message], sampling: Sampling, emit: Callable[[str], None]
+    ) -> Completion:
+        started = time.perf_counter()
+        async with self._sdk().messages.stream(**self._request(messages, sampling)) as stream:
+            async for text in stream.text_stream:
+                emit(text)
+            final = await stream.get_final_message()
+        return Completion(
+            text="".join(block.text for block in final.content if block.type == "text"),
+            provider=self.provider,
+            model=self.model,
+            input_tokens=final.usage.input_tokens,
+            output_tokens=final.usage.output_tokens,
+            latency_s=time.perf_counter() - started,
+            finish_reason=final.stop_reason or "",
+            raw={"streamed": True, "id": final.id},
+        )
+
+    def _classify(self, error: Exception) -> Failure:
+        if isinstance(error, anthropic.APIStatusError):
+            return classify_status(
+                error.status_code, error.response.headers.get("retry-after"), str(error.message), ANTHROPIC_KEY
+            )
+        if isinstance(error, anthropic.APITimeoutError):
+            return Failure(retry=True, cause="timed out")
+        if isinstance(error, anthropic.APIConnectionError):
+            return Failure(retry=True, cause="connection failed")
+        return super()._classify(error)

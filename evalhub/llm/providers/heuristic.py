@@ -1,0 +1,111 @@
+"""An offline, deterministic judge that is not a language model.
+
+It reads the sections of a judge prompt (see evalhub.core.prompt_sections), scores each
+submission from simple features — closeness to the reference answer when there is one,
+length, structure, refusals — and answers in the judge format: a short justification, then
+the verdict alone on the last line. Variants weigh the features differently so that a panel
+of heuristic agents can disagree; in discussion rounds an agent whose own margin is small
+moves to the majority of the other agents. It lets the quickstart and the tests run with no
+key and no weights, and it always says what it is.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from evalhub.core import prompt_sections as ps
+from evalhub.core.text_features import is_refusal, length_score, overlap_f1, structure_score, words
+from evalhub.llm.base import ChatClient, Sampling
+from evalhub.llm.types import Completion, Message, RequestRejected
+
+
+@dataclass(frozen=True)
+class Weights:
+    reference: float
+    length: float
+    structure: float
+    tie_margin: float = 0.03
+    yield_margin: float = 0.08  # in discussion, follow the majority when own margin is below this
+
+
+VARIANTS = {
+    "balanced": Weights(reference=0.5, length=0.3, structure=0.2),
+    "reference": Weights(reference=0.8, length=0.1, structure=0.1),
+    "detail": Weights(reference=0.2, length=0.5, structure=0.3),
+    "concise": Weights(reference=0.6, length=-0.2, structure=0.1),
+}
+_VERDICT_LINE = re.compile(r"(?im)^\s*(?:verdict\s*[:=]?\s*)?([012])\s*$")
+
+
+class HeuristicJudge(ChatClient):
+    provider = "heuristic"
+
+    def __init__(self, model: str = "balanced", **options) -> None:
+        if model not in VARIANTS:
+            raise ValueError(f"unknown heuristic variant {model!r}; choose from {', '.join(VARIANTS)}.")
+        super().__init__(model, **options)
+        self.weights = VARIANTS[model]
+
+    async def _complete_once(self, messages: list[Message], sampling: Sampling) -> Completion:
+        prompt = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+        sections = ps.parse_sections(prompt)
+        if ps.SUBMISSION_1 in sections and ps.SUBMISSION_2 in sections:
+            text = self._compare(sections)
+        elif ps.RESPONSE in sections:
+            text = self._rate(sections)
+        else:
+            raise RequestRejected(self.provider, self.model, "the heuristic judge only judges; it writes no responses")
+        return Completion(
+            text=text,
+            provider=self.provider,
+            model=self.model,
+            input_tokens=len(words(prompt)),
+            output_tokens=len(words(text)),
+            cost_usd=0.0,
+        )
+
+    def score(self, response: str, reference: str) -> tuple[float, str]:
+        w = self.weights
+        features = {"length": length_score(response), "structure": structure_score(response)}
+        total = w.length * features["length"] + w.structure * features["structure"]
+        if reference:
+            features["reference overlap"] = overlap_f1(response, reference)
+            total += w.reference * features["reference overlap"]
+        else:  # without a reference, its weight goes to the other features
+            total *= 1 + w.reference / max(w.length + w.structure, 1e-9)
+        if is_refusal(response):
+            features["refusal"] = 1.0
+            total -= 0.5
+        shown = ", ".join(f"{name} {value:.2f}" for name, value in features.items())
+        return total, shown
+
+    def _header(self) -> str:
+        return f"Heuristic judge ('{self.model}' weighting; not a language model)."
+
+    def _compare(self, sections: dict[str, str]) -> str:
+        reference = sections.get(ps.REFERENCE_ANSWER, "")
+        (s1, f1), (s2, f2) = (
+            self.score(sections[ps.SUBMISSION_1], reference),
+            self.score(sections[ps.SUBMISSION_2], reference),
+        )
+        margin = s1 - s2
+        verdict = 0 if abs(margin) < self.weights.tie_margin else (1 if margin > 0 else 2)
+        lines = [self._header(), f"Submission 1: {f1} → {s1:.2f}.", f"Submission 2: {f2} → {s2:.2f}."]
+        others = [int(v) for v in _VERDICT_LINE.findall(sections.get(ps.OTHER_EVALUATIONS, ""))]
+        if others:
+            majority, count = Counter(others).most_common(1)[0]
+            if majority != verdict and abs(margin) < self.weights.yield_margin and count > len(others) / 2:
+                lines.append(
+                    f"My margin ({abs(margin):.2f}) is small and most other evaluators chose {majority}; I agree."
+                )
+                verdict = majority
+        lines.append("Neither is clearly better." if verdict == 0 else f"Submission {verdict} is better.")
+        lines.append(str(verdict))
+        return "\n".join(lines)
+
+    def _rate(self, sections: dict[str, str]) -> str:
+        score, features = self.score(sections[ps.RESPONSE], sections.get(ps.REFERENCE_ANSWER, ""))
+        rating = max(1, min(5, 1 + round(4 * max(0.0, min(1.0, score)))))
+        return "\n".join([self._header(), f"Response: {features} → {score:.2f}.", str(rating)])

@@ -1,0 +1,117 @@
+"""OpenAI's chat completions, and any server that speaks them (vLLM, Ollama, llama.cpp, LM Studio)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+
+import openai
+
+from evalhub.llm.base import ChatClient, Failure, Sampling
+from evalhub.llm.providers.http_errors import classify_status
+from evalhub.llm.types import AuthenticationFailed, Completion, Message
+
+OPENAI_KEY = "OPENAI_API_KEY"
+
+
+class OpenAIChat(ChatClient):
+    provider = "openai"
+    key_variable = OPENAI_KEY
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None, **options) -> None:
+        super().__init__(model, endpoint=base_url or "", **options)
+        self.base_url = base_url
+        self._api_key = api_key
+        self._client: openai.AsyncOpenAI | None = None
+
+    def _sdk(self) -> openai.AsyncOpenAI:
+        if self._client is None:
+            key = self._api_key or os.environ.get(self.key_variable) or self._default_key()
+            if not key:
+                raise AuthenticationFailed(self.provider, self.model, f"no API key: set {self.key_variable}")
+            # Retries are ours (one policy for every provider), so the SDK's are off.
+            self._client = openai.AsyncOpenAI(
+                api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s
+            )
+        return self._client
+
+    def _default_key(self) -> str:
+        return ""
+
+    def _request(self, messages: list[Message], sampling: Sampling) -> dict:
+        request = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": sampling.temperature,
+            "max_tokens": sampling.max_tokens,
+        }
+        if sampling.seed is not None:
+            request["seed"] = sampling.seed
+        return request
+
+    async def _complete_once(self, messages: list[Message], sampling: Sampling) -> Completion:
+        started = time.perf_counter()
+        response = await self._sdk().chat.completions.create(**self._request(messages, sampling))
+        choice = response.choices[0]
+        usage = response.usage
+        return Completion(
+            text=choice.message.content or "",
+            provider=self.provider,
+            model=self.model,
+            input_tokens=usage.prompt_tokens if usage else 0,
+            output_tokens=usage.completion_tokens if usage else 0,
+            latency_s=time.perf_counter() - started,
+            finish_reason=choice.finish_reason or "",
+            raw=response.model_dump(mode="json"),
+        )
+
+    async def _stream_once(
+        self, messages: list[Message], sampling: Sampling, emit: Callable[[str], None]
+    ) -> Completion:
+        started = time.perf_counter()
+        request = {**self._request(messages, sampling), "stream": True, "stream_options": {"include_usage": True}}
+        parts: list[str] = []
+        finish, usage = "", None
+        async for event in await self._sdk().chat.completions.create(**request):
+            if event.usage:
+                usage = event.usage
+            for choice in event.choices:
+                if choice.delta and choice.delta.content:
+                    parts.append(choice.delta.content)
+                    emit(choice.delta.content)
+                finish = choice.finish_reason or finish
+        return Completion(
+            text="".join(parts),
+            provider=self.provider,
+            model=self.model,
+            input_tokens=usage.prompt_tokens if usage else 0,
+            output_tokens=usage.completion_tokens if usage else 0,
+            latency_s=time.perf_counter() - started,
+            finish_reason=finish,
+            raw={"streamed": True},
+        )
+
+    def _classify(self, error: Exception) -> Failure:
+        if isinstance(error, openai.APIStatusError):
+            return classify_status(
+                error.status_code, error.response.headers.get("retry-after"), str(error.message), self.key_variable
+            )
+        if isinstance(error, openai.APITimeoutError):
+            return Failure(retry=True, cause="timed out")
+        if isinstance(error, openai.APIConnectionError):
+            return Failure(retry=True, cause="connection failed")
+        return super()._classify(error)
+
+
+class OpenAICompatibleChat(OpenAIChat):
+    """A self-hosted OpenAI-compatible server; a key is optional (OPENAI_COMPATIBLE_API_KEY)."""
+
+    provider = "openai-compatible"
+    key_variable = "OPENAI_COMPATIBLE_API_KEY"
+
+    def __init__(self, model: str, *, base_url: str, **options) -> None:
+        super().__init__(model, base_url=base_url, **options)
+
+    def _default_key(self) -> str:
+        return "not-needed"  # most local servers ignore the key, but the SDK insists on one

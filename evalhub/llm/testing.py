@@ -1,0 +1,253 @@
+"""A loopback server that speaks OpenAI's and Anthropic's wire protocols, for tests and benchmarks.
+
+It answers chat completions (JSON and SSE streams), Anthropic messages (JSON and SSE), and
+legacy completions with prompt log-probabilities (vLLM's echo mode). Failures can be
+scripted per call; every request is counted. Nothing here touches the network beyond
+127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Fail:
+    """Answer one call with an HTTP error (optionally with Retry-After)."""
+
+    status: int
+    retry_after: str | None = None
+    message: str = "scripted failure"
+
+
+@dataclass
+class Stall:
+    """Answer one call only after `seconds` (to trigger client timeouts)."""
+
+    seconds: float
+
+
+@dataclass
+class FakeServerState:
+    reply: Callable[[list[dict[str, Any]]], str] = lambda messages: "ok"
+    api_key: str = "test-key"
+    latency_s: float = 0.0
+    chunk_delay_s: float = 0.0
+    script: deque = field(default_factory=deque)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    prompt_logprobs: Callable[[str], list[tuple[str, float]]] | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    open_connections: int = 0
+    peak_connections: int = 0
+
+
+class FakeLLMServer:
+    """Start with `with FakeLLMServer() as server:`; `server.url` is http://127.0.0.1:PORT."""
+
+    def __init__(self, **state: Any) -> None:
+        self.state = FakeServerState(**state)
+        handler = type("Handler", (_Handler,), {"state": self.state})
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    @property
+    def request_count(self) -> int:
+        return len(self.state.requests)
+
+    def fail_next(self, *outcomes: Fail | Stall) -> None:
+        self.state.script.extend(outcomes)
+
+    def __enter__(self) -> FakeLLMServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    state: FakeServerState
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:  # keep test output quiet
+        pass
+
+    def setup(self) -> None:
+        super().setup()
+        with self.state.lock:
+            self.state.open_connections += 1
+            self.state.peak_connections = max(self.state.peak_connections, self.state.open_connections)
+
+    def finish(self) -> None:
+        with self.state.lock:
+            self.state.open_connections -= 1
+        super().finish()
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+        anthropic = self.path.rstrip("/").endswith("/messages")
+        with self.state.lock:
+            self.state.requests.append({"path": self.path, "body": body, "headers": dict(self.headers)})
+            outcome = self.state.script.popleft() if self.state.script else None
+        bearer = self.headers.get("authorization", "").removeprefix("Bearer ")
+        key = (self.headers.get("x-api-key") or bearer) if anthropic else bearer
+        if key != self.state.api_key:
+            return self._error(Fail(401, message="invalid api key"), anthropic)
+        if isinstance(outcome, Stall):
+            time.sleep(outcome.seconds)
+        elif isinstance(outcome, Fail):
+            return self._error(outcome, anthropic)
+        if self.state.latency_s:
+            time.sleep(self.state.latency_s)
+        if self.path.rstrip("/").endswith("/chat/completions"):
+            return self._openai_chat(body)
+        if anthropic:
+            return self._anthropic(body)
+        if self.path.rstrip("/").endswith("/completions"):
+            return self._completions(body)
+        self._json(404, {"error": {"message": f"no route {self.path}"}})
+
+    # --- responses ---------------------------------------------------------------------
+
+    def _json(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, fail: Fail, anthropic: bool) -> None:
+        headers = {"retry-after": fail.retry_after} if fail.retry_after is not None else {}
+        if anthropic:
+            payload = {"type": "error", "error": {"type": "api_error", "message": fail.message}}
+        else:
+            payload = {"error": {"message": fail.message, "type": "api_error", "code": str(fail.status)}}
+        self._json(fail.status, payload, headers)
+
+    def _start_stream(self) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+    def _event(self, data: dict | str, event: str | None = None) -> None:
+        text = data if isinstance(data, str) else json.dumps(data)
+        self.wfile.write(((f"event: {event}\n" if event else "") + f"data: {text}\n\n").encode())
+        self.wfile.flush()
+
+    def _chunks(self, text: str) -> list[str]:
+        words = text.split(" ")
+        return [word + (" " if index < len(words) - 1 else "") for index, word in enumerate(words)]
+
+    def _usage(self, body: dict, text: str) -> tuple[int, int]:
+        prompt_words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
+        return prompt_words, len(text.split())
+
+    def _openai_chat(self, body: dict) -> None:
+        text = self.state.reply(body.get("messages", []))
+        prompt_tokens, completion_tokens = self._usage(body, text)
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
+        base = {"id": "chatcmpl-fake", "created": int(time.time()), "model": body.get("model", "")}
+        if not body.get("stream"):
+            choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            return self._json(200, {**base, "object": "chat.completion", "choices": [choice], "usage": usage})
+        self._start_stream()
+        for piece in self._chunks(text):
+            if self.state.chunk_delay_s:
+                time.sleep(self.state.chunk_delay_s)
+            delta = {"index": 0, "delta": {"content": piece, "sent_at": time.time()}, "finish_reason": None}
+            self._event({**base, "object": "chat.completion.chunk", "choices": [delta]})
+        done = {"index": 0, "delta": {}, "finish_reason": "stop"}
+        self._event({**base, "object": "chat.completion.chunk", "choices": [done]})
+        self._event({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage})
+        self._event("[DONE]")
+
+    def _anthropic(self, body: dict) -> None:
+        text = self.state.reply(body.get("messages", []))
+        input_tokens, output_tokens = self._usage(body, text)
+        message = {
+            "id": "msg_fake",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", ""),
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+        }
+        if not body.get("stream"):
+            content = [{"type": "text", "text": text}]
+            usage = {"input_tokens": input_tokens, "output_tokens": output_tokens}
+            return self._json(200, {**message, "content": content, "usage": usage})
+        self._start_stream()
+        start = {
+            **message,
+            "content": [],
+            "stop_reason": None,
+            "usage": {"input_tokens": input_tokens, "output_tokens": 1},
+        }
+        self._event({"type": "message_start", "message": start}, "message_start")
+        block = {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
+        self._event(block, "content_block_start")
+        for piece in self._chunks(text):
+            if self.state.chunk_delay_s:
+                time.sleep(self.state.chunk_delay_s)
+            delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}
+            self._event(delta, "content_block_delta")
+        self._event({"type": "content_block_stop", "index": 0}, "content_block_stop")
+        end = {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": output_tokens},
+        }
+        self._event(end, "message_delta")
+        self._event({"type": "message_stop"}, "message_stop")
+
+    def _completions(self, body: dict) -> None:
+        """Legacy completions with echo: per-token log-probabilities of the prompt itself."""
+        prompt = body.get("prompt", "")
+        if self.state.prompt_logprobs is None:
+            return self._json(400, {"error": {"message": "this fake server has no prompt_logprobs function"}})
+        tokens = self.state.prompt_logprobs(prompt)
+        offsets, position = [], 0
+        for token, _ in tokens:
+            offsets.append(position)
+            position += len(token)
+        logprobs = {
+            "tokens": [token for token, _ in tokens],
+            "token_logprobs": [None] + [value for _, value in tokens[1:]],
+            "text_offset": offsets,
+            "top_logprobs": None,
+        }
+        choice = {"index": 0, "text": prompt, "logprobs": logprobs, "finish_reason": "length"}
+        self._json(
+            200,
+            {
+                "id": "cmpl-fake",
+                "object": "text_completion",
+                "created": 0,
+                "model": body.get("model", ""),
+                "choices": [choice],
+                "usage": {"prompt_tokens": len(tokens), "completion_tokens": 0, "total_tokens": len(tokens)},
+            },
+        )

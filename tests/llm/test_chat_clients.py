@@ -1,0 +1,208 @@
+"""The SDK-based chat clients against a loopback server speaking their wire protocols."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+from evalhub.llm import get_chat_client
+from evalhub.llm.accounting import Price, UsageMeter
+from evalhub.llm.cache import ResponseCache
+from evalhub.llm.retry import RetryPolicy
+from evalhub.llm.testing import Fail, FakeLLMServer, Stall
+from evalhub.llm.types import AuthenticationFailed, ProviderUnavailable, RequestRejected
+
+pytestmark = pytest.mark.asyncio
+FAST = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.05)
+MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Is 221 prime?"}]
+
+
+@pytest.fixture
+def server():
+    with FakeLLMServer(reply=lambda messages: "No, 221 is 13 times 17.") as fake:
+        yield fake
+
+
+def openai_client(server, **options):
+    options = {"retry": FAST, **options}
+    return get_chat_client(
+        {"provider": "openai", "model": "gpt-test"}, base_url=f"{server.url}/v1", api_key="test-key", **options
+    )
+
+
+def anthropic_client(server, **options):
+    options = {"retry": FAST, **options}
+    return get_chat_client("anthropic:claude-test", base_url=server.url, api_key="test-key", **options)
+
+
+CLIENTS = {"openai": openai_client, "anthropic": anthropic_client}
+
+
+@pytest.mark.parametrize("provider", sorted(CLIENTS))
+async def test_a_completion_returns_text_tokens_and_latency(server, provider):
+    completion = await CLIENTS[provider](server).complete(MESSAGES, temperature=0.0, max_tokens=50, seed=7)
+    assert completion.text == "No, 221 is 13 times 17."
+    # The fake counts words: 2 system + 3 user for OpenAI; Anthropic's system prompt travels apart.
+    assert (completion.input_tokens, completion.output_tokens) == ({"openai": 5, "anthropic": 3}[provider], 6)
+    assert completion.latency_s > 0 and completion.provider == provider and not completion.cached
+    sent = server.state.requests[0]["body"]
+    assert sent["max_tokens"] == 50
+
+
+async def test_openai_receives_the_seed_temperature_and_the_system_message_in_line(server):
+    await openai_client(server).complete(MESSAGES, seed=7, temperature=0.2)
+    sent = server.state.requests[0]["body"]
+    assert sent["seed"] == 7 and sent["temperature"] == 0.2 and sent["messages"] == MESSAGES
+
+
+async def test_anthropic_receives_the_system_prompt_apart_from_the_turns(server):
+    await anthropic_client(server).complete(MESSAGES)
+    sent = server.state.requests[0]["body"]
+    assert sent["system"] == "Be brief." and sent["messages"] == MESSAGES[1:] and "temperature" not in sent
+
+
+async def test_anthropic_sends_a_temperature_only_when_asked(server):
+    await anthropic_client(server, send_temperature=True).complete(MESSAGES, temperature=0.3)
+    assert server.state.requests[0]["body"]["temperature"] == 0.3
+
+
+@pytest.mark.parametrize("provider", sorted(CLIENTS))
+async def test_streaming_yields_the_chunks_in_order_and_then_the_whole_completion(server, provider):
+    stream = CLIENTS[provider](server).stream(MESSAGES)
+    chunks = [chunk async for chunk in stream]
+    assert len(chunks) == 6 and chunks[0] == "No, "
+    assert "".join(chunks) == stream.completion.text == "No, 221 is 13 times 17."
+    assert stream.completion.output_tokens == 6
+
+
+@pytest.mark.parametrize("provider", sorted(CLIENTS))
+async def test_a_429_is_retried_and_then_succeeds(server, provider):
+    server.fail_next(Fail(429, retry_after="0"))
+    completion = await CLIENTS[provider](server).complete(MESSAGES)
+    assert completion.text.startswith("No") and server.request_count == 2
+
+
+async def test_retry_after_is_honoured_instead_of_the_backoff(server):
+    server.fail_next(Fail(429, retry_after="0.5"))
+    slow_backoff = RetryPolicy(max_attempts=2, base_delay_s=30, max_delay_s=60)
+    started = time.monotonic()
+    await openai_client(server, retry=slow_backoff).complete(MESSAGES)
+    assert 0.45 <= time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("provider", sorted(CLIENTS))
+async def test_a_500_repeated_past_the_last_retry_raises_a_typed_error(server, provider):
+    server.fail_next(Fail(500), Fail(500), Fail(500))
+    with pytest.raises(ProviderUnavailable) as failure:
+        await CLIENTS[provider](server).complete(MESSAGES)
+    message = str(failure.value)
+    assert message.startswith(f"{provider}:") and "server error (HTTP 500)" in message
+    assert "gave up after 3 attempts" in message and server.request_count == 3
+
+
+async def test_a_timeout_is_retried_then_reported(server):
+    server.fail_next(Stall(1.0), Stall(1.0))
+    client = openai_client(server, timeout_s=0.2, retry=RetryPolicy(max_attempts=2, base_delay_s=0.01))
+    with pytest.raises(ProviderUnavailable, match="timed out"):
+        await client.complete(MESSAGES)
+
+
+@pytest.mark.parametrize(("provider", "variable"), [("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY")])
+async def test_a_wrong_key_fails_once_naming_the_variable_and_never_showing_the_key(server, provider, variable):
+    secret = "sk-live-very-secret-value-123456"
+    client = get_chat_client(
+        f"{provider}:m", base_url=f"{server.url}/v1" if provider == "openai" else server.url, api_key=secret, retry=FAST
+    )
+    with pytest.raises(AuthenticationFailed) as failure:
+        await client.complete(MESSAGES)
+    assert variable in str(failure.value) and secret not in str(failure.value) and "HTTP 401" in str(failure.value)
+    assert server.request_count == 1, "a rejected key is not retried"
+
+
+@pytest.mark.parametrize(("provider", "variable"), [("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY")])
+async def test_a_missing_key_fails_before_any_request(server, monkeypatch, provider, variable):
+    monkeypatch.delenv(variable, raising=False)
+    client = get_chat_client(f"{provider}:m", base_url=server.url)
+    with pytest.raises(AuthenticationFailed, match=f"no API key: set {variable}"):
+        await client.complete(MESSAGES)
+    assert server.request_count == 0
+
+
+async def test_an_openai_compatible_server_needs_no_key(monkeypatch):
+    monkeypatch.delenv("OPENAI_COMPATIBLE_API_KEY", raising=False)
+    with FakeLLMServer(api_key="not-needed") as fake:
+        client = get_chat_client(f"openai-compatible:{fake.url}/v1|local-llama")
+        assert (await client.complete(MESSAGES)).text == "ok"
+
+
+async def test_a_bad_request_is_not_retried(server):
+    server.fail_next(Fail(400, message="max_tokens too large"))
+    with pytest.raises(RequestRejected, match="HTTP 400"):
+        await openai_client(server).complete(MESSAGES)
+    assert server.request_count == 1
+
+
+@pytest.mark.parametrize("provider", sorted(CLIENTS))
+async def test_a_cached_second_run_makes_zero_provider_requests(server, provider, tmp_path):
+    cache, meter = ResponseCache(tmp_path / "cache.sqlite3"), UsageMeter()
+    client = CLIENTS[provider](server, cache=cache, meter=meter)
+    first = [await client.complete(MESSAGES), await client.complete([{"role": "user", "content": "Other?"}])]
+    assert server.request_count == 2
+    # A new client on the same cache file, as in a later run.
+    again = CLIENTS[provider](server, cache=ResponseCache(tmp_path / "cache.sqlite3"), meter=meter)
+    second = [await again.complete(MESSAGES), await again.complete([{"role": "user", "content": "Other?"}])]
+    streamed = again.stream(MESSAGES)
+    assert [chunk async for chunk in streamed] == [first[0].text]
+    assert server.request_count == 2
+    assert [c.text for c in second] == [c.text for c in first] and all(c.cached for c in second)
+    assert (meter.calls, meter.cached_calls) == (5, 3)
+
+
+async def test_sampled_calls_are_cached_only_per_explicit_seed_or_repeat(server):
+    client = openai_client(server, cache=ResponseCache(":memory:"))
+    await client.complete(MESSAGES, temperature=0.7)
+    await client.complete(MESSAGES, temperature=0.7)
+    assert server.request_count == 2, "fresh samples stay fresh"
+    await client.complete(MESSAGES, temperature=0.7, repeat=1)
+    await client.complete(MESSAGES, temperature=0.7, repeat=1)
+    await client.complete(MESSAGES, temperature=0.7, repeat=2)
+    assert server.request_count == 4
+
+
+async def test_usage_and_cost_are_summed_with_configured_prices(server):
+    meter = UsageMeter()
+    client = openai_client(server, meter=meter, prices={"gpt-test": Price(1.0, 2.0)})
+    completion = await client.complete(MESSAGES)
+    await client.complete(MESSAGES)
+    assert completion.cost_usd == pytest.approx((5 * 1.0 + 6 * 2.0) / 1e6)
+    assert meter.as_dict() | {"latency_s": 0} == {
+        "calls": 2,
+        "cached_calls": 0,
+        "input_tokens": 10,
+        "output_tokens": 12,
+        "cost_usd": round(2 * 17 / 1e6, 6),
+        "calls_without_price": 0,
+        "latency_s": 0,
+    }
+
+
+async def test_no_more_than_the_concurrency_limit_is_in_flight():
+    in_flight, peak, lock = 0, 0, threading.Lock()
+
+    def reply(messages):
+        nonlocal in_flight, peak
+        with lock:
+            in_flight += 1
+            peak = max(peak, in_flight)
+        time.sleep(0.1)
+        with lock:
+            in_flight -= 1
+        return "ok"
+
+    with FakeLLMServer(reply=reply) as fake:
+        client = get_chat_client("openai:m", base_url=f"{fake.url}/v1", api_key="test-key", max_concurrency=2)
+        await asyncio.gather(*(client.complete([{"role": "user", "content": str(i)}]) for i in range(6)))
+    assert peak == 2

@@ -1,0 +1,92 @@
+"""The offline judge: deterministic, honest, and able to disagree and to change its mind."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalhub.core import prompt_sections as ps
+from evalhub.llm import get_chat_client
+from evalhub.llm.types import RequestRejected
+
+pytestmark = pytest.mark.asyncio
+
+REFERENCE = "No. 221 = 13 × 17, so it is composite."
+RIGHT = "No, 221 is not prime: 221 = 13 × 17, so it is composite."
+WRONG_BUT_LONG = (
+    "Yes. Let us check carefully.\n\n- It is odd.\n- Its digit sum is 5, so 3 does not divide it.\n"
+    "- It does not end in 0 or 5.\n\nTherefore 221 is a prime number, as these checks show in detail."
+)
+
+
+def pair_prompt(first: str, second: str, reference: str = "", others: str = "") -> list[dict]:
+    parts = [
+        ps.section(ps.QUESTION, "Is 221 prime?"),
+        ps.section(ps.SUBMISSION_1, first),
+        ps.section(ps.SUBMISSION_2, second),
+    ]
+    if reference:
+        parts.append(ps.section(ps.REFERENCE_ANSWER, reference))
+    if others:
+        parts.append(ps.section(ps.OTHER_EVALUATIONS, others))
+    return [{"role": "user", "content": "\n".join(parts)}]
+
+
+def verdict(text: str) -> str:
+    return text.strip().splitlines()[-1]
+
+
+async def test_with_a_reference_it_prefers_the_response_closer_to_it_in_either_order():
+    judge = get_chat_client("heuristic")
+    assert verdict((await judge.complete(pair_prompt(RIGHT, WRONG_BUT_LONG, REFERENCE))).text) == "1"
+    assert verdict((await judge.complete(pair_prompt(WRONG_BUT_LONG, RIGHT, REFERENCE))).text) == "2"
+
+
+async def test_it_says_what_it_is_and_is_deterministic():
+    judge = get_chat_client("heuristic")
+    first = await judge.complete(pair_prompt(RIGHT, WRONG_BUT_LONG, REFERENCE))
+    second = await judge.complete(pair_prompt(RIGHT, WRONG_BUT_LONG, REFERENCE))
+    assert first.text == second.text and "not a language model" in first.text
+
+
+async def test_variants_with_other_weightings_can_disagree():
+    prompt = pair_prompt(RIGHT, WRONG_BUT_LONG, REFERENCE)
+    verdicts = {
+        variant: verdict((await get_chat_client(f"heuristic:{variant}").complete(prompt)).text)
+        for variant in ("reference", "detail")
+    }
+    assert verdicts == {"reference": "1", "detail": "2"}
+
+
+async def test_an_agent_with_a_small_margin_moves_to_the_majority_of_the_others():
+    close_a, close_b = "No, it is 13 times 17.", "No, it equals 13 times 17."
+    judge = get_chat_client("heuristic")
+    alone = verdict((await judge.complete(pair_prompt(close_a, close_b))).text)
+    other = "2" if alone != "2" else "1"
+    swayed = await judge.complete(pair_prompt(close_a, close_b, others=f"Agent A:\n{other}\n\nAgent B:\n{other}\n"))
+    assert verdict(swayed.text) == other and "I agree" in swayed.text
+
+
+async def test_an_agent_with_a_large_margin_keeps_its_verdict():
+    judge = get_chat_client("heuristic")
+    kept = await judge.complete(pair_prompt(RIGHT, WRONG_BUT_LONG, REFERENCE, others="A:\n2\n\nB:\n2\n"))
+    assert verdict(kept.text) == "1"
+
+
+async def test_a_refusal_loses_to_an_answer():
+    judge = get_chat_client("heuristic")
+    refusal = "As a language model, I'm not able to assist you with that."
+    assert verdict((await judge.complete(pair_prompt(refusal, "Preheat the oven, mix, bake 10 minutes."))).text) == "2"
+
+
+async def test_it_rates_a_single_response_from_1_to_5():
+    judge = get_chat_client("heuristic:reference")
+    good = ps.section(ps.RESPONSE, RIGHT) + ps.section(ps.REFERENCE_ANSWER, REFERENCE)
+    bad = ps.section(ps.RESPONSE, "Maybe.") + ps.section(ps.REFERENCE_ANSWER, REFERENCE)
+    high = int(verdict((await judge.complete([{"role": "user", "content": good}])).text))
+    low = int(verdict((await judge.complete([{"role": "user", "content": bad}])).text))
+    assert 1 <= low < high <= 5
+
+
+async def test_it_writes_no_responses():
+    with pytest.raises(RequestRejected, match="only judges"):
+        await get_chat_client("heuristic").complete([{"role": "user", "content": "Write a poem."}])
