@@ -1,0 +1,158 @@
+"""Log-probability scoring throughput: naive one-pair-per-forward vs the batched prefix-sharing scorer.
+
+GEM-shaped work: for each task, n responses and every ordered pair (x, y), x != y; the
+prefix holds the instruction, a synopsis and x, the forced answer is y. Both methods score
+the same requests with the same model in one run; the script checks they agree and prints
+requests/s, tokens/s, their ratio and peak memory.
+
+    python benchmarks/logprob_throughput.py                      # CPU, ~10M-parameter model
+    python benchmarks/logprob_throughput.py --device cuda --arch llama-3.1-8b --tasks 64 --responses 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torch  # noqa: E402
+
+from evalhub.core.gem_prompts import prediction_messages  # noqa: E402
+from evalhub.llm.scoring.base import ScoreRequest  # noqa: E402
+from evalhub.llm.scoring.chat_template import encode_request  # noqa: E402
+from evalhub.llm.scoring.reference import score_one_at_a_time  # noqa: E402
+from evalhub.llm.scoring.transformers_scorer import TransformersScorer  # noqa: E402
+from evalhub.llm.tiny import build_causal_lm, build_tokenizer, parameter_count  # noqa: E402
+
+H200_BF16_PEAK = 790e12
+JUDGMENTS = ["appreciates", "criticizes", "questions", "suggests"]
+
+
+def lexicon(size: int, seed: int) -> list[str]:
+    """Pseudo-words, so that a trained tokenizer reaches a realistic vocabulary size."""
+    rng = random.Random(seed)
+    onsets, vowels, codas = (
+        "b c d f g h k l m n p r s t v w z br cl dr gr pl st tr".split(),
+        "aeiou",
+        ["", "n", "r", "s", "t", "l"],
+    )
+    words = set()
+    while len(words) < size:
+        words.add(
+            "".join(rng.choice(onsets) + rng.choice(vowels) + rng.choice(codas) for _ in range(rng.randint(1, 4)))
+        )
+    return sorted(words)
+
+
+def review(rng: random.Random, words: list[str], lines: int) -> str:
+    """GEM-preprocessed judgments: one 'The reviewer …' line each (GEM, Appendix C.1)."""
+    return "\n".join(
+        f"The reviewer {rng.choice(JUDGMENTS)} {' '.join(rng.choices(words, k=rng.randint(5, 12)))}."
+        for _ in range(lines)
+    )
+
+
+def abstract(rng: random.Random, words: list[str]) -> str:
+    return " ".join(rng.choices(words, k=rng.randint(150, 220))) + "."
+
+
+def gem_requests(tasks: int, responses: int, lines: int, seed: int, words: list[str]) -> list[ScoreRequest]:
+    """GEM-S conditionals: every ordered pair (x, y) of a task's responses, prefix = C.2(abstract, x)."""
+    rng = random.Random(seed)
+    requests = []
+    for _ in range(tasks):
+        synopsis = abstract(rng, words)
+        texts = [review(rng, words, rng.randint(lines // 2, lines)) for _ in range(responses)]
+        for i, candidate in enumerate(texts):
+            prefix = prediction_messages(synopsis, candidate)
+            requests += [ScoreRequest.of(prefix, other) for j, other in enumerate(texts) if j != i]
+    return requests
+
+
+def timed(run, device: str):
+    if device == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    start = time.perf_counter()
+    result = run()
+    if device == "cuda":
+        torch.cuda.synchronize()
+    elapsed = time.perf_counter() - start
+    peak = (
+        torch.cuda.max_memory_allocated() / 2**30
+        if device == "cuda"
+        else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    )
+    return result, elapsed, peak
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--arch", default="10m", help="tiny, 10m or llama-3.1-8b (random weights)")
+    parser.add_argument("--tasks", type=int, default=6)
+    parser.add_argument("--responses", type=int, default=5, help="responses per task (n); pairs = n(n-1)")
+    parser.add_argument("--lines", type=int, default=12, help="judgment lines per review (length)")
+    parser.add_argument("--vocab", type=int, default=16000, help="tokenizer vocabulary to train")
+    parser.add_argument("--naive-limit", type=int, default=0, help="time the naive method on the first N requests only")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    dtype = torch.bfloat16 if args.device == "cuda" else torch.float32
+    words = lexicon(12000, args.seed)
+    corpus_rng = random.Random(args.seed + 1)
+    corpus = (
+        [abstract(corpus_rng, words) for _ in range(300)]
+        + [" ".join(words)]
+        + [review(corpus_rng, words, 8) for _ in range(300)]
+    )
+    tokenizer = build_tokenizer(corpus, vocab_size=args.vocab)
+    model = build_causal_lm(len(tokenizer), args.arch, seed=args.seed, dtype=dtype, device=args.device)
+    requests = gem_requests(args.tasks, args.responses, args.lines, args.seed, words)
+    encoded = [encode_request(tokenizer, list(r.prefix), r.answer) for r in requests]
+    pair_tokens = sum(e.length for e in encoded)
+    params = parameter_count(model)
+    print(
+        f"model: {args.arch} ({params / 1e6:.1f}M parameters, vocabulary {len(tokenizer)}, {dtype}, {args.device}); "
+        f"{len(requests)} requests ({args.tasks} tasks × {args.responses}·{args.responses - 1} ordered pairs), "
+        f"{pair_tokens / len(requests):.0f} tokens per request on average"
+    )
+
+    naive_requests = requests[: args.naive_limit] if args.naive_limit else requests
+    naive_tokens = sum(e.length for e in encoded[: len(naive_requests)])
+    scorer = TransformersScorer(model=model, tokenizer=tokenizer)
+    scorer.score(requests[:4])  # warm-up (kernels, allocator) for both methods
+    score_one_at_a_time(model, tokenizer, requests[:2])
+
+    naive, naive_s, naive_peak = timed(lambda: score_one_at_a_time(model, tokenizer, naive_requests), args.device)
+    scorer.forward_calls = 0
+    fast, fast_s, fast_peak = timed(lambda: scorer.score(requests), args.device)
+
+    difference = max(abs(a - b) for a, b in zip(naive, fast, strict=False))
+    naive_rps, fast_rps = len(naive_requests) / naive_s, len(requests) / fast_s
+    print(f"{'method':<28}{'requests/s':>12}{'tokens/s':>12}{'forwards':>10}{'peak mem':>12}")
+    print(
+        f"{'naive (1 pair per forward)':<28}{naive_rps:>12.1f}{naive_tokens / naive_s:>12.0f}"
+        f"{len(naive_requests):>10}{naive_peak:>10.2f}Gi"
+    )
+    print(
+        f"{'batched + prefix sharing':<28}{fast_rps:>12.1f}{pair_tokens / fast_s:>12.0f}"
+        f"{scorer.forward_calls:>10}{fast_peak:>10.2f}Gi"
+    )
+    print(
+        f"speed-up: {fast_rps / naive_rps:.2f}x  (max |difference| {difference:.2e}"
+        f"{'; within 1e-4' if difference <= 1e-4 else ''}; peak memory is the process's on CPU)"
+    )
+    if args.device == "cuda":
+        for name, tokens, seconds in (("naive", naive_tokens, naive_s), ("batched", pair_tokens, fast_s)):
+            mfu = 2 * params * tokens / seconds / H200_BF16_PEAK
+            print(f"MFU {name}: {mfu:.1%} of 790 TFLOP/s (2 × params × pair tokens / time)")
+
+
+if __name__ == "__main__":
+    main()

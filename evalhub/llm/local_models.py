@@ -1,0 +1,48 @@
+"""Loading a local causal LM once per worker process and reusing it."""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+
+_load_lock = threading.Lock()
+
+
+def pick_device(device: str | None = None) -> str:
+    import torch
+
+    if device:
+        return device
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def pick_dtype(device: str, dtype: str | None = None):
+    """bf16 on GPU, fp32 on CPU unless told otherwise."""
+    import torch
+
+    if dtype:
+        return {
+            "float32": torch.float32,
+            "fp32": torch.float32,
+            "bfloat16": torch.bfloat16,
+            "bf16": torch.bfloat16,
+            "float16": torch.float16,
+            "fp16": torch.float16,
+        }[dtype]
+    return torch.bfloat16 if device.startswith("cuda") else torch.float32
+
+
+def load_causal_lm(path: str, device: str | None = None, dtype: str | None = None):
+    """(model, tokenizer) for a local path or hub id, loaded once per (path, device, dtype)."""
+    resolved = pick_device(device)
+    with _load_lock:
+        return _load(path, resolved, dtype or "")
+
+
+@lru_cache(maxsize=4)
+def _load(path: str, device: str, dtype: str):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=pick_dtype(device, dtype or None))
+    return model.to(device).eval(), tokenizer

@@ -1,0 +1,101 @@
+"""Chat with an in-process Hugging Face model: the model's own chat template, GPU when present.
+
+The model loads once per worker process (local_models.load_causal_lm) and is shared; one
+generation runs at a time per client (a lock), in a thread so the event loop stays free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+
+from evalhub.llm.base import ChatClient, Sampling
+from evalhub.llm.types import Completion, Message
+
+
+class TransformersChat(ChatClient):
+    provider = "transformers"
+
+    def __init__(self, model: str, *, model_object=None, tokenizer=None, device=None, dtype=None, **options) -> None:
+        options.setdefault("max_concurrency", 1)
+        super().__init__(model, **options)
+        if model_object is None or tokenizer is None:
+            from evalhub.llm.local_models import load_causal_lm
+
+            model_object, tokenizer = load_causal_lm(model, device, dtype)
+        self.model_object, self.tokenizer = model_object, tokenizer
+        self._lock = threading.Lock()
+
+    async def _complete_once(self, messages: list[Message], sampling: Sampling) -> Completion:
+        return await asyncio.to_thread(self._generate, messages, sampling, None)
+
+    async def _stream_once(
+        self, messages: list[Message], sampling: Sampling, emit: Callable[[str], None]
+    ) -> Completion:
+        loop = asyncio.get_running_loop()
+        return await asyncio.to_thread(
+            self._generate, messages, sampling, lambda text: loop.call_soon_threadsafe(emit, text)
+        )
+
+    def _generate(self, messages: list[Message], sampling: Sampling, emit: Callable[[str], None] | None) -> Completion:
+        import torch
+        from transformers import TextIteratorStreamer
+
+        started = time.perf_counter()
+        device = next(self.model_object.parameters()).device
+        prompt = self.tokenizer.apply_chat_template(
+            messages, add_generation_prompt=True, tokenize=True, return_dict=True, return_tensors="pt"
+        )
+        input_ids = prompt["input_ids"].to(device)
+        arguments = {
+            "input_ids": input_ids,
+            "attention_mask": prompt["attention_mask"].to(device),
+            "max_new_tokens": sampling.max_tokens,
+            "do_sample": sampling.temperature > 0,
+            "pad_token_id": self.tokenizer.pad_token_id or self.tokenizer.eos_token_id,
+        }
+        if sampling.temperature > 0:
+            arguments["temperature"] = sampling.temperature
+        streamer = None
+        if emit is not None:
+            streamer = TextIteratorStreamer(self.tokenizer, skip_prompt=True, skip_special_tokens=True)
+            arguments["streamer"] = streamer
+        with self._lock:
+            if sampling.seed is not None:
+                torch.manual_seed(sampling.seed)  # generate() samples from the global generator
+            if streamer is None:
+                with torch.inference_mode():
+                    output = self.model_object.generate(**arguments)
+            else:
+                result: dict = {}
+                worker = threading.Thread(target=lambda: result.update(output=self._generate_quietly(arguments)))
+                worker.start()
+                for text in streamer:
+                    emit(text)
+                worker.join()
+                if "error" in result.get("output", {}):
+                    raise result["output"]["error"]
+                output = result["output"]["tokens"]
+        new_tokens = output[0, input_ids.shape[1] :]
+        finished = bool(len(new_tokens)) and int(new_tokens[-1]) == self.tokenizer.eos_token_id
+        return Completion(
+            text=self.tokenizer.decode(new_tokens, skip_special_tokens=True),
+            provider=self.provider,
+            model=self.model,
+            input_tokens=int(input_ids.shape[1]),
+            output_tokens=int(len(new_tokens)),
+            latency_s=time.perf_counter() - started,
+            finish_reason="stop" if finished else "length",
+            cost_usd=0.0,
+        )
+
+    def _generate_quietly(self, arguments: dict) -> dict:
+        import torch
+
+        try:
+            with torch.inference_mode():
+                return {"tokens": self.model_object.generate(**arguments)}
+        except Exception as error:  # re-raised in the calling thread
+            return {"error": error}

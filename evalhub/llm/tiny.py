@@ -1,0 +1,88 @@
+"""Models and tokenizers built in code, for tests and benchmarks: nothing is downloaded.
+
+`build_tokenizer` trains a small byte-level BPE with a chat template; `build_causal_lm`
+makes a randomly initialised Llama-architecture model of a named size, including the real
+Llama-3.1-8B shape for GPU benchmarks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}<|end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+SPECIAL_TOKENS = ["<pad>", "<s>", "</s>", "<|system|>", "<|user|>", "<|assistant|>", "<|end|>"]
+
+# Llama-style shapes. "10m" has about 10M parameters with an 8k vocabulary.
+ARCHITECTURES: dict[str, dict] = {
+    "tiny": {
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+    },
+    "10m": {
+        "hidden_size": 256,
+        "intermediate_size": 768,
+        "num_hidden_layers": 8,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 4,
+    },
+    "llama-3.1-8b": {
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "vocab_size": 128256,
+        "rope_theta": 500000.0,
+        "max_position_embeddings": 131072,
+    },
+}
+
+
+def build_tokenizer(corpus: Iterable[str], vocab_size: int = 2000, chat_template: str = CHAT_TEMPLATE):
+    """A fast byte-level BPE tokenizer trained on `corpus` (any text stays encodable)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tokenizer.train_from_iterator(corpus, trainer=trainer)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        bos_token="<s>",
+        eos_token="</s>",
+        pad_token="<pad>",
+        additional_special_tokens=SPECIAL_TOKENS[3:],
+        chat_template=chat_template,
+    )
+
+
+def build_causal_lm(vocab_size: int, size: str = "tiny", *, seed: int = 0, dtype=None, device: str = "cpu"):
+    """A randomly initialised Llama-architecture model of a named size, in eval mode."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    shape = {"vocab_size": vocab_size, "max_position_embeddings": 4096, **ARCHITECTURES[size]}
+    config = LlamaConfig(**shape, tie_word_embeddings=False, attn_implementation="sdpa")
+    torch.manual_seed(seed)
+    with torch.device(device):
+        model = LlamaForCausalLM(config)
+    if dtype is not None:
+        model = model.to(dtype)
+    return model.eval()
+
+
+def parameter_count(model) -> int:
+    return sum(parameter.numel() for parameter in model.parameters())

@@ -1,0 +1,137 @@
+"""The batched, prefix-sharing scorer against a plain one-request-per-forward computation."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+from evalhub.llm.scoring.base import ScoreRequest
+from evalhub.llm.scoring.chat_template import TemplateError, encode_request
+from evalhub.llm.scoring.reference import score_one_at_a_time
+from evalhub.llm.scoring.transformers_scorer import TransformersScorer
+from evalhub.llm.tiny import build_tokenizer
+from tests.llm.conftest import CORPUS
+
+SYSTEM = {"role": "system", "content": "Predict the review."}
+
+
+def prefix(text: str) -> list[dict]:
+    return [SYSTEM, {"role": "user", "content": text}]
+
+
+def gem_shaped_requests(seed: int = 0) -> list[ScoreRequest]:
+    """Shared prefixes (one per candidate, several answers each), unshared ones, mixed lengths."""
+    rng = random.Random(seed)
+    sentences = list(dict.fromkeys(CORPUS))
+    requests = []
+    for _ in range(4):  # four candidates, each with its own shared prefix
+        shared = prefix(" ".join(rng.choices(sentences, k=rng.randint(1, 6))))
+        for _ in range(rng.randint(1, 4)):
+            requests.append(ScoreRequest.of(shared, " ".join(rng.choices(sentences, k=rng.randint(1, 5)))))
+    for _ in range(3):
+        requests.append(ScoreRequest.of(prefix(rng.choice(sentences)), rng.choice(sentences)))
+    rng.shuffle(requests)
+    return requests
+
+
+@pytest.mark.parametrize("budget", [64, 400, 100_000])
+def test_batched_prefix_sharing_scores_equal_the_unbatched_reference(tiny_model, tiny_tokenizer, budget):
+    requests = gem_shaped_requests()
+    scorer = TransformersScorer(model=tiny_model, tokenizer=tiny_tokenizer, max_batch_tokens=budget)
+    fast = scorer.score(requests)
+    reference = score_one_at_a_time(tiny_model, tiny_tokenizer, requests)
+    assert fast == pytest.approx(reference, abs=1e-4)
+    assert len(set(fast)) > len(fast) // 2, "different requests get different scores"
+
+
+def test_a_shared_prefix_runs_once_for_all_its_answers(tiny_model, tiny_tokenizer):
+    shared = prefix("Abstract: We propose a new attention mechanism.")
+    requests = [ScoreRequest.of(shared, sentence) for sentence in dict.fromkeys(CORPUS)]
+    scorer = TransformersScorer(model=tiny_model, tokenizer=tiny_tokenizer, max_batch_tokens=100_000)
+    scorer.score(requests)
+    assert scorer.forward_calls == 2, "one forward for the prefix, one for all five answers on its cache"
+
+
+def test_scores_are_deterministic_and_keep_the_request_order(tiny_model, tiny_tokenizer):
+    requests = gem_shaped_requests(seed=3)
+    scorer = TransformersScorer(model=tiny_model, tokenizer=tiny_tokenizer, max_batch_tokens=300)
+    first, second = scorer.score(requests), scorer.score(requests)
+    assert first == second
+    reordered = scorer.score(list(reversed(requests)))
+    assert reordered == pytest.approx(list(reversed(first)), abs=1e-5)
+
+
+def test_the_scored_tokens_are_the_answer_and_the_end_of_turn_token(tiny_tokenizer):
+    encoded = encode_request(tiny_tokenizer, prefix("Abstract: attention."), "The reviewer appreciates it.")
+    end = tiny_tokenizer.convert_tokens_to_ids("<|end|>")
+    assert encoded.target_ids[-1] == end and end not in encoded.target_ids[:-1]
+    assert tiny_tokenizer.decode(encoded.target_ids[:-1]) == "The reviewer appreciates it."
+    assert tiny_tokenizer.decode(encoded.prefix_ids).endswith("<|assistant|>\n")
+    full = tiny_tokenizer.apply_chat_template(
+        [*prefix("Abstract: attention."), {"role": "assistant", "content": "The reviewer appreciates it."}],
+        tokenize=False,
+    )
+    joint = tiny_tokenizer(full, add_special_tokens=False)["input_ids"]
+    assert list(encoded.prefix_ids + encoded.target_ids) == joint[: encoded.length]
+
+
+def test_an_empty_answer_scores_only_the_end_of_turn_token(tiny_model, tiny_tokenizer):
+    encoded = encode_request(tiny_tokenizer, prefix("x"), "")
+    assert encoded.target_ids == (tiny_tokenizer.convert_tokens_to_ids("<|end|>"),)
+    scorer = TransformersScorer(model=tiny_model, tokenizer=tiny_tokenizer)
+    requests = [ScoreRequest.of(prefix("x"), ""), ScoreRequest.of(prefix("x"), "The reviewer questions it.")]
+    assert scorer.score(requests) == pytest.approx(score_one_at_a_time(tiny_model, tiny_tokenizer, requests), abs=1e-4)
+
+
+def test_a_token_straddling_the_prefix_and_answer_belongs_to_the_answer():
+    # A template with no break before the answer, and a vocabulary that merges across it.
+    template = "{% for m in messages %}{{ m['content'] }}{% endfor %}{% if add_generation_prompt %}{% endif %}"
+    tokenizer = build_tokenizer(["The answer is yes. The answer is no."] * 50, vocab_size=300, chat_template=template)
+    full_ids = tokenizer("The answer is yes", add_special_tokens=False)["input_ids"]
+    prefix_only = tokenizer("The answ", add_special_tokens=False)["input_ids"]
+    assert full_ids[: len(prefix_only)] != prefix_only, "the vocabulary must merge across the boundary for this test"
+    encoded = encode_request(tokenizer, [{"role": "user", "content": "The answ"}], "er is yes")
+    assert list(encoded.prefix_ids + encoded.target_ids[:-1]) == full_ids
+    assert tokenizer.decode(encoded.target_ids[:1]) == " answer", "the straddling token is scored with the answer"
+    assert encoded.end_token_appended and encoded.target_ids[-1] == tokenizer.eos_token_id
+
+
+def test_a_tokenizer_without_a_chat_template_is_refused_clearly(tiny_tokenizer):
+    bare = build_tokenizer(CORPUS[:5], vocab_size=300, chat_template=None)
+    with pytest.raises(TemplateError, match="no chat template"):
+        encode_request(bare, prefix("x"), "y")
+
+
+def test_the_next_token_distribution_matches_a_full_softmax(tiny_model, tiny_tokenizer):
+    scorer = TransformersScorer(model=tiny_model, tokenizer=tiny_tokenizer)
+    messages = prefix("Rate the coherence from 1 to 5.")
+    distribution = scorer.next_token_distribution(messages)
+    ids = tiny_tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True, return_dict=False)
+    with torch.inference_mode():
+        probs = torch.softmax(tiny_model(input_ids=torch.tensor([ids])).logits[0, -1].float(), dim=-1)
+    for digit in "12345":
+        token = tiny_tokenizer(digit, add_special_tokens=False)["input_ids"][0]
+        assert distribution.probabilities[digit] == pytest.approx(float(probs[token]), rel=1e-4)
+    expected = sum(int(d) * p for d, p in distribution.probabilities.items()) / distribution.mass
+    assert distribution.expected_score() == pytest.approx(expected)
+    assert 0 < distribution.mass < 1
+
+
+def test_an_out_of_memory_batch_is_split_and_still_scores_everything(tiny_model, tiny_tokenizer, monkeypatch):
+    requests = gem_shaped_requests(seed=5)
+    scorer = TransformersScorer(model=tiny_model, tokenizer=tiny_tokenizer, max_batch_tokens=100_000)
+    real_run, calls = scorer._run, []
+
+    def flaky_run(batch, encoded, results):
+        calls.append(sum(len(g.members) for g in batch))
+        if len(calls) == 1:
+            raise torch.OutOfMemoryError("simulated")
+        real_run(batch, encoded, results)
+
+    monkeypatch.setattr(scorer, "_run", flaky_run)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    scores = scorer.score(requests)
+    assert calls[0] == len(requests) and len(calls) >= 3 and scorer.max_batch_tokens == 50_000
+    assert scores == pytest.approx(score_one_at_a_time(tiny_model, tiny_tokenizer, requests), abs=1e-4)
