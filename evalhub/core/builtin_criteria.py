@@ -1,7 +1,8 @@
 """The criteria evalhub ships, one per ScaleEval scenario (ScaleEval, Section 4).
 
-Creativity's level texts are ScaleEval's, Appendix A.2 ("General Format Version"); the
-other three follow the same five-level pattern and were written for evalhub.
+Helpfulness's and creativity's level texts are ScaleEval's (Appendix A.2, Table 8 and the
+creativity "General Format Version"); interpretability and reasoning follow the same
+five-level pattern and were written for evalhub.
 """
 
 from __future__ import annotations
@@ -11,17 +12,18 @@ BUILTIN_CRITERIA: dict[str, dict] = {
         "name": "Helpfulness",
         "scenario": "brainstorming",
         "definition": "How well the response meets the user's actual need: relevant, accurate, complete and usable.",
+        # ScaleEval, Table 8, "General Format Version".
         "levels": {
-            "1": "Not Helpful - The response ignores or misreads the request, refuses without reason, or gives "
-            "information that is wrong or unusable.",
-            "2": "Slightly Helpful - The response touches on the request but leaves out most of what the user needs, "
-            "or buries the useful part among errors or irrelevant material.",
-            "3": "Moderately Helpful - The response addresses the request and is mostly correct, but misses steps, "
-            "details or caveats that the user would need to act on it.",
-            "4": "Helpful - The response answers the request correctly and completely enough to act on, with clear "
-            "organisation and only minor omissions.",
-            "5": "Highly Helpful - The response answers the request fully and accurately, anticipates follow-up "
-            "needs, and is organised so that the user can act on it at once.",
+            "1": "Not Helpful - The response is completely unrelated, lacks coherence, and fails to provide any "
+            "meaningful information.",
+            "2": "Somewhat Helpful - The response bears some relevance but remains largely superficial and unclear, "
+            "addressing only the peripheral aspects of the user's needs.",
+            "3": "Moderately Helpful - The response is mostly relevant and clear, covering the basic aspects of the "
+            "query, but lacks depth and comprehensive elucidation.",
+            "4": "Helpful - The response is on-point, detailed, and well-articulated, offering valuable information "
+            "and clarifications that meet the user's primary needs and enhance understanding.",
+            "5": "Highly Helpful - The response is exceptionally thorough and precise, providing additional insights "
+            "and valuable supplementary information.",
         },
     },
     "interpretability": {

@@ -1,7 +1,8 @@
-"""Prompts are built from titled sections ("### Title" then the text).
+"""Judge prompts are built from titled sections, in ScaleEval's format: "[Title]: text".
 
-Judge and debate templates use these headers, and the offline heuristic judge reads them
-back, so both sides agree on where a submission or the reference answer starts and ends.
+Debate and judge templates use these markers (ScaleEval, Appendix A.2), and the offline
+heuristic judge reads them back, so both sides agree on where a submission or the
+reference answer starts and ends.
 """
 
 from __future__ import annotations
@@ -11,19 +12,20 @@ import re
 QUESTION = "Question"
 SUBMISSION_1 = "Submission 1"
 SUBMISSION_2 = "Submission 2"
+CRITERIA = "Criteria"
 RESPONSE = "Response"
 REFERENCE_ANSWER = "Reference answer"
-OTHER_EVALUATIONS = "Other evaluations"
+RATING_GUIDELINES = "Rating guidelines"
 
-_HEADER = re.compile(r"^### (.+?)\s*$", re.MULTILINE)
+_HEADER = re.compile(r"^\[([^\]\n]{1,200})\]:[ \t]?", re.MULTILINE)
 
 
 def section(title: str, body: str) -> str:
-    return f"### {title}\n{body.strip()}\n"
+    return f"[{title}]: {body.strip()}\n"
 
 
 def parse_sections(text: str) -> dict[str, str]:
-    """{title: body} for every "### Title" section; text before the first header is dropped."""
+    """{title: body} for every "[Title]: …" section; text before the first marker is dropped."""
     headers = list(_HEADER.finditer(text))
     sections: dict[str, str] = {}
     for index, header in enumerate(headers):

@@ -9,7 +9,7 @@ from evalhub.jobs.actions import broadcast_job, do_create_job
 from tests.conftest import make_user
 from tests.jobs.helpers import open_socket
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from evalhub.system.embedded import worker_thread
 from tests.conftest import make_user, requires_redis
 from tests.jobs.helpers import open_socket
 
-pytestmark = [requires_redis, pytest.mark.redis, pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+pytestmark = [requires_redis, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture

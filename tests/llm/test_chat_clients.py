@@ -15,7 +15,6 @@ from evalhub.llm.retry import RetryPolicy
 from evalhub.llm.testing import Fail, FakeLLMServer, Stall
 from evalhub.llm.types import AuthenticationFailed, ProviderUnavailable, RequestRejected
 
-pytestmark = pytest.mark.asyncio
 FAST = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.05)
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Is 221 prime?"}]
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 from evalhub.core import prompt_sections as ps
+from evalhub.core.debate import DebateSetup, Turn, discussion_prompt, initial_prompt, parse_verdict
 from evalhub.llm import get_chat_client
 from evalhub.llm.types import RequestRejected
-
-pytestmark = pytest.mark.asyncio
 
 REFERENCE = "No. 221 = 13 × 17, so it is composite."
 RIGHT = "No, 221 is not prime: 221 = 13 × 17, so it is composite."
@@ -18,17 +17,15 @@ WRONG_BUT_LONG = (
 )
 
 
-def pair_prompt(first: str, second: str, reference: str = "", others: str = "") -> list[dict]:
-    parts = [
-        ps.section(ps.QUESTION, "Is 221 prime?"),
-        ps.section(ps.SUBMISSION_1, first),
-        ps.section(ps.SUBMISSION_2, second),
-    ]
-    if reference:
-        parts.append(ps.section(ps.REFERENCE_ANSWER, reference))
-    if others:
-        parts.append(ps.section(ps.OTHER_EVALUATIONS, others))
-    return [{"role": "user", "content": "\n".join(parts)}]
+def pair_prompt(first: str, second: str, reference: str = "", others: tuple[str, ...] = ()) -> list[dict]:
+    """A ScaleEval prompt; with `others`, a discussion round for Speaker 1 after the others' evaluations."""
+    privileged = {"Reference answer": reference} if reference else {}
+    setup = DebateSetup("Is 221 prime?", first, second, "Correctness", privileged=privileged)
+    if not others:
+        return initial_prompt(setup)
+    earlier = [Turn(0, 0, "My first take.\n1", 1)]
+    earlier += [Turn(i + 1, 0, text, parse_verdict(text)) for i, text in enumerate(others)]
+    return discussion_prompt(setup, 0, 1, earlier)
 
 
 def verdict(text: str) -> str:
@@ -62,13 +59,13 @@ async def test_an_agent_with_a_small_margin_moves_to_the_majority_of_the_others(
     judge = get_chat_client("heuristic")
     alone = verdict((await judge.complete(pair_prompt(close_a, close_b))).text)
     other = "2" if alone != "2" else "1"
-    swayed = await judge.complete(pair_prompt(close_a, close_b, others=f"Agent A:\n{other}\n\nAgent B:\n{other}\n"))
+    swayed = await judge.complete(pair_prompt(close_a, close_b, others=(f"Agent A.\n{other}", f"Agent B.\n{other}")))
     assert verdict(swayed.text) == other and "I agree" in swayed.text
 
 
 async def test_an_agent_with_a_large_margin_keeps_its_verdict():
     judge = get_chat_client("heuristic")
-    kept = await judge.complete(pair_prompt(RIGHT, WRONG_BUT_LONG, REFERENCE, others="A:\n2\n\nB:\n2\n"))
+    kept = await judge.complete(pair_prompt(RIGHT, WRONG_BUT_LONG, REFERENCE, others=("A.\n2", "B.\n2")))
     assert verdict(kept.text) == "1"
 
 

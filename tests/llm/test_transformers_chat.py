@@ -6,7 +6,6 @@ import pytest
 
 from evalhub.llm import get_chat_client
 
-pytestmark = pytest.mark.asyncio
 MESSAGES = [{"role": "user", "content": "Predict the review."}]
 
 

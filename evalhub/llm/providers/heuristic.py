@@ -16,6 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from evalhub.core import prompt_sections as ps
+from evalhub.core.debate import parse_verdict
 from evalhub.core.text_features import is_refusal, length_score, overlap_f1, structure_score, words
 from evalhub.llm.base import ChatClient, Sampling
 from evalhub.llm.types import Completion, Message, RequestRejected
@@ -36,7 +37,27 @@ VARIANTS = {
     "detail": Weights(reference=0.2, length=0.5, structure=0.3),
     "concise": Weights(reference=0.6, length=-0.2, structure=0.1),
 }
-_VERDICT_LINE = re.compile(r"(?im)^\s*(?:verdict\s*[:=]?\s*)?([012])\s*$")
+_SPEAKER = re.compile(r"you are Speaker (\d+)")
+_SPEAKER_SECTION = re.compile(r"^Speaker (\d+)'s (?:Initial Evaluation|Discussion - Round (\d+))$")
+
+
+def _section_starting(sections: dict[str, str], title: str) -> str:
+    """A section by its title, also when a note follows it (privileged sections carry one)."""
+    return next((body for name, body in sections.items() if name == title or name.startswith(f"{title} (")), "")
+
+
+def other_speakers_verdicts(prompt: str, sections: dict[str, str]) -> list[int]:
+    """The latest verdict of every other speaker in a ScaleEval discussion prompt."""
+    me = _SPEAKER.search(prompt)
+    latest: dict[int, tuple[int, str]] = {}
+    for title, body in sections.items():
+        match = _SPEAKER_SECTION.match(title)
+        if match and (me is None or match.group(1) != me.group(1)):
+            speaker, round_number = int(match.group(1)), int(match.group(2) or 0)
+            if speaker not in latest or round_number >= latest[speaker][0]:
+                latest[speaker] = (round_number, body)
+    verdicts = [parse_verdict(body) for _, body in latest.values()]
+    return [v for v in verdicts if v is not None]
 
 
 class HeuristicJudge(ChatClient):
@@ -52,7 +73,7 @@ class HeuristicJudge(ChatClient):
         prompt = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
         sections = ps.parse_sections(prompt)
         if ps.SUBMISSION_1 in sections and ps.SUBMISSION_2 in sections:
-            text = self._compare(sections)
+            text = self._compare(sections, other_speakers_verdicts(prompt, sections))
         elif ps.RESPONSE in sections:
             text = self._rate(sections)
         else:
@@ -84,8 +105,8 @@ class HeuristicJudge(ChatClient):
     def _header(self) -> str:
         return f"Heuristic judge ('{self.model}' weighting; not a language model)."
 
-    def _compare(self, sections: dict[str, str]) -> str:
-        reference = sections.get(ps.REFERENCE_ANSWER, "")
+    def _compare(self, sections: dict[str, str], others: list[int]) -> str:
+        reference = _section_starting(sections, ps.REFERENCE_ANSWER)
         (s1, f1), (s2, f2) = (
             self.score(sections[ps.SUBMISSION_1], reference),
             self.score(sections[ps.SUBMISSION_2], reference),
@@ -93,7 +114,6 @@ class HeuristicJudge(ChatClient):
         margin = s1 - s2
         verdict = 0 if abs(margin) < self.weights.tie_margin else (1 if margin > 0 else 2)
         lines = [self._header(), f"Submission 1: {f1} → {s1:.2f}.", f"Submission 2: {f2} → {s2:.2f}."]
-        others = [int(v) for v in _VERDICT_LINE.findall(sections.get(ps.OTHER_EVALUATIONS, ""))]
         if others:
             majority, count = Counter(others).most_common(1)[0]
             if majority != verdict and abs(margin) < self.weights.yield_margin and count > len(others) / 2:
@@ -106,6 +126,6 @@ class HeuristicJudge(ChatClient):
         return "\n".join(lines)
 
     def _rate(self, sections: dict[str, str]) -> str:
-        score, features = self.score(sections[ps.RESPONSE], sections.get(ps.REFERENCE_ANSWER, ""))
+        score, features = self.score(sections[ps.RESPONSE], _section_starting(sections, ps.REFERENCE_ANSWER))
         rating = max(1, min(5, 1 + round(4 * max(0.0, min(1.0, score)))))
         return "\n".join([self._header(), f"Response: {features} → {score:.2f}.", str(rating)])

@@ -1,0 +1,85 @@
+"""Agreement of judges with a reference (ScaleEval, Section 3.3), and position bias.
+
+Verdicts are 1 (first better), 2 (second better), 0 (neither), all relative to one fixed
+order of each pair.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Rate:
+    hits: int
+    total: int
+
+    @property
+    def rate(self) -> float | None:
+        return self.hits / self.total if self.total else None
+
+
+def example_agreement(predicted: Sequence[int | None], reference: Sequence[int]) -> Rate:
+    """ScaleEval Eq. 2: share of examples where the judge's verdict equals the reference.
+
+    A missing (invalid) verdict counts as a disagreement: it stays in the denominator.
+    """
+    if len(predicted) != len(reference):
+        raise ValueError("predicted and reference verdicts must pair up one to one.")
+    return Rate(sum(p == r for p, r in zip(predicted, reference, strict=True)), len(reference))
+
+
+def mode(verdicts: Iterable[int | None]) -> int | None:
+    """The most frequent verdict; None when there is none or the top is tied."""
+    counts = Counter(v for v in verdicts if v is not None).most_common()
+    if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
+        return None
+    return counts[0][0]
+
+
+def system_agreement(predicted: Sequence[int | None], reference: Sequence[int]) -> bool | None:
+    """ScaleEval Eq. 5: whether the modes agree; None when either mode is tied."""
+    predicted_mode, reference_mode = mode(predicted), mode(reference)
+    if predicted_mode is None or reference_mode is None:
+        return None
+    return predicted_mode == reference_mode
+
+
+def by_group(
+    groups: Sequence[str], predicted: Sequence[int | None], reference: Sequence[int]
+) -> dict[str, tuple[Rate, bool | None]]:
+    """Example- and system-level agreement per group (e.g. per scenario), with counts."""
+    members: dict[str, list[int]] = {}
+    for index, group in enumerate(groups):
+        members.setdefault(group, []).append(index)
+    return {
+        group: (
+            example_agreement([predicted[i] for i in idx], [reference[i] for i in idx]),
+            system_agreement([predicted[i] for i in idx], [reference[i] for i in idx]),
+        )
+        for group, idx in sorted(members.items())
+    }
+
+
+def unswap(verdict: int | None) -> int | None:
+    """A verdict given on the swapped order, expressed in the original order."""
+    return {1: 2, 2: 1}.get(verdict, verdict) if verdict is not None else None
+
+
+def position_flip_rate(original_order: Sequence[int | None], swapped_order: Sequence[int | None]) -> Rate:
+    """How often a judge's verdict changes when the same pair is shown the other way round."""
+    pairs = [
+        (a, unswap(b)) for a, b in zip(original_order, swapped_order, strict=True) if a is not None and b is not None
+    ]
+    return Rate(sum(a != b for a, b in pairs), len(pairs))
+
+
+def majority_of_samples(samples: Sequence[int | None]) -> int | None:
+    """Self-consistency: the verdict of most of k samples (None on a tie)."""
+    return mode(samples)
+
+
+def agreement_table(results: Mapping[str, Sequence[int | None]], reference: Sequence[int]) -> dict[str, Rate]:
+    return {judge: example_agreement(verdicts, reference) for judge, verdicts in results.items()}

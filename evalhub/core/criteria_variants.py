@@ -1,0 +1,67 @@
+"""Criteria prompt variants for robustness checks (ScaleEval, Section 5.3 and Appendix A.2, Table 8).
+
+Each variant rewrites only the level descriptions; the scores and their order stay as they
+are. Random variants take a seed and give the same text for the same seed.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Mapping
+
+GIBBERISH_SYMBOLS = "!@#$%&*()<>?/+=€"
+_LABEL = re.compile(r"^[^-–—]{1,40}\s[-–—]\s")  # "Not Helpful - " / "Mastery - "
+_WORD = re.compile(r"^(\W*)(.*?)(\W*)$")
+
+
+def shortened(text: str, rng: random.Random) -> str:
+    """Drop the level's label ("Not Helpful - …")."""
+    return _LABEL.sub("", text, count=1)
+
+
+def gibberish(text: str, rng: random.Random, rate: float = 0.3) -> str:
+    """Replace about `rate` of the letters by symbols."""
+    return "".join(rng.choice(GIBBERISH_SYMBOLS) if c.isalpha() and rng.random() < rate else c for c in text)
+
+
+def shuffled(text: str, rng: random.Random) -> str:
+    """The same words in a random order."""
+    words = text.split()
+    rng.shuffle(words)
+    return " ".join(words)
+
+
+def flipped(text: str, rng: random.Random) -> str:
+    """Every word spelled backwards, punctuation around it kept in place."""
+
+    def flip(word: str) -> str:
+        lead, core, trail = _WORD.match(word).groups()
+        return lead + core[::-1] + trail
+
+    return " ".join(flip(word) for word in text.split(" "))
+
+
+def masked(text: str, rng: random.Random, rate: float = 0.3) -> str:
+    """Replace about `rate` of the letters by '_'."""
+    return "".join("_" if c.isalpha() and rng.random() < rate else c for c in text)
+
+
+VARIANTS: dict[str, Callable[[str, random.Random], str]] = {
+    "shortened": shortened,
+    "gibberish": gibberish,
+    "shuffled": shuffled,
+    "flipped": flipped,
+    "masked": masked,
+}
+ORIGINAL = "original"
+
+
+def criteria_variant(levels: Mapping[str, str], variant: str, seed: int = 0) -> dict[str, str]:
+    """The levels rewritten by `variant` ("original" leaves them as they are)."""
+    if variant == ORIGINAL:
+        return dict(levels)
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown criteria variant {variant!r}; choose from {ORIGINAL}, {', '.join(VARIANTS)}.")
+    rng = random.Random(f"{variant}:{seed}")
+    return {score: VARIANTS[variant](text, rng) for score, text in levels.items()}
