@@ -6,6 +6,7 @@ the process with a message that names the variable (healthchecks' settings style
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 from collections.abc import Mapping
@@ -48,6 +49,15 @@ class Env:
         if minimum is not None and value < minimum:
             raise ConfigError(f"{name}={value} must be at least {minimum}.")
         return value
+
+    def json(self, name: str, default: object) -> object:
+        raw = self.str(name)
+        if not raw:
+            return default
+        try:
+            return json.loads(raw)
+        except ValueError as error:
+            raise ConfigError(f"{name} is not valid JSON ({error}).") from None
 
     def list(self, name: str, default: list[str]) -> list[str]:
         raw = self.str(name)

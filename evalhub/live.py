@@ -31,6 +31,14 @@ def broadcast_html(group: str, html: str) -> None:
     transaction.on_commit(send)
 
 
+async def send_html(group: str, html: str) -> None:
+    """From async code (a debate's event loop): send now; there is no transaction to wait for."""
+    try:
+        await get_channel_layer().group_send(group, {"type": FRAGMENT_EVENT, "html": html})
+    except Exception:  # a dead channel layer must not stop the work it reports on
+        logger.exception("could not send to %s", group)
+
+
 class FragmentConsumer(AsyncWebsocketConsumer):
     """A socket that joins one group and relays its HTML fragments.
 

@@ -37,6 +37,10 @@ try:
     EVALHUB_SECURE_COOKIES = env.bool("EVALHUB_SECURE_COOKIES", not EMBEDDED and not DEBUG)
     EVALHUB_LOG_LEVEL = env.str("EVALHUB_LOG_LEVEL", "INFO").upper()
     CELERY_WORKER_CONCURRENCY = env.int("EVALHUB_WORKER_CONCURRENCY", 4, minimum=1)
+    # Model access: a response cache shared by every worker on this machine, and prices in USD per
+    # million tokens, e.g. {"gpt-4o-mini": [0.15, 0.6]}.
+    EVALHUB_LLM_CACHE = env.str("EVALHUB_LLM_CACHE") or str(DATA_DIR / "llm-cache.sqlite3")
+    EVALHUB_LLM_PRICES = env.json("EVALHUB_LLM_PRICES", {})
 except ConfigError as error:
     raise ImproperlyConfigured(str(error)) from None
 
@@ -52,6 +56,8 @@ INSTALLED_APPS = [
     "evalhub.accounts",
     "evalhub.catalog",
     "evalhub.jobs",
+    "evalhub.debates",
+    "evalhub.adjudication",
     "evalhub.system",
 ]
 

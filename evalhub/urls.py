@@ -8,5 +8,6 @@ urlpatterns = [
     path("", include("evalhub.accounts.urls")),
     path("", include("evalhub.catalog.urls")),
     path("jobs/", include("evalhub.jobs.urls")),
+    path("debates/", include("evalhub.debates.urls")),
     path("admin/", admin.site.urls),
 ]

@@ -226,9 +226,17 @@ async def run_debate(
         missing = [agent for agent in range(setup.agents) if (round_number, agent) not in turns]
         if missing and should_stop is not None and await should_stop():
             return DebateOutcome(None, round_number, _ordered(turns), stopped=True)
-        # Agents in a round answer concurrently; each sees only earlier rounds.
-        for turn in await asyncio.gather(*(take_turn(agent, round_number, earlier) for agent in missing)):
-            turns[(turn.round, turn.agent)] = turn
+        # Agents in a round answer concurrently; each sees only earlier rounds. When one fails, the
+        # others still finish (and are stored by on_turn), so a resume does not pay for them again.
+        results = await asyncio.gather(
+            *(take_turn(agent, round_number, earlier) for agent in missing), return_exceptions=True
+        )
+        failures = [r for r in results if isinstance(r, BaseException)]
+        for turn in results:
+            if isinstance(turn, Turn):
+                turns[(turn.round, turn.agent)] = turn
+        if failures:
+            raise failures[0]
         verdicts = [turns[(round_number, agent)].verdict for agent in range(setup.agents)]
         agreed = consensus(verdicts, setup.rule)
         if agreed is not None:

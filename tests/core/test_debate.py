@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from evalhub.core import prompt_sections as ps
@@ -181,3 +183,20 @@ def test_the_last_round_history_option_shows_only_the_previous_round_of_others()
         "Speaker 2's Discussion - Round 1",
         "Speaker 3's Discussion - Round 1",
     ]
+
+
+async def test_when_one_agent_fails_its_round_mates_still_finish_and_are_reported():
+    reported = []
+
+    async def ask(agent, round_number, messages):
+        if agent == 1:
+            raise RuntimeError("provider down")
+        await asyncio.sleep(0.01)
+        return "x\n1", {}
+
+    async def on_turn(turn):
+        reported.append(turn.agent)
+
+    with pytest.raises(RuntimeError, match="provider down"):
+        await run_debate(SETUP, ask, on_turn=on_turn)
+    assert sorted(reported) == [0, 2]

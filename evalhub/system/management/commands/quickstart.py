@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from evalhub.accounts.roles import ADMIN
-from evalhub.catalog.demo import do_load_demo
+from evalhub.catalog.demo import do_create_demo_debate_run, do_load_demo
 from evalhub.celery import QUEUES
 from evalhub.celery import app as celery_app
 from evalhub.system.embedded import serve, worker_thread
@@ -31,6 +31,8 @@ class Command(BaseCommand):
         if not options["no_demo"]:
             summary = do_load_demo()
             self.stdout.write(f"Demo benchmark '{summary.benchmark.slug}': {summary.describe()}")
+            if not options["no_serve"] and do_create_demo_debate_run():
+                self.stdout.write("Demo debate run queued; watch it on /debates/.")
         self.stdout.write(f"Log in as '{username}'" + (f" with password: {password}" if password else "."))
         if options["no_serve"]:
             return

@@ -1,0 +1,212 @@
+"""Writes to debates, each followed by the live update that browsers watching it need."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count, Q
+from django.template.loader import render_to_string
+
+from evalhub.adjudication.models import AdjudicationItem
+from evalhub.catalog.models import Response
+from evalhub.core.debate import DebateOutcome, Turn, shown_swapped
+from evalhub.debates.models import (
+    FINISHED_DEBATE,
+    Debate,
+    DebateRun,
+    DebateStatus,
+    DebateTurn,
+    RunStatus,
+)
+from evalhub.live import broadcast_html
+
+RUNS_GROUP = "debate-runs"
+
+
+class RunRejected(ValueError):
+    pass
+
+
+def run_counts(run: DebateRun) -> dict[str, int]:
+    counts = run.debates.aggregate(
+        total=Count("id"),
+        **{status: Count("id", filter=Q(status=status)) for status in DebateStatus.values},
+    )
+    counts["finished"] = sum(counts[s] for s in FINISHED_DEBATE) + counts[DebateStatus.FAILED]
+    return counts
+
+
+def broadcast_run(run: DebateRun) -> None:
+    html = render_to_string("debates/_run_summary.html", {"run": run, "counts": run_counts(run), "oob": True})
+    broadcast_html(RUNS_GROUP, html)
+    broadcast_html(f"run.{run.pk}", html)
+
+
+def broadcast_debate(debate: Debate) -> None:
+    html = render_to_string("debates/_outcome.html", {"debate": debate, "oob": True})
+    broadcast_html(debate.group_name, html)
+
+
+def check_pairs(run: DebateRun) -> list[tuple[Any, Response, Response]]:
+    """(prompt, response of A, response of B) for every prompt both models answered."""
+    if run.model_a_id == run.model_b_id:
+        raise RunRejected("model A and model B must differ.")
+    responses = Response.objects.filter(
+        prompt__benchmark=run.benchmark, parent__isnull=True, variant="", model__in=[run.model_a, run.model_b]
+    ).select_related("prompt")
+    if run.category:
+        responses = responses.filter(prompt__category=run.category)
+    by_prompt: dict[int, dict[int, Response]] = {}
+    for response in responses:
+        by_prompt.setdefault(response.prompt_id, {})[response.model_id] = response
+    pairs = [
+        (found[run.model_a_id].prompt, found[run.model_a_id], found[run.model_b_id])
+        for _, found in sorted(by_prompt.items())
+        if run.model_a_id in found and run.model_b_id in found
+    ]
+    if not pairs:
+        raise RunRejected("no prompt of this benchmark has responses from both models.")
+    return pairs
+
+
+def do_create_run(user: Any = None, **fields: Any) -> DebateRun:
+    """Create a run and one debate per pair, each with its shown order drawn from the seed."""
+    with transaction.atomic():
+        run = DebateRun(created_by=user if getattr(user, "is_authenticated", False) else None, **fields)
+        if not run.agents:
+            raise RunRejected("a debate needs at least one agent.")
+        run.save()
+        Debate.objects.bulk_create(
+            Debate(
+                run=run,
+                prompt=prompt,
+                response_a=a,
+                response_b=b,
+                swapped=shown_swapped(run.seed, f"{prompt.pk}:{a.pk}:{b.pk}"),
+            )
+            for prompt, a, b in check_pairs(run)
+        )
+    return run
+
+
+def do_start_run(run: DebateRun) -> DebateRun:
+    """Start or resume: every debate not finished yet is queued (failed ones too, to retry)."""
+    from evalhub.debates.tasks import run_debate_task
+
+    with transaction.atomic():
+        run = DebateRun.objects.select_for_update().get(pk=run.pk)
+        if run.status == RunStatus.CANCELLED:
+            raise RunRejected("a cancelled run cannot be started again.")
+        run.status = RunStatus.RUNNING
+        run.save(update_fields=["status"])
+        waiting = list(
+            run.debates.filter(
+                status__in=[DebateStatus.PENDING, DebateStatus.RUNNING, DebateStatus.FAILED]
+            ).values_list("id", flat=True)
+        )
+        run.debates.filter(id__in=waiting).update(status=DebateStatus.PENDING, error="")
+        transaction.on_commit(lambda: [run_debate_task.delay(debate_id) for debate_id in waiting])
+        broadcast_run(run)
+    return run
+
+
+def do_set_run_status(run: DebateRun, status: str) -> DebateRun:
+    """Pause or cancel: debates stop before their next round; finished ones stay as they are."""
+    with transaction.atomic():
+        run = DebateRun.objects.select_for_update().get(pk=run.pk)
+        if run.status == RunStatus.CANCELLED:
+            return run
+        run.status = status
+        run.save(update_fields=["status"])
+        broadcast_run(run)
+    return run
+
+
+def do_mark_running(debate: Debate) -> bool:
+    """Claim a pending debate for this worker; False if it is finished or its run is not running."""
+    with transaction.atomic():
+        debate = Debate.objects.select_for_update().select_related("run").get(pk=debate.pk)
+        if debate.status in FINISHED_DEBATE or debate.run.status != RunStatus.RUNNING:
+            return False
+        debate.status = DebateStatus.RUNNING
+        debate.save(update_fields=["status", "updated_at"])
+        broadcast_debate(debate)
+        broadcast_run(debate.run)
+    return True
+
+
+def do_record_turn(debate_id: int, turn: Turn, agent_spec: str) -> DebateTurn:
+    """Store a finished turn once (a retried task finds it there) and show it to watchers."""
+    extra = dict(turn.extra)
+    with transaction.atomic():
+        stored, _ = DebateTurn.objects.get_or_create(
+            debate_id=debate_id,
+            round=turn.round,
+            agent=turn.agent,
+            defaults={
+                "agent_spec": agent_spec[:300],
+                "text": turn.text,
+                "verdict": turn.verdict,
+                "reasked": turn.reasked,
+                "input_tokens": extra.get("input_tokens", 0),
+                "output_tokens": extra.get("output_tokens", 0),
+                "latency_s": extra.get("latency_s", 0.0),
+                "cached": extra.get("cached", False),
+                "cost_usd": extra.get("cost_usd"),
+            },
+        )
+        html = render_to_string("debates/_turn.html", {"turn": stored, "oob": True})
+        broadcast_html(f"debate.{debate_id}", html)
+    return stored
+
+
+def do_finish_debate(debate: Debate, outcome: DebateOutcome) -> Debate:
+    """Consensus, or no consensus: then the debate becomes an adjudication item, in the same transaction."""
+    with transaction.atomic():
+        debate = Debate.objects.select_for_update().select_related("run").get(pk=debate.pk)
+        debate.rounds_used = outcome.rounds_used
+        if outcome.resolved:
+            debate.status, debate.verdict, debate.winner = (
+                DebateStatus.CONSENSUS,
+                outcome.verdict,
+                debate.winner_of(outcome.verdict),
+            )
+        else:
+            debate.status = DebateStatus.UNRESOLVED
+            AdjudicationItem.objects.get_or_create(debate=debate)
+        debate.error = ""
+        debate.save()
+        _add_usage(debate.run, outcome.turns)
+        broadcast_debate(debate)
+        broadcast_run(debate.run)
+    return debate
+
+
+def do_release_debate(debate: Debate, error: str = "") -> Debate:
+    """Back to pending (paused run), or failed with its cause; either can run again later."""
+    with transaction.atomic():
+        debate = Debate.objects.select_for_update().select_related("run").get(pk=debate.pk)
+        if debate.status in FINISHED_DEBATE:
+            return debate
+        debate.status, debate.error = (DebateStatus.FAILED, error[:2000]) if error else (DebateStatus.PENDING, "")
+        debate.save(update_fields=["status", "error", "updated_at"])
+        broadcast_debate(debate)
+        broadcast_run(debate.run)
+    return debate
+
+
+def _add_usage(run: DebateRun, turns: Iterable[Turn]) -> None:
+    run = DebateRun.objects.select_for_update().get(pk=run.pk)
+    usage = dict(run.usage)
+    for turn in turns:
+        extra = turn.extra
+        usage["calls"] = usage.get("calls", 0) + 1
+        usage["input_tokens"] = usage.get("input_tokens", 0) + int(extra.get("input_tokens", 0))
+        usage["output_tokens"] = usage.get("output_tokens", 0) + int(extra.get("output_tokens", 0))
+        usage["cached_calls"] = usage.get("cached_calls", 0) + int(bool(extra.get("cached")))
+        if extra.get("cost_usd") is not None:
+            usage["cost_usd"] = round(usage.get("cost_usd", 0.0) + float(extra["cost_usd"]), 6)
+    run.usage = usage
+    run.save(update_fields=["usage"])

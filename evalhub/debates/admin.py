@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from evalhub.debates.models import Debate, DebateRun, DebateTurn
+
+
+@admin.register(DebateRun)
+class DebateRunAdmin(admin.ModelAdmin):
+    list_display = ("id", "name", "benchmark", "criterion", "status", "rounds", "consensus_rule", "created_at")
+    list_filter = ("status",)
+
+
+class TurnInline(admin.TabularInline):
+    model = DebateTurn
+    extra = 0
+    fields = ("round", "agent", "verdict", "reasked", "output_tokens", "latency_s")
+    readonly_fields = fields
+
+
+@admin.register(Debate)
+class DebateAdmin(admin.ModelAdmin):
+    list_display = ("id", "run", "prompt", "status", "verdict", "winner", "rounds_used", "swapped")
+    list_filter = ("status", "run")
+    raw_id_fields = ("prompt", "response_a", "response_b")
+    inlines = [TurnInline]

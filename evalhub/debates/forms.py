@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+from django import forms
+
+from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
+from evalhub.core.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNANIMOUS
+from evalhub.llm.registry import parse_spec
+from evalhub.llm.types import UnknownProvider
+
+PRIVILEGED_CHOICES = [("reference_answer", "Reference answer"), ("rating_guidelines", "Rating guidelines")]
+DEFAULT_AGENTS = "heuristic\nheuristic:reference\nheuristic:detail"
+
+
+class DebateRunForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    benchmark = forms.ModelChoiceField(Benchmark.objects.all())
+    criterion = forms.ModelChoiceField(Criterion.objects.all())
+    model_a = forms.ModelChoiceField(LanguageModel.objects.all(), label="Model A")
+    model_b = forms.ModelChoiceField(LanguageModel.objects.all(), label="Model B")
+    category = forms.CharField(max_length=100, required=False, help_text="Only prompts of this category.")
+    agents = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}),
+        initial=DEFAULT_AGENTS,
+        help_text="One provider spec per line, e.g. openai:gpt-4o-mini, anthropic:claude-3-5-sonnet-latest, "
+        "openai-compatible:http://host:8000/v1|model, transformers:/path, heuristic[:reference|detail|concise].",
+    )
+    rounds = forms.IntegerField(min_value=1, max_value=10, initial=3, help_text="One independent round + discussions.")
+    consensus_rule = forms.ChoiceField(choices=[(UNANIMOUS, "Unanimous"), (MAJORITY, "Majority")])
+    history = forms.ChoiceField(choices=[(ALL_ROUNDS, "All previous rounds"), (LAST_ROUND, "Only the last round")])
+    privileged_sources = forms.MultipleChoiceField(
+        choices=PRIVILEGED_CHOICES,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Shown to agents in their own marked section; never to the candidates.",
+    )
+    other_privileged = forms.CharField(
+        required=False, max_length=300, help_text="Other privileged field names to show, comma-separated."
+    )
+    temperature = forms.FloatField(min_value=0, max_value=2, initial=0)
+    max_tokens = forms.IntegerField(min_value=16, max_value=8192, initial=512)
+    seed = forms.IntegerField(initial=0)
+    start = forms.BooleanField(required=False, initial=True, label="Start now")
+
+    def clean_agents(self) -> list[str]:
+        specs = [line.strip() for line in self.cleaned_data["agents"].splitlines() if line.strip()]
+        if not specs:
+            raise forms.ValidationError("Name at least one agent.")
+        for spec in specs:
+            try:
+                parse_spec(spec)
+            except UnknownProvider as error:
+                raise forms.ValidationError(str(error)) from None
+        return specs
+
+    def clean(self):
+        data = super().clean()
+        if data.get("model_a") and data.get("model_a") == data.get("model_b"):
+            self.add_error("model_b", "Model B must differ from model A.")
+        others = [name.strip() for name in data.get("other_privileged", "").split(",") if name.strip()]
+        data["privileged_sources"] = [*data.get("privileged_sources", []), *others]
+        return data
+
+    def run_fields(self) -> dict:
+        data = self.cleaned_data
+        names = (
+            "name",
+            "benchmark",
+            "criterion",
+            "model_a",
+            "model_b",
+            "category",
+            "agents",
+            "rounds",
+            "consensus_rule",
+            "history",
+            "privileged_sources",
+            "temperature",
+            "max_tokens",
+            "seed",
+        )
+        return {name: data[name] for name in names}

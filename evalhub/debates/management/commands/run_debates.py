@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+from collections import Counter
+
+from django.core.management.base import BaseCommand, CommandError
+
+from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
+from evalhub.core.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNANIMOUS
+from evalhub.debates.actions import RunRejected, do_create_run, do_start_run
+from evalhub.debates.forms import DEFAULT_AGENTS
+from evalhub.debates.runner import run_debate
+from evalhub.llm.registry import parse_spec
+from evalhub.llm.types import UnknownProvider
+
+
+class Command(BaseCommand):
+    help = "Create a debate run over a benchmark and run it here (or --enqueue it for the workers)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--benchmark", required=True)
+        parser.add_argument("--criterion", required=True)
+        parser.add_argument("--model-a", required=True)
+        parser.add_argument("--model-b", required=True)
+        parser.add_argument(
+            "--agent", action="append", default=[], help="Provider spec; repeat (default: 3 heuristics)."
+        )
+        parser.add_argument("--rounds", type=int, default=3)
+        parser.add_argument("--consensus", choices=[UNANIMOUS, MAJORITY], default=UNANIMOUS)
+        parser.add_argument("--history", choices=[ALL_ROUNDS, LAST_ROUND], default=ALL_ROUNDS)
+        parser.add_argument("--privileged", action="append", default=[], help="Privileged field to show; repeat.")
+        parser.add_argument("--category", default="")
+        parser.add_argument("--temperature", type=float, default=0.0)
+        parser.add_argument("--max-tokens", type=int, default=512)
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--name", default="")
+        parser.add_argument(
+            "--enqueue", action="store_true", help="Queue for the Celery workers instead of running here."
+        )
+
+    def handle(self, *args, **o):
+        agents = o["agent"] or DEFAULT_AGENTS.split()
+        try:
+            for spec in agents:
+                parse_spec(spec)
+            fields = {
+                "benchmark": Benchmark.objects.get(slug=o["benchmark"]),
+                "criterion": Criterion.objects.get(slug=o["criterion"]),
+                "model_a": LanguageModel.objects.get(slug=o["model_a"]),
+                "model_b": LanguageModel.objects.get(slug=o["model_b"]),
+            }
+        except UnknownProvider as error:
+            raise CommandError(str(error)) from None
+        except (Benchmark.DoesNotExist, Criterion.DoesNotExist, LanguageModel.DoesNotExist) as error:
+            raise CommandError(str(error)) from None
+        pair = f"{fields['model_a'].slug} vs {fields['model_b'].slug}"
+        name = o["name"] or f"{pair} on {fields['benchmark'].slug} ({fields['criterion'].slug})"
+        try:
+            run = do_create_run(
+                name=name,
+                agents=agents,
+                rounds=o["rounds"],
+                consensus_rule=o["consensus"],
+                history=o["history"],
+                privileged_sources=o["privileged"],
+                category=o["category"],
+                temperature=o["temperature"],
+                max_tokens=o["max_tokens"],
+                seed=o["seed"],
+                **fields,
+            )
+        except RunRejected as error:
+            raise CommandError(str(error)) from None
+        if o["enqueue"]:
+            do_start_run(run)
+            self.stdout.write(f"Queued run {run.pk} ({run.debates.count()} debates).")
+            return
+        run.status = "running"
+        run.save(update_fields=["status"])
+        outcomes = Counter(run_debate(debate_id) for debate_id in run.debates.values_list("id", flat=True))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Run {run.pk} '{run.name}': " + ", ".join(f"{n} {s}" for s, n in sorted(outcomes.items()))
+            )
+        )

@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from evalhub.accounts.roles import ADMIN, has_role, role_required
+from evalhub.debates.actions import RunRejected, do_create_run, do_set_run_status, do_start_run, run_counts
+from evalhub.debates.forms import DebateRunForm
+from evalhub.debates.models import Debate, DebateRun, RunStatus
+
+
+@role_required()
+def debate_index(request):
+    runs = DebateRun.objects.select_related("benchmark", "criterion", "model_a", "model_b")[:50]
+    rows = [(run, run_counts(run)) for run in runs]
+    return render(request, "debates/index.html", {"rows": rows})
+
+
+@role_required(ADMIN)
+@require_http_methods(["GET", "POST"])
+def run_create(request):
+    form = DebateRunForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            run = do_create_run(request.user, **form.run_fields())
+        except RunRejected as error:
+            form.add_error(None, str(error))
+        else:
+            if form.cleaned_data["start"]:
+                do_start_run(run)
+            messages.success(request, f"Created {run.name} with {run.debates.count()} debates.")
+            return redirect(run)
+    return render(request, "debates/run_form.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@role_required()
+def run_detail(request, pk: int):
+    run = get_object_or_404(DebateRun.objects.select_related("benchmark", "criterion", "model_a", "model_b"), pk=pk)
+    debates = run.debates.select_related("prompt").order_by("id")
+    page = Paginator(debates, 100).get_page(request.GET.get("page"))
+    return render(request, "debates/run_detail.html", {"run": run, "counts": run_counts(run), "page": page})
+
+
+@role_required(ADMIN)
+@require_POST
+def run_control(request, pk: int, action: str):
+    run = get_object_or_404(DebateRun, pk=pk)
+    try:
+        if action in {"start", "resume"}:
+            do_start_run(run)
+        elif action == "pause":
+            do_set_run_status(run, RunStatus.PAUSED)
+        elif action == "cancel":
+            do_set_run_status(run, RunStatus.CANCELLED)
+        else:
+            return redirect(run)
+    except RunRejected as error:
+        messages.error(request, str(error))
+    return redirect(run)
+
+
+@role_required()
+def debate_detail(request, pk: int):
+    debate = get_object_or_404(
+        Debate.objects.select_related(
+            "run__criterion",
+            "run__model_a",
+            "run__model_b",
+            "prompt__benchmark",
+            "response_a__model",
+            "response_b__model",
+        ),
+        pk=pk,
+    )
+    first, second = debate.shown
+    context = {
+        "debate": debate,
+        "run": debate.run,
+        "first": first,
+        "second": second,
+        # Which model wrote which submission: admins only (adjudicators judge blind).
+        "reveal": has_role(request.user, ADMIN),
+        "privileged": debate.prompt.privileged_information(),
+    }
+    return render(request, "debates/debate_detail.html", context)

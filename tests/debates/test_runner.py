@@ -1,0 +1,131 @@
+"""Running debates against the database: outcomes, mapping back, resume, pause, privileged information."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalhub.adjudication.models import AdjudicationItem
+from evalhub.core import prompt_sections as ps
+from evalhub.debates.actions import do_set_run_status, do_start_run
+from evalhub.debates.models import DebateStatus, DebateTurn, RunStatus, Winner
+from evalhub.debates.runner import run_debate
+from evalhub.llm.types import ProviderUnavailable
+from tests.debates.conftest import sections_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def start(run):
+    run.status = RunStatus.RUNNING
+    run.save(update_fields=["status"])
+    return run
+
+
+def test_a_judge_that_always_prefers_model_a_maps_back_to_a_whatever_order_was_shown(make_run, agents):
+    run = start(make_run())
+    first, second, third = run.debates.order_by("id")
+    for debate, swapped in ((first, True), (second, False), (third, True)):  # both orders, whatever the draw
+        debate.swapped = swapped
+        debate.save(update_fields=["swapped"])
+    a_texts = {d.response_a.text for d in run.debates.select_related("response_a")}
+
+    def prefer_a(agent, messages):
+        return "A is better.\n" + ("1" if sections_of(messages)[ps.SUBMISSION_1] in a_texts else "2")
+
+    agents(prefer_a)
+    for debate in run.debates.all():
+        assert run_debate(debate.pk) == DebateStatus.CONSENSUS
+    debates = list(run.debates.all())
+    assert [d.winner for d in debates] == [Winner.A] * 3
+    assert all(d.verdict == (2 if d.swapped else 1) for d in debates)
+
+
+def test_disagreement_to_the_end_creates_an_adjudication_item_with_the_unresolved_status(make_run, agents):
+    run = start(make_run(rounds=2))
+    agents(lambda agent, messages: f"My view.\n{1 + agent % 2}")
+    debate = run.debates.first()
+    assert run_debate(debate.pk) == DebateStatus.UNRESOLVED
+    debate.refresh_from_db()
+    assert (debate.rounds_used, debate.winner, debate.turns.count()) == (2, "", 6)
+    assert AdjudicationItem.objects.get(debate=debate).status == "open"
+
+
+def test_a_provider_failure_fails_the_debate_and_a_resume_asks_only_for_missing_turns(make_run, agents):
+    run = start(make_run())
+    debate = run.debates.first()
+    failing = {"on": True}
+
+    def flaky(agent, messages):
+        if "Speaker" in messages[-1]["content"] and agent == 2 and failing["on"]:
+            return ProviderUnavailable("scripted", "m", "server error (HTTP 500) (gave up after 6 attempts)")
+        return f"x\n{1 if agent else 2}"
+
+    log = agents(flaky)
+    assert run_debate(debate.pk) == DebateStatus.FAILED
+    debate.refresh_from_db()
+    assert "HTTP 500" in debate.error and debate.turns.count() == 5  # round 0, and two of round 1
+    failing["on"] = False
+    asked_before = len(log)
+    do_start_run(run)  # eager in tests: the failed debate runs again at once
+    debate.refresh_from_db()
+    assert len(log) - asked_before >= 1 and debate.status in {DebateStatus.CONSENSUS, DebateStatus.UNRESOLVED}
+    rounds_agents = list(DebateTurn.objects.filter(debate=debate).values_list("round", "agent"))
+    assert len(rounds_agents) == len(set(rounds_agents)), "no turn is stored twice"
+    assert (1, 2) in rounds_agents
+
+
+def test_a_paused_run_does_not_start_its_debates_and_resumes_later(make_run, agents):
+    run = start(make_run())
+    log = agents(lambda agent, messages: "x\n1")
+    do_set_run_status(run, RunStatus.PAUSED)
+    debate = run.debates.first()
+    assert run_debate(debate.pk) == DebateStatus.PENDING and not log
+    do_start_run(run)
+    debate.refresh_from_db()
+    assert debate.status == DebateStatus.CONSENSUS
+
+
+def test_an_unparsable_answer_is_reasked_then_stored_as_an_invalid_turn(make_run, agents):
+    run = start(make_run(rounds=1))
+    agents(lambda agent, messages: "I refuse to give a number." if agent == 0 else "ok\n1")
+    debate = run.debates.first()
+    assert run_debate(debate.pk) == DebateStatus.UNRESOLVED
+    turn = debate.turns.get(agent=0)
+    assert (turn.verdict, turn.reasked, turn.valid) == (None, True, False)
+
+
+def test_privileged_information_reaches_agents_only_when_the_run_turns_it_on(make_run, agents):
+    log = agents(lambda agent, messages: "x\n1")
+    with_info = start(make_run(name="with", privileged_sources=["reference_answer"]))
+    without = start(make_run(name="without"))
+    for run in (with_info, without):
+        run_debate(run.debates.get(prompt__external_id="math-01").pk)
+    prompts = [m[-1]["content"] for m in log]
+    assert sum("$50 (0.8 × P = 40)." in p for p in prompts) == 3, "three agents of the run with it, round 0"
+    marked = [p for p in prompts if "$50 (0.8 × P = 40)." in p]
+    assert all("[Reference answer (visible to evaluators only" in p for p in marked)
+
+
+def test_the_usage_of_a_run_sums_its_turns(make_run, agents):
+    run = start(make_run(rounds=1))
+    agents(lambda agent, messages: "x\n1")
+    for debate in run.debates.all():
+        run_debate(debate.pk)
+    run.refresh_from_db()
+    assert run.usage == {"calls": 9, "input_tokens": 90, "output_tokens": 45, "cached_calls": 0}
+
+
+def test_the_heuristic_panel_gives_consensus_changed_minds_and_unresolved_debates_offline(make_run):
+    run = start(
+        make_run(
+            agents=["heuristic", "heuristic:reference", "heuristic:detail"],
+            category="",
+            privileged_sources=["reference_answer"],
+        )
+    )
+    statuses = [run_debate(d.pk) for d in run.debates.all()]
+    assert DebateStatus.CONSENSUS in statuses and DebateStatus.UNRESOLVED in statuses
+    changed = [
+        d for d in run.debates.all() if any(len({t.verdict for t in d.turns.filter(agent=a)}) > 1 for a in range(3))
+    ]
+    assert changed, "at least one agent changed its mind in discussion"

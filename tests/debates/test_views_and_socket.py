@@ -1,0 +1,156 @@
+"""Debate pages and the live transcript socket."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from channels.db import database_sync_to_async as sync_to_async
+from django.db import connections
+
+from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
+from evalhub.core.debate import Turn
+from evalhub.debates.actions import do_record_turn
+from evalhub.debates.models import DebateRun, DebateStatus, RunStatus
+from evalhub.debates.runner import run_debate
+from evalhub.llm.testing import FakeLLMServer
+from tests.conftest import make_user
+from tests.jobs.helpers import open_socket
+
+
+def like_a_worker(debate_id: int) -> str:
+    """Run a debate the way a Celery worker thread does, closing the thread's connections after."""
+    try:
+        return run_debate(debate_id)
+    finally:
+        connections.close_all()
+
+
+@pytest.mark.django_db
+def test_viewers_read_debates_but_only_admins_create_and_control_runs(login, viewer, admin_user, make_run):
+    run = make_run()
+    debate = run.debates.first()
+    client = login(viewer)
+    for url in ("/debates/", f"/debates/runs/{run.pk}/", f"/debates/{debate.pk}/"):
+        assert client.get(url).status_code == 200
+    assert client.get("/debates/new/").status_code == 403
+    assert client.post(f"/debates/runs/{run.pk}/pause/").status_code == 403
+    assert login(admin_user).get("/debates/new/").status_code == 200
+
+
+@pytest.mark.django_db
+def test_an_admin_creates_a_run_from_the_form_and_its_debates_run(login, admin_user, demo):
+    form = {
+        "name": "form run",
+        "benchmark": Benchmark.objects.get(slug="demo").pk,
+        "criterion": Criterion.objects.get(slug="helpfulness").pk,
+        "model_a": LanguageModel.objects.get(slug="demo-thorough").pk,
+        "model_b": LanguageModel.objects.get(slug="demo-sloppy").pk,
+        "agents": "heuristic\nheuristic:reference\nheuristic:detail",
+        "rounds": 3,
+        "consensus_rule": "unanimous",
+        "history": "all",
+        "privileged_sources": ["reference_answer"],
+        "temperature": 0,
+        "max_tokens": 256,
+        "seed": 1,
+        "start": "on",
+    }
+    response = login(admin_user).post("/debates/new/", form)
+    run = DebateRun.objects.get(name="form run")
+    assert response.status_code == 302 and response.url == f"/debates/runs/{run.pk}/"
+    assert (run.privileged_sources, run.agents[1], run.status) == (
+        ["reference_answer"],
+        "heuristic:reference",
+        RunStatus.RUNNING,
+    )
+    assert run.debates.count() == 12
+
+
+@pytest.mark.django_db
+def test_a_forged_form_is_rejected_with_reasons_and_creates_nothing(login, admin_user, demo):
+    model = LanguageModel.objects.get(slug="demo-thorough").pk
+    form = {
+        "name": "bad",
+        "benchmark": 999,
+        "criterion": Criterion.objects.get(slug="helpfulness").pk,
+        "model_a": model,
+        "model_b": model,
+        "agents": "opneai:gpt-4o",
+        "rounds": 0,
+        "consensus_rule": "most",
+        "history": "all",
+        "temperature": 0,
+        "max_tokens": 256,
+        "seed": 0,
+    }
+    response = login(admin_user).post("/debates/new/", form)
+    body = response.content.decode()
+    assert response.status_code == 400 and not DebateRun.objects.exists()
+    assert "Did you mean &#x27;openai&#x27;" in body and "Model B must differ" in body
+
+
+@pytest.mark.django_db
+def test_model_identities_are_shown_to_admins_only(login, viewer, admin_user, make_run):
+    debate = make_run().debates.first()
+    assert "Demo system: thorough" not in login(viewer).get(f"/debates/{debate.pk}/").content.decode()
+    assert "Demo system: thorough" in login(admin_user).get(f"/debates/{debate.pk}/").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_submission_with_a_script_is_shown_as_text(login, viewer, make_run):
+    debate = make_run().debates.first()
+    debate.response_a.text = "<script>alert(1)</script>"
+    debate.response_a.save()
+    body = login(viewer).get(f"/debates/{debate.pk}/").content.decode()
+    assert "<script>alert(1)</script>" not in body and "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_viewer_receives_the_transcript_then_new_turns_in_order(make_run):
+    run = await sync_to_async(make_run)()
+    debate = await sync_to_async(run.debates.first)()
+    viewer = await sync_to_async(make_user)("v", "viewer")
+    communicator, connected = await open_socket(f"/ws/debates/{debate.pk}/", viewer)
+    assert connected
+    assert 'id="debate-live"' in await communicator.receive_from(timeout=5)
+    for agent in range(3):
+        await sync_to_async(do_record_turn)(debate.pk, Turn(agent, 0, f"speaker {agent} says\n1", 1), "heuristic")
+    received = [await communicator.receive_from(timeout=5) for _ in range(3)]
+    assert [f'id="turn-0-{a}"' in html for a, html in enumerate(received)] == [True] * 3
+    assert "speaker 2 says" in received[2]
+    await communicator.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("who", ["anonymous", "outsider"])
+async def test_anonymous_and_outsider_sockets_are_refused(make_run, who):
+    run = await sync_to_async(make_run)()
+    debate = await sync_to_async(run.debates.first)()
+    user = None if who == "anonymous" else await sync_to_async(make_user)("o")
+    _, connected = await open_socket(f"/ws/debates/{debate.pk}/", user)
+    assert not connected
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_turns_stream_to_the_browser_chunk_by_chunk_from_a_real_openai_compatible_server(make_run):
+    with FakeLLMServer(reply=lambda messages: "The first is more complete .\n1", api_key="not-needed") as server:
+        spec = f"openai-compatible:{server.url}/v1|fake-judge"
+        run = await sync_to_async(make_run)(agents=[spec], rounds=1)
+        await sync_to_async(DebateRun.objects.filter(pk=run.pk).update)(status=RunStatus.RUNNING)
+        debate = await sync_to_async(run.debates.first)()
+        viewer = await sync_to_async(make_user)("v", "viewer")
+        communicator, connected = await open_socket(f"/ws/debates/{debate.pk}/", viewer)
+        assert connected
+        await communicator.receive_from(timeout=5)  # the transcript as it is
+        status = await asyncio.to_thread(like_a_worker, debate.pk)
+        assert status == DebateStatus.CONSENSUS
+        messages = []
+        while not await communicator.receive_nothing(timeout=0.3):
+            messages.append(await communicator.receive_from())
+    chunks = [m for m in messages if 'hx-swap-oob="beforeend:#turn-0-0-text"' in m]
+    assert len(chunks) >= 6, "the answer arrives word by word"
+    started = next(i for i, m in enumerate(messages) if "thinking…" in m)
+    finished = next(i for i, m in enumerate(messages) if 'id="turn-0-0" class="turn"' in m)
+    assert started < messages.index(chunks[0]) and messages.index(chunks[-1]) < finished
+    assert any("The agents agree" in m for m in messages[finished:])
