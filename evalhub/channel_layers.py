@@ -23,7 +23,10 @@ class ThreadSafeInMemoryChannelLayer(InMemoryChannelLayer):
         home = self._home_loop
         if home is None or home is loop or home.is_closed() or not home.is_running():
             return await operation(*args)
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(operation(*args), home))
+        # Hand over without waiting: the home loop runs handed-over calls in the order they came,
+        # and a sender (a debate streaming chunks) must not stall on another thread's loop.
+        asyncio.run_coroutine_threadsafe(operation(*args), home)
+        return None
 
     async def receive(self, channel):
         self._home_loop = asyncio.get_running_loop()

@@ -6,22 +6,72 @@ never shows a row that a rollback took back.
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
-from channels.layers import get_channel_layer
+from channels.layers import DEFAULT_CHANNEL_LAYER, channel_layers, get_channel_layer
 from django.db import transaction
 
 logger = logging.getLogger(__name__)
 FRAGMENT_EVENT = "html.fragment"
 
 
+class Outbox:
+    """Fragments from sync code (actions) to an event loop that sends them one by one, in order.
+
+    Used while an async runner (a batch of debates) calls actions through sync_to_async: the
+    database thread hands fragments over and moves on, instead of waiting for a busy loop.
+    """
+
+    def __init__(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+        self.sender = self.loop.create_task(self._send_all())
+
+    def put(self, group: str, html: str) -> None:
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, (group, html))
+
+    async def _send_all(self) -> None:
+        while True:
+            group, html = await self.queue.get()
+            await send_html(group, html)
+            self.queue.task_done()
+
+    async def close(self) -> None:
+        await asyncio.sleep(0)  # let hand-overs scheduled just before this land in the queue
+        await self.queue.join()
+        self.sender.cancel()
+
+
+_outbox: contextvars.ContextVar[Outbox | None] = contextvars.ContextVar("evalhub_outbox", default=None)
+
+
+@asynccontextmanager
+async def outbox() -> AsyncIterator[Outbox]:
+    """Within this block, broadcasts from actions (called via sync_to_async) go through one outbox."""
+    box = Outbox()
+    token = _outbox.set(box)
+    try:
+        yield box
+    finally:
+        _outbox.reset(token)
+        await box.close()
+
+
 def broadcast_html(group: str, html: str) -> None:
     """Send `html` to every socket in `group` once the current transaction commits."""
+    box = _outbox.get()
 
     def send() -> None:
+        if box is not None:
+            box.put(group, html)
+            return
         layer = get_channel_layer()
         try:
             async_to_sync(layer.group_send)(group, {"type": FRAGMENT_EVENT, "html": html})
@@ -31,10 +81,15 @@ def broadcast_html(group: str, html: str) -> None:
     transaction.on_commit(send)
 
 
+def _layer():
+    # get_channel_layer() reads settings on every call; a busy sender looks the built layer up directly.
+    return channel_layers.backends.get(DEFAULT_CHANNEL_LAYER) or get_channel_layer()
+
+
 async def send_html(group: str, html: str) -> None:
     """From async code (a debate's event loop): send now; there is no transaction to wait for."""
     try:
-        await get_channel_layer().group_send(group, {"type": FRAGMENT_EVENT, "html": html})
+        await _layer().group_send(group, {"type": FRAGMENT_EVENT, "html": html})
     except Exception:  # a dead channel layer must not stop the work it reports on
         logger.exception("could not send to %s", group)
 

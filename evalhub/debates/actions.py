@@ -23,6 +23,9 @@ from evalhub.debates.models import (
 from evalhub.live import broadcast_html
 
 RUNS_GROUP = "debate-runs"
+# Debates per Celery task: they run concurrently on the task's event loop, so a worker thread
+# keeps many LLM calls in flight; several tasks spread a run over the workers.
+DEBATES_PER_TASK = 25
 
 
 class RunRejected(ValueError):
@@ -93,7 +96,7 @@ def do_create_run(user: Any = None, **fields: Any) -> DebateRun:
 
 def do_start_run(run: DebateRun) -> DebateRun:
     """Start or resume: every debate not finished yet is queued (failed ones too, to retry)."""
-    from evalhub.debates.tasks import run_debate_task
+    from evalhub.debates.tasks import run_debates_task
 
     with transaction.atomic():
         run = DebateRun.objects.select_for_update().get(pk=run.pk)
@@ -107,7 +110,8 @@ def do_start_run(run: DebateRun) -> DebateRun:
             ).values_list("id", flat=True)
         )
         run.debates.filter(id__in=waiting).update(status=DebateStatus.PENDING, error="")
-        transaction.on_commit(lambda: [run_debate_task.delay(debate_id) for debate_id in waiting])
+        batches = [waiting[i : i + DEBATES_PER_TASK] for i in range(0, len(waiting), DEBATES_PER_TASK)]
+        transaction.on_commit(lambda: [run_debates_task.delay(batch) for batch in batches])
         broadcast_run(run)
     return run
 
@@ -132,8 +136,8 @@ def do_mark_running(debate: Debate) -> bool:
             return False
         debate.status = DebateStatus.RUNNING
         debate.save(update_fields=["status", "updated_at"])
+        # Only the debate's own page hears of the start; run summaries change when debates finish.
         broadcast_debate(debate)
-        broadcast_run(debate.run)
     return True
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import zlib
 
 from asgiref.sync import sync_to_async
@@ -20,11 +21,12 @@ from evalhub.core.debate import DebateSetup, Turn, criteria_text
 from evalhub.core.debate import run_debate as run_protocol
 from evalhub.debates.actions import do_finish_debate, do_mark_running, do_record_turn, do_release_debate
 from evalhub.debates.models import Debate, DebateRun, RunStatus
-from evalhub.live import send_html
+from evalhub.live import outbox, send_html
 from evalhub.llm.types import LLMError
 from evalhub.system.model_access import chat_client
 
 logger = logging.getLogger(__name__)
+FLUSH_INTERVAL_S = 0.04
 PRIVILEGED_TITLES = {"reference_answer": "Reference answer", "rating_guidelines": "Rating guidelines"}
 
 
@@ -80,39 +82,73 @@ def turn_seed(run: DebateRun, debate_id: int, agent: int, round_number: int) -> 
 
 def run_debate(debate_id: int) -> str:
     """Run or resume one debate; returns its status. Safe to call twice (the second call finds it done)."""
-    debate = Debate.objects.select_related("run__criterion", "prompt", "response_a", "response_b").get(pk=debate_id)
-    if not do_mark_running(debate):
-        return Debate.objects.get(pk=debate_id).status
+    return run_debates([debate_id])[debate_id]
+
+
+def run_debates(debate_ids: list[int]) -> dict[int, str]:
+    """Run several debates concurrently on one event loop (LLM calls are I/O-bound), sharing one
+    client per agent spec so each provider's concurrency limit bounds the open connections."""
+    return asyncio.run(_run_all(debate_ids))
+
+
+async def _run_all(debate_ids: list[int]) -> dict[int, str]:
+    clients: dict[str, object] = {}
+
+    def client_for(spec) -> object:
+        key = str(spec)
+        if key not in clients:
+            clients[key] = chat_client(spec)
+        return clients[key]
+
+    async with outbox():
+        statuses = await asyncio.gather(*(_run_one(debate_id, client_for) for debate_id in debate_ids))
+    return dict(zip(debate_ids, statuses, strict=True))
+
+
+async def _run_one(debate_id: int, client_for) -> str:
+    debate = await sync_to_async(
+        lambda: Debate.objects.select_related("run__criterion", "prompt", "response_a", "response_b").get(pk=debate_id)
+    )()
+    if not await sync_to_async(do_mark_running)(debate):
+        return await sync_to_async(lambda: Debate.objects.get(pk=debate_id).status)()
     run = debate.run
-    setup = build_setup(debate)
-    clients = [chat_client(spec) for spec in run.agents]
+    setup, done = await sync_to_async(lambda: (build_setup(debate), stored_turns(debate)))()
+    agents = [client_for(spec) for spec in run.agents]
     group = debate.group_name
+    started: set[tuple[int, int]] = set()
 
     async def ask(agent: int, round_number: int, messages: list[dict[str, str]]):
         target = f"turn-{round_number}-{agent}-text"
-        await send_html(
-            group,
-            render_to_string(
-                "debates/_turn_started.html", {"round": round_number, "agent": agent, "speaker": agent + 1}
-            ),
-        )
-        stream = clients[agent].stream(
+        if (round_number, agent) in started:  # a re-ask: start the text afresh
+            await send_html(group, f'<div id="{target}" class="text" hx-swap-oob="true"></div>')
+        else:
+            started.add((round_number, agent))
+            context = {"round": round_number, "agent": agent, "speaker": agent + 1}
+            await send_html(group, render_to_string("debates/_turn_started.html", context))
+        stream = agents[agent].stream(
             messages,
             temperature=run.temperature,
             max_tokens=run.max_tokens,
             seed=turn_seed(run, debate_id, agent, round_number),
         )
+        # Chunks are sent in small batches (about every 40 ms): smooth to read, and far fewer messages.
+        pending, flushed_at = [], time.monotonic()
         async for chunk in stream:
-            await send_html(group, f'<div hx-swap-oob="beforeend:#{target}">{escape(chunk)}</div>')
-        done = stream.completion
+            pending.append(chunk)
+            if time.monotonic() - flushed_at >= FLUSH_INTERVAL_S:
+                await send_html(group, f'<div hx-swap-oob="beforeend:#{target}">{escape("".join(pending))}</div>')
+                pending, flushed_at = [], time.monotonic()
+        if pending:
+            await send_html(group, f'<div hx-swap-oob="beforeend:#{target}">{escape("".join(pending))}</div>')
+        done_call = stream.completion
         extra = {
-            "input_tokens": done.input_tokens,
-            "output_tokens": done.output_tokens,
-            "latency_s": round(done.latency_s, 3),
-            "cached": done.cached,
-            "cost_usd": done.cost_usd,
+            "input_tokens": done_call.input_tokens,
+            "output_tokens": done_call.output_tokens,
+            "latency_s": round(done_call.latency_s, 3),
+            "cached": done_call.cached,
+            "cost_usd": done_call.cost_usd,
         }
-        return done.text, extra
+        return done_call.text, extra
 
     async def on_turn(turn: Turn) -> None:
         await sync_to_async(do_record_turn)(debate_id, turn, str(run.agents[turn.agent]))
@@ -122,12 +158,10 @@ def run_debate(debate_id: int) -> str:
         return status != RunStatus.RUNNING
 
     try:
-        outcome = asyncio.run(
-            run_protocol(setup, ask, done=stored_turns(debate), on_turn=on_turn, should_stop=should_stop)
-        )
+        outcome = await run_protocol(setup, ask, done=done, on_turn=on_turn, should_stop=should_stop)
     except LLMError as error:
         logger.warning("debate %s failed: %s", debate_id, error)
-        return do_release_debate(debate, error=str(error)).status
+        return (await sync_to_async(do_release_debate)(debate, error=str(error))).status
     if outcome.stopped:
-        return do_release_debate(debate).status
-    return do_finish_debate(debate, outcome).status
+        return (await sync_to_async(do_release_debate)(debate)).status
+    return (await sync_to_async(do_finish_debate)(debate, outcome)).status

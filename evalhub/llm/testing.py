@@ -37,6 +37,7 @@ class Stall:
 @dataclass
 class FakeServerState:
     reply: Callable[[list[dict[str, Any]]], str] = lambda messages: "ok"
+    reply_for_model: Callable[[str, list[dict[str, Any]]], str] | None = None  # (model, messages) → text
     api_key: str = "test-key"
     latency_s: float = 0.0
     chunk_delay_s: float = 0.0
@@ -46,6 +47,11 @@ class FakeServerState:
     lock: threading.Lock = field(default_factory=threading.Lock)
     open_connections: int = 0
     peak_connections: int = 0
+    chunk_log: list[tuple[str, float]] | None = None  # (chunk, time sent) when given a list
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 1024  # the default backlog (5) refuses bursts of concurrent clients
 
 
 class FakeLLMServer:
@@ -54,7 +60,7 @@ class FakeLLMServer:
     def __init__(self, **state: Any) -> None:
         self.state = FakeServerState(**state)
         handler = type("Handler", (_Handler,), {"state": self.state})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd = _Server(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
@@ -161,8 +167,13 @@ class _Handler(BaseHTTPRequestHandler):
         prompt_words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
         return prompt_words, len(text.split())
 
+    def _reply(self, body: dict) -> str:
+        if self.state.reply_for_model is not None:
+            return self.state.reply_for_model(body.get("model", ""), body.get("messages", []))
+        return self.state.reply(body.get("messages", []))
+
     def _openai_chat(self, body: dict) -> None:
-        text = self.state.reply(body.get("messages", []))
+        text = self._reply(body)
         prompt_tokens, completion_tokens = self._usage(body, text)
         usage = {
             "prompt_tokens": prompt_tokens,
@@ -177,7 +188,9 @@ class _Handler(BaseHTTPRequestHandler):
         for piece in self._chunks(text):
             if self.state.chunk_delay_s:
                 time.sleep(self.state.chunk_delay_s)
-            delta = {"index": 0, "delta": {"content": piece, "sent_at": time.time()}, "finish_reason": None}
+            delta = {"index": 0, "delta": {"content": piece}, "finish_reason": None}
+            if self.state.chunk_log is not None:
+                self.state.chunk_log.append((piece.strip(), time.time()))
             self._event({**base, "object": "chat.completion.chunk", "choices": [delta]})
         done = {"index": 0, "delta": {}, "finish_reason": "stop"}
         self._event({**base, "object": "chat.completion.chunk", "choices": [done]})
@@ -185,7 +198,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._event("[DONE]")
 
     def _anthropic(self, body: dict) -> None:
-        text = self.state.reply(body.get("messages", []))
+        text = self._reply(body)
         input_tokens, output_tokens = self._usage(body, text)
         message = {
             "id": "msg_fake",
@@ -251,3 +264,57 @@ class _Handler(BaseHTTPRequestHandler):
                 "usage": {"prompt_tokens": len(tokens), "completion_tokens": 0, "total_tokens": len(tokens)},
             },
         )
+
+
+def _stats_get(self) -> None:
+    """GET /stats: requests served, peak open connections and the chunk log, as JSON."""
+    if self.path != "/stats":
+        return self._json(404, {"error": {"message": "not found"}})
+    with self.state.lock:
+        payload = {
+            "requests": len(self.state.requests),
+            "peak_connections": self.state.peak_connections,
+            "chunk_log": list(self.state.chunk_log or []),
+        }
+    self._json(200, payload)
+
+
+_Handler.do_GET = _stats_get  # noqa: N815 (http.server's naming)
+
+
+def debate_bench_reply(words_per_answer: int) -> Callable[[str, list[dict[str, Any]]], str]:
+    """Agents that disagree by model name (judge-1 says 2, the others 1), with numbered words."""
+    counter = iter(range(10**9))
+    lock = threading.Lock()
+
+    def reply(model: str, messages: list[dict[str, Any]]) -> str:
+        with lock:
+            words = " ".join(f"w{next(counter)}" for _ in range(words_per_answer))
+        return f"{words}\n{'2' if model == 'judge-1' else '1'}"
+
+    return reply
+
+
+def main() -> None:
+    """Serve in a process of its own (benchmarks): prints the URL, then serves until killed."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="A fake OpenAI/Anthropic server on 127.0.0.1.")
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--chunk-delay", type=float, default=0.0)
+    parser.add_argument("--words", type=int, default=20)
+    parser.add_argument("--api-key", default="not-needed")
+    args = parser.parse_args()
+    server = FakeLLMServer(
+        reply_for_model=debate_bench_reply(args.words),
+        api_key=args.api_key,
+        latency_s=args.latency,
+        chunk_delay_s=args.chunk_delay,
+        chunk_log=[],
+    )
+    print(server.url, flush=True)
+    server.httpd.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -205,3 +205,17 @@ async def test_no_more_than_the_concurrency_limit_is_in_flight():
         client = get_chat_client("openai:m", base_url=f"{fake.url}/v1", api_key="test-key", max_concurrency=2)
         await asyncio.gather(*(client.complete([{"role": "user", "content": str(i)}]) for i in range(6)))
     assert peak == 2
+
+
+@pytest.mark.parametrize("provider", sorted(CLIENTS))
+async def test_a_stream_that_is_rate_limited_before_its_first_chunk_is_retried(server, provider):
+    server.fail_next(Fail(429, retry_after="0"), Fail(503))
+    stream = CLIENTS[provider](server).stream(MESSAGES)
+    assert "".join([chunk async for chunk in stream]) == "No, 221 is 13 times 17."
+    assert server.request_count == 3
+
+
+async def test_a_stream_that_keeps_failing_raises_the_typed_error(server):
+    server.fail_next(Fail(500), Fail(500), Fail(500))
+    with pytest.raises(ProviderUnavailable, match="HTTP 500"):
+        [chunk async for chunk in openai_client(server).stream(MESSAGES)]

@@ -1,0 +1,209 @@
+"""Debate throughput: 1 debate vs N concurrent debates, against a fake OpenAI-compatible server.
+
+Everything but the model is real: the OpenAI SDK client over loopback HTTP with streaming,
+the debate runner and protocol, the database, the channel layer and WebSocket consumers
+that receive each streamed chunk. The server answers each call after a fixed latency and
+then streams its words; the three agents disagree, so every debate takes all its rounds
+(N × 3 agents × 3 rounds calls).
+
+Prints wall time for one debate and for N, their ratio (target: N=100 within 3× one
+debate), calls/s, the peak number of open connections to the server (bounded by the
+agents' concurrency limits), and the p50/p95 delay from a chunk leaving the server to it
+reaching a connected WebSocket client.
+
+    python benchmarks/debate_throughput.py --debates 100 --latency 0.2
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ["EVALHUB_DATA_DIR"] = tempfile.mkdtemp(prefix="evalhub-bench-")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
+for variable in ("DATABASE_URL", "REDIS_URL"):
+    os.environ.pop(variable, None)  # the embedded mode: one process, in-memory channel layer
+
+import django  # noqa: E402
+import httpx  # noqa: E402
+
+django.setup()
+
+from channels.testing import WebsocketCommunicator  # noqa: E402
+from django.contrib.auth.models import User  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+
+from evalhub.catalog.demo import do_load_builtin_criteria  # noqa: E402
+from evalhub.catalog.models import Benchmark, Criterion, LanguageModel, Prompt, Response  # noqa: E402
+from evalhub.debates.actions import do_create_run  # noqa: E402
+from evalhub.debates.consumers import DebateConsumer  # noqa: E402
+from evalhub.debates.models import RunStatus  # noqa: E402
+from evalhub.debates.runner import run_debates  # noqa: E402
+
+WORD = re.compile(r"w\d+")
+
+
+class ServerProcess:
+    """The fake provider in a process of its own, as a real one would be (no shared GIL)."""
+
+    def __init__(self, latency: float, chunk_delay: float, words: int) -> None:
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "evalhub.llm.testing",
+                "--latency",
+                str(latency),
+                "--chunk-delay",
+                str(chunk_delay),
+                "--words",
+                str(words),
+            ],
+            cwd=Path(__file__).resolve().parent.parent,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.url = self.process.stdout.readline().strip()
+
+    def stats(self) -> dict:
+        return httpx.get(f"{self.url}/stats", timeout=30).json()
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+def create_run(debates: int, server_url: str, concurrency: int, name: str):
+    benchmark, _ = Benchmark.objects.get_or_create(slug="bench", defaults={"name": "bench"})
+    a, _ = LanguageModel.objects.get_or_create(slug="model-a", defaults={"display_name": "A"})
+    b, _ = LanguageModel.objects.get_or_create(slug="model-b", defaults={"display_name": "B"})
+    start = Prompt.objects.filter(benchmark=benchmark).count()
+    for index in range(start, start + debates):
+        prompt = Prompt.objects.create(
+            benchmark=benchmark, external_id=f"{name}-{index}", text=f"Question {index}?", category=name
+        )
+        Response.objects.create(prompt=prompt, model=a, text=f"Answer A to {index}.")
+        Response.objects.create(prompt=prompt, model=b, text=f"Answer B to {index}.")
+    agents = [
+        {
+            "provider": "openai-compatible",
+            "model": f"judge-{i}",
+            "base_url": f"{server_url}/v1",
+            "max_concurrency": concurrency,
+        }
+        for i in range(3)
+    ]
+    run = do_create_run(
+        name=name,
+        benchmark=benchmark,
+        criterion=Criterion.objects.get(slug="helpfulness"),
+        model_a=a,
+        model_b=b,
+        agents=agents,
+        rounds=3,
+        category=name,
+    )
+    run.status = RunStatus.RUNNING
+    run.save(update_fields=["status"])
+    return run
+
+
+async def watch(debate_ids: list[int], user, received: dict[str, float], stop: asyncio.Event) -> None:
+    """Connected browsers: one socket per debate, recording when each streamed word arrives."""
+    sockets = []
+    for debate_id in debate_ids:
+        communicator = WebsocketCommunicator(DebateConsumer.as_asgi(), f"/ws/debates/{debate_id}/")
+        communicator.scope["user"] = user
+        communicator.scope["url_route"] = {"kwargs": {"debate_id": debate_id}}
+        connected, _ = await communicator.connect()
+        assert connected
+        sockets.append(communicator)
+
+    async def drain(communicator):
+        # Wait on the socket's queue directly: receive_from() with a timeout would cancel the consumer,
+        # and polling would take the CPU the debates need.
+        while True:
+            event = await communicator.output_queue.get()
+            now = time.time()
+            message = event.get("text", "")
+            if "beforeend:#turn-" in message:
+                for word in WORD.findall(message):
+                    received.setdefault(word, now)
+
+    drains = [asyncio.create_task(drain(s)) for s in sockets]
+    await stop.wait()
+    await asyncio.sleep(0.5)  # the last fragments in flight
+    for task in drains:
+        task.cancel()
+    for communicator in sockets:
+        await communicator.disconnect()
+
+
+async def measure(ids: list[int], user, watched: int) -> tuple[float, dict[str, float]]:
+    received: dict[str, float] = {}
+    stop = asyncio.Event()
+    watcher = asyncio.create_task(watch(ids[:watched], user, received, stop))
+    await asyncio.sleep(0.2)  # sockets connected and draining
+    started = time.perf_counter()
+    statuses = await asyncio.to_thread(run_debates, ids)  # as a worker thread would
+    elapsed = time.perf_counter() - started
+    stop.set()
+    await watcher
+    assert set(statuses.values()) == {"unresolved"}, statuses
+    return elapsed, received
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--debates", type=int, default=100)
+    parser.add_argument("--latency", type=float, default=0.2, help="server seconds before the first byte")
+    parser.add_argument("--words", type=int, default=20, help="words streamed per answer")
+    parser.add_argument("--chunk-delay", type=float, default=0.005, help="seconds between streamed words")
+    parser.add_argument("--concurrency", type=int, default=128, help="per-agent limit on calls in flight")
+    parser.add_argument("--watched", type=int, default=20, help="debates with a connected WebSocket client")
+    args = parser.parse_args()
+
+    call_command("migrate", verbosity=0)
+    do_load_builtin_criteria()
+    user = User.objects.create_superuser("bench", password="x")
+    server = ServerProcess(args.latency, args.chunk_delay, args.words)
+    try:
+        warm_ids = list(create_run(1, server.url, args.concurrency, "warm-up").debates.values_list("id", flat=True))
+        asyncio.run(measure(warm_ids, user, 1))  # imports, first connections, template loading
+        one_ids = list(create_run(1, server.url, args.concurrency, "one").debates.values_list("id", flat=True))
+        one, _ = asyncio.run(measure(one_ids, user, 1))
+        calls_before = server.stats()["requests"]
+        many_run = create_run(args.debates, server.url, args.concurrency, "many")
+        many_ids = list(many_run.debates.values_list("id", flat=True))
+        many, received = asyncio.run(measure(many_ids, user, args.watched))
+        stats = server.stats()
+    finally:
+        server.close()
+    calls, peak, chunk_log = stats["requests"] - calls_before, stats["peak_connections"], stats["chunk_log"]
+    sent = {word: at for word, at in chunk_log}
+    delays = sorted((received[word] - sent[word]) * 1000 for word in received if word in sent)
+    p95 = delays[int(0.95 * (len(delays) - 1))] if delays else float("nan")
+    print(f"server latency {args.latency * 1000:.0f} ms + {args.words} streamed words per answer; 3 agents × 3 rounds")
+    print(f"1 debate:    {one:6.2f} s")
+    print(f"{args.debates} debates: {many:6.2f} s  → {many / one:.2f}× one debate (target ≤ 3×)")
+    print(
+        f"calls: {calls} in {many:.2f} s = {calls / many:.0f} calls/s; peak open connections {peak} "
+        f"over the whole run (bound: 3 agents × {args.concurrency} in flight)"
+    )
+    print(
+        f"chunk → WebSocket delay over {len(delays)} chunks on {args.watched} watched debates: "
+        f"p50 {statistics.median(delays):.1f} ms, p95 {p95:.1f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()
