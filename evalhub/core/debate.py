@@ -194,6 +194,20 @@ def discussion_prompt(
 AskFn = Callable[[int, int, list[dict[str, str]]], Awaitable[tuple[str, Mapping[str, object]]]]
 
 
+async def ask_for_verdict(
+    messages: list[dict[str, str]], ask: Callable[[list[dict[str, str]]], Awaitable[tuple[str, Mapping[str, object]]]]
+) -> tuple[str, int | None, bool, Mapping[str, object]]:
+    """(text, verdict, reasked, extra): one answer, asked once more with a reminder when its
+    last line holds no verdict. Debate agents and single judges both go through here."""
+    text, extra = await ask(messages)
+    verdict = parse_verdict(text)
+    if verdict is not None:
+        return text, verdict, False, extra
+    retry = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": FORMAT_REMINDER}]
+    text, extra = await ask(retry)
+    return text, parse_verdict(text), True, extra
+
+
 async def run_debate(
     setup: DebateSetup,
     ask: AskFn,
@@ -209,13 +223,7 @@ async def run_debate(
         messages = (
             initial_prompt(setup) if round_number == 0 else discussion_prompt(setup, agent, round_number, earlier)
         )
-        text, extra = await ask(agent, round_number, messages)
-        verdict, reasked = parse_verdict(text), False
-        if verdict is None:
-            reasked = True
-            retry = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": FORMAT_REMINDER}]
-            text, extra = await ask(agent, round_number, retry)
-            verdict = parse_verdict(text)
+        text, verdict, reasked, extra = await ask_for_verdict(messages, lambda m: ask(agent, round_number, m))
         turn = Turn(agent, round_number, text, verdict, reasked, extra)
         if on_turn is not None:
             await on_turn(turn)

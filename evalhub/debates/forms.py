@@ -79,3 +79,31 @@ class DebateRunForm(forms.Form):
             "seed",
         )
         return {name: data[name] for name in names}
+
+
+class JudgeRunForm(forms.Form):
+    judge = forms.CharField(max_length=300, initial="heuristic", help_text="Provider spec of the single judge.")
+    criteria_variant = forms.ChoiceField(
+        choices=[(v, v.capitalize()) for v in ("original", "shortened", "gibberish", "shuffled", "flipped", "masked")],
+        help_text="ScaleEval Table 5: how robust is the judge to a reworded criterion?",
+    )
+    privileged_sources = forms.MultipleChoiceField(
+        choices=PRIVILEGED_CHOICES, required=False, widget=forms.CheckboxSelectMultiple
+    )
+    samples = forms.IntegerField(min_value=1, max_value=15, initial=1, help_text="k > 1: self-consistency by majority.")
+    check_position = forms.BooleanField(required=False, initial=True, label="Also judge each pair in reverse order")
+    temperature = forms.FloatField(min_value=0, max_value=2, initial=0)
+    max_tokens = forms.IntegerField(min_value=16, max_value=8192, initial=512)
+    seed = forms.IntegerField(initial=0)
+
+    def clean_judge(self) -> str:
+        try:
+            return str(parse_spec(self.cleaned_data["judge"].strip()))
+        except UnknownProvider as error:
+            raise forms.ValidationError(str(error)) from None
+
+    def clean(self):
+        data = super().clean()
+        if data.get("samples", 1) > 1 and data.get("temperature", 0) == 0:
+            self.add_error("temperature", "Several samples need a temperature above 0 to differ.")
+        return data

@@ -148,3 +148,58 @@ class DebateTurn(models.Model):
     @property
     def speaker(self) -> int:
         return self.agent + 1
+
+
+class JudgeRun(models.Model):
+    """One LLM judge on the pairs of a debate run (ScaleEval, Section 5): the debate (or the
+    people who settled it) is the reference the judge is measured against."""
+
+    reference = models.ForeignKey(DebateRun, on_delete=models.CASCADE, related_name="judge_runs")
+    judge = models.CharField(max_length=300, help_text="Provider spec.")
+    criteria_variant = models.CharField(max_length=20, default="original")
+    privileged_sources = models.JSONField(default=list, blank=True)
+    samples = models.PositiveSmallIntegerField(
+        default=1, help_text="k answers per pair; their majority is the verdict."
+    )
+    check_position = models.BooleanField(default=True, help_text="Also ask with the pair in the other order.")
+    temperature = models.FloatField(default=0.0)
+    max_tokens = models.PositiveIntegerField(default=512)
+    seed = models.IntegerField(default=0)
+    job = models.OneToOneField("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="judge_run")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        extras = [self.criteria_variant] if self.criteria_variant != "original" else []
+        extras += ["privileged"] if self.privileged_sources else []
+        extras += [f"k={self.samples}"] if self.samples > 1 else []
+        return self.judge + (f" ({', '.join(extras)})" if extras else "")
+
+
+class JudgeVerdict(models.Model):
+    judge_run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="verdicts")
+    debate = models.ForeignKey(Debate, on_delete=models.CASCADE, related_name="judge_verdicts")
+    reversed_order = models.BooleanField(help_text="Shown in the opposite order to the debate's agents.")
+    sample = models.PositiveSmallIntegerField()
+    text = models.TextField()
+    verdict = models.SmallIntegerField(null=True, blank=True, help_text="In the order this judge was shown.")
+    reasked = models.BooleanField(default=False)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    latency_s = models.FloatField(default=0)
+    cached = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["debate_id", "reversed_order", "sample"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["judge_run", "debate", "reversed_order", "sample"],
+                name="one_verdict_per_judge_pair_order_sample",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.judge_run} on debate {self.debate_id}"

@@ -13,7 +13,6 @@ import logging
 import time
 import zlib
 
-from asgiref.sync import sync_to_async
 from django.template.loader import render_to_string
 from django.utils.html import escape
 
@@ -23,6 +22,7 @@ from evalhub.debates.actions import do_finish_debate, do_mark_running, do_record
 from evalhub.debates.models import Debate, DebateRun, RunStatus
 from evalhub.live import outbox, send_html
 from evalhub.llm.types import LLMError
+from evalhub.system.db_thread import DatabaseThread
 from evalhub.system.model_access import chat_client
 
 logger = logging.getLogger(__name__)
@@ -100,19 +100,19 @@ async def _run_all(debate_ids: list[int]) -> dict[int, str]:
             clients[key] = chat_client(spec)
         return clients[key]
 
-    async with outbox():
-        statuses = await asyncio.gather(*(_run_one(debate_id, client_for) for debate_id in debate_ids))
+    async with DatabaseThread() as db, outbox():
+        statuses = await asyncio.gather(*(_run_one(debate_id, client_for, db) for debate_id in debate_ids))
     return dict(zip(debate_ids, statuses, strict=True))
 
 
-async def _run_one(debate_id: int, client_for) -> str:
-    debate = await sync_to_async(
+async def _run_one(debate_id: int, client_for, db: DatabaseThread) -> str:
+    debate = await db.run(
         lambda: Debate.objects.select_related("run__criterion", "prompt", "response_a", "response_b").get(pk=debate_id)
-    )()
-    if not await sync_to_async(do_mark_running)(debate):
-        return await sync_to_async(lambda: Debate.objects.get(pk=debate_id).status)()
+    )
+    if not await db.run(do_mark_running, debate):
+        return await db.run(lambda: Debate.objects.get(pk=debate_id).status)
     run = debate.run
-    setup, done = await sync_to_async(lambda: (build_setup(debate), stored_turns(debate)))()
+    setup, done = await db.run(lambda: (build_setup(debate), stored_turns(debate)))
     agents = [client_for(spec) for spec in run.agents]
     group = debate.group_name
     started: set[tuple[int, int]] = set()
@@ -151,17 +151,18 @@ async def _run_one(debate_id: int, client_for) -> str:
         return done_call.text, extra
 
     async def on_turn(turn: Turn) -> None:
-        await sync_to_async(do_record_turn)(debate_id, turn, str(run.agents[turn.agent]))
+        await db.run(do_record_turn, debate_id, turn, str(run.agents[turn.agent]))
 
     async def should_stop() -> bool:
-        status = await sync_to_async(lambda: DebateRun.objects.values_list("status", flat=True).get(pk=run.pk))()
+        status = await db.run(lambda: DebateRun.objects.values_list("status", flat=True).get(pk=run.pk))
         return status != RunStatus.RUNNING
 
     try:
         outcome = await run_protocol(setup, ask, done=done, on_turn=on_turn, should_stop=should_stop)
     except LLMError as error:
         logger.warning("debate %s failed: %s", debate_id, error)
-        return (await sync_to_async(do_release_debate)(debate, error=str(error))).status
+        cause = str(error)
+        return (await db.run(lambda: do_release_debate(debate, error=cause))).status
     if outcome.stopped:
-        return (await sync_to_async(do_release_debate)(debate)).status
-    return (await sync_to_async(do_finish_debate)(debate, outcome)).status
+        return (await db.run(do_release_debate, debate)).status
+    return (await db.run(do_finish_debate, debate, outcome)).status

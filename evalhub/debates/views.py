@@ -7,7 +7,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from evalhub.accounts.roles import ADMIN, has_role, role_required
 from evalhub.debates.actions import RunRejected, do_create_run, do_set_run_status, do_start_run, run_counts
-from evalhub.debates.forms import DebateRunForm
+from evalhub.debates.forms import DebateRunForm, JudgeRunForm
+from evalhub.debates.judging import do_create_judge_run, meta_evaluation
 from evalhub.debates.models import Debate, DebateRun, RunStatus
 
 
@@ -85,3 +86,21 @@ def debate_detail(request, pk: int):
         "privileged": debate.prompt.privileged_information(),
     }
     return render(request, "debates/debate_detail.html", context)
+
+
+@role_required()
+@require_http_methods(["GET", "POST"])
+def run_judges(request, pk: int):
+    """Meta-evaluation: single judges against the debate-plus-human reference (ScaleEval, Section 5)."""
+    run = get_object_or_404(DebateRun.objects.select_related("criterion"), pk=pk)
+    form = JudgeRunForm(request.POST or None)
+    if request.method == "POST":
+        if not has_role(request.user, ADMIN):
+            return render(request, "403.html", status=403)
+        if form.is_valid():
+            judge_run = do_create_judge_run(request.user, reference=run, **form.cleaned_data)
+            messages.success(request, f"Started judge run {judge_run}.")
+            return redirect("debate_run_judges", pk=run.pk)
+    reports, with_reference, waiting = meta_evaluation(run)
+    context = {"run": run, "form": form, "reports": reports, "with_reference": with_reference, "waiting": waiting}
+    return render(request, "debates/judges.html", context, status=400 if form.errors else 200)

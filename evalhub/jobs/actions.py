@@ -35,6 +35,40 @@ def do_create_job(kind: str, title: str, *, user: Any = None, params: dict | Non
     )
 
 
+def do_progress_job(job: Job, done: int = 1, message: str = "") -> Job:
+    """Count `done` more units of work; the first one marks the job running."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        if job.finished:
+            return job
+        job.progress_done += done
+        job.status, job.started_at = JobStatus.RUNNING, job.started_at or timezone.now()
+        job.message = message or job.message
+        job.save(update_fields=["progress_done", "status", "started_at", "message"])
+        broadcast_job(job)
+    return job
+
+
+def do_finish_job(job: Job, message: str = "", result: dict | None = None) -> Job:
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        job.status, job.finished_at, job.message = JobStatus.SUCCEEDED, timezone.now(), message or job.message
+        job.result = result or job.result
+        job.save()
+        broadcast_job(job)
+    return job
+
+
+def do_fail_job(job: Job, error: str) -> Job:
+    """Failed, with its cause; the work done so far stays, and running the job again resumes it."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        job.status, job.finished_at, job.error = JobStatus.FAILED, timezone.now(), error[:5000]
+        job.save()
+        broadcast_job(job)
+    return job
+
+
 def do_request_cancel(job: Job) -> Job:
     """Ask a job to stop; a queued job stops at once, a running one at its next checkpoint."""
     with transaction.atomic():

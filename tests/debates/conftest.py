@@ -60,6 +60,7 @@ def agents(monkeypatch):
             return ScriptedAgent(lambda messages: decide(index, messages), log)
 
         monkeypatch.setattr("evalhub.debates.runner.chat_client", factory)
+        monkeypatch.setattr("evalhub.debates.judging.chat_client", factory)
         return log
 
     return install

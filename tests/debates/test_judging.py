@@ -1,0 +1,131 @@
+"""Single-judge runs against the debate reference: agreement, self-consistency, position bias."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from evalhub.core import prompt_sections as ps
+from evalhub.debates.judging import do_create_judge_run, meta_evaluation
+from evalhub.debates.models import DebateStatus, JudgeVerdict
+from evalhub.jobs.models import JobStatus
+from tests.debates.conftest import sections_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def reference(make_run):
+    """Three math debates with a known reference: 1, 2, and one still waiting for people."""
+    run = make_run()
+    first, second, third = run.debates.order_by("id")
+    for debate, status, verdict in (
+        (first, DebateStatus.CONSENSUS, 1),
+        (second, DebateStatus.CONSENSUS, 2),
+        (third, DebateStatus.UNRESOLVED, None),
+    ):
+        debate.status, debate.verdict = status, verdict
+        debate.save()
+    return run
+
+
+def judge(reference, **fields):
+    return do_create_judge_run(reference=reference, **{"judge": "scripted-0", "check_position": False, **fields})
+
+
+def test_a_judge_that_always_says_1_agrees_on_half_the_decided_pairs_and_flips_on_every_reversal(reference, agents):
+    agents(lambda agent, messages: "First.\n1")
+    run = judge(reference, check_position=True)
+    (report,), with_reference, waiting = meta_evaluation(reference)
+    assert (with_reference, waiting) == (2, 1)
+    assert (report.example.hits, report.example.total, report.example.rate) == (1, 2, 0.5)
+    assert report.system is None, "the reference's modes tie (one 1, one 2)"
+    assert (report.flips.hits, report.flips.total) == (3, 3), "saying 1 in both orders contradicts itself every time"
+    run.job.refresh_from_db()
+    assert run.verdicts.count() == 6 and run.job.status == JobStatus.SUCCEEDED and run.job.progress_done == 6
+
+
+def test_a_judge_that_reads_the_submissions_agrees_fully_and_never_flips(reference, agents):
+    decided = {d.pk: d for d in reference.debates.all()}
+    better = {}
+    for debate in decided.values():
+        first, second = debate.shown
+        if debate.verdict:
+            better[debate.prompt.text] = (first if debate.verdict == 1 else second).text
+        else:
+            better[debate.prompt.text] = first.text
+
+    def consistent(agent, messages):
+        sections = sections_of(messages)
+        return "x\n" + ("1" if sections[ps.SUBMISSION_1] == better[sections[ps.QUESTION]] else "2")
+
+    agents(consistent)
+    judge(reference, check_position=True)
+    (report,), _, _ = meta_evaluation(reference)
+    assert (report.example.rate, report.system, report.flips.hits) == (1.0, None, 0)
+
+
+def test_self_consistency_takes_the_majority_of_k_samples(reference, agents):
+    answers = itertools.cycle(["x\n2", "x\n1", "x\n2"])  # per pair: 2, 1, 2 → majority 2
+    agents(lambda agent, messages: next(answers))
+    judge(reference, samples=3, temperature=0.7)
+    (report,), _, _ = meta_evaluation(reference)
+    assert (report.example.hits, report.example.total) == (1, 2)
+    assert JudgeVerdict.objects.count() == 9
+
+
+def test_the_variant_and_privileged_information_reach_the_judge(reference, agents):
+    log = agents(lambda agent, messages: "x\n1")
+    judge(reference, criteria_variant="masked", privileged_sources=["reference_answer"])
+    prompts = [sections_of(m) for m in log]
+    assert all("_" in p[ps.CRITERIA] for p in prompts)
+    assert any(title.startswith("Reference answer (visible to evaluators only") for title in prompts[0])
+
+
+def test_a_judge_run_resumed_asks_only_for_what_is_missing(reference, agents):
+    log = agents(lambda agent, messages: "x\n1")
+    run = judge(reference)
+    asked = len(log)
+    from evalhub.debates.judging import run_judge
+
+    assert run_judge(run.pk) == "succeeded" and len(log) == asked
+    assert run.verdicts.count() == 3
+
+
+def test_the_majority_of_several_judges_is_reported_as_a_baseline(reference, agents):
+    agents(lambda agent, messages: f"x\n{agent + 1}")  # scripted-0 says 1, scripted-1 says 2
+    judge(reference, judge="scripted-0")
+    judge(reference, judge="scripted-1")
+    judge(reference, judge="scripted-0", seed=3)
+    reports, _, _ = meta_evaluation(reference)
+    assert [r.label for r in reports][-1] == "Majority of the judges above"
+    assert (reports[-1].example.hits, reports[-1].example.total) == (1, 2)
+
+
+def test_an_unparsable_judge_answer_counts_as_invalid_and_as_a_miss(reference, agents):
+    agents(lambda agent, messages: "I cannot decide.")
+    judge(reference)
+    (report,), _, _ = meta_evaluation(reference)
+    assert report.invalid == 3 and report.example.hits == 0 and report.example.total == 2
+
+
+def test_only_admins_start_judge_runs_and_viewers_read_the_report(login, viewer, admin_user, reference, agents):
+    agents(lambda agent, messages: "x\n1")
+    url = f"/debates/runs/{reference.pk}/judges/"
+    assert login(viewer).get(url).status_code == 200
+    assert login(viewer).post(url, {"judge": "heuristic"}).status_code == 403
+    form = {
+        "judge": "heuristic",
+        "criteria_variant": "shuffled",
+        "samples": 1,
+        "temperature": 0,
+        "max_tokens": 256,
+        "seed": 0,
+        "check_position": "on",
+    }
+    assert login(admin_user).post(url, form).status_code == 302
+    body = login(viewer).get(url).content.decode()
+    assert "heuristic:balanced (shuffled)" in body and "Position flips" in body
+    bad = login(admin_user).post(url, {**form, "judge": "opneai:x", "samples": 3})
+    assert bad.status_code == 400 and "Did you mean" in bad.content.decode()
