@@ -8,7 +8,9 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from evalhub.accounts.roles import has_role
+from evalhub.adjudication.models import AdjudicationItem, ItemStatus
 from evalhub.catalog.models import Benchmark, DataImport, Judgment, LanguageModel, Prompt, Response
+from evalhub.debates.models import Debate, DebateRun
 from evalhub.jobs.models import Job, JobStatus
 
 
@@ -32,6 +34,9 @@ def home(request):
             benchmarks=Benchmark.objects.annotate(n=Count("prompts")).order_by("-created_at")[:6],
             jobs=Job.objects.select_related("created_by")[:6],
             imports=DataImport.objects.select_related("benchmark", "imported_by")[:5],
+            debate_runs=DebateRun.objects.order_by("-created_at")[:5],
+            debates=Debate.objects.count(),
+            adjudication_waiting=AdjudicationItem.objects.filter(status=ItemStatus.OPEN).count(),
         )
     return render(request, "system/home.html", context)
 
