@@ -41,6 +41,9 @@ try:
     # million tokens, e.g. {"gpt-4o-mini": [0.15, 0.6]}.
     EVALHUB_LLM_CACHE = env.str("EVALHUB_LLM_CACHE") or str(DATA_DIR / "llm-cache.sqlite3")
     EVALHUB_LLM_PRICES = env.json("EVALHUB_LLM_PRICES", {})
+    # Adjudication: how long an item stays reserved for one person, and what counts as too fast.
+    EVALHUB_RESERVATION_MINUTES = env.int("EVALHUB_RESERVATION_MINUTES", 10, minimum=1)
+    EVALHUB_FAST_VERDICT_SECONDS = env.int("EVALHUB_FAST_VERDICT_SECONDS", 5, minimum=0)
 except ConfigError as error:
     raise ImproperlyConfigured(str(error)) from None
 

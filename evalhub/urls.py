@@ -9,5 +9,6 @@ urlpatterns = [
     path("", include("evalhub.catalog.urls")),
     path("jobs/", include("evalhub.jobs.urls")),
     path("debates/", include("evalhub.debates.urls")),
+    path("adjudicate/", include("evalhub.adjudication.urls")),
     path("admin/", admin.site.urls),
 ]

@@ -2,11 +2,38 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from evalhub.adjudication.models import AdjudicationItem
+from evalhub.adjudication.models import Adjudication, AdjudicationEvent, AdjudicationItem, Reservation
+
+
+class AdjudicationInline(admin.TabularInline):
+    model = Adjudication
+    extra = 0
+    readonly_fields = (
+        "user",
+        "verdict",
+        "swapped",
+        "confidence",
+        "notes",
+        "seconds_spent",
+        "flagged_fast",
+        "created_at",
+    )
+
+
+class EventInline(admin.TabularInline):
+    model = AdjudicationEvent
+    extra = 0
+    readonly_fields = ("user", "kind", "detail", "created_at")
 
 
 @admin.register(AdjudicationItem)
 class AdjudicationItemAdmin(admin.ModelAdmin):
-    list_display = ("id", "debate", "status", "created_at")
-    list_filter = ("status",)
+    list_display = ("id", "debate", "status", "required_verdicts", "final_verdict", "final_source", "created_at")
+    list_filter = ("status", "final_source")
     raw_id_fields = ("debate",)
+    inlines = [AdjudicationInline, EventInline]
+
+
+@admin.register(Reservation)
+class ReservationAdmin(admin.ModelAdmin):
+    list_display = ("item", "user", "swapped", "started_at", "expires_at")

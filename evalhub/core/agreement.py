@@ -83,3 +83,51 @@ def majority_of_samples(samples: Sequence[int | None]) -> int | None:
 
 def agreement_table(results: Mapping[str, Sequence[int | None]], reference: Sequence[int]) -> dict[str, Rate]:
     return {judge: example_agreement(verdicts, reference) for judge, verdicts in results.items()}
+
+
+# --- agreement between people (ScaleEval, Fig. 4 uses Fleiss' kappa) ------------------------
+
+CATEGORIES = (0, 1, 2)
+
+
+def percent_agreement(a: Sequence[int], b: Sequence[int]) -> Rate:
+    return Rate(sum(x == y for x, y in zip(a, b, strict=True)), len(a))
+
+
+def cohen_kappa(a: Sequence[int], b: Sequence[int], categories: Sequence[int] = CATEGORIES) -> float | None:
+    """Cohen's kappa of two raters on the same items: (p_o − p_e) / (1 − p_e).
+
+    None with no items; 1.0 when both raters used one and the same category throughout (p_e = 1
+    and perfect agreement), and None when p_e = 1 without it (undefined).
+    """
+    n = len(a)
+    if n == 0 or n != len(b):
+        return None
+    observed = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    expected = sum((a.count(c) / n) * (b.count(c) / n) for c in categories)
+    if expected == 1:
+        return 1.0 if observed == 1 else None
+    return (observed - expected) / (1 - expected)
+
+
+def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float | None:
+    """Fleiss' kappa from an items × categories table of rating counts, the same number of raters per item."""
+    items = [list(row) for row in counts if sum(row)]
+    if not items:
+        return None
+    raters = sum(items[0])
+    if raters < 2 or any(sum(row) != raters for row in items):
+        raise ValueError("Fleiss' kappa needs the same number (at least 2) of ratings for every item.")
+    n_items = len(items)
+    p_items = [(sum(c * c for c in row) - raters) / (raters * (raters - 1)) for row in items]
+    p_bar = sum(p_items) / n_items
+    shares = [sum(row[j] for row in items) / (n_items * raters) for j in range(len(items[0]))]
+    p_e = sum(p * p for p in shares)
+    if p_e == 1:
+        return 1.0 if p_bar == 1 else None
+    return (p_bar - p_e) / (1 - p_e)
+
+
+def rating_table(ratings: Mapping[object, Sequence[int]], categories: Sequence[int] = CATEGORIES) -> list[list[int]]:
+    """{item: [ratings]} → items × categories counts."""
+    return [[list(values).count(c) for c in categories] for values in ratings.values()]

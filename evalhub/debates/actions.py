@@ -179,7 +179,9 @@ def do_finish_debate(debate: Debate, outcome: DebateOutcome) -> Debate:
             )
         else:
             debate.status = DebateStatus.UNRESOLVED
-            AdjudicationItem.objects.get_or_create(debate=debate)
+            AdjudicationItem.objects.get_or_create(
+                debate=debate, defaults={"required_verdicts": debate.run.human_verdicts}
+            )
         debate.error = ""
         debate.save()
         _add_usage(debate.run, outcome.turns)

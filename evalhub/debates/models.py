@@ -37,6 +37,15 @@ class DebateRun(models.Model):
     temperature = models.FloatField(default=0.0)
     max_tokens = models.PositiveIntegerField(default=512)
     seed = models.IntegerField(default=0)
+    human_verdicts = models.PositiveSmallIntegerField(
+        default=1, help_text="Independent human verdicts needed for each debate the agents leave unresolved."
+    )
+    tie_policy = models.CharField(
+        max_length=20,
+        choices=[("another", "Ask one more person"), ("admin", "Send to an admin")],
+        default="another",
+        help_text="What happens when the people disagree without a majority.",
+    )
     status = models.CharField(max_length=20, choices=RunStatus.choices, default=RunStatus.DRAFT)
     usage = models.JSONField(default=dict, blank=True, help_text="Tokens and cost, summed over turns.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)

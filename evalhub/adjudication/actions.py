@@ -1,0 +1,206 @@
+"""Writes to the human queue. Every step is a row in the audit trail.
+
+Reservations are made while holding the item's row lock (SELECT … FOR UPDATE SKIP LOCKED on
+PostgreSQL; SQLite serialises writers with IMMEDIATE transactions), and counted against the
+verdicts still needed, so an item is never held by more people than it needs, nor twice by
+one person. A second submit of the same verdict finds the first and stores nothing.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Case, Count, IntegerField, Q, Value, When
+from django.utils import timezone
+
+from evalhub.adjudication.models import (
+    Adjudication,
+    AdjudicationEvent,
+    AdjudicationItem,
+    FinalSource,
+    ItemStatus,
+    Reservation,
+)
+from evalhub.core.agreement import unswap
+from evalhub.debates.actions import broadcast_debate, broadcast_run
+from evalhub.debates.models import DebateStatus
+
+CANDIDATES_PER_TRY = 25
+
+
+class AdjudicationRejected(ValueError):
+    pass
+
+
+def _ttl() -> timedelta:
+    return timedelta(minutes=settings.EVALHUB_RESERVATION_MINUTES)
+
+
+def _event(item: AdjudicationItem, user: Any, kind: str, **detail: Any) -> None:
+    AdjudicationEvent.objects.create(item=item, user=user, kind=kind, detail=detail)
+
+
+def queue_for(user: Any):
+    """Open items this person has not judged, oldest first."""
+    return AdjudicationItem.objects.filter(status=ItemStatus.OPEN).exclude(adjudications__user=user)
+
+
+def do_reserve_next(user: Any, prefer_run: int | None = None) -> Reservation | None:
+    """The person's current reservation, or a new one on the oldest item that still needs someone."""
+    now = timezone.now()
+    with transaction.atomic():
+        current = (
+            Reservation.objects.select_for_update()
+            .filter(user=user, expires_at__gt=now, item__status=ItemStatus.OPEN)
+            .first()
+        )
+        if current is not None:
+            current.expires_at = now + _ttl()
+            current.save(update_fields=["expires_at"])
+            return current
+        candidates = queue_for(user)
+        order = ["created_at", "id"]
+        if prefer_run:
+            candidates = candidates.annotate(
+                preferred=Case(
+                    When(debate__run_id=prefer_run, then=Value(0)), default=Value(1), output_field=IntegerField()
+                )
+            )
+            order = ["preferred", *order]
+        locked = candidates.order_by(*order).select_for_update(skip_locked=True, of=("self",))[:CANDIDATES_PER_TRY]
+        for item in locked:
+            taken = item.adjudications.count() + item.reservations.filter(expires_at__gt=now).exclude(user=user).count()
+            if taken >= item.required_verdicts:
+                continue
+            Reservation.objects.filter(item=item, user=user).delete()  # an expired one of this person's
+            reservation = Reservation.objects.create(
+                item=item, user=user, swapped=random.random() < 0.5, expires_at=now + _ttl()
+            )
+            _event(item, user, "reserved", swapped=reservation.swapped)
+            return reservation
+    return None
+
+
+def do_skip(reservation: Reservation) -> None:
+    with transaction.atomic():
+        _event(reservation.item, reservation.user, "skipped")
+        reservation.delete()
+
+
+def do_submit(
+    user: Any, item_id: int, verdict_seen: int, *, confidence: int | None = None, notes: str = ""
+) -> tuple[Adjudication, bool]:
+    """Store the person's verdict (given in the order they saw); returns (verdict, created)."""
+    if verdict_seen not in (0, 1, 2):
+        raise AdjudicationRejected("a verdict is 1, 2 or 0.")
+    if confidence is not None and confidence not in (1, 2, 3):
+        raise AdjudicationRejected("confidence is 1, 2 or 3.")
+    now = timezone.now()
+    problem = ""
+    with transaction.atomic():
+        item = AdjudicationItem.objects.select_for_update().select_related("debate__run").get(pk=item_id)
+        existing = Adjudication.objects.filter(item=item, user=user).first()
+        if existing is not None:  # a double click, or a second tab: the first verdict stands
+            return existing, False
+        reservation = Reservation.objects.filter(item=item, user=user).first()
+        others = item.reservations.filter(expires_at__gt=now).exclude(user=user).count()
+        if reservation is None:
+            problem = "this item is not reserved for you; start again from the queue."
+        elif item.status != ItemStatus.OPEN:
+            problem = "this item was settled meanwhile; your reservation was released."
+        elif reservation.expires_at <= now and item.adjudications.count() + others >= item.required_verdicts:
+            problem = "your reservation expired and the item went to someone else."
+        if problem:
+            if reservation is not None:
+                reservation.delete()  # committed: the stale hold goes even though the verdict is refused
+                _event(item, user, "refused", reason=problem)
+        else:
+            seconds = (now - reservation.started_at).total_seconds()
+            adjudication = Adjudication.objects.create(
+                item=item,
+                user=user,
+                verdict=unswap(verdict_seen) if reservation.swapped else verdict_seen,
+                swapped=reservation.swapped,
+                confidence=confidence,
+                notes=notes[:5000],
+                seconds_spent=seconds,
+                flagged_fast=seconds < settings.EVALHUB_FAST_VERDICT_SECONDS,
+            )
+            reservation.delete()
+            _event(item, user, "submitted", verdict=adjudication.verdict, seconds=round(seconds, 1))
+            _resolve_if_complete(item)
+    if problem:
+        raise AdjudicationRejected(problem)
+    return adjudication, True
+
+
+def _resolve_if_complete(item: AdjudicationItem) -> None:
+    verdicts = list(item.adjudications.values_list("verdict", flat=True))
+    if len(verdicts) < item.required_verdicts:
+        return
+    (top, top_count), *rest = Counter(verdicts).most_common()
+    if not rest:
+        _finalise(item, top, FinalSource.HUMAN_UNANIMOUS, None)
+    elif top_count * 2 > len(verdicts):
+        _finalise(item, top, FinalSource.HUMAN_MAJORITY, None)
+    elif item.debate.run.tie_policy == "admin":
+        item.status = ItemStatus.NEEDS_ADMIN
+        item.save(update_fields=["status"])
+        _event(item, None, "sent_to_admin", verdicts=verdicts)
+    else:
+        item.required_verdicts += 1
+        item.save(update_fields=["required_verdicts"])
+        _event(item, None, "one_more_verdict", verdicts=verdicts)
+
+
+def _finalise(item: AdjudicationItem, verdict: int, source: str, user: Any, **detail: Any) -> None:
+    previous = (item.final_verdict, item.final_source)
+    item.status, item.final_verdict, item.final_source, item.resolved_at = (
+        ItemStatus.RESOLVED,
+        verdict,
+        source,
+        timezone.now(),
+    )
+    item.save(update_fields=["status", "final_verdict", "final_source", "resolved_at"])
+    item.reservations.all().delete()
+    debate = item.debate
+    debate.status, debate.verdict, debate.winner = DebateStatus.ADJUDICATED, verdict, debate.winner_of(verdict)
+    debate.save(update_fields=["status", "verdict", "winner", "updated_at"])
+    _event(item, user, "resolved", verdict=verdict, source=source, previous=list(previous), **detail)
+    broadcast_debate(debate)
+    broadcast_run(debate.run)
+
+
+def do_override(admin: Any, item_id: int, verdict: int, reason: str) -> AdjudicationItem:
+    """An admin's final say, with a reason; the earlier outcome stays in the audit trail."""
+    if verdict not in (0, 1, 2):
+        raise AdjudicationRejected("a verdict is 1, 2 or 0.")
+    if not reason.strip():
+        raise AdjudicationRejected("an override needs a reason.")
+    with transaction.atomic():
+        item = AdjudicationItem.objects.select_for_update().select_related("debate__run").get(pk=item_id)
+        _finalise(item, verdict, FinalSource.ADMIN_OVERRIDE, admin, reason=reason.strip()[:2000])
+    return item
+
+
+def queue_counts(user: Any) -> dict[str, int]:
+    return {
+        "waiting": queue_for(user).count(),
+        "done": Adjudication.objects.filter(user=user).count(),
+        "open": AdjudicationItem.objects.filter(status=ItemStatus.OPEN).count(),
+        "needs_admin": AdjudicationItem.objects.filter(status=ItemStatus.NEEDS_ADMIN).count(),
+        "flagged": Adjudication.objects.filter(flagged_fast=True).count(),
+    }
+
+
+def runs_with_open_items():
+    from evalhub.debates.models import DebateRun
+
+    return DebateRun.objects.annotate(
+        open_items=Count("debates__adjudication_item", filter=Q(debates__adjudication_item__status=ItemStatus.OPEN))
+    ).filter(open_items__gt=0)

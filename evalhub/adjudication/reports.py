@@ -1,0 +1,126 @@
+"""Agreement among adjudicators, with the agents and with the debates; and the export."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+from evalhub.adjudication.models import AdjudicationItem, ItemStatus
+from evalhub.core.agreement import Rate, cohen_kappa, fleiss_kappa, mode, percent_agreement, rating_table
+
+
+@dataclass
+class AgreementReport:
+    items: int = 0
+    resolved: int = 0
+    per_person: list[dict[str, Any]] = field(default_factory=list)
+    pairs: list[dict[str, Any]] = field(default_factory=list)
+    fleiss: float | None = None
+    fleiss_items: int = 0
+    fleiss_raters: int = 0
+    agents: list[dict[str, Any]] = field(default_factory=list)
+    debate_majority: Rate | None = None
+
+
+def _last_round_verdicts(item: AdjudicationItem) -> dict[int, int | None]:
+    turns = list(item.debate.turns.all())
+    last = max((t.round for t in turns), default=0)
+    return {t.agent: t.verdict for t in turns if t.round == last}
+
+
+def agreement_report(run) -> AgreementReport:
+    items = list(
+        AdjudicationItem.objects.filter(debate__run=run)
+        .select_related("debate")
+        .prefetch_related("adjudications__user", "debate__turns")
+    )
+    report = AgreementReport(items=len(items), resolved=sum(i.status == ItemStatus.RESOLVED for i in items))
+    by_person: dict[str, dict[int, int]] = defaultdict(dict)
+    finals = {i.pk: i.final_verdict for i in items if i.final_verdict is not None}
+    for item in items:
+        for adjudication in item.adjudications.all():
+            by_person[adjudication.user.get_username()][item.pk] = adjudication.verdict
+
+    for person, verdicts in sorted(by_person.items()):
+        shared = [i for i in verdicts if i in finals]
+        report.per_person.append(
+            {
+                "person": person,
+                "verdicts": len(verdicts),
+                "with_final": percent_agreement([verdicts[i] for i in shared], [finals[i] for i in shared]),
+            }
+        )
+    for (a, va), (b, vb) in combinations(sorted(by_person.items()), 2):
+        common = sorted(set(va) & set(vb))
+        if common:
+            x, y = [va[i] for i in common], [vb[i] for i in common]
+            report.pairs.append(
+                {"a": a, "b": b, "n": len(common), "agreement": percent_agreement(x, y), "kappa": cohen_kappa(x, y)}
+            )
+
+    ratings = {i.pk: [a.verdict for a in i.adjudications.all()] for i in items}
+    counts = Counter(len(v) for v in ratings.values() if len(v) >= 2)
+    if counts:
+        raters = counts.most_common(1)[0][0]  # Fleiss needs one rater count: the most common one
+        table = rating_table({k: v for k, v in ratings.items() if len(v) == raters})
+        report.fleiss, report.fleiss_items, report.fleiss_raters = fleiss_kappa(table), len(table), raters
+
+    resolved = [i for i in items if i.final_verdict is not None]
+    agent_verdicts = {i.pk: _last_round_verdicts(i) for i in resolved}
+    agents = sorted({a for v in agent_verdicts.values() for a in v})
+    for agent in agents:
+        x = [agent_verdicts[i.pk].get(agent) for i in resolved]
+        y = [i.final_verdict for i in resolved]
+        report.agents.append(
+            {
+                "agent": f"Speaker {agent + 1}: {run.agents[agent] if agent < len(run.agents) else ''}",
+                "agreement": percent_agreement(x, y),
+            }
+        )
+    if resolved:
+        majority = [mode(agent_verdicts[i.pk].values()) for i in resolved]
+        report.debate_majority = percent_agreement(majority, [i.final_verdict for i in resolved])
+    return report
+
+
+def export_rows(run) -> Iterator[dict[str, Any]]:
+    """One row per item: the pair, the order each person saw, every verdict, the final label and its source."""
+    items = (
+        AdjudicationItem.objects.filter(debate__run=run)
+        .select_related("debate__prompt", "debate__response_a__model", "debate__response_b__model")
+        .prefetch_related("adjudications__user")
+        .order_by("id")
+    )
+    for item in items:
+        debate = item.debate
+        agents_first = debate.response_b if debate.swapped else debate.response_a
+
+        yield {
+            "item_id": item.pk,
+            "debate_id": debate.pk,
+            "prompt_id": debate.prompt.external_id,
+            "model_a": debate.response_a.model.slug,
+            "model_b": debate.response_b.model.slug,
+            "agents_saw_first": agents_first.model.slug,
+            "verdicts": [
+                {
+                    "person": a.user.get_username(),
+                    "saw_first": debate.shown[1 if a.swapped else 0].model.slug,
+                    "verdict": a.verdict,
+                    "winner": debate.winner_of(a.verdict),
+                    "confidence": a.confidence,
+                    "seconds": round(a.seconds_spent, 1),
+                    "flagged_fast": a.flagged_fast,
+                    "notes": a.notes,
+                    "at": a.created_at.isoformat(),
+                }
+                for a in item.adjudications.all()
+            ],
+            "final_verdict": item.final_verdict,
+            "final_winner": debate.winner_of(item.final_verdict) if item.final_verdict is not None else "",
+            "final_source": item.final_source,
+            "status": item.status,
+        }

@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from evalhub.adjudication import views
+
+urlpatterns = [
+    path("", views.queue, name="adjudication_queue"),
+    path("start/", views.start, name="adjudication_start"),
+    path("items/<int:pk>/", views.screen, name="adjudication_screen"),
+    path("items/<int:pk>/submit/", views.submit, name="adjudication_submit"),
+    path("items/<int:pk>/skip/", views.skip, name="adjudication_skip"),
+    path("items/<int:pk>/review/", views.review, name="adjudication_review"),
+    path("all/", views.overview, name="adjudication_overview"),
+    path("runs/<int:run_pk>/agreement/", views.agreement, name="adjudication_agreement"),
+    path("runs/<int:run_pk>/export.<str:fmt>", views.export, name="adjudication_export"),
+]

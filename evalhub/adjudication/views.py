@@ -1,0 +1,148 @@
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from evalhub.accounts.roles import ADJUDICATOR, ADMIN, role_required
+from evalhub.adjudication.actions import (
+    AdjudicationRejected,
+    do_override,
+    do_reserve_next,
+    do_skip,
+    do_submit,
+    queue_counts,
+    runs_with_open_items,
+)
+from evalhub.adjudication.models import AdjudicationItem, Reservation
+from evalhub.adjudication.reports import agreement_report, export_rows
+from evalhub.core.agreement import unswap
+from evalhub.core.tables import to_text
+from evalhub.debates.models import DebateRun
+
+
+def _screen_context(reservation: Reservation) -> dict:
+    item = reservation.item
+    debate = item.debate
+    first, second = debate.shown
+    if reservation.swapped:  # each person sees their own random order
+        first, second = second, first
+    return {
+        "item": item,
+        "debate": debate,
+        "run": debate.run,
+        "first": first,
+        "second": second,
+        "reservation": reservation,
+        "privileged": debate.prompt.privileged_information(),
+        # Agents' verdicts, in the order this person sees (their texts keep the agents' numbering).
+        "turns": [(turn, unswap(turn.verdict) if reservation.swapped else turn.verdict) for turn in debate.turns.all()],
+        "seconds_left": max(0, int((reservation.expires_at - timezone.now()).total_seconds())),
+    }
+
+
+def _next_or_done(request, prefer_run: int | None = None):
+    reservation = do_reserve_next(request.user, prefer_run)
+    if reservation is None:
+        template = "adjudication/_done.html" if request.htmx else "adjudication/done.html"
+        return render(request, template, {"counts": queue_counts(request.user)})
+    if request.htmx:
+        return render(request, "adjudication/_screen.html", _screen_context(reservation))
+    return redirect("adjudication_screen", pk=reservation.item_id)
+
+
+@role_required(ADJUDICATOR)
+def queue(request):
+    context = {"counts": queue_counts(request.user), "runs": runs_with_open_items()}
+    return render(request, "adjudication/queue.html", context)
+
+
+@role_required(ADJUDICATOR)
+@require_POST
+def start(request):
+    run = request.POST.get("run")
+    return _next_or_done(request, int(run) if run and run.isdigit() else None)
+
+
+@role_required(ADJUDICATOR)
+def screen(request, pk: int):
+    # Only the person holding the item sees it: others get a 404 that says nothing about it.
+    reservation = Reservation.objects.filter(item_id=pk, user=request.user).select_related("item__debate").first()
+    if reservation is None:
+        raise Http404("No reservation of yours for this item.")
+    return render(request, "adjudication/screen.html", _screen_context(reservation))
+
+
+@role_required(ADJUDICATOR)
+@require_POST
+def submit(request, pk: int):
+    try:
+        verdict = int(request.POST.get("verdict", ""))
+        raw_confidence = request.POST.get("confidence", "")
+        confidence = int(raw_confidence) if raw_confidence else None
+        do_submit(request.user, pk, verdict, confidence=confidence, notes=request.POST.get("notes", ""))
+    except (ValueError, AdjudicationItem.DoesNotExist) as error:
+        message = str(error) if isinstance(error, AdjudicationRejected) else "Choose 1, 2 or 0 (and confidence 1–3)."
+        if request.htmx:
+            return HttpResponse(f'<p class="error" id="screen-error" hx-swap-oob="true">{message}</p>', status=400)
+        messages.error(request, message)
+        return redirect("adjudication_queue")
+    return _next_or_done(request)
+
+
+@role_required(ADJUDICATOR)
+@require_POST
+def skip(request, pk: int):
+    reservation = Reservation.objects.filter(item_id=pk, user=request.user).first()
+    if reservation is not None:
+        do_skip(reservation)
+    return (
+        redirect("adjudication_queue")
+        if not request.htmx
+        else render(request, "adjudication/_done.html", {"counts": queue_counts(request.user), "skipped": True})
+    )
+
+
+@role_required(ADMIN)
+def review(request, pk: int):
+    item = get_object_or_404(AdjudicationItem.objects.select_related("debate__run", "debate__prompt"), pk=pk)
+    if request.method == "POST":
+        try:
+            do_override(request.user, item.pk, int(request.POST.get("verdict", "-1")), request.POST.get("reason", ""))
+        except (ValueError, AdjudicationRejected) as error:
+            messages.error(request, str(error) if isinstance(error, AdjudicationRejected) else "Choose a verdict.")
+        else:
+            messages.success(request, "Override recorded.")
+        return redirect("adjudication_review", pk=item.pk)
+    context = {
+        "item": item,
+        "verdicts": item.adjudications.select_related("user"),
+        "events": item.events.select_related("user"),
+        "first": item.debate.shown[0],
+        "second": item.debate.shown[1],
+    }
+    return render(request, "adjudication/review.html", context)
+
+
+@role_required(ADMIN)
+def overview(request):
+    items = AdjudicationItem.objects.select_related("debate__run", "debate__prompt").order_by("-id")[:200]
+    return render(request, "adjudication/overview.html", {"items": items})
+
+
+@role_required(ADMIN, "viewer")
+def agreement(request, run_pk: int):
+    run = get_object_or_404(DebateRun, pk=run_pk)
+    return render(request, "adjudication/agreement.html", {"run": run, "report": agreement_report(run)})
+
+
+@role_required(ADMIN, "viewer")
+def export(request, run_pk: int, fmt: str):
+    run = get_object_or_404(DebateRun, pk=run_pk)
+    if fmt not in ("jsonl", "csv"):
+        raise Http404
+    response = HttpResponse(to_text(list(export_rows(run)), fmt), content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="adjudications-run-{run.pk}.{fmt}"'
+    return response

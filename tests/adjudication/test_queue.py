@@ -1,0 +1,154 @@
+"""The human queue: reservations, verdicts, resolution, overrides, audit trail."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from evalhub.adjudication.actions import (
+    AdjudicationRejected,
+    do_override,
+    do_reserve_next,
+    do_skip,
+    do_submit,
+)
+from evalhub.adjudication.models import Adjudication, FinalSource, ItemStatus, Reservation
+from evalhub.debates.models import DebateStatus
+from tests.conftest import make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def people(db):
+    return [make_user(f"adj{i}", "adjudicator") for i in range(4)]
+
+
+def reserve(user, swapped: bool | None = None):
+    reservation = do_reserve_next(user)
+    if swapped is not None:
+        reservation.swapped = swapped
+        reservation.save(update_fields=["swapped"])
+    return reservation
+
+
+def test_the_oldest_item_is_reserved_first_and_kept_for_the_same_person(make_items, people):
+    items = make_items(category="math")
+    first = reserve(people[0])
+    assert first.item == items[0]
+    assert do_reserve_next(people[0]).pk == first.pk, "asking again returns the same reservation"
+    assert do_reserve_next(people[1]).item == items[1], "the held item is not handed to someone else"
+
+
+def test_a_run_can_be_prioritised(make_items, people):
+    make_items(category="math", name="older")
+    newer = make_items(category="code", name="newer")
+    assert do_reserve_next(people[0], prefer_run=newer[0].debate.run_id).item == newer[0]
+
+
+def test_an_item_needing_two_verdicts_goes_to_two_different_people_and_never_twice_to_one(make_items, people):
+    (item,) = make_items(required=2, category="math")[:1] or [None]
+    for person in people[:2]:
+        assert reserve(person, swapped=False).item == item
+        do_submit(person, item.pk, 1)
+    assert do_reserve_next(people[0]) is None or do_reserve_next(people[0]).item != item
+    item.refresh_from_db()
+    assert (item.status, item.final_source, item.adjudications.count()) == (
+        ItemStatus.RESOLVED,
+        FinalSource.HUMAN_UNANIMOUS,
+        2,
+    )
+
+
+def test_a_verdict_given_on_the_reversed_order_is_stored_in_the_agents_order(make_items, people):
+    item = make_items(category="math")[0]
+    reserve(people[0], swapped=True)
+    adjudication, created = do_submit(people[0], item.pk, 1)  # "submission 1" as this person saw it
+    debate = item.debate
+    debate.refresh_from_db()
+    assert created and adjudication.verdict == 2 and adjudication.swapped
+    assert debate.status == DebateStatus.ADJUDICATED and debate.verdict == 2
+    agents_second = debate.shown[1]
+    assert debate.winner == ("a" if agents_second == debate.response_a else "b")
+
+
+def test_a_double_submit_stores_one_verdict(make_items, people):
+    item = make_items(category="math")[0]
+    reserve(people[0], swapped=False)
+    first, created_first = do_submit(people[0], item.pk, 1)
+    second, created_second = do_submit(people[0], item.pk, 2)
+    assert created_first and not created_second and first.pk == second.pk
+    assert Adjudication.objects.filter(item=item).count() == 1 and first.verdict == 1
+
+
+def test_a_submit_without_a_reservation_is_refused(make_items, people):
+    item = make_items(category="math")[0]
+    with pytest.raises(AdjudicationRejected, match="not reserved for you"):
+        do_submit(people[0], item.pk, 1)
+
+
+def test_an_expired_reservation_returns_the_item_to_the_queue(make_items, people):
+    item = make_items(category="math")[0]
+    reserve(people[0])
+    Reservation.objects.filter(user=people[0]).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert do_reserve_next(people[1]).item == item
+    with pytest.raises(AdjudicationRejected, match="expired"):
+        do_submit(people[0], item.pk, 1)
+    assert not Reservation.objects.filter(user=people[0]).exists()
+
+
+def test_an_expired_reservation_nobody_else_took_is_still_accepted(make_items, people):
+    item = make_items(category="math")[0]
+    reserve(people[0])
+    Reservation.objects.filter(user=people[0]).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert do_submit(people[0], item.pk, 0)[1]
+
+
+def test_a_tie_asks_one_more_person_or_an_admin(make_items, people):
+    another = make_items(required=2, tie_policy="another", category="math", name="a")[0]
+    admin_case = make_items(required=2, tie_policy="admin", category="code", name="b")[0]
+    for item in (another, admin_case):
+        for person, verdict in zip(people[:2], (1, 2), strict=True):
+            Reservation.objects.create(
+                item=item, user=person, swapped=False, expires_at=timezone.now() + timedelta(minutes=5)
+            )
+            do_submit(person, item.pk, verdict)
+    another.refresh_from_db()
+    admin_case.refresh_from_db()
+    assert (another.status, another.required_verdicts) == (ItemStatus.OPEN, 3)
+    assert admin_case.status == ItemStatus.NEEDS_ADMIN
+    assert reserve(people[2], swapped=False).item == another, "the third person gets the tied item"
+    do_submit(people[2], another.pk, 2)
+    another.refresh_from_db()
+    assert (another.final_verdict, another.final_source) == (2, FinalSource.HUMAN_MAJORITY)
+
+
+def test_an_admin_override_needs_a_reason_and_stays_in_the_trail(make_items, people):
+    item = make_items(category="math")[0]
+    reserve(people[0], swapped=False)
+    do_submit(people[0], item.pk, 1)
+    admin = make_user("boss", "admin")
+    with pytest.raises(AdjudicationRejected, match="reason"):
+        do_override(admin, item.pk, 0, "  ")
+    do_override(admin, item.pk, 0, "Both answers are wrong.")
+    item.refresh_from_db()
+    assert (item.final_verdict, item.final_source) == (0, FinalSource.ADMIN_OVERRIDE)
+    kinds = list(item.events.values_list("kind", flat=True))
+    assert kinds == ["reserved", "submitted", "resolved", "resolved"]
+    last = item.events.last()
+    assert last.detail["reason"] == "Both answers are wrong." and last.detail["previous"] == [1, "human_unanimous"]
+
+
+def test_skipping_releases_the_item_for_others(make_items, people):
+    item = make_items(category="math")[0]
+    do_skip(reserve(people[0]))
+    assert do_reserve_next(people[1]).item == item
+
+
+def test_a_very_fast_verdict_is_flagged(make_items, people, settings):
+    settings.EVALHUB_FAST_VERDICT_SECONDS = 60
+    item = make_items(category="math")[0]
+    reserve(people[0])
+    assert do_submit(people[0], item.pk, 1)[0].flagged_fast
