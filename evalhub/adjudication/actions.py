@@ -9,13 +9,15 @@ one person. A second submit of the same verdict finds the first and stores nothi
 from __future__ import annotations
 
 import random
+import time
 from collections import Counter
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Case, Count, IntegerField, Q, Value, When
+from django.db.models import Case, Count, F, IntegerField, OuterRef, Q, Subquery, Value, When
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from evalhub.adjudication.models import (
@@ -50,39 +52,68 @@ def queue_for(user: Any):
     return AdjudicationItem.objects.filter(status=ItemStatus.OPEN).exclude(adjudications__user=user)
 
 
-def do_reserve_next(user: Any, prefer_run: int | None = None) -> Reservation | None:
+def _available(user: Any, now):
+    """Open items this person has not judged that still need someone: verdicts plus other people's
+    live reservations below what the item requires. Subqueries, not joins: FOR UPDATE allows them."""
+    verdicts = (
+        Adjudication.objects.filter(item=OuterRef("pk")).order_by().values("item").annotate(n=Count("id")).values("n")
+    )
+    held = (
+        Reservation.objects.filter(item=OuterRef("pk"), expires_at__gt=now)
+        .exclude(user=user)
+        .order_by()
+        .values("item")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return (
+        queue_for(user)
+        .annotate(taken=Coalesce(Subquery(verdicts), 0) + Coalesce(Subquery(held), 0))
+        .filter(taken__lt=F("required_verdicts"))
+    )
+
+
+def do_reserve_next(user: Any, prefer_run: int | None = None, attempts: int = 5) -> Reservation | None:
     """The person's current reservation, or a new one on the oldest item that still needs someone."""
-    now = timezone.now()
-    with transaction.atomic():
-        current = (
-            Reservation.objects.select_for_update()
-            .filter(user=user, expires_at__gt=now, item__status=ItemStatus.OPEN)
-            .first()
-        )
-        if current is not None:
-            current.expires_at = now + _ttl()
-            current.save(update_fields=["expires_at"])
-            return current
-        candidates = queue_for(user)
-        order = ["created_at", "id"]
-        if prefer_run:
-            candidates = candidates.annotate(
-                preferred=Case(
+    for attempt in range(attempts):
+        now = timezone.now()
+        with transaction.atomic():
+            current = (
+                Reservation.objects.select_for_update()
+                .filter(user=user, expires_at__gt=now, item__status=ItemStatus.OPEN)
+                .first()
+            )
+            if current is not None:
+                current.expires_at = now + _ttl()
+                current.save(update_fields=["expires_at"])
+                return current
+            candidates = _available(user, now)
+            order = ["created_at", "id"]
+            if prefer_run:
+                preferred = Case(
                     When(debate__run_id=prefer_run, then=Value(0)), default=Value(1), output_field=IntegerField()
                 )
-            )
-            order = ["preferred", *order]
-        locked = candidates.order_by(*order).select_for_update(skip_locked=True, of=("self",))[:CANDIDATES_PER_TRY]
-        for item in locked:
-            taken = item.adjudications.count() + item.reservations.filter(expires_at__gt=now).exclude(user=user).count()
-            if taken >= item.required_verdicts:
-                continue
-            Reservation.objects.filter(item=item, user=user).delete()  # an expired one of this person's
-            reservation = Reservation.objects.create(
-                item=item, user=user, swapped=random.random() < 0.5, expires_at=now + _ttl()
-            )
-            _event(item, user, "reserved", swapped=reservation.swapped)
-            return reservation
+                candidates = candidates.annotate(preferred=preferred)
+                order = ["preferred", *order]
+            locked = candidates.order_by(*order).select_for_update(skip_locked=True, of=("self",))[:CANDIDATES_PER_TRY]
+            for item in locked:
+                # Counted again under the row lock: the candidate query's snapshot may be stale.
+                taken = (
+                    item.adjudications.count() + item.reservations.filter(expires_at__gt=now).exclude(user=user).count()
+                )
+                if taken >= item.required_verdicts:
+                    continue
+                Reservation.objects.filter(item=item, user=user).delete()  # an expired one of this person's
+                reservation = Reservation.objects.create(
+                    item=item, user=user, swapped=random.random() < 0.5, expires_at=now + _ttl()
+                )
+                _event(item, user, "reserved", swapped=reservation.swapped)
+                return reservation
+        # Nothing free: either the queue is empty for this person, or every free item was locked by
+        # someone reserving at this very moment; only the second is worth another try.
+        if not _available(user, timezone.now()).exists():
+            return None
+        time.sleep(0.02 * (attempt + 1))
     return None
 
 

@@ -39,6 +39,13 @@ class DebateRunForm(forms.Form):
     temperature = forms.FloatField(min_value=0, max_value=2, initial=0)
     max_tokens = forms.IntegerField(min_value=16, max_value=8192, initial=512)
     seed = forms.IntegerField(initial=0)
+    human_verdicts = forms.IntegerField(
+        min_value=1, max_value=9, initial=1, help_text="Independent human verdicts per unresolved debate."
+    )
+    tie_policy = forms.ChoiceField(
+        choices=[("another", "Ask one more person"), ("admin", "Send to an admin")],
+        help_text="When the people disagree without a majority.",
+    )
     start = forms.BooleanField(required=False, initial=True, label="Start now")
 
     def clean_agents(self) -> list[str]:
@@ -77,6 +84,8 @@ class DebateRunForm(forms.Form):
             "temperature",
             "max_tokens",
             "seed",
+            "human_verdicts",
+            "tie_policy",
         )
         return {name: data[name] for name in names}
 

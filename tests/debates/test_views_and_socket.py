@@ -54,6 +54,8 @@ def test_an_admin_creates_a_run_from_the_form_and_its_debates_run(login, admin_u
         "temperature": 0,
         "max_tokens": 256,
         "seed": 1,
+        "human_verdicts": 2,
+        "tie_policy": "admin",
         "start": "on",
     }
     response = login(admin_user).post("/debates/new/", form)
@@ -64,7 +66,7 @@ def test_an_admin_creates_a_run_from_the_form_and_its_debates_run(login, admin_u
         "heuristic:reference",
         RunStatus.RUNNING,
     )
-    assert run.debates.count() == 12
+    assert run.debates.count() == 12 and (run.human_verdicts, run.tie_policy) == (2, "admin")
 
 
 @pytest.mark.django_db

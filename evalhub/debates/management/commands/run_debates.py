@@ -33,6 +33,8 @@ class Command(BaseCommand):
         parser.add_argument("--max-tokens", type=int, default=512)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--name", default="")
+        parser.add_argument("--human-verdicts", type=int, default=1, help="People needed per unresolved debate.")
+        parser.add_argument("--tie-policy", choices=["another", "admin"], default="another")
         parser.add_argument(
             "--enqueue", action="store_true", help="Queue for the Celery workers instead of running here."
         )
@@ -66,6 +68,8 @@ class Command(BaseCommand):
                 temperature=o["temperature"],
                 max_tokens=o["max_tokens"],
                 seed=o["seed"],
+                human_verdicts=o["human_verdicts"],
+                tie_policy=o["tie_policy"],
                 **fields,
             )
         except RunRejected as error:

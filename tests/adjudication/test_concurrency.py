@@ -1,0 +1,71 @@
+"""Twenty people adjudicating fifty items at once, on PostgreSQL: nothing doubled, nothing lost."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections import Counter
+
+import pytest
+from django.conf import settings
+from django.db import connections
+
+from evalhub.adjudication.actions import AdjudicationRejected, do_reserve_next, do_submit
+from evalhub.adjudication.models import Adjudication, AdjudicationItem, ItemStatus, Reservation
+from tests.conftest import make_user
+
+POSTGRES = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
+pytestmark = [
+    pytest.mark.skipif(not POSTGRES, reason="row locks are what is tested: run with DATABASE_URL=postgres://…"),
+    pytest.mark.django_db(transaction=True),
+]
+
+
+def test_twenty_adjudicators_on_fifty_items_never_collide(make_items):
+    items = [item for name in "abcde" for item in make_items(required=2, tie_policy="admin", name=name)][:50]
+    AdjudicationItem.objects.exclude(pk__in=[i.pk for i in items]).delete()
+    people = [make_user(f"person{i}", "adjudicator") for i in range(20)]
+    submitted: list[tuple[int, int]] = []
+    refused: list[str] = []
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+    start = threading.Barrier(len(people))
+
+    def work(person) -> None:
+        rng = random.Random(person.pk)
+        try:
+            start.wait()
+            while True:
+                reservation = do_reserve_next(person)
+                if reservation is None:
+                    return
+                try:
+                    # A double click now and then: the second submit must store nothing.
+                    for _ in range(2 if rng.random() < 0.2 else 1):
+                        adjudication, created = do_submit(person, reservation.item_id, rng.choice([0, 1, 2]))
+                        if created:
+                            with lock:
+                                submitted.append((reservation.item_id, person.pk))
+                except AdjudicationRejected as error:
+                    with lock:
+                        refused.append(str(error))
+        except BaseException as error:  # surfaced in the main thread
+            errors.append(error)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=work, args=(person,)) for person in people]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+    assert not refused, f"a granted reservation must always be accepted: {refused[:3]}"
+    per_item = Counter(item_id for item_id, _ in submitted)
+    assert len(per_item) == 50 and set(per_item.values()) == {2}, "every item got exactly the two verdicts it needs"
+    assert len(set(submitted)) == len(submitted) == 100, "nobody judged an item twice"
+    stored = Counter(Adjudication.objects.values_list("item_id", flat=True))
+    assert stored == per_item, "every verdict a person was told was stored is stored, and nothing else"
+    assert not Reservation.objects.exists()
+    statuses = Counter(AdjudicationItem.objects.values_list("status", flat=True))
+    assert set(statuses) <= {ItemStatus.RESOLVED, ItemStatus.NEEDS_ADMIN} and sum(statuses.values()) == 50

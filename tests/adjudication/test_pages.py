@@ -1,0 +1,144 @@
+"""The adjudication pages: who may use them, what they show, and what they hide."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evalhub.adjudication.actions import do_reserve_next, do_submit
+from evalhub.adjudication.models import Adjudication, Reservation
+from evalhub.adjudication.reports import agreement_report
+from tests.conftest import make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize("role", ["viewer", "expert"])
+def test_viewers_and_experts_cannot_adjudicate(login, make_items, role):
+    make_items(category="math")
+    client = login(make_user("someone", role))
+    assert client.get("/adjudicate/").status_code == 403
+    assert client.post("/adjudicate/start/").status_code == 403
+
+
+def test_an_outsider_is_refused_and_anonymous_is_sent_to_login(client, login, make_items):
+    make_items(category="math")
+    assert client.get("/adjudicate/").status_code == 302
+    assert login(make_user("nobody")).get("/adjudicate/").status_code == 403
+
+
+def test_start_reserves_and_shows_the_item_blind(login, adjudicator, make_items):
+    item = make_items(category="math")[0]
+    client = login(adjudicator)
+    response = client.post("/adjudicate/start/")
+    assert response.status_code == 302 and response.url == f"/adjudicate/items/{item.pk}/"
+    body = client.get(response.url).content.decode()
+    assert item.debate.prompt.text in body
+    assert "Demo system" not in body and "demo-thorough" not in body, "model names stay hidden"
+
+
+def test_an_adjudicator_cannot_open_an_item_held_by_someone_else(login, adjudicator, make_items):
+    item = make_items(category="math")[0]
+    other = make_user("other", "adjudicator")
+    do_reserve_next(other)
+    assert login(adjudicator).get(f"/adjudicate/items/{item.pk}/").status_code == 404
+
+
+def test_nobody_sees_another_persons_verdict_before_giving_their_own(login, adjudicator, make_items):
+    item = make_items(required=2, category="math")[0]
+    first = make_user("first", "adjudicator")
+    do_reserve_next(first)
+    do_submit(first, item.pk, 1, notes="FIRST PERSON'S PRIVATE NOTE")
+    client = login(adjudicator)
+    response = client.post("/adjudicate/start/")
+    body = client.get(response.url).content.decode()
+    assert response.url == f"/adjudicate/items/{item.pk}/"
+    assert (
+        "FIRST PERSON'S PRIVATE NOTE" not in body
+        and "first" not in body.split("<main>")[1].lower().split("question")[0]
+    )
+
+
+def test_two_quick_posts_of_the_same_verdict_store_one(login, adjudicator, make_items):
+    item = make_items(category="math")[0]
+    client = login(adjudicator)
+    client.post("/adjudicate/start/")
+    for _ in range(2):
+        response = client.post(f"/adjudicate/items/{item.pk}/submit/", {"verdict": "1"}, headers={"HX-Request": "true"})
+        assert response.status_code == 200
+    assert Adjudication.objects.filter(item=item).count() == 1
+
+
+def test_submitting_in_place_returns_the_next_item(login, adjudicator, make_items):
+    first, second = make_items(category="math")[:2]
+    client = login(adjudicator)
+    client.post("/adjudicate/start/")
+    response = client.post(
+        f"/adjudicate/items/{first.pk}/submit/", {"verdict": "0", "confidence": "3"}, headers={"HX-Request": "true"}
+    )
+    body = response.content.decode()
+    assert 'id="adjudication-area"' in body and f'data-item="{second.pk}"' in body and "<html" not in body
+
+
+@pytest.mark.parametrize("form", [{"verdict": "7"}, {"verdict": "x"}, {"verdict": "1", "confidence": "9"}, {}])
+def test_a_forged_verdict_is_refused_and_nothing_is_stored(login, adjudicator, make_items, form):
+    item = make_items(category="math")[0]
+    client = login(adjudicator)
+    client.post("/adjudicate/start/")
+    response = client.post(f"/adjudicate/items/{item.pk}/submit/", form, headers={"HX-Request": "true"})
+    assert response.status_code == 400 and not Adjudication.objects.exists()
+    assert Reservation.objects.filter(item=item).exists(), "the item stays reserved for another try"
+
+
+def test_submissions_are_shown_escaped(login, adjudicator, make_items):
+    item = make_items(category="math")[0]
+    item.debate.response_a.text = "<script>alert('x')</script>"
+    item.debate.response_a.save()
+    client = login(adjudicator)
+    body = client.get(client.post("/adjudicate/start/").url).content.decode()
+    assert "<script>alert" not in body and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in body
+
+
+def test_only_admins_review_and_override(login, adjudicator, admin_user, make_items):
+    item = make_items(category="math")[0]
+    assert login(adjudicator).get(f"/adjudicate/items/{item.pk}/review/").status_code == 403
+    response = login(admin_user).post(f"/adjudicate/items/{item.pk}/review/", {"verdict": "2", "reason": "checked"})
+    item.refresh_from_db()
+    assert response.status_code == 302 and (item.final_verdict, item.final_source) == (2, "admin_override")
+
+
+def test_the_agreement_report_matches_hand_computed_kappas(make_items):
+    items = make_items(required=2, tie_policy="admin", category="")[:4]
+    ann, bob = make_user("ann", "adjudicator"), make_user("bob", "adjudicator")
+    # ann: 1 1 2 0 ; bob: 1 2 2 0 (agents' order). Observed 3/4; ann's shares 2/4,1/4,1/4 for 1,2,0;
+    # bob's 1/4,2/4,1/4 → p_e = 0.5·0.25 + 0.25·0.5 + 0.25·0.25 = 0.3125; kappa = (0.75−0.3125)/(1−0.3125).
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    for item, (a, b) in zip(items, [(1, 1), (1, 2), (2, 2), (0, 0)], strict=True):
+        for person, verdict in ((ann, a), (bob, b)):
+            Reservation.objects.create(
+                item=item, user=person, swapped=False, expires_at=timezone.now() + timedelta(minutes=5)
+            )
+            do_submit(person, item.pk, verdict)
+    report = agreement_report(items[0].debate.run)
+    (pair,) = report.pairs
+    assert (pair["n"], pair["agreement"].rate) == (4, 0.75)
+    assert pair["kappa"] == pytest.approx((0.75 - 0.3125) / (1 - 0.3125))
+    assert report.fleiss_items == 4 and report.fleiss_raters == 2 and report.fleiss is not None
+
+
+def test_the_export_lists_every_verdict_with_the_order_each_person_saw(login, viewer, make_items):
+    item = make_items(category="math")[0]
+    person = make_user("p", "adjudicator")
+    reservation = do_reserve_next(person)
+    reservation.swapped = True
+    reservation.save()
+    do_submit(person, item.pk, 1)
+    body = login(viewer).get(f"/adjudicate/runs/{item.debate.run_id}/export.jsonl").content.decode()
+    row = json.loads(body.splitlines()[0])
+    (verdict,) = row["verdicts"]
+    assert verdict["saw_first"] == item.debate.shown[1].model.slug and verdict["verdict"] == 2
+    assert row["final_source"] == "human_unanimous" and row["agents_saw_first"] == item.debate.shown[0].model.slug

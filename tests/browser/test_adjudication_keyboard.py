@@ -1,0 +1,49 @@
+"""An adjudicator in a real browser, keyboard only: 1 / 2 to choose, Ctrl+Enter to submit and go on."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from evalhub.adjudication.models import Adjudication
+from evalhub.core.agreement import unswap
+from tests.adjudication.conftest import make_items  # noqa: F401  (fixture)
+from tests.browser.test_login_and_browse import ARTIFACTS, page  # noqa: F401  (fixture)
+from tests.conftest import make_user, requires_chromium
+from tests.debates.conftest import demo  # noqa: F401  (fixture)
+
+pytestmark = [requires_chromium, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def queue_of_three(make_items):  # noqa: F811
+    make_user("ada", "adjudicator")
+    return make_items(category="math")
+
+
+def test_an_adjudicator_decides_two_items_with_the_keyboard(live_server, queue_of_three, page):  # noqa: F811
+    page.goto(f"{live_server.url}/login/")
+    page.fill("#id_username", "ada")
+    page.fill("#id_password", "pw")
+    page.click("button[type=submit]")
+    page.goto(f"{live_server.url}/adjudicate/")
+    page.click("text=Start")
+    seen = []
+    for key in ("1", "2"):
+        area = page.locator("#adjudication-area")
+        item = area.get_attribute("data-item")
+        page.keyboard.press(key)
+        assert page.locator(f"input[name=verdict][value='{key}']").is_checked()
+        page.keyboard.press("Control+Enter")
+        page.wait_for_function(f"document.querySelector('#adjudication-area')?.dataset.item !== '{item}'")
+        seen.append((int(item), int(key)))
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "adjudication-third-item.png"), full_page=True)
+    # Playwright runs an event loop in this thread, where Django refuses ORM calls: ask from another.
+    with ThreadPoolExecutor(1) as pool:
+        stored = pool.submit(lambda: {a.item_id: (a.verdict, a.swapped) for a in Adjudication.objects.all()}).result()
+    assert sorted(stored) == sorted(item for item, _ in seen)
+    for item, key in seen:
+        verdict, swapped = stored[item]
+        assert verdict == (unswap(key) if swapped else key), "stored in the agents' order"
