@@ -117,6 +117,14 @@ def do_reserve_next(user: Any, prefer_run: int | None = None, attempts: int = 5)
     return None
 
 
+def do_extend(user: Any, item_id: int) -> bool:
+    """Keep a live reservation while its person works; an expired one is not revived."""
+    now = timezone.now()
+    return bool(
+        Reservation.objects.filter(item_id=item_id, user=user, expires_at__gt=now).update(expires_at=now + _ttl())
+    )
+
+
 def do_skip(reservation: Reservation) -> None:
     with transaction.atomic():
         _event(reservation.item, reservation.user, "skipped")

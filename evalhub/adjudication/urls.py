@@ -10,6 +10,7 @@ urlpatterns = [
     path("items/<int:pk>/", views.screen, name="adjudication_screen"),
     path("items/<int:pk>/submit/", views.submit, name="adjudication_submit"),
     path("items/<int:pk>/skip/", views.skip, name="adjudication_skip"),
+    path("items/<int:pk>/extend/", views.extend, name="adjudication_extend"),
     path("items/<int:pk>/review/", views.review, name="adjudication_review"),
     path("all/", views.overview, name="adjudication_overview"),
     path("runs/<int:run_pk>/agreement/", views.agreement, name="adjudication_agreement"),

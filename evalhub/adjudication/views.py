@@ -9,6 +9,7 @@ from django.views.decorators.http import require_POST
 from evalhub.accounts.roles import ADJUDICATOR, ADMIN, role_required
 from evalhub.adjudication.actions import (
     AdjudicationRejected,
+    do_extend,
     do_override,
     do_reserve_next,
     do_skip,
@@ -90,6 +91,13 @@ def submit(request, pk: int):
         messages.error(request, message)
         return redirect("adjudication_queue")
     return _next_or_done(request)
+
+
+@role_required(ADJUDICATOR)
+@require_POST
+def extend(request, pk: int):
+    """The screen's heartbeat: 204 while the reservation lives, 410 once it has expired."""
+    return HttpResponse(status=204 if do_extend(request.user, pk) else 410)
 
 
 @role_required(ADJUDICATOR)

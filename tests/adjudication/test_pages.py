@@ -142,3 +142,18 @@ def test_the_export_lists_every_verdict_with_the_order_each_person_saw(login, vi
     (verdict,) = row["verdicts"]
     assert verdict["saw_first"] == item.debate.shown[1].model.slug and verdict["verdict"] == 2
     assert row["final_source"] == "human_unanimous" and row["agents_saw_first"] == item.debate.shown[0].model.slug
+
+
+def test_the_screen_heartbeat_extends_a_live_reservation_but_not_an_expired_one(login, adjudicator, make_items):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    item = make_items(category="math")[0]
+    client = login(adjudicator)
+    client.post("/adjudicate/start/")
+    Reservation.objects.filter(item=item).update(expires_at=timezone.now() + timedelta(seconds=30))
+    assert client.post(f"/adjudicate/items/{item.pk}/extend/").status_code == 204
+    assert Reservation.objects.get(item=item).expires_at > timezone.now() + timedelta(minutes=5)
+    Reservation.objects.filter(item=item).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert client.post(f"/adjudicate/items/{item.pk}/extend/").status_code == 410
