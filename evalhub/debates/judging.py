@@ -162,10 +162,13 @@ class JudgeReport:
     judge_run: JudgeRun | None = None
 
 
+REFERENCE_STATUSES = (DebateStatus.CONSENSUS, DebateStatus.ADJUDICATED)
+
+
 def reference_verdicts(debates: list[Debate]) -> dict[int, int]:
-    """The reference per debate, in the order the agents saw: their consensus (human
-    adjudication joins here once it exists)."""
-    return {d.pk: d.verdict for d in debates if d.status == DebateStatus.CONSENSUS and d.verdict is not None}
+    """The reference per debate, in the order the agents saw: the agents' consensus, or the
+    people's final label where the agents could not agree (ScaleEval's debate-plus-human reference)."""
+    return {d.pk: d.verdict for d in debates if d.status in REFERENCE_STATUSES and d.verdict is not None}
 
 
 def judge_verdicts(run: JudgeRun) -> tuple[dict[int, int | None], dict[int, int | None], int]:

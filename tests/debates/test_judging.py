@@ -129,3 +129,25 @@ def test_only_admins_start_judge_runs_and_viewers_read_the_report(login, viewer,
     assert "heuristic:balanced (shuffled)" in body and "Position flips" in body
     bad = login(admin_user).post(url, {**form, "judge": "opneai:x", "samples": 3})
     assert bad.status_code == 400 and "Did you mean" in bad.content.decode()
+
+
+def test_a_human_adjudication_joins_the_reference_once_given(reference, agents):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from evalhub.adjudication.actions import do_submit
+    from evalhub.adjudication.models import AdjudicationItem, Reservation
+    from tests.conftest import make_user
+
+    agents(lambda agent, messages: "x\n1")
+    judge(reference)
+    assert meta_evaluation(reference)[1:] == (2, 1)
+    unresolved = reference.debates.get(status=DebateStatus.UNRESOLVED)
+    item = AdjudicationItem.objects.create(debate=unresolved)
+    person = make_user("person", "adjudicator")
+    Reservation.objects.create(item=item, user=person, swapped=False, expires_at=timezone.now() + timedelta(minutes=5))
+    do_submit(person, item.pk, 1)
+    (report,), with_reference, waiting = meta_evaluation(reference)
+    assert (with_reference, waiting) == (3, 0)
+    assert (report.example.hits, report.example.total) == (2, 3)
