@@ -32,13 +32,25 @@ class RunRejected(ValueError):
     pass
 
 
-def run_counts(run: DebateRun) -> dict[str, int]:
-    counts = run.debates.aggregate(
-        total=Count("id"),
-        **{status: Count("id", filter=Q(status=status)) for status in DebateStatus.values},
-    )
+def _counted(counts: dict[str, int]) -> dict[str, int]:
     counts["finished"] = sum(counts[s] for s in FINISHED_DEBATE) + counts[DebateStatus.FAILED]
     return counts
+
+
+STATUS_COUNTS = {"total": Count("id"), **{s: Count("id", filter=Q(status=s)) for s in DebateStatus.values}}
+
+
+def run_counts(run: DebateRun) -> dict[str, int]:
+    return _counted(run.debates.aggregate(**STATUS_COUNTS))
+
+
+def runs_counts(runs: Iterable[DebateRun]) -> dict[int, dict[str, int]]:
+    """run_counts for many runs in one query (list pages)."""
+    ids = [run.pk for run in runs]
+    rows = Debate.objects.filter(run_id__in=ids).order_by().values("run_id").annotate(**STATUS_COUNTS)
+    found = {row.pop("run_id"): _counted(row) for row in rows}
+    empty = {"total": 0, **{s: 0 for s in DebateStatus.values}}
+    return {i: found.get(i) or _counted(dict(empty)) for i in ids}
 
 
 def broadcast_run(run: DebateRun) -> None:

@@ -17,7 +17,11 @@ class DebateConsumer(FragmentConsumer):
         return f"debate.{debate_id}"
 
     def current_html(self) -> str:
-        debate = Debate.objects.select_related("run").get(pk=self.scope["url_route"]["kwargs"]["debate_id"])
+        debate = (
+            Debate.objects.select_related("run")
+            .prefetch_related("turns")
+            .get(pk=self.scope["url_route"]["kwargs"]["debate_id"])
+        )
         return render_to_string("debates/_live.html", {"debate": debate, "oob": True})
 
 

@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from evalhub.accounts.roles import ADMIN, has_role, role_required
-from evalhub.debates.actions import RunRejected, do_create_run, do_set_run_status, do_start_run, run_counts
+from evalhub.debates.actions import RunRejected, do_create_run, do_set_run_status, do_start_run, run_counts, runs_counts
 from evalhub.debates.forms import DebateRunForm, JudgeRunForm
 from evalhub.debates.judging import do_create_judge_run, meta_evaluation
 from evalhub.debates.models import Debate, DebateRun, RunStatus
@@ -14,8 +14,9 @@ from evalhub.debates.models import Debate, DebateRun, RunStatus
 
 @role_required()
 def debate_index(request):
-    runs = DebateRun.objects.select_related("benchmark", "criterion", "model_a", "model_b")[:50]
-    rows = [(run, run_counts(run)) for run in runs]
+    runs = list(DebateRun.objects.select_related("benchmark", "criterion", "model_a", "model_b")[:50])
+    counts = runs_counts(runs)
+    rows = [(run, counts[run.pk]) for run in runs]
     return render(request, "debates/index.html", {"rows": rows})
 
 
@@ -72,7 +73,7 @@ def debate_detail(request, pk: int):
             "prompt__benchmark",
             "response_a__model",
             "response_b__model",
-        ),
+        ).prefetch_related("turns"),
         pk=pk,
     )
     first, second = debate.shown
