@@ -65,7 +65,9 @@ DHP_TEMPLATES: dict[str, dict] = {
         {
             **{k: v.format(data="summary") for k, v in _CHARACTER_AND_WORD.items()},
             "reordering": "The sentences of the summary are in a scrambled order.",
-            "rewriting_and_insertion": "Some sentences of the summary are repeated right after themselves in other words.",
+            "rewriting_and_insertion": (
+                "Some sentences of the summary are repeated right after themselves in other words."
+            ),
         },
     ),
     "dhp-story-completion": _task(
@@ -148,7 +150,7 @@ _RUBRICS = {
 _ADVERSARIAL = {
     "relevancy_subtle": "A sentence from another answer on a related topic was added at the end.",
     "relevancy_extreme": "An unrelated sentence (for example, sports news) was added.",
-    "correctness_subtle": "A sentence from another answer in the same field, not supported by these abstracts, was added.",
+    "correctness_subtle": "A sentence from another answer in the same field, not backed by these abstracts, was added.",
     "correctness_extreme": "An unrelated, off-topic sentence was added.",
     "completeness_subtle": "The last sentence of the answer was removed.",
     "completeness_extreme": "The last sentence was removed and unrelated text was added.",
