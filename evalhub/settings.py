@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "evalhub.jobs",
     "evalhub.debates",
     "evalhub.adjudication",
+    "evalhub.surveys",
     "evalhub.system",
 ]
 

@@ -10,5 +10,6 @@ urlpatterns = [
     path("jobs/", include("evalhub.jobs.urls")),
     path("debates/", include("evalhub.debates.urls")),
     path("adjudicate/", include("evalhub.adjudication.urls")),
+    path("surveys/", include("evalhub.surveys.urls")),
     path("admin/", admin.site.urls),
 ]

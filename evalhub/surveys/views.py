@@ -1,0 +1,206 @@
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_not_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from evalhub.accounts.roles import ADMIN, EXPERT, role_required
+from evalhub.core.survey_templates import TEMPLATES
+from evalhub.surveys.actions import (
+    InvitationClosed,
+    SurveyRejected,
+    check_invitation,
+    do_answer,
+    do_create_from_template,
+    do_edit,
+    do_invitation_for_expert,
+    do_invite,
+    do_publish,
+    do_revoke,
+    do_submit,
+    version_weights,
+)
+from evalhub.surveys.models import Invitation, Survey, SurveyVersion
+
+
+@role_required(ADMIN, EXPERT)
+def survey_list(request):
+    surveys = Survey.objects.prefetch_related("versions")
+    return render(request, "surveys/list.html", {"surveys": surveys, "templates": TEMPLATES})
+
+
+@role_required(ADMIN)
+@require_POST
+def create_from_template(request):
+    key = request.POST.get("template", "")
+    if key not in TEMPLATES:
+        raise PermissionDenied
+    return redirect(do_create_from_template(key, request.user))
+
+
+@role_required(EXPERT, ADMIN)
+@require_POST
+def fill_as_expert(request, slug: str, number: int):
+    version = get_object_or_404(SurveyVersion, survey__slug=slug, number=number, published=True)
+    return redirect(do_invitation_for_expert(version, request.user))
+
+
+@role_required(ADMIN)
+def manage(request, slug: str):
+    survey = get_object_or_404(Survey, slug=slug)
+    latest = survey.latest
+    if request.method == "POST":
+        try:
+            action = request.POST.get("action")
+            if action == "edit":
+                version = do_edit(
+                    survey,
+                    request.POST.get("instructions", ""),
+                    json.loads(request.POST.get("metrics") or "null"),
+                    json.loads(request.POST.get("issues") or "null"),
+                )
+                messages.success(request, f"Saved as version {version.number} (draft).")
+            elif action == "publish" and latest is not None:
+                do_publish(latest)
+                messages.success(request, f"Version {latest.number} is published.")
+            elif action == "invite" and latest is not None:
+                days = int(request.POST.get("days") or 0) or None
+                invitation = do_invite(
+                    latest, name=request.POST.get("name", ""), email=request.POST.get("email", ""), days=days
+                )
+                messages.success(
+                    request, f"Invitation link: {request.build_absolute_uri(invitation.get_absolute_url())}"
+                )
+            elif action == "revoke":
+                do_revoke(get_object_or_404(Invitation, pk=request.POST.get("invitation"), version__survey=survey))
+        except (SurveyRejected, ValueError) as error:
+            messages.error(request, str(error) if isinstance(error, SurveyRejected) else f"Not valid JSON: {error}")
+        return redirect(survey)
+    invitations = Invitation.objects.filter(version__survey=survey).select_related("version", "user")
+    context = {
+        "survey": survey,
+        "latest": latest,
+        "versions": survey.versions.all(),
+        "invitations": invitations,
+        "metrics_json": json.dumps(latest.metrics, indent=2, ensure_ascii=False) if latest else "[]",
+        "issues_json": json.dumps(latest.issues, indent=2, ensure_ascii=False) if latest else "[]",
+    }
+    return render(request, "surveys/manage.html", context)
+
+
+@role_required(ADMIN)
+def results(request, slug: str, number: int):
+    version = get_object_or_404(SurveyVersion.objects.select_related("survey"), survey__slug=slug, number=number)
+    weights, respondents = version_weights(version)
+    metric_names = {m["key"]: m["name"] for m in version.metrics}
+    rows = [
+        {
+            "issue": issue,
+            "counts": weights.counts[issue["key"]],
+            "weights": weights.weights[issue["key"]],
+            "uniform": issue["key"] in weights.uniform,
+        }
+        for issue in version.issues
+    ]
+    context = {
+        "version": version,
+        "rows": rows,
+        "respondents": respondents,
+        "metric_names": metric_names,
+        "uniform": weights.uniform,
+    }
+    return render(request, "surveys/results.html", context)
+
+
+@role_required(ADMIN)
+def export(request, slug: str, number: int, kind: str):
+    version = get_object_or_404(SurveyVersion, survey__slug=slug, number=number)
+    if kind == "weights.json":
+        weights, _ = version_weights(version)
+        response = HttpResponse(json.dumps(weights.weights, indent=2), content_type="application/json")
+    elif kind == "answers.csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        writer.writerow(["invitation", "expert", "issue", "metric", "completed_at"])
+        for invitation in version.invitations.prefetch_related("answers").select_related("user"):
+            for answer in invitation.answers.all():
+                who = invitation.name or invitation.email or (invitation.user.get_username() if invitation.user else "")
+                writer.writerow(
+                    [
+                        invitation.pk,
+                        who,
+                        answer.issue,
+                        answer.metric,
+                        invitation.completed_at.isoformat() if invitation.completed_at else "",
+                    ]
+                )
+        response = HttpResponse(buffer.getvalue(), content_type="text/csv")
+    else:
+        raise PermissionDenied
+    response["Content-Disposition"] = f'attachment; filename="{slug}-v{number}-{kind}"'
+    return response
+
+
+@login_not_required
+def fill(request, token: str):
+    """The expert's page, reachable with the link alone: instructions, one issue per step, review, submit."""
+    try:
+        invitation = check_invitation(token)
+    except InvitationClosed as closed:
+        status = 404 if "not valid" in closed.reason else 410
+        return render(request, "surveys/closed.html", {"reason": closed.reason}, status=status)
+    if invitation.user_id and invitation.user_id != getattr(request.user, "id", None):
+        return render(request, "surveys/closed.html", {"reason": "This link belongs to another account."}, status=403)
+    version = invitation.version
+    issues = version.issues
+    answers = dict(invitation.answers.values_list("issue", "metric"))
+    if invitation.completed_at is not None:
+        return render(
+            request,
+            "surveys/submitted.html",
+            {"invitation": invitation, "version": version, "answers": _named(version, answers)},
+        )
+    if request.method == "POST":
+        try:
+            if request.POST.get("action") == "submit":
+                do_submit(invitation)
+                return redirect(invitation)
+            step = int(request.POST.get("step", "0"))
+            if 1 <= step <= len(issues) and request.POST.get("metric"):
+                do_answer(invitation, issues[step - 1]["key"], request.POST["metric"])
+            target = step - 1 if request.POST.get("go") == "back" else step + 1
+        except (SurveyRejected, ValueError) as error:
+            message = str(error) if isinstance(error, SurveyRejected) else "That step does not exist."
+            return render(
+                request, "surveys/closed.html", {"reason": message, "back": invitation.get_absolute_url()}, status=400
+            )
+        return redirect(f"{invitation.get_absolute_url()}?step={max(0, min(target, len(issues) + 1))}")
+    if "step" in request.GET and request.GET["step"].isdigit():
+        step = min(int(request.GET["step"]), len(issues) + 1)
+    else:  # resume where the expert stopped
+        step = next((i + 1 for i, issue in enumerate(issues) if issue["key"] not in answers), len(issues) + 1)
+        step = 0 if not answers else step
+    context = {
+        "invitation": invitation,
+        "version": version,
+        "step": step,
+        "total": len(issues),
+        "answers": _named(version, answers),
+    }
+    if 1 <= step <= len(issues):
+        context["issue"] = issues[step - 1]
+        context["chosen"] = answers.get(issues[step - 1]["key"])
+    context["complete"] = all(issue["key"] in answers for issue in issues)
+    return render(request, "surveys/fill.html", context)
+
+
+def _named(version: SurveyVersion, answers: dict[str, str]) -> list[tuple[dict, str]]:
+    names = {m["key"]: m["name"] for m in version.metrics}
+    return [(issue, names.get(answers.get(issue["key"], ""), "")) for issue in version.issues]

@@ -1,0 +1,40 @@
+"""An expert with an invitation link, in a real browser, keyboard only; then the admin reads the weights."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.test_login_and_browse import ARTIFACTS, page  # noqa: F401  (fixture)
+from tests.conftest import make_user, requires_chromium
+
+pytestmark = [requires_chromium, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def invitation(db):
+    from evalhub.surveys.actions import do_create_from_template, do_invite
+
+    make_user("root", "admin")
+    return do_invite(do_create_from_template("dhp-translation").latest, name="Expert")
+
+
+def test_an_expert_answers_every_step_with_the_keyboard_and_the_weights_show_it(live_server, invitation, page):  # noqa: F811
+    page.goto(f"{live_server.url}/surveys/{invitation.token}/")
+    page.keyboard.press("Enter")  # Start (autofocused)
+    for step in range(1, 6):
+        page.wait_for_selector(f"text=Quality issue {step} of 5")
+        page.keyboard.press("ArrowDown")  # from the first metric (focused) to the second: Fluency
+        page.keyboard.press("Enter")  # implicit submission: Next
+    page.wait_for_selector("text=Review")
+    page.keyboard.press("Enter")  # Submit (autofocused)
+    page.wait_for_selector("text=your answers are in")
+    page.goto(f"{live_server.url}/login/")
+    page.fill("#id_username", "root")
+    page.fill("#id_password", "pw")
+    page.click("button[type=submit]")
+    page.goto(f"{live_server.url}/surveys/manage/dhp-translation/v1/")
+    assert "1 respondent" in page.content()
+    shares = page.locator(".stack").first.get_attribute("aria-label")
+    assert shares == "accuracy 0.00, fluency 1.00"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "survey-weights.png"), full_page=True)

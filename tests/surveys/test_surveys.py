@@ -1,0 +1,199 @@
+"""Expert-weight surveys: versions, links, filling, tampering, weights."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from evalhub.core.expert_weights import check_weights
+from evalhub.surveys.actions import do_create_from_template, do_edit, do_invite, do_publish, do_submit, version_weights
+from evalhub.surveys.models import Invitation, SurveyAnswer, SurveyVersion
+from tests.conftest import make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def version(db):
+    return do_create_from_template("dhp-translation").latest
+
+
+def link(invitation) -> str:
+    return f"/surveys/{invitation.token}/"
+
+
+def answer_all(client: Client, invitation, choose=lambda index, metrics: metrics[0]["key"]) -> None:
+    version = invitation.version
+    for index, _ in enumerate(version.issues, start=1):
+        response = client.post(
+            link(invitation), {"step": index, "metric": choose(index, version.metrics), "go": "next"}
+        )
+        assert response.status_code == 302
+
+
+def test_a_link_alone_lets_an_expert_answer_every_step_and_submit(version):
+    invitation = do_invite(version, name="Dr. Who")
+    client = Client()
+    assert "Instructions" in client.get(link(invitation)).content.decode()
+    first = client.get(f"{link(invitation)}?step=1").content.decode()
+    assert "Quality issue 1 of 5" in first and "Accuracy" in first and "Fluency" in first
+    answer_all(client, invitation)
+    assert client.post(link(invitation), {"action": "submit"}).status_code == 302
+    invitation.refresh_from_db()
+    assert invitation.completed_at is not None and invitation.answers.count() == 5
+
+
+def test_closing_the_tab_and_coming_back_resumes_at_the_first_unanswered_step(version):
+    invitation = do_invite(version)
+    client = Client()
+    for step in (1, 2):
+        client.post(link(invitation), {"step": step, "metric": "fluency", "go": "next"})
+    body = Client().get(link(invitation)).content.decode()
+    assert "Quality issue 3 of 5" in body
+
+
+def test_back_keeps_the_answer_and_shows_it_chosen(version):
+    invitation = do_invite(version)
+    client = Client()
+    client.post(link(invitation), {"step": 1, "metric": "fluency", "go": "next"})
+    response = client.post(link(invitation), {"step": 2, "go": "back"})
+    assert response.url.endswith("?step=1")
+    assert 'value="fluency" required checked' in client.get(response.url).content.decode()
+
+
+@pytest.mark.parametrize(
+    ("form", "status"),
+    [({"step": 1, "metric": "taste"}, 400), ({"step": "x"}, 400), ({"step": 99, "metric": "fluency"}, 302)],
+)
+def test_tampered_values_are_refused_and_nothing_is_stored(version, form, status):
+    invitation = do_invite(version)
+    response = Client().post(link(invitation), {**form, "go": "next"})
+    assert response.status_code == status and not SurveyAnswer.objects.exists()
+
+
+def test_another_issue_id_cannot_be_slipped_in(version):
+    invitation = do_invite(version)
+    from evalhub.surveys.actions import SurveyRejected, do_answer
+
+    with pytest.raises(SurveyRejected):
+        do_answer(invitation, "reordering", "fluency")  # a summarization issue, not in this survey
+
+
+def test_submitting_twice_duplicates_nothing_and_shows_the_answers(version):
+    invitation = do_invite(version)
+    client = Client()
+    answer_all(client, invitation)
+    client.post(link(invitation), {"action": "submit"})
+    client.post(link(invitation), {"action": "submit"})
+    client.post(link(invitation), {"step": 1, "metric": "fluency", "go": "next"})  # too late to change
+    assert SurveyAnswer.objects.count() == 5 and SurveyAnswer.objects.filter(metric="fluency").count() == 0
+    assert "your answers are in" in client.get(link(invitation)).content.decode()
+    assert do_submit(invitation) is False
+
+
+@pytest.mark.parametrize(
+    ("change", "status", "text"),
+    [
+        ({"revoked": True}, 410, "withdrawn"),
+        ({"expires_at": timezone.now() - timedelta(minutes=1)}, 410, "expired"),
+    ],
+)
+def test_revoked_and_expired_links_show_a_clear_page_and_no_data(version, change, status, text):
+    invitation = do_invite(version)
+    Invitation.objects.filter(pk=invitation.pk).update(**change)
+    response = Client().get(link(invitation))
+    body = response.content.decode()
+    assert response.status_code == status and text in body and "Accuracy" not in body
+
+
+def test_an_unknown_link_is_a_404_that_reveals_nothing():
+    response = Client().get("/surveys/not-a-real-token/")
+    assert response.status_code == 404 and "not valid" in response.content.decode()
+
+
+def test_editing_a_published_version_creates_the_next_one_and_answers_stay_with_theirs(version):
+    invitation = do_invite(version)
+    answer_all(Client(), invitation)
+    do_submit(invitation)
+    metrics = [*version.metrics, {"key": "style", "name": "Style", "definition": "Reads well."}]
+    new = do_edit(version.survey, "New text", metrics, version.issues)
+    assert (new.number, new.published, SurveyVersion.objects.count()) == (2, False, 2)
+    assert do_edit(version.survey, "Newer text", metrics, version.issues).pk == new.pk, "a draft is edited in place"
+    version.refresh_from_db()
+    assert version.metric_keys() == ["accuracy", "fluency"] and invitation.answers.count() == 5
+    with pytest.raises(ValueError, match="publish"):
+        do_invite(new)
+    do_publish(new)
+    assert do_invite(new).version == new
+
+
+def test_weights_are_the_shares_of_finished_experts_by_hand(version):
+    picks = [  # three experts, per issue: accuracy or fluency
+        ["accuracy", "fluency", "accuracy", "accuracy", "fluency"],
+        ["accuracy", "fluency", "fluency", "accuracy", "fluency"],
+        ["fluency", "fluency", "accuracy", "accuracy", "fluency"],
+    ]
+    for expert in picks:
+        invitation = do_invite(version)
+        answer_all(Client(), invitation, choose=lambda index, metrics, expert=expert: expert[index - 1])
+        do_submit(invitation)
+    unfinished = do_invite(version)
+    Client().post(link(unfinished), {"step": 1, "metric": "fluency", "go": "next"})
+    weights, respondents = version_weights(version)
+    assert respondents == 3
+    assert weights.weights["random_deletions"] == pytest.approx({"accuracy": 2 / 3, "fluency": 1 / 3})
+    assert weights.weights["random_typos"] == {"accuracy": 0.0, "fluency": 1.0}
+    assert weights.uniform == []
+
+
+def test_the_weights_export_is_a_valid_weights_document(login, admin_user, version):
+    invitation = do_invite(version)
+    answer_all(Client(), invitation)
+    do_submit(invitation)
+    body = login(admin_user).get(f"/surveys/manage/{version.survey.slug}/v1/weights.json").content
+    weights = check_weights(json.loads(body))
+    assert set(weights) == set(version.issue_keys()) and weights["random_typos"] == {"accuracy": 1.0, "fluency": 0.0}
+    csv_body = login(admin_user).get(f"/surveys/manage/{version.survey.slug}/v1/answers.csv").content.decode()
+    assert csv_body.count("\n") == 6 and "random_typos,accuracy" in csv_body
+
+
+def test_uniform_weights_are_said_when_nobody_answered(login, admin_user, version):
+    body = login(admin_user).get(f"/surveys/manage/{version.survey.slug}/v1/").content.decode()
+    assert "get uniform weights" in body and "0 respondents" in body
+
+
+def test_a_logged_in_expert_fills_one_set_per_version_and_cannot_see_results(login, version):
+    expert = make_user("erin", "expert")
+    client = login(expert)
+    url = f"/surveys/fill/{version.survey.slug}/v1/"
+    first, second = client.post(url), client.post(url)
+    assert first.url == second.url and Invitation.objects.filter(user=expert).count() == 1
+    assert client.get(first.url).status_code == 200
+    assert client.get(f"/surveys/manage/{version.survey.slug}/v1/").status_code == 403
+    other = make_user("olly", "expert")
+    assert login(other).get(first.url).status_code == 403, "an account's link is not for another account"
+
+
+def test_viewers_and_adjudicators_cannot_open_surveys(login, viewer, adjudicator, version):
+    assert login(viewer).get("/surveys/").status_code == 403
+    assert login(adjudicator).post(f"/surveys/fill/{version.survey.slug}/v1/").status_code == 403
+
+
+def test_an_admin_creates_invites_and_revokes_in_the_browser_forms(login, admin_user):
+    client = login(admin_user)
+    response = client.post("/surveys/new/", {"template": "yescieval"})
+    assert response.status_code == 302
+    client.post(response.url, {"action": "invite", "name": "Ann", "days": "7"})
+    invitation = Invitation.objects.get(name="Ann")
+    assert invitation.expires_at > timezone.now() + timedelta(days=6)
+    client.post(response.url, {"action": "revoke", "invitation": invitation.pk})
+    invitation.refresh_from_db()
+    assert invitation.revoked
+    bad = client.post(
+        response.url, {"action": "edit", "instructions": "x", "metrics": "[{]", "issues": "[]"}, follow=True
+    )
+    assert "Not valid JSON" in bad.content.decode() and SurveyVersion.objects.count() == 1
