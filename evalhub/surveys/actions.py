@@ -68,6 +68,18 @@ def do_create_from_template(key: str, user: Any = None) -> Survey:
     return survey
 
 
+def do_create_blank(title: str, user: Any = None) -> Survey:
+    """A survey of the admin's own task type; its first version comes from the edit form."""
+    base = slugify(title)[:90]
+    if not base:
+        raise SurveyRejected("give the survey a title.")
+    slug, n = base, 1
+    while Survey.objects.filter(slug=slug).exists():
+        n += 1
+        slug = f"{base}-{n}"
+    return Survey.objects.create(slug=slug, title=title.strip()[:200], created_by=user)
+
+
 def do_edit(survey: Survey, instructions: str, metrics: object, issues: object) -> SurveyVersion:
     """Edit the draft, or start a new version when the latest is published (answers keep theirs)."""
     metrics, issues = check_content(metrics, issues)

@@ -18,6 +18,7 @@ from evalhub.surveys.actions import (
     SurveyRejected,
     check_invitation,
     do_answer,
+    do_create_blank,
     do_create_from_template,
     do_edit,
     do_invitation_for_expert,
@@ -40,6 +41,12 @@ def survey_list(request):
 @require_POST
 def create_from_template(request):
     key = request.POST.get("template", "")
+    if key == "blank":
+        try:
+            return redirect(do_create_blank(request.POST.get("title", ""), request.user))
+        except SurveyRejected as error:
+            messages.error(request, str(error))
+            return redirect("survey_list")
     if key not in TEMPLATES:
         raise PermissionDenied
     return redirect(do_create_from_template(key, request.user))

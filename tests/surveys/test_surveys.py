@@ -197,3 +197,27 @@ def test_an_admin_creates_invites_and_revokes_in_the_browser_forms(login, admin_
         response.url, {"action": "edit", "instructions": "x", "metrics": "[{]", "issues": "[]"}, follow=True
     )
     assert "Not valid JSON" in bad.content.decode() and SurveyVersion.objects.count() == 1
+
+
+def test_an_admin_writes_a_survey_of_their_own_task_type(login, admin_user):
+    client = login(admin_user)
+    response = client.post("/surveys/new/", {"template": "blank", "title": "Dialogue quality"})
+    assert response.url == "/surveys/manage/dialogue-quality/"
+    metrics = [
+        {"key": "engagement", "name": "Engagement", "definition": "Keeps the user engaged."},
+        {"key": "safety", "name": "Safety", "definition": "Says nothing harmful."},
+    ]
+    issues = [{"key": "rude_reply", "description": "The reply is rude."}]
+    client.post(
+        response.url,
+        {"action": "edit", "instructions": "Pick one.", "metrics": json.dumps(metrics), "issues": json.dumps(issues)},
+    )
+    client.post(response.url, {"action": "publish"})
+    version = SurveyVersion.objects.get(survey__slug="dialogue-quality")
+    assert (version.number, version.published, version.issue_keys()) == (1, True, ["rude_reply"])
+    one_metric = client.post(
+        response.url,
+        {"action": "edit", "instructions": "x", "metrics": json.dumps(metrics[:1]), "issues": json.dumps(issues)},
+        follow=True,
+    )
+    assert "at least two metrics" in one_metric.content.decode() and SurveyVersion.objects.count() == 1
