@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "evalhub.debates",
     "evalhub.adjudication",
     "evalhub.surveys",
+    "evalhub.scoring",
     "evalhub.system",
 ]
 

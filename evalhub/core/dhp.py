@@ -1,0 +1,118 @@
+"""DHP discernment statistics (DHP, Section 2.3).
+
+For each perturbation i and metric j: a one-sided Wilcoxon signed-rank test that original
+scores exceed perturbed ones (scipy's defaults: zero_method="wilcox", method="auto"). The
+metric p-values of a perturbation are combined by the harmonic mean p-value, plain
+(M / Σ 1/p_j) or expert-weighted (1 / Σ EW_j / p_j, Σ EW_j = 1), and turned into a
+discernment score D = log_0.05(p) = ln p / ln 0.05 (D > 1 ⇔ p < 0.05).
+
+Documented choices:
+- all differences zero (the judge gave identical scores): no evidence, p = 1, D = 0;
+- p is floored at P_FLOOR before the logarithm, so D stays finite (D ≤ ln(1e-300)/ln(0.05) ≈ 230);
+- the paper prints the plain form as 1 / Σ 1/p_j (line 77), which is not a p-value for M > 1
+  (four metrics at p = 0.2 would give 0.05); `paper_literal=True` reproduces it for comparison;
+- D_avg is level-balanced: the mean over levels (C, W, S) of the mean D of that level's
+  perturbations; D_min is the minimum D over all perturbations.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+P_FLOOR = 1e-300
+LEVELS = ("C", "W", "S")
+_LN_005 = math.log(0.05)
+
+
+def wilcoxon_greater(original: Sequence[float], perturbed: Sequence[float]) -> float:
+    """One-sided p that `original` exceeds `perturbed` (paired)."""
+    return float(wilcoxon_greater_many(np.asarray([original], float), np.asarray([perturbed], float))[0])
+
+
+def wilcoxon_greater_many(original: np.ndarray, perturbed: np.ndarray) -> np.ndarray:
+    """Row-wise one-sided Wilcoxon p-values for equally long rows of paired scores."""
+    from scipy.stats import wilcoxon
+
+    original, perturbed = np.atleast_2d(original), np.atleast_2d(perturbed)
+    p = np.ones(original.shape[0])
+    informative = np.any(original != perturbed, axis=1)  # all-zero differences: p = 1 by definition
+    if informative.any():
+        result = wilcoxon(
+            original[informative],
+            perturbed[informative],
+            zero_method="wilcox",
+            alternative="greater",
+            method="auto",
+            axis=1,
+        )
+        p[informative] = result.pvalue
+    return p
+
+
+def harmonic_p(
+    p_values: Sequence[float], weights: Sequence[float] | None = None, *, paper_literal: bool = False
+) -> float:
+    """Harmonic-mean p-value: plain M / Σ 1/p_j, or weighted 1 / Σ w_j/p_j (Σ w_j = 1)."""
+    ps = np.maximum(np.asarray(p_values, float), P_FLOOR)
+    if weights is None:
+        total = float(np.sum(1 / ps))
+        return (1 if paper_literal else len(ps)) / total
+    w = np.asarray(weights, float)
+    if not math.isclose(float(w.sum()), 1.0, abs_tol=1e-6):
+        raise ValueError(f"weights must sum to 1, not {float(w.sum()):.6f}.")
+    return 1 / float(np.sum(w / ps))
+
+
+def discernment(p: float) -> float:
+    """D = log_0.05(p); D > 1 means p < 0.05."""
+    return math.log(max(p, P_FLOOR)) / _LN_005
+
+
+@dataclass(frozen=True)
+class PerturbationResult:
+    level: str
+    p_by_metric: dict[str, float]
+    p: float
+    p_ew: float
+    D: float  # noqa: N815 (the paper's symbol)
+    D_ew: float  # noqa: N815
+
+
+def perturbation_result(
+    level: str,
+    p_by_metric: Mapping[str, float],
+    weights: Mapping[str, float] | None,
+    *,
+    paper_literal: bool = False,
+) -> PerturbationResult:
+    metrics = list(p_by_metric)
+    ps = [p_by_metric[m] for m in metrics]
+    uniform = [1 / len(metrics)] * len(metrics)
+    w = [weights[m] for m in metrics] if weights is not None else uniform
+    p = harmonic_p(ps, paper_literal=paper_literal)
+    p_ew = harmonic_p(ps, w)
+    return PerturbationResult(level, dict(p_by_metric), p, p_ew, discernment(p), discernment(p_ew))
+
+
+def summary(results: Mapping[str, PerturbationResult]) -> dict[str, float]:
+    """Level-balanced D_avg and D_min, plain and expert-weighted."""
+
+    def level_balanced(values: dict[str, list[float]]) -> float:
+        means = [sum(v) / len(v) for v in values.values() if v]
+        return sum(means) / len(means)
+
+    by_level: dict[str, list[float]] = {}
+    by_level_ew: dict[str, list[float]] = {}
+    for result in results.values():
+        by_level.setdefault(result.level, []).append(result.D)
+        by_level_ew.setdefault(result.level, []).append(result.D_ew)
+    return {
+        "D_avg": level_balanced(by_level),
+        "D_min": min(r.D for r in results.values()),
+        "D_avg_ew": level_balanced(by_level_ew),
+        "D_min_ew": min(r.D_ew for r in results.values()),
+    }

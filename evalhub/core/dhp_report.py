@@ -1,0 +1,160 @@
+"""`dhp_report`: DHP statistics from a CSV of scores produced anywhere.
+
+CSV columns: judge, item_id, perturbation, level (C|W|S), metric, original_score,
+perturbed_score — one row per item, perturbation and metric, scores already averaged over
+repeats. Weights JSON (optional): {perturbation: {metric: weight}} (e.g. a survey export);
+perturbations it does not cover get uniform weights, and the report says which.
+Output, per judge: per perturbation {level, p_by_metric, p, p_ew, D, D_ew} and a summary
+{D_avg, D_min, D_avg_ew, D_min_ew}.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from evalhub.core.dhp import (
+    LEVELS,
+    P_FLOOR,
+    PerturbationResult,
+    perturbation_result,
+    summary,
+    wilcoxon_greater_many,
+)
+from evalhub.core.expert_weights import check_weights
+
+COLUMNS = ("judge", "item_id", "perturbation", "level", "metric", "original_score", "perturbed_score")
+MAX_ERRORS = 50
+
+
+class ReportError(ValueError):
+    def __init__(self, errors: list[str]) -> None:
+        super().__init__(
+            "\n".join(errors[:MAX_ERRORS]) + (f"\n… {len(errors)} problems in all." if len(errors) > MAX_ERRORS else "")
+        )
+        self.errors = errors
+
+
+Groups = dict[tuple[str, str], dict[str, Any]]  # (judge, perturbation) → {"level", "metrics": {metric: [(o, p)]}}
+
+
+def read_scores(text: str) -> Groups:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, None)
+    if header is None:
+        raise ReportError(["the scores file is empty."])
+    missing = [c for c in COLUMNS if c not in header]
+    if missing:
+        raise ReportError([f"line 1: missing column(s) {', '.join(missing)}; expected {', '.join(COLUMNS)}."])
+    index = {name: header.index(name) for name in COLUMNS}
+    groups: Groups = {}
+    seen: dict[tuple[str, str, str, str], int] = {}
+    level_of: dict[tuple[str, str], tuple[str, int]] = {}
+    errors: list[str] = []
+    line = reader.line_num
+    for cells in reader:
+        start, line = line + 1, reader.line_num
+        if not any(c.strip() for c in cells):
+            continue
+        if len(cells) != len(header):
+            errors.append(f"line {start}: {len(cells)} cells, but the header has {len(header)}.")
+            continue
+        row = {name: cells[i].strip() for name, i in index.items()}
+        empty = [name for name in ("judge", "item_id", "perturbation", "metric") if not row[name]]
+        if empty:
+            errors.append(f"line {start}: empty {', '.join(empty)} (every row must name its group).")
+            continue
+        if row["level"] not in LEVELS:
+            errors.append(f"line {start}: unknown level {row['level']!r}; use C, W or S.")
+            continue
+        try:
+            scores = (float(row["original_score"]), float(row["perturbed_score"]))
+        except ValueError:
+            errors.append(
+                f"line {start}: scores must be numbers, got {row['original_score']!r} and {row['perturbed_score']!r}."
+            )
+            continue
+        if not all(math.isfinite(s) for s in scores):
+            errors.append(f"line {start}: scores must be finite numbers.")
+            continue
+        key = (row["judge"], row["item_id"], row["perturbation"], row["metric"])
+        if key in seen:
+            errors.append(
+                f"line {start}: duplicate row for judge {key[0]!r}, item {key[1]!r}, perturbation "
+                f"{key[2]!r}, metric {key[3]!r} (first on line {seen[key]})."
+            )
+            continue
+        seen[key] = start
+        group_key = (row["judge"], row["perturbation"])
+        known = level_of.setdefault(group_key, (row["level"], start))
+        if known[0] != row["level"]:
+            errors.append(
+                f"line {start}: perturbation {row['perturbation']!r} has level {row['level']!r} here but "
+                f"{known[0]!r} on line {known[1]}."
+            )
+            continue
+        group = groups.setdefault(group_key, {"level": row["level"], "metrics": defaultdict(list)})
+        group["metrics"][row["metric"]].append(scores)
+    if errors:
+        raise ReportError(errors)
+    if not groups:
+        raise ReportError(["the scores file has no rows."])
+    return groups
+
+
+def build_report(groups: Groups, weights: dict | None = None, *, paper_literal: bool = False) -> dict[str, Any]:
+    checked = check_weights(weights) if weights is not None else {}
+    p_values = _all_p_values(groups)
+    report: dict[str, Any] = {}
+    for (judge, perturbation), group in sorted(groups.items()):
+        metrics = sorted(group["metrics"])
+        w = checked.get(perturbation)
+        if w is not None and set(w) != set(metrics):
+            raise ReportError(
+                [f"weights for {perturbation!r} name metrics {sorted(w)}, but the scores have {metrics}."]
+            )
+        result = perturbation_result(
+            group["level"], {m: p_values[(judge, perturbation, m)] for m in metrics}, w, paper_literal=paper_literal
+        )
+        entry = report.setdefault(judge, {"perturbations": {}, "uniform_weights_for": []})
+        entry["perturbations"][perturbation] = {
+            "level": result.level,
+            "p_by_metric": result.p_by_metric,
+            "p": result.p,
+            "p_ew": result.p_ew,
+            "D": result.D,
+            "D_ew": result.D_ew,
+        }
+        if w is None:
+            entry["uniform_weights_for"].append(perturbation)
+    for entry in report.values():
+        entry["summary"] = summary(
+            {name: PerturbationResult(**values) for name, values in entry["perturbations"].items()}
+        )
+    return {
+        "judges": report,
+        "notes": {
+            "combination": "1 / Σ 1/p_j (the paper's printed form)" if paper_literal else "harmonic mean M / Σ 1/p_j",
+            "p_floor": P_FLOOR,
+            "weights": "expert" if weights is not None else "uniform (no weights file)",
+        },
+    }
+
+
+def _all_p_values(groups: Groups) -> dict[tuple[str, str, str], float]:
+    """Every (judge, perturbation, metric) test, run in batches of equal length (vectorised)."""
+    by_length: dict[int, list[tuple[tuple[str, str, str], list[tuple[float, float]]]]] = defaultdict(list)
+    for (judge, perturbation), group in groups.items():
+        for metric, pairs in group["metrics"].items():
+            by_length[len(pairs)].append(((judge, perturbation, metric), pairs))
+    p_values = {}
+    for batch in by_length.values():
+        scores = np.asarray([pairs for _, pairs in batch], float)  # (tests, items, 2)
+        for (key, _), p in zip(batch, wilcoxon_greater_many(scores[:, :, 0], scores[:, :, 1]), strict=True):
+            p_values[key] = float(p)
+    return p_values

@@ -1,0 +1,132 @@
+"""DHP statistics against hand-computed values and direct scipy calls."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+from scipy.stats import wilcoxon
+
+from evalhub.core.dhp import (
+    P_FLOOR,
+    discernment,
+    harmonic_p,
+    perturbation_result,
+    summary,
+    wilcoxon_greater,
+    wilcoxon_greater_many,
+)
+from evalhub.core.dhp_report import ReportError, build_report, read_scores
+
+
+def test_the_plain_harmonic_mean_p_is_m_over_the_sum_of_reciprocals():
+    assert harmonic_p([0.2, 0.2, 0.2, 0.2]) == pytest.approx(0.2)
+    assert harmonic_p([0.01, 0.1]) == pytest.approx(2 / (100 + 10))
+
+
+def test_the_paper_literal_form_is_offered_for_comparison_and_is_m_times_smaller():
+    assert harmonic_p([0.2, 0.2, 0.2, 0.2], paper_literal=True) == pytest.approx(0.05)
+
+
+def test_expert_weights_change_p_as_the_formula_says():
+    ps = [0.01, 0.1, 0.5, 0.9]
+    assert harmonic_p(ps, [0.5, 0.5, 0.0, 0.0]) == pytest.approx(1 / (0.5 / 0.01 + 0.5 / 0.1))
+    assert harmonic_p(ps, [0.25] * 4) == pytest.approx(harmonic_p(ps))
+    with pytest.raises(ValueError, match="sum to 1"):
+        harmonic_p(ps, [0.5, 0.5, 0.5, 0.0])
+
+
+def test_discernment_is_the_log_base_005_with_a_finite_floor():
+    assert discernment(0.05) == pytest.approx(1) and discernment(0.0025) == pytest.approx(2)
+    assert discernment(1.0) == 0
+    assert discernment(0.0) == pytest.approx(math.log(P_FLOOR) / math.log(0.05)) and math.isfinite(discernment(0.0))
+
+
+@pytest.mark.parametrize(("n", "seed"), [(8, 0), (30, 1), (100, 2), (100, 3)])
+def test_wilcoxon_matches_a_direct_scipy_call(n, seed):
+    rng = np.random.default_rng(seed)
+    original = rng.integers(1, 6, n).astype(float)
+    perturbed = np.clip(original - rng.integers(-1, 3, n), 1, 5)
+    expected = wilcoxon(original, perturbed, zero_method="wilcox", alternative="greater", method="auto").pvalue
+    assert wilcoxon_greater(original, perturbed) == pytest.approx(expected)
+
+
+def test_vectorised_rows_equal_one_call_per_row():
+    rng = np.random.default_rng(7)
+    original = rng.integers(1, 6, (20, 50)).astype(float)
+    perturbed = np.clip(original - rng.integers(-1, 2, (20, 50)), 1, 5)
+    perturbed[3] = original[3]  # one row without any difference
+    many = wilcoxon_greater_many(original, perturbed)
+    for row in range(20):
+        if row == 3:
+            assert many[row] == 1.0, "all-zero differences mean no evidence: p = 1"
+        else:
+            expected = wilcoxon(original[row], perturbed[row], zero_method="wilcox", alternative="greater").pvalue
+            assert many[row] == pytest.approx(expected)
+
+
+def test_level_balanced_average_counts_each_level_equally():
+    def result(level, d):
+        p = 0.05**d
+        return perturbation_result(level, {"m": p, "n": p}, None)
+
+    results = {"c1": result("C", 1), "c2": result("C", 3), "w1": result("W", 4)}
+    s = summary(results)
+    assert s["D_avg"] == pytest.approx((2 + 4) / 2) and s["D_min"] == pytest.approx(1)
+
+
+def scores_csv(judges: dict, items: int = 100, seed: int = 0) -> str:
+    """judge → behaviour(original) -> perturbed; 3 levels × 2 perturbations × 2 metrics."""
+    rng = random.Random(seed)
+    lines = ["judge,item_id,perturbation,level,metric,original_score,perturbed_score"]
+    for judge, behave in judges.items():
+        for perturbation, level in [("typos", "C"), ("deletions", "C"), ("entities", "W"), ("reorder", "S")]:
+            for metric in ("fluency", "coherence"):
+                for item in range(items):
+                    original = rng.randint(3, 5)
+                    lines.append(f"{judge},{item},{perturbation},{level},{metric},{original},{behave(original, rng)}")
+    return "\n".join(lines) + "\n"
+
+
+def test_a_perfect_judge_has_d_above_1_everywhere_and_a_random_one_near_0():
+    text = scores_csv({"perfect": lambda o, rng: o - 1, "random": lambda o, rng: rng.randint(3, 5)})
+    report = build_report(read_scores(text))["judges"]
+    assert all(p["D"] > 1 and p["D_ew"] > 1 for p in report["perfect"]["perturbations"].values())
+    assert report["perfect"]["summary"]["D_min"] > 1
+    assert report["random"]["summary"]["D_avg"] < 0.6
+    assert report["random"]["uniform_weights_for"] == ["deletions", "entities", "reorder", "typos"]
+
+
+def test_the_report_uses_expert_weights_where_given():
+    text = scores_csv({"j": lambda o, rng: o - (rng.random() < 0.3)})
+    groups = read_scores(text)
+    weights = {"typos": {"fluency": 1.0, "coherence": 0.0}}
+    entry = build_report(groups, weights)["judges"]["j"]
+    typos = entry["perturbations"]["typos"]
+    assert typos["p_ew"] == pytest.approx(typos["p_by_metric"]["fluency"])
+    assert "typos" not in entry["uniform_weights_for"]
+    with pytest.raises(ReportError, match="name metrics"):
+        build_report(groups, {"typos": {"fluency": 1.0}})
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("j,1,typos,C,fluency,four,3", "line 3: scores must be numbers"),
+        ("j,1,typos,X,fluency,4,3", "line 3: unknown level 'X'"),
+        ("j,,typos,C,fluency,4,3", "line 3: empty item_id"),
+        ("j,1,typos,W,coherence,4,3", "line 3: perturbation 'typos' has level 'W' here but 'C' on line 2"),
+        ("j,0,typos,C,fluency,4,3", "line 3: duplicate row"),
+    ],
+)
+def test_bad_rows_are_named(line, problem):
+    text = "judge,item_id,perturbation,level,metric,original_score,perturbed_score\nj,0,typos,C,fluency,4,3\n" + line
+    with pytest.raises(ReportError, match=problem):
+        read_scores(text)
+
+
+def test_a_missing_column_is_named():
+    with pytest.raises(ReportError, match="missing column\\(s\\) perturbed_score"):
+        read_scores("judge,item_id,perturbation,level,metric,original_score\nj,1,t,C,f,4\n")
