@@ -24,7 +24,6 @@ A row without `model` defines (or repeats) only the prompt.
 
 from __future__ import annotations
 
-import csv
 import difflib
 import io
 import json
@@ -35,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
-from evalhub.core.tables import flatten
+from evalhub.core.tables import csv_records, flatten
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet"}
 PROMPT_TEXT_FIELDS = ("prompt", "category", "synopsis", "source", "reference_answer", "rating_guidelines")
@@ -172,31 +171,21 @@ def _read_jsonl(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
 
 
 def _read_csv(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(reader)
-    except StopIteration:
+    records = csv_records(text)
+    first = next(records, None)
+    if first is None:
         return
-    except csv.Error as error:
-        raise _FileError(f"the CSV header cannot be read: {error}.", 1) from None
+    if isinstance(first[1], str):
+        raise _FileError(f"the CSV header cannot be read: {first[1]}.", first[0])
+    header = first[1]
     _check_header(header)
-    start = reader.line_num + 1
-    while True:
-        try:
-            cells = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as error:
-            yield start, f"the CSV cannot be read here: {error}."
-            return
-        if not any(cell.strip() for cell in cells):
-            start = reader.line_num + 1
-            continue
-        if len(cells) != len(header):
+    for start, cells in records:
+        if isinstance(cells, str):
+            yield start, f"the CSV cannot be read here: {cells}."
+        elif len(cells) != len(header):
             yield start, f"has {len(cells)} cells but the header has {len(header)} columns."
         else:
             yield start, {name: (cell if cell != "" else None) for name, cell in zip(header, cells, strict=True)}
-        start = reader.line_num + 1  # the next record starts after this one's last physical line
 
 
 def _read_parquet(data: bytes) -> Iterator[tuple[int, dict[str, Any] | str]]:

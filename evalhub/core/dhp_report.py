@@ -10,8 +10,6 @@ Output, per judge: per perturbation {level, p_by_metric, p, p_ew, D, D_ew} and a
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections import defaultdict
 from typing import Any
@@ -27,6 +25,7 @@ from evalhub.core.dhp import (
     wilcoxon_greater_many,
 )
 from evalhub.core.expert_weights import check_weights
+from evalhub.core.tables import csv_records
 
 COLUMNS = ("judge", "item_id", "perturbation", "level", "metric", "original_score", "perturbed_score")
 MAX_ERRORS = 50
@@ -44,10 +43,13 @@ Groups = dict[tuple[str, str], dict[str, Any]]  # (judge, perturbation) → {"le
 
 
 def read_scores(text: str) -> Groups:
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = next(reader, None)
-    if header is None:
+    records = csv_records(text)
+    first = next(records, None)
+    if first is None:
         raise ReportError(["the scores file is empty."])
+    if isinstance(first[1], str):
+        raise ReportError([f"line {first[0]}: the header cannot be read: {first[1]}."])
+    header = first[1]
     missing = [c for c in COLUMNS if c not in header]
     if missing:
         raise ReportError([f"line 1: missing column(s) {', '.join(missing)}; expected {', '.join(COLUMNS)}."])
@@ -56,11 +58,10 @@ def read_scores(text: str) -> Groups:
     seen: dict[tuple[str, str, str, str], int] = {}
     level_of: dict[tuple[str, str], tuple[str, int]] = {}
     errors: list[str] = []
-    line = reader.line_num
-    for cells in reader:
-        start, line = line + 1, reader.line_num
-        if not any(c.strip() for c in cells):
-            continue
+    for start, cells in records:
+        if isinstance(cells, str):
+            errors.append(f"line {start}: the CSV cannot be read here: {cells}.")
+            break
         if len(cells) != len(header):
             errors.append(f"line {start}: {len(cells)} cells, but the header has {len(header)}.")
             continue

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TextIO
 
 
@@ -34,6 +34,25 @@ def columns_of(rows: Iterable[Mapping[str, Any]]) -> list[str]:
         for key in row:
             seen.setdefault(key, None)
     return list(seen)
+
+
+def csv_records(text: str) -> Iterator[tuple[int, list[str] | str]]:
+    """(line, cells) for every non-blank CSV record, the header first, where `line` is the physical
+    line the record starts on (quoted cells may span lines). A record the csv module cannot read
+    yields (line, reason) and ends the file."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    start = 1
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            yield start, str(error)
+            return
+        if any(cell.strip() for cell in cells):
+            yield start, cells
+        start = reader.line_num + 1  # the next record starts after this one's last physical line
 
 
 def write_jsonl(rows: Iterable[Mapping[str, Any]], stream: TextIO) -> int:

@@ -130,3 +130,13 @@ def test_bad_rows_are_named(line, problem):
 def test_a_missing_column_is_named():
     with pytest.raises(ReportError, match="missing column\\(s\\) perturbed_score"):
         read_scores("judge,item_id,perturbation,level,metric,original_score\nj,1,t,C,f,4\n")
+
+
+def test_a_row_after_a_multi_line_cell_is_named_by_its_physical_line():
+    text = (
+        "judge,item_id,perturbation,level,metric,original_score,perturbed_score\n"
+        'j,"item\nwith a break",typos,C,fluency,4,3\n'
+        "j,2,typos,Q,fluency,4,3\n"
+    )
+    with pytest.raises(ReportError, match="line 4: unknown level 'Q'"):
+        read_scores(text)
