@@ -72,6 +72,20 @@ def outsider(db):
 
 
 @pytest.fixture
+def queries_for():
+    """queries_for(client, url): how many database queries one successful GET of `url` makes."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def count(client, url: str) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(url).status_code == 200
+        return len(captured)
+
+    return count
+
+
+@pytest.fixture
 def login(client):
     def log_in(user):
         client.force_login(user)

@@ -163,22 +163,13 @@ async def test_turns_stream_to_the_browser_chunk_by_chunk_from_a_real_openai_com
 
 
 @pytest.mark.django_db
-def test_the_debates_list_makes_the_same_number_of_queries_for_many_runs(login, viewer, make_run):
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
+def test_the_debates_list_makes_the_same_number_of_queries_for_many_runs(login, viewer, make_run, queries_for):
     make_run(name="first")
     client = login(viewer)
     client.get("/debates/")
-
-    def queries() -> int:
-        with CaptureQueriesContext(connection) as captured:
-            assert client.get("/debates/").status_code == 200
-        return len(captured)
-
-    one = queries()
+    one = queries_for(client, "/debates/")
     for index in range(8):
         make_run(name=f"run {index}")
     body = client.get("/debates/").content.decode()
-    assert queries() == one and body.count("run-summary-") == 9
+    assert queries_for(client, "/debates/") == one and body.count("run-summary-") == 9
     assert "3 of 3 debates finished" not in body and "0 of 3 debates finished" in body
