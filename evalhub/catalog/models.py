@@ -241,10 +241,6 @@ class Judgment(models.Model):
         outcome = f"score {self.score:g}" if self.response_2_id is None else f"verdict {self.verdict}"
         return f"{self.criterion} judgment #{self.pk}: {outcome}"
 
-    @property
-    def privileged_shown(self) -> bool:
-        return bool(self.privileged_sources)
-
 
 class DataImport(models.Model):
     """A record of every import: what came in, from where, by whom, and what it changed."""

@@ -76,15 +76,6 @@ def position_flip_rate(original_order: Sequence[int | None], swapped_order: Sequ
     return Rate(sum(a != b for a, b in pairs), len(pairs))
 
 
-def majority_of_samples(samples: Sequence[int | None]) -> int | None:
-    """Self-consistency: the verdict of most of k samples (None on a tie)."""
-    return mode(samples)
-
-
-def agreement_table(results: Mapping[str, Sequence[int | None]], reference: Sequence[int]) -> dict[str, Rate]:
-    return {judge: example_agreement(verdicts, reference) for judge, verdicts in results.items()}
-
-
 # --- agreement between people (ScaleEval, Fig. 4 uses Fleiss' kappa) ------------------------
 
 CATEGORIES = (0, 1, 2)

@@ -145,7 +145,7 @@ def _store(
     except IntegrityError:  # a retried task found it stored already
         return
     if run.job_id:
-        do_progress_job(Job.objects.get(pk=run.job_id), 1)
+        do_progress_job(Job(pk=run.job_id), 1)  # it locks and re-reads the row itself
 
 
 # --- the report ----------------------------------------------------------------------------
@@ -190,7 +190,7 @@ def meta_evaluation(reference_run) -> tuple[list[JudgeReport], int, int]:
     scenario = {d.pk: d.prompt.category or "—" for d in debates}
     ids = sorted(reference)
     reports, per_judge = [], []
-    for run in reference_run.judge_runs.all():
+    for run in reference_run.judge_runs.select_related("job"):
         same, reversed_, invalid = judge_verdicts(run)
         per_judge.append(same)
         predicted = [same.get(i) for i in ids]

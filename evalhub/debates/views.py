@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
@@ -97,7 +98,7 @@ def run_judges(request, pk: int):
     form = JudgeRunForm(request.POST or None)
     if request.method == "POST":
         if not has_role(request.user, ADMIN):
-            return render(request, "403.html", status=403)
+            raise PermissionDenied
         if form.is_valid():
             judge_run = do_create_judge_run(request.user, reference=run, **form.cleaned_data)
             messages.success(request, f"Started judge run {judge_run}.")

@@ -7,7 +7,6 @@ import pytest
 from evalhub.core.agreement import (
     by_group,
     example_agreement,
-    majority_of_samples,
     mode,
     position_flip_rate,
     system_agreement,
@@ -85,4 +84,4 @@ def test_the_position_flip_rate_maps_swapped_verdicts_back():
 
 
 def test_self_consistency_takes_the_majority_of_samples():
-    assert majority_of_samples([1, 2, 1, None, 1]) == 1 and majority_of_samples([1, 2]) is None
+    assert mode([1, 2, 1, None, 1]) == 1 and mode([1, 2]) is None

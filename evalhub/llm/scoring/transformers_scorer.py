@@ -52,6 +52,7 @@ class TransformersScorer:
 
         from evalhub.llm.local_models import load_causal_lm, pick_device
 
+        self._torch = torch
         if model is None or tokenizer is None:
             model, tokenizer = load_causal_lm(model_path, device, dtype)
         self.model, self.tokenizer = model, tokenizer
@@ -61,7 +62,6 @@ class TransformersScorer:
         self.logit_chunk_tokens = logit_chunk_tokens
         self.forward_calls = 0  # counted so tests and benchmarks can see the work done
         self.scored_tokens = 0
-        self._torch = torch
 
     # --- public interface ----------------------------------------------------------------
 
@@ -101,7 +101,7 @@ class TransformersScorer:
     def _default_budget(self) -> int:
         if self.device != "cuda":
             return 16384
-        free, _ = self._torch_module().cuda.mem_get_info()
+        free, _ = self._torch.cuda.mem_get_info()
         config = self.model.config
         heads = getattr(config, "num_key_value_heads", config.num_attention_heads)
         head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
@@ -110,12 +110,6 @@ class TransformersScorer:
         activations = 16 * config.hidden_size * bytes_per + 4 * config.intermediate_size * bytes_per
         # Each token's KV may be copied once per answer row; leave room for that and for logits chunks.
         return max(1024, int(free * 0.5 / (2 * kv + activations)))
-
-    @staticmethod
-    def _torch_module():
-        import torch
-
-        return torch
 
     def _batches(self, encoded: list[EncodedRequest]) -> list[list[_Group]]:
         groups: dict[tuple[int, ...], _Group] = {}
