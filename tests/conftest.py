@@ -103,3 +103,18 @@ def fresh_channel_layer():
     channel_layers.backends.clear()
     yield
     channel_layers.backends.clear()
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer():
+    from evalhub.llm.tiny import build_tokenizer
+    from tests.tiny_models import CORPUS
+
+    return build_tokenizer(CORPUS, vocab_size=600)
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tiny_tokenizer):
+    from evalhub.llm.tiny import build_causal_lm
+
+    return build_causal_lm(len(tiny_tokenizer), "tiny", seed=1)

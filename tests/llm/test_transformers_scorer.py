@@ -12,7 +12,7 @@ from evalhub.llm.scoring.chat_template import TemplateError, encode_request
 from evalhub.llm.scoring.reference import score_one_at_a_time
 from evalhub.llm.scoring.transformers_scorer import TransformersScorer
 from evalhub.llm.tiny import build_tokenizer
-from tests.llm.conftest import CORPUS
+from tests.tiny_models import CORPUS
 
 SYSTEM = {"role": "system", "content": "Predict the review."}
 

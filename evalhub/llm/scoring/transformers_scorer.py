@@ -47,6 +47,7 @@ class TransformersScorer:
         dtype: str | None = None,
         max_batch_tokens: int | None = None,
         logit_chunk_tokens: int = 2048,
+        max_length: int | None = None,
     ) -> None:
         import torch
 
@@ -60,6 +61,8 @@ class TransformersScorer:
         self.model.to(self.device)
         self.max_batch_tokens = max_batch_tokens or self._default_budget()
         self.logit_chunk_tokens = logit_chunk_tokens
+        # The longest sequence the model takes (callers truncate their inputs to it; see GEM's runner).
+        self.max_length = max_length or getattr(model.config, "max_position_embeddings", None)
         self.forward_calls = 0  # counted so tests and benchmarks can see the work done
         self.scored_tokens = 0
 
