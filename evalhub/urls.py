@@ -8,6 +8,7 @@ urlpatterns = [
     path("", include("evalhub.accounts.urls")),
     path("", include("evalhub.catalog.urls")),
     path("jobs/", include("evalhub.jobs.urls")),
+    path("scoring/", include("evalhub.scoring.urls")),
     path("debates/", include("evalhub.debates.urls")),
     path("adjudicate/", include("evalhub.adjudication.urls")),
     path("surveys/", include("evalhub.surveys.urls")),

@@ -89,6 +89,31 @@ def do_request_cancel(job: Job) -> Job:
     return job
 
 
+def do_mark_cancelled(job: Job, message: str = "Cancelled; the work done so far is kept.") -> Job:
+    """A running job saw its cancel request at a checkpoint and stopped."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        if job.finished:
+            return job
+        job.status, job.finished_at, job.message = JobStatus.CANCELLED, timezone.now(), message
+        job.save(update_fields=["status", "finished_at", "message"])
+        broadcast_job(job)
+    return job
+
+
+def do_requeue_job(job: Job, message: str = "Resumed.") -> Job:
+    """Put a failed or cancelled job back in the queue; what it finished stays finished."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        if job.status == JobStatus.SUCCEEDED:
+            return job
+        job.status, job.finished_at, job.cancel_requested, job.error = JobStatus.QUEUED, None, False, ""
+        job.message = message
+        job.save(update_fields=["status", "finished_at", "cancel_requested", "error", "message"])
+        broadcast_job(job)
+    return job
+
+
 def do_start_worker_check(user: Any) -> Job:
     """Send one ping task to every queue; each worker that takes one records a heartbeat."""
     from evalhub.jobs.tasks import ping_worker

@@ -21,7 +21,8 @@ def job_list(request):
 def job_detail(request, pk: int):
     job = do_expire_worker_check(get_object_or_404(Job, pk=pk))
     template = "jobs/_job_status.html" if request.htmx else "jobs/job_detail.html"
-    return render(request, template, {"job": job})
+    can_resume = job.kind == "gem" and job.status in ("failed", "cancelled") and has_role(request.user, ADMIN)
+    return render(request, template, {"job": job, "can_resume": can_resume})
 
 
 @role_required(ADMIN)

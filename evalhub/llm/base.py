@@ -192,6 +192,14 @@ class ChatClient:
         self.meter.record(completion)
         return completion
 
+    async def aclose(self) -> None:
+        """Close the provider SDK's HTTP client, inside the event loop that used it (callers that
+        run their own short-lived loop call this before the loop ends)."""
+        sdk = getattr(self, "_client", None)
+        if sdk is not None and hasattr(sdk, "close"):
+            await sdk.close()
+            self._client = None
+
     def _semaphore(self) -> asyncio.Semaphore:
         # One per event loop: Celery tasks each run their own loop, and a semaphore binds to one.
         loop_id = id(asyncio.get_running_loop())

@@ -1,0 +1,259 @@
+"""Writes for GEM runs: create and enqueue, record a finished chunk, resume; every one broadcast."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from evalhub.catalog.models import Benchmark, LanguageModel, Response
+from evalhub.celery import GPU_QUEUE
+from evalhub.core.gem_prompts import PROMPT_VERSION
+from evalhub.core.gem_validation import STRATEGIES
+from evalhub.jobs.actions import do_create_job, do_fail_job, do_finish_job, do_progress_job, do_requeue_job
+from evalhub.jobs.models import Job
+from evalhub.llm.registry import SCORERS, parse_spec
+from evalhub.llm.types import UnknownProvider
+from evalhub.scoring.models import GemChunk, GemIssue, GemPairScore, GemRun, GemVariant
+
+GEM = "gem"
+DEFAULT_CHUNK_PROMPTS = 10
+
+
+def check_gem_config(
+    *,
+    candidates: Sequence[LanguageModel],
+    references: Sequence[LanguageModel],
+    variants: Sequence[str],
+    evaluation_lm: str,
+    preprocessing_lm: str = "",
+    validation_strategies: Sequence[str] = (),
+    validation_lm: str = "",
+) -> list[str]:
+    """Every problem with a GEM configuration, as sentences a user can act on."""
+    errors = []
+    if not references:
+        errors.append("Choose at least one reference model (e.g. the human reviewers).")
+    if not candidates and not references:
+        errors.append("Choose the candidates to score.")
+    unknown = [v for v in variants if v not in GemVariant.values]
+    if unknown or not variants:
+        errors.append(f"Choose variants among: {', '.join(GemVariant.values)}.")
+    for label, spec, kind in (
+        ("Evaluation LM", evaluation_lm, "scorer"),
+        ("Preprocessing LM", preprocessing_lm, "chat"),
+        ("Validation LM", validation_lm, "chat"),
+    ):
+        if not spec:
+            continue
+        try:
+            parsed = parse_spec(spec)
+        except UnknownProvider as error:
+            errors.append(f"{label}: {error}")
+            continue
+        if kind == "scorer" and parsed.provider not in SCORERS:
+            errors.append(f"{label}: log-probabilities need one of {', '.join(SCORERS)}, not {parsed.provider!r}.")
+    if not evaluation_lm:
+        errors.append("Name the evaluation LM, e.g. transformers:/models/llama-3.1-8b-instruct.")
+    bad = [s for s in validation_strategies if s not in STRATEGIES]
+    if bad:
+        errors.append(f"Unknown validation strategies: {', '.join(bad)}.")
+    if any(STRATEGIES[s].needs_llm for s in validation_strategies if s in STRATEGIES) and not validation_lm:
+        errors.append("The chosen validation strategies need a validation LM (a chat provider).")
+    return errors
+
+
+def planned_pairs(
+    prompt_ids: Iterable[int], candidate_ids: set[int], reference_ids: set[int], variants: int, strategies: int
+) -> Counter:
+    """Pairs per prompt before anything fails: candidates (with their derived copies) × other references."""
+    rows = Response.objects.filter(
+        prompt_id__in=list(prompt_ids), parent__isnull=True, model_id__in=candidate_ids | reference_ids
+    ).values_list("prompt_id", "model_id")
+    per_prompt: dict[int, list[int]] = {}
+    for prompt_id, model_id in rows:
+        per_prompt.setdefault(prompt_id, []).append(model_id)
+    planned: Counter = Counter()
+    for prompt_id, model_ids in per_prompt.items():
+        references = sum(m in reference_ids for m in model_ids)
+        for model_id in model_ids:
+            others = references - (model_id in reference_ids)
+            if model_id in candidate_ids:
+                planned[prompt_id] += others * (1 + strategies)
+            elif model_id in reference_ids:
+                planned[prompt_id] += others  # the human baseline
+        planned[prompt_id] *= variants
+    return planned
+
+
+def do_create_gem_run(
+    *,
+    user: Any = None,
+    benchmark: Benchmark,
+    candidates: Sequence[LanguageModel],
+    references: Sequence[LanguageModel],
+    variants: Sequence[str],
+    evaluation_lm: str,
+    preprocessing_lm: str = "",
+    validation_strategies: Sequence[str] = (),
+    validation_lm: str = "",
+    dtype: str = "auto",
+    device: str = "",
+    prompt_ids: Sequence[int] = (),
+    seed: int = 0,
+    bootstrap: bool = False,
+    use_imported_preprocessing: bool = True,
+    chunk_prompts: int = DEFAULT_CHUNK_PROMPTS,
+    enqueue: bool = True,
+) -> GemRun:
+    """Create the job, its run and its chunks; the chunks go to the `gpu` queue once committed
+    (`enqueue=False` leaves them for the caller, e.g. `gem_score` running them in-process)."""
+    errors = check_gem_config(
+        candidates=candidates,
+        references=references,
+        variants=variants,
+        evaluation_lm=evaluation_lm,
+        preprocessing_lm=preprocessing_lm,
+        validation_strategies=validation_strategies,
+        validation_lm=validation_lm,
+    )
+    if errors:
+        raise ValueError(" ".join(errors))
+    prompts = benchmark.prompts.order_by("pk")
+    if prompt_ids:
+        prompts = prompts.filter(pk__in=prompt_ids)
+    ids = list(prompts.values_list("pk", flat=True))
+    candidate_ids, reference_ids = {m.pk for m in candidates}, {m.pk for m in references}
+    planned = planned_pairs(ids, candidate_ids, reference_ids, len(variants), len(validation_strategies))
+    with transaction.atomic():
+        job = do_create_job(
+            GEM,
+            f"GEM on {benchmark.name}",
+            user=user,
+            total=sum(planned.values()),
+            params={
+                "benchmark": benchmark.slug,
+                "prompts": len(ids),
+                "candidates": sorted(m.slug for m in candidates),
+                "references": sorted(m.slug for m in references),
+                "variants": list(variants),
+                "evaluation_lm": evaluation_lm,
+                "dtype": dtype,
+                "preprocessing_lm": preprocessing_lm,
+                "validation_strategies": list(validation_strategies),
+                "validation_lm": validation_lm,
+                "seed": seed,
+            },
+        )
+        run = GemRun.objects.create(
+            job=job,
+            benchmark=benchmark,
+            prompt_ids=list(prompt_ids),
+            variants=list(variants),
+            evaluation_lm=evaluation_lm,
+            dtype=dtype,
+            device=device,
+            preprocessing_lm=preprocessing_lm,
+            use_imported_preprocessing=use_imported_preprocessing,
+            validation_strategies=list(validation_strategies),
+            validation_lm=validation_lm,
+            prompt_version=PROMPT_VERSION,
+            seed=seed,
+            bootstrap=bootstrap,
+            pairs_total=sum(planned.values()),
+        )
+        run.candidate_models.set(candidates)
+        run.reference_models.set(references)
+        GemChunk.objects.bulk_create(
+            [
+                GemChunk(
+                    run=run,
+                    index=n,
+                    prompt_ids=ids[start : start + chunk_prompts],
+                    pairs_planned=sum(planned[p] for p in ids[start : start + chunk_prompts]),
+                )
+                for n, start in enumerate(range(0, len(ids), chunk_prompts))
+            ]
+        )
+        if enqueue:
+            transaction.on_commit(lambda: enqueue_chunks(run))
+    return run
+
+
+def enqueue_chunks(run: GemRun) -> None:
+    from evalhub.scoring.tasks import gem_chunk_task
+
+    for chunk_id in run.chunks.filter(done_at__isnull=True).values_list("pk", flat=True):
+        gem_chunk_task.apply_async(args=[chunk_id], queue=GPU_QUEUE)
+
+
+def do_resume_gem_run(run: GemRun) -> GemRun:
+    """Run the chunks that have not finished (after a failure, a cancel, or lost workers)."""
+    with transaction.atomic():
+        do_requeue_job(run.job, "Resumed: finished chunks are kept.")
+        transaction.on_commit(lambda: enqueue_chunks(run))
+    return run
+
+
+def progress_message(run: GemRun, job: Job) -> str:
+    rate = run.tokens_scored / run.scoring_seconds if run.scoring_seconds else 0.0
+    text = f"{run.pairs_done:,} of about {run.pairs_total:,} pairs scored"
+    if rate:
+        text += f" · {rate:,.0f} tokens/s"
+    if job.started_at and job.progress_done and job.progress_done < job.progress_total:
+        elapsed = (timezone.now() - job.started_at).total_seconds()
+        eta = elapsed / job.progress_done * (job.progress_total - job.progress_done)
+        text += f" · about {eta / 60:.0f} min left" if eta >= 90 else f" · about {eta:.0f} s left"
+    return text
+
+
+def do_record_chunk(chunk: GemChunk, result) -> bool:
+    """Write a chunk's rows and issues in one transaction; the last chunk finishes the job.
+    Returns False when another attempt recorded this chunk first (nothing is written twice)."""
+    from evalhub.scoring.gem_results import gem_summary
+
+    rows = [
+        GemPairScore(
+            run_id=chunk.run_id,
+            variant=variant,
+            candidate_id=score.pair.candidate,
+            reference_id=score.pair.reference,
+            conditional=score.conditional,
+            marginal=score.marginal,
+            pmi=score.pmi,
+            tokens=score.tokens,
+            truncated=(variant, score.pair.candidate, score.pair.reference) in result.truncated,
+        )
+        for variant, scores in result.scores.items()
+        for score in scores
+    ]
+    with transaction.atomic():
+        chunk = GemChunk.objects.select_for_update().select_related("run__job").get(pk=chunk.pk)
+        if chunk.done_at is not None:
+            return False
+        GemPairScore.objects.bulk_create(rows, ignore_conflicts=True)
+        GemIssue.objects.bulk_create(result.issues)
+        chunk.done_at = timezone.now()
+        chunk.save(update_fields=["done_at"])
+        GemRun.objects.filter(pk=chunk.run_id).update(
+            pairs_done=F("pairs_done") + len(rows),
+            tokens_scored=F("tokens_scored") + sum(r.tokens for r in rows),
+            scoring_seconds=F("scoring_seconds") + result.seconds,
+        )
+        run = GemRun.objects.select_related("job").get(pk=chunk.run_id)
+        job = do_progress_job(run.job, chunk.pairs_planned)
+        job = do_progress_job(job, 0, progress_message(run, job))
+        if not run.chunks.filter(done_at__isnull=True).exists():
+            issues = run.issues.count()
+            message = f"Scored {run.pairs_done:,} pairs" + (f"; {issues} rows reported (see below)." if issues else ".")
+            do_finish_job(job, message, result=gem_summary(run))
+    return True
+
+
+def do_fail_gem_chunk(chunk: GemChunk, error: BaseException) -> None:
+    """An unexpected error: the job shows it with its cause; resuming runs the chunk again."""
+    do_fail_job(chunk.run.job, f"Chunk {chunk.index + 1}: {type(error).__name__}: {error}")

@@ -1,0 +1,166 @@
+"""A GEM run's results: the GRE-bench table per variant, the validation table, per-response scores.
+
+Read with a fixed number of queries whatever the run's size; the maths is evalhub.core.gem.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any
+
+from evalhub.catalog.models import LanguageModel, Response
+from evalhub.core.gem import group_estimates, mean_difference
+from evalhub.core.gem_validation import STRATEGIES
+from evalhub.scoring.models import GemPairScore, GemRun, GemVariant
+
+VARIANT_LABELS = dict(GemVariant.choices)
+
+
+def response_score_rows(run: GemRun) -> list[dict[str, Any]]:
+    """One row per (variant, candidate response): its mean PMI and how many references it met."""
+    sums: dict[tuple[str, int], list[float]] = defaultdict(list)
+    truncated: set[tuple[str, int]] = set()
+    for variant, candidate, pmi, cut in GemPairScore.objects.filter(run=run).values_list(
+        "variant", "candidate_id", "pmi", "truncated"
+    ):
+        sums[(variant, candidate)].append(pmi)
+        if cut:
+            truncated.add((variant, candidate))
+    responses = {
+        r["pk"]: r
+        for r in Response.objects.filter(pk__in={c for _, c in sums}).values(
+            "pk", "prompt_id", "prompt__external_id", "model_id", "model__slug", "parent_id", "perturbation"
+        )
+    }
+    rows = []
+    for (variant, candidate), values in sorted(sums.items()):
+        response = responses[candidate]
+        rows.append(
+            {
+                "variant": variant,
+                "response_id": candidate,
+                "prompt_id": response["prompt__external_id"],
+                "model": response["model__slug"],
+                "model_pk": response["model_id"],
+                "derived_from": response["parent_id"],
+                "strategy": response["perturbation"].split(":")[1] if response["perturbation"] else "",
+                "score": math.fsum(values) / len(values),
+                "references": len(values),
+                "truncated": (variant, candidate) in truncated,
+            }
+        )
+    return rows
+
+
+def gem_summary(run: GemRun) -> dict[str, Any]:
+    rows = response_score_rows(run)
+    reference_models = set(run.reference_models.values_list("pk", flat=True))
+    candidate_models = set(run.candidate_models.values_list("pk", flat=True))
+    models = {m.pk: m for m in LanguageModel.objects.filter(pk__in=reference_models | candidate_models)}
+    originals = [r for r in rows if r["derived_from"] is None]
+
+    table: dict[str, list[dict[str, Any]]] = {}
+    for variant in run.variants:
+        scores = {r["response_id"]: r["score"] for r in originals if r["variant"] == variant}
+        groups = {r["response_id"]: r["model_pk"] for r in originals if r["variant"] == variant}
+        estimates = group_estimates(scores, groups, bootstrap=run.bootstrap, seed=run.seed)
+        entries = []
+        for model_pk, estimate in estimates.items():
+            model = models[model_pk]
+            entries.append(
+                {
+                    "model": model.slug,
+                    "name": model.display_name,
+                    "is_human": model.is_human,
+                    "baseline": model_pk in reference_models and model_pk not in candidate_models,
+                    "parameter_count": model.parameter_count,
+                    **estimate.as_dict(),
+                }
+            )
+        table[variant] = sorted(entries, key=lambda e: -(e["mean"] if e["mean"] is not None else -math.inf))
+
+    validation: dict[str, dict[str, Any]] = {}
+    by_key = {(r["variant"], r["response_id"]): r["score"] for r in originals}
+    for strategy in run.validation_strategies:
+        per_variant = {}
+        for variant in run.variants:
+            paired = [
+                (by_key[(variant, r["derived_from"])], r["score"])
+                for r in rows
+                if r["variant"] == variant and r["strategy"] == strategy and (variant, r["derived_from"]) in by_key
+            ]
+            result = mean_difference([b for b, _ in paired], [a for _, a in paired], seed=run.seed)
+            per_variant[variant] = result.as_dict()
+        meta = STRATEGIES[strategy]
+        validation[strategy] = {
+            "label": meta.label,
+            "kind": meta.kind,
+            "section": meta.section,
+            "by_variant": per_variant,
+        }
+
+    return {
+        "variants": [{"key": v, "label": VARIANT_LABELS.get(v, v)} for v in run.variants],
+        "table": table,
+        "validation": validation,
+        "interval": "90% bootstrap (percentile)" if run.bootstrap else "90%: mean ± 1.645·SE",
+        "setup": setup_of(run),
+        "pairs": sum(r["references"] for r in rows),
+        "issues": run.issues.count(),
+    }
+
+
+def setup_of(run: GemRun) -> dict[str, str]:
+    """What makes two runs comparable: shown beside every table and exported with it."""
+    return {
+        "evaluation_lm": run.evaluation_lm,
+        "dtype": run.dtype,
+        "preprocessing_lm": run.preprocessing_lm or "(none)",
+        "imported_preprocessing": "used where present" if run.use_imported_preprocessing else "not used",
+        "prompt_version": run.prompt_version,
+        "validation_lm": run.validation_lm or "(none)",
+    }
+
+
+def chart(entries: list[dict[str, Any]], width: int = 640, row_height: int = 26, label_width: int = 220) -> dict:
+    """Positions for a server-rendered SVG dot-and-whisker chart (GEM, Figure 4): one row per model,
+    the mean as a marker (a square for the human baseline, so it reads without colour), the
+    interval as a line with end caps."""
+    points = [e for e in entries if e.get("mean") is not None]
+    values = [v for e in points for v in (e["mean"], e.get("low"), e.get("high")) if v is not None]
+    if not values:
+        return {"rows": [], "height": 0, "width": width}
+    low, high = min(values), max(values)
+    span = (high - low) or 1.0
+    low, high = low - 0.05 * span, high + 0.05 * span
+    plot = width - label_width - 20
+
+    def x(value: float) -> float:
+        return round(label_width + (value - low) / (high - low) * plot, 1)
+
+    rows = []
+    for index, entry in enumerate(points):
+        y = 20 + index * row_height
+        rows.append(
+            {
+                "label": entry["name"] + (" (human baseline)" if entry.get("baseline") else ""),
+                "y": y,
+                "x": x(entry["mean"]),
+                "x_low": x(entry["low"]) if entry.get("low") is not None else None,
+                "x_high": x(entry["high"]) if entry.get("high") is not None else None,
+                "baseline": entry.get("baseline", False),
+                "mean": entry["mean"],
+            }
+        )
+    zero = x(0.0) if low <= 0 <= high else None
+    ticks = [{"x": x(low + (high - low) * i / 4), "value": low + (high - low) * i / 4} for i in range(5)]
+    return {
+        "rows": rows,
+        "height": 40 + len(rows) * row_height,
+        "width": width,
+        "zero": zero,
+        "ticks": ticks,
+        "axis_y": 30 + len(rows) * row_height - row_height // 2,
+        "label_width": label_width,
+    }

@@ -1,0 +1,349 @@
+"""One chunk of a GEM job: texts for each variant, the pairs, their log-probabilities, the rows.
+
+The pure parts (pairs, PMI, aggregates) live in evalhub.core.gem; this module gathers the
+inputs from the database, asks the LLMs for rewrites (stored, see rewrites.py), scores on
+the worker's evaluation LM (loaded once per worker process) and hands the rows to
+actions.do_record_chunk, which writes them in one transaction.
+
+Inputs that cannot be scored become GemIssue rows with their cause — a prompt with fewer
+than two responses, an empty text, a failed rewrite, a missing chat template — and never a
+wrong score. Context too long: the candidate x (the conditioning text) is cut token-wise
+from its end until the conditional sequence fits the model's context; the reference y is
+never cut because it is what is scored; the row is flagged `truncated`. A pair whose
+marginal alone does not fit is skipped and reported.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import zlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from evalhub.catalog.models import Prompt, Response
+from evalhub.core import gem_prompts
+from evalhub.core.gem import GemPair, PairScore, score_pairs, task_pairs
+from evalhub.core.gem_validation import STRATEGIES, derive
+from evalhub.llm import get_scorer
+from evalhub.llm.registry import parse_spec
+from evalhub.llm.scoring.chat_template import TemplateError, encode_request
+from evalhub.llm.types import LLMError
+from evalhub.scoring.models import GemChunk, GemIssue, GemPairScore, GemRun, GemVariant
+from evalhub.scoring.rewrites import RewriteFailed, messages_key, rewrite_all
+
+logger = logging.getLogger(__name__)
+_SCORERS: dict[tuple[str, str, str], object] = {}
+
+
+def scorer_for(run: GemRun):
+    """The run's evaluation LM, loaded once per worker process and reused by every chunk."""
+    key = (run.evaluation_lm, run.dtype, run.device)
+    if key not in _SCORERS:
+        options = {}
+        if parse_spec(run.evaluation_lm).provider == "transformers":
+            options = {"dtype": None if run.dtype == "auto" else run.dtype, "device": run.device or None}
+        _SCORERS[key] = get_scorer(run.evaluation_lm, **options)
+    return _SCORERS[key]
+
+
+def strategy_name(strategy: str, run: GemRun) -> str:
+    """The Response.perturbation of a derived text; LLM-made ones name their LLM."""
+    suffix = f":{run.validation_lm}" if STRATEGIES[strategy].needs_llm else ""
+    return f"gem:{strategy}{suffix}"[:100]
+
+
+@dataclass
+class ChunkResult:
+    scores: dict[str, list[PairScore]] = field(default_factory=dict)
+    truncated: set[tuple[str, int, int]] = field(default_factory=set)
+    issues: list[GemIssue] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+class _Failed(Exception):
+    pass
+
+
+def run_chunk_work(run: GemRun, chunk: GemChunk) -> ChunkResult:
+    result = ChunkResult()
+
+    def issue(stage: str, message: str, *, prompt=None, response=None, variant: str = "") -> None:
+        result.issues.append(
+            GemIssue(run=run, prompt=prompt, response=response, variant=variant, stage=stage, message=message[:1000])
+        )
+
+    prompts = {p.pk: p for p in Prompt.objects.filter(pk__in=chunk.prompt_ids)}
+    candidate_models = set(run.candidate_models.values_list("pk", flat=True))
+    reference_models = set(run.reference_models.values_list("pk", flat=True))
+    originals = list(
+        Response.objects.filter(
+            prompt_id__in=prompts, parent__isnull=True, model_id__in=candidate_models | reference_models
+        ).order_by("prompt_id", "model_id", "variant", "pk")
+    )
+    usable = []
+    for response in originals:
+        if response.text.strip():
+            usable.append(response)
+        else:
+            issue("input", "The response is empty.", prompt=prompts[response.prompt_id], response=response)
+    candidates = [r for r in usable if r.model_id in candidate_models]
+    references = [r for r in usable if r.model_id in reference_models]
+    derived = _derived_responses(run, prompts, candidates, issue)
+
+    by_prompt: dict[int, dict[str, list[Response]]] = defaultdict(lambda: {"c": [], "r": [], "d": []})
+    for response in candidates + [r for r in references if r.model_id not in candidate_models]:
+        by_prompt[response.prompt_id]["c"].append(response)  # references also stand as candidates: the human baseline
+    for response in references:
+        by_prompt[response.prompt_id]["r"].append(response)
+    for response in derived:
+        by_prompt[response.prompt_id]["d"].append(response)
+    for prompt_id, prompt in prompts.items():
+        if len(by_prompt[prompt_id]["r"]) < 2 and by_prompt[prompt_id]["c"]:
+            issue(
+                "input",
+                "Fewer than two responses to compare: every candidate needs at least one other reference.",
+                prompt=prompt,
+            )
+
+    done = set(
+        GemPairScore.objects.filter(run=run, candidate__prompt_id__in=prompts).values_list(
+            "variant", "candidate_id", "reference_id"
+        )
+    )
+    all_texts = list({r.pk: r for group in by_prompt.values() for r in group["c"] + group["r"] + group["d"]}.values())
+    scorer = None
+    for variant in run.variants:
+        texts = _variant_texts(run, variant, all_texts, issue)
+        synopses = _synopses(run, variant, prompts, issue)
+        pairs: list[GemPair] = []
+        for prompt_id, group in by_prompt.items():
+            if prompt_id not in synopses:
+                continue
+            cands = {r.pk: texts[r.pk] for r in group["c"] + group["d"] if r.pk in texts}
+            refs = {r.pk: texts[r.pk] for r in group["r"] if r.pk in texts}
+            excluded = {r.pk: [r.parent_id] for r in group["d"]}
+            pairs += [
+                p
+                for p in task_pairs(cands, refs, synopses[prompt_id], excluded)
+                if (variant, p.candidate, p.reference) not in done
+            ]
+        if not pairs:
+            continue
+        try:
+            scorer = scorer or scorer_for(run)
+            pairs = _fit(scorer, pairs, variant, result, issue, responses={r.pk: r for r in all_texts})
+            started = time.perf_counter()
+            result.scores[variant] = score_pairs(scorer, pairs)
+            result.seconds += time.perf_counter() - started
+        except (TemplateError, LLMError, OSError, ValueError) as error:
+            # The evaluation LM cannot score these at all (no chat template, unreachable server, bad
+            # path): every prompt of the chunk is reported, nothing is written for this variant.
+            for prompt in prompts.values():
+                issue("scoring", f"{type(error).__name__}: {error}", prompt=prompt, variant=variant)
+    return result
+
+
+def _derived_responses(run: GemRun, prompts: dict[int, Prompt], candidates: list[Response], issue) -> list[Response]:
+    """Degraded or manipulated copies of the candidates, one per validation strategy (Algorithm 1)."""
+    if not run.validation_strategies or not candidates:
+        return []
+    names = {strategy: strategy_name(strategy, run) for strategy in run.validation_strategies}
+    existing = {
+        (r.parent_id, r.perturbation): r
+        for r in Response.objects.filter(
+            parent__in=candidates, perturbation__in=names.values(), perturbation_seed=run.seed
+        )
+    }
+    others_by_model: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    if "random_replacement" in names:
+        for prompt_id, model_id, text in Response.objects.filter(
+            prompt__benchmark_id=run.benchmark_id, parent__isnull=True, model_id__in={c.model_id for c in candidates}
+        ).values_list("prompt_id", "model_id", "text"):
+            others_by_model[model_id].append((prompt_id, text))
+
+    out = []
+    for strategy, name in names.items():
+        out += [existing[(c.pk, name)] for c in candidates if (c.pk, name) in existing]
+        todo = [c for c in candidates if (c.pk, name) not in existing]
+        if todo:
+            out += _derive_with(run, strategy, name, todo, prompts, others_by_model, issue)
+    return out
+
+
+def _derive_with(run: GemRun, strategy: str, name: str, todo, prompts, others_by_model, issue) -> list[Response]:
+    def arguments(candidate: Response) -> dict:
+        return {
+            "abstract": prompts[candidate.prompt_id].synopsis,
+            "others": [t for p, t in others_by_model[candidate.model_id] if p != candidate.prompt_id],
+            "seed": zlib.crc32(f"{run.seed}:{candidate.pk}".encode()),
+        }
+
+    answers: dict[str, str] = {}
+    if STRATEGIES[strategy].needs_llm and run.validation_lm:
+        asked: list[list[dict[str, str]]] = []
+        for candidate in todo:  # first pass: collect the prompts the strategy will send, then ask them all at once
+            derive(strategy, candidate.text, complete=lambda m: asked.append(m) or "…", **arguments(candidate))
+        answers = rewrite_all(f"gem:{strategy}", run.validation_lm, asked)
+
+    def complete(messages: list[dict[str, str]]) -> str:
+        answer = answers[messages_key(messages)]
+        if isinstance(answer, RewriteFailed):
+            raise _Failed(answer)
+        return answer
+
+    out = []
+    for candidate in todo:
+        prompt = prompts[candidate.prompt_id]
+        try:
+            made = derive(
+                strategy, candidate.text, complete=complete if run.validation_lm else None, **arguments(candidate)
+            )
+        except _Failed as error:
+            issue("validation", f"{STRATEGIES[strategy].label}: {error}", prompt=prompt, response=candidate)
+            continue
+        if made.text is None:
+            issue("validation", f"{STRATEGIES[strategy].label}: {made.note}", prompt=prompt, response=candidate)
+            continue
+        response, _ = Response.objects.get_or_create(
+            parent=candidate,
+            perturbation=name,
+            perturbation_severity="",
+            perturbation_seed=run.seed,
+            defaults={
+                "prompt_id": candidate.prompt_id,
+                "model_id": candidate.model_id,
+                "variant": candidate.variant,
+                "text": made.text,
+                "perturbation_params": {
+                    "strategy": strategy,
+                    "kind": STRATEGIES[strategy].kind,
+                    "provider": run.validation_lm if STRATEGIES[strategy].needs_llm else "",
+                    **made.params,
+                },
+            },
+        )
+        out.append(response)
+    return out
+
+
+def _variant_texts(run: GemRun, variant: str, responses: list[Response], issue) -> dict[int, str]:
+    """Raw texts for GEM-raw; C.1-preprocessed texts (imported, or made by the preprocessing LM) otherwise."""
+    if variant == GemVariant.RAW:
+        return {r.pk: r.text for r in responses}
+    texts, todo = {}, []
+    for response in responses:
+        imported = (response.metadata or {}).get("preprocessed") if run.use_imported_preprocessing else None
+        if isinstance(imported, str) and imported.strip():
+            texts[response.pk] = imported
+        else:
+            todo.append(response)
+    if todo and not run.preprocessing_lm:
+        for response in todo:
+            issue(
+                "preprocess",
+                "No preprocessing LM is configured and the response has no imported preprocessed text.",
+                response=response,
+                variant=variant,
+            )
+        return texts
+    answers = rewrite_all(
+        "gem:c1", run.preprocessing_lm, [gem_prompts.chat(gem_prompts.PREPROCESS_SYSTEM, r.text) for r in todo]
+    )
+    for response in todo:
+        answer = answers[messages_key(gem_prompts.chat(gem_prompts.PREPROCESS_SYSTEM, response.text))]
+        if isinstance(answer, RewriteFailed):
+            issue("preprocess", f"Preprocessing failed: {answer}", response=response, variant=variant)
+        else:
+            texts[response.pk] = answer
+    return texts
+
+
+def _synopses(run: GemRun, variant: str, prompts: dict[int, Prompt], issue) -> dict[int, str | None]:
+    """None for GEM and GEM-raw ("Not Available"); the abstract, or abstract + ASSW summary, for GEM-S."""
+    if variant in (GemVariant.RAW, GemVariant.GEM):
+        return dict.fromkeys(prompts)
+    synopses = {}
+    for prompt_id, prompt in prompts.items():
+        if prompt.synopsis.strip():
+            synopses[prompt_id] = prompt.synopsis
+        else:
+            issue("input", "The prompt has no synopsis (abstract), which GEM-S needs.", prompt=prompt, variant=variant)
+    if variant == GemVariant.ABSTRACT:
+        return synopses
+
+    def assw_messages(prompt: Prompt) -> list[dict[str, str]]:
+        return gem_prompts.chat(gem_prompts.ASSW_SYSTEM, f"```\n{prompt.source}\n```")
+
+    with_source = {pid: prompts[pid] for pid in synopses if prompts[pid].source.strip()}
+    for pid in set(synopses) - set(with_source):
+        issue("input", "The prompt has no source text for the ASSW summary.", prompt=prompts[pid], variant=variant)
+    if not run.preprocessing_lm:
+        for prompt in with_source.values():
+            issue("preprocess", "GEM-S (ASSW) needs a preprocessing LM for the C.4 summary.", prompt=prompt)
+        return {}
+    answers = rewrite_all("gem:c4", run.preprocessing_lm, [assw_messages(p) for p in with_source.values()])
+    out = {}
+    for pid, prompt in with_source.items():
+        answer = answers[messages_key(assw_messages(prompt))]
+        if isinstance(answer, RewriteFailed):
+            issue("preprocess", f"ASSW summary failed: {answer}", prompt=prompt, variant=variant)
+        else:
+            out[pid] = f"{synopses[pid]}\n\n{answer}"
+    return out
+
+
+def _fit(scorer, pairs: list[GemPair], variant: str, result: ChunkResult, issue, responses) -> list[GemPair]:
+    """Apply the truncation rule of the module docstring (only where the scorer knows its context)."""
+    limit = getattr(scorer, "max_length", None)
+    tokenizer = getattr(scorer, "tokenizer", None)
+    if not limit or tokenizer is None:
+        return pairs
+    fitted, cut_cache = [], {}
+    for pair in pairs:
+        conditional = encode_request(tokenizer, list(pair.conditional_request().prefix), pair.reference_text)
+        if conditional.length <= limit:
+            fitted.append(pair)
+            continue
+        marginal = encode_request(tokenizer, list(pair.marginal_request().prefix), pair.reference_text)
+        overflow = conditional.length - limit
+        ids = tokenizer(pair.candidate_text, add_special_tokens=False)["input_ids"]
+        keep = len(ids) - overflow - 8  # a margin: decoding and re-encoding can merge tokens differently
+        if marginal.length > limit or keep <= 0:
+            issue(
+                "scoring",
+                f"Skipped the pair with candidate response {pair.candidate}: the reference needs "
+                f"{marginal.length} tokens with the prompt, and the context holds {limit} even with the candidate cut.",
+                response=responses.get(pair.reference),
+                variant=variant,
+            )
+            continue
+        text = cut_cache.setdefault((pair.candidate, keep), tokenizer.decode(ids[:keep]))
+        fitted.append(GemPair(pair.candidate, pair.reference, text, pair.reference_text, pair.synopsis))
+        result.truncated.add((variant, pair.candidate, pair.reference))
+    return fitted
+
+
+def run_gem_chunk(chunk_id: int) -> str:
+    """Score one chunk, or skip it if it is done or its job was cancelled. Safe to run twice."""
+    from evalhub.jobs.actions import do_mark_cancelled, do_progress_job
+    from evalhub.scoring.actions import do_fail_gem_chunk, do_record_chunk
+
+    chunk = GemChunk.objects.select_related("run__job", "run__benchmark").get(pk=chunk_id)
+    run, job = chunk.run, chunk.run.job
+    if chunk.done_at is not None:
+        return "done"
+    if job.cancel_requested:
+        do_mark_cancelled(job)
+        return "cancelled"
+    if job.finished:
+        return job.status
+    GemChunk.objects.filter(pk=chunk.pk).update(attempts=chunk.attempts + 1)
+    do_progress_job(job, 0, f"Scoring chunk {chunk.index + 1} of {run.chunks.count()}…")
+    try:
+        result = run_chunk_work(run, chunk)
+    except Exception as error:
+        logger.exception("GEM chunk %s failed", chunk_id)
+        do_fail_gem_chunk(chunk, error)
+        raise
+    return "recorded" if do_record_chunk(chunk, result) else "done"

@@ -1,0 +1,134 @@
+"""GEM runs: configuration, chunks of prompts, per-pair scores, per-row problems, derived texts."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from evalhub.catalog.models import Benchmark, LanguageModel, Prompt, Response
+from evalhub.jobs.models import Job
+
+
+class GemVariant(models.TextChoices):
+    # GEM, Section 3.2 and Section 5.
+    RAW = "gem-raw", "GEM-raw"
+    GEM = "gem", "GEM"
+    ABSTRACT = "gem-s-abstract", "GEM-S (abstract)"
+    ASSW = "gem-s-assw", "GEM-S (ASSW)"
+
+
+PREPROCESSED_VARIANTS = (GemVariant.GEM, GemVariant.ABSTRACT, GemVariant.ASSW)
+
+
+class GemRun(models.Model):
+    """One GEM job's configuration and counters; the job row carries status and progress."""
+
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="gem_run")
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="gem_runs")
+    prompt_ids = models.JSONField(default=list, blank=True, help_text="A subset of prompts; empty means all.")
+    candidate_models = models.ManyToManyField(LanguageModel, related_name="gem_runs_as_candidate")
+    reference_models = models.ManyToManyField(LanguageModel, related_name="gem_runs_as_reference")
+    variants = models.JSONField(default=list)
+    evaluation_lm = models.CharField(max_length=500, help_text="A log-probability scorer spec.")
+    dtype = models.CharField(max_length=20, default="auto")
+    device = models.CharField(max_length=20, blank=True)
+    preprocessing_lm = models.CharField(max_length=500, blank=True, help_text="Chat provider for C.1 and C.4.")
+    use_imported_preprocessing = models.BooleanField(
+        default=True, help_text="Use a response's metadata['preprocessed'] text when it has one."
+    )
+    validation_strategies = models.JSONField(default=list, blank=True)
+    validation_lm = models.CharField(max_length=500, blank=True, help_text="Chat provider for LLM-based strategies.")
+    prompt_version = models.CharField(max_length=100)
+    seed = models.IntegerField(default=0)
+    bootstrap = models.BooleanField(default=False)
+    pairs_total = models.PositiveIntegerField(default=0)
+    pairs_done = models.PositiveIntegerField(default=0)
+    tokens_scored = models.PositiveBigIntegerField(default=0)
+    scoring_seconds = models.FloatField(default=0.0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"GEM run {self.pk} on {self.benchmark}"
+
+
+class GemChunk(models.Model):
+    """A slice of the run's prompts: the unit a GPU worker takes, retries and resumes."""
+
+    run = models.ForeignKey(GemRun, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    prompt_ids = models.JSONField()
+    pairs_planned = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveIntegerField(default=0)
+    done_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="one_chunk_per_index")]
+
+    def __str__(self) -> str:
+        return f"chunk {self.index + 1} of GEM run {self.run_id}"
+
+
+class GemPairScore(models.Model):
+    """log P(y | C.2(s, x)) and log P(y | C.2(s, "Not Available")) for one ordered pair."""
+
+    run = models.ForeignKey(GemRun, on_delete=models.CASCADE, related_name="pair_scores")
+    variant = models.CharField(max_length=20, choices=GemVariant.choices)
+    candidate = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
+    reference = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
+    conditional = models.FloatField()
+    marginal = models.FloatField()
+    pmi = models.FloatField()
+    tokens = models.PositiveIntegerField()
+    truncated = models.BooleanField(default=False, help_text="The candidate was cut to fit the context.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "candidate", "reference", "variant"], name="one_score_per_pair_and_variant"
+            ),
+            models.CheckConstraint(condition=~models.Q(candidate=models.F("reference")), name="gem_pair_is_two"),
+        ]
+        indexes = [models.Index(fields=["run", "variant"])]
+
+    def __str__(self) -> str:
+        return f"{self.variant}: {self.candidate_id} → {self.reference_id} = {self.pmi:.3f}"
+
+
+class GemIssue(models.Model):
+    """Why a row was not scored, or was scored with a caveat: shown on the job page, never hidden."""
+
+    run = models.ForeignKey(GemRun, on_delete=models.CASCADE, related_name="issues")
+    prompt = models.ForeignKey(Prompt, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    response = models.ForeignKey(Response, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    variant = models.CharField(max_length=20, blank=True)
+    stage = models.CharField(max_length=30)  # input, preprocess, validation, scoring, truncated
+    message = models.CharField(max_length=1000)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.stage}: {self.message}"
+
+
+class DerivedText(models.Model):
+    """An LLM's rewrite of a text (C.1 preprocessing, C.4 summary, D.3/D.4 strategies), kept so
+    every worker on every machine reuses it and the page can show what was scored."""
+
+    purpose = models.CharField(max_length=40)
+    provider = models.CharField(max_length=500)
+    prompt_version = models.CharField(max_length=100)
+    source_sha256 = models.CharField(max_length=64)
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["purpose", "provider", "prompt_version", "source_sha256"], name="one_derived_text_per_source"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.purpose} by {self.provider}"

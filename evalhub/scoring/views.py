@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import json
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from evalhub.accounts.roles import ADMIN, role_required
+from evalhub.core.tables import to_text
+from evalhub.scoring.actions import do_create_gem_run, do_resume_gem_run
+from evalhub.scoring.forms import GemRunForm
+from evalhub.scoring.gem_results import chart, gem_summary, response_score_rows, setup_of
+from evalhub.scoring.models import GemRun
+
+
+@role_required(ADMIN)
+@require_http_methods(["GET", "POST"])
+def gem_create(request):
+    form = GemRunForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        run = do_create_gem_run(user=request.user, **form.run_fields())
+        return redirect(run.job)
+    return render(request, "scoring/gem_form.html", {"form": form}, status=400 if form.errors else 200)
+
+
+def results_context(run: GemRun) -> dict:
+    summary = run.job.result if run.job.result.get("table") else gem_summary(run)
+    tables = [
+        {
+            "variant": v,
+            "entries": summary["table"].get(v["key"], []),
+            "chart": chart(summary["table"].get(v["key"], [])),
+        }
+        for v in summary["variants"]
+    ]
+    validation = [
+        {**meta, "key": key, "cells": [meta["by_variant"].get(v["key"]) for v in summary["variants"]]}
+        for key, meta in summary["validation"].items()
+    ]
+    issues = run.issues.select_related("prompt", "response__model")[:200]
+    return {"run": run, "summary": summary, "tables": tables, "validation": validation, "issues": issues}
+
+
+@role_required()
+def gem_results(request, pk: int):
+    run = get_object_or_404(GemRun.objects.select_related("job"), pk=pk)
+    return render(request, "scoring/_gem_results.html", results_context(run))
+
+
+@role_required(ADMIN)
+@require_POST
+def gem_resume(request, pk: int):
+    run = get_object_or_404(GemRun.objects.select_related("job"), pk=pk)
+    do_resume_gem_run(run)
+    return redirect(run.job)
+
+
+@role_required()
+def gem_export(request, pk: int, what: str, fmt: str):
+    run = get_object_or_404(GemRun.objects.select_related("job"), pk=pk)
+    if what == "responses":
+        rows = [{key: value for key, value in row.items() if key != "model_pk"} for row in response_score_rows(run)]
+    else:
+        summary = gem_summary(run)
+        rows = [
+            {"variant": variant, **entry, **setup_of(run)}
+            for variant, entries in summary["table"].items()
+            for entry in entries
+        ]
+    filename = f"gem-run-{run.pk}-{what}.{fmt}"
+    if fmt == "json":
+        body, content_type = json.dumps(rows, indent=1), "application/json"
+    else:
+        body, content_type = to_text(rows, "csv"), "text/csv; charset=utf-8"
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response

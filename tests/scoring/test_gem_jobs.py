@@ -1,0 +1,250 @@
+"""GEM jobs end to end on a tiny model: chunks, rows, resume, bad input, the GRE-bench table."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+
+import pytest
+
+from evalhub.catalog.models import Response
+from evalhub.core.gem import mean_difference
+from evalhub.jobs.actions import do_request_cancel
+from evalhub.jobs.models import JobStatus
+from evalhub.llm.scoring.transformers_scorer import TransformersScorer
+from evalhub.llm.testing import FakeLLMServer
+from evalhub.scoring import gem_runner
+from evalhub.scoring.actions import do_create_gem_run, do_record_chunk, do_resume_gem_run
+from evalhub.scoring.models import DerivedText, GemIssue, GemPairScore
+from evalhub.scoring.tasks import gem_chunk_task
+
+
+def make_run(reviews, eval_lm, **overrides):
+    fields = {
+        "benchmark": reviews["benchmark"],
+        "candidates": [reviews["model"]],
+        "references": reviews["humans"],
+        "variants": ["gem-raw"],
+        "evaluation_lm": eval_lm,
+        "chunk_prompts": 2,
+        "enqueue": False,
+        **overrides,
+    }
+    return do_create_gem_run(**fields)
+
+
+def run_all(run):
+    return [gem_runner.run_gem_chunk(chunk_id) for chunk_id in run.chunks.values_list("pk", flat=True)]
+
+
+def test_a_run_scores_every_pair_once_and_finishes_with_the_gre_bench_table(reviews, eval_lm):
+    run = make_run(reviews, eval_lm)
+    assert run.chunks.count() == 2
+    assert run_all(run) == ["recorded", "recorded"]
+    run.refresh_from_db()
+    job = run.job
+    # 3 full prompts: model × 3 humans + each human × 2 others = 9; the lonely prompt: model × 1 human.
+    assert GemPairScore.objects.filter(run=run).count() == 3 * 9 + 1 == run.pairs_done
+    assert job.status == JobStatus.SUCCEEDED and job.progress_done == job.progress_total
+    assert not GemPairScore.objects.filter(run=run, candidate=F_same_reference()).exists()
+
+    # The table, recomputed by hand from the stored pair rows.
+    per_response = defaultdict(list)
+    for candidate, pmi in GemPairScore.objects.filter(run=run).values_list("candidate_id", "pmi"):
+        per_response[candidate].append(pmi)
+    model_scores = [
+        statistics.fmean(per_response[r.pk]) for r in Response.objects.filter(model=reviews["model"], parent=None)
+    ]
+    row = next(e for e in job.result["table"]["gem-raw"] if e["model"] == "model-a")
+    se = statistics.stdev(model_scores) / math.sqrt(len(model_scores))
+    assert row["mean"] == pytest.approx(statistics.fmean(model_scores))
+    assert (row["low"], row["high"]) == pytest.approx((row["mean"] - 1.645 * se, row["mean"] + 1.645 * se))
+    assert row["n"] == 4 and not row["baseline"]
+    humans = [e for e in job.result["table"]["gem-raw"] if e["model"].startswith("human")]
+    assert len(humans) == 3 and all(e["baseline"] for e in humans)
+    assert job.result["setup"]["evaluation_lm"] == eval_lm and job.result["setup"]["prompt_version"]
+
+
+def F_same_reference():  # noqa: N802 (reads like the F() it wraps)
+    from django.db.models import F
+
+    return F("reference")
+
+
+def test_a_prompt_with_fewer_than_two_responses_is_reported_not_failed(reviews, eval_lm):
+    run = make_run(reviews, eval_lm)
+    run_all(run)
+    issue = GemIssue.objects.get(run=run, prompt=reviews["lonely"])
+    assert "Fewer than two responses" in issue.message
+    assert run.job.__class__.objects.get(pk=run.job.pk).status == JobStatus.SUCCEEDED
+
+
+def test_a_retried_or_killed_chunk_never_writes_a_row_twice(reviews, eval_lm):
+    run = make_run(reviews, eval_lm)
+    chunk = run.chunks.first()
+    # A worker computed the chunk and died before its transaction: nothing was written…
+    lost = gem_runner.run_chunk_work(run, chunk)
+    assert GemPairScore.objects.filter(run=run).count() == 0
+    # …the queue runs the chunk again (acks_late), then a late duplicate delivery arrives.
+    assert gem_runner.run_gem_chunk(chunk.pk) == "recorded"
+    written = GemPairScore.objects.filter(run=run).count()
+    assert gem_runner.run_gem_chunk(chunk.pk) == "done"
+    assert do_record_chunk(chunk, lost) is False
+    assert GemPairScore.objects.filter(run=run).count() == written > 0
+    assert gem_chunk_task.acks_late and gem_chunk_task.reject_on_worker_lost
+
+
+def test_a_failed_chunk_fails_the_job_with_its_cause_and_resume_finishes_the_rest(
+    reviews, eval_lm, monkeypatch, django_capture_on_commit_callbacks
+):
+    run = make_run(reviews, eval_lm)
+    first, second = run.chunks.all()
+    gem_runner.run_gem_chunk(first.pk)
+    kept = GemPairScore.objects.filter(run=run).count()
+    real = gem_runner.run_chunk_work
+    monkeypatch.setattr(gem_runner, "run_chunk_work", lambda *a: (_ for _ in ()).throw(RuntimeError("GPU fell off")))
+    with pytest.raises(RuntimeError):
+        gem_runner.run_gem_chunk(second.pk)
+    run.job.refresh_from_db()
+    assert run.job.status == JobStatus.FAILED and "GPU fell off" in run.job.error
+
+    monkeypatch.setattr(gem_runner, "run_chunk_work", real)
+    with django_capture_on_commit_callbacks(execute=True):  # tasks run eagerly in tests
+        do_resume_gem_run(run)
+    run.job.refresh_from_db()
+    assert run.job.status == JobStatus.SUCCEEDED
+    assert GemPairScore.objects.filter(run=run).count() > kept
+    assert GemPairScore.objects.filter(run=run, candidate__prompt__in=first.prompt_ids).count() == kept
+
+
+def test_chunks_go_to_the_gpu_queue(reviews, eval_lm, monkeypatch, django_capture_on_commit_callbacks):
+    sent = []
+    monkeypatch.setattr(gem_chunk_task, "apply_async", lambda args, queue: sent.append((args, queue)))
+    with django_capture_on_commit_callbacks(execute=True):
+        run = make_run(reviews, eval_lm, enqueue=True)
+    assert sorted(sent) == sorted(([pk], "gpu") for pk in run.chunks.values_list("pk", flat=True))
+
+
+def test_a_cancelled_job_stops_at_the_next_chunk(reviews, eval_lm):
+    run = make_run(reviews, eval_lm)
+    first, second = run.chunks.all()
+    gem_runner.run_gem_chunk(first.pk)
+    do_request_cancel(run.job)
+    assert gem_runner.run_gem_chunk(second.pk) == "cancelled"
+    run.job.refresh_from_db()
+    assert run.job.status == JobStatus.CANCELLED
+    assert not GemPairScore.objects.filter(run=run, candidate__prompt__in=second.prompt_ids).exists()
+
+
+def test_a_model_without_a_chat_template_is_reported_per_prompt(reviews, tmp_path, tiny_model, tiny_tokenizer):
+    from evalhub.llm.tiny import build_tokenizer
+    from tests.tiny_models import CORPUS
+
+    bare = build_tokenizer(CORPUS, vocab_size=600, chat_template=None)
+    tiny_model.save_pretrained(tmp_path)
+    bare.save_pretrained(tmp_path)
+    run = make_run(reviews, f"transformers:{tmp_path}")
+    run_all(run)
+    run.job.refresh_from_db()
+    assert run.job.status == JobStatus.SUCCEEDED
+    assert GemPairScore.objects.filter(run=run).count() == 0
+    messages = set(GemIssue.objects.filter(run=run, stage="scoring").values_list("message", flat=True))
+    assert any("chat template" in m for m in messages)
+    assert GemIssue.objects.filter(run=run, stage="scoring").count() == 4  # every prompt, none silently dropped
+
+
+def test_a_context_too_long_cuts_the_candidate_and_flags_the_row(reviews, eval_lm, tiny_model, tiny_tokenizer):
+    from evalhub.core.gem import GemPair
+    from evalhub.llm.scoring.chat_template import encode_request
+
+    long_text = " ".join(["The reviewer appreciates the clear writing."] * 60)
+    prompt = reviews["prompts"][0]
+    Response.objects.filter(prompt=prompt, model=reviews["model"]).update(text=long_text)
+    # The longest sequence any other pair needs: everything else fits, the long review does not.
+    others = Response.objects.exclude(text=long_text)
+    references = Response.objects.filter(model__is_human=True)
+    limit = 5 + max(
+        encode_request(tiny_tokenizer, list(GemPair(0, 1, c.text, r.text).conditional_request().prefix), r.text).length
+        for c in others
+        for r in references
+    )
+    run = make_run(reviews, eval_lm)
+    key = (run.evaluation_lm, run.dtype, run.device)
+    gem_runner._SCORERS[key] = TransformersScorer(model=tiny_model, tokenizer=tiny_tokenizer, max_length=limit)
+    try:
+        run_all(run)
+    finally:
+        gem_runner._SCORERS.pop(key)
+    cut = GemPairScore.objects.filter(run=run, truncated=True)
+    assert cut.exists() and set(cut.values_list("candidate__prompt", flat=True)) == {prompt.pk}
+    assert not GemPairScore.objects.filter(run=run, truncated=False, candidate__text=long_text).exists()
+
+
+def preprocessor(messages):
+    review = messages[-1]["content"]
+    if "BROKEN" in review:
+        return ""  # the provider answers with nothing: that response cannot be preprocessed
+    return "The reviewer appreciates " + review.split()[-1]
+
+
+def test_preprocessing_is_stored_once_and_a_failed_row_is_reported(reviews, eval_lm, monkeypatch):
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "test-key")
+    broken = Response.objects.get(prompt=reviews["prompts"][0], model=reviews["humans"][2])
+    broken.text = "BROKEN review"
+    broken.save()
+    with FakeLLMServer(reply=preprocessor) as server:
+        spec = f"openai-compatible:{server.url}/v1|preprocessor"
+        run = make_run(reviews, eval_lm, variants=["gem"], preprocessing_lm=spec)
+        run_all(run)
+        calls = server.request_count
+        again = make_run(reviews, eval_lm, variants=["gem"], preprocessing_lm=spec)
+        run_all(again)
+        assert server.request_count == calls, "the second run reuses the stored rewrites"
+    distinct_texts = Response.objects.filter(prompt__benchmark=reviews["benchmark"]).values("text").distinct().count()
+    assert DerivedText.objects.filter(purpose="gem:c1").count() == distinct_texts - 1
+    issue = GemIssue.objects.get(run=run, stage="preprocess")
+    assert issue.response_id == broken.pk and "empty answer" in issue.message
+    assert not GemPairScore.objects.filter(run=run, candidate=broken).exists()
+    assert not GemPairScore.objects.filter(run=run, reference=broken).exists()
+    assert GemPairScore.objects.filter(run=run).count() > 0
+
+
+def test_gem_s_without_an_abstract_is_reported_for_that_prompt(reviews, eval_lm):
+    for response in Response.objects.all():
+        response.metadata = {"preprocessed": "The reviewer appreciates " + response.text[-12:]}
+        response.save()
+    run = make_run(reviews, eval_lm, variants=["gem-s-abstract"])
+    run_all(run)
+    assert GemIssue.objects.filter(run=run, prompt=reviews["prompts"][1], message__contains="no synopsis").exists()
+    assert GemPairScore.objects.filter(run=run, candidate__prompt=reviews["prompts"][0]).exists()
+    assert not GemPairScore.objects.filter(run=run, candidate__prompt=reviews["prompts"][1]).exists()
+
+
+def test_validation_strategies_score_derived_copies_and_report_the_smd(reviews, eval_lm):
+    run = make_run(reviews, eval_lm, validation_strategies=["sentence_deletion", "random_replacement"])
+    run_all(run)
+    run.job.refresh_from_db()
+    derived = Response.objects.filter(parent__model=reviews["model"], perturbation="gem:sentence_deletion")
+    assert derived.count() == 4
+    assert all(d.text.count(".") < d.parent.text.count(".") for d in derived)
+    # A degraded copy is never scored against its own original.
+    assert not GemPairScore.objects.filter(run=run, candidate__parent__isnull=False, reference__derived__isnull=False)
+
+    def score(response_id):
+        return statistics.fmean(
+            GemPairScore.objects.filter(run=run, candidate_id=response_id).values_list("pmi", flat=True)
+        )
+
+    scored = [d for d in derived if GemPairScore.objects.filter(run=run, candidate=d).exists()]
+    expected = mean_difference([score(d.parent_id) for d in scored], [score(d.pk) for d in scored], seed=run.seed)
+    cell = run.job.result["validation"]["sentence_deletion"]["by_variant"]["gem-raw"]
+    assert cell["d"] == pytest.approx(expected.d) and cell["p"] == pytest.approx(expected.p) and cell["n"] == 4
+    assert run.job.result["validation"]["random_replacement"]["kind"] == "degradation"
+
+
+def test_an_llm_strategy_without_a_validation_lm_is_refused_up_front(reviews, eval_lm):
+    with pytest.raises(ValueError, match="validation LM"):
+        make_run(reviews, eval_lm, validation_strategies=["llm_rephrase"])
+    with pytest.raises(ValueError, match="log-probabilities"):
+        make_run(reviews, "heuristic")

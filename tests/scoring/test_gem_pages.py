@@ -1,0 +1,131 @@
+"""The GEM form, job page results, exports and the gem_score command."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from django.urls import reverse
+
+from evalhub.scoring import gem_runner
+from evalhub.scoring.actions import do_create_gem_run
+from evalhub.scoring.models import GemPairScore, GemRun
+
+
+@pytest.fixture
+def finished_run(reviews, eval_lm):
+    run = do_create_gem_run(
+        benchmark=reviews["benchmark"],
+        candidates=[reviews["model"]],
+        references=reviews["humans"],
+        variants=["gem-raw"],
+        evaluation_lm=eval_lm,
+        validation_strategies=["sentence_deletion"],
+        enqueue=False,
+    )
+    for chunk_id in run.chunks.values_list("pk", flat=True):
+        gem_runner.run_gem_chunk(chunk_id)
+    return GemRun.objects.get(pk=run.pk)
+
+
+def form_data(reviews, eval_lm, **overrides):
+    return {
+        "benchmark": reviews["benchmark"].pk,
+        "candidates": [reviews["model"].pk],
+        "references": [h.pk for h in reviews["humans"]],
+        "variants": ["gem-raw"],
+        "evaluation_lm": eval_lm,
+        "dtype": "auto",
+        "seed": 0,
+        **overrides,
+    }
+
+
+def test_an_admin_starts_a_gem_run_from_the_form_and_lands_on_its_job(
+    client, login, admin_user, reviews, eval_lm, monkeypatch, django_capture_on_commit_callbacks
+):
+    sent = []
+    monkeypatch.setattr("evalhub.scoring.tasks.gem_chunk_task.apply_async", lambda args, queue: sent.append(queue))
+    login(admin_user)
+    assert client.get(reverse("gem_create")).status_code == 200
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("gem_create"), form_data(reviews, eval_lm))
+    run = GemRun.objects.get()
+    assert response.status_code == 302 and response["Location"] == run.job.get_absolute_url()
+    assert sent == ["gpu"] * run.chunks.count()
+    assert client.get(run.job.get_absolute_url()).status_code == 200
+
+
+def test_the_form_explains_a_bad_configuration_and_creates_nothing(client, login, admin_user, reviews, eval_lm):
+    login(admin_user)
+    response = client.post(
+        reverse("gem_create"),
+        form_data(reviews, "heuristic", validation_strategies=["llm_rephrase"], preprocessing_lm="opnai:gpt-4o"),
+    )
+    assert response.status_code == 400
+    text = response.content.decode()
+    assert "log-probabilities need one of" in text
+    assert "need a validation LM" in text
+    assert "Did you mean &#x27;openai&#x27;?" in text or "Did you mean 'openai'?" in text
+    assert not GemRun.objects.exists()
+
+
+@pytest.mark.parametrize("persona", ["viewer", "adjudicator", "outsider"])
+def test_only_admins_start_gem_runs(client, login, persona, request, reviews, eval_lm):
+    login(request.getfixturevalue(persona))
+    assert client.post(reverse("gem_create"), form_data(reviews, eval_lm)).status_code == 403
+    assert not GemRun.objects.exists()
+
+
+def test_the_results_show_the_table_the_chart_validation_and_reported_rows(client, login, viewer, finished_run):
+    login(viewer)
+    page = client.get(reverse("gem_results", args=[finished_run.pk])).content.decode()
+    assert "GRE-bench: GEM-raw" in page and "Model A" in page and "human baseline" in page
+    assert page.count("<circle") == 1 and page.count('class="marker baseline"') == 3, "one marker per row"
+    assert "Sentence deletion" in page and "SMD" in page
+    assert "Fewer than two responses" in page
+    assert finished_run.evaluation_lm in page
+
+
+def test_exports_carry_the_same_numbers_as_the_table(client, login, viewer, finished_run):
+    login(viewer)
+    table = json.loads(client.get(reverse("gem_export", args=[finished_run.pk, "table", "json"])).content)
+    stored = finished_run.job.result["table"]["gem-raw"]
+    assert [(r["model"], r["mean"]) for r in table] == [(e["model"], e["mean"]) for e in stored]
+    assert all(r["evaluation_lm"] == finished_run.evaluation_lm for r in table)
+    body = client.get(reverse("gem_export", args=[finished_run.pk, "responses", "csv"])).content.decode()
+    rows = list(csv.DictReader(io.StringIO(body)))
+    scored = GemPairScore.objects.filter(run=finished_run).values("candidate").distinct().count()
+    assert len(rows) == scored and {"strategy", "truncated", "score", "references"} <= set(rows[0])
+
+
+def test_anonymous_visitors_see_no_results(client, finished_run):
+    response = client.get(reverse("gem_export", args=[finished_run.pk, "table", "json"]))
+    assert response.status_code == 302 and "/login" in response["Location"]
+
+
+def test_gem_score_runs_in_process_and_prints_the_table(reviews, eval_lm):
+    out = io.StringIO()
+    call_command(
+        "gem_score",
+        "--benchmark=iclr-mini",
+        f"--evaluation-lm={eval_lm}",
+        "--references=human-1,human-2,human-3",
+        "--candidates=model-a",
+        "--variants=gem-raw",
+        stdout=out,
+    )
+    text = out.getvalue()
+    assert "GEM-raw" in text and "Model A" in text and "(human baseline)" in text
+    run = GemRun.objects.get()
+    assert run.job.status == "succeeded" and GemPairScore.objects.filter(run=run).count() == run.pairs_done > 0
+
+
+def test_gem_score_names_unknown_models(reviews, eval_lm):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="unknown models: nobody"):
+        call_command("gem_score", "--benchmark=iclr-mini", f"--evaluation-lm={eval_lm}", "--references=nobody")
