@@ -19,8 +19,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
+from synthetic_reviews import abstract, lexicon, review  # noqa: E402
 
 from evalhub.core.gem_prompts import prediction_messages  # noqa: E402
 from evalhub.llm.scoring.base import ScoreRequest  # noqa: E402
@@ -30,35 +32,6 @@ from evalhub.llm.scoring.transformers_scorer import TransformersScorer  # noqa: 
 from evalhub.llm.tiny import build_causal_lm, build_tokenizer, parameter_count  # noqa: E402
 
 H200_BF16_PEAK = 790e12
-JUDGMENTS = ["appreciates", "criticizes", "questions", "suggests"]
-
-
-def lexicon(size: int, seed: int) -> list[str]:
-    """Pseudo-words, so that a trained tokenizer reaches a realistic vocabulary size."""
-    rng = random.Random(seed)
-    onsets, vowels, codas = (
-        "b c d f g h k l m n p r s t v w z br cl dr gr pl st tr".split(),
-        "aeiou",
-        ["", "n", "r", "s", "t", "l"],
-    )
-    words = set()
-    while len(words) < size:
-        words.add(
-            "".join(rng.choice(onsets) + rng.choice(vowels) + rng.choice(codas) for _ in range(rng.randint(1, 4)))
-        )
-    return sorted(words)
-
-
-def review(rng: random.Random, words: list[str], lines: int) -> str:
-    """GEM-preprocessed judgments: one 'The reviewer …' line each (GEM, Appendix C.1)."""
-    return "\n".join(
-        f"The reviewer {rng.choice(JUDGMENTS)} {' '.join(rng.choices(words, k=rng.randint(5, 12)))}."
-        for _ in range(lines)
-    )
-
-
-def abstract(rng: random.Random, words: list[str]) -> str:
-    return " ".join(rng.choices(words, k=rng.randint(150, 220))) + "."
 
 
 def gem_requests(tasks: int, responses: int, lines: int, seed: int, words: list[str]) -> list[ScoreRequest]:

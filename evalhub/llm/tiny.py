@@ -44,13 +44,19 @@ ARCHITECTURES: dict[str, dict] = {
 }
 
 
-def build_tokenizer(corpus: Iterable[str], vocab_size: int = 2000, chat_template: str = CHAT_TEMPLATE):
-    """A fast byte-level BPE tokenizer trained on `corpus` (any text stays encodable)."""
+def build_tokenizer(
+    corpus: Iterable[str], vocab_size: int = 2000, chat_template: str = CHAT_TEMPLATE, split_words: bool = True
+):
+    """A fast byte-level BPE tokenizer trained on `corpus` (any text stays encodable).
+
+    `split_words=False` lets merges cross spaces, so text repeated across the corpus (a fixed
+    system prompt) becomes a few tokens: short sequences for models trained inside tests.
+    """
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=split_words)
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,

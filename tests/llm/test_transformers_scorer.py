@@ -51,7 +51,10 @@ def test_a_shared_prefix_runs_once_for_all_its_answers(tiny_model, tiny_tokenize
     requests = [ScoreRequest.of(shared, sentence) for sentence in dict.fromkeys(CORPUS)]
     scorer = TransformersScorer(model=tiny_model, tokenizer=tiny_tokenizer, max_batch_tokens=100_000)
     scorer.score(requests)
-    assert scorer.forward_calls == 2, "one forward for the prefix, one for all five answers on its cache"
+    encoded = [encode_request(tiny_tokenizer, list(r.prefix), r.answer) for r in requests]
+    # The prefix's tokens are computed once, each answer's once: nothing is run twice.
+    assert scorer.computed_tokens == len(encoded[0].prefix_ids) + sum(len(e.target_ids) - 1 for e in encoded)
+    assert scorer.forward_calls < 1 + len(requests), "answers share forward passes"
 
 
 def test_scores_are_deterministic_and_keep_the_request_order(tiny_model, tiny_tokenizer):

@@ -1,0 +1,164 @@
+"""GEM scoring throughput: the job's engine against the naive per-pair method, same pairs, same model.
+
+Pairs: for every paper, each of its reviews as candidate x against each other review y (the
+ICLR 2023 reviews with their GEM-preprocessed summaries when present, else a generated corpus
+of the same shape). Both methods compute PMI(x; y) = log P(y | C.2(s, x)) − log P(y | C.2(s, NA)):
+
+- naive: two unbatched forwards per pair, no reuse (the reference implementation's approach);
+- engine: evalhub.core.gem.score_pairs on the TransformersScorer — each marginal once per
+  (y, synopsis), each conditional prefix once for all its references, batched.
+
+It checks the PMIs agree (within 1e-4 in fp32) and prints pairs/s, tokens/s and the ratio;
+on CUDA also MFU.
+
+    python benchmarks/gem_throughput.py                                   # CPU, ~10M parameters
+    python benchmarks/gem_throughput.py --candidates 0                    # the paper's human-only validation shape
+    python benchmarks/gem_throughput.py --device cuda --arch llama-3.1-8b --papers 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import torch  # noqa: E402
+from synthetic_reviews import abstract, lexicon, review  # noqa: E402
+
+from evalhub.core.gem import score_pairs, task_pairs  # noqa: E402
+from evalhub.llm.scoring.chat_template import encode_request  # noqa: E402
+from evalhub.llm.scoring.reference import score_one_at_a_time  # noqa: E402
+from evalhub.llm.scoring.transformers_scorer import TransformersScorer  # noqa: E402
+from evalhub.llm.tiny import build_causal_lm, build_tokenizer, parameter_count  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "iclr2023-reviews"
+H200_BF16_PEAK = 790e12
+
+
+def real_reviews() -> list[list[str]] | None:
+    """Each paper's preprocessed human reviews (GEM, Appendix C.1 format), or None without the data."""
+    files = sorted(DATA.glob("human_review*.parquet"))
+    if not files:
+        return None
+    import pandas as pd
+
+    frames = [pd.read_parquet(f, columns=["paper_id", "review_summary"]) for f in files]
+    merged = frames[0]
+    for index, frame in enumerate(frames[1:], start=2):
+        merged = merged.merge(frame, on="paper_id", suffixes=("", f"_{index}"))
+    columns = [c for c in merged.columns if c.startswith("review_summary")]
+    return [[str(r[c]) for c in columns] for _, r in merged.iterrows() if all(str(r[c]).strip() for c in columns)]
+
+
+def generated_reviews(papers: int, reviews: int, seed: int) -> list[list[str]]:
+    rng, words = random.Random(seed), lexicon(12000, seed)
+    return [[review(rng, words, rng.randint(6, 14)) for _ in range(reviews)] for _ in range(papers)]
+
+
+def gre_bench_pairs(corpus: list[list[str]], papers: int, candidates: int, seed: int, synopsis: bool = False):
+    """The GRE-bench shape: per paper, its human reviews as references (and as the human baseline,
+    each against the others) plus `candidates` candidate reviews. The candidates stand in for LLM
+    reviews: other papers' reviews, so lengths and vocabulary are real; throughput does not
+    depend on what they say."""
+    rng = random.Random(seed)
+    words = lexicon(12000, seed) if synopsis else []
+    chosen = rng.sample(range(len(corpus)), papers)
+    pairs = []
+    for index in chosen:
+        abstract_text = abstract(rng, words) if synopsis else None  # GEM-S: a stand-in abstract
+        references = {("human", index, j): text for j, text in enumerate(corpus[index])}
+        others = [i for i in rng.sample(range(len(corpus)), candidates + 1) if i != index][:candidates]
+        stand_ins = {("model", index, c): rng.choice(corpus[other]) for c, other in enumerate(others)}
+        pairs += task_pairs({**stand_ins, **references}, references, synopsis=abstract_text)
+    return pairs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--arch", default="10m", help="tiny, 10m or llama-3.1-8b (random weights)")
+    parser.add_argument("--papers", type=int, default=12)
+    parser.add_argument("--candidates", type=int, default=5, help="candidate reviews per paper besides the humans")
+    parser.add_argument("--reviews", type=int, default=3, help="reviews per paper when generating")
+    parser.add_argument("--vocab", type=int, default=16000)
+    parser.add_argument("--gem-s", action="store_true", help="GEM-S shape: a ~200-word synopsis in every prompt")
+    parser.add_argument("--generated", action="store_true", help="ignore the real reviews even if present")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    corpus = None if args.generated else real_reviews()
+    source = "ICLR 2023 preprocessed reviews" if corpus else "generated reviews"
+    corpus = corpus or generated_reviews(max(200, args.papers * 4), args.reviews, args.seed)
+    pairs = gre_bench_pairs(corpus, args.papers, args.candidates, args.seed, synopsis=args.gem_s)
+
+    dtype = torch.bfloat16 if args.device == "cuda" else torch.float32
+    # A tokenizer trained on the whole corpus, so its vocabulary (and the LM head) has a realistic size.
+    tokenizer = build_tokenizer([t for texts in corpus for t in texts], vocab_size=args.vocab)
+    model = build_causal_lm(len(tokenizer), args.arch, seed=args.seed, dtype=dtype, device=args.device)
+    params = parameter_count(model)
+    conditionals = [p.conditional_request() for p in pairs]
+    marginals = [p.marginal_request() for p in pairs]
+    pair_tokens = sum(encode_request(tokenizer, list(r.prefix), r.answer).length for r in (*conditionals, *marginals))
+    print(
+        f"{source}{' + synopses (GEM-S)' if args.gem_s else ''}: {args.papers} papers × ({args.candidates} "
+        f"candidates + the human baseline), {len(pairs)} ordered pairs, {pair_tokens / len(pairs):.0f} tokens per pair "
+        f"(conditional + marginal); model {args.arch} ({params / 1e6:.1f}M parameters, {dtype}, {args.device})"
+    )
+
+    def sync() -> None:
+        if args.device == "cuda":
+            torch.cuda.synchronize()
+
+    scorer = TransformersScorer(model=model, tokenizer=tokenizer)
+    score_pairs(scorer, pairs[:6])  # warm-up for both paths
+    score_one_at_a_time(model, tokenizer, conditionals[:2])
+
+    sync()
+    started = time.perf_counter()
+    naive = []
+    for conditional, marginal in zip(conditionals, marginals, strict=True):
+        with_x, without_x = score_one_at_a_time(model, tokenizer, [conditional, marginal])
+        naive.append(with_x - without_x)
+    sync()
+    naive_s = time.perf_counter() - started
+
+    scorer.forward_calls = scorer.computed_tokens = 0
+    sync()
+    started = time.perf_counter()
+    engine = [s.pmi for s in score_pairs(scorer, pairs)]
+    sync()
+    engine_s = time.perf_counter() - started
+
+    difference = max(abs(a - b) for a, b in zip(naive, engine, strict=True))
+    print(f"{'method':<34}{'pairs/s':>10}{'tokens/s':>12}{'forwards':>10}")
+    print(
+        f"{'naive (2 forwards per pair)':<34}{len(pairs) / naive_s:>10.1f}{pair_tokens / naive_s:>12.0f}"
+        f"{2 * len(pairs):>10}"
+    )
+    print(
+        f"{'engine (shared marginals+prefixes)':<34}{len(pairs) / engine_s:>10.1f}{pair_tokens / engine_s:>12.0f}"
+        f"{scorer.forward_calls:>10}"
+    )
+    print(
+        f"speed-up: {naive_s / engine_s:.2f}x   max |PMI difference| {difference:.2e}"
+        f"{' (within 1e-4)' if difference <= 1e-4 else ' (OVER 1e-4)'}; tokens/s counts the pairs' tokens for both"
+    )
+    if args.device == "cuda":
+        computed = scorer.computed_tokens
+        print(f"engine computed {computed} tokens for {pair_tokens} pair tokens ({pair_tokens / computed:.1f}x reuse)")
+        for name, tokens, seconds in (
+            ("naive", pair_tokens, naive_s),
+            ("engine, hardware", computed, engine_s),
+            ("engine, pair-equivalent", pair_tokens, engine_s),
+        ):
+            print(f"MFU {name}: {2 * params * tokens / seconds / H200_BF16_PEAK:.1%} of 790 TFLOP/s bf16 dense")
+
+
+if __name__ == "__main__":
+    main()
