@@ -12,6 +12,7 @@ from typing import Any
 from evalhub.catalog.models import LanguageModel, Response
 from evalhub.core.gem import group_estimates, mean_difference
 from evalhub.core.gem_validation import STRATEGIES
+from evalhub.core.text_overlap import BASELINES
 from evalhub.scoring.models import GemPairScore, GemRun, GemVariant
 
 VARIANT_LABELS = dict(GemVariant.choices)
@@ -80,35 +81,58 @@ def gem_summary(run: GemRun) -> dict[str, Any]:
             )
         table[variant] = sorted(entries, key=lambda e: -(e["mean"] if e["mean"] is not None else -math.inf))
 
-    validation: dict[str, dict[str, Any]] = {}
-    by_key = {(r["variant"], r["response_id"]): r["score"] for r in originals}
-    for strategy in run.validation_strategies:
-        per_variant = {}
-        for variant in run.variants:
-            paired = [
-                (by_key[(variant, r["derived_from"])], r["score"])
-                for r in rows
-                if r["variant"] == variant and r["strategy"] == strategy and (variant, r["derived_from"]) in by_key
-            ]
-            result = mean_difference([b for b, _ in paired], [a for _, a in paired], seed=run.seed)
-            per_variant[variant] = result.as_dict()
-        meta = STRATEGIES[strategy]
-        validation[strategy] = {
-            "label": meta.label,
-            "kind": meta.kind,
-            "section": meta.section,
-            "by_variant": per_variant,
-        }
-
+    validation = validation_table(run, rows, originals) if run.validation_strategies else {}
     return {
         "variants": [{"key": v, "label": VARIANT_LABELS.get(v, v)} for v in run.variants],
         "table": table,
         "validation": validation,
+        "validation_metrics": [{"key": v, "label": VARIANT_LABELS.get(v, v)} for v in run.variants]
+        + [{"key": key, "label": label} for key, (label, _) in BASELINES.items()],
         "interval": "90% bootstrap (percentile)" if run.bootstrap else "90%: mean ± 1.645·SE",
         "setup": setup_of(run),
         "pairs": sum(r["references"] for r in rows),
         "issues": run.issues.count(),
     }
+
+
+def validation_table(run: GemRun, rows: list[dict[str, Any]], originals: list[dict[str, Any]]) -> dict[str, Any]:
+    """Algorithm 1 per strategy and metric: each GEM variant, and ROUGE-L and BLEU of the raw
+    texts over the same (candidate, reference) pairs (GEM, Appendix D.1 baselines)."""
+    scores = {(r["variant"], r["response_id"]): r["score"] for r in rows}
+    baseline_scores = baseline_response_scores(run)
+    for key, per_response in baseline_scores.items():
+        scores.update({(key, response): value for response, value in per_response.items()})
+    derived = [r for r in rows if r["derived_from"] is not None and r["variant"] == run.variants[0]]
+    table = {}
+    for strategy in run.validation_strategies:
+        by_metric = {}
+        for metric in [*run.variants, *BASELINES]:
+            paired = [
+                (scores[(metric, r["derived_from"])], scores[(metric, r["response_id"])])
+                for r in derived
+                if r["strategy"] == strategy
+                and (metric, r["derived_from"]) in scores
+                and (metric, r["response_id"]) in scores
+            ]
+            by_metric[metric] = mean_difference([b for b, _ in paired], [a for _, a in paired], seed=run.seed).as_dict()
+        meta = STRATEGIES[strategy]
+        table[strategy] = {"label": meta.label, "kind": meta.kind, "section": meta.section, "by_metric": by_metric}
+    return table
+
+
+def baseline_response_scores(run: GemRun) -> dict[str, dict[int, float]]:
+    """Per baseline metric, each candidate's mean over the references it met in the first variant."""
+    pairs = list(
+        GemPairScore.objects.filter(run=run, variant=run.variants[0]).values_list("candidate_id", "reference_id")
+    )
+    texts = dict(Response.objects.filter(pk__in={i for pair in pairs for i in pair}).values_list("pk", "text"))
+    out: dict[str, dict[int, float]] = {}
+    for key, (_, metric) in BASELINES.items():
+        per: dict[int, list[float]] = defaultdict(list)
+        for candidate, reference in pairs:
+            per[candidate].append(metric(texts[candidate], texts[reference]))
+        out[key] = {candidate: math.fsum(values) / len(values) for candidate, values in per.items()}
+    return out
 
 
 def setup_of(run: GemRun) -> dict[str, str]:

@@ -35,7 +35,7 @@ def results_context(run: GemRun) -> dict:
         for v in summary["variants"]
     ]
     validation = [
-        {**meta, "key": key, "cells": [meta["by_variant"].get(v["key"]) for v in summary["variants"]]}
+        {**meta, "key": key, "cells": [meta["by_metric"].get(m["key"]) for m in summary["validation_metrics"]]}
         for key, meta in summary["validation"].items()
     ]
     issues = run.issues.select_related("prompt", "response__model")[:200]

@@ -10,6 +10,7 @@ import pytest
 
 from evalhub.catalog.models import Response
 from evalhub.core.gem import mean_difference
+from evalhub.core.text_overlap import rouge_l
 from evalhub.jobs.actions import do_request_cancel
 from evalhub.jobs.models import JobStatus
 from evalhub.llm.scoring.transformers_scorer import TransformersScorer
@@ -238,9 +239,20 @@ def test_validation_strategies_score_derived_copies_and_report_the_smd(reviews, 
 
     scored = [d for d in derived if GemPairScore.objects.filter(run=run, candidate=d).exists()]
     expected = mean_difference([score(d.parent_id) for d in scored], [score(d.pk) for d in scored], seed=run.seed)
-    cell = run.job.result["validation"]["sentence_deletion"]["by_variant"]["gem-raw"]
+    cell = run.job.result["validation"]["sentence_deletion"]["by_metric"]["gem-raw"]
     assert cell["d"] == pytest.approx(expected.d) and cell["p"] == pytest.approx(expected.p) and cell["n"] == 4
     assert run.job.result["validation"]["random_replacement"]["kind"] == "degradation"
+    # The ROUGE-L baseline over the same pairs, recomputed independently of the summary code.
+    rouge = run.job.result["validation"]["sentence_deletion"]["by_metric"]["rouge-l"]
+    pairs = GemPairScore.objects.filter(run=run, variant="gem-raw").select_related("candidate", "reference")
+
+    def rouge_score(response_id):
+        return statistics.fmean(
+            rouge_l(p.candidate.text, p.reference.text) for p in pairs if p.candidate_id == response_id
+        )
+
+    expected = mean_difference([rouge_score(d.parent_id) for d in scored], [rouge_score(d.pk) for d in scored], seed=0)
+    assert rouge["d"] == pytest.approx(expected.d) and rouge["n"] == 4
 
 
 def test_an_llm_strategy_without_a_validation_lm_is_refused_up_front(reviews, eval_lm):

@@ -86,7 +86,7 @@ class Command(BaseCommand):
                 tag = " (human baseline)" if entry["baseline"] else ""
                 self.stdout.write(f"  {entry['name'] + tag:<40} {entry['mean']:>9.3f} {interval}  n={entry['n']}")
         for strategy in summary["validation"].values():
-            for variant, cell in strategy["by_variant"].items():
+            for variant, cell in strategy["by_metric"].items():
                 if cell["d"] is not None:
                     self.stdout.write(
                         f"  {strategy['label']} / {variant}: d={cell['d']:.3f} "
