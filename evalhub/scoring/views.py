@@ -14,6 +14,9 @@ from evalhub.scoring.gem_results import chart, gem_summary, response_score_rows,
 from evalhub.scoring.models import GemRun
 
 
+RESPONSES_SHOWN = 500
+
+
 @role_required(ADMIN)
 @require_http_methods(["GET", "POST"])
 def gem_create(request):
@@ -39,7 +42,17 @@ def results_context(run: GemRun) -> dict:
         for key, meta in summary["validation"].items()
     ]
     issues = run.issues.select_related("prompt", "response__model")[:200]
-    return {"run": run, "summary": summary, "tables": tables, "validation": validation, "issues": issues}
+    responses = response_score_rows(run)
+    return {
+        "run": run,
+        "summary": summary,
+        "tables": tables,
+        "validation": validation,
+        "issues": issues,
+        "responses": responses[:RESPONSES_SHOWN],
+        "responses_total": len(responses),
+        "responses_more": len(responses) > RESPONSES_SHOWN,
+    }
 
 
 @role_required()

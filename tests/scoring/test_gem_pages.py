@@ -87,6 +87,7 @@ def test_the_results_show_the_table_the_chart_validation_and_reported_rows(clien
     assert page.count("<circle") == 1 and page.count('class="marker baseline"') == 3, "one marker per row"
     assert "Sentence deletion" in page and "SMD" in page
     assert "Fewer than two responses" in page
+    assert "Per-response scores (" in page and "sentence_deletion" in page
     assert finished_run.evaluation_lm in page
 
 
@@ -129,3 +130,26 @@ def test_gem_score_names_unknown_models(reviews, eval_lm):
 
     with pytest.raises(CommandError, match="unknown models: nobody"):
         call_command("gem_score", "--benchmark=iclr-mini", f"--evaluation-lm={eval_lm}", "--references=nobody")
+
+
+def test_the_results_and_job_page_make_the_same_number_of_queries_however_many_issues_and_rows(
+    client, login, viewer, finished_run, queries_for
+):
+    from evalhub.scoring.models import GemIssue
+
+    login(viewer)
+    urls = [reverse("gem_results", args=[finished_run.pk]), finished_run.job.get_absolute_url()]
+    before = [queries_for(client, url) for url in urls]
+    prompts = list(finished_run.benchmark.prompts.all())
+    responses = list(finished_run.benchmark.prompts.first().responses.all())
+    GemIssue.objects.bulk_create(
+        GemIssue(
+            run=finished_run,
+            prompt=prompts[i % len(prompts)],
+            response=responses[i % len(responses)],
+            stage="input",
+            message="extra",
+        )
+        for i in range(30)
+    )
+    assert [queries_for(client, url) for url in urls] == before
