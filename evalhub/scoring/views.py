@@ -13,7 +13,6 @@ from evalhub.scoring.forms import GemRunForm
 from evalhub.scoring.gem_results import chart, gem_summary, response_score_rows, setup_of
 from evalhub.scoring.models import GemRun
 
-
 RESPONSES_SHOWN = 500
 
 
