@@ -1,0 +1,49 @@
+"""A viewer opens a finished GEM job: the table, the chart with intervals and the reports load."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalhub.scoring import gem_runner
+from evalhub.scoring.actions import do_create_gem_run
+from tests.browser.test_login_and_browse import ARTIFACTS, log_in, page  # noqa: F401 (fixture)
+from tests.conftest import make_user, requires_chromium
+from tests.scoring.conftest import eval_lm, reviews, tiny_model_dir  # noqa: F401 (fixtures)
+
+pytestmark = [requires_chromium, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def finished_job(reviews, eval_lm):  # noqa: F811
+    run = do_create_gem_run(
+        benchmark=reviews["benchmark"],
+        candidates=[reviews["model"]],
+        references=reviews["humans"],
+        variants=["gem-raw"],
+        evaluation_lm=eval_lm,
+        validation_strategies=["sentence_deletion"],
+        enqueue=False,
+    )
+    for chunk_id in run.chunks.values_list("pk", flat=True):
+        gem_runner.run_gem_chunk(chunk_id)
+    make_user("vera", "viewer")  # before the browser starts: Playwright's loop makes Django refuse ORM calls
+    return run.job.pk
+
+
+def test_a_viewer_reads_the_gre_bench_table_and_chart_of_a_finished_job(
+    live_server,
+    finished_job,
+    page,  # noqa: F811
+):
+    page.goto(f"{live_server.url}/jobs/{finished_job}/")
+    log_in(page, live_server.url, "pw")
+    page.wait_for_selector("#gem-results h2:has-text('GRE-bench: GEM-raw')")
+    assert page.locator("#job-status .badge.succeeded").count() == 1
+    chart = page.locator("svg.chart")
+    assert chart.locator("circle.marker").count() == 1, "Model A"
+    assert chart.locator("rect.marker.baseline").count() == 3, "three human reviewers as the baseline"
+    assert chart.locator("line.whisker").count() == 4 * 3, "an interval with two caps per row"
+    assert page.locator("td:has-text('Model A')").count() == 1
+    assert page.locator("text=Sentence deletion").count() >= 1
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "gem-job.png"), full_page=True)
