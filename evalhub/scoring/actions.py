@@ -249,7 +249,8 @@ def do_record_chunk(chunk: GemChunk, result) -> bool:
         job = do_progress_job(job, 0, progress_message(run, job))
         if not run.chunks.filter(done_at__isnull=True).exists():
             issues = run.issues.count()
-            message = f"Scored {run.pairs_done:,} pairs" + (f"; {issues} rows reported (see below)." if issues else ".")
+            reported = f"; {issues} row{'s' if issues != 1 else ''} reported (see below)." if issues else "."
+            message = f"Scored {run.pairs_done:,} pairs{reported}"
             do_finish_job(job, message, result=gem_summary(run))
     return True
 

@@ -135,6 +135,16 @@ def baseline_response_scores(run: GemRun) -> dict[str, dict[int, float]]:
     return out
 
 
+SETUP_LABELS = {
+    "evaluation_lm": "Evaluation LM",
+    "dtype": "dtype",
+    "preprocessing_lm": "Preprocessing LM",
+    "imported_preprocessing": "Imported preprocessed texts",
+    "prompt_version": "Prompt version",
+    "validation_lm": "Validation LM",
+}
+
+
 def setup_of(run: GemRun) -> dict[str, str]:
     """What makes two runs comparable: shown beside every table and exported with it."""
     return {
@@ -168,7 +178,7 @@ def chart(entries: list[dict[str, Any]], width: int = 640, row_height: int = 26,
         y = 20 + index * row_height
         rows.append(
             {
-                "label": entry["name"] + (" (human baseline)" if entry.get("baseline") else ""),
+                "label": entry["name"],
                 "y": y,
                 "x": x(entry["mean"]),
                 "x_low": x(entry["low"]) if entry.get("low") is not None else None,
@@ -178,7 +188,7 @@ def chart(entries: list[dict[str, Any]], width: int = 640, row_height: int = 26,
             }
         )
     zero = x(0.0) if low <= 0 <= high else None
-    ticks = [{"x": x(low + (high - low) * i / 4), "value": low + (high - low) * i / 4} for i in range(5)]
+    ticks = [{"x": x(low + (high - low) * i / 4), "label": f"{low + (high - low) * i / 4:.3g}"} for i in range(5)]
     return {
         "rows": rows,
         "height": 40 + len(rows) * row_height,

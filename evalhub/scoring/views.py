@@ -10,7 +10,7 @@ from evalhub.accounts.roles import ADMIN, role_required
 from evalhub.core.tables import to_text
 from evalhub.scoring.actions import do_create_gem_run, do_resume_gem_run
 from evalhub.scoring.forms import GemRunForm
-from evalhub.scoring.gem_results import chart, gem_summary, response_score_rows, setup_of
+from evalhub.scoring.gem_results import SETUP_LABELS, chart, gem_summary, response_score_rows, setup_of
 from evalhub.scoring.models import GemRun
 
 RESPONSES_SHOWN = 500
@@ -45,6 +45,7 @@ def results_context(run: GemRun) -> dict:
     return {
         "run": run,
         "summary": summary,
+        "setup": [(SETUP_LABELS.get(key, key), value) for key, value in summary["setup"].items()],
         "tables": tables,
         "validation": validation,
         "issues": issues,
