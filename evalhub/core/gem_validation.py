@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evalhub.core import gem_prompts
+from evalhub.core.perturbations import Complete, Perturbed, checked
 
 _HEADING = re.compile(r"^\s*[^\n.!?]{1,78}:\s*$")
 _SENTENCE = re.compile(r"([^.!?\n]+(?:[.!?]+|(?=\n)|$))(\s*)")
@@ -146,18 +147,6 @@ STRATEGIES: dict[str, Strategy] = {
 }
 
 
-@dataclass(frozen=True)
-class Derived:
-    """A strategy's output for one response; `text` None means it could not be made (see `note`)."""
-
-    text: str | None
-    params: dict
-    note: str = ""
-
-
-Complete = Callable[[list[dict[str, str]]], str]  # messages → the LLM's answer
-
-
 def derive(
     strategy: str,
     text: str,
@@ -166,45 +155,37 @@ def derive(
     others: Sequence[str] = (),
     seed: int = 0,
     complete: Complete | None = None,
-) -> Derived:
+) -> Perturbed:
     """Apply one strategy to `text`. `others` are responses to other tasks (random replacement);
     `complete` runs a chat prompt for the LLM-based strategies."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown validation strategy {strategy!r}; known: {', '.join(STRATEGIES)}.")
     if STRATEGIES[strategy].needs_llm and complete is None:
-        return Derived(None, {}, "needs an LLM for this strategy; none was configured.")
+        return Perturbed(None, {}, "needs an LLM for this strategy; none was configured.")
     chat = gem_prompts.chat
     if strategy == "sentence_deletion":
         out, deleted = delete_every_other_sentence(text)
-        return _checked(text, out, {"sentences_deleted": deleted})
+        return checked(text, out, {"sentences_deleted": deleted})
     if strategy == "deletion_completion":
         with_gaps, deleted = delete_every_other_sentence(text, gem_prompts.MISSING_SENTENCE)
         if not deleted:
-            return Derived(None, {}, "nothing to delete: the response has a single sentence per section.")
+            return Perturbed(None, {}, "nothing to delete: the response has a single sentence per section.")
         out = complete(chat(gem_prompts.COMPLETION_SYSTEM, with_gaps))
-        return _checked(text, out, {"sentences_deleted": deleted})
+        return checked(text, out, {"sentences_deleted": deleted})
     if strategy == "abstract_only":
         if not abstract.strip():
-            return Derived(None, {}, "the prompt has no synopsis (abstract) to write a review from.")
-        return _checked(text, complete(chat(gem_prompts.ABSTRACT_ONLY_SYSTEM, abstract)), {})
+            return Perturbed(None, {}, "the prompt has no synopsis (abstract) to write a review from.")
+        return checked(text, complete(chat(gem_prompts.ABSTRACT_ONLY_SYSTEM, abstract)), {})
     if strategy == "random_replacement":
         if not others:
-            return Derived(None, {}, "no response to another task to replace it with.")
+            return Perturbed(None, {}, "no response to another task to replace it with.")
         index = random.Random(seed).randrange(len(others))  # a private RNG: nothing global is touched
-        return _checked(text, others[index], {"replacement_index": index})
+        return checked(text, others[index], {"replacement_index": index})
     if strategy == "llm_rephrase":
-        return _checked(text, complete(chat(gem_prompts.REPHRASE_SYSTEM, text)), {})
+        return checked(text, complete(chat(gem_prompts.REPHRASE_SYSTEM, text)), {})
     strengths = complete(chat(gem_prompts.key_points_system("strengths"), text))
     weaknesses = complete(chat(gem_prompts.key_points_system("weaknesses"), text))
     out, changed = elongate(text, strengths, weaknesses)
     if not changed:
-        return Derived(None, {}, "no ICLR-style section headings to elongate.")
-    return _checked(text, out, {"sections_elongated": changed, "strengths": strengths, "weaknesses": weaknesses})
-
-
-def _checked(original: str, out: str | None, params: dict) -> Derived:
-    if out is None or not out.strip():
-        return Derived(None, params, "the strategy produced an empty text.")
-    if out.strip() == original.strip():
-        return Derived(None, params, "the strategy left the text unchanged.")
-    return Derived(out, params)
+        return Perturbed(None, {}, "no ICLR-style section headings to elongate.")
+    return checked(text, out, {"sections_elongated": changed, "strengths": strengths, "weaknesses": weaknesses})
