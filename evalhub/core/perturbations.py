@@ -223,12 +223,12 @@ REGISTRY: dict[str, Perturbation] = {}
 
 # DHP, Table 2: k per severity for each dataset shape; "default" when the shape is not named.
 DHP_K: dict[str, dict[str, tuple[int | None, int | None]]] = {
-    "char_deletion": {"summeval": (10, 50), "sumpubmed": (20, 100), "story": (5, 5), "qa": (5, 25),
+    "random_deletions": {"summeval": (10, 50), "sumpubmed": (20, 100), "story": (5, 5), "qa": (5, 25),
                       "translation": (10, 50), "default": (10, 50)},
-    "typos": {"summeval": (10, 50), "sumpubmed": (20, 100), "story": (5, 5), "qa": (5, 25),
+    "random_typos": {"summeval": (10, 50), "sumpubmed": (20, 100), "story": (5, 5), "qa": (5, 25),
               "translation": (10, 50), "default": (10, 50)},
-    "word_deletion": {"translation": (5, 25), "default": (5, 25)},
-    "sentence_reorder": {"default": (2, None)},  # k = all for major
+    "random_word_deletions": {"translation": (5, 25), "default": (5, 25)},
+    "reordering": {"default": (2, None)},  # k = all for major
 }  # fmt: skip
 
 
@@ -281,36 +281,36 @@ def _rule(name, label, level, severities, function, **extra) -> None:
 
 
 _rule(
-    "char_deletion",
+    "random_deletions",
     "Random character deletions",
     "C",
     (MINOR, MAJOR),
     lambda text, severity, rng, shape, k, **_: delete_characters(
-        text, k or k_for("char_deletion", severity, shape), rng
+        text, k or k_for("random_deletions", severity, shape), rng
     ),
 )
 _rule(
-    "typos",
+    "random_typos",
     "Random typos",
     "C",
     (MINOR, MAJOR),
-    lambda text, severity, rng, shape, k, **_: add_typos(text, k or k_for("typos", severity, shape), rng),
+    lambda text, severity, rng, shape, k, **_: add_typos(text, k or k_for("random_typos", severity, shape), rng),
 )
 _rule(
-    "word_deletion",
+    "random_word_deletions",
     "Random continuous word deletion",
     "W",
     (MINOR, MAJOR),
-    lambda text, severity, rng, shape, k, **_: delete_words(text, k or k_for("word_deletion", severity, shape), rng),
+    lambda text, severity, rng, shape, k, **_: delete_words(
+        text, k or k_for("random_word_deletions", severity, shape), rng
+    ),
 )
 _rule(
-    "sentence_reorder",
+    "reordering",
     "Sentence reordering",
     "S",
     (MINOR, MAJOR),
-    lambda text, severity, rng, shape, k, **_: reorder_sentences(
-        text, k or k_for("sentence_reorder", severity, shape), rng
-    ),
+    lambda text, severity, rng, shape, k, **_: reorder_sentences(text, k or k_for("reordering", severity, shape), rng),
 )
 
 
@@ -323,7 +323,7 @@ def _random_ending(text, rng, context, **_) -> Perturbed:
 
 
 def _wrong_ending(text, context, **_) -> Perturbed:
-    wrong = context.get("wrong_ending", "")
+    wrong = context.get("wrong_ending_sentence", "")
     if not wrong.strip():
         return Perturbed(None, {}, "the item has no wrong ending in the dataset.")
     return checked(text, replace_last_sentence(text, wrong), {}, "ending replaced with the dataset's wrong one")
@@ -337,15 +337,15 @@ def _random_answer(text, rng, context, **_) -> Perturbed:
     return checked(text, answer, {"other_index": index}, "answer replaced")
 
 
-_rule("random_ending", "Random ending sentence", "S", (MAJOR,), _random_ending)
-_rule("wrong_ending", "Wrong ending sentence", "S", (MAJOR,), _wrong_ending)
+_rule("random_ending_sentence", "Random ending sentence", "S", (MAJOR,), _random_ending)
+_rule("wrong_ending_sentence", "Wrong ending sentence", "S", (MAJOR,), _wrong_ending)
 _rule("random_answer", "Random answer", "S", (MAJOR,), _random_answer)
 
 
 # DHP, Appendix D: LLM perturbations as Auto-CoT adjustment prompts. The paper prints the minor
 # fictional-named-entities prompt; the others follow it with Table 2's descriptions.
 ADJUSTMENTS = {
-    ("fictional_entities", MINOR): (
+    ("fictional_named_entities", MINOR): (
         "Please substitute only one critical named entity within the {unit} (e.g., a name, a location, a specific "
         "number, a technical term, etc.) with a fictional counterpart.",
         [
@@ -360,7 +360,7 @@ ADJUSTMENTS = {
             "change in one critical named entity.",
         ],
     ),
-    ("fictional_entities", MAJOR): (
+    ("fictional_named_entities", MAJOR): (
         "Please substitute several named entities within the {unit} (e.g., names, locations, specific numbers, "
         "technical terms, etc.) with fictional counterparts.",
         [
@@ -392,7 +392,7 @@ ADJUSTMENTS = {
             "Review the adjusted {unit} to ensure it contains the errors and still conveys its content.",
         ],
     ),
-    ("rewrite_insertion", MINOR): (
+    ("rewriting_and_insertion", MINOR): (
         "Please select one sentence from the {unit}, rephrase it, and insert the rewritten version immediately "
         "after the original sentence.",
         [
@@ -402,7 +402,7 @@ ADJUSTMENTS = {
             "Review the adjusted {unit}: it now says that sentence twice in different words.",
         ],
     ),
-    ("rewrite_insertion", MAJOR): (
+    ("rewriting_and_insertion", MAJOR): (
         "Please select several sentences from the {unit}, rephrase them, and insert each rewritten version "
         "immediately after its original sentence.",
         [
@@ -440,11 +440,11 @@ def _llm(name: str):
 
 
 for _name, _label in (
-    ("fictional_entities", "Fictional named entities"),
+    ("fictional_named_entities", "Fictional named entities"),
     ("grammatical_errors", "Grammatical errors"),
-    ("rewrite_insertion", "Rewriting and insertion"),
+    ("rewriting_and_insertion", "Rewriting and insertion"),
 ):
-    register(Perturbation(_name, _label, "dhp", "W" if _name != "rewrite_insertion" else "S", True,
+    register(Perturbation(_name, _label, "dhp", "W" if _name != "rewriting_and_insertion" else "S", True,
                           (MINOR, MAJOR), _llm(_name)))  # fmt: skip
 
 
@@ -540,7 +540,7 @@ for _rubric, _attacks in RUBRIC_ATTACKS.items():
     for _severity, (_function, _needs_llm) in _attacks.items():
         register(
             Perturbation(
-                f"yescieval_{_rubric}_{_severity}",
+                f"{_rubric}_{_severity}",
                 f"{_rubric.capitalize()} ({_severity})",
                 "yescieval",
                 "S",

@@ -28,7 +28,7 @@ SUMMARY = (
 CONTEXT = {
     "others": ["A different story ends here. The dog ran home.", "Another item. It ends in Paris."],
     "same_domain": ["Related work reports similar accuracy on smaller datasets."],
-    "wrong_ending": "Then everyone flew to the moon.",
+    "wrong_ending_sentence": "Then everyone flew to the moon.",
 }
 
 
@@ -42,15 +42,15 @@ def echo_changed(messages):
 
 
 def test_the_paper_k_values_per_dataset_shape():
-    assert (k_for("char_deletion", MINOR, "summeval"), k_for("char_deletion", MAJOR, "summeval")) == (10, 50)
-    assert (k_for("typos", MINOR, "sumpubmed"), k_for("typos", MAJOR, "sumpubmed")) == (20, 100)
-    assert (k_for("char_deletion", MINOR, "qa"), k_for("char_deletion", MAJOR, "qa")) == (5, 25)
-    assert (k_for("word_deletion", MINOR), k_for("word_deletion", MAJOR)) == (5, 25)
-    assert (k_for("sentence_reorder", MINOR), k_for("sentence_reorder", MAJOR)) == (2, None)
+    assert (k_for("random_deletions", MINOR, "summeval"), k_for("random_deletions", MAJOR, "summeval")) == (10, 50)
+    assert (k_for("random_typos", MINOR, "sumpubmed"), k_for("random_typos", MAJOR, "sumpubmed")) == (20, 100)
+    assert (k_for("random_deletions", MINOR, "qa"), k_for("random_deletions", MAJOR, "qa")) == (5, 25)
+    assert (k_for("random_word_deletions", MINOR), k_for("random_word_deletions", MAJOR)) == (5, 25)
+    assert (k_for("reordering", MINOR), k_for("reordering", MAJOR)) == (2, None)
 
 
 def test_character_deletion_removes_exactly_k_alphanumerics_and_nothing_else():
-    result = apply("char_deletion", SUMMARY, severity=MINOR, seed=3, shape="summeval")
+    result = apply("random_deletions", SUMMARY, severity=MINOR, seed=3, shape="summeval")
     assert len(SUMMARY) - len(result.text) == 10
     strip = re.compile(r"[A-Za-z0-9]")
     assert strip.sub("", result.text) == strip.sub("", SUMMARY), "punctuation and spaces untouched"
@@ -61,16 +61,16 @@ def test_typos_are_reproducible_and_leave_the_global_rng_alone():
     random.seed(42)
     expected = [random.random() for _ in range(3)]
     random.seed(42)
-    first = apply("typos", SUMMARY, severity=MAJOR, seed=7, shape="summeval")
+    first = apply("random_typos", SUMMARY, severity=MAJOR, seed=7, shape="summeval")
     assert [random.random() for _ in range(3)] == expected, "typo's reseeding did not leak"
-    again = apply("typos", SUMMARY, severity=MAJOR, seed=7, shape="summeval")
-    other = apply("typos", SUMMARY, severity=MAJOR, seed=8, shape="summeval")
+    again = apply("random_typos", SUMMARY, severity=MAJOR, seed=7, shape="summeval")
+    other = apply("random_typos", SUMMARY, severity=MAJOR, seed=8, shape="summeval")
     assert first == again and first.text != SUMMARY and other.text != first.text
     assert len(first.params["kinds"]) == 50
 
 
 def test_word_deletion_removes_k_continuous_words():
-    result = apply("word_deletion", SUMMARY, severity=MINOR, seed=1)
+    result = apply("random_word_deletions", SUMMARY, severity=MINOR, seed=1)
     words, kept = SUMMARY.split(), result.text.split()
     start = result.params["start_word"]
     assert kept == words[:start] + words[start + 5 :]
@@ -78,7 +78,7 @@ def test_word_deletion_removes_k_continuous_words():
 
 @pytest.mark.parametrize("severity", [MINOR, MAJOR])
 def test_reordering_keeps_every_sentence_and_changes_the_order(severity):
-    result = apply("sentence_reorder", SUMMARY, severity=severity, seed=5)
+    result = apply("reordering", SUMMARY, severity=severity, seed=5)
     before, after = split_sentences(SUMMARY), split_sentences(result.text)
     assert Counter(before) == Counter(after) and before != after
     moved = sum(a != b for a, b in zip(before, after, strict=True))
@@ -87,16 +87,16 @@ def test_reordering_keeps_every_sentence_and_changes_the_order(severity):
 
 def test_endings_and_answers_come_from_other_items_or_the_dataset():
     story = "Tom went out. He found a cat."
-    ending = apply("random_ending", story, severity=MAJOR, seed=0, context=CONTEXT)
+    ending = apply("random_ending_sentence", story, severity=MAJOR, seed=0, context=CONTEXT)
     assert ending.text.startswith("Tom went out.") and ending.text.split(". ")[-1] in {
         "The dog ran home.",
         "It ends in Paris.",
     }
-    wrong = apply("wrong_ending", story, severity=MAJOR, context=CONTEXT)
+    wrong = apply("wrong_ending_sentence", story, severity=MAJOR, context=CONTEXT)
     assert wrong.text == "Tom went out. Then everyone flew to the moon."
     answer = apply("random_answer", "Paris.", severity=MAJOR, seed=2, context=CONTEXT)
     assert answer.text in CONTEXT["others"]
-    assert "no wrong ending" in apply("wrong_ending", story, severity=MAJOR).note
+    assert "no wrong ending" in apply("wrong_ending_sentence", story, severity=MAJOR).note
 
 
 def test_llm_perturbations_use_the_appendix_d_prompt_and_fail_clearly_without_an_llm():
@@ -106,13 +106,13 @@ def test_llm_perturbations_use_the_appendix_d_prompt_and_fail_clearly_without_an
         seen.append(messages)
         return echo_changed(messages)
 
-    result = apply("fictional_entities", SUMMARY, severity=MINOR, complete=llm)
+    result = apply("fictional_named_entities", SUMMARY, severity=MINOR, complete=llm)
     assert "Zyntara" in result.text and not result.text.startswith("Revised")
     prompt = seen[0][0]["content"]
     assert "Adjustment: Please substitute only one critical named entity within the summary" in prompt
     assert prompt.endswith("Revised Summary:") and SUMMARY in prompt
     assert "needs an LLM" in apply("grammatical_errors", SUMMARY, severity=MAJOR).note
-    unchanged = apply("rewrite_insertion", SUMMARY, severity=MINOR, complete=lambda m: SUMMARY)
+    unchanged = apply("rewriting_and_insertion", SUMMARY, severity=MINOR, complete=lambda m: SUMMARY)
     assert unchanged.text is None and "unchanged" in unchanged.note
 
 
@@ -131,9 +131,7 @@ def test_every_yescieval_variant_changes_the_text_as_appendix_b3_says():
     sentences = split_sentences(SUMMARY)
 
     def run(rubric, severity, **extra):
-        return apply(
-            f"yescieval_{rubric}_{severity}", SUMMARY, severity=severity, seed=1, context=CONTEXT, **extra
-        ).text
+        return apply(f"{rubric}_{severity}", SUMMARY, severity=severity, seed=1, context=CONTEXT, **extra).text
 
     assert run("relevancy", SUBTLE).endswith(CONTEXT["same_domain"][0])
     assert run("correctness", EXTREME).endswith(SPORTS)
@@ -150,13 +148,20 @@ def test_every_yescieval_variant_changes_the_text_as_appendix_b3_says():
 
 
 def test_configurable_off_topic_sentences_replace_the_shipped_ones():
-    text = apply("yescieval_readability_extreme", SUMMARY, severity=EXTREME, context={"tweet": "our own tweet"}).text
+    text = apply("readability_extreme", SUMMARY, severity=EXTREME, context={"tweet": "our own tweet"}).text
     assert text.endswith("our own tweet")
 
 
 def test_unknown_names_and_severities_are_refused_with_a_hint():
-    with pytest.raises(ValueError, match="Did you mean 'typos'"):
-        apply("typo", SUMMARY, severity=MINOR)
+    with pytest.raises(ValueError, match="Did you mean 'random_typos'"):
+        apply("random_typo", SUMMARY, severity=MINOR)
     with pytest.raises(ValueError, match="severities major"):
         apply("random_answer", SUMMARY, severity=MINOR)
-    assert apply("char_deletion", "   ", severity=MINOR).note == "the text is empty."
+    assert apply("random_deletions", "   ", severity=MINOR).note == "the text is empty."
+
+
+def test_every_survey_quality_issue_is_a_registered_perturbation_so_weights_join():
+    from evalhub.core.survey_templates import DHP_TEMPLATES, YESCIEVAL_TEMPLATE
+
+    issues = {i["key"] for t in [*DHP_TEMPLATES.values(), YESCIEVAL_TEMPLATE] for i in t["issues"]}
+    assert issues == set(REGISTRY)
