@@ -78,3 +78,21 @@ class WorkerHeartbeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.queue} answered by {self.hostname}"
+
+
+class JobChunk(models.Model):
+    """A slice of a job's prompts: the unit one worker takes, retries and resumes (GEM, DHP…)."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    prompt_ids = models.JSONField()
+    units_planned = models.PositiveIntegerField(default=0, help_text="Progress units this chunk accounts for.")
+    attempts = models.PositiveIntegerField(default=0)
+    done_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["job", "index"]
+        constraints = [models.UniqueConstraint(fields=["job", "index"], name="one_chunk_per_job_index")]
+
+    def __str__(self) -> str:
+        return f"chunk {self.index + 1} of job {self.job_id}"

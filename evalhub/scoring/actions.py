@@ -14,11 +14,12 @@ from evalhub.catalog.models import Benchmark, LanguageModel, Response
 from evalhub.celery import GPU_QUEUE
 from evalhub.core.gem_prompts import PROMPT_VERSION
 from evalhub.core.gem_validation import STRATEGIES
-from evalhub.jobs.actions import do_create_job, do_fail_job, do_finish_job, do_progress_job, do_requeue_job
-from evalhub.jobs.models import Job
+from evalhub.jobs.actions import do_create_job, do_requeue_job
+from evalhub.jobs.chunks import do_complete_chunk, do_create_chunks, pending_chunk_ids
+from evalhub.jobs.models import Job, JobChunk
 from evalhub.llm.registry import SCORERS, parse_spec
 from evalhub.llm.types import UnknownProvider
-from evalhub.scoring.models import GemChunk, GemIssue, GemPairScore, GemRun, GemVariant
+from evalhub.scoring.models import GemIssue, GemPairScore, GemRun, GemVariant
 
 GEM = "gem"
 DEFAULT_CHUNK_PROMPTS = 10
@@ -168,17 +169,7 @@ def do_create_gem_run(
         )
         run.candidate_models.set(candidates)
         run.reference_models.set(references)
-        GemChunk.objects.bulk_create(
-            [
-                GemChunk(
-                    run=run,
-                    index=n,
-                    prompt_ids=ids[start : start + chunk_prompts],
-                    pairs_planned=sum(planned[p] for p in ids[start : start + chunk_prompts]),
-                )
-                for n, start in enumerate(range(0, len(ids), chunk_prompts))
-            ]
-        )
+        do_create_chunks(job, ids, planned, chunk_prompts)
         if enqueue:
             transaction.on_commit(lambda: enqueue_chunks(run))
     return run
@@ -187,7 +178,7 @@ def do_create_gem_run(
 def enqueue_chunks(run: GemRun) -> None:
     from evalhub.scoring.tasks import gem_chunk_task
 
-    for chunk_id in run.chunks.filter(done_at__isnull=True).values_list("pk", flat=True):
+    for chunk_id in pending_chunk_ids(run.job):
         gem_chunk_task.apply_async(args=[chunk_id], queue=GPU_QUEUE)
 
 
@@ -211,14 +202,15 @@ def progress_message(run: GemRun, job: Job) -> str:
     return text
 
 
-def do_record_chunk(chunk: GemChunk, result) -> bool:
-    """Write a chunk's rows and issues in one transaction; the last chunk finishes the job.
+def do_record_chunk(chunk: JobChunk, result) -> bool:
+    """Write a chunk's rows and issues with the chunk marked done; the last chunk finishes the job.
     Returns False when another attempt recorded this chunk first (nothing is written twice)."""
     from evalhub.scoring.gem_results import gem_summary
 
+    run = GemRun.objects.get(job_id=chunk.job_id)
     rows = [
         GemPairScore(
-            run_id=chunk.run_id,
+            run=run,
             variant=variant,
             candidate_id=score.pair.candidate,
             reference_id=score.pair.reference,
@@ -231,30 +223,20 @@ def do_record_chunk(chunk: GemChunk, result) -> bool:
         for variant, scores in result.scores.items()
         for score in scores
     ]
-    with transaction.atomic():
-        chunk = GemChunk.objects.select_for_update().select_related("run__job").get(pk=chunk.pk)
-        if chunk.done_at is not None:
-            return False
+
+    def write(_chunk: JobChunk) -> None:
         GemPairScore.objects.bulk_create(rows, ignore_conflicts=True)
         GemIssue.objects.bulk_create(result.issues)
-        chunk.done_at = timezone.now()
-        chunk.save(update_fields=["done_at"])
-        GemRun.objects.filter(pk=chunk.run_id).update(
+        GemRun.objects.filter(pk=run.pk).update(
             pairs_done=F("pairs_done") + len(rows),
             tokens_scored=F("tokens_scored") + sum(r.tokens for r in rows),
             scoring_seconds=F("scoring_seconds") + result.seconds,
         )
-        run = GemRun.objects.select_related("job").get(pk=chunk.run_id)
-        job = do_progress_job(run.job, chunk.pairs_planned)
-        job = do_progress_job(job, 0, progress_message(run, job))
-        if not run.chunks.filter(done_at__isnull=True).exists():
-            issues = run.issues.count()
-            reported = f"; {issues} row{'s' if issues != 1 else ''} reported (see below)." if issues else "."
-            message = f"Scored {run.pairs_done:,} pairs{reported}"
-            do_finish_job(job, message, result=gem_summary(run))
-    return True
 
+    def finish(_job: Job) -> tuple[str, dict]:
+        fresh = GemRun.objects.get(pk=run.pk)
+        issues = fresh.issues.count()
+        reported = f"; {issues} row{'s' if issues != 1 else ''} reported (see below)." if issues else "."
+        return f"Scored {fresh.pairs_done:,} pairs{reported}", gem_summary(fresh)
 
-def do_fail_gem_chunk(chunk: GemChunk, error: BaseException) -> None:
-    """An unexpected error: the job shows it with its cause; resuming runs the chunk again."""
-    do_fail_job(chunk.run.job, f"Chunk {chunk.index + 1}: {type(error).__name__}: {error}")
+    return do_complete_chunk(chunk, write, lambda job: progress_message(GemRun.objects.get(pk=run.pk), job), finish)

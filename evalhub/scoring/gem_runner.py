@@ -25,11 +25,12 @@ from evalhub.catalog.models import Prompt, Response
 from evalhub.core import gem_prompts
 from evalhub.core.gem import GemPair, PairScore, score_pairs, task_pairs
 from evalhub.core.gem_validation import STRATEGIES, derive
+from evalhub.jobs.models import JobChunk
 from evalhub.llm import get_scorer
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.scoring.chat_template import TemplateError, encode_request
 from evalhub.llm.types import LLMError
-from evalhub.scoring.models import GemChunk, GemIssue, GemPairScore, GemRun, GemVariant
+from evalhub.scoring.models import GemIssue, GemPairScore, GemRun, GemVariant
 from evalhub.scoring.rewrites import RewriteFailed, messages_key, rewrite_all
 
 logger = logging.getLogger(__name__)
@@ -65,7 +66,7 @@ class _Failed(Exception):
     pass
 
 
-def run_chunk_work(run: GemRun, chunk: GemChunk) -> ChunkResult:
+def run_chunk_work(run: GemRun, chunk: JobChunk) -> ChunkResult:
     result = ChunkResult()
 
     def issue(stage: str, message: str, *, prompt=None, response=None, variant: str = "") -> None:
@@ -326,24 +327,10 @@ def _fit(scorer, pairs: list[GemPair], variant: str, result: ChunkResult, issue,
 
 def run_gem_chunk(chunk_id: int) -> str:
     """Score one chunk, or skip it if it is done or its job was cancelled. Safe to run twice."""
-    from evalhub.jobs.actions import do_mark_cancelled, do_progress_job
-    from evalhub.scoring.actions import do_fail_gem_chunk, do_record_chunk
+    from evalhub.jobs.chunks import run_chunk
+    from evalhub.scoring.actions import do_record_chunk
 
-    chunk = GemChunk.objects.select_related("run__job", "run__benchmark").get(pk=chunk_id)
-    run, job = chunk.run, chunk.run.job
-    if chunk.done_at is not None:
-        return "done"
-    if job.cancel_requested:
-        do_mark_cancelled(job)
-        return "cancelled"
-    if job.finished:
-        return job.status
-    GemChunk.objects.filter(pk=chunk.pk).update(attempts=chunk.attempts + 1)
-    do_progress_job(job, 0, f"Scoring chunk {chunk.index + 1} of {run.chunks.count()}…")
-    try:
-        result = run_chunk_work(run, chunk)
-    except Exception as error:
-        logger.exception("GEM chunk %s failed", chunk_id)
-        do_fail_gem_chunk(chunk, error)
-        raise
-    return "recorded" if do_record_chunk(chunk, result) else "done"
+    def work(chunk: JobChunk) -> ChunkResult:
+        return run_chunk_work(GemRun.objects.select_related("job").get(job_id=chunk.job_id), chunk)
+
+    return run_chunk(chunk_id, work, do_record_chunk)

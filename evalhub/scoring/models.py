@@ -1,4 +1,4 @@
-"""GEM runs: configuration, chunks of prompts, per-pair scores, per-row problems, derived texts."""
+"""GEM runs: configuration, per-pair scores, per-row problems, derived texts (chunks are the job's)."""
 
 from __future__ import annotations
 
@@ -49,23 +49,9 @@ class GemRun(models.Model):
     def __str__(self) -> str:
         return f"GEM run {self.pk} on {self.benchmark}"
 
-
-class GemChunk(models.Model):
-    """A slice of the run's prompts: the unit a GPU worker takes, retries and resumes."""
-
-    run = models.ForeignKey(GemRun, on_delete=models.CASCADE, related_name="chunks")
-    index = models.PositiveIntegerField()
-    prompt_ids = models.JSONField()
-    pairs_planned = models.PositiveIntegerField(default=0)
-    attempts = models.PositiveIntegerField(default=0)
-    done_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["run", "index"]
-        constraints = [models.UniqueConstraint(fields=["run", "index"], name="one_chunk_per_index")]
-
-    def __str__(self) -> str:
-        return f"chunk {self.index + 1} of GEM run {self.run_id}"
+    @property
+    def chunks(self):
+        return self.job.chunks
 
 
 class GemPairScore(models.Model):
