@@ -19,7 +19,7 @@ from evalhub.jobs.chunks import do_complete_chunk, do_create_chunks, pending_chu
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.llm.registry import SCORERS, parse_spec
 from evalhub.llm.types import UnknownProvider
-from evalhub.scoring.models import GemIssue, GemPairScore, GemRun, GemVariant
+from evalhub.scoring.models import GemPairScore, GemRun, GemVariant, RowIssue
 
 GEM = "gem"
 DEFAULT_CHUNK_PROMPTS = 10
@@ -226,7 +226,7 @@ def do_record_chunk(chunk: JobChunk, result) -> bool:
 
     def write(_chunk: JobChunk) -> None:
         GemPairScore.objects.bulk_create(rows, ignore_conflicts=True)
-        GemIssue.objects.bulk_create(result.issues)
+        RowIssue.objects.bulk_create(result.issues)
         GemRun.objects.filter(pk=run.pk).update(
             pairs_done=F("pairs_done") + len(rows),
             tokens_scored=F("tokens_scored") + sum(r.tokens for r in rows),

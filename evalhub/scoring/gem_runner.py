@@ -5,7 +5,7 @@ inputs from the database, asks the LLMs for rewrites (stored, see rewrites.py), 
 the worker's evaluation LM (loaded once per worker process) and hands the rows to
 actions.do_record_chunk, which writes them in one transaction.
 
-Inputs that cannot be scored become GemIssue rows with their cause — a prompt with fewer
+Inputs that cannot be scored become RowIssue rows with their cause — a prompt with fewer
 than two responses, an empty text, a failed rewrite, a missing chat template — and never a
 wrong score. Context too long: the candidate x (the conditioning text) is cut token-wise
 from its end until the conditional sequence fits the model's context; the reference y is
@@ -30,7 +30,7 @@ from evalhub.llm import get_scorer
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.scoring.chat_template import TemplateError, encode_request
 from evalhub.llm.types import LLMError
-from evalhub.scoring.models import GemIssue, GemPairScore, GemRun, GemVariant
+from evalhub.scoring.models import GemPairScore, GemRun, GemVariant, RowIssue
 from evalhub.scoring.rewrites import RewriteFailed, messages_key, rewrite_all
 
 logger = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ def strategy_name(strategy: str, run: GemRun) -> str:
 class ChunkResult:
     scores: dict[str, list[PairScore]] = field(default_factory=dict)
     truncated: set[tuple[str, int, int]] = field(default_factory=set)
-    issues: list[GemIssue] = field(default_factory=list)
+    issues: list[RowIssue] = field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -71,7 +71,7 @@ def run_chunk_work(run: GemRun, chunk: JobChunk) -> ChunkResult:
 
     def issue(stage: str, message: str, *, prompt=None, response=None, variant: str = "") -> None:
         result.issues.append(
-            GemIssue(run=run, prompt=prompt, response=response, variant=variant, stage=stage, message=message[:1000])
+            RowIssue(job=run.job, prompt=prompt, response=response, label=variant, stage=stage, message=message[:1000])
         )
 
     prompts = {p.pk: p for p in Prompt.objects.filter(pk__in=chunk.prompt_ids)}

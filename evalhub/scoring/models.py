@@ -53,6 +53,10 @@ class GemRun(models.Model):
     def chunks(self):
         return self.job.chunks
 
+    @property
+    def issues(self):
+        return self.job.row_issues
+
 
 class GemPairScore(models.Model):
     """log P(y | C.2(s, x)) and log P(y | C.2(s, "Not Available")) for one ordered pair."""
@@ -80,14 +84,14 @@ class GemPairScore(models.Model):
         return f"{self.variant}: {self.candidate_id} → {self.reference_id} = {self.pmi:.3f}"
 
 
-class GemIssue(models.Model):
-    """Why a row was not scored, or was scored with a caveat: shown on the job page, never hidden."""
+class RowIssue(models.Model):
+    """Why a row of a job was not scored, or was scored with a caveat: shown on the job page, never hidden."""
 
-    run = models.ForeignKey(GemRun, on_delete=models.CASCADE, related_name="issues")
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="row_issues")
     prompt = models.ForeignKey(Prompt, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     response = models.ForeignKey(Response, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
-    variant = models.CharField(max_length=20, blank=True)
-    stage = models.CharField(max_length=30)  # input, preprocess, validation, scoring, truncated
+    label = models.CharField(max_length=100, blank=True, help_text="The variant, metric or judge it concerns.")
+    stage = models.CharField(max_length=30)  # input, preprocess, perturbation, validation, scoring, judging
     message = models.CharField(max_length=1000)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -17,7 +17,7 @@ from evalhub.llm.scoring.transformers_scorer import TransformersScorer
 from evalhub.llm.testing import FakeLLMServer
 from evalhub.scoring import gem_runner
 from evalhub.scoring.actions import do_create_gem_run, do_record_chunk, do_resume_gem_run
-from evalhub.scoring.models import DerivedText, GemIssue, GemPairScore
+from evalhub.scoring.models import DerivedText, GemPairScore, RowIssue
 from evalhub.scoring.tasks import gem_chunk_task
 
 
@@ -76,7 +76,7 @@ def F_same_reference():  # noqa: N802 (reads like the F() it wraps)
 def test_a_prompt_with_fewer_than_two_responses_is_reported_not_failed(reviews, eval_lm):
     run = make_run(reviews, eval_lm)
     run_all(run)
-    issue = GemIssue.objects.get(run=run, prompt=reviews["lonely"])
+    issue = RowIssue.objects.get(job=run.job, prompt=reviews["lonely"])
     assert "Fewer than two responses" in issue.message
     assert run.job.__class__.objects.get(pk=run.job.pk).status == JobStatus.SUCCEEDED
 
@@ -150,9 +150,9 @@ def test_a_model_without_a_chat_template_is_reported_per_prompt(reviews, tmp_pat
     run.job.refresh_from_db()
     assert run.job.status == JobStatus.SUCCEEDED
     assert GemPairScore.objects.filter(run=run).count() == 0
-    messages = set(GemIssue.objects.filter(run=run, stage="scoring").values_list("message", flat=True))
+    messages = set(RowIssue.objects.filter(job=run.job, stage="scoring").values_list("message", flat=True))
     assert any("chat template" in m for m in messages)
-    assert GemIssue.objects.filter(run=run, stage="scoring").count() == 4  # every prompt, none silently dropped
+    assert RowIssue.objects.filter(job=run.job, stage="scoring").count() == 4  # every prompt, none silently dropped
 
 
 def test_a_context_too_long_cuts_the_candidate_and_flags_the_row(reviews, eval_lm, tiny_model, tiny_tokenizer):
@@ -204,7 +204,7 @@ def test_preprocessing_is_stored_once_and_a_failed_row_is_reported(reviews, eval
         assert server.request_count == calls, "the second run reuses the stored rewrites"
     distinct_texts = Response.objects.filter(prompt__benchmark=reviews["benchmark"]).values("text").distinct().count()
     assert DerivedText.objects.filter(purpose="gem:c1").count() == distinct_texts - 1
-    issue = GemIssue.objects.get(run=run, stage="preprocess")
+    issue = RowIssue.objects.get(job=run.job, stage="preprocess")
     assert issue.response_id == broken.pk and "empty answer" in issue.message
     assert not GemPairScore.objects.filter(run=run, candidate=broken).exists()
     assert not GemPairScore.objects.filter(run=run, reference=broken).exists()
@@ -217,7 +217,7 @@ def test_gem_s_without_an_abstract_is_reported_for_that_prompt(reviews, eval_lm)
         response.save()
     run = make_run(reviews, eval_lm, variants=["gem-s-abstract"])
     run_all(run)
-    assert GemIssue.objects.filter(run=run, prompt=reviews["prompts"][1], message__contains="no synopsis").exists()
+    assert RowIssue.objects.filter(job=run.job, prompt=reviews["prompts"][1], message__contains="no synopsis").exists()
     assert GemPairScore.objects.filter(run=run, candidate__prompt=reviews["prompts"][0]).exists()
     assert not GemPairScore.objects.filter(run=run, candidate__prompt=reviews["prompts"][1]).exists()
 

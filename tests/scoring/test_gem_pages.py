@@ -135,16 +135,16 @@ def test_gem_score_names_unknown_models(reviews, eval_lm):
 def test_the_results_and_job_page_make_the_same_number_of_queries_however_many_issues_and_rows(
     client, login, viewer, finished_run, queries_for
 ):
-    from evalhub.scoring.models import GemIssue
+    from evalhub.scoring.models import RowIssue
 
     login(viewer)
     urls = [reverse("gem_results", args=[finished_run.pk]), finished_run.job.get_absolute_url()]
     before = [queries_for(client, url) for url in urls]
     prompts = list(finished_run.benchmark.prompts.all())
     responses = list(finished_run.benchmark.prompts.first().responses.all())
-    GemIssue.objects.bulk_create(
-        GemIssue(
-            run=finished_run,
+    RowIssue.objects.bulk_create(
+        RowIssue(
+            job=finished_run.job,
             prompt=prompts[i % len(prompts)],
             response=responses[i % len(responses)],
             stage="input",
