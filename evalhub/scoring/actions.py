@@ -11,7 +11,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from evalhub.catalog.models import Benchmark, LanguageModel, Response
-from evalhub.celery import GPU_QUEUE
+from evalhub.celery import DEFAULT_QUEUE, GPU_QUEUE
 from evalhub.core.gem_prompts import PROMPT_VERSION
 from evalhub.core.gem_validation import STRATEGIES
 from evalhub.jobs.actions import do_create_job, do_requeue_job
@@ -240,3 +240,202 @@ def do_record_chunk(chunk: JobChunk, result) -> bool:
         return f"Scored {fresh.pairs_done:,} pairs{reported}", gem_summary(fresh)
 
     return do_complete_chunk(chunk, write, lambda job: progress_message(GemRun.objects.get(pk=run.pk), job), finish)
+
+
+# --- DHP and YESciEval judge runs ------------------------------------------------------
+
+DISCERNMENT = "discernment"
+
+
+def check_discernment_config(
+    *, family: str, task: str, perturbations: Sequence[Sequence[str]], metrics: Sequence[str], judges: Sequence[str],
+    mode: str, perturbation_lm: str = "", repeats: int = 5,
+) -> list[str]:  # fmt: skip
+    from evalhub.core.judge_prompts import RUBRIC_LEVELS, TASKS, metric_of
+    from evalhub.core.perturbations import REGISTRY
+    from evalhub.scoring.models import DiscernmentFamily, ScoringMode
+
+    errors = []
+    if family == DiscernmentFamily.DHP:
+        if task not in TASKS:
+            errors.append(f"Choose a DHP task among {', '.join(TASKS)}.")
+        else:
+            for metric in metrics:
+                try:
+                    metric_of(task, metric)
+                except ValueError as error:
+                    errors.append(str(error))
+    elif family == DiscernmentFamily.YESCIEVAL:
+        unknown = [m for m in metrics if m not in RUBRIC_LEVELS]
+        if unknown:
+            errors.append(f"Unknown rubrics {', '.join(unknown)}; the nine are {', '.join(RUBRIC_LEVELS)}.")
+        if mode == ScoringMode.PROBABILITY:
+            errors.append("YESciEval judges answer in JSON: use generation, not next-token probabilities.")
+    else:
+        errors.append("Choose DHP or YESciEval.")
+    if not metrics:
+        errors.append("Choose at least one metric.")
+    if not perturbations:
+        errors.append("Choose at least one perturbation.")
+    for name, severity in perturbations:
+        perturbation = REGISTRY.get(name)
+        if perturbation is None or severity not in perturbation.severities:
+            errors.append(f"Unknown perturbation {name} ({severity}).")
+        elif perturbation.family != family:
+            errors.append(f"{perturbation.label} belongs to {perturbation.family}, not {family}.")
+        elif perturbation.llm and not perturbation_lm:
+            errors.append(f"{perturbation.label} is made by an LLM: name the perturbation LLM.")
+    if not judges:
+        errors.append("Name at least one judge.")
+    for judge in judges:
+        try:
+            provider = parse_spec(judge).provider
+        except UnknownProvider as error:
+            errors.append(f"Judge {judge!r}: {error}")
+            continue
+        if mode == ScoringMode.PROBABILITY and provider != "transformers":
+            errors.append(f"Judge {judge!r}: next-token probabilities need a local transformers model.")
+    if perturbation_lm:
+        try:
+            parse_spec(perturbation_lm)
+        except UnknownProvider as error:
+            errors.append(f"Perturbation LLM: {error}")
+    if not 1 <= repeats <= 20:
+        errors.append("Repeats must be between 1 and 20.")
+    return errors
+
+
+def do_create_discernment_run(
+    *,
+    user: Any = None,
+    benchmark: Benchmark,
+    family: str,
+    task: str,
+    targets: Sequence[LanguageModel],
+    perturbations: Sequence[Sequence[str]],
+    metrics: Sequence[str],
+    judges: Sequence[str],
+    repeats: int = 5,
+    mode: str = "generate",
+    temperature: float = 0.0,
+    perturbation_lm: str = "",
+    shape: str = "default",
+    weights: dict | None = None,
+    weights_source: str = "",
+    seed: int = 0,
+    chunk_prompts: int = DEFAULT_CHUNK_PROMPTS,
+    enqueue: bool = True,
+):
+    """Create the job, its run and its chunks; progress counts one unit per original response."""
+    from evalhub.core.expert_weights import check_weights
+    from evalhub.scoring.models import DiscernmentRun
+
+    errors = check_discernment_config(
+        family=family, task=task, perturbations=perturbations, metrics=metrics, judges=judges, mode=mode,
+        perturbation_lm=perturbation_lm, repeats=repeats,
+    )  # fmt: skip
+    if not targets:
+        errors.append("Choose the models whose responses are judged.")
+    if weights is not None:
+        try:
+            check_weights(weights)
+        except ValueError as error:
+            errors.append(f"Expert weights: {error}")
+    if errors:
+        raise ValueError(" ".join(errors))
+    ids = list(benchmark.prompts.order_by("pk").values_list("pk", flat=True))
+    units = Counter(
+        Response.objects.filter(prompt_id__in=ids, parent__isnull=True, model__in=targets).values_list(
+            "prompt_id", flat=True
+        )
+    )
+    label = "DHP" if family == "dhp" else "YESciEval"
+    with transaction.atomic():
+        job = do_create_job(
+            DISCERNMENT,
+            f"{label} on {benchmark.name}",
+            user=user,
+            total=sum(units.values()),
+            params={
+                "benchmark": benchmark.slug,
+                "family": family,
+                "task": task,
+                "targets": sorted(m.slug for m in targets),
+                "perturbations": [list(p) for p in perturbations],
+                "metrics": list(metrics),
+                "judges": list(judges),
+                "repeats": repeats,
+                "mode": mode,
+                "temperature": temperature,
+                "perturbation_lm": perturbation_lm,
+                "shape": shape,
+                "weights": weights_source or "uniform",
+                "seed": seed,
+            },
+        )
+        run = DiscernmentRun.objects.create(
+            job=job,
+            benchmark=benchmark,
+            family=family,
+            task=task,
+            shape=shape,
+            perturbations=[list(p) for p in perturbations],
+            metrics=list(metrics),
+            judges=list(judges),
+            repeats=1 if mode == "probability" else repeats,
+            mode=mode,
+            temperature=temperature,
+            perturbation_lm=perturbation_lm,
+            weights=weights,
+            weights_source=weights_source,
+            seed=seed,
+        )
+        run.target_models.set(targets)
+        do_create_chunks(job, ids, units, chunk_prompts)
+        if enqueue:
+            transaction.on_commit(lambda: enqueue_judge_chunks(run))
+    return run
+
+
+def judge_queue(run) -> str:
+    """Local models run on the GPU workers; API judges on the default queue."""
+    local = run.mode == "probability" or any(parse_spec(j).provider == "transformers" for j in run.judges)
+    return GPU_QUEUE if local else DEFAULT_QUEUE
+
+
+def enqueue_judge_chunks(run) -> None:
+    from evalhub.scoring.tasks import discernment_chunk_task
+
+    for chunk_id in pending_chunk_ids(run.job):
+        discernment_chunk_task.apply_async(args=[chunk_id], queue=judge_queue(run))
+
+
+def do_resume_discernment_run(run):
+    with transaction.atomic():
+        do_requeue_job(run.job, "Resumed: finished chunks are kept.")
+        transaction.on_commit(lambda: enqueue_judge_chunks(run))
+    return run
+
+
+def do_record_judge_chunk(chunk: JobChunk, result) -> bool:
+    from evalhub.scoring.discernment import discernment_summary
+    from evalhub.scoring.models import DiscernmentRun, JudgeScore
+
+    run = DiscernmentRun.objects.select_related("job").get(job_id=chunk.job_id)
+
+    def write(_chunk: JobChunk) -> None:
+        JudgeScore.objects.bulk_create(result.scores, ignore_conflicts=True)
+        RowIssue.objects.bulk_create(result.issues)
+
+    def progress(job: Job) -> str:
+        scored = JudgeScore.objects.filter(run=run).count()
+        return f"{job.progress_done} of {job.progress_total} responses judged ({scored:,} scores)"
+
+    def finish(job: Job) -> tuple[str, dict]:
+        summary = discernment_summary(run)
+        invalid = sum(q["invalid"] for q in summary["quality"].values())
+        issues = summary["issues"]
+        message = f"Done: {invalid} invalid answers" + (f", {issues} rows reported." if issues else ".")
+        return message, summary
+
+    return do_complete_chunk(chunk, write, progress, finish)

@@ -31,7 +31,7 @@ from evalhub.llm.registry import parse_spec
 from evalhub.llm.scoring.chat_template import TemplateError, encode_request
 from evalhub.llm.types import LLMError
 from evalhub.scoring.models import GemPairScore, GemRun, GemVariant, RowIssue
-from evalhub.scoring.rewrites import RewriteFailed, messages_key, rewrite_all
+from evalhub.scoring.rewrites import RewriteFailed, messages_key, rewrite_all, stored_completer
 
 logger = logging.getLogger(__name__)
 _SCORERS: dict[tuple[str, str, str], object] = {}
@@ -60,10 +60,6 @@ class ChunkResult:
     truncated: set[tuple[str, int, int]] = field(default_factory=set)
     issues: list[RowIssue] = field(default_factory=list)
     seconds: float = 0.0
-
-
-class _Failed(Exception):
-    pass
 
 
 def run_chunk_work(run: GemRun, chunk: JobChunk) -> ChunkResult:
@@ -180,27 +176,20 @@ def _derive_with(run: GemRun, strategy: str, name: str, todo, prompts, others_by
             "seed": zlib.crc32(f"{run.seed}:{candidate.pk}".encode()),
         }
 
-    answers: dict[str, str] = {}
+    complete = None
     if STRATEGIES[strategy].needs_llm and run.validation_lm:
-        asked: list[list[dict[str, str]]] = []
-        for candidate in todo:  # first pass: collect the prompts the strategy will send, then ask them all at once
-            derive(strategy, candidate.text, complete=lambda m: asked.append(m) or "…", **arguments(candidate))
-        answers = rewrite_all(f"gem:{strategy}", run.validation_lm, asked)
-
-    def complete(messages: list[dict[str, str]]) -> str:
-        answer = answers[messages_key(messages)]
-        if isinstance(answer, RewriteFailed):
-            raise _Failed(answer)
-        return answer
+        complete = stored_completer(
+            f"gem:{strategy}",
+            run.validation_lm,
+            [lambda record, c=c: derive(strategy, c.text, complete=record, **arguments(c)) for c in todo],
+        )
 
     out = []
     for candidate in todo:
         prompt = prompts[candidate.prompt_id]
         try:
-            made = derive(
-                strategy, candidate.text, complete=complete if run.validation_lm else None, **arguments(candidate)
-            )
-        except _Failed as error:
+            made = derive(strategy, candidate.text, complete=complete, **arguments(candidate))
+        except LLMError as error:
             issue("validation", f"{STRATEGIES[strategy].label}: {error}", prompt=prompt, response=candidate)
             continue
         if made.text is None:

@@ -122,3 +122,68 @@ class DerivedText(models.Model):
 
     def __str__(self) -> str:
         return f"{self.purpose} by {self.provider}"
+
+
+class DiscernmentFamily(models.TextChoices):
+    DHP = "dhp", "DHP discernment"
+    YESCIEVAL = "yescieval", "YESciEval optimism bias"
+
+
+class ScoringMode(models.TextChoices):
+    GENERATE = "generate", "Generate k times and average"
+    PROBABILITY = "probability", "Expected score from the next-token distribution (local models)"
+
+
+class DiscernmentRun(models.Model):
+    """Judges score originals and their perturbations (DHP) or adversarial variants (YESciEval)."""
+
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="discernment_run")
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="discernment_runs")
+    family = models.CharField(max_length=20, choices=DiscernmentFamily.choices)
+    task = models.CharField(max_length=50, help_text="A survey template key: dhp-summarization, …, or yescieval.")
+    shape = models.CharField(max_length=30, default="default", help_text="Dataset shape for DHP's k (Table 2).")
+    target_models = models.ManyToManyField(LanguageModel, related_name="discernment_runs")
+    perturbations = models.JSONField(help_text="[[name, severity], …]")
+    metrics = models.JSONField()
+    judges = models.JSONField(help_text="Provider specs.")
+    repeats = models.PositiveSmallIntegerField(default=5)
+    mode = models.CharField(max_length=20, choices=ScoringMode.choices, default=ScoringMode.GENERATE)
+    temperature = models.FloatField(default=0.0)
+    perturbation_lm = models.CharField(max_length=500, blank=True)
+    weights = models.JSONField(null=True, blank=True, help_text="Expert weights {perturbation: {metric: w}}.")
+    weights_source = models.CharField(max_length=200, blank=True)
+    seed = models.IntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.get_family_display()} run {self.pk} on {self.benchmark}"
+
+
+class JudgeScore(models.Model):
+    """One judge's score of one text under one metric (one repeat); invalid answers keep no score."""
+
+    run = models.ForeignKey(DiscernmentRun, on_delete=models.CASCADE, related_name="scores")
+    judge = models.CharField(max_length=500)
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
+    metric = models.CharField(max_length=50)
+    repeat = models.PositiveSmallIntegerField(default=0)
+    score = models.FloatField(null=True, blank=True)
+    valid = models.BooleanField(default=True)
+    reasked = models.BooleanField(default=False)
+    digit_mass = models.FloatField(null=True, blank=True, help_text="Probability mass on '1'..'5' (probability mode).")
+    rationale = models.TextField(blank=True)
+    raw = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "judge", "response", "metric", "repeat"], name="one_score_per_judge_text_metric_repeat"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(valid=False) | (models.Q(score__gte=1) & models.Q(score__lte=5)),
+                name="a_valid_score_is_1_to_5",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.judge} · {self.metric}: {self.score}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from evalhub.core.gem_prompts import PROMPT_VERSION
 from evalhub.llm.types import LLMError, UnknownProvider
@@ -71,3 +71,24 @@ async def _ask_all(provider: str, prompts: dict[str, list[dict[str, str]]]) -> d
     finally:
         await client.aclose()
     return dict(zip(prompts, answers, strict=True))
+
+
+def stored_completer(purpose: str, provider: str, dry_runs: Iterable[Callable[[Callable], object]]):
+    """A `complete(messages)` for code that asks an LLM inside a loop (perturbations, GEM strategies).
+
+    Each dry run calls its code with a recording stand-in, so every prompt is known first; they
+    are all asked at once (stored, concurrent), and the returned function answers from the
+    store. A failed prompt raises LLMError with its cause when its code asks for it.
+    """
+    asked: list[list[dict[str, str]]] = []
+    for dry_run in dry_runs:
+        dry_run(lambda messages: asked.append(messages) or "…")
+    answers = rewrite_all(purpose, provider, asked)
+
+    def complete(messages: list[dict[str, str]]) -> str:
+        answer = answers.get(messages_key(messages))
+        if answer is None or isinstance(answer, RewriteFailed):
+            raise LLMError(answer or "the prompt was not prepared in the dry run.")
+        return answer
+
+    return complete

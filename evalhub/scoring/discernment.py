@@ -1,0 +1,373 @@
+"""DHP and YESciEval judge runs: perturb, have every judge score every text, and summarise.
+
+One chunk of prompts at a time (evalhub.jobs.chunks): the target models' responses get their
+perturbed copies (stored as derived responses, LLM-made ones through the stored rewrites),
+then each judge scores the originals and the copies:
+- DHP: every metric of the task for every text (G-Eval prompt, DHP Appendix G);
+- YESciEval: every rubric for the originals, and each adversarial copy under the rubric its
+  attack targets (B.3), JSON {rating, rationale}.
+Generation is repeated k times (each repeat its own cached call) and averaged; an unreadable
+answer is re-asked once with a format reminder, then stored as invalid — it never becomes a
+score. Local transformers judges can instead give the expected score from the next-token
+distribution over '1'..'5' in one forward pass, with the probability mass on the digits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import zlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalhub.catalog.models import Prompt, Response
+from evalhub.core import perturbations as registry
+from evalhub.core.dhp_report import build_report
+from evalhub.core.judge_outputs import parse_likert_score, parse_rubric_json
+from evalhub.core.judge_prompts import TASKS, geval_messages, rubric_messages
+from evalhub.core.optimism import optimism_report
+from evalhub.core.perturbations import split_sentences
+from evalhub.jobs.models import JobChunk
+from evalhub.llm import get_scorer
+from evalhub.llm.types import LLMError, UnknownProvider
+from evalhub.scoring.models import DiscernmentFamily, DiscernmentRun, JudgeScore, RowIssue, ScoringMode
+from evalhub.scoring.rewrites import stored_completer
+from evalhub.system.model_access import chat_client
+
+MAX_TOKENS = {DiscernmentFamily.DHP: 16, DiscernmentFamily.YESCIEVAL: 400}
+REMINDER = {
+    DiscernmentFamily.DHP: "Answer with the score only: one number from 1 to 5.",
+    DiscernmentFamily.YESCIEVAL: 'Answer with JSON only: {"rating": <an integer from 1 to 5>, "rationale": "<why>"}.',
+}
+_SCORERS: dict[str, Any] = {}
+
+
+@dataclass
+class JudgeChunkResult:
+    scores: list[JudgeScore] = field(default_factory=list)
+    issues: list[RowIssue] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Item:
+    response: Response
+    metric: str
+    messages: list[dict[str, str]]
+
+
+def perturbation_key(name: str, severity: str) -> str:
+    return f"{name} ({severity})"
+
+
+def judge_chunk_work(run: DiscernmentRun, chunk: JobChunk) -> JudgeChunkResult:
+    result = JudgeChunkResult()
+
+    def issue(stage: str, message: str, *, prompt=None, response=None, label: str = "") -> None:
+        result.issues.append(
+            RowIssue(job=run.job, prompt=prompt, response=response, label=label, stage=stage, message=message[:1000])
+        )
+
+    prompts = {p.pk: p for p in Prompt.objects.filter(pk__in=chunk.prompt_ids)}
+    originals = list(
+        Response.objects.filter(prompt_id__in=prompts, parent__isnull=True, model__in=run.target_models.all()).order_by(
+            "pk"
+        )
+    )
+    derived = _perturbed(run, prompts, originals, issue)
+    items = _items(run, prompts, originals, derived)
+    done = set(
+        JudgeScore.objects.filter(run=run, response__in=[i.response for i in items]).values_list(
+            "judge", "response_id", "metric", "repeat"
+        )
+    )
+    for judge in run.judges:
+        if run.mode == ScoringMode.PROBABILITY:
+            todo = [i for i in items if (judge, i.response.pk, i.metric, 0) not in done]
+            result.scores += _probability_scores(run, judge, todo, issue)
+        else:
+            todo = [
+                (i, r) for i in items for r in range(run.repeats) if (judge, i.response.pk, i.metric, r) not in done
+            ]
+            result.scores += asyncio.run(_generated_scores(run, judge, todo, issue))
+    return result
+
+
+def _context(run: DiscernmentRun, prompt: Prompt, response: Response, pool: dict[int, list[Response]]) -> dict:
+    others = [r.text for r in pool[response.model_id] if r.prompt_id != prompt.pk]
+    same_domain = [
+        s
+        for r in pool[response.model_id]
+        if r.prompt_id != prompt.pk and (r.prompt.category == prompt.category)
+        for s in split_sentences(r.text)[:1]
+    ]
+    return {
+        "others": others,
+        "same_domain": same_domain,
+        "wrong_ending": (prompt.metadata or {}).get("wrong_ending", ""),
+        "unit": TASKS[run.task].unit if run.task in TASKS else "answer",
+        **{k: v for k, v in (prompt.metadata or {}).items() if k in ("sports", "blog", "tweet")},
+    }
+
+
+def _perturbed(run: DiscernmentRun, prompts, originals: list[Response], issue) -> list[Response]:
+    if not originals:
+        return []
+    existing = {
+        (r.parent_id, r.perturbation, r.perturbation_severity): r
+        for r in Response.objects.filter(parent__in=originals, perturbation_seed=run.seed)
+    }
+    pool: dict[int, list[Response]] = defaultdict(list)
+    for response in Response.objects.filter(
+        prompt__benchmark_id=run.benchmark_id, parent__isnull=True, model__in=run.target_models.all()
+    ).select_related("prompt"):
+        pool[response.model_id].append(response)
+    out = []
+    for name, severity in run.perturbations:
+        perturbation = registry.REGISTRY[name]
+        todo = [o for o in originals if (o.pk, name, severity) not in existing]
+        out += [existing[(o.pk, name, severity)] for o in originals if (o.pk, name, severity) in existing]
+
+        def arguments(original: Response, name=name, severity=severity) -> dict:
+            return {
+                "severity": severity,
+                "seed": zlib.crc32(f"{run.seed}:{original.pk}:{name}:{severity}".encode()),
+                "shape": run.shape,
+                "context": _context(run, prompts[original.prompt_id], original, pool),
+            }
+
+        complete = None
+        if perturbation.llm and run.perturbation_lm:
+            complete = stored_completer(
+                f"perturbation:{name}",
+                run.perturbation_lm,
+                [lambda record, o=o, n=name: registry.apply(n, o.text, complete=record, **arguments(o)) for o in todo],
+            )
+
+        for original in todo:
+            label = perturbation_key(name, severity)
+            try:
+                made = registry.apply(name, original.text, complete=complete, **arguments(original))
+            except LLMError as error:
+                issue("perturbation", f"{label}: {error}", prompt=prompts[original.prompt_id], response=original)
+                continue
+            if not made.ok:
+                issue("perturbation", f"{label}: {made.note}", prompt=prompts[original.prompt_id], response=original)
+                continue
+            response, _ = Response.objects.get_or_create(
+                parent=original,
+                perturbation=name,
+                perturbation_severity=severity,
+                perturbation_seed=run.seed,
+                defaults={
+                    "prompt_id": original.prompt_id,
+                    "model_id": original.model_id,
+                    "variant": original.variant,
+                    "text": made.text,
+                    "perturbation_level": perturbation.level,
+                    "perturbation_params": {**made.params, "change": made.note, "family": perturbation.family},
+                },
+            )
+            out.append(response)
+    return out
+
+
+def _messages(run: DiscernmentRun, prompt: Prompt, text: str, metric: str) -> list[dict[str, str]]:
+    if run.family == DiscernmentFamily.YESCIEVAL:
+        return rubric_messages(metric, prompt.text, text, prompt.source)
+    return geval_messages(run.task, metric, text, prompt.source or prompt.text)
+
+
+def _items(run: DiscernmentRun, prompts, originals: list[Response], derived: list[Response]) -> list[Item]:
+    items = [Item(o, m, _messages(run, prompts[o.prompt_id], o.text, m)) for o in originals for m in run.metrics]
+    for response in derived:
+        metrics = run.metrics
+        if run.family == DiscernmentFamily.YESCIEVAL:  # YESciEval, B.3: each attack targets one rubric
+            rubric = registry.REGISTRY[response.perturbation].rubric
+            metrics = [rubric] if rubric in run.metrics else []
+        items += [Item(response, m, _messages(run, prompts[response.prompt_id], response.text, m)) for m in metrics]
+    return items
+
+
+def _parse(run: DiscernmentRun, text: str) -> tuple[float | None, str]:
+    if run.family == DiscernmentFamily.YESCIEVAL:
+        rating = parse_rubric_json(text)
+        return (float(rating.rating), rating.rationale) if rating else (None, "")
+    return parse_likert_score(text), ""
+
+
+async def _generated_scores(run: DiscernmentRun, judge: str, todo: list[tuple[Item, int]], issue) -> list[JudgeScore]:
+    try:
+        client = chat_client(judge)
+    except (LLMError, UnknownProvider) as error:
+        issue("judging", str(error), label=judge)
+        return []
+
+    async def one(item: Item, repeat: int) -> JudgeScore | None:
+        sampling = {"temperature": run.temperature, "max_tokens": MAX_TOKENS[run.family], "repeat": repeat}
+        try:
+            answer = (await client.complete(item.messages, **sampling)).text
+            score, rationale = _parse(run, answer)
+            reasked = score is None
+            if reasked:
+                follow_up = [
+                    *item.messages,
+                    {"role": "assistant", "content": answer},
+                    {"role": "user", "content": REMINDER[run.family]},
+                ]
+                answer = (await client.complete(follow_up, **sampling)).text
+                score, rationale = _parse(run, answer)
+        except LLMError as error:
+            issue("judging", f"{judge}: {error}", response=item.response, label=item.metric)
+            return None
+        return JudgeScore(
+            run=run,
+            judge=judge,
+            response=item.response,
+            metric=item.metric,
+            repeat=repeat,
+            score=score,
+            valid=score is not None,
+            reasked=reasked,
+            rationale=rationale[:5000],
+            raw=answer[:5000],
+        )
+
+    try:
+        scores = await asyncio.gather(*(one(item, repeat) for item, repeat in todo))
+    finally:
+        await client.aclose()
+    return [s for s in scores if s is not None]
+
+
+def _probability_scores(run: DiscernmentRun, judge: str, todo: list[Item], issue) -> list[JudgeScore]:
+    try:
+        if judge not in _SCORERS:
+            _SCORERS[judge] = get_scorer(judge)
+        scorer = _SCORERS[judge]
+    except (UnknownProvider, OSError, ValueError) as error:
+        issue("judging", f"{judge}: {error}", label=judge)
+        return []
+    scores = []
+    for item in todo:
+        distribution = scorer.next_token_distribution(item.messages)
+        expected = distribution.expected_score()
+        valid = distribution.mass > 0 and not math.isnan(expected)
+        scores.append(
+            JudgeScore(
+                run=run,
+                judge=judge,
+                response=item.response,
+                metric=item.metric,
+                repeat=0,
+                score=expected if valid else None,
+                valid=valid,
+                digit_mass=distribution.mass,
+                raw=str({k: round(v, 6) for k, v in distribution.probabilities.items()}),
+            )
+        )
+    return scores
+
+
+# --- results ------------------------------------------------------------------------
+
+
+def mean_scores(run: DiscernmentRun) -> dict[tuple[str, int, str], float]:
+    """(judge, response, metric) → the mean of its valid repeats."""
+    sums: dict[tuple[str, int, str], list[float]] = defaultdict(list)
+    for judge, response, metric, score in JudgeScore.objects.filter(run=run, valid=True).values_list(
+        "judge", "response_id", "metric", "score"
+    ):
+        sums[(judge, response, metric)].append(score)
+    return {key: math.fsum(values) / len(values) for key, values in sums.items()}
+
+
+def score_rows(run: DiscernmentRun) -> list[dict[str, Any]]:
+    """The dhp_report input rows (one per judge, item, perturbation and metric), from the stored scores."""
+    means = mean_scores(run)
+    derived = Response.objects.filter(pk__in={response for _, response, _ in means}, parent__isnull=False).values_list(
+        "pk", "parent_id", "perturbation", "perturbation_severity", "perturbation_level"
+    )
+    rows = []
+    for pk, parent, name, severity, level in derived:
+        for judge in run.judges:
+            for metric in run.metrics:
+                original, perturbed = means.get((judge, parent, metric)), means.get((judge, pk, metric))
+                if original is None or perturbed is None:
+                    continue  # an invalid or missing score on either side: the pair is left out
+                rows.append(
+                    {
+                        "judge": judge,
+                        "item_id": parent,
+                        "perturbation": perturbation_key(name, severity),
+                        "level": level or "S",
+                        "metric": metric,
+                        "original_score": original,
+                        "perturbed_score": perturbed,
+                    }
+                )
+    return rows
+
+
+def _run_weights(run: DiscernmentRun, groups: dict) -> dict | None:
+    """Expert weights per perturbation key, restricted to the metrics scored for it and renormalised;
+    a perturbation whose experts chose none of those metrics falls back to uniform weights."""
+    if not run.weights:
+        return None
+    out = {}
+    for name, severity in run.perturbations:
+        key = perturbation_key(name, severity)
+        scored = {m for (_, perturbation), g in groups.items() if perturbation == key for m in g["metrics"]}
+        given = run.weights.get(name, {})
+        kept = {m: float(given.get(m, 0.0)) for m in sorted(scored)}
+        total = sum(kept.values())
+        if total > 0:
+            out[key] = {m: w / total for m, w in kept.items()}
+    return out
+
+
+def discernment_summary(run: DiscernmentRun) -> dict[str, Any]:
+    counts = JudgeScore.objects.filter(run=run)
+    quality = {
+        judge: {
+            "scores": counts.filter(judge=judge).count(),
+            "invalid": counts.filter(judge=judge, valid=False).count(),
+            "reasked": counts.filter(judge=judge, reasked=True).count(),
+        }
+        for judge in run.judges
+    }
+    summary: dict[str, Any] = {"family": run.family, "quality": quality, "issues": run.job.row_issues.count()}
+    if run.family == DiscernmentFamily.YESCIEVAL:
+        means = mean_scores(run)
+        responses = dict(Response.objects.filter(pk__in={r for _, r, _ in means}).values_list("pk", "perturbation"))
+        parents = dict(Response.objects.filter(pk__in=list(responses)).values_list("pk", "parent_id"))
+        rows = []
+        for (judge, response, metric), rating in means.items():
+            name = responses[response]
+            variant = "benign" if not name else name.rsplit("_", 1)[1]
+            rows.append((judge, metric, str(parents[response] or response), variant, rating))
+        report = optimism_report(rows)
+        summary["optimism"] = {
+            judge: {rubric: {v: s.as_dict() for v, s in by_variant.items()} for rubric, by_variant in rubrics.items()}
+            for judge, rubrics in report.items()
+        }
+        return summary
+    rows = score_rows(run)
+    groups: dict = {}
+    for row in rows:
+        group = groups.setdefault((row["judge"], row["perturbation"]), {"level": row["level"], "metrics": {}})
+        group["metrics"].setdefault(row["metric"], []).append((row["original_score"], row["perturbed_score"]))
+    weights = _run_weights(run, groups)
+    summary["dhp"] = build_report(groups, weights) if groups else {"judges": {}, "notes": {}}
+    summary["weights_source"] = run.weights_source or "uniform (no expert weights)"
+    return summary
+
+
+def run_discernment_chunk(chunk_id: int) -> str:
+    from evalhub.jobs.chunks import run_chunk
+    from evalhub.scoring.actions import do_record_judge_chunk
+
+    def work(chunk: JobChunk) -> JudgeChunkResult:
+        return judge_chunk_work(DiscernmentRun.objects.select_related("job").get(job_id=chunk.job_id), chunk)
+
+    return run_chunk(chunk_id, work, do_record_judge_chunk)
