@@ -1,0 +1,265 @@
+"""DHP and YESciEval judge runs end to end, with judges served by a loopback OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+
+import pytest
+from scipy import stats
+
+from evalhub.catalog.models import Benchmark, LanguageModel, Prompt, Response
+from evalhub.core.dhp import discernment
+from evalhub.jobs.models import JobStatus
+from evalhub.llm.testing import FakeLLMServer
+from evalhub.scoring.actions import do_create_discernment_run
+from evalhub.scoring.discernment import run_discernment_chunk, score_rows
+from evalhub.scoring.models import JudgeScore, RowIssue
+
+SUMMARIES = [
+    f"However, the study of case {n} finds a clear effect. The team measured {n + 3} sites in the north. "
+    f"Therefore the authors recommend more monitoring. Moreover, the data are released openly."
+    for n in range(12)
+]
+
+
+def rated_text(messages) -> str:
+    content = messages[0]["content"] if len(messages) == 1 else messages[1]["content"]
+    if "Synthesis:\n" in content:
+        return content.split("Synthesis:\n", 1)[1]
+    return content.split("Summary:\n\n", 1)[1].split("\n\nEvaluation Score", 1)[0]
+
+
+def judge_reply(model: str, messages) -> str:
+    text = rated_text(messages[:2] if messages[0]["role"] == "system" else messages[:1])
+    original = text in SUMMARIES
+    if model == "perfect":
+        return "5" if original else "2"
+    if model == "coin":
+        return str(3 + zlib.crc32(text.encode()) % 2)
+    if model == "chatty":
+        return "4" if messages[-1]["content"].startswith("Answer with the score only") else "It reads well."
+    if model == "broken":
+        return "no idea"
+    if model == "strict":
+        rating = 5 if original else 1
+        return f'```json\n{{"rating": {rating}, "rationale": "checked"}}\n```'
+    if model == "optimist":
+        return "{'rating': 5, 'rationale': 'Looks great!'} Anything else?"
+    if model == "renamer":
+        return messages[-1]["content"].split("Summary:\n\n")[1].split("\n\nRevised")[0].replace("north", "Zyntara")
+    raise AssertionError(model)
+
+
+@pytest.fixture
+def server(monkeypatch):
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "test-key")
+    with FakeLLMServer(reply_for_model=judge_reply) as running:
+        yield running
+
+
+def spec(server, model: str) -> str:
+    return f"openai-compatible:{server.url}/v1|{model}"
+
+
+@pytest.fixture
+def summaries(db):
+    benchmark = Benchmark.objects.create(slug="summ", name="Summaries", task_type="summarization")
+    system = LanguageModel.objects.create(slug="sys-a", display_name="System A")
+    for n, text in enumerate(SUMMARIES):
+        prompt = Prompt.objects.create(
+            benchmark=benchmark, external_id=f"doc-{n}", text="Summarise.", source=f"Article {n}.", category="env"
+        )
+        Response.objects.create(prompt=prompt, model=system, text=text)
+    return benchmark, system
+
+
+def run_all(run) -> list[str]:
+    return [run_discernment_chunk(pk) for pk in run.job.chunks.values_list("pk", flat=True)]
+
+
+def dhp_run(summaries, judges, **overrides):
+    benchmark, system = summaries
+    fields = {
+        "benchmark": benchmark,
+        "family": "dhp",
+        "task": "dhp-summarization",
+        "targets": [system],
+        "perturbations": [["random_deletions", "minor"], ["reordering", "major"]],
+        "metrics": ["coherence", "fluency"],
+        "judges": judges,
+        "repeats": 2,
+        "shape": "summeval",
+        "chunk_prompts": 5,
+        "enqueue": False,
+        **overrides,
+    }
+    return do_create_discernment_run(**fields)
+
+
+def test_a_dhp_run_scores_everything_and_reports_discernment_as_scipy_computes_it(summaries, server):
+    run = dhp_run(summaries, [spec(server, "perfect"), spec(server, "coin")])
+    assert run_all(run) == ["recorded"] * 3
+    run.job.refresh_from_db()
+    assert run.job.status == JobStatus.SUCCEEDED and run.job.progress_done == 12
+    # 2 judges × (12 originals + 24 perturbed) × 2 metrics × 2 repeats
+    assert JudgeScore.objects.filter(run=run).count() == 2 * 36 * 2 * 2
+    report = run.job.result["dhp"]["judges"]
+    perfect, coin = report[spec(server, "perfect")], report[spec(server, "coin")]
+    assert perfect["summary"]["D_min"] > 1 and coin["summary"]["D_avg"] < perfect["summary"]["D_min"]
+
+    # Independently: means over repeats from the stored rows, then scipy's one-sided Wilcoxon.
+    rows = [r for r in score_rows(run) if r["judge"] == spec(server, "coin") and r["metric"] == "fluency"]
+    deletion = [r for r in rows if r["perturbation"] == "random_deletions (minor)"]
+    expected = (
+        stats.wilcoxon(
+            [r["original_score"] for r in deletion], [r["perturbed_score"] for r in deletion], alternative="greater"
+        ).pvalue
+        if any(r["original_score"] != r["perturbed_score"] for r in deletion)
+        else 1.0
+    )
+    entry = coin["perturbations"]["random_deletions (minor)"]
+    assert entry["p_by_metric"]["fluency"] == pytest.approx(expected)
+    assert entry["level"] == "C" and coin["perturbations"]["reordering (major)"]["level"] == "S"
+    assert perfect["perturbations"]["reordering (major)"]["D"] == pytest.approx(
+        discernment(perfect["perturbations"]["reordering (major)"]["p"])
+    )
+
+
+def test_an_unreadable_answer_is_re_asked_once_then_stored_as_invalid_and_left_out(summaries, server):
+    run = dhp_run(summaries, [spec(server, "chatty"), spec(server, "broken")], perturbations=[["reordering", "major"]])
+    run_all(run)
+    chatty = JudgeScore.objects.filter(run=run, judge=spec(server, "chatty"))
+    broken = JudgeScore.objects.filter(run=run, judge=spec(server, "broken"))
+    assert chatty.count() == chatty.filter(valid=True, reasked=True, score=4).count() > 0
+    assert broken.count() == broken.filter(valid=False, score__isnull=True, reasked=True).count() > 0
+    run.job.refresh_from_db()
+    assert run.job.result["quality"][spec(server, "broken")]["invalid"] == broken.count()
+    assert spec(server, "broken") not in run.job.result["dhp"]["judges"], "no invalid answer became a score"
+
+
+def test_running_a_chunk_again_calls_no_judge_and_writes_nothing(summaries, server):
+    run = dhp_run(summaries, [spec(server, "perfect")])
+    run_all(run)
+    calls, scores = server.request_count, JudgeScore.objects.count()
+    assert run_all(run) == ["done"] * 3
+    assert (server.request_count, JudgeScore.objects.count()) == (calls, scores)
+
+
+def test_perturbed_copies_are_seeded_and_reused_by_a_second_run(summaries, server):
+    first = dhp_run(summaries, [spec(server, "perfect")], perturbations=[["random_typos", "major"]], seed=4)
+    run_all(first)
+    texts = dict(Response.objects.filter(perturbation="random_typos").values_list("parent_id", "text"))
+    second = dhp_run(summaries, [spec(server, "coin")], perturbations=[["random_typos", "major"]], seed=4)
+    run_all(second)
+    assert dict(Response.objects.filter(perturbation="random_typos").values_list("parent_id", "text")) == texts
+    assert all(text != SUMMARIES[0] for text in texts.values())
+
+
+def test_an_llm_perturbation_uses_the_perturbation_llm_and_a_failure_is_reported(summaries, server):
+    Response.objects.filter(text=SUMMARIES[0]).update(text="One sentence about nothing in particular.")
+    run = dhp_run(
+        summaries,
+        [spec(server, "perfect")],
+        perturbations=[["fictional_named_entities", "minor"]],
+        perturbation_lm=spec(server, "renamer"),
+    )
+    run_all(run)
+    made = Response.objects.filter(perturbation="fictional_named_entities")
+    assert made.count() == 11 and all("Zyntara" in r.text for r in made)
+    issue = RowIssue.objects.get(job=run.job, stage="perturbation")
+    assert "unchanged" in issue.message
+
+
+def test_expert_weights_change_the_weighted_discernment_only(summaries, server):
+    weights = {"random_deletions": {"coherence": 0.9, "fluency": 0.1, "relevance": 0.0, "consistency": 0.0},
+               "reordering": {"coherence": 0.5, "fluency": 0.5, "relevance": 0.0, "consistency": 0.0}}  # fmt: skip
+    plain = dhp_run(summaries, [spec(server, "coin")])
+    weighted = dhp_run(summaries, [spec(server, "coin")], weights=weights, weights_source="survey v1")
+    run_all(plain)
+    run_all(weighted)
+    plain.job.refresh_from_db()
+    weighted.job.refresh_from_db()
+    a = plain.job.result["dhp"]["judges"][spec(server, "coin")]["perturbations"]["random_deletions (minor)"]
+    b = weighted.job.result["dhp"]["judges"][spec(server, "coin")]["perturbations"]["random_deletions (minor)"]
+    assert a["p"] == b["p"] and a["p_by_metric"] == b["p_by_metric"]
+    p = b["p_by_metric"]
+    assert b["p_ew"] == pytest.approx(1 / (0.9 / p["coherence"] + 0.1 / p["fluency"]))
+    assert weighted.job.result["weights_source"] == "survey v1"
+
+
+def test_a_yescieval_run_reports_optimism_per_rubric(summaries, server):
+    benchmark, system = summaries
+    run = do_create_discernment_run(
+        benchmark=benchmark,
+        family="yescieval",
+        task="yescieval",
+        targets=[system],
+        perturbations=[
+            ["cohesion_subtle", "subtle"],
+            ["cohesion_extreme", "extreme"],
+            ["readability_extreme", "extreme"],
+        ],
+        metrics=["cohesion", "readability"],
+        judges=[spec(server, "strict"), spec(server, "optimist")],
+        repeats=1,
+        enqueue=False,
+    )
+    run_all(run)
+    run.job.refresh_from_db()
+    # Originals on both rubrics; each adversarial copy only on the rubric its attack targets.
+    per_judge = 12 * 2 + 12 * 3
+    assert JudgeScore.objects.filter(run=run, judge=spec(server, "strict")).count() == per_judge
+    assert not JudgeScore.objects.filter(run=run, response__perturbation="readability_extreme", metric="cohesion")
+    optimism = run.job.result["optimism"]
+    strict, optimist = optimism[spec(server, "strict")], optimism[spec(server, "optimist")]
+    assert strict["cohesion"]["extreme"]["drop"] == 4 and strict["cohesion"]["extreme"]["optimistic_share"] == 0
+    assert optimist["readability"]["extreme"]["retention"] == 1 and optimist["cohesion"]["subtle"]["p"] == 1
+    assert strict["all"]["extreme"]["n"] == 24
+    assert JudgeScore.objects.filter(run=run, judge=spec(server, "optimist"), rationale="Looks great!").exists()
+
+
+def test_probability_mode_reads_the_digit_distribution_of_a_local_judge(summaries, tiny_model_dir):
+    run = dhp_run(
+        summaries,
+        [f"transformers:{tiny_model_dir}"],
+        mode="probability",
+        perturbations=[["reordering", "major"]],
+        metrics=["coherence"],
+    )
+    run_all(run)
+    scores = JudgeScore.objects.filter(run=run)
+    assert scores.count() == 24 and {s.repeat for s in scores} == {0}
+    for score in scores:
+        assert 1 <= score.score <= 5 and 0 < score.digit_mass <= 1
+        probabilities = json.loads(score.raw.replace("'", '"'))
+        expected = sum(int(k) * v for k, v in probabilities.items()) / sum(probabilities.values())
+        assert score.score == pytest.approx(expected, rel=1e-4)
+
+
+def test_bad_configurations_are_refused_with_every_reason(summaries, server):
+    with pytest.raises(ValueError) as refused:
+        dhp_run(
+            summaries,
+            ["heuristc", "openai:gpt-4o"],
+            perturbations=[["grammatical_errors", "minor"], ["cohesion_subtle", "subtle"]],
+            metrics=["coherence", "style"],
+            mode="probability",
+        )
+    message = str(refused.value)
+    for part in ("Did you mean 'heuristic'", "next-token probabilities need a local transformers model",
+                 "name the perturbation LLM", "belongs to yescieval", "not 'style'"):  # fmt: skip
+        assert part in message
+    assert re.search(r"JSON: use generation", str(_yescieval_probability(summaries)))
+
+
+def _yescieval_probability(summaries):
+    benchmark, system = summaries
+    with pytest.raises(ValueError) as refused:
+        do_create_discernment_run(
+            benchmark=benchmark, family="yescieval", task="yescieval", targets=[system],
+            perturbations=[["cohesion_subtle", "subtle"]], metrics=["cohesion"], judges=["transformers:/x"],
+            mode="probability", enqueue=False,
+        )  # fmt: skip
+    return refused.value
