@@ -18,7 +18,9 @@ WORKER_CHECK_TIMEOUT_S = 30
 
 
 def job_status_html(job: Job) -> str:
-    return render_to_string("jobs/_job_status.html", {"job": job, "oob": True})
+    from evalhub.jobs.kinds import links
+
+    return render_to_string("jobs/_job_status.html", {"job": job, "oob": True, "links": links(job)})
 
 
 def broadcast_job(job: Job) -> None:

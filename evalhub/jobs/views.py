@@ -7,6 +7,7 @@ from django.views.decorators.http import require_POST
 
 from evalhub.accounts.roles import ADMIN, has_role, role_required
 from evalhub.jobs.actions import do_expire_worker_check, do_request_cancel, do_start_worker_check
+from evalhub.jobs.kinds import links
 from evalhub.jobs.models import Job
 
 
@@ -21,8 +22,9 @@ def job_list(request):
 def job_detail(request, pk: int):
     job = do_expire_worker_check(get_object_or_404(Job, pk=pk))
     template = "jobs/_job_status.html" if request.htmx else "jobs/job_detail.html"
-    can_resume = job.kind == "gem" and job.status in ("failed", "cancelled") and has_role(request.user, ADMIN)
-    return render(request, template, {"job": job, "can_resume": can_resume})
+    job_links = links(job)
+    can_resume = bool(job_links) and job.status in ("failed", "cancelled") and has_role(request.user, ADMIN)
+    return render(request, template, {"job": job, "links": job_links, "can_resume": can_resume})
 
 
 @role_required(ADMIN)

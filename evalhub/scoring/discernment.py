@@ -371,3 +371,54 @@ def run_discernment_chunk(chunk_id: int) -> str:
         return judge_chunk_work(DiscernmentRun.objects.select_related("job").get(job_id=chunk.job_id), chunk)
 
     return run_chunk(chunk_id, work, do_record_judge_chunk)
+
+
+def _bars(values: list[tuple[str, float]], width: int = 560, label_width: int = 230, row: int = 22) -> dict:
+    """A server-rendered bar chart of D per perturbation with the D = 1 line (p = 0.05)."""
+    top = max([1.5, *(v for _, v in values)])
+    plot = width - label_width - 60
+
+    def x(value: float) -> float:
+        return round(label_width + min(value, top) / top * plot, 1)
+
+    bars = [
+        {
+            "label": label,
+            "value": value,
+            "y": 8 + i * row,
+            "x_end": x(value),
+            "width": max(0.0, round(x(value) - label_width, 1)),
+            "discerns": value >= 1,
+        }
+        for i, (label, value) in enumerate(values)
+    ]
+    return {"bars": bars, "height": 16 + len(bars) * row, "width": width, "x0": label_width, "x1": x(1.0)}
+
+
+def judge_tables(run: DiscernmentRun, summary: dict) -> list[dict[str, Any]]:
+    """Per judge, the rows the results page shows (DHP discernment or YESciEval optimism)."""
+    tables = []
+    if summary.get("family") == DiscernmentFamily.YESCIEVAL:
+        for judge, rubrics in summary.get("optimism", {}).items():
+            rows = [
+                {"rubric": rubric, "subtle": by_variant.get("subtle"), "extreme": by_variant.get("extreme")}
+                for rubric, by_variant in sorted(rubrics.items(), key=lambda kv: (kv[0] == "all", kv[0]))
+            ]
+            tables.append({"judge": judge, "rows": rows, "quality": summary["quality"].get(judge, {})})
+        return tables
+    for judge, report in summary.get("dhp", {}).get("judges", {}).items():
+        rows = [
+            {"perturbation": name, **values, "p_by_metric": sorted(values["p_by_metric"].items())}
+            for name, values in report["perturbations"].items()
+        ]
+        tables.append(
+            {
+                "judge": judge,
+                "summary": report["summary"],
+                "rows": rows,
+                "uniform": report.get("uniform_weights_for", []),
+                "chart": _bars([(r["perturbation"], r["D"]) for r in rows]),
+                "quality": summary["quality"].get(judge, {}),
+            }
+        )
+    return tables

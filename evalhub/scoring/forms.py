@@ -91,3 +91,112 @@ class GemRunForm(forms.Form):
             "seed": data["seed"],
             "bootstrap": data["bootstrap"],
         }
+
+
+def perturbation_choices() -> list[tuple[str, str]]:
+    from evalhub.core.perturbations import REGISTRY
+
+    return [
+        (f"{name}:{severity}", f"{p.family.upper() if p.family == 'dhp' else 'YESciEval'} · {p.level} · {p.label}"
+         f" ({severity}){' · LLM' if p.llm else ''}")
+        for name, p in REGISTRY.items()
+        for severity in p.severities
+    ]  # fmt: skip
+
+
+class DiscernmentRunForm(forms.Form):
+    benchmark = forms.ModelChoiceField(Benchmark.objects.all())
+    family = forms.ChoiceField(choices=[("dhp", "DHP discernment"), ("yescieval", "YESciEval optimism bias")])
+    task = forms.ChoiceField(
+        choices=[
+            ("dhp-summarization", "DHP: summarization"),
+            ("dhp-story-completion", "DHP: story completion"),
+            ("dhp-question-answering", "DHP: question answering"),
+            ("dhp-translation", "DHP: translation"),
+            ("yescieval", "YESciEval: science Q&A synthesis"),
+        ]
+    )
+    targets = forms.ModelMultipleChoiceField(
+        LanguageModel.objects.all(), widget=forms.CheckboxSelectMultiple, help_text="Whose responses are perturbed."
+    )
+    perturbations = forms.MultipleChoiceField(choices=perturbation_choices, widget=forms.CheckboxSelectMultiple)
+    metrics = forms.CharField(
+        required=False, help_text="Comma-separated metric or rubric keys; empty means all of the task's."
+    )
+    judges = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), help_text="One provider spec per line.")
+    repeats = forms.IntegerField(min_value=1, max_value=20, initial=5, help_text="k generations averaged (DHP: 5).")
+    mode = forms.ChoiceField(
+        choices=[("generate", "Generate k times and average"), ("probability", "Expected score from '1'..'5' (local)")]
+    )
+    temperature = forms.FloatField(min_value=0, max_value=2, initial=0)
+    shape = forms.ChoiceField(
+        choices=[(s, s) for s in ("default", "summeval", "sumpubmed", "story", "qa", "translation")],
+        help_text="Dataset shape for the paper's k (DHP Table 2).",
+    )
+    perturbation_lm = forms.CharField(max_length=500, required=False, help_text="For LLM-made perturbations.")
+    survey_version = forms.ModelChoiceField(
+        queryset=None, required=False, help_text="Expert weights from this survey's answers; none: uniform."
+    )
+    seed = forms.IntegerField(initial=0)
+
+    def __init__(self, *args, **kwargs):
+        from evalhub.surveys.models import SurveyVersion
+
+        super().__init__(*args, **kwargs)
+        self.fields["survey_version"].queryset = SurveyVersion.objects.filter(published=True).select_related("survey")
+
+    def clean(self):
+        from evalhub.core.judge_prompts import RUBRIC_LEVELS
+        from evalhub.core.survey_templates import DHP_TEMPLATES
+        from evalhub.scoring.actions import check_discernment_config
+
+        data = super().clean()
+        if self.errors:
+            return data
+        family, task = data["family"], data["task"]
+        if (family == "yescieval") != (task == "yescieval"):
+            self.add_error("task", "YESciEval runs use the YESciEval task; DHP runs one of the DHP tasks.")
+            return data
+        metrics = [m.strip() for m in data["metrics"].split(",") if m.strip()]
+        if not metrics:
+            metrics = (
+                list(RUBRIC_LEVELS) if family == "yescieval" else [m["key"] for m in DHP_TEMPLATES[task]["metrics"]]
+            )
+        data["metric_list"] = metrics
+        data["judge_list"] = [line.strip() for line in data["judges"].splitlines() if line.strip()]
+        data["perturbation_list"] = [choice.split(":", 1) for choice in data["perturbations"]]
+        for error in check_discernment_config(
+            family=family, task=task, perturbations=data["perturbation_list"], metrics=metrics,
+            judges=data["judge_list"], mode=data["mode"], perturbation_lm=data["perturbation_lm"].strip(),
+            repeats=data["repeats"],
+        ):  # fmt: skip
+            self.add_error(None, error)
+        return data
+
+    def run_fields(self) -> dict:
+        from evalhub.surveys.actions import version_weights
+
+        data = self.cleaned_data
+        weights, source = None, ""
+        if data["survey_version"]:
+            version = data["survey_version"]
+            expert, respondents = version_weights(version)
+            weights = expert.weights
+            source = f"{version.survey.title} v{version.number} ({respondents} experts)"
+        return {
+            "benchmark": data["benchmark"],
+            "family": data["family"],
+            "task": data["task"],
+            "targets": list(data["targets"]),
+            "perturbations": data["perturbation_list"],
+            "metrics": data["metric_list"],
+            "judges": data["judge_list"],
+            "repeats": data["repeats"],
+            "mode": data["mode"],
+            "temperature": data["temperature"],
+            "shape": data["shape"],
+            "perturbation_lm": data["perturbation_lm"].strip(),
+            "weights": weights,
+            "weights_source": source,
+            "seed": data["seed"],
+        }

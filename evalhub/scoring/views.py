@@ -8,10 +8,16 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from evalhub.accounts.roles import ADMIN, role_required
 from evalhub.core.tables import to_text
-from evalhub.scoring.actions import do_create_gem_run, do_resume_gem_run
-from evalhub.scoring.forms import GemRunForm
+from evalhub.scoring.actions import (
+    do_create_discernment_run,
+    do_create_gem_run,
+    do_resume_discernment_run,
+    do_resume_gem_run,
+)
+from evalhub.scoring.discernment import discernment_summary, judge_tables, score_rows
+from evalhub.scoring.forms import DiscernmentRunForm, GemRunForm
 from evalhub.scoring.gem_results import SETUP_LABELS, chart, gem_summary, response_score_rows, setup_of
-from evalhub.scoring.models import GemRun
+from evalhub.scoring.models import DiscernmentRun, GemRun
 
 RESPONSES_SHOWN = 500
 
@@ -88,4 +94,52 @@ def gem_export(request, pk: int, what: str, fmt: str):
         body, content_type = to_text(rows, "csv"), "text/csv; charset=utf-8"
     response = HttpResponse(body, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@role_required(ADMIN)
+@require_http_methods(["GET", "POST"])
+def discernment_create(request):
+    form = DiscernmentRunForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            run = do_create_discernment_run(user=request.user, **form.run_fields())
+        except ValueError as error:
+            form.add_error(None, str(error))
+        else:
+            return redirect(run.job)
+    return render(request, "scoring/discernment_form.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@role_required()
+def discernment_results(request, pk: int):
+    run = get_object_or_404(DiscernmentRun.objects.select_related("job"), pk=pk)
+    summary = run.job.result if run.job.result.get("family") else discernment_summary(run)
+    issues = run.job.row_issues.select_related("prompt", "response__model")[:200]
+    return render(
+        request,
+        "scoring/_discernment_results.html",
+        {"run": run, "summary": summary, "judges": judge_tables(run, summary), "issues": issues},
+    )
+
+
+@role_required(ADMIN)
+@require_POST
+def discernment_resume(request, pk: int):
+    run = get_object_or_404(DiscernmentRun.objects.select_related("job"), pk=pk)
+    do_resume_discernment_run(run)
+    return redirect(run.job)
+
+
+@role_required()
+def discernment_export(request, pk: int, what: str, fmt: str):
+    run = get_object_or_404(DiscernmentRun.objects.select_related("job"), pk=pk)
+    if what == "scores":  # the dhp_report input format, so the numbers can be recomputed anywhere
+        body = score_rows(run)
+        text = json.dumps(body, indent=1) if fmt == "json" else to_text(body, "csv")
+    else:
+        text = json.dumps(run.job.result if run.job.result.get("family") else discernment_summary(run), indent=1)
+        fmt = "json"
+    response = HttpResponse(text, content_type="application/json" if fmt == "json" else "text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="discernment-run-{run.pk}-{what}.{fmt}"'
     return response

@@ -56,3 +56,27 @@ def reviews(db):
     Response.objects.create(prompt=lonely, model=humans[0], text=HUMAN_REVIEWS[0])
     Response.objects.create(prompt=lonely, model=model, text=MODEL_REVIEW)
     return {"benchmark": benchmark, "humans": humans, "model": model, "prompts": prompts, "lonely": lonely}
+
+
+@pytest.fixture
+def server(monkeypatch):
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "test-key")
+    from evalhub.llm.testing import FakeLLMServer
+    from tests.scoring.test_discernment import judge_reply
+
+    with FakeLLMServer(reply_for_model=judge_reply) as running:
+        yield running
+
+
+@pytest.fixture
+def summaries(db):
+    from tests.scoring.test_discernment import SUMMARIES
+
+    benchmark = Benchmark.objects.create(slug="summ", name="Summaries", task_type="summarization")
+    system = LanguageModel.objects.create(slug="sys-a", display_name="System A")
+    for n, text in enumerate(SUMMARIES):
+        prompt = Prompt.objects.create(
+            benchmark=benchmark, external_id=f"doc-{n}", text="Summarise.", source=f"Article {n}.", category="env"
+        )
+        Response.objects.create(prompt=prompt, model=system, text=text)
+    return benchmark, system

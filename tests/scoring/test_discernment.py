@@ -9,10 +9,9 @@ import zlib
 import pytest
 from scipy import stats
 
-from evalhub.catalog.models import Benchmark, LanguageModel, Prompt, Response
+from evalhub.catalog.models import Response
 from evalhub.core.dhp import discernment
 from evalhub.jobs.models import JobStatus
-from evalhub.llm.testing import FakeLLMServer
 from evalhub.scoring.actions import do_create_discernment_run
 from evalhub.scoring.discernment import run_discernment_chunk, score_rows
 from evalhub.scoring.models import JudgeScore, RowIssue
@@ -52,27 +51,8 @@ def judge_reply(model: str, messages) -> str:
     raise AssertionError(model)
 
 
-@pytest.fixture
-def server(monkeypatch):
-    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "test-key")
-    with FakeLLMServer(reply_for_model=judge_reply) as running:
-        yield running
-
-
 def spec(server, model: str) -> str:
     return f"openai-compatible:{server.url}/v1|{model}"
-
-
-@pytest.fixture
-def summaries(db):
-    benchmark = Benchmark.objects.create(slug="summ", name="Summaries", task_type="summarization")
-    system = LanguageModel.objects.create(slug="sys-a", display_name="System A")
-    for n, text in enumerate(SUMMARIES):
-        prompt = Prompt.objects.create(
-            benchmark=benchmark, external_id=f"doc-{n}", text="Summarise.", source=f"Article {n}.", category="env"
-        )
-        Response.objects.create(prompt=prompt, model=system, text=text)
-    return benchmark, system
 
 
 def run_all(run) -> list[str]:
