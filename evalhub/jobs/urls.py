@@ -9,4 +9,5 @@ urlpatterns = [
     path("worker-check/", views.start_worker_check, name="start_worker_check"),
     path("<int:pk>/", views.job_detail, name="job_detail"),
     path("<int:pk>/cancel/", views.cancel_job, name="cancel_job"),
+    path("<int:pk>/resume/", views.resume_job, name="resume_job"),
 ]

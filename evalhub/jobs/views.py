@@ -2,12 +2,13 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from evalhub.accounts.roles import ADMIN, has_role, role_required
 from evalhub.jobs.actions import do_expire_worker_check, do_request_cancel, do_start_worker_check
-from evalhub.jobs.kinds import links
+from evalhub.jobs.kinds import links, run_of
 from evalhub.jobs.models import Job
 
 
@@ -42,4 +43,15 @@ def cancel_job(request, pk: int):
     job = do_request_cancel(job)
     if request.htmx:
         return render(request, "jobs/_job_status.html", {"job": job})
+    return redirect(job)
+
+
+@role_required(ADMIN)
+@require_POST
+def resume_job(request, pk: int):
+    job = get_object_or_404(Job, pk=pk)
+    kind, run = run_of(job)
+    if run is None:
+        raise Http404("This kind of job cannot be resumed.")
+    kind.resume(run)
     return redirect(job)

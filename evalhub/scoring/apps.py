@@ -10,8 +10,12 @@ class ScoringConfig(AppConfig):
 
     def ready(self) -> None:
         from evalhub.jobs import kinds
+        from evalhub.scoring import actions
 
-        kinds.register("gem", run_attr="gem_run", results="gem_results", resume="gem_resume")
+        kinds.register("gem", run_attr="gem_run", results="gem_results", resume=actions.do_resume_gem_run)
         kinds.register(
-            "discernment", run_attr="discernment_run", results="discernment_results", resume="discernment_resume"
+            "discernment",
+            run_attr="discernment_run",
+            results="discernment_results",
+            resume=actions.do_resume_discernment_run,
         )

@@ -31,7 +31,7 @@ from evalhub.core.perturbations import split_sentences
 from evalhub.jobs.models import JobChunk
 from evalhub.llm import get_scorer
 from evalhub.llm.types import LLMError, UnknownProvider
-from evalhub.scoring.models import DiscernmentFamily, DiscernmentRun, JudgeScore, RowIssue, ScoringMode
+from evalhub.scoring.models import DiscernmentFamily, DiscernmentRun, IssueLog, JudgeScore, RowIssue, ScoringMode
 from evalhub.scoring.rewrites import stored_completer
 from evalhub.system.model_access import chat_client
 
@@ -61,12 +61,8 @@ def perturbation_key(name: str, severity: str) -> str:
 
 
 def judge_chunk_work(run: DiscernmentRun, chunk: JobChunk) -> JudgeChunkResult:
-    result = JudgeChunkResult()
-
-    def issue(stage: str, message: str, *, prompt=None, response=None, label: str = "") -> None:
-        result.issues.append(
-            RowIssue(job=run.job, prompt=prompt, response=response, label=label, stage=stage, message=message[:1000])
-        )
+    result = JudgeChunkResult(issues=IssueLog(run.job))
+    issue = result.issues
 
     prompts = {p.pk: p for p in Prompt.objects.filter(pk__in=chunk.prompt_ids)}
     originals = list(

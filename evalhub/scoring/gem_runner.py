@@ -30,7 +30,7 @@ from evalhub.llm import get_scorer
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.scoring.chat_template import TemplateError, encode_request
 from evalhub.llm.types import LLMError
-from evalhub.scoring.models import GemPairScore, GemRun, GemVariant, RowIssue
+from evalhub.scoring.models import GemPairScore, GemRun, GemVariant, IssueLog, RowIssue
 from evalhub.scoring.rewrites import RewriteFailed, messages_key, rewrite_all, stored_completer
 
 logger = logging.getLogger(__name__)
@@ -63,12 +63,8 @@ class ChunkResult:
 
 
 def run_chunk_work(run: GemRun, chunk: JobChunk) -> ChunkResult:
-    result = ChunkResult()
-
-    def issue(stage: str, message: str, *, prompt=None, response=None, variant: str = "") -> None:
-        result.issues.append(
-            RowIssue(job=run.job, prompt=prompt, response=response, label=variant, stage=stage, message=message[:1000])
-        )
+    result = ChunkResult(issues=IssueLog(run.job))
+    issue = result.issues
 
     prompts = {p.pk: p for p in Prompt.objects.filter(pk__in=chunk.prompt_ids)}
     candidate_models = set(run.candidate_models.values_list("pk", flat=True))
@@ -137,7 +133,7 @@ def run_chunk_work(run: GemRun, chunk: JobChunk) -> ChunkResult:
             # The evaluation LM cannot score these at all (no chat template, unreachable server, bad
             # path): every prompt of the chunk is reported, nothing is written for this variant.
             for prompt in prompts.values():
-                issue("scoring", f"{type(error).__name__}: {error}", prompt=prompt, variant=variant)
+                issue("scoring", f"{type(error).__name__}: {error}", prompt=prompt, label=variant)
     return result
 
 
@@ -234,7 +230,7 @@ def _variant_texts(run: GemRun, variant: str, responses: list[Response], issue) 
                 "preprocess",
                 "No preprocessing LM is configured and the response has no imported preprocessed text.",
                 response=response,
-                variant=variant,
+                label=variant,
             )
         return texts
     answers = rewrite_all(
@@ -243,7 +239,7 @@ def _variant_texts(run: GemRun, variant: str, responses: list[Response], issue) 
     for response in todo:
         answer = answers[messages_key(gem_prompts.chat(gem_prompts.PREPROCESS_SYSTEM, response.text))]
         if isinstance(answer, RewriteFailed):
-            issue("preprocess", f"Preprocessing failed: {answer}", response=response, variant=variant)
+            issue("preprocess", f"Preprocessing failed: {answer}", response=response, label=variant)
         else:
             texts[response.pk] = answer
     return texts
@@ -258,7 +254,7 @@ def _synopses(run: GemRun, variant: str, prompts: dict[int, Prompt], issue) -> d
         if prompt.synopsis.strip():
             synopses[prompt_id] = prompt.synopsis
         else:
-            issue("input", "The prompt has no synopsis (abstract), which GEM-S needs.", prompt=prompt, variant=variant)
+            issue("input", "The prompt has no synopsis (abstract), which GEM-S needs.", prompt=prompt, label=variant)
     if variant == GemVariant.ABSTRACT:
         return synopses
 
@@ -267,7 +263,7 @@ def _synopses(run: GemRun, variant: str, prompts: dict[int, Prompt], issue) -> d
 
     with_source = {pid: prompts[pid] for pid in synopses if prompts[pid].source.strip()}
     for pid in set(synopses) - set(with_source):
-        issue("input", "The prompt has no source text for the ASSW summary.", prompt=prompts[pid], variant=variant)
+        issue("input", "The prompt has no source text for the ASSW summary.", prompt=prompts[pid], label=variant)
     if not run.preprocessing_lm:
         for prompt in with_source.values():
             issue("preprocess", "GEM-S (ASSW) needs a preprocessing LM for the C.4 summary.", prompt=prompt)
@@ -277,7 +273,7 @@ def _synopses(run: GemRun, variant: str, prompts: dict[int, Prompt], issue) -> d
     for pid, prompt in with_source.items():
         answer = answers[messages_key(assw_messages(prompt))]
         if isinstance(answer, RewriteFailed):
-            issue("preprocess", f"ASSW summary failed: {answer}", prompt=prompt, variant=variant)
+            issue("preprocess", f"ASSW summary failed: {answer}", prompt=prompt, label=variant)
         else:
             out[pid] = f"{synopses[pid]}\n\n{answer}"
     return out
@@ -305,7 +301,7 @@ def _fit(scorer, pairs: list[GemPair], variant: str, result: ChunkResult, issue,
                 f"Skipped the pair with candidate response {pair.candidate}: the reference needs "
                 f"{marginal.length} tokens with the prompt, and the context holds {limit} even with the candidate cut.",
                 response=responses.get(pair.reference),
-                variant=variant,
+                label=variant,
             )
             continue
         text = cut_cache.setdefault((pair.candidate, keep), tokenizer.decode(ids[:keep]))

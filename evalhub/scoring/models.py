@@ -102,6 +102,19 @@ class RowIssue(models.Model):
         return f"{self.stage}: {self.message}"
 
 
+class IssueLog(list):
+    """RowIssue rows collected while a chunk works, written with its results."""
+
+    def __init__(self, job: Job) -> None:
+        super().__init__()
+        self.job = job
+
+    def __call__(self, stage: str, message: str, *, prompt=None, response=None, label: str = "") -> None:
+        self.append(
+            RowIssue(job=self.job, prompt=prompt, response=response, label=label, stage=stage, message=message[:1000])
+        )
+
+
 class DerivedText(models.Model):
     """An LLM's rewrite of a text (C.1 preprocessing, C.4 summary, D.3/D.4 strategies), kept so
     every worker on every machine reuses it and the page can show what was scored."""

@@ -7,10 +7,8 @@ from evalhub.scoring import views
 urlpatterns = [
     path("gem/new/", views.gem_create, name="gem_create"),
     path("gem/<int:pk>/results/", views.gem_results, name="gem_results"),
-    path("gem/<int:pk>/resume/", views.gem_resume, name="gem_resume"),
     path("gem/<int:pk>/<str:what>.<str:fmt>", views.gem_export, name="gem_export"),
     path("discernment/new/", views.discernment_create, name="discernment_create"),
     path("discernment/<int:pk>/results/", views.discernment_results, name="discernment_results"),
-    path("discernment/<int:pk>/resume/", views.discernment_resume, name="discernment_resume"),
     path("discernment/<int:pk>/<str:what>.<str:fmt>", views.discernment_export, name="discernment_export"),
 ]

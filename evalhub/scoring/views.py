@@ -4,15 +4,13 @@ import json
 
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods
 
 from evalhub.accounts.roles import ADMIN, role_required
 from evalhub.core.tables import to_text
 from evalhub.scoring.actions import (
     do_create_discernment_run,
     do_create_gem_run,
-    do_resume_discernment_run,
-    do_resume_gem_run,
 )
 from evalhub.scoring.discernment import discernment_summary, judge_tables, score_rows
 from evalhub.scoring.forms import DiscernmentRunForm, GemRunForm
@@ -67,14 +65,6 @@ def gem_results(request, pk: int):
     return render(request, "scoring/_gem_results.html", results_context(run))
 
 
-@role_required(ADMIN)
-@require_POST
-def gem_resume(request, pk: int):
-    run = get_object_or_404(GemRun.objects.select_related("job"), pk=pk)
-    do_resume_gem_run(run)
-    return redirect(run.job)
-
-
 @role_required()
 def gem_export(request, pk: int, what: str, fmt: str):
     run = get_object_or_404(GemRun.objects.select_related("job"), pk=pk)
@@ -87,14 +77,7 @@ def gem_export(request, pk: int, what: str, fmt: str):
             for variant, entries in summary["table"].items()
             for entry in entries
         ]
-    filename = f"gem-run-{run.pk}-{what}.{fmt}"
-    if fmt == "json":
-        body, content_type = json.dumps(rows, indent=1), "application/json"
-    else:
-        body, content_type = to_text(rows, "csv"), "text/csv; charset=utf-8"
-    response = HttpResponse(body, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
+    return download(rows, fmt, f"gem-run-{run.pk}-{what}")
 
 
 @role_required(ADMIN)
@@ -123,23 +106,20 @@ def discernment_results(request, pk: int):
     )
 
 
-@role_required(ADMIN)
-@require_POST
-def discernment_resume(request, pk: int):
-    run = get_object_or_404(DiscernmentRun.objects.select_related("job"), pk=pk)
-    do_resume_discernment_run(run)
-    return redirect(run.job)
-
-
 @role_required()
 def discernment_export(request, pk: int, what: str, fmt: str):
     run = get_object_or_404(DiscernmentRun.objects.select_related("job"), pk=pk)
     if what == "scores":  # the dhp_report input format, so the numbers can be recomputed anywhere
-        body = score_rows(run)
-        text = json.dumps(body, indent=1) if fmt == "json" else to_text(body, "csv")
+        return download(score_rows(run), fmt, f"discernment-run-{run.pk}-scores")
+    report = run.job.result if run.job.result.get("family") else discernment_summary(run)
+    return download(report, "json", f"discernment-run-{run.pk}-report")
+
+
+def download(data, fmt: str, name: str) -> HttpResponse:
+    """`data` as a JSON or CSV attachment (CSV: a list of flat rows)."""
+    if fmt == "json":
+        response = HttpResponse(json.dumps(data, indent=1), content_type="application/json")
     else:
-        text = json.dumps(run.job.result if run.job.result.get("family") else discernment_summary(run), indent=1)
-        fmt = "json"
-    response = HttpResponse(text, content_type="application/json" if fmt == "json" else "text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="discernment-run-{run.pk}-{what}.{fmt}"'
+        response = HttpResponse(to_text(data, "csv"), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
     return response

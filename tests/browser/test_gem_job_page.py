@@ -4,30 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from evalhub.scoring import gem_runner
-from evalhub.scoring.actions import do_create_gem_run
 from tests.browser.test_login_and_browse import ARTIFACTS, log_in, page  # noqa: F401 (fixture)
 from tests.conftest import make_user, requires_chromium
-from tests.scoring.conftest import eval_lm, reviews, tiny_model_dir  # noqa: F401 (fixtures)
+from tests.scoring.conftest import eval_lm, finished_run, reviews, tiny_model_dir  # noqa: F401 (fixtures)
 
 pytestmark = [requires_chromium, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def finished_job(reviews, eval_lm):  # noqa: F811
-    run = do_create_gem_run(
-        benchmark=reviews["benchmark"],
-        candidates=[reviews["model"]],
-        references=reviews["humans"],
-        variants=["gem-raw"],
-        evaluation_lm=eval_lm,
-        validation_strategies=["sentence_deletion"],
-        enqueue=False,
-    )
-    for chunk_id in run.chunks.values_list("pk", flat=True):
-        gem_runner.run_gem_chunk(chunk_id)
+def finished_job(finished_run):  # noqa: F811
     make_user("vera", "viewer")  # before the browser starts: Playwright's loop makes Django refuse ORM calls
-    return run.job.pk
+    return finished_run.job.pk
 
 
 def test_a_viewer_reads_the_gre_bench_table_and_chart_of_a_finished_job(

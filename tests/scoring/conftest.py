@@ -80,3 +80,24 @@ def summaries(db):
         )
         Response.objects.create(prompt=prompt, model=system, text=text)
     return benchmark, system
+
+
+@pytest.fixture
+def finished_run(reviews, eval_lm):
+    """A GEM run over `reviews`, finished in-process (one validation strategy)."""
+    from evalhub.scoring import gem_runner
+    from evalhub.scoring.actions import do_create_gem_run
+    from evalhub.scoring.models import GemRun
+
+    run = do_create_gem_run(
+        benchmark=reviews["benchmark"],
+        candidates=[reviews["model"]],
+        references=reviews["humans"],
+        variants=["gem-raw"],
+        evaluation_lm=eval_lm,
+        validation_strategies=["sentence_deletion"],
+        enqueue=False,
+    )
+    for chunk_id in run.chunks.values_list("pk", flat=True):
+        gem_runner.run_gem_chunk(chunk_id)
+    return GemRun.objects.get(pk=run.pk)

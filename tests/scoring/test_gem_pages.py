@@ -10,25 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from evalhub.scoring import gem_runner
-from evalhub.scoring.actions import do_create_gem_run
 from evalhub.scoring.models import GemPairScore, GemRun
-
-
-@pytest.fixture
-def finished_run(reviews, eval_lm):
-    run = do_create_gem_run(
-        benchmark=reviews["benchmark"],
-        candidates=[reviews["model"]],
-        references=reviews["humans"],
-        variants=["gem-raw"],
-        evaluation_lm=eval_lm,
-        validation_strategies=["sentence_deletion"],
-        enqueue=False,
-    )
-    for chunk_id in run.chunks.values_list("pk", flat=True):
-        gem_runner.run_gem_chunk(chunk_id)
-    return GemRun.objects.get(pk=run.pk)
 
 
 def form_data(reviews, eval_lm, **overrides):
@@ -153,3 +135,25 @@ def test_the_results_and_job_page_make_the_same_number_of_queries_however_many_i
         for i in range(30)
     )
     assert [queries_for(client, url) for url in urls] == before
+
+
+def test_an_admin_resumes_a_failed_job_and_only_its_unfinished_chunks_are_sent(
+    client, login, admin_user, viewer, finished_run, monkeypatch, django_capture_on_commit_callbacks
+):
+    from evalhub.jobs.actions import do_fail_job
+
+    chunk = finished_run.job.chunks.first()
+    chunk.done_at = None
+    chunk.save()
+    do_fail_job(finished_run.job, "GPU fell off")
+    sent = []
+    monkeypatch.setattr("evalhub.scoring.tasks.gem_chunk_task.apply_async", lambda args, queue: sent.append(args))
+    url = reverse("resume_job", args=[finished_run.job.pk])
+    login(viewer)
+    assert client.post(url).status_code == 403
+    login(admin_user)
+    assert "Resume" in client.get(finished_run.job.get_absolute_url()).content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert client.post(url).status_code == 302
+    finished_run.job.refresh_from_db()
+    assert finished_run.job.status == "queued" and sent == [[chunk.pk]]
