@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -33,24 +34,59 @@ def wilcoxon_greater(original: Sequence[float], perturbed: Sequence[float]) -> f
     return float(wilcoxon_greater_many(np.asarray([original], float), np.asarray([perturbed], float))[0])
 
 
+# scipy.stats.wilcoxon's method="auto" (see its Notes): exact when there are no ties and no zeros
+# and n ≤ 50; an exhaustive permutation test when there are ties or zeros and n ≤ 13; else the
+# normal approximation. scipy decides once per call, over the whole array, so rows are split by
+# their own case first: every row gets the p-value a call on that row alone would give.
+EXACT_MAX_N = 50
+PERMUTATION_MAX_N = 13
+
+
 def wilcoxon_greater_many(original: np.ndarray, perturbed: np.ndarray) -> np.ndarray:
-    """Row-wise one-sided Wilcoxon p-values for equally long rows of paired scores."""
+    """Row-wise one-sided Wilcoxon p-values (original > perturbed) for equally long rows of
+    paired scores, each as `scipy.stats.wilcoxon(o, p, alternative="greater")` gives it."""
     from scipy.stats import wilcoxon
 
     original, perturbed = np.atleast_2d(original), np.atleast_2d(perturbed)
-    p = np.ones(original.shape[0])
-    informative = np.any(original != perturbed, axis=1)  # all-zero differences: p = 1 by definition
-    if informative.any():
-        result = wilcoxon(
-            original[informative],
-            perturbed[informative],
-            zero_method="wilcox",
-            alternative="greater",
-            method="auto",
-            axis=1,
-        )
-        p[informative] = result.pvalue
+    d = original - perturbed
+    n = d.shape[1]
+    p = np.ones(d.shape[0])
+    informative = np.any(d != 0, axis=1)  # all-zero differences: p = 1 by definition
+    magnitudes = np.sort(np.abs(d), axis=1)
+    ties = np.any((magnitudes[:, 1:] == magnitudes[:, :-1]) & (magnitudes[:, 1:] > 0), axis=1)
+    irregular = ties | np.any(d == 0, axis=1)
+    permutation = informative & irregular & (n <= PERMUTATION_MAX_N)
+    scipy_rows = informative & ~permutation
+    for rows in (scipy_rows & ~irregular, scipy_rows & irregular):  # exact-or-approx, approx
+        if rows.any():
+            p[rows] = wilcoxon(
+                original[rows], perturbed[rows], zero_method="wilcox", alternative="greater", method="auto", axis=1
+            ).pvalue
+    for row in np.flatnonzero(permutation):
+        p[row] = _permutation_greater(d[row])
     return p
+
+
+def _permutation_greater(d: np.ndarray) -> float:
+    """The exhaustive sign-flip permutation p-value of the signed-rank sum (what scipy's
+    PermutationMethod computes for n ≤ 13), by counting subset sums of the doubled ranks."""
+    from scipy.stats import rankdata
+
+    nonzero = d[d != 0]
+    doubled = np.rint(2 * rankdata(np.abs(nonzero))).astype(int)
+    observed = int(doubled[nonzero > 0].sum())
+    return _upper_tail(tuple(sorted(doubled)), observed)
+
+
+@lru_cache(maxsize=4096)
+def _upper_tail(doubled_ranks: tuple[int, ...], observed: int) -> float:
+    counts = np.zeros(sum(doubled_ranks) + 1)
+    counts[0] = 1.0
+    for rank in doubled_ranks:
+        shifted = counts.copy()
+        shifted[rank:] += counts[:-rank]
+        counts = shifted
+    return float(counts[observed:].sum() / counts.sum())
 
 
 def harmonic_p(

@@ -159,3 +159,40 @@ def _all_p_values(groups: Groups) -> dict[tuple[str, str, str], float]:
         for (key, _), p in zip(batch, wilcoxon_greater_many(scores[:, :, 0], scores[:, :, 1]), strict=True):
             p_values[key] = float(p)
     return p_values
+
+
+def bootstrap_d_avg(
+    groups: Groups, weights: dict | None = None, *, resamples: int = 200, seed: int = 0, level: float = 0.95
+) -> dict[str, dict[str, float]]:
+    """Percentile bootstrap intervals of D_avg and D_avg^EW per judge.
+
+    Each resample draws the items of every (judge, perturbation) again with replacement — the
+    same draw for all its metrics when they hold the same items, so a text's scores stay
+    together — and recomputes every test (all resamples in one vectorised batch).
+    """
+    rng = np.random.default_rng(seed)
+    resampled: Groups = {}
+    for (judge, perturbation), group in sorted(groups.items()):
+        lengths = {len(pairs) for pairs in group["metrics"].values()}
+        for r in range(resamples):
+            n = next(iter(lengths))
+            draw = rng.integers(0, n, size=n) if len(lengths) == 1 else None
+            metrics = {}
+            for metric, pairs in sorted(group["metrics"].items()):
+                index = draw if draw is not None else rng.integers(0, len(pairs), size=len(pairs))
+                metrics[metric] = [pairs[i] for i in index]
+            resampled[(f"{judge}\x00{r}", perturbation)] = {"level": group["level"], "metrics": metrics}
+    report = build_report(resampled, weights)["judges"]
+    values: dict[str, dict[str, list[float]]] = defaultdict(lambda: {"D_avg": [], "D_avg_ew": []})
+    for key, entry in report.items():
+        judge = key.split("\x00", 1)[0]
+        values[judge]["D_avg"].append(entry["summary"]["D_avg"])
+        values[judge]["D_avg_ew"].append(entry["summary"]["D_avg_ew"])
+    tail = (1 - level) / 2
+    out = {}
+    for judge, series in values.items():
+        low, high = np.quantile(series["D_avg"], [tail, 1 - tail])
+        low_ew, high_ew = np.quantile(series["D_avg_ew"], [tail, 1 - tail])
+        out[judge] = {"D_avg_low": float(low), "D_avg_high": float(high), "D_avg_ew_low": float(low_ew),
+                      "D_avg_ew_high": float(high_ew), "resamples": resamples}  # fmt: skip
+    return out

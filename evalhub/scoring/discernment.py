@@ -23,7 +23,7 @@ from typing import Any
 
 from evalhub.catalog.models import Prompt, Response
 from evalhub.core import perturbations as registry
-from evalhub.core.dhp_report import build_report
+from evalhub.core.dhp_report import bootstrap_d_avg, build_report
 from evalhub.core.judge_outputs import parse_likert_score, parse_rubric_json
 from evalhub.core.judge_prompts import TASKS, geval_messages, rubric_messages
 from evalhub.core.optimism import optimism_report
@@ -355,6 +355,7 @@ def discernment_summary(run: DiscernmentRun) -> dict[str, Any]:
         group["metrics"].setdefault(row["metric"], []).append((row["original_score"], row["perturbed_score"]))
     weights = _run_weights(run, groups)
     summary["dhp"] = build_report(groups, weights) if groups else {"judges": {}, "notes": {}}
+    summary["dhp"]["intervals"] = bootstrap_d_avg(groups, weights, seed=run.seed) if groups else {}
     summary["weights_source"] = run.weights_source or "uniform (no expert weights)"
     return summary
 
@@ -391,6 +392,36 @@ def _bars(values: list[tuple[str, float]], width: int = 560, label_width: int = 
     return {"bars": bars, "height": 16 + len(bars) * row, "width": width, "x0": label_width, "x1": x(1.0)}
 
 
+def _rating_bars(rows: list[dict], width: int = 640, group: int = 62) -> dict:
+    """Mean rating per rubric on benign, subtle and extreme answers (1–5), as grouped columns.
+    Each column is labelled B, S or E under it, so the chart reads without colour."""
+    height, base, top = 170, 140, 20
+
+    def y(rating: float) -> float:
+        return round(base - (rating - 1) / 4 * (base - top), 1)
+
+    columns, labels = [], []
+    for index, row in enumerate(rows):
+        cell = row["subtle"] or row["extreme"]
+        x0 = 40 + index * group
+        labels.append({"x": x0 + 24, "text": row["rubric"][:10]})
+        for offset, (tag, variant, mean) in enumerate(
+            [
+                ("B", "benign", cell["mean_benign"] if cell else None),
+                ("S", "subtle", row["subtle"]["mean_adversarial"] if row["subtle"] else None),
+                ("E", "extreme", row["extreme"]["mean_adversarial"] if row["extreme"] else None),
+            ]
+        ):
+            if mean is None:
+                continue
+            x = x0 + offset * 16
+            columns.append({"x": x, "y": y(mean), "height": round(base - y(mean), 1), "tag": tag,
+                            "variant": variant, "mean": mean, "rubric": row["rubric"]})  # fmt: skip
+    grid = [{"y": y(r), "label": r} for r in (1, 2, 3, 4, 5)]
+    return {"columns": columns, "labels": labels, "grid": grid, "width": max(width, 60 + len(rows) * group),
+            "height": height, "base": base}  # fmt: skip
+
+
 def judge_tables(run: DiscernmentRun, summary: dict) -> list[dict[str, Any]]:
     """Per judge, the rows the results page shows (DHP discernment or YESciEval optimism)."""
     tables = []
@@ -400,7 +431,14 @@ def judge_tables(run: DiscernmentRun, summary: dict) -> list[dict[str, Any]]:
                 {"rubric": rubric, "subtle": by_variant.get("subtle"), "extreme": by_variant.get("extreme")}
                 for rubric, by_variant in sorted(rubrics.items(), key=lambda kv: (kv[0] == "all", kv[0]))
             ]
-            tables.append({"judge": judge, "rows": rows, "quality": summary["quality"].get(judge, {})})
+            tables.append(
+                {
+                    "judge": judge,
+                    "rows": rows,
+                    "chart": _rating_bars(rows),
+                    "quality": summary["quality"].get(judge, {}),
+                }
+            )
         return tables
     for judge, report in summary.get("dhp", {}).get("judges", {}).items():
         rows = [
@@ -411,6 +449,7 @@ def judge_tables(run: DiscernmentRun, summary: dict) -> list[dict[str, Any]]:
             {
                 "judge": judge,
                 "summary": report["summary"],
+                "interval": summary["dhp"].get("intervals", {}).get(judge),
                 "rows": rows,
                 "uniform": report.get("uniform_weights_for", []),
                 "chart": _bars([(r["perturbation"], r["D"]) for r in rows]),

@@ -140,3 +140,60 @@ def test_a_row_after_a_multi_line_cell_is_named_by_its_physical_line():
     )
     with pytest.raises(ReportError, match="line 4: unknown level 'Q'"):
         read_scores(text)
+
+
+def test_the_d_avg_bootstrap_equals_a_plain_loop_of_scipy_calls_on_the_same_draws():
+    import math
+
+    import numpy as np
+    from scipy import stats
+
+    from evalhub.core.dhp_report import bootstrap_d_avg
+
+    rng = np.random.default_rng(2)
+    original = rng.integers(3, 6, size=30).astype(float)
+    perturbed = original - rng.integers(0, 2, size=30)
+    pairs = list(zip(original, perturbed, strict=True))
+    groups = {("judge", "typos"): {"level": "C", "metrics": {"fluency": pairs}}}
+    ours = bootstrap_d_avg(groups, resamples=120, seed=9)["judge"]
+
+    draws = np.random.default_rng(9)
+    ds = []
+    for _ in range(120):
+        index = draws.integers(0, 30, size=30)
+        o, p = original[index], perturbed[index]
+        pv = stats.wilcoxon(o, p, alternative="greater").pvalue if np.any(o != p) else 1.0
+        ds.append(math.log(max(pv, 1e-300)) / math.log(0.05))
+    low, high = np.quantile(ds, [0.025, 0.975])
+    assert (ours["D_avg_low"], ours["D_avg_high"]) == pytest.approx((low, high))
+    assert ours == bootstrap_d_avg(groups, resamples=120, seed=9)["judge"], "seeded"
+
+
+def test_a_judge_that_never_changes_its_score_has_a_zero_interval():
+    from evalhub.core.dhp_report import bootstrap_d_avg
+
+    groups = {("same", "typos"): {"level": "C", "metrics": {"fluency": [(4.0, 4.0)] * 20}}}
+    result = bootstrap_d_avg(groups, resamples=50)["same"]
+    assert (result["D_avg_low"], result["D_avg_high"]) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("n", [3, 6, 9, 13, 14, 20, 40, 50, 60])
+def test_every_row_gets_the_p_value_of_its_own_scipy_call_even_in_a_mixed_batch(n):
+    """Rows with and without ties or zeros, side by side: scipy would pick one method for the
+    whole array; each row must get what scipy gives for that row alone."""
+    import numpy as np
+    from scipy import stats
+
+    from evalhub.core.dhp import wilcoxon_greater_many
+
+    rng = np.random.default_rng(n)
+    tied_o = rng.integers(1, 6, size=(6, n)).astype(float)
+    tied_p = tied_o - rng.integers(-1, 3, size=(6, n))
+    distinct_o = rng.normal(3, 1, size=(3, n))
+    distinct_p = distinct_o - rng.normal(0.4, 1, size=(3, n))
+    original, perturbed = np.vstack([tied_o, distinct_o]), np.vstack([tied_p, distinct_p])
+    ours = wilcoxon_greater_many(original, perturbed)
+    for row in range(original.shape[0]):
+        o, p = original[row], perturbed[row]
+        expected = stats.wilcoxon(o, p, alternative="greater").pvalue if np.any(o != p) else 1.0
+        assert ours[row] == pytest.approx(expected, rel=1e-9, abs=1e-12), row
