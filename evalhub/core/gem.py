@@ -242,5 +242,11 @@ def mean_difference(
         ds = (ra.mean(axis=1) - rb.mean(axis=1)) / pooled
     ds = ds[np.isfinite(ds)]
     low, high = (float(q) for q in np.quantile(ds, [0.025, 0.975])) if len(ds) else (math.nan, math.nan)
-    p = float(stats.ttest_rel(a, b).pvalue) if np.any(a != b) else 1.0
+    differences = a - b
+    if np.all(differences == differences[0]):
+        # A constant shift: no spread to test against (scipy would warn and divide by zero). No
+        # change at all is p = 1; the same nonzero change on every item is taken as certain, p = 0.
+        p = 1.0 if differences[0] == 0 else 0.0
+    else:
+        p = float(stats.ttest_rel(a, b).pvalue)
     return MeanDifference(d, low, high, p, n, float(b.mean()), float(a.mean()))

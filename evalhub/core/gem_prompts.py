@@ -123,3 +123,44 @@ def key_points_system(kind: str) -> str:
 
 def chat(system: str, user: str) -> list[dict[str, str]]:
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+# GEM, Appendix D.1 "LMExaminer" baseline (after Bai et al., 2024): a 0–10 review-quality score.
+EXAMINER_SYSTEM = (
+    "You are an expert tasked with evaluating the quality of a review for a Machine Learning paper. Your goal is to "
+    "assess how well the review critiques the paper and provides valuable feedback to the authors. The paper will be "
+    "given after '[Paper]' and the review will be given after '[Review]'.\n\n"
+    "To judge the quality of this review, consider the following criteria:\n\n"
+    "1. Understanding: Does the reviewer demonstrate a clear understanding of the paper's main contributions, "
+    "methodology, and results?\n"
+    "2. Coverage: Does the review address all major aspects of the paper, including the problem statement, "
+    "methodology, experiments, results, and conclusions?\n"
+    "3. Substantiation: Does the reviewer provide specific examples or references from the paper to support their "
+    "comments and criticisms?\n"
+    "4. Constructiveness: Does the review offer helpful suggestions for improvement or identify areas where the paper "
+    "could be strengthened?\n\n"
+    "For each criterion, provide a detailed analysis of how well the review meets the standard.\n\n"
+    "After analyzing each criterion, provide an overall assessment of the review's quality. Consider how well it "
+    "serves its purpose of offering valuable feedback to the authors.\n\n"
+    "Finally, assign a score to the review on a scale of 0 to 10, where 0 is the lowest quality, 5 is the average "
+    "quality, and 10 is the highest quality.\n\n"
+    "Present your evaluation in the following format:\n\n"
+    "<analysis>\n\n[Your detailed analysis here]\n\n</analysis>\n\n"
+    "<overall_assessment>\n\n[Your overall assessment here]\n\n</overall_assessment>\n\n"
+    "<overall_score>\n\n[Your final quality score here]\n\n</overall_score>"
+)
+
+
+def examiner_messages(paper: str, review: str) -> list[dict[str, str]]:
+    return chat(EXAMINER_SYSTEM, f"[Paper]\n\n{paper}\n\n[Review]\n\n{review}")
+
+
+def parse_examiner_score(text: str) -> float | None:
+    """The number inside <overall_score>…</overall_score>, 0–10; None when absent or out of range."""
+    import re
+
+    match = re.search(r"<overall_score>\s*(?:\[)?\s*(\d+(?:\.\d+)?)", text or "")
+    if not match:
+        return None
+    value = float(match.group(1))
+    return value if 0 <= value <= 10 else None

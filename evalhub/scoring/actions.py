@@ -19,7 +19,7 @@ from evalhub.jobs.chunks import do_complete_chunk, do_create_chunks, pending_chu
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.llm.registry import SCORERS, parse_spec
 from evalhub.llm.types import UnknownProvider
-from evalhub.scoring.models import GemPairScore, GemRun, GemVariant, RowIssue
+from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant, RowIssue
 
 GEM = "gem"
 DEFAULT_CHUNK_PROMPTS = 10
@@ -34,6 +34,7 @@ def check_gem_config(
     preprocessing_lm: str = "",
     validation_strategies: Sequence[str] = (),
     validation_lm: str = "",
+    examiner_lm: str = "",
 ) -> list[str]:
     """Every problem with a GEM configuration, as sentences a user can act on."""
     errors = []
@@ -48,6 +49,7 @@ def check_gem_config(
         ("Evaluation LM", evaluation_lm, "scorer"),
         ("Preprocessing LM", preprocessing_lm, "chat"),
         ("Validation LM", validation_lm, "chat"),
+        ("LMExaminer LM", examiner_lm, "chat"),
     ):
         if not spec:
             continue
@@ -63,6 +65,8 @@ def check_gem_config(
     bad = [s for s in validation_strategies if s not in STRATEGIES]
     if bad:
         errors.append(f"Unknown validation strategies: {', '.join(bad)}.")
+    if examiner_lm and not validation_strategies:
+        errors.append("The LMExaminer baseline is part of the validation table: choose validation strategies too.")
     if any(STRATEGIES[s].needs_llm for s in validation_strategies if s in STRATEGIES) and not validation_lm:
         errors.append("The chosen validation strategies need a validation LM (a chat provider).")
     return errors
@@ -102,6 +106,7 @@ def do_create_gem_run(
     preprocessing_lm: str = "",
     validation_strategies: Sequence[str] = (),
     validation_lm: str = "",
+    examiner_lm: str = "",
     dtype: str = "auto",
     device: str = "",
     prompt_ids: Sequence[int] = (),
@@ -121,6 +126,7 @@ def do_create_gem_run(
         preprocessing_lm=preprocessing_lm,
         validation_strategies=validation_strategies,
         validation_lm=validation_lm,
+        examiner_lm=examiner_lm,
     )
     if errors:
         raise ValueError(" ".join(errors))
@@ -147,6 +153,7 @@ def do_create_gem_run(
                 "preprocessing_lm": preprocessing_lm,
                 "validation_strategies": list(validation_strategies),
                 "validation_lm": validation_lm,
+                "examiner_lm": examiner_lm,
                 "seed": seed,
             },
         )
@@ -162,6 +169,7 @@ def do_create_gem_run(
             use_imported_preprocessing=use_imported_preprocessing,
             validation_strategies=list(validation_strategies),
             validation_lm=validation_lm,
+            examiner_lm=examiner_lm,
             prompt_version=PROMPT_VERSION,
             seed=seed,
             bootstrap=bootstrap,
@@ -226,6 +234,7 @@ def do_record_chunk(chunk: JobChunk, result) -> bool:
 
     def write(_chunk: JobChunk) -> None:
         GemPairScore.objects.bulk_create(rows, ignore_conflicts=True)
+        ExaminerScore.objects.bulk_create(result.examiner, ignore_conflicts=True)
         RowIssue.objects.bulk_create(result.issues)
         GemRun.objects.filter(pk=run.pk).update(
             pairs_done=F("pairs_done") + len(rows),

@@ -56,6 +56,12 @@ class GemRunForm(forms.Form):
     validation_lm = forms.CharField(
         max_length=500, required=False, label="Validation LM", help_text="For the LLM-made strategies. " + SPEC_HELP
     )
+    examiner_lm = forms.CharField(
+        max_length=500,
+        required=False,
+        label="LMExaminer LM",
+        help_text="Adds the LMExaminer baseline (GEM D.1) to the validation table. " + SPEC_HELP,
+    )
     seed = forms.IntegerField(initial=0)
     bootstrap = forms.BooleanField(required=False, help_text="Percentile bootstrap intervals instead of ±1.645·SE.")
 
@@ -71,6 +77,7 @@ class GemRunForm(forms.Form):
             preprocessing_lm=data["preprocessing_lm"].strip(),
             validation_strategies=data["validation_strategies"],
             validation_lm=data["validation_lm"].strip(),
+            examiner_lm=data["examiner_lm"].strip(),
         ):
             self.add_error(None, error)
         return data
@@ -88,6 +95,7 @@ class GemRunForm(forms.Form):
             "use_imported_preprocessing": data["use_imported_preprocessing"],
             "validation_strategies": data["validation_strategies"],
             "validation_lm": data["validation_lm"].strip(),
+            "examiner_lm": data["examiner_lm"].strip(),
             "seed": data["seed"],
             "bootstrap": data["bootstrap"],
         }

@@ -13,7 +13,7 @@ from evalhub.catalog.models import LanguageModel, Response
 from evalhub.core.gem import group_estimates, mean_difference
 from evalhub.core.gem_validation import STRATEGIES
 from evalhub.core.text_overlap import BASELINES
-from evalhub.scoring.models import GemPairScore, GemRun, GemVariant
+from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant
 
 VARIANT_LABELS = dict(GemVariant.choices)
 
@@ -86,13 +86,23 @@ def gem_summary(run: GemRun) -> dict[str, Any]:
         "variants": [{"key": v, "label": VARIANT_LABELS.get(v, v)} for v in run.variants],
         "table": table,
         "validation": validation,
-        "validation_metrics": [{"key": v, "label": VARIANT_LABELS.get(v, v)} for v in run.variants]
-        + [{"key": key, "label": label} for key, (label, _) in BASELINES.items()],
+        "validation_metrics": [
+            {"key": key, "label": VARIANT_LABELS.get(key) or BASELINE_LABELS.get(key, key)}
+            for key in validation_metric_keys(run)
+        ],
         "interval": "90% bootstrap (percentile)" if run.bootstrap else "90%: mean ± 1.645·SE",
         "setup": setup_of(run),
         "pairs": sum(r["references"] for r in rows),
         "issues": run.issues.count(),
     }
+
+
+EXAMINER = "lm-examiner"
+BASELINE_LABELS = {**{key: label for key, (label, _) in BASELINES.items()}, EXAMINER: "LMExaminer"}
+
+
+def validation_metric_keys(run: GemRun) -> list[str]:
+    return [*run.variants, *BASELINES, *([EXAMINER] if run.examiner_lm else [])]
 
 
 def validation_table(run: GemRun, rows: list[dict[str, Any]], originals: list[dict[str, Any]]) -> dict[str, Any]:
@@ -102,11 +112,13 @@ def validation_table(run: GemRun, rows: list[dict[str, Any]], originals: list[di
     baseline_scores = baseline_response_scores(run)
     for key, per_response in baseline_scores.items():
         scores.update({(key, response): value for response, value in per_response.items()})
+    for response, value in ExaminerScore.objects.filter(run=run).values_list("response_id", "score"):
+        scores[(EXAMINER, response)] = value
     derived = [r for r in rows if r["derived_from"] is not None and r["variant"] == run.variants[0]]
     table = {}
     for strategy in run.validation_strategies:
         by_metric = {}
-        for metric in [*run.variants, *BASELINES]:
+        for metric in validation_metric_keys(run):
             paired = [
                 (scores[(metric, r["derived_from"])], scores[(metric, r["response_id"])])
                 for r in derived
@@ -142,6 +154,7 @@ SETUP_LABELS = {
     "imported_preprocessing": "Imported preprocessed texts",
     "prompt_version": "Prompt version",
     "validation_lm": "Validation LM",
+    "examiner_lm": "LMExaminer LM",
 }
 
 
@@ -154,6 +167,7 @@ def setup_of(run: GemRun) -> dict[str, str]:
         "imported_preprocessing": "used where present" if run.use_imported_preprocessing else "not used",
         "prompt_version": run.prompt_version,
         "validation_lm": run.validation_lm or "(none)",
+        "examiner_lm": run.examiner_lm or "(none)",
     }
 
 

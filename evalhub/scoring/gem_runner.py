@@ -30,7 +30,7 @@ from evalhub.llm import get_scorer
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.scoring.chat_template import TemplateError, encode_request
 from evalhub.llm.types import LLMError
-from evalhub.scoring.models import GemPairScore, GemRun, GemVariant, IssueLog, RowIssue
+from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant, IssueLog, RowIssue
 from evalhub.scoring.rewrites import RewriteFailed, messages_key, rewrite_all, stored_completer
 
 logger = logging.getLogger(__name__)
@@ -59,6 +59,7 @@ class ChunkResult:
     scores: dict[str, list[PairScore]] = field(default_factory=dict)
     truncated: set[tuple[str, int, int]] = field(default_factory=set)
     issues: list[RowIssue] = field(default_factory=list)
+    examiner: list[ExaminerScore] = field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -83,6 +84,8 @@ def run_chunk_work(run: GemRun, chunk: JobChunk) -> ChunkResult:
     candidates = [r for r in usable if r.model_id in candidate_models]
     references = [r for r in usable if r.model_id in reference_models]
     derived = _derived_responses(run, prompts, candidates, issue)
+    if run.examiner_lm and derived:
+        result.examiner = _examine(run, prompts, candidates + derived, issue)
 
     by_prompt: dict[int, dict[str, list[Response]]] = defaultdict(lambda: {"c": [], "r": [], "d": []})
     for response in candidates + [r for r in references if r.model_id not in candidate_models]:
@@ -210,6 +213,28 @@ def _derive_with(run: GemRun, strategy: str, name: str, todo, prompts, others_by
             },
         )
         out.append(response)
+    return out
+
+
+def _examine(run: GemRun, prompts: dict[int, Prompt], responses: list[Response], issue) -> list[ExaminerScore]:
+    """The LMExaminer baseline (GEM, Appendix D.1) for originals and their derived copies."""
+    scored = set(ExaminerScore.objects.filter(run=run, response__in=responses).values_list("response_id", flat=True))
+    todo = [r for r in responses if r.pk not in scored]
+
+    def messages(response: Response) -> list[dict[str, str]]:
+        prompt = prompts[response.prompt_id]
+        return gem_prompts.examiner_messages(prompt.source or prompt.synopsis or prompt.text, response.text)
+
+    answers = rewrite_all("gem:examiner", run.examiner_lm, [messages(r) for r in todo])
+    out = []
+    for response in todo:
+        answer = answers[messages_key(messages(response))]
+        score = None if isinstance(answer, RewriteFailed) else gem_prompts.parse_examiner_score(answer)
+        if score is None:
+            reason = answer if isinstance(answer, RewriteFailed) else "no <overall_score> from 0 to 10 in the answer"
+            issue("validation", f"LMExaminer: {reason}", prompt=prompts[response.prompt_id], response=response)
+            continue
+        out.append(ExaminerScore(run=run, response=response, score=score, raw=answer[:5000]))
     return out
 
 

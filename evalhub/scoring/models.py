@@ -37,6 +37,9 @@ class GemRun(models.Model):
     )
     validation_strategies = models.JSONField(default=list, blank=True)
     validation_lm = models.CharField(max_length=500, blank=True, help_text="Chat provider for LLM-based strategies.")
+    examiner_lm = models.CharField(
+        max_length=500, blank=True, help_text="Chat provider for the LMExaminer baseline (GEM, Appendix D.1)."
+    )
     prompt_version = models.CharField(max_length=100)
     seed = models.IntegerField(default=0)
     bootstrap = models.BooleanField(default=False)
@@ -82,6 +85,21 @@ class GemPairScore(models.Model):
 
     def __str__(self) -> str:
         return f"{self.variant}: {self.candidate_id} → {self.reference_id} = {self.pmi:.3f}"
+
+
+class ExaminerScore(models.Model):
+    """The LMExaminer baseline's 0–10 score of one candidate response (GEM, Appendix D.1)."""
+
+    run = models.ForeignKey(GemRun, on_delete=models.CASCADE, related_name="examiner_scores")
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
+    score = models.FloatField()
+    raw = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "response"], name="one_examiner_score_per_response")]
+
+    def __str__(self) -> str:
+        return f"LMExaminer {self.score} for {self.response_id}"
 
 
 class RowIssue(models.Model):

@@ -175,3 +175,8 @@ def test_identical_scores_before_and_after_are_not_significant():
 def test_unpaired_inputs_are_refused():
     with pytest.raises(ValueError, match="paired"):
         mean_difference([1.0, 2.0, 3.0], [1.0, 2.0])
+
+
+def test_the_same_change_on_every_item_is_certain_and_no_change_is_not():
+    assert mean_difference([1.0, 2.0, 3.0], [0.0, 1.0, 2.0]).p == 0.0
+    assert mean_difference([1.0, 2.0, 3.0], [1.0, 2.0, 3.0]).p == 1.0

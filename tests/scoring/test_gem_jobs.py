@@ -260,3 +260,37 @@ def test_an_llm_strategy_without_a_validation_lm_is_refused_up_front(reviews, ev
         make_run(reviews, eval_lm, validation_strategies=["llm_rephrase"])
     with pytest.raises(ValueError, match="log-probabilities"):
         make_run(reviews, "heuristic")
+
+
+def examiner(messages):
+    review = messages[-1]["content"].split("[Review]\n\n", 1)[1]
+    if "Paper 2." in review and "The datasets are small." in review:  # one original the examiner cannot score
+        return "I cannot score this one."
+    sentences = review.count(".")
+    return f"<analysis>\n\nFine.\n\n</analysis>\n\n<overall_score>\n\n{min(10, sentences)}\n\n</overall_score>"
+
+
+def test_the_lm_examiner_baseline_joins_the_validation_table(reviews, eval_lm, monkeypatch):
+    from evalhub.core.gem_prompts import parse_examiner_score
+    from evalhub.scoring.models import ExaminerScore
+
+    assert parse_examiner_score("<overall_score>\n[7.5]\n</overall_score>") == 7.5
+    assert parse_examiner_score("<overall_score>11</overall_score>") is None
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "test-key")
+    with FakeLLMServer(reply=examiner) as server:
+        run = make_run(
+            reviews,
+            eval_lm,
+            validation_strategies=["sentence_deletion"],
+            examiner_lm=f"openai-compatible:{server.url}/v1|examiner",
+        )
+        run_all(run)
+    run.job.refresh_from_db()
+    scores = dict(ExaminerScore.objects.filter(run=run).values_list("response_id", "score"))
+    derived = Response.objects.filter(perturbation="gem:sentence_deletion", parent__in=list(scores))
+    paired = [(scores[d.parent_id], scores[d.pk]) for d in derived if d.pk in scores]
+    expected = mean_difference([b for b, _ in paired], [a for _, a in paired], seed=0)
+    cell = run.job.result["validation"]["sentence_deletion"]["by_metric"]["lm-examiner"]
+    assert cell["d"] == pytest.approx(expected.d) and cell["d"] < 0 and cell["n"] == len(paired) == 3
+    assert RowIssue.objects.filter(job=run.job, message__startswith="LMExaminer: no <overall_score>").count() == 1
+    assert {"key": "lm-examiner", "label": "LMExaminer"} in run.job.result["validation_metrics"]

@@ -28,6 +28,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-imported-preprocessing", action="store_true")
         parser.add_argument("--validate", default="", help="Comma-separated validation strategies (Algorithm 1).")
         parser.add_argument("--validation-lm", default="")
+        parser.add_argument("--examiner-lm", default="", help="Chat provider for the LMExaminer baseline (D.1).")
         parser.add_argument("--dtype", default="auto", choices=["auto", "bfloat16", "float32", "float16"])
         parser.add_argument("--device", default="")
         parser.add_argument("--seed", type=int, default=0)
@@ -59,6 +60,7 @@ class Command(BaseCommand):
                 use_imported_preprocessing=not o["no_imported_preprocessing"],
                 validation_strategies=_slugs(o["validate"]),
                 validation_lm=o["validation_lm"],
+                examiner_lm=o["examiner_lm"],
                 dtype=o["dtype"],
                 device=o["device"],
                 seed=o["seed"],
