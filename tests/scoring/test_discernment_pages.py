@@ -110,3 +110,31 @@ def test_the_scores_export_recomputes_the_same_report_with_dhp_report(client, lo
     ]  # fmt: skip
     recomputed = build_report(read_scores(body))
     assert recomputed["judges"] == json.loads(json.dumps(finished.job.result["dhp"]["judges"]))
+
+
+def test_judge_run_runs_in_process_and_prints_discernment(summaries, server, tmp_path):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    weights = tmp_path / "weights.json"
+    weights.write_text('{"reordering": {"coherence": 0.75, "fluency": 0.25}}')
+    out = io.StringIO()
+    call_command(
+        "judge_run",
+        "--benchmark=summ",
+        "--targets=sys-a",
+        "--perturbations=reordering:major",
+        "--metrics=coherence,fluency",
+        f"--judge={spec(server, 'perfect')}",
+        "--repeats=1",
+        f"--weights={weights}",
+        stdout=out,
+    )
+    text = out.getvalue()
+    assert "reordering (major)" in text and "D_min 2.78" in text
+    run = DiscernmentRun.objects.get()
+    assert run.weights_source == str(weights) and run.job.status == "succeeded"
+    with pytest.raises(CommandError, match="unknown models: nobody"):
+        call_command("judge_run", "--benchmark=summ", "--targets=nobody", "--perturbations=x:y", "--judge=heuristic")
+    with pytest.raises(CommandError, match="name:severity"):
+        call_command("judge_run", "--benchmark=summ", "--targets=sys-a", "--perturbations=typos", "--judge=heuristic")

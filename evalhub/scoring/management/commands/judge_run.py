@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from evalhub.catalog.models import Benchmark, LanguageModel
+from evalhub.scoring.actions import DEFAULT_CHUNK_PROMPTS, do_create_discernment_run
+from evalhub.scoring.discernment import discernment_summary, run_discernment_chunk
+
+
+def _list(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+class Command(BaseCommand):
+    help = "Run a DHP or YESciEval judge run here (or --enqueue it for the workers) and print the summary."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--benchmark", required=True)
+        parser.add_argument("--family", choices=["dhp", "yescieval"], default="dhp")
+        parser.add_argument("--task", default="dhp-summarization", help="dhp-summarization, …, or yescieval")
+        parser.add_argument(
+            "--targets", required=True, help="Comma-separated slugs of the models whose texts are perturbed."
+        )
+        parser.add_argument(
+            "--perturbations",
+            required=True,
+            help="Comma-separated name:severity, e.g. random_typos:minor,reordering:major",
+        )
+        parser.add_argument("--metrics", default="", help="Comma-separated; default: all of the task's.")
+        parser.add_argument("--judge", action="append", required=True, help="A judge's provider spec; repeat.")
+        parser.add_argument("--repeats", type=int, default=5)
+        parser.add_argument("--mode", choices=["generate", "probability"], default="generate")
+        parser.add_argument("--temperature", type=float, default=0.0)
+        parser.add_argument("--perturbation-lm", default="")
+        parser.add_argument("--shape", default="default")
+        parser.add_argument("--weights", default="", help="Expert weights JSON {perturbation: {metric: weight}}.")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--chunk-prompts", type=int, default=DEFAULT_CHUNK_PROMPTS)
+        parser.add_argument("--enqueue", action="store_true", help="Queue for the workers instead of running here.")
+
+    def handle(self, *args, **o):
+        from evalhub.core.judge_prompts import RUBRIC_LEVELS
+        from evalhub.core.survey_templates import DHP_TEMPLATES
+
+        try:
+            benchmark = Benchmark.objects.get(slug=o["benchmark"])
+        except Benchmark.DoesNotExist:
+            raise CommandError(f"no benchmark {o['benchmark']!r}.") from None
+        slugs = _list(o["targets"])
+        targets = list(LanguageModel.objects.filter(slug__in=slugs))
+        if len(targets) != len(slugs):
+            missing = sorted(set(slugs) - {m.slug for m in targets})
+            raise CommandError(f"unknown models: {', '.join(missing)}.")
+        perturbations = [item.split(":", 1) for item in _list(o["perturbations"])]
+        if any(len(p) != 2 for p in perturbations):
+            raise CommandError("write perturbations as name:severity, e.g. random_typos:minor.")
+        metrics = _list(o["metrics"])
+        if not metrics:
+            metrics = (
+                list(RUBRIC_LEVELS)
+                if o["family"] == "yescieval"
+                else [m["key"] for m in DHP_TEMPLATES.get(o["task"], {"metrics": []})["metrics"]]
+            )
+        weights = None
+        if o["weights"]:
+            try:
+                weights = json.loads(Path(o["weights"]).read_text(encoding="utf-8"))
+            except (OSError, ValueError) as error:
+                raise CommandError(f"cannot read the weights: {error}") from None
+        try:
+            run = do_create_discernment_run(
+                benchmark=benchmark, family=o["family"], task=o["task"], targets=targets,
+                perturbations=perturbations, metrics=metrics, judges=o["judge"], repeats=o["repeats"],
+                mode=o["mode"], temperature=o["temperature"], perturbation_lm=o["perturbation_lm"],
+                shape=o["shape"], weights=weights, weights_source=o["weights"], seed=o["seed"],
+                chunk_prompts=o["chunk_prompts"], enqueue=o["enqueue"],
+            )  # fmt: skip
+        except ValueError as error:
+            raise CommandError(str(error)) from None
+        self.stdout.write(f"Job {run.job.pk}: {run.job.chunks.count()} chunks.")
+        if o["enqueue"]:
+            self.stdout.write(f"Queued. Follow it at /jobs/{run.job.pk}/.")
+            return
+        for chunk_id in run.job.chunks.values_list("pk", flat=True):
+            run_discernment_chunk(chunk_id)
+        self.print_summary(discernment_summary(run))
+
+    def print_summary(self, summary: dict) -> None:
+        for judge, quality in summary["quality"].items():
+            self.stdout.write(f"\n{judge}: {quality['scores']} scores, {quality['invalid']} invalid")
+            if summary["family"] == "dhp":
+                report = summary["dhp"]["judges"].get(judge)
+                if report is None:
+                    continue
+                s = report["summary"]
+                self.stdout.write(
+                    f"  D_avg {s['D_avg']:.2f}  D_min {s['D_min']:.2f}  D_avg_ew {s['D_avg_ew']:.2f}  "
+                    f"D_min_ew {s['D_min_ew']:.2f}"
+                )
+                for name, entry in report["perturbations"].items():
+                    self.stdout.write(f"  {name:<40} level {entry['level']}  p {entry['p']:.4g}  D {entry['D']:.2f}")
+            else:
+                for rubric, by_variant in summary["optimism"].get(judge, {}).items():
+                    for variant, cell in by_variant.items():
+                        means = f"benign {cell['mean_benign']:.2f} → {cell['mean_adversarial']:.2f}"
+                        self.stdout.write(
+                            f"  {rubric:<16} {variant:<8} {means}  drop {cell['drop']:.2f}"
+                            f"  ≥4 {cell['optimistic_share']:.0%}  n={cell['n']}"
+                        )
