@@ -173,7 +173,6 @@ def do_create_gem_run(
             prompt_version=PROMPT_VERSION,
             seed=seed,
             bootstrap=bootstrap,
-            pairs_total=sum(planned.values()),
         )
         run.candidate_models.set(candidates)
         run.reference_models.set(references)
@@ -200,7 +199,7 @@ def do_resume_gem_run(run: GemRun) -> GemRun:
 
 def progress_message(run: GemRun, job: Job) -> str:
     rate = run.tokens_scored / run.scoring_seconds if run.scoring_seconds else 0.0
-    text = f"{run.pairs_done:,} of about {run.pairs_total:,} pairs scored"
+    text = f"{run.pairs_done:,} of about {job.progress_total:,} pairs scored"
     if rate:
         text += f" · {rate:,.0f} tokens/s"
     if job.started_at and job.progress_done and job.progress_done < job.progress_total:

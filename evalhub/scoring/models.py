@@ -43,7 +43,6 @@ class GemRun(models.Model):
     prompt_version = models.CharField(max_length=100)
     seed = models.IntegerField(default=0)
     bootstrap = models.BooleanField(default=False)
-    pairs_total = models.PositiveIntegerField(default=0)
     pairs_done = models.PositiveIntegerField(default=0)
     tokens_scored = models.PositiveBigIntegerField(default=0)
     scoring_seconds = models.FloatField(default=0.0)

@@ -70,7 +70,7 @@ class Command(BaseCommand):
             )
         except ValueError as error:
             raise CommandError(str(error)) from None
-        self.stdout.write(f"Job {run.job.pk}: {run.chunks.count()} chunks, about {run.pairs_total} pairs.")
+        self.stdout.write(f"Job {run.job.pk}: {run.chunks.count()} chunks, about {run.job.progress_total} pairs.")
         if o["enqueue"]:
             self.stdout.write(f"Queued on 'gpu'. Follow it at /jobs/{run.job.pk}/.")
             return
