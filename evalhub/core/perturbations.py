@@ -276,8 +276,8 @@ def apply(
     return Perturbed(result.text, {"severity": severity, "seed": seed, **result.params}, result.note)
 
 
-def _rule(name, label, level, severities, function, **extra) -> None:
-    register(Perturbation(name, label, extra.pop("family", "dhp"), level, False, severities, function, **extra))
+def _rule(name, label, level, severities, function) -> None:
+    register(Perturbation(name, label, "dhp", level, False, severities, function))
 
 
 _rule(

@@ -21,6 +21,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db.models import Count, Q
+
 from evalhub.catalog.models import Prompt, Response
 from evalhub.core import perturbations as registry
 from evalhub.core.dhp_report import bootstrap_d_avg, build_report
@@ -29,18 +31,16 @@ from evalhub.core.judge_prompts import TASKS, geval_messages, rubric_messages
 from evalhub.core.optimism import optimism_report
 from evalhub.core.perturbations import split_sentences
 from evalhub.jobs.models import JobChunk
-from evalhub.llm import get_scorer
 from evalhub.llm.types import LLMError, UnknownProvider
 from evalhub.scoring.models import DiscernmentFamily, DiscernmentRun, IssueLog, JudgeScore, RowIssue, ScoringMode
 from evalhub.scoring.rewrites import stored_completer
-from evalhub.system.model_access import chat_client
+from evalhub.system.model_access import chat_client, local_or_remote_scorer
 
 MAX_TOKENS = {DiscernmentFamily.DHP: 16, DiscernmentFamily.YESCIEVAL: 400}
 REMINDER = {
     DiscernmentFamily.DHP: "Answer with the score only: one number from 1 to 5.",
     DiscernmentFamily.YESCIEVAL: 'Answer with JSON only: {"rating": <an integer from 1 to 5>, "rationale": "<why>"}.',
 }
-_SCORERS: dict[str, Any] = {}
 
 
 @dataclass
@@ -118,6 +118,8 @@ def _perturbed(run: DiscernmentRun, prompts, originals: list[Response], issue) -
         prompt__benchmark_id=run.benchmark_id, parent__isnull=True, model__in=run.target_models.all()
     ).select_related("prompt"):
         pool[response.model_id].append(response)
+    # What the perturbations may draw on, once per original (not once per perturbation and call).
+    contexts = {o.pk: _context(run, prompts[o.prompt_id], o, pool) for o in originals}
     out = []
     for name, severity in run.perturbations:
         perturbation = registry.REGISTRY[name]
@@ -129,7 +131,7 @@ def _perturbed(run: DiscernmentRun, prompts, originals: list[Response], issue) -
                 "severity": severity,
                 "seed": zlib.crc32(f"{run.seed}:{original.pk}:{name}:{severity}".encode()),
                 "shape": run.shape,
-                "context": _context(run, prompts[original.prompt_id], original, pool),
+                "context": contexts[original.pk],
             }
 
         complete = None
@@ -238,9 +240,7 @@ async def _generated_scores(run: DiscernmentRun, judge: str, todo: list[tuple[It
 
 def _probability_scores(run: DiscernmentRun, judge: str, todo: list[Item], issue) -> list[JudgeScore]:
     try:
-        if judge not in _SCORERS:
-            _SCORERS[judge] = get_scorer(judge)
-        scorer = _SCORERS[judge]
+        scorer = local_or_remote_scorer(judge)
     except (UnknownProvider, OSError, ValueError) as error:
         issue("judging", f"{judge}: {error}", label=judge)
         return []
@@ -323,13 +323,16 @@ def _run_weights(run: DiscernmentRun, groups: dict) -> dict | None:
 
 
 def discernment_summary(run: DiscernmentRun) -> dict[str, Any]:
-    counts = JudgeScore.objects.filter(run=run)
+    counted = {
+        row["judge"]: row
+        for row in JudgeScore.objects.filter(run=run)
+        .values("judge")
+        .annotate(
+            scores=Count("pk"), invalid=Count("pk", filter=Q(valid=False)), reasked=Count("pk", filter=Q(reasked=True))
+        )
+    }
     quality = {
-        judge: {
-            "scores": counts.filter(judge=judge).count(),
-            "invalid": counts.filter(judge=judge, valid=False).count(),
-            "reasked": counts.filter(judge=judge, reasked=True).count(),
-        }
+        judge: {key: counted.get(judge, {}).get(key, 0) for key in ("scores", "invalid", "reasked")}
         for judge in run.judges
     }
     summary: dict[str, Any] = {"family": run.family, "quality": quality, "issues": run.job.row_issues.count()}

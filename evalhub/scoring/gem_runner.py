@@ -26,26 +26,18 @@ from evalhub.core import gem_prompts
 from evalhub.core.gem import GemPair, PairScore, score_pairs, task_pairs
 from evalhub.core.gem_validation import STRATEGIES, derive
 from evalhub.jobs.models import JobChunk
-from evalhub.llm import get_scorer
-from evalhub.llm.registry import parse_spec
 from evalhub.llm.scoring.chat_template import TemplateError, encode_request
 from evalhub.llm.types import LLMError
 from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant, IssueLog, RowIssue
 from evalhub.scoring.rewrites import RewriteFailed, messages_key, rewrite_all, stored_completer
+from evalhub.system.model_access import local_or_remote_scorer
 
 logger = logging.getLogger(__name__)
-_SCORERS: dict[tuple[str, str, str], object] = {}
 
 
 def scorer_for(run: GemRun):
     """The run's evaluation LM, loaded once per worker process and reused by every chunk."""
-    key = (run.evaluation_lm, run.dtype, run.device)
-    if key not in _SCORERS:
-        options = {}
-        if parse_spec(run.evaluation_lm).provider == "transformers":
-            options = {"dtype": None if run.dtype == "auto" else run.dtype, "device": run.device or None}
-        _SCORERS[key] = get_scorer(run.evaluation_lm, **options)
-    return _SCORERS[key]
+    return local_or_remote_scorer(run.evaluation_lm, run.dtype, run.device)
 
 
 def strategy_name(strategy: str, run: GemRun) -> str:

@@ -6,9 +6,10 @@ from functools import lru_cache
 
 from django.conf import settings
 
-from evalhub.llm import get_chat_client
+from evalhub.llm import get_chat_client, get_scorer
 from evalhub.llm.accounting import Price, UsageMeter
 from evalhub.llm.cache import ResponseCache
+from evalhub.llm.registry import parse_spec
 
 
 @lru_cache(maxsize=1)
@@ -22,3 +23,12 @@ def configured_prices() -> dict[str, Price]:
 
 def chat_client(spec, meter: UsageMeter | None = None):
     return get_chat_client(spec, cache=shared_cache(), prices=configured_prices(), meter=meter)
+
+
+@lru_cache(maxsize=8)
+def local_or_remote_scorer(spec: str, dtype: str = "auto", device: str = ""):
+    """A log-probability scorer, built once per worker process and spec (weights load once)."""
+    options = {}
+    if parse_spec(spec).provider == "transformers":
+        options = {"dtype": None if dtype == "auto" else dtype, "device": device or None}
+    return get_scorer(spec, **options)

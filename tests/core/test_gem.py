@@ -10,6 +10,7 @@ from scipy import stats
 
 from evalhub.core.gem import (
     GemPair,
+    PairScore,
     bootstrap_ci,
     group_estimates,
     mean_ci,
@@ -97,14 +98,12 @@ def test_a_response_is_never_paired_with_itself_nor_with_what_it_was_derived_fro
 
 
 def test_a_responses_score_is_the_mean_pmi_over_its_references():
-    pair = GemPair("x", "y", "", "")
-    fake = [
-        type("S", (), {"pair": GemPair("x", "y", "", ""), "pmi": 1.0})(),
-        type("S", (), {"pair": GemPair("x", "z", "", ""), "pmi": 4.0})(),
-        type("S", (), {"pair": GemPair("w", "y", "", ""), "pmi": -2.0})(),
+    scores = [
+        PairScore(GemPair("x", "y", "", ""), conditional=-1.0, marginal=-2.0, tokens=1),  # PMI 1
+        PairScore(GemPair("x", "z", "", ""), conditional=0.0, marginal=-4.0, tokens=1),  # PMI 4
+        PairScore(GemPair("w", "y", "", ""), conditional=-5.0, marginal=-3.0, tokens=1),  # PMI −2
     ]
-    assert pair.candidate == "x"
-    assert response_scores(fake) == {"x": 2.5, "w": -2.0}
+    assert response_scores(scores) == {"x": 2.5, "w": -2.0}
 
 
 def test_the_90_percent_interval_is_mean_plus_minus_1_645_standard_errors():

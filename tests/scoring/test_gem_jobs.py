@@ -7,6 +7,7 @@ import statistics
 from collections import defaultdict
 
 import pytest
+from django.db.models import F
 
 from evalhub.catalog.models import Response
 from evalhub.core.gem import mean_difference
@@ -48,7 +49,7 @@ def test_a_run_scores_every_pair_once_and_finishes_with_the_gre_bench_table(revi
     # 3 full prompts: model × 3 humans + each human × 2 others = 9; the lonely prompt: model × 1 human.
     assert GemPairScore.objects.filter(run=run).count() == 3 * 9 + 1 == run.pairs_done
     assert job.status == JobStatus.SUCCEEDED and job.progress_done == job.progress_total
-    assert not GemPairScore.objects.filter(run=run, candidate=F_same_reference()).exists()
+    assert not GemPairScore.objects.filter(run=run, candidate=F("reference")).exists()
 
     # The table, recomputed by hand from the stored pair rows.
     per_response = defaultdict(list)
@@ -65,12 +66,6 @@ def test_a_run_scores_every_pair_once_and_finishes_with_the_gre_bench_table(revi
     humans = [e for e in job.result["table"]["gem-raw"] if e["model"].startswith("human")]
     assert len(humans) == 3 and all(e["baseline"] for e in humans)
     assert job.result["setup"]["evaluation_lm"] == eval_lm and job.result["setup"]["prompt_version"]
-
-
-def F_same_reference():  # noqa: N802 (reads like the F() it wraps)
-    from django.db.models import F
-
-    return F("reference")
 
 
 def test_a_prompt_with_fewer_than_two_responses_is_reported_not_failed(reviews, eval_lm):
@@ -155,7 +150,9 @@ def test_a_model_without_a_chat_template_is_reported_per_prompt(reviews, tmp_pat
     assert RowIssue.objects.filter(job=run.job, stage="scoring").count() == 4  # every prompt, none silently dropped
 
 
-def test_a_context_too_long_cuts_the_candidate_and_flags_the_row(reviews, eval_lm, tiny_model, tiny_tokenizer):
+def test_a_context_too_long_cuts_the_candidate_and_flags_the_row(
+    reviews, eval_lm, tiny_model, tiny_tokenizer, monkeypatch
+):
     from evalhub.core.gem import GemPair
     from evalhub.llm.scoring.chat_template import encode_request
 
@@ -171,12 +168,9 @@ def test_a_context_too_long_cuts_the_candidate_and_flags_the_row(reviews, eval_l
         for r in references
     )
     run = make_run(reviews, eval_lm)
-    key = (run.evaluation_lm, run.dtype, run.device)
-    gem_runner._SCORERS[key] = TransformersScorer(model=tiny_model, tokenizer=tiny_tokenizer, max_length=limit)
-    try:
-        run_all(run)
-    finally:
-        gem_runner._SCORERS.pop(key)
+    short = TransformersScorer(model=tiny_model, tokenizer=tiny_tokenizer, max_length=limit)
+    monkeypatch.setattr(gem_runner, "scorer_for", lambda _run: short)
+    run_all(run)
     cut = GemPairScore.objects.filter(run=run, truncated=True)
     assert cut.exists() and set(cut.values_list("candidate__prompt", flat=True)) == {prompt.pk}
     assert not GemPairScore.objects.filter(run=run, truncated=False, candidate__text=long_text).exists()
