@@ -66,7 +66,7 @@ def gem_results(request, pk: int):
 
 
 @role_required()
-def gem_export(request, pk: int, what: str, fmt: str):
+def gem_export(request, pk: str, what: str, fmt: str):
     run = get_object_or_404(GemRun.objects.select_related("job"), pk=pk)
     if what == "responses":
         rows = [{key: value for key, value in row.items() if key != "model_pk"} for row in response_score_rows(run)]
@@ -107,7 +107,7 @@ def discernment_results(request, pk: int):
 
 
 @role_required()
-def discernment_export(request, pk: int, what: str, fmt: str):
+def discernment_export(request, pk: str, what: str, fmt: str):
     run = get_object_or_404(DiscernmentRun.objects.select_related("job"), pk=pk)
     if what == "scores":  # the dhp_report input format, so the numbers can be recomputed anywhere
         return download(score_rows(run), fmt, f"discernment-run-{run.pk}-scores")

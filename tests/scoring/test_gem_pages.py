@@ -157,3 +157,10 @@ def test_an_admin_resumes_a_failed_job_and_only_its_unfinished_chunks_are_sent(
         assert client.post(url).status_code == 302
     finished_run.job.refresh_from_db()
     assert finished_run.job.status == "queued" and sent == [[chunk.pk]]
+
+
+def test_an_unknown_export_is_not_found(client, login, viewer, finished_run):
+    login(viewer)
+    assert client.get(f"/scoring/gem/{finished_run.pk}/everything.csv").status_code == 404
+    assert client.get(f"/scoring/gem/{finished_run.pk}/table.xml").status_code == 404
+    assert client.get(f"/scoring/discernment/{finished_run.pk}/scores.xml").status_code == 404
