@@ -7,7 +7,7 @@ order of each pair.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -66,6 +66,28 @@ def by_group(
 def unswap(verdict: int | None) -> int | None:
     """A verdict given on the swapped order, expressed in the original order."""
     return {1: 2, 2: 1}.get(verdict, verdict) if verdict is not None else None
+
+
+def majorities(
+    verdicts: Iterable[tuple[Hashable, bool, int | None]],
+) -> tuple[dict[Hashable, int | None], dict[Hashable, int | None], int]:
+    """verdicts: (pair, shown reversed?, verdict in the order shown), one per sample. Returns per
+    pair the majority of the samples in the original order, the majority of those in the reversed
+    order mapped back to the original order, and the number of invalid (None) answers."""
+    same: dict[Hashable, list[int | None]] = {}
+    reversed_: dict[Hashable, list[int | None]] = {}
+    invalid = 0
+    for pair, reversed_order, verdict in verdicts:
+        invalid += verdict is None
+        (reversed_ if reversed_order else same).setdefault(pair, []).append(
+            unswap(verdict) if reversed_order else verdict
+        )
+    return _modes(same), _modes(reversed_), invalid
+
+
+def _modes(groups: dict[Hashable, list[int | None]]) -> dict[Hashable, int | None]:
+    # One sample per pair is the common case (k = 1): its verdict is its majority.
+    return {p: v[0] if len(v) == 1 else mode(v) for p, v in groups.items()}
 
 
 def position_flip_rate(original_order: Sequence[int | None], swapped_order: Sequence[int | None]) -> Rate:

@@ -1,0 +1,257 @@
+"""Pairwise ratings the way Chatbot Arena computes them: a Bradley–Terry model fitted by
+maximum likelihood, shown on an Elo-like scale, with bootstrap intervals over battles.
+
+P(i beats j) = 1 / (1 + 10^((R_j − R_i) / 400)). A tie counts as half a win for each side
+(Arena duplicates every battle and splits ties; the likelihood is the same). Ratings are
+centred on 1000 (the mean model), since only differences are identified.
+
+A weak Gaussian prior (`ridge`, on strengths in natural-log units) keeps a model that never
+lost, or never won, at a finite rating; with hundreds of battles per model it moves ratings
+by well under a point. `ridge=0` is the plain maximum-likelihood fit.
+
+Fitting works on aggregated counts (wins[i, j] with ties split, per ordered pair), so its cost
+does not grow with the number of battles; a bootstrap resample of N battles is a multinomial
+draw over the distinct (model, model, outcome) cells, which has exactly the distribution of
+drawing N battles with replacement, and all resamples are fitted together.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+SCALE = 400.0
+BASE = 10.0
+CENTRE = 1000.0
+DEFAULT_RIDGE = 0.01
+DEFAULT_ROUNDS = 200
+A, B, TIE = "a", "b", "tie"
+OUTCOMES = (A, B, TIE)
+_ELO_PER_NAT = SCALE / math.log(BASE)
+
+
+@dataclass(frozen=True)
+class Battles:
+    """Distinct (first, second, outcome) cells and how many battles fell in each."""
+
+    models: tuple[str, ...]
+    first: np.ndarray  # model index per cell
+    second: np.ndarray
+    outcome: np.ndarray  # share of the battle won by `first`: 1, 0.5 or 0
+    count: np.ndarray
+
+    @property
+    def total(self) -> int:
+        return int(self.count.sum())
+
+
+def collect(battles: Iterable[tuple[str, str, str]], models: Sequence[str] | None = None) -> Battles:
+    """battles: (model A, model B, outcome) with outcome 'a', 'b' or 'tie'. A battle of a model
+    against itself says nothing about strength and is refused, as is an unknown outcome."""
+    cells: Counter = Counter()
+    for first, second, outcome in battles:
+        if outcome not in OUTCOMES:
+            raise ValueError(f"a battle's outcome must be 'a', 'b' or 'tie', not {outcome!r}.")
+        if first == second:
+            raise ValueError(f"a battle needs two different models, not {first!r} twice.")
+        cells[(first, second, outcome)] += 1
+    names = tuple(models) if models is not None else tuple(sorted({m for f, s, _ in cells for m in (f, s)}))
+    index = {name: i for i, name in enumerate(names)}
+    missing = {m for f, s, _ in cells for m in (f, s)} - set(index)
+    if missing:
+        raise ValueError(f"battles name models outside the list: {sorted(missing)}.")
+    keys = list(cells)
+    return Battles(
+        models=names,
+        first=np.array([index[f] for f, _, _ in keys], dtype=np.intp),
+        second=np.array([index[s] for _, s, _ in keys], dtype=np.intp),
+        outcome=np.array([{A: 1.0, B: 0.0, TIE: 0.5}[o] for _, _, o in keys]),
+        count=np.array([cells[k] for k in keys], dtype=float),
+    )
+
+
+def _aggregate(battles: Battles, counts: np.ndarray) -> np.ndarray:
+    """counts: (R, cells) → wins (R, M, M), wins[r, i, j] = i's (half-tie) wins over j."""
+    m = len(battles.models)
+    forward = battles.first * m + battles.second
+    backward = battles.second * m + battles.first
+    cells = counts.shape[1]
+    mapping = np.zeros((cells, m * m))
+    np.add.at(mapping, (np.arange(cells), forward), battles.outcome)
+    np.add.at(mapping, (np.arange(cells), backward), 1.0 - battles.outcome)
+    return (counts @ mapping).reshape(-1, m, m)
+
+
+def _objective(beta: np.ndarray, wins: np.ndarray, ridge: float) -> np.ndarray:
+    """Negative log-likelihood plus the prior, per stacked problem."""
+    diff = beta[:, :, None] - beta[:, None, :]
+    return -(wins * -np.logaddexp(0.0, -diff)).sum(axis=(1, 2)) + 0.5 * ridge * (beta**2).sum(axis=1)
+
+
+def fit_strengths(
+    wins: np.ndarray, ridge: float = DEFAULT_RIDGE, tol: float = 1e-10, max_iter: int = 100
+) -> np.ndarray:
+    """Strengths β (natural-log units, mean 0) maximising the penalised likelihood, for a stack of
+    win matrices (R, M, M). Damped Newton: the objective is convex, so halving a step until it
+    no longer increases the objective always converges."""
+    wins = np.asarray(wins, dtype=float)
+    stacked, m = wins.shape[0], wins.shape[1]
+    games = wins + wins.transpose(0, 2, 1)
+    beta = np.zeros((stacked, m))
+    current = _objective(beta, wins, ridge)
+    # The shift (1, …, 1) leaves the likelihood unchanged; adding 11ᵀ/M to the Hessian makes it
+    # invertible without changing a step that is orthogonal to 1 (the gradient always is).
+    pin = np.ones((m, m)) / m
+    for _ in range(max_iter):
+        p = 1.0 / (1.0 + np.exp(-(beta[:, :, None] - beta[:, None, :])))
+        gradient = -(wins - games * p).sum(axis=2) + ridge * beta
+        if np.abs(gradient).max() < tol * max(1.0, float(games.max())):
+            break
+        weight = games * p * (1.0 - p)
+        hessian = -weight
+        diagonal = np.arange(m)
+        hessian[:, diagonal, diagonal] = weight.sum(axis=2) + ridge
+        try:
+            step = np.linalg.solve(hessian + pin, gradient[:, :, None])[:, :, 0]
+        except np.linalg.LinAlgError:  # a comparison graph in pieces and no prior: any solution will do
+            step = (np.linalg.pinv(hessian + pin) @ gradient[:, :, None])[:, :, 0]
+        scale = np.ones(stacked)
+        for _ in range(60):
+            candidate = beta - scale[:, None] * step
+            value = _objective(candidate, wins, ridge)
+            worse = value > current + 1e-12 * np.abs(current)
+            if not worse.any():
+                break
+            scale = np.where(worse, scale / 2, scale)
+        beta, current = candidate, value
+    return beta - beta.mean(axis=1, keepdims=True)
+
+
+def to_rating(beta: np.ndarray) -> np.ndarray:
+    return CENTRE + _ELO_PER_NAT * beta
+
+
+def win_probability(rating_i: float, rating_j: float) -> float:
+    return 1.0 / (1.0 + BASE ** ((rating_j - rating_i) / SCALE))
+
+
+def ratings(battles: Battles, ridge: float = DEFAULT_RIDGE) -> np.ndarray:
+    """The fitted rating of every model on the full data."""
+    return to_rating(fit_strengths(_aggregate(battles, battles.count[None, :]), ridge))[0]
+
+
+def bootstrap_ratings(
+    battles: Battles, rounds: int = DEFAULT_ROUNDS, seed: int = 0, ridge: float = DEFAULT_RIDGE, batch: int = 100
+) -> np.ndarray:
+    """(rounds, M) ratings, each fitted on N battles drawn with replacement from the N observed."""
+    rng = np.random.default_rng(seed)
+    share = battles.count / battles.count.sum()
+    out = []
+    for start in range(0, rounds, batch):
+        draws = rng.multinomial(battles.total, share, size=min(batch, rounds - start)).astype(float)
+        out.append(to_rating(fit_strengths(_aggregate(battles, draws), ridge)))
+    return np.concatenate(out) if out else np.zeros((0, len(battles.models)))
+
+
+def ranks(low: Sequence[float], high: Sequence[float]) -> list[int]:
+    """Arena's rank: 1 + the number of models whose lower bound is above this model's upper bound."""
+    return [1 + sum(bool(other_low > own_high) for other_low in low) for own_high in high]  # plain ints, not numpy's
+
+
+@dataclass(frozen=True)
+class Rating:
+    model: str
+    rating: float
+    low: float
+    high: float
+    rank: int
+    battles: int
+    wins: int
+    losses: int
+    ties: int
+
+    @property
+    def win_rate(self) -> float | None:
+        return (self.wins + 0.5 * self.ties) / self.battles if self.battles else None
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "win_rate": self.win_rate}
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    ratings: list[Rating]  # best first
+    models: tuple[str, ...]
+    games: list[list[int]]  # games[i][j], in `models` order
+    wins: list[list[float]]  # wins[i][j] with ties counted half
+    ties: list[list[int]]
+    rounds: int
+    ridge: float
+    confidence: float
+
+    def win_rate(self, i: int, j: int) -> float | None:
+        return self.wins[i][j] / self.games[i][j] if self.games[i][j] else None
+
+
+def leaderboard(
+    battles: Iterable[tuple[str, str, str]],
+    rounds: int = DEFAULT_ROUNDS,
+    seed: int = 0,
+    ridge: float = DEFAULT_RIDGE,
+    confidence: float = 0.95,
+) -> Leaderboard:
+    """Ratings with percentile bootstrap intervals, Arena ranks, and the win/battle matrices."""
+    collected = collect(battles)
+    m = len(collected.models)
+    if m == 0:
+        return Leaderboard([], (), [], [], [], rounds, ridge, confidence)
+    point = ratings(collected, ridge)
+    resampled = bootstrap_ratings(collected, rounds, seed, ridge)
+    tail = (1 - confidence) / 2 * 100
+    if len(resampled):
+        low, high = np.percentile(resampled, [tail, 100 - tail], axis=0)
+    else:
+        low, high = point.copy(), point.copy()
+    wins = _aggregate(collected, collected.count[None, :])[0]
+    games = np.zeros((m, m), dtype=int)
+    ties = np.zeros((m, m), dtype=int)
+    decisive = np.zeros((m, m), dtype=int)  # decisive[i, j]: battles i won outright against j
+    for f, s, o, c in zip(collected.first, collected.second, collected.outcome, collected.count, strict=True):
+        games[f, s] += int(c)
+        games[s, f] += int(c)
+        if o == 0.5:
+            ties[f, s] += int(c)
+            ties[s, f] += int(c)
+        else:
+            winner, loser = (f, s) if o == 1.0 else (s, f)
+            decisive[winner, loser] += int(c)
+    order = sorted(range(m), key=lambda i: -point[i])
+    rank = ranks(list(low), list(high))
+    rows = [
+        Rating(
+            model=collected.models[i],
+            rating=float(point[i]),
+            low=float(low[i]),
+            high=float(high[i]),
+            rank=rank[i],
+            battles=int(games[i].sum()),
+            wins=int(decisive[i].sum()),
+            losses=int(decisive[:, i].sum()),
+            ties=int(ties[i].sum()),
+        )
+        for i in order
+    ]
+    return Leaderboard(
+        ratings=rows,
+        models=collected.models,
+        games=games.tolist(),
+        wins=wins.tolist(),
+        ties=ties.tolist(),
+        rounds=rounds,
+        ridge=ridge,
+        confidence=confidence,
+    )

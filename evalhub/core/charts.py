@@ -1,0 +1,54 @@
+"""Geometry for server-rendered SVG charts (pure: the templates draw, this only places)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def interval_chart(
+    entries: list[dict[str, Any]], width: int = 640, row_height: int = 26, label_width: int = 220
+) -> dict:
+    """Positions for a server-rendered SVG dot-and-whisker chart (GEM, Figure 4): one row per model,
+    the mean as a marker (a square for the human baseline, so it reads without colour), the
+    interval as a line with end caps."""
+    points = [e for e in entries if e.get("mean") is not None]
+    values = [v for e in points for v in (e["mean"], e.get("low"), e.get("high")) if v is not None]
+    if not values:
+        return {"rows": [], "height": 0, "width": width}
+    low, high = min(values), max(values)
+    span = (high - low) or 1.0
+    low, high = low - 0.05 * span, high + 0.05 * span
+    plot = width - label_width - 20
+
+    def x(value: float) -> float:
+        return round(label_width + (value - low) / (high - low) * plot, 1)
+
+    rows = []
+    for index, entry in enumerate(points):
+        y = 20 + index * row_height
+        rows.append(
+            {
+                "label": entry["name"],
+                "y": y,
+                "x": x(entry["mean"]),
+                "x_low": x(entry["low"]) if entry.get("low") is not None else None,
+                "x_high": x(entry["high"]) if entry.get("high") is not None else None,
+                "baseline": entry.get("baseline", False),
+                "mean": entry["mean"],
+            }
+        )
+    zero = x(0.0) if low <= 0 <= high else None
+    # Whole numbers on wide scales (ratings in the hundreds or thousands), three figures otherwise.
+    tick_format = ".0f" if high - low >= 50 else ".3g"
+    ticks = [
+        {"x": x(low + (high - low) * i / 4), "label": format(low + (high - low) * i / 4, tick_format)} for i in range(5)
+    ]
+    return {
+        "rows": rows,
+        "height": 40 + len(rows) * row_height,
+        "width": width,
+        "zero": zero,
+        "ticks": ticks,
+        "axis_y": 30 + len(rows) * row_height - row_height // 2,
+        "label_width": label_width,
+    }

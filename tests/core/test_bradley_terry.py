@@ -1,0 +1,160 @@
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from evalhub.core import bradley_terry as bt
+
+
+def simulate(strengths_elo: dict[str, float], battles: int, seed: int, tie_share: float = 0.0) -> list[tuple]:
+    """Battles between random pairs, won with the Bradley–Terry probability; a share of battles
+    that would have been won is a tie instead (which keeps the expected score unchanged when
+    split evenly between the two directions)."""
+    rng = np.random.default_rng(seed)
+    names = list(strengths_elo)
+    out = []
+    for _ in range(battles):
+        i, j = rng.choice(len(names), size=2, replace=False)
+        a, b = names[i], names[j]
+        if rng.random() < tie_share:
+            out.append((a, b, "tie"))
+            continue
+        p = bt.win_probability(strengths_elo[a], strengths_elo[b])
+        out.append((a, b, "a" if rng.random() < p else "b"))
+    return out
+
+
+def centred(values: dict[str, float]) -> dict[str, float]:
+    mean = sum(values.values()) / len(values)
+    return {k: v - mean + bt.CENTRE for k, v in values.items()}
+
+
+TRUTH = centred({"m1": 1250.0, "m2": 1120.0, "m3": 1000.0, "m4": 930.0, "m5": 800.0})
+
+
+def test_it_recovers_known_strengths_from_simulated_battles():
+    board = bt.leaderboard(simulate(TRUTH, 20_000, seed=1), rounds=50, ridge=0.0)
+    fitted = {r.model: r.rating for r in board.ratings}
+    assert [r.model for r in board.ratings] == ["m1", "m2", "m3", "m4", "m5"]
+    for name, truth in TRUTH.items():
+        assert fitted[name] == pytest.approx(truth, abs=25)
+    assert sum(fitted.values()) / len(fitted) == pytest.approx(bt.CENTRE)
+
+
+def test_it_matches_a_direct_scipy_fit_of_the_same_likelihood_battle_by_battle():
+    from scipy.optimize import minimize
+
+    battles = simulate(TRUTH, 400, seed=2, tie_share=0.15)
+    names = sorted(TRUTH)
+    index = {n: i for i, n in enumerate(names)}
+    first = np.array([index[a] for a, _, _ in battles])
+    second = np.array([index[b] for _, b, _ in battles])
+    score = np.array([{"a": 1.0, "b": 0.0, "tie": 0.5}[o] for *_, o in battles])
+    ridge = 0.01
+
+    def objective(beta):
+        d = beta[first] - beta[second]
+        nll = -(score * -np.logaddexp(0, -d) + (1 - score) * -np.logaddexp(0, d)).sum()
+        return nll + 0.5 * ridge * (beta**2).sum()
+
+    direct = minimize(objective, np.zeros(len(names)), method="BFGS", options={"gtol": 1e-10}).x
+    direct = bt.CENTRE + (direct - direct.mean()) * 400 / math.log(10)
+    ours = bt.ratings(bt.collect(battles, names), ridge=ridge)
+    np.testing.assert_allclose(ours, direct, atol=1e-3)
+
+
+def test_it_matches_arenas_logistic_regression_with_ties_split_in_two():
+    from sklearn.linear_model import LogisticRegression
+
+    battles = simulate(TRUTH, 600, seed=3, tie_share=0.2)
+    names = sorted(TRUTH)
+    index = {n: i for i, n in enumerate(names)}
+    rows, labels = [], []
+    # Arena: every battle twice; a tie once as a win for each side, a decisive battle twice as itself.
+    for a, b, outcome in battles:
+        x = np.zeros(len(names))
+        x[index[a]], x[index[b]] = math.log(10), -math.log(10)
+        for y in [1, 0] if outcome == "tie" else [int(outcome == "a")] * 2:
+            rows.append(x)
+            labels.append(y)
+    model = LogisticRegression(fit_intercept=False, C=np.inf, tol=1e-10, max_iter=10_000)
+    model.fit(np.array(rows), np.array(labels))
+    arena = 400 * model.coef_[0]
+    arena = arena - arena.mean() + bt.CENTRE
+    ours = bt.ratings(bt.collect(battles, names), ridge=0.0)
+    np.testing.assert_allclose(ours, arena, atol=1e-2)
+
+
+def test_bootstrap_intervals_cover_the_truth_at_about_the_nominal_rate():
+    covered = total = 0
+    for seed in range(40):
+        board = bt.leaderboard(simulate(TRUTH, 500, seed=100 + seed), rounds=200, seed=seed, ridge=0.0)
+        for r in board.ratings:
+            covered += r.low <= TRUTH[r.model] <= r.high
+            total += 1
+    # 200 model-intervals at a nominal 95%: a rate outside [0.88, 0.99] would be a real miscalibration.
+    assert 0.88 <= covered / total <= 0.99
+
+
+def test_a_model_that_never_lost_gets_a_finite_rating_under_the_default_prior():
+    board = bt.leaderboard([("x", "y", "a")] * 12, rounds=50)
+    top, bottom = board.ratings
+    assert top.model == "x" and math.isfinite(top.rating) and math.isfinite(top.high)
+    assert top.rating - bottom.rating > 400  # decisively better, but not infinitely
+    assert top.rating + bottom.rating == pytest.approx(2 * bt.CENTRE)
+
+
+def test_ties_count_half_and_two_even_models_rate_the_same():
+    board = bt.leaderboard([("x", "y", "tie")] * 4 + [("x", "y", "a"), ("y", "x", "a")], rounds=20)
+    assert {r.model: r.rating for r in board.ratings} == {"x": pytest.approx(1000), "y": pytest.approx(1000)}
+    x = board.models.index("x")
+    assert board.games[x][1 - x] == 6 and board.ties[x][1 - x] == 4
+    assert board.win_rate(x, 1 - x) == pytest.approx(0.5)
+    record = {r.model: (r.wins, r.losses, r.ties) for r in board.ratings}
+    assert record == {"x": (1, 1, 4), "y": (1, 1, 4)}
+
+
+def test_the_win_matrix_counts_each_side_from_both_orders():
+    board = bt.leaderboard([("x", "y", "a"), ("y", "x", "a"), ("y", "x", "b"), ("x", "z", "tie")], rounds=10)
+    x, y, z = (board.models.index(n) for n in "xyz")
+    assert board.wins[x][y] == 2 and board.wins[y][x] == 1
+    assert board.wins[x][z] == 0.5 and board.wins[z][x] == 0.5
+    assert board.games[x][y] == 3 and board.games[y][z] == 0
+    assert board.win_rate(y, z) is None
+
+
+def test_arena_rank_counts_models_whose_lower_bound_beats_this_upper_bound():
+    assert bt.ranks(low=[1100, 1000, 1050, 800], high=[1200, 1090, 1150, 900]) == [1, 2, 1, 4]
+    import numpy as np
+
+    ranked = bt.ranks(low=list(np.array([1100.0, 1000.0])), high=list(np.array([1200.0, 1090.0])))
+    assert [type(r) for r in ranked] == [int, int]  # numpy integers would export as strings
+
+
+def test_a_bootstrap_resample_is_a_draw_of_the_same_number_of_battles():
+    battles = bt.collect([("x", "y", "a")] * 7 + [("y", "z", "tie")] * 3)
+    draws = np.random.default_rng(0).multinomial(battles.total, battles.count / battles.total, size=5)
+    assert (draws.sum(axis=1) == 10).all()
+    samples = bt.bootstrap_ratings(battles, rounds=30, seed=4)
+    assert samples.shape == (30, 3)
+    assert np.allclose(samples.mean(axis=1), bt.CENTRE)
+
+
+def test_the_fit_is_deterministic_for_a_seed():
+    battles = simulate(TRUTH, 300, seed=5)
+    one, two = bt.leaderboard(battles, rounds=40, seed=9), bt.leaderboard(battles, rounds=40, seed=9)
+    assert [(r.low, r.high) for r in one.ratings] == [(r.low, r.high) for r in two.ratings]
+
+
+def test_bad_battles_are_refused_with_the_reason():
+    with pytest.raises(ValueError, match="outcome"):
+        bt.collect([("x", "y", "x")])
+    with pytest.raises(ValueError, match="two different models"):
+        bt.collect([("x", "x", "a")])
+
+
+def test_no_battles_make_an_empty_board():
+    board = bt.leaderboard([])
+    assert board.ratings == [] and board.models == ()
