@@ -189,6 +189,28 @@ def _upsert_responses(prompts: dict[str, Prompt], parsed: ParsedFile, counts: di
     )
 
 
+def do_derive_response(
+    parent: Response, *, perturbation: str, severity: str, seed: int, text: str, level: str = "", params: dict
+) -> Response:
+    """`parent` changed by a perturbation (DHP) or a validation strategy (GEM), stored once: its natural
+    key is a constraint, so a retried chunk or a later run gets the stored copy, never a second one."""
+    response, _ = Response.objects.get_or_create(
+        parent=parent,
+        perturbation=perturbation,
+        perturbation_severity=severity,
+        perturbation_seed=seed,
+        defaults={
+            "prompt_id": parent.prompt_id,
+            "model_id": parent.model_id,
+            "variant": parent.variant,
+            "text": text,
+            "perturbation_level": level,
+            "perturbation_params": params,
+        },
+    )
+    return response
+
+
 def do_ensure_criterion(slug: str, name: str, definition: str, levels: dict, *, scenario: str = "") -> Criterion:
     """Create a built-in criterion, or bring an existing built-in one up to date."""
     checked = {str(score): text for score, text in check_levels(levels).items()}

@@ -280,38 +280,22 @@ def _rule(name, label, level, severities, function) -> None:
     register(Perturbation(name, label, "dhp", level, False, severities, function))
 
 
-_rule(
-    "random_deletions",
-    "Random character deletions",
-    "C",
-    (MINOR, MAJOR),
-    lambda text, severity, rng, shape, k, **_: delete_characters(
-        text, k or k_for("random_deletions", severity, shape), rng
-    ),
-)
-_rule(
-    "random_typos",
-    "Random typos",
-    "C",
-    (MINOR, MAJOR),
-    lambda text, severity, rng, shape, k, **_: add_typos(text, k or k_for("random_typos", severity, shape), rng),
-)
-_rule(
-    "random_word_deletions",
-    "Random continuous word deletion",
-    "W",
-    (MINOR, MAJOR),
-    lambda text, severity, rng, shape, k, **_: delete_words(
-        text, k or k_for("random_word_deletions", severity, shape), rng
-    ),
-)
-_rule(
-    "reordering",
-    "Sentence reordering",
-    "S",
-    (MINOR, MAJOR),
-    lambda text, severity, rng, shape, k, **_: reorder_sentences(text, k or k_for("reordering", severity, shape), rng),
-)
+def _counted(name, label, level, operation) -> None:
+    """A minor/major rule that applies `operation(text, k, rng)` k times, with DHP's k for the
+    severity and dataset shape (Table 2) unless the caller gives one."""
+    _rule(
+        name,
+        label,
+        level,
+        (MINOR, MAJOR),
+        lambda text, severity, rng, shape, k, **_: operation(text, k or k_for(name, severity, shape), rng),
+    )
+
+
+_counted("random_deletions", "Random character deletions", "C", delete_characters)
+_counted("random_typos", "Random typos", "C", add_typos)
+_counted("random_word_deletions", "Random continuous word deletion", "W", delete_words)
+_counted("reordering", "Sentence reordering", "S", reorder_sentences)
 
 
 def _random_ending(text, rng, context, **_) -> Perturbed:

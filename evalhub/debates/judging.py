@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import zlib
-from collections import defaultdict
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
 
-from evalhub.core.agreement import Rate, by_group, example_agreement, mode, position_flip_rate, system_agreement, unswap
+from evalhub.core.agreement import (
+    Rate,
+    by_group,
+    example_agreement,
+    majorities,
+    mode,
+    position_flip_rate,
+    system_agreement,
+    unswap,
+)
 from evalhub.core.criteria_variants import criteria_variant
 from evalhub.core.debate import DebateSetup, ask_for_verdict, criteria_text, initial_prompt
 from evalhub.debates.models import Debate, DebateStatus, JudgeRun, JudgeVerdict
@@ -174,12 +182,7 @@ def reference_verdicts(debates: list[Debate]) -> dict[int, int]:
 def judge_verdicts(run: JudgeRun) -> tuple[dict[int, int | None], dict[int, int | None], int]:
     """Per debate: the majority of samples in the debate's order, the same for the reversed order
     (mapped back), and the number of invalid answers."""
-    same, reversed_ = defaultdict(list), defaultdict(list)
-    invalid = 0
-    for debate_id, order, verdict in run.verdicts.values_list("debate_id", "reversed_order", "verdict"):
-        invalid += verdict is None
-        (reversed_ if order else same)[debate_id].append(unswap(verdict) if order else verdict)
-    return ({d: mode(v) for d, v in same.items()}, {d: mode(v) for d, v in reversed_.items()}, invalid)
+    return majorities(run.verdicts.values_list("debate_id", "reversed_order", "verdict"))
 
 
 def meta_evaluation(reference_run) -> tuple[list[JudgeReport], int, int]:

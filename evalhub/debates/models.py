@@ -70,6 +70,13 @@ class DebateStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+def winner_for(verdict: int, swapped: bool) -> str:
+    """Model A, model B or neither, from a verdict in the order shown (submission 1 is B's if swapped)."""
+    if verdict == 0:
+        return Winner.TIE
+    return Winner.A if (verdict == 1) == (not swapped) else Winner.B
+
+
 FINISHED_DEBATE = (DebateStatus.CONSENSUS, DebateStatus.UNRESOLVED, DebateStatus.ADJUDICATED)
 
 
@@ -120,10 +127,7 @@ class Debate(models.Model):
         return (self.response_b, self.response_a) if self.swapped else (self.response_a, self.response_b)
 
     def winner_of(self, verdict: int) -> str:
-        if verdict == 0:
-            return Winner.TIE
-        first_is_a = not self.swapped
-        return Winner.A if (verdict == 1) == first_is_a else Winner.B
+        return winner_for(verdict, self.swapped)
 
 
 class DebateTurn(models.Model):

@@ -23,6 +23,7 @@ from typing import Any
 
 from django.db.models import Count, Q
 
+from evalhub.catalog.actions import do_derive_response
 from evalhub.catalog.models import Prompt, Response
 from evalhub.core import perturbations as registry
 from evalhub.core.dhp_report import bootstrap_d_avg, build_report
@@ -152,19 +153,14 @@ def _perturbed(run: DiscernmentRun, prompts, originals: list[Response], issue) -
             if not made.ok:
                 issue("perturbation", f"{label}: {made.note}", prompt=prompts[original.prompt_id], response=original)
                 continue
-            response, _ = Response.objects.get_or_create(
-                parent=original,
+            response = do_derive_response(
+                original,
                 perturbation=name,
-                perturbation_severity=severity,
-                perturbation_seed=run.seed,
-                defaults={
-                    "prompt_id": original.prompt_id,
-                    "model_id": original.model_id,
-                    "variant": original.variant,
-                    "text": made.text,
-                    "perturbation_level": perturbation.level,
-                    "perturbation_params": {**made.params, "change": made.note, "family": perturbation.family},
-                },
+                severity=severity,
+                seed=run.seed,
+                text=made.text,
+                level=perturbation.level,
+                params={**made.params, "change": made.note, "family": perturbation.family},
             )
             out.append(response)
     return out

@@ -21,6 +21,7 @@ import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from evalhub.catalog.actions import do_derive_response
 from evalhub.catalog.models import Prompt, Response
 from evalhub.core import gem_prompts
 from evalhub.core.gem import GemPair, PairScore, score_pairs, task_pairs
@@ -186,22 +187,17 @@ def _derive_with(run: GemRun, strategy: str, name: str, todo, prompts, others_by
         if made.text is None:
             issue("validation", f"{STRATEGIES[strategy].label}: {made.note}", prompt=prompt, response=candidate)
             continue
-        response, _ = Response.objects.get_or_create(
-            parent=candidate,
+        response = do_derive_response(
+            candidate,
             perturbation=name,
-            perturbation_severity="",
-            perturbation_seed=run.seed,
-            defaults={
-                "prompt_id": candidate.prompt_id,
-                "model_id": candidate.model_id,
-                "variant": candidate.variant,
-                "text": made.text,
-                "perturbation_params": {
-                    "strategy": strategy,
-                    "kind": STRATEGIES[strategy].kind,
-                    "provider": run.validation_lm if STRATEGIES[strategy].needs_llm else "",
-                    **made.params,
-                },
+            severity="",
+            seed=run.seed,
+            text=made.text,
+            params={
+                "strategy": strategy,
+                "kind": STRATEGIES[strategy].kind,
+                "provider": run.validation_lm if STRATEGIES[strategy].needs_llm else "",
+                **made.params,
             },
         )
         out.append(response)

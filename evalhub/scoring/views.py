@@ -1,21 +1,19 @@
 from __future__ import annotations
 
-import json
-
-from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from evalhub.accounts.roles import ADMIN, role_required
-from evalhub.core.tables import to_text
+from evalhub.core.charts import interval_chart
 from evalhub.scoring.actions import (
     do_create_discernment_run,
     do_create_gem_run,
 )
 from evalhub.scoring.discernment import discernment_summary, judge_tables, score_rows
 from evalhub.scoring.forms import DiscernmentRunForm, GemRunForm
-from evalhub.scoring.gem_results import SETUP_LABELS, chart, gem_summary, response_score_rows, setup_of
+from evalhub.scoring.gem_results import SETUP_LABELS, gem_summary, response_score_rows, setup_of
 from evalhub.scoring.models import DiscernmentRun, GemRun
+from evalhub.system.downloads import download
 
 RESPONSES_SHOWN = 500
 
@@ -36,7 +34,7 @@ def results_context(run: GemRun) -> dict:
         {
             "variant": v,
             "entries": summary["table"].get(v["key"], []),
-            "chart": chart(summary["table"].get(v["key"], [])),
+            "chart": interval_chart(summary["table"].get(v["key"], [])),
         }
         for v in summary["variants"]
     ]
@@ -113,13 +111,3 @@ def discernment_export(request, pk: str, what: str, fmt: str):
         return download(score_rows(run), fmt, f"discernment-run-{run.pk}-scores")
     report = run.job.result if run.job.result.get("family") else discernment_summary(run)
     return download(report, "json", f"discernment-run-{run.pk}-report")
-
-
-def download(data, fmt: str, name: str) -> HttpResponse:
-    """`data` as a JSON or CSV attachment (CSV: a list of flat rows)."""
-    if fmt == "json":
-        response = HttpResponse(json.dumps(data, indent=1), content_type="application/json")
-    else:
-        response = HttpResponse(to_text(data, "csv"), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
-    return response

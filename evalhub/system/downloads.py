@@ -1,0 +1,28 @@
+"""File downloads of the numbers a page shows."""
+
+from __future__ import annotations
+
+import json
+
+from django.http import HttpResponse
+
+from evalhub.core.tables import to_text
+
+
+def download(data, fmt: str, name: str) -> HttpResponse:
+    """`data` as a JSON or CSV attachment (CSV: a list of flat rows)."""
+    if fmt == "json":
+        response = HttpResponse(json.dumps(data, indent=1, default=_plain), content_type="application/json")
+    else:
+        response = HttpResponse(to_text(data, "csv"), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+    return response
+
+
+def _plain(value):
+    """JSON for what json cannot write: numpy scalars as numbers (never as strings), times as ISO."""
+    if hasattr(value, "item"):
+        return value.item()
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    raise TypeError(f"cannot export a {type(value).__name__} as JSON")

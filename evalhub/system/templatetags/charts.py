@@ -1,0 +1,60 @@
+"""SVG charts drawn from the geometry in evalhub.core.charts. Built in Python rather than in a
+template: a board holds dozens of them, and every text is escaped by format_html."""
+
+from __future__ import annotations
+
+from django import template
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+
+register = template.Library()
+
+
+@register.simple_tag
+def interval_chart(chart: dict, label: str, digits: int = 3) -> SafeString | str:
+    """Dot-and-whisker rows (a square for a baseline, so it reads without colour), a zero line and ticks."""
+    if not chart.get("rows"):
+        return ""
+    parts = []
+    if chart.get("zero") is not None:
+        parts.append(
+            format_html('<line x1="{0}" x2="{0}" y1="8" y2="{1}" class="zero"/>', chart["zero"], chart["axis_y"])
+        )
+    parts.append(
+        format_html_join(
+            "",
+            '<text x="{}" y="{}" text-anchor="middle" class="tick">{}</text>',
+            ((tick["x"], chart["height"] - 4, tick["label"]) for tick in chart["ticks"]),
+        )
+    )
+    for row in chart["rows"]:
+        y, x = row["y"], row["x"]
+        name = row["label"] if len(row["label"]) <= 30 else row["label"][:29] + "…"
+        tip = f"{row['label']}: {row['mean']:.{digits}f}"
+        parts.append(
+            format_html('<g><text x="{}" y="{}" text-anchor="end">{}</text>', chart["label_width"] - 8, y + 4, name)
+        )
+        if row.get("x_low") is not None:
+            low, high = row["x_low"], row["x_high"]
+            parts.append(
+                format_html(
+                    '<line x1="{0}" x2="{1}" y1="{2}" y2="{2}" class="whisker"/>'
+                    '<line x1="{0}" x2="{0}" y1="{3}" y2="{4}" class="whisker"/>'
+                    '<line x1="{1}" x2="{1}" y1="{3}" y2="{4}" class="whisker"/>',
+                    low, high, y, y - 5, y + 5,
+                )
+            )  # fmt: skip
+        if row.get("baseline"):
+            marker = '<rect x="{}" y="{}" width="10" height="10" class="marker baseline"><title>{}</title></rect></g>'
+            parts.append(format_html(marker, x - 5, y - 5, tip))
+        else:
+            parts.append(
+                format_html('<circle cx="{}" cy="{}" r="5" class="marker"><title>{}</title></circle></g>', x, y, tip)
+            )
+    return format_html(
+        '<svg role="img" aria-label="{}" width="{}" height="{}" class="chart">{}</svg>',
+        label,
+        chart["width"],
+        chart["height"],
+        SafeString("".join(parts)),
+    )
