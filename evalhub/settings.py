@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "evalhub.adjudication",
     "evalhub.surveys",
     "evalhub.scoring",
+    "evalhub.dashboards",
     "evalhub.system",
 ]
 
@@ -149,6 +150,19 @@ if REDIS_URL:
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "evalhub.channel_layers.ThreadSafeInMemoryChannelLayer"}}
+
+# --- Cache (dashboards' aggregates) ------------------------------------------------
+# Shared by every web process in production; per process in the embedded mode.
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "evalhub",
+        }  # fmt: skip
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "evalhub"}}
 
 # --- Celery -----------------------------------------------------------------------
 CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"

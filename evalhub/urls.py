@@ -10,6 +10,7 @@ urlpatterns = [
     path("jobs/", include("evalhub.jobs.urls")),
     path("scoring/", include("evalhub.scoring.urls")),
     path("debates/", include("evalhub.debates.urls")),
+    path("", include("evalhub.dashboards.urls")),
     path("adjudicate/", include("evalhub.adjudication.urls")),
     path("surveys/", include("evalhub.surveys.urls")),
     path("admin/", admin.site.urls),

@@ -17,6 +17,9 @@ from evalhub.settings import DATABASES  # noqa: E402
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CELERY_TASK_ALWAYS_EAGER = True
+# One cache per test process, emptied around each dashboard test: cached aggregates must never
+# outlive the rolled-back data they were computed from.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "evalhub-tests"}}
 CELERY_TASK_EAGER_PROPAGATES = True
 
 # When the suite runs on PostgreSQL, constraint tests also run on SQLite, through this alias.

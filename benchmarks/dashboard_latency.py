@@ -1,0 +1,228 @@
+"""Dashboard latency on a generated database: 20 models, 5,000 debates, 50,000 single-judge verdicts
+(plus finished GEM and DHP jobs), server time of the leaderboard and a model page, cold (cache
+emptied before every request) and warm; and, side by side in the same run, the Bradley–Terry
+bootstrap done the naive way (Arena's notebook: one logistic regression per resample over the
+individual battles) against evalhub's (aggregated counts, all resamples fitted together).
+
+    python benchmarks/dashboard_latency.py                 # SQLite in a temporary folder
+    DATABASE_URL=postgres://… python benchmarks/dashboard_latency.py
+    python benchmarks/dashboard_latency.py --requests 30 --naive-rounds 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("SECRET_KEY", "benchmark-only")
+os.environ.setdefault("EVALHUB_DATA_DIR", tempfile.mkdtemp(prefix="evalhub-dashboard-bench-"))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+import numpy as np  # noqa: E402
+from django.contrib.auth.models import Group, User  # noqa: E402
+from django.core.cache import cache  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.test.utils import setup_test_environment  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from evalhub.catalog.models import Benchmark, Criterion, LanguageModel, Prompt, Response  # noqa: E402
+from evalhub.core import bradley_terry as bt  # noqa: E402
+from evalhub.debates.models import Debate, DebateRun, DebateStatus, JudgeRun, JudgeVerdict, winner_for  # noqa: E402
+from evalhub.jobs.models import Job, JobStatus  # noqa: E402
+from evalhub.scoring.models import DiscernmentRun, GemRun  # noqa: E402
+
+CATEGORIES = ["math", "coding", "writing", "brainstorming", "dialog"]
+VARIANTS = ["original"] * 7 + ["masked", "gibberish", "shuffled"]
+
+
+def build(models: int, debates: int, verdicts: int, seed: int) -> None:
+    rng = random.Random(seed)
+    benchmark = Benchmark.objects.create(slug="arena", name="Arena")
+    criteria = [
+        Criterion.objects.create(slug=name, name=name.title(), levels={str(i): str(i) for i in range(1, 6)})
+        for name in ("helpfulness", "reasoning")
+    ]
+    lms = LanguageModel.objects.bulk_create(
+        LanguageModel(slug=f"model-{i:02d}", display_name=f"Model {i:02d}", provider="openai", model_id=f"m{i}")
+        for i in range(models)
+    )
+    strength = {lm.pk: rng.gauss(0, 1.0) for lm in lms}
+    prompts = Prompt.objects.bulk_create(
+        Prompt(benchmark=benchmark, external_id=f"p{i}", text=f"prompt {i}", category=CATEGORIES[i % 5])
+        for i in range(100)
+    )
+    responses = Response.objects.bulk_create(
+        Response(prompt=p, model=lm, text=f"{lm.slug} on {p.external_id}") for p in prompts for lm in lms
+    )
+    by_key = {(r.prompt_id, r.model_id): r for r in responses}
+    runs_n = math.ceil(debates / len(prompts))
+    pairs = [(a, b) for a in lms for b in lms if a.pk < b.pk]
+    runs = DebateRun.objects.bulk_create(
+        DebateRun(
+            name=f"run {i}",
+            benchmark=benchmark,
+            criterion=criteria[i % 2],
+            model_a=a,
+            model_b=b,
+            agents=["heuristic"] * 3,
+        )  # fmt: skip
+        for i, (a, b) in enumerate(rng.sample(pairs, runs_n))
+    )
+    rows = []
+    for run in runs:
+        for prompt in prompts[: debates // runs_n]:
+            a, b = by_key[(prompt.pk, run.model_a_id)], by_key[(prompt.pk, run.model_b_id)]
+            p_a = 1 / (1 + math.exp(strength[run.model_b_id] - strength[run.model_a_id]))
+            draw, swapped = rng.random(), rng.random() < 0.5
+            outcome = 0 if draw < 0.1 else (1 if draw < 0.1 + 0.9 * p_a else 2)  # 1: A better
+            verdict = 0 if outcome == 0 else (1 if (outcome == 1) != swapped else 2)
+            status = rng.choices([DebateStatus.CONSENSUS, DebateStatus.ADJUDICATED, DebateStatus.UNRESOLVED],
+                                 [0.8, 0.1, 0.1])[0]  # fmt: skip
+            settled = status != DebateStatus.UNRESOLVED
+            rows.append(Debate(run=run, prompt=prompt, response_a=a, response_b=b, swapped=swapped, status=status,
+                               verdict=verdict if settled else None,
+                               winner=winner_for(verdict, swapped) if settled else ""))  # fmt: skip
+    all_debates = Debate.objects.bulk_create(rows, batch_size=2000)
+    per_run: dict[int, list[Debate]] = {}
+    for d in all_debates:
+        per_run.setdefault(d.run_id, []).append(d)
+    judge_runs = []
+    per_judge_run = verdicts // (len(VARIANTS) * len(runs))
+    for j, variant in enumerate(VARIANTS):
+        for run in runs:
+            judge_runs.append(JudgeRun(reference=run, judge=f"openai:m{j}", criteria_variant=variant,
+                                       privileged_sources=["reference_answer"] if j == 5 else []))  # fmt: skip
+    judge_runs = JudgeRun.objects.bulk_create(judge_runs)
+    verdict_rows = []
+    for judge_run in judge_runs:
+        accuracy = 0.5 + 0.05 * int(judge_run.judge.rsplit("m", 1)[1])
+        for d in per_run[judge_run.reference_id][:per_judge_run]:
+            right = d.verdict if d.verdict is not None else 1
+            v = right if rng.random() < accuracy else rng.choice([0, 1, 2])
+            verdict_rows.append(JudgeVerdict(judge_run=judge_run, debate=d, reversed_order=False, sample=0, text="…",
+                                             verdict=v, input_tokens=400, output_tokens=80, latency_s=1.2))  # fmt: skip
+    JudgeVerdict.objects.bulk_create(verdict_rows, batch_size=5000)
+    for k in range(3):
+        table = {
+            v: [
+                {
+                    "model": lm.slug,
+                    "name": lm.display_name,
+                    "mean": strength[lm.pk] + k,
+                    "low": strength[lm.pk] - 0.2,
+                    "high": strength[lm.pk] + 0.2,
+                    "n": 100,
+                }
+                for lm in lms
+            ]  # fmt: skip
+            for v in ("gem", "gem-s-abstract", "gem-s-assw")
+        }
+        job = Job.objects.create(kind="gem", title="gem", status=JobStatus.SUCCEEDED, finished_at=timezone.now(),
+                                 result={"table": table, "interval": "90%"})  # fmt: skip
+        GemRun.objects.create(job=job, benchmark=benchmark, variants=list(table), evaluation_lm=f"transformers:/lm{k}",
+                              prompt_version="v1")  # fmt: skip
+        summary = {"D_avg": 1.5, "D_min": 0.9, "D_avg_ew": 1.6, "D_min_ew": 1.0}
+        dhp = {"family": "dhp", "dhp": {"judges": {f"openai:m{j}": {"summary": summary} for j in range(8)}}}
+        job = Job.objects.create(kind="discernment", title="dhp", status=JobStatus.SUCCEEDED, result=dhp,
+                                 finished_at=timezone.now())  # fmt: skip
+        DiscernmentRun.objects.create(job=job, benchmark=benchmark, family="dhp", task=f"dhp-task-{k}",
+                                      perturbations=[], metrics=[], judges=[])  # fmt: skip
+    print(f"built: {LanguageModel.objects.count()} models, {Debate.objects.count():,} debates, "
+          f"{JudgeVerdict.objects.count():,} single-judge verdicts, {JudgeRun.objects.count()} judge runs")  # fmt: skip
+
+
+def timed(client: Client, url: str, requests: int, cold: bool) -> list[float]:
+    out = []
+    for _ in range(requests):
+        if cold:
+            cache.clear()
+        start = time.perf_counter()
+        response = client.get(url)
+        out.append(time.perf_counter() - start)
+        assert response.status_code == 200, (url, response.status_code)
+    return out
+
+
+def percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) * 1000
+
+
+def naive_bootstrap(battles: list[tuple[str, str, str]], rounds: int, seed: int) -> None:
+    """Arena's notebook: resample the battles, duplicate each (ties split), fit a logistic regression."""
+    from sklearn.linear_model import LogisticRegression
+
+    names = sorted({m for a, b, _ in battles for m in (a, b)})
+    index = {n: i for i, n in enumerate(names)}
+    rng = np.random.default_rng(seed)
+    for _ in range(rounds):
+        sample = [battles[i] for i in rng.integers(0, len(battles), len(battles))]
+        x = np.zeros((2 * len(sample), len(names)))
+        y = np.zeros(2 * len(sample))
+        for row, (a, b, outcome) in enumerate(sample):
+            for copy in range(2):
+                x[2 * row + copy, index[a]], x[2 * row + copy, index[b]] = math.log(10), -math.log(10)
+                y[2 * row + copy] = (copy == 0) if outcome == "tie" else (outcome == "a")
+        LogisticRegression(fit_intercept=False, C=1e6, tol=1e-6).fit(x, y)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", type=int, default=20)
+    parser.add_argument("--debates", type=int, default=5000)
+    parser.add_argument("--verdicts", type=int, default=50000)
+    parser.add_argument("--requests", type=int, default=20)
+    parser.add_argument("--naive-rounds", type=int, default=20, help="the naive bootstrap is timed on this many")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    setup_test_environment()
+    call_command("migrate", verbosity=0)
+    build(args.models, args.debates, args.verdicts, args.seed)
+    viewer = User.objects.create_user("bench-viewer")
+    viewer.groups.add(Group.objects.get_or_create(name="viewer")[0])
+    client = Client()
+    client.force_login(viewer)
+
+    print(f"database: {django.db.connection.vendor}; {args.requests} requests each; times are server time (ms)")
+    print(f"{'page':<34}{'cold p50':>10}{'cold p95':>10}{'warm p50':>10}{'warm p95':>10}{'cold/warm':>11}")
+    for label, url in [("leaderboard", "/leaderboards/"), ("model page", "/models/model-03/"),
+                       ("leaderboard, single judges too", "/leaderboards/?source=consensus&source=human"
+                                                          "&source=single_judge")]:  # fmt: skip
+        cold = timed(client, url, args.requests, cold=True)
+        timed(client, url, 1, cold=False)
+        warm = timed(client, url, args.requests, cold=False)
+        print(f"{label:<34}{percentile(cold, 50):>10.1f}{percentile(cold, 95):>10.1f}{percentile(warm, 50):>10.1f}"
+              f"{percentile(warm, 95):>10.1f}{statistics.median(cold) / statistics.median(warm):>10.1f}×")  # fmt: skip
+
+    from evalhub.dashboards.battles import load_battles
+    from evalhub.dashboards.caching import fingerprint
+
+    battles = [b.opponent_pair for b in load_battles(fingerprint(), with_judges=False)]
+    start = time.perf_counter()
+    naive_bootstrap(battles, args.naive_rounds, args.seed)
+    naive_per_round = (time.perf_counter() - start) / args.naive_rounds
+    start = time.perf_counter()
+    bt.leaderboard(battles, rounds=200, seed=args.seed)
+    ours = time.perf_counter() - start
+    print(f"Bradley–Terry, {len(battles):,} battles, 200 bootstrap resamples + the full fit:")
+    print(f"  naive (per-battle logistic regression per resample): {naive_per_round * 201:.2f} s "
+          f"(extrapolated from {args.naive_rounds} resamples)")  # fmt: skip
+    print(f"  evalhub (aggregated counts, resamples fitted together): {ours:.3f} s")
+    print(f"  ratio: {naive_per_round * 201 / ours:.0f}×")
+
+
+if __name__ == "__main__":
+    main()

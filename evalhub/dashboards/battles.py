@@ -1,0 +1,136 @@
+"""Pairwise battles for the Arena-style leaderboard, from every place a pair was decided.
+
+Sources (each battle says where it came from, and the board can be filtered on it):
+- `consensus`: a debate whose agents agreed (ScaleEval);
+- `human`: a debate the agents left unresolved and people settled (the final adjudication);
+- `single_judge`: a single LLM judge's verdict on a debate's pair (the majority of its
+  samples in the debate's order; the reversed order is there to measure position bias), with
+  the original criteria prompt only: verdicts under gibberish or masked criteria measure the
+  judge, not the models.
+
+A verdict is about the two responses as they were shown; `Debate.winner` (and the same
+mapping for judges) turns it into model A, model B or a tie, so order never leaks into a rating.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from evalhub.core.criteria_variants import ORIGINAL
+from evalhub.dashboards.verdicts import judge_run_majorities
+from evalhub.debates.models import Debate, DebateStatus, Winner, winner_for
+
+CONSENSUS, HUMAN, SINGLE_JUDGE = "consensus", "human", "single_judge"
+SOURCES = {
+    CONSENSUS: "Debate consensus",
+    HUMAN: "Human adjudication",
+    SINGLE_JUDGE: "Single LLM judges",
+}
+DEFAULT_SOURCES = (CONSENSUS, HUMAN)
+OUTCOME = {Winner.A: "a", Winner.B: "b", Winner.TIE: "tie"}
+
+
+class Battle(NamedTuple):  # a tuple: tens of thousands are made and cached per fingerprint
+    model_a: str
+    model_b: str
+    outcome: str  # "a", "b" or "tie"
+    source: str
+    criterion: str
+    scenario: str
+    benchmark: str
+    debate: int
+    judge: str = ""  # the judge's provider spec, for single-judge battles
+
+    def for_model(self, slug: str) -> str | None:
+        """'win', 'loss' or 'tie' from `slug`'s side; None if it did not take part."""
+        if slug not in (self.model_a, self.model_b):
+            return None
+        if self.outcome == "tie":
+            return "tie"
+        return "win" if (self.outcome == "a") == (slug == self.model_a) else "loss"
+
+    @property
+    def opponent_pair(self) -> tuple[str, str, str]:
+        return (self.model_a, self.model_b, self.outcome)
+
+
+DEBATE_FIELDS = (
+    "id",
+    "status",
+    "winner",
+    "swapped",
+    "prompt__category",
+    "run__criterion__slug",
+    "run__benchmark__slug",
+    "response_a__model__slug",
+    "response_b__model__slug",
+)
+
+
+def load_battles(stamp: str, with_judges: bool) -> list[Battle]:
+    """Every settled debate as a battle, and (`with_judges`) every single judge's verdict on one."""
+    battles: list[Battle] = []
+    debates = {}
+    for row in Debate.objects.order_by().values(*DEBATE_FIELDS).iterator(chunk_size=5000):
+        if row["response_a__model__slug"] == row["response_b__model__slug"]:
+            continue  # a model against itself is no evidence about its strength
+        debates[row["id"]] = row
+        if row["status"] in (DebateStatus.CONSENSUS, DebateStatus.ADJUDICATED) and row["winner"]:
+            source = CONSENSUS if row["status"] == DebateStatus.CONSENSUS else HUMAN
+            battles.append(_battle(row, OUTCOME[row["winner"]], source))
+    if with_judges:
+        battles.extend(_judge_battles(debates, judge_run_majorities(stamp)))
+    battles.sort(key=lambda b: (b.debate, b.source, b.judge))  # one order whatever the database returned
+    return battles
+
+
+def _battle(row: dict, outcome: str, source: str, judge: str = "") -> Battle:
+    return Battle(
+        row["response_a__model__slug"],
+        row["response_b__model__slug"],
+        outcome,
+        source,
+        row["run__criterion__slug"],
+        row["prompt__category"] or "—",
+        row["run__benchmark__slug"],
+        row["id"],
+        judge,
+    )
+
+
+def _judge_battles(debates: dict[int, dict], runs: dict[int, dict]) -> list[Battle]:
+    battles = []
+    for run in runs.values():
+        if run["criteria_variant"] != ORIGINAL:
+            continue
+        for debate_id, verdict in run["same"].items():
+            row = debates.get(debate_id)
+            if row is None or verdict is None:
+                continue  # no majority (or only invalid answers): no battle rather than a made-up tie
+            battles.append(_battle(row, OUTCOME[winner_for(verdict, row["swapped"])], SINGLE_JUDGE, run["judge"]))
+    return battles
+
+
+@dataclass(frozen=True)
+class Filters:
+    sources: tuple[str, ...] = DEFAULT_SOURCES
+    criterion: str = ""
+    scenario: str = ""
+    benchmark: str = ""
+
+    @property
+    def with_judges(self) -> bool:
+        return SINGLE_JUDGE in self.sources
+
+    @property
+    def key(self) -> str:
+        return "|".join([",".join(self.sources), self.criterion, self.scenario, self.benchmark])
+
+    def keep(self, battle: Battle) -> bool:
+        return (
+            battle.source in self.sources
+            and (not self.criterion or battle.criterion == self.criterion)
+            and (not self.scenario or battle.scenario == self.scenario)
+            and (not self.benchmark or battle.benchmark == self.benchmark)
+        )

@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+from django import forms
+
+from evalhub.dashboards.battles import DEFAULT_SOURCES, SOURCES, Filters
+
+
+class BattleFilterForm(forms.Form):
+    """The pairwise board's filters (GET). Blank means all; sources default to debates and people."""
+
+    source = forms.MultipleChoiceField(
+        choices=list(SOURCES.items()), required=False, widget=forms.CheckboxSelectMultiple, label="Verdicts from"
+    )
+    criterion = forms.CharField(required=False, max_length=100)
+    scenario = forms.CharField(required=False, max_length=100)
+    benchmark = forms.CharField(required=False, max_length=100)
+
+    def filters(self) -> Filters:
+        data = self.cleaned_data
+        return Filters(
+            sources=tuple(s for s in SOURCES if s in data["source"]) or DEFAULT_SOURCES,
+            criterion=data["criterion"],
+            scenario=data["scenario"],
+            benchmark=data["benchmark"],
+        )

@@ -1,0 +1,109 @@
+"""The GRE-bench board: every model's GEM scores from the latest finished GEM run per benchmark
+and evaluation LM (GEM, Section 5), read from the summary the job stored when it finished."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalhub.core.charts import interval_chart
+from evalhub.dashboards.caching import cached
+from evalhub.jobs.models import JobStatus
+from evalhub.scoring.gem_results import VARIANT_LABELS
+from evalhub.scoring.models import GemRun, GemVariant
+
+# The board's columns, in the paper's order; GEM-raw only appears where a run scored it.
+COLUMNS = (GemVariant.GEM, GemVariant.ABSTRACT, GemVariant.ASSW, GemVariant.RAW)
+
+
+def gre_bench_board(stamp: str) -> list[dict[str, Any]]:
+    return cached("gre_bench", _compute, stamp=stamp)
+
+
+def _compute() -> list[dict[str, Any]]:
+    runs = (
+        GemRun.objects.filter(job__status=JobStatus.SUCCEEDED)
+        .select_related("job", "benchmark")
+        .order_by("-job__finished_at", "-pk")
+    )
+    latest: dict[tuple[int, str], GemRun] = {}
+    older: dict[tuple[int, str], int] = {}
+    for run in runs:
+        key = (run.benchmark_id, run.evaluation_lm)
+        if key in latest:
+            older[key] = older.get(key, 0) + 1
+        else:
+            latest[key] = run
+    boards = []
+    for key, run in latest.items():
+        summary = run.job.result or {}
+        table = summary.get("table", {})
+        variants = [v for v in COLUMNS if v in table]
+        rows: dict[str, dict[str, Any]] = {}
+        for variant in variants:
+            for entry in table[variant]:
+                row = rows.setdefault(
+                    entry["model"],
+                    {"model": entry["model"], "baseline": entry.get("baseline", False), "cells": {}},
+                )
+                row["cells"][variant] = {k: entry.get(k) for k in ("mean", "low", "high", "n")}
+        first = variants[0] if variants else None
+        ordered = sorted(
+            rows.values(),
+            key=lambda r: -((r["cells"].get(first) or {}).get("mean") or float("-inf")) if first else 0,
+        )
+        for row in ordered:
+            row["cell_list"] = [row["cells"].get(v) for v in variants]
+        boards.append(
+            {
+                "run": run.pk,
+                "job": run.job_id,
+                "benchmark": run.benchmark.name,
+                "benchmark_slug": run.benchmark.slug,
+                "evaluation_lm": run.evaluation_lm,
+                "interval": summary.get("interval", ""),
+                "setup": summary.get("setup", {}),
+                "finished_at": run.job.finished_at,
+                "older_runs": older.get(key, 0),
+                "variants": [{"key": v, "label": VARIANT_LABELS[v]} for v in variants],
+                "rows": ordered,
+            }
+        )
+    return boards
+
+
+def with_names(boards: list[dict[str, Any]], names: dict[str, str]) -> list[dict[str, Any]]:
+    """Display names (not cached: a rename shows at once) and one chart per variant."""
+    out = []
+    for board in boards:
+        rows = [{**row, "name": names.get(row["model"], row["model"])} for row in board["rows"]]
+        charts = [
+            {
+                "variant": variant,
+                "chart": interval_chart(
+                    [
+                        {"name": r["name"], "baseline": r["baseline"], **(r["cells"].get(variant["key"]) or {})}
+                        for r in rows
+                    ]  # fmt: skip
+                ),
+            }
+            for variant in board["variants"]
+        ]
+        out.append({**board, "rows": rows, "charts": charts})
+    return out
+
+
+def export_rows(boards: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {
+            "benchmark": board["benchmark_slug"],
+            "evaluation_lm": board["evaluation_lm"],
+            "gem_run": board["run"],
+            "model": row["model"],
+            "human_baseline": row["baseline"],
+            "variant": variant["key"],
+            **(row["cells"].get(variant["key"]) or {}),
+        }
+        for board in boards
+        for row in board["rows"]
+        for variant in board["variants"]
+    ]

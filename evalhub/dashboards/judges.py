@@ -1,0 +1,254 @@
+"""The judges board: every LLM judge (a provider spec) measured every way evalhub measures judges.
+
+- DHP discernment per benchmark (D_avg, D_min, plain and expert-weighted) and the YESciEval
+  optimism report, from the summaries finished discernment jobs stored;
+- agreement with the debate-plus-human reference (ScaleEval, Section 5): example-level (pooled
+  over pairs), system-level (per debate run: do the most frequent verdicts agree), per
+  criterion and scenario in the layout of ScaleEval's Table 4, under criteria prompt variants in
+  the layout of Table 5, without and with privileged information side by side;
+- position bias (how often the verdict flips when the pair is shown the other way round);
+- what judging cost: calls, tokens, latency (and USD where the provider reported prices).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from django.db.models import Avg, Count, Q, Sum
+
+from evalhub.catalog.models import LanguageModel
+from evalhub.core.agreement import Rate, position_flip_rate, system_agreement, unswap
+from evalhub.core.criteria_variants import ORIGINAL, VARIANTS
+from evalhub.dashboards.caching import cached
+from evalhub.dashboards.verdicts import judge_run_majorities
+from evalhub.debates.judging import REFERENCE_STATUSES
+from evalhub.debates.models import Debate, DebateTurn, JudgeVerdict
+from evalhub.jobs.models import JobStatus
+from evalhub.llm.registry import parse_spec
+from evalhub.llm.types import UnknownProvider
+from evalhub.scoring.models import DiscernmentFamily, DiscernmentRun
+
+PLAIN, PRIVILEGED = "plain", "privileged"
+
+
+def judges_board(stamp: str) -> dict[str, Any]:
+    return cached("judges", lambda: _compute(stamp), stamp=stamp)
+
+
+def spec_models(specs: set[str]) -> dict[str, str]:
+    """spec → the slug of the LanguageModel it names, matched on (provider, model id), or on a
+    model id (or slug) equal to the whole spec; specs with no such model are left out."""
+    by_key: dict[tuple[str, str], str] = {}
+    by_text: dict[str, str] = {}
+    for slug, provider, model_id in LanguageModel.objects.exclude(is_human=True).values_list(
+        "slug", "provider", "model_id"
+    ):
+        if provider and model_id:
+            by_key[(provider, model_id)] = slug
+        by_text.setdefault(model_id, slug)
+        by_text.setdefault(slug, slug)
+    out = {}
+    for spec in specs:
+        try:
+            parsed = parse_spec(spec)
+            key = (parsed.provider, parsed.model)
+        except UnknownProvider:
+            key = ("", "")
+        slug = by_key.get(key) or by_text.get(spec)
+        if slug:
+            out[spec] = slug
+    return out
+
+
+def _compute(stamp: str) -> dict[str, Any]:
+    judges: dict[str, dict[str, Any]] = defaultdict(
+        lambda: {"dhp": [], "optimism": [], "agreement": {}, "robustness": {}, "flips": None, "usage": {}}
+    )
+    _discernment(judges)
+    table4, table5 = _agreement(judges, judge_run_majorities(stamp))
+    _usage(judges)
+    models = spec_models(set(judges))
+    rows = [{"judge": spec, "model": models.get(spec), **data} for spec, data in sorted(judges.items())]
+    return {"judges": rows, "table4": table4, "table5": table5, "variants": [ORIGINAL, *VARIANTS]}
+
+
+def _discernment(judges: dict[str, dict[str, Any]]) -> None:
+    runs = (
+        DiscernmentRun.objects.filter(job__status=JobStatus.SUCCEEDED)
+        .select_related("job", "benchmark")
+        .order_by("-job__finished_at", "-pk")
+    )
+    seen: set[tuple[str, str, int, str]] = set()
+    for run in runs:
+        result = run.job.result or {}
+        if run.family == DiscernmentFamily.DHP:
+            for judge, report in result.get("dhp", {}).get("judges", {}).items():
+                key = ("dhp", judge, run.benchmark_id, run.task)
+                if key in seen:
+                    continue  # an older run of the same judge on the same benchmark and task
+                seen.add(key)
+                interval = result["dhp"].get("intervals", {}).get(judge, {})
+                judges[judge]["dhp"].append(
+                    {
+                        "benchmark": run.benchmark.name,
+                        "task": run.task,
+                        "run": run.pk,
+                        "job": run.job_id,
+                        "weights": result.get("weights_source", ""),
+                        "interval": interval,
+                        **report["summary"],
+                    }
+                )
+        else:
+            for judge, rubrics in result.get("optimism", {}).items():
+                key = ("yescieval", judge, run.benchmark_id, run.task)
+                if key in seen or "all" not in rubrics:
+                    continue
+                seen.add(key)
+                judges[judge]["optimism"].append(
+                    {"benchmark": run.benchmark.name, "run": run.pk, "job": run.job_id, **rubrics["all"]}
+                )
+
+
+def _rate(rate: Rate | None) -> dict[str, Any] | None:
+    return None if rate is None or not rate.total else {"rate": rate.rate, "hits": rate.hits, "total": rate.total}
+
+
+def _agreement(judges: dict[str, dict[str, Any]], runs: dict[int, dict[str, Any]]) -> tuple[dict, dict]:
+    references = {
+        debate: (verdict, criterion, scenario or "—")
+        for debate, verdict, criterion, scenario in Debate.objects.filter(
+            run_id__in={r["reference_id"] for r in runs.values()}, status__in=REFERENCE_STATUSES
+        )
+        .exclude(verdict=None)
+        .order_by()
+        .values_list("id", "verdict", "run__criterion__name", "prompt__category")
+    }
+
+    # (judge, variant, plain|privileged) → pooled counts; cells keyed also by (criterion, scenario).
+    example: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+    system: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+    flips: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    cells: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+    for run in runs.values():
+        same, reversed_ = run["same"], run["reversed"]
+        judge, variant = run["judge"], run["criteria_variant"]
+        mode_key = PRIVILEGED if run["privileged_sources"] else PLAIN
+        pooled = example[(judge, variant, mode_key)]
+        predicted, expected = [], []
+        for debate_id, p in same.items():
+            reference = references.get(debate_id)
+            if reference is None:
+                continue  # still waiting for people (or never settled): no reference to agree with
+            e, criterion, scenario = reference
+            hit = p == e  # an invalid answer (None) is a miss, as in ScaleEval's Eq. 2
+            cell = cells[(judge, variant, mode_key, criterion, scenario)]
+            pooled[0] += hit
+            pooled[1] += 1
+            cell[0] += hit
+            cell[1] += 1
+            predicted.append(p)
+            expected.append(e)
+        agrees = system_agreement(predicted, expected) if predicted else None
+        if agrees is not None:
+            system[(judge, variant, mode_key)][0] += int(agrees)
+            system[(judge, variant, mode_key)][1] += 1
+        if run["check_position"]:
+            paired = [i for i in same if i in reversed_]
+            rate = position_flip_rate([same[i] for i in paired], [unswap(reversed_[i]) for i in paired])
+            flips[judge][0] += rate.hits
+            flips[judge][1] += rate.total
+
+    for (judge, variant, mode_key), (hits, total) in example.items():
+        if not total:
+            continue
+        entry = _rate(Rate(hits, total))
+        if variant == ORIGINAL:
+            s_hits, s_total = system.get((judge, variant, mode_key), (0, 0))
+            judges[judge]["agreement"][mode_key] = {
+                "example": entry,
+                "system": {"agrees": s_hits, "runs": s_total} if s_total else None,
+            }
+        if mode_key == PLAIN:
+            judges[judge]["robustness"][variant] = entry
+    for judge, (hits, total) in flips.items():
+        judges[judge]["flips"] = _rate(Rate(hits, total))
+
+    plain_judges = sorted({judge for (judge, _, mode_key, *_rest) in cells if mode_key == PLAIN})
+    table4 = _layout(cells, plain_judges, [ORIGINAL])
+    table5 = _layout(cells, plain_judges, [ORIGINAL, *VARIANTS])
+    return table4, table5
+
+
+def _layout(cells: dict[tuple, list[int]], judges: list[str], variants: list[str]) -> dict[str, Any]:
+    """Rows (variant, criterion, scenario), one column per judge: ScaleEval Tables 4 and 5, plus an
+    overall row per variant pooled over its scenarios."""
+    keys = sorted({(v, c, s) for (_, v, m, c, s) in cells if m == PLAIN and v in variants},
+                  key=lambda k: (variants.index(k[0]), k[1], k[2]))  # fmt: skip
+    rows = []
+    for variant in variants:
+        mine = [k for k in keys if k[0] == variant]
+        if not mine:
+            continue
+        for _, criterion, scenario in mine:
+            rows.append(
+                {
+                    "variant": variant,
+                    "criterion": criterion,
+                    "scenario": scenario,
+                    "cells": [
+                        _rate(Rate(*cells.get((j, variant, PLAIN, criterion, scenario), (0, 0)))) for j in judges
+                    ],
+                }
+            )
+        totals = []
+        for judge in judges:
+            hits = sum(cells.get((judge, variant, PLAIN, c, s), (0, 0))[0] for _, c, s in mine)
+            total = sum(cells.get((judge, variant, PLAIN, c, s), (0, 0))[1] for _, c, s in mine)
+            totals.append(_rate(Rate(hits, total)))
+        rows.append(
+            {"variant": variant, "criterion": "Average", "scenario": "Overall", "cells": totals, "overall": True}
+        )
+    return {"judges": judges, "rows": rows}
+
+
+USAGE = {"calls": Count("pk"), "cached": Count("pk", filter=Q(cached=True)), "input_tokens": Sum("input_tokens"),
+         "output_tokens": Sum("output_tokens"), "latency_s": Avg("latency_s")}  # fmt: skip
+
+
+def _usage(judges: dict[str, dict[str, Any]]) -> None:
+    """Calls, tokens and latency per spec, from single-judge verdicts and debate turns (as an agent)."""
+    for row in JudgeVerdict.objects.values("judge_run__judge").annotate(**USAGE):
+        judges[row.pop("judge_run__judge")]["usage"]["judge"] = row
+    for row in DebateTurn.objects.values("agent_spec").annotate(**USAGE, cost_usd=Sum("cost_usd")):
+        spec = row.pop("agent_spec")
+        if spec in judges:  # debate agents that never judged alone have no row of their own
+            judges[spec]["usage"]["agent"] = row
+
+
+def export_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
+    """One line per judge: the summary columns of the page, flat."""
+    out = []
+    for row in board["judges"]:
+        flat: dict[str, Any] = {"judge": row["judge"], "model": row["model"]}
+        for entry in row["dhp"]:
+            prefix = f"dhp.{entry['benchmark']}.{entry['task']}"
+            flat.update({f"{prefix}.{k}": entry.get(k) for k in ("D_avg", "D_min", "D_avg_ew", "D_min_ew")})
+        for mode_key in (PLAIN, PRIVILEGED):
+            agreement = row["agreement"].get(mode_key) or {}
+            flat[f"agreement.{mode_key}.example"] = (agreement.get("example") or {}).get("rate")
+            flat[f"agreement.{mode_key}.pairs"] = (agreement.get("example") or {}).get("total")
+            system = agreement.get("system") or {}
+            flat[f"agreement.{mode_key}.system_agrees"] = system.get("agrees")
+            flat[f"agreement.{mode_key}.system_runs"] = system.get("runs")
+        for variant, entry in row["robustness"].items():
+            flat[f"robustness.{variant}"] = (entry or {}).get("rate")
+        flat["position_flip_rate"] = (row["flips"] or {}).get("rate")
+        for entry in row["optimism"]:
+            for severity in ("subtle", "extreme"):
+                shift = entry.get(severity) or {}
+                flat[f"optimism.{entry['benchmark']}.{severity}.retention"] = shift.get("retention")
+                flat[f"optimism.{entry['benchmark']}.{severity}.optimistic_share"] = shift.get("optimistic_share")
+        out.append(flat)
+    return out

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from django import template
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
+
+register = template.Library()
+
+
+@register.filter
+def name_of(slug: str, names: dict[str, str]) -> str:
+    """A model's display name, or its slug when it has none (a judge spec, a deleted model)."""
+    return names.get(slug, slug) if slug else ""
+
+
+@register.filter
+def get(mapping, key):
+    return mapping.get(key) if mapping else None
+
+
+@register.simple_tag
+def rate(entry, digits: int = 3) -> str:
+    """An agreement or flip rate with its counts, or a dash (a tag, not a template: the judges'
+    layouts have a thousand of these cells)."""
+    if not entry:
+        return mark_safe('<span data-sort="-1">—</span>')  # noqa: S308 (a constant)
+    return format_html(
+        '<span data-sort="{}">{} <small class="muted">({}/{})</small></span>',
+        entry["rate"],
+        f"{entry['rate']:.{digits}f}",
+        entry["hits"],
+        entry["total"],
+    )

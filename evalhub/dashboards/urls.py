@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from django.urls import path, re_path
+
+from evalhub.dashboards import views
+
+urlpatterns = [
+    path("leaderboards/", views.leaderboards, name="leaderboards"),
+    re_path(
+        r"^leaderboards/(?P<table>ratings|win_rates|gre_bench|judges)\.(?P<fmt>csv|json)$",
+        views.leaderboard_export,
+        name="leaderboard_export",
+    ),
+    path("models/<slug:slug>/", views.model_detail, name="model_detail"),
+    re_path(
+        r"^models/(?P<slug>[-\w]+)/(?P<table>record|by_criterion|by_scenario|gre_bench)\.(?P<fmt>csv|json)$",
+        views.model_export,
+        name="model_export",
+    ),
+]

@@ -1,0 +1,123 @@
+from __future__ import annotations
+
+import hashlib
+
+from django.http import HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, render
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
+
+from evalhub.accounts.roles import role_required
+from evalhub.catalog.models import LanguageModel
+from evalhub.dashboards import gre_bench, judges, pairwise
+from evalhub.dashboards.battles import SOURCES
+from evalhub.dashboards.caching import cached, fingerprint
+from evalhub.dashboards.forms import BattleFilterForm
+from evalhub.dashboards.profiles import model_profile
+from evalhub.system.downloads import download
+
+
+def _names() -> dict[str, str]:
+    return dict(LanguageModel.objects.values_list("slug", "display_name"))
+
+
+def _filters(request):
+    """The battle filters from the query string; None (with the form's errors) when they are invalid."""
+    form = BattleFilterForm(request.GET)
+    return form, (form.filters() if form.is_valid() else None)
+
+
+def _bad_filters(form) -> HttpResponseBadRequest:
+    reasons = "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
+    return HttpResponseBadRequest(f"These filters cannot be used: {reasons}", content_type="text/plain")
+
+
+@role_required()
+def leaderboards(request):
+    form, filters = _filters(request)
+    if filters is None:
+        return render(request, "dashboards/leaderboards.html", {"form": form}, status=400)
+    stamp, names = fingerprint(), _names()
+    # Rendered sections are cached too (the matrices and layouts are thousands of cells); their
+    # key adds the display names, so a renamed model shows at once.
+    page_stamp = f"{stamp}-{hashlib.sha1(repr(sorted(names.items())).encode(), usedforsecurity=False).hexdigest()[:12]}"
+
+    def pairwise_html() -> str:
+        board = pairwise.pairwise_board(filters, stamp)
+        context = {"filters": filters, "query": request.GET.urlencode(), "sources": SOURCES, "board": board,
+                   "chart": pairwise.rating_chart(board["ratings"], names), "names": names}  # fmt: skip
+        return render_to_string("dashboards/_pairwise.html", context)
+
+    pairwise_section = mark_safe(cached(f"html:pairwise:{filters.key}", pairwise_html, stamp=page_stamp))  # noqa: S308 (our own rendered template)
+    if request.htmx and request.htmx.target == "pairwise":
+        return HttpResponse(pairwise_section)
+    gre_section = cached(
+        "html:gre_bench",
+        lambda: render_to_string(
+            "dashboards/_gre_bench.html",
+            {"gre_bench": gre_bench.with_names(gre_bench.gre_bench_board(stamp), names), "names": names},
+        ),
+        stamp=page_stamp,
+    )
+    judges_section = cached(
+        "html:judges",
+        lambda: render_to_string("dashboards/_judges.html", {"judges": judges.judges_board(stamp), "names": names}),
+        stamp=page_stamp,
+    )
+    return render(
+        request,
+        "dashboards/leaderboards.html",
+        {
+            "form": form,
+            "pairwise_html": pairwise_section,
+            "gre_bench_html": mark_safe(gre_section),  # noqa: S308 (our own rendered template)
+            "judges_html": mark_safe(judges_section),  # noqa: S308 (our own rendered template)
+        },
+    )
+
+
+@role_required()
+def leaderboard_export(request, table: str, fmt: str):
+    form, filters = _filters(request)
+    if filters is None:
+        return _bad_filters(form)
+    stamp, names = fingerprint(), _names()
+    if table in ("ratings", "win_rates"):
+        rows = pairwise.export_rows(pairwise.pairwise_board(filters, stamp), table, names)
+    elif table == "gre_bench":
+        rows = gre_bench.export_rows(gre_bench.gre_bench_board(stamp))
+    else:
+        rows = judges.export_rows(judges.judges_board(stamp))
+    return download(rows, fmt, f"leaderboard-{table}")
+
+
+@role_required()
+def model_detail(request, slug: str):
+    model = get_object_or_404(LanguageModel, slug=slug)
+    form, filters = _filters(request)
+    if filters is None:
+        return render(request, "dashboards/model_detail.html", {"model": model, "form": form}, status=400)
+    profile = model_profile(model.slug, filters, fingerprint())
+    return render(
+        request,
+        "dashboards/model_detail.html",
+        {"model": model, "form": form, "profile": profile, "names": _names(), "query": request.GET.urlencode()},
+    )
+
+
+@role_required()
+def model_export(request, slug: str, table: str, fmt: str):
+    model = get_object_or_404(LanguageModel, slug=slug)
+    form, filters = _filters(request)
+    if filters is None:
+        return _bad_filters(form)
+    profile = model_profile(model.slug, filters, fingerprint())
+    if table == "gre_bench":
+        rows = [
+            {"benchmark": e["benchmark"], "evaluation_lm": e["evaluation_lm"], "gem_run": e["run"], **score}
+            for e in profile["gre_bench"]
+            for score in e["scores"]
+        ]
+    else:
+        rows = [{"model": model.slug, **row} for row in profile[table]]
+    return download(rows, fmt, f"{model.slug}-{table}")

@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+from evalhub.core import bradley_terry as bt
+from evalhub.dashboards.battles import CONSENSUS, HUMAN, SINGLE_JUDGE, Filters, load_battles
+from evalhub.dashboards.caching import fingerprint
+from evalhub.dashboards.pairwise import pairwise_board
+from evalhub.debates.models import DebateStatus
+
+
+def outcomes(battles, source=None):
+    return sorted((b.model_a, b.model_b, b.outcome) for b in battles if source is None or b.source == source)
+
+
+def test_a_consensus_verdict_becomes_a_battle_won_by_the_model_whose_response_was_preferred(arena):
+    arena.debate("alpha", "beta", verdict=1)  # submission 1 = alpha's: alpha wins
+    arena.debate("alpha", "beta", verdict=1, swapped=True)  # submission 1 = beta's: beta wins
+    arena.debate("alpha", "beta", verdict=0)
+    assert outcomes(load_battles(fingerprint(), with_judges=True)) == [
+        ("alpha", "beta", "a"),
+        ("alpha", "beta", "b"),
+        ("alpha", "beta", "tie"),
+    ]
+
+
+def test_only_settled_debates_count_and_an_adjudicated_one_is_a_human_battle(arena):
+    arena.debate("alpha", "beta", verdict=2, status=DebateStatus.ADJUDICATED)
+    arena.debate("alpha", "beta", verdict=None, status=DebateStatus.UNRESOLVED)
+    arena.debate("alpha", "beta", verdict=None, status=DebateStatus.FAILED)
+    arena.debate("alpha", "beta", verdict=None, status=DebateStatus.PENDING)
+    battles = load_battles(fingerprint(), with_judges=True)
+    assert [(b.source, b.outcome) for b in battles] == [(HUMAN, "b")]
+
+
+def test_a_single_judge_battle_is_the_majority_of_its_samples_in_the_debates_order(arena):
+    d1 = arena.debate("alpha", "gamma", verdict=1)
+    d2 = arena.debate("alpha", "gamma", verdict=1, swapped=True)
+    d3 = arena.debate("alpha", "gamma", verdict=1)
+    # d1: 1, 1, 2 → 1 → alpha (the reversed order only measures position bias). d2 (swapped): 2 →
+    # alpha's response was second → alpha. d3: 1 vs 2 is a tied majority → no battle at all.
+    arena.judge("openai:gpt-judge", {d1: [1, 1, 2], d2: [2], d3: [1, 2]}, reversed_verdicts={d1: [1, 1, 1]})
+    judged = [b for b in load_battles(fingerprint(), with_judges=True) if b.source == SINGLE_JUDGE]
+    assert sorted((b.debate, b.outcome) for b in judged) == [(d1.pk, "a"), (d2.pk, "a")]
+    assert {b.judge for b in judged} == {"openai:gpt-judge"}
+    assert not [b for b in load_battles(fingerprint(), with_judges=False) if b.source == SINGLE_JUDGE]
+
+
+def test_verdicts_under_a_degraded_criteria_prompt_are_not_battles(arena):
+    d = arena.debate("alpha", "beta", verdict=1)
+    arena.judge("openai:gpt-judge", {d: [2]}, variant="gibberish")
+    assert outcomes(load_battles(fingerprint(), with_judges=True), SINGLE_JUDGE) == []
+
+
+def test_filters_keep_source_criterion_scenario_and_benchmark(arena):
+    arena.debate("alpha", "beta", verdict=1, category="math")
+    arena.debate("alpha", "beta", verdict=2, category="writing", status=DebateStatus.ADJUDICATED)
+    battles = load_battles(fingerprint(), with_judges=True)
+    assert len([b for b in battles if Filters(sources=(CONSENSUS,)).keep(b)]) == 1
+    assert len([b for b in battles if Filters(scenario="writing").keep(b)]) == 1
+    assert len([b for b in battles if Filters(criterion="other").keep(b)]) == 0
+    assert len([b for b in battles if Filters(benchmark="bench").keep(b)]) == 2
+
+
+def test_the_pairwise_board_is_the_bradley_terry_fit_of_the_filtered_battles(arena):
+    for verdict in (1, 1, 1, 2, 0):
+        arena.debate("alpha", "beta", verdict=verdict)
+    for verdict in (1, 2, 2):
+        arena.debate("beta", "gamma", verdict=verdict)
+    arena.debate("alpha", "gamma", verdict=2, status=DebateStatus.ADJUDICATED)
+    board = pairwise_board(Filters(), fingerprint())
+    direct = bt.leaderboard(
+        [("alpha", "beta", o) for o in "a a a b tie".split()]
+        + [("beta", "gamma", o) for o in "a b b".split()]
+        + [("alpha", "gamma", "b")],
+        rounds=200,
+        seed=0,
+    )
+    assert [(r["model"], r["rating"], r["low"], r["high"], r["rank"]) for r in board["ratings"]] == [
+        (r.model, r.rating, r.low, r.high, r.rank) for r in direct.ratings
+    ]
+    assert board["battles"] == 9 and board["by_source"] == {CONSENSUS: 8, HUMAN: 1}
+    alpha_row = next(row for row in board["matrix"] if row["model"] == "alpha")
+    vs_beta = next(c for c in alpha_row["cells"] if c["opponent"] == "beta")
+    assert vs_beta == {"opponent": "beta", "games": 5, "win_rate": (3 + 0.5) / 5}
+    only_math_people = pairwise_board(Filters(sources=(HUMAN,)), fingerprint())
+    assert only_math_people["battles"] == 1

@@ -1,0 +1,168 @@
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from evalhub.core.debate import DebateOutcome
+from evalhub.dashboards import battles as battles_module
+from evalhub.debates.actions import do_finish_debate
+from evalhub.debates.models import DebateStatus
+
+
+@pytest.fixture
+def played(arena):
+    for verdict in (1, 1, 2):
+        arena.debate("alpha", "beta", verdict=verdict)
+    arena.debate("beta", "gamma", verdict=1, category="writing")
+    arena.debate("alpha", "gamma", verdict=0, status=DebateStatus.ADJUDICATED)
+    return arena
+
+
+def test_leaderboards_need_a_login_and_a_role(client, played, outsider, viewer, adjudicator, login):
+    assert client.get("/leaderboards/").status_code == 302
+    assert login(outsider).get("/leaderboards/").status_code == 403
+    assert login(outsider).get("/models/alpha/").status_code == 403
+    assert login(outsider).get("/leaderboards/ratings.csv").status_code == 403
+    assert login(viewer).get("/leaderboards/").status_code == 200
+    assert login(adjudicator).get("/models/alpha/").status_code == 200
+
+
+def test_the_leaderboard_shows_ratings_matrices_and_empty_states(client, played, viewer, login):
+    page = login(viewer).get("/leaderboards/").content.decode()
+    assert "5 battles" in page and "Debate consensus: 4" in page and "Human adjudication: 1" in page
+    assert page.count('<a href="/models/alpha/">ALPHA</a>') == 1
+    assert 'aria-label="Win-rate matrix"' in page and 'aria-label="Battle-count matrix"' in page
+    assert "<svg" in page and 'class="whisker"' in page
+    assert "No finished GEM run yet" in page and "No judge has been measured yet" in page
+
+
+def test_an_empty_database_tells_what_to_run(client, viewer, login):
+    page = login(viewer).get("/leaderboards/").content.decode()
+    assert "No battles match" in page and "run_debates" in page
+
+
+def test_model_output_and_names_are_escaped(client, played, viewer, login):
+    played.models["alpha"].display_name = "<script>alert(1)</script>"
+    played.models["alpha"].save()
+    for url in ("/leaderboards/", "/models/beta/"):
+        page = login(viewer).get(url).content.decode()
+        assert "<script>alert(1)</script>" not in page and "&lt;script&gt;" in page
+
+
+def test_filters_narrow_the_board_and_a_forged_source_is_a_clear_400(client, played, viewer, login):
+    client = login(viewer)
+    page = client.get("/leaderboards/?source=human").content.decode()
+    assert "1 battle (Human adjudication: 1)." in page
+    forged = client.get("/leaderboards/?source=everything")
+    assert forged.status_code == 400 and "cannot be used" in forged.content.decode()
+    for url in ("/leaderboards/ratings.csv?source=everything", "/models/alpha/record.json?source=everything"):
+        export = client.get(url)
+        assert export.status_code == 400 and "source: Select a valid choice" in export.content.decode()
+    partial = client.get("/leaderboards/?scenario=writing", headers={"HX-Request": "true", "HX-Target": "pairwise"})
+    assert partial.content.decode().lstrip().startswith('<section id="pairwise">')
+    assert "GRE-bench" not in partial.content.decode()
+
+
+def test_exports_carry_the_numbers_on_the_page(client, played, viewer, login):
+    client = login(viewer)
+    ratings = json.loads(client.get("/leaderboards/ratings.json").content)
+    assert {r["model"] for r in ratings} == {"alpha", "beta", "gamma"}
+    assert sum(r["battles"] for r in ratings) == 2 * 5
+    assert all(isinstance(r[key], int) for r in ratings for key in ("rank", "battles", "wins", "losses", "ties"))
+    assert all(isinstance(r[key], float) for r in ratings for key in ("rating", "low", "high", "win_rate"))
+    page = client.get("/leaderboards/").content.decode()
+    for r in ratings:
+        assert f"{r['low']:.0f} – {r['high']:.0f}" in page
+    rows = list(csv.DictReader(io.StringIO(client.get("/leaderboards/win_rates.csv").content.decode())))
+    alpha_beta = next(r for r in rows if (r["model"], r["opponent"]) == ("alpha", "beta"))
+    assert alpha_beta["battles"] == "3" and float(alpha_beta["win_rate"]) == pytest.approx(2 / 3)
+    human_only = json.loads(client.get("/leaderboards/ratings.json?source=human").content)
+    assert sum(r["battles"] for r in human_only) == 2
+    assert client.get("/leaderboards/ratings.xml").status_code == 404
+    record = json.loads(client.get("/models/alpha/record.json").content)
+    assert {(r["opponent"], r["wins"], r["losses"], r["ties"]) for r in record} == {
+        ("beta", 2, 1, 0),
+        ("gamma", 0, 0, 1),
+    }
+    for table in ("by_criterion", "by_scenario", "gre_bench"):
+        assert client.get(f"/models/alpha/{table}.csv").status_code == 200
+
+
+def test_the_model_page_shows_its_rating_record_breakdowns_and_settled_debates_only(client, played, viewer, login):
+    waiting = played.debate("alpha", "beta", verdict=None, status=DebateStatus.UNRESOLVED)
+    page = login(viewer).get("/models/alpha/").content.decode()
+    assert "2 won · 1 lost · 1 tied" in page
+    assert "rank" in page and "95%" in page
+    assert f"/debates/{waiting.pk}/" not in page  # never linked while people still have to judge it
+    lost = played.runs[("alpha", "beta", "helpfulness")].debates.filter(verdict=2).get()
+    assert f"/debates/{lost.pk}/" in page
+    assert "has not been measured as a judge" in page
+    assert login(viewer).get("/models/nobody/").status_code == 404
+
+
+def test_a_judge_model_page_shows_its_agreement_and_cost(client, played, viewer, login):
+    debates = list(played.runs[("alpha", "beta", "helpfulness")].debates.all())
+    played.judge("openai:gpt-judge", {d: [d.verdict] for d in debates})
+    page = login(viewer).get("/models/judge-x/").content.decode()
+    assert "openai:gpt-judge" in page and "1.000" in page and "(3/3)" in page
+    assert "3 calls (0 cached)" in page
+
+
+def test_the_leaderboard_makes_the_same_number_of_queries_whatever_the_data(client, played, viewer, login):
+    client = login(viewer)
+
+    def cold_queries() -> int:
+        from django.core.cache import cache
+
+        cache.clear()
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get("/leaderboards/").status_code == 200
+        return len(captured)
+
+    first = played.debate("beta", "gamma", verdict=2)
+    played.judge("openai:gpt-judge", {first: [2]})
+    small = cold_queries()
+    for _ in range(10):
+        d = played.debate("beta", "gamma", verdict=2)
+        played.judge("openai:gpt-judge", {d: [2, 2]}, reversed_verdicts={d: [1]})
+    assert cold_queries() == small
+    with CaptureQueriesContext(connection) as warm:
+        assert client.get("/leaderboards/").status_code == 200
+    assert len(warm) <= 5, [q["sql"][:80] for q in warm.captured_queries]  # session, user, roles, fingerprint, names
+
+
+def test_the_model_page_query_count_does_not_grow_with_the_data(client, played, viewer, login, queries_for):
+    from django.core.cache import cache
+
+    client = login(viewer)
+    cache.clear()
+    small = queries_for(client, "/models/alpha/")
+    for _ in range(10):
+        played.debate("alpha", "gamma", verdict=1)
+    cache.clear()
+    assert queries_for(client, "/models/alpha/") == small
+    cache.clear()
+    with CaptureQueriesContext(connection) as cold:
+        client.get("/models/alpha/")
+    battle_reads = [q for q in cold.captured_queries if '"debates_debate"."winner"' in q["sql"]]
+    assert len(battle_reads) == 1, "the model page reads the battles once, for its board and its record"
+
+
+def test_a_cached_board_is_served_until_a_new_verdict_lands(client, played, viewer, login, monkeypatch):
+    client = login(viewer)
+    calls = []
+    real = battles_module.load_battles
+    monkeypatch.setattr("evalhub.dashboards.pairwise.load_battles", lambda *args: calls.append(1) or real(*args))
+    assert "5 battles" in client.get("/leaderboards/").content.decode()
+    assert "5 battles" in client.get("/leaderboards/").content.decode()
+    assert len(calls) == 1
+
+    unresolved = played.debate("alpha", "beta", verdict=None, status=DebateStatus.RUNNING)
+    do_finish_debate(unresolved, DebateOutcome(verdict=1, rounds_used=1, turns=[]))
+    assert "6 battles" in client.get("/leaderboards/").content.decode()
+    assert len(calls) == 2
