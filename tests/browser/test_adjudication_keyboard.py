@@ -29,6 +29,7 @@ def test_an_adjudicator_decides_two_items_with_the_keyboard(live_server, queue_o
     page.click("button[type=submit]")
     page.goto(f"{live_server.url}/adjudicate/")
     page.click("text=Start")
+    page.wait_for_load_state("load")  # the keyboard handler is a deferred script: press keys after it ran
     seen = []
     for key in ("1", "2"):
         area = page.locator("#adjudication-area")

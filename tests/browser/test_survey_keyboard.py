@@ -18,14 +18,22 @@ def invitation(db):
     return do_invite(do_create_from_template("dhp-translation").latest, name="Expert")
 
 
+def focus_lands_on(browser_page, selector: str) -> None:
+    # autofocus is applied on a later rendering step than the load event: a key pressed before it goes nowhere
+    browser_page.wait_for_function("s => document.activeElement && document.activeElement.matches(s)", arg=selector)
+
+
 def test_an_expert_answers_every_step_with_the_keyboard_and_the_weights_show_it(live_server, invitation, page):  # noqa: F811
     page.goto(f"{live_server.url}/surveys/{invitation.token}/")
+    focus_lands_on(page, "button[type=submit]")
     page.keyboard.press("Enter")  # Start (autofocused)
     for step in range(1, 6):
         page.wait_for_selector(f"text=Quality issue {step} of 5")
+        focus_lands_on(page, "input[name=metric]")
         page.keyboard.press("ArrowDown")  # from the first metric (focused) to the second: Fluency
         page.keyboard.press("Enter")  # implicit submission: Next
     page.wait_for_selector("text=Review")
+    focus_lands_on(page, "button[type=submit]")
     page.keyboard.press("Enter")  # Submit (autofocused)
     page.wait_for_selector("text=your answers are in")
     page.goto(f"{live_server.url}/login/")
