@@ -69,7 +69,7 @@ def check_pairs(run: DebateRun) -> list[tuple[Any, Response, Response]]:
     if run.model_a_id == run.model_b_id:
         raise RunRejected("model A and model B must differ.")
     responses = Response.objects.filter(
-        prompt__benchmark=run.benchmark, parent__isnull=True, variant="", model__in=[run.model_a, run.model_b]
+        prompt__benchmark=run.benchmark, parent__isnull=True, variant=run.variant, model__in=[run.model_a, run.model_b]
     ).select_related("prompt")
     if run.category:
         responses = responses.filter(prompt__category=run.category)
@@ -82,7 +82,8 @@ def check_pairs(run: DebateRun) -> list[tuple[Any, Response, Response]]:
         if run.model_a_id in found and run.model_b_id in found
     ]
     if not pairs:
-        raise RunRejected("no prompt of this benchmark has responses from both models.")
+        which = f" with the variant {run.variant!r}" if run.variant else ""
+        raise RunRejected(f"no prompt of this benchmark has responses{which} from both models.")
     return pairs
 
 

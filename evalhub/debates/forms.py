@@ -18,6 +18,13 @@ class DebateRunForm(forms.Form):
     model_a = forms.ModelChoiceField(LanguageModel.objects.all(), label="Model A")
     model_b = forms.ModelChoiceField(LanguageModel.objects.all(), label="Model B")
     category = forms.CharField(max_length=100, required=False, help_text="Only prompts of this category.")
+    variant = forms.CharField(
+        max_length=100,
+        required=False,
+        label="Response variant",
+        help_text="Blank: imported responses. A generation run's variant (e.g. answer:1h) compares its responses "
+        "at one hint tier.",
+    )
     agents = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 4}),
         initial=DEFAULT_AGENTS,
@@ -76,6 +83,7 @@ class DebateRunForm(forms.Form):
             "model_a",
             "model_b",
             "category",
+            "variant",
             "agents",
             "rounds",
             "consensus_rule",

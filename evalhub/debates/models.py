@@ -23,6 +23,12 @@ class DebateRun(models.Model):
     model_a = models.ForeignKey("catalog.LanguageModel", on_delete=models.PROTECT, related_name="+")
     model_b = models.ForeignKey("catalog.LanguageModel", on_delete=models.PROTECT, related_name="+")
     category = models.CharField(max_length=100, blank=True, help_text="Only prompts of this category (blank: all).")
+    variant = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="Which responses of the two models: blank for imported ones, or a generation run's "
+        "variant such as answer:1h (one hint tier).",
+    )
     agents = models.JSONField(help_text="Provider specs, one per agent.")
     rounds = models.PositiveSmallIntegerField(default=3)
     consensus_rule = models.CharField(

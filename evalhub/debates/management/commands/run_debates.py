@@ -29,6 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("--history", choices=[ALL_ROUNDS, LAST_ROUND], default=ALL_ROUNDS)
         parser.add_argument("--privileged", action="append", default=[], help="Privileged field to show; repeat.")
         parser.add_argument("--category", default="")
+        parser.add_argument("--variant", default="", help="Response variant, e.g. answer:1h (a hint tier).")
         parser.add_argument("--temperature", type=float, default=0.0)
         parser.add_argument("--max-tokens", type=int, default=512)
         parser.add_argument("--seed", type=int, default=0)
@@ -65,6 +66,7 @@ class Command(BaseCommand):
                 history=o["history"],
                 privileged_sources=o["privileged"],
                 category=o["category"],
+                variant=o["variant"],
                 temperature=o["temperature"],
                 max_tokens=o["max_tokens"],
                 seed=o["seed"],
