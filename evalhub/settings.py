@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "evalhub.adjudication",
     "evalhub.surveys",
     "evalhub.scoring",
+    "evalhub.generation",
     "evalhub.dashboards",
     "evalhub.system",
 ]

@@ -9,6 +9,7 @@ urlpatterns = [
     path("", include("evalhub.catalog.urls")),
     path("jobs/", include("evalhub.jobs.urls")),
     path("scoring/", include("evalhub.scoring.urls")),
+    path("generation/", include("evalhub.generation.urls")),
     path("debates/", include("evalhub.debates.urls")),
     path("", include("evalhub.dashboards.urls")),
     path("adjudicate/", include("evalhub.adjudication.urls")),

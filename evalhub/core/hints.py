@@ -88,7 +88,8 @@ def final_answer(reference: str, explicit: str = "") -> str | None:
 
 
 def normalise(text: str, *, keep_spaces: bool = False) -> str:
-    """Lower case, no spacing (or single spaces), no $…$, \\left/\\right, \\text{}, degree signs or trailing full stop."""
+    """Lower case; no spacing (single spaces with `keep_spaces`), $…$, \\left/\\right, \\text{}, degree
+    signs or trailing full stop."""
     text = text.strip().lower()
     for old, new in (
         ("\\dfrac", "\\frac"),

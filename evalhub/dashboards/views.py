@@ -14,6 +14,7 @@ from evalhub.dashboards.battles import SOURCES
 from evalhub.dashboards.caching import cached, fingerprint
 from evalhub.dashboards.forms import BattleFilterForm
 from evalhub.dashboards.profiles import model_profile
+from evalhub.generation.analysis import model_tier_rows
 from evalhub.system.downloads import download
 
 
@@ -101,7 +102,14 @@ def model_detail(request, slug: str):
     return render(
         request,
         "dashboards/model_detail.html",
-        {"model": model, "form": form, "profile": profile, "names": _names(), "query": request.GET.urlencode()},
+        {
+            "model": model,
+            "form": form,
+            "profile": profile,
+            "hint_tiers": model_tier_rows(model),
+            "names": _names(),
+            "query": request.GET.urlencode(),
+        },
     )
 
 

@@ -1,0 +1,347 @@
+"""Writes for generation runs, templates and hints: create and enqueue, record a chunk, resume, edit."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from evalhub.catalog.models import Benchmark, LanguageModel, Prompt, Response
+from evalhub.celery import DEFAULT_QUEUE, GPU_QUEUE
+from evalhub.core.answers import MatchMode
+from evalhub.core.generation_templates import BUILTIN_TEMPLATES, check_template
+from evalhub.core.hints import RULE_BASED, leaking_hints
+from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate
+from evalhub.jobs.actions import do_create_job, do_requeue_job
+from evalhub.jobs.chunks import do_complete_chunk, do_create_chunks, pending_chunk_ids
+from evalhub.jobs.models import Job, JobChunk
+from evalhub.llm.registry import parse_spec
+from evalhub.llm.types import UnknownProvider
+from evalhub.scoring.models import RowIssue
+
+GENERATION = "generation"
+DEFAULT_CHUNK_PROMPTS = 5
+MAX_HINTS = 10
+
+
+class GenerationRejected(ValueError):
+    """A run, template or hint edit that cannot be accepted; the message says what to change."""
+
+
+# --- templates ------------------------------------------------------------------------------
+
+
+def do_ensure_builtin_templates() -> list[PromptTemplate]:
+    out = []
+    for builtin in BUILTIN_TEMPLATES:
+        template, _ = PromptTemplate.objects.update_or_create(
+            slug=builtin.slug,
+            defaults={
+                "name": builtin.name,
+                "system": builtin.system,
+                "user": builtin.user,
+                "description": builtin.description,
+                "builtin": True,
+            },
+        )
+        out.append(template)
+    return out
+
+
+def do_save_template(*, slug: str, name: str, system: str, user: str, description: str = "", by: Any = None):
+    errors = check_template(system, user)
+    if PromptTemplate.objects.filter(slug=slug, builtin=True).exists():
+        errors.append(f"{slug!r} is a built-in template: choose another slug.")
+    if errors:
+        raise GenerationRejected(" ".join(errors))
+    template, _ = PromptTemplate.objects.update_or_create(
+        slug=slug,
+        defaults={
+            "name": name,
+            "system": system,
+            "user": user,
+            "description": description,
+            "created_by": by if getattr(by, "is_authenticated", False) else None,
+        },
+    )
+    return template
+
+
+# --- candidates -----------------------------------------------------------------------------
+
+
+def spec_of(model: LanguageModel) -> str:
+    """The provider spec a candidate model is called with."""
+    return f"{model.provider}:{model.model_id}" if model.model_id else model.provider
+
+
+def do_register_candidate(spec: str) -> LanguageModel:
+    """The model a provider spec names (matched on provider and model id), created when new."""
+    parsed = parse_spec(spec)
+    model_id = spec.split(":", 1)[1] if ":" in spec else parsed.model
+    found = LanguageModel.objects.filter(provider=parsed.provider, model_id=model_id, is_human=False).first()
+    if found:
+        return found
+    base = "-".join(part for part in _slug_parts(model_id.rsplit("|", 1)[-1].rsplit("/", 1)[-1]) if part)[:80]
+    slug = base or parsed.provider
+    n = 2
+    while LanguageModel.objects.filter(slug=slug).exists():
+        slug, n = f"{base}-{n}", n + 1
+    return LanguageModel.objects.create(
+        slug=slug,
+        display_name=model_id.rsplit("|", 1)[-1] or parsed.provider,
+        provider=parsed.provider,
+        model_id=model_id,
+    )
+
+
+def _slug_parts(text: str) -> list[str]:
+    return re.split(r"[^a-z0-9]+", text.lower())
+
+
+# --- runs -----------------------------------------------------------------------------------
+
+
+def check_generation_config(
+    *,
+    candidates: Sequence[LanguageModel],
+    tiers: Sequence[int],
+    hint_count: int,
+    hint_maker: str,
+    samples: int,
+    answer_match: str,
+    anchor: LanguageModel | None = None,
+) -> list[str]:
+    """Every problem with a run's configuration, as sentences a user can act on."""
+    errors = []
+    if not candidates and not (hint_maker and any(t > 0 for t in tiers)):
+        errors.append("Choose the candidate models (or hint tiers and a hint maker, to make the hints only).")
+    for model in candidates:
+        if model.is_human or not model.provider:
+            errors.append(f"{model.display_name} has no provider: it cannot be asked to generate.")
+            continue
+        try:
+            parse_spec(spec_of(model))
+        except UnknownProvider as error:
+            errors.append(f"{model.display_name}: {error}")
+    if not tiers or any(t < 0 for t in tiers):
+        errors.append("Choose the hint tiers, e.g. 0 (no hint) or 0, 1, 2, 3.")
+    if not 1 <= hint_count <= MAX_HINTS:
+        errors.append(f"The number of hints must be between 1 and {MAX_HINTS}.")
+    elif tiers and max(tiers) > hint_count:
+        errors.append(f"Tier {max(tiers)} needs {max(tiers)} hints, but {hint_count} are made per prompt.")
+    if any(t > 0 for t in tiers):
+        if not hint_maker:
+            errors.append(f"Hint tiers need a hint maker: a chat provider spec, or {RULE_BASED} (rule-based).")
+        elif hint_maker != RULE_BASED:
+            try:
+                parse_spec(hint_maker)
+            except UnknownProvider as error:
+                errors.append(f"Hint maker: {error}")
+    if not 1 <= samples <= 32:
+        errors.append("Samples per prompt must be between 1 and 32.")
+    if answer_match not in {m.value for m in MatchMode}:
+        errors.append(f"Answer matching is one of {', '.join(m.value for m in MatchMode)}.")
+    if anchor is not None and candidates and anchor not in candidates:
+        errors.append("The anchor model must be one of the candidates (win rates compare responses at one tier).")
+    return errors
+
+
+def do_create_generation_run(
+    *,
+    user: Any = None,
+    benchmark: Benchmark,
+    candidates: Sequence[LanguageModel],
+    template: PromptTemplate,
+    tiers: Sequence[int] = (0,),
+    hint_count: int = 3,
+    hint_maker: str = "",
+    samples: int = 1,
+    temperature: float = 0.0,
+    max_tokens: int = 1024,
+    seed: int = 0,
+    answer_match: str = MatchMode.SYMBOLIC,
+    anchor: LanguageModel | None = None,
+    prompt_ids: Sequence[int] = (),
+    chunk_prompts: int = DEFAULT_CHUNK_PROMPTS,
+    enqueue: bool = True,
+) -> GenerationRun:
+    """Create the job, its run and its chunks; progress counts one unit per planned response
+    (per prompt when only hints are made). Chunks are enqueued once committed."""
+    tiers = sorted(set(int(t) for t in tiers))
+    errors = check_generation_config(
+        candidates=candidates,
+        tiers=tiers,
+        hint_count=hint_count,
+        hint_maker=hint_maker,
+        samples=samples,
+        answer_match=answer_match,
+        anchor=anchor,
+    )
+    if errors:
+        raise GenerationRejected(" ".join(errors))
+    prompts = benchmark.prompts.order_by("pk")
+    if prompt_ids:
+        prompts = prompts.filter(pk__in=prompt_ids)
+    ids = list(prompts.values_list("pk", flat=True))
+    if not ids:
+        raise GenerationRejected(f"{benchmark.name} has no prompts to answer.")
+    per_prompt = len(candidates) * len(tiers) * samples or 1
+    with transaction.atomic():
+        job = do_create_job(
+            GENERATION,
+            f"Generation on {benchmark.name}" if candidates else f"Hints for {benchmark.name}",
+            user=user,
+            total=per_prompt * len(ids),
+            params={
+                "benchmark": benchmark.slug,
+                "prompts": len(ids),
+                "candidates": sorted(m.slug for m in candidates),
+                "template": template.slug,
+                "tiers": tiers,
+                "hint_count": hint_count,
+                "hint_maker": hint_maker,
+                "samples": samples,
+                "temperature": temperature,
+                "max_tokens": max_tokens,
+                "seed": seed,
+                "answer_match": str(answer_match),
+                "anchor": anchor.slug if anchor else "",
+            },
+        )
+        run = GenerationRun.objects.create(
+            job=job,
+            benchmark=benchmark,
+            prompt_ids=list(prompt_ids),
+            template=template,
+            tiers=tiers,
+            hint_count=hint_count,
+            hint_maker=hint_maker,
+            samples=samples,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            seed=seed,
+            answer_match=str(answer_match),
+            anchor=anchor,
+        )
+        run.candidates.set(candidates)
+        do_create_chunks(job, ids, {pk: per_prompt for pk in ids}, chunk_prompts)
+        if enqueue:
+            transaction.on_commit(lambda: enqueue_generation_chunks(run))
+    return run
+
+
+def generation_queue(run: GenerationRun) -> str:
+    """In-process transformers models (candidates or the hint maker) go to the GPU workers."""
+    specs = [spec_of(m) for m in run.candidates.all()] + ([run.hint_maker] if run.hint_maker != RULE_BASED else [])
+    local = any(s and parse_spec(s).provider == "transformers" for s in specs)
+    return GPU_QUEUE if local else DEFAULT_QUEUE
+
+
+def enqueue_generation_chunks(run: GenerationRun) -> None:
+    from evalhub.generation.tasks import generation_chunk_task
+
+    queue = generation_queue(run)
+    for chunk_id in pending_chunk_ids(run.job):
+        generation_chunk_task.apply_async(args=[chunk_id], queue=queue)
+
+
+def do_resume_generation_run(run: GenerationRun) -> GenerationRun:
+    """Run the unfinished chunks; responses that exist are found, not generated again."""
+    with transaction.atomic():
+        do_requeue_job(run.job, "Resumed: finished chunks and stored responses are kept.")
+        transaction.on_commit(lambda: enqueue_generation_chunks(run))
+    return run
+
+
+def progress_message(run: GenerationRun, job: Job) -> str:
+    text = f"{run.made:,} responses generated, {run.found:,} found already"
+    if run.cost_usd:
+        text += f" · ${run.cost_usd:,.4f}"
+    return text + f" · {job.progress_done:,} of {job.progress_total:,}"
+
+
+def do_record_generation_chunk(chunk: JobChunk, result) -> bool:
+    """Write a chunk's responses and issues with the chunk marked done; the last chunk finishes the
+    job. A response another attempt (or run) stored first is kept as it is: nothing is written twice."""
+    from evalhub.generation.analysis import run_summary
+
+    run = GenerationRun.objects.get(job_id=chunk.job_id)
+
+    def write(_chunk: JobChunk) -> None:
+        keys = [(r.prompt_id, r.model_id, r.variant) for r in result.responses]
+        already = set(
+            Response.objects.filter(
+                prompt_id__in={k[0] for k in keys},
+                model_id__in={k[1] for k in keys},
+                parent__isnull=True,
+                variant__in={k[2] for k in keys},
+            ).values_list("prompt_id", "model_id", "variant")
+        )
+        fresh = [r for r in result.responses if (r.prompt_id, r.model_id, r.variant) not in already]
+        Response.objects.bulk_create(fresh, ignore_conflicts=True)
+        RowIssue.objects.bulk_create(result.issues)
+        usage = result.usage
+        GenerationRun.objects.filter(pk=run.pk).update(
+            made=F("made") + len(fresh),
+            found=F("found") + result.found + len(result.responses) - len(fresh),
+            calls=F("calls") + usage.get("calls", 0),
+            cached_calls=F("cached_calls") + usage.get("cached_calls", 0),
+            input_tokens=F("input_tokens") + usage.get("input_tokens", 0),
+            output_tokens=F("output_tokens") + usage.get("output_tokens", 0),
+            cost_usd=F("cost_usd") + usage.get("cost_usd", 0.0),
+        )
+
+    def finish(_job: Job) -> tuple[str, dict]:
+        fresh = GenerationRun.objects.get(pk=run.pk)
+        issues = fresh.job.row_issues.count()
+        reported = f"; {issues} row{'s' if issues != 1 else ''} reported (see below)." if issues else "."
+        message = f"{fresh.made:,} responses generated, {fresh.found:,} found already{reported}"
+        return message, run_summary(fresh)
+
+    return do_complete_chunk(
+        chunk, write, lambda job: progress_message(GenerationRun.objects.get(pk=run.pk), job), finish
+    )
+
+
+# --- hints ----------------------------------------------------------------------------------
+
+
+def hints_digest(hints: Sequence[str]) -> str:
+    return hashlib.sha256("\x1e".join(hints).encode()).hexdigest()[:16]
+
+
+def do_store_hints(prompt: Prompt, *, maker: str, version: str, hints: list[str], answer: str | None) -> PromptHints:
+    """Store a prompt's first hint set (another worker's copy wins: hints are made once per prompt)."""
+    stored, _ = PromptHints.objects.get_or_create(
+        prompt=prompt,
+        defaults={
+            "maker": maker,
+            "prompt_version": version,
+            "hints": hints,
+            "final_answer": (answer or "")[:500],
+            "leaks": [i + 1 for i in leaking_hints(hints, answer)],
+        },
+    )
+    return stored
+
+
+def do_edit_hints(record: PromptHints, *, hints: list[str], accept_leaks: bool, by: Any) -> PromptHints:
+    """An admin's edit: hints re-checked; flagged ones are used only when the admin accepts them."""
+    hints = [h.strip() for h in hints]
+    if not hints or any(not h for h in hints):
+        raise GenerationRejected("Every hint needs text; to use fewer hints, run fewer tiers.")
+    with transaction.atomic():
+        record = PromptHints.objects.select_for_update().get(pk=record.pk)
+        record.hints = hints
+        record.leaks = [i + 1 for i in leaking_hints(hints, record.final_answer or None)]
+        record.leak_accepted = bool(record.leaks) and accept_leaks
+        record.edited_by = by if getattr(by, "is_authenticated", False) else None
+        record.edited_at = timezone.now()
+        record.save()
+    return record

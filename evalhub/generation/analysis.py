@@ -1,0 +1,163 @@
+"""What a generation run produced, and per model and hint tier: accuracy and win rate against the anchor.
+
+Accuracy needs a final answer (stated, or the reference's \\boxed{…}); win rates come from the
+pairs people or LLMs decided between a candidate's and the anchor's responses at the same tier
+(debate consensus, human adjudication, single LLM judges). Both are recomputed when the data
+they read changes (the dashboards' fingerprint plus the run's responses), never stored stale.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from django.db.models import Count, Max
+
+from evalhub.catalog.models import Response
+from evalhub.core.answers import answers_match, extract_answer
+from evalhub.core.tiers import TierTable, tier_label, tier_table, win_value
+from evalhub.dashboards.battles import SOURCES, load_battles
+from evalhub.dashboards.caching import cached, fingerprint
+from evalhub.debates.models import Debate
+from evalhub.generation.models import GenerationRun
+from evalhub.generation.runner import stated_answer
+
+
+def run_responses(run: GenerationRun):
+    prompts = run.prompt_ids or list(run.benchmark.prompts.values_list("pk", flat=True))
+    return Response.objects.filter(
+        prompt_id__in=prompts, model__in=run.candidates.all(), parent__isnull=True, variant__in=run.variants
+    )
+
+
+def tier_of(run: GenerationRun) -> dict[str, int]:
+    return {run.variant(t, s): t for t in run.tiers for s in range(run.samples)}
+
+
+def counts(run: GenerationRun) -> dict[tuple[str, int], int]:
+    tiers = tier_of(run)
+    out: Counter = Counter()
+    for slug, variant, n in run_responses(run).values_list("model__slug", "variant").annotate(n=Count("pk")):
+        out[(slug, tiers[variant])] += n
+    return dict(out)
+
+
+def accuracy_observations(run: GenerationRun) -> list[tuple[str, int, int, float]]:
+    tiers = tier_of(run)
+    rows = list(run_responses(run).select_related("prompt", "model"))
+    answers = {r.prompt_id: stated_answer(r.prompt) for r in rows}
+    return [
+        (
+            r.model.slug,
+            tiers[r.variant],
+            r.prompt_id,
+            float(answers_match(extract_answer(r.text), answers[r.prompt_id], run.answer_match)),
+        )
+        for r in rows
+        if answers[r.prompt_id] is not None
+    ]
+
+
+def win_observations(run: GenerationRun, sources: tuple[str, ...], stamp: str) -> tuple[list, Counter]:
+    """(model, tier, prompt, 1/0.5/0) for every decided pair of a candidate and the anchor at one tier."""
+    if run.anchor is None:
+        return [], Counter()
+    tiers = tier_of(run)
+    ids = run_responses(run).values_list("pk", flat=True)
+    debates = {
+        d["id"]: d
+        for d in Debate.objects.filter(response_a__in=ids, response_b__in=ids).values(
+            "id", "prompt_id", "response_a__variant", "response_b__variant"
+        )
+    }
+    anchor = run.anchor.slug
+    out, by_source = [], Counter()
+    for battle in load_battles(stamp, with_judges="single_judge" in sources):
+        row = debates.get(battle.debate)
+        if row is None or battle.source not in sources or anchor not in (battle.model_a, battle.model_b):
+            continue
+        tier = tiers[row["response_a__variant"]]
+        if tiers[row["response_b__variant"]] != tier:
+            continue  # a pair across tiers says nothing about one tier
+        model = battle.model_b if battle.model_a == anchor else battle.model_a
+        out.append((model, tier, row["prompt_id"], win_value(battle.for_model(model))))
+        by_source[battle.source] += 1
+    return out, by_source
+
+
+def table_rows(table: TierTable, tiers: list[int], models: list[str]) -> dict[str, Any]:
+    """The layout of the paper's Table 3: a row per model, Overall then one column per tier."""
+    rows = [
+        {"model": m, "overall": table.cells.get((m, "overall")), "cells": [table.cells.get((m, t)) for t in tiers]}
+        for m in models
+        if (m, "overall") in table.cells
+    ]
+    separability = {s.tier: s for s in table.separability}
+    return {
+        "tiers": [tier_label(t) for t in tiers],
+        "rows": rows,
+        "separability": [separability.get(t) for t in tiers],
+    }
+
+
+def data_stamp(run: GenerationRun) -> str:
+    responses = run_responses(run).aggregate(n=Count("pk"), last=Max("pk"))
+    return f"{fingerprint()}:{responses['n']}:{responses['last']}"
+
+
+def tier_analysis(run: GenerationRun, sources: tuple[str, ...] = tuple(SOURCES)) -> dict[str, Any]:
+    stamp = data_stamp(run)
+
+    def compute() -> dict[str, Any]:
+        models = sorted(run.candidates.values_list("slug", flat=True))
+        accuracy = tier_table(accuracy_observations(run), seed=run.seed)
+        wins, by_source = win_observations(run, sources, stamp.split(":")[0])
+        opponents = [m for m in models if run.anchor is None or m != run.anchor.slug]
+        return {
+            "accuracy": table_rows(accuracy, run.tiers, models) if accuracy.cells else None,
+            "win_rate": table_rows(tier_table(wins, seed=run.seed), run.tiers, opponents) if wins else None,
+            "battles": dict(by_source),
+            "counts": counts(run),
+        }
+
+    return cached(f"generation:{run.pk}:{','.join(sorted(sources))}", compute, stamp=stamp)
+
+
+def run_summary(run: GenerationRun) -> dict[str, Any]:
+    """What the job keeps when it finishes: counts per model and tier, usage and accuracy."""
+    accuracy = tier_table(accuracy_observations(run), seed=run.seed)
+    return {
+        "responses": {f"{m} · {tier_label(t)}": n for (m, t), n in sorted(counts(run).items())},
+        "usage": {
+            "calls": run.calls,
+            "cached_calls": run.cached_calls,
+            "input_tokens": run.input_tokens,
+            "output_tokens": run.output_tokens,
+            "cost_usd": round(run.cost_usd, 6),
+        },
+        "accuracy": {
+            f"{m} · {tier_label(t) if t != 'overall' else 'overall'}": c.as_dict()
+            for (m, t), c in accuracy.cells.items()
+        },
+    }
+
+
+def model_tier_rows(model, limit: int = 10) -> list[dict[str, Any]]:
+    """For a model's page: its accuracy and win-rate rows from its latest finished generation runs."""
+    from evalhub.jobs.models import JobStatus
+
+    runs = (
+        GenerationRun.objects.filter(candidates=model, job__status=JobStatus.SUCCEEDED)
+        .select_related("job", "benchmark", "template", "anchor")
+        .order_by("-pk")[:limit]
+    )
+    out = []
+    for run in runs:
+        analysis = tier_analysis(run)
+        rows = {}
+        for measure in ("accuracy", "win_rate"):
+            table = analysis[measure]
+            rows[measure] = next((r for r in table["rows"] if r["model"] == model.slug), None) if table else None
+        if rows["accuracy"] or rows["win_rate"]:
+            out.append({"run": run, "tiers": [tier_label(t) for t in run.tiers], **rows})
+    return out

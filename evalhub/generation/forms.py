@@ -1,0 +1,157 @@
+from __future__ import annotations
+
+from django import forms
+
+from evalhub.catalog.models import Benchmark, LanguageModel
+from evalhub.core.answers import MatchMode
+from evalhub.core.generation_templates import PLACEHOLDERS
+from evalhub.core.hints import RULE_BASED
+from evalhub.generation.actions import check_generation_config, do_register_candidate
+from evalhub.generation.models import PromptTemplate
+from evalhub.llm.registry import parse_spec
+from evalhub.llm.types import UnknownProvider
+
+SPEC_HELP = "openai:gpt-4o-mini, anthropic:…, openai-compatible:http://host:8000/v1|model, transformers:/path"
+
+
+def parse_tiers(text: str) -> list[int]:
+    try:
+        tiers = sorted({int(part) for part in text.replace(" ", "").split(",") if part != ""})
+    except ValueError:
+        raise forms.ValidationError("Write tiers as whole numbers separated by commas, e.g. 0, 1, 2, 3.") from None
+    if not tiers:
+        raise forms.ValidationError("Choose at least one tier (0 = no hint).")
+    return tiers
+
+
+class GenerationRunForm(forms.Form):
+    benchmark = forms.ModelChoiceField(Benchmark.objects.all())
+    candidates = forms.ModelMultipleChoiceField(
+        LanguageModel.objects.exclude(provider="").exclude(is_human=True),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Models with a provider. Leave empty (with hint tiers) to make and review the hints first.",
+    )
+    new_candidates = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text=f"More candidates, one provider spec per line ({SPEC_HELP}); each becomes a model.",
+    )
+    template = forms.ModelChoiceField(PromptTemplate.objects.all(), empty_label=None)
+    tiers = forms.CharField(initial="0", help_text="Hint tiers, e.g. 0 or 0, 1, 2, 3: tier t shows the first t hints.")
+    hint_count = forms.IntegerField(initial=3, min_value=1, label="Hints per prompt (k)")
+    hint_maker = forms.CharField(
+        required=False,
+        max_length=500,
+        help_text=f"Who writes the hints from the reference solution (Figure 9 prompt): a chat provider spec, or "
+        f"{RULE_BASED} (rule-based: consecutive parts of the reference, none stating the final answer).",
+    )
+    samples = forms.IntegerField(
+        initial=1,
+        min_value=1,
+        max_value=32,
+        help_text="Responses per prompt, model, tier (use a temperature above 0 for more than one).",
+    )
+    temperature = forms.FloatField(initial=0.0, min_value=0.0, max_value=2.0)
+    max_tokens = forms.IntegerField(initial=1024, min_value=1, max_value=32768)
+    seed = forms.IntegerField(initial=0)
+    answer_match = forms.ChoiceField(
+        choices=[(m.value, m.value) for m in MatchMode],
+        initial=MatchMode.SYMBOLIC,
+        help_text="How accuracy compares final answers: exact text, normalised, or also SymPy-equal.",
+    )
+    anchor = forms.ModelChoiceField(
+        LanguageModel.objects.exclude(provider="").exclude(is_human=True),
+        required=False,
+        help_text="Win rates per tier are against this candidate (the paper's Table 3).",
+    )
+
+    def clean_tiers(self) -> list[int]:
+        return parse_tiers(self.cleaned_data["tiers"])
+
+    def clean_new_candidates(self) -> list[str]:
+        specs = [line.strip() for line in self.cleaned_data["new_candidates"].splitlines() if line.strip()]
+        for spec in specs:
+            try:
+                parse_spec(spec)
+            except UnknownProvider as error:
+                raise forms.ValidationError(f"{spec}: {error}") from None
+        return specs
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        existing = list(data["candidates"])
+        new = [
+            LanguageModel(provider=parse_spec(s).provider, model_id=s.partition(":")[2], display_name=s)
+            for s in data["new_candidates"]
+        ]
+        for error in check_generation_config(
+            candidates=existing + new,
+            tiers=data["tiers"],
+            hint_count=data["hint_count"],
+            hint_maker=data["hint_maker"].strip(),
+            samples=data["samples"],
+            answer_match=data["answer_match"],
+            anchor=None,
+        ):
+            self.add_error(None, error)
+        anchor = data.get("anchor")
+        if anchor is not None and anchor not in existing:
+            self.add_error("anchor", "The anchor must be one of the chosen candidates.")
+        return data
+
+    def run_fields(self) -> dict:
+        data = self.cleaned_data
+        candidates = list(data["candidates"]) + [do_register_candidate(s) for s in data["new_candidates"]]
+        return {
+            "benchmark": data["benchmark"],
+            "candidates": candidates,
+            "template": data["template"],
+            "tiers": data["tiers"],
+            "hint_count": data["hint_count"],
+            "hint_maker": data["hint_maker"].strip(),
+            "samples": data["samples"],
+            "temperature": data["temperature"],
+            "max_tokens": data["max_tokens"],
+            "seed": data["seed"],
+            "answer_match": data["answer_match"],
+            "anchor": data["anchor"],
+        }
+
+
+class TemplateForm(forms.ModelForm):
+    class Meta:
+        model = PromptTemplate
+        fields = ["slug", "name", "system", "user", "description"]
+        widgets = {
+            "system": forms.Textarea(attrs={"rows": 6}),
+            "user": forms.Textarea(attrs={"rows": 4}),
+            "description": forms.Textarea(attrs={"rows": 2}),
+        }
+        help_texts = {
+            "user": "Placeholders: "
+            + ", ".join(f"{{{k}}} ({v})" for k, v in PLACEHOLDERS.items())
+            + ". Without {hints}, hints are appended at tiers above 0. Write {{ and }} for braces."
+        }
+
+
+class HintsForm(forms.Form):
+    accept_leaks = forms.BooleanField(
+        required=False,
+        label="Use flagged hints anyway",
+        help_text="Only when the flag is a false alarm (e.g. a one-digit answer that appears in a formula).",
+    )
+
+    def __init__(self, *args, hints: list[str], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for n, hint in enumerate(hints, start=1):
+            self.fields[f"hint_{n}"] = forms.CharField(
+                initial=hint, label=f"Hint {n}", widget=forms.Textarea(attrs={"rows": 4}), strip=True
+            )
+        self.order_fields([f"hint_{n}" for n in range(1, len(hints) + 1)] + ["accept_leaks"])
+        self.count = len(hints)
+
+    def hints(self) -> list[str]:
+        return [self.cleaned_data[f"hint_{n}"] for n in range(1, self.count + 1)]

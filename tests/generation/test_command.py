@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from evalhub.catalog.models import Response
+from evalhub.generation.models import GenerationRun
+from tests.generation.conftest import spec
+
+
+def test_generate_responses_runs_here_and_prints_counts_and_accuracy_per_tier(maths, server):
+    out = io.StringIO()
+    call_command("generate_responses", "maths", "--candidate", spec(server, "strong"), "--tiers", "0,1",
+                 "--hint-maker", "reference-prefix", "--hints", "1", stdout=out)  # fmt: skip
+    text = out.getvalue()
+    run = GenerationRun.objects.get()
+    assert f"Generation run {run.pk}" in text and "5 responses generated" in text
+    assert "accuracy strong · No hint: 0.0%" in text and "accuracy strong · 1 hint: 100.0%" in text
+    assert Response.objects.filter(variant="answer:1h").count() == 2
+
+
+def test_generate_responses_says_what_is_wrong_before_creating_anything(maths, server):
+    with pytest.raises(CommandError, match="no template 'cot'; there are: .*answer"):
+        call_command("generate_responses", "maths", "--candidate", spec(server, "strong"), "--template", "cot")
+    with pytest.raises(CommandError, match="Tier 3 needs 3 hints"):
+        call_command("generate_responses", "maths", "--candidate", spec(server, "strong"), "--tiers", "0,3",
+                     "--hints", "2", "--hint-maker", "reference-prefix")  # fmt: skip
+    with pytest.raises(CommandError, match="Did you mean 'openai'"):
+        call_command("generate_responses", "maths", "--candidate", "opena:gpt-4o")
+    assert not GenerationRun.objects.exists()

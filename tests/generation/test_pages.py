@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from django.urls import reverse
+
+from evalhub.core.hints import RULE_BASED
+from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate
+from tests.generation.conftest import spec
+from tests.generation.test_runs import run_here
+
+
+def form(maths, server, **overrides):
+    data = {
+        "benchmark": maths["benchmark"].pk, "new_candidates": spec(server, "strong"),
+        "template": PromptTemplate.objects.get(slug="answer").pk, "tiers": "0, 1", "hint_count": 1,
+        "hint_maker": RULE_BASED, "samples": 1, "temperature": 0, "max_tokens": 256, "seed": 0,
+        "answer_match": "symbolic",
+    }  # fmt: skip
+    data.update(overrides)
+    return data
+
+
+def test_an_admin_starts_a_run_from_the_form_and_its_chunks_go_to_the_default_queue(
+    client, login, admin_user, maths, server, monkeypatch, django_capture_on_commit_callbacks
+):
+    sent = []
+    monkeypatch.setattr("evalhub.generation.tasks.generation_chunk_task.apply_async",
+                        lambda args, queue: sent.append(queue))  # fmt: skip
+    login(admin_user)
+    assert client.get(reverse("generation_create")).status_code == 200
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("generation_create"), form(maths, server))
+    run = GenerationRun.objects.get()
+    assert response.status_code == 302 and response["Location"] == run.job.get_absolute_url()
+    assert [m.model_id for m in run.candidates.all()] == [f"{server.url}/v1|strong"]
+    assert run.tiers == [0, 1] and sent == ["default"]
+
+
+def test_the_form_names_every_problem_and_creates_nothing(client, login, admin_user, maths, server):
+    login(admin_user)
+    response = client.post(reverse("generation_create"), form(maths, server, tiers="0, 2", hint_maker=""))
+    body = response.content.decode()
+    assert response.status_code == 400
+    assert "Tier 2 needs 2 hints" in body and "Hint tiers need a hint maker" in body
+    response = client.post(reverse("generation_create"), form(maths, server, new_candidates="opena:gpt-4o"))
+    assert response.status_code == 400 and "Did you mean &#x27;openai&#x27;?" in response.content.decode()
+    response = client.post(reverse("generation_create"), form(maths, server, tiers="zero"))
+    assert response.status_code == 400 and "whole numbers" in response.content.decode()
+    assert not GenerationRun.objects.exists()
+
+
+@pytest.mark.parametrize("persona", ["viewer", "adjudicator", "outsider"])
+def test_only_admins_start_runs_edit_templates_and_see_hints(client, login, request, persona, maths, server):
+    login(request.getfixturevalue(persona))
+    assert client.post(reverse("generation_create"), form(maths, server)).status_code == 403
+    assert (
+        client.post(reverse("generation_templates"), {"slug": "x", "name": "x", "user": "{prompt}"}).status_code == 403
+    )
+    assert client.get(reverse("generation_hints", args=["maths"])).status_code == 403
+
+
+def test_a_template_with_an_unknown_placeholder_is_refused_by_the_page(client, login, admin_user):
+    login(admin_user)
+    response = client.post(reverse("generation_templates"), {"slug": "cot", "name": "CoT", "user": "{question}"})
+    assert response.status_code == 400 and "unknown placeholder {question}" in response.content.decode()
+    response = client.post(
+        reverse("generation_templates"), {"slug": "cot", "name": "CoT", "user": "{prompt}\nThink step by step."}
+    )
+    assert response.status_code == 302 and PromptTemplate.objects.get(slug="cot").created_by == admin_user
+
+
+def test_the_results_show_counts_and_tier_tables_and_exports_carry_template_and_tier(
+    client, login, viewer, maths, server, candidates, answer_template
+):
+    run = run_here(benchmark=maths["benchmark"], candidates=candidates, template=answer_template, tiers=[0, 1],
+                   hint_maker=RULE_BASED, hint_count=1, anchor=candidates[1])  # fmt: skip
+    login(viewer)
+    assert reverse("generation_results", args=[run.pk]) in client.get(run.job.get_absolute_url()).content.decode()
+    page = client.get(reverse("generation_results", args=[run.pk])).content.decode()
+    assert "Accuracy per hint tier" in page and "No hint" in page and "1 hint" in page
+    assert "No decided pair yet" in page and "answer:0h" in page
+    assert "No reference solution" in page  # the essay's row issue
+
+    body = client.get(reverse("generation_export", args=[run.pk, "responses", "csv"])).content.decode()
+    rows = list(csv.DictReader(io.StringIO(body)))
+    assert len(rows) == run.made == 10
+    assert {(r["template"], r["hint_tier"]) for r in rows} == {("answer", "0"), ("answer", "1")}
+    tiers = client.get(reverse("generation_export", args=[run.pk, "tiers", "json"])).json()
+    assert {(r["measure"], r["template"], r["tier"]) for r in tiers} >= {("accuracy", "answer", "1 hint")}
+
+
+def test_an_admin_edits_a_flagged_hint_and_the_flag_clears(client, login, admin_user, maths):
+    record = PromptHints.objects.create(prompt=maths["prompts"]["sum"], maker="x", prompt_version="v",
+                                        hints=["Add.", "It is 42."], final_answer="42", leaks=[2])  # fmt: skip
+    login(admin_user)
+    listing = client.get(reverse("generation_hints", args=["maths"])).content.decode()
+    assert "flagged: not used" in listing and "contains the answer" in listing
+    url = reverse("generation_hints_edit", args=[record.pk])
+    assert client.post(url, {"hint_1": "Add.", "hint_2": "Add the units."}).status_code == 302
+    record.refresh_from_db()
+    assert record.hints == ["Add.", "Add the units."] and record.leaks == [] and record.edited_by == admin_user
+    assert client.post(url, {"hint_1": "Add.", "hint_2": ""}).status_code == 400
+
+
+def test_the_model_page_shows_its_accuracy_per_hint_tier(client, login, viewer, maths, server, candidates,
+                                                         answer_template):  # fmt: skip
+    run_here(benchmark=maths["benchmark"], candidates=candidates, template=answer_template, tiers=[0, 1],
+             hint_maker=RULE_BASED, hint_count=1)  # fmt: skip
+    login(viewer)
+    page = client.get(reverse("model_detail", args=[candidates[0].slug])).content.decode()
+    section = page.split("<h3>Hint tiers</h3>", 1)[1].split("<h2>As a judge</h2>", 1)[0]
+    assert "Maths" in section and "<td>Accuracy</td>" in section
+    assert "0%" in section and "100%" in section  # strong: wrong without a hint, right with one

@@ -1,0 +1,176 @@
+from __future__ import annotations
+
+import pytest
+
+from evalhub.catalog.models import Response
+from evalhub.core.hints import RULE_BASED
+from evalhub.generation.actions import (
+    GenerationRejected,
+    do_create_generation_run,
+    do_edit_hints,
+)
+from evalhub.generation.models import PromptHints, PromptTemplate
+from evalhub.generation.runner import run_generation_chunk
+from evalhub.jobs.chunks import pending_chunk_ids
+from evalhub.llm.testing import Fail
+from tests.generation.conftest import spec
+
+
+def run_here(**fields):
+    run = do_create_generation_run(enqueue=False, **fields)
+    for chunk_id in pending_chunk_ids(run.job):
+        run_generation_chunk(chunk_id)
+    run.refresh_from_db()
+    run.job.refresh_from_db()
+    return run
+
+
+def test_every_candidate_answers_every_prompt_at_every_tier_tagged_with_template_tier_and_run(
+    maths, server, candidates, answer_template
+):
+    run = run_here(benchmark=maths["benchmark"], candidates=candidates, template=answer_template, tiers=[0, 1, 2],
+                   hint_maker=RULE_BASED, hint_count=2)  # fmt: skip
+    assert run.job.status == "succeeded", run.job.error
+    made = Response.objects.filter(model__in=candidates)
+    # two prompts with a reference × 3 tiers + the essay at tier 0 only, for each of the two candidates
+    assert made.count() == run.made == 2 * (2 * 3 + 1)
+    assert sorted(made.filter(prompt=maths["prompts"]["essay"]).values_list("variant", flat=True)) == [
+        "answer:0h",
+        "answer:0h",
+    ]
+    tier2 = made.get(prompt=maths["prompts"]["sum"], model=candidates[0], variant="answer:2h")
+    assert tier2.metadata["generation_run"] == run.pk
+    assert (tier2.metadata["template"], tier2.metadata["hint_tier"]) == ("answer", 2)
+    assert tier2.text.startswith("strong thinks with 2 hints")
+    # The essay has no reference: no hints, reported, not failed.
+    [issue] = run.job.row_issues.filter(stage="hints")
+    assert issue.prompt == maths["prompts"]["essay"] and "No reference solution" in issue.message
+
+
+def test_tier_t_shows_exactly_the_first_t_hints_which_never_contain_the_final_answer(
+    maths, server, candidates, answer_template
+):
+    run_here(benchmark=maths["benchmark"], candidates=candidates[:1], template=answer_template, tiers=[0, 1, 2, 3],
+             hint_maker=RULE_BASED, hint_count=3)  # fmt: skip
+    hints = PromptHints.objects.get(prompt=maths["prompts"]["half"])
+    assert len(hints.hints) == 3 and hints.leaks == [] and hints.maker == RULE_BASED
+    asked = {
+        r["body"]["messages"][-1]["content"]
+        for r in server.state.requests
+        if "one half" in r["body"]["messages"][-1]["content"]
+    }
+    for tier in range(4):
+        prompt = next(text for text in asked if text.count("\nHint ") == tier)
+        assert all(f"Hint {n}: {hints.hints[n - 1]}" in prompt for n in range(1, tier + 1))
+        assert "frac{1}{2}" not in prompt
+
+
+def test_llm_hints_follow_figure_9_and_a_planted_leak_is_flagged_and_kept_from_candidates(
+    maths, server, candidates, answer_template
+):
+    leaky = maths["prompts"]["sum"]
+    leaky.text = "What is 40 + 2? LEAK"
+    leaky.save()
+    run = run_here(benchmark=maths["benchmark"], candidates=candidates[:1], template=answer_template,
+                   tiers=[0, 1, 3], hint_maker=spec(server, "hinter"), hint_count=3)  # fmt: skip
+    record = PromptHints.objects.get(prompt=leaky)
+    assert record.leaks == [3] and not record.usable and record.final_answer == "42"
+    assert PromptHints.objects.get(prompt=maths["prompts"]["half"]).leaks == []
+    # Only tier 0 for the leaky prompt; the other gets every tier.
+    variants = Response.objects.filter(prompt=leaky, model=candidates[0]).values_list("variant", flat=True)
+    assert list(variants) == ["answer:0h"]
+    assert Response.objects.filter(prompt=maths["prompts"]["half"], model=candidates[0]).count() == 3
+    assert run.job.row_issues.filter(
+        stage="hints", prompt=leaky, message__contains="contains the final answer"
+    ).exists()
+    hint_requests = [r for r in server.state.requests if r["body"]["model"] == "hinter"]
+    assert len(hint_requests) == 2
+    assert "write 3 partial solutions" in hint_requests[0]["body"]["messages"][0]["content"]
+
+    # An admin rewrites the leaking hint; the next run generates the missing tiers and keeps the rest.
+    do_edit_hints(record, hints=[*record.hints[:2], "Now add the two results."], accept_leaks=False, by=None)
+    again = run_here(benchmark=maths["benchmark"], candidates=candidates[:1], template=answer_template,
+                     tiers=[0, 1, 3], hint_maker=spec(server, "hinter"), hint_count=3)  # fmt: skip
+    assert (again.made, again.found) == (2, 5)  # sum: 0h kept; half: 3 kept; essay: 0h kept
+    hint_calls = [r for r in server.state.requests if r["body"]["model"] == "hinter"]
+    assert len(hint_calls) == 2  # hints are stored, not asked for again
+    assert Response.objects.get(prompt=leaky, model=candidates[0], variant="answer:3h").metadata["hints_sha"]
+
+
+def test_an_edit_that_still_gives_the_answer_away_stays_flagged_unless_accepted(maths, server, answer_template):
+    record = PromptHints.objects.create(prompt=maths["prompts"]["sum"], maker="x", prompt_version="v",
+                                        hints=["a", "b"], final_answer="42")  # fmt: skip
+    edited = do_edit_hints(record, hints=["a", "so it is 42"], accept_leaks=False, by=None)
+    assert edited.leaks == [2] and not edited.usable
+    accepted = do_edit_hints(record, hints=["a", "so it is 42"], accept_leaks=True, by=None)
+    assert accepted.usable
+    with pytest.raises(GenerationRejected, match="Every hint needs text"):
+        do_edit_hints(record, hints=["a", "  "], accept_leaks=False, by=None)
+
+
+def test_a_resumed_or_repeated_run_skips_the_responses_that_exist(maths, server, candidates, answer_template):
+    fields = {"benchmark": maths["benchmark"], "candidates": candidates, "template": answer_template, "tiers": [0, 1],
+              "hint_maker": RULE_BASED, "hint_count": 1}  # fmt: skip
+    first = run_here(**fields)
+    calls = server.request_count
+    second = run_here(**fields)
+    assert (second.made, second.found, second.calls) == (0, first.made, 0)
+    assert server.request_count == calls
+    Response.objects.filter(model=candidates[1], variant="answer:1h", prompt=maths["prompts"]["sum"]).delete()
+    third = run_here(**fields)
+    assert (third.made, third.found, third.calls) == (1, first.made - 1, 1)
+
+
+def test_a_provider_error_on_one_item_is_reported_and_the_run_goes_on(maths, server, candidates, answer_template):
+    server.fail_next(Fail(400, message="context length exceeded"))
+    run = run_here(benchmark=maths["benchmark"], candidates=candidates[:1], template=answer_template, tiers=[0])
+    assert run.job.status == "succeeded"
+    assert run.made == 2
+    [issue] = run.job.row_issues.filter(stage="generation")
+    assert "context length exceeded" in issue.message and issue.label.endswith("No hint")
+
+
+def test_samples_are_separate_responses_and_usage_is_summed(maths, server, candidates, answer_template):
+    run = run_here(benchmark=maths["benchmark"], candidates=candidates[:1], template=answer_template, tiers=[0],
+                   samples=2, temperature=0.7)  # fmt: skip
+    variants = Response.objects.filter(model=candidates[0], prompt=maths["prompts"]["sum"]).values_list("variant")
+    assert sorted(v for (v,) in variants) == ["answer:0h", "answer:0h:s1"]
+    assert run.calls == 6 and run.input_tokens > 0 and run.output_tokens > 0
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"tiers": [0, 2], "hint_count": 1, "hint_maker": RULE_BASED}, "Tier 2 needs 2 hints"),
+        ({"tiers": [0, 1]}, "Hint tiers need a hint maker"),
+        ({"tiers": [0], "answer_match": "fuzzy"}, "Answer matching is one of"),
+        ({"tiers": [0], "samples": 0}, "Samples per prompt"),
+    ],
+)
+def test_a_run_that_cannot_work_is_refused_before_it_starts(
+    maths, server, candidates, answer_template, fields, message
+):
+    with pytest.raises(GenerationRejected, match=message):
+        do_create_generation_run(benchmark=maths["benchmark"], candidates=candidates, template=answer_template,
+                                 enqueue=False, **fields)  # fmt: skip
+
+
+def test_a_template_with_an_unknown_placeholder_cannot_be_saved_by_any_path(db):
+    from django.core.exceptions import ValidationError
+
+    from evalhub.generation.actions import do_save_template
+
+    with pytest.raises(ValidationError, match="unknown placeholder"):
+        PromptTemplate.objects.create(slug="bad", name="Bad", user="Solve {question}")
+    with pytest.raises(GenerationRejected, match="unknown placeholder"):
+        do_save_template(slug="bad", name="Bad", system="", user="Solve {question}")
+    assert not PromptTemplate.objects.filter(slug="bad").exists()
+    assert do_save_template(slug="good", name="Good", system="", user="Solve {prompt}").user == "Solve {prompt}"
+
+
+def test_a_hints_only_run_makes_the_hints_for_review_and_generates_nothing(maths, server, answer_template):
+    run = run_here(benchmark=maths["benchmark"], candidates=[], template=answer_template, tiers=[1, 2],
+                   hint_maker=RULE_BASED, hint_count=2)  # fmt: skip
+    assert run.job.status == "succeeded" and run.job.title == "Hints for Maths"
+    assert PromptHints.objects.filter(prompt__benchmark=maths["benchmark"]).count() == 2
+    assert run.made == 0 and server.request_count == 0
