@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from fractions import Fraction
 
 from evalhub.core.hints import final_answer, normalise
 
@@ -87,6 +88,22 @@ def _symbolic_equal(left: str, right: str) -> bool:
     return difference == 0
 
 
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
+
+
+def _number(expression: str) -> Fraction | None:
+    text = expression.strip().strip("()")
+    return Fraction(text) if _NUMBER.match(text) else None
+
+
+def _equal(left: str, right: str) -> bool:
+    # Plain numbers compare exactly without SymPy (most final answers; SymPy costs milliseconds each).
+    a, b = _number(left), _number(right)
+    if a is not None and b is not None:
+        return a == b
+    return _symbolic_equal(left, right)
+
+
 def _parts(expression: str) -> list[str]:
     inner = expression.strip()
     if inner[:1] == "(" and inner[-1:] == ")" and inner.count("(") == 1:
@@ -114,4 +131,4 @@ def answers_match(predicted: str | None, reference: str | None, mode: MatchMode 
     left_parts, right_parts = _parts(left), _parts(right)
     if len(left_parts) != len(right_parts) or not left_parts:
         return False
-    return all(_symbolic_equal(a, b) for a, b in zip(left_parts, right_parts, strict=True))
+    return all(_equal(a, b) for a, b in zip(left_parts, right_parts, strict=True))

@@ -1,6 +1,15 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+def ensure_builtin_templates(sender, **kwargs) -> None:
+    # After every migrate (and every flush, which tests do), like Django's own permissions:
+    # the built-in templates exist, with the text of the code that is running.
+    from evalhub.generation.actions import do_ensure_builtin_templates
+
+    do_ensure_builtin_templates()
 
 
 class GenerationConfig(AppConfig):
@@ -18,3 +27,4 @@ class GenerationConfig(AppConfig):
             results="generation_results",
             resume=actions.do_resume_generation_run,
         )
+        post_migrate.connect(ensure_builtin_templates, sender=self, dispatch_uid="generation-builtin-templates")

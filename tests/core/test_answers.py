@@ -44,3 +44,11 @@ def test_untrusted_text_never_reaches_the_sympy_parser(hostile):
     # SymPy's parse_expr evaluates its input: anything but maths must be refused before it.
     assert to_expression(hostile) is None
     assert answers_match(hostile, "1", "symbolic") is False
+
+
+def test_plain_numbers_compare_exactly_without_sympy(monkeypatch):
+    import evalhub.core.answers as answers
+
+    monkeypatch.setattr(answers, "_symbolic_equal", lambda a, b: pytest.fail("SymPy was asked about plain numbers"))
+    assert answers_match("2.50", "2.5", "symbolic") and answers_match("-3", "-3.0", "symbolic")
+    assert not answers_match("0.1", "0.10000001", "symbolic")

@@ -8,6 +8,7 @@ from evalhub.generation.actions import (
     GenerationRejected,
     do_create_generation_run,
     do_edit_hints,
+    do_register_candidate,
 )
 from evalhub.generation.models import PromptHints, PromptTemplate
 from evalhub.generation.runner import run_generation_chunk
@@ -174,3 +175,38 @@ def test_a_hints_only_run_makes_the_hints_for_review_and_generates_nothing(maths
     assert run.job.status == "succeeded" and run.job.title == "Hints for Maths"
     assert PromptHints.objects.filter(prompt__benchmark=maths["benchmark"]).count() == 2
     assert run.made == 0 and server.request_count == 0
+
+
+def test_a_cancelled_run_stops_at_the_next_chunk_and_keeps_what_it_made(maths, server, candidates, answer_template):
+    from evalhub.jobs.actions import do_request_cancel
+
+    run = do_create_generation_run(benchmark=maths["benchmark"], candidates=candidates[:1], template=answer_template,
+                                   tiers=[0], chunk_prompts=1, enqueue=False)  # fmt: skip
+    first, *rest = pending_chunk_ids(run.job)
+    assert run_generation_chunk(first) == "recorded"
+    do_request_cancel(run.job)
+    assert [run_generation_chunk(pk) for pk in rest] == ["cancelled", "cancelled"]
+    run.job.refresh_from_db()
+    assert run.job.status == "cancelled"
+    assert Response.objects.filter(model=candidates[0]).count() == 1
+
+
+def test_local_models_go_to_the_gpu_workers_and_api_models_to_the_default_queue(maths, server, answer_template):
+    from evalhub.generation.actions import generation_queue
+
+    local = do_register_candidate("transformers:/models/tiny")
+    api = do_register_candidate(spec(server, "strong"))
+    runs = [
+        do_create_generation_run(
+            benchmark=maths["benchmark"], candidates=chosen, template=answer_template, enqueue=False
+        )  # fmt: skip
+        for chosen in ([api], [api, local])
+    ]
+    assert [generation_queue(run) for run in runs] == ["default", "gpu"]
+
+
+def test_the_built_in_templates_exist_after_migrating(db):
+    assert set(PromptTemplate.objects.filter(builtin=True).values_list("slug", flat=True)) == {
+        "answer",
+        "gre-bench-review",
+    }
