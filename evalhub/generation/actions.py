@@ -54,21 +54,26 @@ def do_ensure_builtin_templates() -> list[PromptTemplate]:
 
 
 def do_save_template(*, slug: str, name: str, system: str, user: str, description: str = "", by: Any = None):
+    """Add a template, or change one no run has used yet: responses are found again by the template's
+    slug, so a used template's text stays as it was (save the change under a new slug)."""
     errors = check_template(system, user)
-    if PromptTemplate.objects.filter(slug=slug, builtin=True).exists():
+    existing = PromptTemplate.objects.filter(slug=slug).first()
+    if existing is not None and existing.builtin:
         errors.append(f"{slug!r} is a built-in template: choose another slug.")
+    elif existing is not None and existing.runs.exists() and (existing.system, existing.user) != (system, user):
+        errors.append(
+            f"{slug!r} was used by {existing.runs.count()} generation run(s): save the change under a new slug, "
+            "so the responses it made stay tied to the text that made them."
+        )
     if errors:
         raise GenerationRejected(" ".join(errors))
     template, _ = PromptTemplate.objects.update_or_create(
         slug=slug,
-        defaults={
-            "name": name,
-            "system": system,
-            "user": user,
-            "description": description,
-            "created_by": by if getattr(by, "is_authenticated", False) else None,
-        },
+        defaults={"name": name, "system": system, "user": user, "description": description},
     )
+    if template.created_by is None and getattr(by, "is_authenticated", False):
+        PromptTemplate.objects.filter(pk=template.pk).update(created_by=by)
+        template.created_by = by
     return template
 
 
@@ -126,9 +131,12 @@ def check_generation_config(
             errors.append(f"{model.display_name} has no provider: it cannot be asked to generate.")
             continue
         try:
-            parse_spec(spec_of(model))
+            provider = parse_spec(spec_of(model)).provider
         except UnknownProvider as error:
             errors.append(f"{model.display_name}: {error}")
+            continue
+        if provider == "heuristic":
+            errors.append(f"{model.display_name} is the heuristic judge: it judges, it writes no responses.")
     if not tiers or any(t < 0 for t in tiers):
         errors.append("Choose the hint tiers, e.g. 0 (no hint) or 0, 1, 2, 3.")
     if not 1 <= hint_count <= MAX_HINTS:

@@ -8,6 +8,7 @@ they read changes (the dashboards' fingerprint plus the run's responses), never 
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from typing import Any
 
@@ -19,7 +20,8 @@ from evalhub.core.tiers import TierTable, tier_label, tier_table, win_value
 from evalhub.dashboards.battles import SOURCES, load_battles
 from evalhub.dashboards.caching import cached, fingerprint
 from evalhub.debates.models import Debate
-from evalhub.generation.models import GenerationRun
+from evalhub.generation.actions import hints_digest
+from evalhub.generation.models import GenerationRun, PromptHints
 from evalhub.generation.runner import stated_answer
 
 
@@ -40,6 +42,20 @@ def counts(run: GenerationRun) -> dict[tuple[str, int], int]:
     for slug, variant, n in run_responses(run).values_list("model__slug", "variant").annotate(n=Count("pk")):
         out[(slug, tiers[variant])] += n
     return dict(out)
+
+
+def stale_hints(run: GenerationRun) -> int:
+    """Responses above tier 0 whose hints were edited (or remade) after they were generated: a
+    later run finds them by variant and keeps them, so the page says how many there are."""
+    tiers = tier_of(run)
+    rows = list(run_responses(run).values_list("prompt_id", "variant", "metadata"))
+    current = dict(PromptHints.objects.filter(prompt_id__in={r[0] for r in rows}).values_list("prompt_id", "hints"))
+    stale = 0
+    for prompt_id, variant, metadata in rows:
+        tier = tiers[variant]
+        if tier and (metadata or {}).get("hints_sha") != hints_digest(current.get(prompt_id, [])[:tier]):
+            stale += 1
+    return stale
 
 
 def accuracy_observations(run: GenerationRun) -> list[tuple[str, int, int, float]]:
@@ -100,27 +116,34 @@ def table_rows(table: TierTable, tiers: list[int], models: list[str]) -> dict[st
     }
 
 
-def data_stamp(run: GenerationRun) -> str:
+def data_stamp(run: GenerationRun) -> tuple[str, str]:
+    """(the dashboards' fingerprint, a key that also changes with the run's responses and its hints)."""
     responses = run_responses(run).aggregate(n=Count("pk"), last=Max("pk"))
-    return f"{fingerprint()}:{responses['n']}:{responses['last']}"
+    hints = PromptHints.objects.filter(prompt__benchmark=run.benchmark_id).aggregate(
+        n=Count("pk"), edited=Max("edited_at")
+    )
+    stamp = fingerprint()
+    key = f"{stamp}:{responses['n']}:{responses['last']}:{hints['n']}:{hints['edited']}"
+    return stamp, hashlib.sha1(key.encode(), usedforsecurity=False).hexdigest()[:16]
 
 
 def tier_analysis(run: GenerationRun, sources: tuple[str, ...] = tuple(SOURCES)) -> dict[str, Any]:
-    stamp = data_stamp(run)
+    stamp, key = data_stamp(run)
 
     def compute() -> dict[str, Any]:
         models = sorted(run.candidates.values_list("slug", flat=True))
         accuracy = tier_table(accuracy_observations(run), seed=run.seed)
-        wins, by_source = win_observations(run, sources, stamp.split(":")[0])
+        wins, by_source = win_observations(run, sources, stamp)
         opponents = [m for m in models if run.anchor is None or m != run.anchor.slug]
         return {
             "accuracy": table_rows(accuracy, run.tiers, models) if accuracy.cells else None,
             "win_rate": table_rows(tier_table(wins, seed=run.seed), run.tiers, opponents) if wins else None,
             "battles": dict(by_source),
             "counts": counts(run),
+            "stale_hints": stale_hints(run),
         }
 
-    return cached(f"generation:{run.pk}:{','.join(sorted(sources))}", compute, stamp=stamp)
+    return cached(f"generation:{run.pk}:{'+'.join(sorted(sources))}", compute, stamp=key)
 
 
 def run_summary(run: GenerationRun) -> dict[str, Any]:

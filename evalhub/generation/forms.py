@@ -121,20 +121,19 @@ class GenerationRunForm(forms.Form):
         }
 
 
-class TemplateForm(forms.ModelForm):
-    class Meta:
-        model = PromptTemplate
-        fields = ["slug", "name", "system", "user", "description"]
-        widgets = {
-            "system": forms.Textarea(attrs={"rows": 6}),
-            "user": forms.Textarea(attrs={"rows": 4}),
-            "description": forms.Textarea(attrs={"rows": 2}),
-        }
-        help_texts = {
-            "user": "Placeholders: "
-            + ", ".join(f"{{{k}}} ({v})" for k, v in PLACEHOLDERS.items())
-            + ". Without {hints}, hints are appended at tiers above 0. Write {{ and }} for braces."
-        }
+class TemplateForm(forms.Form):
+    slug = forms.SlugField(
+        max_length=60, help_text="A new slug adds a template; an existing one changes it (until used)."
+    )
+    name = forms.CharField(max_length=200)
+    system = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 6}))
+    user = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="Placeholders: "
+        + ", ".join(f"{{{k}}} ({v})" for k, v in PLACEHOLDERS.items())
+        + ". Without {hints}, hints are appended at tiers above 0. Write {{ and }} for braces.",
+    )
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
 
 class HintsForm(forms.Form):

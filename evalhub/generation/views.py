@@ -7,7 +7,12 @@ from django.views.decorators.http import require_http_methods
 from evalhub.accounts.roles import ADMIN, role_required
 from evalhub.catalog.models import Benchmark
 from evalhub.dashboards.battles import SOURCES
-from evalhub.generation.actions import GenerationRejected, do_create_generation_run, do_edit_hints
+from evalhub.generation.actions import (
+    GenerationRejected,
+    do_create_generation_run,
+    do_edit_hints,
+    do_save_template,
+)
 from evalhub.generation.analysis import run_responses, tier_analysis, tier_of
 from evalhub.generation.forms import GenerationRunForm, HintsForm, TemplateForm
 from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate
@@ -111,11 +116,13 @@ def export(request, pk: str, what: str, fmt: str):
 def templates(request):
     form = TemplateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        template = form.save(commit=False)
-        template.created_by = request.user
-        template.save()
-        messages.success(request, f"Template {template.slug} saved.")
-        return redirect("generation_templates")
+        try:
+            template = do_save_template(**form.cleaned_data, by=request.user)
+        except GenerationRejected as error:
+            form.add_error(None, str(error))
+        else:
+            messages.success(request, f"Template {template.slug} saved.")
+            return redirect("generation_templates")
     context = {"form": form, "templates": PromptTemplate.objects.all()}
     return render(request, "generation/templates.html", context, status=400 if form.errors else 200)
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+from django.urls import reverse
 
 from evalhub.catalog.demo import do_load_builtin_criteria
 from evalhub.catalog.models import Criterion, Response
@@ -81,3 +82,17 @@ def test_a_debate_run_on_a_tier_variant_pairs_the_responses_of_that_tier(tiered)
     debates = debates_at(tiered, "answer:2h")
     assert {d.response_a.variant for d in debates} == {d.response_b.variant for d in debates} == {"answer:2h"}
     assert len(debates) == 2  # the essay has tier 0 only
+
+
+def test_responses_made_with_hints_edited_since_are_counted_on_the_run_page(tiered, client, login, viewer):
+    from evalhub.generation.actions import do_edit_hints
+    from evalhub.generation.models import PromptHints
+
+    assert tier_analysis(tiered["run"])["stale_hints"] == 0
+    record = PromptHints.objects.get(prompt=tiered["prompts"]["half"])
+    do_edit_hints(record, hints=[record.hints[0], "A clearer second hint."], accept_leaks=False, by=None)
+    # tier 1 still shows the unchanged first hint; tier 2 responses (one per candidate) saw the old second
+    assert tier_analysis(tiered["run"])["stale_hints"] == 2
+    login(viewer)
+    page = client.get(reverse("generation_results", args=[tiered["run"].pk])).content.decode()
+    assert "2 responses were made with hints that have been edited since" in page

@@ -114,3 +114,27 @@ def test_the_model_page_shows_its_accuracy_per_hint_tier(client, login, viewer, 
     section = page.split("<h3>Hint tiers</h3>", 1)[1].split("<h2>As a judge</h2>", 1)[0]
     assert "Maths" in section and "<td>Accuracy</td>" in section
     assert "0%" in section and "100%" in section  # strong: wrong without a hint, right with one
+
+
+def test_a_template_used_by_a_run_keeps_its_text_and_a_new_slug_takes_the_change(
+    client, login, admin_user, maths, server, candidates
+):
+    from evalhub.generation.actions import do_save_template
+
+    template = do_save_template(slug="cot", name="CoT", system="", user="{prompt}\\nThink step by step.")
+    assert do_save_template(slug="cot", name="CoT", system="", user="{prompt}\\nThink.").user == "{prompt}\\nThink."
+    run_here(benchmark=maths["benchmark"], candidates=candidates[:1], template=template, tiers=[0])
+    login(admin_user)
+    response = client.post(reverse("generation_templates"), {"slug": "cot", "name": "CoT", "user": "{prompt} Go."})
+    assert response.status_code == 400 and "was used by 1 generation run(s)" in response.content.decode()
+    assert (
+        client.post(reverse("generation_templates"), {"slug": "answer", "name": "A", "user": "{prompt}"}).status_code
+        == 400
+    )
+    assert PromptTemplate.objects.get(slug="cot").user == "{prompt}\\nThink."
+
+
+def test_the_heuristic_judge_is_refused_as_a_candidate(client, login, admin_user, maths, server):
+    login(admin_user)
+    response = client.post(reverse("generation_create"), form(maths, server, new_candidates="heuristic"))
+    assert response.status_code == 400 and "it writes no responses" in response.content.decode()
