@@ -17,8 +17,14 @@ from evalhub.core.answers import MatchMode
 from evalhub.core.generation_templates import BUILTIN_TEMPLATES, check_template
 from evalhub.core.hints import RULE_BASED, leaking_hints
 from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate
-from evalhub.jobs.actions import do_create_job, do_requeue_job
-from evalhub.jobs.chunks import do_complete_chunk, do_create_chunks, pending_chunk_ids
+from evalhub.jobs.actions import do_create_job
+from evalhub.jobs.chunks import (
+    chosen_prompt_ids,
+    do_complete_chunk,
+    do_create_chunks,
+    do_resume_chunked_job,
+    enqueue_pending_chunks,
+)
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
@@ -193,10 +199,7 @@ def do_create_generation_run(
     )
     if errors:
         raise GenerationRejected(" ".join(errors))
-    prompts = benchmark.prompts.order_by("pk")
-    if prompt_ids:
-        prompts = prompts.filter(pk__in=prompt_ids)
-    ids = list(prompts.values_list("pk", flat=True))
+    ids = chosen_prompt_ids(benchmark, prompt_ids)
     if not ids:
         raise GenerationRejected(f"{benchmark.name} has no prompts to answer.")
     per_prompt = len(candidates) * len(tiers) * samples or 1
@@ -254,16 +257,14 @@ def generation_queue(run: GenerationRun) -> str:
 def enqueue_generation_chunks(run: GenerationRun) -> None:
     from evalhub.generation.tasks import generation_chunk_task
 
-    queue = generation_queue(run)
-    for chunk_id in pending_chunk_ids(run.job):
-        generation_chunk_task.apply_async(args=[chunk_id], queue=queue)
+    enqueue_pending_chunks(run.job, generation_chunk_task, generation_queue(run))
 
 
 def do_resume_generation_run(run: GenerationRun) -> GenerationRun:
     """Run the unfinished chunks; responses that exist are found, not generated again."""
-    with transaction.atomic():
-        do_requeue_job(run.job, "Resumed: finished chunks and stored responses are kept.")
-        transaction.on_commit(lambda: enqueue_generation_chunks(run))
+    do_resume_chunked_job(
+        run.job, lambda: enqueue_generation_chunks(run), "Resumed: finished chunks and stored responses are kept."
+    )
     return run
 
 

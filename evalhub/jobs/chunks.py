@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from django.db import transaction
 from django.utils import timezone
 
-from evalhub.jobs.actions import do_fail_job, do_finish_job, do_mark_cancelled, do_progress_job
+from evalhub.jobs.actions import do_fail_job, do_finish_job, do_mark_cancelled, do_progress_job, do_requeue_job
 from evalhub.jobs.models import Job, JobChunk
 
 logger = logging.getLogger(__name__)
@@ -37,6 +37,27 @@ def do_create_chunks(job: Job, prompt_ids: Sequence[int], units: Mapping[int, in
 
 def pending_chunk_ids(job: Job) -> list[int]:
     return list(job.chunks.filter(done_at__isnull=True).values_list("pk", flat=True))
+
+
+def chosen_prompt_ids(benchmark, subset: Sequence[int] = ()) -> list[int]:
+    """The benchmark's prompt ids in order, or only those of `subset` (empty = all)."""
+    prompts = benchmark.prompts.order_by("pk")
+    if subset:
+        prompts = prompts.filter(pk__in=subset)
+    return list(prompts.values_list("pk", flat=True))
+
+
+def enqueue_pending_chunks(job: Job, task, queue: str) -> None:
+    """Send every unfinished chunk of `job` to `task` on `queue` (call after commit)."""
+    for chunk_id in pending_chunk_ids(job):
+        task.apply_async(args=[chunk_id], queue=queue)
+
+
+def do_resume_chunked_job(job: Job, enqueue: Callable[[], None], message: str = "Resumed: finished chunks are kept."):
+    """Requeue a failed, cancelled or stalled chunked job; `enqueue` sends its unfinished chunks once committed."""
+    with transaction.atomic():
+        do_requeue_job(job, message)
+        transaction.on_commit(enqueue)
 
 
 def run_chunk(chunk_id: int, work: Callable[[JobChunk], R], record: Callable[[JobChunk, R], bool]) -> str:

@@ -14,8 +14,14 @@ from evalhub.catalog.models import Benchmark, LanguageModel, Response
 from evalhub.celery import DEFAULT_QUEUE, GPU_QUEUE
 from evalhub.core.gem_prompts import PROMPT_VERSION
 from evalhub.core.gem_validation import STRATEGIES
-from evalhub.jobs.actions import do_create_job, do_requeue_job
-from evalhub.jobs.chunks import do_complete_chunk, do_create_chunks, pending_chunk_ids
+from evalhub.jobs.actions import do_create_job
+from evalhub.jobs.chunks import (
+    chosen_prompt_ids,
+    do_complete_chunk,
+    do_create_chunks,
+    do_resume_chunked_job,
+    enqueue_pending_chunks,
+)
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.llm.registry import SCORERS, parse_spec
 from evalhub.llm.types import UnknownProvider
@@ -130,10 +136,7 @@ def do_create_gem_run(
     )
     if errors:
         raise ValueError(" ".join(errors))
-    prompts = benchmark.prompts.order_by("pk")
-    if prompt_ids:
-        prompts = prompts.filter(pk__in=prompt_ids)
-    ids = list(prompts.values_list("pk", flat=True))
+    ids = chosen_prompt_ids(benchmark, prompt_ids)
     candidate_ids, reference_ids = {m.pk for m in candidates}, {m.pk for m in references}
     planned = planned_pairs(ids, candidate_ids, reference_ids, len(variants), len(validation_strategies))
     with transaction.atomic():
@@ -185,15 +188,12 @@ def do_create_gem_run(
 def enqueue_chunks(run: GemRun) -> None:
     from evalhub.scoring.tasks import gem_chunk_task
 
-    for chunk_id in pending_chunk_ids(run.job):
-        gem_chunk_task.apply_async(args=[chunk_id], queue=GPU_QUEUE)
+    enqueue_pending_chunks(run.job, gem_chunk_task, GPU_QUEUE)
 
 
 def do_resume_gem_run(run: GemRun) -> GemRun:
     """Run the chunks that have not finished (after a failure, a cancel, or lost workers)."""
-    with transaction.atomic():
-        do_requeue_job(run.job, "Resumed: finished chunks are kept.")
-        transaction.on_commit(lambda: enqueue_chunks(run))
+    do_resume_chunked_job(run.job, lambda: enqueue_chunks(run))
     return run
 
 
@@ -414,14 +414,11 @@ def judge_queue(run) -> str:
 def enqueue_judge_chunks(run) -> None:
     from evalhub.scoring.tasks import discernment_chunk_task
 
-    for chunk_id in pending_chunk_ids(run.job):
-        discernment_chunk_task.apply_async(args=[chunk_id], queue=judge_queue(run))
+    enqueue_pending_chunks(run.job, discernment_chunk_task, judge_queue(run))
 
 
 def do_resume_discernment_run(run):
-    with transaction.atomic():
-        do_requeue_job(run.job, "Resumed: finished chunks are kept.")
-        transaction.on_commit(lambda: enqueue_judge_chunks(run))
+    do_resume_chunked_job(run.job, lambda: enqueue_judge_chunks(run))
     return run
 
 
