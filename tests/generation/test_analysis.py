@@ -96,3 +96,20 @@ def test_responses_made_with_hints_edited_since_are_counted_on_the_run_page(tier
     login(viewer)
     page = client.get(reverse("generation_results", args=[tiered["run"].pk])).content.decode()
     assert "2 responses were made with hints that have been edited since" in page
+
+
+def test_single_llm_judges_on_a_tier_count_as_battles_with_the_majority_of_their_samples(tiered):
+    from evalhub.debates.models import JudgeRun, JudgeVerdict
+
+    sum_2h, half_2h = debates_at(tiered, "answer:2h")
+    judge = JudgeRun.objects.create(reference=sum_2h.run, judge="openai:gpt-4o-mini", check_position=False)
+    # Verdicts are in the order shown; set before any is stored (a debate's order never changes).
+    Debate.objects.filter(pk=sum_2h.pk).update(swapped=False)  # shown as (strong, weak): 1 = strong won
+    Debate.objects.filter(pk=half_2h.pk).update(swapped=True)  # shown as (weak, strong): 2 = strong won
+    for debate, samples in ((sum_2h, [1, 1, 2]), (half_2h, [2, 2, 0])):
+        for n, verdict in enumerate(samples):
+            JudgeVerdict.objects.create(judge_run=judge, debate=debate, reversed_order=False, sample=n, text="…",
+                                        verdict=verdict)  # fmt: skip
+    cell = tier_analysis(tiered["run"], ("single_judge",))["win_rate"]["rows"][0]["cells"][2]
+    assert (cell.n, cell.mean) == (2, 1.0)
+    assert tier_analysis(tiered["run"], ("consensus", "human"))["win_rate"] is None
