@@ -69,7 +69,8 @@ def _last_braced(text: str, command: str) -> str | None:
     return None
 
 
-_ANSWER_IS = re.compile(r"(?:final answer|the answer)\s*(?:is|:)\s*\$?([^\n$]+?)\$?\s*(?:\.\s*)?$", re.I | re.M)
+# "The answer is x", "Final answer: x", or a line "Answer: x" (multiple-choice style).
+_ANSWER_IS = re.compile(r"(?:final answer|the answer|^answer)\s*(?:is|:)\s*\$?([^\n$]+?)\$?\s*(?:\.\s*)?$", re.I | re.M)
 
 
 def final_answer(reference: str, explicit: str = "") -> str | None:

@@ -19,6 +19,7 @@ from evalhub.core.answers import answers_match, extract_answer, to_expression
         ("(2, 1)", "(1,2)", False, False, False),
         ("\\frac{1}{3}", "0.33", False, False, False),
         ("7", "8", False, False, False),
+        ("(B)", "B", False, False, True),
     ],
 )
 def test_answers_match_exactly_after_normalising_or_symbolically(predicted, reference, exact, normalised, symbolic):

@@ -35,6 +35,8 @@ def test_hints_are_read_from_their_tags_in_order_and_a_missing_one_is_named():
         ("So $x = \\boxed{\\frac{1}{\\sqrt{2}}}$.", "", "\\frac{1}{\\sqrt{2}}"),
         ("Janet sells 9 eggs.\n#### 18", "", "18"),
         ("Adding them, the final answer is 7.", "", "7"),
+        ("Reasoning about the options.\nAnswer: (B)", "", "(B)"),
+        ("My answer: maybe", "", None),
         (SOLUTION, "273 apples", "273 apples"),
         ("A discussion without an answer.", "", None),
     ],
