@@ -31,7 +31,9 @@ from evalhub.llm.types import UnknownProvider
 from evalhub.scoring.models import RowIssue
 
 GENERATION = "generation"
-DEFAULT_CHUNK_PROMPTS = 5
+# A chunk is the unit a worker takes and the step progress moves by: about this many calls,
+# so a slow API still shows progress every few minutes and several workers share a run.
+CALLS_PER_CHUNK = 40
 MAX_HINTS = 10
 
 
@@ -182,7 +184,7 @@ def do_create_generation_run(
     answer_match: str = MatchMode.SYMBOLIC,
     anchor: LanguageModel | None = None,
     prompt_ids: Sequence[int] = (),
-    chunk_prompts: int = DEFAULT_CHUNK_PROMPTS,
+    chunk_prompts: int | None = None,
     enqueue: bool = True,
 ) -> GenerationRun:
     """Create the job, its run and its chunks; progress counts one unit per planned response
@@ -241,7 +243,8 @@ def do_create_generation_run(
             anchor=anchor,
         )
         run.candidates.set(candidates)
-        do_create_chunks(job, ids, {pk: per_prompt for pk in ids}, chunk_prompts)
+        size = chunk_prompts or max(1, CALLS_PER_CHUNK // per_prompt)
+        do_create_chunks(job, ids, {pk: per_prompt for pk in ids}, size)
         if enqueue:
             transaction.on_commit(lambda: enqueue_generation_chunks(run))
     return run

@@ -210,3 +210,12 @@ def test_the_built_in_templates_exist_after_migrating(db):
         "answer",
         "gre-bench-review",
     }
+
+
+def test_chunks_hold_about_forty_calls_so_progress_moves_and_workers_share_a_run(maths, server, candidates,
+                                                                                 answer_template):  # fmt: skip
+    run = do_create_generation_run(benchmark=maths["benchmark"], candidates=candidates, template=answer_template,
+                                   tiers=[0, 1, 2, 3], hint_maker=RULE_BASED, samples=3, enqueue=False)  # fmt: skip
+    # 2 candidates × 4 tiers × 3 samples = 24 calls per prompt: one prompt per chunk
+    assert [len(c.prompt_ids) for c in run.job.chunks.all()] == [1, 1, 1]
+    assert [c.units_planned for c in run.job.chunks.all()] == [24, 24, 24]

@@ -5,7 +5,6 @@ from django.core.management.base import BaseCommand, CommandError
 from evalhub.catalog.models import Benchmark, LanguageModel
 from evalhub.core.answers import MatchMode
 from evalhub.generation.actions import (
-    DEFAULT_CHUNK_PROMPTS,
     GenerationRejected,
     do_create_generation_run,
     do_ensure_builtin_templates,
@@ -38,7 +37,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--answer-match", choices=[m.value for m in MatchMode], default=MatchMode.SYMBOLIC)
         parser.add_argument("--anchor", default="", help="Model slug (or spec) that win rates are against.")
-        parser.add_argument("--chunk-prompts", type=int, default=DEFAULT_CHUNK_PROMPTS)
+        parser.add_argument("--chunk-prompts", type=int, default=None, help="Prompts per chunk (default: ~40 calls).")
         parser.add_argument("--enqueue", action="store_true", help="Queue for the Celery workers instead.")
 
     def handle(self, *args, **o):
