@@ -29,6 +29,7 @@ SOURCES = {
 }
 DEFAULT_SOURCES = (CONSENSUS, HUMAN)
 OUTCOME = {Winner.A: "a", Winner.B: "b", Winner.TIE: "tie"}
+IMPORTED = "imported"  # a debate run's blank response variant: the responses as they were imported
 
 
 class Battle(NamedTuple):  # a tuple: tens of thousands are made and cached per fingerprint
@@ -41,6 +42,7 @@ class Battle(NamedTuple):  # a tuple: tens of thousands are made and cached per 
     benchmark: str
     debate: int
     judge: str = ""  # the judge's provider spec, for single-judge battles
+    responses: str = IMPORTED  # which responses were compared: imported ones, or a generation variant
 
     def for_model(self, slug: str) -> str | None:
         """'win', 'loss' or 'tie' from `slug`'s side; None if it did not take part."""
@@ -63,6 +65,7 @@ DEBATE_FIELDS = (
     "prompt__category",
     "run__criterion__slug",
     "run__benchmark__slug",
+    "run__variant",
     "response_a__model__slug",
     "response_b__model__slug",
 )
@@ -96,6 +99,7 @@ def _battle(row: dict, outcome: str, source: str, judge: str = "") -> Battle:
         row["run__benchmark__slug"],
         row["id"],
         judge,
+        row["run__variant"] or IMPORTED,
     )
 
 
@@ -118,6 +122,7 @@ class Filters:
     criterion: str = ""
     scenario: str = ""
     benchmark: str = ""
+    responses: str = ""  # a response variant (e.g. answer:1h, one hint tier), or IMPORTED; blank: all
 
     @property
     def with_judges(self) -> bool:
@@ -125,7 +130,7 @@ class Filters:
 
     @property
     def key(self) -> str:
-        return "|".join([",".join(self.sources), self.criterion, self.scenario, self.benchmark])
+        return "|".join([",".join(self.sources), self.criterion, self.scenario, self.benchmark, self.responses])
 
     def keep(self, battle: Battle) -> bool:
         return (
@@ -133,4 +138,5 @@ class Filters:
             and (not self.criterion or battle.criterion == self.criterion)
             and (not self.scenario or battle.scenario == self.scenario)
             and (not self.benchmark or battle.benchmark == self.benchmark)
+            and (not self.responses or battle.responses == self.responses)
         )

@@ -14,6 +14,7 @@ class BattleFilterForm(forms.Form):
     criterion = forms.CharField(required=False, max_length=100)
     scenario = forms.CharField(required=False, max_length=100)
     benchmark = forms.CharField(required=False, max_length=100)
+    responses = forms.CharField(required=False, max_length=100)
 
     def filters(self) -> Filters:
         data = self.cleaned_data
@@ -22,4 +23,5 @@ class BattleFilterForm(forms.Form):
             criterion=data["criterion"],
             scenario=data["scenario"],
             benchmark=data["benchmark"],
+            responses=data["responses"],
         )

@@ -19,6 +19,7 @@ def filter_options(battles: list[Battle]) -> dict[str, list[str]]:
         "criteria": sorted({b.criterion for b in battles}),
         "scenarios": sorted({b.scenario for b in battles}),
         "benchmarks": sorted({b.benchmark for b in battles}),
+        "responses": sorted({b.responses for b in battles}),
         "sources": list(SOURCES),
     }
 

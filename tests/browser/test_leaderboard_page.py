@@ -21,7 +21,7 @@ def tournament(db):
     for verdict in (1, 2, 1):
         arena.debate("beta", "gamma", verdict=verdict, category="writing")
     arena.debate("alpha", "gamma", verdict=1, status=DebateStatus.ADJUDICATED)
-    debates = list(arena.runs[("alpha", "beta", "helpfulness")].debates.all())
+    debates = list(arena.runs[("alpha", "beta", "helpfulness", "")].debates.all())
     arena.judge("openai:gpt-judge", {d: [d.verdict] for d in debates})
     make_user("vera", "viewer")
     return arena

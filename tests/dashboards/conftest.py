@@ -36,10 +36,10 @@ class Arena:
         self.judge_model = LanguageModel.objects.create(
             slug="judge-x", display_name="Judge X", provider="openai", model_id="gpt-judge"
         )
-        self.runs: dict[tuple[str, str], DebateRun] = {}
+        self.runs: dict[tuple[str, str, str, str], DebateRun] = {}  # (a, b, criterion, response variant)
 
     def run(self, a: str, b: str, **fields) -> DebateRun:
-        key = (a, b, fields.get("criterion", self.criterion).slug)
+        key = (a, b, fields.get("criterion", self.criterion).slug, fields.get("variant", ""))
         if key not in self.runs:
             self.runs[key] = DebateRun.objects.create(
                 name=f"{a} vs {b}",
@@ -48,6 +48,7 @@ class Arena:
                 model_a=self.models[a],
                 model_b=self.models[b],
                 agents=["heuristic"],
+                variant=fields.get("variant", ""),
             )
         return self.runs[key]
 

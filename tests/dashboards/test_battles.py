@@ -60,6 +60,18 @@ def test_filters_keep_source_criterion_scenario_and_benchmark(arena):
     assert len([b for b in battles if Filters(benchmark="bench").keep(b)]) == 2
 
 
+def test_battles_say_which_responses_were_compared_and_can_be_filtered_to_one_hint_tier(arena):
+    arena.debate("alpha", "beta", verdict=1)
+    arena.debate("alpha", "beta", verdict=2, variant="answer:1h")
+    arena.debate("alpha", "beta", verdict=2, variant="answer:1h")
+    battles = load_battles(fingerprint(), with_judges=False)
+    assert sorted(b.responses for b in battles) == ["answer:1h", "answer:1h", "imported"]
+    assert [b.outcome for b in battles if Filters(responses="imported").keep(b)] == ["a"]
+    assert [b.outcome for b in battles if Filters(responses="answer:1h").keep(b)] == ["b", "b"]
+    board = pairwise_board(Filters(responses="answer:1h"), fingerprint())
+    assert board["battles"] == 2 and board["options"]["responses"] == ["answer:1h", "imported"]
+
+
 def test_the_pairwise_board_is_the_bradley_terry_fit_of_the_filtered_battles(arena):
     for verdict in (1, 1, 1, 2, 0):
         arena.debate("alpha", "beta", verdict=verdict)

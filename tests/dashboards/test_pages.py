@@ -99,14 +99,14 @@ def test_the_model_page_shows_its_rating_record_breakdowns_and_settled_debates_o
     assert "2 won · 1 lost · 1 tied" in page
     assert "rank" in page and "95%" in page
     assert f"/debates/{waiting.pk}/" not in page  # never linked while people still have to judge it
-    lost = played.runs[("alpha", "beta", "helpfulness")].debates.filter(verdict=2).get()
+    lost = played.runs[("alpha", "beta", "helpfulness", "")].debates.filter(verdict=2).get()
     assert f"/debates/{lost.pk}/" in page
     assert "has not been measured as a judge" in page
     assert login(viewer).get("/models/nobody/").status_code == 404
 
 
 def test_a_judge_model_page_shows_its_agreement_and_cost(client, played, viewer, login):
-    debates = list(played.runs[("alpha", "beta", "helpfulness")].debates.all())
+    debates = list(played.runs[("alpha", "beta", "helpfulness", "")].debates.all())
     played.judge("openai:gpt-judge", {d: [d.verdict] for d in debates})
     page = login(viewer).get("/models/judge-x/").content.decode()
     assert "openai:gpt-judge" in page and "1.000" in page and "(3/3)" in page
