@@ -78,6 +78,21 @@ def test_win_rates_against_the_anchor_use_only_decided_pairs_within_one_tier(tie
     assert (consensus_only.mean, consensus_only.n) == (1.0, 1)
 
 
+def test_the_run_page_lays_win_rates_out_like_table_3_and_filters_sources(tiered, client, login, viewer):
+    sum_1h, half_1h = debates_at(tiered, "answer:1h")
+    settle(sum_1h, Winner.A)
+    settle(half_1h, Winner.TIE, DebateStatus.ADJUDICATED)
+    login(viewer)
+    url = reverse("generation_results", args=[tiered["run"].pk])
+    page = client.get(url).content.decode()
+    table = page.split("Win rate against weak per hint tier", 1)[1].split("</table>", 1)[0]
+    assert "Model vs weak" in table and ">strong<" in table
+    assert "75%" in table and "n=2" in table  # 1 hint: a win and a tie
+    only_people = client.get(url, {"source": "human"}).content.decode()
+    table = only_people.split("Win rate against weak per hint tier", 1)[1].split("</table>", 1)[0]
+    assert "50%" in table and "n=1" in table and "75%" not in table
+
+
 def test_a_debate_run_on_a_tier_variant_pairs_the_responses_of_that_tier(tiered):
     debates = debates_at(tiered, "answer:2h")
     assert {d.response_a.variant for d in debates} == {d.response_b.variant for d in debates} == {"answer:2h"}
