@@ -357,3 +357,33 @@ def do_edit_hints(record: PromptHints, *, hints: list[str], accept_leaks: bool, 
         record.edited_at = timezone.now()
         record.save()
     return record
+
+
+# --- comparing tiers against the anchor (the paper's Table 3) --------------------------------
+
+
+def do_compare_with_anchor(run: GenerationRun, *, user: Any = None, criterion, agents: list[str], **judge: Any):
+    """For every tier and every candidate other than the anchor: the pairs (candidate, anchor) of that
+    tier as a debate run, and a single LLM judge on them (privileged-information paper, Table 3: one
+    automatic grader against one anchor). The debate runs are left as drafts, to start from their
+    pages when agent debates are wanted too. Returns (judge runs, reasons for what was skipped)."""
+    from evalhub.core.tiers import tier_label
+    from evalhub.debates.actions import RunRejected, do_create_run
+    from evalhub.debates.judging import do_create_judge_run
+
+    if run.anchor is None:
+        raise GenerationRejected("Choose an anchor model for this run first: win rates are against it.")
+    made, skipped = [], []
+    for tier in run.tiers:
+        for candidate in run.candidates.exclude(pk=run.anchor_id).order_by("slug"):
+            name = f"{candidate.slug} vs {run.anchor.slug} · {tier_label(tier)} · generation run {run.pk}"
+            try:
+                pairs = do_create_run(
+                    user=user, name=name, benchmark=run.benchmark, criterion=criterion, model_a=candidate,
+                    model_b=run.anchor, variant=run.variant(tier, 0), agents=agents,
+                )  # fmt: skip
+            except RunRejected as error:
+                skipped.append(f"{tier_label(tier)}, {candidate.slug}: {error}")
+                continue
+            made.append(do_create_judge_run(user, reference=pairs, **judge))
+    return made, skipped

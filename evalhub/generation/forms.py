@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from django import forms
 
-from evalhub.catalog.models import Benchmark, LanguageModel
+from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.answers import MatchMode
 from evalhub.core.generation_templates import PLACEHOLDERS
 from evalhub.core.hints import RULE_BASED
+from evalhub.debates.forms import DEFAULT_AGENTS, JudgeRunForm
 from evalhub.generation.actions import check_generation_config, do_register_candidate
 from evalhub.generation.models import PromptTemplate
 from evalhub.llm.registry import parse_spec
@@ -60,10 +61,11 @@ class GenerationRunForm(forms.Form):
         initial=MatchMode.SYMBOLIC,
         help_text="How accuracy compares final answers: exact text, normalised, or also SymPy-equal.",
     )
-    anchor = forms.ModelChoiceField(
-        LanguageModel.objects.exclude(provider="").exclude(is_human=True),
+    anchor = forms.CharField(
         required=False,
-        help_text="Win rates per tier are against this candidate (the paper's Table 3).",
+        max_length=500,
+        help_text="Win rates per tier are against this candidate (the paper's Table 3): a chosen model's slug, "
+        "or one of the new candidates' specs.",
     )
 
     def clean_tiers(self) -> list[int]:
@@ -97,14 +99,16 @@ class GenerationRunForm(forms.Form):
             anchor=None,
         ):
             self.add_error(None, error)
-        anchor = data.get("anchor")
-        if anchor is not None and anchor not in existing:
-            self.add_error("anchor", "The anchor must be one of the chosen candidates.")
+        anchor = data["anchor"].strip()
+        if anchor and anchor not in {m.slug for m in existing} and anchor not in data["new_candidates"]:
+            self.add_error("anchor", "The anchor must be one of the candidates: a chosen model's slug or a new spec.")
         return data
 
     def run_fields(self) -> dict:
         data = self.cleaned_data
-        candidates = list(data["candidates"]) + [do_register_candidate(s) for s in data["new_candidates"]]
+        new = {spec: do_register_candidate(spec) for spec in data["new_candidates"]}
+        candidates = list(data["candidates"]) + list(new.values())
+        anchor = data["anchor"].strip()
         return {
             "benchmark": data["benchmark"],
             "candidates": candidates,
@@ -117,7 +121,7 @@ class GenerationRunForm(forms.Form):
             "max_tokens": data["max_tokens"],
             "seed": data["seed"],
             "answer_match": data["answer_match"],
-            "anchor": data["anchor"],
+            "anchor": new.get(anchor) or next((m for m in candidates if m.slug == anchor), None),
         }
 
 
@@ -154,3 +158,22 @@ class HintsForm(forms.Form):
 
     def hints(self) -> list[str]:
         return [self.cleaned_data[f"hint_{n}"] for n in range(1, self.count + 1)]
+
+
+class AnchorComparisonForm(JudgeRunForm):
+    """A single LLM judge on every tier's (candidate, anchor) pairs; the judge run's own fields plus the criterion."""
+
+    criterion = forms.ModelChoiceField(Criterion.objects.all(), empty_label=None)
+    field_order = ["criterion", "judge", "privileged_sources", "samples", "check_position"]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["privileged_sources"].initial = ["reference_answer"]
+        self.fields["criteria_variant"].initial = "original"  # the criterion as written (Table 3)
+        self.fields["privileged_sources"].help_text = "The privileged-information paper grades with the reference."
+        for name in ("criteria_variant", "temperature", "max_tokens", "seed"):
+            self.fields[name].widget = forms.HiddenInput()
+
+    def comparison_fields(self) -> dict:
+        data = dict(self.cleaned_data)
+        return {"criterion": data.pop("criterion"), "agents": DEFAULT_AGENTS.split(), **data}

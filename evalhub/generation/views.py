@@ -9,12 +9,13 @@ from evalhub.catalog.models import Benchmark
 from evalhub.dashboards.battles import SOURCES
 from evalhub.generation.actions import (
     GenerationRejected,
+    do_compare_with_anchor,
     do_create_generation_run,
     do_edit_hints,
     do_save_template,
 )
 from evalhub.generation.analysis import run_responses, tier_analysis, tier_of
-from evalhub.generation.forms import GenerationRunForm, HintsForm, TemplateForm
+from evalhub.generation.forms import AnchorComparisonForm, GenerationRunForm, HintsForm, TemplateForm
 from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate
 from evalhub.system.downloads import download
 
@@ -61,6 +62,8 @@ def results(request, pk: int):
         "issue_count": issues.count(),
         "sources": [(key, label, key in sources) for key, label in SOURCES.items()],
         "variants": sorted({run.variant(t, 0) for t in run.tiers}),
+        "compare_form": AnchorComparisonForm() if run.anchor_id else None,
+        "battles": [(SOURCES[key], n) for key, n in analysis["battles"].items()],
     }
     return render(request, "generation/_results.html", context)
 
@@ -154,3 +157,24 @@ def hints_edit(request, pk: int):
     return render(
         request, "generation/hints_edit.html", {"record": record, "form": form}, status=400 if form.errors else 200
     )
+
+
+@role_required(ADMIN)
+@require_http_methods(["POST"])
+def compare(request, pk: int):
+    run = get_object_or_404(GenerationRun.objects.select_related("job", "anchor", "benchmark", "template"), pk=pk)
+    form = AnchorComparisonForm(request.POST)
+    if not form.is_valid():
+        reasons = "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
+        messages.error(request, f"Nothing started: {reasons}")
+        return redirect(run.job)
+    try:
+        made, skipped = do_compare_with_anchor(run, user=request.user, **form.comparison_fields())
+    except GenerationRejected as error:
+        messages.error(request, str(error))
+        return redirect(run.job)
+    messages.success(request, f"Started {len(made)} judge run{'s' if len(made) != 1 else ''} against "
+                              f"{run.anchor.slug}; win rates fill in as they finish.")  # fmt: skip
+    for reason in skipped:
+        messages.warning(request, f"Skipped {reason}")
+    return redirect(run.job)

@@ -13,6 +13,9 @@ pytestmark = [requires_chromium, pytest.mark.browser, pytest.mark.django_db(tran
 
 @pytest.fixture
 def root(db):
+    from evalhub.catalog.demo import do_load_builtin_criteria
+
+    do_load_builtin_criteria()
     return make_user("root", "admin")  # before the page: Playwright's loop makes the test body async
 
 
@@ -27,6 +30,7 @@ def test_an_admin_runs_hint_tiers_reads_accuracy_per_tier_and_edits_a_hint(live_
     page.fill("#id_tiers", "0, 1, 2")
     page.fill("#id_hint_count", "2")
     page.fill("#id_hint_maker", "reference-prefix")
+    page.fill("#id_anchor", spec(server, "weak"))
     page.click("button:has-text('Start')")  # tasks run eagerly in tests: the job is done when the page loads
     page.wait_for_selector("#generation-results h2:has-text('Accuracy per hint tier')")
     table = page.locator("#generation-results table").nth(1)
@@ -34,6 +38,16 @@ def test_an_admin_runs_hint_tiers_reads_accuracy_per_tier_and_edits_a_hint(live_
     strong = table.locator("tr:has-text('strong')").first.locator("td").all_inner_texts()
     assert [cell.split("\n")[0] for cell in strong[2:]] == ["0%", "100%", "100%"]
     assert page.locator("text=No reference solution").count() == 1
+
+    # One step to the paper's Table 3: a single judge (with the reference) on every tier's pairs.
+    page.click("summary:has-text('Judge every tier against weak')")
+    page.fill("#id_judge", "heuristic:reference")
+    page.click("button:has-text('Start the judges')")
+    page.wait_for_selector("text=Started 3 judge runs against weak")
+    page.wait_for_selector("#generation-results th:has-text('Model vs weak')")
+    win_rates = page.locator("#generation-results table").nth(2)
+    assert win_rates.locator("th").all_inner_texts()[1:] == ["Overall", "No hint", "1 hint", "2 hints"]
+    assert win_rates.locator("tr:has-text('strong')").count() == 1
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "generation-job.png"), full_page=True)
 

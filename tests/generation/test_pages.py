@@ -138,3 +138,50 @@ def test_the_heuristic_judge_is_refused_as_a_candidate(client, login, admin_user
     login(admin_user)
     response = client.post(reverse("generation_create"), form(maths, server, new_candidates="heuristic"))
     assert response.status_code == 400 and "it writes no responses" in response.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)  # the judge runner writes from its own database thread
+def test_an_admin_judges_every_tier_against_the_anchor_in_one_step_and_win_rates_fill_in(
+    client, login, admin_user, maths, server, candidates, answer_template
+):
+    from evalhub.catalog.demo import do_load_builtin_criteria
+    from evalhub.catalog.models import Criterion
+    from evalhub.debates.models import DebateRun, JudgeRun
+
+    do_load_builtin_criteria()
+    strong, weak = candidates
+    run = run_here(benchmark=maths["benchmark"], candidates=candidates, template=answer_template, tiers=[0, 1],
+                   hint_maker=RULE_BASED, hint_count=1, anchor=weak)  # fmt: skip
+    login(admin_user)
+    assert "Judge every tier against weak" in client.get(reverse("generation_results", args=[run.pk])).content.decode()
+    form = {"criterion": Criterion.objects.get(slug="helpfulness").pk, "judge": "heuristic:reference",
+            "criteria_variant": "original", "privileged_sources": ["reference_answer"], "samples": 1,
+            "temperature": 0, "max_tokens": 256, "seed": 0}  # fmt: skip
+    response = client.post(reverse("generation_compare", args=[run.pk]), form, follow=True)  # judges run eagerly
+    assert "Started 2 judge runs against weak" in response.content.decode()
+    pairs = DebateRun.objects.order_by("variant")
+    assert [(p.model_a, p.model_b, p.variant, p.debates.count()) for p in pairs] == [
+        (strong, weak, "answer:0h", 3),
+        (strong, weak, "answer:1h", 2),  # the essay has no hints, so no tier-1 pair
+    ]
+    assert all(j.privileged_sources == ["reference_answer"] and j.verdicts.exists() for j in JudgeRun.objects.all())
+    analysis = tier_analysis_of(run)
+    [row] = analysis["win_rate"]["rows"]
+    assert row["model"] == "strong" and [c.n for c in row["cells"]] == [3, 2]
+    assert analysis["battles"] == {"single_judge": 5}
+
+
+def tier_analysis_of(run):
+    from evalhub.generation.analysis import tier_analysis
+
+    return tier_analysis(run)
+
+
+def test_comparing_needs_an_anchor_and_only_admins_may(client, login, admin_user, viewer, maths, server, candidates,
+                                                       answer_template):  # fmt: skip
+    run = run_here(benchmark=maths["benchmark"], candidates=candidates, template=answer_template, tiers=[0])
+    login(viewer)
+    assert client.post(reverse("generation_compare", args=[run.pk]), {}).status_code == 403
+    login(admin_user)
+    response = client.post(reverse("generation_compare", args=[run.pk]), {"judge": "heuristic"}, follow=True)
+    assert "Nothing started" in response.content.decode()
