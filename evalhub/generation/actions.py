@@ -16,6 +16,10 @@ from evalhub.celery import DEFAULT_QUEUE, GPU_QUEUE
 from evalhub.core.answers import MatchMode
 from evalhub.core.generation_templates import BUILTIN_TEMPLATES, check_template
 from evalhub.core.hints import RULE_BASED, leaking_hints
+from evalhub.core.tiers import tier_label
+from evalhub.debates.actions import RunRejected, do_create_run
+from evalhub.debates.judging import do_create_judge_run
+from evalhub.debates.models import DebateRun
 from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate
 from evalhub.jobs.actions import do_create_job
 from evalhub.jobs.chunks import (
@@ -367,23 +371,33 @@ def do_compare_with_anchor(run: GenerationRun, *, user: Any = None, criterion, a
     tier as a debate run, and a single LLM judge on them (privileged-information paper, Table 3: one
     automatic grader against one anchor). The debate runs are left as drafts, to start from their
     pages when agent debates are wanted too. Returns (judge runs, reasons for what was skipped)."""
-    from evalhub.core.tiers import tier_label
-    from evalhub.debates.actions import RunRejected, do_create_run
-    from evalhub.debates.judging import do_create_judge_run
-
     if run.anchor is None:
         raise GenerationRejected("Choose an anchor model for this run first: win rates are against it.")
     made, skipped = [], []
     for tier in run.tiers:
         for candidate in run.candidates.exclude(pk=run.anchor_id).order_by("slug"):
-            name = f"{candidate.slug} vs {run.anchor.slug} · {tier_label(tier)} · generation run {run.pk}"
-            try:
-                pairs = do_create_run(
-                    user=user, name=name, benchmark=run.benchmark, criterion=criterion, model_a=candidate,
-                    model_b=run.anchor, variant=run.variant(tier, 0), agents=agents,
-                )  # fmt: skip
-            except RunRejected as error:
-                skipped.append(f"{tier_label(tier)}, {candidate.slug}: {error}")
+            label, variant = f"{tier_label(tier)}, {candidate.slug}", run.variant(tier, 0)
+            # Asking twice must not count the same pairs twice: reuse the tier's pairs, skip a judge already on them.
+            pairs = DebateRun.objects.filter(
+                benchmark=run.benchmark, criterion=criterion, model_a=candidate, model_b=run.anchor, variant=variant
+            ).first()
+            if pairs is None:
+                try:
+                    pairs = do_create_run(
+                        user=user, name=f"{candidate.slug} vs {run.anchor.slug} · {tier_label(tier)} · generation "
+                        f"run {run.pk}", benchmark=run.benchmark, criterion=criterion, model_a=candidate,
+                        model_b=run.anchor, variant=variant, agents=agents,
+                    )  # fmt: skip
+                except RunRejected as error:
+                    skipped.append(f"{label}: {error}")
+                    continue
+            same = pairs.judge_runs.filter(
+                judge=judge["judge"],
+                privileged_sources=judge.get("privileged_sources", []),
+                criteria_variant=judge.get("criteria_variant", "original"),
+            ).first()
+            if same is not None:
+                skipped.append(f"{label}: already judged by {same} (judge run {same.pk}).")
                 continue
             made.append(do_create_judge_run(user, reference=pairs, **judge))
     return made, skipped

@@ -169,6 +169,9 @@ def test_an_admin_judges_every_tier_against_the_anchor_in_one_step_and_win_rates
     [row] = analysis["win_rate"]["rows"]
     assert row["model"] == "strong" and [c.n for c in row["cells"]] == [3, 2]
     assert analysis["battles"] == {"single_judge": 5}
+    again = client.post(reverse("generation_compare", args=[run.pk]), form, follow=True).content.decode()
+    assert "Started 0 judge runs" in again and again.count("already judged by heuristic:reference") == 2
+    assert JudgeRun.objects.count() == 2 and DebateRun.objects.count() == 2
 
 
 def tier_analysis_of(run):
