@@ -156,6 +156,37 @@ class Response(models.Model):
         return f"{self.model.slug} on {self.prompt_id}" + (f" ({self.perturbation})" if self.perturbation else "")
 
 
+IMPORTED_VARIANT = "imported"  # names the responses imported without a variant, in filters
+
+
+def variant_q(chosen: str, prefix: str = "") -> Q:
+    """Which responses a run takes by variant: blank = every one; "imported" = those imported without
+    a variant; else that variant (a generation run's `answer:1h`, one hint tier)."""
+    if not chosen:
+        return Q()
+    return Q(**{f"{prefix}variant": "" if chosen == IMPORTED_VARIANT else chosen})
+
+
+def check_variant(benchmark: Benchmark, models, chosen: str) -> str | None:
+    """Why `chosen` selects no response of these models in this benchmark (naming those there are), or None."""
+    if not chosen:
+        return None
+    present = set(
+        Response.objects.filter(prompt__benchmark=benchmark, model__in=models, parent__isnull=True)
+        .values_list("variant", flat=True)
+        .distinct()
+    )
+    if ("" if chosen == IMPORTED_VARIANT else chosen) in present:
+        return None
+    names = ", ".join(sorted(v or IMPORTED_VARIANT for v in present)) or "none"
+    return f"No response of these models has the variant {chosen!r}; there are: {names}."
+
+
+def variant_matches(chosen: str, variant: str) -> bool:
+    """`variant_q` for a response already loaded."""
+    return not chosen or variant == ("" if chosen == IMPORTED_VARIANT else chosen)
+
+
 class Criterion(models.Model):
     """What a judgment is about, with a Likert description for every level."""
 

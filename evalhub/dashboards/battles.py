@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from evalhub.catalog.models import IMPORTED_VARIANT
 from evalhub.core.criteria_variants import ORIGINAL
 from evalhub.dashboards.verdicts import judge_run_majorities
 from evalhub.debates.models import Debate, DebateStatus, Winner, winner_for
@@ -29,7 +30,7 @@ SOURCES = {
 }
 DEFAULT_SOURCES = (CONSENSUS, HUMAN)
 OUTCOME = {Winner.A: "a", Winner.B: "b", Winner.TIE: "tie"}
-IMPORTED = "imported"  # a debate run's blank response variant: the responses as they were imported
+IMPORTED = IMPORTED_VARIANT  # a debate run's blank response variant: the responses as they were imported
 
 
 class Battle(NamedTuple):  # a tuple: tens of thousands are made and cached per fingerprint

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from evalhub.catalog.models import Benchmark, LanguageModel, Response
+from evalhub.catalog.models import Benchmark, LanguageModel, Response, variant_matches, variant_q
 from evalhub.celery import DEFAULT_QUEUE, GPU_QUEUE
 from evalhub.core.gem_prompts import PROMPT_VERSION
 from evalhub.core.gem_validation import STRATEGIES
@@ -79,23 +79,28 @@ def check_gem_config(
 
 
 def planned_pairs(
-    prompt_ids: Iterable[int], candidate_ids: set[int], reference_ids: set[int], variants: int, strategies: int
+    prompt_ids: Iterable[int],
+    candidate_ids: set[int],
+    reference_ids: set[int],
+    variants: int,
+    strategies: int,
+    candidate_variant: str = "",
 ) -> Counter:
     """Pairs per prompt before anything fails: candidates (with their derived copies) × other references."""
     rows = Response.objects.filter(
         prompt_id__in=list(prompt_ids), parent__isnull=True, model_id__in=candidate_ids | reference_ids
-    ).values_list("prompt_id", "model_id")
-    per_prompt: dict[int, list[int]] = {}
-    for prompt_id, model_id in rows:
-        per_prompt.setdefault(prompt_id, []).append(model_id)
+    ).values_list("prompt_id", "model_id", "variant")
+    per_prompt: dict[int, list[tuple[int, str]]] = {}
+    for prompt_id, model_id, variant in rows:
+        per_prompt.setdefault(prompt_id, []).append((model_id, variant))
     planned: Counter = Counter()
-    for prompt_id, model_ids in per_prompt.items():
-        references = sum(m in reference_ids for m in model_ids)
-        for model_id in model_ids:
+    for prompt_id, responses in per_prompt.items():
+        references = sum(m in reference_ids for m, _ in responses)
+        for model_id, variant in responses:
             others = references - (model_id in reference_ids)
-            if model_id in candidate_ids:
+            if model_id in candidate_ids and variant_matches(candidate_variant, variant):
                 planned[prompt_id] += others * (1 + strategies)
-            elif model_id in reference_ids:
+            elif model_id in reference_ids and model_id not in candidate_ids:
                 planned[prompt_id] += others  # the human baseline
         planned[prompt_id] *= variants
     return planned
@@ -119,6 +124,7 @@ def do_create_gem_run(
     seed: int = 0,
     bootstrap: bool = False,
     use_imported_preprocessing: bool = True,
+    candidate_variant: str = "",
     chunk_prompts: int = DEFAULT_CHUNK_PROMPTS,
     enqueue: bool = True,
 ) -> GemRun:
@@ -138,7 +144,9 @@ def do_create_gem_run(
         raise ValueError(" ".join(errors))
     ids = chosen_prompt_ids(benchmark, prompt_ids)
     candidate_ids, reference_ids = {m.pk for m in candidates}, {m.pk for m in references}
-    planned = planned_pairs(ids, candidate_ids, reference_ids, len(variants), len(validation_strategies))
+    planned = planned_pairs(
+        ids, candidate_ids, reference_ids, len(variants), len(validation_strategies), candidate_variant
+    )
     with transaction.atomic():
         job = do_create_job(
             GEM,
@@ -157,6 +165,7 @@ def do_create_gem_run(
                 "validation_strategies": list(validation_strategies),
                 "validation_lm": validation_lm,
                 "examiner_lm": examiner_lm,
+                "candidate_variant": candidate_variant or "all",
                 "seed": seed,
             },
         )
@@ -174,6 +183,7 @@ def do_create_gem_run(
             validation_lm=validation_lm,
             examiner_lm=examiner_lm,
             prompt_version=PROMPT_VERSION,
+            candidate_variant=candidate_variant,
             seed=seed,
             bootstrap=bootstrap,
         )
@@ -330,6 +340,7 @@ def do_create_discernment_run(
     shape: str = "default",
     weights: dict | None = None,
     weights_source: str = "",
+    target_variant: str = "",
     seed: int = 0,
     chunk_prompts: int = DEFAULT_CHUNK_PROMPTS,
     enqueue: bool = True,
@@ -353,9 +364,9 @@ def do_create_discernment_run(
         raise ValueError(" ".join(errors))
     ids = list(benchmark.prompts.order_by("pk").values_list("pk", flat=True))
     units = Counter(
-        Response.objects.filter(prompt_id__in=ids, parent__isnull=True, model__in=targets).values_list(
-            "prompt_id", flat=True
-        )
+        Response.objects.filter(
+            variant_q(target_variant), prompt_id__in=ids, parent__isnull=True, model__in=targets
+        ).values_list("prompt_id", flat=True)
     )
     label = "DHP" if family == "dhp" else "YESciEval"
     with transaction.atomic():
@@ -378,6 +389,7 @@ def do_create_discernment_run(
                 "perturbation_lm": perturbation_lm,
                 "shape": shape,
                 "weights": weights_source or "uniform",
+                "target_variant": target_variant or "all",
                 "seed": seed,
             },
         )
@@ -396,6 +408,7 @@ def do_create_discernment_run(
             perturbation_lm=perturbation_lm,
             weights=weights,
             weights_source=weights_source,
+            target_variant=target_variant,
             seed=seed,
         )
         run.target_models.set(targets)

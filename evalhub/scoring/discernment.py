@@ -24,7 +24,7 @@ from typing import Any
 from django.db.models import Count, Q
 
 from evalhub.catalog.actions import do_derive_response
-from evalhub.catalog.models import Prompt, Response
+from evalhub.catalog.models import Prompt, Response, variant_q
 from evalhub.core import perturbations as registry
 from evalhub.core.dhp_report import bootstrap_d_avg, build_report
 from evalhub.core.judge_outputs import parse_likert_score, parse_rubric_json
@@ -67,9 +67,9 @@ def judge_chunk_work(run: DiscernmentRun, chunk: JobChunk) -> JudgeChunkResult:
 
     prompts = {p.pk: p for p in Prompt.objects.filter(pk__in=chunk.prompt_ids)}
     originals = list(
-        Response.objects.filter(prompt_id__in=prompts, parent__isnull=True, model__in=run.target_models.all()).order_by(
-            "pk"
-        )
+        Response.objects.filter(
+            variant_q(run.target_variant), prompt_id__in=prompts, parent__isnull=True, model__in=run.target_models.all()
+        ).order_by("pk")
     )
     derived = _perturbed(run, prompts, originals, issue)
     items = _items(run, prompts, originals, derived)
@@ -116,7 +116,10 @@ def _perturbed(run: DiscernmentRun, prompts, originals: list[Response], issue) -
     }
     pool: dict[int, list[Response]] = defaultdict(list)
     for response in Response.objects.filter(
-        prompt__benchmark_id=run.benchmark_id, parent__isnull=True, model__in=run.target_models.all()
+        variant_q(run.target_variant),
+        prompt__benchmark_id=run.benchmark_id,
+        parent__isnull=True,
+        model__in=run.target_models.all(),
     ).select_related("prompt"):
         pool[response.model_id].append(response)
     # What the perturbations may draw on, once per original (not once per perturbation and call).

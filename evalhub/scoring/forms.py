@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from django import forms
 
-from evalhub.catalog.models import Benchmark, LanguageModel
+from evalhub.catalog.models import Benchmark, LanguageModel, check_variant
 from evalhub.core.gem_validation import STRATEGIES
 from evalhub.scoring.actions import check_gem_config
 from evalhub.scoring.models import GemVariant
 
+VARIANT_HELP = '"imported" (the responses as imported) or a generation variant such as answer:0h; blank: all.'
 SPEC_HELP = (
     "A provider spec: openai:gpt-4o, anthropic:…, openai-compatible:http://host:8000/v1|model, transformers:/path."
 )
@@ -62,6 +63,12 @@ class GemRunForm(forms.Form):
         label="LMExaminer LM",
         help_text="Adds the LMExaminer baseline (GEM D.1) to the validation table. " + SPEC_HELP,
     )
+    candidate_variant = forms.CharField(
+        required=False,
+        max_length=100,
+        label="Candidate responses",
+        help_text="Which of the candidates' responses: " + VARIANT_HELP,
+    )
     seed = forms.IntegerField(initial=0)
     bootstrap = forms.BooleanField(required=False, help_text="Percentile bootstrap intervals instead of ±1.645·SE.")
 
@@ -80,6 +87,9 @@ class GemRunForm(forms.Form):
             examiner_lm=data["examiner_lm"].strip(),
         ):
             self.add_error(None, error)
+        problem = check_variant(data["benchmark"], data["candidates"], data["candidate_variant"].strip())
+        if problem:
+            self.add_error("candidate_variant", problem)
         return data
 
     def run_fields(self) -> dict:
@@ -96,6 +106,7 @@ class GemRunForm(forms.Form):
             "validation_strategies": data["validation_strategies"],
             "validation_lm": data["validation_lm"].strip(),
             "examiner_lm": data["examiner_lm"].strip(),
+            "candidate_variant": data["candidate_variant"].strip(),
             "seed": data["seed"],
             "bootstrap": data["bootstrap"],
         }
@@ -145,6 +156,12 @@ class DiscernmentRunForm(forms.Form):
     survey_version = forms.ModelChoiceField(
         queryset=None, required=False, help_text="Expert weights from this survey's answers; none: uniform."
     )
+    target_variant = forms.CharField(
+        required=False,
+        max_length=100,
+        label="Target responses",
+        help_text="Which of the target models' responses are judged: " + VARIANT_HELP,
+    )
     seed = forms.IntegerField(initial=0)
 
     def __init__(self, *args, **kwargs):
@@ -179,6 +196,9 @@ class DiscernmentRunForm(forms.Form):
             repeats=data["repeats"],
         ):  # fmt: skip
             self.add_error(None, error)
+        problem = check_variant(data["benchmark"], data["targets"], data["target_variant"].strip())
+        if problem:
+            self.add_error("target_variant", problem)
         return data
 
     def run_fields(self) -> dict:
@@ -206,5 +226,6 @@ class DiscernmentRunForm(forms.Form):
             "perturbation_lm": data["perturbation_lm"].strip(),
             "weights": weights,
             "weights_source": source,
+            "target_variant": data["target_variant"].strip(),
             "seed": data["seed"],
         }

@@ -22,7 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from evalhub.catalog.actions import do_derive_response
-from evalhub.catalog.models import Prompt, Response
+from evalhub.catalog.models import Prompt, Response, variant_matches
 from evalhub.core import gem_prompts
 from evalhub.core.gem import GemPair, PairScore, score_pairs, task_pairs
 from evalhub.core.gem_validation import STRATEGIES, derive
@@ -74,7 +74,9 @@ def run_chunk_work(run: GemRun, chunk: JobChunk) -> ChunkResult:
             usable.append(response)
         else:
             issue("input", "The response is empty.", prompt=prompts[response.prompt_id], response=response)
-    candidates = [r for r in usable if r.model_id in candidate_models]
+    candidates = [
+        r for r in usable if r.model_id in candidate_models and variant_matches(run.candidate_variant, r.variant)
+    ]
     references = [r for r in usable if r.model_id in reference_models]
     derived = _derived_responses(run, prompts, candidates, issue)
     if run.examiner_lm and derived:

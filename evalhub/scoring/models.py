@@ -41,6 +41,11 @@ class GemRun(models.Model):
         max_length=500, blank=True, help_text="Chat provider for the LMExaminer baseline (GEM, Appendix D.1)."
     )
     prompt_version = models.CharField(max_length=100)
+    candidate_variant = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="Only candidate responses of this variant (imported, answer:0h …); blank: all.",
+    )
     seed = models.IntegerField(default=0)
     bootstrap = models.BooleanField(default=False)
     pairs_done = models.PositiveIntegerField(default=0)
@@ -173,6 +178,11 @@ class DiscernmentRun(models.Model):
     task = models.CharField(max_length=50, help_text="A survey template key: dhp-summarization, …, or yescieval.")
     shape = models.CharField(max_length=30, default="default", help_text="Dataset shape for DHP's k (Table 2).")
     target_models = models.ManyToManyField(LanguageModel, related_name="discernment_runs")
+    target_variant = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="Only target responses of this variant (imported, answer:0h …); blank: all.",
+    )
     perturbations = models.JSONField(help_text="[[name, severity], …]")
     metrics = models.JSONField()
     judges = models.JSONField(help_text="Provider specs.")

@@ -240,3 +240,20 @@ def test_yescieval_judges_cannot_use_next_token_probabilities(summaries):
             perturbations=[["cohesion_subtle", "subtle"]], metrics=["cohesion"], judges=["transformers:/x"],
             mode="probability", enqueue=False,
         )  # fmt: skip
+
+
+def test_a_target_variant_judges_only_those_responses_and_their_copies(summaries, server):
+    from evalhub.catalog.models import Prompt, Response
+
+    benchmark, system = summaries
+    tiered = Response.objects.create(
+        prompt=Prompt.objects.filter(benchmark=benchmark).first(), model=system, variant="answer:1h",
+        text="The council approved the plan. Critics said the cost was too high. A vote follows in May.",
+    )  # fmt: skip
+    run = dhp_run(summaries, [spec(server, "perfect")], target_variant="answer:1h", repeats=1)
+    assert run.job.progress_total == 1
+    run_all(run)
+    judged = set(JudgeScore.objects.filter(run=run).values_list("response__parent_id", "response_id"))
+    assert {parent or response for parent, response in judged} == {tiered.pk}
+    everything = dhp_run(summaries, [spec(server, "perfect")], repeats=1)
+    assert everything.job.progress_total == Response.objects.filter(parent=None).count()

@@ -288,3 +288,20 @@ def test_the_lm_examiner_baseline_joins_the_validation_table(reviews, eval_lm, m
     assert cell["d"] == pytest.approx(expected.d) and cell["d"] < 0 and cell["n"] == len(paired) == 3
     assert RowIssue.objects.filter(job=run.job, message__startswith="LMExaminer: no <overall_score>").count() == 1
     assert {"key": "lm-examiner", "label": "LMExaminer"} in run.job.result["validation_metrics"]
+
+
+def test_a_candidate_variant_scores_only_those_responses_and_plans_its_progress_to_match(reviews, eval_lm):
+    # The model also has generated reviews (variant gre-bench-review:0h) on the three full prompts.
+    generated = [
+        Response.objects.create(prompt=p, model=reviews["model"], variant="gre-bench-review:0h", text=f"Generated {n}.")
+        for n, p in enumerate(reviews["prompts"])
+    ]
+    run = make_run(reviews, eval_lm, candidate_variant="gre-bench-review:0h")
+    assert run.job.progress_total == 3 * 9  # the lonely prompt has no generated review: no pair for it
+    run_all(run)
+    run.refresh_from_db()
+    scored = set(GemPairScore.objects.filter(run=run, candidate__model=reviews["model"]).values_list("candidate_id"))
+    assert scored == {(r.pk,) for r in generated}
+    assert run.pairs_done == run.job.progress_total == run.job.progress_done
+    imported = make_run(reviews, eval_lm, candidate_variant="imported")
+    assert imported.job.progress_total == 3 * 9 + 1  # the imported reviews, as before the generated ones

@@ -164,3 +164,17 @@ def test_an_unknown_export_is_not_found(client, login, viewer, finished_run):
     assert client.get(f"/scoring/gem/{finished_run.pk}/everything.csv").status_code == 404
     assert client.get(f"/scoring/gem/{finished_run.pk}/table.xml").status_code == 404
     assert client.get(f"/scoring/discernment/{finished_run.pk}/scores.xml").status_code == 404
+
+
+def test_a_candidate_variant_that_selects_nothing_is_refused_with_the_variants_there_are(
+    client, login, admin_user, reviews, eval_lm
+):
+    from evalhub.scoring.models import GemRun
+
+    login(admin_user)
+    response = client.post(reverse("gem_create"), form_data(reviews, eval_lm, candidate_variant="answer:2h"))
+    assert response.status_code == 400
+    assert "No response of these models has the variant &#x27;answer:2h&#x27;; there are: imported." in (
+        response.content.decode()
+    )
+    assert not GemRun.objects.exists()

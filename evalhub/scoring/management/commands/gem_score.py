@@ -22,6 +22,9 @@ class Command(BaseCommand):
         parser.add_argument("--references", required=True, help="Comma-separated model slugs (e.g. the humans).")
         parser.add_argument("--candidates", default="", help="Comma-separated model slugs to score.")
         parser.add_argument(
+            "--candidate-variant", default="", help="Only candidate responses of this variant (imported, answer:0h …)."
+        )
+        parser.add_argument(
             "--variants", default="gem", help=f"Comma-separated, among {', '.join(GemVariant.values)} (default gem)."
         )
         parser.add_argument("--preprocessing-lm", default="", help="Chat provider spec for C.1 and C.4.")
@@ -58,6 +61,7 @@ class Command(BaseCommand):
                 evaluation_lm=o["evaluation_lm"],
                 preprocessing_lm=o["preprocessing_lm"],
                 use_imported_preprocessing=not o["no_imported_preprocessing"],
+                candidate_variant=o["candidate_variant"],
                 validation_strategies=_slugs(o["validate"]),
                 validation_lm=o["validation_lm"],
                 examiner_lm=o["examiner_lm"],

@@ -37,6 +37,9 @@ class Command(BaseCommand):
         parser.add_argument("--perturbation-lm", default="")
         parser.add_argument("--shape", default="default")
         parser.add_argument("--weights", default="", help="Expert weights JSON {perturbation: {metric: weight}}.")
+        parser.add_argument(
+            "--target-variant", default="", help="Only target responses of this variant (imported, answer:0h …)."
+        )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--chunk-prompts", type=int, default=DEFAULT_CHUNK_PROMPTS)
         parser.add_argument("--enqueue", action="store_true", help="Queue for the workers instead of running here.")
@@ -76,6 +79,7 @@ class Command(BaseCommand):
                 perturbations=perturbations, metrics=metrics, judges=o["judge"], repeats=o["repeats"],
                 mode=o["mode"], temperature=o["temperature"], perturbation_lm=o["perturbation_lm"],
                 shape=o["shape"], weights=weights, weights_source=o["weights"], seed=o["seed"],
+                target_variant=o["target_variant"],
                 chunk_prompts=o["chunk_prompts"], enqueue=o["enqueue"],
             )  # fmt: skip
         except ValueError as error:
