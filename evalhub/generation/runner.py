@@ -27,6 +27,8 @@ from evalhub.scoring.models import IssueLog
 from evalhub.scoring.rewrites import RewriteFailed, messages_key, rewrite_all
 from evalhub.system.model_access import chat_client
 
+CUT_OFF = ("length", "max_tokens")  # OpenAI-style and Anthropic-style finish reasons at the token limit
+
 
 @dataclass
 class GenerationChunkResult:
@@ -121,6 +123,9 @@ async def _generate(run: GenerationRun, template: str, items: list[Item], meter:
         if not completion.text.strip():
             issue("generation", f"{spec} returned an empty answer.", prompt=item.prompt, label=label)
             return None
+        if completion.finish_reason in CUT_OFF:  # kept (it is what the model wrote in budget), but said
+            issue("generation", f"{spec} stopped at the token limit ({run.max_tokens}): the answer may be cut off.",
+                  prompt=item.prompt, label=label)  # fmt: skip
         return Response(
             prompt=item.prompt,
             model=item.model,

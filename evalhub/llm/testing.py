@@ -48,6 +48,7 @@ class FakeServerState:
     open_connections: int = 0
     peak_connections: int = 0
     chunk_log: list[tuple[str, float]] | None = None  # (chunk, time sent) when given a list
+    honour_max_tokens: bool = False  # cut answers at max_tokens words with finish_reason "length", like a server
 
 
 class _Server(ThreadingHTTPServer):
@@ -173,7 +174,10 @@ class _Handler(BaseHTTPRequestHandler):
         return self.state.reply(body.get("messages", []))
 
     def _openai_chat(self, body: dict) -> None:
-        text = self._reply(body)
+        text, finish = self._reply(body), "stop"
+        limit = body.get("max_tokens")
+        if self.state.honour_max_tokens and limit and len(text.split()) > limit:
+            text, finish = " ".join(text.split()[:limit]), "length"
         prompt_tokens, completion_tokens = self._usage(body, text)
         usage = {
             "prompt_tokens": prompt_tokens,
@@ -182,7 +186,7 @@ class _Handler(BaseHTTPRequestHandler):
         }
         base = {"id": "chatcmpl-fake", "created": int(time.time()), "model": body.get("model", "")}
         if not body.get("stream"):
-            choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
             return self._json(200, {**base, "object": "chat.completion", "choices": [choice], "usage": usage})
         self._start_stream()
         for piece in self._chunks(text):
@@ -192,7 +196,7 @@ class _Handler(BaseHTTPRequestHandler):
             if self.state.chunk_log is not None:
                 self.state.chunk_log.append((piece.strip(), time.time()))
             self._event({**base, "object": "chat.completion.chunk", "choices": [delta]})
-        done = {"index": 0, "delta": {}, "finish_reason": "stop"}
+        done = {"index": 0, "delta": {}, "finish_reason": finish}
         self._event({**base, "object": "chat.completion.chunk", "choices": [done]})
         self._event({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage})
         self._event("[DONE]")

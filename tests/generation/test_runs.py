@@ -219,3 +219,14 @@ def test_chunks_hold_about_forty_calls_so_progress_moves_and_workers_share_a_run
     # 2 candidates × 4 tiers × 3 samples = 24 calls per prompt: one prompt per chunk
     assert [len(c.prompt_ids) for c in run.job.chunks.all()] == [1, 1, 1]
     assert [c.units_planned for c in run.job.chunks.all()] == [24, 24, 24]
+
+
+def test_an_answer_cut_at_the_token_limit_is_kept_and_reported(maths, server, candidates, answer_template):
+    server.state.honour_max_tokens = True
+    run = run_here(benchmark=maths["benchmark"], candidates=candidates[:1], template=answer_template, tiers=[0],
+                   max_tokens=4)  # fmt: skip
+    assert run.made == 3
+    cut = run.job.row_issues.filter(stage="generation", message__contains="stopped at the token limit (4)")
+    assert sorted(cut.values_list("prompt__external_id", flat=True)) == ["half", "sum"]  # the essay fits in 4
+    response = Response.objects.get(model=candidates[0], prompt=maths["prompts"]["sum"])
+    assert response.metadata["finish_reason"] == "length" and len(response.text.split()) == 4
