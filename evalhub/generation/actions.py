@@ -20,7 +20,7 @@ from evalhub.core.tiers import tier_label
 from evalhub.debates.actions import RunRejected, do_create_run
 from evalhub.debates.judging import do_create_judge_run
 from evalhub.debates.models import DebateRun
-from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate
+from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate, response_variant
 from evalhub.jobs.actions import do_create_job
 from evalhub.jobs.chunks import (
     chosen_prompt_ids,
@@ -170,6 +170,29 @@ def check_generation_config(
     if anchor is not None and candidates and anchor not in candidates:
         errors.append("The anchor model must be one of the candidates (win rates compare responses at one tier).")
     return errors
+
+
+def plan_generation(
+    benchmark: Benchmark,
+    candidates: Sequence[LanguageModel],
+    template: PromptTemplate,
+    tiers: Sequence[int],
+    samples: int = 1,
+    prompt_ids: Sequence[int] = (),
+) -> dict[str, int]:
+    """What a run would do, before it is created: calls to make, responses found, prompts that would
+    get tier 0 only (no reference solution). Hints not yet made may cut tiers further."""
+    ids = chosen_prompt_ids(benchmark, prompt_ids)
+    variants = [response_variant(template.slug, t, s) for t in tiers for s in range(samples)]
+    found = Response.objects.filter(
+        prompt_id__in=ids, model__in=candidates, parent__isnull=True, variant__in=variants
+    ).count()
+    without_reference = (
+        Prompt.objects.filter(pk__in=ids, reference_answer="").count() if any(t > 0 for t in tiers) else 0
+    )
+    higher = sum(1 for t in tiers if t > 0) * samples * len(candidates)
+    planned = len(ids) * len(tiers) * samples * len(candidates) - without_reference * higher
+    return {"prompts": len(ids), "calls": planned - found, "found": found, "tier_0_only": without_reference}
 
 
 def do_create_generation_run(

@@ -30,3 +30,16 @@ def test_generate_responses_says_what_is_wrong_before_creating_anything(maths, s
     with pytest.raises(CommandError, match="Did you mean 'openai'"):
         call_command("generate_responses", "maths", "--candidate", "opena:gpt-4o")
     assert not GenerationRun.objects.exists()
+
+
+def test_a_dry_run_counts_the_calls_it_would_make_and_creates_nothing(maths, server):
+    from evalhub.generation.actions import do_register_candidate
+
+    strong = do_register_candidate(spec(server, "strong"))
+    Response.objects.create(prompt=maths["prompts"]["sum"], model=strong, variant="answer:0h", text="Made before.")
+    out = io.StringIO()
+    call_command("generate_responses", "maths", "--candidate", "strong", "--tiers", "0,1", "--samples", "2",
+                 "--hint-maker", "reference-prefix", "--dry-run", stdout=out)  # fmt: skip
+    # 3 prompts × 2 tiers × 2 samples = 12; the essay has no reference (its 2 tier-1 samples go); 1 found
+    assert "9 calls to make, 1 response found already, 1 prompt without a reference gets tier 0 only" in out.getvalue()
+    assert not GenerationRun.objects.exists() and server.request_count == 0

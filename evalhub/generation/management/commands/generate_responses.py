@@ -9,6 +9,7 @@ from evalhub.generation.actions import (
     do_create_generation_run,
     do_ensure_builtin_templates,
     do_register_candidate,
+    plan_generation,
 )
 from evalhub.generation.models import PromptTemplate
 from evalhub.generation.runner import run_generation_chunk
@@ -39,6 +40,7 @@ class Command(BaseCommand):
         parser.add_argument("--anchor", default="", help="Model slug (or spec) that win rates are against.")
         parser.add_argument("--chunk-prompts", type=int, default=None, help="Prompts per chunk (default: ~40 calls).")
         parser.add_argument("--enqueue", action="store_true", help="Queue for the Celery workers instead.")
+        parser.add_argument("--dry-run", action="store_true", help="Say how many calls it would make, and stop.")
 
     def handle(self, *args, **o):
         do_ensure_builtin_templates()
@@ -55,6 +57,21 @@ class Command(BaseCommand):
             raise CommandError(f"no template {o['template']!r}; there are: {known}.") from None
         except (UnknownProvider, ValueError) as error:
             raise CommandError(str(error)) from None
+        if o["dry_run"]:
+            plan = plan_generation(benchmark, candidates, template, tiers, o["samples"])
+            found, bare = plan["found"], plan["tier_0_only"]
+            self.stdout.write(
+                f"{plan['prompts']} prompts × {len(candidates)} candidates × tiers {sorted(set(tiers))} × "
+                f"{o['samples']} sample(s): {plan['calls']} calls to make, {found} response{'s' * (found != 1)} "
+                f"found already"
+                + (
+                    f", {bare} prompt{'s' * (bare != 1)} without a reference get{'s' * (bare == 1)} tier 0 only"
+                    if bare
+                    else ""
+                )
+                + ". Nothing was created."
+            )
+            return
         try:
             run = do_create_generation_run(
                 benchmark=benchmark,
