@@ -26,9 +26,10 @@ from evalhub.generation.runner import stated_answer
 
 
 def run_responses(run: GenerationRun):
-    prompts = run.prompt_ids or list(run.benchmark.prompts.values_list("pk", flat=True))
+    # A whole benchmark by join, not by a list of ids (SQLite caps the parameters of one query).
+    where = {"prompt_id__in": run.prompt_ids} if run.prompt_ids else {"prompt__benchmark_id": run.benchmark_id}
     return Response.objects.filter(
-        prompt_id__in=prompts, model__in=run.candidates.all(), parent__isnull=True, variant__in=run.variants
+        **where, model__in=run.candidates.all(), parent__isnull=True, variant__in=run.variants
     )
 
 

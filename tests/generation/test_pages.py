@@ -188,3 +188,27 @@ def test_comparing_needs_an_anchor_and_only_admins_may(client, login, admin_user
     login(admin_user)
     response = client.post(reverse("generation_compare", args=[run.pk]), {"judge": "heuristic"}, follow=True)
     assert "Nothing started" in response.content.decode()
+
+
+def test_the_results_page_makes_as_many_queries_for_many_prompts_and_issues_as_for_few(
+    client, login, viewer, maths, server, candidates, answer_template, queries_for
+):
+    from django.core.cache import cache
+
+    from evalhub.catalog.models import Prompt
+
+    def cold(run) -> int:
+        cache.clear()
+        return queries_for(client, reverse("generation_results", args=[run.pk]))
+
+    login(viewer)
+    fields = {"candidates": candidates, "template": answer_template, "tiers": [0, 1], "hint_maker": RULE_BASED,
+              "hint_count": 1, "anchor": candidates[1]}  # fmt: skip
+    few = cold(run_here(benchmark=maths["benchmark"], **fields))
+    for n in range(12):  # more prompts, half of them without a reference (more reported rows)
+        solution = "" if n % 2 else f"Add. Then add more. Then check. $\\boxed{{{n + 2}}}$."
+        Prompt.objects.create(
+            benchmark=maths["benchmark"], external_id=f"more-{n}", text=f"What is {n} + 2?", reference_answer=solution
+        )
+    many = cold(run_here(benchmark=maths["benchmark"], **fields))
+    assert many == few
