@@ -156,6 +156,27 @@ class Response(models.Model):
         return f"{self.model.slug} on {self.prompt_id}" + (f" ({self.perturbation})" if self.perturbation else "")
 
 
+def select_prompts(benchmark: Benchmark, external_ids: str = "", category: str = "") -> list[int]:
+    """The ids of a benchmark's prompts named by their external ids (comma or space separated) and/or
+    of one category; [] when neither is given (= all). ValueError naming unknown ids or an empty choice."""
+    wanted = [part for part in external_ids.replace(",", " ").split() if part]
+    if not wanted and not category:
+        return []
+    prompts = benchmark.prompts.order_by("pk")
+    if wanted:
+        found = dict(prompts.filter(external_id__in=wanted).values_list("external_id", "pk"))
+        unknown = [w for w in wanted if w not in found]
+        if unknown:
+            raise ValueError(f"{benchmark.name} has no prompt {', '.join(unknown[:10])}.")
+        prompts = prompts.filter(pk__in=found.values())
+    if category:
+        prompts = prompts.filter(category=category)
+    ids = list(prompts.values_list("pk", flat=True))
+    if not ids:
+        raise ValueError(f"No prompt of {benchmark.name} is in the category {category!r}.")
+    return ids
+
+
 IMPORTED_VARIANT = "imported"  # names the responses imported without a variant, in filters
 
 

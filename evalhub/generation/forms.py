@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django import forms
 
-from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
+from evalhub.catalog.models import Benchmark, Criterion, LanguageModel, select_prompts
 from evalhub.core.answers import MatchMode
 from evalhub.core.generation_templates import PLACEHOLDERS
 from evalhub.core.hints import RULE_BASED
@@ -38,6 +38,13 @@ class GenerationRunForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text=f"More candidates, one provider spec per line ({SPEC_HELP}); each becomes a model.",
     )
+    prompts = forms.CharField(
+        required=False,
+        max_length=10000,
+        label="Only these prompts",
+        help_text="Prompt ids as in the imported file, separated by commas or spaces; blank: every prompt.",
+    )
+    category = forms.CharField(required=False, max_length=100, help_text="Only prompts of this category.")
     template = forms.ModelChoiceField(PromptTemplate.objects.all(), empty_label=None)
     tiers = forms.CharField(initial="0", help_text="Hint tiers, e.g. 0 or 0, 1, 2, 3: tier t shows the first t hints.")
     hint_count = forms.IntegerField(initial=3, min_value=1, label="Hints per prompt (k)")
@@ -99,6 +106,10 @@ class GenerationRunForm(forms.Form):
             anchor=None,
         ):
             self.add_error(None, error)
+        try:
+            data["prompt_ids"] = select_prompts(data["benchmark"], data["prompts"], data["category"].strip())
+        except ValueError as error:
+            self.add_error("prompts", str(error))
         anchor = data["anchor"].strip()
         if anchor and anchor not in {m.slug for m in existing} and anchor not in data["new_candidates"]:
             self.add_error("anchor", "The anchor must be one of the candidates: a chosen model's slug or a new spec.")
@@ -111,6 +122,7 @@ class GenerationRunForm(forms.Form):
         anchor = data["anchor"].strip()
         return {
             "benchmark": data["benchmark"],
+            "prompt_ids": data["prompt_ids"],
             "candidates": candidates,
             "template": data["template"],
             "tiers": data["tiers"],

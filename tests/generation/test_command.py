@@ -43,3 +43,15 @@ def test_a_dry_run_counts_the_calls_it_would_make_and_creates_nothing(maths, ser
     # 3 prompts × 2 tiers × 2 samples = 12; the essay has no reference (its 2 tier-1 samples go); 1 found
     assert "9 calls to make, 1 response found already, 1 prompt without a reference gets tier 0 only" in out.getvalue()
     assert not GenerationRun.objects.exists() and server.request_count == 0
+
+
+def test_a_run_on_a_subset_answers_only_the_named_prompts_and_names_unknown_ones(maths, server):
+    call_command("generate_responses", "maths", "--candidate", spec(server, "strong"), "--prompts", "sum, half",
+                 stdout=io.StringIO())  # fmt: skip
+    run = GenerationRun.objects.get()
+    assert sorted(Response.objects.values_list("prompt__external_id", flat=True)) == ["half", "sum"]
+    assert len(run.prompt_ids) == 2 and run.job.progress_total == 2
+    with pytest.raises(CommandError, match="Maths has no prompt nope"):
+        call_command("generate_responses", "maths", "--candidate", "strong", "--prompts", "sum nope")
+    with pytest.raises(CommandError, match="No prompt of Maths is in the category 'poetry'"):
+        call_command("generate_responses", "maths", "--candidate", "strong", "--category", "poetry")

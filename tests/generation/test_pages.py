@@ -212,3 +212,14 @@ def test_the_results_page_makes_as_many_queries_for_many_prompts_and_issues_as_f
         )
     many = cold(run_here(benchmark=maths["benchmark"], **fields))
     assert many == few
+
+
+def test_the_form_takes_a_subset_of_prompts_and_refuses_unknown_ones(
+    client, login, admin_user, maths, server, monkeypatch
+):
+    monkeypatch.setattr("evalhub.generation.tasks.generation_chunk_task.apply_async", lambda args, queue: None)
+    login(admin_user)
+    response = client.post(reverse("generation_create"), form(maths, server, prompts="sum, missing"))
+    assert response.status_code == 400 and "Maths has no prompt missing." in response.content.decode()
+    assert client.post(reverse("generation_create"), form(maths, server, prompts="sum")).status_code == 302
+    assert GenerationRun.objects.get().prompt_ids == [maths["prompts"]["sum"].pk]

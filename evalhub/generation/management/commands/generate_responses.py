@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evalhub.catalog.models import Benchmark, LanguageModel
+from evalhub.catalog.models import Benchmark, LanguageModel, select_prompts
 from evalhub.core.answers import MatchMode
 from evalhub.generation.actions import (
     GenerationRejected,
@@ -28,6 +28,8 @@ class Command(BaseCommand):
             default=[],
             help="A model slug or a provider spec (a new spec becomes a model); repeat.",
         )
+        parser.add_argument("--prompts", default="", help="Only these prompt ids (comma-separated); default all.")
+        parser.add_argument("--category", default="", help="Only prompts of this category.")
         parser.add_argument("--template", default="answer", help="Template slug (built in: answer, gre-bench-review).")
         parser.add_argument("--tiers", default="0", help="Comma-separated hint tiers, e.g. 0,1,2,3.")
         parser.add_argument("--hints", type=int, default=3, help="Hints per prompt (k).")
@@ -50,6 +52,7 @@ class Command(BaseCommand):
             candidates = [self._model(value) for value in o["candidate"]]
             anchor = self._model(o["anchor"]) if o["anchor"] else None
             tiers = [int(t) for t in o["tiers"].split(",") if t.strip()]
+            prompt_ids = select_prompts(benchmark, o["prompts"], o["category"])
         except Benchmark.DoesNotExist:
             raise CommandError(f"no benchmark {o['benchmark']!r}.") from None
         except PromptTemplate.DoesNotExist:
@@ -58,7 +61,7 @@ class Command(BaseCommand):
         except (UnknownProvider, ValueError) as error:
             raise CommandError(str(error)) from None
         if o["dry_run"]:
-            plan = plan_generation(benchmark, candidates, template, tiers, o["samples"])
+            plan = plan_generation(benchmark, candidates, template, tiers, o["samples"], prompt_ids)
             found, bare = plan["found"], plan["tier_0_only"]
             self.stdout.write(
                 f"{plan['prompts']} prompts × {len(candidates)} candidates × tiers {sorted(set(tiers))} × "
@@ -75,6 +78,7 @@ class Command(BaseCommand):
         try:
             run = do_create_generation_run(
                 benchmark=benchmark,
+                prompt_ids=prompt_ids,
                 candidates=candidates,
                 template=template,
                 tiers=tiers,
