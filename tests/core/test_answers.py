@@ -39,7 +39,7 @@ def test_the_answer_a_response_commits_to_is_its_last_boxed_one():
 
 @pytest.mark.parametrize(
     "hostile",
-    ["__import__('os').system('touch /tmp/evalhub-pwned')", "().__class__", "lambda: 1", "open('x')", "a" * 300],
+    ["__import__('os').system('echo pwned')", "().__class__", "lambda: 1", "open('x')", "a" * 300],
 )
 def test_untrusted_text_never_reaches_the_sympy_parser(hostile):
     # SymPy's parse_expr evaluates its input: anything but maths must be refused before it.
