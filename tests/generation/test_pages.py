@@ -223,3 +223,11 @@ def test_the_form_takes_a_subset_of_prompts_and_refuses_unknown_ones(
     assert response.status_code == 400 and "Maths has no prompt missing." in response.content.decode()
     assert client.post(reverse("generation_create"), form(maths, server, prompts="sum")).status_code == 302
     assert GenerationRun.objects.get().prompt_ids == [maths["prompts"]["sum"].pk]
+
+
+def test_the_home_page_leads_to_generation(client, login, viewer, admin_user):
+    login(viewer)
+    page = client.get(reverse("home")).content.decode()
+    assert reverse("generation_index") in page and reverse("generation_create") not in page
+    login(admin_user)
+    assert reverse("generation_create") in client.get(reverse("home")).content.decode()
