@@ -12,7 +12,6 @@ from django.db.models import F
 from django.utils import timezone
 
 from evalhub.catalog.models import Benchmark, LanguageModel, Prompt, Response
-from evalhub.celery import DEFAULT_QUEUE, GPU_QUEUE
 from evalhub.core.answers import MatchMode
 from evalhub.core.generation_templates import BUILTIN_TEMPLATES, check_template
 from evalhub.core.hints import RULE_BASED, leaking_hints
@@ -33,6 +32,7 @@ from evalhub.jobs.models import Job, JobChunk
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
 from evalhub.scoring.models import RowIssue
+from evalhub.system.model_access import queue_for
 
 GENERATION = "generation"
 # A chunk is the unit a worker takes and the step progress moves by: about this many calls,
@@ -278,10 +278,9 @@ def do_create_generation_run(
 
 
 def generation_queue(run: GenerationRun) -> str:
-    """In-process transformers models (candidates or the hint maker) go to the GPU workers."""
-    specs = [spec_of(m) for m in run.candidates.all()] + ([run.hint_maker] if run.hint_maker != RULE_BASED else [])
-    local = any(s and parse_spec(s).provider == "transformers" for s in specs)
-    return GPU_QUEUE if local else DEFAULT_QUEUE
+    """The candidates' and the hint maker's queue (the rule-based maker calls no model)."""
+    hint_maker = [run.hint_maker] if run.hint_maker != RULE_BASED else []
+    return queue_for([spec_of(m) for m in run.candidates.all()] + hint_maker)
 
 
 def enqueue_generation_chunks(run: GenerationRun) -> None:

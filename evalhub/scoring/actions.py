@@ -11,7 +11,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from evalhub.catalog.models import Benchmark, LanguageModel, Response, variant_matches, variant_q
-from evalhub.celery import DEFAULT_QUEUE, GPU_QUEUE
+from evalhub.celery import GPU_QUEUE
 from evalhub.core.gem_prompts import PROMPT_VERSION
 from evalhub.core.gem_validation import STRATEGIES
 from evalhub.jobs.actions import do_create_job
@@ -26,6 +26,7 @@ from evalhub.jobs.models import Job, JobChunk
 from evalhub.llm.registry import SCORERS, parse_spec
 from evalhub.llm.types import UnknownProvider
 from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant, RowIssue
+from evalhub.system.model_access import queue_for
 
 GEM = "gem"
 DEFAULT_CHUNK_PROMPTS = 10
@@ -419,9 +420,8 @@ def do_create_discernment_run(
 
 
 def judge_queue(run) -> str:
-    """Local models run on the GPU workers; API judges on the default queue."""
-    local = run.mode == "probability" or any(parse_spec(j).provider == "transformers" for j in run.judges)
-    return GPU_QUEUE if local else DEFAULT_QUEUE
+    """Local judges (and next-token probabilities, which only they give) run on the GPU workers."""
+    return queue_for(run.judges, local=run.mode == "probability")
 
 
 def enqueue_judge_chunks(run) -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
 
 from django.conf import settings
 
+from evalhub.celery import DEFAULT_QUEUE, GPU_QUEUE
 from evalhub.llm import get_chat_client, get_scorer
 from evalhub.llm.accounting import Price, UsageMeter
 from evalhub.llm.cache import ResponseCache
@@ -19,6 +21,13 @@ def shared_cache() -> ResponseCache:
 
 def configured_prices() -> dict[str, Price]:
     return {model: Price(*pair) for model, pair in settings.EVALHUB_LLM_PRICES.items()}
+
+
+def queue_for(specs: Iterable[str], *, local: bool = False) -> str:
+    """The Celery queue for work that calls these models: in-process transformers models (or other
+    `local` work) run on the GPU workers, API models on the default queue."""
+    local = local or any(parse_spec(spec).provider == "transformers" for spec in specs if spec)
+    return GPU_QUEUE if local else DEFAULT_QUEUE
 
 
 def chat_client(spec, meter: UsageMeter | None = None):
