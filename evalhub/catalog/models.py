@@ -180,12 +180,15 @@ def select_prompts(benchmark: Benchmark, external_ids: str = "", category: str =
 IMPORTED_VARIANT = "imported"  # names the responses imported without a variant, in filters
 
 
-def variant_q(chosen: str, prefix: str = "") -> Q:
-    """Which responses a run takes by variant: blank = every one; "imported" = those imported without
-    a variant; else that variant (a generation run's `answer:1h`, one hint tier)."""
-    if not chosen:
-        return Q()
-    return Q(**{f"{prefix}variant": "" if chosen == IMPORTED_VARIANT else chosen})
+def stored_variant(chosen: str) -> str:
+    """The `Response.variant` a chosen name stands for: "imported" is the blank variant; a generation
+    run's variant (`answer:1h`, one hint tier) is itself."""
+    return "" if chosen == IMPORTED_VARIANT else chosen
+
+
+def variant_q(chosen: str) -> Q:
+    """Which responses a run takes by variant: blank `chosen` = every one."""
+    return Q(variant=stored_variant(chosen)) if chosen else Q()
 
 
 def check_variant(benchmark: Benchmark, models, chosen: str) -> str | None:
@@ -197,7 +200,7 @@ def check_variant(benchmark: Benchmark, models, chosen: str) -> str | None:
         .values_list("variant", flat=True)
         .distinct()
     )
-    if ("" if chosen == IMPORTED_VARIANT else chosen) in present:
+    if stored_variant(chosen) in present:
         return None
     names = ", ".join(sorted(v or IMPORTED_VARIANT for v in present)) or "none"
     return f"No response of these models has the variant {chosen!r}; there are: {names}."
@@ -205,7 +208,7 @@ def check_variant(benchmark: Benchmark, models, chosen: str) -> str | None:
 
 def variant_matches(chosen: str, variant: str) -> bool:
     """`variant_q` for a response already loaded."""
-    return not chosen or variant == ("" if chosen == IMPORTED_VARIANT else chosen)
+    return not chosen or variant == stored_variant(chosen)
 
 
 class Criterion(models.Model):

@@ -30,7 +30,6 @@ SOURCES = {
 }
 DEFAULT_SOURCES = (CONSENSUS, HUMAN)
 OUTCOME = {Winner.A: "a", Winner.B: "b", Winner.TIE: "tie"}
-IMPORTED = IMPORTED_VARIANT  # a debate run's blank response variant: the responses as they were imported
 
 
 class Battle(NamedTuple):  # a tuple: tens of thousands are made and cached per fingerprint
@@ -43,7 +42,7 @@ class Battle(NamedTuple):  # a tuple: tens of thousands are made and cached per 
     benchmark: str
     debate: int
     judge: str = ""  # the judge's provider spec, for single-judge battles
-    responses: str = IMPORTED  # which responses were compared: imported ones, or a generation variant
+    responses: str = IMPORTED_VARIANT  # which responses were compared: imported ones, or a generation variant
 
     def for_model(self, slug: str) -> str | None:
         """'win', 'loss' or 'tie' from `slug`'s side; None if it did not take part."""
@@ -100,7 +99,7 @@ def _battle(row: dict, outcome: str, source: str, judge: str = "") -> Battle:
         row["run__benchmark__slug"],
         row["id"],
         judge,
-        row["run__variant"] or IMPORTED,
+        row["run__variant"] or IMPORTED_VARIANT,
     )
 
 
@@ -123,7 +122,7 @@ class Filters:
     criterion: str = ""
     scenario: str = ""
     benchmark: str = ""
-    responses: str = ""  # a response variant (e.g. answer:1h, one hint tier), or IMPORTED; blank: all
+    responses: str = ""  # a response variant (e.g. answer:1h, one hint tier), or IMPORTED_VARIANT; blank: all
 
     @property
     def with_judges(self) -> bool:
