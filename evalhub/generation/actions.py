@@ -97,28 +97,29 @@ def spec_of(model: LanguageModel) -> str:
     return f"{model.provider}:{model.model_id}" if model.model_id else model.provider
 
 
-def do_register_candidate(spec: str) -> LanguageModel:
-    """The model a provider spec names (matched on provider and model id), created when new."""
+def candidate_model(spec: str) -> LanguageModel:
+    """The model a provider spec names: the stored one with its provider and model id, else a new one,
+    not saved (forms check it before anything is written). UnknownProvider for a bad spec."""
     parsed = parse_spec(spec)
     model_id = spec.split(":", 1)[1] if ":" in spec else parsed.model
     found = LanguageModel.objects.filter(provider=parsed.provider, model_id=model_id, is_human=False).first()
-    if found:
-        return found
-    base = "-".join(part for part in _slug_parts(model_id.rsplit("|", 1)[-1].rsplit("/", 1)[-1]) if part)[:80]
-    slug = base or parsed.provider
+    name = model_id.rsplit("|", 1)[-1]  # an OpenAI-compatible spec's model name, after the server URL
+    return found or LanguageModel(provider=parsed.provider, model_id=model_id, display_name=name or parsed.provider)
+
+
+def do_register_candidate(spec: str) -> LanguageModel:
+    """The model a provider spec names, created (with a slug from its name) when new."""
+    model = candidate_model(spec)
+    if model.pk is not None:
+        return model
+    base = "-".join(part for part in re.split(r"[^a-z0-9]+", model.display_name.rsplit("/", 1)[-1].lower()) if part)
+    slug = base[:80] or model.provider
     n = 2
     while LanguageModel.objects.filter(slug=slug).exists():
-        slug, n = f"{base}-{n}", n + 1
-    return LanguageModel.objects.create(
-        slug=slug,
-        display_name=model_id.rsplit("|", 1)[-1] or parsed.provider,
-        provider=parsed.provider,
-        model_id=model_id,
-    )
-
-
-def _slug_parts(text: str) -> list[str]:
-    return re.split(r"[^a-z0-9]+", text.lower())
+        slug, n = f"{base[:80]}-{n}", n + 1
+    model.slug = slug
+    model.save()
+    return model
 
 
 # --- runs -----------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from evalhub.core.answers import MatchMode
 from evalhub.core.generation_templates import PLACEHOLDERS
 from evalhub.core.hints import RULE_BASED
 from evalhub.debates.forms import DEFAULT_AGENTS, JudgeRunForm
-from evalhub.generation.actions import check_generation_config, do_register_candidate
+from evalhub.generation.actions import candidate_model, check_generation_config, do_register_candidate
 from evalhub.generation.models import PromptTemplate
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
@@ -92,10 +92,7 @@ class GenerationRunForm(forms.Form):
         if self.errors:
             return data
         existing = list(data["candidates"])
-        new = [
-            LanguageModel(provider=parse_spec(s).provider, model_id=s.partition(":")[2], display_name=s)
-            for s in data["new_candidates"]
-        ]
+        new = [candidate_model(spec) for spec in data["new_candidates"]]
         for error in check_generation_config(
             candidates=existing + new,
             tiers=data["tiers"],

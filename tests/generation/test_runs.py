@@ -230,3 +230,17 @@ def test_an_answer_cut_at_the_token_limit_is_kept_and_reported(maths, server, ca
     assert sorted(cut.values_list("prompt__external_id", flat=True)) == ["half", "sum"]  # the essay fits in 4
     response = Response.objects.get(model=candidates[0], prompt=maths["prompts"]["sum"])
     assert response.metadata["finish_reason"] == "length" and len(response.text.split()) == 4
+
+
+def test_a_spec_names_one_model_created_once_with_a_slug_from_its_name(db):
+    from evalhub.catalog.models import LanguageModel
+    from evalhub.generation.actions import candidate_model
+
+    assert candidate_model("openai:gpt-4o-mini").pk is None and not LanguageModel.objects.exists()
+    first = do_register_candidate("openai:gpt-4o-mini")
+    assert (first.slug, first.provider, first.model_id) == ("gpt-4o-mini", "openai", "gpt-4o-mini")
+    assert do_register_candidate("openai:gpt-4o-mini") == first == candidate_model("openai:gpt-4o-mini")
+    local = do_register_candidate("transformers:/models/gpt-4o-mini")
+    served = do_register_candidate("openai-compatible:http://127.0.0.1:8001/v1|meta-llama/Llama-3.1-8B")
+    assert (local.slug, served.slug) == ("gpt-4o-mini-2", "llama-3-1-8b")
+    assert served.display_name == "meta-llama/Llama-3.1-8B"
