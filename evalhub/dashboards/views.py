@@ -16,6 +16,7 @@ from evalhub.dashboards.forms import BattleFilterForm
 from evalhub.dashboards.profiles import model_profile
 from evalhub.generation.analysis import model_tier_rows
 from evalhub.system.downloads import download
+from evalhub.system.forms import form_reasons
 
 
 def _names() -> dict[str, str]:
@@ -29,8 +30,7 @@ def _filters(request):
 
 
 def _bad_filters(form) -> HttpResponseBadRequest:
-    reasons = "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
-    return HttpResponseBadRequest(f"These filters cannot be used: {reasons}", content_type="text/plain")
+    return HttpResponseBadRequest(f"These filters cannot be used: {form_reasons(form)}", content_type="text/plain")
 
 
 @role_required()

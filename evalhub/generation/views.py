@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 from django.contrib import messages
+from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from evalhub.accounts.roles import ADMIN, role_required
 from evalhub.catalog.models import Benchmark
 from evalhub.dashboards.battles import SOURCES
+from evalhub.dashboards.forms import BattleFilterForm
 from evalhub.generation.actions import (
     GenerationRejected,
     do_compare_with_anchor,
@@ -18,6 +20,7 @@ from evalhub.generation.analysis import run_responses, tier_analysis, tier_of
 from evalhub.generation.forms import AnchorComparisonForm, GenerationRunForm, HintsForm, TemplateForm
 from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate
 from evalhub.system.downloads import download
+from evalhub.system.forms import form_reasons
 
 
 @role_required()
@@ -41,15 +44,22 @@ def run_create(request):
     return render(request, "generation/run_form.html", {"form": form}, status=400 if form.errors else 200)
 
 
-def _sources(request) -> tuple[str, ...]:
-    chosen = tuple(s for s in request.GET.getlist("source") if s in SOURCES)
-    return chosen or tuple(SOURCES)
+def _bad_sources(form) -> HttpResponseBadRequest:
+    return HttpResponseBadRequest(f"These sources cannot be used: {form_reasons(form)}", content_type="text/plain")
+
+
+def _sources(form) -> tuple[str, ...]:
+    """The verdict sources chosen in the query string (all of them by default)."""
+    return tuple(form.cleaned_data["source"]) or tuple(SOURCES)
 
 
 @role_required()
 def results(request, pk: int):
     run = get_object_or_404(GenerationRun.objects.select_related("job", "benchmark", "template", "anchor"), pk=pk)
-    sources = _sources(request)
+    form = BattleFilterForm(request.GET)
+    if not form.is_valid():
+        return _bad_sources(form)
+    sources = _sources(form)
     analysis = tier_analysis(run, sources)
     models = sorted(run.candidates.values_list("slug", flat=True))
     grid = [{"model": m, "cells": [analysis["counts"].get((m, t), 0) for t in run.tiers]} for m in models]
@@ -91,7 +101,10 @@ def export(request, pk: str, what: str, fmt: str):
             .order_by("prompt_id", "model__slug", "variant")
         ]
         return download(rows, fmt, f"generation-run-{run.pk}-responses")
-    analysis = tier_analysis(run, _sources(request))
+    form = BattleFilterForm(request.GET)
+    if not form.is_valid():
+        return _bad_sources(form)
+    analysis = tier_analysis(run, _sources(form))
     rows = []
     for measure in ("accuracy", "win_rate"):
         table = analysis[measure]
@@ -165,8 +178,7 @@ def compare(request, pk: int):
     run = get_object_or_404(GenerationRun.objects.select_related("job", "anchor", "benchmark", "template"), pk=pk)
     form = AnchorComparisonForm(request.POST)
     if not form.is_valid():
-        reasons = "; ".join(f"{field}: {' '.join(errors)}" for field, errors in form.errors.items())
-        messages.error(request, f"Nothing started: {reasons}")
+        messages.error(request, f"Nothing started: {form_reasons(form)}")
         return redirect(run.job)
     try:
         made, skipped = do_compare_with_anchor(run, user=request.user, **form.comparison_fields())

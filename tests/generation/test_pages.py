@@ -231,3 +231,17 @@ def test_the_home_page_leads_to_generation(client, login, viewer, admin_user):
     assert reverse("generation_index") in page and reverse("generation_create") not in page
     login(admin_user)
     assert reverse("generation_create") in client.get(reverse("home")).content.decode()
+
+
+def test_a_forged_verdict_source_is_a_400_with_the_reason(client, login, viewer, maths, server, candidates,
+                                                          answer_template):  # fmt: skip
+    run = run_here(benchmark=maths["benchmark"], candidates=candidates, template=answer_template, tiers=[0],
+                   anchor=candidates[1])  # fmt: skip
+    login(viewer)
+    for url in (
+        reverse("generation_results", args=[run.pk]),
+        reverse("generation_export", args=[run.pk, "tiers", "csv"]),
+    ):
+        response = client.get(url, {"source": "rumour"})
+        assert response.status_code == 400 and "These sources cannot be used: source:" in response.content.decode()
+        assert client.get(url, {"source": "human"}).status_code == 200
