@@ -98,7 +98,8 @@ def model_detail(request, slug: str):
     form, filters = _filters(request)
     if filters is None:
         return render(request, "dashboards/model_detail.html", {"model": model, "form": form}, status=400)
-    profile = model_profile(model.slug, filters, fingerprint())
+    stamp = fingerprint()
+    profile = model_profile(model.slug, filters, stamp)
     return render(
         request,
         "dashboards/model_detail.html",
@@ -106,7 +107,7 @@ def model_detail(request, slug: str):
             "model": model,
             "form": form,
             "profile": profile,
-            "hint_tiers": model_tier_rows(model),
+            "hint_tiers": model_tier_rows(model, stamp),
             "names": _names(),
             "query": request.GET.urlencode(),
         },

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.db.models import Count, Max
 
-from evalhub.catalog.models import Response
+from evalhub.catalog.models import Prompt, Response
 from evalhub.core.answers import answers_match, extract_answer
 from evalhub.core.tiers import TierTable, tier_label, tier_table, win_value
 from evalhub.dashboards.battles import SOURCES, load_battles
@@ -50,7 +50,8 @@ def stale_hints(run: GenerationRun) -> int:
     later run finds them by variant and keeps them, so the page says how many there are."""
     tiers = tier_of(run)
     rows = list(run_responses(run).values_list("prompt_id", "variant", "metadata"))
-    current = dict(PromptHints.objects.filter(prompt_id__in={r[0] for r in rows}).values_list("prompt_id", "hints"))
+    hints = PromptHints.objects.filter(prompt_id__in=run_responses(run).values("prompt_id"))
+    current = dict(hints.values_list("prompt_id", "hints"))
     stale = 0
     for prompt_id, variant, metadata in rows:
         tier = tiers[variant]
@@ -61,17 +62,21 @@ def stale_hints(run: GenerationRun) -> int:
 
 def accuracy_observations(run: GenerationRun) -> list[tuple[str, int, int, float]]:
     tiers = tier_of(run)
-    rows = list(run_responses(run).select_related("prompt", "model"))
-    answers = {r.prompt_id: stated_answer(r.prompt) for r in rows}
+    rows = list(run_responses(run).values_list("model__slug", "variant", "prompt_id", "text"))
+    # Only the fields a final answer comes from: a prompt's source can be a whole paper.
+    prompts = Prompt.objects.filter(pk__in=run_responses(run).values("prompt_id")).only(
+        "reference_answer", "privileged", "metadata"
+    )
+    answers = {p.pk: stated_answer(p) for p in prompts}
     return [
         (
-            r.model.slug,
-            tiers[r.variant],
-            r.prompt_id,
-            float(answers_match(extract_answer(r.text), answers[r.prompt_id], run.answer_match)),
+            slug,
+            tiers[variant],
+            prompt_id,
+            float(answers_match(extract_answer(text), answers[prompt_id], run.answer_match)),
         )
-        for r in rows
-        if answers[r.prompt_id] is not None
+        for slug, variant, prompt_id, text in rows
+        if answers[prompt_id] is not None
     ]
 
 
@@ -117,19 +122,22 @@ def table_rows(table: TierTable, tiers: list[int], models: list[str]) -> dict[st
     }
 
 
-def data_stamp(run: GenerationRun) -> tuple[str, str]:
-    """(the dashboards' fingerprint, a key that also changes with the run's responses and its hints)."""
+def data_stamp(run: GenerationRun, stamp: str | None = None) -> tuple[str, str]:
+    """(the dashboards' fingerprint — `stamp` when this request took it already —, a key that also
+    changes with the run's responses and its hints)."""
     responses = run_responses(run).aggregate(n=Count("pk"), last=Max("pk"))
     hints = PromptHints.objects.filter(prompt__benchmark=run.benchmark_id).aggregate(
         n=Count("pk"), edited=Max("edited_at")
     )
-    stamp = fingerprint()
+    stamp = stamp or fingerprint()
     key = f"{stamp}:{responses['n']}:{responses['last']}:{hints['n']}:{hints['edited']}"
     return stamp, hashlib.sha1(key.encode(), usedforsecurity=False).hexdigest()[:16]
 
 
-def tier_analysis(run: GenerationRun, sources: tuple[str, ...] = tuple(SOURCES)) -> dict[str, Any]:
-    stamp, key = data_stamp(run)
+def tier_analysis(
+    run: GenerationRun, sources: tuple[str, ...] = tuple(SOURCES), stamp: str | None = None
+) -> dict[str, Any]:
+    stamp, key = data_stamp(run, stamp)
 
     def compute() -> dict[str, Any]:
         models = sorted(run.candidates.values_list("slug", flat=True))
@@ -166,7 +174,7 @@ def run_summary(run: GenerationRun) -> dict[str, Any]:
     }
 
 
-def model_tier_rows(model, limit: int = 10) -> list[dict[str, Any]]:
+def model_tier_rows(model, stamp: str, limit: int = 10) -> list[dict[str, Any]]:
     """For a model's page: its accuracy and win-rate rows from its latest finished generation runs."""
     from evalhub.jobs.models import JobStatus
 
@@ -177,7 +185,7 @@ def model_tier_rows(model, limit: int = 10) -> list[dict[str, Any]]:
     )
     out = []
     for run in runs:
-        analysis = tier_analysis(run)
+        analysis = tier_analysis(run, stamp=stamp)
         rows = {}
         for measure in ("accuracy", "win_rate"):
             table = analysis[measure]

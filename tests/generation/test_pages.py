@@ -245,3 +245,21 @@ def test_a_forged_verdict_source_is_a_400_with_the_reason(client, login, viewer,
         response = client.get(url, {"source": "rumour"})
         assert response.status_code == 400 and "These sources cannot be used: source:" in response.content.decode()
         assert client.get(url, {"source": "human"}).status_code == 200
+
+
+def test_a_model_page_takes_the_data_fingerprint_once_however_many_generation_runs_it_shows(
+    client, login, viewer, maths, server, candidates, answer_template, monkeypatch
+):
+    import evalhub.dashboards.views
+    import evalhub.generation.analysis
+
+    for tiers in ([0], [0, 1], [0, 1, 2]):
+        run_here(benchmark=maths["benchmark"], candidates=candidates, template=answer_template, tiers=tiers,
+                 hint_maker=RULE_BASED, hint_count=2)  # fmt: skip
+    taken = []
+    real = evalhub.dashboards.views.fingerprint
+    monkeypatch.setattr(evalhub.dashboards.views, "fingerprint", lambda: taken.append(1) or real())
+    monkeypatch.setattr(evalhub.generation.analysis, "fingerprint", lambda: taken.append(1) or real())
+    login(viewer)
+    page = client.get(reverse("model_detail", args=[candidates[0].slug])).content.decode()
+    assert page.count("<td>Accuracy</td>") == 3 and len(taken) == 1
