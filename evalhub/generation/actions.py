@@ -405,12 +405,10 @@ def do_compare_with_anchor(run: GenerationRun, *, user: Any = None, criterion, a
                 benchmark=run.benchmark, criterion=criterion, model_a=candidate, model_b=run.anchor, variant=variant
             ).first()
             if pairs is None:
+                name = f"{candidate.slug} vs {run.anchor.slug} · {tier_label(tier)} · generation run {run.pk}"
+                fields = {"benchmark": run.benchmark, "criterion": criterion, "variant": variant, "agents": agents}
                 try:
-                    pairs = do_create_run(
-                        user=user, name=f"{candidate.slug} vs {run.anchor.slug} · {tier_label(tier)} · generation "
-                        f"run {run.pk}", benchmark=run.benchmark, criterion=criterion, model_a=candidate,
-                        model_b=run.anchor, variant=variant, agents=agents,
-                    )  # fmt: skip
+                    pairs = do_create_run(user=user, name=name, model_a=candidate, model_b=run.anchor, **fields)
                 except RunRejected as error:
                     skipped.append(f"{label}: {error}")
                     continue
