@@ -186,8 +186,19 @@ def test_comparing_needs_an_anchor_and_only_admins_may(client, login, admin_user
     login(viewer)
     assert client.post(reverse("generation_compare", args=[run.pk]), {}).status_code == 403
     login(admin_user)
-    response = client.post(reverse("generation_compare", args=[run.pk]), {"judge": "heuristic"}, follow=True)
-    assert "Nothing started" in response.content.decode()
+    url = reverse("generation_compare", args=[run.pk])
+    response = client.post(url, {"judge": "heuristic"}, follow=True)
+    assert "Nothing started: criterion: This field is required." in response.content.decode()
+    from evalhub.catalog.demo import do_load_builtin_criteria
+    from evalhub.catalog.models import Criterion
+    from evalhub.debates.models import DebateRun
+
+    do_load_builtin_criteria()
+    form = {"criterion": Criterion.objects.get(slug="helpfulness").pk, "judge": "heuristic",
+            "criteria_variant": "original", "samples": 1, "temperature": 0, "max_tokens": 256, "seed": 0}  # fmt: skip
+    response = client.post(url, form, follow=True)
+    assert "Choose an anchor model for this run first" in response.content.decode()
+    assert not DebateRun.objects.exists()
 
 
 def test_the_results_page_makes_as_many_queries_for_many_prompts_and_issues_as_for_few(
