@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 
 import pytest
@@ -10,7 +11,7 @@ import torch
 from evalhub.llm.scoring.base import ScoreRequest
 from evalhub.llm.scoring.chat_template import TemplateError, encode_request
 from evalhub.llm.scoring.reference import score_one_at_a_time
-from evalhub.llm.scoring.transformers_scorer import TransformersScorer
+from evalhub.llm.scoring.transformers_scorer import TransformersScorer, _Group, _halves, _Trunk, shared_trunks
 from evalhub.llm.tiny import build_tokenizer
 from tests.tiny_models import CORPUS
 
@@ -55,6 +56,77 @@ def test_a_shared_prefix_runs_once_for_all_its_answers(tiny_model, tiny_tokenize
     # The prefix's tokens are computed once, each answer's once: nothing is run twice.
     assert scorer.computed_tokens == len(encoded[0].prefix_ids) + sum(len(e.target_ids) - 1 for e in encoded)
     assert scorer.forward_calls < 1 + len(requests), "answers share forward passes"
+
+
+def papers_shaped_requests(papers: int = 3, candidates: int = 3, seed: int = 0) -> list[ScoreRequest]:
+    """GEM-S-shaped: per paper an abstract every candidate's prefix begins with, one prefix per
+    candidate review x (and the "Not Available" marginal), each scored on the other reviews."""
+    rng = random.Random(seed)
+    sentences = list(dict.fromkeys(CORPUS))
+    requests = []
+    for paper in range(papers):
+        abstract = f"Abstract {paper}: " + " ".join(rng.choices(sentences, k=rng.randint(2, 5)))
+        reviews = [" ".join(rng.choices(sentences, k=rng.randint(1, 3))) for _ in range(candidates)]
+        for i, x in enumerate([*reviews, "Not Available"]):
+            shown = prefix(f"{abstract}\nReview judgments from the first reviewer: {x}")
+            requests += [ScoreRequest.of(shown, y) for j, y in enumerate(reviews) if j != i]
+    rng.shuffle(requests)
+    return requests
+
+
+@pytest.mark.parametrize("budget", [64, 300, 100_000])
+def test_prefixes_sharing_a_trunk_score_like_the_unbatched_reference(tiny_model, tiny_tokenizer, budget):
+    requests = papers_shaped_requests()
+    scorer = TransformersScorer(model=tiny_model, tokenizer=tiny_tokenizer, max_batch_tokens=budget)
+    fast = scorer.score(requests)
+    assert fast == pytest.approx(score_one_at_a_time(tiny_model, tiny_tokenizer, requests), abs=1e-4)
+
+
+def test_a_papers_abstract_runs_once_for_all_its_candidates(tiny_model, tiny_tokenizer):
+    requests = papers_shaped_requests(papers=1, candidates=3)
+    scorer = TransformersScorer(model=tiny_model, tokenizer=tiny_tokenizer, max_batch_tokens=100_000)
+    scorer.score(requests)
+    encoded = [encode_request(tiny_tokenizer, list(r.prefix), r.answer) for r in requests]
+    prefixes = {e.prefix_ids for e in encoded}
+    trunk = len(os.path.commonprefix([list(p) for p in prefixes]))
+    shared = tiny_tokenizer.decode(next(iter(prefixes))[:trunk])
+    assert shared.startswith("<s><|system|>") and shared.endswith("first reviewer: "), "the trunk ends where x begins"
+    branches = sum(len(p) - trunk for p in prefixes)
+    # The shared part once, each prefix's own part once, each answer once.
+    assert scorer.computed_tokens == trunk + branches + sum(len(e.target_ids) - 1 for e in encoded)
+    assert scorer.computed_tokens < sum(len(p) for p in prefixes), "less than running each prefix whole"
+
+
+def test_trunks_follow_each_paper_not_the_system_prompt_every_paper_has():
+    system = (1, 2, 3, 4)
+    paper_a, paper_b = (*system, 10, 11, 12, 13), (*system, 20, 21, 22, 23)
+    groups = [
+        _Group((*paper_a, 7, 7, 1), [0]),
+        _Group((*paper_a, 7, 7, 2), [1]),  # two reviews that begin alike…
+        _Group((*paper_a, 8, 1), [2]),  # …do not split their paper's trunk apart
+        _Group((*paper_b, 5), [3]),
+        _Group((*paper_b, 6), [4]),
+        _Group((30, 31), [5]),  # shares nothing: alone, with a one-token branch
+    ]
+    trunks = shared_trunks(list(reversed(groups)))
+    assert [(t.length, [g.members[0] for g in t.groups]) for t in trunks] == [
+        (8, [0, 1, 2]),
+        (8, [3, 4]),
+        (1, [5]),
+    ]
+
+
+def test_a_prefix_that_begins_another_keeps_a_branch_of_one_token():
+    trunks = shared_trunks([_Group((1, 2, 3), [0]), _Group((1, 2, 3, 4, 5), [1])])
+    assert [(t.length, len(t.groups)) for t in trunks] == [(2, 2)]
+
+
+def test_a_batch_that_ran_out_of_memory_halves_by_trunk_then_prefix_then_answer():
+    one, two = _Group((1, 2), [0, 1, 2]), _Group((1, 3), [3])
+    assert _halves([_Trunk(1, [one]), _Trunk(1, [two])]) == [[_Trunk(1, [one])], [_Trunk(1, [two])]]
+    assert _halves([_Trunk(1, [one, two])]) == [[_Trunk(1, [one])], [_Trunk(1, [two])]]
+    assert _halves([_Trunk(1, [one])]) == [[_Trunk(1, [_Group((1, 2), [0])])], [_Trunk(1, [_Group((1, 2), [1, 2])])]]
+    assert _halves([_Trunk(1, [two])]) is None, "a single request cannot be split"
 
 
 def test_scores_are_deterministic_and_keep_the_request_order(tiny_model, tiny_tokenizer):
@@ -128,7 +200,7 @@ def test_an_out_of_memory_batch_is_split_and_still_scores_everything(tiny_model,
     real_run, calls = scorer._run, []
 
     def flaky_run(batch, encoded, results):
-        calls.append(sum(len(g.members) for g in batch))
+        calls.append(sum(len(g.members) for trunk in batch for g in trunk.groups))
         if len(calls) == 1:
             raise torch.OutOfMemoryError("simulated")
         real_run(batch, encoded, results)

@@ -1,17 +1,23 @@
 """Summed log-probabilities of forced answers under an in-process transformers model.
 
-The fast path for GEM: requests that share a prefix (the same system + user turns, with
-different forced answers) run the prefix once and reuse its KV cache for every answer.
+The fast path for GEM. Requests form a tree of shared tokens, and each part of it runs once:
+- a trunk: the tokens that several distinct prefixes begin with (GEM-S's system prompt and
+  abstract, the same for every candidate review x of a paper; GEM's system prompt and "Not
+  Available", the same for every x of every paper);
+- a branch: the rest of one prefix (the candidate x), run on top of its trunk's KV cache;
+- the answers that share that prefix (the references y), run on top of the prefix's cache.
 
 How a batch runs:
-1. Prefixes (each distinct one once) are right-padded to one length and run together; the
-   last real position of each gives the log-probability of its answers' first token.
-2. The KV cache rows are copied out to one row per answer; the answers (minus their last
-   token) are right-padded and run on top of the cache, with the prefix padding masked out
-   and positions continuing from each prefix's real length.
+1. Trunks are right-padded to one length and run together.
+2. Their KV cache rows are copied out to one row per prefix, and the branches run on top,
+   right-padded, with the trunk padding masked out and positions continuing from each
+   trunk's real length; the last real position of each branch gives the log-probability of
+   its answers' first token.
+3. The same again one level down: the prefix cache is copied to one row per answer and the
+   answers (minus their last token) run on top of it, in chunks of rows alike in length.
 Right padding everywhere means no query row is ever fully masked (left-padded rows would
 be, and their NaNs leak through zero attention weights), and trailing pads cannot affect
-earlier positions under a causal mask.
+earlier positions under a causal mask; the padding left inside a cache is masked out.
 
 Log-softmax runs in float32 only at scored positions, in chunks of positions, straight from
 the final hidden states: the full [batch, seq, vocab] logits tensor is never built.
@@ -37,6 +43,92 @@ class _Group:
     members: list[int]  # request indices
 
 
+@dataclass
+class _Trunk:
+    """Prefixes whose first `length` tokens are the same: those run once for all of them.
+    Always shorter than each prefix, so every prefix keeps a branch of at least one token."""
+
+    length: int
+    groups: list[_Group]
+
+    @property
+    def ids(self) -> tuple[int, ...]:
+        return self.groups[0].prefix_ids[: self.length]
+
+
+@dataclass
+class _Context:
+    """What a pass leaves for the next level: its KV cache, which cache columns are real
+    tokens (per row), each row's count of real tokens so far, and the hidden states."""
+
+    cache: object
+    mask: object
+    lengths: object
+    hidden: object
+
+
+def common_length(a: Sequence[int], b: Sequence[int]) -> int:
+    length = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        length += 1
+    return length
+
+
+def shared_trunks(groups: list[_Group], window: int = 64) -> list[_Trunk]:
+    """Groups by the trunk they share, choosing the trunks that save the most tokens.
+
+    Sorted prefixes that begin alike are neighbours, and a run of neighbours shares the
+    shortest common prefix of its adjacent pairs. Sharing L tokens among k prefixes saves
+    (k - 1)·L tokens; dynamic programming over runs of at most `window` prefixes picks the
+    partition that saves the most. So GEM-S's prefixes of one paper share system prompt +
+    abstract, rather than all papers sharing the system prompt alone, and two reviews that
+    happen to begin with the same words do not break their paper's trunk apart.
+    """
+    ordered = sorted(groups, key=lambda group: group.prefix_ids)
+    common = [common_length(a.prefix_ids, b.prefix_ids) for a, b in zip(ordered, ordered[1:], strict=False)]
+    saved = [0] * (len(ordered) + 1)  # saved[j]: the most the first j prefixes can save
+    start = [0] * (len(ordered) + 1)  # where the last run of that best partition starts
+    for j in range(1, len(ordered) + 1):
+        saved[j], start[j] = saved[j - 1], j - 1  # prefix j - 1 alone
+        shared = math.inf
+        for i in range(j - 2, max(-1, j - 1 - window), -1):
+            shared = min(shared, common[i])
+            if not shared:
+                break
+            if saved[i] + (j - 1 - i) * shared > saved[j]:
+                saved[j], start[j] = saved[i] + (j - 1 - i) * shared, i
+    trunks: list[_Trunk] = []
+    j = len(ordered)
+    while j:
+        run = ordered[start[j] : j]
+        shared = min(common[start[j] : j - 1], default=0)
+        # Every prefix keeps a branch of at least one token (its last position predicts the answer).
+        length = min([shared or math.inf, *(len(group.prefix_ids) - 1 for group in run)])
+        trunks.append(_Trunk(length, run))
+        j = start[j]
+    return trunks[::-1]
+
+
+def _halves(batch: list[_Trunk]) -> list[list[_Trunk]] | None:
+    """A batch split in two for a retry after running out of memory (None: one request, no split)."""
+    if len(batch) > 1:
+        return [batch[: len(batch) // 2], batch[len(batch) // 2 :]]
+    trunk = batch[0]
+    if len(trunk.groups) > 1:
+        middle = len(trunk.groups) // 2
+        return [[_Trunk(trunk.length, trunk.groups[:middle])], [_Trunk(trunk.length, trunk.groups[middle:])]]
+    group = trunk.groups[0]
+    if len(group.members) == 1:
+        return None
+    middle = len(group.members) // 2
+    return [
+        [_Trunk(trunk.length, [_Group(group.prefix_ids, members)])]
+        for members in (group.members[:middle], group.members[middle:])
+    ]
+
+
 class TransformersScorer:
     def __init__(
         self,
@@ -47,7 +139,7 @@ class TransformersScorer:
         device: str | None = None,
         dtype: str | None = None,
         max_batch_tokens: int | None = None,
-        logit_chunk_tokens: int = 2048,
+        logit_chunk_tokens: int | None = None,
         max_length: int | None = None,
     ) -> None:
         import torch
@@ -61,7 +153,7 @@ class TransformersScorer:
         self.device = pick_device(device) if device else next(model.parameters()).device.type
         self.model.to(self.device)
         self.max_batch_tokens = max_batch_tokens or self._default_budget()
-        self.logit_chunk_tokens = logit_chunk_tokens
+        self.logit_chunk_tokens = logit_chunk_tokens or self._default_logit_chunk()
         # The longest sequence the model takes (callers truncate their inputs to it; see GEM's runner).
         self.max_length = max_length or getattr(model.config, "max_position_embeddings", None)
         self.forward_calls = 0  # counted so tests and benchmarks can see the work done
@@ -116,102 +208,151 @@ class TransformersScorer:
         # Each token's KV may be copied once per answer row; leave room for that and for logits chunks.
         return max(1024, int(free * 0.5 / (2 * kv + activations)))
 
-    def _batches(self, encoded: list[EncodedRequest]) -> list[list[_Group]]:
+    def _default_logit_chunk(self) -> int:
+        if self.device == "cuda":
+            return 2048
+        # On CPU, logits for about 8M vocabulary entries at a time (32 MB in float32) stay in cache
+        # between the projection, the log-softmax and the gather: measured a third faster for the
+        # 10M benchmark model than 2048 positions at a time.
+        return max(16, 2**23 // self.model.get_output_embeddings().out_features)
+
+    def _batches(self, encoded: list[EncodedRequest]) -> list[list[_Trunk]]:
         groups: dict[tuple[int, ...], _Group] = {}
         for index, request in enumerate(encoded):
             groups.setdefault(request.prefix_ids, _Group(request.prefix_ids, [])).members.append(index)
-        # Longest prefix first, like lm-eval's Collator: an out-of-memory error shows up on the first
-        # batch, and prefixes of similar length batch together with little padding (the answers are
-        # regrouped by their own lengths in _answer_chunks).
-        ordered = sorted(
-            groups.values(),
-            key=lambda g: (-len(g.prefix_ids), -max(len(encoded[i].target_ids) for i in g.members)),
-        )
-        batches: list[list[_Group]] = []
-        current: list[_Group] = []
-        for group in ordered:
-            candidate = [*current, group]
-            if current and self._cost(candidate, encoded) > self.max_batch_tokens:
+        parts = [part for trunk in shared_trunks(list(groups.values())) for part in self._fit(trunk, encoded)]
+        # Longest first, like lm-eval's Collator: an out-of-memory error shows up on the first
+        # batch, and trunks of similar length batch together with little padding (branches and
+        # answers are padded only within their own pass; answers are regrouped by length).
+        parts.sort(key=lambda t: (-(t.length + max(len(g.prefix_ids) - t.length for g in t.groups)), t.ids))
+        batches: list[list[_Trunk]] = []
+        current: list[_Trunk] = []
+        for part in parts:
+            if current and self._cost([*current, part], encoded) > self.max_batch_tokens:
                 batches.append(current)
-                candidate = [group]
-            current = candidate
+                current = []
+            current.append(part)
         if current:
             batches.append(current)
         return batches
 
-    @staticmethod
-    def _cost(groups: list[_Group], encoded: list[EncodedRequest]) -> int:
-        """Padded tokens a batch computes: every prefix once, then every answer once (the answers'
-        per-row copies of the prefix cache are bounded separately, chunk by chunk)."""
-        prefix_len = max(len(g.prefix_ids) for g in groups)
-        rows = [i for g in groups for i in g.members]
-        answer_len = max(len(encoded[i].target_ids) for i in rows)
-        return len(groups) * prefix_len + len(rows) * answer_len
+    def _fit(self, trunk: _Trunk, encoded: list[EncodedRequest]) -> list[_Trunk]:
+        """A trunk whose prefixes and answers exceed the budget, split into parts that fit (each part
+        runs the trunk again; a single prefix is never split here, its answers are chunked later)."""
+        parts: list[_Trunk] = []
+        for group in trunk.groups:
+            if (
+                parts
+                and self._cost([_Trunk(trunk.length, [*parts[-1].groups, group])], encoded) <= self.max_batch_tokens
+            ):
+                parts[-1].groups.append(group)
+            else:
+                parts.append(_Trunk(trunk.length, [group]))
+        return parts
 
-    def _run_with_backoff(self, batch: list[_Group], encoded, results) -> None:
+    @staticmethod
+    def _cost(batch: list[_Trunk], encoded: list[EncodedRequest]) -> int:
+        """Padded tokens a batch computes: every trunk once, every branch once, every answer once
+        (the per-row copies of the caches are bounded separately, chunk by chunk)."""
+        groups = [(trunk.length, group) for trunk in batch for group in trunk.groups]
+        rows = [i for _, group in groups for i in group.members]
+        trunk_len = max(trunk.length for trunk in batch)
+        branch_len = max(len(group.prefix_ids) - length for length, group in groups)
+        answer_len = max(len(encoded[i].target_ids) for i in rows)
+        return len(batch) * trunk_len + len(groups) * branch_len + len(rows) * answer_len
+
+    def _run_with_backoff(self, batch: list[_Trunk], encoded, results) -> None:
         torch = self._torch
         try:
             self._run(batch, encoded, results)
         except torch.OutOfMemoryError:
             torch.cuda.empty_cache()
-            if len(batch) == 1 and len(batch[0].members) == 1:
+            smaller = _halves(batch)
+            if smaller is None:
                 raise
             self.max_batch_tokens = max(256, self.max_batch_tokens // 2)
             logger.warning("out of memory; batch budget lowered to %d tokens", self.max_batch_tokens)
-            for smaller in self._batches_of(batch, encoded):
-                self._run_with_backoff(smaller, encoded, results)
-
-    def _batches_of(self, batch: list[_Group], encoded) -> list[list[_Group]]:
-        if len(batch) > 1:
-            middle = len(batch) // 2
-            return [batch[:middle], batch[middle:]]
-        group = batch[0]
-        middle = len(group.members) // 2
-        return [[_Group(group.prefix_ids, group.members[:middle])], [_Group(group.prefix_ids, group.members[middle:])]]
+            for half in smaller:
+                self._run_with_backoff(half, encoded, results)
 
     # --- the forward passes -----------------------------------------------------------
 
-    def _run(self, batch: list[_Group], encoded: list[EncodedRequest], results: list) -> None:
+    def _run(self, batch: list[_Trunk], encoded: list[EncodedRequest], results: list) -> None:
         torch = self._torch
-        device, pad = self.device, self.tokenizer.pad_token_id or 0
-        prefix_lengths = torch.tensor([len(g.prefix_ids) for g in batch], device=device)
-        width = int(prefix_lengths.max())
-        prefix_ids = torch.full((len(batch), width), pad, device=device)
-        prefix_mask = torch.zeros((len(batch), width), dtype=torch.long, device=device)
-        for row, group in enumerate(batch):
-            prefix_ids[row, : len(group.prefix_ids)] = torch.tensor(group.prefix_ids, device=device)
-            prefix_mask[row, : len(group.prefix_ids)] = 1
-
-        rows = [(group_row, index) for group_row, group in enumerate(batch) for index in group.members]
-        row_prefix = torch.tensor([group_row for group_row, _ in rows], device=device)
+        device = self.device
+        groups = [group for trunk in batch for group in trunk.groups]
+        rows = [(group_row, index) for group_row, group in enumerate(groups) for index in group.members]
+        row_group = torch.tensor([group_row for group_row, _ in rows], device=device)
         targets = [encoded[index].target_ids for _, index in rows]
 
         with torch.inference_mode():
-            # No attention mask: the pads are on the right, so under the causal mask no real
-            # token sees them, and attention can take its fast causal path.
-            prefix_out = self.model.base_model(input_ids=prefix_ids, use_cache=True)
-            self.forward_calls += 1
+            trunks = self._extend(None, None, [trunk.ids for trunk in batch])
+            branches = [group.prefix_ids[trunk.length :] for trunk in batch for group in trunk.groups]
+            owner = torch.tensor([row for row, trunk in enumerate(batch) for _ in trunk.groups], device=device)
+            prefixes = self._extend(trunks, owner, branches)
             # Each answer's first token is predicted at its prefix's last real position.
-            last_hidden = prefix_out.last_hidden_state[torch.arange(len(batch), device=device), prefix_lengths - 1]
+            ends = torch.tensor([len(branch) - 1 for branch in branches], device=device)
+            last_hidden = prefixes.hidden[torch.arange(len(groups), device=device), ends]
             first_targets = torch.tensor([t[0] for t in targets], device=device)
-            first = self._target_logprobs(last_hidden[row_prefix], first_targets)
-
-            totals = first.double()
+            totals = self._target_logprobs(last_hidden[row_group], first_targets).double()
             # Answers run on the prefix cache in chunks of rows alike in answer length and prefix
             # width, so padding stays small; the per-row copies of the prefix KV cache exist for
             # one chunk at a time.
-            widths = [len(batch[group_row].prefix_ids) for group_row, _ in rows]
+            widths = [len(groups[group_row].prefix_ids) for group_row, _ in rows]
             for chunk in self._answer_chunks(targets, widths):
-                totals = self._answer_pass(
-                    prefix_out.past_key_values, chunk, row_prefix, prefix_mask, prefix_lengths, targets, totals
-                )
+                totals = self._answer_pass(prefixes, chunk, row_group, targets, totals)
 
         for (_, index), total, target in zip(rows, totals.tolist(), targets, strict=True):
             results[index] = ScoreResult(
                 logprob=total, tokens=len(target), end_token_appended=encoded[index].end_token_appended
             )
         self.scored_tokens += sum(len(t) for t in targets)
-        self.computed_tokens += sum(len(g.prefix_ids) for g in batch) + sum(len(t) - 1 for t in targets)
+        self.computed_tokens += (
+            sum(trunk.length for trunk in batch) + sum(map(len, branches)) + sum(len(t) - 1 for t in targets)
+        )
+
+    def _extend(self, parent: _Context | None, source, segments: Sequence[Sequence[int]]) -> _Context:
+        """Run `segments` (one per row, right-padded) on top of rows `source` of `parent`'s cache,
+        or from the start when there is no parent."""
+        torch = self._torch
+        from transformers import DynamicCache
+
+        device, pad = self.device, self.tokenizer.pad_token_id or 0
+        width = max(1, max(map(len, segments)))
+        ids = torch.full((len(segments), width), pad, device=device)
+        own_mask = torch.zeros((len(segments), width), dtype=torch.long, device=device)
+        for row, segment in enumerate(segments):
+            if segment:
+                ids[row, : len(segment)] = torch.tensor(segment, device=device)
+                own_mask[row, : len(segment)] = 1
+        lengths = own_mask.sum(1)
+        self.forward_calls += 1
+        if parent is None:
+            # No attention mask: the pads are on the right, so under the causal mask no real
+            # token sees them, and attention can take its fast causal path.
+            out = self.model.base_model(input_ids=ids, use_cache=True)
+            return _Context(out.past_key_values, own_mask, lengths, out.last_hidden_state)
+        parent_mask = parent.mask.index_select(0, source)
+        # Only the cache columns some selected row uses: the parent pass padded to its widest row.
+        used = parent_mask.any(0).nonzero()[:, 0]
+        layers = [
+            (
+                layer.keys.index_select(0, source).index_select(2, used),
+                layer.values.index_select(0, source).index_select(2, used),
+            )
+            for layer in parent.cache.layers
+        ]
+        mask = torch.cat([parent_mask.index_select(1, used), own_mask], dim=1)
+        offsets = parent.lengths.index_select(0, source)
+        positions = offsets[:, None] + torch.arange(width, device=device)[None, :]
+        out = self.model.base_model(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=positions,
+            past_key_values=DynamicCache(ddp_cache_data=layers, config=self.model.config),
+            use_cache=True,
+        )
+        return _Context(out.past_key_values, mask, offsets + lengths, out.last_hidden_state)
 
     # A chunk's rows are padded to its longest answer and widest prefix; starting a new chunk
     # when a row is under this fraction of either bounds the padding at about a quarter.
@@ -234,38 +375,19 @@ class TransformersScorer:
             current.append(row)
         return [*chunks, current] if current else chunks
 
-    def _answer_pass(self, cache, chunk, row_prefix, prefix_mask, prefix_lengths, targets, totals):
+    def _answer_pass(self, prefixes: _Context, chunk, row_group, targets, totals):
         """Score tokens 2..n of each answer in `chunk` on top of its prefix's cached keys and values."""
         torch = self._torch
-        from transformers import DynamicCache
-
-        device, pad = self.device, self.tokenizer.pad_token_id or 0
-        rest = len(targets[chunk[0]]) - 1  # chunks are sorted longest first
-        if rest <= 0:
+        if len(targets[chunk[0]]) <= 1:  # chunks are sorted longest first
             return totals
-        rows = torch.tensor(chunk, device=device)
-        source = row_prefix[rows]
-        width = int(prefix_lengths[source].max())  # the batch's prefixes are padded wider than this chunk needs
-        layers = [
-            (layer.keys.index_select(0, source)[:, :, :width], layer.values.index_select(0, source)[:, :, :width])
-            for layer in cache.layers
-        ]
-        row_cache = DynamicCache(ddp_cache_data=layers, config=self.model.config)
-        inputs = torch.full((len(chunk), rest), pad, device=device)
-        labels = torch.full((len(chunk), rest), -1, device=device)
+        rows = torch.tensor(chunk, device=self.device)
+        answers = self._extend(prefixes, row_group[rows], [targets[row][:-1] for row in chunk])
+        labels = torch.full(answers.hidden.shape[:2], -1, device=self.device)
         for position, row in enumerate(chunk):
-            target = targets[row]
-            if len(target) > 1:
-                inputs[position, : len(target) - 1] = torch.tensor(target[:-1], device=device)
-                labels[position, : len(target) - 1] = torch.tensor(target[1:], device=device)
-        mask = torch.cat([prefix_mask[source, :width], (labels >= 0).long()], dim=1)
-        positions = prefix_lengths[source, None] + torch.arange(rest, device=device)[None, :]
-        hidden = self.model.base_model(
-            input_ids=inputs, attention_mask=mask, position_ids=positions, past_key_values=row_cache, use_cache=True
-        ).last_hidden_state
-        self.forward_calls += 1
+            if len(targets[row]) > 1:
+                labels[position, : len(targets[row]) - 1] = torch.tensor(targets[row][1:], device=self.device)
         scored = labels >= 0
-        values = self._target_logprobs(hidden[scored], labels[scored])
+        values = self._target_logprobs(answers.hidden[scored], labels[scored])
         row_of = rows[:, None].expand_as(labels)[scored]
         return totals.index_add(0, row_of, values.double())
 
