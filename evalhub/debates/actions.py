@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.db import transaction
@@ -154,29 +154,54 @@ def do_mark_running(debate: Debate) -> bool:
     return True
 
 
+def do_record_turns(entries: Sequence[tuple[int, Turn, str]]) -> list[DebateTurn]:
+    """Store finished turns, each (debate id, turn, agent spec) once, in one transaction, and show
+    them to watchers. A turn already stored (a retried task) is kept as it is and shown again.
+
+    A batch runner hands over every turn that finished while its previous write ran (see
+    GroupCommit), so a busy worker pays for one transaction per batch, not per turn."""
+    rows = []
+    for debate_id, turn, agent_spec in entries:
+        extra = dict(turn.extra)
+        rows.append(
+            DebateTurn(
+                debate_id=debate_id,
+                round=turn.round,
+                agent=turn.agent,
+                agent_spec=agent_spec[:300],
+                text=turn.text,
+                verdict=turn.verdict,
+                reasked=turn.reasked,
+                input_tokens=extra.get("input_tokens", 0),
+                output_tokens=extra.get("output_tokens", 0),
+                latency_s=extra.get("latency_s", 0.0),
+                cached=extra.get("cached", False),
+                cost_usd=extra.get("cost_usd"),
+            )
+        )
+    keys = [(row.debate_id, row.round, row.agent) for row in rows]
+    with transaction.atomic():
+        DebateTurn.objects.bulk_create(rows, ignore_conflicts=True)
+        stored = {
+            (t.debate_id, t.round, t.agent): t
+            for t in DebateTurn.objects.filter(
+                debate_id__in={k[0] for k in keys}, round__in={k[1] for k in keys}, agent__in={k[2] for k in keys}
+            )
+        }
+        missing = [key for key in keys if key not in stored]
+        if missing:  # SQLite's INSERT OR IGNORE also skips rows that break a CHECK constraint
+            raise ValueError(f"turns not stored (debate, round, agent): {missing}")
+        for debate_id, round_number, agent in keys:
+            html = render_to_string(
+                "debates/_turn.html", {"turn": stored[(debate_id, round_number, agent)], "oob": True}
+            )
+            broadcast_html(f"debate.{debate_id}", html)
+    return [stored[key] for key in keys]
+
+
 def do_record_turn(debate_id: int, turn: Turn, agent_spec: str) -> DebateTurn:
     """Store a finished turn once (a retried task finds it there) and show it to watchers."""
-    extra = dict(turn.extra)
-    with transaction.atomic():
-        stored, _ = DebateTurn.objects.get_or_create(
-            debate_id=debate_id,
-            round=turn.round,
-            agent=turn.agent,
-            defaults={
-                "agent_spec": agent_spec[:300],
-                "text": turn.text,
-                "verdict": turn.verdict,
-                "reasked": turn.reasked,
-                "input_tokens": extra.get("input_tokens", 0),
-                "output_tokens": extra.get("output_tokens", 0),
-                "latency_s": extra.get("latency_s", 0.0),
-                "cached": extra.get("cached", False),
-                "cost_usd": extra.get("cost_usd"),
-            },
-        )
-        html = render_to_string("debates/_turn.html", {"turn": stored, "oob": True})
-        broadcast_html(f"debate.{debate_id}", html)
-    return stored
+    return do_record_turns([(debate_id, turn, agent_spec)])[0]
 
 
 def do_finish_debate(debate: Debate, outcome: DebateOutcome) -> Debate:

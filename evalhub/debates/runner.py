@@ -18,11 +18,11 @@ from django.utils.html import escape
 
 from evalhub.core.debate import DebateSetup, Turn, criteria_text
 from evalhub.core.debate import run_debate as run_protocol
-from evalhub.debates.actions import do_finish_debate, do_mark_running, do_record_turn, do_release_debate
+from evalhub.debates.actions import do_finish_debate, do_mark_running, do_record_turns, do_release_debate
 from evalhub.debates.models import Debate, DebateRun, RunStatus
 from evalhub.live import outbox, send_html
 from evalhub.llm.types import LLMError
-from evalhub.system.db_thread import DatabaseThread
+from evalhub.system.db_thread import DatabaseThread, GroupCommit
 from evalhub.system.model_access import chat_client
 
 logger = logging.getLogger(__name__)
@@ -101,11 +101,12 @@ async def _run_all(debate_ids: list[int]) -> dict[int, str]:
         return clients[key]
 
     async with DatabaseThread() as db, outbox():
-        statuses = await asyncio.gather(*(_run_one(debate_id, client_for, db) for debate_id in debate_ids))
+        turns = GroupCommit(db, do_record_turns)  # one transaction for the turns that finish together
+        statuses = await asyncio.gather(*(_run_one(debate_id, client_for, db, turns) for debate_id in debate_ids))
     return dict(zip(debate_ids, statuses, strict=True))
 
 
-async def _run_one(debate_id: int, client_for, db: DatabaseThread) -> str:
+async def _run_one(debate_id: int, client_for, db: DatabaseThread, turns: GroupCommit) -> str:
     debate = await db.run(
         lambda: Debate.objects.select_related("run__criterion", "prompt", "response_a", "response_b").get(pk=debate_id)
     )
@@ -151,7 +152,7 @@ async def _run_one(debate_id: int, client_for, db: DatabaseThread) -> str:
         return done_call.text, extra
 
     async def on_turn(turn: Turn) -> None:
-        await db.run(do_record_turn, debate_id, turn, str(run.agents[turn.agent]))
+        await turns.add((debate_id, turn, str(run.agents[turn.agent])))
 
     async def should_stop() -> bool:
         status = await db.run(lambda: DebateRun.objects.values_list("status", flat=True).get(pk=run.pk))

@@ -36,3 +36,39 @@ class DatabaseThread:
 
     async def __aexit__(self, *exc: object) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.close)
+
+
+class GroupCommit:
+    """Writes that arrive while the previous one runs go together in the next (a group commit).
+
+    `await commit.add(item)` returns once `write_many(items)` has stored the item, in the
+    database thread. An idle writer starts at once, so a lone item is not delayed; under load,
+    one transaction carries everything that queued up meanwhile. A failed write fails every
+    item it carried.
+    """
+
+    def __init__(self, db: DatabaseThread, write_many: Callable[[list[Any]], Any]) -> None:
+        self.db, self.write_many = db, write_many
+        self.pending: list[tuple[Any, asyncio.Future]] = []
+        self.writer: asyncio.Task | None = None
+
+    async def add(self, item: Any) -> None:
+        done = asyncio.get_running_loop().create_future()
+        self.pending.append((item, done))
+        if self.writer is None or self.writer.done():
+            self.writer = asyncio.ensure_future(self._drain())
+        await done
+
+    async def _drain(self) -> None:
+        while self.pending:
+            batch, self.pending = self.pending, []
+            try:
+                await self.db.run(self.write_many, [item for item, _ in batch])
+            except Exception as error:
+                for _, done in batch:
+                    if not done.done():
+                        done.set_exception(error)
+            else:
+                for _, done in batch:
+                    if not done.done():
+                        done.set_result(None)

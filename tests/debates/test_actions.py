@@ -1,0 +1,66 @@
+"""Storing debate turns: several in one transaction, each once, each shown to its debate's watchers."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from evalhub.core.debate import Turn
+from evalhub.debates import actions
+from evalhub.debates.actions import do_record_turn, do_record_turns
+from evalhub.debates.models import DebateTurn
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """Fragments broadcast after commit, as (group, html)."""
+    fragments: list[tuple[str, str]] = []
+    monkeypatch.setattr(actions, "broadcast_html", lambda group, html: fragments.append((group, html)))
+    return fragments
+
+
+def test_turns_of_several_debates_are_stored_together_and_each_goes_to_its_own_debate(make_run, sent):
+    first, second = make_run().debates.order_by("id")[:2]
+    entries = [
+        (first.pk, Turn(0, 0, "first, speaker 1\n1", 1, extra={"input_tokens": 7, "cost_usd": 0.5}), "spec-a"),
+        (second.pk, Turn(2, 1, "second, speaker 3\n2", 2, reasked=True), "spec-b"),
+        (first.pk, Turn(1, 0, "no verdict", None), "spec-c"),
+    ]
+    stored = do_record_turns(entries)
+    assert [(t.debate_id, t.round, t.agent, t.text, t.verdict) for t in stored] == [
+        (first.pk, 0, 0, "first, speaker 1\n1", 1),
+        (second.pk, 1, 2, "second, speaker 3\n2", 2),
+        (first.pk, 0, 1, "no verdict", None),
+    ]
+    row = DebateTurn.objects.get(debate=first, agent=0)
+    assert (row.agent_spec, row.input_tokens, row.cost_usd) == ("spec-a", 7, 0.5)
+    assert DebateTurn.objects.get(debate=second).reasked
+    assert [group for group, _ in sent] == [f"debate.{first.pk}", f"debate.{second.pk}", f"debate.{first.pk}"]
+    assert 'id="turn-1-2"' in sent[1][1] and "second, speaker 3" in sent[1][1]
+
+
+def test_a_turn_stored_before_is_kept_as_it_was_and_shown_again(make_run, sent):
+    debate = make_run().debates.first()
+    do_record_turn(debate.pk, Turn(0, 0, "the original\n1", 1), "spec")
+    again = do_record_turns(
+        [(debate.pk, Turn(0, 0, "a retried task's text\n2", 2), "spec"), (debate.pk, Turn(1, 0, "new\n1", 1), "spec")]
+    )
+    assert [(t.text, t.verdict) for t in again] == [("the original\n1", 1), ("new\n1", 1)]
+    assert DebateTurn.objects.filter(debate=debate).count() == 2
+    assert "the original" in sent[-2][1]
+
+
+def test_storing_a_batch_takes_the_same_queries_for_two_turns_as_for_twelve(make_run, sent):
+    debates = list(make_run().debates.order_by("id"))
+
+    def queries(count: int) -> int:
+        entries = [(debates[i % len(debates)].pk, Turn(i // len(debates), i % 3, "x\n1", 1), "s") for i in range(count)]
+        DebateTurn.objects.all().delete()
+        with CaptureQueriesContext(connection) as captured:
+            do_record_turns(entries)
+        return len(captured)
+
+    assert queries(2) == queries(12)
