@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -80,6 +81,11 @@ class ServerProcess:
     def close(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=10)
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def create_run(debates: int, server_url: str, concurrency: int, name: str):
@@ -181,14 +187,15 @@ def main() -> None:
         asyncio.run(measure(warm_ids, user, 1))  # imports, first connections, template loading
         one_ids = list(create_run(1, server.url, args.concurrency, "one").debates.values_list("id", flat=True))
         one, _ = asyncio.run(measure(one_ids, user, 1))
-        calls_before = server.stats()["requests"]
         many_run = create_run(args.debates, server.url, args.concurrency, "many")
         many_ids = list(many_run.debates.values_list("id", flat=True))
+        before, app_before = server.stats(), cpu_seconds()
         many, received = asyncio.run(measure(many_ids, user, args.watched))
-        stats = server.stats()
+        stats, app_cpu = server.stats(), cpu_seconds() - app_before
     finally:
         server.close()
-    calls, peak, chunk_log = stats["requests"] - calls_before, stats["peak_connections"], stats["chunk_log"]
+    calls, peak, chunk_log = stats["requests"] - before["requests"], stats["peak_connections"], stats["chunk_log"]
+    server_cpu = stats["cpu_s"] - before["cpu_s"]
     sent = {word: at for word, at in chunk_log}
     delays = sorted((received[word] - sent[word]) * 1000 for word in received if word in sent)
     p95 = delays[int(0.95 * (len(delays) - 1))] if delays else float("nan")
@@ -198,6 +205,12 @@ def main() -> None:
     print(
         f"calls: {calls} in {many:.2f} s = {calls / many:.0f} calls/s; peak open connections {peak} "
         f"over the whole run (bound: 3 agents × {args.concurrency} in flight)"
+    )
+    # Python runs one thread at a time per process: the app's CPU time bounds how fast N debates can
+    # go however much the calls overlap, and the fake server needs CPU of its own beside it.
+    print(
+        f"CPU during the {args.debates} debates: app {app_cpu:.2f} s ({1000 * app_cpu / calls:.1f} ms per call: "
+        f"client, database, channel layer, sockets), fake server {server_cpu:.2f} s; {os.cpu_count()} cores here"
     )
     print(
         f"chunk → WebSocket delay over {len(delays)} chunks on {args.watched} watched debates: "

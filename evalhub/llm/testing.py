@@ -271,7 +271,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _stats_get(self) -> None:
-    """GET /stats: requests served, peak open connections and the chunk log, as JSON."""
+    """GET /stats: requests served, peak open connections, the chunk log and the CPU seconds this
+    process has used (benchmarks subtract two readings), as JSON."""
     if self.path != "/stats":
         return self._json(404, {"error": {"message": "not found"}})
     with self.state.lock:
@@ -279,6 +280,7 @@ def _stats_get(self) -> None:
             "requests": len(self.state.requests),
             "peak_connections": self.state.peak_connections,
             "chunk_log": list(self.state.chunk_log or []),
+            "cpu_s": time.process_time(),
         }
     self._json(200, payload)
 
