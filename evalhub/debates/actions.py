@@ -204,28 +204,40 @@ def do_record_turn(debate_id: int, turn: Turn, agent_spec: str) -> DebateTurn:
     return do_record_turns([(debate_id, turn, agent_spec)])[0]
 
 
-def do_finish_debate(debate: Debate, outcome: DebateOutcome) -> Debate:
-    """Consensus, or no consensus: then the debate becomes an adjudication item, in the same transaction."""
+def do_finish_debates(entries: Sequence[tuple[Debate, DebateOutcome]]) -> list[Debate]:
+    """Consensus, or no consensus: then the debate becomes an adjudication item, in the same
+    transaction. Several debates finish in one transaction (a batch runner's group commit), with
+    each run's usage added and its summary sent once for all of them."""
     with transaction.atomic():
-        debate = Debate.objects.select_for_update().select_related("run").get(pk=debate.pk)
-        debate.rounds_used = outcome.rounds_used
-        if outcome.resolved:
-            debate.status, debate.verdict, debate.winner = (
-                DebateStatus.CONSENSUS,
-                outcome.verdict,
-                debate.winner_of(outcome.verdict),
-            )
-        else:
-            debate.status = DebateStatus.UNRESOLVED
-            AdjudicationItem.objects.get_or_create(
-                debate=debate, defaults={"required_verdicts": debate.run.human_verdicts}
-            )
-        debate.error = ""
-        debate.save()
-        _add_usage(debate.run, outcome.turns)
-        broadcast_debate(debate)
-        broadcast_run(debate.run)
-    return debate
+        locked = Debate.objects.select_for_update().select_related("run").in_bulk([d.pk for d, _ in entries])
+        finished, turns_by_run = [], {}
+        for entry, outcome in entries:
+            debate = locked[entry.pk]
+            debate.rounds_used = outcome.rounds_used
+            if outcome.resolved:
+                debate.status, debate.verdict, debate.winner = (
+                    DebateStatus.CONSENSUS,
+                    outcome.verdict,
+                    debate.winner_of(outcome.verdict),
+                )
+            else:
+                debate.status = DebateStatus.UNRESOLVED
+                AdjudicationItem.objects.get_or_create(
+                    debate=debate, defaults={"required_verdicts": debate.run.human_verdicts}
+                )
+            debate.error = ""
+            debate.save()
+            broadcast_debate(debate)
+            turns_by_run.setdefault(debate.run_id, (debate.run, []))[1].extend(outcome.turns)
+            finished.append(debate)
+        for run, turns in turns_by_run.values():
+            _add_usage(run, turns)
+            broadcast_run(run)
+    return finished
+
+
+def do_finish_debate(debate: Debate, outcome: DebateOutcome) -> Debate:
+    return do_finish_debates([(debate, outcome)])[0]
 
 
 def do_release_debate(debate: Debate, error: str = "") -> Debate:

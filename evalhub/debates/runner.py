@@ -12,13 +12,14 @@ import asyncio
 import logging
 import time
 import zlib
+from dataclasses import dataclass
 
 from django.template.loader import render_to_string
 from django.utils.html import escape
 
 from evalhub.core.debate import DebateSetup, Turn, criteria_text
 from evalhub.core.debate import run_debate as run_protocol
-from evalhub.debates.actions import do_finish_debate, do_mark_running, do_record_turns, do_release_debate
+from evalhub.debates.actions import do_finish_debates, do_mark_running, do_record_turns, do_release_debate
 from evalhub.debates.models import Debate, DebateRun, RunStatus
 from evalhub.live import outbox, send_html
 from evalhub.llm.types import LLMError
@@ -91,6 +92,12 @@ def run_debates(debate_ids: list[int]) -> dict[int, str]:
     return asyncio.run(_run_all(debate_ids))
 
 
+@dataclass(frozen=True)
+class _Commits:
+    turns: GroupCommit
+    finishes: GroupCommit
+
+
 async def _run_all(debate_ids: list[int]) -> dict[int, str]:
     clients: dict[str, object] = {}
 
@@ -101,12 +108,13 @@ async def _run_all(debate_ids: list[int]) -> dict[int, str]:
         return clients[key]
 
     async with DatabaseThread() as db, outbox():
-        turns = GroupCommit(db, do_record_turns)  # one transaction for the turns that finish together
-        statuses = await asyncio.gather(*(_run_one(debate_id, client_for, db, turns) for debate_id in debate_ids))
+        # One transaction for the turns (and the debates) that finish together.
+        commits = _Commits(turns=GroupCommit(db, do_record_turns), finishes=GroupCommit(db, do_finish_debates))
+        statuses = await asyncio.gather(*(_run_one(debate_id, client_for, db, commits) for debate_id in debate_ids))
     return dict(zip(debate_ids, statuses, strict=True))
 
 
-async def _run_one(debate_id: int, client_for, db: DatabaseThread, turns: GroupCommit) -> str:
+async def _run_one(debate_id: int, client_for, db: DatabaseThread, commits: _Commits) -> str:
     debate = await db.run(
         lambda: Debate.objects.select_related("run__criterion", "prompt", "response_a", "response_b").get(pk=debate_id)
     )
@@ -152,7 +160,7 @@ async def _run_one(debate_id: int, client_for, db: DatabaseThread, turns: GroupC
         return done_call.text, extra
 
     async def on_turn(turn: Turn) -> None:
-        await turns.add((debate_id, turn, str(run.agents[turn.agent])))
+        await commits.turns.add((debate_id, turn, str(run.agents[turn.agent])))
 
     async def should_stop() -> bool:
         status = await db.run(lambda: DebateRun.objects.values_list("status", flat=True).get(pk=run.pk))
@@ -166,4 +174,4 @@ async def _run_one(debate_id: int, client_for, db: DatabaseThread, turns: GroupC
         return (await db.run(lambda: do_release_debate(debate, error=cause))).status
     if outcome.stopped:
         return (await db.run(do_release_debate, debate)).status
-    return (await db.run(do_finish_debate, debate, outcome)).status
+    return (await commits.finishes.add((debate, outcome))).status

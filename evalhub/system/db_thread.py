@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -41,34 +41,34 @@ class DatabaseThread:
 class GroupCommit:
     """Writes that arrive while the previous one runs go together in the next (a group commit).
 
-    `await commit.add(item)` returns once `write_many(items)` has stored the item, in the
-    database thread. An idle writer starts at once, so a lone item is not delayed; under load,
-    one transaction carries everything that queued up meanwhile. A failed write fails every
-    item it carried.
+    `await commit.add(item)` returns the item's result once `write_many(items)` (which returns
+    one result per item, in order) has stored it, in the database thread. An idle writer starts
+    at once, so a lone item is not delayed; under load, one transaction carries everything that
+    queued up meanwhile. A failed write fails every item it carried.
     """
 
-    def __init__(self, db: DatabaseThread, write_many: Callable[[list[Any]], Any]) -> None:
+    def __init__(self, db: DatabaseThread, write_many: Callable[[list[Any]], Sequence[Any]]) -> None:
         self.db, self.write_many = db, write_many
         self.pending: list[tuple[Any, asyncio.Future]] = []
         self.writer: asyncio.Task | None = None
 
-    async def add(self, item: Any) -> None:
+    async def add(self, item: Any) -> Any:
         done = asyncio.get_running_loop().create_future()
         self.pending.append((item, done))
         if self.writer is None or self.writer.done():
             self.writer = asyncio.ensure_future(self._drain())
-        await done
+        return await done
 
     async def _drain(self) -> None:
         while self.pending:
             batch, self.pending = self.pending, []
             try:
-                await self.db.run(self.write_many, [item for item, _ in batch])
+                results = await self.db.run(self.write_many, [item for item, _ in batch])
             except Exception as error:
                 for _, done in batch:
                     if not done.done():
                         done.set_exception(error)
             else:
-                for _, done in batch:
+                for (_, done), result in zip(batch, results, strict=True):
                     if not done.done():
-                        done.set_result(None)
+                        done.set_result(result)

@@ -6,10 +6,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from evalhub.core.debate import Turn
+from evalhub.adjudication.models import AdjudicationItem
+from evalhub.core.debate import DebateOutcome, Turn
 from evalhub.debates import actions
-from evalhub.debates.actions import do_record_turn, do_record_turns
-from evalhub.debates.models import DebateTurn
+from evalhub.debates.actions import do_finish_debates, do_record_turn, do_record_turns
+from evalhub.debates.models import DebateStatus, DebateTurn, Winner
 
 pytestmark = pytest.mark.django_db
 
@@ -64,3 +65,34 @@ def test_storing_a_batch_takes_the_same_queries_for_two_turns_as_for_twelve(make
         return len(captured)
 
     assert queries(2) == queries(12)
+
+
+def test_debates_finishing_together_are_settled_in_one_call_and_their_run_summary_is_sent_once(make_run, sent):
+    run = make_run()
+    agreed, split = run.debates.order_by("id")[:2]
+    turn = Turn(0, 0, "x\n1", 1, extra={"input_tokens": 10, "output_tokens": 3, "cost_usd": 0.25})
+    finished = do_finish_debates(
+        [
+            (agreed, DebateOutcome(verdict=1, rounds_used=1, turns=[turn, turn])),
+            (split, DebateOutcome(verdict=None, rounds_used=3, turns=[turn])),
+        ]
+    )
+    assert [(d.pk, d.status) for d in finished] == [
+        (agreed.pk, DebateStatus.CONSENSUS),
+        (split.pk, DebateStatus.UNRESOLVED),
+    ]
+    assert finished[0].winner == (Winner.B if agreed.swapped else Winner.A)
+    assert (
+        AdjudicationItem.objects.filter(debate=split).exists()
+        and not AdjudicationItem.objects.filter(debate=agreed).exists()
+    )
+    run.refresh_from_db()
+    assert (run.usage["calls"], run.usage["input_tokens"], run.usage["output_tokens"], run.usage["cost_usd"]) == (
+        3,
+        30,
+        9,
+        0.75,
+    )
+    groups = [group for group, _ in sent]
+    assert groups.count(f"run.{run.pk}") == 1, "one run summary for both debates"
+    assert f"debate.{agreed.pk}" in groups and f"debate.{split.pk}" in groups

@@ -18,12 +18,13 @@ class Recorder:
         self.release = threading.Event()
         self.fail_on = fail_on
 
-    def write_many(self, items: list) -> None:
+    def write_many(self, items: list) -> list:
         if not self.batches:
             self.release.wait(5)
         self.batches.append(list(items))
         if self.fail_on in items:
             raise RuntimeError("disk full")
+        return [f"stored {item}" for item in items]
 
 
 async def test_items_added_while_a_write_runs_go_together_in_the_next_write():
@@ -35,18 +36,19 @@ async def test_items_added_while_a_write_runs_go_together_in_the_next_write():
         rest = [asyncio.ensure_future(commit.add(item)) for item in "bcd"]
         await asyncio.sleep(0.05)
         recorder.release.set()
-        await asyncio.gather(first, *rest)
+        results = await asyncio.gather(first, *rest)
     assert recorder.batches == [["a"], ["b", "c", "d"]]
+    assert results == ["stored a", "stored b", "stored c", "stored d"], "each waiter gets its own item's result"
 
 
-async def test_a_lone_item_is_written_at_once_and_add_returns_after_the_write():
+async def test_a_lone_item_is_written_at_once_and_add_returns_its_result_after_the_write():
     recorder = Recorder()
     recorder.release.set()
     async with DatabaseThread() as db:
         commit = GroupCommit(db, recorder.write_many)
-        await commit.add("x")
+        assert await commit.add("x") == "stored x"
         assert recorder.batches == [["x"]]
-        await commit.add("y")
+        assert await commit.add("y") == "stored y"
     assert recorder.batches == [["x"], ["y"]]
 
 
