@@ -36,6 +36,11 @@ class ThreadSafeInMemoryChannelLayer(InMemoryChannelLayer):
         return await self._at_home(super().send, channel, message)
 
     async def group_send(self, group, message):
+        if not self.groups.get(group):
+            # Nobody watches (most debates of a big run): skip the hand-over to the other loop (a
+            # thread-safe call and a task there, for every streamed chunk). A socket that joins
+            # just now gets the current state on connect, as it would a moment later.
+            return None
         return await self._at_home(super().group_send, group, message)
 
     async def group_add(self, group, channel):
