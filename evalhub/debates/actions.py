@@ -160,25 +160,23 @@ def do_record_turns(entries: Sequence[tuple[int, Turn, str]]) -> list[DebateTurn
 
     A batch runner hands over every turn that finished while its previous write ran (see
     GroupCommit), so a busy worker pays for one transaction per batch, not per turn."""
-    rows = []
-    for debate_id, turn, agent_spec in entries:
-        extra = dict(turn.extra)
-        rows.append(
-            DebateTurn(
-                debate_id=debate_id,
-                round=turn.round,
-                agent=turn.agent,
-                agent_spec=agent_spec[:300],
-                text=turn.text,
-                verdict=turn.verdict,
-                reasked=turn.reasked,
-                input_tokens=extra.get("input_tokens", 0),
-                output_tokens=extra.get("output_tokens", 0),
-                latency_s=extra.get("latency_s", 0.0),
-                cached=extra.get("cached", False),
-                cost_usd=extra.get("cost_usd"),
-            )
+    rows = [
+        DebateTurn(
+            debate_id=debate_id,
+            round=turn.round,
+            agent=turn.agent,
+            agent_spec=agent_spec[:300],
+            text=turn.text,
+            verdict=turn.verdict,
+            reasked=turn.reasked,
+            input_tokens=turn.extra.get("input_tokens", 0),
+            output_tokens=turn.extra.get("output_tokens", 0),
+            latency_s=turn.extra.get("latency_s", 0.0),
+            cached=turn.extra.get("cached", False),
+            cost_usd=turn.extra.get("cost_usd"),
         )
+        for debate_id, turn, agent_spec in entries
+    ]
     keys = [(row.debate_id, row.round, row.agent) for row in rows]
     with transaction.atomic():
         DebateTurn.objects.bulk_create(rows, ignore_conflicts=True)

@@ -63,7 +63,9 @@ class GroupCommit:
         while self.pending:
             batch, self.pending = self.pending, []
             try:
-                results = await self.db.run(self.write_many, [item for item, _ in batch])
+                results = list(await self.db.run(self.write_many, [item for item, _ in batch]))
+                if len(results) != len(batch):  # a waiter left without its result would wait forever
+                    raise ValueError(f"{self.write_many.__name__} returned {len(results)} results for {len(batch)}")
             except Exception as error:
                 for _, done in batch:
                     if not done.done():

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import threading
 
-import pytest
-
 from evalhub.system.db_thread import DatabaseThread, GroupCommit
 
 
@@ -68,11 +66,10 @@ async def test_a_failed_write_fails_every_item_it_carried_and_the_next_write_goe
     assert recorder.batches[-1] == ["later"]
 
 
-@pytest.mark.parametrize("items", [[], ["only"]])
-async def test_nothing_is_written_twice(items):
-    recorder = Recorder()
-    recorder.release.set()
+async def test_a_writer_that_returns_the_wrong_number_of_results_fails_its_items_instead_of_leaving_them_waiting():
     async with DatabaseThread() as db:
-        commit = GroupCommit(db, recorder.write_many)
-        await asyncio.gather(*(commit.add(item) for item in items))
-    assert sum(recorder.batches, []) == items
+        commit = GroupCommit(db, lambda items: ["one result"])
+        results = await asyncio.wait_for(
+            asyncio.gather(commit.add("a"), commit.add("b"), return_exceptions=True), timeout=5
+        )
+    assert [str(r) for r in results] == ["<lambda> returned 1 results for 2"] * 2

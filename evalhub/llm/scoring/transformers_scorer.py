@@ -158,7 +158,7 @@ class TransformersScorer:
         self.max_length = max_length or getattr(model.config, "max_position_embeddings", None)
         self.forward_calls = 0  # counted so tests and benchmarks can see the work done
         self.scored_tokens = 0
-        self.computed_tokens = 0  # real (unpadded) tokens run through the model: prefixes once, answers once
+        self.computed_tokens = 0  # real (unpadded) tokens run through the model: trunks, branches, answers once each
 
     # --- public interface ----------------------------------------------------------------
 
@@ -290,6 +290,7 @@ class TransformersScorer:
             branches = [group.prefix_ids[trunk.length :] for trunk in batch for group in trunk.groups]
             owner = torch.tensor([row for row, trunk in enumerate(batch) for _ in trunk.groups], device=device)
             prefixes = self._extend(trunks, owner, branches)
+            del trunks  # the prefix caches hold copies: free the trunks' before the answer passes
             # Each answer's first token is predicted at its prefix's last real position.
             ends = torch.tensor([len(branch) - 1 for branch in branches], device=device)
             last_hidden = prefixes.hidden[torch.arange(len(groups), device=device), ends]
