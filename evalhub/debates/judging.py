@@ -30,6 +30,7 @@ from evalhub.debates.models import Debate, DebateStatus, JudgeRun, JudgeVerdict
 from evalhub.debates.runner import PRIVILEGED_TITLES
 from evalhub.jobs.actions import do_create_job, do_fail_job, do_finish_job, do_progress_job
 from evalhub.jobs.models import Job
+from evalhub.llm import event_loop
 from evalhub.llm.types import LLMError
 from evalhub.system.db_thread import DatabaseThread
 from evalhub.system.model_access import chat_client
@@ -122,7 +123,7 @@ def run_judge(judge_run_id: int) -> str:
             await asyncio.gather(*(judge_one(db, *item) for item in todo))
 
     try:
-        asyncio.run(all_of_them())
+        event_loop.run(all_of_them())
     except LLMError as error:
         if job:
             do_fail_job(job, str(error))

@@ -21,6 +21,7 @@ from evalhub.core.tiers import tier_label
 from evalhub.generation.actions import do_store_hints, hints_digest, spec_of
 from evalhub.generation.models import GenerationRun, PromptHints
 from evalhub.jobs.models import JobChunk
+from evalhub.llm import event_loop
 from evalhub.llm.accounting import UsageMeter
 from evalhub.llm.types import LLMError, UnknownProvider
 from evalhub.scoring.models import IssueLog
@@ -90,7 +91,7 @@ def generation_chunk_work(run: GenerationRun, chunk: JobChunk) -> GenerationChun
                         continue
                     items.append(Item(prompt, model, tier, sample, variant, messages, tuple(shown)))
     meter = UsageMeter()
-    result.responses = asyncio.run(_generate(run, template.slug, items, meter, issue))
+    result.responses = event_loop.run(_generate(run, template.slug, items, meter, issue))
     result.usage = meter.as_dict()
     return result
 

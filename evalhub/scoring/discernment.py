@@ -32,6 +32,7 @@ from evalhub.core.judge_prompts import TASKS, geval_messages, rubric_messages
 from evalhub.core.optimism import optimism_report
 from evalhub.core.perturbations import split_sentences
 from evalhub.jobs.models import JobChunk
+from evalhub.llm import event_loop
 from evalhub.llm.types import LLMError, UnknownProvider
 from evalhub.scoring.models import DiscernmentFamily, DiscernmentRun, IssueLog, JudgeScore, RowIssue, ScoringMode
 from evalhub.scoring.rewrites import stored_completer
@@ -86,7 +87,7 @@ def judge_chunk_work(run: DiscernmentRun, chunk: JobChunk) -> JudgeChunkResult:
             todo = [
                 (i, r) for i in items for r in range(run.repeats) if (judge, i.response.pk, i.metric, r) not in done
             ]
-            result.scores += asyncio.run(_generated_scores(run, judge, todo, issue))
+            result.scores += event_loop.run(_generated_scores(run, judge, todo, issue))
     return result
 
 

@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 
 from evalhub.core.gem_prompts import PROMPT_VERSION
+from evalhub.llm import event_loop
 from evalhub.llm.types import LLMError, UnknownProvider
 from evalhub.scoring.models import DerivedText
 from evalhub.system.model_access import chat_client
@@ -40,7 +41,7 @@ def rewrite_all(purpose: str, provider: str, prompts: Sequence[list[dict[str, st
     missing = {key: messages for key, messages in keys.items() if key not in stored}
     if not missing:
         return stored
-    answers = asyncio.run(_ask_all(provider, missing))
+    answers = event_loop.run(_ask_all(provider, missing))
     DerivedText.objects.bulk_create(
         [
             DerivedText(purpose=purpose, provider=provider, prompt_version=PROMPT_VERSION, source_sha256=key, text=text)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import httpx
 
+from evalhub.llm import event_loop
 from evalhub.llm.base import Failure
 from evalhub.llm.providers.http_errors import classify_status
 from evalhub.llm.retry import RetryPolicy
@@ -53,7 +54,7 @@ class CompletionsScorer:
         return [result.logprob for result in self.score_detailed(requests)]
 
     def score_detailed(self, requests: Sequence[ScoreRequest]) -> list[ScoreResult]:
-        return asyncio.run(self._score_all(requests))
+        return event_loop.run(self._score_all(requests))
 
     async def _score_all(self, requests: Sequence[ScoreRequest]) -> list[ScoreResult]:
         keys = [json.dumps([request.prefix, request.answer], sort_keys=True) for request in requests]
