@@ -35,8 +35,13 @@ class ThreadSafeInMemoryChannelLayer(InMemoryChannelLayer):
     async def send(self, channel, message):
         return await self._at_home(super().send, channel, message)
 
+    def has_members(self, group) -> bool:
+        # Read from any thread: a dict lookup, and a socket joining meanwhile gets the current
+        # state when it connects, so a stale answer loses nothing.
+        return bool(self.groups.get(group))
+
     async def group_send(self, group, message):
-        if not self.groups.get(group):
+        if not self.has_members(group):
             # Nobody watches (most debates of a big run): skip the hand-over to the other loop (a
             # thread-safe call and a task there, for every streamed chunk). A socket that joins
             # just now gets the current state on connect, as it would a moment later.

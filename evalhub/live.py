@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from asgiref.sync import async_to_sync
@@ -64,17 +64,30 @@ async def outbox() -> AsyncIterator[Outbox]:
         await box.close()
 
 
-def broadcast_html(group: str, html: str) -> None:
-    """Send `html` to every socket in `group` once the current transaction commits."""
+def watched(group: str) -> bool:
+    """False only when the channel layer can tell that no socket is in `group` (the embedded one
+    can; Redis cannot, so there every group counts as watched)."""
+    has_members = getattr(_layer(), "has_members", None)
+    return has_members is None or has_members(group)
+
+
+def broadcast_html(group: str, html: str | Callable[[], str]) -> None:
+    """Send `html` to every socket in `group` once the current transaction commits.
+
+    Given a function, it renders the fragment now (so it shows what this transaction wrote), and
+    only when someone may be watching: most debates of a big run are watched by nobody."""
+    if callable(html):
+        if not watched(group):
+            return
+        html = html()
     box = _outbox.get()
 
     def send() -> None:
         if box is not None:
             box.put(group, html)
             return
-        layer = get_channel_layer()
         try:
-            async_to_sync(layer.group_send)(group, {"type": FRAGMENT_EVENT, "html": html})
+            async_to_sync(_layer().group_send)(group, {"type": FRAGMENT_EVENT, "html": html})
         except Exception:  # a dead channel layer must not undo or fail the write it reports
             logger.exception("could not broadcast to %s", group)
 

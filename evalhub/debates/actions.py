@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.db import transaction
 from django.db.models import Count, Q
 from django.template.loader import render_to_string
+from django.utils import timezone
 
 from evalhub.adjudication.models import AdjudicationItem
 from evalhub.catalog.models import Response
@@ -54,14 +56,18 @@ def runs_counts(runs: Iterable[DebateRun]) -> dict[int, dict[str, int]]:
 
 
 def broadcast_run(run: DebateRun) -> None:
-    html = render_to_string("debates/_run_summary.html", {"run": run, "counts": run_counts(run), "oob": True})
+    # Rendered (with its count query) at most once, and only if either group is watched.
+    html = functools.cache(
+        lambda: render_to_string("debates/_run_summary.html", {"run": run, "counts": run_counts(run), "oob": True})
+    )
     broadcast_html(RUNS_GROUP, html)
     broadcast_html(f"run.{run.pk}", html)
 
 
 def broadcast_debate(debate: Debate) -> None:
-    html = render_to_string("debates/_outcome.html", {"debate": debate, "oob": True})
-    broadcast_html(debate.group_name, html)
+    broadcast_html(
+        debate.group_name, lambda: render_to_string("debates/_outcome.html", {"debate": debate, "oob": True})
+    )
 
 
 def check_pairs(run: DebateRun) -> list[tuple[Any, Response, Response]]:
@@ -141,17 +147,24 @@ def do_set_run_status(run: DebateRun, status: str) -> DebateRun:
     return run
 
 
-def do_mark_running(debate: Debate) -> bool:
-    """Claim a pending debate for this worker; False if it is finished or its run is not running."""
+def do_claim_debates(debate_ids: Sequence[int]) -> list[Debate]:
+    """Claim pending debates for this worker, in one transaction: those not finished whose run is
+    running become running, and come back loaded for a runner (run, criterion, prompt, responses).
+    The rest (finished, paused, cancelled, or gone) are left as they are."""
     with transaction.atomic():
-        debate = Debate.objects.select_for_update().select_related("run").get(pk=debate.pk)
-        if debate.status in FINISHED_DEBATE or debate.run.status != RunStatus.RUNNING:
-            return False
-        debate.status = DebateStatus.RUNNING
-        debate.save(update_fields=["status", "updated_at"])
-        # Only the debate's own page hears of the start; run summaries change when debates finish.
-        broadcast_debate(debate)
-    return True
+        found = (
+            Debate.objects.select_for_update()
+            .select_related("run__criterion", "prompt", "response_a", "response_b")
+            .filter(pk__in=debate_ids)
+        )
+        claimed = [d for d in found if d.status not in FINISHED_DEBATE and d.run.status == RunStatus.RUNNING]
+        now = timezone.now()
+        Debate.objects.filter(pk__in=[d.pk for d in claimed]).update(status=DebateStatus.RUNNING, updated_at=now)
+        for debate in claimed:
+            debate.status, debate.updated_at = DebateStatus.RUNNING, now
+            # Only the debate's own page hears of the start; run summaries change when debates finish.
+            broadcast_debate(debate)
+    return claimed
 
 
 def do_record_turns(entries: Sequence[tuple[int, Turn, str]]) -> list[DebateTurn]:
@@ -189,11 +202,12 @@ def do_record_turns(entries: Sequence[tuple[int, Turn, str]]) -> list[DebateTurn
         missing = [key for key in keys if key not in stored]
         if missing:  # SQLite's INSERT OR IGNORE also skips rows that break a CHECK constraint
             raise ValueError(f"turns not stored (debate, round, agent): {missing}")
-        for debate_id, round_number, agent in keys:
-            html = render_to_string(
-                "debates/_turn.html", {"turn": stored[(debate_id, round_number, agent)], "oob": True}
+        for key in keys:
+            turn = stored[key]
+            broadcast_html(
+                f"debate.{turn.debate_id}",
+                lambda turn=turn: render_to_string("debates/_turn.html", {"turn": turn, "oob": True}),
             )
-            broadcast_html(f"debate.{debate_id}", html)
     return [stored[key] for key in keys]
 
 

@@ -9,19 +9,22 @@ Agents stream: their text reaches watching browsers chunk by chunk as it is prod
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 import zlib
 from dataclasses import dataclass
 
+from django.db.models import prefetch_related_objects
 from django.template.loader import render_to_string
 from django.utils.html import escape
 
 from evalhub.core.debate import DebateSetup, Turn, criteria_text
 from evalhub.core.debate import run_debate as run_protocol
-from evalhub.debates.actions import do_finish_debates, do_mark_running, do_record_turns, do_release_debate
+from evalhub.debates.actions import do_claim_debates, do_finish_debates, do_record_turns, do_release_debate
 from evalhub.debates.models import Debate, DebateRun, RunStatus
 from evalhub.live import outbox, send_html
+from evalhub.llm import event_loop
 from evalhub.llm.types import LLMError
 from evalhub.system.db_thread import DatabaseThread, GroupCommit
 from evalhub.system.model_access import chat_client
@@ -89,13 +92,32 @@ def run_debate(debate_id: int) -> str:
 def run_debates(debate_ids: list[int]) -> dict[int, str]:
     """Run several debates concurrently on one event loop (LLM calls are I/O-bound), sharing one
     client per agent spec so each provider's concurrency limit bounds the open connections."""
-    return asyncio.run(_run_all(debate_ids))
+    return event_loop.run(_run_all(debate_ids))
 
 
 @dataclass(frozen=True)
 class _Commits:
     turns: GroupCommit
     finishes: GroupCommit
+    run_checks: GroupCommit
+
+
+def _still_running(run_ids: list[int]) -> list[bool]:
+    running = set(DebateRun.objects.filter(pk__in=set(run_ids), status=RunStatus.RUNNING).values_list("pk", flat=True))
+    return [run_id in running for run_id in run_ids]
+
+
+def _prepared(debates: list[Debate]) -> list[tuple[Debate, DebateSetup, list[Turn]]]:
+    """Each claimed debate with its setup and the turns a crashed worker left (for a resume)."""
+    prefetch_related_objects(debates, "turns")
+    return [(debate, build_setup(debate), stored_turns(debate)) for debate in debates]
+
+
+@functools.lru_cache(maxsize=256)
+def _turn_started_html(round_number: int, agent: int) -> str:
+    # The same few fragments for every debate: rendered once, not once per turn.
+    context = {"round": round_number, "agent": agent, "speaker": agent + 1}
+    return render_to_string("debates/_turn_started.html", context)
 
 
 async def _run_all(debate_ids: list[int]) -> dict[int, str]:
@@ -108,20 +130,28 @@ async def _run_all(debate_ids: list[int]) -> dict[int, str]:
         return clients[key]
 
     async with DatabaseThread() as db, outbox():
-        # One transaction for the turns (and the debates) that finish together.
-        commits = _Commits(turns=GroupCommit(db, do_record_turns), finishes=GroupCommit(db, do_finish_debates))
-        statuses = await asyncio.gather(*(_run_one(debate_id, client_for, db, commits) for debate_id in debate_ids))
-    return dict(zip(debate_ids, statuses, strict=True))
+        # The batch starts in two queries' time, however many debates it holds; turns (and debates)
+        # that finish together are stored in one transaction; debates between rounds share one
+        # look at whether their run was paused.
+        prepared = await db.run(lambda: _prepared(do_claim_debates(debate_ids)))
+        commits = _Commits(
+            turns=GroupCommit(db, do_record_turns),
+            finishes=GroupCommit(db, do_finish_debates),
+            run_checks=GroupCommit(db, _still_running),
+        )
+        ran = await asyncio.gather(*(_run_one(*entry, client_for, db, commits) for entry in prepared))
+        statuses = {debate.pk: status for (debate, _, _), status in zip(prepared, ran, strict=True)}
+        if len(statuses) < len(debate_ids):  # not claimed: finished, paused or cancelled before it began
+            statuses.update(
+                await db.run(lambda: dict(Debate.objects.filter(pk__in=debate_ids).values_list("id", "status")))
+            )
+    return {debate_id: statuses.get(debate_id, "deleted") for debate_id in debate_ids}
 
 
-async def _run_one(debate_id: int, client_for, db: DatabaseThread, commits: _Commits) -> str:
-    debate = await db.run(
-        lambda: Debate.objects.select_related("run__criterion", "prompt", "response_a", "response_b").get(pk=debate_id)
-    )
-    if not await db.run(do_mark_running, debate):
-        return await db.run(lambda: Debate.objects.get(pk=debate_id).status)
-    run = debate.run
-    setup, done = await db.run(lambda: (build_setup(debate), stored_turns(debate)))
+async def _run_one(
+    debate: Debate, setup: DebateSetup, done: list[Turn], client_for, db: DatabaseThread, commits: _Commits
+) -> str:
+    debate_id, run = debate.pk, debate.run
     agents = [client_for(spec) for spec in run.agents]
     group = debate.group_name
     started: set[tuple[int, int]] = set()
@@ -132,8 +162,7 @@ async def _run_one(debate_id: int, client_for, db: DatabaseThread, commits: _Com
             await send_html(group, f'<div id="{target}" class="text" hx-swap-oob="true"></div>')
         else:
             started.add((round_number, agent))
-            context = {"round": round_number, "agent": agent, "speaker": agent + 1}
-            await send_html(group, render_to_string("debates/_turn_started.html", context))
+            await send_html(group, _turn_started_html(round_number, agent))
         stream = agents[agent].stream(
             messages,
             temperature=run.temperature,
@@ -163,8 +192,7 @@ async def _run_one(debate_id: int, client_for, db: DatabaseThread, commits: _Com
         await commits.turns.add((debate_id, turn, str(run.agents[turn.agent])))
 
     async def should_stop() -> bool:
-        status = await db.run(lambda: DebateRun.objects.values_list("status", flat=True).get(pk=run.pk))
-        return status != RunStatus.RUNNING
+        return not await commits.run_checks.add(run.pk)
 
     try:
         outcome = await run_protocol(setup, ask, done=done, on_turn=on_turn, should_stop=should_stop)

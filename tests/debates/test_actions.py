@@ -9,17 +9,19 @@ from django.test.utils import CaptureQueriesContext
 from evalhub.adjudication.models import AdjudicationItem
 from evalhub.core.debate import DebateOutcome, Turn
 from evalhub.debates import actions
-from evalhub.debates.actions import do_finish_debates, do_record_turn, do_record_turns
-from evalhub.debates.models import DebateStatus, DebateTurn, Winner
+from evalhub.debates.actions import do_claim_debates, do_finish_debates, do_record_turn, do_record_turns
+from evalhub.debates.models import Debate, DebateStatus, DebateTurn, RunStatus, Winner
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def sent(monkeypatch):
-    """Fragments broadcast after commit, as (group, html)."""
+    """Fragments broadcast after commit, as (group, html), rendered as for a watched group."""
     fragments: list[tuple[str, str]] = []
-    monkeypatch.setattr(actions, "broadcast_html", lambda group, html: fragments.append((group, html)))
+    monkeypatch.setattr(
+        actions, "broadcast_html", lambda group, html: fragments.append((group, html() if callable(html) else html))
+    )
     return fragments
 
 
@@ -96,3 +98,29 @@ def test_debates_finishing_together_are_settled_in_one_call_and_their_run_summar
     groups = [group for group, _ in sent]
     assert groups.count(f"run.{run.pk}") == 1, "one run summary for both debates"
     assert f"debate.{agreed.pk}" in groups and f"debate.{split.pk}" in groups
+
+
+def test_a_batch_claims_only_debates_that_may_run_and_marks_them_running_together(make_run, sent):
+    run = make_run()
+    run.status = RunStatus.RUNNING
+    run.save(update_fields=["status"])
+    pending, crashed, finished = run.debates.order_by("id")[:3]
+    Debate.objects.filter(pk=crashed.pk).update(status=DebateStatus.RUNNING)  # a killed worker's
+    Debate.objects.filter(pk=finished.pk).update(status=DebateStatus.CONSENSUS)
+    paused = make_run(name="paused").debates.first()  # its run was never started
+    with CaptureQueriesContext(connection) as captured:
+        claimed = do_claim_debates([pending.pk, crashed.pk, finished.pk, paused.pk, 10**9])
+    assert sorted(d.pk for d in claimed) == sorted([pending.pk, crashed.pk])
+    assert all(d.status == DebateStatus.RUNNING for d in claimed)
+    assert {d.pk: d.status for d in Debate.objects.filter(pk__in=[pending.pk, finished.pk, paused.pk])} == {
+        pending.pk: DebateStatus.RUNNING,
+        finished.pk: DebateStatus.CONSENSUS,
+        paused.pk: DebateStatus.PENDING,
+    }
+    with CaptureQueriesContext(connection) as loading:
+        assert claimed[0].run.criterion.name and claimed[0].prompt.text and claimed[0].response_b.text
+    assert len(loading) == 0, "claimed debates come with what a runner reads"
+    assert sorted(group for group, _ in sent) == sorted([f"debate.{pending.pk}", f"debate.{crashed.pk}"])
+    assert "debating" in sent[0][1]
+    writes = [q["sql"] for q in captured if not q["sql"].lstrip().upper().startswith("SELECT")]
+    assert sum(w.lstrip().upper().startswith("UPDATE") for w in writes) == 1, "one UPDATE for the batch"

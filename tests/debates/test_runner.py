@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
+from django.db import connections
 
 from evalhub.adjudication.models import AdjudicationItem
 from evalhub.core import prompt_sections as ps
 from evalhub.debates.actions import do_set_run_status, do_start_run
 from evalhub.debates.models import DebateStatus, DebateTurn, RunStatus, Winner
-from evalhub.debates.runner import run_debate
+from evalhub.debates.runner import run_debate, run_debates
 from evalhub.llm.types import ProviderUnavailable
 from tests.debates.conftest import sections_of
 
@@ -83,6 +86,32 @@ def test_a_paused_run_does_not_start_its_debates_and_resumes_later(make_run, age
     do_start_run(run)
     debate.refresh_from_db()
     assert debate.status == DebateStatus.CONSENSUS
+
+
+def test_a_run_paused_mid_debate_stops_every_debate_of_the_batch_before_its_next_round(make_run, agents):
+    run = start(make_run())
+    paused = threading.Event()
+
+    def pause_during_round_0(agent, messages):
+        if not paused.is_set():  # as a user would, from another thread, while the agents answer
+            paused.set()
+            worker = threading.Thread(
+                target=lambda: (do_set_run_status(run, RunStatus.PAUSED), connections.close_all())
+            )
+            worker.start()
+            worker.join()
+        return f"x\n{1 + agent % 2}"  # disagree, so every debate would go on to round 1
+
+    log = agents(pause_during_round_0)
+    ids = list(run.debates.values_list("id", flat=True))
+    assert run_debates([*ids, 10**9]) == {**{i: DebateStatus.PENDING for i in ids}, 10**9: "deleted"}
+    # Debates that looked at the run before the pause answered round 0; none went on to round 1.
+    rounds = list(DebateTurn.objects.filter(debate__run=run).values_list("debate_id", "round"))
+    assert {r for _, r in rounds} == {0} and len(log) == len(rounds) >= 3
+    assert all(sum(d == debate_id for d, _ in rounds) in (0, 3) for debate_id in ids)
+    do_start_run(run)  # resumes from round 1
+    assert DebateTurn.objects.filter(debate__run=run, round=0).count() == 3 * len(ids)  # none asked twice
+    assert set(run.debates.values_list("status", flat=True)) == {DebateStatus.UNRESOLVED}
 
 
 def test_an_unparsable_answer_is_reasked_then_stored_as_an_invalid_turn(make_run, agents):
