@@ -56,7 +56,7 @@ WORD = re.compile(r"w\d+")
 class ServerProcess:
     """The fake provider in a process of its own, as a real one would be (no shared GIL)."""
 
-    def __init__(self, latency: float, chunk_delay: float, words: int) -> None:
+    def __init__(self, latency: float, chunk_delay: float, words: int, keep_alive: bool) -> None:
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -68,6 +68,7 @@ class ServerProcess:
                 str(chunk_delay),
                 "--words",
                 str(words),
+                *(["--keep-alive"] if keep_alive else []),
             ],
             cwd=Path(__file__).resolve().parent.parent,
             stdout=subprocess.PIPE,
@@ -176,12 +177,17 @@ def main() -> None:
     parser.add_argument("--chunk-delay", type=float, default=0.005, help="seconds between streamed words")
     parser.add_argument("--concurrency", type=int, default=128, help="per-agent limit on calls in flight")
     parser.add_argument("--watched", type=int, default=20, help="debates with a connected WebSocket client")
+    parser.add_argument(
+        "--keep-alive",
+        action="store_true",
+        help="the server streams chunked on connections that stay open (default: one connection per call)",
+    )
     args = parser.parse_args()
 
     call_command("migrate", verbosity=0)
     do_load_builtin_criteria()
     user = User.objects.create_superuser("bench", password="x")
-    server = ServerProcess(args.latency, args.chunk_delay, args.words)
+    server = ServerProcess(args.latency, args.chunk_delay, args.words, args.keep_alive)
     try:
         warm_ids = list(create_run(1, server.url, args.concurrency, "warm-up").debates.values_list("id", flat=True))
         asyncio.run(measure(warm_ids, user, 1))  # imports, first connections, template loading
@@ -195,6 +201,7 @@ def main() -> None:
     finally:
         server.close()
     calls, peak, chunk_log = stats["requests"] - before["requests"], stats["peak_connections"], stats["chunk_log"]
+    opened = stats["connections_opened"] - before["connections_opened"]
     server_cpu = stats["cpu_s"] - before["cpu_s"]
     sent = {word: at for word, at in chunk_log}
     delays = sorted((received[word] - sent[word]) * 1000 for word in received if word in sent)
@@ -203,8 +210,9 @@ def main() -> None:
     print(f"1 debate:    {one:6.2f} s")
     print(f"{args.debates} debates: {many:6.2f} s  → {many / one:.2f}× one debate (target ≤ 3×)")
     print(
-        f"calls: {calls} in {many:.2f} s = {calls / many:.0f} calls/s; peak open connections {peak} "
-        f"over the whole run (bound: 3 agents × {args.concurrency} in flight)"
+        f"calls: {calls} in {many:.2f} s = {calls / many:.0f} calls/s; connections opened {opened} "
+        f"({'kept alive' if args.keep_alive else 'one per call'}); peak open {peak} over the whole run "
+        f"(bound: 3 agents × {args.concurrency} in flight)"
     )
     # Python runs one thread at a time per process: the app's CPU time bounds how fast N debates can
     # go however much the calls overlap, and the fake server needs CPU of its own beside it.

@@ -48,6 +48,8 @@ class FakeServerState:
     open_connections: int = 0
     peak_connections: int = 0
     chunk_log: list[tuple[str, float]] | None = None  # (chunk, time sent) when given a list
+    keep_alive: bool = False  # stream chunked on connections that stay open, or close each after its stream
+    connections_opened: int = 0
     honour_max_tokens: bool = False  # cut answers at max_tokens words with finish_reason "length", like a server
 
 
@@ -96,6 +98,7 @@ class _Handler(BaseHTTPRequestHandler):
         super().setup()
         with self.state.lock:
             self.state.open_connections += 1
+            self.state.connections_opened += 1
             self.state.peak_connections = max(self.state.peak_connections, self.state.open_connections)
 
     def finish(self) -> None:
@@ -151,14 +154,23 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
-        self.send_header("connection", "close")
+        if self.state.keep_alive:  # chunked, and the connection serves the next call
+            self.send_header("transfer-encoding", "chunked")
+        else:  # the body ends when the connection does
+            self.send_header("connection", "close")
+            self.close_connection = True
         self.end_headers()
-        self.close_connection = True
 
     def _event(self, data: dict | str, event: str | None = None) -> None:
         text = data if isinstance(data, str) else json.dumps(data)
-        self.wfile.write(((f"event: {event}\n" if event else "") + f"data: {text}\n\n").encode())
+        payload = ((f"event: {event}\n" if event else "") + f"data: {text}\n\n").encode()
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(payload), payload) if self.state.keep_alive else payload)
         self.wfile.flush()
+
+    def _end_stream(self) -> None:
+        if self.state.keep_alive:
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
 
     def _chunks(self, text: str) -> list[str]:
         words = text.split(" ")
@@ -200,6 +212,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._event({**base, "object": "chat.completion.chunk", "choices": [done]})
         self._event({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage})
         self._event("[DONE]")
+        self._end_stream()
 
     def _anthropic(self, body: dict) -> None:
         text = self._reply(body)
@@ -239,6 +252,7 @@ class _Handler(BaseHTTPRequestHandler):
         }
         self._event(end, "message_delta")
         self._event({"type": "message_stop"}, "message_stop")
+        self._end_stream()
 
     def _completions(self, body: dict) -> None:
         """Legacy completions with echo: per-token log-probabilities of the prompt itself."""
@@ -279,6 +293,7 @@ def _stats_get(self) -> None:
         payload = {
             "requests": len(self.state.requests),
             "peak_connections": self.state.peak_connections,
+            "connections_opened": self.state.connections_opened,
             "chunk_log": list(self.state.chunk_log or []),
             "cpu_s": time.process_time(),
         }
@@ -310,6 +325,7 @@ def main() -> None:
     parser.add_argument("--chunk-delay", type=float, default=0.0)
     parser.add_argument("--words", type=int, default=20)
     parser.add_argument("--api-key", default="not-needed")
+    parser.add_argument("--keep-alive", action="store_true", help="stream chunked on connections that stay open")
     args = parser.parse_args()
     server = FakeLLMServer(
         reply_for_model=debate_bench_reply(args.words),
@@ -317,6 +333,7 @@ def main() -> None:
         latency_s=args.latency,
         chunk_delay_s=args.chunk_delay,
         chunk_log=[],
+        keep_alive=args.keep_alive,
     )
     print(server.url, flush=True)
     server.httpd.serve_forever()

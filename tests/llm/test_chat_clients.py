@@ -219,3 +219,13 @@ async def test_a_stream_that_keeps_failing_raises_the_typed_error(server):
     server.fail_next(Fail(500), Fail(500), Fail(500))
     with pytest.raises(ProviderUnavailable, match="HTTP 500"):
         [chunk async for chunk in openai_client(server).stream(MESSAGES)]
+
+
+@pytest.mark.parametrize("provider", sorted(CLIENTS))
+async def test_streamed_calls_read_to_the_end_so_the_next_call_reuses_the_connection(provider):
+    with FakeLLMServer(reply=lambda messages: "No, 221 is 13 times 17.", keep_alive=True) as fake:
+        client = CLIENTS[provider](fake)
+        for _ in range(3):
+            stream = client.stream(MESSAGES)
+            assert "".join([chunk async for chunk in stream]) == "No, 221 is 13 times 17."
+        assert fake.request_count == 3 and fake.state.connections_opened == 1

@@ -90,13 +90,17 @@ class OpenAIChat(ChatClient):
             cast_to=httpx.Response,
             options={"headers": {RAW_STREAM_HEADER: "stream"}},
         )
+        ended = False
         try:
             async for line in response.aiter_lines():
-                if not line.startswith("data:"):
+                # After [DONE] the body is read to its end rather than left: a response closed
+                # early takes its connection with it, and the next call pays for a new one.
+                if ended or not line.startswith("data:"):
                     continue
                 data = line[5:].strip()
                 if data == "[DONE]":
-                    break
+                    ended = True
+                    continue
                 event = json.loads(data)
                 if "error" in event:
                     raise RequestRejected(self.provider, self.model, f"error in stream: {event['error']}")
