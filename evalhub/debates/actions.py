@@ -222,7 +222,7 @@ def do_finish_debates(entries: Sequence[tuple[Debate, DebateOutcome]]) -> list[D
     each run's usage added and its summary sent once for all of them."""
     with transaction.atomic():
         locked = Debate.objects.select_for_update().select_related("run").in_bulk([d.pk for d, _ in entries])
-        finished, turns_by_run = [], {}
+        finished, turns_by_run, to_adjudicate = [], {}, []
         for entry, outcome in entries:
             debate = locked[entry.pk]
             debate.rounds_used = outcome.rounds_used
@@ -234,14 +234,14 @@ def do_finish_debates(entries: Sequence[tuple[Debate, DebateOutcome]]) -> list[D
                 )
             else:
                 debate.status = DebateStatus.UNRESOLVED
-                AdjudicationItem.objects.get_or_create(
-                    debate=debate, defaults={"required_verdicts": debate.run.human_verdicts}
-                )
+                to_adjudicate.append(AdjudicationItem(debate=debate, required_verdicts=debate.run.human_verdicts))
             debate.error = ""
             debate.save()
             broadcast_debate(debate)
             turns_by_run.setdefault(debate.run_id, (debate.run, []))[1].extend(outcome.turns)
             finished.append(debate)
+        # One item per debate (a retried task finds its item there and keeps it as it is).
+        AdjudicationItem.objects.bulk_create(to_adjudicate, ignore_conflicts=True)
         for run, turns in turns_by_run.values():
             _add_usage(run, turns)
             broadcast_run(run)

@@ -124,3 +124,17 @@ def test_a_batch_claims_only_debates_that_may_run_and_marks_them_running_togethe
     assert "debating" in sent[0][1]
     writes = [q["sql"] for q in captured if not q["sql"].lstrip().upper().startswith("SELECT")]
     assert sum(w.lstrip().upper().startswith("UPDATE") for w in writes) == 1, "one UPDATE for the batch"
+
+
+def test_a_debate_settled_again_by_a_retried_task_keeps_its_one_adjudication_item_as_it_was(make_run, sent):
+    run = make_run(human_verdicts=2)
+    first, second = run.debates.order_by("id")[:2]
+    unresolved = DebateOutcome(verdict=None, rounds_used=3, turns=[])
+    do_finish_debates([(first, unresolved)])
+    item = AdjudicationItem.objects.get(debate=first)
+    assert (item.required_verdicts, item.status) == (2, "open")
+    AdjudicationItem.objects.filter(pk=item.pk).update(status="resolved", final_verdict=1)
+    do_finish_debates([(first, unresolved), (second, unresolved)])
+    assert AdjudicationItem.objects.filter(debate=first).count() == 1
+    assert AdjudicationItem.objects.values_list("status", "final_verdict").get(pk=item.pk) == ("resolved", 1)
+    assert AdjudicationItem.objects.get(debate=second).required_verdicts == 2
