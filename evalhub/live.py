@@ -143,5 +143,13 @@ class FragmentConsumer(AsyncWebsocketConsumer):
         if self.group:
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
+    async def dispatch(self, message: dict) -> None:
+        # A fragment is relayed as it is, with no database: skip the hop to a thread that channels
+        # makes before every handler to close stale connections (once per streamed chunk, per viewer).
+        if message["type"] == FRAGMENT_EVENT:
+            await self.html_fragment(message)
+        else:
+            await super().dispatch(message)
+
     async def html_fragment(self, event: dict) -> None:
         await self.send(text_data=event["html"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import channels.consumer
 import pytest
 from channels.db import database_sync_to_async as sync_to_async
 from django.db import connections
@@ -121,6 +122,25 @@ async def test_a_viewer_receives_the_transcript_then_new_turns_in_order(make_run
     received = [await communicator.receive_from(timeout=5) for _ in range(3)]
     assert [f'id="turn-0-{a}"' in html for a, html in enumerate(received)] == [True] * 3
     assert "speaker 2 says" in received[2]
+    await communicator.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_fragments_are_relayed_without_a_hop_to_a_database_thread(make_run, monkeypatch):
+    hops = []
+
+    async def close_old_connections():
+        hops.append(1)
+
+    monkeypatch.setattr(channels.consumer, "aclose_old_connections", close_old_connections)
+    run = await sync_to_async(make_run)()
+    debate = await sync_to_async(run.debates.first)()
+    communicator, _ = await open_socket(f"/ws/debates/{debate.pk}/", await sync_to_async(make_user)("v", "viewer"))
+    await communicator.receive_from(timeout=5)
+    for agent in range(3):
+        await sync_to_async(do_record_turn)(debate.pk, Turn(agent, 0, f"speaker {agent}\n1", 1), "heuristic")
+        assert f'id="turn-0-{agent}"' in await communicator.receive_from(timeout=5)
+    assert hops == [1], "the connect reads the database; the three fragments do not"
     await communicator.disconnect()
 
 
