@@ -11,6 +11,10 @@ debate), calls/s, the peak number of open connections to the server (bounded by 
 agents' concurrency limits), and the p50/p95 delay from a chunk leaving the server to it
 reaching a connected WebSocket client.
 
+The server keeps connections alive between calls, as providers do (`--connections close`
+for one connection per call). `--http-client httpx` runs the same with the SDK's default
+HTTP client instead of its aiohttp one, for comparison.
+
     python benchmarks/debate_throughput.py --debates 100 --latency 0.2
 """
 
@@ -49,6 +53,7 @@ from evalhub.debates.actions import do_create_run  # noqa: E402
 from evalhub.debates.consumers import DebateConsumer  # noqa: E402
 from evalhub.debates.models import RunStatus  # noqa: E402
 from evalhub.debates.runner import run_debates  # noqa: E402
+from evalhub.llm.providers.transport import HTTP_CLIENT_VARIABLE, HTTP_CLIENTS  # noqa: E402
 
 WORD = re.compile(r"w\d+")
 
@@ -178,16 +183,24 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=128, help="per-agent limit on calls in flight")
     parser.add_argument("--watched", type=int, default=20, help="debates with a connected WebSocket client")
     parser.add_argument(
-        "--keep-alive",
-        action="store_true",
-        help="the server streams chunked on connections that stay open (default: one connection per call)",
+        "--http-client",
+        choices=HTTP_CLIENTS,
+        default=HTTP_CLIENTS[0],
+        help="the provider SDK's HTTP client: its aiohttp one (evalhub's default) or its default httpx one",
+    )
+    parser.add_argument(
+        "--connections",
+        choices=("keep-alive", "close"),
+        default="keep-alive",
+        help="the server streams chunked on connections that stay open, as providers do, or closes each after its call",
     )
     args = parser.parse_args()
+    os.environ[HTTP_CLIENT_VARIABLE] = args.http_client
 
     call_command("migrate", verbosity=0)
     do_load_builtin_criteria()
     user = User.objects.create_superuser("bench", password="x")
-    server = ServerProcess(args.latency, args.chunk_delay, args.words, args.keep_alive)
+    server = ServerProcess(args.latency, args.chunk_delay, args.words, args.connections == "keep-alive")
     try:
         warm_ids = list(create_run(1, server.url, args.concurrency, "warm-up").debates.values_list("id", flat=True))
         asyncio.run(measure(warm_ids, user, 1))  # imports, first connections, template loading
@@ -206,13 +219,16 @@ def main() -> None:
     sent = {word: at for word, at in chunk_log}
     delays = sorted((received[word] - sent[word]) * 1000 for word in received if word in sent)
     p95 = delays[int(0.95 * (len(delays) - 1))] if delays else float("nan")
-    print(f"server latency {args.latency * 1000:.0f} ms + {args.words} streamed words per answer; 3 agents × 3 rounds")
+    print(
+        f"server latency {args.latency * 1000:.0f} ms + {args.words} streamed words per answer; 3 agents × 3 rounds; "
+        f"SDK HTTP client: {args.http_client}"
+    )
     print(f"1 debate:    {one:6.2f} s")
     print(f"{args.debates} debates: {many:6.2f} s  → {many / one:.2f}× one debate (target ≤ 3×)")
     print(
         f"calls: {calls} in {many:.2f} s = {calls / many:.0f} calls/s; connections opened {opened} "
-        f"({'kept alive' if args.keep_alive else 'one per call'}); peak open {peak} over the whole run "
-        f"(bound: 3 agents × {args.concurrency} in flight)"
+        f"({'kept alive' if args.connections == 'keep-alive' else 'one per call'}); peak open {peak} over the "
+        f"whole run (bound: 3 agents × {args.concurrency} in flight)"
     )
     # Python runs one thread at a time per process: the app's CPU time bounds how fast N debates can
     # go however much the calls overlap, and the fake server needs CPU of its own beside it.

@@ -120,7 +120,10 @@ def run_judge(judge_run_id: int) -> str:
 
     async def all_of_them() -> None:
         async with DatabaseThread() as db:
-            await asyncio.gather(*(judge_one(db, *item) for item in todo))
+            try:
+                await asyncio.gather(*(judge_one(db, *item) for item in todo))
+            finally:  # its connections belong to this loop
+                await client.aclose()
 
     try:
         event_loop.run(all_of_them())

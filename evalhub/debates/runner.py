@@ -139,7 +139,10 @@ async def _run_all(debate_ids: list[int]) -> dict[int, str]:
             finishes=GroupCommit(db, do_finish_debates),
             run_checks=GroupCommit(db, _still_running),
         )
-        ran = await asyncio.gather(*(_run_one(*entry, client_for, db, commits) for entry in prepared))
+        try:
+            ran = await asyncio.gather(*(_run_one(*entry, client_for, db, commits) for entry in prepared))
+        finally:  # their connections belong to this loop, which ends with the batch
+            await asyncio.gather(*(client.aclose() for client in clients.values()))
         statuses = {debate.pk: status for (debate, _, _), status in zip(prepared, ran, strict=True)}
         if len(statuses) < len(debate_ids):  # not claimed: finished, paused or cancelled before it began
             statuses.update(

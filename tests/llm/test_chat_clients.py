@@ -8,15 +8,40 @@ import time
 
 import pytest
 
-from evalhub.llm import get_chat_client
+from evalhub.llm import get_chat_client as make_chat_client
 from evalhub.llm.accounting import Price, UsageMeter
 from evalhub.llm.cache import ResponseCache
+from evalhub.llm.providers.transport import HTTP_CLIENT_VARIABLE, HTTP_CLIENTS
 from evalhub.llm.retry import RetryPolicy
 from evalhub.llm.testing import Fail, FakeLLMServer, Stall
 from evalhub.llm.types import AuthenticationFailed, ProviderUnavailable, RequestRejected
 
 FAST = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.05)
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Is 221 prime?"}]
+
+
+_made: list = []
+
+
+def get_chat_client(*args, **options):
+    client = make_chat_client(*args, **options)
+    _made.append(client)
+    return client
+
+
+@pytest.fixture(autouse=True, params=HTTP_CLIENTS)
+def http_client(request, monkeypatch):
+    """Every test runs on both HTTP clients under the SDKs: the aiohttp one and their default."""
+    monkeypatch.setenv(HTTP_CLIENT_VARIABLE, request.param)
+    return request.param
+
+
+@pytest.fixture(autouse=True)
+async def close_clients():
+    """Each test's clients are closed in its own event loop, as the runners close theirs."""
+    yield
+    while _made:
+        await _made.pop().aclose()
 
 
 @pytest.fixture

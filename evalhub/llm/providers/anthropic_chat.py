@@ -10,6 +10,7 @@ import anthropic
 
 from evalhub.llm.base import ChatClient, Failure, Sampling
 from evalhub.llm.providers.http_errors import classify_status
+from evalhub.llm.providers.transport import async_http_client
 from evalhub.llm.types import AuthenticationFailed, Completion, Message
 
 ANTHROPIC_KEY = "ANTHROPIC_API_KEY"
@@ -40,7 +41,11 @@ class AnthropicChat(ChatClient):
             if not key:
                 raise AuthenticationFailed(self.provider, self.model, f"no API key: set {ANTHROPIC_KEY}")
             self._client = anthropic.AsyncAnthropic(
-                api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s
+                api_key=key,
+                base_url=self.base_url,
+                max_retries=0,
+                timeout=self.timeout_s,
+                http_client=async_http_client(anthropic, self.timeout_s),
             )
         return self._client
 

@@ -13,6 +13,7 @@ from openai.types.chat import ChatCompletion
 
 from evalhub.llm.base import ChatClient, Failure, Sampling
 from evalhub.llm.providers.http_errors import classify_status
+from evalhub.llm.providers.transport import async_http_client
 from evalhub.llm.types import AuthenticationFailed, Completion, Message, RequestRejected
 
 OPENAI_KEY = "OPENAI_API_KEY"
@@ -36,7 +37,11 @@ class OpenAIChat(ChatClient):
                 raise AuthenticationFailed(self.provider, self.model, f"no API key: set {self.key_variable}")
             # Retries are ours (one policy for every provider), so the SDK's are off.
             self._client = openai.AsyncOpenAI(
-                api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s
+                api_key=key,
+                base_url=self.base_url,
+                max_retries=0,
+                timeout=self.timeout_s,
+                http_client=async_http_client(openai, self.timeout_s),
             )
         return self._client
 
