@@ -59,6 +59,13 @@ class Env:
         except ValueError as error:
             raise ConfigError(f"{name} is not valid JSON ({error}).") from None
 
+    def choice(self, name: str, choices: tuple[str, ...]) -> str:
+        """One of `choices` (case-insensitive); unset means the first."""
+        value = self.str(name).lower() or choices[0]
+        if value not in choices:
+            raise ConfigError(f"{name}={value!r} is not one of {', '.join(choices)}.")
+        return value
+
     def list(self, name: str, default: list[str]) -> list[str]:
         raw = self.str(name)
         if not raw:

@@ -15,6 +15,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from evalhub.config import ConfigError, Env, check_database_url, check_redis_url, embedded_secret_key
+from evalhub.llm.providers.transport import HTTP_CLIENT_VARIABLE, HTTP_CLIENTS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = Env()
@@ -41,6 +42,8 @@ try:
     # million tokens, e.g. {"gpt-4o-mini": [0.15, 0.6]}.
     EVALHUB_LLM_CACHE = env.str("EVALHUB_LLM_CACHE") or str(DATA_DIR / "llm-cache.sqlite3")
     EVALHUB_LLM_PRICES = env.json("EVALHUB_LLM_PRICES", {})
+    # The HTTP client under the provider SDKs (read again by evalhub.llm, which has no settings).
+    EVALHUB_HTTP_CLIENT = env.choice(HTTP_CLIENT_VARIABLE, HTTP_CLIENTS)
     # Adjudication: how long an item stays reserved for one person, and what counts as too fast.
     EVALHUB_RESERVATION_MINUTES = env.int("EVALHUB_RESERVATION_MINUTES", 10, minimum=1)
     EVALHUB_FAST_VERDICT_SECONDS = env.int("EVALHUB_FAST_VERDICT_SECONDS", 5, minimum=0)

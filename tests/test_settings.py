@@ -56,6 +56,7 @@ def test_with_postgres_and_redis_it_uses_them(tmp_path):
         ({"EVALHUB_DEBUG": "maybe"}, "EVALHUB_DEBUG='maybe' is not a boolean"),
         ({"EVALHUB_MAX_IMPORT_BYTES": "lots"}, "EVALHUB_MAX_IMPORT_BYTES='lots' is not an integer"),
         ({"EVALHUB_WORKER_CONCURRENCY": "0"}, "EVALHUB_WORKER_CONCURRENCY=0 must be at least 1"),
+        ({"EVALHUB_HTTP_CLIENT": "requests"}, "EVALHUB_HTTP_CLIENT='requests' is not one of aiohttp, httpx"),
     ],
 )
 def test_a_bad_setting_stops_the_start_with_a_message_naming_it(tmp_path, env, message):
@@ -68,6 +69,8 @@ def test_env_parses_lists_and_defaults():
     env = Env({"HOSTS": " a.example, b.example ,", "EMPTY": ""})
     assert env.list("HOSTS", []) == ["a.example", "b.example"]
     assert env.list("EMPTY", ["x"]) == ["x"] and env.int("MISSING", 7) == 7 and env.bool("MISSING", True)
+    assert Env({"CLIENT": " HTTPX "}).choice("CLIENT", ("aiohttp", "httpx")) == "httpx"
+    assert Env({}).choice("CLIENT", ("aiohttp", "httpx")) == "aiohttp"
 
 
 def test_url_checks_accept_the_supported_schemes():
