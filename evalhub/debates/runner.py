@@ -130,7 +130,7 @@ async def _run_all(debate_ids: list[int]) -> dict[int, str]:
         return clients[key]
 
     async with DatabaseThread() as db, outbox():
-        # The batch starts in two queries' time, however many debates it holds; turns (and debates)
+        # The batch starts in a few queries, however many debates it holds; turns (and debates)
         # that finish together are stored in one transaction; debates between rounds share one
         # look at whether their run was paused.
         prepared = await db.run(lambda: _prepared(do_claim_debates(debate_ids)))
