@@ -35,6 +35,18 @@ class Stall:
 
 
 @dataclass
+class Drop:
+    """Start streaming one answer, then drop the connection after `events` events (a provider
+    that dies mid-answer)."""
+
+    events: int = 0
+
+
+class _Dropped(Exception):
+    pass
+
+
+@dataclass
 class FakeServerState:
     reply: Callable[[list[dict[str, Any]]], str] = lambda messages: "ok"
     reply_for_model: Callable[[str, list[dict[str, Any]]], str] | None = None  # (model, messages) → text
@@ -75,7 +87,7 @@ class FakeLLMServer:
     def request_count(self) -> int:
         return len(self.state.requests)
 
-    def fail_next(self, *outcomes: Fail | Stall) -> None:
+    def fail_next(self, *outcomes: Fail | Stall | Drop) -> None:
         self.state.script.extend(outcomes)
 
     def __enter__(self) -> FakeLLMServer:
@@ -122,10 +134,15 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(outcome, anthropic)
         if self.state.latency_s:
             time.sleep(self.state.latency_s)
-        if self.path.rstrip("/").endswith("/chat/completions"):
-            return self._openai_chat(body)
-        if anthropic:
-            return self._anthropic(body)
+        self.events_left = outcome.events if isinstance(outcome, Drop) else None
+        try:
+            if self.path.rstrip("/").endswith("/chat/completions"):
+                return self._openai_chat(body)
+            if anthropic:
+                return self._anthropic(body)
+        except _Dropped:
+            self.close_connection = True  # the body ends unfinished
+            return None
         if self.path.rstrip("/").endswith("/completions"):
             return self._completions(body)
         self._json(404, {"error": {"message": f"no route {self.path}"}})
@@ -162,6 +179,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def _event(self, data: dict | str, event: str | None = None) -> None:
+        if self.events_left is not None:
+            if self.events_left == 0:
+                raise _Dropped
+            self.events_left -= 1
         text = data if isinstance(data, str) else json.dumps(data)
         payload = ((f"event: {event}\n" if event else "") + f"data: {text}\n\n").encode()
         self.wfile.write(b"%x\r\n%s\r\n" % (len(payload), payload) if self.state.keep_alive else payload)

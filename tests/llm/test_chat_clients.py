@@ -13,7 +13,7 @@ from evalhub.llm.accounting import Price, UsageMeter
 from evalhub.llm.cache import ResponseCache
 from evalhub.llm.providers.transport import HTTP_CLIENT_VARIABLE, HTTP_CLIENTS
 from evalhub.llm.retry import RetryPolicy
-from evalhub.llm.testing import Fail, FakeLLMServer, Stall
+from evalhub.llm.testing import Drop, Fail, FakeLLMServer, Stall
 from evalhub.llm.types import AuthenticationFailed, ProviderUnavailable, RequestRejected
 
 FAST = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.05)
@@ -254,3 +254,25 @@ async def test_streamed_calls_read_to_the_end_so_the_next_call_reuses_the_connec
             stream = client.stream(MESSAGES)
             assert "".join([chunk async for chunk in stream]) == "No, 221 is 13 times 17."
         assert fake.request_count == 3 and fake.state.connections_opened == 1
+
+
+@pytest.mark.parametrize("keep_alive", [True, False], ids=["chunked", "until-close"])
+@pytest.mark.parametrize("provider", sorted(CLIENTS))
+async def test_a_stream_cut_off_before_its_first_chunk_is_retried(provider, keep_alive):
+    with FakeLLMServer(reply=lambda messages: "No, 221 is 13 times 17.", keep_alive=keep_alive) as fake:
+        fake.fail_next(Drop(events=0))
+        stream = CLIENTS[provider](fake).stream(MESSAGES)
+        assert "".join([chunk async for chunk in stream]) == "No, 221 is 13 times 17."
+        assert fake.request_count == 2
+
+
+@pytest.mark.parametrize("keep_alive", [True, False], ids=["chunked", "until-close"])
+@pytest.mark.parametrize("provider", sorted(CLIENTS))
+async def test_a_stream_cut_off_midway_fails_instead_of_passing_for_a_short_answer(provider, keep_alive):
+    with FakeLLMServer(reply=lambda messages: "No, 221 is 13 times 17.", keep_alive=keep_alive) as fake:
+        fake.fail_next(Drop(events=4))  # Anthropic's first two events carry no text
+        chunks = []
+        with pytest.raises(ProviderUnavailable, match="connection"):
+            async for chunk in CLIENTS[provider](fake).stream(MESSAGES):
+                chunks.append(chunk)
+        assert chunks and fake.request_count == 1, "text already shown is never asked for again"

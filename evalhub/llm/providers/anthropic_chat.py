@@ -9,7 +9,7 @@ from collections.abc import Callable
 import anthropic
 
 from evalhub.llm.base import ChatClient, Failure, Sampling
-from evalhub.llm.providers.http_errors import classify_status
+from evalhub.llm.providers.http_errors import classify_status, classify_transport
 from evalhub.llm.providers.transport import async_http_client
 from evalhub.llm.types import AuthenticationFailed, Completion, Message
 
@@ -81,9 +81,14 @@ class AnthropicChat(ChatClient):
         self, messages: list[Message], sampling: Sampling, emit: Callable[[str], None]
     ) -> Completion:
         started = time.perf_counter()
+        stopped = False
         async with self._sdk().messages.stream(**self._request(messages, sampling)) as stream:
-            async for text in stream.text_stream:
-                emit(text)
+            async for event in stream:
+                if event.type == "text":
+                    emit(event.text)
+                stopped = stopped or event.type == "message_stop"
+            if not stopped:  # the connection closed early: what came is not the whole answer
+                raise ConnectionError("the stream ended before message_stop")
             final = await stream.get_final_message()
         return Completion(
             text="".join(block.text for block in final.content if block.type == "text"),
@@ -105,4 +110,4 @@ class AnthropicChat(ChatClient):
             return Failure(retry=True, cause="timed out")
         if isinstance(error, anthropic.APIConnectionError):
             return Failure(retry=True, cause="connection failed")
-        return super()._classify(error)
+        return classify_transport(error) or super()._classify(error)

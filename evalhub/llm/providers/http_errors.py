@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import httpx2
+
 from evalhub.llm.base import Failure
 from evalhub.llm.retry import parse_retry_after
 from evalhub.llm.types import AuthenticationFailed, RequestRejected
@@ -20,3 +22,12 @@ def classify_status(status: int, retry_after: str | None, message: str, key_vari
         reason = "rate limited" if status == 429 else "server error" if status >= 500 else "temporary error"
         return Failure(retry=True, cause=f"{reason} (HTTP {status})", retry_after_s=parse_retry_after(retry_after))
     return Failure(retry=False, cause=f"request rejected (HTTP {status}): {message[:300]}", error=RequestRejected)
+
+
+def classify_transport(error: Exception) -> Failure | None:
+    """A connection that failed under a response already streaming: the SDKs pass their HTTP
+    client's error through unwrapped. Retried like any connection failure (while no text has
+    reached the caller)."""
+    if isinstance(error, httpx2.TransportError):
+        return Failure(retry=True, cause=f"connection failed mid-stream ({type(error).__name__}: {str(error)[:200]})")
+    return None

@@ -12,7 +12,7 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from evalhub.llm.base import ChatClient, Failure, Sampling
-from evalhub.llm.providers.http_errors import classify_status
+from evalhub.llm.providers.http_errors import classify_status, classify_transport
 from evalhub.llm.providers.transport import async_http_client
 from evalhub.llm.types import AuthenticationFailed, Completion, Message, RequestRejected
 
@@ -118,6 +118,8 @@ class OpenAIChat(ChatClient):
                     finish = choice.get("finish_reason") or finish
         finally:
             await response.aclose()
+        if not (ended or finish):  # the connection closed early: what came is not the whole answer
+            raise ConnectionError("the stream ended before its last chunk")
         return Completion(
             text="".join(parts),
             provider=self.provider,
@@ -138,7 +140,7 @@ class OpenAIChat(ChatClient):
             return Failure(retry=True, cause="timed out")
         if isinstance(error, openai.APIConnectionError):
             return Failure(retry=True, cause="connection failed")
-        return super()._classify(error)
+        return classify_transport(error) or super()._classify(error)
 
 
 class OpenAICompatibleChat(OpenAIChat):
