@@ -8,6 +8,7 @@ import anthropic
 import openai
 import pytest
 
+from evalhub.config import ConfigError
 from evalhub.llm.providers.transport import HTTP_CLIENT_VARIABLE, async_http_client
 
 
@@ -32,5 +33,5 @@ def test_an_sdk_installed_without_its_aiohttp_extra_keeps_its_default_client(mon
 
 def test_an_unknown_choice_is_refused_with_the_choices(monkeypatch):
     monkeypatch.setenv(HTTP_CLIENT_VARIABLE, "requests")
-    with pytest.raises(ValueError, match="EVALHUB_HTTP_CLIENT='requests': use one of aiohttp, httpx"):
+    with pytest.raises(ConfigError, match="EVALHUB_HTTP_CLIENT='requests' is not one of aiohttp, httpx"):
         async_http_client(openai, 5.0)

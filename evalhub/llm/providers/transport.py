@@ -9,9 +9,10 @@ HTTP parser and per-read cancel scopes; aiohttp parses in C on asyncio's own str
 
 from __future__ import annotations
 
-import os
 from types import ModuleType
 from typing import Any
+
+from evalhub.config import Env
 
 HTTP_CLIENT_VARIABLE = "EVALHUB_HTTP_CLIENT"
 HTTP_CLIENTS = ("aiohttp", "httpx")
@@ -20,10 +21,7 @@ HTTP_CLIENTS = ("aiohttp", "httpx")
 def async_http_client(sdk: ModuleType, timeout_s: float) -> Any | None:
     """The SDK's aiohttp-backed client with the SDK's defaults, or None for the SDK's own httpx
     client: when EVALHUB_HTTP_CLIENT=httpx, or when the SDK was installed without its extra."""
-    choice = os.environ.get(HTTP_CLIENT_VARIABLE, "aiohttp").strip().lower()
-    if choice not in HTTP_CLIENTS:
-        raise ValueError(f"{HTTP_CLIENT_VARIABLE}={choice!r}: use one of {', '.join(HTTP_CLIENTS)}")
-    if choice == "httpx":
+    if Env().choice(HTTP_CLIENT_VARIABLE, HTTP_CLIENTS) == "httpx":
         return None
     try:
         return sdk.DefaultAioHttpClient(timeout=timeout_s)
