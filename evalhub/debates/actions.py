@@ -211,11 +211,6 @@ def do_record_turns(entries: Sequence[tuple[int, Turn, str]]) -> list[DebateTurn
     return [stored[key] for key in keys]
 
 
-def do_record_turn(debate_id: int, turn: Turn, agent_spec: str) -> DebateTurn:
-    """Store a finished turn once (a retried task finds it there) and show it to watchers."""
-    return do_record_turns([(debate_id, turn, agent_spec)])[0]
-
-
 def do_finish_debates(entries: Sequence[tuple[Debate, DebateOutcome]]) -> list[Debate]:
     """Consensus, or no consensus: then the debate becomes an adjudication item, in the same
     transaction. Several debates finish in one transaction (a batch runner's group commit), with
@@ -246,10 +241,6 @@ def do_finish_debates(entries: Sequence[tuple[Debate, DebateOutcome]]) -> list[D
             _add_usage(run, turns)
             broadcast_run(run)
     return finished
-
-
-def do_finish_debate(debate: Debate, outcome: DebateOutcome) -> Debate:
-    return do_finish_debates([(debate, outcome)])[0]
 
 
 def do_release_debate(debate: Debate, error: str = "") -> Debate:

@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from evalhub.core.debate import DebateOutcome
 from evalhub.dashboards import battles as battles_module
-from evalhub.debates.actions import do_finish_debate
+from evalhub.debates.actions import do_finish_debates
 from evalhub.debates.models import DebateStatus
 
 
@@ -163,6 +163,6 @@ def test_a_cached_board_is_served_until_a_new_verdict_lands(client, played, view
     assert len(calls) == 1
 
     unresolved = played.debate("alpha", "beta", verdict=None, status=DebateStatus.RUNNING)
-    do_finish_debate(unresolved, DebateOutcome(verdict=1, rounds_used=1, turns=[]))
+    do_finish_debates([(unresolved, DebateOutcome(verdict=1, rounds_used=1, turns=[]))])
     assert "6 battles" in client.get("/leaderboards/").content.decode()
     assert len(calls) == 2

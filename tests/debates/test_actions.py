@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from evalhub.adjudication.models import AdjudicationItem
 from evalhub.core.debate import DebateOutcome, Turn
 from evalhub.debates import actions
-from evalhub.debates.actions import do_claim_debates, do_finish_debates, do_record_turn, do_record_turns
+from evalhub.debates.actions import do_claim_debates, do_finish_debates, do_record_turns
 from evalhub.debates.models import Debate, DebateStatus, DebateTurn, RunStatus, Winner
 
 pytestmark = pytest.mark.django_db
@@ -47,7 +47,7 @@ def test_turns_of_several_debates_are_stored_together_and_each_goes_to_its_own_d
 
 def test_a_turn_stored_before_is_kept_as_it_was_and_shown_again(make_run, sent):
     debate = make_run().debates.first()
-    do_record_turn(debate.pk, Turn(0, 0, "the original\n1", 1), "spec")
+    do_record_turns([(debate.pk, Turn(0, 0, "the original\n1", 1), "spec")])
     again = do_record_turns(
         [(debate.pk, Turn(0, 0, "a retried task's text\n2", 2), "spec"), (debate.pk, Turn(1, 0, "new\n1", 1), "spec")]
     )

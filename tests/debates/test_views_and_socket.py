@@ -11,7 +11,7 @@ from django.db import connections
 
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.debate import Turn
-from evalhub.debates.actions import do_record_turn
+from evalhub.debates.actions import do_record_turns
 from evalhub.debates.models import DebateRun, DebateStatus, RunStatus
 from evalhub.debates.runner import run_debate
 from evalhub.llm.testing import FakeLLMServer
@@ -118,7 +118,7 @@ async def test_a_viewer_receives_the_transcript_then_new_turns_in_order(make_run
     assert connected
     assert 'id="debate-live"' in await communicator.receive_from(timeout=5)
     for agent in range(3):
-        await sync_to_async(do_record_turn)(debate.pk, Turn(agent, 0, f"speaker {agent} says\n1", 1), "heuristic")
+        await sync_to_async(do_record_turns)([(debate.pk, Turn(agent, 0, f"speaker {agent} says\n1", 1), "heuristic")])
     received = [await communicator.receive_from(timeout=5) for _ in range(3)]
     assert [f'id="turn-0-{a}"' in html for a, html in enumerate(received)] == [True] * 3
     assert "speaker 2 says" in received[2]
@@ -138,7 +138,7 @@ async def test_fragments_are_relayed_without_a_hop_to_a_database_thread(make_run
     communicator, _ = await open_socket(f"/ws/debates/{debate.pk}/", await sync_to_async(make_user)("v", "viewer"))
     await communicator.receive_from(timeout=5)
     for agent in range(3):
-        await sync_to_async(do_record_turn)(debate.pk, Turn(agent, 0, f"speaker {agent}\n1", 1), "heuristic")
+        await sync_to_async(do_record_turns)([(debate.pk, Turn(agent, 0, f"speaker {agent}\n1", 1), "heuristic")])
         assert f'id="turn-0-{agent}"' in await communicator.receive_from(timeout=5)
     assert hops == [1], "the connect reads the database; the three fragments do not"
     await communicator.disconnect()
