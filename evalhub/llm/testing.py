@@ -37,7 +37,7 @@ class Stall:
 @dataclass
 class Drop:
     """Start streaming one answer, then drop the connection after `events` events (a provider
-    that dies mid-answer)."""
+    that dies mid-answer); an unstreamed call gets its connection dropped with no answer."""
 
     events: int = 0
 
@@ -102,6 +102,7 @@ class FakeLLMServer:
 class _Handler(BaseHTTPRequestHandler):
     state: FakeServerState
     protocol_version = "HTTP/1.1"
+    events_left: int | None = None  # events this call may still send before a scripted Drop
 
     def log_message(self, *args: Any) -> None:  # keep test output quiet
         pass
@@ -119,6 +120,7 @@ class _Handler(BaseHTTPRequestHandler):
         super().finish()
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        self.events_left = None  # a kept-alive connection serves several calls: no Drop carries over
         body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
         anthropic = self.path.rstrip("/").endswith("/messages")
         with self.state.lock:
@@ -140,16 +142,18 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._openai_chat(body)
             if anthropic:
                 return self._anthropic(body)
+            if self.path.rstrip("/").endswith("/completions"):
+                return self._completions(body)
+            return self._json(404, {"error": {"message": f"no route {self.path}"}})
         except _Dropped:
-            self.close_connection = True  # the body ends unfinished
+            self.close_connection = True  # the answer ends unfinished (or, unstreamed, never starts)
             return None
-        if self.path.rstrip("/").endswith("/completions"):
-            return self._completions(body)
-        self._json(404, {"error": {"message": f"no route {self.path}"}})
 
     # --- responses ---------------------------------------------------------------------
 
     def _json(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+        if self.events_left is not None:  # a scripted Drop: an unstreamed answer has no events to send first
+            raise _Dropped
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")

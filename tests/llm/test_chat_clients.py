@@ -276,3 +276,21 @@ async def test_a_stream_cut_off_midway_fails_instead_of_passing_for_a_short_answ
             async for chunk in CLIENTS[provider](fake).stream(MESSAGES):
                 chunks.append(chunk)
         assert chunks and fake.request_count == 1, "text already shown is never asked for again"
+
+
+@pytest.mark.parametrize("provider", sorted(CLIENTS))
+async def test_a_call_whose_connection_drops_before_any_answer_is_retried(server, provider):
+    server.fail_next(Drop())
+    completion = await CLIENTS[provider](server).complete(MESSAGES)
+    assert completion.text == "No, 221 is 13 times 17." and server.request_count == 2
+
+
+async def test_a_scripted_drop_longer_than_the_answer_does_not_reach_the_next_call_on_the_connection():
+    with FakeLLMServer(reply=lambda messages: "short answer", keep_alive=True) as fake:
+        fake.fail_next(Drop(events=100))  # more events than the answer has: it streams to its end
+        client = openai_client(fake)
+        assert "".join([chunk async for chunk in client.stream(MESSAGES)]) == "short answer"
+        fake.state.api_key = "rotated"  # the next call, on the same connection, gets a plain 401
+        with pytest.raises(AuthenticationFailed):
+            await client.complete(MESSAGES)
+        assert fake.request_count == 2 and fake.state.connections_opened == 1

@@ -7,7 +7,7 @@ import os
 import time
 from collections.abc import Callable
 
-import httpx
+import httpx2
 import openai
 from openai.types.chat import ChatCompletion
 
@@ -92,7 +92,7 @@ class OpenAIChat(ChatClient):
         response = await self._sdk().post(
             "/chat/completions",
             body=request,
-            cast_to=httpx.Response,
+            cast_to=httpx2.Response,  # the SDK's HTTP library: with the raw-stream header, the unread response
             options={"headers": {RAW_STREAM_HEADER: "stream"}},
         )
         ended = False
