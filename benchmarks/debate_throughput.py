@@ -49,9 +49,8 @@ from django.core.management import call_command  # noqa: E402
 
 from evalhub.catalog.demo import do_load_builtin_criteria  # noqa: E402
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel, Prompt, Response  # noqa: E402
-from evalhub.debates.actions import do_create_run  # noqa: E402
+from evalhub.debates.actions import do_create_run, do_start_run  # noqa: E402
 from evalhub.debates.consumers import DebateConsumer  # noqa: E402
-from evalhub.debates.models import RunStatus  # noqa: E402
 from evalhub.debates.runner import run_debates  # noqa: E402
 from evalhub.llm.providers.transport import HTTP_CLIENT_VARIABLE, HTTP_CLIENTS  # noqa: E402
 
@@ -124,9 +123,7 @@ def create_run(debates: int, server_url: str, concurrency: int, name: str):
         rounds=3,
         category=name,
     )
-    run.status = RunStatus.RUNNING
-    run.save(update_fields=["status"])
-    return run
+    return do_start_run(run, enqueue=False)  # its job and chunks; the benchmark works the debates itself
 
 
 async def watch(debate_ids: list[int], user, received: dict[str, float], stop: asyncio.Event) -> None:

@@ -47,6 +47,9 @@ try:
     # Adjudication: how long an item stays reserved for one person, and what counts as too fast.
     EVALHUB_RESERVATION_MINUTES = env.int("EVALHUB_RESERVATION_MINUTES", 10, minimum=1)
     EVALHUB_FAST_VERDICT_SECONDS = env.int("EVALHUB_FAST_VERDICT_SECONDS", 5, minimum=0)
+    # A chunk whose worker has not beaten for EVALHUB_STALL_SECONDS is sent back to the queue.
+    EVALHUB_HEARTBEAT_SECONDS = env.int("EVALHUB_HEARTBEAT_SECONDS", 2, minimum=1)
+    EVALHUB_STALL_SECONDS = env.int("EVALHUB_STALL_SECONDS", 20, minimum=2)
 except ConfigError as error:
     raise ImproperlyConfigured(str(error)) from None
 

@@ -113,6 +113,12 @@ def metric_of(task: str, metric: str) -> tuple[str, str]:
     raise ValueError(f"{task} has metrics {known}, not {metric!r}.")
 
 
+# The last line of DHP's G-Eval prompt (Appendix G) and the line before YESciEval's synthesis:
+# how a judge (the offline heuristic one) tells which answer format a prompt asks for.
+GEVAL_ANSWER_CUE = "Evaluation Score (please don't give any feedback, just give a score ONLY)"
+YESCIEVAL_ANSWER_CUE = "Synthesis:\n"
+
+
 def geval_messages(task: str, metric: str, text: str, source: str = "") -> list[dict[str, str]]:
     """The DHP judge prompt for one text and one metric; the judge answers with a score only."""
     frame = TASKS[task]
@@ -137,7 +143,7 @@ def geval_messages(task: str, metric: str, text: str, source: str = "") -> list[
     if source:
         lines.append(f"{frame.source}:\n\n{source}")
     lines.append(f"{frame.unit.capitalize()}:\n\n{text}")
-    lines.append(f"Evaluation Score (please don't give any feedback, just give a score ONLY) - {name}:")
+    lines.append(f"{GEVAL_ANSWER_CUE} - {name}:")
     return [{"role": "user", "content": "\n\n".join(lines)}]
 
 
@@ -270,5 +276,5 @@ def rubric_messages(rubric: str, question: str, answer: str, abstracts: str = ""
     user = f"Research question: {question}\n\n"
     if abstracts:
         user += f"Abstracts:\n{abstracts}\n\n"
-    user += f"Synthesis:\n{answer}"
+    user += f"{YESCIEVAL_ANSWER_CUE}{answer}"
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]

@@ -41,3 +41,32 @@ def structure_score(text: str) -> float:
 def is_refusal(text: str) -> bool:
     lowered = text.lower()
     return any(phrase in lowered for phrase in _REFUSALS)
+
+
+_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+_VOWEL = re.compile(r"[aeiouy]", re.IGNORECASE)
+
+
+def fluency_score(text: str) -> float:
+    """0..1: the share of sentences that start with a capital and end with a stop, times the share
+    of words that look like words (letters with a vowel, no letter three times in a row) — what
+    typos, cut sentences and shuffled fragments lower."""
+    sentences = [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
+    tokens = _WORD.findall(text)
+    if not sentences or not tokens:
+        return 0.0
+    formed = sum(s[0].isupper() and s[-1] in ".!?" for s in sentences) / len(sentences)
+    wordlike = sum(
+        t.isdigit() or (bool(_VOWEL.search(t)) and not re.search(r"(.)\1\1", t.lower())) for t in tokens
+    ) / len(tokens)
+    return formed * wordlike
+
+
+def order_score(text: str) -> float:
+    """0..1: how far consecutive sentences share words with their neighbours (coherence); reordered
+    or foreign sentences break the chain. 1 for a single sentence."""
+    sentences = [set(words(s)) for s in _SENTENCE.findall(text) if words(s)]
+    if len(sentences) < 2:
+        return 1.0
+    links = [len(a & b) / max(1, min(len(a), len(b))) for a, b in zip(sentences, sentences[1:], strict=False)]
+    return min(1.0, 2 * sum(links) / len(links))

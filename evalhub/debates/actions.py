@@ -14,19 +14,23 @@ from django.utils import timezone
 from evalhub.adjudication.models import AdjudicationItem
 from evalhub.catalog.models import Response
 from evalhub.core.debate import DebateOutcome, Turn, shown_swapped
+from evalhub.core.usage import Usage
 from evalhub.debates.models import (
     FINISHED_DEBATE,
     Debate,
     DebateRun,
     DebateStatus,
     DebateTurn,
-    RunStatus,
 )
+from evalhub.jobs.actions import do_add_usage, do_create_job
+from evalhub.jobs.chunks import do_create_chunks, do_resume_job, enqueue_chunks
+from evalhub.jobs.models import Job
 from evalhub.live import broadcast_html
 
+DEBATE = "debate"
 RUNS_GROUP = "debate-runs"
-# Debates per Celery task: they run concurrently on the task's event loop, so a worker thread
-# keeps many LLM calls in flight; several tasks spread a run over the workers.
+# Debates per chunk (one Celery task): they run concurrently on the task's event loop, so a
+# worker thread keeps many LLM calls in flight; several chunks spread a run over the workers.
 DEBATES_PER_TASK = 25
 
 
@@ -56,17 +60,26 @@ def runs_counts(runs: Iterable[DebateRun]) -> dict[int, dict[str, int]]:
 
 
 def broadcast_run(run: DebateRun) -> None:
-    # Rendered (with its count query) at most once, and only if either group is watched.
-    html = functools.cache(
-        lambda: render_to_string("debates/_run_summary.html", {"run": run, "counts": run_counts(run), "oob": True})
-    )
+    # Rendered (with its count and job queries) at most once, and only if either group is watched.
+    def render() -> str:
+        fresh = DebateRun.objects.select_related("job").get(pk=run.pk)
+        return render_to_string("debates/_run_summary.html", {"run": fresh, "counts": run_counts(fresh), "oob": True})
+
+    html = functools.cache(render)
     broadcast_html(RUNS_GROUP, html)
     broadcast_html(f"run.{run.pk}", html)
 
 
 def broadcast_debate(debate: Debate) -> None:
+    """The debate's own page, and its row on the run page (a table row travels inside a template)."""
     broadcast_html(
         debate.group_name, lambda: render_to_string("debates/_outcome.html", {"debate": debate, "oob": True})
+    )
+    broadcast_html(
+        f"run.{debate.run_id}",
+        lambda: (
+            "<template>" + render_to_string("debates/_run_row.html", {"debate": debate, "oob": True}) + "</template>"
+        ),
     )
 
 
@@ -113,51 +126,45 @@ def do_create_run(user: Any = None, **fields: Any) -> DebateRun:
     return run
 
 
-def do_start_run(run: DebateRun) -> DebateRun:
-    """Start or resume: every debate not finished yet is queued (failed ones too, to retry)."""
-    from evalhub.debates.tasks import run_debates_task
-
+def do_start_run(run: DebateRun, *, enqueue: bool = True) -> DebateRun:
+    """Start a draft as a job (chunks of debates), or resume a started one: every debate without a
+    result runs (failed ones too, to retry). `enqueue=False` leaves the chunks to the caller (the
+    run_debates command works them in-process, through the same code)."""
     with transaction.atomic():
         run = DebateRun.objects.select_for_update().get(pk=run.pk)
-        if run.status == RunStatus.CANCELLED:
-            raise RunRejected("a cancelled run cannot be started again.")
-        run.status = RunStatus.RUNNING
-        run.save(update_fields=["status"])
-        waiting = list(
-            run.debates.filter(
-                status__in=[DebateStatus.PENDING, DebateStatus.RUNNING, DebateStatus.FAILED]
-            ).values_list("id", flat=True)
-        )
-        run.debates.filter(id__in=waiting).update(status=DebateStatus.PENDING, error="")
-        batches = [waiting[i : i + DEBATES_PER_TASK] for i in range(0, len(waiting), DEBATES_PER_TASK)]
-        transaction.on_commit(lambda: [run_debates_task.delay(batch) for batch in batches])
-        broadcast_run(run)
-    return run
-
-
-def do_set_run_status(run: DebateRun, status: str) -> DebateRun:
-    """Pause or cancel: debates stop before their next round; finished ones stay as they are."""
-    with transaction.atomic():
-        run = DebateRun.objects.select_for_update().get(pk=run.pk)
-        if run.status == RunStatus.CANCELLED:
+        if run.job_id is not None:
+            transaction.on_commit(lambda: broadcast_run(run))
+            if enqueue:
+                do_resume_job(run.job, "Resumed: finished debates are kept.")
             return run
-        run.status = status
-        run.save(update_fields=["status"])
+        ids = list(run.debates.order_by("id").values_list("id", flat=True))
+        run.job = do_create_job(DEBATE, f"Debates: {run.name}"[:200], user=run.created_by, total=len(ids),
+                                params={"debate_run": run.pk})  # fmt: skip
+        run.save(update_fields=["job"])
+        do_create_chunks(run.job, ids, None, DEBATES_PER_TASK)
+        if enqueue:
+            transaction.on_commit(lambda: enqueue_chunks(run.job))
         broadcast_run(run)
     return run
+
+
+def debate_queue(run: DebateRun) -> str:
+    from evalhub.system.model_access import queue_for
+
+    return queue_for(run.agents)
 
 
 def do_claim_debates(debate_ids: Sequence[int]) -> list[Debate]:
-    """Claim pending debates for this worker, in one transaction: those not finished whose run is
-    running become running, and come back loaded for a runner (run, criterion, prompt, responses).
-    The rest (finished, paused, cancelled, or gone) are left as they are."""
+    """Claim a chunk's debates for this worker, in one transaction: those without a result become
+    running, and come back loaded for a runner (run, criterion, prompt, responses). Finished (or
+    deleted) ones are left as they are. The chunk itself is this worker's (evalhub.jobs.chunks)."""
     with transaction.atomic():
         found = (
             Debate.objects.select_for_update()
             .select_related("run__criterion", "prompt", "response_a", "response_b")
             .filter(pk__in=debate_ids)
         )
-        claimed = [d for d in found if d.status not in FINISHED_DEBATE and d.run.status == RunStatus.RUNNING]
+        claimed = [d for d in found if d.status not in FINISHED_DEBATE]
         now = timezone.now()
         Debate.objects.filter(pk__in=[d.pk for d in claimed]).update(status=DebateStatus.RUNNING, updated_at=now)
         for debate in claimed:
@@ -216,7 +223,7 @@ def do_finish_debates(entries: Sequence[tuple[Debate, DebateOutcome]]) -> list[D
     transaction. Several debates finish in one transaction (a batch runner's group commit), with
     each run's usage added and its summary sent once for all of them."""
     with transaction.atomic():
-        locked = Debate.objects.select_for_update().select_related("run").in_bulk([d.pk for d, _ in entries])
+        locked = Debate.objects.select_for_update().select_related("run", "prompt").in_bulk([d.pk for d, _ in entries])
         finished, turns_by_run, to_adjudicate = [], {}, []
         for entry, outcome in entries:
             debate = locked[entry.pk]
@@ -238,7 +245,8 @@ def do_finish_debates(entries: Sequence[tuple[Debate, DebateOutcome]]) -> list[D
         # One item per debate (a retried task finds its item there and keeps it as it is).
         AdjudicationItem.objects.bulk_create(to_adjudicate, ignore_conflicts=True)
         for run, turns in turns_by_run.values():
-            _add_usage(run, turns)
+            if run.job_id:
+                do_add_usage(Job(pk=run.job_id), Usage.total(turn_usage(turn) for turn in turns))
             broadcast_run(run)
     return finished
 
@@ -246,7 +254,7 @@ def do_finish_debates(entries: Sequence[tuple[Debate, DebateOutcome]]) -> list[D
 def do_release_debate(debate: Debate, error: str = "") -> Debate:
     """Back to pending (paused run), or failed with its cause; either can run again later."""
     with transaction.atomic():
-        debate = Debate.objects.select_for_update().select_related("run").get(pk=debate.pk)
+        debate = Debate.objects.select_for_update().select_related("run", "prompt").get(pk=debate.pk)
         if debate.status in FINISHED_DEBATE:
             return debate
         debate.status, debate.error = (DebateStatus.FAILED, error[:2000]) if error else (DebateStatus.PENDING, "")
@@ -256,16 +264,11 @@ def do_release_debate(debate: Debate, error: str = "") -> Debate:
     return debate
 
 
-def _add_usage(run: DebateRun, turns: Iterable[Turn]) -> None:
-    run = DebateRun.objects.select_for_update().get(pk=run.pk)
-    usage = dict(run.usage)
-    for turn in turns:
-        extra = turn.extra
-        usage["calls"] = usage.get("calls", 0) + 1
-        usage["input_tokens"] = usage.get("input_tokens", 0) + int(extra.get("input_tokens", 0))
-        usage["output_tokens"] = usage.get("output_tokens", 0) + int(extra.get("output_tokens", 0))
-        usage["cached_calls"] = usage.get("cached_calls", 0) + int(bool(extra.get("cached")))
-        if extra.get("cost_usd") is not None:
-            usage["cost_usd"] = round(usage.get("cost_usd", 0.0) + float(extra["cost_usd"]), 6)
-    run.usage = usage
-    run.save(update_fields=["usage"])
+def turn_usage(turn: Turn) -> Usage:
+    extra = turn.extra
+    return Usage.of_call(
+        input_tokens=extra.get("input_tokens", 0),
+        output_tokens=extra.get("output_tokens", 0),
+        cached=bool(extra.get("cached")),
+        cost_usd=extra.get("cost_usd"),
+    )

@@ -7,8 +7,8 @@ from evalhub.debates.models import Debate, DebateRun, DebateTurn
 
 @admin.register(DebateRun)
 class DebateRunAdmin(admin.ModelAdmin):
-    list_display = ("id", "name", "benchmark", "criterion", "status", "rounds", "consensus_rule", "created_at")
-    list_filter = ("status",)
+    list_display = ("id", "name", "benchmark", "criterion", "job", "rounds", "consensus_rule", "created_at")
+    list_filter = ("job__status",)
 
 
 class TurnInline(admin.TabularInline):

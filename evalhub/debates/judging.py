@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
 from evalhub.core.agreement import (
     Rate,
@@ -26,38 +26,44 @@ from evalhub.core.agreement import (
 )
 from evalhub.core.criteria_variants import criteria_variant
 from evalhub.core.debate import DebateSetup, ask_for_verdict, criteria_text, initial_prompt
+from evalhub.core.outcomes import ComponentFailure, Outcome
+from evalhub.core.usage import Usage
 from evalhub.debates.models import Debate, DebateStatus, JudgeRun, JudgeVerdict
 from evalhub.debates.runner import PRIVILEGED_TITLES
-from evalhub.jobs.actions import do_create_job, do_fail_job, do_finish_job, do_progress_job
-from evalhub.jobs.models import Job
+from evalhub.jobs.actions import do_create_job
+from evalhub.jobs.chunks import Settled, do_complete_chunk, do_create_chunks, enqueue_chunks, run_chunk
+from evalhub.jobs.models import Job, JobChunk
 from evalhub.llm import event_loop
-from evalhub.llm.types import LLMError
-from evalhub.system.db_thread import DatabaseThread
-from evalhub.system.model_access import chat_client
+from evalhub.llm.accounting import UsageMeter
+from evalhub.llm.types import LLMError, UnknownProvider
+from evalhub.system.model_access import chat_client, queue_for
 
 JUDGE_RUN = "judge_run"
 
 
-def do_create_judge_run(user=None, **fields) -> JudgeRun:
+# Debates per chunk of a judge run: each chunk's verdicts are written in one transaction.
+DEBATES_PER_JUDGE_CHUNK = 25
+
+
+def do_create_judge_run(user=None, *, enqueue: bool = True, **fields) -> JudgeRun:
+    """A single judge on a debate run's pairs, as a job (chunks of debates) on its judge's queue."""
     with transaction.atomic():
         run = JudgeRun.objects.create(created_by=user if getattr(user, "is_authenticated", False) else None, **fields)
         per_pair = run.samples * (2 if run.check_position else 1)
+        ids = list(run.reference.debates.order_by("id").values_list("id", flat=True))
         run.job = do_create_job(
-            JUDGE_RUN,
-            f"Judge {run} on {run.reference.name}",
-            user=user,
-            params={"judge_run": run.pk},
-            total=run.reference.debates.count() * per_pair,
-        )
+            JUDGE_RUN, f"Judge {run} on {run.reference.name}"[:200], user=user, params={"judge_run": run.pk},
+            total=len(ids) * per_pair,
+        )  # fmt: skip
         run.save(update_fields=["job"])
-
-        def enqueue() -> None:
-            from evalhub.debates.tasks import run_judge_task
-
-            run_judge_task.delay(run.pk)
-
-        transaction.on_commit(enqueue)
+        do_create_chunks(run.job, ids, {pk: per_pair for pk in ids}, DEBATES_PER_JUDGE_CHUNK)
+        if enqueue:
+            transaction.on_commit(lambda: enqueue_chunks(run.job))
     return run
+
+
+def judge_queue(run: JudgeRun) -> str:
+    return queue_for([run.judge])
 
 
 def judge_setup(run: JudgeRun, debate: Debate, reversed_order: bool) -> DebateSetup:
@@ -83,19 +89,33 @@ def judge_setup(run: JudgeRun, debate: Debate, reversed_order: bool) -> DebateSe
     )
 
 
-def run_judge(judge_run_id: int) -> str:
-    run = JudgeRun.objects.select_related("reference__criterion", "job").get(pk=judge_run_id)
-    job = run.job
-    if job is not None and job.cancel_requested:
-        return "cancelled"
-    debates = list(run.reference.debates.select_related("run__criterion", "prompt", "response_a", "response_b"))
-    done = set(run.verdicts.values_list("debate_id", "reversed_order", "sample"))
+@dataclass
+class JudgeChunkResult:
+    verdicts: list[JudgeVerdict] = field(default_factory=list)
+    failed: int = 0
+    first_error: str = ""
+    usage: Usage = field(default_factory=Usage)
+
+
+def judge_chunk_work(run: JudgeRun, chunk: JobChunk) -> JudgeChunkResult:
+    """Ask the judge about every (debate, order, sample) of the chunk not stored yet. A failed call
+    is counted with its cause (a resume asks again); the verdicts are written when the chunk is."""
+    debates = list(
+        Debate.objects.filter(pk__in=chunk.unit_ids).select_related(
+            "run__criterion", "prompt", "response_a", "response_b"
+        )
+    )
+    done = set(run.verdicts.filter(debate__in=debates).values_list("debate_id", "reversed_order", "sample"))
     orders = [False, True] if run.check_position else [False]
     todo = [(d, o, k) for d in debates for o in orders for k in range(run.samples) if (d.pk, o, k) not in done]
-    setups = {(d.pk, o): judge_setup(run, d, o) for d in debates for o in orders}
-    client = chat_client(run.judge)
+    result = JudgeChunkResult()
+    meter = UsageMeter()
+    try:
+        client = chat_client(run.judge, meter=meter)
+    except (LLMError, UnknownProvider, ValueError) as error:
+        return JudgeChunkResult(failed=len(todo), first_error=str(error))
 
-    async def judge_one(db: DatabaseThread, debate: Debate, reversed_order: bool, sample: int) -> None:
+    async def judge_one(debate: Debate, reversed_order: bool, sample: int) -> None:
         seed = (
             None if run.temperature == 0 else zlib.crc32(f"{run.seed}:{debate.pk}:{reversed_order}:{sample}".encode())
         )
@@ -115,33 +135,16 @@ def run_judge(judge_run_id: int) -> str:
                 "cached": completion.cached,
             }
 
-        text, verdict, reasked, extra = await ask_for_verdict(initial_prompt(setups[(debate.pk, reversed_order)]), ask)
-        await db.run(_store, run, debate, reversed_order, sample, text, verdict, reasked, extra)
-
-    async def all_of_them() -> None:
-        async with DatabaseThread() as db:
-            try:
-                await asyncio.gather(*(judge_one(db, *item) for item in todo))
-            finally:  # its connections belong to this loop
-                await client.aclose()
-
-    try:
-        event_loop.run(all_of_them())
-    except LLMError as error:
-        if job:
-            do_fail_job(job, str(error))
-        return "failed"
-    if job:
-        do_finish_job(job, f"{run.verdicts.count()} judgments.")
-    return "succeeded"
-
-
-def _store(
-    run: JudgeRun, debate: Debate, reversed_order: bool, sample: int, text: str, verdict, reasked, extra
-) -> None:
-    try:
-        with transaction.atomic():
-            JudgeVerdict.objects.create(
+        try:
+            text, verdict, reasked, extra = await ask_for_verdict(
+                initial_prompt(judge_setup(run, debate, reversed_order)), ask
+            )
+        except LLMError as error:
+            result.failed += 1
+            result.first_error = result.first_error or str(error)
+            return
+        result.verdicts.append(
+            JudgeVerdict(
                 judge_run=run,
                 debate=debate,
                 reversed_order=reversed_order,
@@ -154,10 +157,61 @@ def _store(
                 latency_s=extra.get("latency_s", 0.0),
                 cached=extra.get("cached", False),
             )
-    except IntegrityError:  # a retried task found it stored already
-        return
-    if run.job_id:
-        do_progress_job(Job(pk=run.job_id), 1)  # it locks and re-reads the row itself
+        )
+
+    async def all_of_them() -> None:
+        try:
+            await asyncio.gather(*(judge_one(*item) for item in todo))
+        finally:  # its connections belong to this loop
+            await client.aclose()
+
+    event_loop.run(all_of_them())
+    result.usage = meter.usage()
+    return result
+
+
+def run_judge_chunk(chunk_id: int) -> str:
+    """Judge one chunk's pairs and record them; safe to run twice (see evalhub.jobs.chunks)."""
+
+    def work(chunk: JobChunk) -> JudgeChunkResult:
+        return judge_chunk_work(JudgeRun.objects.select_related("reference").get(job_id=chunk.job_id), chunk)
+
+    return run_chunk(chunk_id, work, record_judge_chunk)
+
+
+def record_judge_chunk(chunk: JobChunk, result: JudgeChunkResult) -> bool:
+    run = JudgeRun.objects.get(job_id=chunk.job_id)
+
+    def write(_chunk: JobChunk) -> None:
+        JudgeVerdict.objects.bulk_create(result.verdicts, ignore_conflicts=True)  # a retried chunk adds nothing
+
+    def progress(job: Job) -> str:
+        return f"{job.progress_done:,} of {job.progress_total:,} judgments"
+
+    def finish(job: Job) -> Settled:
+        outcome = judge_outcome(run, job)
+        return Settled(f"{outcome.produced:,} judgments, {outcome.invalid:,} unreadable.", {}, outcome)
+
+    return do_complete_chunk(
+        chunk, write, progress, finish, failed=result.failed, first_error=result.first_error, usage=result.usage
+    )
+
+
+def judge_outcome(run: JudgeRun, job: Job) -> Outcome:
+    """Judgments stored against calls that failed; a judge with no judgment at all is named."""
+    stored = run.verdicts.count()
+    invalid = run.verdicts.filter(verdict__isnull=True).count()
+    chunks = job.chunks.filter(units_failed__gt=0)
+    failed = sum(chunks.values_list("units_failed", flat=True))
+    first_error = chunks.exclude(first_error="").order_by("index").values_list("first_error", flat=True).first()
+    failures = (ComponentFailure("Judge", run.judge, first_error),) if stored == 0 and first_error else ()
+    return Outcome(
+        planned=job.progress_total,
+        produced=stored - invalid,
+        failed=failed,
+        invalid=invalid,
+        failed_components=failures,
+    )
 
 
 # --- the report ----------------------------------------------------------------------------

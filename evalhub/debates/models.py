@@ -9,13 +9,6 @@ from django.urls import reverse
 from evalhub.core.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNANIMOUS
 
 
-class RunStatus(models.TextChoices):
-    DRAFT = "draft", "Draft"
-    RUNNING = "running", "Running"
-    PAUSED = "paused", "Paused"
-    CANCELLED = "cancelled", "Cancelled"
-
-
 class DebateRun(models.Model):
     name = models.CharField(max_length=200)
     benchmark = models.ForeignKey("catalog.Benchmark", on_delete=models.PROTECT, related_name="debate_runs")
@@ -52,8 +45,9 @@ class DebateRun(models.Model):
         default="another",
         help_text="What happens when the people disagree without a majority.",
     )
-    status = models.CharField(max_length=20, choices=RunStatus.choices, default=RunStatus.DRAFT)
-    usage = models.JSONField(default=dict, blank=True, help_text="Tokens and cost, summed over turns.")
+    # Started runs are jobs (kind "debate", chunks of debate ids): their state, controls, progress
+    # and usage are the job's. A run without a job is a draft.
+    job = models.OneToOneField("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="debate_run")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -65,6 +59,10 @@ class DebateRun(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("debate_run_detail", args=[self.pk])
+
+    @property
+    def is_draft(self) -> bool:
+        return self.job_id is None
 
 
 class DebateStatus(models.TextChoices):

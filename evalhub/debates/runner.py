@@ -21,10 +21,20 @@ from django.utils.html import escape
 
 from evalhub.core.debate import DebateSetup, Turn, criteria_text
 from evalhub.core.debate import run_debate as run_protocol
-from evalhub.debates.actions import do_claim_debates, do_finish_debates, do_record_turns, do_release_debate
-from evalhub.debates.models import Debate, DebateRun, RunStatus
+from evalhub.core.outcomes import ComponentFailure, Outcome
+from evalhub.debates.actions import (
+    do_claim_debates,
+    do_finish_debates,
+    do_record_turns,
+    do_release_debate,
+    run_counts,
+)
+from evalhub.debates.models import Debate, DebateRun, DebateStatus, DebateTurn
+from evalhub.jobs.chunks import Settled, do_complete_chunk, run_chunk
+from evalhub.jobs.models import Job, JobChunk
 from evalhub.live import outbox, send_html
 from evalhub.llm import event_loop
+from evalhub.llm.interrupt import Interrupted
 from evalhub.llm.types import LLMError
 from evalhub.system.db_thread import DatabaseThread, GroupCommit
 from evalhub.system.model_access import chat_client
@@ -99,12 +109,9 @@ def run_debates(debate_ids: list[int]) -> dict[int, str]:
 class _Commits:
     turns: GroupCommit
     finishes: GroupCommit
-    run_checks: GroupCommit
 
 
-def _still_running(run_ids: list[int]) -> list[bool]:
-    running = set(DebateRun.objects.filter(pk__in=set(run_ids), status=RunStatus.RUNNING).values_list("pk", flat=True))
-    return [run_id in running for run_id in run_ids]
+STOPPED = "stopped"
 
 
 def _prepared(debates: list[Debate]) -> list[tuple[Debate, DebateSetup, list[Turn]]]:
@@ -131,19 +138,18 @@ async def _run_all(debate_ids: list[int]) -> dict[int, str]:
 
     async with DatabaseThread() as db, outbox():
         # The batch starts in a few queries, however many debates it holds; turns (and debates)
-        # that finish together are stored in one transaction; debates between rounds share one
-        # look at whether their run was paused.
+        # that finish together are stored in one transaction. A pause or cancel of the job stops
+        # every debate at its next call (evalhub.llm.interrupt), not at its next round.
         prepared = await db.run(lambda: _prepared(do_claim_debates(debate_ids)))
-        commits = _Commits(
-            turns=GroupCommit(db, do_record_turns),
-            finishes=GroupCommit(db, do_finish_debates),
-            run_checks=GroupCommit(db, _still_running),
-        )
+        commits = _Commits(turns=GroupCommit(db, do_record_turns), finishes=GroupCommit(db, do_finish_debates))
         try:
             ran = await asyncio.gather(*(_run_one(*entry, client_for, db, commits) for entry in prepared))
         finally:  # their connections belong to this loop, which ends with the batch
             await asyncio.gather(*(client.aclose() for client in clients.values()))
         statuses = {debate.pk: status for (debate, _, _), status in zip(prepared, ran, strict=True)}
+        stops = [reason for reason in ran if isinstance(reason, Interrupted)]
+        if stops:  # the chunk is not done: its stopped debates wait, pending, for a resume
+            raise stops[0]
         if len(statuses) < len(debate_ids):  # not claimed: finished, paused or cancelled before it began
             statuses.update(
                 await db.run(lambda: dict(Debate.objects.filter(pk__in=debate_ids).values_list("id", "status")))
@@ -194,15 +200,73 @@ async def _run_one(
     async def on_turn(turn: Turn) -> None:
         await commits.turns.add((debate_id, turn, str(run.agents[turn.agent])))
 
-    async def should_stop() -> bool:
-        return not await commits.run_checks.add(run.pk)
-
     try:
-        outcome = await run_protocol(setup, ask, done=done, on_turn=on_turn, should_stop=should_stop)
+        outcome = await run_protocol(setup, ask, done=done, on_turn=on_turn)
+    except Interrupted as stop:
+        await db.run(do_release_debate, debate)
+        return stop  # type: ignore[return-value]  # collected by _run_all, which raises it once
     except LLMError as error:
         logger.warning("debate %s failed: %s", debate_id, error)
         cause = str(error)
         return (await db.run(lambda: do_release_debate(debate, error=cause))).status
-    if outcome.stopped:
-        return (await db.run(do_release_debate, debate)).status
     return (await commits.finishes.add((debate, outcome))).status
+
+
+# --- the job kind: a chunk of debates ---------------------------------------------------------
+
+
+def run_debate_chunk(chunk_id: int) -> str:
+    """Run one chunk's debates and record it; safe to run twice (see evalhub.jobs.chunks)."""
+    return run_chunk(chunk_id, lambda chunk: run_debates(chunk.unit_ids), record_debate_chunk)
+
+
+def record_debate_chunk(chunk: JobChunk, statuses: dict[int, str]) -> bool:
+    """Turns and outcomes are stored as they happen; recording the chunk counts its failed debates
+    (a resume runs them again) and settles the job when it is the last."""
+    run = DebateRun.objects.get(job_id=chunk.job_id)
+
+    def progress(job: Job) -> str:
+        counts = run_counts(run)
+        return f"{counts['finished']:,} of {counts['total']:,} debates finished ({counts['failed']:,} failed)"
+
+    def finish(_job: Job) -> Settled:
+        counts = run_counts(run)
+        outcome = debate_outcome(run, counts)
+        message = (
+            f"{counts['consensus']:,} consensus, {counts['unresolved'] + counts['adjudicated']:,} sent to people"
+            + (f", {counts['failed']:,} failed." if counts["failed"] else ".")
+        )
+        return Settled(message, counts, outcome)
+
+    failed = sum(status == DebateStatus.FAILED for status in statuses.values())
+    return do_complete_chunk(chunk, lambda _chunk: None, progress, finish, failed=failed)
+
+
+def debate_outcome(run: DebateRun, counts: dict[str, int]) -> Outcome:
+    """Debates with a result (consensus, or sent to people) against failed ones; an agent that never
+    answered while debates failed because of it is named with the first such error."""
+    answered = set(DebateTurn.objects.filter(debate__run=run).values_list("agent_spec", flat=True).distinct())
+    errors = list(run.debates.filter(status=DebateStatus.FAILED).values_list("error", flat=True)[:200])
+    failed_components = []
+    for spec in dict.fromkeys(str(agent) for agent in run.agents):
+        if spec in answered:
+            continue
+        first = next((e for e in errors if e.startswith(_provider_model(spec))), None)
+        if first:
+            failed_components.append(ComponentFailure("Agent", spec, first))
+    produced = counts["consensus"] + counts["unresolved"] + counts["adjudicated"]
+    return Outcome(
+        planned=counts["total"],
+        produced=produced,
+        failed=counts["failed"],
+        failed_components=tuple(failed_components),
+        cause=f"Every debate failed: {errors[0]}" if errors else "",
+    )
+
+
+def _provider_model(spec: str) -> str:
+    """How an LLMError names a spec's model ("provider:model:"), to match errors to agents."""
+    from evalhub.llm.registry import parse_spec
+
+    parsed = parse_spec(spec)
+    return f"{parsed.provider}:{parsed.model}:"

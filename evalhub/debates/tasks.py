@@ -2,19 +2,19 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from evalhub.debates.judging import run_judge
-from evalhub.debates.runner import run_debates
+from evalhub.debates.judging import run_judge_chunk
+from evalhub.debates.runner import run_debate_chunk
 
 
-@shared_task(name="debates.run_debates", ignore_result=True, acks_late=True)
-def run_debates_task(debate_ids: list[int]) -> None:
-    # A batch of debates runs concurrently in this task. Provider failures are recorded on each
-    # debate (status "failed", with the cause) and retried by resuming the run; anything else is
-    # a bug and should surface in the worker log. A killed worker's batch runs again (acks_late)
-    # and resumes from the stored turns.
-    run_debates(debate_ids)
+@shared_task(name="debates.debate_chunk", ignore_result=True, acks_late=True, reject_on_worker_lost=True)
+def debate_chunk_task(chunk_id: int) -> str:
+    # A chunk's debates run concurrently in this task. Provider failures are recorded on each
+    # debate (status "failed", with the cause) and run again by Retry failed; anything else is a
+    # bug, fails the job with its cause and surfaces in the worker log. A killed worker's chunk
+    # goes back to the queue (heartbeat, evalhub.jobs.chunks) and resumes from the stored turns.
+    return run_debate_chunk(chunk_id)
 
 
-@shared_task(name="debates.run_judge", ignore_result=True, acks_late=True)
-def run_judge_task(judge_run_id: int) -> None:
-    run_judge(judge_run_id)
+@shared_task(name="debates.judge_chunk", ignore_result=True, acks_late=True, reject_on_worker_lost=True)
+def judge_chunk_task(chunk_id: int) -> str:
+    return run_judge_chunk(chunk_id)

@@ -7,15 +7,16 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from evalhub.accounts.roles import ADMIN, has_role, role_required
-from evalhub.debates.actions import RunRejected, do_create_run, do_set_run_status, do_start_run, run_counts, runs_counts
+from evalhub.debates.actions import RunRejected, do_create_run, do_start_run, run_counts, runs_counts
 from evalhub.debates.forms import DebateRunForm, JudgeRunForm
 from evalhub.debates.judging import do_create_judge_run, meta_evaluation
-from evalhub.debates.models import Debate, DebateRun, RunStatus
+from evalhub.debates.models import Debate, DebateRun, JudgeRun
+from evalhub.jobs.actions import do_request_stop
 
 
 @role_required()
 def debate_index(request):
-    runs = list(DebateRun.objects.select_related("benchmark", "criterion", "model_a", "model_b")[:50])
+    runs = list(DebateRun.objects.select_related("benchmark", "criterion", "model_a", "model_b", "job")[:50])
     counts = runs_counts(runs)
     rows = [(run, counts[run.pk]) for run in runs]
     return render(request, "debates/index.html", {"rows": rows})
@@ -40,27 +41,38 @@ def run_create(request):
 
 @role_required()
 def run_detail(request, pk: int):
-    run = get_object_or_404(DebateRun.objects.select_related("benchmark", "criterion", "model_a", "model_b"), pk=pk)
+    run = get_object_or_404(
+        DebateRun.objects.select_related("benchmark", "criterion", "model_a", "model_b", "job"), pk=pk
+    )
     debates = run.debates.select_related("prompt").order_by("id")
     page = Paginator(debates, 100).get_page(request.GET.get("page"))
     return render(request, "debates/run_detail.html", {"run": run, "counts": run_counts(run), "page": page})
 
 
+@role_required()
+def run_results(request, pk: int):
+    """What a debate run's job page shows under its status: the run's live summary."""
+    run = get_object_or_404(DebateRun.objects.select_related("job"), pk=pk)
+    return render(request, "debates/_run_summary.html", {"run": run, "counts": run_counts(run)})
+
+
+@role_required()
+def judge_run_results(request, pk: int):
+    run = get_object_or_404(JudgeRun.objects.select_related("reference"), pk=pk)
+    return render(request, "debates/_judge_run_results.html", {"judge_run": run})
+
+
 @role_required(ADMIN)
 @require_POST
 def run_control(request, pk: int, action: str):
-    run = get_object_or_404(DebateRun, pk=pk)
-    try:
-        if action in {"start", "resume"}:
-            do_start_run(run)
-        elif action == "pause":
-            do_set_run_status(run, RunStatus.PAUSED)
-        elif action == "cancel":
-            do_set_run_status(run, RunStatus.CANCELLED)
-        else:
-            return redirect(run)
-    except RunRejected as error:
-        messages.error(request, str(error))
+    """Start a draft; pause, cancel and resume are the job's (the same controls as every job)."""
+    run = get_object_or_404(DebateRun.objects.select_related("job"), pk=pk)
+    if action == "start" and run.is_draft or action == "resume" and run.job and run.job.can_resume:
+        do_start_run(run)
+    elif action in {"pause", "cancel"} and run.job:
+        do_request_stop(run.job, action)
+    else:
+        messages.error(request, f"{action.capitalize()} does not apply to this run now.")
     return redirect(run)
 
 

@@ -21,13 +21,7 @@ from evalhub.debates.judging import do_create_judge_run
 from evalhub.debates.models import DebateRun
 from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate, response_variant
 from evalhub.jobs.actions import do_create_job
-from evalhub.jobs.chunks import (
-    chosen_prompt_ids,
-    do_complete_chunk,
-    do_create_chunks,
-    do_resume_chunked_job,
-    enqueue_pending_chunks,
-)
+from evalhub.jobs.chunks import Settled, chosen_prompt_ids, do_complete_chunk, do_create_chunks, enqueue_chunks
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
@@ -274,7 +268,7 @@ def do_create_generation_run(
         size = chunk_prompts or max(1, CALLS_PER_CHUNK // per_prompt)
         do_create_chunks(job, ids, {pk: per_prompt for pk in ids}, size)
         if enqueue:
-            transaction.on_commit(lambda: enqueue_generation_chunks(run))
+            transaction.on_commit(lambda: enqueue_chunks(job))
     return run
 
 
@@ -282,20 +276,6 @@ def generation_queue(run: GenerationRun) -> str:
     """The candidates' and the hint maker's queue (the rule-based maker calls no model)."""
     hint_maker = [run.hint_maker] if run.hint_maker != RULE_BASED else []
     return queue_for([spec_of(m) for m in run.candidates.all()] + hint_maker)
-
-
-def enqueue_generation_chunks(run: GenerationRun) -> None:
-    from evalhub.generation.tasks import generation_chunk_task
-
-    enqueue_pending_chunks(run.job, generation_chunk_task, generation_queue(run))
-
-
-def do_resume_generation_run(run: GenerationRun) -> GenerationRun:
-    """Run the unfinished chunks; responses that exist are found, not generated again."""
-    do_resume_chunked_job(
-        run.job, lambda: enqueue_generation_chunks(run), "Resumed: finished chunks and stored responses are kept."
-    )
-    return run
 
 
 def progress_message(run: GenerationRun, job: Job) -> str:
@@ -308,7 +288,7 @@ def progress_message(run: GenerationRun, job: Job) -> str:
 def do_record_generation_chunk(chunk: JobChunk, result) -> bool:
     """Write a chunk's responses and issues with the chunk marked done; the last chunk finishes the
     job. A response another attempt (or run) stored first is kept as it is: nothing is written twice."""
-    from evalhub.generation.analysis import run_summary
+    from evalhub.generation.analysis import generation_outcome, run_summary
 
     run = GenerationRun.objects.get(job_id=chunk.job_id)
 
@@ -329,22 +309,27 @@ def do_record_generation_chunk(chunk: JobChunk, result) -> bool:
         GenerationRun.objects.filter(pk=run.pk).update(
             made=F("made") + len(fresh),
             found=F("found") + result.found + len(result.responses) - len(fresh),
-            calls=F("calls") + usage.get("calls", 0),
-            cached_calls=F("cached_calls") + usage.get("cached_calls", 0),
-            input_tokens=F("input_tokens") + usage.get("input_tokens", 0),
-            output_tokens=F("output_tokens") + usage.get("output_tokens", 0),
-            cost_usd=F("cost_usd") + usage.get("cost_usd", 0.0),
+            calls=F("calls") + usage.calls,
+            cached_calls=F("cached_calls") + usage.cached_calls,
+            input_tokens=F("input_tokens") + usage.input_tokens,
+            output_tokens=F("output_tokens") + usage.output_tokens,
+            cost_usd=F("cost_usd") + usage.cost_usd,
         )
 
-    def finish(_job: Job) -> tuple[str, dict]:
+    def finish(_job: Job) -> Settled:
         fresh = GenerationRun.objects.get(pk=run.pk)
         issues = fresh.job.row_issues.count()
         reported = f"; {issues} row{'s' if issues != 1 else ''} reported (see below)." if issues else "."
         message = f"{fresh.made:,} responses generated, {fresh.found:,} found already{reported}"
-        return message, run_summary(fresh)
+        return Settled(message, run_summary(fresh), generation_outcome(fresh))
 
     return do_complete_chunk(
-        chunk, write, lambda job: progress_message(GenerationRun.objects.get(pk=run.pk), job), finish
+        chunk,
+        write,
+        lambda job: progress_message(GenerationRun.objects.get(pk=run.pk), job),
+        finish,
+        failed=result.failed,
+        usage=result.usage,
     )
 
 

@@ -12,17 +12,19 @@ import hashlib
 from collections import Counter
 from typing import Any
 
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q
 
 from evalhub.catalog.models import Prompt, Response
 from evalhub.core.answers import answers_match, extract_answer
+from evalhub.core.outcomes import ComponentFailure, Outcome
 from evalhub.core.tiers import TierTable, tier_label, tier_table, win_value
 from evalhub.dashboards.battles import SOURCES, load_battles
 from evalhub.dashboards.caching import cached, fingerprint
 from evalhub.debates.models import Debate
 from evalhub.generation.actions import hints_digest
 from evalhub.generation.models import GenerationRun, PromptHints
-from evalhub.generation.runner import stated_answer
+from evalhub.generation.runner import CUT_OFF_NOTE, spec_of, stated_answer
+from evalhub.scoring.models import RowIssue
 
 
 def run_responses(run: GenerationRun):
@@ -172,6 +174,24 @@ def run_summary(run: GenerationRun) -> dict[str, Any]:
             for (m, t), c in accuracy.cells.items()
         },
     }
+
+
+def generation_outcome(run: GenerationRun) -> Outcome:
+    """Responses present against calls that gave none; a candidate with no response at all and
+    failed calls is named with its first error. An answer cut at the token limit is kept (and
+    reported), so it counts as produced."""
+    failures = RowIssue.objects.filter(job=run.job, stage="generation").exclude(message__contains=CUT_OFF_NOTE)
+    present = dict(run_responses(run).order_by().values_list("model__slug").annotate(n=Count("pk")))
+    failed_components = []
+    for model in run.candidates.order_by("slug"):
+        mine = failures.filter(Q(label=model.slug) | Q(label__startswith=f"{model.slug} · "))
+        first = mine.order_by("id").values_list("message", flat=True).first()
+        if not present.get(model.slug) and first:
+            failed_components.append(ComponentFailure("Candidate", spec_of(model), first))
+    produced, failed = sum(present.values()), failures.count()
+    return Outcome(
+        planned=produced + failed, produced=produced, failed=failed, failed_components=tuple(failed_components)
+    )
 
 
 def model_tier_rows(model, stamp: str, limit: int = 10) -> list[dict[str, Any]]:

@@ -25,6 +25,7 @@ class GenerationConfig(AppConfig):
             actions.GENERATION,
             run_attr="generation_run",
             results="generation_results",
-            resume=actions.do_resume_generation_run,
+            task="generation.chunk",
+            queue=actions.generation_queue,
         )
         post_migrate.connect(ensure_builtin_templates, sender=self, dispatch_uid="generation-builtin-templates")

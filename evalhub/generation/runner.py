@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
 
 from evalhub.catalog.models import LanguageModel, Prompt, Response
 from evalhub.core.generation_templates import render_messages
 from evalhub.core.hints import HINT_PROMPT_VERSION, RULE_BASED, final_answer, hint_messages, parse_hints, prefix_hints
 from evalhub.core.tiers import tier_label
+from evalhub.core.usage import Usage
 from evalhub.generation.actions import do_store_hints, hints_digest, spec_of
 from evalhub.generation.models import GenerationRun, PromptHints
 from evalhub.jobs.models import JobChunk
@@ -31,12 +31,16 @@ from evalhub.system.model_access import chat_client
 CUT_OFF = ("length", "max_tokens")  # OpenAI-style and Anthropic-style finish reasons at the token limit
 
 
+CUT_OFF_NOTE = "stopped at the token limit"
+
+
 @dataclass
 class GenerationChunkResult:
     responses: list[Response] = field(default_factory=list)
     issues: list = field(default_factory=list)
-    usage: dict[str, Any] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
     found: int = 0
+    failed: int = 0  # calls asked for that gave no response (each a reported row)
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,7 @@ def stated_answer(prompt: Prompt) -> str | None:
 def generation_chunk_work(run: GenerationRun, chunk: JobChunk) -> GenerationChunkResult:
     issue = IssueLog(run.job)
     result = GenerationChunkResult(issues=issue)
-    prompts = list(Prompt.objects.filter(pk__in=chunk.prompt_ids).order_by("pk"))
+    prompts = list(Prompt.objects.filter(pk__in=chunk.unit_ids).order_by("pk"))
     hints = prompt_hints(run, prompts, issue) if any(t > 0 for t in run.tiers) else {}
     candidates = list(run.candidates.all())
     if not candidates:
@@ -92,7 +96,8 @@ def generation_chunk_work(run: GenerationRun, chunk: JobChunk) -> GenerationChun
                     items.append(Item(prompt, model, tier, sample, variant, messages, tuple(shown)))
     meter = UsageMeter()
     result.responses = event_loop.run(_generate(run, template.slug, items, meter, issue))
-    result.usage = meter.as_dict()
+    result.usage = meter.usage()
+    result.failed = len(items) - len(result.responses)
     return result
 
 
@@ -106,7 +111,8 @@ async def _generate(run: GenerationRun, template: str, items: list[Item], meter:
         try:
             clients[model.pk] = chat_client(spec_of(model), meter=meter)
         except (LLMError, UnknownProvider, ValueError) as error:
-            issue("generation", f"{spec_of(model)}: {error}", label=model.slug)
+            for item in model_items:  # each of its calls fails, with the cause
+                issue("generation", f"{spec_of(model)}: {error}", prompt=item.prompt, label=model.slug)
 
     async def one(item: Item) -> Response | None:
         spec, label = spec_of(item.model), f"{item.model.slug} · {tier_label(item.tier)}"
@@ -125,8 +131,8 @@ async def _generate(run: GenerationRun, template: str, items: list[Item], meter:
             issue("generation", f"{spec} returned an empty answer.", prompt=item.prompt, label=label)
             return None
         if completion.finish_reason in CUT_OFF:  # kept (it is what the model wrote in budget), but said
-            issue("generation", f"{spec} stopped at the token limit ({run.max_tokens}): the answer may be cut off.",
-                  prompt=item.prompt, label=label)  # fmt: skip
+            note = f"{spec} {CUT_OFF_NOTE} ({run.max_tokens}): the answer may be cut off."
+            issue("generation", note, prompt=item.prompt, label=label)
         return Response(
             prompt=item.prompt,
             model=item.model,

@@ -10,7 +10,9 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from evalhub.celery import QUEUES
-from evalhub.jobs.models import Job, JobStatus, WorkerHeartbeat
+from evalhub.core.outcomes import Outcome
+from evalhub.core.usage import Usage
+from evalhub.jobs.models import Job, JobStatus, StopRequest, WorkerHeartbeat, stall_after
 from evalhub.live import broadcast_html
 
 WORKER_CHECK = "worker_check"
@@ -18,13 +20,18 @@ WORKER_CHECK_TIMEOUT_S = 30
 
 
 def job_status_html(job: Job) -> str:
-    from evalhub.jobs.kinds import links
+    from evalhub.jobs.kinds import results_url
 
-    return render_to_string("jobs/_job_status.html", {"job": job, "oob": True, "links": links(job)})
+    return render_to_string("jobs/_job_status.html", {"job": job, "oob": True, "results_url": results_url(job)})
 
 
 def broadcast_job(job: Job) -> None:
-    broadcast_html(job.group_name, job_status_html(job))
+    from evalhub.jobs.kinds import run_of
+
+    broadcast_html(job.group_name, lambda: job_status_html(job))
+    kind, run = run_of(job)
+    if run is not None and kind.on_change is not None:
+        kind.on_change(run)
 
 
 def do_create_job(kind: str, title: str, *, user: Any = None, params: dict | None = None, total: int = 0) -> Job:
@@ -51,67 +58,89 @@ def do_progress_job(job: Job, done: int = 1, message: str = "") -> Job:
     return job
 
 
-def do_finish_job(job: Job, message: str = "", result: dict | None = None) -> Job:
+def do_add_usage(job: Job, usage: Usage) -> Job:
+    """Add calls, tokens and cost to the job's total (inside the caller's transaction)."""
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
-        job.status, job.finished_at, job.message = JobStatus.SUCCEEDED, timezone.now(), message or job.message
-        job.result = result or job.result
+        job.usage = (job.usage_value + usage).as_dict()
+        job.save(update_fields=["usage"])
+    return job
+
+
+def do_settle_job(job: Job, outcome: Outcome, message: str = "", result: dict | None = None) -> Job:
+    """The last chunk is recorded: the final state follows from what happened (evalhub.core.outcomes),
+    never from the work having ended. A stop asked for meanwhile does not hide the outcome: every
+    unit has its result by now."""
+    state, headline = outcome.settle()
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        job.status, job.finished_at, job.requested = state, timezone.now(), ""
+        job.units_failed, job.units_invalid = outcome.failed, outcome.invalid
+        job.message = headline if state == JobStatus.FAILED else (message or headline)
+        job.error = headline if state == JobStatus.FAILED else ""
+        job.result = result if result is not None else job.result
         job.save()
         broadcast_job(job)
     return job
+
+
+def do_finish_job(job: Job, message: str = "", result: dict | None = None) -> Job:
+    """Settle a job whose kind counts no units (a worker check): succeeded."""
+    return do_settle_job(job, Outcome(planned=0, produced=0), message, result)
 
 
 def do_fail_job(job: Job, error: str) -> Job:
-    """Failed, with its cause; the work done so far stays, and running the job again resumes it."""
+    """Failed, with its cause; the work done so far stays, and resuming the job runs the rest."""
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
-        job.status, job.finished_at, job.error = JobStatus.FAILED, timezone.now(), error[:5000]
+        job.status, job.finished_at, job.requested = JobStatus.FAILED, timezone.now(), ""
+        job.error = error[:5000]
+        job.message = error.splitlines()[0][:500] if error else "Failed."
         job.save()
         broadcast_job(job)
     return job
 
 
+def _in_hand(job: Job) -> bool:
+    """Is any chunk of the job being worked on right now (a heartbeat within the stall time)?"""
+    return job.chunks.filter(done_at__isnull=True, heartbeat_at__gte=timezone.now() - stall_after()).exists()
+
+
+def do_request_stop(job: Job, what: str) -> Job:
+    """Pause or cancel. A job with no chunk in hand (queued, or its workers gone) stops at once;
+    otherwise its workers stop between calls, within seconds, and the last one settles it."""
+    if what not in (StopRequest.PAUSE, StopRequest.CANCEL):
+        raise ValueError(f"unknown stop request {what!r}")
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        if not job.can_stop:
+            return job
+        job.requested = what
+        job.save(update_fields=["requested"])
+        broadcast_job(job)
+    return do_settle_stop(job)
+
+
 def do_request_cancel(job: Job) -> Job:
-    """Ask a job to stop; a queued job stops at once, a running one at its next checkpoint."""
+    return do_request_stop(job, StopRequest.CANCEL)
+
+
+def do_settle_stop(job: Job) -> Job:
+    """A stop was asked for and no chunk is in hand any more: the job is Paused or Cancelled, with
+    what was stored kept. Called by each worker that stops, by the stall check and by the request."""
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
-        if job.finished:
+        if job.finished or not job.requested or _in_hand(job):
             return job
-        job.cancel_requested = True
-        fields = ["cancel_requested"]
-        if job.status == JobStatus.QUEUED:
-            job.status, job.finished_at, job.message = (
-                JobStatus.CANCELLED,
-                timezone.now(),
-                "Cancelled before it started.",
-            )
-            fields += ["status", "finished_at", "message"]
-        job.save(update_fields=fields)
-        broadcast_job(job)
-    return job
-
-
-def do_mark_cancelled(job: Job, message: str = "Cancelled; the work done so far is kept.") -> Job:
-    """A running job saw its cancel request at a checkpoint and stopped."""
-    with transaction.atomic():
-        job = Job.objects.select_for_update().get(pk=job.pk)
-        if job.finished:
-            return job
-        job.status, job.finished_at, job.message = JobStatus.CANCELLED, timezone.now(), message
-        job.save(update_fields=["status", "finished_at", "message"])
-        broadcast_job(job)
-    return job
-
-
-def do_requeue_job(job: Job, message: str = "Resumed.") -> Job:
-    """Put a failed or cancelled job back in the queue; what it finished stays finished."""
-    with transaction.atomic():
-        job = Job.objects.select_for_update().get(pk=job.pk)
-        if job.status == JobStatus.SUCCEEDED:
-            return job
-        job.status, job.finished_at, job.cancel_requested, job.error = JobStatus.QUEUED, None, False, ""
-        job.message = message
-        job.save(update_fields=["status", "finished_at", "cancel_requested", "error", "message"])
+        kept = f"{job.progress_done:,} of {job.progress_total:,} done are kept"
+        if job.requested == StopRequest.CANCEL:
+            job.status, job.finished_at = JobStatus.CANCELLED, timezone.now()
+            job.message = f"Cancelled: {kept}." if job.progress_done else "Cancelled before anything was done."
+        else:
+            job.status = JobStatus.PAUSED
+            job.message = f"Paused: {kept}; Resume runs the rest."
+        job.requested = ""
+        job.save()
         broadcast_job(job)
     return job
 

@@ -1,36 +1,67 @@
-"""Jobs split into chunks of prompts: create them, run one safely, record one exactly once.
+"""Jobs split into chunks: create them, run one safely, record one exactly once, notice lost ones.
 
 A chunk's results are written in the same transaction that marks it done, so a retried or
 duplicated delivery (acks_late after a killed worker) finds it done and writes nothing. The
-chunk that finds no other chunk left finishes the job with the job's summary.
+chunk that finds no other chunk left settles the job from its kind's outcome.
+
+While a worker is on a chunk, a heartbeat thread stamps the chunk every few seconds and reads
+the job's pause or cancel request; the calls of the chunk check that (evalhub.llm.interrupt)
+and stop between calls. A chunk whose heartbeat stops (its worker was killed) is sent back to
+the queue by any worker's watchdog or by the job's page, without waiting for the broker.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
+import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from django.db import transaction
+from django.conf import settings
+from django.db import DatabaseError, close_old_connections, connection, transaction
 from django.utils import timezone
 
-from evalhub.jobs.actions import do_fail_job, do_finish_job, do_mark_cancelled, do_progress_job, do_requeue_job
-from evalhub.jobs.models import Job, JobChunk
+from evalhub.core.outcomes import Outcome
+from evalhub.core.usage import Usage
+from evalhub.jobs import kinds
+from evalhub.jobs.actions import (
+    do_add_usage,
+    do_fail_job,
+    do_progress_job,
+    do_settle_job,
+    do_settle_stop,
+)
+from evalhub.jobs.models import Job, JobChunk, JobStatus, stall_after
+from evalhub.llm.interrupt import Interrupted, stopping_when
 
 logger = logging.getLogger(__name__)
 R = TypeVar("R")
 
 
-def do_create_chunks(job: Job, prompt_ids: Sequence[int], units: Mapping[int, int], size: int) -> list[JobChunk]:
+@dataclass(frozen=True)
+class Settled:
+    """What a kind says when its last chunk is recorded: the job's message, its stored summary and
+    the facts its final state is derived from."""
+
+    message: str
+    result: dict[str, Any]
+    outcome: Outcome
+
+
+def do_create_chunks(job: Job, unit_ids: Sequence[int], units: Mapping[int, int] | None, size: int) -> list[JobChunk]:
+    """Chunks of `size` ids each; `units` says how many progress units an id stands for (1 if None)."""
     return JobChunk.objects.bulk_create(
         [
             JobChunk(
                 job=job,
                 index=n,
-                prompt_ids=list(prompt_ids[start : start + size]),
-                units_planned=sum(units.get(p, 0) for p in prompt_ids[start : start + size]),
+                unit_ids=list(unit_ids[start : start + size]),
+                units_planned=sum(1 if units is None else units.get(i, 0) for i in unit_ids[start : start + size]),
             )
-            for n, start in enumerate(range(0, len(prompt_ids), size))
+            for n, start in enumerate(range(0, len(unit_ids), size))
         ]
     )
 
@@ -47,36 +78,140 @@ def chosen_prompt_ids(benchmark, subset: Sequence[int] = ()) -> list[int]:
     return list(prompts.values_list("pk", flat=True))
 
 
-def enqueue_pending_chunks(job: Job, task, queue: str) -> None:
-    """Send every unfinished chunk of `job` to `task` on `queue` (call after commit)."""
-    for chunk_id in pending_chunk_ids(job):
+def enqueue_chunks(job: Job, chunk_ids: Sequence[int] | None = None) -> None:
+    """Send chunks (by default every unfinished one) to the kind's task, by name, on its queue.
+    Call after commit. A chunk sent twice is harmless: the second delivery finds it done or in hand."""
+    from evalhub.celery import app
+
+    kind, run = kinds.run_of(job)
+    if run is None:
+        raise LookupError(f"job {job.pk} has no registered kind with a run ({job.kind!r})")
+    if kind.task not in app.tasks:  # tasks are found by name: import the apps' tasks modules once
+        app.loader.import_default_modules()
+    task, queue = app.tasks[kind.task], kind.queue(run)
+    for chunk_id in pending_chunk_ids(job) if chunk_ids is None else chunk_ids:
         task.apply_async(args=[chunk_id], queue=queue)
 
 
-def do_resume_chunked_job(job: Job, enqueue: Callable[[], None], message: str = "Resumed: finished chunks are kept."):
-    """Requeue a failed, cancelled or stalled chunked job; `enqueue` sends its unfinished chunks once committed."""
+def do_resume_job(job: Job, message: str = "Resumed: what was stored is kept.") -> Job:
+    """Run again what did not produce a result: a paused, cancelled or failed job's unfinished
+    chunks, a partial job's chunks that had failures, a stalled job's lost chunks; a queued job's
+    chunks are sent again (a second delivery of a chunk finds it done or in hand)."""
     with transaction.atomic():
-        do_requeue_job(job, message)
-        transaction.on_commit(enqueue)
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        if not (job.can_resume or job.status == JobStatus.QUEUED or job.stalled_since()):
+            return job
+        reopened = job.chunks.filter(done_at__isnull=False, units_failed__gt=0)
+        give_back = sum(reopened.values_list("units_planned", flat=True))
+        reopened.update(done_at=None, units_failed=0, first_error="")
+        job.chunks.filter(done_at__isnull=True).update(heartbeat_at=None, worker="")
+        job.status, job.finished_at, job.requested, job.error = JobStatus.QUEUED, None, "", ""
+        job.units_failed = job.units_invalid = 0
+        job.progress_done = max(0, job.progress_done - give_back)
+        job.message = message
+        job.save()
+        from evalhub.jobs.actions import broadcast_job
+
+        broadcast_job(job)
+        transaction.on_commit(lambda: enqueue_chunks(job))
+    return job
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
+
+
+class Heartbeat(threading.Thread):
+    """Stamps a chunk every EVALHUB_HEARTBEAT_SECONDS while its work runs, and keeps `reason`
+    ("", "pause", "cancel" or "lost") for the calls to read between calls."""
+
+    def __init__(self, chunk: JobChunk, attempt: int) -> None:
+        super().__init__(name=f"heartbeat-chunk-{chunk.pk}", daemon=True)
+        self.chunk_id, self.job_id, self.attempt = chunk.pk, chunk.job_id, attempt
+        self.reason = ""
+        self._done = threading.Event()
+
+    def __enter__(self) -> Heartbeat:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self.join(timeout=10)
+
+    def run(self) -> None:
+        try:
+            while not self._done.wait(settings.EVALHUB_HEARTBEAT_SECONDS):
+                self.beat()
+        finally:
+            connection.close()  # this thread's own connection
+
+    def beat(self) -> None:
+        try:
+            mine = JobChunk.objects.filter(pk=self.chunk_id, attempts=self.attempt, done_at__isnull=True)
+            if not mine.update(heartbeat_at=timezone.now()):
+                # Lost only if the chunk is there under another attempt or done: a row this thread
+                # cannot see (an open transaction elsewhere) says nothing.
+                seen = JobChunk.objects.filter(pk=self.chunk_id).values_list("attempts", "done_at").first()
+                if seen is not None and (seen[0] != self.attempt or seen[1] is not None):
+                    self.reason = "lost"
+                return
+            requested = Job.objects.filter(pk=self.job_id).values_list("requested", flat=True).first()
+            if requested:
+                self.reason = requested
+        except DatabaseError:  # a busy database: the next beat tries again
+            logger.debug("heartbeat of chunk %s skipped", self.chunk_id, exc_info=True)
+
+
+def _claim(chunk_id: int) -> tuple[JobChunk | None, str]:
+    """Take a chunk for this worker: (chunk, "") or (None, why it is not ours to run)."""
+    with transaction.atomic():
+        chunk = JobChunk.objects.select_for_update().select_related("job").filter(pk=chunk_id).first()
+        if chunk is None:
+            return None, "deleted"
+        job = chunk.job
+        if chunk.done_at is not None:
+            return None, "done"
+        if job.finished or job.status == JobStatus.PAUSED:
+            return None, job.status
+        if job.requested:
+            transaction.on_commit(lambda: do_settle_stop(job))
+            return None, job.requested
+        now = timezone.now()
+        if chunk.heartbeat_at is not None and chunk.heartbeat_at >= now - stall_after():
+            return None, "in progress elsewhere"
+        chunk.attempts, chunk.heartbeat_at, chunk.worker = chunk.attempts + 1, now, worker_name()[:200]
+        chunk.save(update_fields=["attempts", "heartbeat_at", "worker"])
+    return chunk, ""
+
+
+def _release(chunk: JobChunk) -> None:
+    JobChunk.objects.filter(pk=chunk.pk, attempts=chunk.attempts, done_at__isnull=True).update(
+        heartbeat_at=None, worker=""
+    )
 
 
 def run_chunk(chunk_id: int, work: Callable[[JobChunk], R], record: Callable[[JobChunk, R], bool]) -> str:
-    """Do one chunk's work and record it, or skip it when it is done or its job was cancelled.
+    """Do one chunk's work and record it, or skip it when it is done, in hand elsewhere, or its job
+    was stopped. A pause or cancel stops the work between calls: nothing of the chunk is recorded
+    (its calls are cached), and the job settles as paused or cancelled once no chunk is in hand.
     An unexpected error fails the job with its cause (resuming runs the chunk again) and re-raises."""
-    chunk = JobChunk.objects.select_related("job").get(pk=chunk_id)
+    chunk, skipped = _claim(chunk_id)
+    if chunk is None:
+        return skipped
     job = chunk.job
-    if chunk.done_at is not None:
-        return "done"
-    if job.cancel_requested:
-        do_mark_cancelled(job)
-        return "cancelled"
-    if job.finished:
-        return job.status
-    JobChunk.objects.filter(pk=chunk.pk).update(attempts=chunk.attempts + 1)
     do_progress_job(job, 0, f"Working on chunk {chunk.index + 1} of {job.chunks.count()}…")
     try:
-        result = work(chunk)
+        with Heartbeat(chunk, chunk.attempts) as heartbeat, stopping_when(lambda: heartbeat.reason):
+            result = work(chunk)
+    except Interrupted as stop:
+        _release(chunk)
+        close_old_connections()
+        if stop.reason != "lost":
+            do_settle_stop(job)
+        return stop.reason
     except Exception as error:
+        _release(chunk)
         logger.exception("chunk %s of job %s failed", chunk.index, job.pk)
         do_fail_job(job, f"Chunk {chunk.index + 1}: {type(error).__name__}: {error}")
         raise
@@ -87,20 +222,62 @@ def do_complete_chunk(
     chunk: JobChunk,
     write: Callable[[JobChunk], None],
     progress_message: Callable[[Job], str],
-    finish: Callable[[Job], tuple[str, dict[str, Any]]],
+    finish: Callable[[Job], Settled],
+    *,
+    failed: int | Callable[[], int] = 0,
+    first_error: str = "",
+    usage: Usage | None = None,
 ) -> bool:
-    """In one transaction: `write` the chunk's rows, mark it done, count its progress, and when it
-    is the last one, finish the job with `finish(job)` → (message, result). False if already done."""
+    """In one transaction: `write` the chunk's rows, mark it done (with its `failed` units, which a
+    resume runs again), count its progress and usage, and when it is the last one, settle the job
+    from `finish(job)`. `failed` may be a function, read once `write` ran. False if already done
+    (another delivery recorded it first)."""
     with transaction.atomic():
         chunk = JobChunk.objects.select_for_update().select_related("job").get(pk=chunk.pk)
         if chunk.done_at is not None:
             return False
         write(chunk)
-        chunk.done_at = timezone.now()
-        chunk.save(update_fields=["done_at"])
-        job = do_progress_job(chunk.job, chunk.units_planned)
+        chunk.done_at, chunk.heartbeat_at = timezone.now(), None
+        chunk.units_failed = failed() if callable(failed) else failed
+        chunk.first_error = first_error[:1000]
+        chunk.save(update_fields=["done_at", "units_failed", "first_error", "heartbeat_at"])
+        job = chunk.job
+        if usage is not None:
+            job = do_add_usage(job, usage)
+        job = do_progress_job(job, chunk.units_planned)
         job = do_progress_job(job, 0, progress_message(job))
         if not job.chunks.filter(done_at__isnull=True).exists():
-            message, result = finish(job)
-            do_finish_job(job, message, result=result)
+            settled = finish(job)
+            do_settle_job(job, settled.outcome, settled.message, settled.result)
+        elif job.requested:
+            transaction.on_commit(lambda: do_settle_stop(job))
     return True
+
+
+def do_requeue_stalled_chunks(job: Job | None = None) -> int:
+    """Send back to the queue every chunk in hand whose heartbeat stopped (its worker died), of one
+    job or of all; a stopped job's lost chunk settles the job instead. Safe to run from many
+    workers at once: each chunk is taken back by one of them."""
+    cutoff = timezone.now() - stall_after()
+    stalled = JobChunk.objects.filter(
+        done_at__isnull=True, heartbeat_at__lt=cutoff, job__status__in=[JobStatus.QUEUED, JobStatus.RUNNING]
+    )
+    if job is not None:
+        stalled = stalled.filter(job=job)
+    count = 0
+    for chunk in stalled.select_related("job"):
+        with transaction.atomic():
+            taken = JobChunk.objects.filter(pk=chunk.pk, heartbeat_at=chunk.heartbeat_at, done_at__isnull=True)
+            if not taken.update(heartbeat_at=None, worker=""):
+                continue  # another watchdog took it, or its worker beat again
+            count += 1
+            owner = chunk.job
+            if owner.requested:
+                transaction.on_commit(lambda owner=owner: do_settle_stop(owner))
+                continue
+            seen = timezone.localtime(chunk.heartbeat_at).strftime("%H:%M:%S")
+            do_progress_job(
+                owner, 0, f"Chunk {chunk.index + 1}: its worker stopped answering at {seen}; sent back to the queue."
+            )
+            transaction.on_commit(lambda owner=owner, pk=chunk.pk: enqueue_chunks(owner, [pk]))
+    return count

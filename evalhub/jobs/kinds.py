@@ -1,8 +1,10 @@
-"""What the job page shows for each kind of job, registered by the app that owns the kind.
+"""The kinds of long work, registered by the app that owns each kind.
 
-An app calls `register(kind, run_attr=…, results=…, resume=…)` in its AppConfig.ready; the job
-page then loads the results partial and, for admins, offers Resume (which calls the kind's
-resume action) without the jobs app importing any other app.
+An app calls `register(kind, …)` in its AppConfig.ready with what the jobs app cannot know
+without importing it: the one-to-one accessor from Job to the kind's run, the url name of its
+results partial, the Celery task (by name) that works one chunk, and the queue a run's chunks go
+to. Pause, resume, cancel, retry-failed, the stall check and the job page are then the same for
+every kind, without the jobs app importing any other app.
 """
 
 from __future__ import annotations
@@ -18,14 +20,24 @@ from django.urls import reverse
 class JobKind:
     run_attr: str  # the one-to-one accessor from Job to the kind's run
     results: str  # url name of the results partial, taking the run's pk
-    resume: Callable[[Any], Any]  # the action that re-enqueues the run's unfinished chunks
+    task: str  # Celery task name; takes one chunk id
+    queue: Callable[[Any], str]  # the queue a run's chunks go to
+    on_change: Callable[[Any], None] | None = None  # live updates of the run's own pages when the job changes
 
 
 KINDS: dict[str, JobKind] = {}
 
 
-def register(kind: str, *, run_attr: str, results: str, resume: Callable[[Any], Any]) -> None:
-    KINDS[kind] = JobKind(run_attr, results, resume)
+def register(
+    kind: str,
+    *,
+    run_attr: str,
+    results: str,
+    task: str,
+    queue: Callable[[Any], str],
+    on_change: Callable[[Any], None] | None = None,
+) -> None:
+    KINDS[kind] = JobKind(run_attr, results, task, queue, on_change)
 
 
 def run_of(job) -> tuple[JobKind, Any] | tuple[None, None]:
@@ -34,9 +46,7 @@ def run_of(job) -> tuple[JobKind, Any] | tuple[None, None]:
     return (kind, run) if run is not None else (None, None)
 
 
-def links(job) -> dict[str, str]:
-    """{"results": url, "resume": url} for a job of a registered kind that has its run, else {}."""
+def results_url(job) -> str:
+    """The url of the job's results partial, or "" for a job without a registered run."""
     kind, run = run_of(job)
-    if run is None:
-        return {}
-    return {"results": reverse(kind.results, args=[run.pk]), "resume": reverse("resume_job", args=[job.pk])}
+    return reverse(kind.results, args=[run.pk]) if run is not None else ""

@@ -2,20 +2,41 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
+
+from evalhub.core.outcomes import partial_words
+from evalhub.core.usage import Usage
 
 
 class JobStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
     RUNNING = "running", "Running"
+    PAUSED = "paused", "Paused"
     SUCCEEDED = "succeeded", "Succeeded"
+    PARTIAL = "partial", "Finished with failures"
     FAILED = "failed", "Failed"
     CANCELLED = "cancelled", "Cancelled"
 
 
-FINISHED = (JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED)
+FINISHED = (JobStatus.SUCCEEDED, JobStatus.PARTIAL, JobStatus.FAILED, JobStatus.CANCELLED)
+# States a job can be resumed from: what is stored stays, the rest runs again.
+RESUMABLE = (JobStatus.PAUSED, JobStatus.PARTIAL, JobStatus.FAILED, JobStatus.CANCELLED)
+
+
+class StopRequest(models.TextChoices):
+    NONE = "", "—"
+    PAUSE = "pause", "Pause"
+    CANCEL = "cancel", "Cancel"
+
+
+def stall_after() -> timedelta:
+    """How long a chunk may go without a heartbeat before its worker counts as gone."""
+    return timedelta(seconds=settings.EVALHUB_STALL_SECONDS)
 
 
 class Job(models.Model):
@@ -28,7 +49,12 @@ class Job(models.Model):
     error = models.TextField(blank=True)
     params = models.JSONField(default=dict, blank=True)
     result = models.JSONField(default=dict, blank=True)
-    cancel_requested = models.BooleanField(default=False)
+    requested = models.CharField(
+        max_length=10, choices=StopRequest.choices, blank=True, default="", help_text="A pause or cancel asked for."
+    )
+    units_failed = models.PositiveIntegerField(default=0, help_text="Units that produced no result (with a cause).")
+    units_invalid = models.PositiveIntegerField(default=0, help_text="Units answered, but not usable.")
+    usage = models.JSONField(default=dict, blank=True, help_text="Calls, tokens and cost (evalhub.core.usage.Usage).")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -58,6 +84,43 @@ class Job(models.Model):
             return 100 if self.status == JobStatus.SUCCEEDED else 0
         return min(100, round(100 * self.progress_done / self.progress_total))
 
+    @property
+    def status_words(self) -> str:
+        """The state as every page names it ("Finished with 3 failed / 2 invalid" for a partial run)."""
+        if self.status == JobStatus.PARTIAL:
+            return partial_words(self.units_failed, self.units_invalid)
+        if self.requested and not self.finished and self.status != JobStatus.PAUSED:
+            return "Cancelling…" if self.requested == StopRequest.CANCEL else "Pausing…"
+        return self.get_status_display()
+
+    @property
+    def cancel_requested(self) -> bool:
+        return self.requested == StopRequest.CANCEL
+
+    @property
+    def can_stop(self) -> bool:
+        """Pause and Cancel apply: the job is queued or running and no stop was asked for yet."""
+        return self.status in (JobStatus.QUEUED, JobStatus.RUNNING) and not self.requested
+
+    @property
+    def can_resume(self) -> bool:
+        return self.status in RESUMABLE and not (
+            self.status == JobStatus.PARTIAL and not (self.units_failed or self.units_invalid)
+        )
+
+    @property
+    def usage_value(self) -> Usage:
+        return Usage.from_dict(self.usage)
+
+    def stalled_since(self):
+        """When the last heartbeat of a running job was seen, if no chunk has beaten for the stall
+        time (its workers are gone, or none took it); None while work goes on or for other states."""
+        if self.status not in (JobStatus.RUNNING, JobStatus.QUEUED) or not self.chunks.exists():
+            return None
+        last = self.chunks.aggregate(last=models.Max("heartbeat_at"))["last"] or self.started_at or self.created_at
+        in_progress = self.chunks.filter(done_at__isnull=True, heartbeat_at__gte=timezone.now() - stall_after())
+        return None if in_progress.exists() or last >= timezone.now() - stall_after() else last
+
 
 class WorkerHeartbeat(models.Model):
     """A worker's answer to a worker check: who took the queue's task and what it can run."""
@@ -81,13 +144,20 @@ class WorkerHeartbeat(models.Model):
 
 
 class JobChunk(models.Model):
-    """A slice of a job's prompts: the unit one worker takes, retries and resumes (GEM, DHP…)."""
+    """A slice of a job's work (prompts, or debates): the unit one worker takes, retries and resumes.
+
+    A worker on it beats `heartbeat_at` every few seconds; a chunk whose heartbeat stops is
+    sent back to the queue by whoever notices (evalhub.jobs.chunks.do_requeue_stalled_chunks)."""
 
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="chunks")
     index = models.PositiveIntegerField()
-    prompt_ids = models.JSONField()
+    unit_ids = models.JSONField(help_text="The ids this chunk works on: prompts, or debates for a debate run.")
     units_planned = models.PositiveIntegerField(default=0, help_text="Progress units this chunk accounts for.")
+    units_failed = models.PositiveIntegerField(default=0)
+    first_error = models.CharField(max_length=1000, blank=True, help_text="The cause of its first failed unit.")
     attempts = models.PositiveIntegerField(default=0)
+    worker = models.CharField(max_length=200, blank=True, help_text="host:pid of the worker on it now.")
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     done_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -7,9 +7,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from evalhub.accounts.roles import ADMIN, has_role, role_required
-from evalhub.jobs.actions import do_expire_worker_check, do_request_cancel, do_start_worker_check
-from evalhub.jobs.kinds import links, run_of
-from evalhub.jobs.models import Job
+from evalhub.jobs.actions import do_expire_worker_check, do_request_stop, do_start_worker_check
+from evalhub.jobs.chunks import do_requeue_stalled_chunks, do_resume_job
+from evalhub.jobs.kinds import results_url, run_of
+from evalhub.jobs.models import Job, StopRequest
 
 
 @role_required()
@@ -22,36 +23,60 @@ def job_list(request):
 @role_required()
 def job_detail(request, pk: int):
     job = do_expire_worker_check(get_object_or_404(Job, pk=pk))
+    if do_requeue_stalled_chunks(job):  # its workers are gone: their chunks go back to the queue now
+        job.refresh_from_db()
     template = "jobs/_job_status.html" if request.htmx else "jobs/job_detail.html"
-    job_links = links(job)
-    can_resume = bool(job_links) and job.status in ("failed", "cancelled") and has_role(request.user, ADMIN)
-    return render(request, template, {"job": job, "links": job_links, "can_resume": can_resume})
+    return render(request, template, {"job": job, "results_url": results_url(job)})
 
 
-@role_required(ADMIN)
+def may_stop(user, job: Job) -> bool:
+    return has_role(user, ADMIN) or job.created_by_id == user.id
+
+
+@role_required()
+def job_controls(request, pk: int):
+    """The buttons that apply to the job now, for this user (the status fragment loads them)."""
+    job = get_object_or_404(Job, pk=pk)
+    context = {
+        "job": job,
+        "may_stop": may_stop(request.user, job),
+        "may_resume": has_role(request.user, ADMIN) and run_of(job)[1] is not None,
+        "stalled_since": job.stalled_since(),
+    }
+    return render(request, "jobs/_job_controls.html", context)
+
+
+@role_required()
 @require_POST
-def start_worker_check(request):
-    return redirect(do_start_worker_check(request.user))
+def stop_job(request, pk: int, what: str):
+    job = get_object_or_404(Job, pk=pk)
+    if what not in (StopRequest.PAUSE, StopRequest.CANCEL):
+        raise Http404
+    if not may_stop(request.user, job):
+        raise PermissionDenied
+    job = do_request_stop(job, what)
+    if request.htmx:
+        return render(request, "jobs/_job_status.html", {"job": job, "results_url": results_url(job)})
+    return redirect(job)
 
 
 @role_required()
 @require_POST
 def cancel_job(request, pk: int):
-    job = get_object_or_404(Job, pk=pk)
-    if not (has_role(request.user, ADMIN) or job.created_by_id == request.user.id):
-        raise PermissionDenied
-    job = do_request_cancel(job)
-    if request.htmx:
-        return render(request, "jobs/_job_status.html", {"job": job})
-    return redirect(job)
+    return stop_job(request, pk, StopRequest.CANCEL)
 
 
 @role_required(ADMIN)
 @require_POST
 def resume_job(request, pk: int):
     job = get_object_or_404(Job, pk=pk)
-    kind, run = run_of(job)
-    if run is None:
+    if run_of(job)[1] is None:
         raise Http404("This kind of job cannot be resumed.")
-    kind.resume(run)
+    do_resume_job(job)
     return redirect(job)
+
+
+@role_required(ADMIN)
+@require_POST
+def start_worker_check(request):
+    return redirect(do_start_worker_check(request.user))

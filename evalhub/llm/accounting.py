@@ -6,6 +6,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from evalhub.core.usage import Usage
 from evalhub.llm.types import Completion
 
 
@@ -49,6 +50,18 @@ class UsageMeter:
                 self.calls_without_price += 1
             else:
                 self.cost_usd += completion.cost_usd
+
+    def usage(self) -> Usage:
+        """The calls, tokens and cost so far, as the value runs and jobs add up."""
+        with self._lock:
+            return Usage(
+                calls=self.calls,
+                cached_calls=self.cached_calls,
+                input_tokens=self.input_tokens,
+                output_tokens=self.output_tokens,
+                cost_usd=round(self.cost_usd, 6),
+                calls_without_price=self.calls_without_price,
+            )
 
     def as_dict(self) -> dict[str, float | int]:
         return {

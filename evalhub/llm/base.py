@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from evalhub.llm import interrupt
 from evalhub.llm.accounting import Price, UsageMeter, price_for
 from evalhub.llm.cache import ResponseCache, cache_key, is_cacheable
 from evalhub.llm.retry import RateLimiter, RetryPolicy
@@ -121,6 +122,7 @@ class ChatClient:
         seed: int | None = None,
         repeat: int | None = None,
     ) -> Completion:
+        interrupt.check()
         sampling = Sampling(temperature, max_tokens, seed, repeat)
         key = self._cache_key(messages, sampling)
         if key and (hit := self.cache.get(key)) is not None:
@@ -142,6 +144,7 @@ class ChatClient:
         key = self._cache_key(messages, sampling)
 
         async def chunks() -> AsyncIterator[str]:
+            interrupt.check()
             if key and (hit := self.cache.get(key)) is not None:
                 self.meter.record(hit)
                 stream.completion = hit
@@ -214,12 +217,13 @@ class ChatClient:
         for attempt in range(self.retry.max_attempts):
             try:
                 async with self._semaphore():
+                    interrupt.check()  # a call that waited for its turn does not start after a stop
                     await self.rate_limiter.acquire()
                     started = time.perf_counter()
                     completion = await asyncio.wait_for(call(), self.timeout_s)
                 completion.latency_s = completion.latency_s or time.perf_counter() - started
                 return completion
-            except LLMError:
+            except (LLMError, interrupt.Interrupted):
                 raise
             except Exception as error:  # classified below; unknown errors are not retried
                 last = self._classify(error)

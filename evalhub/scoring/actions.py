@@ -15,17 +15,18 @@ from evalhub.celery import GPU_QUEUE
 from evalhub.core.gem_prompts import PROMPT_VERSION
 from evalhub.core.gem_validation import STRATEGIES
 from evalhub.jobs.actions import do_create_job
-from evalhub.jobs.chunks import (
-    chosen_prompt_ids,
-    do_complete_chunk,
-    do_create_chunks,
-    do_resume_chunked_job,
-    enqueue_pending_chunks,
-)
+from evalhub.jobs.chunks import Settled, chosen_prompt_ids, do_complete_chunk, do_create_chunks, enqueue_chunks
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.llm.registry import SCORERS, parse_spec
 from evalhub.llm.types import UnknownProvider
-from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant, RowIssue
+from evalhub.scoring.models import (
+    PREPROCESSED_VARIANTS,
+    ExaminerScore,
+    GemPairScore,
+    GemRun,
+    GemVariant,
+    RowIssue,
+)
 from evalhub.system.model_access import queue_for
 
 GEM = "gem"
@@ -77,6 +78,36 @@ def check_gem_config(
     if any(STRATEGIES[s].needs_llm for s in validation_strategies if s in STRATEGIES) and not validation_lm:
         errors.append("The chosen validation strategies need a validation LM (a chat provider).")
     return errors
+
+
+def check_preprocessing(
+    prompt_ids: Sequence[int], model_ids: set[int], variants: Sequence[str], preprocessing_lm: str, use_imported: bool
+) -> str:
+    """Why the chosen variants cannot produce a number, or "": GEM and GEM-S score C.1-preprocessed
+    texts (GEM, Appendix C.1), made by a preprocessing LM or imported as `metadata.preprocessed`;
+    GEM-S (ASSW) also needs that LM for the C.4 summary."""
+    if preprocessing_lm:
+        return ""
+    needs = [v for v in variants if v in PREPROCESSED_VARIANTS]
+    if GemVariant.ASSW in needs:
+        return "GEM-S (ASSW) needs a preprocessing LM for its C.4 strengths-and-weaknesses summary: name one."
+    if not needs:
+        return ""
+    responses = Response.objects.filter(prompt_id__in=list(prompt_ids), parent__isnull=True, model_id__in=model_ids)
+    total = responses.count()
+    imported = (
+        responses.filter(metadata__has_key="preprocessed").exclude(metadata__preprocessed="").count()
+        if use_imported
+        else 0
+    )
+    if total and imported == total:
+        return ""
+    labels = ", ".join(dict(GemVariant.choices)[v] for v in needs)
+    return (
+        f"{labels} score preprocessed texts (GEM, Appendix C.1), and {total - imported:,} of {total:,} responses have "
+        "no imported 'preprocessed' text while no preprocessing LM is set. Name a preprocessing LM (a chat provider), "
+        "import the preprocessed texts, or choose GEM-raw."
+    )
 
 
 def planned_pairs(
@@ -145,6 +176,11 @@ def do_create_gem_run(
         raise ValueError(" ".join(errors))
     ids = chosen_prompt_ids(benchmark, prompt_ids)
     candidate_ids, reference_ids = {m.pk for m in candidates}, {m.pk for m in references}
+    missing = check_preprocessing(
+        ids, candidate_ids | reference_ids, variants, preprocessing_lm, use_imported_preprocessing
+    )
+    if missing:
+        raise ValueError(missing)
     planned = planned_pairs(
         ids, candidate_ids, reference_ids, len(variants), len(validation_strategies), candidate_variant
     )
@@ -192,20 +228,12 @@ def do_create_gem_run(
         run.reference_models.set(references)
         do_create_chunks(job, ids, planned, chunk_prompts)
         if enqueue:
-            transaction.on_commit(lambda: enqueue_chunks(run))
+            transaction.on_commit(lambda: enqueue_chunks(job))
     return run
 
 
-def enqueue_chunks(run: GemRun) -> None:
-    from evalhub.scoring.tasks import gem_chunk_task
-
-    enqueue_pending_chunks(run.job, gem_chunk_task, GPU_QUEUE)
-
-
-def do_resume_gem_run(run: GemRun) -> GemRun:
-    """Run the chunks that have not finished (after a failure, a cancel, or lost workers)."""
-    do_resume_chunked_job(run.job, lambda: enqueue_chunks(run))
-    return run
+def gem_queue(run: GemRun) -> str:
+    return GPU_QUEUE
 
 
 def progress_message(run: GemRun, job: Job) -> str:
@@ -223,7 +251,7 @@ def progress_message(run: GemRun, job: Job) -> str:
 def do_record_chunk(chunk: JobChunk, result) -> bool:
     """Write a chunk's rows and issues with the chunk marked done; the last chunk finishes the job.
     Returns False when another attempt recorded this chunk first (nothing is written twice)."""
-    from evalhub.scoring.gem_results import gem_summary
+    from evalhub.scoring.gem_results import gem_outcome, gem_summary
 
     run = GemRun.objects.get(job_id=chunk.job_id)
     rows = [
@@ -242,8 +270,13 @@ def do_record_chunk(chunk: JobChunk, result) -> bool:
         for score in scores
     ]
 
+    unscored = 0
+
     def write(_chunk: JobChunk) -> None:
+        nonlocal unscored
         GemPairScore.objects.bulk_create(rows, ignore_conflicts=True)
+        stored = GemPairScore.objects.filter(run=run, candidate__prompt_id__in=chunk.unit_ids).count()
+        unscored = max(0, chunk.units_planned - stored)
         ExaminerScore.objects.bulk_create(result.examiner, ignore_conflicts=True)
         RowIssue.objects.bulk_create(result.issues)
         GemRun.objects.filter(pk=run.pk).update(
@@ -252,13 +285,20 @@ def do_record_chunk(chunk: JobChunk, result) -> bool:
             scoring_seconds=F("scoring_seconds") + result.seconds,
         )
 
-    def finish(_job: Job) -> tuple[str, dict]:
+    def finish(_job: Job) -> Settled:
         fresh = GemRun.objects.get(pk=run.pk)
         issues = fresh.issues.count()
         reported = f"; {issues} row{'s' if issues != 1 else ''} reported (see below)." if issues else "."
-        return f"Scored {fresh.pairs_done:,} pairs{reported}", gem_summary(fresh)
+        return Settled(f"Scored {fresh.pairs_done:,} pairs{reported}", gem_summary(fresh), gem_outcome(fresh))
 
-    return do_complete_chunk(chunk, write, lambda job: progress_message(GemRun.objects.get(pk=run.pk), job), finish)
+    return do_complete_chunk(
+        chunk,
+        write,
+        lambda job: progress_message(GemRun.objects.get(pk=run.pk), job),
+        finish,
+        failed=lambda: unscored,
+        usage=result.usage,
+    )
 
 
 # --- DHP and YESciEval judge runs ------------------------------------------------------
@@ -415,7 +455,7 @@ def do_create_discernment_run(
         run.target_models.set(targets)
         do_create_chunks(job, ids, units, chunk_prompts)
         if enqueue:
-            transaction.on_commit(lambda: enqueue_judge_chunks(run))
+            transaction.on_commit(lambda: enqueue_chunks(job))
     return run
 
 
@@ -424,19 +464,8 @@ def judge_queue(run) -> str:
     return queue_for(run.judges, local=run.mode == "probability")
 
 
-def enqueue_judge_chunks(run) -> None:
-    from evalhub.scoring.tasks import discernment_chunk_task
-
-    enqueue_pending_chunks(run.job, discernment_chunk_task, judge_queue(run))
-
-
-def do_resume_discernment_run(run):
-    do_resume_chunked_job(run.job, lambda: enqueue_judge_chunks(run))
-    return run
-
-
 def do_record_judge_chunk(chunk: JobChunk, result) -> bool:
-    from evalhub.scoring.discernment import discernment_summary
+    from evalhub.scoring.discernment import discernment_outcome, discernment_summary
     from evalhub.scoring.models import DiscernmentRun, JudgeScore
 
     run = DiscernmentRun.objects.select_related("job").get(job_id=chunk.job_id)
@@ -449,11 +478,13 @@ def do_record_judge_chunk(chunk: JobChunk, result) -> bool:
         scored = JudgeScore.objects.filter(run=run).count()
         return f"{job.progress_done} of {job.progress_total} responses judged ({scored:,} scores)"
 
-    def finish(job: Job) -> tuple[str, dict]:
+    def finish(job: Job) -> Settled:
         summary = discernment_summary(run)
-        invalid = sum(q["invalid"] for q in summary["quality"].values())
+        outcome = discernment_outcome(run, summary)
         issues = summary["issues"]
-        message = f"Done: {invalid} invalid answers" + (f", {issues} rows reported." if issues else ".")
-        return message, summary
+        message = f"Done: {outcome.produced:,} scores, {outcome.invalid:,} invalid answers" + (
+            f", {issues:,} rows reported." if issues else "."
+        )
+        return Settled(message, summary, outcome)
 
-    return do_complete_chunk(chunk, write, progress, finish)
+    return do_complete_chunk(chunk, write, progress, finish, failed=result.failed_calls, usage=result.usage)

@@ -12,10 +12,13 @@ class ScoringConfig(AppConfig):
         from evalhub.jobs import kinds
         from evalhub.scoring import actions
 
-        kinds.register("gem", run_attr="gem_run", results="gem_results", resume=actions.do_resume_gem_run)
         kinds.register(
-            "discernment",
+            actions.GEM, run_attr="gem_run", results="gem_results", task="scoring.gem_chunk", queue=actions.gem_queue
+        )
+        kinds.register(
+            actions.DISCERNMENT,
             run_attr="discernment_run",
             results="discernment_results",
-            resume=actions.do_resume_discernment_run,
+            task="scoring.discernment_chunk",
+            queue=actions.judge_queue,
         )

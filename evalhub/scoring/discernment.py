@@ -30,11 +30,21 @@ from evalhub.core.dhp_report import bootstrap_d_avg, build_report
 from evalhub.core.judge_outputs import parse_likert_score, parse_rubric_json
 from evalhub.core.judge_prompts import TASKS, geval_messages, rubric_messages
 from evalhub.core.optimism import optimism_report
+from evalhub.core.outcomes import ComponentFailure, Outcome
 from evalhub.core.perturbations import split_sentences
+from evalhub.core.usage import Usage
 from evalhub.jobs.models import JobChunk
 from evalhub.llm import event_loop
+from evalhub.llm.accounting import UsageMeter
 from evalhub.llm.types import LLMError, UnknownProvider
-from evalhub.scoring.models import DiscernmentFamily, DiscernmentRun, IssueLog, JudgeScore, RowIssue, ScoringMode
+from evalhub.scoring.models import (
+    DiscernmentFamily,
+    DiscernmentRun,
+    IssueLog,
+    JudgeScore,
+    RowIssue,
+    ScoringMode,
+)
 from evalhub.scoring.rewrites import stored_completer
 from evalhub.system.model_access import chat_client, local_or_remote_scorer
 
@@ -49,6 +59,8 @@ REMINDER = {
 class JudgeChunkResult:
     scores: list[JudgeScore] = field(default_factory=list)
     issues: list[RowIssue] = field(default_factory=list)
+    failed_calls: int = 0  # judge calls that produced no answer (each also a reported row)
+    usage: Usage = field(default_factory=Usage)
 
 
 @dataclass(frozen=True)
@@ -66,7 +78,7 @@ def judge_chunk_work(run: DiscernmentRun, chunk: JobChunk) -> JudgeChunkResult:
     result = JudgeChunkResult(issues=IssueLog(run.job))
     issue = result.issues
 
-    prompts = {p.pk: p for p in Prompt.objects.filter(pk__in=chunk.prompt_ids)}
+    prompts = {p.pk: p for p in Prompt.objects.filter(pk__in=chunk.unit_ids)}
     originals = list(
         Response.objects.filter(
             variant_q(run.target_variant), prompt_id__in=prompts, parent__isnull=True, model__in=run.target_models.all()
@@ -79,15 +91,19 @@ def judge_chunk_work(run: DiscernmentRun, chunk: JobChunk) -> JudgeChunkResult:
             "judge", "response_id", "metric", "repeat"
         )
     )
+    meter = UsageMeter()
     for judge in run.judges:
         if run.mode == ScoringMode.PROBABILITY:
             todo = [i for i in items if (judge, i.response.pk, i.metric, 0) not in done]
-            result.scores += _probability_scores(run, judge, todo, issue)
+            scores = _probability_scores(run, judge, todo, issue)
         else:
             todo = [
                 (i, r) for i in items for r in range(run.repeats) if (judge, i.response.pk, i.metric, r) not in done
             ]
-            result.scores += event_loop.run(_generated_scores(run, judge, todo, issue))
+            scores = event_loop.run(_generated_scores(run, judge, todo, issue, meter))
+        result.scores += scores
+        result.failed_calls += len(todo) - len(scores)
+    result.usage = meter.usage()
     return result
 
 
@@ -194,11 +210,14 @@ def _parse(run: DiscernmentRun, text: str) -> tuple[float | None, str]:
     return parse_likert_score(text), ""
 
 
-async def _generated_scores(run: DiscernmentRun, judge: str, todo: list[tuple[Item, int]], issue) -> list[JudgeScore]:
+async def _generated_scores(
+    run: DiscernmentRun, judge: str, todo: list[tuple[Item, int]], issue, meter: UsageMeter
+) -> list[JudgeScore]:
     try:
-        client = chat_client(judge)
+        client = chat_client(judge, meter=meter)
     except (LLMError, UnknownProvider) as error:
-        issue("judging", str(error), label=judge)
+        for item, _ in todo:  # every call it was given fails, each reported with the cause
+            issue("judging", f"{judge}: {error}", response=item.response, label=item.metric)
         return []
 
     async def one(item: Item, repeat: int) -> JudgeScore | None:
@@ -242,7 +261,8 @@ def _probability_scores(run: DiscernmentRun, judge: str, todo: list[Item], issue
     try:
         scorer = local_or_remote_scorer(judge)
     except (UnknownProvider, OSError, ValueError) as error:
-        issue("judging", f"{judge}: {error}", label=judge)
+        for item in todo:
+            issue("judging", f"{judge}: {error}", response=item.response, label=item.metric)
         return []
     scores = []
     for item in todo:
@@ -361,6 +381,40 @@ def discernment_summary(run: DiscernmentRun) -> dict[str, Any]:
     summary["dhp"]["intervals"] = bootstrap_d_avg(groups, weights, seed=run.seed) if groups else {}
     summary["weights_source"] = run.weights_source or "uniform (no expert weights)"
     return summary
+
+
+def discernment_outcome(run: DiscernmentRun, summary: dict[str, Any]) -> Outcome:
+    """Judge calls planned, scored, invalid and failed; a judge that produced no usable score is
+    named with its first error (or its first unreadable answer), never left out silently."""
+    judging = RowIssue.objects.filter(job=run.job, stage="judging")
+    first_error: dict[str, str] = {}
+    for message in judging.order_by("id").values_list("message", flat=True):
+        judge = next((j for j in run.judges if message.startswith(f"{j}: ")), None)
+        if judge is not None:
+            first_error.setdefault(judge, message[len(judge) + 2 :])
+    failed_components = []
+    for judge in run.judges:
+        quality = summary["quality"][judge]
+        valid = quality["scores"] - quality["invalid"]
+        if valid > 0:
+            continue
+        if quality["invalid"]:
+            example = JudgeScore.objects.filter(run=run, judge=judge, valid=False).values_list("raw", flat=True).first()
+            cause = f"none of its {quality['invalid']:,} answers gave a score (e.g. {(example or '')[:80]!r})"
+        else:
+            cause = first_error.get(judge, "no answer was stored")
+        failed_components.append(ComponentFailure("Judge", judge, cause))
+    failed = judging.count()
+    invalid = sum(q["invalid"] for q in summary["quality"].values())
+    produced = sum(q["scores"] for q in summary["quality"].values()) - invalid
+    return Outcome(
+        planned=produced + invalid + failed,
+        produced=produced,
+        failed=failed,
+        invalid=invalid,
+        failed_components=tuple(failed_components),
+        cause="No judge produced a score: every text failed to be perturbed or judged (see the reported rows).",
+    )
 
 
 def run_discernment_chunk(chunk_id: int) -> str:

@@ -4,7 +4,8 @@ from django import forms
 
 from evalhub.catalog.models import Benchmark, LanguageModel, check_variant
 from evalhub.core.gem_validation import STRATEGIES
-from evalhub.scoring.actions import check_gem_config
+from evalhub.jobs.chunks import chosen_prompt_ids
+from evalhub.scoring.actions import check_gem_config, check_preprocessing
 from evalhub.scoring.models import GemVariant
 
 VARIANT_HELP = '"imported" (the responses as imported) or a generation variant such as answer:0h; blank: all.'
@@ -28,7 +29,7 @@ class GemRunForm(forms.Form):
         "as the human baseline.",
     )
     variants = forms.MultipleChoiceField(
-        choices=GemVariant.choices, initial=[GemVariant.GEM], widget=forms.CheckboxSelectMultiple
+        choices=GemVariant.choices, initial=[GemVariant.RAW], widget=forms.CheckboxSelectMultiple
     )
     evaluation_lm = forms.CharField(
         max_length=500,
@@ -90,6 +91,16 @@ class GemRunForm(forms.Form):
         problem = check_variant(data["benchmark"], data["candidates"], data["candidate_variant"].strip())
         if problem:
             self.add_error("candidate_variant", problem)
+        models = {m.pk for m in data["candidates"]} | {m.pk for m in data["references"]}
+        missing = check_preprocessing(
+            chosen_prompt_ids(data["benchmark"]),
+            models,
+            data["variants"],
+            data["preprocessing_lm"].strip(),
+            data["use_imported_preprocessing"],
+        )
+        if missing:
+            self.add_error("variants", missing)
         return data
 
     def run_fields(self) -> dict:

@@ -12,8 +12,9 @@ from typing import Any
 from evalhub.catalog.models import LanguageModel, Response
 from evalhub.core.gem import group_estimates, mean_difference
 from evalhub.core.gem_validation import STRATEGIES
+from evalhub.core.outcomes import ComponentFailure, Outcome
 from evalhub.core.text_overlap import BASELINES
-from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant
+from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant, RowIssue
 
 VARIANT_LABELS = dict(GemVariant.choices)
 
@@ -169,3 +170,29 @@ def setup_of(run: GemRun) -> dict[str, str]:
         "validation_lm": run.validation_lm or "(none)",
         "examiner_lm": run.examiner_lm or "(none)",
     }
+
+
+def gem_outcome(run: GemRun) -> Outcome:
+    """Pairs scored against rows reported; an evaluation LM that scored nothing because it could
+    not run (not loadable, no chat template, unreachable) is named as the failed component."""
+    scored = GemPairScore.objects.filter(run=run).count()
+    issues = RowIssue.objects.filter(job=run.job)
+    # Planned pairs with no score; a reported row that stood for no planned pair (a lone reviewer
+    # with no peer to score against) is shown on the page but is no failure.
+    failed = max(0, run.job.progress_total - scored)
+    failed_components: tuple[ComponentFailure, ...] = ()
+    cause = ""
+    if scored == 0:
+        scoring = issues.filter(stage="scoring").values_list("message", flat=True).first()
+        if scoring:
+            failed_components = (ComponentFailure("Evaluation LM", run.evaluation_lm, scoring),)
+        else:
+            common = issues.values_list("message", flat=True).first()
+            cause = f"No pair was scored: {common}" if common else "No pair was scored: nothing to compare."
+    return Outcome(
+        planned=max(scored, run.job.progress_total),
+        produced=scored,
+        failed=failed,
+        failed_components=failed_components,
+        cause=cause,
+    )

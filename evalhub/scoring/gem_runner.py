@@ -26,6 +26,7 @@ from evalhub.catalog.models import Prompt, Response, variant_matches
 from evalhub.core import gem_prompts
 from evalhub.core.gem import GemPair, PairScore, score_pairs, task_pairs
 from evalhub.core.gem_validation import STRATEGIES, derive
+from evalhub.core.usage import Usage
 from evalhub.jobs.models import JobChunk
 from evalhub.llm.scoring.chat_template import TemplateError, encode_request
 from evalhub.llm.types import LLMError
@@ -54,13 +55,14 @@ class ChunkResult:
     issues: list[RowIssue] = field(default_factory=list)
     examiner: list[ExaminerScore] = field(default_factory=list)
     seconds: float = 0.0
+    usage: Usage = field(default_factory=Usage)  # of the chat calls (rewrites); the scorer's tokens are counted apart
 
 
 def run_chunk_work(run: GemRun, chunk: JobChunk) -> ChunkResult:
     result = ChunkResult(issues=IssueLog(run.job))
     issue = result.issues
 
-    prompts = {p.pk: p for p in Prompt.objects.filter(pk__in=chunk.prompt_ids)}
+    prompts = {p.pk: p for p in Prompt.objects.filter(pk__in=chunk.unit_ids)}
     candidate_models = set(run.candidate_models.values_list("pk", flat=True))
     reference_models = set(run.reference_models.values_list("pk", flat=True))
     originals = list(

@@ -24,6 +24,9 @@ class ThreadWorkController(WorkController):
         super().__init__(*args, **kwargs)
 
     def on_consumer_ready(self, consumer) -> None:
+        from evalhub.jobs import watchdog
+
+        watchdog.start()  # the CLI worker's worker_ready does this; a worker built in code must
         self.ready.set()
 
 
@@ -62,6 +65,9 @@ def worker_thread(
     try:
         yield worker
     finally:
+        from evalhub.jobs import watchdog
+
+        watchdog.stop()
         state.should_terminate = 0  # the consumer loop exits at its next tick
         thread.join(shutdown_timeout)
         if thread.is_alive():

@@ -12,6 +12,7 @@ from evalhub.llm import get_chat_client, get_scorer
 from evalhub.llm.accounting import Price, UsageMeter
 from evalhub.llm.cache import ResponseCache
 from evalhub.llm.registry import parse_spec
+from evalhub.llm.types import UnknownProvider
 
 
 @lru_cache(maxsize=1)
@@ -26,8 +27,15 @@ def configured_prices() -> dict[str, Price]:
 def queue_for(specs: Iterable[str], *, local: bool = False) -> str:
     """The Celery queue for work that calls these models: in-process transformers models (or other
     `local` work) run on the GPU workers, API models on the default queue."""
-    local = local or any(parse_spec(spec).provider == "transformers" for spec in specs if spec)
+    local = local or any(_provider(spec) == "transformers" for spec in specs if spec)
     return GPU_QUEUE if local else DEFAULT_QUEUE
+
+
+def _provider(spec) -> str:
+    try:
+        return parse_spec(spec).provider
+    except UnknownProvider:  # refused where it is used, with its reason; no queue to choose
+        return ""
 
 
 def chat_client(spec, meter: UsageMeter | None = None):

@@ -10,8 +10,9 @@ from django.views.decorators.http import require_GET
 from evalhub.accounts.roles import has_role
 from evalhub.adjudication.models import AdjudicationItem, ItemStatus
 from evalhub.catalog.models import Benchmark, DataImport, Judgment, LanguageModel, Prompt, Response
-from evalhub.debates.models import Debate, DebateRun
+from evalhub.debates.models import Debate, DebateRun, DebateTurn, JudgeVerdict
 from evalhub.jobs.models import Job, JobStatus
+from evalhub.scoring.models import JudgeScore
 
 
 def home(request):
@@ -28,13 +29,17 @@ def home(request):
                 "prompts": Prompt.objects.count(),
                 "responses": Response.objects.filter(parent__isnull=True).count(),
                 "models": LanguageModel.objects.count(),
-                "judgments": Judgment.objects.count(),
+                # Every verdict or score stored: imported, debate turns, single judges, DHP / YESciEval.
+                "judgments": Judgment.objects.count()
+                + DebateTurn.objects.count()
+                + JudgeVerdict.objects.count()
+                + JudgeScore.objects.count(),
                 **job_counts,
             },
             benchmarks=Benchmark.objects.annotate(n=Count("prompts")).order_by("-created_at")[:6],
             jobs=Job.objects.select_related("created_by")[:6],
             imports=DataImport.objects.select_related("benchmark", "imported_by")[:5],
-            debate_runs=DebateRun.objects.order_by("-created_at")[:5],
+            debate_runs=DebateRun.objects.select_related("job").order_by("-created_at")[:5],
             debates=Debate.objects.count(),
             adjudication_waiting=AdjudicationItem.objects.filter(status=ItemStatus.OPEN).count(),
         )

@@ -8,9 +8,11 @@ from django.test.utils import CaptureQueriesContext
 
 from evalhub.adjudication.models import AdjudicationItem
 from evalhub.core.debate import DebateOutcome, Turn
+from evalhub.core.usage import Usage
 from evalhub.debates import actions
-from evalhub.debates.actions import do_claim_debates, do_finish_debates, do_record_turns
-from evalhub.debates.models import Debate, DebateStatus, DebateTurn, RunStatus, Winner
+from evalhub.debates.actions import do_claim_debates, do_finish_debates, do_record_turns, do_start_run
+from evalhub.debates.models import Debate, DebateStatus, DebateTurn, Winner
+from evalhub.jobs.models import Job
 
 pytestmark = pytest.mark.django_db
 
@@ -70,7 +72,8 @@ def test_storing_a_batch_takes_the_same_queries_for_two_turns_as_for_twelve(make
 
 
 def test_debates_finishing_together_are_settled_in_one_call_and_their_run_summary_is_sent_once(make_run, sent):
-    run = make_run()
+    run = do_start_run(make_run(), enqueue=False)
+    sent.clear()
     agreed, split = run.debates.order_by("id")[:2]
     turn = Turn(0, 0, "x\n1", 1, extra={"input_tokens": 10, "output_tokens": 3, "cost_usd": 0.25})
     finished = do_finish_debates(
@@ -88,39 +91,36 @@ def test_debates_finishing_together_are_settled_in_one_call_and_their_run_summar
         AdjudicationItem.objects.filter(debate=split).exists()
         and not AdjudicationItem.objects.filter(debate=agreed).exists()
     )
-    run.refresh_from_db()
-    assert (run.usage["calls"], run.usage["input_tokens"], run.usage["output_tokens"], run.usage["cost_usd"]) == (
-        3,
-        30,
-        9,
-        0.75,
-    )
+    usage = Job.objects.get(pk=run.job_id).usage_value
+    assert usage == Usage(calls=3, input_tokens=30, output_tokens=9, cost_usd=0.75)
     groups = [group for group, _ in sent]
-    assert groups.count(f"run.{run.pk}") == 1, "one run summary for both debates"
+    summaries = [group for group, html in sent if "run-summary" in html]
+    assert sorted(summaries) == ["debate-runs", f"run.{run.pk}"], "one run summary for both debates"
+    rows = [html for group, html in sent if group == f"run.{run.pk}" and "debate-row-" in html]
+    assert len(rows) == 2, "each debate's row on the run page is sent as it changes"
     assert f"debate.{agreed.pk}" in groups and f"debate.{split.pk}" in groups
 
 
-def test_a_batch_claims_only_debates_that_may_run_and_marks_them_running_together(make_run, sent):
-    run = make_run()
-    run.status = RunStatus.RUNNING
-    run.save(update_fields=["status"])
+def test_a_batch_claims_only_debates_without_a_result_and_marks_them_running_together(make_run, sent):
+    run = do_start_run(make_run(), enqueue=False)
+    sent.clear()
     pending, crashed, finished = run.debates.order_by("id")[:3]
     Debate.objects.filter(pk=crashed.pk).update(status=DebateStatus.RUNNING)  # a killed worker's
     Debate.objects.filter(pk=finished.pk).update(status=DebateStatus.CONSENSUS)
-    paused = make_run(name="paused").debates.first()  # its run was never started
     with CaptureQueriesContext(connection) as captured:
-        claimed = do_claim_debates([pending.pk, crashed.pk, finished.pk, paused.pk, 10**9])
+        claimed = do_claim_debates([pending.pk, crashed.pk, finished.pk, 10**9])
     assert sorted(d.pk for d in claimed) == sorted([pending.pk, crashed.pk])
     assert all(d.status == DebateStatus.RUNNING for d in claimed)
-    assert {d.pk: d.status for d in Debate.objects.filter(pk__in=[pending.pk, finished.pk, paused.pk])} == {
+    assert {d.pk: d.status for d in Debate.objects.filter(pk__in=[pending.pk, finished.pk])} == {
         pending.pk: DebateStatus.RUNNING,
         finished.pk: DebateStatus.CONSENSUS,
-        paused.pk: DebateStatus.PENDING,
     }
     with CaptureQueriesContext(connection) as loading:
         assert claimed[0].run.criterion.name and claimed[0].prompt.text and claimed[0].response_b.text
     assert len(loading) == 0, "claimed debates come with what a runner reads"
-    assert sorted(group for group, _ in sent) == sorted([f"debate.{pending.pk}", f"debate.{crashed.pk}"])
+    assert sorted(group for group, _ in sent if group.startswith("debate.")) == sorted(
+        [f"debate.{pending.pk}", f"debate.{crashed.pk}"]
+    )
     assert "debating" in sent[0][1]
     writes = [q["sql"] for q in captured if not q["sql"].lstrip().upper().startswith("SELECT")]
     assert sum(w.lstrip().upper().startswith("UPDATE") for w in writes) == 1, "one UPDATE for the batch"

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from django.db import connections
+from django.test import override_settings
 
 from evalhub.adjudication.models import AdjudicationItem
 from evalhub.core import prompt_sections as ps
-from evalhub.debates.actions import do_set_run_status, do_start_run
-from evalhub.debates.models import DebateStatus, DebateTurn, RunStatus, Winner
-from evalhub.debates.runner import run_debate, run_debates
+from evalhub.core.usage import Usage
+from evalhub.debates.actions import do_start_run
+from evalhub.debates.models import DebateStatus, DebateTurn, Winner
+from evalhub.debates.runner import run_debate, run_debate_chunk
+from evalhub.jobs.actions import do_request_stop
+from evalhub.jobs.models import Job, JobStatus
 from evalhub.llm.types import ProviderUnavailable
 from tests.debates.conftest import sections_of
 
@@ -19,9 +24,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def start(run):
-    run.status = RunStatus.RUNNING
-    run.save(update_fields=["status"])
-    return run
+    """The run's job and chunks, left for the test to work (as `run_debates` does in-process)."""
+    return do_start_run(run, enqueue=False)
 
 
 def test_a_judge_that_always_prefers_model_a_maps_back_to_a_whatever_order_was_shown(make_run, agents):
@@ -80,15 +84,17 @@ def test_a_provider_failure_fails_the_debate_and_a_resume_asks_only_for_missing_
 def test_a_paused_run_does_not_start_its_debates_and_resumes_later(make_run, agents):
     run = start(make_run())
     log = agents(lambda agent, messages: "x\n1")
-    do_set_run_status(run, RunStatus.PAUSED)
-    debate = run.debates.first()
-    assert run_debate(debate.pk) == DebateStatus.PENDING and not log
-    do_start_run(run)
-    debate.refresh_from_db()
-    assert debate.status == DebateStatus.CONSENSUS
+    job = do_request_stop(run.job, "pause")
+    assert job.status == JobStatus.PAUSED, "nothing was in hand: paused at once"
+    [chunk] = job.chunks.all()
+    assert run_debate_chunk(chunk.pk) == JobStatus.PAUSED and not log
+    do_start_run(run)  # resumes: eager in tests
+    assert set(run.debates.values_list("status", flat=True)) == {DebateStatus.CONSENSUS}
+    assert Job.objects.get(pk=run.job_id).status == JobStatus.SUCCEEDED
 
 
-def test_a_run_paused_mid_debate_stops_every_debate_of_the_batch_before_its_next_round(make_run, agents):
+@override_settings(EVALHUB_HEARTBEAT_SECONDS=0.05)
+def test_a_run_paused_mid_debate_stops_every_debate_of_the_chunk_between_calls_and_resumes(make_run, agents):
     run = start(make_run())
     paused = threading.Event()
 
@@ -96,22 +102,29 @@ def test_a_run_paused_mid_debate_stops_every_debate_of_the_batch_before_its_next
         if not paused.is_set():  # as a user would, from another thread, while the agents answer
             paused.set()
             worker = threading.Thread(
-                target=lambda: (do_set_run_status(run, RunStatus.PAUSED), connections.close_all())
+                target=lambda: (do_request_stop(Job.objects.get(pk=run.job_id), "pause"), connections.close_all())
             )
             worker.start()
             worker.join()
+            time.sleep(0.3)  # the chunk's heartbeat reads the request within 0.05 s
         return f"x\n{1 + agent % 2}"  # disagree, so every debate would go on to round 1
 
     log = agents(pause_during_round_0)
     ids = list(run.debates.values_list("id", flat=True))
-    assert run_debates([*ids, 10**9]) == {**{i: DebateStatus.PENDING for i in ids}, 10**9: "deleted"}
-    # Debates that looked at the run before the pause answered round 0; none went on to round 1.
-    rounds = list(DebateTurn.objects.filter(debate__run=run).values_list("debate_id", "round"))
-    assert {r for _, r in rounds} == {0} and len(log) == len(rounds) >= 3
-    assert all(sum(d == debate_id for d, _ in rounds) in (0, 3) for debate_id in ids)
-    do_start_run(run)  # resumes from round 1
-    assert DebateTurn.objects.filter(debate__run=run, round=0).count() == 3 * len(ids)  # none asked twice
+    [chunk] = run.job.chunks.all()
+    assert run_debate_chunk(chunk.pk) == "pause"
+    job = Job.objects.get(pk=run.job_id)
+    assert job.status == JobStatus.PAUSED and job.progress_done == 0
+    assert set(run.debates.values_list("status", flat=True)) == {DebateStatus.PENDING}
+    # Calls already in flight answered and were stored; no call started after the stop was seen.
+    rounds = list(DebateTurn.objects.filter(debate__run=run).values_list("debate_id", "round", "agent"))
+    assert len(log) == len(rounds) < 3 * 3 * len(ids)
+    do_start_run(run)  # resumes: eager in tests
+    stored = list(DebateTurn.objects.filter(debate__run=run).values_list("debate_id", "round", "agent"))
+    assert len(stored) == len(set(stored)), "no turn is stored twice"
+    assert set(rounds) <= set(stored)
     assert set(run.debates.values_list("status", flat=True)) == {DebateStatus.UNRESOLVED}
+    assert Job.objects.get(pk=run.job_id).status == JobStatus.SUCCEEDED
 
 
 def test_an_unparsable_answer_is_reasked_then_stored_as_an_invalid_turn(make_run, agents):
@@ -135,13 +148,13 @@ def test_privileged_information_reaches_agents_only_when_the_run_turns_it_on(mak
     assert all("[Reference answer (visible to evaluators only" in p for p in marked)
 
 
-def test_the_usage_of_a_run_sums_its_turns(make_run, agents):
+def test_the_usage_of_a_run_sums_its_turns_on_its_job(make_run, agents):
     run = start(make_run(rounds=1))
     agents(lambda agent, messages: "x\n1")
     for debate in run.debates.all():
         run_debate(debate.pk)
-    run.refresh_from_db()
-    assert run.usage == {"calls": 9, "input_tokens": 90, "output_tokens": 45, "cached_calls": 0}
+    job = Job.objects.get(pk=run.job_id)
+    assert job.usage_value == Usage(calls=9, input_tokens=90, output_tokens=45, calls_without_price=9)
 
 
 def test_the_heuristic_panel_gives_consensus_changed_minds_and_unresolved_debates_offline(make_run):

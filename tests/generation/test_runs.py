@@ -122,10 +122,13 @@ def test_a_resumed_or_repeated_run_skips_the_responses_that_exist(maths, server,
     assert (third.made, third.found, third.calls) == (1, first.made - 1, 1)
 
 
-def test_a_provider_error_on_one_item_is_reported_and_the_run_goes_on(maths, server, candidates, answer_template):
+def test_a_provider_error_on_one_item_is_reported_and_the_run_finishes_partial_not_succeeded(
+    maths, server, candidates, answer_template
+):
     server.fail_next(Fail(400, message="context length exceeded"))
     run = run_here(benchmark=maths["benchmark"], candidates=candidates[:1], template=answer_template, tiers=[0])
-    assert run.job.status == "succeeded"
+    assert run.job.status == "partial"
+    assert run.job.status_words == "Finished with 1 failed"
     assert run.made == 2
     [issue] = run.job.row_issues.filter(stage="generation")
     assert "context length exceeded" in issue.message and issue.label.endswith("No hint")
@@ -217,7 +220,7 @@ def test_chunks_hold_about_forty_calls_so_progress_moves_and_workers_share_a_run
     run = do_create_generation_run(benchmark=maths["benchmark"], candidates=candidates, template=answer_template,
                                    tiers=[0, 1, 2, 3], hint_maker=RULE_BASED, samples=3, enqueue=False)  # fmt: skip
     # 2 candidates × 4 tiers × 3 samples = 24 calls per prompt: one prompt per chunk
-    assert [len(c.prompt_ids) for c in run.job.chunks.all()] == [1, 1, 1]
+    assert [len(c.unit_ids) for c in run.job.chunks.all()] == [1, 1, 1]
     assert [c.units_planned for c in run.job.chunks.all()] == [24, 24, 24]
 
 

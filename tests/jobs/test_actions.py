@@ -55,9 +55,12 @@ def test_a_worker_check_past_its_time_fails_naming_the_silent_queue(admin_user):
 
 def test_cancelling_a_queued_job_stops_it_at_once_and_a_finished_one_stays_as_it_is():
     job = do_request_cancel(do_create_job("gem", "GEM"))
-    assert job.status == JobStatus.CANCELLED and job.cancel_requested
-    Job.objects.filter(pk=job.pk).update(status=JobStatus.SUCCEEDED, cancel_requested=False)
-    assert do_request_cancel(Job.objects.get(pk=job.pk)).cancel_requested is False
+    assert job.status == JobStatus.CANCELLED
+    assert job.message == "Cancelled before anything was done."
+    Job.objects.filter(pk=job.pk).update(status=JobStatus.SUCCEEDED)
+    job = do_request_cancel(Job.objects.get(pk=job.pk))
+    assert job.status == JobStatus.SUCCEEDED
+    assert job.requested == ""
 
 
 def test_a_worker_describes_itself_with_its_latency():

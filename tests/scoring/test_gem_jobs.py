@@ -13,11 +13,12 @@ from evalhub.catalog.models import Response
 from evalhub.core.gem import mean_difference
 from evalhub.core.text_overlap import rouge_l
 from evalhub.jobs.actions import do_request_cancel
+from evalhub.jobs.chunks import do_resume_job
 from evalhub.jobs.models import JobStatus
 from evalhub.llm.scoring.transformers_scorer import TransformersScorer
 from evalhub.llm.testing import FakeLLMServer
 from evalhub.scoring import gem_runner
-from evalhub.scoring.actions import do_create_gem_run, do_record_chunk, do_resume_gem_run
+from evalhub.scoring.actions import do_create_gem_run, do_record_chunk
 from evalhub.scoring.models import DerivedText, GemPairScore, RowIssue
 from evalhub.scoring.tasks import gem_chunk_task
 
@@ -107,11 +108,11 @@ def test_a_failed_chunk_fails_the_job_with_its_cause_and_resume_finishes_the_res
 
     monkeypatch.setattr(gem_runner, "run_chunk_work", real)
     with django_capture_on_commit_callbacks(execute=True):  # tasks run eagerly in tests
-        do_resume_gem_run(run)
+        do_resume_job(run.job)
     run.job.refresh_from_db()
     assert run.job.status == JobStatus.SUCCEEDED
     assert GemPairScore.objects.filter(run=run).count() > kept
-    assert GemPairScore.objects.filter(run=run, candidate__prompt__in=first.prompt_ids).count() == kept
+    assert GemPairScore.objects.filter(run=run, candidate__prompt__in=first.unit_ids).count() == kept
 
 
 def test_chunks_go_to_the_gpu_queue(reviews, eval_lm, monkeypatch, django_capture_on_commit_callbacks):
@@ -130,10 +131,12 @@ def test_a_cancelled_job_stops_at_the_next_chunk(reviews, eval_lm):
     assert gem_runner.run_gem_chunk(second.pk) == "cancelled"
     run.job.refresh_from_db()
     assert run.job.status == JobStatus.CANCELLED
-    assert not GemPairScore.objects.filter(run=run, candidate__prompt__in=second.prompt_ids).exists()
+    assert not GemPairScore.objects.filter(run=run, candidate__prompt__in=second.unit_ids).exists()
 
 
-def test_a_model_without_a_chat_template_is_reported_per_prompt(reviews, tmp_path, tiny_model, tiny_tokenizer):
+def test_a_model_without_a_chat_template_fails_the_job_naming_it_and_is_reported_per_prompt(
+    reviews, tmp_path, tiny_model, tiny_tokenizer
+):
     from evalhub.llm.tiny import build_tokenizer
     from tests.tiny_models import CORPUS
 
@@ -143,7 +146,9 @@ def test_a_model_without_a_chat_template_is_reported_per_prompt(reviews, tmp_pat
     run = make_run(reviews, f"transformers:{tmp_path}")
     run_all(run)
     run.job.refresh_from_db()
-    assert run.job.status == JobStatus.SUCCEEDED
+    assert run.job.status == JobStatus.FAILED
+    assert run.job.message.startswith(f"Evaluation LM transformers:{tmp_path} failed every call:")
+    assert "chat template" in run.job.message
     assert GemPairScore.objects.filter(run=run).count() == 0
     messages = set(RowIssue.objects.filter(job=run.job, stage="scoring").values_list("message", flat=True))
     assert any("chat template" in m for m in messages)
@@ -305,3 +310,24 @@ def test_a_candidate_variant_scores_only_those_responses_and_plans_its_progress_
     assert run.pairs_done == run.job.progress_total == run.job.progress_done
     imported = make_run(reviews, eval_lm, candidate_variant="imported")
     assert imported.job.progress_total == 3 * 9 + 1  # the imported reviews, as before the generated ones
+
+
+def test_gem_without_a_preprocessing_lm_or_imported_texts_is_refused_before_anything_is_created(reviews, eval_lm):
+    from evalhub.jobs.models import Job
+    from evalhub.scoring.models import GemRun
+
+    with pytest.raises(ValueError, match="no imported 'preprocessed' text while no preprocessing LM is set"):
+        make_run(reviews, eval_lm, variants=["gem-raw", "gem"])
+    with pytest.raises(ValueError, match="GEM-S \\(ASSW\\) needs a preprocessing LM"):
+        make_run(reviews, eval_lm, variants=["gem-s-assw"])
+    assert not GemRun.objects.exists() and not Job.objects.exists()
+
+
+def test_gem_on_imported_preprocessed_texts_needs_no_preprocessing_lm(reviews, eval_lm):
+    for response in Response.objects.filter(parent=None):
+        response.metadata = {**(response.metadata or {}), "preprocessed": f"The reviewer appreciates {response.pk}."}
+        response.save(update_fields=["metadata"])
+    run = make_run(reviews, eval_lm, variants=["gem"])
+    run_all(run)
+    run.job.refresh_from_db()
+    assert run.job.status == JobStatus.SUCCEEDED

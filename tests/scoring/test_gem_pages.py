@@ -152,7 +152,7 @@ def test_an_admin_resumes_a_failed_job_and_only_its_unfinished_chunks_are_sent(
     login(viewer)
     assert client.post(url).status_code == 403
     login(admin_user)
-    assert "Resume" in client.get(finished_run.job.get_absolute_url()).content.decode()
+    assert "Resume" in client.get(reverse("job_controls", args=[finished_run.job.pk])).content.decode()
     with django_capture_on_commit_callbacks(execute=True):
         assert client.post(url).status_code == 302
     finished_run.job.refresh_from_db()

@@ -11,13 +11,23 @@ key and no weights, and it always says what it is.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass
 
 from evalhub.core import prompt_sections as ps
 from evalhub.core.debate import parse_verdict
-from evalhub.core.text_features import is_refusal, length_score, overlap_f1, structure_score, words
+from evalhub.core.judge_prompts import GEVAL_ANSWER_CUE, YESCIEVAL_ANSWER_CUE
+from evalhub.core.text_features import (
+    fluency_score,
+    is_refusal,
+    length_score,
+    order_score,
+    overlap_f1,
+    structure_score,
+    words,
+)
 from evalhub.llm.base import ChatClient, Sampling
 from evalhub.llm.types import Completion, Message, RequestRejected
 
@@ -76,6 +86,10 @@ class HeuristicJudge(ChatClient):
             text = self._compare(sections, other_speakers_verdicts(prompt, sections))
         elif ps.RESPONSE in sections:
             text = self._rate(sections)
+        elif GEVAL_ANSWER_CUE in prompt:
+            text = self._geval(prompt)
+        elif YESCIEVAL_ANSWER_CUE in prompt:
+            text = self._rubric(prompt)
         else:
             raise RequestRejected(self.provider, self.model, "the heuristic judge only judges; it writes no responses")
         return Completion(
@@ -125,7 +139,52 @@ class HeuristicJudge(ChatClient):
         lines.append(str(verdict))
         return "\n".join(lines)
 
+    def quality(self, text: str, context: str) -> float:
+        """0..1 for one text read alone (DHP / YESciEval): fluency, sentence order, and — when the
+        prompt gives a source — how much of the text the source supports."""
+        w = self.weights
+        parts = [(0.45, fluency_score(text)), (0.25, order_score(text)), (0.1 * max(w.length, 0.1), length_score(text))]
+        if context:
+            parts.append((0.3 * max(w.reference, 0.1), _support(text, context)))
+        total = sum(weight * value for weight, value in parts) / sum(weight for weight, _ in parts)
+        return max(0.0, total - (0.5 if is_refusal(text) else 0.0))
+
+    def _geval(self, prompt: str) -> str:
+        """DHP's G-Eval prompt asks for the score only: a 1–5 score with one decimal, alone."""
+        body = prompt.split(GEVAL_ANSWER_CUE, 1)[0].rstrip()
+        blocks = body.split("\n\n")
+        # The text is the last block after its "Summary:"-style title; the source (if any) comes before it.
+        title_at = max((i for i, b in enumerate(blocks) if re.fullmatch(r"[A-Z][\w ]{1,40}:", b.strip())), default=-1)
+        text = "\n\n".join(blocks[title_at + 1 :]) if title_at >= 0 else blocks[-1]
+        source_at = max(
+            (i for i, b in enumerate(blocks[:title_at]) if re.fullmatch(r"[A-Z][\w ]{1,40}:", b.strip())), default=-1
+        )
+        source = "\n\n".join(blocks[source_at + 1 : title_at]) if source_at >= 0 else ""
+        return f"{1 + 4 * self.quality(text, source):.1f}"
+
+    def _rubric(self, prompt: str) -> str:
+        """YESciEval's rubric prompt asks for JSON {rating, rationale}."""
+        head, synthesis = prompt.split(YESCIEVAL_ANSWER_CUE, 1)
+        question = head.split("Research question:", 1)[-1]
+        quality = self.quality(synthesis, question)
+        on_topic = _support(synthesis, question + " " + head)
+        rating = max(1, min(5, 1 + round(4 * (0.6 * quality + 0.4 * on_topic))))
+        rationale = (
+            f"{self._header()} Fluency, order and support from the question and abstracts give "
+            f"{quality:.2f}; on-topic share {on_topic:.2f}."
+        )
+        return json.dumps({"rating": rating, "rationale": rationale})
+
     def _rate(self, sections: dict[str, str]) -> str:
         score, features = self.score(sections[ps.RESPONSE], _section_starting(sections, ps.REFERENCE_ANSWER))
         rating = max(1, min(5, 1 + round(4 * max(0.0, min(1.0, score)))))
         return "\n".join([self._header(), f"Response: {features} → {score:.2f}.", str(rating)])
+
+
+def _support(text: str, context: str) -> float:
+    """The share of the text's sentences that share at least a third of their words with the context."""
+    known = set(words(context))
+    sentences = [words(s) for s in re.split(r"(?<=[.!?])\s+", text) if words(s)]
+    if not sentences or not known:
+        return 0.0
+    return sum(sum(w in known for w in s) >= len(s) / 3 for s in sentences) / len(sentences)

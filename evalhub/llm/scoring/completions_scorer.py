@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import httpx
 
-from evalhub.llm import event_loop
+from evalhub.llm import event_loop, interrupt
 from evalhub.llm.base import Failure
 from evalhub.llm.providers.http_errors import classify_status
 from evalhub.llm.retry import RetryPolicy
@@ -69,6 +69,7 @@ class CompletionsScorer:
     async def _score_one(
         self, client: httpx.AsyncClient, semaphore: asyncio.Semaphore, request: ScoreRequest
     ) -> ScoreResult:
+        interrupt.check()
         text, answer_start, answer_end = render(self.tokenizer, list(request.prefix), request.answer)
         body = {
             "model": self.model,

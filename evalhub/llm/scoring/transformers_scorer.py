@@ -30,6 +30,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from evalhub.llm import interrupt
 from evalhub.llm.scoring.base import ScoreRequest, ScoreResult, TokenDistribution
 from evalhub.llm.scoring.chat_template import EncodedRequest, encode_request
 from evalhub.llm.types import Message
@@ -169,6 +170,7 @@ class TransformersScorer:
         encoded = [encode_request(self.tokenizer, list(r.prefix), r.answer) for r in requests]
         results: list[ScoreResult | None] = [None] * len(requests)
         for batch in self._batches(encoded):
+            interrupt.check()  # a paused or cancelled job stops between batches
             self._run_with_backoff(batch, encoded, results)
         assert all(result is not None for result in results), "every request gets exactly one score"
         return results  # type: ignore[return-value]
@@ -177,6 +179,7 @@ class TransformersScorer:
         self, messages: list[Message], candidates: Sequence[str] = ("1", "2", "3", "4", "5")
     ) -> TokenDistribution:
         """Probabilities of each candidate as the assistant's first token (e.g. a Likert score)."""
+        interrupt.check()
         torch = self._torch
         text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]

@@ -1,14 +1,14 @@
 from __future__ import annotations
 
-from collections import Counter
-
 from django.core.management.base import BaseCommand, CommandError
 
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNANIMOUS
-from evalhub.debates.actions import RunRejected, do_create_run, do_start_run
+from evalhub.debates.actions import RunRejected, do_create_run, do_start_run, run_counts
 from evalhub.debates.forms import DEFAULT_AGENTS
-from evalhub.debates.runner import run_debate
+from evalhub.debates.runner import run_debate_chunk
+from evalhub.jobs.chunks import pending_chunk_ids
+from evalhub.jobs.models import Job
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
 
@@ -76,15 +76,17 @@ class Command(BaseCommand):
             )
         except RunRejected as error:
             raise CommandError(str(error)) from None
+        # The same job and the same chunk code as the web path: in this process, or on the workers.
+        run = do_start_run(run, enqueue=o["enqueue"])
         if o["enqueue"]:
-            do_start_run(run)
-            self.stdout.write(f"Queued run {run.pk} ({run.debates.count()} debates).")
+            self.stdout.write(f"Queued run {run.pk} ({run.debates.count()} debates) as job {run.job_id}.")
             return
-        run.status = "running"
-        run.save(update_fields=["status"])
-        outcomes = Counter(run_debate(debate_id) for debate_id in run.debates.values_list("id", flat=True))
-        self.stdout.write(
-            self.style.SUCCESS(
-                f"Run {run.pk} '{run.name}': " + ", ".join(f"{n} {s}" for s, n in sorted(outcomes.items()))
-            )
-        )
+        for chunk_id in pending_chunk_ids(run.job):
+            run_debate_chunk(chunk_id)
+        job = Job.objects.get(pk=run.job_id)
+        counts = run_counts(run)
+        summary = ", ".join(f"{counts[s]} {s}" for s in ("consensus", "unresolved", "failed", "pending") if counts[s])
+        line = f"Run {run.pk} '{run.name}': {job.status_words} — {summary}. {job.message}"
+        if job.status == "failed":
+            raise CommandError(line)
+        self.stdout.write(self.style.SUCCESS(line) if job.status == "succeeded" else self.style.WARNING(line))

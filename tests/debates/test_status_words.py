@@ -1,0 +1,82 @@
+"""One run, one state, the same words everywhere: home, lists, run page and job page."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from evalhub.debates.actions import do_start_run
+from evalhub.jobs.models import Job, JobStatus
+
+pytestmark = pytest.mark.django_db
+
+BADGE = re.compile(r'<span class="badge [^"]*" data-status="(?P<status>[a-z]+)">(?P<words>[^<]+)</span>')
+
+CASES = {
+    "succeeded": ({"status": JobStatus.SUCCEEDED}, "Succeeded"),
+    "partial": (
+        {"status": JobStatus.PARTIAL, "units_failed": 3, "units_invalid": 2},
+        "Finished with 3 failed / 2 invalid",
+    ),
+    "failed": ({"status": JobStatus.FAILED, "message": "Agent heuristic:x failed every call: boom"}, "Failed"),
+    "cancelled": ({"status": JobStatus.CANCELLED}, "Cancelled"),
+}
+
+
+def badges(html: str) -> set[tuple[str, str]]:
+    return {(m["status"], m["words"]) for m in BADGE.finditer(html)}
+
+
+@pytest.mark.parametrize("state", list(CASES))
+def test_a_run_shows_the_same_status_words_on_every_page(state, make_run, login, admin_user):
+    fields, words = CASES[state]
+    run = do_start_run(make_run(), enqueue=False)
+    Job.objects.filter(pk=run.job_id).update(**fields)
+    client = login(admin_user)
+    pages = {
+        "home": "/",
+        "debate list": "/debates/",
+        "job list": "/jobs/",
+        "run page": run.get_absolute_url(),
+        "job page": f"/jobs/{run.job_id}/",
+    }
+    for page, url in pages.items():
+        shown = badges(client.get(url).content.decode())
+        assert (fields["status"], words) in shown, f"{page} shows {shown}"
+        assert not any(status == fields["status"] and w != words for status, w in shown), page
+
+
+def test_a_failed_run_states_its_cause_in_one_sentence_at_the_top_of_its_pages(make_run, login, admin_user):
+    run = do_start_run(make_run(), enqueue=False)
+    cause = "Agent heuristic:x failed every call: boom"
+    Job.objects.filter(pk=run.job_id).update(status=JobStatus.FAILED, message=cause, error=cause)
+    client = login(admin_user)
+    for url in (run.get_absolute_url(), f"/jobs/{run.job_id}/"):
+        assert f'<p class="error"><strong>{cause}</strong></p>' in client.get(url).content.decode()
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        (JobStatus.QUEUED, ["Pause", "Cancel"]),
+        (JobStatus.RUNNING, ["Pause", "Cancel"]),
+        (JobStatus.PAUSED, ["Resume"]),
+        (JobStatus.CANCELLED, ["Resume"]),
+        (JobStatus.SUCCEEDED, []),
+    ],
+)
+def test_controls_appear_only_where_they_apply(status, expected, make_run, login, admin_user):
+    run = do_start_run(make_run(), enqueue=False)
+    Job.objects.filter(pk=run.job_id).update(status=status)
+    html = login(admin_user).get(f"/jobs/{run.job_id}/controls/").content.decode()
+    shown = re.findall(r"<button[^>]*>([^<]+)</button>", html)
+    assert shown == expected
+
+
+def test_a_viewer_sees_no_controls_and_cannot_pause(make_run, login, viewer):
+    run = do_start_run(make_run(), enqueue=False)
+    client = login(viewer)
+    assert "<button" not in client.get(f"/jobs/{run.job_id}/controls/").content.decode()
+    assert client.post(f"/jobs/{run.job_id}/pause/").status_code == 403
+    assert Job.objects.get(pk=run.job_id).requested == ""
