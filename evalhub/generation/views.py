@@ -19,6 +19,7 @@ from evalhub.generation.actions import (
 from evalhub.generation.analysis import run_responses, tier_analysis, tier_of
 from evalhub.generation.forms import AnchorComparisonForm, GenerationRunForm, HintsForm, TemplateForm
 from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate
+from evalhub.scoring.issues import issue_groups
 from evalhub.system.downloads import download
 from evalhub.system.forms import form_reasons
 
@@ -63,13 +64,13 @@ def results(request, pk: int):
     analysis = tier_analysis(run, sources)
     models = sorted(run.candidates.values_list("slug", flat=True))
     grid = [{"model": m, "cells": [analysis["counts"].get((m, t), 0) for t in run.tiers]} for m in models]
-    issues = run.job.row_issues.select_related("prompt", "response__model")
+    groups, total = issue_groups(run.job)
     context = {
         "run": run,
         "analysis": analysis,
         "grid": grid,
-        "issues": issues[:200],
-        "issue_count": issues.count(),
+        "issue_groups": groups,
+        "issue_total": total,
         "sources": [(key, label, key in sources) for key, label in SOURCES.items()],
         "variants": sorted({run.variant(t, 0) for t in run.tiers}),
         "compare_form": AnchorComparisonForm() if run.anchor_id else None,

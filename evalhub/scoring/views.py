@@ -12,6 +12,7 @@ from evalhub.scoring.actions import (
 from evalhub.scoring.discernment import discernment_summary, judge_tables, score_rows
 from evalhub.scoring.forms import DiscernmentRunForm, GemRunForm
 from evalhub.scoring.gem_results import SETUP_LABELS, gem_summary, response_score_rows, setup_of
+from evalhub.scoring.issues import issue_groups
 from evalhub.scoring.models import DiscernmentRun, GemRun
 from evalhub.system.downloads import download
 
@@ -42,7 +43,7 @@ def results_context(run: GemRun) -> dict:
         {**meta, "key": key, "cells": [meta["by_metric"].get(m["key"]) for m in summary["validation_metrics"]]}
         for key, meta in summary["validation"].items()
     ]
-    issues = run.issues.select_related("prompt", "response__model")[:200]
+    groups, total = issue_groups(run.job)
     responses = response_score_rows(run)
     return {
         "run": run,
@@ -50,7 +51,8 @@ def results_context(run: GemRun) -> dict:
         "setup": [(SETUP_LABELS.get(key, key), value) for key, value in summary["setup"].items()],
         "tables": tables,
         "validation": validation,
-        "issues": issues,
+        "issue_groups": groups,
+        "issue_total": total,
         "responses": responses[:RESPONSES_SHOWN],
         "responses_total": len(responses),
         "responses_more": len(responses) > RESPONSES_SHOWN,
@@ -96,11 +98,10 @@ def discernment_create(request):
 def discernment_results(request, pk: int):
     run = get_object_or_404(DiscernmentRun.objects.select_related("job"), pk=pk)
     summary = run.job.result if run.job.result.get("family") else discernment_summary(run)
-    issues = run.job.row_issues.select_related("prompt", "response__model")[:200]
+    groups, total = issue_groups(run.job)
+    context = {"run": run, "summary": summary, "judges": judge_tables(run, summary)}
     return render(
-        request,
-        "scoring/_discernment_results.html",
-        {"run": run, "summary": summary, "judges": judge_tables(run, summary), "issues": issues},
+        request, "scoring/_discernment_results.html", {**context, "issue_groups": groups, "issue_total": total}
     )
 
 

@@ -87,3 +87,43 @@ async def test_it_rates_a_single_response_from_1_to_5():
 async def test_it_writes_no_responses():
     with pytest.raises(RequestRejected, match="only judges"):
         await get_chat_client("heuristic").complete([{"role": "user", "content": "Write a poem."}])
+
+
+def test_it_answers_a_dhp_geval_prompt_with_a_score_alone_and_scores_a_typo_ridden_copy_lower():
+    import asyncio
+
+    from evalhub.core.judge_outputs import parse_likert_score
+    from evalhub.core.judge_prompts import geval_messages
+    from evalhub.llm.providers.heuristic import HeuristicJudge
+
+    clean = (
+        "The committee approved the new budget on Monday. The budget raises school funding by ten percent. "
+        "Critics say the increase is too small. Supporters call it a good first step."
+    )
+    typos = "Yhe commitee apptovrd the mew ugdet ohn Modhay. Tge bhddge eaisss schol fumndig bby tn prcnt."
+    judge = HeuristicJudge()
+    answers = [
+        asyncio.run(judge.complete(geval_messages("dhp-summarization", "fluency", text, "Source."))).text
+        for text in (clean, typos)
+    ]
+    assert all("\n" not in answer for answer in answers), "the score only, as the prompt asks"
+    scores = [parse_likert_score(answer) for answer in answers]
+    assert None not in scores and scores[0] > scores[1]
+
+
+def test_it_answers_a_yescieval_rubric_prompt_with_json_and_an_integer_rating():
+    import asyncio
+    import json
+
+    from evalhub.core.judge_outputs import parse_rubric_json
+    from evalhub.core.judge_prompts import rubric_messages
+    from evalhub.llm.providers.heuristic import HeuristicJudge
+
+    answer = asyncio.run(
+        HeuristicJudge().complete(
+            rubric_messages("relevancy", "Does funding help schools?", "School funding helps schools hire staff.")
+        )
+    ).text
+    rating = parse_rubric_json(answer)
+    assert rating is not None and rating.rating in range(1, 6)
+    assert "not a language model" in json.loads(answer)["rationale"]

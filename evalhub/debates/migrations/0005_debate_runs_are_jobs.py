@@ -10,7 +10,8 @@ def runs_to_jobs(apps, schema_editor):
     DebateRun = apps.get_model("debates", "DebateRun")
     Job = apps.get_model("jobs", "Job")
     JobChunk = apps.get_model("jobs", "JobChunk")
-    for run in DebateRun.objects.exclude(status="draft"):
+    db = schema_editor.connection.alias  # the database being migrated (tests migrate two)
+    for run in DebateRun.objects.using(db).exclude(status="draft"):
         ids = list(run.debates.order_by("id").values_list("id", flat=True))
         statuses = list(run.debates.values_list("status", flat=True))
         failed = statuses.count("failed")
@@ -21,7 +22,7 @@ def runs_to_jobs(apps, schema_editor):
             state = "partial" if failed else "succeeded"
         else:
             state = "paused"  # unfinished: Resume runs the rest
-        job = Job.objects.create(
+        job = Job.objects.using(db).create(
             kind="debate",
             title=f"Debates: {run.name}"[:200],
             status=state,
@@ -37,7 +38,7 @@ def runs_to_jobs(apps, schema_editor):
             part = ids[start : start + 25]
             part_failed = run.debates.filter(id__in=part, status="failed").count()
             unfinished = run.debates.filter(id__in=part).exclude(status__in=FINISHED + ("failed",)).exists()
-            JobChunk.objects.create(
+            JobChunk.objects.using(db).create(
                 job=job,
                 index=index,
                 unit_ids=part,
@@ -46,7 +47,7 @@ def runs_to_jobs(apps, schema_editor):
                 done_at=None if unfinished else timezone.now(),
             )
         run.job = job
-        run.save(update_fields=["job"])
+        run.save(using=db, update_fields=["job"])
 
 
 class Migration(migrations.Migration):

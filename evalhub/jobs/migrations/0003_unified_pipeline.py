@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 def cancel_flag_to_request(apps, schema_editor):
     Job = apps.get_model("jobs", "Job")
-    Job.objects.filter(cancel_requested=True).exclude(status__in=["succeeded", "failed", "cancelled"]).update(
+    Job.objects.using(schema_editor.connection.alias).filter(cancel_requested=True).exclude(status__in=["succeeded", "failed", "cancelled"]).update(
         requested="cancel"
     )
 

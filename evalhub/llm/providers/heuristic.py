@@ -163,16 +163,15 @@ class HeuristicJudge(ChatClient):
         return f"{1 + 4 * self.quality(text, source):.1f}"
 
     def _rubric(self, prompt: str) -> str:
-        """YESciEval's rubric prompt asks for JSON {rating, rationale}."""
+        """YESciEval's rubric prompt asks for JSON {rating, rationale}: fluency, order and the share
+        of sentences the question and abstracts support (what off-topic additions lower)."""
         head, synthesis = prompt.split(YESCIEVAL_ANSWER_CUE, 1)
-        question = head.split("Research question:", 1)[-1]
-        quality = self.quality(synthesis, question)
-        on_topic = _support(synthesis, question + " " + head)
-        rating = max(1, min(5, 1 + round(4 * (0.6 * quality + 0.4 * on_topic))))
-        rationale = (
-            f"{self._header()} Fluency, order and support from the question and abstracts give "
-            f"{quality:.2f}; on-topic share {on_topic:.2f}."
-        )
+        on_topic = _support(synthesis, head)
+        quality = 0.3 * fluency_score(synthesis) + 0.2 * order_score(synthesis) + 0.5 * on_topic
+        if is_refusal(synthesis):
+            quality = max(0.0, quality - 0.5)
+        rating = max(1, min(5, 1 + round(4 * quality)))
+        rationale = f"{self._header()} Fluency, order and on-topic share ({on_topic:.2f}) give {quality:.2f}."
         return json.dumps({"rating": rating, "rationale": rationale})
 
     def _rate(self, sections: dict[str, str]) -> str:
@@ -182,9 +181,11 @@ class HeuristicJudge(ChatClient):
 
 
 def _support(text: str, context: str) -> float:
-    """The share of the text's sentences that share at least a third of their words with the context."""
-    known = set(words(context))
-    sentences = [words(s) for s in re.split(r"(?<=[.!?])\s+", text) if words(s)]
+    """The share of the text's sentences whose content words (four letters or more) the context
+    shares at least a quarter of."""
+    known = {w for w in words(context) if len(w) > 3}
+    sentences = [[w for w in words(s) if len(w) > 3] for s in re.split(r"(?<=[.!?])\s+", text)]
+    sentences = [s for s in sentences if s]
     if not sentences or not known:
         return 0.0
-    return sum(sum(w in known for w in s) >= len(s) / 3 for s in sentences) / len(sentences)
+    return sum(sum(w in known for w in s) >= len(s) / 4 for s in sentences) / len(sentences)
