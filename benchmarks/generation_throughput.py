@@ -43,8 +43,8 @@ from evalhub.generation.actions import (  # noqa: E402
     do_ensure_builtin_templates,
     do_register_candidate,
 )
+from evalhub.generation.job import run_generation_chunk  # noqa: E402
 from evalhub.generation.models import PromptHints  # noqa: E402
-from evalhub.generation.runner import run_generation_chunk  # noqa: E402
 from evalhub.jobs.chunks import pending_chunk_ids  # noqa: E402
 from evalhub.llm import get_chat_client  # noqa: E402
 from evalhub.llm.testing import FakeLLMServer  # noqa: E402

@@ -15,3 +15,11 @@ app.autodiscover_tasks()
 DEFAULT_QUEUE = "default"
 GPU_QUEUE = "gpu"
 QUEUES = (DEFAULT_QUEUE, GPU_QUEUE)
+
+
+def task_named(name: str):
+    """A registered task by its name, so actions enqueue work without importing the tasks modules
+    (which import the runners). Registered tasks are found by importing every app's tasks once."""
+    if name not in app.tasks:
+        app.loader.import_default_modules()
+    return app.tasks[name]

@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "evalhub.generation",
     "evalhub.dashboards",
     "evalhub.system",
+    "evalhub.home",
 ]
 
 MIDDLEWARE = [

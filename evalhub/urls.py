@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 urlpatterns = [
-    path("", include("evalhub.system.urls")),
+    path("", include("evalhub.home.urls")),
     path("", include("evalhub.accounts.urls")),
     path("", include("evalhub.catalog.urls")),
     path("jobs/", include("evalhub.jobs.urls")),

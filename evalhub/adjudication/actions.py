@@ -39,6 +39,15 @@ class AdjudicationRejected(ValueError):
     pass
 
 
+def do_open_items(debates) -> None:
+    """Debates the agents left unresolved wait for people: one item each, asking for the run's number
+    of verdicts. A debate settled again (a retried chunk) keeps its item as it is."""
+    AdjudicationItem.objects.bulk_create(
+        [AdjudicationItem(debate=debate, required_verdicts=debate.run.human_verdicts) for debate in debates],
+        ignore_conflicts=True,
+    )
+
+
 def _ttl() -> timedelta:
     return timedelta(minutes=settings.EVALHUB_RESERVATION_MINUTES)
 

@@ -18,7 +18,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from evalhub.core.gem_prompts import prediction_messages
-from evalhub.llm.scoring.base import ScoreRequest
+from evalhub.core.logprob_requests import ScoreRequest
 
 Z_90 = 1.645  # GRE-bench's ±1.645·SE
 

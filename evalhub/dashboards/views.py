@@ -13,8 +13,8 @@ from evalhub.dashboards import gre_bench, judges, pairwise
 from evalhub.dashboards.battles import SOURCES
 from evalhub.dashboards.caching import cached, fingerprint
 from evalhub.dashboards.forms import BattleFilterForm
+from evalhub.dashboards.model_sections import section_context
 from evalhub.dashboards.profiles import model_profile
-from evalhub.generation.analysis import model_tier_rows
 from evalhub.system.downloads import download
 from evalhub.system.forms import form_reasons
 
@@ -107,7 +107,7 @@ def model_detail(request, slug: str):
             "model": model,
             "form": form,
             "profile": profile,
-            "hint_tiers": model_tier_rows(model, stamp),
+            **section_context(model, stamp),
             "names": _names(),
             "query": request.GET.urlencode(),
         },

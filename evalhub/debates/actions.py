@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from django.db import transaction
@@ -11,7 +11,6 @@ from django.db.models import Count, Q
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from evalhub.adjudication.models import AdjudicationItem
 from evalhub.catalog.models import Response
 from evalhub.core.debate import DebateOutcome, Turn, shown_swapped
 from evalhub.core.usage import Usage
@@ -21,6 +20,7 @@ from evalhub.debates.models import (
     DebateRun,
     DebateStatus,
     DebateTurn,
+    JudgeRun,
 )
 from evalhub.jobs.actions import do_add_usage, do_create_job
 from evalhub.jobs.chunks import do_create_chunks, do_resume_job, enqueue_chunks
@@ -28,6 +28,7 @@ from evalhub.jobs.models import Job
 from evalhub.live import broadcast_html
 
 DEBATE = "debate"
+JUDGE_RUN = "judge_run"
 RUNS_GROUP = "debate-runs"
 # Debates per chunk (one Celery task): they run concurrently on the task's event loop, so a
 # worker thread keeps many LLM calls in flight; several chunks spread a run over the workers.
@@ -36,6 +37,16 @@ DEBATES_PER_TASK = 25
 
 class RunRejected(ValueError):
     pass
+
+
+# What happens to debates the agents leave unresolved, in the transaction that settles them: the
+# adjudication app registers its queue here (evalhub.adjudication.apps), so debates never imports it.
+UNRESOLVED_HANDLERS: list[Callable[[list[Debate]], None]] = []
+
+
+def on_unresolved(handler: Callable[[list[Debate]], None]) -> None:
+    if handler not in UNRESOLVED_HANDLERS:
+        UNRESOLVED_HANDLERS.append(handler)
 
 
 def _counted(counts: dict[str, int]) -> dict[str, int]:
@@ -236,14 +247,15 @@ def do_finish_debates(entries: Sequence[tuple[Debate, DebateOutcome]]) -> list[D
                 )
             else:
                 debate.status = DebateStatus.UNRESOLVED
-                to_adjudicate.append(AdjudicationItem(debate=debate, required_verdicts=debate.run.human_verdicts))
+                to_adjudicate.append(debate)
             debate.error = ""
             debate.save()
             broadcast_debate(debate)
             turns_by_run.setdefault(debate.run_id, (debate.run, []))[1].extend(outcome.turns)
             finished.append(debate)
-        # One item per debate (a retried task finds its item there and keeps it as it is).
-        AdjudicationItem.objects.bulk_create(to_adjudicate, ignore_conflicts=True)
+        if to_adjudicate:
+            for handler in UNRESOLVED_HANDLERS:
+                handler(to_adjudicate)
         for run, turns in turns_by_run.values():
             if run.job_id:
                 do_add_usage(Job(pk=run.job_id), Usage.total(turn_usage(turn) for turn in turns))
@@ -272,3 +284,32 @@ def turn_usage(turn: Turn) -> Usage:
         cached=bool(extra.get("cached")),
         cost_usd=extra.get("cost_usd"),
     )
+
+
+# --- single-judge runs (ScaleEval, Section 5) ------------------------------------------------
+
+# Debates per chunk of a judge run: each chunk's verdicts are written in one transaction.
+DEBATES_PER_JUDGE_CHUNK = 25
+
+
+def do_create_judge_run(user=None, *, enqueue: bool = True, **fields) -> JudgeRun:
+    """A single judge on a debate run's pairs, as a job (chunks of debates) on its judge's queue."""
+    with transaction.atomic():
+        run = JudgeRun.objects.create(created_by=user if getattr(user, "is_authenticated", False) else None, **fields)
+        per_pair = run.samples * (2 if run.check_position else 1)
+        ids = list(run.reference.debates.order_by("id").values_list("id", flat=True))
+        run.job = do_create_job(
+            JUDGE_RUN, f"Judge {run} on {run.reference.name}"[:200], user=user, params={"judge_run": run.pk},
+            total=len(ids) * per_pair,
+        )  # fmt: skip
+        run.save(update_fields=["job"])
+        do_create_chunks(run.job, ids, {pk: per_pair for pk in ids}, DEBATES_PER_JUDGE_CHUNK)
+        if enqueue:
+            transaction.on_commit(lambda: enqueue_chunks(run.job))
+    return run
+
+
+def judge_queue(run: JudgeRun) -> str:
+    from evalhub.system.model_access import queue_for
+
+    return queue_for([run.judge])

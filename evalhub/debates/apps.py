@@ -8,7 +8,7 @@ class DebatesConfig(AppConfig):
     label = "debates"
 
     def ready(self) -> None:
-        from evalhub.debates import actions, judging
+        from evalhub.debates import actions
         from evalhub.jobs import kinds
 
         kinds.register(
@@ -20,9 +20,9 @@ class DebatesConfig(AppConfig):
             on_change=actions.broadcast_run,
         )
         kinds.register(
-            judging.JUDGE_RUN,
+            actions.JUDGE_RUN,
             run_attr="judge_run",
             results="debate_judge_run_results",
             task="debates.judge_chunk",
-            queue=judging.judge_queue,
+            queue=actions.judge_queue,
         )

@@ -12,8 +12,6 @@ import asyncio
 import zlib
 from dataclasses import dataclass, field
 
-from django.db import transaction
-
 from evalhub.core.agreement import (
     Rate,
     by_group,
@@ -30,40 +28,12 @@ from evalhub.core.outcomes import ComponentFailure, Outcome
 from evalhub.core.usage import Usage
 from evalhub.debates.models import Debate, DebateStatus, JudgeRun, JudgeVerdict
 from evalhub.debates.runner import PRIVILEGED_TITLES
-from evalhub.jobs.actions import do_create_job
-from evalhub.jobs.chunks import Settled, do_complete_chunk, do_create_chunks, enqueue_chunks, run_chunk
+from evalhub.jobs.chunks import Settled, do_complete_chunk, run_chunk
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.llm import event_loop
 from evalhub.llm.accounting import UsageMeter
 from evalhub.llm.types import LLMError, UnknownProvider
-from evalhub.system.model_access import chat_client, queue_for
-
-JUDGE_RUN = "judge_run"
-
-
-# Debates per chunk of a judge run: each chunk's verdicts are written in one transaction.
-DEBATES_PER_JUDGE_CHUNK = 25
-
-
-def do_create_judge_run(user=None, *, enqueue: bool = True, **fields) -> JudgeRun:
-    """A single judge on a debate run's pairs, as a job (chunks of debates) on its judge's queue."""
-    with transaction.atomic():
-        run = JudgeRun.objects.create(created_by=user if getattr(user, "is_authenticated", False) else None, **fields)
-        per_pair = run.samples * (2 if run.check_position else 1)
-        ids = list(run.reference.debates.order_by("id").values_list("id", flat=True))
-        run.job = do_create_job(
-            JUDGE_RUN, f"Judge {run} on {run.reference.name}"[:200], user=user, params={"judge_run": run.pk},
-            total=len(ids) * per_pair,
-        )  # fmt: skip
-        run.save(update_fields=["job"])
-        do_create_chunks(run.job, ids, {pk: per_pair for pk in ids}, DEBATES_PER_JUDGE_CHUNK)
-        if enqueue:
-            transaction.on_commit(lambda: enqueue_chunks(run.job))
-    return run
-
-
-def judge_queue(run: JudgeRun) -> str:
-    return queue_for([run.judge])
+from evalhub.system.model_access import chat_client
 
 
 def judge_setup(run: JudgeRun, debate: Debate, reversed_order: bool) -> DebateSetup:

@@ -7,9 +7,16 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from evalhub.accounts.roles import ADMIN, has_role, role_required
-from evalhub.debates.actions import RunRejected, do_create_run, do_start_run, run_counts, runs_counts
+from evalhub.debates.actions import (
+    RunRejected,
+    do_create_judge_run,
+    do_create_run,
+    do_start_run,
+    run_counts,
+    runs_counts,
+)
 from evalhub.debates.forms import DebateRunForm, JudgeRunForm
-from evalhub.debates.judging import do_create_judge_run, meta_evaluation
+from evalhub.debates.judging import meta_evaluation
 from evalhub.debates.models import Debate, DebateRun, JudgeRun
 from evalhub.jobs.actions import do_request_stop
 

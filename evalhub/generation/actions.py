@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from evalhub.catalog.models import Benchmark, LanguageModel, Prompt, Response
@@ -16,16 +15,13 @@ from evalhub.core.answers import MatchMode
 from evalhub.core.generation_templates import BUILTIN_TEMPLATES, check_template
 from evalhub.core.hints import RULE_BASED, leaking_hints
 from evalhub.core.tiers import tier_label
-from evalhub.debates.actions import RunRejected, do_create_run
-from evalhub.debates.judging import do_create_judge_run
+from evalhub.debates.actions import RunRejected, do_create_judge_run, do_create_run
 from evalhub.debates.models import DebateRun
 from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate, response_variant
 from evalhub.jobs.actions import do_create_job
-from evalhub.jobs.chunks import Settled, chosen_prompt_ids, do_complete_chunk, do_create_chunks, enqueue_chunks
-from evalhub.jobs.models import Job, JobChunk
+from evalhub.jobs.chunks import chosen_prompt_ids, do_create_chunks, enqueue_chunks
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
-from evalhub.scoring.models import RowIssue
 from evalhub.system.model_access import queue_for
 
 GENERATION = "generation"
@@ -276,61 +272,6 @@ def generation_queue(run: GenerationRun) -> str:
     """The candidates' and the hint maker's queue (the rule-based maker calls no model)."""
     hint_maker = [run.hint_maker] if run.hint_maker != RULE_BASED else []
     return queue_for([spec_of(m) for m in run.candidates.all()] + hint_maker)
-
-
-def progress_message(run: GenerationRun, job: Job) -> str:
-    text = f"{run.made:,} responses generated, {run.found:,} found already"
-    if run.cost_usd:
-        text += f" · ${run.cost_usd:,.4f}"
-    return text + f" · {job.progress_done:,} of {job.progress_total:,}"
-
-
-def do_record_generation_chunk(chunk: JobChunk, result) -> bool:
-    """Write a chunk's responses and issues with the chunk marked done; the last chunk finishes the
-    job. A response another attempt (or run) stored first is kept as it is: nothing is written twice."""
-    from evalhub.generation.analysis import generation_outcome, run_summary
-
-    run = GenerationRun.objects.get(job_id=chunk.job_id)
-
-    def write(_chunk: JobChunk) -> None:
-        keys = [(r.prompt_id, r.model_id, r.variant) for r in result.responses]
-        already = set(
-            Response.objects.filter(
-                prompt_id__in={k[0] for k in keys},
-                model_id__in={k[1] for k in keys},
-                parent__isnull=True,
-                variant__in={k[2] for k in keys},
-            ).values_list("prompt_id", "model_id", "variant")
-        )
-        fresh = [r for r in result.responses if (r.prompt_id, r.model_id, r.variant) not in already]
-        Response.objects.bulk_create(fresh, ignore_conflicts=True)
-        RowIssue.objects.bulk_create(result.issues)
-        usage = result.usage
-        GenerationRun.objects.filter(pk=run.pk).update(
-            made=F("made") + len(fresh),
-            found=F("found") + result.found + len(result.responses) - len(fresh),
-            calls=F("calls") + usage.calls,
-            cached_calls=F("cached_calls") + usage.cached_calls,
-            input_tokens=F("input_tokens") + usage.input_tokens,
-            output_tokens=F("output_tokens") + usage.output_tokens,
-            cost_usd=F("cost_usd") + usage.cost_usd,
-        )
-
-    def finish(_job: Job) -> Settled:
-        fresh = GenerationRun.objects.get(pk=run.pk)
-        issues = fresh.job.row_issues.count()
-        reported = f"; {issues} row{'s' if issues != 1 else ''} reported (see below)." if issues else "."
-        message = f"{fresh.made:,} responses generated, {fresh.found:,} found already{reported}"
-        return Settled(message, run_summary(fresh), generation_outcome(fresh))
-
-    return do_complete_chunk(
-        chunk,
-        write,
-        lambda job: progress_message(GenerationRun.objects.get(pk=run.pk), job),
-        finish,
-        failed=result.failed,
-        usage=result.usage,
-    )
 
 
 # --- hints ----------------------------------------------------------------------------------

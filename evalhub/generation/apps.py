@@ -28,4 +28,8 @@ class GenerationConfig(AppConfig):
             task="generation.chunk",
             queue=actions.generation_queue,
         )
+        from evalhub.dashboards import model_sections
+        from evalhub.generation.analysis import model_tier_rows
+
+        model_sections.register("hint_tiers", model_tier_rows)
         post_migrate.connect(ensure_builtin_templates, sender=self, dispatch_uid="generation-builtin-templates")

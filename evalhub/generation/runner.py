@@ -228,14 +228,3 @@ def _make_hints(run: GenerationRun, prompts: list[Prompt], issue) -> dict[int, P
             prompt, maker=run.hint_maker, version=HINT_PROMPT_VERSION, hints=hints, answer=stated_answer(prompt)
         )
     return made
-
-
-def run_generation_chunk(chunk_id: int) -> str:
-    from evalhub.generation.actions import do_record_generation_chunk
-    from evalhub.jobs.chunks import run_chunk
-
-    def work(chunk: JobChunk) -> GenerationChunkResult:
-        run = GenerationRun.objects.select_related("job", "template").get(job_id=chunk.job_id)
-        return generation_chunk_work(run, chunk)
-
-    return run_chunk(chunk_id, work, do_record_generation_chunk)

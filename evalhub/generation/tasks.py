@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from evalhub.generation.runner import run_generation_chunk
+from evalhub.generation.job import run_generation_chunk
 
 
 @shared_task(name="generation.chunk", ignore_result=True, acks_late=True, reject_on_worker_lost=True)

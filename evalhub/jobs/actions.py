@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from evalhub.celery import QUEUES
+from evalhub.celery import QUEUES, task_named
 from evalhub.core.outcomes import Outcome
 from evalhub.core.usage import Usage
 from evalhub.jobs.models import Job, JobStatus, StopRequest, WorkerHeartbeat, stall_after
@@ -147,7 +147,7 @@ def do_settle_stop(job: Job) -> Job:
 
 def do_start_worker_check(user: Any) -> Job:
     """Send one ping task to every queue; each worker that takes one records a heartbeat."""
-    from evalhub.jobs.tasks import ping_worker
+    ping_worker = task_named("jobs.ping_worker")
 
     with transaction.atomic():
         job = do_create_job(

@@ -24,6 +24,7 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection, transaction
 from django.utils import timezone
 
+from evalhub.celery import task_named
 from evalhub.core.outcomes import Outcome
 from evalhub.core.usage import Usage
 from evalhub.jobs import kinds
@@ -81,14 +82,10 @@ def chosen_prompt_ids(benchmark, subset: Sequence[int] = ()) -> list[int]:
 def enqueue_chunks(job: Job, chunk_ids: Sequence[int] | None = None) -> None:
     """Send chunks (by default every unfinished one) to the kind's task, by name, on its queue.
     Call after commit. A chunk sent twice is harmless: the second delivery finds it done or in hand."""
-    from evalhub.celery import app
-
     kind, run = kinds.run_of(job)
     if run is None:
         raise LookupError(f"job {job.pk} has no registered kind with a run ({job.kind!r})")
-    if kind.task not in app.tasks:  # tasks are found by name: import the apps' tasks modules once
-        app.loader.import_default_modules()
-    task, queue = app.tasks[kind.task], kind.queue(run)
+    task, queue = task_named(kind.task), kind.queue(run)
     for chunk_id in pending_chunk_ids(job) if chunk_ids is None else chunk_ids:
         task.apply_async(args=[chunk_id], queue=queue)
 

@@ -7,25 +7,19 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
-from django.utils import timezone
 
 from evalhub.catalog.models import Benchmark, LanguageModel, Response, variant_matches, variant_q
 from evalhub.celery import GPU_QUEUE
 from evalhub.core.gem_prompts import PROMPT_VERSION
 from evalhub.core.gem_validation import STRATEGIES
 from evalhub.jobs.actions import do_create_job
-from evalhub.jobs.chunks import Settled, chosen_prompt_ids, do_complete_chunk, do_create_chunks, enqueue_chunks
-from evalhub.jobs.models import Job, JobChunk
+from evalhub.jobs.chunks import chosen_prompt_ids, do_create_chunks, enqueue_chunks
 from evalhub.llm.registry import SCORERS, parse_spec
 from evalhub.llm.types import UnknownProvider
 from evalhub.scoring.models import (
     PREPROCESSED_VARIANTS,
-    ExaminerScore,
-    GemPairScore,
     GemRun,
     GemVariant,
-    RowIssue,
 )
 from evalhub.system.model_access import queue_for
 
@@ -236,71 +230,6 @@ def gem_queue(run: GemRun) -> str:
     return GPU_QUEUE
 
 
-def progress_message(run: GemRun, job: Job) -> str:
-    rate = run.tokens_scored / run.scoring_seconds if run.scoring_seconds else 0.0
-    text = f"{run.pairs_done:,} of about {job.progress_total:,} pairs scored"
-    if rate:
-        text += f" · {rate:,.0f} tokens/s"
-    if job.started_at and job.progress_done and job.progress_done < job.progress_total:
-        elapsed = (timezone.now() - job.started_at).total_seconds()
-        eta = elapsed / job.progress_done * (job.progress_total - job.progress_done)
-        text += f" · about {eta / 60:.0f} min left" if eta >= 90 else f" · about {eta:.0f} s left"
-    return text
-
-
-def do_record_chunk(chunk: JobChunk, result) -> bool:
-    """Write a chunk's rows and issues with the chunk marked done; the last chunk finishes the job.
-    Returns False when another attempt recorded this chunk first (nothing is written twice)."""
-    from evalhub.scoring.gem_results import gem_outcome, gem_summary
-
-    run = GemRun.objects.get(job_id=chunk.job_id)
-    rows = [
-        GemPairScore(
-            run=run,
-            variant=variant,
-            candidate_id=score.pair.candidate,
-            reference_id=score.pair.reference,
-            conditional=score.conditional,
-            marginal=score.marginal,
-            pmi=score.pmi,
-            tokens=score.tokens,
-            truncated=(variant, score.pair.candidate, score.pair.reference) in result.truncated,
-        )
-        for variant, scores in result.scores.items()
-        for score in scores
-    ]
-
-    unscored = 0
-
-    def write(_chunk: JobChunk) -> None:
-        nonlocal unscored
-        GemPairScore.objects.bulk_create(rows, ignore_conflicts=True)
-        stored = GemPairScore.objects.filter(run=run, candidate__prompt_id__in=chunk.unit_ids).count()
-        unscored = max(0, chunk.units_planned - stored)
-        ExaminerScore.objects.bulk_create(result.examiner, ignore_conflicts=True)
-        RowIssue.objects.bulk_create(result.issues)
-        GemRun.objects.filter(pk=run.pk).update(
-            pairs_done=F("pairs_done") + len(rows),
-            tokens_scored=F("tokens_scored") + sum(r.tokens for r in rows),
-            scoring_seconds=F("scoring_seconds") + result.seconds,
-        )
-
-    def finish(_job: Job) -> Settled:
-        fresh = GemRun.objects.get(pk=run.pk)
-        issues = fresh.issues.count()
-        reported = f"; {issues} row{'s' if issues != 1 else ''} reported (see below)." if issues else "."
-        return Settled(f"Scored {fresh.pairs_done:,} pairs{reported}", gem_summary(fresh), gem_outcome(fresh))
-
-    return do_complete_chunk(
-        chunk,
-        write,
-        lambda job: progress_message(GemRun.objects.get(pk=run.pk), job),
-        finish,
-        failed=lambda: unscored,
-        usage=result.usage,
-    )
-
-
 # --- DHP and YESciEval judge runs ------------------------------------------------------
 
 DISCERNMENT = "discernment"
@@ -462,29 +391,3 @@ def do_create_discernment_run(
 def judge_queue(run) -> str:
     """Local judges (and next-token probabilities, which only they give) run on the GPU workers."""
     return queue_for(run.judges, local=run.mode == "probability")
-
-
-def do_record_judge_chunk(chunk: JobChunk, result) -> bool:
-    from evalhub.scoring.discernment import discernment_outcome, discernment_summary
-    from evalhub.scoring.models import DiscernmentRun, JudgeScore
-
-    run = DiscernmentRun.objects.select_related("job").get(job_id=chunk.job_id)
-
-    def write(_chunk: JobChunk) -> None:
-        JudgeScore.objects.bulk_create(result.scores, ignore_conflicts=True)
-        RowIssue.objects.bulk_create(result.issues)
-
-    def progress(job: Job) -> str:
-        scored = JudgeScore.objects.filter(run=run).count()
-        return f"{job.progress_done} of {job.progress_total} responses judged ({scored:,} scores)"
-
-    def finish(job: Job) -> Settled:
-        summary = discernment_summary(run)
-        outcome = discernment_outcome(run, summary)
-        issues = summary["issues"]
-        message = f"Done: {outcome.produced:,} scores, {outcome.invalid:,} invalid answers" + (
-            f", {issues:,} rows reported." if issues else "."
-        )
-        return Settled(message, summary, outcome)
-
-    return do_complete_chunk(chunk, write, progress, finish, failed=result.failed_calls, usage=result.usage)

@@ -33,7 +33,8 @@ from evalhub.core.optimism import optimism_report
 from evalhub.core.outcomes import ComponentFailure, Outcome
 from evalhub.core.perturbations import split_sentences
 from evalhub.core.usage import Usage
-from evalhub.jobs.models import JobChunk
+from evalhub.jobs.chunks import Settled, do_complete_chunk
+from evalhub.jobs.models import Job, JobChunk
 from evalhub.llm import event_loop
 from evalhub.llm.accounting import UsageMeter
 from evalhub.llm.types import LLMError, UnknownProvider
@@ -417,9 +418,31 @@ def discernment_outcome(run: DiscernmentRun, summary: dict[str, Any]) -> Outcome
     )
 
 
+def do_record_judge_chunk(chunk: JobChunk, result) -> bool:
+    run = DiscernmentRun.objects.select_related("job").get(job_id=chunk.job_id)
+
+    def write(_chunk: JobChunk) -> None:
+        JudgeScore.objects.bulk_create(result.scores, ignore_conflicts=True)
+        RowIssue.objects.bulk_create(result.issues)
+
+    def progress(job: Job) -> str:
+        scored = JudgeScore.objects.filter(run=run).count()
+        return f"{job.progress_done} of {job.progress_total} responses judged ({scored:,} scores)"
+
+    def finish(job: Job) -> Settled:
+        summary = discernment_summary(run)
+        outcome = discernment_outcome(run, summary)
+        issues = summary["issues"]
+        message = f"Done: {outcome.produced:,} scores, {outcome.invalid:,} invalid answers" + (
+            f", {issues:,} rows reported." if issues else "."
+        )
+        return Settled(message, summary, outcome)
+
+    return do_complete_chunk(chunk, write, progress, finish, failed=result.failed_calls, usage=result.usage)
+
+
 def run_discernment_chunk(chunk_id: int) -> str:
     from evalhub.jobs.chunks import run_chunk
-    from evalhub.scoring.actions import do_record_judge_chunk
 
     def work(chunk: JobChunk) -> JudgeChunkResult:
         return judge_chunk_work(DiscernmentRun.objects.select_related("job").get(job_id=chunk.job_id), chunk)

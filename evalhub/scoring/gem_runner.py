@@ -3,7 +3,7 @@
 The pure parts (pairs, PMI, aggregates) live in evalhub.core.gem; this module gathers the
 inputs from the database, asks the LLMs for rewrites (stored, see rewrites.py), scores on
 the worker's evaluation LM (loaded once per worker process) and hands the rows to
-actions.do_record_chunk, which writes them in one transaction.
+do_record_chunk, which writes them in one transaction.
 
 Inputs that cannot be scored become RowIssue rows with their cause — a prompt with fewer
 than two responses, an empty text, a failed rewrite, a missing chat template — and never a
@@ -21,15 +21,20 @@ import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from django.db.models import F
+from django.utils import timezone
+
 from evalhub.catalog.actions import do_derive_response
 from evalhub.catalog.models import Prompt, Response, variant_matches
 from evalhub.core import gem_prompts
 from evalhub.core.gem import GemPair, PairScore, score_pairs, task_pairs
 from evalhub.core.gem_validation import STRATEGIES, derive
 from evalhub.core.usage import Usage
-from evalhub.jobs.models import JobChunk
+from evalhub.jobs.chunks import Settled, do_complete_chunk
+from evalhub.jobs.models import Job, JobChunk
 from evalhub.llm.scoring.chat_template import TemplateError, encode_request
 from evalhub.llm.types import LLMError
+from evalhub.scoring.gem_results import gem_outcome, gem_summary
 from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant, IssueLog, RowIssue
 from evalhub.scoring.rewrites import RewriteFailed, messages_key, rewrite_all, stored_completer
 from evalhub.system.model_access import local_or_remote_scorer
@@ -327,10 +332,72 @@ def _fit(scorer, pairs: list[GemPair], variant: str, result: ChunkResult, issue,
     return fitted
 
 
+def progress_message(run: GemRun, job: Job) -> str:
+    rate = run.tokens_scored / run.scoring_seconds if run.scoring_seconds else 0.0
+    text = f"{run.pairs_done:,} of about {job.progress_total:,} pairs scored"
+    if rate:
+        text += f" · {rate:,.0f} tokens/s"
+    if job.started_at and job.progress_done and job.progress_done < job.progress_total:
+        elapsed = (timezone.now() - job.started_at).total_seconds()
+        eta = elapsed / job.progress_done * (job.progress_total - job.progress_done)
+        text += f" · about {eta / 60:.0f} min left" if eta >= 90 else f" · about {eta:.0f} s left"
+    return text
+
+
+def do_record_chunk(chunk: JobChunk, result) -> bool:
+    """Write a chunk's rows and issues with the chunk marked done; the last chunk finishes the job.
+    Returns False when another attempt recorded this chunk first (nothing is written twice)."""
+    run = GemRun.objects.get(job_id=chunk.job_id)
+    rows = [
+        GemPairScore(
+            run=run,
+            variant=variant,
+            candidate_id=score.pair.candidate,
+            reference_id=score.pair.reference,
+            conditional=score.conditional,
+            marginal=score.marginal,
+            pmi=score.pmi,
+            tokens=score.tokens,
+            truncated=(variant, score.pair.candidate, score.pair.reference) in result.truncated,
+        )
+        for variant, scores in result.scores.items()
+        for score in scores
+    ]
+
+    unscored = 0
+
+    def write(_chunk: JobChunk) -> None:
+        nonlocal unscored
+        GemPairScore.objects.bulk_create(rows, ignore_conflicts=True)
+        stored = GemPairScore.objects.filter(run=run, candidate__prompt_id__in=chunk.unit_ids).count()
+        unscored = max(0, chunk.units_planned - stored)
+        ExaminerScore.objects.bulk_create(result.examiner, ignore_conflicts=True)
+        RowIssue.objects.bulk_create(result.issues)
+        GemRun.objects.filter(pk=run.pk).update(
+            pairs_done=F("pairs_done") + len(rows),
+            tokens_scored=F("tokens_scored") + sum(r.tokens for r in rows),
+            scoring_seconds=F("scoring_seconds") + result.seconds,
+        )
+
+    def finish(_job: Job) -> Settled:
+        fresh = GemRun.objects.get(pk=run.pk)
+        issues = fresh.issues.count()
+        reported = f"; {issues} row{'s' if issues != 1 else ''} reported (see below)." if issues else "."
+        return Settled(f"Scored {fresh.pairs_done:,} pairs{reported}", gem_summary(fresh), gem_outcome(fresh))
+
+    return do_complete_chunk(
+        chunk,
+        write,
+        lambda job: progress_message(GemRun.objects.get(pk=run.pk), job),
+        finish,
+        failed=lambda: unscored,
+        usage=result.usage,
+    )
+
+
 def run_gem_chunk(chunk_id: int) -> str:
     """Score one chunk, or skip it if it is done or its job was cancelled. Safe to run twice."""
     from evalhub.jobs.chunks import run_chunk
-    from evalhub.scoring.actions import do_record_chunk
 
     def work(chunk: JobChunk) -> ChunkResult:
         return run_chunk_work(GemRun.objects.select_related("job").get(job_id=chunk.job_id), chunk)

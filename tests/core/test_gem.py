@@ -21,7 +21,7 @@ from evalhub.core.gem import (
     task_pairs,
 )
 from evalhub.core.gem_prompts import prediction_messages
-from evalhub.llm.scoring.base import ScoreRequest, ScoreResult
+from evalhub.core.logprob_requests import ScoreRequest, ScoreResult
 from evalhub.llm.scoring.reference import score_one_at_a_time
 from evalhub.llm.scoring.transformers_scorer import TransformersScorer
 

@@ -7,7 +7,8 @@ import itertools
 import pytest
 
 from evalhub.core import prompt_sections as ps
-from evalhub.debates.judging import do_create_judge_run, meta_evaluation
+from evalhub.debates.actions import do_create_judge_run
+from evalhub.debates.judging import meta_evaluation
 from evalhub.debates.models import DebateStatus, JudgeVerdict
 from evalhub.jobs.models import JobStatus
 from tests.debates.conftest import sections_of

@@ -10,8 +10,8 @@ from evalhub.generation.actions import (
     do_edit_hints,
     do_register_candidate,
 )
+from evalhub.generation.job import run_generation_chunk
 from evalhub.generation.models import PromptHints, PromptTemplate
-from evalhub.generation.runner import run_generation_chunk
 from evalhub.jobs.chunks import pending_chunk_ids
 from evalhub.llm.testing import Fail
 from tests.generation.conftest import spec

@@ -18,7 +18,8 @@ from evalhub.jobs.models import JobStatus
 from evalhub.llm.scoring.transformers_scorer import TransformersScorer
 from evalhub.llm.testing import FakeLLMServer
 from evalhub.scoring import gem_runner
-from evalhub.scoring.actions import do_create_gem_run, do_record_chunk
+from evalhub.scoring.actions import do_create_gem_run
+from evalhub.scoring.gem_runner import do_record_chunk
 from evalhub.scoring.models import DerivedText, GemPairScore, RowIssue
 from evalhub.scoring.tasks import gem_chunk_task
 

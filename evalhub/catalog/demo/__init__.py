@@ -51,26 +51,3 @@ def do_load_demo(user=None) -> ImportSummary:
             task_type=TaskType.OPEN_CHAT,
             user=user,
         )
-
-
-DEMO_RUN_NAME = "Demo: thorough vs terse, helpfulness (three heuristic agents)"
-
-
-def do_create_demo_debate_run():
-    """A first debate run on the demo, started once: consensus, changed minds and unresolved ones."""
-    from evalhub.catalog.models import Benchmark, Criterion
-    from evalhub.debates.actions import do_create_run, do_start_run
-    from evalhub.debates.models import DebateRun
-
-    if DebateRun.objects.filter(name=DEMO_RUN_NAME).exists():
-        return None
-    run = do_create_run(
-        name=DEMO_RUN_NAME,
-        benchmark=Benchmark.objects.get(slug=DEMO_BENCHMARK),
-        criterion=Criterion.objects.get(slug="helpfulness"),
-        model_a=LanguageModel.objects.get(slug="demo-thorough"),
-        model_b=LanguageModel.objects.get(slug="demo-terse"),
-        agents=["heuristic", "heuristic:reference", "heuristic:detail"],
-        privileged_sources=["reference_answer", "rating_guidelines"],
-    )
-    return do_start_run(run)

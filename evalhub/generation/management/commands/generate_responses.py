@@ -11,8 +11,8 @@ from evalhub.generation.actions import (
     do_register_candidate,
     plan_generation,
 )
+from evalhub.generation.job import run_generation_chunk
 from evalhub.generation.models import PromptTemplate
-from evalhub.generation.runner import run_generation_chunk
 from evalhub.jobs.chunks import pending_chunk_ids
 from evalhub.llm.types import UnknownProvider
 

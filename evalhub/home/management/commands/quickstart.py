@@ -10,9 +10,10 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from evalhub.accounts.roles import ADMIN
-from evalhub.catalog.demo import do_create_demo_debate_run, do_load_demo
+from evalhub.catalog.demo import do_load_demo
 from evalhub.celery import QUEUES
 from evalhub.celery import app as celery_app
+from evalhub.debates.demo import do_create_demo_debate_run
 from evalhub.system.embedded import serve, worker_thread
 
 

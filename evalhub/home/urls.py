@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from evalhub.system import views
+from evalhub.home import views
 
 urlpatterns = [
     path("", views.home, name="home"),

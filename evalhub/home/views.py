@@ -43,7 +43,7 @@ def home(request):
             debates=Debate.objects.count(),
             adjudication_waiting=AdjudicationItem.objects.filter(status=ItemStatus.OPEN).count(),
         )
-    return render(request, "system/home.html", context)
+    return render(request, "home/home.html", context)
 
 
 @login_not_required

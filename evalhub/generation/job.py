@@ -1,0 +1,75 @@
+"""The generation job kind: work one chunk (evalhub.generation.runner), record it exactly once,
+and settle the run from what was stored (evalhub.generation.analysis)."""
+
+from __future__ import annotations
+
+from django.db.models import F
+
+from evalhub.catalog.models import Response
+from evalhub.generation.analysis import generation_outcome, run_summary
+from evalhub.generation.models import GenerationRun
+from evalhub.generation.runner import GenerationChunkResult, generation_chunk_work
+from evalhub.jobs.chunks import Settled, do_complete_chunk, run_chunk
+from evalhub.jobs.models import Job, JobChunk
+from evalhub.scoring.models import RowIssue
+
+
+def run_generation_chunk(chunk_id: int) -> str:
+    def work(chunk: JobChunk) -> GenerationChunkResult:
+        run = GenerationRun.objects.select_related("job", "template").get(job_id=chunk.job_id)
+        return generation_chunk_work(run, chunk)
+
+    return run_chunk(chunk_id, work, do_record_generation_chunk)
+
+
+def progress_message(run: GenerationRun, job: Job) -> str:
+    text = f"{run.made:,} responses generated, {run.found:,} found already"
+    if run.cost_usd:
+        text += f" · ${run.cost_usd:,.4f}"
+    return text + f" · {job.progress_done:,} of {job.progress_total:,}"
+
+
+def do_record_generation_chunk(chunk: JobChunk, result) -> bool:
+    """Write a chunk's responses and issues with the chunk marked done; the last chunk finishes the
+    job. A response another attempt (or run) stored first is kept as it is: nothing is written twice."""
+    run = GenerationRun.objects.get(job_id=chunk.job_id)
+
+    def write(_chunk: JobChunk) -> None:
+        keys = [(r.prompt_id, r.model_id, r.variant) for r in result.responses]
+        already = set(
+            Response.objects.filter(
+                prompt_id__in={k[0] for k in keys},
+                model_id__in={k[1] for k in keys},
+                parent__isnull=True,
+                variant__in={k[2] for k in keys},
+            ).values_list("prompt_id", "model_id", "variant")
+        )
+        fresh = [r for r in result.responses if (r.prompt_id, r.model_id, r.variant) not in already]
+        Response.objects.bulk_create(fresh, ignore_conflicts=True)
+        RowIssue.objects.bulk_create(result.issues)
+        usage = result.usage
+        GenerationRun.objects.filter(pk=run.pk).update(
+            made=F("made") + len(fresh),
+            found=F("found") + result.found + len(result.responses) - len(fresh),
+            calls=F("calls") + usage.calls,
+            cached_calls=F("cached_calls") + usage.cached_calls,
+            input_tokens=F("input_tokens") + usage.input_tokens,
+            output_tokens=F("output_tokens") + usage.output_tokens,
+            cost_usd=F("cost_usd") + usage.cost_usd,
+        )
+
+    def finish(_job: Job) -> Settled:
+        fresh = GenerationRun.objects.get(pk=run.pk)
+        issues = fresh.job.row_issues.count()
+        reported = f"; {issues} row{'s' if issues != 1 else ''} reported (see below)." if issues else "."
+        message = f"{fresh.made:,} responses generated, {fresh.found:,} found already{reported}"
+        return Settled(message, run_summary(fresh), generation_outcome(fresh))
+
+    return do_complete_chunk(
+        chunk,
+        write,
+        lambda job: progress_message(GenerationRun.objects.get(pk=run.pk), job),
+        finish,
+        failed=result.failed,
+        usage=result.usage,
+    )
