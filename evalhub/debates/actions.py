@@ -8,12 +8,12 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Count, Q
-from django.template.loader import render_to_string
 from django.utils import timezone
 
 from evalhub.catalog.models import Response
 from evalhub.core.debate import DebateOutcome, Turn, shown_swapped
 from evalhub.core.usage import Usage
+from evalhub.debates import live
 from evalhub.debates.models import (
     FINISHED_DEBATE,
     Debate,
@@ -29,7 +29,6 @@ from evalhub.live import broadcast_html
 
 DEBATE = "debate"
 JUDGE_RUN = "judge_run"
-RUNS_GROUP = "debate-runs"
 # Debates per chunk (one Celery task): they run concurrently on the task's event loop, so a
 # worker thread keeps many LLM calls in flight; several chunks spread a run over the workers.
 DEBATES_PER_TASK = 25
@@ -74,24 +73,17 @@ def broadcast_run(run: DebateRun) -> None:
     # Rendered (with its count and job queries) at most once, and only if either group is watched.
     def render() -> str:
         fresh = DebateRun.objects.select_related("job").get(pk=run.pk)
-        return render_to_string("debates/_run_summary.html", {"run": fresh, "counts": run_counts(fresh), "oob": True})
+        return live.run_summary(fresh, run_counts(fresh))
 
     html = functools.cache(render)
-    broadcast_html(RUNS_GROUP, html)
-    broadcast_html(f"run.{run.pk}", html)
+    broadcast_html(live.RUNS_GROUP, html)
+    broadcast_html(live.run_group(run.pk), html)
 
 
 def broadcast_debate(debate: Debate) -> None:
     """The debate's own page, and its row on the run page (a table row travels inside a template)."""
-    broadcast_html(
-        debate.group_name, lambda: render_to_string("debates/_outcome.html", {"debate": debate, "oob": True})
-    )
-    broadcast_html(
-        f"run.{debate.run_id}",
-        lambda: (
-            "<template>" + render_to_string("debates/_run_row.html", {"debate": debate, "oob": True}) + "</template>"
-        ),
-    )
+    broadcast_html(live.debate_group(debate.pk), lambda: live.outcome(debate))
+    broadcast_html(live.run_group(debate.run_id), lambda: live.run_row(debate))
 
 
 def check_pairs(run: DebateRun) -> list[tuple[Any, Response, Response]]:
@@ -222,10 +214,7 @@ def do_record_turns(entries: Sequence[tuple[int, Turn, str]]) -> list[DebateTurn
             raise ValueError(f"turns not stored (debate, round, agent): {missing}")
         for key in keys:
             turn = stored[key]
-            broadcast_html(
-                f"debate.{turn.debate_id}",
-                lambda turn=turn: render_to_string("debates/_turn.html", {"turn": turn, "oob": True}),
-            )
+            broadcast_html(live.debate_group(turn.debate_id), lambda turn=turn: live.turn(turn))
     return [stored[key] for key in keys]
 
 

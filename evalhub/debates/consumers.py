@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.template.loader import render_to_string
 
 from evalhub.accounts.roles import has_role
+from evalhub.debates import live
 from evalhub.debates.models import Debate
 from evalhub.live import FragmentConsumer
 
@@ -32,4 +33,4 @@ class DebateRunsConsumer(FragmentConsumer):
         if not has_role(user):
             return None
         run_id = self.scope["url_route"]["kwargs"].get("run_id")
-        return f"run.{run_id}" if run_id else "debate-runs"
+        return live.run_group(run_id) if run_id else live.RUNS_GROUP

@@ -119,7 +119,9 @@ class Debate(models.Model):
 
     @property
     def group_name(self) -> str:
-        return f"debate.{self.pk}"
+        from evalhub.debates.live import debate_group
+
+        return debate_group(self.pk)
 
     @property
     def round_range(self) -> range:

@@ -9,19 +9,17 @@ Agents stream: their text reaches watching browsers chunk by chunk as it is prod
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import time
 import zlib
 from dataclasses import dataclass
 
 from django.db.models import prefetch_related_objects
-from django.template.loader import render_to_string
-from django.utils.html import escape
 
 from evalhub.core.debate import DebateSetup, Turn, criteria_text
 from evalhub.core.debate import run_debate as run_protocol
 from evalhub.core.outcomes import ComponentFailure, Outcome
+from evalhub.debates import live
 from evalhub.debates.actions import (
     do_claim_debates,
     do_finish_debates,
@@ -120,13 +118,6 @@ def _prepared(debates: list[Debate]) -> list[tuple[Debate, DebateSetup, list[Tur
     return [(debate, build_setup(debate), stored_turns(debate)) for debate in debates]
 
 
-@functools.lru_cache(maxsize=256)
-def _turn_started_html(round_number: int, agent: int) -> str:
-    # The same few fragments for every debate: rendered once, not once per turn.
-    context = {"round": round_number, "agent": agent, "speaker": agent + 1}
-    return render_to_string("debates/_turn_started.html", context)
-
-
 async def _run_all(debate_ids: list[int]) -> dict[int, str]:
     clients: dict[str, object] = {}
 
@@ -166,12 +157,11 @@ async def _run_one(
     started: set[tuple[int, int]] = set()
 
     async def ask(agent: int, round_number: int, messages: list[dict[str, str]]):
-        target = f"turn-{round_number}-{agent}-text"
         if (round_number, agent) in started:  # a re-ask: start the text afresh
-            await send_html(group, f'<div id="{target}" class="text" hx-swap-oob="true"></div>')
+            await send_html(group, live.turn_text_reset(round_number, agent))
         else:
             started.add((round_number, agent))
-            await send_html(group, _turn_started_html(round_number, agent))
+            await send_html(group, live.turn_started(round_number, agent))
         stream = agents[agent].stream(
             messages,
             temperature=run.temperature,
@@ -183,10 +173,10 @@ async def _run_one(
         async for chunk in stream:
             pending.append(chunk)
             if time.monotonic() - flushed_at >= FLUSH_INTERVAL_S:
-                await send_html(group, f'<div hx-swap-oob="beforeend:#{target}">{escape("".join(pending))}</div>')
+                await send_html(group, live.turn_text(round_number, agent, "".join(pending)))
                 pending, flushed_at = [], time.monotonic()
         if pending:
-            await send_html(group, f'<div hx-swap-oob="beforeend:#{target}">{escape("".join(pending))}</div>')
+            await send_html(group, live.turn_text(round_number, agent, "".join(pending)))
         done_call = stream.completion
         extra = {
             "input_tokens": done_call.input_tokens,
