@@ -157,3 +157,55 @@ def test_a_human_adjudication_joins_the_reference_once_given(reference, agents):
     (report,), with_reference, waiting = meta_evaluation(reference)
     assert (with_reference, waiting) == (3, 0)
     assert (report.example.hits, report.example.total) == (2, 3)
+
+
+def test_a_judge_that_failed_every_call_fails_its_run_naming_it_with_the_first_error(reference, agents):
+    from evalhub.jobs.models import Job
+    from tests.debates.conftest import ProviderUnavailable
+
+    agents(lambda agent, messages: ProviderUnavailable("scripted", "m", "server error (HTTP 503)"))
+    run = judge(reference)
+    job = Job.objects.get(pk=run.job_id)
+    assert job.status == JobStatus.FAILED
+    assert job.message.startswith("Judge scripted-0 failed every call: scripted:m: server error (HTTP 503)")
+    assert job.units_failed == 3 and not run.verdicts.exists()
+
+
+def test_a_judge_with_some_failed_calls_finishes_partial_and_retry_failed_asks_only_for_those(reference, agents):
+    from evalhub.jobs.chunks import do_resume_job
+    from evalhub.jobs.models import Job
+    from tests.debates.conftest import ProviderUnavailable
+
+    flaky = {"left": 1}
+
+    def answer(agent, messages):
+        if flaky["left"]:
+            flaky["left"] -= 1
+            return ProviderUnavailable("scripted", "m", "timed out")
+        return "x\n1"
+
+    log = agents(answer)
+    run = judge(reference)
+    job = Job.objects.get(pk=run.job_id)
+    assert (job.status, job.status_words, run.verdicts.count()) == (JobStatus.PARTIAL, "Finished with 1 failed", 2)
+    assert job.can_resume
+    asked = len(log)
+    do_resume_job(job)  # Retry failed: eager in tests
+    job.refresh_from_db()
+    assert job.status == JobStatus.SUCCEEDED and run.verdicts.count() == 3
+    assert len(log) - asked == 1, "only the failed pair is asked again"
+
+
+def test_the_judge_pairs_command_runs_the_same_job_and_prints_its_outcome(reference, agents):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    agents(lambda agent, messages: "x\n2")
+    out = StringIO()
+    call_command("judge_pairs", "--run", str(reference.pk), "--judge", "heuristic", "--no-position-check", stdout=out)
+    assert ": Succeeded. 3 judgments" in out.getvalue()
+    with pytest.raises(CommandError, match="samples"):
+        call_command("judge_pairs", "--run", str(reference.pk), "--judge", "heuristic", "--samples", "3")
+    with pytest.raises(CommandError, match="heuristc"):
+        call_command("judge_pairs", "--run", str(reference.pk), "--judge", "heuristc")
