@@ -209,3 +209,39 @@ def test_the_judge_pairs_command_runs_the_same_job_and_prints_its_outcome(refere
         call_command("judge_pairs", "--run", str(reference.pk), "--judge", "heuristic", "--samples", "3")
     with pytest.raises(CommandError, match="heuristc"):
         call_command("judge_pairs", "--run", str(reference.pk), "--judge", "heuristc")
+
+
+def test_cancel_mid_chunk_stops_a_judge_run_between_calls_and_stores_none_of_the_chunk(reference, agents):
+    import threading
+    import time
+
+    from django.db import connections
+    from django.test import override_settings
+
+    from evalhub.debates.judging import run_judge_chunk
+    from evalhub.jobs.actions import do_request_stop
+    from evalhub.jobs.chunks import pending_chunk_ids
+    from evalhub.jobs.models import Job
+
+    run = do_create_judge_run(reference=reference, judge="scripted-0", samples=3, temperature=0.5, enqueue=False)
+    cancelled = threading.Event()
+
+    def answer(agent, messages):
+        if not cancelled.is_set():
+            cancelled.set()
+            stop = lambda: (do_request_stop(Job.objects.get(pk=run.job_id), "cancel"), connections.close_all())  # noqa: E731
+            worker = threading.Thread(target=stop)
+            worker.start()
+            worker.join()
+            time.sleep(0.3)  # the chunk's heartbeat reads the request
+        return "x\n1"
+
+    log = agents(answer)
+    [chunk] = pending_chunk_ids(run.job)
+    with override_settings(EVALHUB_HEARTBEAT_SECONDS=0.05):
+        assert run_judge_chunk(chunk) == "cancel"
+    job = Job.objects.get(pk=run.job_id)
+    assert job.status == JobStatus.CANCELLED
+    # The calls already past the client's concurrency gate (8) finish; none starts after the stop.
+    assert len(log) <= 8 < 3 * 3 * 2
+    assert not run.verdicts.exists(), "nothing of the stopped chunk is stored"

@@ -247,3 +247,36 @@ def test_a_spec_names_one_model_created_once_with_a_slug_from_its_name(db):
     served = do_register_candidate("openai-compatible:http://127.0.0.1:8001/v1|meta-llama/Llama-3.1-8B")
     assert (local.slug, served.slug) == ("gpt-4o-mini-2", "llama-3-1-8b")
     assert served.display_name == "meta-llama/Llama-3.1-8B"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cancel_mid_chunk_stops_between_calls_and_stores_none_of_the_chunk(maths, server, candidates, answer_template):
+    import random
+    import threading
+    import time
+
+    from django.test import override_settings
+
+    from evalhub.jobs.actions import do_request_stop
+    from evalhub.jobs.models import Job
+
+    server.state.latency_s = 0.05
+    run = do_create_generation_run(benchmark=maths["benchmark"], candidates=candidates, template=answer_template,
+                                   tiers=[0], samples=8, temperature=0.7, seed=random.randrange(10**9),
+                                   chunk_prompts=3, enqueue=False)  # fmt: skip
+    [chunk] = pending_chunk_ids(run.job)
+
+    def cancel_once_calls_flow() -> None:
+        while server.request_count < 4:
+            time.sleep(0.01)
+        do_request_stop(Job.objects.get(pk=run.job_id), "cancel")
+
+    canceller = threading.Thread(target=cancel_once_calls_flow)
+    canceller.start()
+    with override_settings(EVALHUB_HEARTBEAT_SECONDS=0.05):
+        assert run_generation_chunk(chunk) == "cancel"
+    canceller.join()
+    job = Job.objects.get(pk=run.job_id)
+    assert job.status == "cancelled" and job.message == "Cancelled before anything was done."
+    assert not Response.objects.filter(model__in=candidates).exists(), "nothing of the stopped chunk is stored"
+    assert server.request_count < 3 * 8 * 2, "no call started long after the cancel"

@@ -332,3 +332,42 @@ def test_gem_on_imported_preprocessed_texts_needs_no_preprocessing_lm(reviews, e
     run_all(run)
     run.job.refresh_from_db()
     assert run.job.status == JobStatus.SUCCEEDED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cancel_mid_chunk_stops_the_scorer_between_batches_and_keeps_the_finished_chunk(reviews, eval_lm, monkeypatch):
+    import threading
+    import time
+
+    from django.test import override_settings
+
+    from evalhub.jobs.actions import do_request_stop
+    from evalhub.jobs.models import Job
+    from evalhub.llm.scoring.transformers_scorer import TransformersScorer
+
+    for response in Response.objects.filter(parent=None):  # two variants: two scoring passes per chunk
+        response.metadata = {**(response.metadata or {}), "preprocessed": f"The reviewer appreciates {response.pk}."}
+        response.save(update_fields=["metadata"])
+    run = make_run(reviews, eval_lm, variants=["gem-raw", "gem"])
+    first, second = run.chunks.all()
+    assert gem_runner.run_gem_chunk(first.pk) == "recorded"
+    kept = GemPairScore.objects.filter(run=run).count()
+    batches = []
+    real = TransformersScorer._run_with_backoff
+
+    def slow_batch(self, *args):
+        batches.append(1)
+        if len(batches) == 1:  # the user cancels while the first batch of the chunk runs
+            canceller = threading.Thread(target=lambda: do_request_stop(Job.objects.get(pk=run.job_id), "cancel"))
+            canceller.start()
+            canceller.join()
+            time.sleep(0.3)  # the chunk's heartbeat reads the request
+        return real(self, *args)
+
+    monkeypatch.setattr(TransformersScorer, "_run_with_backoff", slow_batch)
+    with override_settings(EVALHUB_HEARTBEAT_SECONDS=0.05):
+        assert gem_runner.run_gem_chunk(second.pk) == "cancel"
+    job = Job.objects.get(pk=run.job_id)
+    assert job.status == JobStatus.CANCELLED
+    assert len(batches) == 1, "no batch started after the cancel was seen"
+    assert GemPairScore.objects.filter(run=run).count() == kept, "the finished chunk is kept, nothing of the other"
