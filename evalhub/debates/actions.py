@@ -172,8 +172,9 @@ def do_claim_debates(debate_ids: Sequence[int]) -> list[Debate]:
         Debate.objects.filter(pk__in=[d.pk for d in claimed]).update(status=DebateStatus.RUNNING, updated_at=now)
         for debate in claimed:
             debate.status, debate.updated_at = DebateStatus.RUNNING, now
-            # Only the debate's own page hears of the start; run summaries change when debates finish.
             broadcast_debate(debate)
+        for run in {debate.run_id: debate.run for debate in claimed}.values():
+            broadcast_run(run)  # its running and pending counts, once per batch
     return claimed
 
 

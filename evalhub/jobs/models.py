@@ -94,6 +94,17 @@ class Job(models.Model):
         return self.get_status_display()
 
     @property
+    def pace(self) -> str:
+        """Units per minute and the time left at that pace, while running ("" before there is one)."""
+        if self.status != JobStatus.RUNNING or not self.started_at or not self.progress_done:
+            return ""
+        elapsed = max(1.0, (timezone.now() - self.started_at).total_seconds())
+        per_minute = self.progress_done / elapsed * 60
+        left = (self.progress_total - self.progress_done) / (self.progress_done / elapsed)
+        when = f"about {left / 60:.0f} min left" if left >= 90 else f"about {left:.0f} s left"
+        return f"{per_minute:,.1f} per minute · {when}" if left > 0 else f"{per_minute:,.1f} per minute"
+
+    @property
     def cancel_requested(self) -> bool:
         return self.requested == StopRequest.CANCEL
 

@@ -80,3 +80,27 @@ def test_a_viewer_sees_no_controls_and_cannot_pause(make_run, login, viewer):
     assert "<button" not in client.get(f"/jobs/{run.job_id}/controls/").content.decode()
     assert client.post(f"/jobs/{run.job_id}/pause/").status_code == 403
     assert Job.objects.get(pk=run.job_id).requested == ""
+
+
+def test_after_cancel_the_debates_that_never_ran_say_so_not_waiting_to_start(make_run, login, admin_user):
+    from evalhub.jobs.actions import do_request_stop
+
+    run = do_start_run(make_run(), enqueue=False)
+    do_request_stop(run.job, "cancel")
+    page = login(admin_user).get(run.get_absolute_url()).content.decode()
+    assert page.count("Not run (run cancelled)") == run.debates.count()
+    assert ">Pending<" not in page
+
+
+def test_claiming_a_batch_sends_the_run_summary_with_its_running_count(make_run, monkeypatch):
+    from evalhub.debates import actions
+
+    sent = []
+    monkeypatch.setattr(
+        actions, "broadcast_html", lambda group, html: sent.append((group, html() if callable(html) else html))
+    )
+    run = do_start_run(make_run(), enqueue=False)
+    sent.clear()
+    actions.do_claim_debates(list(run.debates.values_list("id", flat=True)))
+    summary = next(html for group, html in sent if group == f"run.{run.pk}" and "run-summary" in html)
+    assert f'<span class="badge running">{run.debates.count()}</span> running' in summary
