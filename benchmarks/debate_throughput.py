@@ -33,7 +33,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ["EVALHUB_DATA_DIR"] = tempfile.mkdtemp(prefix="evalhub-bench-")
+# A worker process (--workers N) shares the parent's database: the parent names its data directory.
+os.environ["EVALHUB_DATA_DIR"] = os.environ.get("EVALHUB_BENCH_DATA_DIR") or tempfile.mkdtemp(prefix="evalhub-bench-")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
 for variable in ("DATABASE_URL", "REDIS_URL"):
     os.environ.pop(variable, None)  # the embedded mode: one process, in-memory channel layer
@@ -86,6 +87,34 @@ class ServerProcess:
     def close(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=10)
+
+
+def in_worker_processes(ids: list[int], workers: int) -> tuple[float, float]:
+    """The debates split over `workers` processes started beforehand (each imports Django and opens
+    the database first, like a worker that is up), released together; (wall seconds, their CPU seconds)."""
+    parts = [ids[i::workers] for i in range(workers)]
+    env = {**os.environ, "EVALHUB_BENCH_DATA_DIR": os.environ["EVALHUB_DATA_DIR"]}
+    children = [
+        subprocess.Popen(
+            [sys.executable, __file__, "--worker-part", ",".join(map(str, part)), "--workers", "1"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for part in parts
+    ]
+    for child in children:
+        assert child.stdout.readline().strip() == "ready"
+    started = time.perf_counter()
+    for child in children:
+        child.stdin.write("go\n")
+        child.stdin.flush()
+    outputs = [child.communicate()[0] for child in children]
+    elapsed = time.perf_counter() - started
+    if any(child.returncode for child in children):
+        raise SystemExit(f"a worker process failed: {outputs}")
+    return elapsed, sum(float(out.strip().splitlines()[-1]) for out in outputs)
 
 
 def cpu_seconds() -> float:
@@ -180,6 +209,14 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=128, help="per-agent limit on calls in flight")
     parser.add_argument("--watched", type=int, default=20, help="debates with a connected WebSocket client")
     parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes that share the N debates (one per core, as production runs them); with more than "
+        "one, no socket watches (the embedded channel layer lives in one process)",
+    )
+    parser.add_argument("--worker-part", default="", help=argparse.SUPPRESS)  # internal: debate ids for a child
+    parser.add_argument(
         "--http-client",
         choices=HTTP_CLIENTS,
         default=HTTP_CLIENTS[0],
@@ -193,6 +230,18 @@ def main() -> None:
     )
     args = parser.parse_args()
     os.environ[HTTP_CLIENT_VARIABLE] = args.http_client
+    if args.worker_part:  # a child of --workers: get ready, wait for the go, run its share, report its CPU
+        ids = [int(i) for i in args.worker_part.split(",")]
+        import openai  # noqa: F401  (what a worker that is up has imported already)
+
+        assert Prompt.objects.filter(debates__in=ids).count() == len(ids)  # the database is open
+        print("ready", flush=True)
+        sys.stdin.readline()
+        started = cpu_seconds()
+        statuses = run_debates(ids)
+        assert set(statuses.values()) == {"unresolved"}, statuses
+        print(f"{cpu_seconds() - started:.3f}")
+        return
 
     call_command("migrate", verbosity=0)
     do_load_builtin_criteria()
@@ -206,8 +255,13 @@ def main() -> None:
         many_run = create_run(args.debates, server.url, args.concurrency, "many")
         many_ids = list(many_run.debates.values_list("id", flat=True))
         before, app_before = server.stats(), cpu_seconds()
-        many, received = asyncio.run(measure(many_ids, user, args.watched))
-        stats, app_cpu = server.stats(), cpu_seconds() - app_before
+        if args.workers > 1:
+            many, app_cpu = in_worker_processes(many_ids, args.workers)
+            received: dict[str, float] = {}
+        else:
+            many, received = asyncio.run(measure(many_ids, user, args.watched))
+            app_cpu = cpu_seconds() - app_before
+        stats = server.stats()
     finally:
         server.close()
     calls, peak, chunk_log = stats["requests"] - before["requests"], stats["peak_connections"], stats["chunk_log"]
@@ -233,6 +287,9 @@ def main() -> None:
         f"CPU during the {args.debates} debates: app {app_cpu:.2f} s ({1000 * app_cpu / calls:.1f} ms per call: "
         f"client, database, channel layer, sockets), fake server {server_cpu:.2f} s; {os.cpu_count()} cores here"
     )
+    if args.workers > 1:
+        print(f"{args.workers} worker processes shared the {args.debates} debates; no socket watched")
+        return
     print(
         f"chunk → WebSocket delay over {len(delays)} chunks on {args.watched} watched debates: "
         f"p50 {statistics.median(delays):.1f} ms, p95 {p95:.1f} ms"
