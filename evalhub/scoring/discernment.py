@@ -432,6 +432,7 @@ def do_record_judge_chunk(chunk: JobChunk, result) -> bool:
     def finish(job: Job) -> Settled:
         summary = discernment_summary(run)
         outcome = discernment_outcome(run, summary)
+        summary["failed_judges"] = {f.name: f.first_error for f in outcome.failed_components}
         issues = summary["issues"]
         message = f"Done: {outcome.produced:,} scores, {outcome.invalid:,} invalid answers" + (
             f", {issues:,} rows reported." if issues else "."
@@ -519,7 +520,7 @@ def judge_tables(run: DiscernmentRun, summary: dict) -> list[dict[str, Any]]:
                     "quality": summary["quality"].get(judge, {}),
                 }
             )
-        return tables
+        return tables + _failed_judge_cards(run, summary, tables)
     for judge, report in summary.get("dhp", {}).get("judges", {}).items():
         rows = [
             {"perturbation": name, **values, "p_by_metric": sorted(values["p_by_metric"].items())}
@@ -536,4 +537,20 @@ def judge_tables(run: DiscernmentRun, summary: dict) -> list[dict[str, Any]]:
                 "quality": summary["quality"].get(judge, {}),
             }
         )
-    return tables
+    return tables + _failed_judge_cards(run, summary, tables)
+
+
+def _failed_judge_cards(run: DiscernmentRun, summary: dict, tables: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A judge with no table is shown with why, never left out: its first error once the run is
+    settled, or that it has no usable score yet."""
+    shown = {table["judge"] for table in tables}
+    failed = summary.get("failed_judges", {})
+    return [
+        {
+            "judge": judge,
+            "failed": failed.get(judge, "No usable score (yet)."),
+            "quality": summary.get("quality", {}).get(judge, {}),
+        }
+        for judge in run.judges
+        if judge not in shown
+    ]

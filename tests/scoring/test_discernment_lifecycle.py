@@ -32,7 +32,7 @@ def scores_of(run) -> list[tuple]:
     return sorted((judge.split("|")[-1], text, metric, repeat, score) for judge, text, metric, repeat, score in rows)
 
 
-def test_a_judge_that_failed_every_call_fails_the_run_naming_it_with_its_first_error(summaries, server):
+def test_a_judge_that_failed_every_call_fails_the_run_naming_it_with_its_first_error(summaries, server, login, viewer):
     with FakeLLMServer(reply_for_model=judge_reply, api_key="another-key") as locked_out:
         down = f"openai-compatible:{locked_out.url}/v1|perfect"
         run = dhp_run(summaries, [spec(server, "perfect"), down], repeats=1)
@@ -44,6 +44,10 @@ def test_a_judge_that_failed_every_call_fails_the_run_naming_it_with_its_first_e
     # The judge that worked is kept and shown; the failed one's calls are each a reported row.
     assert JudgeScore.objects.filter(run=run, judge=spec(server, "perfect")).count() > 0
     assert job.units_failed == RowIssue.objects.filter(job=job, stage="judging").count() > 0
+    # Its own card on the results page says so, beside the working judge's table.
+    page = login(viewer).get(f"/scoring/discernment/{run.pk}/results/").content.decode()
+    failed_card = page.split(f"<h2>{down}", 1)[1].split("</div>", 1)[0]
+    assert '<span class="badge failed">Failed</span>' in failed_card and "401" in failed_card
 
 
 def test_a_judge_whose_every_answer_is_unreadable_fails_the_run_naming_it(summaries, server):
