@@ -153,7 +153,11 @@ class DiscernmentRunForm(forms.Form):
     metrics = forms.CharField(
         required=False, help_text="Comma-separated metric or rubric keys; empty means all of the task's."
     )
-    judges = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), help_text="One provider spec per line.")
+    judges = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        initial="heuristic",  # offline, so a first run works with no key and no model
+        help_text="One provider spec per line (heuristic: the offline judge, not a language model).",
+    )
     repeats = forms.IntegerField(min_value=1, max_value=20, initial=5, help_text="k generations averaged (DHP: 5).")
     mode = forms.ChoiceField(
         choices=[("generate", "Generate k times and average"), ("probability", "Expected score from '1'..'5' (local)")]

@@ -280,3 +280,14 @@ def test_cancel_mid_chunk_stops_between_calls_and_stores_none_of_the_chunk(maths
     assert job.status == "cancelled" and job.message == "Cancelled before anything was done."
     assert not Response.objects.filter(model__in=candidates).exists(), "nothing of the stopped chunk is stored"
     assert server.request_count < 3 * 8 * 2, "no call started long after the cancel"
+
+
+def test_a_candidate_that_failed_every_call_fails_the_run_naming_it(maths, server, candidates, answer_template):
+    server.state.api_key = "rotated"  # every call is refused: 401
+    run = run_here(benchmark=maths["benchmark"], candidates=candidates[:1], template=answer_template, tiers=[0])
+    from evalhub.generation.actions import spec_of
+
+    assert run.job.status == "failed"
+    assert run.job.message.startswith(f"Candidate {spec_of(candidates[0])} failed every call: ")
+    assert "401" in run.job.message or "rejected" in run.job.message
+    assert run.made == 0
