@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from evalhub.core.usage import Usage
 from evalhub.llm.types import Completion
@@ -26,50 +26,38 @@ def price_for(prices: Mapping[str, Price], provider: str, model: str) -> Price |
     return prices.get(f"{provider}:{model}") or prices.get(model)
 
 
-@dataclass
 class UsageMeter:
-    calls: int = 0
-    cached_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    calls_without_price: int = 0
-    latency_s: float = 0.0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    """Counts the calls of one or more clients as they finish (thread-safe); `usage()` is the total."""
+
+    def __init__(self) -> None:
+        self._usage = Usage()
+        self.latency_s = 0.0
+        self._lock = threading.Lock()
 
     def record(self, completion: Completion) -> None:
+        call = Usage.of_call(
+            input_tokens=completion.input_tokens,
+            output_tokens=completion.output_tokens,
+            cached=completion.cached,
+            cost_usd=completion.cost_usd,
+        )
         with self._lock:
-            self.calls += 1
-            if completion.cached:
-                self.cached_calls += 1
-                return
-            self.input_tokens += completion.input_tokens
-            self.output_tokens += completion.output_tokens
-            self.latency_s += completion.latency_s
-            if completion.cost_usd is None:
-                self.calls_without_price += 1
-            else:
-                self.cost_usd += completion.cost_usd
+            self._usage = self._usage + call
+            if not completion.cached:
+                self.latency_s += completion.latency_s
 
     def usage(self) -> Usage:
         """The calls, tokens and cost so far, as the value runs and jobs add up."""
         with self._lock:
-            return Usage(
-                calls=self.calls,
-                cached_calls=self.cached_calls,
-                input_tokens=self.input_tokens,
-                output_tokens=self.output_tokens,
-                cost_usd=round(self.cost_usd, 6),
-                calls_without_price=self.calls_without_price,
-            )
+            return self._usage
+
+    @property
+    def calls(self) -> int:
+        return self.usage().calls
+
+    @property
+    def cached_calls(self) -> int:
+        return self.usage().cached_calls
 
     def as_dict(self) -> dict[str, float | int]:
-        return {
-            "calls": self.calls,
-            "cached_calls": self.cached_calls,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cost_usd": round(self.cost_usd, 6),
-            "calls_without_price": self.calls_without_price,
-            "latency_s": round(self.latency_s, 3),
-        }
+        return {**self.usage().as_dict(), "latency_s": round(self.latency_s, 3)}

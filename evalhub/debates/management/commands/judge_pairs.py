@@ -6,8 +6,7 @@ from evalhub.debates.actions import do_create_judge_run
 from evalhub.debates.forms import JudgeRunForm
 from evalhub.debates.judging import run_judge_chunk
 from evalhub.debates.models import DebateRun
-from evalhub.jobs.chunks import pending_chunk_ids
-from evalhub.jobs.models import Job
+from evalhub.jobs.cli import report_state, work_here
 
 
 class Command(BaseCommand):
@@ -51,10 +50,5 @@ class Command(BaseCommand):
         if o["enqueue"]:
             self.stdout.write(f"Queued judge run {judge_run.pk} as job {judge_run.job_id}.")
             return
-        for chunk_id in pending_chunk_ids(judge_run.job):
-            run_judge_chunk(chunk_id)
-        job = Job.objects.get(pk=judge_run.job_id)
-        line = f"Judge run {judge_run.pk} ({judge_run}): {job.status_words}. {job.message}"
-        if job.status == "failed":
-            raise CommandError(line)
-        self.stdout.write(self.style.SUCCESS(line) if job.status == "succeeded" else self.style.WARNING(line))
+        job = work_here(judge_run.job, run_judge_chunk)
+        report_state(self, job, f"Judge run {judge_run.pk} ({judge_run})")

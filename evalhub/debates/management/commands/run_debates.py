@@ -7,8 +7,7 @@ from evalhub.core.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNANIMOUS
 from evalhub.debates.actions import RunRejected, do_create_run, do_start_run, run_counts
 from evalhub.debates.forms import DEFAULT_AGENTS
 from evalhub.debates.runner import run_debate_chunk
-from evalhub.jobs.chunks import pending_chunk_ids
-from evalhub.jobs.models import Job
+from evalhub.jobs.cli import report_state, work_here
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
 
@@ -81,12 +80,8 @@ class Command(BaseCommand):
         if o["enqueue"]:
             self.stdout.write(f"Queued run {run.pk} ({run.debates.count()} debates) as job {run.job_id}.")
             return
-        for chunk_id in pending_chunk_ids(run.job):
-            run_debate_chunk(chunk_id)
-        job = Job.objects.get(pk=run.job_id)
+        job = work_here(run.job, run_debate_chunk)
         counts = run_counts(run)
         summary = ", ".join(f"{counts[s]} {s}" for s in ("consensus", "unresolved", "failed", "pending") if counts[s])
-        line = f"Run {run.pk} '{run.name}': {job.status_words} — {summary}. {job.message}"
-        if job.status == "failed":
-            raise CommandError(line)
-        self.stdout.write(self.style.SUCCESS(line) if job.status == "succeeded" else self.style.WARNING(line))
+        self.stdout.write(f"Run {run.pk} '{run.name}': {summary}.")
+        report_state(self, job, f"Run {run.pk} '{run.name}'")

@@ -13,7 +13,7 @@ from evalhub.generation.actions import (
 )
 from evalhub.generation.job import run_generation_chunk
 from evalhub.generation.models import PromptTemplate
-from evalhub.jobs.chunks import pending_chunk_ids
+from evalhub.jobs.cli import report_state, work_here
 from evalhub.llm.types import UnknownProvider
 
 
@@ -98,18 +98,15 @@ class Command(BaseCommand):
         if o["enqueue"]:
             self.stdout.write(f"Queued generation run {run.pk} (job {run.job_id}, {run.job.chunks.count()} chunks).")
             return
-        for chunk_id in pending_chunk_ids(run.job):
-            try:
-                run_generation_chunk(chunk_id)
-            except Exception as error:  # the job records the cause; say it here too, then stop
-                raise CommandError(f"job {run.job_id} failed: {error}") from None
-        run.refresh_from_db()
-        run.job.refresh_from_db()
-        self.stdout.write(f"Generation run {run.pk} (job {run.job_id}): {run.job.message}")
-        for key, n in run.job.result.get("responses", {}).items():
+        try:
+            job = work_here(run.job, run_generation_chunk)
+        except Exception as error:  # the job records the cause; say it here too, then stop
+            raise CommandError(f"job {run.job_id} failed: {error}") from None
+        for key, n in job.result.get("responses", {}).items():
             self.stdout.write(f"  {key}: {n}")
-        for key, cell in run.job.result.get("accuracy", {}).items():
+        for key, cell in job.result.get("accuracy", {}).items():
             self.stdout.write(f"  accuracy {key}: {cell['mean']:.1%} [{cell['low']:.1%}, {cell['high']:.1%}]")
+        report_state(self, job, f"Generation run {run.pk} (job {job.pk})")
 
     @staticmethod
     def _model(value: str) -> LanguageModel:

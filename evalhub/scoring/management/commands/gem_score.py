@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from evalhub.catalog.models import Benchmark, LanguageModel
+from evalhub.jobs.cli import report_state, work_here
 from evalhub.scoring.actions import DEFAULT_CHUNK_PROMPTS, do_create_gem_run
 from evalhub.scoring.gem_results import gem_summary
 from evalhub.scoring.gem_runner import run_gem_chunk
@@ -78,11 +79,11 @@ class Command(BaseCommand):
         if o["enqueue"]:
             self.stdout.write(f"Queued on 'gpu'. Follow it at /jobs/{run.job.pk}/.")
             return
-        for chunk_id in run.chunks.values_list("pk", flat=True):
-            run_gem_chunk(chunk_id)
-            run.refresh_from_db()
-            self.stdout.write(f"  chunk done: {run.pairs_done} pairs, {run.tokens_scored} tokens")
+        job = work_here(run.job, run_gem_chunk)
+        run.refresh_from_db()
+        self.stdout.write(f"  {run.pairs_done} pairs, {run.tokens_scored} tokens")
         self.print_summary(gem_summary(run))
+        report_state(self, job, f"GEM run {run.pk} (job {job.pk})")
 
     def print_summary(self, summary: dict) -> None:
         for variant in summary["variants"]:

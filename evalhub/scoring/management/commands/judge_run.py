@@ -6,6 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from evalhub.catalog.models import Benchmark, LanguageModel
+from evalhub.jobs.cli import report_state, work_here
 from evalhub.scoring.actions import DEFAULT_CHUNK_PROMPTS, do_create_discernment_run
 from evalhub.scoring.discernment import discernment_summary, run_discernment_chunk
 
@@ -88,9 +89,9 @@ class Command(BaseCommand):
         if o["enqueue"]:
             self.stdout.write(f"Queued. Follow it at /jobs/{run.job.pk}/.")
             return
-        for chunk_id in run.job.chunks.values_list("pk", flat=True):
-            run_discernment_chunk(chunk_id)
+        job = work_here(run.job, run_discernment_chunk)
         self.print_summary(discernment_summary(run))
+        report_state(self, job, f"Judge run {run.pk} (job {job.pk})")
 
     def print_summary(self, summary: dict) -> None:
         for judge, quality in summary["quality"].items():
