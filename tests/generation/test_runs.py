@@ -252,13 +252,11 @@ def test_a_spec_names_one_model_created_once_with_a_slug_from_its_name(db):
 @pytest.mark.django_db(transaction=True)
 def test_cancel_mid_chunk_stops_between_calls_and_stores_none_of_the_chunk(maths, server, candidates, answer_template):
     import random
-    import threading
-    import time
 
     from django.test import override_settings
 
-    from evalhub.jobs.actions import do_request_stop
     from evalhub.jobs.models import Job
+    from tests.jobs.helpers import stop_once_calls_flow
 
     server.state.latency_s = 0.05
     run = do_create_generation_run(benchmark=maths["benchmark"], candidates=candidates, template=answer_template,
@@ -266,13 +264,7 @@ def test_cancel_mid_chunk_stops_between_calls_and_stores_none_of_the_chunk(maths
                                    chunk_prompts=3, enqueue=False)  # fmt: skip
     [chunk] = pending_chunk_ids(run.job)
 
-    def cancel_once_calls_flow() -> None:
-        while server.request_count < 4:
-            time.sleep(0.01)
-        do_request_stop(Job.objects.get(pk=run.job_id), "cancel")
-
-    canceller = threading.Thread(target=cancel_once_calls_flow)
-    canceller.start()
+    canceller = stop_once_calls_flow(server, run.job_id, "cancel", after=4)
     with override_settings(EVALHUB_HEARTBEAT_SECONDS=0.05):
         assert run_generation_chunk(chunk) == "cancel"
     canceller.join()

@@ -23,3 +23,22 @@ async def open_socket(path: str, user=None, origin: str = "http://localhost") ->
     communicator = WebsocketCommunicator(application, path, headers=headers)
     connected, _ = await communicator.connect(timeout=5)
     return communicator, connected
+
+
+def stop_once_calls_flow(server, job_id: int, what: str, after: int):
+    """A user's Pause or Cancel from another thread, once the fake server has seen `after` calls;
+    returns the started thread (join it after the chunk returns)."""
+    import threading
+    import time
+
+    from evalhub.jobs.actions import do_request_stop
+    from evalhub.jobs.models import Job
+
+    def stop() -> None:
+        while server.request_count < after:
+            time.sleep(0.01)
+        do_request_stop(Job.objects.get(pk=job_id), what)
+
+    thread = threading.Thread(target=stop)
+    thread.start()
+    return thread

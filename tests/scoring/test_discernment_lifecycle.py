@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import time
 import uuid
 from datetime import timedelta
 
@@ -17,6 +15,7 @@ from evalhub.jobs.models import Job, JobChunk, JobStatus
 from evalhub.llm.testing import FakeLLMServer
 from evalhub.scoring.discernment import run_discernment_chunk
 from evalhub.scoring.models import JudgeScore, RowIssue
+from tests.jobs.helpers import stop_once_calls_flow
 from tests.scoring.test_discernment import dhp_run, judge_reply, run_all, spec
 
 
@@ -85,13 +84,7 @@ def test_cancel_mid_chunk_stops_between_calls_keeps_the_finished_chunk_and_write
     kept = JudgeScore.objects.filter(run=run).count()
     sent_before = server.request_count
 
-    def cancel_once_calls_flow() -> None:
-        while server.request_count < sent_before + 8:
-            time.sleep(0.01)
-        do_request_stop(Job.objects.get(pk=run.job_id), "cancel")
-
-    canceller = threading.Thread(target=cancel_once_calls_flow)
-    canceller.start()
+    canceller = stop_once_calls_flow(server, run.job_id, "cancel", after=sent_before + 8)
     outcome = run_discernment_chunk(second.pk)
     canceller.join()
     job = Job.objects.get(pk=run.job_id)
@@ -111,13 +104,7 @@ def test_a_paused_run_resumes_to_the_same_scores_as_an_uninterrupted_run(summari
     judge = fresh_judge(server, "coin")
     paused = dhp_run(summaries, [judge], repeats=2, chunk_prompts=6)
 
-    def pause_once_calls_flow() -> None:
-        while server.request_count < 5:
-            time.sleep(0.01)
-        do_request_stop(Job.objects.get(pk=paused.job_id), "pause")
-
-    pauser = threading.Thread(target=pause_once_calls_flow)
-    pauser.start()
+    pauser = stop_once_calls_flow(server, paused.job_id, "pause", after=5)
     statuses = run_all(paused)
     pauser.join()
     job = Job.objects.get(pk=paused.job_id)
