@@ -3,7 +3,6 @@ the outcomes of an uninterrupted run (real `celery worker` processes on Redis an
 
 from __future__ import annotations
 
-import tempfile
 import uuid
 
 import pytest
@@ -16,7 +15,7 @@ from evalhub.jobs.chunks import pending_chunk_ids
 from evalhub.jobs.models import Job, JobChunk, JobStatus
 from evalhub.llm.testing import FakeLLMServer
 from tests.conftest import requires_redis
-from tests.jobs.workers import kill, on_postgres, start_worker, stop_all, through_the_broker, wait_for  # noqa: F401
+from tests.jobs.workers import kill_mid_chunk_then_finish, on_postgres, through_the_broker  # noqa: F401
 
 pytestmark = [requires_redis, on_postgres, pytest.mark.redis, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 pytestmark.append(pytest.mark.usefixtures("through_the_broker"))
@@ -48,26 +47,11 @@ def test_a_debate_worker_killed_mid_chunk_leaves_a_run_that_finishes_by_itself(d
     monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "test-key")
     tag = uuid.uuid4().hex[:8]  # fresh agent names: no answer comes from a response cache
     with FakeLLMServer(reply_for_model=disagree, api_key="test-key", latency_s=0.6) as server:
-        run = do_start_run(make_run(server, tag))  # sent to the broker: no worker yet
-        with tempfile.TemporaryDirectory() as data_dir:
-            first, second = start_worker("first", pool, data_dir), None
-            try:
-                wait_for(
-                    lambda: (
-                        JobChunk.objects.filter(job=run.job, heartbeat_at__isnull=False).exists()
-                        and server.request_count >= 12
-                    ),
-                    90,
-                    "the first worker to be debating",
-                )
-                killed_at = kill(first, how)
-                second = start_worker("second", pool, data_dir)
-                done_at = wait_for(lambda: Job.objects.get(pk=run.job_id).finished, 120, "the run to finish")
-            finally:
-                stop_all(first, second)
+        run = do_start_run(make_run(server, tag), enqueue=False)
+        took = kill_mid_chunk_then_finish(run.job, lambda: server.request_count >= 12, pool, how)
         job = Job.objects.get(pk=run.job_id)
         assert job.status == JobStatus.SUCCEEDED, job.message
-        assert done_at - killed_at < 60
+        assert took < 60
         turns = list(DebateTurn.objects.filter(debate__run=run).values_list("debate_id", "round", "agent"))
         assert len(turns) == len(set(turns)) == run.debates.count() * 3 * 2, "every turn once"
 
@@ -75,3 +59,33 @@ def test_a_debate_worker_killed_mid_chunk_leaves_a_run_that_finishes_by_itself(d
         for chunk_id in pending_chunk_ids(straight.job):
             run_debate_chunk(chunk_id)
         assert outcomes(run) == outcomes(straight), "the outcomes of an uninterrupted run"
+
+
+def test_a_judge_worker_killed_mid_chunk_leaves_a_judge_run_that_finishes_by_itself(demo, monkeypatch):
+    from evalhub.debates.actions import do_create_judge_run
+    from evalhub.debates.judging import run_judge_chunk
+    from evalhub.debates.models import DebateStatus, JudgeVerdict
+
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "test-key")
+    with FakeLLMServer(reply_for_model=disagree, api_key="test-key", latency_s=0.5) as server:
+        reference = make_run(server, uuid.uuid4().hex[:8])
+        reference.debates.update(status=DebateStatus.CONSENSUS, verdict=1)
+        judge = f"openai-compatible:{server.url}/v1|judge-{uuid.uuid4().hex[:8]}-1"
+        fields = {"reference": reference, "judge": judge, "samples": 2, "temperature": 0.5}
+        run = do_create_judge_run(enqueue=False, **fields)
+        took = kill_mid_chunk_then_finish(run.job, lambda: server.request_count >= 4)
+        job = Job.objects.get(pk=run.job_id)
+        assert job.status == JobStatus.SUCCEEDED, job.message
+        assert took < 60 and JobChunk.objects.filter(job=job, attempts__gte=2).exists()
+        keys = list(run.verdicts.values_list("debate_id", "reversed_order", "sample"))
+        assert len(keys) == len(set(keys)) == reference.debates.count() * 2 * 2, "every judgment once"
+
+        straight = do_create_judge_run(enqueue=False, **fields)
+        for chunk_id in pending_chunk_ids(straight.job):
+            run_judge_chunk(chunk_id)
+
+        def verdicts(judge_run) -> list[tuple]:
+            rows = JudgeVerdict.objects.filter(judge_run=judge_run)
+            return sorted(rows.values_list("debate_id", "reversed_order", "sample", "verdict"))
+
+        assert verdicts(run) == verdicts(straight)

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ on_postgres = pytest.mark.skipif(
 )
 
 
-def start_worker(name: str, pool: str, data_dir: str) -> subprocess.Popen:
+def start_worker(name: str, pool: str, data_dir: str, module: str = "celery") -> subprocess.Popen:
     db = connection.settings_dict
     env = {
         **os.environ,
@@ -34,7 +35,7 @@ def start_worker(name: str, pool: str, data_dir: str) -> subprocess.Popen:
         "EVALHUB_STALL_SECONDS": "4",
         "OPENAI_COMPATIBLE_API_KEY": "test-key",
     }
-    command = [sys.executable, "-m", "celery", "-A", "evalhub", "worker", "-Q", ",".join(QUEUES), "-P", pool]
+    command = [sys.executable, "-m", module, "-A", "evalhub", "worker", "-Q", ",".join(QUEUES), "-P", pool]
     command += ["-c", "2"] if pool == "threads" else []
     command += ["-n", f"{name}@%h", "--without-mingle", "--without-gossip", "-l", "WARNING"]
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -77,3 +78,30 @@ def stop_all(*workers: subprocess.Popen | None) -> None:
         if worker is not None and worker.poll() is None:
             worker.kill()
             worker.wait(10)
+
+
+def kill_mid_chunk_then_finish(
+    job, working: Callable[[], bool], pool: str = "threads", how: str = "SIGKILL", module: str = "celery"
+) -> float:
+    """Hand the job's chunks to a first worker, kill it once `working()` says it is mid-chunk, start
+    a second one, and wait for the job to end by itself; returns seconds from the kill to the end."""
+    import tempfile
+
+    from evalhub.jobs.chunks import enqueue_chunks
+    from evalhub.jobs.models import Job, JobChunk
+
+    with tempfile.TemporaryDirectory() as data_dir:
+        first, second = start_worker("first", pool, data_dir, module), None
+        try:
+            enqueue_chunks(job)
+            wait_for(
+                lambda: JobChunk.objects.filter(job=job, heartbeat_at__isnull=False).exists() and working(),
+                90,
+                "the first worker to be working on a chunk",
+            )
+            killed_at = kill(first, how)
+            second = start_worker("second", pool, data_dir, module)
+            done_at = wait_for(lambda: Job.objects.get(pk=job.pk).finished, 120, "the job to finish")
+        finally:
+            stop_all(first, second)
+    return done_at - killed_at

@@ -9,17 +9,15 @@ uninterrupted run. Runs on each pool the compose file uses: threads (default) an
 
 from __future__ import annotations
 
-import tempfile
 import uuid
 
 import pytest
 
 from evalhub.celery import app as celery_app
-from evalhub.jobs.chunks import enqueue_chunks
 from evalhub.jobs.models import Job, JobChunk, JobStatus
 from evalhub.scoring.models import JudgeScore
 from tests.conftest import requires_redis
-from tests.jobs.workers import kill, on_postgres, start_worker, stop_all, through_the_broker, wait_for  # noqa: F401
+from tests.jobs.workers import kill_mid_chunk_then_finish, on_postgres, through_the_broker  # noqa: F401
 from tests.scoring.test_discernment import dhp_run, judge_reply, run_all, spec
 
 pytestmark = [requires_redis, on_postgres, pytest.mark.redis, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -40,26 +38,10 @@ def test_a_worker_killed_mid_chunk_leaves_a_job_that_finishes_by_itself_with_not
     server.state.latency_s = 0.25
     run = dhp_run(summaries, [spec(server, judge)], repeats=2, chunk_prompts=6)
     job = run.job
-    with tempfile.TemporaryDirectory() as data_dir:
-        first, second = start_worker("first", pool, data_dir), None
-        try:
-            enqueue_chunks(job)
-            wait_for(
-                lambda: (
-                    JobChunk.objects.filter(job=job, heartbeat_at__isnull=False).exists() and server.request_count >= 6
-                ),
-                90,
-                "the first worker to be working on a chunk",
-            )
-            killed_at = kill(first, how)
-            assert Job.objects.get(pk=job.pk).status == JobStatus.RUNNING
-            second = start_worker("second", pool, data_dir)
-            done_at = wait_for(lambda: Job.objects.get(pk=job.pk).finished, 120, "the job to finish")
-        finally:
-            stop_all(first, second)
+    took = kill_mid_chunk_then_finish(job, lambda: server.request_count >= 6, pool, how)
     job.refresh_from_db()
     assert job.status == JobStatus.SUCCEEDED, job.message
-    assert done_at - killed_at < 60, "finished within a minute of the kill, without the broker's visibility timeout"
+    assert took < 60, "finished within a minute of the kill, without the broker's visibility timeout"
     assert JobChunk.objects.filter(job=job, attempts__gte=2).exists(), "the killed chunk ran again"
 
     celery_app.conf.task_always_eager = True
@@ -67,3 +49,33 @@ def test_a_worker_killed_mid_chunk_leaves_a_job_that_finishes_by_itself_with_not
     run_all(straight)
     assert scores(run) == scores(straight), "the same scores as an uninterrupted run, each once"
     assert JudgeScore.objects.filter(run=run).count() == JudgeScore.objects.filter(run=straight).count()
+
+
+def test_a_gem_worker_killed_mid_chunk_on_the_gpu_pool_leaves_a_job_that_finishes_by_itself(
+    reviews, eval_lm, monkeypatch
+):
+    from evalhub.scoring import gem_runner
+    from evalhub.scoring.actions import do_create_gem_run
+    from evalhub.scoring.models import GemPairScore
+
+    fields = {
+        "benchmark": reviews["benchmark"], "candidates": [reviews["model"]], "references": reviews["humans"],
+        "variants": ["gem-raw"], "evaluation_lm": eval_lm, "chunk_prompts": 1, "enqueue": False,
+    }  # fmt: skip
+    run = do_create_gem_run(**fields)
+    # The tiny model scores a chunk in a blink: the workers' scorer waits first, so the kill lands mid-chunk.
+    monkeypatch.setenv("SLOW_SCORER_DELAY", "2")
+    took = kill_mid_chunk_then_finish(run.job, lambda: True, "solo", "SIGKILL", module="tests.jobs.slow_worker")
+    job = Job.objects.get(pk=run.job_id)
+    assert job.status == JobStatus.SUCCEEDED, job.message
+    assert took < 60 and JobChunk.objects.filter(job=job, attempts__gte=2).exists()
+    celery_app.conf.task_always_eager = True
+    straight = do_create_gem_run(**fields)
+    for chunk_id in straight.chunks.values_list("pk", flat=True):
+        gem_runner.run_gem_chunk(chunk_id)
+
+    def pairs(gem_run) -> list[tuple]:
+        rows = GemPairScore.objects.filter(run=gem_run).values_list("candidate_id", "reference_id", "pmi")
+        return sorted((c, r, round(p, 6)) for c, r, p in rows)
+
+    assert pairs(run) == pairs(straight), "every pair once, with the scores of an uninterrupted run"
