@@ -25,13 +25,11 @@ from evalhub.core.agreement import (
 from evalhub.core.criteria_variants import criteria_variant
 from evalhub.core.debate import DebateSetup, ask_for_verdict, criteria_text, initial_prompt
 from evalhub.core.outcomes import ComponentFailure, Outcome
-from evalhub.core.usage import Usage
 from evalhub.debates.models import Debate, DebateStatus, JudgeRun, JudgeVerdict
 from evalhub.debates.runner import PRIVILEGED_TITLES
 from evalhub.jobs.chunks import Settled, do_complete_chunk, run_chunk
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.llm import event_loop
-from evalhub.llm.accounting import UsageMeter
 from evalhub.llm.types import LLMError, UnknownProvider
 from evalhub.system.model_access import chat_client
 
@@ -64,7 +62,6 @@ class JudgeChunkResult:
     verdicts: list[JudgeVerdict] = field(default_factory=list)
     failed: int = 0
     first_error: str = ""
-    usage: Usage = field(default_factory=Usage)
 
 
 def judge_chunk_work(run: JudgeRun, chunk: JobChunk) -> JudgeChunkResult:
@@ -79,9 +76,8 @@ def judge_chunk_work(run: JudgeRun, chunk: JobChunk) -> JudgeChunkResult:
     orders = [False, True] if run.check_position else [False]
     todo = [(d, o, k) for d in debates for o in orders for k in range(run.samples) if (d.pk, o, k) not in done]
     result = JudgeChunkResult()
-    meter = UsageMeter()
     try:
-        client = chat_client(run.judge, meter=meter)
+        client = chat_client(run.judge)
     except (LLMError, UnknownProvider, ValueError) as error:
         return JudgeChunkResult(failed=len(todo), first_error=str(error))
 
@@ -136,7 +132,6 @@ def judge_chunk_work(run: JudgeRun, chunk: JobChunk) -> JudgeChunkResult:
             await client.aclose()
 
     event_loop.run(all_of_them())
-    result.usage = meter.usage()
     return result
 
 
@@ -162,9 +157,7 @@ def record_judge_chunk(chunk: JobChunk, result: JudgeChunkResult) -> bool:
         outcome = judge_outcome(run, job)
         return Settled(f"{outcome.produced:,} judgments, {outcome.invalid:,} unreadable.", {}, outcome)
 
-    return do_complete_chunk(
-        chunk, write, progress, finish, failed=result.failed, first_error=result.first_error, usage=result.usage
-    )
+    return do_complete_chunk(chunk, write, progress, finish, failed=result.failed, first_error=result.first_error)
 
 
 def judge_outcome(run: JudgeRun, job: Job) -> Outcome:

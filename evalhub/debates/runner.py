@@ -229,7 +229,7 @@ def record_debate_chunk(chunk: JobChunk, statuses: dict[int, str]) -> bool:
         return Settled(message, counts, outcome)
 
     failed = sum(status == DebateStatus.FAILED for status in statuses.values())
-    return do_complete_chunk(chunk, lambda _chunk: None, progress, finish, failed=failed)
+    return do_complete_chunk(chunk, lambda _chunk: None, progress, finish, failed=failed, count_usage=False)
 
 
 def debate_outcome(run: DebateRun, counts: dict[str, int]) -> Outcome:

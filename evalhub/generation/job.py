@@ -71,5 +71,4 @@ def do_record_generation_chunk(chunk: JobChunk, result) -> bool:
         lambda job: progress_message(GenerationRun.objects.get(pk=run.pk), job),
         finish,
         failed=result.failed,
-        usage=result.usage,
     )

@@ -17,6 +17,7 @@ import os
 import socket
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -36,10 +37,13 @@ from evalhub.jobs.actions import (
     do_settle_stop,
 )
 from evalhub.jobs.models import Job, JobChunk, JobStatus, stall_after
+from evalhub.llm.accounting import counting_calls
 from evalhub.llm.interrupt import Interrupted, stopping_when
 
 logger = logging.getLogger(__name__)
 R = TypeVar("R")
+# The usage of the chunk being recorded, handed from run_chunk to do_complete_chunk.
+_work_usage: ContextVar[Usage | None] = ContextVar("evalhub_chunk_usage", default=None)
 
 
 @dataclass(frozen=True)
@@ -199,7 +203,11 @@ def run_chunk(chunk_id: int, work: Callable[[JobChunk], R], record: Callable[[Jo
     job = chunk.job
     do_progress_job(job, 0, f"Working on chunk {chunk.index + 1} of {job.chunks.count()}…")
     try:
-        with Heartbeat(chunk, chunk.attempts) as heartbeat, stopping_when(lambda: heartbeat.reason):
+        with (
+            Heartbeat(chunk, chunk.attempts) as heartbeat,
+            stopping_when(lambda: heartbeat.reason),
+            counting_calls() as calls,
+        ):
             result = work(chunk)
     except Interrupted as stop:
         _release(chunk)
@@ -212,7 +220,12 @@ def run_chunk(chunk_id: int, work: Callable[[JobChunk], R], record: Callable[[Jo
         logger.exception("chunk %s of job %s failed", chunk.index, job.pk)
         do_fail_job(job, f"Chunk {chunk.index + 1}: {type(error).__name__}: {error}")
         raise
-    return "recorded" if record(chunk, result) else "done"
+    # Every call the work made, whichever code made it, is added to the job as the chunk is recorded.
+    token = _work_usage.set(calls.usage())
+    try:
+        return "recorded" if record(chunk, result) else "done"
+    finally:
+        _work_usage.reset(token)
 
 
 def do_complete_chunk(
@@ -223,12 +236,14 @@ def do_complete_chunk(
     *,
     failed: int | Callable[[], int] = 0,
     first_error: str = "",
-    usage: Usage | None = None,
+    count_usage: bool = True,
 ) -> bool:
     """In one transaction: `write` the chunk's rows, mark it done (with its `failed` units, which a
     resume runs again), count its progress and usage, and when it is the last one, settle the job
-    from `finish(job)`. `failed` may be a function, read once `write` ran. False if already done
-    (another delivery recorded it first)."""
+    from `finish(job)`. `failed` may be a function, read once `write` ran. The calls the chunk's work
+    made (counted by run_chunk) are added to the job's usage, unless the kind adds them itself as it
+    goes (`count_usage=False`: debates, whose usage grows as each debate settles). False if already
+    done (another delivery recorded it first)."""
     with transaction.atomic():
         chunk = JobChunk.objects.select_for_update().select_related("job").get(pk=chunk.pk)
         if chunk.done_at is not None:
@@ -239,7 +254,8 @@ def do_complete_chunk(
         chunk.first_error = first_error[:1000]
         chunk.save(update_fields=["done_at", "units_failed", "first_error", "heartbeat_at"])
         job = chunk.job
-        if usage is not None:
+        usage = _work_usage.get() if count_usage else None
+        if usage is not None and usage.calls:
             job = do_add_usage(job, usage)
         job = do_progress_job(job, chunk.units_planned)
         job = do_progress_job(job, 0, progress_message(job))

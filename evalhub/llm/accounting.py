@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from evalhub.core.usage import Usage
@@ -61,3 +63,26 @@ class UsageMeter:
 
     def as_dict(self) -> dict[str, float | int]:
         return {**self.usage().as_dict(), "latency_s": round(self.latency_s, 3)}
+
+
+_counting: ContextVar[UsageMeter | None] = ContextVar("evalhub_counting_meter", default=None)
+
+
+@contextmanager
+def counting_calls() -> Iterator[UsageMeter]:
+    """Every call any client makes within the block (and the asyncio tasks it starts) is also counted
+    on the meter this yields: a job chunk's whole usage, whichever code made the calls."""
+    meter = UsageMeter()
+    token = _counting.set(meter)
+    try:
+        yield meter
+    finally:
+        _counting.reset(token)
+
+
+def record_everywhere(meter: UsageMeter, completion: Completion) -> None:
+    """Count a finished call on the client's meter and on the block's (counting_calls), if any."""
+    meter.record(completion)
+    block = _counting.get()
+    if block is not None and block is not meter:
+        block.record(completion)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from evalhub.llm import interrupt
-from evalhub.llm.accounting import Price, UsageMeter, price_for
+from evalhub.llm.accounting import Price, UsageMeter, price_for, record_everywhere
 from evalhub.llm.cache import ResponseCache, cache_key, is_cacheable
 from evalhub.llm.retry import RateLimiter, RetryPolicy
 from evalhub.llm.types import Completion, LLMError, Message, ProviderUnavailable, RequestRejected
@@ -126,7 +126,7 @@ class ChatClient:
         sampling = Sampling(temperature, max_tokens, seed, repeat)
         key = self._cache_key(messages, sampling)
         if key and (hit := self.cache.get(key)) is not None:
-            self.meter.record(hit)
+            record_everywhere(self.meter, hit)
             return hit
         completion = await self._with_retries(lambda: self._complete_once(messages, sampling))
         return self._finish(completion, key)
@@ -146,7 +146,7 @@ class ChatClient:
         async def chunks() -> AsyncIterator[str]:
             interrupt.check()
             if key and (hit := self.cache.get(key)) is not None:
-                self.meter.record(hit)
+                record_everywhere(self.meter, hit)
                 stream.completion = hit
                 yield hit.text
                 return
@@ -192,7 +192,7 @@ class ChatClient:
         completion.cost_usd = price.cost(completion.input_tokens, completion.output_tokens) if price else None
         if key:
             self.cache.put(key, completion)
-        self.meter.record(completion)
+        record_everywhere(self.meter, completion)
         return completion
 
     async def aclose(self) -> None:

@@ -32,11 +32,9 @@ from evalhub.core.judge_prompts import TASKS, geval_messages, rubric_messages
 from evalhub.core.optimism import optimism_report
 from evalhub.core.outcomes import ComponentFailure, Outcome
 from evalhub.core.perturbations import split_sentences
-from evalhub.core.usage import Usage
 from evalhub.jobs.chunks import Settled, do_complete_chunk
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.llm import event_loop
-from evalhub.llm.accounting import UsageMeter
 from evalhub.llm.types import LLMError, UnknownProvider
 from evalhub.scoring.models import (
     DiscernmentFamily,
@@ -61,7 +59,6 @@ class JudgeChunkResult:
     scores: list[JudgeScore] = field(default_factory=list)
     issues: list[RowIssue] = field(default_factory=list)
     failed_calls: int = 0  # judge calls that produced no answer (each also a reported row)
-    usage: Usage = field(default_factory=Usage)
 
 
 @dataclass(frozen=True)
@@ -92,7 +89,6 @@ def judge_chunk_work(run: DiscernmentRun, chunk: JobChunk) -> JudgeChunkResult:
             "judge", "response_id", "metric", "repeat"
         )
     )
-    meter = UsageMeter()
     for judge in run.judges:
         if run.mode == ScoringMode.PROBABILITY:
             todo = [i for i in items if (judge, i.response.pk, i.metric, 0) not in done]
@@ -101,10 +97,9 @@ def judge_chunk_work(run: DiscernmentRun, chunk: JobChunk) -> JudgeChunkResult:
             todo = [
                 (i, r) for i in items for r in range(run.repeats) if (judge, i.response.pk, i.metric, r) not in done
             ]
-            scores = event_loop.run(_generated_scores(run, judge, todo, issue, meter))
+            scores = event_loop.run(_generated_scores(run, judge, todo, issue))
         result.scores += scores
         result.failed_calls += len(todo) - len(scores)
-    result.usage = meter.usage()
     return result
 
 
@@ -211,11 +206,9 @@ def _parse(run: DiscernmentRun, text: str) -> tuple[float | None, str]:
     return parse_likert_score(text), ""
 
 
-async def _generated_scores(
-    run: DiscernmentRun, judge: str, todo: list[tuple[Item, int]], issue, meter: UsageMeter
-) -> list[JudgeScore]:
+async def _generated_scores(run: DiscernmentRun, judge: str, todo: list[tuple[Item, int]], issue) -> list[JudgeScore]:
     try:
-        client = chat_client(judge, meter=meter)
+        client = chat_client(judge)
     except (LLMError, UnknownProvider) as error:
         for item, _ in todo:  # every call it was given fails, each reported with the cause
             issue("judging", f"{judge}: {error}", response=item.response, label=item.metric)
@@ -439,7 +432,7 @@ def do_record_judge_chunk(chunk: JobChunk, result) -> bool:
         )
         return Settled(message, summary, outcome)
 
-    return do_complete_chunk(chunk, write, progress, finish, failed=result.failed_calls, usage=result.usage)
+    return do_complete_chunk(chunk, write, progress, finish, failed=result.failed_calls)
 
 
 def run_discernment_chunk(chunk_id: int) -> str:

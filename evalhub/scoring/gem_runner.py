@@ -29,7 +29,6 @@ from evalhub.catalog.models import Prompt, Response, variant_matches
 from evalhub.core import gem_prompts
 from evalhub.core.gem import GemPair, PairScore, score_pairs, task_pairs
 from evalhub.core.gem_validation import STRATEGIES, derive
-from evalhub.core.usage import Usage
 from evalhub.jobs.chunks import Settled, do_complete_chunk
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.llm.scoring.chat_template import TemplateError, encode_request
@@ -60,7 +59,6 @@ class ChunkResult:
     issues: list[RowIssue] = field(default_factory=list)
     examiner: list[ExaminerScore] = field(default_factory=list)
     seconds: float = 0.0
-    usage: Usage = field(default_factory=Usage)  # of the chat calls (rewrites); the scorer's tokens are counted apart
 
 
 def run_chunk_work(run: GemRun, chunk: JobChunk) -> ChunkResult:
@@ -391,7 +389,6 @@ def do_record_chunk(chunk: JobChunk, result) -> bool:
         lambda job: progress_message(GemRun.objects.get(pk=run.pk), job),
         finish,
         failed=lambda: unscored,
-        usage=result.usage,
     )
 
 

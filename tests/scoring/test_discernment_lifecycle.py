@@ -151,3 +151,23 @@ def test_cancel_on_a_job_whose_workers_are_gone_settles_at_once(summaries, serve
     job = do_request_stop(Job.objects.get(pk=run.job_id), "cancel")
     assert job.status == JobStatus.CANCELLED, "nobody is left to see the request: it is settled now"
     assert job.stalled_since() is None
+
+
+def test_the_job_counts_every_call_of_the_run_judges_and_perturbation_llm_alike(summaries, server):
+    renamer = f"renamer-{uuid.uuid4().hex[:8]}"
+    judge = fresh_judge(server, "perfect")  # answers for renamer-… too: the model name's prefix decides
+    before = server.request_count
+    run = dhp_run(
+        summaries,
+        [judge],
+        perturbations=[["fictional_named_entities", "minor"]],
+        perturbation_lm=spec(server, renamer),
+        repeats=1,
+    )
+    run_all(run)
+    usage = Job.objects.get(pk=run.job_id).usage_value
+    sent = server.request_count - before
+    assert usage.calls - usage.cached_calls == sent, "every call that reached the provider is counted once"
+    rewrites = sum(1 for r in server.state.requests[before:] if renamer in str(r["body"].get("model")))
+    assert rewrites == 12 and sent > rewrites, "the perturbation LLM's calls and the judge's"
+    assert usage.input_tokens > 0 and usage.output_tokens > 0
