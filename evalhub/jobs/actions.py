@@ -6,12 +6,13 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.template.loader import render_to_string
 from django.utils import timezone
 
 from evalhub.celery import QUEUES, task_named
 from evalhub.core.outcomes import Outcome
 from evalhub.core.usage import Usage
+from evalhub.jobs import live
+from evalhub.jobs.kinds import run_of
 from evalhub.jobs.models import Job, JobStatus, StopRequest, WorkerHeartbeat, stall_after
 from evalhub.live import broadcast_html
 
@@ -19,16 +20,9 @@ WORKER_CHECK = "worker_check"
 WORKER_CHECK_TIMEOUT_S = 30
 
 
-def job_status_html(job: Job) -> str:
-    from evalhub.jobs.kinds import results_url
-
-    return render_to_string("jobs/_job_status.html", {"job": job, "oob": True, "results_url": results_url(job)})
-
-
 def broadcast_job(job: Job) -> None:
-    from evalhub.jobs.kinds import run_of
-
-    broadcast_html(job.group_name, lambda: job_status_html(job))
+    """The job's status card to its watchers, and the kind's own pages (a debate run's summary)."""
+    broadcast_html(live.job_group(job.pk), lambda: live.job_status(job))
     kind, run = run_of(job)
     if run is not None and kind.on_change is not None:
         kind.on_change(run)

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from evalhub.accounts.roles import has_role
-from evalhub.jobs.actions import job_status_html
+from evalhub.jobs.live import job_group, job_status
 from evalhub.jobs.models import Job
 from evalhub.live import FragmentConsumer
 
@@ -13,7 +13,7 @@ class JobConsumer(FragmentConsumer):
         job_id = self.scope["url_route"]["kwargs"]["job_id"]
         if not has_role(user) or not Job.objects.filter(pk=job_id).exists():
             return None
-        return f"job.{job_id}"
+        return job_group(job_id)
 
     def current_html(self) -> str:
-        return job_status_html(Job.objects.get(pk=self.scope["url_route"]["kwargs"]["job_id"]))
+        return job_status(Job.objects.get(pk=self.scope["url_route"]["kwargs"]["job_id"]))

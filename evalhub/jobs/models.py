@@ -72,7 +72,9 @@ class Job(models.Model):
 
     @property
     def group_name(self) -> str:
-        return f"job.{self.pk}"
+        from evalhub.jobs.live import job_group
+
+        return job_group(self.pk)
 
     @property
     def finished(self) -> bool:
