@@ -104,3 +104,19 @@ def test_claiming_a_batch_sends_the_run_summary_with_its_running_count(make_run,
     actions.do_claim_debates(list(run.debates.values_list("id", flat=True)))
     summary = next(html for group, html in sent if group == f"run.{run.pk}" and "run-summary" in html)
     assert f'<span class="badge running">{run.debates.count()}</span> running' in summary
+
+
+def test_a_running_job_nobody_works_on_says_so_and_offers_resume_and_cancel(make_run, login, admin_user):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    run = do_start_run(make_run(), enqueue=False)
+    Job.objects.filter(pk=run.job_id).update(status=JobStatus.RUNNING, started_at=timezone.now() - timedelta(minutes=5))
+    run.job.chunks.update(heartbeat_at=timezone.now() - timedelta(minutes=4), attempts=1)
+    # The page notices (and sends the lost chunk back to the queue), then offers what applies.
+    client = login(admin_user)
+    assert client.get(f"/jobs/{run.job_id}/").status_code == 200
+    html = client.get(f"/jobs/{run.job_id}/controls/").content.decode()
+    assert "No worker is working on this job now" in html
+    assert re.findall(r"<button[^>]*>([^<]+)</button>", html) == ["Pause", "Cancel", "Resume"]

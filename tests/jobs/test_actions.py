@@ -74,3 +74,15 @@ def test_the_job_page_shows_the_heartbeats(login, viewer):
     do_record_heartbeat(job.pk, "gpu", {**INFO, "hostname": "gpu-box-7"})
     body = login(viewer).get(f"/jobs/{job.pk}/").content.decode()
     assert "gpu-box-7" in body and f'ws-connect="/ws/jobs/{job.pk}/"' in body
+
+
+def test_a_running_job_whose_chunks_stopped_beating_is_stalled_and_one_beating_now_is_not():
+    from evalhub.jobs.models import JobChunk
+
+    job = do_create_job("worker_check", "Stalled", total=2)
+    Job.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, started_at=timezone.now() - timedelta(minutes=5))
+    JobChunk.objects.create(job=job, index=0, unit_ids=[1], heartbeat_at=timezone.now() - timedelta(minutes=4))
+    job.refresh_from_db()
+    assert job.stalled_since() is not None
+    JobChunk.objects.filter(job=job).update(heartbeat_at=timezone.now())
+    assert job.stalled_since() is None, "a chunk beating now is work going on"
