@@ -69,6 +69,15 @@ def runs_counts(runs: Iterable[DebateRun]) -> dict[int, dict[str, int]]:
     return {i: found.get(i) or _counted(dict(empty)) for i in ids}
 
 
+def failure_groups(run: DebateRun, examples: int = 5) -> list[tuple[str, int, list[int]]]:
+    """The run's failed debates grouped by their cause: (cause, count, a few debate ids), most first."""
+    groups: dict[str, list[int]] = {}
+    for debate_id, error in run.debates.filter(status=DebateStatus.FAILED).order_by("id").values_list("id", "error"):
+        groups.setdefault(error or "no cause recorded", []).append(debate_id)
+    ordered = sorted(groups.items(), key=lambda item: -len(item[1]))
+    return [(cause, len(ids), ids[:examples]) for cause, ids in ordered]
+
+
 def broadcast_run(run: DebateRun) -> None:
     # Rendered (with its count and job queries) at most once, and only if either group is watched.
     def render() -> str:

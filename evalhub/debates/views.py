@@ -12,6 +12,7 @@ from evalhub.debates.actions import (
     do_create_judge_run,
     do_create_run,
     do_start_run,
+    failure_groups,
     run_counts,
     runs_counts,
 )
@@ -60,13 +61,15 @@ def run_detail(request, pk: int):
 def run_results(request, pk: int):
     """What a debate run's job page shows under its status: the run's live summary."""
     run = get_object_or_404(DebateRun.objects.select_related("job"), pk=pk)
-    return render(request, "debates/_run_summary.html", {"run": run, "counts": run_counts(run)})
+    context = {"run": run, "counts": run_counts(run), "failures": failure_groups(run)}
+    return render(request, "debates/_run_results.html", context)
 
 
 @role_required()
 def judge_run_results(request, pk: int):
-    run = get_object_or_404(JudgeRun.objects.select_related("reference"), pk=pk)
-    return render(request, "debates/_judge_run_results.html", {"judge_run": run})
+    run = get_object_or_404(JudgeRun.objects.select_related("reference", "job"), pk=pk)
+    failures = run.job.chunks.filter(units_failed__gt=0).order_by("index") if run.job_id else []
+    return render(request, "debates/_judge_run_results.html", {"judge_run": run, "failures": failures})
 
 
 @role_required(ADMIN)

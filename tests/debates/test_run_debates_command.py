@@ -38,3 +38,22 @@ def test_an_agent_that_failed_every_call_fails_the_command_naming_it(demo, monke
     assert "Agent heuristic:detail failed every call: heuristic:detail: HTTP 500" in str(failed.value)
     run = DebateRun.objects.get()
     assert run.job.status == JobStatus.FAILED and run.job.units_failed == run.debates.count()
+
+
+def test_the_failed_debates_of_a_run_are_grouped_by_cause_on_its_job_page(demo, monkeypatch, client):
+    from tests.conftest import make_user
+
+    def factory(spec, meter=None):
+        if str(spec) == "heuristic:detail":
+            return ScriptedAgent(lambda messages: ProviderUnavailable("heuristic", "detail", "HTTP 500"), [])
+        return ScriptedAgent(lambda messages: "x\n1", [])
+
+    monkeypatch.setattr("evalhub.debates.runner.chat_client", factory)
+    agents = ["--agent", "heuristic", "--agent", "heuristic:reference", "--agent", "heuristic:detail"]
+    with pytest.raises(CommandError):
+        call_command("run_debates", *ARGS, *agents, "--category", "math")
+    run = DebateRun.objects.get()
+    client.force_login(make_user("v", "viewer"))
+    page = client.get(f"/debates/runs/{run.pk}/results/").content.decode()
+    assert 'id="reported-rows"' in page
+    assert f'<td class="num">{run.debates.count()}</td><td>heuristic:detail: HTTP 500</td>' in page
