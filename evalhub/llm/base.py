@@ -189,7 +189,10 @@ class ChatClient:
 
     def _finish(self, completion: Completion, key: str | None) -> Completion:
         price = price_for(self.prices, self.provider, self.model)
-        completion.cost_usd = price.cost(completion.input_tokens, completion.output_tokens) if price else None
+        # A provider that knows its own cost (the offline heuristic judge: free) keeps it without a price.
+        completion.cost_usd = (
+            price.cost(completion.input_tokens, completion.output_tokens) if price else completion.cost_usd
+        )
         if key:
             self.cache.put(key, completion)
         record_everywhere(self.meter, completion)

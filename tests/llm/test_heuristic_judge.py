@@ -127,3 +127,14 @@ def test_it_answers_a_yescieval_rubric_prompt_with_json_and_an_integer_rating():
     rating = parse_rubric_json(answer)
     assert rating is not None and rating.rating in range(1, 6)
     assert "not a language model" in json.loads(answer)["rationale"]
+
+
+def test_the_offline_judge_costs_nothing_and_is_not_counted_as_a_call_without_a_price():
+    import asyncio
+
+    from evalhub.llm.providers.heuristic import HeuristicJudge
+
+    judge = HeuristicJudge()
+    asyncio.run(judge.complete([{"role": "user", "content": "[Question]: Why?\n[Response]: Because."}]))
+    usage = judge.meter.usage()
+    assert (usage.calls, usage.cost_usd, usage.calls_without_price) == (1, 0.0, 0)
