@@ -12,17 +12,36 @@ import json
 import re
 from dataclasses import dataclass
 
-# A number 1–5 that is not part of a longer number or of a range such as "(1-5)" / "1 to 5".
-_SCORE = re.compile(r"(?<![\d.])(?<!\d-)(?<!\d–)(?<!\d to )([1-5](?:\.\d+)?)(?![\d.]*\d)(?!\s*(?:-|–|to)\s*\d)")
+_NUMBER = r"(?P<n>\d+(?:\.\d+)?)"
+_OUT_OF = r"(?:\s*(?:/|out\s+of)\s*5)?"
+# A score alone: "4", "**4**", "4/5", "4 out of 5", "4." — a whole line and nothing else.
+_BARE = re.compile(rf"^\W*?{_NUMBER}{_OUT_OF}[*_.]*$", re.IGNORECASE)
+# A score labelled by words and ending its line: "Score: 4", "Coherence: 4", "Rating: 4/5",
+# "Coherence (1-5): 2", "9. Rate: 4", "**Score:** 4" (a number in prose, "Submission 1 is …", is not one).
+_LABELLED = re.compile(
+    rf"(?:^|(?<=[\s.,;(*_#>-]))[A-Za-z][A-Za-z ]{{0,40}}?(?:\s*\(\s*1\s*[-–]\s*5\s*\))?[*_]*\s*[:=][\s*_]*"
+    rf"{_NUMBER}{_OUT_OF}[*_]*\s*\.?\s*$",
+    re.IGNORECASE,
+)
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 
 
 def parse_likert_score(text: str, low: int = 1, high: int = 5) -> float | None:
-    """The first number in [low, high] in the answer: "4", "Score: 4.5", "Coherence (1-5): 3"."""
-    for match in _SCORE.finditer(text or ""):
-        value = float(match.group(1))
-        if low <= value <= high:
-            return value
+    """A score in [low, high] stated as a score (DHP, Appendix G asks for "a score ONLY"): the whole
+    answer is a number ("4", "4/5"), or the last line that labels one ("Score: 4", "Coherence: 4",
+    "Rating: 4/5"), or a number alone on the last line. A number inside prose — "Submission 1 …",
+    "1. Read the summary …", "I'd give it a 2" — is never read as a score: the caller re-asks once,
+    then stores the answer as invalid."""
+    lines = [line.strip() for line in (text or "").strip().splitlines() if line.strip()]
+    if not lines:
+        return None
+    candidates = [_BARE.match(lines[-1])] + [_LABELLED.search(line) for line in reversed(lines)]
+    if len(lines) == 1:
+        candidates.insert(0, _BARE.match(lines[0]))
+    for match in candidates:
+        if match is not None:
+            value = float(match.group("n"))
+            return value if low <= value <= high else None
     return None
 
 

@@ -11,20 +11,59 @@ from evalhub.core.judge_outputs import RubricRating, parse_likert_score, parse_r
     ("answer", "score"),
     [
         ("4", 4.0),
+        ("**4**", 4.0),
+        ("4/5", 4.0),
         ("Score: 4.5", 4.5),
         ("Evaluation Score - Coherence: 3", 3.0),
-        ("I would rate this a 2 out of 5.", 2.0),
-        ("10 steps later... final: 5", 5.0),
         ("Coherence (1-5): 2", 2.0),
-        ("On a scale of 1 to 5, I give 3.", 3.0),
+        ("Rating: 4/5", 4.0),
+        ("**Score:** 4", 4.0),
+        ("The summary covers the main points.\n\n4", 4.0),
+        ("Coherence: 4\nThe sentences follow one another well.", 4.0),
     ],
 )
-def test_a_likert_score_is_the_first_number_in_range(answer, score):
+def test_a_likert_score_is_read_when_it_is_stated_as_a_score(answer, score):
     assert parse_likert_score(answer) == score
 
 
-@pytest.mark.parametrize("answer", ["", "No score.", "7", "0", "The summary is fine."])
-def test_no_score_in_range_is_none(answer):
+# G-Eval answers as judges write them (DHP, Appendix G): the steps come numbered before the score.
+STEPS_THEN_SCORE = """1. Read the news article carefully and identify the main topic and key points.
+2. Read the summary and compare it to the news article.
+3. Check if the summary covers the main topic and key points, and if it presents them in a clear order.
+4. Assign a score for coherence on a scale of 1 to 5.
+
+Coherence: 4"""
+
+
+@pytest.mark.parametrize(
+    ("answer", "score"),
+    [
+        (STEPS_THEN_SCORE, 4.0),
+        ("1. Read the summary.\n2. Compare it with the article.\n9. Rate: 4", 4.0),
+        ("Step 1: read.\nStep 2: compare.\nFinal score: 2", 2.0),
+    ],
+)
+def test_numbered_steps_before_the_score_are_not_read_as_the_score(answer, score):
+    assert parse_likert_score(answer) == score
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "",
+        "No score.",
+        "7",
+        "0",
+        "Score: 7",
+        "The summary is fine.",
+        "Submission 1 is clearer than the article suggests, but it leaves out the ending.",
+        "1. Read the summary.\n2. Compare it with the article.\n3. The summary is coherent.",
+        "I would rate this a 2 out of 5 because it misses the main point.",
+        "On a scale of 1 to 5, I give 3 for this one.",
+        "Step 1: read it.\nStep 2: compare it.",
+    ],
+)
+def test_prose_without_a_stated_score_gives_none_so_it_is_reasked(answer):
     assert parse_likert_score(answer) is None
 
 
