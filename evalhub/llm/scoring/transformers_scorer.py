@@ -158,6 +158,7 @@ class TransformersScorer:
         # The longest sequence the model takes (callers truncate their inputs to it; see GEM's runner).
         self.max_length = max_length or getattr(model.config, "max_position_embeddings", None)
         self.forward_calls = 0  # counted so tests and benchmarks can see the work done
+        self._check_head()
         self.scored_tokens = 0
         self.computed_tokens = 0  # real (unpadded) tokens run through the model: trunks, branches, answers once each
 
@@ -409,11 +410,35 @@ class TransformersScorer:
         return self._torch.log_softmax(self._logits(hidden), dim=-1)
 
     def _logits(self, hidden):
+        # The head runs on the hidden states of the positions scored only (the model's own forward
+        # would project every position): what follows the projection is each family's own rule.
         logits = self.model.get_output_embeddings()(hidden).float()
         config = self.model.config
+        if getattr(config, "logits_scaling", None):  # Granite divides its logits
+            logits = logits / config.logits_scaling
         if getattr(config, "final_logit_softcapping", None):  # Gemma 2 and kin
             cap = config.final_logit_softcapping
             logits = (logits / cap).tanh() * cap
         if getattr(self.model, "logit_scale", None) is not None:  # Cohere
             logits = logits * self.model.logit_scale
         return logits
+
+    def _check_head(self) -> None:
+        """Refuse a model whose own forward changes its logits in a way `_logits` does not know (a
+        future architecture): on a short probe, the fast path must equal the model's forward, or
+        every GEM PMI and DHP digit probability it gave would be silently wrong."""
+        torch = self._torch
+        vocab = self.model.get_output_embeddings().out_features
+        ids = torch.tensor([[(7 * i + 3) % vocab for i in range(12)]], device=self.device)
+        with torch.inference_mode():
+            own = torch.log_softmax(self.model(input_ids=ids).logits[0].float(), dim=-1)
+            fast = self._log_softmax(self.model.base_model(input_ids=ids).last_hidden_state[0])
+        gap = float((own - fast).abs().max())
+        full_precision = next(self.model.parameters()).dtype == torch.float32
+        if gap > (1e-4 if full_precision else 5e-2):
+            name = type(self.model).__name__
+            raise ValueError(
+                f"{name} is not supported by the log-prob scorer: its own forward changes the logits in a way the "
+                f"scorer does not reproduce (they differ by {gap:.3g} nats on a probe), so its scores would be "
+                "wrong. Use a supported architecture or an openai-compatible server (vLLM) for this model."
+            )
