@@ -1,7 +1,9 @@
 """Criteria prompt variants for robustness checks (ScaleEval, Section 5.3 and Appendix A.2, Table 8).
 
-Each variant rewrites only the level descriptions; the scores and their order stay as they
-are. Random variants take a seed and give the same text for the same seed.
+Each variant rewrites the level descriptions; the scores and their order stay as they are. The
+paper's variants show the level lines only (Appendix A.2), so a variant's criteria section drops the
+criterion's name and definition: left in, they would tell the judge what the rewritten lines hide.
+Random variants take a seed and give the same text for the same seed.
 """
 
 from __future__ import annotations
@@ -65,3 +67,13 @@ def criteria_variant(levels: Mapping[str, str], variant: str, seed: int = 0) -> 
         raise ValueError(f"unknown criteria variant {variant!r}; choose from {ORIGINAL}, {', '.join(VARIANTS)}.")
     rng = random.Random(f"{variant}:{seed}")
     return {score: VARIANTS[variant](text, rng) for score, text in levels.items()}
+
+
+def criteria_section(name: str, definition: str, levels: Mapping[str, str], variant: str, seed: int = 0) -> str:
+    """The criteria a judge sees: the original with its name and definition, or a variant's level
+    lines alone (ScaleEval Appendix A.2)."""
+    from evalhub.core.debate import criteria_text
+
+    if variant == ORIGINAL:
+        return criteria_text(name, definition, levels)
+    return "\n".join(f'"{score}": "{text}"' for score, text in criteria_variant(levels, variant, seed).items())

@@ -22,8 +22,8 @@ from evalhub.core.agreement import (
     system_agreement,
     unswap,
 )
-from evalhub.core.criteria_variants import criteria_variant
-from evalhub.core.debate import DebateSetup, ask_for_verdict, criteria_text, initial_prompt
+from evalhub.core.criteria_variants import criteria_section
+from evalhub.core.debate import DebateSetup, ask_for_verdict, initial_prompt
 from evalhub.core.outcomes import ComponentFailure, Outcome
 from evalhub.debates.models import Debate, DebateStatus, JudgeRun, JudgeVerdict
 from evalhub.debates.runner import PRIVILEGED_TITLES
@@ -39,7 +39,6 @@ def judge_setup(run: JudgeRun, debate: Debate, reversed_order: bool) -> DebateSe
     if reversed_order:
         first, second = second, first
     criterion = debate.run.criterion
-    levels = criteria_variant(criterion.levels, run.criteria_variant, seed=run.seed)
     available = debate.prompt.privileged_information()
     privileged = {
         PRIVILEGED_TITLES.get(n, n.replace("_", " ").capitalize()): available[n]
@@ -50,7 +49,7 @@ def judge_setup(run: JudgeRun, debate: Debate, reversed_order: bool) -> DebateSe
         debate.prompt.text,
         first.text,
         second.text,
-        criteria_text(criterion.name, criterion.definition, levels),
+        criteria_section(criterion.name, criterion.definition, criterion.levels, run.criteria_variant, run.seed),
         agents=1,
         rounds=1,
         privileged=privileged,

@@ -85,3 +85,16 @@ def test_the_position_flip_rate_maps_swapped_verdicts_back():
 
 def test_self_consistency_takes_the_majority_of_samples():
     assert mode([1, 2, 1, None, 1]) == 1 and mode([1, 2]) is None
+
+
+@pytest.mark.parametrize("variant", ["shortened", "gibberish", "shuffled", "flipped", "masked"])
+def test_no_variant_but_the_original_carries_the_criterions_name_or_definition(variant):
+    from evalhub.core.criteria_variants import criteria_section
+
+    for criterion in BUILTIN_CRITERIA.values():
+        args = (criterion["name"], criterion["definition"], criterion["levels"])
+        original = criteria_section(*args, "original")
+        shown = criteria_section(*args, variant, seed=4)
+        assert criterion["definition"] in original and criterion["definition"] not in shown
+        assert not shown.startswith(criterion["name"]) and f"{criterion['name']}:" not in shown
+        assert shown.count("\n") == len(criterion["levels"]) - 1, "the level lines, one per score"

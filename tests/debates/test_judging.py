@@ -81,6 +81,8 @@ def test_the_variant_and_privileged_information_reach_the_judge(reference, agent
     judge(reference, criteria_variant="masked", privileged_sources=["reference_answer"])
     prompts = [sections_of(m) for m in log]
     assert all("_" in p[ps.CRITERIA] for p in prompts)
+    definition = reference.criterion.definition
+    assert all(definition not in p[ps.CRITERIA] for p in prompts), "a variant hides the plain definition too"
     assert any(title.startswith("Reference answer (visible to evaluators only") for title in prompts[0])
 
 
