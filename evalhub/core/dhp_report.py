@@ -3,7 +3,9 @@
 CSV columns: judge, item_id, perturbation, level (C|W|S), metric, original_score,
 perturbed_score — one row per item, perturbation and metric, scores already averaged over
 repeats. Weights JSON (optional): {perturbation: {metric: weight}} (e.g. a survey export);
-perturbations it does not cover get uniform weights, and the report says which.
+perturbations it does not cover get uniform weights, and the report says which. Weights are
+restricted to the metrics scored and renormalised — the web job's rule too — and the report
+says where that changed them (notes.weights_fitted).
 Output, per judge: per perturbation {level, p_by_metric, p, p_ew, D, D_ew} and a summary
 {D_avg, D_min, D_avg_ew, D_min_ew}.
 """
@@ -24,7 +26,7 @@ from evalhub.core.dhp import (
     summary,
     wilcoxon_greater_many,
 )
-from evalhub.core.expert_weights import check_weights
+from evalhub.core.expert_weights import check_weights, fit_weights
 from evalhub.core.tables import csv_records
 
 COLUMNS = ("judge", "item_id", "perturbation", "level", "metric", "original_score", "perturbed_score")
@@ -112,13 +114,12 @@ def build_report(groups: Groups, weights: dict | None = None, *, paper_literal: 
     checked = check_weights(weights) if weights is not None else {}
     p_values = _all_p_values(groups)
     report: dict[str, Any] = {}
+    fitted_notes: dict[str, str] = {}
     for (judge, perturbation), group in sorted(groups.items()):
         metrics = sorted(group["metrics"])
-        w = checked.get(perturbation)
-        if w is not None and set(w) != set(metrics):
-            raise ReportError(
-                [f"weights for {perturbation!r} name metrics {sorted(w)}, but the scores have {metrics}."]
-            )
+        w, note = fit_weights(checked.get(perturbation), metrics)
+        if note:
+            fitted_notes[perturbation] = note
         result = perturbation_result(
             group["level"], {m: p_values[(judge, perturbation, m)] for m in metrics}, w, paper_literal=paper_literal
         )
@@ -143,6 +144,8 @@ def build_report(groups: Groups, weights: dict | None = None, *, paper_literal: 
             "combination": "1 / Σ 1/p_j (the paper's printed form)" if paper_literal else "harmonic mean M / Σ 1/p_j",
             "p_floor": P_FLOOR,
             "weights": "expert" if weights is not None else "uniform (no weights file)",
+            # Weights are restricted to the metrics scored and renormalised (expert_weights.fit_weights).
+            "weights_fitted": fitted_notes,
         },
     }
 

@@ -319,21 +319,18 @@ def score_rows(run: DiscernmentRun) -> list[dict[str, Any]]:
     return rows
 
 
-def _run_weights(run: DiscernmentRun, groups: dict) -> dict | None:
-    """Expert weights per perturbation key, restricted to the metrics scored for it and renormalised;
-    a perturbation whose experts chose none of those metrics falls back to uniform weights."""
+def _run_weights(run: DiscernmentRun) -> dict | None:
+    """The run's expert weights keyed like its perturbations in the scores ("name (severity)"); the
+    report restricts them to the metrics scored and renormalises them (expert_weights.fit_weights),
+    the same rule `dhp_report` applies to a job's exports."""
     if not run.weights:
         return None
-    out = {}
-    for name, severity in run.perturbations:
-        key = perturbation_key(name, severity)
-        scored = {m for (_, perturbation), g in groups.items() if perturbation == key for m in g["metrics"]}
-        given = run.weights.get(name, {})
-        kept = {m: float(given.get(m, 0.0)) for m in sorted(scored)}
-        total = sum(kept.values())
-        if total > 0:
-            out[key] = {m: w / total for m, w in kept.items()}
-    return out
+    keyed = {
+        perturbation_key(name, severity): run.weights[name]
+        for name, severity in run.perturbations
+        if run.weights.get(name)
+    }
+    return keyed or None
 
 
 def discernment_summary(run: DiscernmentRun) -> dict[str, Any]:
@@ -370,7 +367,7 @@ def discernment_summary(run: DiscernmentRun) -> dict[str, Any]:
     for row in rows:
         group = groups.setdefault((row["judge"], row["perturbation"]), {"level": row["level"], "metrics": {}})
         group["metrics"].setdefault(row["metric"], []).append((row["original_score"], row["perturbed_score"]))
-    weights = _run_weights(run, groups)
+    weights = _run_weights(run)
     summary["dhp"] = build_report(groups, weights) if groups else {"judges": {}, "notes": {}}
     summary["dhp"]["intervals"] = bootstrap_d_avg(groups, weights, seed=run.seed) if groups else {}
     summary["weights_source"] = run.weights_source or "uniform (no expert weights)"

@@ -107,8 +107,26 @@ def test_the_report_uses_expert_weights_where_given():
     typos = entry["perturbations"]["typos"]
     assert typos["p_ew"] == pytest.approx(typos["p_by_metric"]["fluency"])
     assert "typos" not in entry["uniform_weights_for"]
-    with pytest.raises(ReportError, match="name metrics"):
-        build_report(groups, {"typos": {"fluency": 1.0}})
+
+
+def test_weights_are_restricted_to_the_scored_metrics_and_renormalised_and_the_report_says_so():
+    """One rule for the job and dhp_report: an unscored metric's weight is left out, the rest is
+    renormalised to 1 (a survey export that sums to 0.999 is accepted, not refused)."""
+    groups = read_scores(scores_csv({"j": lambda o, rng: o - (rng.random() < 0.3)}))
+    given = {"typos": {"fluency": 0.6, "coherence": 0.2, "relevance": 0.199}}  # relevance not scored; sum 0.999
+    report = build_report(groups, given)
+    typos = report["judges"]["j"]["perturbations"]["typos"]
+    ps = typos["p_by_metric"]
+    expected = 1 / (0.75 / ps["fluency"] + 0.25 / ps["coherence"])  # 0.6 and 0.2 renormalised: 3/4, 1/4
+    assert typos["p_ew"] == pytest.approx(expected, rel=1e-12)
+    note = report["notes"]["weights_fitted"]["typos"]
+    assert "unscored metrics left out: relevance" in note and "renormalised from a sum of 0.8 to 1" in note
+    exact = build_report(groups, {"typos": {"fluency": 0.75, "coherence": 0.25}})
+    assert exact["judges"]["j"]["perturbations"]["typos"]["p_ew"] == pytest.approx(expected, rel=1e-12)
+    assert "typos" not in exact["notes"]["weights_fitted"]
+    only_unscored = build_report(groups, {"typos": {"relevance": 1.0}})
+    assert "typos" in only_unscored["judges"]["j"]["uniform_weights_for"]
+    assert only_unscored["notes"]["weights_fitted"]["typos"].startswith("none of its weighted metrics")
 
 
 @pytest.mark.parametrize(

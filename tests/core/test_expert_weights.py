@@ -27,7 +27,7 @@ def test_answers_naming_unknown_issues_or_metrics_are_ignored():
     ("data", "problem"),
     [
         ({}, "non-empty"),
-        ({"p": {"m": 0.5}}, "sum to 0.5"),
+        ({"p": {"m": 0, "n": 0}}, "sum to 0"),
         ({"p": {"m": -1, "n": 2}}, "≥ 0"),
         ({"p": {"m": "1"}}, "number"),
         ({"p": []}, "object"),

@@ -257,3 +257,25 @@ def test_a_target_variant_judges_only_those_responses_and_their_copies(summaries
     assert {parent or response for parent, response in judged} == {tiered.pk}
     everything = dhp_run(summaries, [spec(server, "perfect")], repeats=1)
     assert everything.job.progress_total == Response.objects.filter(parent=None).count()
+
+
+def test_a_jobs_exports_recompute_with_dhp_report_to_the_same_numbers_under_loose_weights(summaries, server):
+    """Weights naming an unscored metric and summing to 0.999: the job and the command apply one rule."""
+    import csv
+    import io
+
+    from evalhub.core.dhp_report import build_report, read_scores
+    from evalhub.scoring.discernment import perturbation_key
+
+    loose = {"random_deletions": {"coherence": 0.6, "fluency": 0.2, "relevance": 0.199}}
+    run = dhp_run(summaries, [spec(server, "coin")], weights=loose, weights_source="test")
+    run_all(run)
+    job_report = run.job.__class__.objects.get(pk=run.job_id).result["dhp"]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(score_rows(run)[0]))
+    writer.writeheader()
+    writer.writerows(score_rows(run))
+    keyed = {perturbation_key("random_deletions", "minor"): loose["random_deletions"]}
+    command_report = build_report(read_scores(buffer.getvalue()), keyed)
+    assert command_report["judges"] == job_report["judges"]
+    assert "renormalised" in command_report["notes"]["weights_fitted"]["random_deletions (minor)"]
