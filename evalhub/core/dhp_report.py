@@ -41,7 +41,9 @@ class ReportError(ValueError):
         self.errors = errors
 
 
-Groups = dict[tuple[str, str], dict[str, Any]]  # (judge, perturbation) → {"level", "metrics": {metric: [(o, p)]}}
+# (judge, perturbation) → {"level", "metrics": {metric: [(o, p)]}, "items": {metric: [item_id]}} — items
+# aligned with the pairs, so resampling draws texts, not list positions.
+Groups = dict[tuple[str, str], dict[str, Any]]
 
 
 def read_scores(text: str) -> Groups:
@@ -101,13 +103,18 @@ def read_scores(text: str) -> Groups:
                 f"{known[0]!r} on line {known[1]}."
             )
             continue
-        group = groups.setdefault(group_key, {"level": row["level"], "metrics": defaultdict(list)})
-        group["metrics"][row["metric"]].append(scores)
+        add_pair(groups, group_key, row["level"], row["metric"], row["item_id"], scores)
     if errors:
         raise ReportError(errors)
     if not groups:
         raise ReportError(["the scores file has no rows."])
     return groups
+
+
+def add_pair(groups: Groups, key: tuple[str, str], level: str, metric: str, item: str, pair: tuple[float, float]):
+    group = groups.setdefault(key, {"level": level, "metrics": defaultdict(list), "items": defaultdict(list)})
+    group["metrics"][metric].append(pair)
+    group["items"][metric].append(str(item))
 
 
 def build_report(groups: Groups, weights: dict | None = None, *, paper_literal: bool = False) -> dict[str, Any]:
@@ -169,21 +176,26 @@ def bootstrap_d_avg(
 ) -> dict[str, dict[str, float]]:
     """Percentile bootstrap intervals of D_avg and D_avg^EW per judge.
 
-    Each resample draws the items of every (judge, perturbation) again with replacement — the
-    same draw for all its metrics when they hold the same items, so a text's scores stay
-    together — and recomputes every test (all resamples in one vectorised batch).
+    Each resample draws the texts (item ids) of every (judge, perturbation) again with replacement —
+    one draw for all its metrics, keyed by item id, so a text's scores stay together — and
+    recomputes every test (all resamples in one vectorised batch).
     """
     rng = np.random.default_rng(seed)
     resampled: Groups = {}
     for (judge, perturbation), group in sorted(groups.items()):
-        lengths = {len(pairs) for pairs in group["metrics"].values()}
+        by_item = {
+            metric: dict(zip(group["items"][metric], pairs, strict=True)) for metric, pairs in group["metrics"].items()
+        }
+        items = sorted({item for pairs in by_item.values() for item in pairs})
         for r in range(resamples):
-            n = next(iter(lengths))
-            draw = rng.integers(0, n, size=n) if len(lengths) == 1 else None
+            # One draw of texts for all metrics: a text's scores stay together, whatever the row order,
+            # and a metric missing a text simply has no pair for it.
+            drawn = [items[i] for i in rng.integers(0, len(items), size=len(items))]
             metrics = {}
-            for metric, pairs in sorted(group["metrics"].items()):
-                index = draw if draw is not None else rng.integers(0, len(pairs), size=len(pairs))
-                metrics[metric] = [pairs[i] for i in index]
+            for metric, pairs in sorted(by_item.items()):
+                chosen = [pairs[item] for item in drawn if item in pairs]
+                if chosen:
+                    metrics[metric] = chosen
             resampled[(f"{judge}\x00{r}", perturbation)] = {"level": group["level"], "metrics": metrics}
     report = build_report(resampled, weights)["judges"]
     values: dict[str, dict[str, list[float]]] = defaultdict(lambda: {"D_avg": [], "D_avg_ew": []})

@@ -26,7 +26,7 @@ from django.db.models import Count, Q
 from evalhub.catalog.actions import do_derive_response
 from evalhub.catalog.models import Prompt, Response, variant_q
 from evalhub.core import perturbations as registry
-from evalhub.core.dhp_report import bootstrap_d_avg, build_report
+from evalhub.core.dhp_report import add_pair, bootstrap_d_avg, build_report
 from evalhub.core.judge_outputs import parse_likert_score, parse_rubric_json
 from evalhub.core.judge_prompts import TASKS, geval_messages, rubric_messages
 from evalhub.core.optimism import optimism_report
@@ -365,8 +365,8 @@ def discernment_summary(run: DiscernmentRun) -> dict[str, Any]:
     rows = score_rows(run)
     groups: dict = {}
     for row in rows:
-        group = groups.setdefault((row["judge"], row["perturbation"]), {"level": row["level"], "metrics": {}})
-        group["metrics"].setdefault(row["metric"], []).append((row["original_score"], row["perturbed_score"]))
+        pair = (row["original_score"], row["perturbed_score"])
+        add_pair(groups, (row["judge"], row["perturbation"]), row["level"], row["metric"], row["item_id"], pair)
     weights = _run_weights(run)
     summary["dhp"] = build_report(groups, weights) if groups else {"judges": {}, "notes": {}}
     summary["dhp"]["intervals"] = bootstrap_d_avg(groups, weights, seed=run.seed) if groups else {}

@@ -18,7 +18,7 @@ from evalhub.core.dhp import (
     wilcoxon_greater,
     wilcoxon_greater_many,
 )
-from evalhub.core.dhp_report import ReportError, build_report, read_scores
+from evalhub.core.dhp_report import COLUMNS, ReportError, build_report, read_scores
 
 
 def test_the_plain_harmonic_mean_p_is_m_over_the_sum_of_reciprocals():
@@ -166,13 +166,14 @@ def test_the_d_avg_bootstrap_equals_a_plain_loop_of_scipy_calls_on_the_same_draw
     import numpy as np
     from scipy import stats
 
-    from evalhub.core.dhp_report import bootstrap_d_avg
+    from evalhub.core.dhp_report import add_pair, bootstrap_d_avg
 
     rng = np.random.default_rng(2)
     original = rng.integers(3, 6, size=30).astype(float)
     perturbed = original - rng.integers(0, 2, size=30)
-    pairs = list(zip(original, perturbed, strict=True))
-    groups = {("judge", "typos"): {"level": "C", "metrics": {"fluency": pairs}}}
+    groups: dict = {}
+    for i, pair in enumerate(zip(original, perturbed, strict=True)):
+        add_pair(groups, ("judge", "typos"), "C", "fluency", f"{i:02d}", pair)  # ids in the order of the rows
     ours = bootstrap_d_avg(groups, resamples=120, seed=9)["judge"]
 
     draws = np.random.default_rng(9)
@@ -188,9 +189,11 @@ def test_the_d_avg_bootstrap_equals_a_plain_loop_of_scipy_calls_on_the_same_draw
 
 
 def test_a_judge_that_never_changes_its_score_has_a_zero_interval():
-    from evalhub.core.dhp_report import bootstrap_d_avg
+    from evalhub.core.dhp_report import add_pair, bootstrap_d_avg
 
-    groups = {("same", "typos"): {"level": "C", "metrics": {"fluency": [(4.0, 4.0)] * 20}}}
+    groups: dict = {}
+    for i in range(20):
+        add_pair(groups, ("same", "typos"), "C", "fluency", str(i), (4.0, 4.0))
     result = bootstrap_d_avg(groups, resamples=50)["same"]
     assert (result["D_avg_low"], result["D_avg_high"]) == (0.0, 0.0)
 
@@ -215,3 +218,30 @@ def test_every_row_gets_the_p_value_of_its_own_scipy_call_even_in_a_mixed_batch(
         o, p = original[row], perturbed[row]
         expected = stats.wilcoxon(o, p, alternative="greater").pvalue if np.any(o != p) else 1.0
         assert ours[row] == pytest.approx(expected, rel=1e-9, abs=1e-12), row
+
+
+def test_the_d_avg_bootstrap_draws_texts_by_item_id_whatever_the_row_order():
+    """Two metrics of the same texts: shuffling the CSV's rows, or a text missing in one metric,
+    must not pair one text's fluency with another's coherence."""
+    import random
+
+    from evalhub.core.dhp_report import bootstrap_d_avg
+
+    rng = random.Random(5)
+    rows = []
+    for item in range(25):
+        drop = rng.random() < 0.5  # a text the judge's perturbation hurt: both metrics drop together
+        for metric in ("fluency", "coherence"):
+            rows.append(f"j,{item},typos,C,{metric},4,{3 if drop else 4}")
+    header = ",".join(COLUMNS)
+    ordered = read_scores("\n".join([header, *rows]))
+    shuffled_rows = rows[:]
+    rng.shuffle(shuffled_rows)
+    shuffled = read_scores("\n".join([header, *shuffled_rows]))
+    assert bootstrap_d_avg(ordered, resamples=80, seed=3) == bootstrap_d_avg(shuffled, resamples=80, seed=3)
+
+    # A text scored on one metric only: the others keep their own texts' pairs.
+    missing = read_scores("\n".join([header, *[r for r in rows if r != "j,0,typos,C,coherence,4,3"]]))
+    assert bootstrap_d_avg(missing, resamples=80, seed=3)["j"]["resamples"] == 80
+    intervals = bootstrap_d_avg(missing, resamples=80, seed=3)["j"]
+    assert intervals["D_avg_low"] <= intervals["D_avg_high"]
