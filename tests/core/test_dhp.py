@@ -245,3 +245,20 @@ def test_the_d_avg_bootstrap_draws_texts_by_item_id_whatever_the_row_order():
     assert bootstrap_d_avg(missing, resamples=80, seed=3)["j"]["resamples"] == 80
     intervals = bootstrap_d_avg(missing, resamples=80, seed=3)["j"]
     assert intervals["D_avg_low"] <= intervals["D_avg_high"]
+
+
+def test_the_expert_weighted_summary_is_taken_from_the_weighted_d_values_by_hand():
+    """D_avg^EW and D_min^EW come from D^EW, level-balanced like the plain ones (hand-computed), so
+    reading them from the plain D values fails this test."""
+    from evalhub.core.dhp import PerturbationResult, summary
+
+    results = {
+        "typos": PerturbationResult("C", {}, 0.01, 0.2, D=1.5, D_ew=0.5),
+        "deletions": PerturbationResult("C", {}, 0.01, 0.01, D=2.5, D_ew=1.5),
+        "reorder": PerturbationResult("S", {}, 0.001, 0.3, D=3.0, D_ew=0.4),
+    }
+    got = summary(results)
+    assert got["D_avg"] == pytest.approx(((1.5 + 2.5) / 2 + 3.0) / 2)
+    assert got["D_min"] == 1.5
+    assert got["D_avg_ew"] == pytest.approx(((0.5 + 1.5) / 2 + 0.4) / 2)
+    assert got["D_min_ew"] == 0.4
