@@ -9,6 +9,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
+
+K = TypeVar("K")
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,22 @@ def example_agreement(predicted: Sequence[int | None], reference: Sequence[int])
     if len(predicted) != len(reference):
         raise ValueError("predicted and reference verdicts must pair up one to one.")
     return Rate(sum(p == r for p, r in zip(predicted, reference, strict=True)), len(reference))
+
+
+def judged_pairs(
+    verdicts: Mapping[K, int | None], reference: Mapping[K, int]
+) -> tuple[list[K], list[int | None], list[int]]:
+    """The one definition of which pairs a judge's agreement is computed on, for every page: the pairs
+    that have a reference and that the judge has answered (an invalid answer, None, counts as a
+    miss, as in ScaleEval's Eq. 2); pairs not judged yet are left out and reported as coverage.
+    Returns (ids, predicted, expected) in the reference's order."""
+    ids = [i for i in reference if i in verdicts]
+    return ids, [verdicts[i] for i in ids], [reference[i] for i in ids]
+
+
+def coverage(verdicts: Mapping[K, int | None], reference: Mapping[K, int]) -> Rate:
+    """How many of the pairs with a reference the judge has answered."""
+    return Rate(sum(i in verdicts for i in reference), len(reference))
 
 
 def mode(verdicts: Iterable[int | None]) -> int | None:

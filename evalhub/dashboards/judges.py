@@ -18,7 +18,7 @@ from typing import Any
 from django.db.models import Avg, Count, Q, Sum
 
 from evalhub.catalog.models import LanguageModel
-from evalhub.core.agreement import Rate, position_flip_rate, system_agreement, unswap
+from evalhub.core.agreement import Rate, coverage, judged_pairs, position_flip_rate, system_agreement, unswap
 from evalhub.core.criteria_variants import ORIGINAL, VARIANTS
 from evalhub.dashboards.caching import cached
 from evalhub.dashboards.verdicts import judge_run_majorities
@@ -117,17 +117,21 @@ def _rate(rate: Rate | None) -> dict[str, Any] | None:
 
 def _agreement(judges: dict[str, dict[str, Any]], runs: dict[int, dict[str, Any]]) -> tuple[dict, dict]:
     references = {
-        debate: (verdict, criterion, scenario or "—")
-        for debate, verdict, criterion, scenario in Debate.objects.filter(
+        debate: (verdict, criterion, scenario or "—", run_id)
+        for debate, verdict, criterion, scenario, run_id in Debate.objects.filter(
             run_id__in={r["reference_id"] for r in runs.values()}, status__in=REFERENCE_STATUSES
         )
         .exclude(verdict=None)
         .order_by()
-        .values_list("id", "verdict", "run__criterion__name", "prompt__category")
+        .values_list("id", "verdict", "run__criterion__name", "prompt__category", "run_id")
     }
+    by_reference_run: dict[int, dict[int, int]] = defaultdict(dict)
+    for debate, (verdict, _, _, run_id) in references.items():
+        by_reference_run[run_id][debate] = verdict
 
     # (judge, variant, plain|privileged) → pooled counts; cells keyed also by (criterion, scenario).
     example: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+    covered: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
     system: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
     flips: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     cells: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
@@ -136,20 +140,20 @@ def _agreement(judges: dict[str, dict[str, Any]], runs: dict[int, dict[str, Any]
         judge, variant = run["judge"], run["criteria_variant"]
         mode_key = PRIVILEGED if run["privileged_sources"] else PLAIN
         pooled = example[(judge, variant, mode_key)]
-        predicted, expected = [], []
-        for debate_id, p in same.items():
-            reference = references.get(debate_id)
-            if reference is None:
-                continue  # still waiting for people (or never settled): no reference to agree with
-            e, criterion, scenario = reference
-            hit = p == e  # an invalid answer (None) is a miss, as in ScaleEval's Eq. 2
+        # The same pairs as the run's meta-evaluation page (evalhub.core.agreement.judged_pairs).
+        reference = by_reference_run[run["reference_id"]]
+        ids, predicted, expected = judged_pairs(same, reference)
+        answered = coverage(same, reference)
+        covered[(judge, variant, mode_key)][0] += answered.hits
+        covered[(judge, variant, mode_key)][1] += answered.total
+        for debate_id, p, e in zip(ids, predicted, expected, strict=True):
+            _, criterion, scenario, _ = references[debate_id]
+            hit = p == e
             cell = cells[(judge, variant, mode_key, criterion, scenario)]
             pooled[0] += hit
             pooled[1] += 1
             cell[0] += hit
             cell[1] += 1
-            predicted.append(p)
-            expected.append(e)
         agrees = system_agreement(predicted, expected) if predicted else None
         if agrees is not None:
             system[(judge, variant, mode_key)][0] += int(agrees)
@@ -168,6 +172,7 @@ def _agreement(judges: dict[str, dict[str, Any]], runs: dict[int, dict[str, Any]
             s_hits, s_total = system.get((judge, variant, mode_key), (0, 0))
             judges[judge]["agreement"][mode_key] = {
                 "example": entry,
+                "coverage": _rate(Rate(*covered[(judge, variant, mode_key)])),
                 "system": {"agrees": s_hits, "runs": s_total} if s_total else None,
             }
         if mode_key == PLAIN:

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from evalhub.core.agreement import (
     Rate,
     by_group,
+    coverage,
     example_agreement,
+    judged_pairs,
     majorities,
     mode,
     position_flip_rate,
@@ -188,6 +190,7 @@ class JudgeReport:
     flips: Rate | None
     invalid: int
     judge_run: JudgeRun | None = None
+    coverage: Rate | None = None  # pairs with a reference that the judge answered
 
 
 REFERENCE_STATUSES = (DebateStatus.CONSENSUS, DebateStatus.ADJUDICATED)
@@ -216,8 +219,7 @@ def meta_evaluation(reference_run) -> tuple[list[JudgeReport], int, int]:
     for run in reference_run.judge_runs.select_related("job"):
         same, reversed_, invalid = judge_verdicts(run)
         per_judge.append(same)
-        predicted = [same.get(i) for i in ids]
-        expected = [reference[i] for i in ids]
+        judged, predicted, expected = judged_pairs(same, reference)
         paired = [i for i in same if i in reversed_]
         flips = (
             position_flip_rate([same[i] for i in paired], [unswap(reversed_[i]) for i in paired])
@@ -229,10 +231,11 @@ def meta_evaluation(reference_run) -> tuple[list[JudgeReport], int, int]:
                 str(run),
                 example_agreement(predicted, expected),
                 system_agreement(predicted, expected),
-                by_group([scenario[i] for i in ids], predicted, expected),
+                by_group([scenario[i] for i in judged], predicted, expected),
                 flips,
                 invalid,
                 run,
+                coverage(same, reference),
             )
         )
     if len(per_judge) > 1:  # multi-LLM consistency baseline: the judges' majority, without debate

@@ -247,3 +247,28 @@ def test_cancel_mid_chunk_stops_a_judge_run_between_calls_and_stores_none_of_the
     # The calls already past the client's concurrency gate (8) finish; none starts after the stop.
     assert len(log) <= 8 < 3 * 3 * 2
     assert not run.verdicts.exists(), "nothing of the stopped chunk is stored"
+
+
+def test_a_half_finished_judge_run_shows_the_same_agreement_on_its_run_page_and_the_judges_board(
+    reference, agents, client
+):
+    """One definition (core.agreement.judged_pairs): pairs not judged yet are left out and shown as
+    coverage, on both pages; before, the run page counted them as misses."""
+    import re
+
+    from django.core.cache import cache
+
+    from tests.conftest import make_user
+
+    agents(lambda agent, messages: "x\n1")
+    run = judge(reference)  # judges both pairs with a reference (1 and 2): agreement 1 of 2
+    first = reference.debates.order_by("id").first()
+    run.verdicts.exclude(debate=first).delete()  # as if the judge had answered only the first pair so far
+    cache.clear()
+    client.force_login(make_user("v", "viewer"))
+    page = client.get(f"/debates/runs/{reference.pk}/judges/").content.decode()
+    board = client.get("/leaderboards/?sources=judges").content.decode()
+    assert "1.000 <small>(1/1)</small>" in page and "judged 1 of 2" in page
+    row = board.split("<code>scripted-0</code>", 1)[1].split("</tr>", 1)[0]
+    assert re.search(r'<span data-sort="1.0">1.000 <small class="muted">\(1/1\)</small></span>', row), row
+    assert "judged 1 of 2" in row
