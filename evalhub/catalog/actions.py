@@ -176,12 +176,21 @@ def _upsert_responses(prompts: dict[str, Prompt], parsed: ParsedFile, counts: di
         key = (prompts[record.prompt_id].id, models[record.model], record.variant)
         response = existing.get(key)
         if response is None:
-            new.append(Response(prompt_id=key[0], model_id=key[1], variant=record.variant, text=record.text))
-        elif response.text != record.text:
-            response.text = record.text
+            new.append(
+                Response(
+                    prompt_id=key[0],
+                    model_id=key[1],
+                    variant=record.variant,
+                    text=record.text,
+                    metadata=record.metadata,
+                )
+            )
+        elif response.text != record.text or any(response.metadata.get(k) != v for k, v in record.metadata.items()):
+            # The file's metadata keys are set; others (a generation run's, say) stay as they are.
+            response.text, response.metadata = record.text, {**response.metadata, **record.metadata}
             changed.append(response)
     Response.objects.bulk_create(new, batch_size=500)
-    Response.objects.bulk_update(changed, ["text"], batch_size=500)
+    Response.objects.bulk_update(changed, ["text", "metadata"], batch_size=500)
     counts.update(
         responses_created=len(new),
         responses_updated=len(changed),

@@ -33,6 +33,7 @@ def response_rows(benchmark: Benchmark) -> Iterator[dict[str, Any]]:
                 "model": response.model.slug,
                 "response_variant": response.variant,
                 "response": response.text,
+                **{f"response_metadata.{key}": value for key, value in sorted((response.metadata or {}).items())},
             }
 
 

@@ -13,12 +13,13 @@ are given once on its first row. Columns:
 | reference_answer | no | privileged: a reference answer |
 | rating_guidelines | no | privileged: rating guidelines |
 | privileged.NAME | no | privileged: any other named field (text) |
-| metadata.NAME | no | free metadata |
+| metadata.NAME | no | free metadata of the prompt |
 | model | no | slug of the model or human author who wrote `response` |
 | response | with `model` | the response text |
 | response_variant | no | tells apart several responses of one model to one prompt |
+| response_metadata.NAME | no | free metadata of the response (e.g. `preprocessed`, GEM's C.1 text) |
 
-In JSONL, `privileged` and `metadata` may also be objects. Empty cells mean "not given".
+In JSONL, `privileged`, `metadata` and `response_metadata` may also be objects. Empty cells mean "not given".
 A row without `model` defines (or repeats) only the prompt.
 """
 
@@ -40,7 +41,7 @@ FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "pa
 PROMPT_TEXT_FIELDS = ("prompt", "category", "synopsis", "source", "reference_answer", "rating_guidelines")
 RESPONSE_FIELDS = ("model", "response", "response_variant")
 COLUMNS = ("prompt_id", *PROMPT_TEXT_FIELDS, *RESPONSE_FIELDS)
-NESTED = ("privileged", "metadata")
+NESTED = ("privileged", "metadata", "response_metadata")
 SLUG = re.compile(r"^[-a-zA-Z0-9_]+$")
 MAX_ID_LENGTH = 200
 
@@ -78,6 +79,7 @@ class ResponseRecord:
     variant: str
     text: str
     line: int
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -231,7 +233,8 @@ def _unknown_column(name: str) -> str | None:
         return None
     hint = difflib.get_close_matches(name, COLUMNS, n=1)
     suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
-    return f"unknown column {name!r}.{suggestion} Allowed: {', '.join(COLUMNS)}, privileged.NAME and metadata.NAME."
+    nested = "privileged.NAME, metadata.NAME and response_metadata.NAME"
+    return f"unknown column {name!r}.{suggestion} Allowed: {', '.join(COLUMNS)}, {nested}."
 
 
 class _Checker:
@@ -263,6 +266,11 @@ class _Checker:
             key.split(".", 1)[1]: self._text(row, key, problems) for key in row if key.startswith("privileged.")
         }
         metadata = {key.split(".", 1)[1]: value for key, value in row.items() if key.startswith("metadata.")}
+        response_metadata = {
+            key.split(".", 1)[1]: value
+            for key, value in row.items()
+            if key.startswith("response_metadata.") and value is not None
+        }
         if problems:
             for problem in problems:
                 self.error(line, problem)
@@ -281,7 +289,12 @@ class _Checker:
         )
         if not self._merge_prompt(line, record, has_response=bool(texts["model"] or texts["response"])):
             return
-        self._add_response(line, prompt_id, texts["model"], texts["response_variant"], texts["response"])
+        if response_metadata and not texts["model"]:
+            self.error(line, "'response_metadata' is given without 'model': it describes a response.")
+            return
+        self._add_response(
+            line, prompt_id, texts["model"], texts["response_variant"], texts["response"], response_metadata
+        )
 
     def _prompt_id(self, value: Any, problems: list[str]) -> str:
         if value is None or (isinstance(value, str) and not value.strip()):
@@ -340,7 +353,9 @@ class _Checker:
             first.metadata.setdefault(key, value)
         return True
 
-    def _add_response(self, line: int, prompt_id: str, model: str, variant: str, text: str) -> None:
+    def _add_response(
+        self, line: int, prompt_id: str, model: str, variant: str, text: str, metadata: dict[str, Any]
+    ) -> None:
         if not model and not text:
             return
         if not model:
@@ -372,7 +387,7 @@ class _Checker:
             )
             return
         self.responses[key] = line
-        self.parsed.responses.append(ResponseRecord(prompt_id, model, variant, text, line))
+        self.parsed.responses.append(ResponseRecord(prompt_id, model, variant, text, line, metadata))
 
 
 def _type_name(value: Any) -> str:

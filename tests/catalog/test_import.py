@@ -180,3 +180,35 @@ def test_a_50_mb_upload_over_the_default_limit_is_refused_without_writing(models
     assert response.status_code == 400
     assert "over the import limit of 52.4 MB (EVALHUB_MAX_IMPORT_BYTES)" in response.content.decode()
     assert table_sizes() == before
+
+
+def test_response_metadata_is_stored_on_the_response_and_round_trips_through_the_export(models):
+    """`response_metadata.NAME` describes a response (GEM's imported `preprocessed` text), not its prompt."""
+    rows = [
+        {"prompt_id": "q1", "prompt": "Review it.", "metadata": {"venue": "iclr"}, "model": "alpha",
+         "response": "Good paper.", "response_metadata": {"preprocessed": "The reviewer appreciates the paper."}},
+        {"prompt_id": "q1", "model": "beta", "response": "Weak baselines.",
+         "response_metadata.preprocessed": "The reviewer criticizes the baselines."},
+    ]  # fmt: skip
+    do_import_benchmark(filename="f.jsonl", data=as_bytes(rows, "jsonl"), benchmark_slug="meta")
+    prompt = Benchmark.objects.get(slug="meta").prompts.get()
+    assert prompt.metadata == {"venue": "iclr"}, "the prompt keeps only its own metadata"
+    stored = dict(prompt.responses.values_list("model__slug", "metadata"))
+    assert stored == {
+        "alpha": {"preprocessed": "The reviewer appreciates the paper."},
+        "beta": {"preprocessed": "The reviewer criticizes the baselines."},
+    }
+    for fmt in ("jsonl", "csv"):
+        exported = to_text(list(response_rows(Benchmark.objects.get(slug="meta"))), fmt).encode()
+        do_import_benchmark(filename=f"x.{fmt}", data=exported, benchmark_slug=f"meta-{fmt}")
+        copy = Benchmark.objects.get(slug=f"meta-{fmt}").prompts.get()
+        assert dict(copy.responses.values_list("model__slug", "metadata")) == stored
+
+
+def test_response_metadata_without_a_response_is_refused_naming_the_line(models):
+    rows = [{"prompt_id": "q1", "prompt": "p", "response_metadata": {"preprocessed": "x"}}]
+    with pytest.raises(ImportRejected) as rejected:
+        do_import_benchmark(filename="f.jsonl", data=as_bytes(rows, "jsonl"), benchmark_slug="b")
+    assert [str(e) for e in rejected.value.errors] == [
+        "line 1: 'response_metadata' is given without 'model': it describes a response."
+    ]

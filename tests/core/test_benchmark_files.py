@@ -101,7 +101,7 @@ def test_every_bad_row_is_reported_with_its_line_and_reason():
         "line 5: unknown model 'nobody'. Add it first, or allow new models to be created.",
         "line 6: unknown column 'refrence_answer'. Did you mean 'reference_answer'? Allowed: prompt_id, prompt, "
         "category, synopsis, source, reference_answer, rating_guidelines, model, response, response_variant, "
-        "privileged.NAME and metadata.NAME.",
+        "privileged.NAME, metadata.NAME and response_metadata.NAME.",
         "line 7: not valid JSON (Expecting property name enclosed in double quotes at column 2).",
     ]
 
