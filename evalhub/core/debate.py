@@ -59,11 +59,16 @@ FORMAT_REMINDER = (
     "Your answer did not end with a line containing only the number. Reply again with your reasoning, and on the "
     'last line write only "1", "2" or "0".'
 )
-_LAST_LINE = re.compile(r"^\s*([012])\s*$")
+# The last line is the verdict alone — also in quotes or markdown emphasis ("2", **1**, `0`) or after a
+# label of words ("Verdict: 2", "Final answer: 1"); never a digit inside prose ("Submission 2 is …").
+_WRAP = "*_`\"'“”‘’"
+_LAST_LINE = re.compile(
+    rf"^\s*(?:[{_WRAP}]*[A-Za-z][A-Za-z ]{{0,30}}:[{_WRAP}]*\s*)?[{_WRAP}]*\s*([012])\s*[{_WRAP}]*\s*$"
+)
 
 
 def parse_verdict(text: str) -> int | None:
-    """The verdict on the last non-empty line, which must be exactly 0, 1 or 2."""
+    """The verdict on the last non-empty line: 0, 1 or 2 alone, quoted, emphasised or labelled."""
     lines = [line for line in text.strip().splitlines() if line.strip()]
     match = _LAST_LINE.match(lines[-1]) if lines else None
     return int(match.group(1)) if match else None
