@@ -191,6 +191,7 @@ class JudgeReport:
     invalid: int
     judge_run: JudgeRun | None = None
     coverage: Rate | None = None  # pairs with a reference that the judge answered
+    ties: int = 0  # for the plain vote: pairs whose vote tied (no verdict; not counted as misses)
 
 
 REFERENCE_STATUSES = (DebateStatus.CONSENSUS, DebateStatus.ADJUDICATED)
@@ -238,17 +239,24 @@ def meta_evaluation(reference_run) -> tuple[list[JudgeReport], int, int]:
                 coverage(same, reference),
             )
         )
-    if len(per_judge) > 1:  # multi-LLM consistency baseline: the judges' majority, without debate
-        majority = [mode(judge.get(i) for judge in per_judge) for i in ids]
-        expected = [reference[i] for i in ids]
+    if len(per_judge) > 1:
+        # A plain vote of the independent single judges above (not ScaleEval's multi-LLM consistency
+        # baseline): pairs where the vote ties have no verdict and are counted apart, not as misses.
+        votes = {i: [judge[i] for judge in per_judge if i in judge] for i in ids}
+        majority = {i: mode(v) for i, v in votes.items() if v}
+        ties = sum(verdict is None for verdict in majority.values())
+        decided = {i: v for i, v in majority.items() if v is not None}
+        judged, predicted, expected = judged_pairs(decided, reference)
         reports.append(
             JudgeReport(
-                "Majority of the judges above",
-                example_agreement(majority, expected),
-                system_agreement(majority, expected),
-                by_group([scenario[i] for i in ids], majority, expected),
+                "Plain vote of the judges above",
+                example_agreement(predicted, expected),
+                system_agreement(predicted, expected),
+                by_group([scenario[i] for i in judged], predicted, expected),
                 None,
                 0,
+                coverage=coverage(decided, reference),
+                ties=ties,
             )
         )
     waiting = sum(d.status == DebateStatus.UNRESOLVED for d in debates)

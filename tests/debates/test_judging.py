@@ -101,14 +101,24 @@ def test_a_judge_run_resumed_asks_only_for_what_is_missing(reference, agents):
     assert run.verdicts.count() == 3
 
 
-def test_the_majority_of_several_judges_is_reported_as_a_baseline(reference, agents):
+def test_a_plain_vote_of_several_judges_is_reported_and_named_for_what_it_is(reference, agents):
     agents(lambda agent, messages: f"x\n{agent + 1}")  # scripted-0 says 1, scripted-1 says 2
     judge(reference, judge="scripted-0")
     judge(reference, judge="scripted-1")
     judge(reference, judge="scripted-0", seed=3)
     reports, _, _ = meta_evaluation(reference)
-    assert [r.label for r in reports][-1] == "Majority of the judges above"
-    assert (reports[-1].example.hits, reports[-1].example.total) == (1, 2)
+    assert [r.label for r in reports][-1] == "Plain vote of the judges above"
+    assert (reports[-1].example.hits, reports[-1].example.total, reports[-1].ties) == (1, 2, 0)
+
+
+def test_a_tied_vote_is_reported_apart_not_counted_as_a_miss(reference, agents):
+    agents(lambda agent, messages: f"x\n{agent + 1}")
+    judge(reference, judge="scripted-0")
+    judge(reference, judge="scripted-1")  # one says 1, the other 2: every vote ties
+    reports, _, _ = meta_evaluation(reference)
+    vote = reports[-1]
+    assert vote.ties == 2 and vote.example.total == 0  # the two pairs with a reference
+    assert (vote.coverage.hits, vote.coverage.total) == (0, 2)
 
 
 def test_an_unparsable_judge_answer_counts_as_invalid_and_as_a_miss(reference, agents):
