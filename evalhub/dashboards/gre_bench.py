@@ -43,7 +43,12 @@ def _compute() -> list[dict[str, Any]]:
             for entry in table[variant]:
                 row = rows.setdefault(
                     entry["model"],
-                    {"model": entry["model"], "baseline": entry.get("baseline", False), "cells": {}},
+                    {
+                        "model": entry["model"],
+                        "label": entry.get("name", entry["model"]),
+                        "baseline": entry.get("baseline", False),
+                        "cells": {},
+                    },
                 )
                 row["cells"][variant] = {k: entry.get(k) for k in ("mean", "low", "high", "n")}
         first = variants[0] if variants else None
@@ -75,7 +80,7 @@ def with_names(boards: list[dict[str, Any]], names: dict[str, str]) -> list[dict
     """Display names (not cached: a rename shows at once) and one chart per variant."""
     out = []
     for board in boards:
-        rows = [{**row, "name": names.get(row["model"], row["model"])} for row in board["rows"]]
+        rows = [{**row, "name": names.get(row["model"], row.get("label", row["model"]))} for row in board["rows"]]
         charts = [
             {
                 "variant": variant,

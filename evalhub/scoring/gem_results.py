@@ -17,6 +17,7 @@ from evalhub.core.text_overlap import BASELINES
 from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant, RowIssue
 
 VARIANT_LABELS = dict(GemVariant.choices)
+POOLED = "human-pooled"  # the pooled human baseline row's key (no model has this slug: slugs are stored models')
 
 
 def response_score_rows(run: GemRun) -> list[dict[str, Any]]:
@@ -78,6 +79,22 @@ def gem_summary(run: GemRun) -> dict[str, Any]:
                     "baseline": model_pk in reference_models and model_pk not in candidate_models,
                     "parameter_count": model.parameter_count,
                     **estimate.as_dict(),
+                }
+            )
+        baseline = {r: s for r, s in scores.items() if groups[r] in reference_models - candidate_models}
+        if len({groups[r] for r in baseline}) > 1:
+            # GEM's "average human" row: every reviewer as candidate against the others, pooled over
+            # reviewers (the paper's one human row), beside the per-reviewer rows.
+            pooled = group_estimates(baseline, dict.fromkeys(baseline, POOLED), bootstrap=run.bootstrap, seed=run.seed)
+            entries.append(
+                {
+                    "model": POOLED,
+                    "name": "Average human (pooled over reviewers)",
+                    "is_human": True,
+                    "baseline": True,
+                    "pooled": True,
+                    "parameter_count": None,
+                    **pooled[POOLED].as_dict(),
                 }
             )
         table[variant] = sorted(entries, key=lambda e: -(e["mean"] if e["mean"] is not None else -math.inf))

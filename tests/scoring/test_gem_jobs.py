@@ -65,8 +65,18 @@ def test_a_run_scores_every_pair_once_and_finishes_with_the_gre_bench_table(revi
     assert row["mean"] == pytest.approx(statistics.fmean(model_scores))
     assert (row["low"], row["high"]) == pytest.approx((row["mean"] - 1.645 * se, row["mean"] + 1.645 * se))
     assert row["n"] == 4 and not row["baseline"]
-    humans = [e for e in job.result["table"]["gem-raw"] if e["model"].startswith("human")]
+    humans = [e for e in job.result["table"]["gem-raw"] if e["model"].startswith("human") and not e.get("pooled")]
     assert len(humans) == 3 and all(e["baseline"] for e in humans)
+    # The paper's one "average human" row: every reviewer's responses pooled, with their 90% interval.
+    [pooled] = [e for e in job.result["table"]["gem-raw"] if e.get("pooled")]
+    human_scores = [
+        statistics.fmean(per_response[r.pk])
+        for r in Response.objects.filter(model__in=reviews["humans"], parent=None)
+        if r.pk in per_response
+    ]
+    pooled_se = statistics.stdev(human_scores) / math.sqrt(len(human_scores))
+    assert pooled["mean"] == pytest.approx(statistics.fmean(human_scores)) and pooled["n"] == len(human_scores)
+    assert pooled["low"] == pytest.approx(pooled["mean"] - 1.645 * pooled_se)
     assert job.result["setup"]["evaluation_lm"] == eval_lm and job.result["setup"]["prompt_version"]
 
 

@@ -66,7 +66,8 @@ def test_the_results_show_the_table_the_chart_validation_and_reported_rows(clien
     login(viewer)
     page = client.get(reverse("gem_results", args=[finished_run.pk])).content.decode()
     assert "GRE-bench: GEM-raw" in page and "Model A" in page and "human baseline" in page
-    assert page.count("<circle") == 1 and page.count('class="marker baseline"') == 3, "one marker per row"
+    assert page.count("<circle") == 1 and page.count('class="marker baseline"') == 4, "one marker per row"
+    assert "Average human (pooled over reviewers)" in page
     assert "Sentence deletion" in page and "SMD" in page
     assert "Fewer than two responses" in page
     assert "Per-response scores (" in page and "sentence_deletion" in page
