@@ -64,6 +64,13 @@ def parse_spec(spec: str | dict[str, Any] | ProviderSpec) -> ProviderSpec:
             raise UnknownProvider(
                 f"{spec!r}: write openai-compatible specs as 'openai-compatible:http://host:port/v1|model-name'."
             )
+    elif provider == "anthropic" and rest.startswith(("http://", "https://")):
+        # An Anthropic-compatible server, named like openai-compatible ones: anthropic:URL|model.
+        base_url, bar, model = rest.rpartition("|")
+        if not bar:
+            raise UnknownProvider(
+                f"{spec!r}: write Anthropic-compatible specs as 'anthropic:http://host:port|model-name'."
+            )
     else:
         model = rest or DEFAULT_MODELS.get(provider, "")
     return _checked(ProviderSpec(provider, model, base_url))

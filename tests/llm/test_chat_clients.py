@@ -294,3 +294,13 @@ async def test_a_scripted_drop_longer_than_the_answer_does_not_reach_the_next_ca
         with pytest.raises(AuthenticationFailed):
             await client.complete(MESSAGES)
         assert fake.request_count == 2 and fake.state.connections_opened == 1
+
+
+async def test_an_anthropic_compatible_server_is_named_in_the_spec_like_an_openai_compatible_one(server):
+    client = get_chat_client(f"anthropic:{server.url}|claude-local", api_key="test-key", retry=FAST)
+    try:
+        completion = await client.complete([{"role": "user", "content": "Hi"}])
+    finally:
+        await client.aclose()
+    assert completion.provider == "anthropic" and completion.text
+    assert server.state.requests[-1]["path"].rstrip("/").endswith("/messages")

@@ -24,6 +24,10 @@ ROOT = Path(__file__).resolve().parents[2]
             "openai-compatible:http://127.0.0.1:8001/v1|meta-llama/Llama-3.1-8B-Instruct",
             ProviderSpec("openai-compatible", "meta-llama/Llama-3.1-8B-Instruct", "http://127.0.0.1:8001/v1"),
         ),
+        (
+            "anthropic:http://127.0.0.1:8002|claude-local",
+            ProviderSpec("anthropic", "claude-local", "http://127.0.0.1:8002"),
+        ),
         ("transformers:/models/llama", ProviderSpec("transformers", "/models/llama")),
         ("heuristic", ProviderSpec("heuristic", "balanced")),
         ("heuristic:reference", ProviderSpec("heuristic", "reference")),
@@ -47,7 +51,9 @@ def test_an_unknown_provider_suggests_the_nearest_name():
         parse_spec("opneai:gpt-4o")
 
 
-@pytest.mark.parametrize("spec", ["openai", "openai-compatible:gpt-4o", "openai-compatible:localhost:8000|m", ""])
+@pytest.mark.parametrize(
+    "spec", ["openai", "openai-compatible:gpt-4o", "openai-compatible:localhost:8000|m", "anthropic:http://h:1", ""]
+)
 def test_incomplete_specs_say_how_to_write_them(spec):
     with pytest.raises(UnknownProvider):
         parse_spec(spec)
