@@ -17,11 +17,16 @@ from evalhub.core.survey_templates import DHP_TEMPLATES, YESCIEVAL_TEMPLATE
 @dataclass(frozen=True)
 class TaskFrame:
     unit: str  # what is rated
-    source: str  # what it was written for
+    source: str  # the heading of what it was written for
+    written_for: str = ""  # the opening line's words for it ("an article", as DHP Appendix G writes)
+
+    @property
+    def opening_for(self) -> str:
+        return self.written_for or f"a {self.source.lower()}"
 
 
 TASKS = {
-    "dhp-summarization": TaskFrame("summary", "Source Article"),
+    "dhp-summarization": TaskFrame("summary", "Source Article", "an article"),
     "dhp-story-completion": TaskFrame("ending", "Story"),
     "dhp-question-answering": TaskFrame("answer", "Question"),
     "dhp-translation": TaskFrame("translation", "Source Text"),
@@ -134,7 +139,7 @@ def geval_messages(task: str, metric: str, text: str, source: str = "") -> list[
         definition = definition[0].lower() + definition[1:]
     numbered = "\n\n".join(f"{n}. {step}" for n, step in enumerate(steps, 1))
     lines = [
-        f"You will be given a {frame.unit} written for a {frame.source.lower()}. Your task is to rate the {frame.unit} "
+        f"You will be given a {frame.unit} written for {frame.opening_for}. Your task is to rate the {frame.unit} "
         "on one metric. Please make sure you read and understand these instructions carefully. Please keep this "
         "document open while reviewing, and refer to it as needed.",
         f"Evaluation Criterion: {name} (1-5) - {definition}",

@@ -10,7 +10,7 @@ from evalhub.core.survey_templates import DHP_TEMPLATES, YESCIEVAL_TEMPLATE
 
 def test_summary_coherence_is_the_papers_prompt():
     text = geval_messages("dhp-summarization", "coherence", "The summary.", "The article.")[0]["content"]
-    assert text.startswith("You will be given a summary written for a source article. Your task is to rate")
+    assert text.startswith("You will be given a summary written for an article. Your task is to rate")
     assert "Evaluation Criterion: Coherence (1-5) - the collective quality of all sentences." in text
     assert "2. Identify the Central Topic:" in text and "9. Rate the Summary:" in text
     assert text.endswith(
@@ -43,3 +43,12 @@ def test_the_rubric_prompt_asks_for_json_with_the_appendix_e_scale():
     )
     assert set(RUBRIC_LEVELS) == {m["key"] for m in YESCIEVAL_TEMPLATE["metrics"]}
     assert all(len(levels) == 5 for levels in RUBRIC_LEVELS.values())
+
+
+def test_the_summarization_prompt_opens_with_the_papers_words():
+    from evalhub.core.judge_prompts import geval_messages
+
+    prompt = geval_messages("dhp-summarization", "coherence", "A summary.", "An article.")[0]["content"]
+    assert prompt.startswith(
+        "You will be given a summary written for an article. Your task is to rate the summary on one metric."
+    )  # DHP, Appendix G, verbatim
