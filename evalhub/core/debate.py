@@ -131,6 +131,7 @@ class Turn:
     verdict: int | None
     reasked: bool = False
     extra: Mapping[str, object] = field(default_factory=dict)  # tokens, latency… from `ask`
+    rejected: str = ""  # the first answer, when it had no verdict and was asked again
 
     @property
     def valid(self) -> bool:
@@ -199,18 +200,27 @@ def discussion_prompt(
 AskFn = Callable[[int, int, list[dict[str, str]]], Awaitable[tuple[str, Mapping[str, object]]]]
 
 
+@dataclass(frozen=True)
+class VerdictAnswer:
+    text: str
+    verdict: int | None
+    reasked: bool
+    extra: Mapping[str, object]
+    rejected: str = ""  # the first answer, kept beside the re-ask so the transcript shows both
+
+
 async def ask_for_verdict(
     messages: list[dict[str, str]], ask: Callable[[list[dict[str, str]]], Awaitable[tuple[str, Mapping[str, object]]]]
-) -> tuple[str, int | None, bool, Mapping[str, object]]:
-    """(text, verdict, reasked, extra): one answer, asked once more with a reminder when its
-    last line holds no verdict. Debate agents and single judges both go through here."""
+) -> VerdictAnswer:
+    """One answer, asked once more with a reminder when its last line holds no verdict. Debate
+    agents and single judges both go through here."""
     text, extra = await ask(messages)
     verdict = parse_verdict(text)
     if verdict is not None:
-        return text, verdict, False, extra
+        return VerdictAnswer(text, verdict, False, extra)
     retry = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": FORMAT_REMINDER}]
-    text, extra = await ask(retry)
-    return text, parse_verdict(text), True, extra
+    second, extra = await ask(retry)
+    return VerdictAnswer(second, parse_verdict(second), True, extra, rejected=text)
 
 
 async def run_debate(
@@ -228,8 +238,8 @@ async def run_debate(
         messages = (
             initial_prompt(setup) if round_number == 0 else discussion_prompt(setup, agent, round_number, earlier)
         )
-        text, verdict, reasked, extra = await ask_for_verdict(messages, lambda m: ask(agent, round_number, m))
-        turn = Turn(agent, round_number, text, verdict, reasked, extra)
+        answer = await ask_for_verdict(messages, lambda m: ask(agent, round_number, m))
+        turn = Turn(agent, round_number, answer.text, answer.verdict, answer.reasked, answer.extra, answer.rejected)
         if on_turn is not None:
             await on_turn(turn)
         return turn

@@ -202,6 +202,7 @@ def do_record_turns(entries: Sequence[tuple[int, Turn, str]]) -> list[DebateTurn
             text=turn.text,
             verdict=turn.verdict,
             reasked=turn.reasked,
+            rejected_text=turn.rejected,
             input_tokens=turn.extra.get("input_tokens", 0),
             output_tokens=turn.extra.get("output_tokens", 0),
             latency_s=turn.extra.get("latency_s", 0.0),

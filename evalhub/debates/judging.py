@@ -103,9 +103,8 @@ def judge_chunk_work(run: JudgeRun, chunk: JobChunk) -> JudgeChunkResult:
             }
 
         try:
-            text, verdict, reasked, extra = await ask_for_verdict(
-                initial_prompt(judge_setup(run, debate, reversed_order)), ask
-            )
+            answer = await ask_for_verdict(initial_prompt(judge_setup(run, debate, reversed_order)), ask)
+            text, verdict, reasked, extra = answer.text, answer.verdict, answer.reasked, answer.extra
         except LLMError as error:
             result.failed += 1
             result.first_error = result.first_error or str(error)

@@ -144,6 +144,7 @@ class DebateTurn(models.Model):
     text = models.TextField()
     verdict = models.SmallIntegerField(null=True, blank=True)
     reasked = models.BooleanField(default=False)
+    rejected_text = models.TextField(blank=True, help_text="The first answer, when it had no verdict and was re-asked.")
     input_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
     latency_s = models.FloatField(default=0)

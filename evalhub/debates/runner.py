@@ -80,6 +80,7 @@ def stored_turns(debate: Debate) -> list[Turn]:
                 "cached": t.cached,
                 "cost_usd": t.cost_usd,
             },
+            t.rejected_text,
         )
         for t in debate.turns.all()
     ]

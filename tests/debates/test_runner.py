@@ -171,3 +171,26 @@ def test_the_heuristic_panel_gives_consensus_changed_minds_and_unresolved_debate
         d for d in run.debates.all() if any(len({t.verdict for t in d.turns.filter(agent=a)}) > 1 for a in range(3))
     ]
     assert changed, "at least one agent changed its mind in discussion"
+
+
+def test_a_reasked_turn_keeps_its_rejected_first_answer_beside_the_second(make_run, agents, client):
+    from tests.conftest import make_user
+
+    run = start(make_run(rounds=1))
+    answers = {}
+
+    def first_prose_then_a_verdict(agent, messages):
+        if agent == 0 and not answers.get("asked"):
+            answers["asked"] = True
+            return "Submission 1 explains more, so I lean that way."  # no verdict on its last line
+        return "ok\n1"
+
+    agents(first_prose_then_a_verdict)
+    debate = run.debates.first()
+    run_debate(debate.pk)
+    turn = debate.turns.get(agent=0)
+    assert (turn.verdict, turn.reasked, turn.text) == (1, True, "ok\n1")
+    assert turn.rejected_text == "Submission 1 explains more, so I lean that way."
+    client.force_login(make_user("v", "viewer"))
+    page = client.get(debate.get_absolute_url()).content.decode()
+    assert "First answer (no verdict on its last line" in page and "so I lean that way." in page
