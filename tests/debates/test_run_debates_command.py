@@ -24,7 +24,10 @@ def test_the_command_runs_the_run_as_a_job_and_prints_its_state(demo):
     assert run.job.usage_value.calls > 0
 
 
-def test_an_agent_that_failed_every_call_fails_the_command_naming_it(demo, monkeypatch):
+@pytest.fixture
+def detail_agent_down(demo, monkeypatch):
+    """A run_debates call whose third agent (heuristic:detail) fails every call with HTTP 500."""
+
     def factory(spec, meter=None):
         if str(spec) == "heuristic:detail":
             return ScriptedAgent(lambda messages: ProviderUnavailable("heuristic", "detail", "HTTP 500"), [])
@@ -34,25 +37,20 @@ def test_an_agent_that_failed_every_call_fails_the_command_naming_it(demo, monke
     agents = ["--agent", "heuristic", "--agent", "heuristic:reference", "--agent", "heuristic:detail"]
     with pytest.raises(CommandError) as failed:
         call_command("run_debates", *ARGS, *agents, "--category", "math")
-    assert "Failed" in str(failed.value)
-    assert "Agent heuristic:detail failed every call: heuristic:detail: HTTP 500" in str(failed.value)
-    run = DebateRun.objects.get()
+    return DebateRun.objects.get(), str(failed.value)
+
+
+def test_an_agent_that_failed_every_call_fails_the_command_naming_it(detail_agent_down):
+    run, message = detail_agent_down
+    assert "Failed" in message
+    assert "Agent heuristic:detail failed every call: heuristic:detail: HTTP 500" in message
     assert run.job.status == JobStatus.FAILED and run.job.units_failed == run.debates.count()
 
 
-def test_the_failed_debates_of_a_run_are_grouped_by_cause_on_its_job_page(demo, monkeypatch, client):
+def test_the_failed_debates_of_a_run_are_grouped_by_cause_on_its_job_page(detail_agent_down, client):
     from tests.conftest import make_user
 
-    def factory(spec, meter=None):
-        if str(spec) == "heuristic:detail":
-            return ScriptedAgent(lambda messages: ProviderUnavailable("heuristic", "detail", "HTTP 500"), [])
-        return ScriptedAgent(lambda messages: "x\n1", [])
-
-    monkeypatch.setattr("evalhub.debates.runner.chat_client", factory)
-    agents = ["--agent", "heuristic", "--agent", "heuristic:reference", "--agent", "heuristic:detail"]
-    with pytest.raises(CommandError):
-        call_command("run_debates", *ARGS, *agents, "--category", "math")
-    run = DebateRun.objects.get()
+    run, _ = detail_agent_down
     client.force_login(make_user("v", "viewer"))
     page = client.get(f"/debates/runs/{run.pk}/results/").content.decode()
     assert 'id="reported-rows"' in page
