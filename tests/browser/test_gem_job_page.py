@@ -28,8 +28,9 @@ def test_a_viewer_reads_the_gre_bench_table_and_chart_of_a_finished_job(
     assert page.locator("#job-status .badge.succeeded").count() == 1
     chart = page.locator("svg.chart")
     assert chart.locator("circle.marker").count() == 1, "Model A"
-    assert chart.locator("rect.marker.baseline").count() == 3, "three human reviewers as the baseline"
-    assert chart.locator("line.whisker").count() == 4 * 3, "an interval with two caps per row"
+    assert chart.locator("rect.marker.baseline").count() == 4, "three human reviewers and their pooled row"
+    assert chart.locator("line.whisker").count() == 5 * 3, "an interval with two caps per row"
+    assert page.locator("td:has-text('Average human (pooled over reviewers)')").count() == 1
     assert page.locator("td:has-text('Model A')").count() == 1
     assert page.locator("text=Sentence deletion").count() >= 1
     ARTIFACTS.mkdir(exist_ok=True)
