@@ -143,7 +143,6 @@ class DebateOutcome:
     verdict: int | None  # None: no consensus, goes to people
     rounds_used: int
     turns: list[Turn]
-    stopped: bool = False  # paused or cancelled between rounds
 
     @property
     def resolved(self) -> bool:
@@ -229,9 +228,9 @@ async def run_debate(
     *,
     done: Sequence[Turn] = (),
     on_turn: Callable[[Turn], Awaitable[None]] | None = None,
-    should_stop: Callable[[], Awaitable[bool]] | None = None,
 ) -> DebateOutcome:
-    """Run (or resume) a debate. `ask(agent, round, messages)` returns (text, extra)."""
+    """Run (or resume) a debate. `ask(agent, round, messages)` returns (text, extra). To stop a
+    debate midway, let `ask` raise: the turns already reported through `on_turn` are what resumes."""
     turns = {(t.round, t.agent): t for t in done}
 
     async def take_turn(agent: int, round_number: int, earlier: list[Turn]) -> Turn:
@@ -247,8 +246,6 @@ async def run_debate(
     for round_number in range(setup.rounds):
         earlier = [t for (r, _), t in turns.items() if r < round_number]
         missing = [agent for agent in range(setup.agents) if (round_number, agent) not in turns]
-        if missing and should_stop is not None and await should_stop():
-            return DebateOutcome(None, round_number, _ordered(turns), stopped=True)
         # Agents in a round answer concurrently; each sees only earlier rounds. When one fails, the
         # others still finish (and are stored by on_turn), so a resume does not pay for them again.
         results = await asyncio.gather(

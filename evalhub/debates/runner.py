@@ -110,9 +110,6 @@ class _Commits:
     finishes: GroupCommit
 
 
-STOPPED = "stopped"
-
-
 def _prepared(debates: list[Debate]) -> list[tuple[Debate, DebateSetup, list[Turn]]]:
     """Each claimed debate with its setup and the turns a crashed worker left (for a resume)."""
     prefetch_related_objects(debates, "turns")

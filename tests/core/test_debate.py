@@ -96,17 +96,6 @@ async def test_a_resumed_debate_asks_only_for_the_missing_turns():
     assert outcome.verdict == 1 and len(outcome.turns) == 6
 
 
-async def test_a_stop_request_between_rounds_returns_without_asking():
-    ask, calls = scripted({(0, a): [f"x\n{a}"] for a in range(3)})
-    stops = iter([False, True])
-
-    async def should_stop():
-        return next(stops)
-
-    outcome = await run_debate(SETUP, ask, should_stop=should_stop)
-    assert outcome.stopped and outcome.rounds_used == 1 and len(calls) == 3
-
-
 async def test_each_turn_is_reported_as_it_completes():
     ask, _ = scripted({(0, a): ["x\n2"] for a in range(3)})
     seen = []
