@@ -30,6 +30,7 @@ from evalhub.core.outcomes import Outcome
 from evalhub.core.usage import Usage
 from evalhub.jobs import kinds
 from evalhub.jobs.actions import (
+    broadcast_job,
     do_add_usage,
     do_fail_job,
     do_progress_job,
@@ -105,14 +106,15 @@ def do_resume_job(job: Job, message: str = "Resumed: what was stored is kept.") 
         reopened = job.chunks.filter(done_at__isnull=False, units_failed__gt=0)
         give_back = sum(reopened.values_list("units_planned", flat=True))
         reopened.update(done_at=None, units_failed=0, first_error="")
-        job.chunks.filter(done_at__isnull=True).update(heartbeat_at=None, worker="")
+        # Lost claims go back; a chunk a live worker is beating stays its (a resume never runs one twice).
+        job.chunks.filter(done_at__isnull=True, heartbeat_at__lt=timezone.now() - stall_after()).update(
+            heartbeat_at=None, worker=""
+        )
         job.status, job.finished_at, job.requested, job.error = JobStatus.QUEUED, None, "", ""
         job.units_failed = job.units_invalid = 0
         job.progress_done = max(0, job.progress_done - give_back)
         job.message = message
         job.save()
-        from evalhub.jobs.actions import broadcast_job
-
         broadcast_job(job)
         transaction.on_commit(lambda: enqueue_chunks(job))
     return job

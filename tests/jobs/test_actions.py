@@ -86,3 +86,19 @@ def test_a_running_job_whose_chunks_stopped_beating_is_stalled_and_one_beating_n
     assert job.stalled_since() is not None
     JobChunk.objects.filter(job=job).update(heartbeat_at=timezone.now())
     assert job.stalled_since() is None, "a chunk beating now is work going on"
+
+
+def test_resuming_a_queued_job_never_takes_a_chunk_from_a_worker_that_is_beating_it():
+    from evalhub.jobs.chunks import do_resume_job
+    from evalhub.jobs.models import JobChunk
+
+    job = do_create_job("worker_check", "Queued", total=2)
+    live = JobChunk.objects.create(job=job, index=0, unit_ids=[1], heartbeat_at=timezone.now(), worker="w:1:1")
+    lost = JobChunk.objects.create(
+        job=job, index=1, unit_ids=[2], heartbeat_at=timezone.now() - timedelta(minutes=5), worker="w:2:1"
+    )
+    do_resume_job(job)
+    live.refresh_from_db()
+    lost.refresh_from_db()
+    assert (live.worker, lost.worker) == ("w:1:1", "")
+    assert lost.heartbeat_at is None
