@@ -26,6 +26,7 @@ from evalhub.jobs.actions import do_add_usage, do_create_job
 from evalhub.jobs.chunks import do_create_chunks, do_resume_job, enqueue_chunks
 from evalhub.jobs.models import Job
 from evalhub.live import broadcast_html
+from evalhub.system.model_access import queue_for
 
 DEBATE = "debate"
 JUDGE_RUN = "judge_run"
@@ -144,14 +145,13 @@ def do_start_run(run: DebateRun, *, enqueue: bool = True) -> DebateRun:
     run_debates command works them in-process, through the same code)."""
     with transaction.atomic():
         run = DebateRun.objects.select_for_update().get(pk=run.pk)
-        if run.job_id is not None:
-            transaction.on_commit(lambda: broadcast_run(run))
+        if run.job_id is not None:  # the resume's job broadcast updates the run's pages too (on_change)
             if enqueue:
                 do_resume_job(run.job, "Resumed: finished debates are kept.")
             return run
         ids = list(run.debates.order_by("id").values_list("id", flat=True))
-        run.job = do_create_job(DEBATE, f"Debates: {run.name}"[:200], user=run.created_by, total=len(ids),
-                                params={"debate_run": run.pk})  # fmt: skip
+        title = f"Debates: {run.name}"[:200]
+        run.job = do_create_job(DEBATE, title, user=run.created_by, total=len(ids), params={"debate_run": run.pk})
         run.save(update_fields=["job"])
         do_create_chunks(run.job, ids, None, DEBATES_PER_TASK)
         if enqueue:
@@ -161,8 +161,6 @@ def do_start_run(run: DebateRun, *, enqueue: bool = True) -> DebateRun:
 
 
 def debate_queue(run: DebateRun) -> str:
-    from evalhub.system.model_access import queue_for
-
     return queue_for(run.agents)
 
 
@@ -299,9 +297,12 @@ def do_create_judge_run(user=None, *, enqueue: bool = True, **fields) -> JudgeRu
         per_pair = run.samples * (2 if run.check_position else 1)
         ids = list(run.reference.debates.order_by("id").values_list("id", flat=True))
         run.job = do_create_job(
-            JUDGE_RUN, f"Judge {run} on {run.reference.name}"[:200], user=user, params={"judge_run": run.pk},
+            JUDGE_RUN,
+            f"Judge {run} on {run.reference.name}"[:200],
+            user=user,
+            params={"judge_run": run.pk},
             total=len(ids) * per_pair,
-        )  # fmt: skip
+        )
         run.save(update_fields=["job"])
         do_create_chunks(run.job, ids, {pk: per_pair for pk in ids}, DEBATES_PER_JUDGE_CHUNK)
         if enqueue:
@@ -310,6 +311,4 @@ def do_create_judge_run(user=None, *, enqueue: bool = True, **fields) -> JudgeRu
 
 
 def judge_queue(run: JudgeRun) -> str:
-    from evalhub.system.model_access import queue_for
-
     return queue_for([run.judge])

@@ -185,11 +185,21 @@ def test_a_50_mb_upload_over_the_default_limit_is_refused_without_writing(models
 def test_response_metadata_is_stored_on_the_response_and_round_trips_through_the_export(models):
     """`response_metadata.NAME` describes a response (GEM's imported `preprocessed` text), not its prompt."""
     rows = [
-        {"prompt_id": "q1", "prompt": "Review it.", "metadata": {"venue": "iclr"}, "model": "alpha",
-         "response": "Good paper.", "response_metadata": {"preprocessed": "The reviewer appreciates the paper."}},
-        {"prompt_id": "q1", "model": "beta", "response": "Weak baselines.",
-         "response_metadata.preprocessed": "The reviewer criticizes the baselines."},
-    ]  # fmt: skip
+        {
+            "prompt_id": "q1",
+            "prompt": "Review it.",
+            "metadata": {"venue": "iclr"},
+            "model": "alpha",
+            "response": "Good paper.",
+            "response_metadata": {"preprocessed": "The reviewer appreciates the paper."},
+        },
+        {
+            "prompt_id": "q1",
+            "model": "beta",
+            "response": "Weak baselines.",
+            "response_metadata.preprocessed": "The reviewer criticizes the baselines.",
+        },
+    ]
     do_import_benchmark(filename="f.jsonl", data=as_bytes(rows, "jsonl"), benchmark_slug="meta")
     prompt = Benchmark.objects.get(slug="meta").prompts.get()
     assert prompt.metadata == {"venue": "iclr"}, "the prompt keeps only its own metadata"

@@ -24,8 +24,16 @@ def test_a_generation_worker_killed_mid_chunk_leaves_a_run_that_finishes_by_itse
     maths, server, candidates, answer_template
 ):
     server.state.latency_s = 0.3
-    fields = {"benchmark": maths["benchmark"], "candidates": candidates, "template": answer_template, "tiers": [0],
-              "samples": 4, "temperature": 0.7, "seed": random.randrange(10**9), "chunk_prompts": 1}  # fmt: skip
+    fields = {
+        "benchmark": maths["benchmark"],
+        "candidates": candidates,
+        "template": answer_template,
+        "tiers": [0],
+        "samples": 4,
+        "temperature": 0.7,
+        "seed": random.randrange(10**9),
+        "chunk_prompts": 1,
+    }
     run = do_create_generation_run(enqueue=False, **fields)
     took = kill_mid_chunk_then_finish(run.job, lambda: server.request_count >= 3)
     job = Job.objects.get(pk=run.job_id)

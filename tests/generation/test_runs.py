@@ -259,9 +259,17 @@ def test_cancel_mid_chunk_stops_between_calls_and_stores_none_of_the_chunk(maths
     from tests.jobs.helpers import stop_once_calls_flow
 
     server.state.latency_s = 0.05
-    run = do_create_generation_run(benchmark=maths["benchmark"], candidates=candidates, template=answer_template,
-                                   tiers=[0], samples=8, temperature=0.7, seed=random.randrange(10**9),
-                                   chunk_prompts=3, enqueue=False)  # fmt: skip
+    run = do_create_generation_run(
+        benchmark=maths["benchmark"],
+        candidates=candidates,
+        template=answer_template,
+        tiers=[0],
+        samples=8,
+        temperature=0.7,
+        seed=random.randrange(10**9),
+        chunk_prompts=3,
+        enqueue=False,
+    )
     [chunk] = pending_chunk_ids(run.job)
 
     canceller = stop_once_calls_flow(server, run.job_id, "cancel", after=4)

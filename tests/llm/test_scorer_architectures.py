@@ -29,11 +29,13 @@ ARCHITECTURES = {
     "granite": ("GraniteConfig", "GraniteForCausalLM", {"logits_scaling": 4.0}),
 }
 REQUESTS = [
-    ScoreRequest.of([{"role": "system", "content": "Review the paper."}, {"role": "user", "content": "It is sound."}],
-                    "The reviewer appreciates the clear writing."),
+    ScoreRequest.of(
+        [{"role": "system", "content": "Review the paper."}, {"role": "user", "content": "It is sound."}],
+        "The reviewer appreciates the clear writing.",
+    ),
     ScoreRequest.of([{"role": "user", "content": "Not Available"}], "The reviewer questions the baselines."),
     ScoreRequest.of([{"role": "user", "content": "It is sound."}], ""),
-]  # fmt: skip
+]
 
 
 def tiny(architecture: str, vocab_size: int):

@@ -59,9 +59,14 @@ def test_a_gem_worker_killed_mid_chunk_on_the_gpu_pool_leaves_a_job_that_finishe
     from evalhub.scoring.models import GemPairScore
 
     fields = {
-        "benchmark": reviews["benchmark"], "candidates": [reviews["model"]], "references": reviews["humans"],
-        "variants": ["gem-raw"], "evaluation_lm": eval_lm, "chunk_prompts": 1, "enqueue": False,
-    }  # fmt: skip
+        "benchmark": reviews["benchmark"],
+        "candidates": [reviews["model"]],
+        "references": reviews["humans"],
+        "variants": ["gem-raw"],
+        "evaluation_lm": eval_lm,
+        "chunk_prompts": 1,
+        "enqueue": False,
+    }
     run = do_create_gem_run(**fields)
     # The tiny model scores a chunk in a blink: the workers' scorer waits first, so the kill lands mid-chunk.
     monkeypatch.setenv("SLOW_SCORER_DELAY", "2")

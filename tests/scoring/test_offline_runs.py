@@ -33,7 +33,7 @@ def test_an_offline_dhp_run_with_heuristic_judges_gives_a_d_table(demo, django_c
             metrics=["answer_quality"],
             judges=["heuristic", "heuristic:detail"],
             repeats=1,
-        )  # fmt: skip  (tasks run eagerly in tests)
+        )
     job = Job.objects.get(pk=run.job_id)
     assert job.status == JobStatus.SUCCEEDED, job.message
     judges = job.result["dhp"]["judges"]
@@ -50,10 +50,15 @@ def test_an_offline_yescieval_run_with_a_heuristic_judge_gives_the_optimism_tabl
     benchmark, target = demo
     with django_capture_on_commit_callbacks(execute=True):
         run = do_create_discernment_run(
-            benchmark=benchmark, family="yescieval", task="yescieval", targets=[target],
+            benchmark=benchmark,
+            family="yescieval",
+            task="yescieval",
+            targets=[target],
             perturbations=[["relevancy_subtle", "subtle"], ["relevancy_extreme", "extreme"]],
-            metrics=["relevancy"], judges=["heuristic"], repeats=1,
-        )  # fmt: skip
+            metrics=["relevancy"],
+            judges=["heuristic"],
+            repeats=1,
+        )
     job = Job.objects.get(pk=run.job_id)
     assert job.status == JobStatus.SUCCEEDED, job.message
     relevancy = job.result["optimism"]["heuristic"]["relevancy"]
@@ -65,10 +70,16 @@ def test_an_offline_yescieval_run_with_a_heuristic_judge_gives_the_optimism_tabl
 def test_reported_rows_are_grouped_by_cause_with_counts_and_examples(demo):
     benchmark, target = demo
     run = do_create_discernment_run(
-        benchmark=benchmark, family="dhp", task="dhp-question-answering", targets=[target],
-        perturbations=[["random_typos", "minor"]], metrics=["answer_quality"], judges=["heuristic"], repeats=1,
+        benchmark=benchmark,
+        family="dhp",
+        task="dhp-question-answering",
+        targets=[target],
+        perturbations=[["random_typos", "minor"]],
+        metrics=["answer_quality"],
+        judges=["heuristic"],
+        repeats=1,
         enqueue=False,
-    )  # fmt: skip
+    )
     RowIssue.objects.bulk_create(
         [RowIssue(job=run.job, stage="judging", message=f"heuristic: timed out after {n} s") for n in range(200)]
         + [RowIssue(job=run.job, stage="perturbation", message="random_typos (minor): unchanged")] * 2
