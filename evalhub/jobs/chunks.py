@@ -104,6 +104,8 @@ def do_resume_job(job: Job, message: str = "Resumed: what was stored is kept.") 
         if not (job.can_resume or job.status == JobStatus.QUEUED or job.stalled_since()):
             return job
         reopened = job.chunks.filter(done_at__isnull=False, units_failed__gt=0)
+        if not (reopened.exists() or job.chunks.filter(done_at__isnull=True).exists()):
+            return job  # nothing would run: the job keeps its state rather than waiting forever as Queued
         give_back = sum(reopened.values_list("units_planned", flat=True))
         reopened.update(done_at=None, units_failed=0, first_error="")
         # Lost claims go back; a chunk a live worker is beating stays its (a resume never runs one twice).

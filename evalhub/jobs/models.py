@@ -117,9 +117,9 @@ class Job(models.Model):
 
     @property
     def can_resume(self) -> bool:
-        return self.status in RESUMABLE and not (
-            self.status == JobStatus.PARTIAL and not (self.units_failed or self.units_invalid)
-        )
+        """Resume (or Retry failed) has something to run: a partial job only when units failed —
+        invalid answers were answered and stored, so running again would change nothing."""
+        return self.status in RESUMABLE and not (self.status == JobStatus.PARTIAL and not self.units_failed)
 
     @property
     def usage_value(self) -> Usage:

@@ -102,3 +102,15 @@ def test_resuming_a_queued_job_never_takes_a_chunk_from_a_worker_that_is_beating
     lost.refresh_from_db()
     assert (live.worker, lost.worker) == ("w:1:1", "")
     assert lost.heartbeat_at is None
+
+
+def test_a_partial_job_with_only_invalid_answers_offers_no_retry_and_a_resume_changes_nothing():
+    from evalhub.jobs.chunks import do_resume_job
+    from evalhub.jobs.models import JobChunk
+
+    job = do_create_job("worker_check", "Partial", total=1)
+    JobChunk.objects.create(job=job, index=0, unit_ids=[1], done_at=timezone.now())
+    Job.objects.filter(pk=job.pk).update(status=JobStatus.PARTIAL, units_invalid=2)
+    job.refresh_from_db()
+    assert not job.can_resume, "invalid answers are stored: running again would change nothing"
+    assert do_resume_job(job).status == JobStatus.PARTIAL, "never left waiting as Queued with nothing to run"
