@@ -153,7 +153,10 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            # channels-redis waits up to 5 s in each blocking pop (brpop_timeout); redis-py's default
+            # socket timeout is also 5 s, so every quiet socket's pop ended in a TimeoutError that
+            # dropped the viewer. Reads may take longer than a pop; keepalive finds dead peers instead.
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_keepalive": True}]},
         }
     }
 else:

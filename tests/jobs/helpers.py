@@ -16,13 +16,14 @@ def session_cookie(user) -> str:
     return f"sessionid={client.cookies['sessionid'].value}"
 
 
-async def open_socket(path: str, user=None, origin: str = "http://localhost") -> tuple[WebsocketCommunicator, bool]:
+async def open_socket(path: str, user=None, origin: str = "http://localhost", with_code: bool = False):
+    """The communicator and whether it connected (with the close code too, when with_code)."""
     headers = [(b"origin", origin.encode()), (b"host", b"localhost")]
     if user is not None:
         headers.append((b"cookie", (await session_cookie(user)).encode()))
     communicator = WebsocketCommunicator(application, path, headers=headers)
-    connected, _ = await communicator.connect(timeout=5)
-    return communicator, connected
+    connected, code = await communicator.connect(timeout=5)
+    return communicator, ((connected, code) if with_code else connected)
 
 
 def stop_once_calls_flow(server, job_id: int, what: str, after: int):

@@ -6,7 +6,7 @@ import pytest
 from channels.db import database_sync_to_async as sync_to_async
 
 from evalhub.jobs.actions import broadcast_job, do_create_job
-from tests.conftest import make_user
+from tests.conftest import make_user, requires_redis
 from tests.jobs.helpers import open_socket
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -54,3 +54,25 @@ async def test_a_socket_from_a_foreign_origin_is_refused_even_with_a_session(job
     viewer = await sync_to_async(make_user)("v", "viewer")
     communicator, connected = await open_socket(f"/ws/jobs/{job.pk}/", viewer, origin="http://evil.example")
     assert not connected
+
+
+@requires_redis
+async def test_an_idle_socket_on_the_redis_layer_stays_open_for_30_seconds_and_gets_the_next_fragment(job):
+    # channels-redis blocks 5 s on each pop; a socket timeout of the same 5 s once dropped every
+    # quiet viewer with a TimeoutError.
+    viewer = await sync_to_async(make_user)("v", "viewer")
+    communicator, connected = await open_socket(f"/ws/jobs/{job.pk}/", viewer)
+    assert connected
+    await communicator.receive_from(timeout=5)
+    assert await communicator.receive_nothing(timeout=30, interval=1), "nothing is sent while nothing happens"
+    job.message = "after a long silence"
+    await sync_to_async(job.save)()
+    await sync_to_async(broadcast_job)(job)
+    assert "after a long silence" in await communicator.receive_from(timeout=5)
+    await communicator.disconnect()
+
+
+async def test_an_unknown_socket_path_is_closed_with_a_4404_code_not_a_server_error(db):
+    viewer = await sync_to_async(make_user)("v", "viewer")
+    communicator, (connected, code) = await open_socket("/ws/no-such-thing/", viewer, with_code=True)
+    assert not connected and code == 4404
