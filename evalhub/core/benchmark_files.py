@@ -44,6 +44,12 @@ COLUMNS = ("prompt_id", *PROMPT_TEXT_FIELDS, *RESPONSE_FIELDS)
 NESTED = ("privileged", "metadata", "response_metadata")
 SLUG = re.compile(r"^[-a-zA-Z0-9_]+$")
 MAX_ID_LENGTH = 200
+# Metadata deeper than this is refused by name: PostgreSQL's and the JSON encoder's own limits
+# (stack depth, recursion) would otherwise fail the write with a traceback instead of a line number.
+MAX_DEPTH = 32
+# A JSON integer longer than this is an id written as a number, or garbage; Python refuses to turn
+# ints of over 4,300 digits into text at all, which crashed the read.
+MAX_INT_DIGITS = 100
 
 
 @dataclass(frozen=True)
@@ -156,15 +162,37 @@ def _read_rows(data: bytes, fmt: str) -> Iterator[tuple[int, dict[str, Any] | st
         raise _FileError(f"unknown format {fmt!r}.")
 
 
+class _Unreadable(ValueError):
+    """A JSON value the parser accepts and evalhub cannot store; the message is the user's reason."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _Unreadable(f"{name} is not a JSON value (JSON has no NaN or Infinity); leave it out or write it as text.")
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise _Unreadable(
+            f"a number with {len(digits.lstrip('-'))} digits (at most {MAX_INT_DIGITS}); write long ids as text."
+        )
+    return int(digits)
+
+
 def _read_jsonl(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
     # split("\n"), not splitlines(): JSON strings may hold a raw U+2028, which is not a line end.
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = json.loads(line, parse_constant=_no_constant, parse_int=_bounded_int)
         except json.JSONDecodeError as error:
             yield number, f"not valid JSON ({error.msg} at column {error.colno})."
+            continue
+        except _Unreadable as error:
+            yield number, str(error)
+            continue
+        except RecursionError:
+            yield number, f"the JSON is nested too deeply to read (metadata may be at most {MAX_DEPTH} levels deep)."
             continue
         if not isinstance(value, dict):
             yield number, f"each line must be a JSON object, not {type(value).__name__}."
@@ -257,9 +285,11 @@ class _Checker:
             return
         problems: list[str] = []
         for name in row:
-            unknown = _unknown_column(name)
-            if unknown:
-                problems.append(unknown)
+            problem = _unknown_column(name)
+            if problem is None and (unstorable := _unstorable_text(name)):
+                problem = f"the field name {name!r} {unstorable}"
+            if problem:
+                problems.append(problem)
         prompt_id = self._prompt_id(row.get("prompt_id"), problems)
         texts = {name: self._text(row, name, problems) for name in (*PROMPT_TEXT_FIELDS, *RESPONSE_FIELDS)}
         privileged = {
@@ -271,6 +301,11 @@ class _Checker:
             for key, value in row.items()
             if key.startswith("response_metadata.") and value is not None
         }
+        for key, value in row.items():
+            if key.startswith(("metadata.", "response_metadata.")):
+                problem = _unstorable_value(key, value, depth=1)
+                if problem:
+                    problems.append(problem)
         if problems:
             for problem in problems:
                 self.error(line, problem)
@@ -314,6 +349,10 @@ class _Checker:
             return ""
         if not isinstance(value, str):
             problems.append(f"{name!r} must be text, not {_type_name(value)}.")
+            return ""
+        problem = _unstorable_text(value)
+        if problem:
+            problems.append(f"{name!r} {problem}")
             return ""
         return value
 
@@ -388,6 +427,47 @@ class _Checker:
             return
         self.responses[key] = line
         self.parsed.responses.append(ResponseRecord(prompt_id, model, variant, text, line, metadata))
+
+
+def _unstorable_text(text: str) -> str | None:
+    """Why a string cannot be stored (PostgreSQL text and jsonb refuse NUL; UTF-8 has no lone surrogates)."""
+    if "\x00" in text:
+        return "contains a NUL character (\\u0000), which cannot be stored; remove it."
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return (
+            f"contains a lone surrogate (\\u{ord(text[error.start]):04x} at character {error.start + 1}), "
+            "which is not valid Unicode."
+        )
+    return None
+
+
+def _unstorable_value(path: str, value: Any, depth: int) -> str | None:
+    """Why a metadata value cannot be stored as JSON, naming where in it; None when it can."""
+    if depth > MAX_DEPTH:
+        return f"{path!r} is nested more than {MAX_DEPTH} levels deep."
+    if isinstance(value, str):
+        problem = _unstorable_text(value)
+        return f"{path!r} {problem}" if problem else None
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{path!r} is {value}, not a finite number; leave it out or write it as text."
+    if isinstance(value, int) and not isinstance(value, bool) and len(str(abs(value))) > MAX_INT_DIGITS:
+        return f"{path!r} is a number with more than {MAX_INT_DIGITS} digits; write it as text."
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            problem = _unstorable_text(str(key))
+            if problem:
+                return f"a key in {path!r} {problem}"
+            problem = _unstorable_value(f"{path}.{key}", inner, depth + 1)
+            if problem:
+                return problem
+    if isinstance(value, (list, tuple)):
+        for index, inner in enumerate(value):
+            problem = _unstorable_value(f"{path}[{index}]", inner, depth + 1)
+            if problem:
+                return problem
+    return None
 
 
 def _type_name(value: Any) -> str:

@@ -40,7 +40,9 @@ def csv_records(text: str) -> Iterator[tuple[int, list[str] | str]]:
     """(line, cells) for every non-blank CSV record, the header first, where `line` is the physical
     line the record starts on (quoted cells may span lines). A record the csv module cannot read
     yields (line, reason) and ends the file."""
-    reader = csv.reader(io.StringIO(text, newline=""))
+    # strict: by default the csv module reads an unclosed quote to the end of the file (swallowing
+    # every later row into one cell) and drops text after a closing quote, both without a word.
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     start = 1
     try:  # one try around the loop: a per-record try/next() cost a third of the read time on large files
         for cells in reader:
@@ -48,7 +50,13 @@ def csv_records(text: str) -> Iterator[tuple[int, list[str] | str]]:
                 yield start, cells
             start = reader.line_num + 1  # the next record starts after this one's last physical line
     except csv.Error as error:
-        yield start, str(error)
+        yield start, _CSV_ERRORS.get(str(error), str(error))
+
+
+_CSV_ERRORS = {
+    "unexpected end of data": "a quoted cell starts on this line and is never closed",
+    "',' expected after '\"'": 'text after the closing quote of a cell (double a quote inside a quoted cell: "")',
+}
 
 
 def write_jsonl(rows: Iterable[Mapping[str, Any]], stream: TextIO) -> int:
