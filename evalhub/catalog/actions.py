@@ -15,6 +15,7 @@ from django.db import transaction
 from evalhub.catalog.models import Benchmark, Criterion, DataImport, LanguageModel, Prompt, Response, TaskType
 from evalhub.core.benchmark_files import ParsedFile, RowError, detect_format, parse_benchmark_file
 from evalhub.core.criteria import check_levels
+from evalhub.core.slugs import is_slug
 
 PROMPT_FIELDS = (
     "text",
@@ -97,6 +98,10 @@ def do_import_benchmark(
     The benchmark is created when missing. Re-importing the same file changes nothing
     (natural keys: prompt_id per benchmark; model + response_variant per prompt).
     """
+    if not is_slug(benchmark_slug):
+        raise ImportRejected(
+            [RowError(None, f"benchmark {benchmark_slug!r} is not a slug (letters, digits, '-' and '_' only).")]
+        )
     parsed = check_import_file(filename, data, allow_new_models=allow_new_models)
     with transaction.atomic():
         benchmark, _ = Benchmark.objects.get_or_create(

@@ -12,6 +12,7 @@ from django.db.models import F, Q
 from django.urls import reverse
 
 from evalhub.core.criteria import check_levels
+from evalhub.system.slugs import slug_constraint
 
 
 class LanguageModel(models.Model):
@@ -31,6 +32,7 @@ class LanguageModel(models.Model):
     class Meta:
         ordering = ["display_name"]
         constraints = [
+            slug_constraint("languagemodel"),
             models.CheckConstraint(
                 condition=Q(is_human=False) | Q(provider="", model_id=""),
                 name="human_author_has_no_provider",
@@ -64,6 +66,7 @@ class Benchmark(models.Model):
 
     class Meta:
         ordering = ["name"]
+        constraints = [slug_constraint("benchmark")]
 
     def __str__(self) -> str:
         return self.name
@@ -225,6 +228,7 @@ class Criterion(models.Model):
     class Meta:
         ordering = ["name"]
         verbose_name_plural = "criteria"
+        constraints = [slug_constraint("criterion")]
 
     def __str__(self) -> str:
         return self.name

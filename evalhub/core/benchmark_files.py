@@ -29,12 +29,12 @@ import difflib
 import io
 import json
 import math
-import re
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
+from evalhub.core.slugs import is_slug
 from evalhub.core.tables import csv_records, flatten
 
 FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet"}
@@ -42,7 +42,6 @@ PROMPT_TEXT_FIELDS = ("prompt", "category", "synopsis", "source", "reference_ans
 RESPONSE_FIELDS = ("model", "response", "response_variant")
 COLUMNS = ("prompt_id", *PROMPT_TEXT_FIELDS, *RESPONSE_FIELDS)
 NESTED = ("privileged", "metadata", "response_metadata")
-SLUG = re.compile(r"^[-a-zA-Z0-9_]+$")
 MAX_ID_LENGTH = 200
 # Metadata deeper than this is refused by name: PostgreSQL's and the JSON encoder's own limits
 # (stack depth, recursion) would otherwise fail the write with a traceback instead of a line number.
@@ -341,6 +340,10 @@ class _Checker:
         text = str(value).strip()
         if len(text) > MAX_ID_LENGTH:
             problems.append(f"'prompt_id' is longer than {MAX_ID_LENGTH} characters.")
+        unstorable = _unstorable_text(text)
+        if unstorable:
+            problems.append(f"'prompt_id' {unstorable}")
+            return ""
         return text
 
     def _text(self, row: Mapping[str, Any], name: str, problems: list[str]) -> str:
@@ -403,7 +406,7 @@ class _Checker:
         if not text.strip():
             self.error(line, f"missing 'response' text for model {model!r}.")
             return
-        if not SLUG.match(model):
+        if not is_slug(model):
             self.error(line, f"model {model!r} is not a slug (letters, digits, '-' and '_' only).")
             return
         if model not in self.known_models:

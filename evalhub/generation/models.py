@@ -15,6 +15,7 @@ from evalhub.catalog.models import Benchmark, LanguageModel, Prompt
 from evalhub.core.answers import MatchMode
 from evalhub.core.generation_templates import check_template
 from evalhub.jobs.models import Job
+from evalhub.system.slugs import slug_constraint
 
 
 class PromptTemplate(models.Model):
@@ -31,6 +32,7 @@ class PromptTemplate(models.Model):
 
     class Meta:
         ordering = ["-builtin", "name"]
+        constraints = [slug_constraint("prompttemplate")]
 
     def __str__(self) -> str:
         return self.name

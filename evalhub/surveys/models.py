@@ -8,6 +8,8 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from evalhub.system.slugs import slug_constraint
+
 
 class Survey(models.Model):
     slug = models.SlugField(max_length=100, unique=True)
@@ -17,6 +19,7 @@ class Survey(models.Model):
 
     class Meta:
         ordering = ["title"]
+        constraints = [slug_constraint("survey")]
 
     def __str__(self) -> str:
         return self.title

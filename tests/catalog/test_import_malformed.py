@@ -161,3 +161,24 @@ def test_whatever_the_reader_accepts_the_database_stores(alpha, file_rows):
             raise _RollBack  # each example starts from the same empty benchmark
     except (ImportRejected, _RollBack):
         pass
+
+
+def test_a_model_slug_ending_in_a_newline_is_refused_by_line(alpha):
+    data = b'{"prompt_id": "q1", "prompt": "p", "model": "alpha\\n", "response": "r"}\n'
+    with pytest.raises(ImportRejected) as rejected:
+        do_import_benchmark(filename="f.jsonl", data=data, benchmark_slug="odd", allow_new_models=True)
+    assert [str(error) for error in rejected.value.errors] == [
+        "line 1: model 'alpha\\n' is not a slug (letters, digits, '-' and '_' only)."
+    ]
+
+
+def test_a_benchmark_slug_ending_in_a_newline_is_refused_before_reading_the_file(alpha, tmp_path):
+    before = table_sizes()
+    with pytest.raises(ImportRejected) as rejected:
+        do_import_benchmark(filename="f.jsonl", data=GOOD, benchmark_slug="odd\n")
+    assert "is not a slug" in str(rejected.value.errors[0])
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(GOOD)
+    with pytest.raises(CommandError):
+        call_command("import_benchmark", str(path), "--benchmark", "odd\n")
+    assert table_sizes() == before

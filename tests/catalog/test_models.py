@@ -159,3 +159,20 @@ def test_criterion_levels_are_normalised_to_string_keys_in_order():
     criterion = Criterion(slug="x", name="X", levels={2: "good ", "1": "bad"})
     criterion.clean()
     assert list(criterion.levels.items()) == [("1", "bad"), ("2", "good")]
+
+
+@pytest.mark.parametrize("slug", ["m3\n", "", "with space", "semi;colon", "m\n3"])
+def test_the_database_refuses_a_slug_no_url_can_carry(world, slug):
+    from evalhub.generation.models import PromptTemplate
+    from evalhub.surveys.models import Survey
+
+    alias = world["alias"]
+    makers = [
+        lambda: LanguageModel.objects.using(alias).create(slug=slug, display_name="x"),
+        lambda: Benchmark.objects.using(alias).create(slug=slug, name="x"),
+        lambda: Criterion.objects.using(alias).create(slug=slug, name="x", levels={"1": "a"}),
+        lambda: Survey.objects.using(alias).create(slug=slug, title="x"),
+        lambda: PromptTemplate.objects.using(alias).create(slug=slug, name="x", user="{prompt}"),
+    ]
+    assert [rejected(alias, make) for make in makers] == [True] * len(makers)
+    LanguageModel.objects.using(alias).create(slug="m-3_ok", display_name="fine")
