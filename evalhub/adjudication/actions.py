@@ -33,6 +33,9 @@ from evalhub.debates.actions import broadcast_debate, broadcast_run
 from evalhub.debates.models import DebateStatus
 
 CANDIDATES_PER_TRY = 25
+# "Ask one more person" stops here: past the run's number of verdicts plus this many, a split that
+# still has no majority (7/6/5 once asked for a 19th verdict from 18 people) goes to an admin.
+MAX_EXTRA_VERDICTS = 2
 
 
 class AdjudicationRejected(ValueError):
@@ -196,14 +199,21 @@ def _resolve_if_complete(item: AdjudicationItem) -> None:
         _finalise(item, top, FinalSource.HUMAN_UNANIMOUS, None)
     elif top_count * 2 > len(verdicts):
         _finalise(item, top, FinalSource.HUMAN_MAJORITY, None)
-    elif item.debate.run.tie_policy == "admin":
+    elif item.debate.run.tie_policy == "admin" or item.required_verdicts >= most_verdicts(item):
         item.status = ItemStatus.NEEDS_ADMIN
         item.save(update_fields=["status"])
-        _event(item, None, "sent_to_admin", verdicts=verdicts)
+        reason = "tie policy" if item.debate.run.tie_policy == "admin" else "still tied at the most verdicts asked"
+        _event(item, None, "sent_to_admin", verdicts=verdicts, reason=reason)
+        broadcast_run(item.debate.run)
     else:
         item.required_verdicts += 1
         item.save(update_fields=["required_verdicts"])
         _event(item, None, "one_more_verdict", verdicts=verdicts)
+
+
+def most_verdicts(item: AdjudicationItem) -> int:
+    """How many verdicts a tied item may ask for before it goes to an admin."""
+    return item.debate.run.human_verdicts + MAX_EXTRA_VERDICTS
 
 
 def _finalise(item: AdjudicationItem, verdict: int, source: str, user: Any, **detail: Any) -> None:

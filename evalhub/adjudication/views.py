@@ -8,6 +8,7 @@ from django.views.decorators.http import require_POST
 
 from evalhub.accounts.roles import ADJUDICATOR, ADMIN, role_required
 from evalhub.adjudication.actions import (
+    MAX_EXTRA_VERDICTS,
     AdjudicationRejected,
     do_extend,
     do_override,
@@ -17,7 +18,7 @@ from evalhub.adjudication.actions import (
     queue_counts,
     runs_with_open_items,
 )
-from evalhub.adjudication.models import AdjudicationItem, Reservation
+from evalhub.adjudication.models import AdjudicationItem, ItemStatus, Reservation
 from evalhub.adjudication.reports import agreement_report, export_rows
 from evalhub.core.agreement import unswap
 from evalhub.core.tables import to_text
@@ -56,7 +57,7 @@ def _next_or_done(request, prefer_run: int | None = None):
 
 @role_required(ADJUDICATOR)
 def queue(request):
-    context = {"counts": queue_counts(request.user), "runs": runs_with_open_items()}
+    context = {"counts": queue_counts(request.user), "runs": runs_with_open_items(), "max_extra": MAX_EXTRA_VERDICTS}
     return render(request, "adjudication/queue.html", context)
 
 
@@ -136,7 +137,10 @@ def review(request, pk: int):
 
 @role_required(ADMIN)
 def overview(request):
-    items = AdjudicationItem.objects.select_related("debate__run", "debate__prompt").order_by("-id")[:200]
+    items = AdjudicationItem.objects.select_related("debate__run", "debate__prompt").order_by("-id")
+    if request.GET.get("status") in ItemStatus.values:
+        items = items.filter(status=request.GET["status"])
+    items = items[:200]
     return render(request, "adjudication/overview.html", {"items": items})
 
 

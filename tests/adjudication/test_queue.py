@@ -154,3 +154,20 @@ def test_a_very_fast_verdict_is_flagged(make_items, people, settings):
     item = make_items(category="math")[0]
     reserve(people[0])
     assert do_submit(people[0], item.pk, 1)[0].flagged_fast
+
+
+def test_one_more_verdict_stops_at_the_runs_number_plus_two_and_the_item_goes_to_an_admin(make_items, people):
+    item = make_items(required=2, tie_policy="another", category="math")[0]
+    for person, verdict in zip(people, (1, 2, 0, 0), strict=True):
+        Reservation.objects.create(
+            item=item, user=person, swapped=False, expires_at=timezone.now() + timedelta(minutes=5)
+        )
+        do_submit(person, item.pk, verdict)
+        item.refresh_from_db()
+    assert (item.status, item.required_verdicts) == (ItemStatus.NEEDS_ADMIN, 4), "2/1/1 of 4 is no majority"
+    assert item.events.filter(kind="sent_to_admin", detail__reason="still tied at the most verdicts asked").exists()
+    fifth = do_reserve_next(make_user("adj9", "adjudicator"))
+    assert fifth is None or fifth.item != item, "nobody is asked for a fifth verdict"
+    do_override(make_user("boss", "admin"), item.pk, 0, "two of four said neither")
+    item.refresh_from_db()
+    assert (item.status, item.final_verdict) == (ItemStatus.RESOLVED, 0)
