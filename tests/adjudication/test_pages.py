@@ -164,7 +164,7 @@ def test_the_queue_says_when_tied_items_wait_for_an_admin(login, adjudicator, ma
     body = login(adjudicator).get("/adjudicate/").content.decode()
     assert "1 item is out of the people's queue: tied with no majority" in body
     assert "An admin gives the final verdict." in body
-    boss = make_user("boss", "admin")
+    boss = make_user("boss", "admin", "adjudicator")
     assert "?status=needs_admin" in login(boss).get("/adjudicate/").content.decode()
     overview = login(boss).get("/adjudicate/all/?status=needs_admin").content.decode()
     assert f"/adjudicate/items/{item.pk}/review/" in overview
