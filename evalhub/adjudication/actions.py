@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Case, Count, F, IntegerField, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -89,43 +89,54 @@ def do_reserve_next(user: Any, prefer_run: int | None = None, attempts: int = 5)
     """The person's current reservation, or a new one on the oldest item that still needs someone."""
     for attempt in range(attempts):
         now = timezone.now()
-        with transaction.atomic():
-            current = (
-                Reservation.objects.select_for_update()
-                .filter(user=user, expires_at__gt=now, item__status=ItemStatus.OPEN)
-                .first()
-            )
-            if current is not None:
-                current.expires_at = now + _ttl()
-                current.save(update_fields=["expires_at"])
-                return current
-            candidates = _available(user, now)
-            order = ["created_at", "id"]
-            if prefer_run:
-                preferred = Case(
-                    When(debate__run_id=prefer_run, then=Value(0)), default=Value(1), output_field=IntegerField()
-                )
-                candidates = candidates.annotate(preferred=preferred)
-                order = ["preferred", *order]
-            locked = candidates.order_by(*order).select_for_update(skip_locked=True, of=("self",))[:CANDIDATES_PER_TRY]
-            for item in locked:
-                # Counted again under the row lock: the candidate query's snapshot may be stale.
-                taken = (
-                    item.adjudications.count() + item.reservations.filter(expires_at__gt=now).exclude(user=user).count()
-                )
-                if taken >= item.required_verdicts:
-                    continue
-                Reservation.objects.filter(item=item, user=user).delete()  # an expired one of this person's
-                reservation = Reservation.objects.create(
-                    item=item, user=user, swapped=random.random() < 0.5, expires_at=now + _ttl()
-                )
-                _event(item, user, "reserved", swapped=reservation.swapped)
-                return reservation
+        try:
+            reservation = _reserve_once(user, now, prefer_run)
+        except IntegrityError:
+            # The same person's other request won the one slot (one_reservation_per_person); the next
+            # try returns that reservation as the current one.
+            continue
+        if reservation is not None:
+            return reservation
         # Nothing free: either the queue is empty for this person, or every free item was locked by
         # someone reserving at this very moment; only the second is worth another try.
         if not _available(user, timezone.now()).exists():
             return None
         time.sleep(0.02 * (attempt + 1))
+    return None
+
+
+def _reserve_once(user: Any, now, prefer_run: int | None) -> Reservation | None:
+    with transaction.atomic():
+        current = (
+            Reservation.objects.select_for_update()
+            .filter(user=user, expires_at__gt=now, item__status=ItemStatus.OPEN)
+            .first()
+        )
+        if current is not None:
+            current.expires_at = now + _ttl()
+            current.save(update_fields=["expires_at"])
+            return current
+        candidates = _available(user, now)
+        order = ["created_at", "id"]
+        if prefer_run:
+            preferred = Case(
+                When(debate__run_id=prefer_run, then=Value(0)), default=Value(1), output_field=IntegerField()
+            )
+            candidates = candidates.annotate(preferred=preferred)
+            order = ["preferred", *order]
+        locked = candidates.order_by(*order).select_for_update(skip_locked=True, of=("self",))[:CANDIDATES_PER_TRY]
+        for item in locked:
+            # Counted again under the row lock: the candidate query's snapshot may be stale.
+            taken = item.adjudications.count() + item.reservations.filter(expires_at__gt=now).exclude(user=user).count()
+            if taken >= item.required_verdicts:
+                continue
+            # This person's stale hold (expired, or on an item settled meanwhile) makes way.
+            Reservation.objects.filter(user=user).delete()
+            reservation = Reservation.objects.create(
+                item=item, user=user, swapped=random.random() < 0.5, expires_at=now + _ttl()
+            )
+            _event(item, user, "reserved", swapped=reservation.swapped)
+            return reservation
     return None
 
 

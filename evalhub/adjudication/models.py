@@ -1,7 +1,7 @@
 """The human queue: debates the agents could not settle.
 
-Guarantees live in the database: one reservation and one verdict per (item, person)
-(unique constraints), and reservations are made while holding the item's row lock, so two
+Guarantees live in the database: one reservation per person and one verdict per (item,
+person) (unique constraints), and reservations are made while holding the item's row lock, so two
 people can never hold the same slot and nobody gets an item twice.
 """
 
@@ -54,7 +54,9 @@ class Reservation(models.Model):
     expires_at = models.DateTimeField()
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["item", "user"], name="one_reservation_per_item_and_person")]
+        # One held item per person, whatever the run: two requests for "the next item" at the same
+        # moment (a double click, two tabs) once each locked a different item and both kept it.
+        constraints = [models.UniqueConstraint(fields=["user"], name="one_reservation_per_person")]
 
     def __str__(self) -> str:
         return f"{self.user} holds item {self.item_id}"

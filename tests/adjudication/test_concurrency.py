@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 from django.db import connections
 
-from evalhub.adjudication.actions import AdjudicationRejected, do_reserve_next, do_submit
+from evalhub.adjudication.actions import CANDIDATES_PER_TRY, AdjudicationRejected, do_reserve_next, do_submit
 from evalhub.adjudication.models import Adjudication, AdjudicationItem, ItemStatus, Reservation
 from tests.conftest import make_user
 
@@ -69,3 +69,34 @@ def test_twenty_adjudicators_on_fifty_items_never_collide(make_items):
     assert not Reservation.objects.exists()
     statuses = Counter(AdjudicationItem.objects.values_list("status", flat=True))
     assert set(statuses) <= {ItemStatus.RESOLVED, ItemStatus.NEEDS_ADMIN} and sum(statuses.values()) == 50
+
+
+def test_a_double_submit_that_reserves_the_next_item_twice_at_once_holds_one_item(make_items):
+    """Two tabs (or a double click) asking for the next item at the same moment, ten times over."""
+    for name in "abc":  # more items than one reservation locks while it looks (CANDIDATES_PER_TRY)
+        make_items(name=name)
+    assert AdjudicationItem.objects.count() > CANDIDATES_PER_TRY
+    person = make_user("twice", "adjudicator")
+    for attempt in range(10):
+        Reservation.objects.filter(user=person).delete()
+        start = threading.Barrier(2)
+        got: list = []
+        errors: list[BaseException] = []
+
+        def reserve() -> None:
+            try:
+                start.wait()
+                got.append(do_reserve_next(person).item_id)
+            except BaseException as error:
+                errors.append(error)
+            finally:
+                connections.close_all()
+
+        threads = [threading.Thread(target=reserve) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert not errors, errors
+        held = list(Reservation.objects.filter(user=person).values_list("item_id", flat=True))
+        assert len(held) == 1 and got == held * 2, f"try {attempt}: one item held, both answers name it ({got}, {held})"

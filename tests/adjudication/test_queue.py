@@ -171,3 +171,13 @@ def test_one_more_verdict_stops_at_the_runs_number_plus_two_and_the_item_goes_to
     do_override(make_user("boss", "admin"), item.pk, 0, "two of four said neither")
     item.refresh_from_db()
     assert (item.status, item.final_verdict) == (ItemStatus.RESOLVED, 0)
+
+
+def test_the_database_refuses_a_second_held_item_for_one_person(make_items, people):
+    from django.db import IntegrityError, transaction
+
+    first, second = make_items(category="math")[:2]
+    later = timezone.now() + timedelta(minutes=5)
+    Reservation.objects.create(item=first, user=people[0], swapped=False, expires_at=later)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Reservation.objects.create(item=second, user=people[0], swapped=False, expires_at=later)
