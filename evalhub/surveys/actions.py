@@ -144,9 +144,15 @@ def do_answer(invitation: Invitation, issue: str, metric: str) -> SurveyAnswer:
     version = invitation.version
     if issue not in version.issue_keys() or metric not in version.metric_keys():
         raise SurveyRejected("that answer does not belong to this survey.")
-    if invitation.completed_at is not None:
-        raise SurveyRejected("these answers were already submitted.")
-    answer, _ = SurveyAnswer.objects.update_or_create(invitation=invitation, issue=issue, defaults={"metric": metric})
+    with transaction.atomic():
+        # Checked again under the invitation's lock: the request may have loaded it just before a
+        # submit (or a revoke) committed, and an answer must never change after the submit.
+        current = Invitation.objects.select_for_update().get(pk=invitation.pk)
+        if current.completed_at is not None:
+            raise SurveyRejected("these answers were already submitted.")
+        if current.revoked:
+            raise SurveyRejected("this survey link was withdrawn.")
+        answer, _ = SurveyAnswer.objects.update_or_create(invitation=current, issue=issue, defaults={"metric": metric})
     return answer
 
 

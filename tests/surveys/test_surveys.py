@@ -221,3 +221,29 @@ def test_an_admin_writes_a_survey_of_their_own_task_type(login, admin_user):
         follow=True,
     )
     assert "at least two metrics" in one_metric.content.decode() and SurveyVersion.objects.count() == 1
+
+
+def test_an_answer_arriving_just_after_the_submit_is_refused_and_changes_nothing(version):
+    """The answer's request loaded the invitation before the submit committed (36 ms once sufficed)."""
+    from evalhub.surveys.actions import SurveyRejected, do_answer
+
+    invitation = do_invite(version)
+    issues, metrics = version.issue_keys(), version.metric_keys()
+    for issue in issues:
+        do_answer(invitation, issue, metrics[0])
+    loaded_by_the_late_request = Invitation.objects.get(pk=invitation.pk)
+    assert do_submit(invitation)
+    with pytest.raises(SurveyRejected, match="already submitted"):
+        do_answer(loaded_by_the_late_request, issues[0], metrics[1])
+    assert set(invitation.answers.values_list("metric", flat=True)) == {metrics[0]}
+
+
+def test_an_answer_on_a_link_revoked_meanwhile_is_refused(version):
+    from evalhub.surveys.actions import SurveyRejected, do_answer, do_revoke
+
+    invitation = do_invite(version)
+    loaded_by_the_late_request = Invitation.objects.get(pk=invitation.pk)
+    do_revoke(invitation)
+    with pytest.raises(SurveyRejected, match="withdrawn"):
+        do_answer(loaded_by_the_late_request, version.issue_keys()[0], version.metric_keys()[0])
+    assert not invitation.answers.exists()
