@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TextIO
 
@@ -36,6 +37,27 @@ def columns_of(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     return list(seen)
 
 
+# A spreadsheet runs a cell that starts with one of = + - @ tab or CR as a formula (CSV injection,
+# e.g. a model answering `=HYPERLINK(...)`). Such text cells are written with a leading apostrophe,
+# which spreadsheets show as "text as typed". Cells already starting with apostrophes before such a
+# character get one more, so that reading strips exactly one and every export imports back unchanged.
+_FORMULA_START = re.compile(r"'*[=+\-@\t\r]")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")  # -0.5 is a number, not a formula
+
+
+def _runs_as_formula(text: str) -> bool:
+    return _FORMULA_START.match(text) is not None and _PLAIN_NUMBER.fullmatch(text) is None
+
+
+def spreadsheet_safe(text: str) -> str:
+    """A CSV cell no spreadsheet runs as a formula; `from_spreadsheet_safe` undoes it exactly."""
+    return "'" + text if _runs_as_formula(text) else text
+
+
+def from_spreadsheet_safe(cell: str) -> str:
+    return cell[1:] if cell.startswith("'") and _runs_as_formula(cell[1:]) else cell
+
+
 def csv_records(text: str) -> Iterator[tuple[int, list[str] | str]]:
     """(line, cells) for every non-blank CSV record, the header first, where `line` is the physical
     line the record starts on (quoted cells may span lines). A record the csv module cannot read
@@ -47,7 +69,8 @@ def csv_records(text: str) -> Iterator[tuple[int, list[str] | str]]:
     try:  # one try around the loop: a per-record try/next() cost a third of the read time on large files
         for cells in reader:
             if any(cell.strip() for cell in cells):
-                yield start, cells
+                # Only apostrophe cells can be escaped ones: the check stays off the common path.
+                yield start, [from_spreadsheet_safe(cell) if cell[:1] == "'" else cell for cell in cells]
             start = reader.line_num + 1  # the next record starts after this one's last physical line
     except csv.Error as error:
         yield start, _CSV_ERRORS.get(str(error), str(error))
@@ -68,10 +91,13 @@ def write_jsonl(rows: Iterable[Mapping[str, Any]], stream: TextIO) -> int:
     return count
 
 
-def write_csv(rows: list[Mapping[str, Any]], stream: TextIO) -> int:
-    """Write rows as CSV; values that are not text are written as JSON."""
-    writer = csv.DictWriter(stream, fieldnames=columns_of(rows), extrasaction="raise", lineterminator="\n")
-    writer.writeheader()
+def write_csv(rows: list[Mapping[str, Any]], stream: TextIO, columns: list[str] | None = None) -> int:
+    """Write rows as CSV (the header is `columns`, or every key seen); values that are not text are
+    written as JSON, and no cell can run as a spreadsheet formula."""
+    # CRLF, as RFC 4180 says: with "\n" alone the csv module left a bare CR in a cell unquoted, and
+    # every reader split the row there.
+    writer = csv.DictWriter(stream, fieldnames=columns or columns_of(rows), extrasaction="raise", lineterminator="\r\n")
+    writer.writerow({name: spreadsheet_safe(name) for name in writer.fieldnames})
     for row in rows:
         writer.writerow({key: _csv_cell(value) for key, value in row.items()})
     return len(rows)
@@ -81,11 +107,14 @@ def _csv_cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, default=str)
+        return spreadsheet_safe(value)
+    return spreadsheet_safe(json.dumps(value, ensure_ascii=False, default=str))
 
 
-def to_text(rows: list[Mapping[str, Any]], fmt: str) -> str:
+def to_text(rows: list[Mapping[str, Any]], fmt: str, columns: list[str] | None = None) -> str:
     buffer = io.StringIO()
-    {"jsonl": write_jsonl, "csv": write_csv}[fmt](rows, buffer)
+    if fmt == "csv":
+        write_csv(rows, buffer, columns)
+    else:
+        {"jsonl": write_jsonl}[fmt](rows, buffer)
     return buffer.getvalue()

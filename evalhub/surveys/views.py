@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import csv
-import io
 import json
 
 from django.contrib import messages
@@ -13,6 +11,7 @@ from django.views.decorators.http import require_POST
 
 from evalhub.accounts.roles import ADMIN, EXPERT, role_required
 from evalhub.core.survey_templates import TEMPLATES
+from evalhub.core.tables import to_text
 from evalhub.surveys.actions import (
     InvitationClosed,
     SurveyRejected,
@@ -133,22 +132,21 @@ def export(request, slug: str, number: int, kind: str):
         weights, _ = version_weights(version)
         response = HttpResponse(json.dumps(weights.weights, indent=2), content_type="application/json")
     elif kind == "answers.csv":
-        buffer = io.StringIO()
-        writer = csv.writer(buffer)
-        writer.writerow(["invitation", "expert", "issue", "metric", "completed_at"])
-        for invitation in version.invitations.prefetch_related("answers").select_related("user"):
-            for answer in invitation.answers.all():
-                who = invitation.name or invitation.email or (invitation.user.get_username() if invitation.user else "")
-                writer.writerow(
-                    [
-                        invitation.pk,
-                        who,
-                        answer.issue,
-                        answer.metric,
-                        invitation.completed_at.isoformat() if invitation.completed_at else "",
-                    ]
-                )
-        response = HttpResponse(buffer.getvalue(), content_type="text/csv")
+        rows = [
+            {
+                "invitation": invitation.pk,
+                "expert": invitation.name
+                or invitation.email
+                or (invitation.user.get_username() if invitation.user else ""),
+                "issue": answer.issue,
+                "metric": answer.metric,
+                "completed_at": invitation.completed_at.isoformat() if invitation.completed_at else "",
+            }
+            for invitation in version.invitations.prefetch_related("answers").select_related("user")
+            for answer in invitation.answers.all()
+        ]
+        columns = ["invitation", "expert", "issue", "metric", "completed_at"]
+        response = HttpResponse(to_text(rows, "csv", columns), content_type="text/csv; charset=utf-8")
     else:
         raise PermissionDenied
     response["Content-Disposition"] = f'attachment; filename="{slug}-v{number}-{kind}"'

@@ -83,7 +83,7 @@ def test_a_double_submit_that_reserves_the_next_item_twice_at_once_holds_one_ite
         got: list = []
         errors: list[BaseException] = []
 
-        def reserve() -> None:
+        def reserve(start=start, got=got, errors=errors) -> None:
             try:
                 start.wait()
                 got.append(do_reserve_next(person).item_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 
@@ -222,3 +223,19 @@ def test_response_metadata_without_a_response_is_refused_naming_the_line(models)
     assert [str(e) for e in rejected.value.errors] == [
         "line 1: 'response_metadata' is given without 'model': it describes a response."
     ]
+
+
+def test_the_responses_csv_download_neutralises_formulas_and_imports_back_unchanged(models, admin_user, login):
+    hostile = [
+        {"prompt_id": "q1", "prompt": "=1+1", "model": "alpha", "response": '=HYPERLINK("http://evil.example","x")'},
+        {"prompt_id": "q1", "model": "beta", "response": "- a bullet\r\n@mention"},
+    ]
+    do_import_benchmark(filename="f.jsonl", data=as_bytes(hostile, "jsonl"), benchmark_slug="evil")
+    body = login(admin_user).get("/benchmarks/evil/export/responses.csv").content.decode()
+    cells = [cell for row in csv.reader(io.StringIO(body, newline="")) for cell in row]
+    assert '\'=HYPERLINK("http://evil.example","x")' in cells and "'=1+1" in cells
+    assert not [cell for cell in cells if cell[:1] in ("=", "+", "@", "-")], "no cell starts a formula"
+    do_import_benchmark(filename="back.csv", data=body.encode(), benchmark_slug="evil-copy")
+    assert list(response_rows(Benchmark.objects.get(slug="evil-copy"))) == list(
+        response_rows(Benchmark.objects.get(slug="evil"))
+    )

@@ -247,3 +247,13 @@ def test_an_answer_on_a_link_revoked_meanwhile_is_refused(version):
     with pytest.raises(SurveyRejected, match="withdrawn"):
         do_answer(loaded_by_the_late_request, version.issue_keys()[0], version.metric_keys()[0])
     assert not invitation.answers.exists()
+
+
+def test_the_answers_export_writes_an_experts_formula_like_name_as_text(login, admin_user, version):
+    invitation = do_invite(version, name='=HYPERLINK("http://evil.example")')
+    answer_all(Client(), invitation)
+    body = login(admin_user).get(f"/surveys/manage/{version.survey.slug}/v1/answers.csv").content.decode()
+    assert "'=HYPERLINK" in body and ",=HYPERLINK" not in body.replace('"', "")
+    empty = do_invite(version)  # noqa: F841  (an expert with no answer adds no row)
+    header = body.splitlines()[0]
+    assert header == "invitation,expert,issue,metric,completed_at"
