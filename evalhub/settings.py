@@ -9,6 +9,7 @@ Two shapes, one code path:
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -18,6 +19,13 @@ from evalhub.config import ConfigError, Env, check_database_url, check_redis_url
 from evalhub.llm.providers.transport import HTTP_CLIENT_VARIABLE, HTTP_CLIENTS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+PLACEHOLDER_SECRET_KEY = "change-me"  # what .env.example ships; refused in production
+# Everything from this server, nothing inline: no page has an inline script or style attribute, and
+# htmx is told not to inject its indicator styles (templates/base.html). WebSockets are same-origin.
+DEFAULT_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
+    "connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+)
 env = Env()
 
 try:
@@ -31,11 +39,29 @@ try:
         if not EMBEDDED:
             raise ConfigError("SECRET_KEY must be set when DATABASE_URL or REDIS_URL is set (production).")
         SECRET_KEY = embedded_secret_key(DATA_DIR)
+    if not EMBEDDED and SECRET_KEY == PLACEHOLDER_SECRET_KEY:
+        raise ConfigError(
+            f"SECRET_KEY is still {PLACEHOLDER_SECRET_KEY!r} from .env.example; generate one: "
+            'python -c "import secrets; print(secrets.token_urlsafe(50))"'
+        )
     ALLOWED_HOSTS = env.list("EVALHUB_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
     CSRF_TRUSTED_ORIGINS = env.list("EVALHUB_CSRF_TRUSTED_ORIGINS", [])
     # Bytes, checked before an uploaded or given file is read.
     EVALHUB_MAX_IMPORT_BYTES = env.int("EVALHUB_MAX_IMPORT_BYTES", 50 * 1024 * 1024, minimum=1)
-    EVALHUB_SECURE_COOKIES = env.bool("EVALHUB_SECURE_COOKIES", not EMBEDDED and not DEBUG)
+    # Production (a database or Redis server, not DEBUG) is served over HTTPS: secure cookies, a
+    # redirect to HTTPS and HSTS by default. Set them false only for a trial over plain HTTP.
+    PRODUCTION = not EMBEDDED and not DEBUG
+    EVALHUB_SECURE_COOKIES = env.bool("EVALHUB_SECURE_COOKIES", PRODUCTION)
+    EVALHUB_SSL_REDIRECT = env.bool("EVALHUB_SSL_REDIRECT", PRODUCTION)
+    EVALHUB_HSTS_SECONDS = env.int("EVALHUB_HSTS_SECONDS", 365 * 24 * 3600 if PRODUCTION else 0, minimum=0)
+    # Behind a TLS-terminating proxy that sets X-Forwarded-Proto: trust it for "is this HTTPS?".
+    EVALHUB_BEHIND_PROXY = env.bool("EVALHUB_BEHIND_PROXY", False)
+    # Content-Security-Policy of every response; empty turns it off.
+    EVALHUB_CSP = env.str("EVALHUB_CSP", DEFAULT_CSP)
+    # Sign-in throttling (django-axes): this many failures lock the account, and the address, for
+    # the cool-off; a successful sign-in clears the count, an admin unlocks earlier.
+    EVALHUB_LOGIN_FAILURE_LIMIT = env.int("EVALHUB_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+    EVALHUB_LOGIN_LOCKOUT_MINUTES = env.int("EVALHUB_LOGIN_LOCKOUT_MINUTES", 15, minimum=1)
     EVALHUB_LOG_LEVEL = env.str("EVALHUB_LOG_LEVEL", "INFO").upper()
     CELERY_WORKER_CONCURRENCY = env.int("EVALHUB_WORKER_CONCURRENCY", 4, minimum=1)
     # Model access: a response cache shared by every worker on this machine, and prices in USD per
@@ -73,10 +99,12 @@ INSTALLED_APPS = [
     "evalhub.dashboards",
     "evalhub.system",
     "evalhub.home",
+    "axes",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "evalhub.system.security.ContentSecurityPolicyMiddleware",
     "servestatic.middleware.ServeStaticMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -87,6 +115,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "evalhub.urls"
@@ -123,12 +153,31 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # refuses a locked-out account or address before any password check
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = EVALHUB_LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(minutes=EVALHUB_LOGIN_LOCKOUT_MINUTES)
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # either one locks: per account and per address
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# The address is REMOTE_ADDR, which uvicorn --proxy-headers takes from X-Forwarded-For only when the
+# peer is a trusted proxy (--forwarded-allow-ips): a client cannot pick its own address by a header.
+AXES_CLIENT_IP_CALLABLE = "evalhub.accounts.throttling.client_address"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
 SESSION_COOKIE_SECURE = EVALHUB_SECURE_COOKIES
 CSRF_COOKIE_SECURE = EVALHUB_SECURE_COOKIES
+SECURE_SSL_REDIRECT = EVALHUB_SSL_REDIRECT
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # the container's health check speaks plain HTTP on loopback
+SECURE_HSTS_SECONDS = EVALHUB_HSTS_SECONDS
+SECURE_HSTS_INCLUDE_SUBDOMAINS = bool(EVALHUB_HSTS_SECONDS)
+# Only a consent marker: a domain joins browsers' preload lists when its owner submits it.
+SECURE_HSTS_PRELOAD = bool(EVALHUB_HSTS_SECONDS)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if EVALHUB_BEHIND_PROXY else None
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -11,6 +11,8 @@ import tempfile
 
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production")
 os.environ.setdefault("EVALHUB_DATA_DIR", tempfile.mkdtemp(prefix="evalhub-test-"))
+# The test client speaks plain HTTP; production's redirect to HTTPS is tested with check --deploy.
+os.environ.setdefault("EVALHUB_SSL_REDIRECT", "false")
 
 from evalhub.settings import *  # noqa: E402,F403
 from evalhub.settings import DATABASES  # noqa: E402

@@ -78,3 +78,59 @@ def test_url_checks_accept_the_supported_schemes():
     assert check_redis_url("rediss://h:6380/1")
     with pytest.raises(ConfigError):
         check_redis_url("redis://")
+
+
+def shipped_production_env(tmp_path) -> dict[str, str]:
+    """.env.example as docker-compose loads it, with a real secret (the placeholder is refused)."""
+    shipped = {}
+    for line in (ROOT / ".env.example").read_text().splitlines():
+        if line and not line.startswith("#") and "=" in line:
+            key, value = line.split("=", 1)
+            shipped[key] = value
+    return {"PATH": os.environ["PATH"], "EVALHUB_DATA_DIR": str(tmp_path), **shipped}
+
+
+def test_check_deploy_is_clean_with_the_shipped_production_settings(tmp_path):
+    import secrets
+
+    env = {**shipped_production_env(tmp_path), "SECRET_KEY": secrets.token_urlsafe(50)}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env={**env, "DJANGO_SETTINGS_MODULE": "evalhub.settings"},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "System check identified no issues" in result.stdout
+
+
+def test_the_placeholder_secret_key_of_the_example_file_is_refused_in_production(tmp_path):
+    result = load_settings(tmp_path, **{k: v for k, v in shipped_production_env(tmp_path).items() if k != "PATH"})
+    assert result.returncode != 0 and "SECRET_KEY is still 'change-me'" in result.stderr
+
+
+def test_production_redirects_to_https_sends_hsts_and_a_csp_but_not_for_the_health_check(tmp_path):
+    import secrets
+
+    env = {**shipped_production_env(tmp_path), "SECRET_KEY": secrets.token_urlsafe(50), "EVALHUB_BEHIND_PROXY": "true"}
+    code = (
+        "import django; django.setup(); from django.test import Client; c = Client(); "
+        "r = c.get('/login/'); print(r.status_code, r['Location']); "
+        "r = c.get('/login/', headers={'X-Forwarded-Proto': 'https'}); "
+        "print(r.status_code, r['Strict-Transport-Security']); print(r['Content-Security-Policy']); "
+        "print(c.get('/healthz').status_code != 301)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**env, "DJANGO_SETTINGS_MODULE": "evalhub.settings", "EVALHUB_ALLOWED_HOSTS": "testserver"},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "301 https://testserver/login/"
+    assert lines[1] == "200 max-age=31536000; includeSubDomains; preload"
+    assert "script-src 'self'" in lines[2] and "frame-ancestors 'none'" in lines[2]
+    assert lines[3] == "True", "the container's plain-HTTP health check is not redirected"

@@ -20,7 +20,10 @@ def invitation(db):
 
 def focus_lands_on(browser_page, selector: str) -> None:
     # autofocus is applied on a later rendering step than the load event: a key pressed before it goes nowhere
-    browser_page.wait_for_function("s => document.activeElement && document.activeElement.matches(s)", arg=selector)
+    # (an expectation, not wait_for_function: the page's CSP forbids the eval that one needs)
+    from playwright.sync_api import expect
+
+    expect(browser_page.locator(selector).first).to_be_focused()
 
 
 def test_an_expert_answers_every_step_with_the_keyboard_and_the_weights_show_it(live_server, invitation, page):  # noqa: F811
