@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 from datetime import timedelta
 from typing import Any
@@ -27,6 +28,34 @@ class InvitationClosed(Exception):
         self.reason = reason
 
 
+MAX_INVITE_DAYS = 3650
+
+
+def check_invite_days(text: str) -> int | None:
+    """How many days a new link lives, from the form's field; blank means it never expires."""
+    if not text.strip():
+        return None
+    try:
+        days = int(text)
+    except ValueError:
+        raise SurveyRejected(f"the link's lifetime must be a whole number of days, not {text[:20]!r}.") from None
+    if not 1 <= days <= MAX_INVITE_DAYS:
+        raise SurveyRejected(f"the link's lifetime must be between 1 and {MAX_INVITE_DAYS} days (or blank: no end).")
+    return days
+
+
+def check_json(text: str, name: str) -> object:
+    """A JSON field of the survey editor, or the reason it cannot be one."""
+    try:
+        return json.loads(text or "null")
+    except json.JSONDecodeError as error:
+        raise SurveyRejected(
+            f"Not valid JSON in {name}: {error.msg} (line {error.lineno}, column {error.colno})."
+        ) from None
+    except RecursionError:
+        raise SurveyRejected(f"{name} is nested too deeply: a list of flat entries is expected.") from None
+
+
 def check_content(metrics: object, issues: object) -> tuple[list[dict], list[dict]]:
     def entries(value: object, kind: str, text: str) -> list[dict]:
         if not isinstance(value, list) or not value:
@@ -39,6 +68,10 @@ def check_content(metrics: object, issues: object) -> tuple[list[dict], list[dic
                 or not str(entry.get(text, "")).strip()
             ):
                 raise SurveyRejected(f"every entry of {kind} needs a key and a {text}.")
+            # Flat text fields only: a nested value has no place on the expert's page, and a deep one
+            # once failed the save itself (RecursionError).
+            if not all(isinstance(field, str) and isinstance(inner, str) for field, inner in entry.items()):
+                raise SurveyRejected(f"every field of an entry of {kind} must be text.")
             keys.append(slugify(entry["key"]).replace("-", "_"))
         if len(set(keys)) != len(keys):
             raise SurveyRejected(f"{kind} keys must be unique.")
@@ -105,6 +138,8 @@ def do_publish(version: SurveyVersion) -> SurveyVersion:
 
 
 def do_invite(version: SurveyVersion, *, name: str = "", email: str = "", days: int | None = 30) -> Invitation:
+    if days is not None and not 1 <= days <= MAX_INVITE_DAYS:
+        raise SurveyRejected(f"the link's lifetime must be between 1 and {MAX_INVITE_DAYS} days (or none).")
     if not version.published:
         raise SurveyRejected("publish this version before inviting experts.")
     expires = timezone.now() + timedelta(days=days) if days else None

@@ -16,6 +16,8 @@ from evalhub.surveys.actions import (
     InvitationClosed,
     SurveyRejected,
     check_invitation,
+    check_invite_days,
+    check_json,
     do_answer,
     do_create_blank,
     do_create_from_template,
@@ -69,15 +71,15 @@ def manage(request, slug: str):
                 version = do_edit(
                     survey,
                     request.POST.get("instructions", ""),
-                    json.loads(request.POST.get("metrics") or "null"),
-                    json.loads(request.POST.get("issues") or "null"),
+                    check_json(request.POST.get("metrics", ""), "metrics"),
+                    check_json(request.POST.get("issues", ""), "issues"),
                 )
                 messages.success(request, f"Saved as version {version.number} (draft).")
             elif action == "publish" and latest is not None:
                 do_publish(latest)
                 messages.success(request, f"Version {latest.number} is published.")
             elif action == "invite" and latest is not None:
-                days = int(request.POST.get("days") or 0) or None
+                days = check_invite_days(request.POST.get("days", ""))
                 invitation = do_invite(
                     latest, name=request.POST.get("name", ""), email=request.POST.get("email", ""), days=days
                 )
@@ -86,8 +88,8 @@ def manage(request, slug: str):
                 )
             elif action == "revoke":
                 do_revoke(get_object_or_404(Invitation, pk=request.POST.get("invitation"), version__survey=survey))
-        except (SurveyRejected, ValueError) as error:
-            messages.error(request, str(error) if isinstance(error, SurveyRejected) else f"Not valid JSON: {error}")
+        except SurveyRejected as error:
+            messages.error(request, str(error))
         return redirect(survey)
     invitations = Invitation.objects.filter(version__survey=survey).select_related("version", "user")
     context = {

@@ -257,3 +257,46 @@ def test_the_answers_export_writes_an_experts_formula_like_name_as_text(login, a
     empty = do_invite(version)  # noqa: F841  (an expert with no answer adds no row)
     header = body.splitlines()[0]
     assert header == "invitation,expert,issue,metric,completed_at"
+
+
+@pytest.mark.parametrize(
+    ("days", "message"),
+    [
+        ("999999999", "between 1 and 3650 days"),
+        ("-5", "between 1 and 3650 days"),
+        ("soon", "a whole number of days"),
+        ("1e9", "a whole number of days"),
+    ],
+)
+def test_an_invitation_lifetime_out_of_range_is_a_form_error_not_a_server_error(login, admin_user, days, message):
+    client = login(admin_user)
+    survey_url = client.post("/surveys/new/", {"template": "yescieval"}).url
+    response = client.post(survey_url, {"action": "invite", "name": "Ann", "days": days}, follow=True)
+    assert response.status_code == 200 and message in response.content.decode()
+    assert not Invitation.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("metrics", "message"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "metrics is nested too deeply"),
+        (
+            '[{"key": "a", "name": "A", "definition": "d", "extra": ' + "[" * 50 + "]" * 50 + "}]",
+            "every field of an entry of metrics must be text",
+        ),
+        (
+            '[{"key": "a", "name": "A", "definition": {"nested": 1}}, {"key": "b", "name": "B", "definition": "d"}]',
+            "every field of an entry of metrics must be text",
+        ),
+    ],
+    ids=["deeply nested list", "deeply nested field", "a definition that is not text"],
+)
+def test_metrics_json_that_cannot_be_a_survey_is_a_form_error_not_a_server_error(login, admin_user, metrics, message):
+    client = login(admin_user)
+    survey_url = client.post("/surveys/new/", {"template": "yescieval"}).url
+    issues = '[{"key": "i", "description": "an issue"}]'
+    response = client.post(
+        survey_url, {"action": "edit", "instructions": "x", "metrics": metrics, "issues": issues}, follow=True
+    )
+    assert response.status_code == 200 and message in response.content.decode()
+    assert SurveyVersion.objects.count() == 1, "nothing saved"
