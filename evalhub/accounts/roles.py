@@ -1,7 +1,8 @@
 """Roles are Django groups. A superuser holds every role.
 
 - admin: manages benchmarks, imports, runs, surveys and users;
-- adjudicator: decides debates the agents could not settle;
+- adjudicator: decides debates the agents could not settle, blind: an adjudicator who holds no
+  other role sees the adjudication pages only, never a page or export that names models;
 - expert: fills expert-weight surveys;
 - viewer: reads everything, changes nothing.
 A logged-in user in none of these groups is an outsider and sees nothing.
@@ -20,6 +21,8 @@ ADJUDICATOR = "adjudicator"
 EXPERT = "expert"
 VIEWER = "viewer"
 ALL_ROLES = (ADMIN, ADJUDICATOR, EXPERT, VIEWER)
+# Who may read results (model names included): every role but adjudicator, who must stay blind.
+READERS = (ADMIN, EXPERT, VIEWER)
 
 
 def roles_of(user: Any) -> frozenset[str]:
@@ -41,7 +44,8 @@ def has_role(user: Any, *roles: str) -> bool:
 
 
 def role_required(*roles: str) -> Callable:
-    """View decorator: 403 unless the logged-in user holds one of `roles` (any role if none)."""
+    """View decorator: 403 unless the logged-in user holds one of `roles` (a reader's role if none)."""
+    roles = roles or READERS
 
     def decorator(view: Callable) -> Callable:
         @wraps(view)

@@ -7,7 +7,7 @@ from django.http import JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from evalhub.accounts.roles import has_role
+from evalhub.accounts.roles import READERS, has_role
 from evalhub.adjudication.models import AdjudicationItem, ItemStatus
 from evalhub.catalog.models import Benchmark, DataImport, Judgment, LanguageModel, Prompt, Response
 from evalhub.debates.models import Debate, DebateRun, DebateTurn, JudgeVerdict
@@ -16,8 +16,8 @@ from evalhub.scoring.models import JudgeScore
 
 
 def home(request):
-    context = {"outsider": not has_role(request.user)}
-    if not context["outsider"]:
+    context = {"outsider": not has_role(request.user), "blind": not has_role(request.user, *READERS)}
+    if not context["blind"]:
         job_counts = Job.objects.aggregate(
             running=Count("id", filter=Q(status=JobStatus.RUNNING)),
             queued=Count("id", filter=Q(status=JobStatus.QUEUED)),

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from evalhub.accounts.roles import has_role
+from evalhub.accounts.roles import READERS, has_role
 from evalhub.jobs.live import job_group, job_status
 from evalhub.jobs.models import Job
 from evalhub.live import FragmentConsumer
@@ -11,7 +11,7 @@ class JobConsumer(FragmentConsumer):
 
     def group_for_user(self, user) -> str | None:
         job_id = self.scope["url_route"]["kwargs"]["job_id"]
-        if not has_role(user) or not Job.objects.filter(pk=job_id).exists():
+        if not has_role(user, *READERS) or not Job.objects.filter(pk=job_id).exists():
             return None
         return job_group(job_id)
 

@@ -29,7 +29,7 @@ def test_leaderboards_need_a_login_and_a_role(client, played, outsider, viewer, 
     assert login(outsider).get("/models/alpha/").status_code == 403
     assert login(outsider).get("/leaderboards/ratings.csv").status_code == 403
     assert login(viewer).get("/leaderboards/").status_code == 200
-    assert login(adjudicator).get("/models/alpha/").status_code == 200
+    assert login(adjudicator).get("/models/alpha/").status_code == 403, "adjudicators judge blind"
 
 
 def test_the_leaderboard_shows_ratings_matrices_and_empty_states(client, played, viewer, login):
