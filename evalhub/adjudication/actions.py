@@ -124,14 +124,21 @@ def _reserve_once(user: Any, now, prefer_run: int | None) -> Reservation | None:
             )
             candidates = candidates.annotate(preferred=preferred)
             order = ["preferred", *order]
-        locked = candidates.order_by(*order).select_for_update(skip_locked=True, of=("self",))[:CANDIDATES_PER_TRY]
-        for item in locked:
+        for pk in candidates.order_by(*order).values_list("pk", flat=True)[:CANDIDATES_PER_TRY]:
+            # One row locked at a time, skipping a row another request holds this instant: locking
+            # every candidate at once hid them all from people starting at the same moment, who were
+            # told the queue was empty while items waited (and made submits on them wait).
+            item = AdjudicationItem.objects.select_for_update(skip_locked=True).filter(pk=pk, status=ItemStatus.OPEN)
+            item = item.first()
+            if item is None:
+                continue
             # Counted again under the row lock: the candidate query's snapshot may be stale.
             taken = item.adjudications.count() + item.reservations.filter(expires_at__gt=now).exclude(user=user).count()
             if taken >= item.required_verdicts:
                 continue
-            # This person's stale hold (expired, or on an item settled meanwhile) makes way.
-            Reservation.objects.filter(user=user).delete()
+            # This person's stale hold (expired, or on an item settled meanwhile) makes way; a live
+            # one that their other request made this instant stays, and this insert then fails.
+            Reservation.objects.filter(user=user).exclude(expires_at__gt=now, item__status=ItemStatus.OPEN).delete()
             reservation = Reservation.objects.create(
                 item=item, user=user, swapped=random.random() < 0.5, expires_at=now + _ttl()
             )

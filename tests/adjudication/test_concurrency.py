@@ -100,3 +100,34 @@ def test_a_double_submit_that_reserves_the_next_item_twice_at_once_holds_one_ite
         assert not errors, errors
         held = list(Reservation.objects.filter(user=person).values_list("item_id", flat=True))
         assert len(held) == 1 and got == held * 2, f"try {attempt}: one item held, both answers name it ({got}, {held})"
+
+
+def test_as_many_people_as_free_items_starting_at_once_each_get_one_and_nobody_hears_all_done(make_items):
+    """Ten people, ten free items, one click each at the same moment: every one gets an item. A
+    reservation once locked every candidate it looked at, so the others found nothing free and were
+    told the queue was empty while items waited."""
+    items = make_items(name="ten")[:10]
+    AdjudicationItem.objects.exclude(pk__in=[item.pk for item in items]).delete()
+    people = [make_user(f"p{i}", "adjudicator") for i in range(10)]
+    start = threading.Barrier(len(people))
+    got: dict[int, int | None] = {}
+    errors: list[BaseException] = []
+
+    def reserve(person) -> None:
+        try:
+            start.wait()
+            reservation = do_reserve_next(person)
+            got[person.pk] = reservation.item_id if reservation else None
+        except BaseException as error:
+            errors.append(error)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=reserve, args=(person,)) for person in people]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors, errors
+    assert None not in got.values(), f"told 'all done' with free items left: {got}"
+    assert sorted(got.values()) == sorted(item.pk for item in items), "each item once"
