@@ -65,8 +65,8 @@ async def outbox() -> AsyncIterator[Outbox]:
 
 
 def watched(group: str) -> bool:
-    """False only when the channel layer can tell that no socket is in `group` (the embedded one
-    can; Redis cannot, so there every group counts as watched)."""
+    """False only when the channel layer can tell that no socket is in `group` (both of evalhub's
+    layers can; any other counts every group as watched)."""
     has_members = getattr(_layer(), "has_members", None)
     return has_members is None or has_members(group)
 
@@ -74,20 +74,23 @@ def watched(group: str) -> bool:
 def broadcast_html(group: str, html: str | Callable[[], str]) -> None:
     """Send `html` to every socket in `group` once the current transaction commits.
 
-    Given a function, it renders the fragment now (so it shows what this transaction wrote), and
-    only when someone may be watching: most debates of a big run are watched by nobody."""
-    if callable(html):
-        if not watched(group):
-            return
-        html = html()
+    Given a function, it renders the fragment at the commit (it shows what was stored), and only
+    when someone watches then: most debates of a big run, and most pages of a queue, are watched by
+    nobody. Deciding at the commit, not at the write, means a socket that joined in between (and
+    rendered the page before this transaction's data was visible) still gets the update."""
     box = _outbox.get()
 
     def send() -> None:
+        fragment = html
+        if callable(fragment):
+            if not watched(group):
+                return
+            fragment = fragment()
         if box is not None:
-            box.put(group, html)
+            box.put(group, fragment)
             return
         try:
-            async_to_sync(_layer().group_send)(group, {"type": FRAGMENT_EVENT, "html": html})
+            async_to_sync(_layer().group_send)(group, {"type": FRAGMENT_EVENT, "html": fragment})
         except Exception:  # a dead channel layer must not undo or fail the write it reports
             logger.exception("could not broadcast to %s", group)
 

@@ -201,7 +201,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "evalhub.channel_layers.WatchedRedisChannelLayer",
             # channels-redis waits up to 5 s in each blocking pop (brpop_timeout); redis-py's default
             # socket timeout is also 5 s, so every quiet socket's pop ended in a TimeoutError that
             # dropped the viewer. Reads may take longer than a pop; keepalive finds dead peers instead.

@@ -42,7 +42,7 @@ def test_with_postgres_and_redis_it_uses_them(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [
         "django.db.backends.postgresql",
-        "channels_redis.core.RedisChannelLayer",
+        "evalhub.channel_layers.WatchedRedisChannelLayer",
         "redis://cache:6379/0",
     ]
 

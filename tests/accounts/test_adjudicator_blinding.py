@@ -13,6 +13,7 @@ from evalhub.debates.actions import do_create_run, do_start_run
 from evalhub.debates.models import DebateStatus
 from tests.conftest import make_user
 from tests.jobs.helpers import open_socket
+from tests.site_pages import demo_pages
 
 pytestmark = pytest.mark.django_db
 
@@ -43,29 +44,16 @@ def every_get_url(world) -> list[str]:
     run, prompt, debate = world["run"], world["prompt"], world["debate"]
     job, item = run.job_id, debate.adjudication_item.pk
     return [
-        "/",
-        "/benchmarks/",
-        "/benchmarks/demo/",
-        f"/benchmarks/demo/prompts/{prompt.pk}/",
+        *demo_pages(run, debate, prompt),
         *(f"/benchmarks/demo/export/{table}.{fmt}" for table in ("responses", "judgments") for fmt in ("csv", "jsonl")),
-        "/models/",
-        "/models/demo-thorough/",
         *(f"/models/demo-thorough/{table}.csv" for table in ("record", "by_criterion", "by_scenario", "gre_bench")),
-        "/leaderboards/",
         *(
             f"/leaderboards/{table}.{fmt}"
             for table in ("ratings", "win_rates", "gre_bench", "judges")
             for fmt in ("csv", "json")
         ),
-        "/jobs/",
-        f"/jobs/{job}/",
         f"/jobs/{job}/controls/",
-        "/debates/",
-        f"/debates/runs/{run.pk}/",
-        f"/debates/runs/{run.pk}/judges/",
         f"/debates/runs/{run.pk}/results/",
-        f"/debates/{debate.pk}/",
-        "/generation/",
         "/generation/templates/",
         "/scoring/gem/1/results/",
         "/scoring/gem/1/table.csv",
@@ -73,11 +61,8 @@ def every_get_url(world) -> list[str]:
         "/scoring/discernment/1/scores.csv",
         "/generation/1/results/",
         "/generation/1/responses.csv",
-        "/adjudicate/",
-        "/adjudicate/all/",
         f"/adjudicate/items/{item}/",
         f"/adjudicate/items/{item}/review/",
-        f"/adjudicate/runs/{run.pk}/agreement/",
         *(f"/adjudicate/runs/{run.pk}/export.{fmt}" for fmt in ("csv", "jsonl")),
         "/surveys/",
     ]

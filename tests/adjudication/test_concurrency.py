@@ -71,33 +71,41 @@ def test_twenty_adjudicators_on_fifty_items_never_collide(make_items):
     assert set(statuses) <= {ItemStatus.RESOLVED, ItemStatus.NEEDS_ADMIN} and sum(statuses.values()) == 50
 
 
+def reserve_at_once(people: list) -> list[int | None]:
+    """Each person asks for the next item in a thread of their own, all released together; the item
+    each one got (None: "all done"), in the order given."""
+    start = threading.Barrier(len(people))
+    got: list[int | None] = [None] * len(people)
+    errors: list[BaseException] = []
+
+    def reserve(index: int, person) -> None:
+        try:
+            start.wait()
+            reservation = do_reserve_next(person)
+            got[index] = reservation.item_id if reservation else None
+        except BaseException as error:
+            errors.append(error)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=reserve, args=pair) for pair in enumerate(people)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors, errors
+    return got
+
+
 def test_a_double_submit_that_reserves_the_next_item_twice_at_once_holds_one_item(make_items):
     """Two tabs (or a double click) asking for the next item at the same moment, ten times over."""
-    for name in "abc":  # more items than one reservation locks while it looks (CANDIDATES_PER_TRY)
+    for name in "abc":  # more items than one look at the queue considers (CANDIDATES_PER_TRY)
         make_items(name=name)
     assert AdjudicationItem.objects.count() > CANDIDATES_PER_TRY
     person = make_user("twice", "adjudicator")
     for attempt in range(10):
         Reservation.objects.filter(user=person).delete()
-        start = threading.Barrier(2)
-        got: list = []
-        errors: list[BaseException] = []
-
-        def reserve(start=start, got=got, errors=errors) -> None:
-            try:
-                start.wait()
-                got.append(do_reserve_next(person).item_id)
-            except BaseException as error:
-                errors.append(error)
-            finally:
-                connections.close_all()
-
-        threads = [threading.Thread(target=reserve) for _ in range(2)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=60)
-        assert not errors, errors
+        got = reserve_at_once([person, person])
         held = list(Reservation.objects.filter(user=person).values_list("item_id", flat=True))
         assert len(held) == 1 and got == held * 2, f"try {attempt}: one item held, both answers name it ({got}, {held})"
 
@@ -108,26 +116,6 @@ def test_as_many_people_as_free_items_starting_at_once_each_get_one_and_nobody_h
     told the queue was empty while items waited."""
     items = make_items(name="ten")[:10]
     AdjudicationItem.objects.exclude(pk__in=[item.pk for item in items]).delete()
-    people = [make_user(f"p{i}", "adjudicator") for i in range(10)]
-    start = threading.Barrier(len(people))
-    got: dict[int, int | None] = {}
-    errors: list[BaseException] = []
-
-    def reserve(person) -> None:
-        try:
-            start.wait()
-            reservation = do_reserve_next(person)
-            got[person.pk] = reservation.item_id if reservation else None
-        except BaseException as error:
-            errors.append(error)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=reserve, args=(person,)) for person in people]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not errors, errors
-    assert None not in got.values(), f"told 'all done' with free items left: {got}"
-    assert sorted(got.values()) == sorted(item.pk for item in items), "each item once"
+    got = reserve_at_once([make_user(f"p{i}", "adjudicator") for i in range(10)])
+    assert None not in got, f"told 'all done' with free items left: {got}"
+    assert sorted(got) == sorted(item.pk for item in items), "each item once"

@@ -18,6 +18,7 @@ from evalhub.jobs.models import Job
 from evalhub.surveys.actions import do_create_from_template, do_invite, do_publish
 from tests.browser.test_login_and_browse import ARTIFACTS, page  # noqa: F401  (fixture)
 from tests.conftest import make_user, requires_chromium
+from tests.site_pages import demo_pages
 
 pytestmark = [requires_chromium, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -117,27 +118,11 @@ def test_every_page_works_under_the_policy_and_htmx_and_the_socket_still_do(asgi
 
     run, debate, survey, prompt, job = site["run"], site["debate"], site["survey"], site["prompt"], site["job"]
     pages = [
-        "/",
-        "/benchmarks/",
-        "/benchmarks/demo/",
-        f"/benchmarks/demo/prompts/{prompt.pk}/",
-        "/models/",
-        "/models/demo-thorough/",
-        "/leaderboards/",
-        "/debates/",
-        f"/debates/runs/{run.pk}/",
-        f"/debates/runs/{run.pk}/judges/",
-        f"/debates/{debate.pk}/",
-        "/jobs/",
-        f"/jobs/{run.job_id}/",
-        "/adjudicate/",
-        "/adjudicate/all/",
-        f"/adjudicate/runs/{run.pk}/agreement/",
+        *demo_pages(run, debate, prompt),
         "/surveys/",
         f"/surveys/manage/{survey.slug}/",
         f"/surveys/manage/{survey.slug}/v1/",
         f"/surveys/{site['invitation'].token}/?step=1",
-        "/generation/",
         "/admin/",
         "/admin/axes/accessattempt/",
     ]

@@ -21,7 +21,7 @@ pytestmark = [requires_redis, pytest.mark.redis, pytest.mark.django_db(transacti
 def broker_only():
     """Tasks go through the Redis broker (not eagerly), starting from empty queues."""
     assert settings.CELERY_BROKER_URL.startswith("redis")
-    assert settings.CHANNEL_LAYERS["default"]["BACKEND"] == "channels_redis.core.RedisChannelLayer"
+    assert settings.CHANNEL_LAYERS["default"]["BACKEND"] == "evalhub.channel_layers.WatchedRedisChannelLayer"
     celery_app.conf.task_always_eager = False
     with celery_app.connection_for_write() as connection:  # stale pings from earlier runs must not answer
         for queue in QUEUES:
