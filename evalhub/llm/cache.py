@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import threading
 from dataclasses import asdict
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from evalhub.llm.types import Completion, Message
+
+logger = logging.getLogger(__name__)
 
 
 def cache_key(provider: str, model: str, endpoint: str, messages: list[Message], params: dict[str, Any]) -> str:
@@ -28,23 +31,33 @@ def is_cacheable(temperature: float, seed: int | None, repeat: int | None) -> bo
 
 
 class ResponseCache:
-    """SQLite on disk (or in memory with path ':memory:'); safe to share between threads."""
+    """SQLite on disk (or in memory with path ':memory:'); safe to share between threads.
 
-    def __init__(self, path: str | Path) -> None:
+    Shared by every worker process of a machine. It only saves calls, so a cache that another
+    process keeps locked (a worker killed mid-write, a slow disk) costs a miss, never the call."""
+
+    def __init__(self, path: str | Path, busy_seconds: float = 5.0) -> None:
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        # WAL without a sync on every commit: puts run on the event loop of a batch of debates, and
-        # an fsync per call blocked it (the largest blocking frame in a profile of 100 debates). A
-        # power cut may lose the last few entries; those calls are simply made again.
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, completion TEXT NOT NULL)")
+        self._db = sqlite3.connect(str(path), timeout=busy_seconds, check_same_thread=False, isolation_level=None)
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")  # kept in the file: usually set long ago
+            # WAL without a sync on every commit: puts run on the event loop of a batch of debates,
+            # and an fsync per call blocked it (the largest blocking frame in a profile of 100
+            # debates). A power cut may lose the last few entries; those calls are simply made again.
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, completion TEXT NOT NULL)")
+        except sqlite3.OperationalError as error:  # reads and writes then miss until the lock is gone
+            logger.warning("response cache %s unavailable at open (%s)", path, error)
 
     def get(self, key: str) -> Completion | None:
-        with self._lock:
-            row = self._db.execute("SELECT completion FROM responses WHERE key = ?", (key,)).fetchone()
+        try:
+            with self._lock:
+                row = self._db.execute("SELECT completion FROM responses WHERE key = ?", (key,)).fetchone()
+        except sqlite3.OperationalError as error:  # "database is locked": a miss, the call is made
+            logger.warning("response cache unavailable for a read (%s)", error)
+            return None
         if row is None:
             return None
         completion = Completion(**json.loads(row[0]))
@@ -53,8 +66,11 @@ class ResponseCache:
 
     def put(self, key: str, completion: Completion) -> None:
         stored = json.dumps({**asdict(completion), "cached": False}, ensure_ascii=False, default=str)
-        with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO responses (key, completion) VALUES (?, ?)", (key, stored))
+        try:
+            with self._lock:
+                self._db.execute("INSERT OR REPLACE INTO responses (key, completion) VALUES (?, ?)", (key, stored))
+        except sqlite3.OperationalError as error:  # the answer is returned anyway; only the saving is lost
+            logger.warning("response cache unavailable for a write (%s)", error)
 
     def __len__(self) -> int:
         with self._lock:
