@@ -277,6 +277,12 @@ def queue_counts(user: Any) -> dict[str, int]:
 def runs_with_open_items():
     from evalhub.debates.models import DebateRun
 
-    return DebateRun.objects.annotate(
-        open_items=Count("debates__adjudication_item", filter=Q(debates__adjudication_item__status=ItemStatus.OPEN))
-    ).filter(open_items__gt=0)
+    # A run's name often names its two models (run_debates' default does): blind adjudicators are
+    # shown the benchmark and criterion instead, so both are loaded here.
+    return (
+        DebateRun.objects.select_related("benchmark", "criterion")
+        .annotate(
+            open_items=Count("debates__adjudication_item", filter=Q(debates__adjudication_item__status=ItemStatus.OPEN))
+        )
+        .filter(open_items__gt=0)
+    )

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 def world(db):
     do_load_demo()
     run = do_create_run(
-        name="Blind run",
+        name="demo-thorough vs demo-terse on demo (helpfulness)",  # as run_debates names a run
         benchmark=Benchmark.objects.get(slug="demo"),
         criterion=Criterion.objects.get(slug="helpfulness"),
         model_a=LanguageModel.objects.get(slug="demo-thorough"),
