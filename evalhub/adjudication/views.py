@@ -25,8 +25,13 @@ from evalhub.core.tables import to_text
 from evalhub.debates.models import DebateRun
 
 
+# What the screen shows, read in one query (with the turns in a second): each submit renders the next
+# item, and under load every query of that render is paid by every person waiting behind it.
+SCREEN_RELATIONS = ("debate__run__criterion", "debate__prompt", "debate__response_a", "debate__response_b")
+
+
 def _screen_context(reservation: Reservation) -> dict:
-    item = reservation.item
+    item = AdjudicationItem.objects.select_related(*SCREEN_RELATIONS).get(pk=reservation.item_id)
     debate = item.debate
     first, second = debate.shown
     if reservation.swapped:  # each person sees their own random order
@@ -71,7 +76,7 @@ def start(request):
 @role_required(ADJUDICATOR)
 def screen(request, pk: int):
     # Only the person holding the item sees it: others get a 404 that says nothing about it.
-    reservation = Reservation.objects.filter(item_id=pk, user=request.user).select_related("item__debate").first()
+    reservation = Reservation.objects.filter(item_id=pk, user=request.user).first()
     if reservation is None:
         raise Http404("No reservation of yours for this item.")
     return render(request, "adjudication/screen.html", _screen_context(reservation))

@@ -168,3 +168,18 @@ def test_the_queue_says_when_tied_items_wait_for_an_admin(login, adjudicator, ma
     assert "?status=needs_admin" in login(boss).get("/adjudicate/").content.decode()
     overview = login(boss).get("/adjudicate/all/?status=needs_admin").content.decode()
     assert f"/adjudicate/items/{item.pk}/review/" in overview
+
+
+def test_a_submit_that_shows_the_next_item_reads_it_in_a_bounded_number_of_queries(
+    login, adjudicator, make_items, django_assert_max_num_queries
+):
+    # Every submit renders the next item; under load each extra query is paid by everyone queued
+    # behind it. 25: session and roles (3), the verdict (9), the next reservation (11), the screen (2).
+    make_items(required=2, category="math")
+    client = login(adjudicator)
+    client.post("/adjudicate/start/")
+    held = Reservation.objects.get(user=adjudicator)
+    with django_assert_max_num_queries(25):
+        response = client.post(f"/adjudicate/items/{held.item_id}/submit/", {"verdict": "1"}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    assert Reservation.objects.get(user=adjudicator).item_id != held.item_id
