@@ -24,7 +24,6 @@ from evalhub.core.agreement import unswap
 from evalhub.core.tables import to_text
 from evalhub.debates.models import DebateRun
 
-
 # What the screen shows, read in one query (with the turns in a second): each submit renders the next
 # item, and under load every query of that render is paid by every person waiting behind it.
 SCREEN_RELATIONS = ("debate__run__criterion", "debate__prompt", "debate__response_a", "debate__response_b")
