@@ -12,9 +12,21 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from evalhub.catalog.models import Benchmark, Criterion, DataImport, LanguageModel, Prompt, Response, TaskType
+from evalhub.catalog.models import (
+    Benchmark,
+    Criterion,
+    DataImport,
+    Judgment,
+    LanguageModel,
+    Prompt,
+    Response,
+    TaskType,
+    Verdict,
+)
 from evalhub.core.benchmark_files import ParsedFile, RowError, detect_format, parse_benchmark_file
 from evalhub.core.criteria import check_levels
+from evalhub.core.criteria_variants import ORIGINAL as ORIGINAL_PROMPT
+from evalhub.core.judgment_files import DEFAULT_CRITERION, ParsedJudgments, parse_judgment_file
 from evalhub.core.slugs import is_slug
 
 PROMPT_FIELDS = (
@@ -233,3 +245,162 @@ def do_ensure_criterion(slug: str, name: str, definition: str, levels: dict, *, 
         defaults={"name": name, "definition": definition, "levels": checked, "scenario": scenario, "builtin": True},
     )
     return criterion
+
+
+# --- pairwise judgments from files (human labels and judges' verdicts) ---------------------------
+
+VERDICT_OF_WINNER = {"a": Verdict.FIRST, "b": Verdict.SECOND, "tie": Verdict.NEITHER}
+IMPORTED_JUDGMENT_SOURCE = "import"
+
+
+@dataclass
+class JudgmentImportSummary:
+    benchmark: Benchmark
+    layout: str
+    rows: int
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        c = self.counts
+        return (
+            f"{self.rows} rows ({self.layout}): judgments {c['judgments_created']} new, "
+            f"{c['judgments_replaced']} changed, {c['judgments_unchanged']} unchanged; "
+            f"prompts {c['prompts_created']} new; responses {c['responses_created']} new; "
+            f"{c['models_created']} new model(s), {c['judges_created']} new judge(s)."
+        )
+
+
+def check_judgment_file(
+    filename: str, data: bytes, *, layout: str = "auto", allow_new_models: bool = False
+) -> ParsedJudgments:
+    """Check size, type and every row of a judgment file. Raises ImportRejected listing all problems."""
+    check_import_size(len(data))
+    try:
+        fmt = detect_format(filename)
+    except ValueError as error:
+        raise ImportRejected([RowError(None, str(error))]) from None
+    models = dict(LanguageModel.objects.values_list("slug", "is_human"))
+    parsed = parse_judgment_file(data, fmt, layout=layout, known_models=models, allow_new_models=allow_new_models)
+    unit = "row" if fmt == "parquet" else "line"
+    criteria = set(Criterion.objects.values_list("slug", flat=True)) | {DEFAULT_CRITERION}
+    for record in parsed.judgments:
+        if record.criterion not in criteria:
+            parsed.errors.append(RowError(record.line, f"unknown criterion {record.criterion!r}.", unit))
+        known_human = models.get(record.judge)
+        if known_human is not None and known_human != record.judge_is_human:
+            what = "a person" if known_human else "a model"
+            parsed.errors.append(
+                RowError(record.line, f"judge {record.judge!r} is {what} in evalhub; judge_kind says otherwise.", unit)
+            )
+    if not parsed.ok:
+        raise ImportRejected(sorted(parsed.errors, key=lambda error: error.line or 0))
+    return parsed
+
+
+def do_import_judgments(
+    *,
+    filename: str,
+    data: bytes,
+    benchmark_slug: str,
+    layout: str = "auto",
+    task_type: str = TaskType.OTHER,
+    allow_new_models: bool = False,
+    user: Any = None,
+) -> JudgmentImportSummary:
+    """Import a whole judgment file, or nothing at all.
+
+    Prompts, responses and candidate models are created or matched as by `do_import_benchmark`;
+    judges are created as models (people as human authors). A judgment's natural key is (criterion,
+    judge, the pair in the order shown): the same file again changes nothing, and a judgment whose
+    verdict or probability changed is replaced by a new row, so every cached board sees the change.
+    """
+    if not is_slug(benchmark_slug):
+        raise ImportRejected(
+            [RowError(None, f"benchmark {benchmark_slug!r} is not a slug (letters, digits, '-' and '_' only).")]
+        )
+    parsed = check_judgment_file(filename, data, layout=layout, allow_new_models=allow_new_models)
+    with transaction.atomic():
+        benchmark, _ = Benchmark.objects.get_or_create(
+            slug=benchmark_slug,
+            defaults={"name": benchmark_slug, "task_type": task_type, "created_by": _real(user)},
+        )
+        counts = {"models_created": _create_models(parsed.benchmark.new_models)}
+        judges = parsed.judges
+        new_judges = [
+            LanguageModel(slug=slug, display_name=slug, is_human=human)
+            for slug, human in sorted(judges.items())
+            if not LanguageModel.objects.filter(slug=slug).exists()
+        ]
+        LanguageModel.objects.bulk_create(new_judges, ignore_conflicts=True)
+        counts["judges_created"] = len(new_judges)
+        if DEFAULT_CRITERION in {record.criterion for record in parsed.judgments}:
+            Criterion.objects.get_or_create(
+                slug=DEFAULT_CRITERION,
+                defaults={"name": "Overall preference", "definition": "Which response is better overall."},
+            )
+        prompts = _upsert_prompts(benchmark, parsed.benchmark, counts)
+        _upsert_responses(prompts, parsed.benchmark, counts)
+        _upsert_judgments(prompts, parsed, counts)
+        digest = hashlib.sha256(data).hexdigest()
+        changed = any(value for key, value in counts.items() if not key.endswith("_unchanged"))
+        if changed or not benchmark.imports.filter(sha256=digest).exists():
+            DataImport.objects.create(
+                benchmark=benchmark,
+                filename=filename[:300],
+                sha256=digest,
+                rows=parsed.rows,
+                counts=counts,
+                imported_by=_real(user),
+            )
+    return JudgmentImportSummary(benchmark=benchmark, layout=parsed.layout, rows=parsed.rows, counts=counts)
+
+
+def _upsert_judgments(prompts: dict[str, Prompt], parsed: ParsedJudgments, counts: dict[str, int]) -> None:
+    models = dict(LanguageModel.objects.values_list("slug", "id"))
+    criteria = dict(Criterion.objects.values_list("slug", "id"))
+    responses = {
+        (prompt_id, model_id): response_id
+        for response_id, prompt_id, model_id in Response.objects.filter(
+            prompt_id__in=[prompt.id for prompt in prompts.values()], parent__isnull=True, variant=""
+        ).values_list("id", "prompt_id", "model_id")
+    }
+    wanted: dict[tuple[int, int, int, int], tuple[int, float | None]] = {}
+    for record in parsed.judgments:
+        prompt_id = prompts[record.prompt_id].id
+        key = (
+            criteria[record.criterion],
+            models[record.judge],
+            responses[(prompt_id, models[record.model_a])],
+            responses[(prompt_id, models[record.model_b])],
+        )
+        wanted[key] = (VERDICT_OF_WINNER[record.winner], record.probability_a)
+    existing = {
+        (c, j, r1, r2): (pk, verdict, probability)
+        for pk, c, j, r1, r2, verdict, probability in Judgment.objects.filter(
+            judge_model__isnull=False,
+            response_2__isnull=False,
+            prompt_variant=ORIGINAL_PROMPT,
+            response__prompt_id__in=[prompt.id for prompt in prompts.values()],
+        ).values_list("pk", "criterion_id", "judge_model_id", "response_id", "response_2_id", "verdict", "probability")
+    }
+    stale = [existing[key][0] for key, value in wanted.items() if key in existing and existing[key][1:] != value]
+    Judgment.objects.filter(pk__in=stale).delete()
+    new = [
+        Judgment(
+            criterion_id=c,
+            judge_model_id=j,
+            response_id=r1,
+            response_2_id=r2,
+            verdict=verdict,
+            probability=probability,
+            source=IMPORTED_JUDGMENT_SOURCE,
+        )
+        for (c, j, r1, r2), (verdict, probability) in wanted.items()
+        if (c, j, r1, r2) not in existing or existing[(c, j, r1, r2)][1:] != (verdict, probability)
+    ]
+    Judgment.objects.bulk_create(new, batch_size=500)
+    counts.update(
+        judgments_created=len(new) - len(stale),
+        judgments_replaced=len(stale),
+        judgments_unchanged=len(wanted) - len(new),
+    )

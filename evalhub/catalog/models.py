@@ -270,6 +270,9 @@ class Judgment(models.Model):
     )
     score = models.FloatField(null=True, blank=True)
     verdict = models.SmallIntegerField(null=True, blank=True, choices=Verdict.choices)
+    probability = models.FloatField(
+        null=True, blank=True, help_text="Pairwise: the judge's probability that the first response is better."
+    )
     rationale = models.TextField(blank=True)
     raw_output = models.TextField(blank=True)
     prompt_variant = models.CharField(max_length=50, default="original")
@@ -294,6 +297,16 @@ class Judgment(models.Model):
                 name="judgment_is_a_score_or_a_pairwise_verdict",
             ),
             models.CheckConstraint(condition=~Q(response=F("response_2")), name="pair_has_two_responses"),
+            models.CheckConstraint(
+                condition=Q(probability__isnull=True) | Q(probability__gte=0, probability__lte=1),
+                name="judgment_probability_0_to_1",
+            ),
+            # An imported label is found again by this key: the same file imported twice changes nothing.
+            models.UniqueConstraint(
+                fields=["criterion", "judge_model", "response", "response_2", "prompt_variant"],
+                condition=Q(judge_model__isnull=False, response_2__isnull=False),
+                name="one_pairwise_judgment_per_model_judge",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -29,7 +29,7 @@ import difflib
 import io
 import json
 import math
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -115,23 +115,34 @@ def parse_benchmark_file(
     allow_new_models: bool = False,
 ) -> ParsedFile:
     """Read and check a whole file. Nothing here writes; `errors` lists every bad row."""
-    parsed = ParsedFile()
     unit = "row" if fmt == "parquet" else "line"
     try:
-        rows = list(_read_rows(data, fmt))
-    except _FileError as error:
-        parsed.errors.append(RowError(error.line, str(error), unit))
-        return parsed
-    checker = _Checker(parsed, set(known_models), allow_new_models, unit)
-    for location, row in rows:
-        parsed.rows += 1
-        checker.check(location, row)
+        rows = list(read_rows(data, fmt))
+    except FileError as error:
+        return ParsedFile(errors=[RowError(error.line, str(error), unit)])
+    parsed = parse_rows(rows, unit, known_models=known_models, allow_new_models=allow_new_models)
     if parsed.rows == 0:
         parsed.errors.append(RowError(None, "the file has no rows."))
     return parsed
 
 
-class _FileError(Exception):
+def parse_rows(
+    rows: Iterable[tuple[int, dict[str, Any] | str]],
+    unit: str,
+    *,
+    known_models: Collection[str],
+    allow_new_models: bool = False,
+) -> ParsedFile:
+    """Check rows already read (as `read_rows` gives them) against this schema."""
+    parsed = ParsedFile()
+    checker = _Checker(parsed, set(known_models), allow_new_models, unit)
+    for location, row in rows:
+        parsed.rows += 1
+        checker.check(location, row)
+    return parsed
+
+
+class FileError(Exception):
     def __init__(self, message: str, line: int | None = None) -> None:
         super().__init__(message)
         self.line = line
@@ -142,23 +153,33 @@ def _decode(data: bytes) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
-        raise _FileError(
+        raise FileError(
             f"the file is not valid UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start}); "
             "save it as UTF-8 and try again.",
             line,
         ) from None
 
 
-def _read_rows(data: bytes, fmt: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    """Yield (line or row number, row dict), or (number, error message) for an unreadable row."""
+def read_rows(
+    data: bytes,
+    fmt: str,
+    *,
+    check_header: Callable[[list[str]], None] | None = None,
+    nested: Collection[str] = NESTED,
+) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """Yield (line or row number, row dict), or (number, error message) for an unreadable row.
+
+    `check_header` (this schema's, by default) raises FileError for a header that cannot be
+    imported; `nested` names the JSONL/Parquet objects spread into dotted columns."""
+    check = check_header or _check_header
     if fmt == "jsonl":
-        yield from _read_jsonl(_decode(data))
+        yield from _read_jsonl(_decode(data), nested)
     elif fmt == "csv":
-        yield from _read_csv(_decode(data))
+        yield from _read_csv(_decode(data), check)
     elif fmt == "parquet":
-        yield from _read_parquet(data)
+        yield from _read_parquet(data, check, nested)
     else:
-        raise _FileError(f"unknown format {fmt!r}.")
+        raise FileError(f"unknown format {fmt!r}.")
 
 
 class _Unreadable(ValueError):
@@ -177,7 +198,7 @@ def _bounded_int(digits: str) -> int:
     return int(digits)
 
 
-def _read_jsonl(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
+def _read_jsonl(text: str, nested: Collection[str]) -> Iterator[tuple[int, dict[str, Any] | str]]:
     # split("\n"), not splitlines(): JSON strings may hold a raw U+2028, which is not a line end.
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
@@ -196,18 +217,18 @@ def _read_jsonl(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
         if not isinstance(value, dict):
             yield number, f"each line must be a JSON object, not {type(value).__name__}."
             continue
-        yield number, flatten(value, NESTED)
+        yield number, flatten(value, nested)
 
 
-def _read_csv(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
+def _read_csv(text: str, check_header: Callable[[list[str]], None]) -> Iterator[tuple[int, dict[str, Any] | str]]:
     records = csv_records(text)
     first = next(records, None)
     if first is None:
         return
     if isinstance(first[1], str):
-        raise _FileError(f"the CSV header cannot be read: {first[1]}.", first[0])
+        raise FileError(f"the CSV header cannot be read: {first[1]}.", first[0])
     header = first[1]
-    _check_header(header)
+    check_header(header)
     for start, cells in records:
         if isinstance(cells, str):
             yield start, f"the CSV cannot be read here: {cells}."
@@ -217,16 +238,18 @@ def _read_csv(text: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
             yield start, {name: (cell if cell != "" else None) for name, cell in zip(header, cells, strict=True)}
 
 
-def _read_parquet(data: bytes) -> Iterator[tuple[int, dict[str, Any] | str]]:
+def _read_parquet(
+    data: bytes, check_header: Callable[[list[str]], None], nested: Collection[str]
+) -> Iterator[tuple[int, dict[str, Any] | str]]:
     import pandas as pd
 
     try:
         frame = pd.read_parquet(io.BytesIO(data))
     except Exception as error:  # pyarrow raises several types for a corrupt file
-        raise _FileError(f"not a readable Parquet file ({type(error).__name__}: {error}).") from None
-    _check_header([str(column) for column in frame.columns])
+        raise FileError(f"not a readable Parquet file ({type(error).__name__}: {error}).") from None
+    check_header([str(column) for column in frame.columns])
     for number, record in enumerate(frame.to_dict("records"), start=1):
-        yield number, flatten({str(key): _plain(value) for key, value in record.items()}, NESTED)
+        yield number, flatten({str(key): _plain(value) for key, value in record.items()}, nested)
 
 
 def _plain(value: Any) -> Any:
@@ -245,14 +268,14 @@ def _plain(value: Any) -> Any:
 def _check_header(columns: list[str]) -> None:
     duplicates = sorted({name for name in columns if columns.count(name) > 1})
     if duplicates:
-        raise _FileError(f"duplicate column(s): {', '.join(duplicates)}.", 1)
+        raise FileError(f"duplicate column(s): {', '.join(duplicates)}.", 1)
     for name in columns:
         problem = _unknown_column(name)
         if problem:
-            raise _FileError(problem, 1)
+            raise FileError(problem, 1)
     for required in ("prompt_id",):
         if required not in columns:
-            raise _FileError(f"missing required column {required!r}.", 1)
+            raise FileError(f"missing required column {required!r}.", 1)
 
 
 def _unknown_column(name: str) -> str | None:
@@ -285,7 +308,7 @@ class _Checker:
         problems: list[str] = []
         for name in row:
             problem = _unknown_column(name)
-            if problem is None and (unstorable := _unstorable_text(name)):
+            if problem is None and (unstorable := unstorable_text(name)):
                 problem = f"the field name {name!r} {unstorable}"
             if problem:
                 problems.append(problem)
@@ -302,7 +325,7 @@ class _Checker:
         }
         for key, value in row.items():
             if key.startswith(("metadata.", "response_metadata.")):
-                problem = _unstorable_value(key, value, depth=1)
+                problem = unstorable_value(key, value, depth=1)
                 if problem:
                     problems.append(problem)
         if problems:
@@ -340,7 +363,7 @@ class _Checker:
         text = str(value).strip()
         if len(text) > MAX_ID_LENGTH:
             problems.append(f"'prompt_id' is longer than {MAX_ID_LENGTH} characters.")
-        unstorable = _unstorable_text(text)
+        unstorable = unstorable_text(text)
         if unstorable:
             problems.append(f"'prompt_id' {unstorable}")
             return ""
@@ -353,7 +376,7 @@ class _Checker:
         if not isinstance(value, str):
             problems.append(f"{name!r} must be text, not {_type_name(value)}.")
             return ""
-        problem = _unstorable_text(value)
+        problem = unstorable_text(value)
         if problem:
             problems.append(f"{name!r} {problem}")
             return ""
@@ -432,7 +455,7 @@ class _Checker:
         self.parsed.responses.append(ResponseRecord(prompt_id, model, variant, text, line, metadata))
 
 
-def _unstorable_text(text: str) -> str | None:
+def unstorable_text(text: str) -> str | None:
     """Why a string cannot be stored (PostgreSQL text and jsonb refuse NUL; UTF-8 has no lone surrogates)."""
     if "\x00" in text:
         return "contains a NUL character (\\u0000), which cannot be stored; remove it."
@@ -446,12 +469,12 @@ def _unstorable_text(text: str) -> str | None:
     return None
 
 
-def _unstorable_value(path: str, value: Any, depth: int) -> str | None:
+def unstorable_value(path: str, value: Any, depth: int) -> str | None:
     """Why a metadata value cannot be stored as JSON, naming where in it; None when it can."""
     if depth > MAX_DEPTH:
         return f"{path!r} is nested more than {MAX_DEPTH} levels deep."
     if isinstance(value, str):
-        problem = _unstorable_text(value)
+        problem = unstorable_text(value)
         return f"{path!r} {problem}" if problem else None
     if isinstance(value, float) and not math.isfinite(value):
         return f"{path!r} is {value}, not a finite number; leave it out or write it as text."
@@ -459,15 +482,15 @@ def _unstorable_value(path: str, value: Any, depth: int) -> str | None:
         return f"{path!r} is a number with more than {MAX_INT_DIGITS} digits; write it as text."
     if isinstance(value, dict):
         for key, inner in value.items():
-            problem = _unstorable_text(str(key))
+            problem = unstorable_text(str(key))
             if problem:
                 return f"a key in {path!r} {problem}"
-            problem = _unstorable_value(f"{path}.{key}", inner, depth + 1)
+            problem = unstorable_value(f"{path}.{key}", inner, depth + 1)
             if problem:
                 return problem
     if isinstance(value, (list, tuple)):
         for index, inner in enumerate(value):
-            problem = _unstorable_value(f"{path}[{index}]", inner, depth + 1)
+            problem = unstorable_value(f"{path}[{index}]", inner, depth + 1)
             if problem:
                 return problem
     return None

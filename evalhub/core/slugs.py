@@ -16,6 +16,12 @@ def is_slug(text: str) -> bool:
     return _SLUG.fullmatch(text) is not None
 
 
+def slug_for(name: str) -> str:
+    """A slug made from any name: each run of other characters becomes one '-' ("gpt-3.5-turbo" →
+    "gpt-3-5-turbo"); the same name always gives the same slug."""
+    return name if is_slug(name) else (_NOT_SLUG.sub("-", name.strip()).strip("-") or "unnamed")
+
+
 def repaired_slugs(slugs: Iterable[str]) -> dict[str, str]:
     """A valid, unique slug for every invalid one (old → new); valid slugs keep theirs."""
     slugs = list(slugs)
@@ -24,7 +30,7 @@ def repaired_slugs(slugs: Iterable[str]) -> dict[str, str]:
     for slug in slugs:
         if is_slug(slug):
             continue
-        base = _NOT_SLUG.sub("-", slug.strip()).strip("-") or "unnamed"
+        base = slug_for(slug)
         candidate, number = base, 2
         while candidate in taken:
             candidate, number = f"{base}-{number}", number + 1

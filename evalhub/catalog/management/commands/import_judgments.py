@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from evalhub.catalog.actions import ImportRejected, check_import_size, do_import_judgments
+from evalhub.catalog.models import TaskType
+from evalhub.core.judgment_files import LAYOUTS
+
+
+class Command(BaseCommand):
+    help = (
+        "Import pairwise judgments (people's labels, judges' verdicts) from a JSONL, CSV or Parquet file: "
+        "generic, MT-Bench or AlpacaEval records (all rows or none)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("path", type=Path)
+        parser.add_argument("--format", dest="layout", default="auto", choices=["auto", *LAYOUTS])
+        parser.add_argument(
+            "--benchmark", default="", help="Benchmark slug; created when missing (default: imported-judgments)."
+        )
+        parser.add_argument("--task-type", default=TaskType.OTHER, choices=TaskType.values)
+        parser.add_argument(
+            "--create-models",
+            action="store_true",
+            help="Create candidate models named in the file that do not exist yet.",
+        )
+
+    def handle(self, *args, **options):
+        path: Path = options["path"]
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file.")
+        try:
+            check_import_size(path.stat().st_size)
+            summary = do_import_judgments(
+                filename=path.name,
+                data=path.read_bytes(),
+                benchmark_slug=options["benchmark"] or "imported-judgments",
+                layout=options["layout"],
+                task_type=options["task_type"],
+                allow_new_models=options["create_models"],
+            )
+        except ImportRejected as rejected:
+            for error in rejected.errors:
+                self.stderr.write(f"{path.name}: {error}")
+            raise CommandError(f"{len(rejected.errors)} problem(s); nothing was imported.") from None
+        self.stdout.write(self.style.SUCCESS(f"{summary.benchmark.slug}: {summary.describe()}"))
