@@ -97,6 +97,7 @@ INSTALLED_APPS = [
     "evalhub.scoring",
     "evalhub.generation",
     "evalhub.dashboards",
+    "evalhub.judgelab",
     "evalhub.system",
     "evalhub.home",
     "axes",

@@ -12,6 +12,7 @@ urlpatterns = [
     path("generation/", include("evalhub.generation.urls")),
     path("debates/", include("evalhub.debates.urls")),
     path("", include("evalhub.dashboards.urls")),
+    path("", include("evalhub.judgelab.urls")),
     path("adjudicate/", include("evalhub.adjudication.urls")),
     path("surveys/", include("evalhub.surveys.urls")),
     path("admin/", admin.site.urls),

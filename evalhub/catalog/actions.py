@@ -336,7 +336,14 @@ def do_import_judgments(
         if DEFAULT_CRITERION in {record.criterion for record in parsed.judgments}:
             Criterion.objects.get_or_create(
                 slug=DEFAULT_CRITERION,
-                defaults={"name": "Overall preference", "definition": "Which response is better overall."},
+                defaults={
+                    "name": "Overall preference",
+                    "definition": "Which response is better overall (imported labels that name no criterion).",
+                    "levels": {
+                        str(i): f"{word} overall"
+                        for i, word in enumerate(("Very poor", "Poor", "Acceptable", "Good", "Excellent"), start=1)
+                    },
+                },
             )
         prompts = _upsert_prompts(benchmark, parsed.benchmark, counts)
         _upsert_responses(prompts, parsed.benchmark, counts)

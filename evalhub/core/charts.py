@@ -52,3 +52,53 @@ def interval_chart(
         "axis_y": 30 + len(rows) * row_height - row_height // 2,
         "label_width": label_width,
     }
+
+
+def reliability_chart(calibration: Any, size: int = 260, margin: int = 36) -> dict | None:
+    """Positions for a reliability diagram: each bin's mean confidence against its share of
+    reference wins for response 1, a dot whose area follows its count, and the diagonal of a
+    perfectly calibrated judge."""
+    if calibration is None:
+        return None
+    plot = size - 2 * margin
+    largest = max(b["n"] for b in calibration.bins) or 1
+
+    def at(value: float) -> float:
+        return round(margin + value * plot, 1)
+
+    points = [
+        {
+            "x": at(b["confidence"]),
+            "y": round(size - margin - b["accuracy"] * plot, 1),
+            "r": round(3 + 9 * (b["n"] / largest) ** 0.5, 1),
+            "n": b["n"],
+            "confidence": b["confidence"],
+            "accuracy": b["accuracy"],
+        }
+        for b in calibration.bins
+        if b["n"]
+    ]
+    ticks = [{"value": f"{v:.1f}", "x": at(v), "y": round(size - margin - v * plot, 1)} for v in (0, 0.5, 1)]
+    return {"size": size, "low": margin, "high": size - margin, "points": points, "ticks": ticks}
+
+
+def bias_chart(report: Any) -> dict:
+    """One row per headline figure of a judge report, each with its interval where it has one."""
+    entries = [
+        {
+            "name": "Agreement",
+            "mean": report.agreement.value,
+            "low": report.agreement.low,
+            "high": report.agreement.high,
+        },
+        {"name": "Cohen's κ", "mean": report.kappa.value, "low": report.kappa.low, "high": report.kappa.high},
+        {
+            "name": "Flips with the order",
+            "mean": report.position.value,
+            "low": report.position.low,
+            "high": report.position.high,
+        },
+        {"name": "Picks the longer", "mean": report.longer_share},
+        {"name": "People pick the longer", "mean": report.people_longer_share, "baseline": True},
+    ]
+    return interval_chart(entries, label_width=180)

@@ -9,13 +9,13 @@ Definitions (each one the page, the export and `judge_report` use):
 - a judge's verdict on a pair is the majority of its labels in the order it was first shown the
   pair (a tied majority is no verdict: it counts as a miss, as in ScaleEval's Eq. 2); labels in
   the other order measure position bias only;
-- the reference is given by the caller per pair (people's labels where there are any, else the
-  debate's consensus or adjudication); a person is measured against the others;
+- the reference (`judge_report._reference`): the people's adjudication of a debate, else the
+  people's majority, else the debate's consensus; a person is measured against the others;
 - intervals are 95 % percentile bootstraps over prompts (all pairs of a resampled prompt go
   together: pairs of one prompt are not independent), seeded, `BOOTSTRAP` resamples;
 - position: on pairs the judge saw in both orders, the share whose verdict changes with the
   order (Wilson interval);
-- length: lengths in words; the share of decisive verdicts that pick the longer response (on pairs
+- length: lengths in characters; the share of decisive verdicts that pick the longer response (on pairs
   of unequal length), and the slope of a logistic regression of "picked response 1" on the length
   difference (response 1 − response 2) standardised by its sample standard deviation;
 - calibration: the judge's probability that response 1 is better against the reference on
@@ -25,10 +25,12 @@ Definitions (each one the page, the export and `judge_report` use):
 
 from __future__ import annotations
 
+import functools
 import math
-from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -42,8 +44,7 @@ MIN_SHARED = 5  # pairs two raters must share before their kappa says anything
 Z95 = 1.959963984540054
 
 
-@dataclass(frozen=True)
-class Label:
+class Label(NamedTuple):  # a NamedTuple: tens of thousands are made per report
     judge: str
     item: Hashable  # the pair under one criterion
     pick: int  # FIRST, SECOND, TIE, or NO_VERDICT, in the pair's canonical order
@@ -89,17 +90,18 @@ def majority(picks: Iterable[int]) -> int:
 def verdicts_of(labels: Iterable[Label]) -> JudgeVerdicts:
     """Labels of one judge → its verdicts (see the module's definitions)."""
     first_order: dict[Hashable, bool] = {}
-    same: dict[Hashable, list[int]] = defaultdict(list)
-    other: dict[Hashable, list[int]] = defaultdict(list)
-    probabilities: dict[Hashable, list[float]] = defaultdict(list)
+    same: dict[Hashable, list[int]] = {}
+    other: dict[Hashable, list[int]] = {}
+    probabilities: dict[Hashable, list[float]] = {}
     for label in labels:
-        order = first_order.setdefault(label.item, label.first_shown)
+        item = label.item
+        order = first_order.setdefault(item, label.first_shown)
         if label.first_shown == order:
-            same[label.item].append(label.pick)
+            same.setdefault(item, []).append(label.pick)
             if label.probability is not None:
-                probabilities[label.item].append(label.probability)
+                probabilities.setdefault(item, []).append(label.probability)
         else:
-            other[label.item].append(label.pick)
+            other.setdefault(item, []).append(label.pick)
     out = JudgeVerdicts()
     out.primary = {item: picks[0] if len(picks) == 1 else majority(picks) for item, picks in same.items()}
     out.other_order = {item: picks[0] if len(picks) == 1 else majority(picks) for item, picks in other.items()}
@@ -113,12 +115,30 @@ CONFUSION_ROWS = VERDICTS  # the reference
 CONFUSION_COLUMNS = (*VERDICTS, NO_VERDICT)  # the judge
 
 
+def _codes(values: Sequence[int] | np.ndarray, order: Sequence[int]) -> np.ndarray:
+    """Verdicts → their positions in `order` (the confusion table's rows or columns)."""
+    lookup = np.full(4, -1)
+    for position, verdict in enumerate(order):
+        lookup[verdict + 1] = position  # NO_VERDICT (−1) is slot 0
+    return lookup[np.asarray(values, dtype=int) + 1]
+
+
+def confusion_tables(
+    predicted: Sequence[int] | np.ndarray,
+    reference: Sequence[int] | np.ndarray,
+    groups: np.ndarray | None = None,
+    count: int = 1,
+) -> np.ndarray:
+    """(count, 3, 4) confusion tables, one per group (all in group 0 by default)."""
+    rows, columns = _codes(reference, CONFUSION_ROWS), _codes(predicted, CONFUSION_COLUMNS)
+    cells = len(CONFUSION_ROWS) * len(CONFUSION_COLUMNS)
+    keys = rows * len(CONFUSION_COLUMNS) + columns + (0 if groups is None else groups * cells)
+    return np.bincount(keys, minlength=count * cells).reshape(count, len(CONFUSION_ROWS), len(CONFUSION_COLUMNS))
+
+
 def confusion(predicted: Sequence[int], reference: Sequence[int]) -> list[list[int]]:
     """Rows: the reference (1, 2, 0); columns: the judge (1, 2, 0, no verdict)."""
-    table = [[0] * len(CONFUSION_COLUMNS) for _ in CONFUSION_ROWS]
-    for p, r in zip(predicted, reference, strict=True):
-        table[CONFUSION_ROWS.index(r)][CONFUSION_COLUMNS.index(p)] += 1
-    return table
+    return confusion_tables(predicted, reference)[0].tolist()
 
 
 def _kappa_of_tables(tables: np.ndarray) -> np.ndarray:
@@ -131,25 +151,31 @@ def _kappa_of_tables(tables: np.ndarray) -> np.ndarray:
         observed = diagonal / n
         expected = (rows * columns).sum(axis=-1) / (n * n)
         kappa = (observed - expected) / (1 - expected)
-        # p_e = 1: both used one and the same category throughout; perfect agreement is kappa 1.
-        kappa = np.where(np.isclose(expected, 1) & np.isclose(observed, 1), 1.0, kappa)
-        return np.where(np.isclose(expected, 1) & ~np.isclose(observed, 1), np.nan, kappa)
+    # p_e = 1: both used one and the same category throughout; perfect agreement is kappa 1, any
+    # other agreement leaves kappa undefined.
+    certain = np.abs(expected - 1) < 1e-12
+    return np.where(certain, np.where(np.abs(observed - 1) < 1e-12, 1.0, np.nan), kappa)
 
 
-def kappa(predicted: Sequence[int], reference: Sequence[int]) -> float | None:
+def kappa(predicted: Sequence[int] | np.ndarray, reference: Sequence[int] | np.ndarray) -> float | None:
     """Cohen's kappa of a judge's verdicts (NO_VERDICT its own category) against the reference."""
-    if not predicted:
+    if not len(predicted):
         return None
-    value = float(_kappa_of_tables(np.array(confusion(predicted, reference), dtype=float)))
+    value = float(_kappa_of_tables(confusion_tables(predicted, reference)[0].astype(float)))
     return None if math.isnan(value) else value
 
 
+@functools.lru_cache(maxsize=16)
 def _resample_weights(clusters: int, resamples: int, seed: int) -> np.ndarray:
-    """How often each cluster is drawn in each bootstrap resample: (resamples, clusters)."""
+    """How often each cluster is drawn in each bootstrap resample: (resamples, clusters). The same
+    (clusters, resamples, seed) always gives the same draws, so judges with as many prompts share
+    one matrix (read-only: it is cached)."""
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, clusters, size=(resamples, clusters))
-    weights = np.zeros((resamples, clusters))
-    np.add.at(weights, (np.arange(resamples)[:, None], draws), 1)
+    draws = rng.integers(0, clusters, size=(resamples, clusters)) + (np.arange(resamples) * clusters)[:, None]
+    # float32: counts stay exact, and the one matrix product per judge costs half.
+    weights = np.bincount(draws.ravel(), minlength=resamples * clusters).reshape(resamples, clusters)
+    weights = weights.astype(np.float32)
+    weights.flags.writeable = False
     return weights
 
 
@@ -162,22 +188,22 @@ def _percentiles(values: np.ndarray) -> tuple[float | None, float | None]:
 
 
 def agreement_and_kappa(
-    predicted: Sequence[int],
-    reference: Sequence[int],
-    clusters: Sequence[Hashable],
+    predicted: Sequence[int] | np.ndarray,
+    reference: Sequence[int] | np.ndarray,
+    clusters: Sequence[Hashable] | np.ndarray,
     resamples: int = BOOTSTRAP,
     seed: int = SEED,
 ) -> tuple[Interval, Interval]:
     """Agreement and kappa, each with a 95 % bootstrap interval over clusters (prompts), from one set
     of resampled confusion tables."""
-    if not predicted:
+    if not len(predicted):
         return Interval(None), Interval(None)
-    index = {cluster: i for i, cluster in enumerate(dict.fromkeys(clusters))}
-    per_cluster = np.zeros((len(index), len(CONFUSION_ROWS), len(CONFUSION_COLUMNS)))
-    for p, r, c in zip(predicted, reference, clusters, strict=True):
-        per_cluster[index[c], CONFUSION_ROWS.index(r), CONFUSION_COLUMNS.index(p)] += 1
-    total = per_cluster.sum(axis=0)
-    tables = np.tensordot(_resample_weights(len(index), resamples, seed), per_cluster, axes=1)
+    _, groups = np.unique(np.asarray(clusters), return_inverse=True)
+    count = int(groups.max()) + 1
+    per_cluster = confusion_tables(predicted, reference, groups, count).reshape(count, -1)
+    total = per_cluster.sum(axis=0).reshape(len(CONFUSION_ROWS), len(CONFUSION_COLUMNS)).astype(float)
+    tables = _resample_weights(count, resamples, seed) @ per_cluster.astype(np.float32)
+    tables = tables.reshape(resamples, *total.shape).astype(float)
     hits = tables[:, 0, 0] + tables[:, 1, 1] + tables[:, 2, 2]
     agreement = Interval(
         float(total[0, 0] + total[1, 1] + total[2, 2]) / len(predicted), *_percentiles(hits / tables.sum(axis=(1, 2)))
@@ -210,36 +236,38 @@ def position_flips(verdicts: JudgeVerdicts) -> tuple[int, int]:
     return sum(verdicts.primary[item] != verdicts.other_order[item] for item in both), len(both)
 
 
-def longer_share(picks: Iterable[tuple[int, Pair]]) -> tuple[int, int]:
-    """(verdicts that picked the longer response, decisive verdicts on pairs of unequal length)."""
-    longer = total = 0
-    for pick, pair in picks:
-        if pick in (FIRST, SECOND) and pair.length_1 != pair.length_2:
-            total += 1
-            longer += (pick == FIRST) == (pair.length_1 > pair.length_2)
-    return longer, total
-
-
-def standardised(values: Sequence[float]) -> list[float] | None:
-    """Values divided by their sample standard deviation (None when it is 0 or undefined)."""
-    if len(values) < 2:
+def standardised(values: Sequence[float] | np.ndarray, weights: np.ndarray | None = None) -> np.ndarray | None:
+    """Values divided by their sample standard deviation (each value counted `weights` times; None
+    when the deviation is 0 or undefined)."""
+    x = np.asarray(values, dtype=float)
+    w = np.ones(len(x)) if weights is None else np.asarray(weights, dtype=float)
+    n = w.sum()
+    if n < 2:
         return None
-    sd = float(np.std(values, ddof=1))
-    return None if sd == 0 else [v / sd for v in values]
+    mean = (w * x).sum() / n
+    sd = math.sqrt((w * (x - mean) ** 2).sum() / (n - 1))
+    return None if sd == 0 else x / sd
 
 
-def logistic_fit(x: Sequence[float], y: Sequence[int], iterations: int = 50) -> tuple[float, float] | None:
-    """(intercept, slope) of the maximum-likelihood logistic regression of y on x, by Newton's method;
-    None when it does not exist (one class only, or the classes are separated by x)."""
-    if len(x) < 3 or len(set(y)) < 2:
-        return None
-    design = np.column_stack([np.ones(len(x)), np.asarray(x, dtype=float)])
+def logistic_fit(
+    x: Sequence[float] | np.ndarray,
+    y: Sequence[int] | np.ndarray,
+    weights: np.ndarray | None = None,
+    iterations: int = 50,
+) -> tuple[float, float] | None:
+    """(intercept, slope) of the maximum-likelihood logistic regression of y on x (each row counted
+    `weights` times), by Newton's method; None when it does not exist (one class only, or the classes
+    are separated by x)."""
     target = np.asarray(y, dtype=float)
+    w = np.ones(len(target)) if weights is None else np.asarray(weights, dtype=float)
+    if w.sum() < 3 or len(np.unique(target[w > 0])) < 2:
+        return None
+    design = np.column_stack([np.ones(len(target)), np.asarray(x, dtype=float)])
     beta = np.zeros(2)
     for _ in range(iterations):
         p = 1 / (1 + np.exp(-(design @ beta)))
-        gradient = design.T @ (target - p)
-        hessian = design.T @ (design * (p * (1 - p))[:, None])
+        gradient = design.T @ (w * (target - p))
+        hessian = design.T @ (design * (w * p * (1 - p))[:, None])
         try:
             step = np.linalg.solve(hessian, gradient)
         except np.linalg.LinAlgError:
@@ -252,29 +280,24 @@ def logistic_fit(x: Sequence[float], y: Sequence[int], iterations: int = 50) -> 
     return float(beta[0]), float(beta[1])
 
 
-def length_slope(picks: Iterable[tuple[int, Pair]]) -> float | None:
-    """Slope of "picked response 1" on the standardised length difference, over decisive verdicts."""
-    decisive = [(pick, pair) for pick, pair in picks if pick in (FIRST, SECOND)]
-    x = standardised([pair.length_1 - pair.length_2 for _, pair in decisive])
+def length_slope_counts(difference: np.ndarray, first: np.ndarray, second: np.ndarray) -> float | None:
+    """Slope of "picked response 1" on the standardised length difference, from per-pair counts of
+    decisive verdicts for response 1 and for response 2 (the same fit as one row per verdict)."""
+    difference, first, second = (np.asarray(v, dtype=float) for v in (difference, first, second))
+    x = standardised(np.concatenate([difference, difference]), np.concatenate([first, second]))
     if x is None:
         return None
-    fit = logistic_fit(x, [int(pick == FIRST) for pick, _ in decisive])
+    y = np.concatenate([np.ones(len(difference)), np.zeros(len(difference))])
+    fit = logistic_fit(x, y, np.concatenate([first, second]))
     return None if fit is None else fit[1]
 
 
-# --- self-preference -----------------------------------------------------------------------------
-
-
-def own_win_rate(picks: Iterable[tuple[int, Pair]], model: str) -> tuple[float, int]:
-    """(sum of wins for `model`'s responses, ties counting half; verdicts) on pairs `model` is in."""
-    wins = total = 0.0
-    for pick, pair in picks:
-        if pick == NO_VERDICT or model not in (pair.model_1, pair.model_2) or pair.model_1 == pair.model_2:
-            continue
-        own = FIRST if pair.model_1 == model else SECOND
-        wins += 1.0 if pick == own else 0.5 if pick == TIE else 0.0
-        total += 1
-    return wins, int(total)
+def length_slope(picks: Iterable[tuple[int, Pair]]) -> float | None:
+    """Slope of "picked response 1" on the standardised length difference, over decisive verdicts."""
+    decisive = [(pick, pair) for pick, pair in picks if pick in (FIRST, SECOND)]
+    difference = np.array([pair.length_1 - pair.length_2 for _, pair in decisive], dtype=float)
+    first = np.array([pick == FIRST for pick, _ in decisive], dtype=float)
+    return length_slope_counts(difference, first, 1 - first)
 
 
 # --- calibration -----------------------------------------------------------------------------------
@@ -336,22 +359,6 @@ def paired_difference(
 # --- among people ----------------------------------------------------------------------------------
 
 
-def _coincidences(ratings: Sequence[Sequence[int]], categories: Sequence[int]) -> np.ndarray:
-    """Per unit, its nominal coincidence matrix (units × categories × categories); units with fewer
-    than two ratings add nothing (Krippendorff 2011, 'Computing Krippendorff's alpha')."""
-    position = {c: i for i, c in enumerate(categories)}
-    out = np.zeros((len(ratings), len(categories), len(categories)))
-    for u, unit in enumerate(ratings):
-        m = len(unit)
-        if m < 2:
-            continue
-        counts = np.zeros(len(categories))
-        for value in unit:
-            counts[position[value]] += 1
-        out[u] = (np.outer(counts, counts) - np.diag(counts)) / (m - 1)
-    return out
-
-
 def _alpha_of(coincidence: np.ndarray) -> np.ndarray:
     """Nominal alpha = 1 − D_o / D_e from (..., k, k) coincidence matrices; NaN where undefined."""
     n_c = coincidence.sum(axis=-1)
@@ -363,65 +370,28 @@ def _alpha_of(coincidence: np.ndarray) -> np.ndarray:
         return 1 - observed / expected
 
 
-def krippendorff_alpha(ratings: Sequence[Sequence[int]], resamples: int = BOOTSTRAP, seed: int = SEED) -> Interval:
-    """Nominal alpha of the units' ratings (each unit: the people's verdicts on one pair), with a 95 %
-    bootstrap interval over units."""
-    units = [list(unit) for unit in ratings if len(unit) >= 2]
-    if not units:
+def krippendorff_alpha_from_counts(counts: np.ndarray, resamples: int = BOOTSTRAP, seed: int = SEED) -> Interval:
+    """Nominal alpha from a units × categories table of rating counts, with a 95 % bootstrap interval
+    over units. Units with fewer than two ratings add nothing; each unit's coincidences are
+    (n_c n_k − [c = k] n_c) / (m − 1) (Krippendorff 2011, 'Computing Krippendorff's alpha')."""
+    counts = np.asarray(counts, dtype=float)
+    m = counts.sum(axis=1)
+    counts = counts[m >= 2]
+    if not len(counts):
         return Interval(None)
-    categories = sorted({value for unit in units for value in unit})
-    per_unit = _coincidences(units, categories)
+    m = m[m >= 2]
+    k = counts.shape[1]
+    per_unit = (counts[:, :, None] * counts[:, None, :] - counts[:, :, None] * np.eye(k)) / (m - 1)[:, None, None]
     value = float(_alpha_of(per_unit.sum(axis=0)))
     if math.isnan(value):
         return Interval(None)
-    weights = _resample_weights(len(units), resamples, seed)
-    low, high = _percentiles(_alpha_of(np.tensordot(weights, per_unit, axes=1)))
+    resampled = (_resample_weights(len(counts), resamples, seed) @ per_unit.reshape(len(counts), -1)).reshape(-1, k, k)
+    low, high = _percentiles(_alpha_of(resampled))
     return Interval(value, low, high)
 
 
-def pairwise_kappas(
-    raters: Mapping[str, Mapping[Hashable, int]], minimum: int = MIN_SHARED
-) -> dict[tuple[str, str], float]:
-    """Cohen's kappa of every two raters on the pairs both gave a verdict on (at least `minimum`)."""
-    names = sorted(raters)
-    out = {}
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            shared = [item for item in raters[a] if item in raters[b] and raters[b][item] != NO_VERDICT]
-            shared = [item for item in shared if raters[a][item] != NO_VERDICT]
-            if len(shared) < minimum:
-                continue
-            value = kappa([raters[a][i] for i in shared], [raters[b][i] for i in shared])
-            if value is not None:
-                out[(a, b)] = value
-    return out
-
-
-def as_good_as_a_person(
-    judge: Mapping[Hashable, int],
-    people: Mapping[str, Mapping[Hashable, int]],
-    people_kappas: Mapping[tuple[str, str], float],
-    minimum: int = MIN_SHARED,
-) -> dict[str, float | int | None] | None:
-    """The judge's mean kappa with each person against the people's mean kappa with each other, and
-    the difference in units of the people's standard deviation (None with fewer than two values)."""
-    with_people = []
-    for verdicts in people.values():
-        shared = [item for item in judge if item in verdicts and verdicts[item] != NO_VERDICT]
-        if len(shared) < minimum:
-            continue
-        value = kappa([judge[i] for i in shared], [verdicts[i] for i in shared])
-        if value is not None:
-            with_people.append(value)
-    if not with_people or not people_kappas:
-        return None
-    values = list(people_kappas.values())
-    judge_mean, people_mean = float(np.mean(with_people)), float(np.mean(values))
-    spread = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
-    return {
-        "judge_mean_kappa": judge_mean,
-        "people": len(with_people),
-        "people_mean_kappa": people_mean,
-        "people_sd": spread if len(values) > 1 else None,
-        "z": (judge_mean - people_mean) / spread if spread > 0 else None,
-    }
+def krippendorff_alpha(ratings: Sequence[Sequence[int]], resamples: int = BOOTSTRAP, seed: int = SEED) -> Interval:
+    """Nominal alpha of the units' ratings (each unit: the people's verdicts on one pair)."""
+    categories = sorted({value for unit in ratings for value in unit})
+    counts = np.array([[list(unit).count(c) for c in categories] for unit in ratings], dtype=float)
+    return krippendorff_alpha_from_counts(counts.reshape(len(ratings), len(categories)), resamples, seed)

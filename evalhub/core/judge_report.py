@@ -3,35 +3,34 @@ definitions). Pure: the caller gathers labels, pairs and the debates' settled ve
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from evalhub.core.judge_lab import (
     BOOTSTRAP,
     CONFUSION_COLUMNS,
     CONFUSION_ROWS,
     FIRST,
+    MIN_SHARED,
     NO_VERDICT,
     SECOND,
     SEED,
+    TIE,
     Calibration,
     Interval,
     JudgeVerdicts,
     Label,
     Pair,
     agreement_and_kappa,
-    as_good_as_a_person,
     calibration,
-    confusion,
-    krippendorff_alpha,
-    length_slope,
-    longer_share,
-    majority,
-    own_win_rate,
+    confusion_tables,
+    kappa,
+    krippendorff_alpha_from_counts,
+    length_slope_counts,
     paired_difference,
-    pairwise_kappas,
     position_flips,
     verdicts_of,
     wilson,
@@ -174,6 +173,53 @@ class Report:
         return next((judge for judge in self.judges if judge.judge.id == judge_id), None)
 
 
+ABSENT = -9  # no verdict of this rater on this pair (NO_VERDICT is an answer without one)
+COLUMN = {FIRST: 0, SECOND: 1, TIE: 2}  # verdict → its column in a count table
+VERDICT_OF_COLUMN = np.array([FIRST, SECOND, TIE])
+
+
+class _Index:
+    """Every pair as a row of numpy arrays, so that each judge's figures are array operations:
+    the report reads every verdict of every judge, and the board must stay fast cold."""
+
+    def __init__(self, pairs: Mapping[Hashable, Pair], settled: Mapping[Hashable, Settled]) -> None:
+        self.items = list(pairs)
+        self.row = {item: i for i, item in enumerate(self.items)}
+        self.pairs = pairs
+        cluster_ids = {pair.cluster: i for i, pair in enumerate(pairs.values())}
+        self.cluster = np.array([cluster_ids[pairs[item].cluster] for item in self.items], dtype=int)
+        self.difference = np.array([pairs[i].length_1 - pairs[i].length_2 for i in self.items], dtype=float)
+        self.model_1 = np.array([pairs[i].model_1 for i in self.items], dtype=object)
+        self.model_2 = np.array([pairs[i].model_2 for i in self.items], dtype=object)
+        self.consensus = np.full(len(self.items), ABSENT)
+        self.adjudicated = np.full(len(self.items), ABSENT)
+        for item, verdict in settled.items():
+            if item in self.row:
+                target = self.consensus if verdict.how == CONSENSUS else self.adjudicated
+                target[self.row[item]] = verdict.verdict
+
+    def dense(self, verdicts: Mapping[Hashable, int]) -> np.ndarray:
+        out = np.full(len(self.items), ABSENT)
+        if verdicts:
+            out[[self.row[item] for item in verdicts]] = list(verdicts.values())
+        return out
+
+    def counts(self, picks: np.ndarray) -> np.ndarray:
+        """(pairs × 3) counts of FIRST, SECOND and TIE from one rater's dense picks."""
+        out = np.zeros((len(self.items), 3))
+        for verdict, column in COLUMN.items():
+            out[:, column] = picks == verdict
+        return out
+
+
+def _majority_of_counts(counts: np.ndarray) -> np.ndarray:
+    """Per pair the most frequent verdict, ABSENT when there is none or the top is tied."""
+    top = counts.argmax(axis=1)
+    ordered = np.sort(counts, axis=1)
+    clear = (ordered[:, -1] > 0) & (ordered[:, -1] > ordered[:, -2])
+    return np.where(clear, VERDICT_OF_COLUMN[top], ABSENT)
+
+
 def build_report(
     judges: Sequence[JudgeInfo],
     labels: Mapping[str, Sequence[Label]],
@@ -184,48 +230,74 @@ def build_report(
     seed: int = SEED,
 ) -> Report:
     """Every judge's report, ranked by kappa (highest first; judges without one last)."""
+    index = _Index(pairs, settled)
     verdicts = {judge.id: verdicts_of(labels.get(judge.id, ())) for judge in judges}
-    people = {judge.id: verdicts[judge.id].primary for judge in judges if judge.kind == PERSON}
-    people_majority = _majorities(people.values())
-    people_by_item: dict[Hashable, list[tuple[str, int]]] = defaultdict(list)
-    for person, rated in people.items():
-        for item, pick in rated.items():
-            people_by_item[item].append((person, pick))
-    context = _Context(pairs, people, people_by_item, pairwise_kappas(people), verdicts, judges, resamples, seed)
+    dense = {judge.id: index.dense(verdicts[judge.id].primary) for judge in judges}
+    people = [judge.id for judge in judges if judge.kind == PERSON]
+    person_counts = {person: index.counts(dense[person]) for person in people}
+    people_counts = sum(person_counts.values(), np.zeros((len(index.items), 3)))
+    general = _reference(index, _majority_of_counts(people_counts), judge_kind=MODEL)
+    panel = _reference(index, _majority_of_counts(people_counts), judge_kind=PANEL)
+    model_counts = _counts_by_model(index, judges, dense)
+    context = _Context(
+        index=index,
+        verdicts=verdicts,
+        dense=dense,
+        people=people,
+        person_counts=person_counts,
+        people_counts=people_counts,
+        people_kappas=_people_kappas(people, dense),
+        model_counts=model_counts,
+        judges=judges,
+        resamples=resamples,
+        seed=seed,
+    )
     reports = []
     for judge in judges:
-        mine = verdicts[judge.id]
-        if not mine.primary:
+        if not verdicts[judge.id].primary:
             continue
         if judge.kind == PERSON:
-            others = [v for person, v in people.items() if person != judge.id]
-            reference = _reference(_majorities(others), settled, consensus_only=True)
+            others = _majority_of_counts(people_counts - person_counts[judge.id])
+            reference = _reference(index, others, judge_kind=PERSON)
         else:
-            reference = _reference(people_majority, settled, consensus_only=False)
-        reports.append(_judge_report(judge, mine, reference, context))
+            reference = panel if judge.kind == PANEL else general
+        reports.append(_judge_report(judge, reference, context))
     reports.sort(key=lambda r: (r.kappa.value is None, -(r.kappa.value or 0), -r.n, r.judge.name))
-    return Report(judges=reports, people=_people_report(people, resamples, seed))
+    return Report(judges=reports, people=_people_report(context))
 
 
-def _majorities(raters: Sequence[Mapping[Hashable, int]] | Any) -> dict[Hashable, int]:
-    picks: dict[Hashable, list[int]] = defaultdict(list)
-    for rater in raters:
-        for item, pick in rater.items():
-            if pick != NO_VERDICT:
-                picks[item].append(pick)
-    out = {item: majority(values) for item, values in picks.items()}
-    return {item: value for item, value in out.items() if value != NO_VERDICT}
+def _reference(index: _Index, people: np.ndarray, *, judge_kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair, the reference verdict (ABSENT where none) and where it came from (0 none, 1 the
+    debate, 2 people), by precedence: the people's adjudication of a debate (the verdict the debate
+    pages show, admin overrides included), else the people's majority (imported labels,
+    adjudicators), else the debate's consensus. A person's reference is the others' majority, or the
+    consensus: never an adjudication their own verdict made. The debate panel is never measured
+    against its own consensus."""
+    verdict = np.full(len(index.items), ABSENT)
+    source = np.zeros(len(index.items), dtype=int)
+    layers = [(index.consensus, 1)] if judge_kind != PANEL else []
+    layers.append((people, 2))
+    if judge_kind != PERSON:
+        layers.append((index.adjudicated, 2))
+    for values, origin in layers:
+        present = values != ABSENT
+        verdict[present], source[present] = values[present], origin
+    return verdict, source
 
 
-def _reference(
-    people: Mapping[Hashable, int], settled: Mapping[Hashable, Settled], *, consensus_only: bool
-) -> dict[Hashable, tuple[int, str]]:
-    out = {
-        item: (verdict.verdict, DEBATE_REFERENCE)
-        for item, verdict in settled.items()
-        if not consensus_only or verdict.how == CONSENSUS
-    }
-    out.update({item: (verdict, PEOPLE_REFERENCE) for item, verdict in people.items()})
+REFERENCE_NAMES = {1: DEBATE_REFERENCE, 2: PEOPLE_REFERENCE}
+
+
+def _counts_by_model(index: _Index, judges: Sequence[JudgeInfo], dense: Mapping[str, np.ndarray]) -> dict:
+    """Per candidate model that is also a judge, the count table of the verdicts of the LLM judges
+    that are that model; and under None, of all LLM judges (self-preference compares the two)."""
+    out: dict[str | None, np.ndarray] = {None: np.zeros((len(index.items), 3))}
+    for judge in judges:
+        if judge.kind in (MODEL, AGENT):
+            counts = index.counts(dense[judge.id])
+            out[None] += counts
+            if judge.model:
+                out[judge.model] = out.get(judge.model, 0) + counts
     return out
 
 
@@ -233,82 +305,96 @@ def _reference(
 class _Context:
     """What every judge's report reads, computed once."""
 
-    pairs: Mapping[Hashable, Pair]
-    people: Mapping[str, Mapping[Hashable, int]]
-    people_by_item: Mapping[Hashable, list[tuple[str, int]]]
-    people_kappas: Mapping[tuple[str, str], float]
+    index: _Index
     verdicts: Mapping[str, JudgeVerdicts]
+    dense: Mapping[str, np.ndarray]
+    people: Sequence[str]
+    person_counts: Mapping[str, np.ndarray]
+    people_counts: np.ndarray
+    people_kappas: list[float]
+    model_counts: Mapping[str | None, np.ndarray]
     judges: Sequence[JudgeInfo]
     resamples: int
     seed: int
 
 
-def _judge_report(
-    judge: JudgeInfo, mine: JudgeVerdicts, reference: Mapping[Hashable, tuple[int, str]], context: _Context
-) -> JudgeReport:
-    pairs, resamples, seed = context.pairs, context.resamples, context.seed
-    items = [item for item in mine.primary if item in reference]
-    predicted = [mine.primary[item] for item in items]
-    expected = [reference[item][0] for item in items]
-    clusters = [pairs[item].cluster for item in items]
-    agreement, kappa = agreement_and_kappa(predicted, expected, clusters, resamples, seed)
+def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], context: _Context) -> JudgeReport:
+    index, mine = context.index, context.verdicts[judge.id]
+    picks = context.dense[judge.id]
+    judged = picks != ABSENT
+    expected, source = reference
+    scored = judged & (expected != ABSENT)
+    agreement, kappa = agreement_and_kappa(
+        picks[scored], expected[scored], index.cluster[scored], context.resamples, context.seed
+    )
     flips, both = position_flips(mine)
-    decided = [(pick, pairs[item]) for item, pick in mine.primary.items()]
-    longer, longer_total = longer_share(decided)
-    people_picks = [
-        (pick, pairs[item])
-        for item in mine.primary
-        for person, pick in context.people_by_item.get(item, ())
-        if person != judge.id and pick != NO_VERDICT
-    ]
-    people_longer, people_total = longer_share(people_picks)
+    others = context.people_counts - context.person_counts.get(judge.id, 0)
+    longer, longer_total = _longer(index.difference, judged, (picks == FIRST) * 1.0, (picks == SECOND) * 1.0)
+    people_longer, people_total = _longer(index.difference, judged, others[:, 0], others[:, 1])
+    decisive = judged & ((picks == FIRST) | (picks == SECOND))
     return JudgeReport(
         judge=judge,
-        judged=len(mine.primary),
-        n=len(items),
-        reference_sources=dict(Counter(reference[item][1] for item in items)),
+        judged=int(judged.sum()),
+        n=int(scored.sum()),
+        reference_sources={
+            REFERENCE_NAMES[k]: int(v) for k, v in zip(*np.unique(source[scored], return_counts=True), strict=True)
+        },
         agreement=agreement,
         kappa=kappa,
-        confusion=confusion(predicted, expected),
+        confusion=confusion_tables(picks[scored], expected[scored])[0].tolist(),
         position=wilson(flips, both),
         position_pairs=both,
         longer_share=longer / longer_total if longer_total else None,
         longer_pairs=longer_total,
         people_longer_share=people_longer / people_total if people_total else None,
-        length_coef=length_slope(decided),
-        people_length_coef=length_slope(people_picks) if judge.kind != PERSON else None,
-        self_preference=_self_preference(judge, mine, context),
-        calibration=_calibration(mine, reference),
-        privileged=_privileged(judge, mine, reference, context),
-        versus_people=(
-            as_good_as_a_person(mine.primary, context.people, context.people_kappas) if judge.kind != PERSON else None
+        length_coef=length_slope_counts(
+            index.difference[decisive], (picks[decisive] == FIRST) * 1.0, (picks[decisive] == SECOND) * 1.0
         ),
+        people_length_coef=(
+            length_slope_counts(index.difference[judged], others[judged, 0], others[judged, 1])
+            if judge.kind != PERSON
+            else None
+        ),
+        self_preference=_self_preference(judge, picks, context),
+        calibration=_calibration(mine, index, expected),
+        privileged=_privileged(judge, picks, expected, context),
+        versus_people=_versus_people(judge, picks, context) if judge.kind != PERSON else None,
     )
 
 
-def _self_preference(judge: JudgeInfo, mine: JudgeVerdicts, context: _Context) -> dict[str, Any] | None:
-    pairs, verdicts, model = context.pairs, context.verdicts, judge.model
+def _longer(difference: np.ndarray, judged: np.ndarray, first: np.ndarray, second: np.ndarray) -> tuple[float, int]:
+    """(decisive verdicts for the longer response, decisive verdicts) on judged pairs of unequal length."""
+    unequal = judged & (difference != 0)
+    longer = np.where(difference > 0, first, second)[unequal].sum()
+    return float(longer), int((first + second)[unequal].sum())
+
+
+def _win_rate(counts: np.ndarray, own_first: np.ndarray) -> tuple[float, int]:
+    """From count tables on the pairs with the model: wins for the model (ties half), verdicts."""
+    wins = np.where(own_first, counts[:, 0], counts[:, 1]) + 0.5 * counts[:, 2]
+    return float(wins.sum()), int(counts.sum())
+
+
+def _self_preference(judge: JudgeInfo, picks: np.ndarray, context: _Context) -> dict[str, Any] | None:
+    model, index = judge.model, context.index
     if not model or judge.kind == PERSON:
         return None
-    own_items = [item for item in mine.primary if model in (pairs[item].model_1, pairs[item].model_2)]
-    wins, total = own_win_rate([(mine.primary[item], pairs[item]) for item in own_items], model)
-    if not total:
+    with_model = (picks != ABSENT) & ((index.model_1 == model) != (index.model_2 == model))
+    if not with_model.any():
         return None
-    others = [
-        (verdicts[other.id].primary[item], pairs[item])
-        for other in context.judges
-        if other.kind in (MODEL, AGENT) and other.model != model
-        for item in own_items
-        if item in verdicts[other.id].primary
-    ]
-    humans = [(pick, pairs[item]) for item in own_items for _, pick in context.people_by_item.get(item, ())]
-    other_wins, other_total = own_win_rate(others, model)
-    people_wins, people_total = own_win_rate(humans, model)
-    own_rate = wins / total
+    rows = np.flatnonzero(with_model)
+    own_first = index.model_1[rows] == model
+    own_wins, own_total = _win_rate(index.counts(picks)[rows], own_first)
+    if not own_total:
+        return None
+    others = (context.model_counts[None] - context.model_counts.get(model, 0))[rows]
+    other_wins, other_total = _win_rate(others, own_first)
+    people_wins, people_total = _win_rate(context.people_counts[rows], own_first)
+    own_rate = own_wins / own_total
     comparison = people_wins / people_total if people_total else (other_wins / other_total if other_total else None)
     return {
         "model": model,
-        "pairs": total,
+        "pairs": own_total,
         "own_win_rate": own_rate,
         "other_judges_win_rate": other_wins / other_total if other_total else None,
         "other_judges_verdicts": other_total,
@@ -318,18 +404,16 @@ def _self_preference(judge: JudgeInfo, mine: JudgeVerdicts, context: _Context) -
     }
 
 
-def _calibration(mine: JudgeVerdicts, reference: Mapping[Hashable, tuple[int, str]]) -> Calibration | None:
-    scored = [
-        (probability, int(reference[item][0] == FIRST))
-        for item, probability in mine.probability.items()
-        if item in reference and reference[item][0] in (FIRST, SECOND)
-    ]
-    return calibration([p for p, _ in scored], [y for _, y in scored])
+def _calibration(mine: JudgeVerdicts, index: _Index, expected: np.ndarray) -> Calibration | None:
+    if not mine.probability:
+        return None
+    reference = expected[[index.row[item] for item in mine.probability]]
+    decisive = (reference == FIRST) | (reference == SECOND)
+    probabilities = np.fromiter(mine.probability.values(), dtype=float)[decisive]
+    return calibration(list(probabilities), list((reference[decisive] == FIRST).astype(int)))
 
 
-def _privileged(
-    judge: JudgeInfo, mine: JudgeVerdicts, reference: Mapping[Hashable, tuple[int, str]], context: _Context
-) -> list[PrivilegedLift]:
+def _privileged(judge: JudgeInfo, picks: np.ndarray, expected: np.ndarray, context: _Context) -> list[PrivilegedLift]:
     """For a judge without privileged information: each of its siblings that had some, on the pairs
     both judged that have a reference."""
     if judge.privileged:
@@ -338,23 +422,22 @@ def _privileged(
     for sibling in context.judges:
         if sibling.base != judge.id or not sibling.privileged:
             continue
-        theirs = context.verdicts[sibling.id].primary
-        items = [item for item in mine.primary if item in theirs and item in reference]
-        if not items:
+        theirs = context.dense[sibling.id]
+        both = (picks != ABSENT) & (theirs != ABSENT) & (expected != ABSENT)
+        if not both.any():
             continue
-        hits_without = [mine.primary[item] == reference[item][0] for item in items]
-        hits_with = [theirs[item] == reference[item][0] for item in items]
+        hits_without, hits_with = picks[both] == expected[both], theirs[both] == expected[both]
         lifts.append(
             PrivilegedLift(
                 sources=sibling.privileged,
                 judge=sibling.id,
-                pairs=len(items),
-                without=sum(hits_without) / len(items),
-                with_=sum(hits_with) / len(items),
+                pairs=int(both.sum()),
+                without=float(hits_without.mean()),
+                with_=float(hits_with.mean()),
                 difference=paired_difference(
-                    hits_without,
-                    hits_with,
-                    [context.pairs[item].cluster for item in items],
+                    list(hits_without),
+                    list(hits_with),
+                    list(context.index.cluster[both]),
                     context.resamples,
                     context.seed,
                 ),
@@ -363,23 +446,59 @@ def _privileged(
     return lifts
 
 
-def _people_report(people: Mapping[str, Mapping[Hashable, int]], resamples: int, seed: int) -> PeopleReport:
-    units: dict[Hashable, list[int]] = defaultdict(list)
-    for rated in people.values():
-        for item, pick in rated.items():
-            if pick != NO_VERDICT:
-                units[item].append(pick)
-    shared = [values for values in units.values() if len(values) >= 2]
+def _pair_kappa(a: np.ndarray, b: np.ndarray, minimum: int = MIN_SHARED) -> float | None:
+    """Kappa of rater a's verdicts against rater b's on the pairs b answered (at least `minimum`)."""
+    shared = (a != ABSENT) & (b != ABSENT) & (b != NO_VERDICT)
+    return kappa(a[shared], b[shared]) if shared.sum() >= minimum else None
+
+
+def _versus_people(judge: JudgeInfo, picks: np.ndarray, context: _Context) -> dict[str, Any] | None:
+    """The judge's mean kappa with each person against the people's mean kappa with each other, and
+    the difference in units of the people's standard deviation (None with fewer than two values)."""
+    with_people = [v for person in context.people if (v := _pair_kappa(picks, context.dense[person])) is not None]
+    people_kappas = context.people_kappas
+    if not with_people or not people_kappas:
+        return None
+    judge_mean, people_mean = float(np.mean(with_people)), float(np.mean(people_kappas))
+    spread = float(np.std(people_kappas, ddof=1)) if len(people_kappas) > 1 else 0.0
+    return {
+        "judge_mean_kappa": judge_mean,
+        "people": len(with_people),
+        "people_mean_kappa": people_mean,
+        "people_sd": spread if len(people_kappas) > 1 else None,
+        "z": (judge_mean - people_mean) / spread if spread > 0 else None,
+    }
+
+
+def _people_kappas(people: Sequence[str], dense: Mapping[str, np.ndarray]) -> list[float]:
+    """Kappa of every two people on the pairs both answered (at least MIN_SHARED)."""
+    values = []
+    for i, a in enumerate(people):
+        for b in people[i + 1 :]:
+            value = _pair_kappa(np.where(dense[a] == NO_VERDICT, ABSENT, dense[a]), dense[b])
+            if value is not None:
+                values.append(value)
+    return values
+
+
+def _people_report(context: _Context) -> PeopleReport:
     with_others = []
-    for person, rated in sorted(people.items()):
-        others = _majorities([v for other, v in people.items() if other != person])
-        items = [item for item, pick in rated.items() if item in others and pick != NO_VERDICT]
-        hits = sum(rated[item] == others[item] for item in items)
-        with_others.append({"person": person, "pairs": len(items), "agreement": hits / len(items) if items else None})
+    for person in sorted(context.people):
+        others = _majority_of_counts(context.people_counts - context.person_counts[person])
+        mine = context.dense[person]
+        rated = (mine != ABSENT) & (mine != NO_VERDICT) & (others != ABSENT)
+        with_others.append(
+            {
+                "person": person,
+                "pairs": int(rated.sum()),
+                "agreement": float((mine[rated] == others[rated]).mean()) if rated.any() else None,
+            }
+        )
+    counts = context.people_counts
     return PeopleReport(
-        people=len(people),
-        units=len(shared),
-        alpha=krippendorff_alpha(shared, resamples, seed),
+        people=len(context.people),
+        units=int((counts.sum(axis=1) >= 2).sum()),
+        alpha=krippendorff_alpha_from_counts(counts, context.resamples, context.seed),
         with_others=with_others,
     )
 

@@ -58,3 +58,44 @@ def interval_chart(chart: dict, label: str, digits: int = 3) -> SafeString | str
         chart["height"],
         SafeString("".join(parts)),
     )
+
+
+@register.simple_tag
+def reliability_diagram(chart: dict | None, label: str) -> SafeString | str:
+    """Dots of (mean confidence, share of wins) per bin over the diagonal of perfect calibration."""
+    if not chart or not chart["points"]:
+        return ""
+    low, high, size = chart["low"], chart["high"], chart["size"]
+    parts = [
+        format_html('<rect x="{0}" y="{0}" width="{1}" height="{1}" class="frame"/>', low, high - low),
+        format_html('<line x1="{0}" y1="{1}" x2="{1}" y2="{0}" class="zero"/>', low, high),
+        format_html_join(
+            "",
+            '<text x="{}" y="{}" text-anchor="middle" class="tick">{}</text>'
+            '<text x="{}" y="{}" text-anchor="end" class="tick">{}</text>',
+            ((t["x"], high + 14, t["value"], low - 4, t["y"] + 4, t["value"]) for t in chart["ticks"]),
+        ),
+        format_html(
+            '<text x="{}" y="{}" text-anchor="middle" class="tick">confidence (P response 1 better)</text>',
+            (low + high) / 2,
+            size - 4,
+        ),
+    ]
+    for point in chart["points"]:
+        tip = f"{point['n']} verdicts: confidence {point['confidence']:.2f}, response 1 won {point['accuracy']:.2f}"
+        parts.append(
+            format_html(
+                '<circle cx="{}" cy="{}" r="{}" class="marker"><title>{}</title></circle>',
+                point["x"],
+                point["y"],
+                point["r"],
+                tip,
+            )
+        )
+    return format_html(
+        '<svg role="img" aria-label="{}" width="{}" height="{}" class="chart">{}</svg>',
+        label,
+        size,
+        size,
+        SafeString("".join(parts)),
+    )

@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from evalhub.catalog.models import Benchmark, Criterion
+from evalhub.judgelab.observations import Scope
+from evalhub.judgelab.report import compute
+
+
+class Command(BaseCommand):
+    help = "Write every judge's report (agreement, kappa, calibration, biases, with intervals) as JSON."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--benchmark", default="", help="Only pairs of this benchmark (slug).")
+        parser.add_argument("--criterion", default="", help="Only pairs judged under this criterion (slug).")
+        parser.add_argument("--out", type=Path, required=True, help="The JSON file to write ('-' for standard output).")
+
+    def handle(self, *args, **options):
+        scope = Scope(benchmark=options["benchmark"], criterion=options["criterion"])
+        if scope.benchmark and not Benchmark.objects.filter(slug=scope.benchmark).exists():
+            raise CommandError(f"no benchmark {scope.benchmark!r}.")
+        if scope.criterion and not Criterion.objects.filter(slug=scope.criterion).exists():
+            raise CommandError(f"no criterion {scope.criterion!r}.")
+        report = compute(scope)
+        text = json.dumps(report.as_json(), indent=2)
+        if str(options["out"]) == "-":
+            self.stdout.write(text)
+            return
+        options["out"].write_text(text + "\n", encoding="utf-8")
+        self.stdout.write(
+            self.style.SUCCESS(f"{options['out']}: {len(report.judges)} judges, {report.people.people} people.")
+        )

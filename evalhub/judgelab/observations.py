@@ -1,0 +1,256 @@
+"""Every verdict evalhub holds on a pair, as judge-lab labels: imported labels and judges' verdicts
+(catalog judgments), single LLM judges' answers, each debate agent's first-round verdict, the
+debate panel's consensus, and each person's adjudication.
+
+A pair is keyed by (criterion, its two responses in id order), so the same two responses judged
+on any screen meet; a verdict is turned into that order with the order its judge saw.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+from django.db import connection
+from django.db.models import F
+from django.db.models.functions import Length
+
+from evalhub.adjudication.models import Adjudication
+from evalhub.catalog.models import Criterion, Judgment, LanguageModel, Response
+from evalhub.core.agreement import unswap
+from evalhub.core.criteria_variants import ORIGINAL
+from evalhub.core.judge_lab import FIRST, NO_VERDICT, SECOND, TIE, Label, Pair
+from evalhub.core.judge_report import ADJUDICATED, AGENT, CONSENSUS, MODEL, PANEL, PERSON, JudgeInfo, Settled
+from evalhub.dashboards.judges import spec_models
+from evalhub.debates.models import Debate, DebateRun, DebateStatus, DebateTurn, JudgeRun, JudgeVerdict
+
+
+@dataclass(frozen=True)
+class Scope:
+    benchmark: str = ""  # slug; blank: all
+    criterion: str = ""  # slug; blank: all
+
+    @property
+    def key(self) -> str:
+        return f"{self.benchmark}|{self.criterion}"
+
+
+@dataclass
+class Observations:
+    judges: dict[str, JudgeInfo] = field(default_factory=dict)
+    labels: dict[str, list[Label]] = field(default_factory=lambda: defaultdict(list))
+    pairs: dict[Hashable, Pair] = field(default_factory=dict)
+    settled: dict[Hashable, Settled] = field(default_factory=dict)
+
+    def add(self, judge: JudgeInfo, item: Hashable, verdict: int | None, first_shown: bool, p: float | None = None):
+        self.judges.setdefault(judge.id, judge)
+        self.labels[judge.id].append(Label(judge.id, item, canonical(verdict, first_shown), first_shown, p))
+
+
+def pair_key(criterion: str, response_1: int, response_2: int) -> tuple[str, int, int]:
+    return (criterion, min(response_1, response_2), max(response_1, response_2))
+
+
+FLIPPED = {FIRST: SECOND, SECOND: FIRST, TIE: TIE}
+
+
+def canonical(verdict: int | None, first_shown: bool) -> int:
+    """A verdict in the order shown (1 first, 2 second, 0 neither) in the pair's id order."""
+    if verdict is None:
+        return NO_VERDICT
+    if verdict == TIE or first_shown:
+        return verdict
+    return SECOND if verdict == FIRST else FIRST
+
+
+def with_privileged(spec: str, sources: list[str]) -> tuple[str, tuple[str, ...]]:
+    names = tuple(sorted(sources or ()))
+    return (f"{spec} + {', '.join(names)}" if names else spec), names
+
+
+def collect(scope: Scope) -> Observations:
+    found = Observations()
+    _imported(found, scope)
+    debates = _debates(scope)
+    _single_judges(found, debates, scope)
+    _agents_and_panels(found, debates, scope)
+    _people(found, debates, scope)
+    _pairs(found)
+    return found
+
+
+def _imported(found: Observations, scope: Scope) -> None:
+    rows = Judgment.objects.filter(
+        response_2__isnull=False, judge_model__isnull=False, prompt_variant=ORIGINAL, verdict__isnull=False
+    )
+    if scope.benchmark:
+        rows = rows.filter(response__prompt__benchmark__slug=scope.benchmark)
+    if scope.criterion:
+        rows = rows.filter(criterion__slug=scope.criterion)
+    judges = {
+        pk: JudgeInfo(slug, slug, PERSON if human else MODEL, model=None if human else slug)
+        for pk, slug, human in LanguageModel.objects.values_list("pk", "slug", "is_human")
+    }
+    criteria = dict(Criterion.objects.values_list("pk", "slug"))
+    fields = ("judge_model_id", "criterion_id", "response_id", "response_2_id", "verdict", "probability")
+    # Plain tuples from the cursor: tens of thousands of labels, and model instances cost most of the time.
+    sql, params = rows.order_by("pk").values_list(*fields).query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        while batch := cursor.fetchmany(20000):
+            # The loop of `found.add`, inlined: this is most of a cold board's time.
+            for judge_pk, criterion, first, second, verdict, probability in batch:
+                judge = judges[judge_pk]
+                found.judges.setdefault(judge.id, judge)
+                if first < second:
+                    label = Label(judge.id, (criteria[criterion], first, second), verdict, True, probability)
+                else:
+                    p = None if probability is None else 1 - probability
+                    label = Label(judge.id, (criteria[criterion], second, first), FLIPPED[verdict], False, p)
+                found.labels[judge.id].append(label)
+
+
+@dataclass(frozen=True)
+class _Debate:
+    criterion: str
+    response_a: int
+    response_b: int
+    swapped: bool
+    status: str
+    verdict: int | None
+    run: int
+
+    @property
+    def item(self) -> tuple[str, int, int]:
+        return pair_key(self.criterion, self.response_a, self.response_b)
+
+    def first_shown(self, reversed_order: bool = False) -> bool:
+        """Whether the pair's lower response id was shown first (agents' order, or its reverse)."""
+        shown_first = self.response_b if self.swapped != reversed_order else self.response_a
+        return shown_first == min(self.response_a, self.response_b)
+
+
+def _debates(scope: Scope) -> dict[int, _Debate]:
+    # A model against itself says nothing about a judge's preferences between models.
+    rows = Debate.objects.exclude(response_a__model_id=F("response_b__model_id"))
+    if scope.benchmark:
+        rows = rows.filter(run__benchmark__slug=scope.benchmark)
+    if scope.criterion:
+        rows = rows.filter(run__criterion__slug=scope.criterion)
+    fields = ("id", "run__criterion__slug", "response_a_id", "response_b_id", "swapped", "status", "verdict", "run_id")
+    return {row[0]: _Debate(*row[1:]) for row in rows.order_by().values_list(*fields).iterator(chunk_size=5000)}
+
+
+def _single_judges(found: Observations, debates: dict[int, _Debate], scope: Scope) -> None:
+    runs = {
+        run["id"]: run
+        for run in JudgeRun.objects.filter(criteria_variant=ORIGINAL).values(
+            "id", "judge", "privileged_sources", "samples"
+        )
+    }
+    if not runs:
+        return
+    models = spec_models({run["judge"] for run in runs.values()})
+    # Raw rows, as the boards read them: tens of thousands of verdicts.
+    table = JudgeVerdict._meta.db_table
+    grouped: dict[tuple[int, int, bool], list[int | None]] = defaultdict(list)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT judge_run_id, debate_id, reversed_order, verdict FROM {table} ORDER BY id")  # noqa: S608
+        while rows := cursor.fetchmany(20000):
+            for run, debate, reversed_order, verdict in rows:
+                if run in runs and debate in debates:
+                    grouped[(run, debate, bool(reversed_order))].append(verdict)
+    for (run_id, debate_id, reversed_order), verdicts in grouped.items():
+        run, debate = runs[run_id], debates[debate_id]
+        judge_id, privileged = with_privileged(run["judge"], run["privileged_sources"])
+        info = JudgeInfo(
+            judge_id,
+            judge_id,
+            MODEL,
+            model=models.get(run["judge"]),
+            base=run["judge"] if privileged else None,
+            privileged=privileged,
+        )
+        first_shown = debate.first_shown(reversed_order)
+        share = _first_share(verdicts) if run["samples"] > 1 else None
+        for verdict in verdicts:
+            found.add(
+                info, debate.item, verdict, first_shown, None if share is None else _canonical_share(share, first_shown)
+            )
+
+
+def _first_share(verdicts: list[int | None]) -> float | None:
+    """k samples' vote share for the response shown first (a tie counts half); None if none was read."""
+    read = [v for v in verdicts if v is not None]
+    if not read:
+        return None
+    return (sum(v == FIRST for v in read) + 0.5 * sum(v == TIE for v in read)) / len(read)
+
+
+def _canonical_share(share: float | None, first_shown: bool) -> float | None:
+    return None if share is None else (share if first_shown else 1 - share)
+
+
+def _agents_and_panels(found: Observations, debates: dict[int, _Debate], scope: Scope) -> None:
+    runs = {debate.run for debate in debates.values()}
+    settings = {
+        run["id"]: run
+        for run in DebateRun.objects.filter(pk__in=list(runs)).values("id", "agents", "privileged_sources")
+    }
+    models = spec_models({spec for run in settings.values() for spec in run["agents"]})
+    turns = DebateTurn.objects.filter(round=0, debate_id__in=list(debates)).order_by("debate_id", "agent")
+    for debate_id, spec, verdict in turns.values_list("debate_id", "agent_spec", "verdict").iterator(chunk_size=5000):
+        debate = debates[debate_id]
+        name, privileged = with_privileged(spec, settings[debate.run]["privileged_sources"])
+        info = JudgeInfo(
+            f"agent:{name}",
+            f"{name} (debate agent, first round)",
+            AGENT,
+            model=models.get(spec),
+            base=f"agent:{spec}" if privileged else None,
+            privileged=privileged,
+        )
+        found.add(info, debate.item, verdict, debate.first_shown())
+    for debate in debates.values():
+        if debate.verdict is None:
+            continue
+        if debate.status == DebateStatus.CONSENSUS:
+            agents = ", ".join(settings[debate.run]["agents"])
+            name, privileged = with_privileged(f"Debate panel ({agents})", settings[debate.run]["privileged_sources"])
+            base = f"panel:Debate panel ({agents})" if privileged else None
+            info = JudgeInfo(f"panel:{name}", name, PANEL, base=base, privileged=privileged)
+            found.add(info, debate.item, debate.verdict, debate.first_shown())
+        if debate.status in (DebateStatus.CONSENSUS, DebateStatus.ADJUDICATED):
+            how = CONSENSUS if debate.status == DebateStatus.CONSENSUS else ADJUDICATED
+            found.settled[debate.item] = Settled(canonical(debate.verdict, debate.first_shown()), how)
+
+
+def _people(found: Observations, debates: dict[int, _Debate], scope: Scope) -> None:
+    rows = Adjudication.objects.filter(item__debate_id__in=list(debates)).order_by("pk")
+    for debate_id, username, verdict, swapped in rows.values_list(
+        "item__debate_id", "user__username", "verdict", "swapped"
+    ).iterator(chunk_size=5000):
+        debate = debates[debate_id]
+        info = JudgeInfo(f"user:{username}", username, PERSON)
+        # Stored in the agents' order; the person saw the reverse when `swapped` (position bias reads that).
+        found.add(info, debate.item, unswap(verdict) if swapped else verdict, debate.first_shown(swapped))
+
+
+def _pairs(found: Observations) -> None:
+    items = set(found.settled)
+    for labels in found.labels.values():
+        items.update(label.item for label in labels)
+    ids = {response for _, low, high in items for response in (low, high)}
+    # Lengths in characters, counted by the database: the texts themselves never leave it.
+    rows = (
+        Response.objects.filter(pk__in=ids)
+        .annotate(length=Length("text"))
+        .values_list("id", "prompt_id", "model__slug", "length")
+    )
+    responses = {pk: (prompt, model, length) for pk, prompt, model, length in rows.iterator(chunk_size=5000)}
+    for item in items:
+        _, low, high = item
+        prompt, model_1, length_1 = responses[low]
+        _, model_2, length_2 = responses[high]
+        found.pairs[item] = Pair(cluster=prompt, length_1=length_1, length_2=length_2, model_1=model_1, model_2=model_2)

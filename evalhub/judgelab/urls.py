@@ -1,0 +1,13 @@
+from __future__ import annotations
+
+from django.urls import path, re_path
+
+from evalhub.judgelab import views
+
+urlpatterns = [
+    path("judges/", views.judge_list, name="judge_list"),
+    re_path(r"^judges/report\.(?P<fmt>csv|json)$", views.report_export, name="judge_report_export"),
+    path("judges/import/", views.import_judgments, name="import_judgments"),
+    path("judges/<str:key>/", views.judge_detail, name="judge_detail"),
+    re_path(r"^judges/(?P<key>[0-9a-f]{12})\.json$", views.judge_export, name="judge_export"),
+]

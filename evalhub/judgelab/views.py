@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+import json
+
+from django.contrib import messages
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from evalhub.accounts.roles import ADMIN, role_required
+from evalhub.catalog.actions import ImportRejected, check_import_size, do_import_judgments
+from evalhub.catalog.models import Benchmark, Criterion
+from evalhub.core.charts import bias_chart, reliability_chart
+from evalhub.core.judge_lab import CONFUSION_COLUMNS, CONFUSION_ROWS
+from evalhub.core.judge_report import KINDS, summary_row
+from evalhub.core.tables import to_text
+from evalhub.judgelab.forms import JudgmentImportForm
+from evalhub.judgelab.observations import Scope
+from evalhub.judgelab.report import judge_key, judge_lab_report
+
+SORTS = {
+    "kappa": lambda r: (r.kappa.value is None, -(r.kappa.value or 0)),
+    "agreement": lambda r: (r.agreement.value is None, -(r.agreement.value or 0)),
+    "n": lambda r: -r.n,
+    "position": lambda r: (r.position.value is None, r.position.value or 0),
+    "longer": lambda r: (r.longer_share is None, -(r.longer_share or 0)),
+    "ece": lambda r: (r.calibration is None, r.calibration.ece if r.calibration else 0),
+    "name": lambda r: r.judge.name,
+}
+MAX_ERRORS_SHOWN = 50
+
+
+def _scope(request) -> Scope:
+    return Scope(benchmark=request.GET.get("benchmark", ""), criterion=request.GET.get("criterion", ""))
+
+
+@role_required()
+def judge_list(request):
+    scope = _scope(request)
+    report = judge_lab_report(scope)
+    sort = request.GET.get("sort", "kappa")
+    judges = sorted(report.judges, key=SORTS.get(sort, SORTS["kappa"]))
+    context = {
+        "report": report,
+        "judges": [(judge_key(r.judge.id), r) for r in judges],
+        "scope": scope,
+        "sort": sort if sort in SORTS else "kappa",
+        "benchmarks": Benchmark.objects.order_by("slug").values_list("slug", flat=True),
+        "criteria": Criterion.objects.order_by("slug").values_list("slug", flat=True),
+        "query": request.GET.urlencode(),
+    }
+    return render(request, "judgelab/judge_list.html", context)
+
+
+def _find(request, key: str):
+    report = judge_lab_report(_scope(request))
+    for judge in report.judges:
+        if judge_key(judge.judge.id) == key:
+            return judge
+    raise Http404("No judge with this id in this scope.")
+
+
+@role_required()
+def judge_detail(request, key: str):
+    judge = _find(request, key)
+    context = {
+        "r": judge,
+        "key": key,
+        "kind": KINDS[judge.judge.kind],
+        "confusion": list(zip(CONFUSION_ROWS, judge.confusion, strict=True)),
+        "columns": CONFUSION_COLUMNS,
+        "reliability": reliability_chart(judge.calibration),
+        "bias": bias_chart(judge),
+        "query": request.GET.urlencode(),
+    }
+    return render(request, "judgelab/judge_detail.html", context)
+
+
+@role_required()
+def judge_export(request, key: str):
+    judge = _find(request, key)
+    return _download(json.dumps(judge.as_json(), indent=2), f"judge-{key}.json", "application/json")
+
+
+@role_required()
+def report_export(request, fmt: str):
+    report = judge_lab_report(_scope(request))
+    if fmt == "json":
+        return _download(json.dumps(report.as_json(), indent=2), "judge-report.json", "application/json")
+    return _download(to_text([summary_row(r) for r in report.judges], "csv"), "judge-report.csv", "text/csv")
+
+
+def _download(body: str, filename: str, content_type: str) -> HttpResponse:
+    response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@role_required(ADMIN)
+@require_http_methods(["GET", "POST"])
+def import_judgments(request):
+    form = JudgmentImportForm(request.POST or None, request.FILES or None)
+    errors = []
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            check_import_size(upload.size)  # before reading a byte of it
+            summary = do_import_judgments(
+                filename=upload.name,
+                data=upload.read(),
+                benchmark_slug=form.cleaned_data["benchmark"],
+                layout=form.cleaned_data["layout"],
+                allow_new_models=form.cleaned_data["create_models"],
+                user=request.user,
+            )
+        except ImportRejected as rejected:
+            errors = rejected.errors
+        else:
+            messages.success(request, f"Imported {upload.name}: {summary.describe()}")
+            return redirect("judge_list")
+    context = {"form": form, "errors": errors[:MAX_ERRORS_SHOWN], "error_count": len(errors)}
+    return render(request, "judgelab/import.html", context, status=400 if errors else 200)

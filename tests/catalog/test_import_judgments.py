@@ -1,0 +1,156 @@
+"""Importing pairwise judgments: generic, MT-Bench and AlpacaEval files; all rows or none, each bad
+row named; the same file twice changes nothing; imported people and judges reach the judge lab."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from evalhub.catalog.actions import ImportRejected, do_import_judgments
+from evalhub.catalog.models import Judgment, LanguageModel, Prompt, Response
+from evalhub.core.judgment_files import parse_judgment_file
+from evalhub.judgelab.observations import Scope
+from evalhub.judgelab.report import compute
+
+pytestmark = pytest.mark.django_db
+
+GENERIC_CSV = (
+    "prompt_id,prompt,model_a,model_b,response_a,response_b,judge,winner,probability_a\r\n"
+    "q1,Is 221 prime?,gpt-4o,llama-3,No: 13 x 17.,Yes.,human-ana,a,\r\n"
+    "q1,,gpt-4o,llama-3,No: 13 x 17.,Yes.,gpt-4o,a,0.9\r\n"
+    "q1,,llama-3,gpt-4o,Yes.,No: 13 x 17.,gpt-4o,b,0.2\r\n"
+    "q2,Name a prime above 100.,gpt-4o,llama-3,101,100,human-ana,a,\r\n"
+)
+
+
+def jsonl(*rows) -> bytes:
+    return "\n".join(json.dumps(row) for row in rows).encode()
+
+
+def conversation(question: str, answer: str, follow_up: str = "", second: str = "") -> list[dict]:
+    messages = [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
+    if follow_up:
+        messages += [{"role": "user", "content": follow_up}, {"role": "assistant", "content": second}]
+    return messages
+
+
+MT_BENCH = [
+    {"question_id": 81, "model_a": "gpt-3.5-turbo", "model_b": "vicuna-13b-v1.2", "winner": "model_a",
+     "judge": "expert_0", "turn": 1, "conversation_a": conversation("Write a haiku.", "Snow falls."),
+     "conversation_b": conversation("Write a haiku.", "A poem.")},
+    {"question_id": 81, "model_a": "gpt-3.5-turbo", "model_b": "vicuna-13b-v1.2", "winner": "tie (bothbad)",
+     "judge": ["gpt-4", "pair-v2"], "turn": 2,
+     "conversation_a": conversation("Write a haiku.", "Snow falls.", "Now in French.", "La neige."),
+     "conversation_b": conversation("Write a haiku.", "A poem.", "Now in French.", "Un poème.")},
+]  # fmt: skip
+
+ALPACA = [
+    {"instruction": "Say hi.", "output_1": "Hi!", "output_2": "Hello there!", "generator_1": "gpt4_1106_preview",
+     "generator_2": "Mixtral-8x7B-Instruct-v0.1", "preference": 1.0, "annotator": "alpaca_eval_gpt4"},
+    {"instruction": "Say bye.", "output_1": "Bye.", "output_2": "Goodbye!", "generator_1": "gpt4_1106_preview",
+     "generator_2": "Mixtral-8x7B-Instruct-v0.1", "preference": 1.75, "annotator": "alpaca_eval_gpt4"},
+    {"instruction": "Say bye.", "output_1": "Bye.", "output_2": "Goodbye!", "generator_1": "gpt4_1106_preview",
+     "generator_2": "Mixtral-8x7B-Instruct-v0.1", "preference": 1.5, "annotator": "human_3"},
+]  # fmt: skip
+
+
+def test_a_generic_file_creates_prompts_responses_judges_and_judgments():
+    summary = do_import_judgments(
+        filename="labels.csv", data=GENERIC_CSV.encode(), benchmark_slug="primes", allow_new_models=True
+    )
+    assert summary.layout == "generic" and summary.counts["judgments_created"] == 4
+    assert Prompt.objects.filter(benchmark__slug="primes").count() == 2
+    assert Response.objects.count() == 4
+    assert LanguageModel.objects.get(slug="human-ana").is_human
+    swapped = Judgment.objects.get(judge_model__slug="gpt-4o", response__model__slug="llama-3")
+    assert (swapped.verdict, swapped.probability) == (2, 0.2), "stored as shown: b (gpt-4o) was second"
+
+
+def test_importing_the_same_file_again_changes_nothing_and_an_edited_label_replaces_its_row():
+    do_import_judgments(filename="l.csv", data=GENERIC_CSV.encode(), benchmark_slug="primes", allow_new_models=True)
+    first_ids = set(Judgment.objects.values_list("pk", flat=True))
+    again = do_import_judgments(filename="l.csv", data=GENERIC_CSV.encode(), benchmark_slug="primes")
+    assert again.counts["judgments_unchanged"] == 4 and set(Judgment.objects.values_list("pk", flat=True)) == first_ids
+    edited = GENERIC_CSV.replace("101,100,human-ana,a", "101,100,human-ana,tie")
+    summary = do_import_judgments(filename="l.csv", data=edited.encode(), benchmark_slug="primes")
+    assert (summary.counts["judgments_replaced"], summary.counts["judgments_unchanged"]) == (1, 3)
+    assert Judgment.objects.count() == 4 and Judgment.objects.filter(verdict=0).count() == 1
+
+
+def test_an_mt_bench_file_maps_turns_winners_and_judges():
+    summary = do_import_judgments(
+        filename="mt.jsonl", data=jsonl(*MT_BENCH), benchmark_slug="mt-bench", allow_new_models=True
+    )
+    assert summary.layout == "mt-bench"
+    assert set(Prompt.objects.values_list("external_id", flat=True)) == {"81", "81-turn-2"}
+    assert Prompt.objects.get(external_id="81-turn-2").text == "Turn 1: Write a haiku.\n\nTurn 2: Now in French."
+    assert LanguageModel.objects.filter(slug="gpt-3-5-turbo").exists()
+    assert LanguageModel.objects.get(slug="expert_0").is_human
+    model_judge = Judgment.objects.get(judge_model__slug="gpt-4-pair-v2")
+    assert model_judge.verdict == 0 and not model_judge.judge_model.is_human
+
+
+def test_an_alpaca_eval_file_maps_preferences_to_verdicts_and_probabilities():
+    do_import_judgments(filename="ae.jsonl", data=jsonl(*ALPACA), benchmark_slug="alpaca", allow_new_models=True)
+    by_prompt = {j.response.prompt.text: j for j in Judgment.objects.filter(judge_model__slug="alpaca_eval_gpt4")}
+    assert (by_prompt["Say hi."].verdict, by_prompt["Say hi."].probability) == (1, None)
+    assert (by_prompt["Say bye."].verdict, by_prompt["Say bye."].probability) == (2, pytest.approx(0.25))
+    assert Judgment.objects.get(judge_model__slug="human_3").verdict == 0
+    assert LanguageModel.objects.filter(slug="Mixtral-8x7B-Instruct-v0-1").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "line", "reason"),
+    [
+        ("bad.csv", GENERIC_CSV.replace("human-ana,a,\r\nq1", "human-ana,maybe,\r\nq1"), 2, "'winner' must be a, b"),
+        ("bad.csv", GENERIC_CSV.replace("gpt-4o,a,0.9", "gpt-4o,a,1.5"), 3, "'probability_a' must be"),
+        ("bad.csv", GENERIC_CSV.replace("q2,Name a prime above 100.,gpt-4o", "q2,Name a prime above 100.,llama-3"),
+         5, "same model"),
+        ("bad.jsonl", jsonl(MT_BENCH[0], {**MT_BENCH[1], "winner": "model_c"}), 2, "'winner' must be model_a"),
+        ("bad.jsonl", jsonl({**MT_BENCH[0], "turn": 3}), 1, "'turn' must be 1 or 2"),
+        ("bad.jsonl", jsonl(ALPACA[0], {**ALPACA[1], "preference": 7}), 2, "'preference' must be between"),
+        ("bad.jsonl", jsonl(ALPACA[0], {**ALPACA[1], "output_1": "Bye.\u0000"}), 2, "NUL"),
+    ],
+)  # fmt: skip
+def test_a_broken_file_names_the_bad_line_and_writes_nothing(name, data, line, reason):
+    data = data.encode() if isinstance(data, str) else data
+    with pytest.raises(ImportRejected) as rejected:
+        do_import_judgments(filename=name, data=data, benchmark_slug="broken", allow_new_models=True)
+    assert any(error.line == line and reason in error.message for error in rejected.value.errors), rejected.value.errors
+    assert not Judgment.objects.exists() and not Prompt.objects.exists() and not LanguageModel.objects.exists()
+
+
+def test_a_response_that_differs_between_two_rows_of_the_same_model_is_refused():
+    data = GENERIC_CSV.replace("q1,,gpt-4o,llama-3,No: 13 x 17.,Yes.,gpt-4o", "q1,,gpt-4o,llama-3,No.,Yes.,gpt-4o")
+    parsed = parse_judgment_file(data.encode(), "csv", known_models=(), allow_new_models=True)
+    assert [str(error) for error in parsed.errors] == ["line 3: response_a of 'gpt-4o' differs from the one on line 2."]
+
+
+def test_unknown_candidate_models_are_refused_unless_allowed():
+    with pytest.raises(ImportRejected, match="problem"):
+        do_import_judgments(filename="l.csv", data=GENERIC_CSV.encode(), benchmark_slug="primes")
+    assert not Judgment.objects.exists()
+
+
+def test_the_command_imports_and_names_each_bad_line(tmp_path, capsys):
+    good, bad = tmp_path / "ok.jsonl", tmp_path / "bad.jsonl"
+    good.write_bytes(jsonl(*ALPACA))
+    bad.write_bytes(jsonl(ALPACA[0], {**ALPACA[1], "preference": "left"}))
+    call_command("import_judgments", str(good), "--format", "alpaca-eval", "--create-models")
+    assert Judgment.objects.count() == 3
+    with pytest.raises(CommandError, match="nothing was imported"):
+        call_command("import_judgments", str(bad), "--create-models")
+    assert "bad.jsonl: line 2: 'preference' must be a number" in capsys.readouterr().err
+
+
+def test_imported_human_labels_are_the_reference_of_imported_model_judges():
+    do_import_judgments(filename="l.csv", data=GENERIC_CSV.encode(), benchmark_slug="primes", allow_new_models=True)
+    report = compute(Scope())
+    judge = next(r for r in report.judges if r.judge.id == "gpt-4o")
+    # Asked q1 in both orders (the same verdict each time): no flip; agrees with Ana on q1.
+    assert (judge.n, judge.agreement.value, judge.reference_sources) == (1, 1.0, {"people": 1})
+    assert (judge.position_pairs, judge.position.value) == (1, 0.0)
+    assert judge.self_preference["own_win_rate"] == 1.0 and judge.self_preference["people_win_rate"] == 1.0
+    assert judge.calibration.n == 1 and judge.calibration.brier == pytest.approx(0.01)

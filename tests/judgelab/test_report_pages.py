@@ -1,0 +1,132 @@
+"""The judge lab over evalhub's own verdicts: the same numbers as the judges board, every kind of
+judge, the pages, the exports, the command, and who may read them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import call_command
+
+from evalhub.adjudication.actions import do_reserve_next, do_submit
+from evalhub.adjudication.models import AdjudicationItem, Reservation
+from evalhub.dashboards.caching import fingerprint
+from evalhub.dashboards.judges import judges_board
+from evalhub.debates.models import DebateStatus, DebateTurn
+from evalhub.judgelab.observations import Scope
+from evalhub.judgelab.report import compute, judge_key
+from tests.conftest import make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def judged(arena):
+    """The judges board's fixture: judge X right on 4 of 5 pairs, on all 5 with privileged
+    information, and asked in both orders on two pairs (one flip)."""
+    math = [arena.debate("alpha", "beta", verdict=v) for v in (1, 1, 2, 0)]
+    writing = arena.debate("alpha", "beta", verdict=1, status=DebateStatus.ADJUDICATED, category="writing")
+    plain = {math[0]: [1], math[1]: [1], math[2]: [2], math[3]: [1], writing: [1]}
+    arena.judge("openai:gpt-judge", plain, reversed_verdicts={math[0]: [1], math[1]: [2]})
+    arena.judge("openai:gpt-judge", {d: [d.verdict] for d in [*math, writing]}, privileged=True)
+    arena.judge("openai:gpt-judge", {math[0]: [2], math[1]: [2]}, variant="masked")
+    return math, writing
+
+
+def report_of(report, judge_id):
+    return next(r for r in report.judges if r.judge.id == judge_id)
+
+
+def test_a_single_judges_agreement_and_flips_equal_the_judges_board(judged):
+    board = next(r for r in judges_board(fingerprint())["judges"] if r["judge"] == "openai:gpt-judge")
+    lab = report_of(compute(Scope()), "openai:gpt-judge")
+    assert (lab.agreement.value, lab.n) == (board["agreement"]["plain"]["example"]["rate"], 5)
+    assert (lab.position.value, lab.position_pairs) == (board["flips"]["rate"], board["flips"]["total"])
+    assert lab.reference_sources == {"debate": 4, "people": 1}
+    assert lab.judge.model == "judge-x", "the spec names the model judge-x (provider and model id)"
+
+
+def test_privileged_information_is_a_sibling_judge_and_its_lift_is_measured_on_the_same_pairs(judged):
+    lab = report_of(compute(Scope()), "openai:gpt-judge")
+    (lift,) = lab.privileged
+    assert lift.sources == ("reference_answer",) and lift.pairs == 5
+    assert (lift.without, lift.with_) == (0.8, 1.0)
+    assert lift.difference.value == pytest.approx(0.2)
+    assert report_of(compute(Scope()), "openai:gpt-judge + reference_answer").agreement.value == 1.0
+
+
+def test_criteria_variants_stay_out_of_the_lab(judged):
+    lab = report_of(compute(Scope()), "openai:gpt-judge")
+    assert lab.judged == 5, "the masked-criteria answers measure robustness, not the judge"
+
+
+def test_agents_panels_and_people_are_judges_too(arena):
+    math = [arena.debate("alpha", "beta", verdict=v) for v in (1, 2)]
+    unresolved = arena.debate("alpha", "beta", verdict=None, status=DebateStatus.UNRESOLVED)
+    for debate in [*math, unresolved]:
+        DebateTurn.objects.create(debate=debate, round=0, agent=0, agent_spec="heuristic", text="…", verdict=1)
+    item = AdjudicationItem.objects.create(debate=unresolved, required_verdicts=2)
+    for name, verdict in (("ana", 2), ("ben", 2)):
+        person = make_user(name, "adjudicator")
+        do_reserve_next(person)
+        Reservation.objects.filter(user=person).update(swapped=False)  # both see the agents' order
+        do_submit(person, item.pk, verdict)
+    report = compute(Scope())
+    agent = report_of(report, "agent:heuristic")
+    assert agent.kind_label == "Debate agent" and agent.judged == 3
+    # Against the consensus on the two settled pairs, against the people on the adjudicated one.
+    assert (agent.agreement.value, agent.reference_sources) == (1 / 3, {"debate": 2, "people": 1})
+    panel = report_of(report, "panel:Debate panel (heuristic)")
+    assert panel.judged == 2 and panel.n == 0, "the panel is never measured against its own consensus"
+    ana = report_of(report, "user:ana")
+    assert ana.agreement.value == 1.0 and ana.reference_sources == {"people": 1}
+    assert report.people.people == 2 and report.people.units == 1
+
+
+def test_the_pages_list_every_judge_and_show_one_in_full(judged, login, viewer):
+    client = login(viewer)
+    body = client.get("/judges/").content.decode()
+    assert "openai:gpt-judge + reference_answer" in body and "Cohen" in body
+    detail = client.get(f"/judges/{judge_key('openai:gpt-judge')}/")
+    assert detail.status_code == 200
+    text = detail.content.decode()
+    assert "Confusion matrix" in text and "Privileged information" in text and "<svg" in text
+    assert client.get("/judges/ffffffffffff/").status_code == 404
+
+
+def test_the_json_export_has_one_object_per_judge_with_the_promised_fields(judged, login, viewer):
+    response = login(viewer).get("/judges/report.json")
+    assert response["Content-Type"].startswith("application/json")
+    data = json.loads(response.content)
+    promised = {"n", "agreement", "kappa", "kappa_ci", "confusion", "position_flip_rate", "longer_share",
+                "people_longer_share", "length_coef", "self_preference", "ece", "brier"}  # fmt: skip
+    assert all(promised <= set(judge) for judge in data["judges"])
+    assert set(data["people"]) >= {"krippendorff_alpha", "alpha_ci"}
+    csv = login(viewer).get("/judges/report.csv")
+    assert csv["Content-Type"].startswith("text/csv") and "openai:gpt-judge" in csv.content.decode()
+
+
+def test_the_scope_filters_by_criterion(judged, login, viewer):
+    body = login(viewer).get("/judges/?criterion=nonexistent").content.decode()
+    assert "No judge has verdicts here yet" in body
+
+
+def test_the_command_writes_the_same_report(judged, tmp_path):
+    out = tmp_path / "report.json"
+    call_command("judge_report", "--out", str(out))
+    data = json.loads(out.read_text())
+    assert data == json.loads(json.dumps(compute(Scope()).as_json()))
+    assert any(judge["name"] == "openai:gpt-judge" for judge in data["judges"])
+
+
+@pytest.mark.parametrize("role", ["adjudicator", None])
+def test_people_who_may_not_read_boards_are_refused(judged, login, role):
+    user = make_user("someone", role) if role else make_user("someone")
+    client = login(user)
+    assert client.get("/judges/").status_code == 403
+    assert client.get("/judges/report.json").status_code == 403
+
+
+def test_a_model_page_shows_the_model_as_a_judge(judged, login, viewer):
+    body = login(viewer).get("/models/judge-x/").content.decode()
+    assert "As a judge" in body and judge_key("openai:gpt-judge") in body
