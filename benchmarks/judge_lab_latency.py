@@ -158,17 +158,21 @@ def main() -> None:
     from evalhub.judgelab.observations import Scope, collect
 
     found = collect(Scope())
+    labels, pairs = found.labels, list(found.pairs.values())
     judge = next(j for j in found.judges.values() if j.kind == "model")
-    people = [j for j in found.judges.values() if j.kind == "person"]
-    majority: dict = {}
-    for person in people:
-        for label in found.labels[person.id]:
-            majority.setdefault(label.item, []).append(label.pick)
-    reference = {item: max(set(v), key=v.count) for item, v in majority.items()}
-    mine = [(label.item, label.pick) for label in found.labels[judge.id] if label.item in reference]
+    votes: dict[int, list[int]] = {}
+    for person in (j for j in found.judges.values() if j.kind == "person"):
+        for row, pick in zip(labels[person.id].rows.tolist(), labels[person.id].picks.tolist(), strict=True):
+            votes.setdefault(row, []).append(pick)
+    reference = {row: max(set(picks), key=picks.count) for row, picks in votes.items()}
+    mine = [
+        (row, pick)
+        for row, pick in zip(labels[judge.id].rows.tolist(), labels[judge.id].picks.tolist(), strict=True)
+        if row in reference
+    ]
     predicted = [pick for _, pick in mine]
-    expected = [reference[item] for item, _ in mine]
-    clusters = [found.pairs[item].cluster for item, _ in mine]
+    expected = [reference[row] for row, _ in mine]
+    clusters = [pairs[row].cluster for row, _ in mine]
     start = time.perf_counter()
     naive_kappa_bootstrap(predicted, expected, clusters, args.naive_resamples, args.seed)
     naive = (time.perf_counter() - start) / args.naive_resamples * 1000

@@ -27,9 +27,8 @@ from __future__ import annotations
 
 import functools
 import math
-from collections import Counter
-from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -71,42 +70,87 @@ class Interval:
         return [self.low, self.high]
 
 
+ABSENT = -9  # no verdict of this judge on this pair (NO_VERDICT is an answer without one)
+
+
+class LabelArrays(NamedTuple):
+    """A judge's labels as arrays; `rows` index the report's pairs. Tens of thousands of labels
+    are read per report, and a Python object per label was most of a cold board's time."""
+
+    rows: np.ndarray  # int
+    picks: np.ndarray  # FIRST, SECOND, TIE or NO_VERDICT in the pair's canonical order
+    first_shown: np.ndarray  # bool
+    probability: np.ndarray  # float; NaN where the judge gave none
+
+    @classmethod
+    def of(cls, labels: Sequence[Label], row: Mapping[Hashable, int]) -> LabelArrays:
+        return cls(
+            np.array([row[label.item] for label in labels], dtype=int),
+            np.array([label.pick for label in labels], dtype=int),
+            np.array([label.first_shown for label in labels], dtype=bool),
+            np.array([np.nan if label.probability is None else label.probability for label in labels], dtype=float),
+        )
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[LabelArrays]) -> LabelArrays:
+        return cls(*(np.concatenate([getattr(part, name) for part in parts]) for name in cls._fields))
+
+
 @dataclass
 class JudgeVerdicts:
-    """One judge's verdict per pair (in the order first shown) and, where asked, in the other order."""
+    """One judge's verdict per pair, dense over the report's pairs (ABSENT where it gave none): in
+    the order it was first shown the pair, in the other order, and its mean probability (NaN)."""
 
-    primary: dict[Hashable, int] = field(default_factory=dict)
-    other_order: dict[Hashable, int] = field(default_factory=dict)
-    probability: dict[Hashable, float] = field(default_factory=dict)
-
-
-def majority(picks: Iterable[int]) -> int:
-    counts = Counter(picks).most_common()
-    if len(counts) > 1 and counts[0][1] == counts[1][1]:
-        return NO_VERDICT
-    return counts[0][0]
+    primary: np.ndarray
+    other_order: np.ndarray
+    probability: np.ndarray
 
 
-def verdicts_of(labels: Iterable[Label]) -> JudgeVerdicts:
-    """Labels of one judge → its verdicts (see the module's definitions)."""
-    first_order: dict[Hashable, bool] = {}
-    same: dict[Hashable, list[int]] = {}
-    other: dict[Hashable, list[int]] = {}
-    probabilities: dict[Hashable, list[float]] = {}
-    for label in labels:
-        item = label.item
-        order = first_order.setdefault(item, label.first_shown)
-        if label.first_shown == order:
-            same.setdefault(item, []).append(label.pick)
-            if label.probability is not None:
-                probabilities.setdefault(item, []).append(label.probability)
-        else:
-            other.setdefault(item, []).append(label.pick)
-    out = JudgeVerdicts()
-    out.primary = {item: picks[0] if len(picks) == 1 else majority(picks) for item, picks in same.items()}
-    out.other_order = {item: picks[0] if len(picks) == 1 else majority(picks) for item, picks in other.items()}
-    out.probability = {item: sum(values) / len(values) for item, values in probabilities.items()}
-    return out
+_PICK_COLUMN = np.array([3, 2, 0, 1])  # NO_VERDICT, TIE, FIRST, SECOND (pick + 1) → column
+_COLUMN_PICK = np.array([FIRST, SECOND, TIE, NO_VERDICT])
+
+
+def _majorities(rows: np.ndarray, picks: np.ndarray, pairs: int) -> np.ndarray:
+    """Per pair the most frequent pick; NO_VERDICT when the top is tied, ABSENT with none."""
+    counts = np.bincount(rows * 4 + _PICK_COLUMN[picks + 1], minlength=pairs * 4).reshape(pairs, 4)
+    ordered = np.sort(counts, axis=1)
+    winner = _COLUMN_PICK[counts.argmax(axis=1)]
+    return np.where(ordered[:, -1] == 0, ABSENT, np.where(ordered[:, -1] == ordered[:, -2], NO_VERDICT, winner))
+
+
+def dense_verdicts(labels: LabelArrays, pairs: int) -> JudgeVerdicts:
+    """A judge's labels → its verdicts (see the module's definitions), as arrays over `pairs` pairs."""
+    order = np.argsort(labels.rows, kind="stable")  # stable: "first shown" is the first label given
+    rows, picks = labels.rows[order], labels.picks[order]
+    first_shown, probability = labels.first_shown[order], labels.probability[order]
+    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if len(rows) else np.array([], dtype=int)
+    first_order = np.zeros(pairs, dtype=bool)
+    first_order[rows[starts]] = first_shown[starts]
+    same = first_shown == first_order[rows]
+    given = same & ~np.isnan(probability)
+    totals = np.bincount(rows[given], weights=probability[given], minlength=pairs)
+    counts = np.bincount(rows[given], minlength=pairs)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(counts > 0, totals / counts, np.nan)
+    return JudgeVerdicts(
+        primary=_majorities(rows[same], picks[same], pairs),
+        other_order=_majorities(rows[~same], picks[~same], pairs),
+        probability=mean,
+    )
+
+
+def verdicts_of(labels: Sequence[Label]) -> dict[str, dict[Hashable, float]]:
+    """Labels of one judge → its verdicts keyed by pair: {"primary", "other_order", "probability"}."""
+    items = list(dict.fromkeys(label.item for label in labels))
+    verdicts = dense_verdicts(LabelArrays.of(labels, {item: i for i, item in enumerate(items)}), len(items))
+    return {
+        name: {item: value.item() for item, value in zip(items, getattr(verdicts, name), strict=True) if keep(value)}
+        for name, keep in (
+            ("primary", lambda v: v != ABSENT),
+            ("other_order", lambda v: v != ABSENT),
+            ("probability", lambda v: not np.isnan(v)),
+        )
+    }
 
 
 # --- agreement -----------------------------------------------------------------------------------
@@ -228,12 +272,8 @@ def wilson(hits: int, total: int) -> Interval:
 
 def position_flips(verdicts: JudgeVerdicts) -> tuple[int, int]:
     """(flips, pairs) over the pairs judged in both orders with a verdict in each."""
-    both = [
-        item
-        for item in verdicts.other_order
-        if verdicts.primary.get(item, NO_VERDICT) != NO_VERDICT and verdicts.other_order[item] != NO_VERDICT
-    ]
-    return sum(verdicts.primary[item] != verdicts.other_order[item] for item in both), len(both)
+    both = (verdicts.primary >= 0) & (verdicts.other_order >= 0)  # ABSENT and NO_VERDICT are negative
+    return int((verdicts.primary[both] != verdicts.other_order[both]).sum()), int(both.sum())
 
 
 def standardised(values: Sequence[float] | np.ndarray, weights: np.ndarray | None = None) -> np.ndarray | None:

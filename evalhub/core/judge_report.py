@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from evalhub.core.judge_lab import (
+    ABSENT,
     BOOTSTRAP,
     CONFUSION_COLUMNS,
     CONFUSION_ROWS,
@@ -23,16 +24,17 @@ from evalhub.core.judge_lab import (
     Interval,
     JudgeVerdicts,
     Label,
+    LabelArrays,
     Pair,
     agreement_and_kappa,
     calibration,
     confusion_tables,
+    dense_verdicts,
     kappa,
     krippendorff_alpha_from_counts,
     length_slope_counts,
     paired_difference,
     position_flips,
-    verdicts_of,
     wilson,
 )
 
@@ -173,7 +175,6 @@ class Report:
         return next((judge for judge in self.judges if judge.judge.id == judge_id), None)
 
 
-ABSENT = -9  # no verdict of this rater on this pair (NO_VERDICT is an answer without one)
 COLUMN = {FIRST: 0, SECOND: 1, TIE: 2}  # verdict → its column in a count table
 VERDICT_OF_COLUMN = np.array([FIRST, SECOND, TIE])
 
@@ -198,18 +199,16 @@ class _Index:
                 target = self.consensus if verdict.how == CONSENSUS else self.adjudicated
                 target[self.row[item]] = verdict.verdict
 
-    def dense(self, verdicts: Mapping[Hashable, int]) -> np.ndarray:
-        out = np.full(len(self.items), ABSENT)
-        if verdicts:
-            out[[self.row[item] for item in verdicts]] = list(verdicts.values())
-        return out
-
     def counts(self, picks: np.ndarray) -> np.ndarray:
         """(pairs × 3) counts of FIRST, SECOND and TIE from one rater's dense picks."""
         out = np.zeros((len(self.items), 3))
         for verdict, column in COLUMN.items():
             out[:, column] = picks == verdict
         return out
+
+
+def _arrays(labels: Sequence[Label] | LabelArrays, index: _Index) -> LabelArrays:
+    return labels if isinstance(labels, LabelArrays) else LabelArrays.of(labels, index.row)
 
 
 def _majority_of_counts(counts: np.ndarray) -> np.ndarray:
@@ -231,8 +230,10 @@ def build_report(
 ) -> Report:
     """Every judge's report, ranked by kappa (highest first; judges without one last)."""
     index = _Index(pairs, settled)
-    verdicts = {judge.id: verdicts_of(labels.get(judge.id, ())) for judge in judges}
-    dense = {judge.id: index.dense(verdicts[judge.id].primary) for judge in judges}
+    verdicts = {
+        judge.id: dense_verdicts(_arrays(labels.get(judge.id, ()), index), len(index.items)) for judge in judges
+    }
+    dense = {judge.id: verdicts[judge.id].primary for judge in judges}
     people = [judge.id for judge in judges if judge.kind == PERSON]
     person_counts = {person: index.counts(dense[person]) for person in people}
     people_counts = sum(person_counts.values(), np.zeros((len(index.items), 3)))
@@ -254,7 +255,7 @@ def build_report(
     )
     reports = []
     for judge in judges:
-        if not verdicts[judge.id].primary:
+        if not (dense[judge.id] != ABSENT).any():
             continue
         if judge.kind == PERSON:
             others = _majority_of_counts(people_counts - person_counts[judge.id])
@@ -356,7 +357,7 @@ def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], co
             else None
         ),
         self_preference=_self_preference(judge, picks, context),
-        calibration=_calibration(mine, index, expected),
+        calibration=_calibration(mine, expected),
         privileged=_privileged(judge, picks, expected, context),
         versus_people=_versus_people(judge, picks, context) if judge.kind != PERSON else None,
     )
@@ -404,13 +405,11 @@ def _self_preference(judge: JudgeInfo, picks: np.ndarray, context: _Context) -> 
     }
 
 
-def _calibration(mine: JudgeVerdicts, index: _Index, expected: np.ndarray) -> Calibration | None:
-    if not mine.probability:
+def _calibration(mine: JudgeVerdicts, expected: np.ndarray) -> Calibration | None:
+    scored = ~np.isnan(mine.probability) & ((expected == FIRST) | (expected == SECOND))
+    if not scored.any():
         return None
-    reference = expected[[index.row[item] for item in mine.probability]]
-    decisive = (reference == FIRST) | (reference == SECOND)
-    probabilities = np.fromiter(mine.probability.values(), dtype=float)[decisive]
-    return calibration(list(probabilities), list((reference[decisive] == FIRST).astype(int)))
+    return calibration(list(mine.probability[scored]), list((expected[scored] == FIRST).astype(int)))
 
 
 def _privileged(judge: JudgeInfo, picks: np.ndarray, expected: np.ndarray, context: _Context) -> list[PrivilegedLift]:

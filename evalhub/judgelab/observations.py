@@ -12,15 +12,16 @@ from collections import defaultdict
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 
+import numpy as np
 from django.db import connection
-from django.db.models import F
-from django.db.models.functions import Length
+from django.db.models import F, Value
+from django.db.models.functions import Coalesce, Length
 
 from evalhub.adjudication.models import Adjudication
 from evalhub.catalog.models import Criterion, Judgment, LanguageModel, Response
 from evalhub.core.agreement import unswap
 from evalhub.core.criteria_variants import ORIGINAL
-from evalhub.core.judge_lab import FIRST, NO_VERDICT, SECOND, TIE, Label, Pair
+from evalhub.core.judge_lab import FIRST, NO_VERDICT, SECOND, TIE, Label, LabelArrays, Pair
 from evalhub.core.judge_report import ADJUDICATED, AGENT, CONSENSUS, MODEL, PANEL, PERSON, JudgeInfo, Settled
 from evalhub.dashboards.judges import spec_models
 from evalhub.debates.models import Debate, DebateRun, DebateStatus, DebateTurn, JudgeRun, JudgeVerdict
@@ -39,13 +40,30 @@ class Scope:
 @dataclass
 class Observations:
     judges: dict[str, JudgeInfo] = field(default_factory=dict)
-    labels: dict[str, list[Label]] = field(default_factory=lambda: defaultdict(list))
-    pairs: dict[Hashable, Pair] = field(default_factory=dict)
+    rows: dict[Hashable, int] = field(default_factory=dict)  # pair → its row in every array
+    arrays: dict[str, list[LabelArrays]] = field(default_factory=lambda: defaultdict(list))
+    singles: dict[str, list[Label]] = field(default_factory=lambda: defaultdict(list))
+    pairs: dict[Hashable, Pair] = field(default_factory=dict)  # in row order
     settled: dict[Hashable, Settled] = field(default_factory=dict)
+
+    def row(self, item: Hashable) -> int:
+        return self.rows.setdefault(item, len(self.rows))
 
     def add(self, judge: JudgeInfo, item: Hashable, verdict: int | None, first_shown: bool, p: float | None = None):
         self.judges.setdefault(judge.id, judge)
-        self.labels[judge.id].append(Label(judge.id, item, canonical(verdict, first_shown), first_shown, p))
+        self.row(item)
+        self.singles[judge.id].append(Label(judge.id, item, canonical(verdict, first_shown), first_shown, p))
+
+    @property
+    def labels(self) -> dict[str, LabelArrays]:
+        """Every judge's labels as arrays over the rows of `pairs`."""
+        out = {}
+        for judge in self.judges:
+            parts = list(self.arrays.get(judge, ()))
+            if self.singles.get(judge):
+                parts.append(LabelArrays.of(self.singles[judge], self.rows))
+            out[judge] = LabelArrays.concatenate(parts)
+        return out
 
 
 def pair_key(criterion: str, response_1: int, response_2: int) -> tuple[str, int, int]:
@@ -88,27 +106,52 @@ def _imported(found: Observations, scope: Scope) -> None:
         rows = rows.filter(response__prompt__benchmark__slug=scope.benchmark)
     if scope.criterion:
         rows = rows.filter(criterion__slug=scope.criterion)
-    judges = {
-        pk: JudgeInfo(slug, slug, PERSON if human else MODEL, model=None if human else slug)
-        for pk, slug, human in LanguageModel.objects.values_list("pk", "slug", "is_human")
-    }
-    criteria = dict(Criterion.objects.values_list("pk", "slug"))
-    fields = ("judge_model_id", "criterion_id", "response_id", "response_2_id", "verdict", "probability")
-    # Plain tuples from the cursor: tens of thousands of labels, and model instances cost most of the time.
-    sql, params = rows.order_by("pk").values_list(*fields).query.sql_with_params()
+    fields = ("judge_model_id", "criterion_id", "response_id", "response_2_id", "verdict", "given")
+    rows = rows.annotate(given=Coalesce("probability", Value(-1.0))).order_by("pk").values_list(*fields)
+    # Numbers straight from the cursor into arrays: tens of thousands of labels, and a Python object
+    # per label was most of a cold board's time.
+    sql, params = rows.query.sql_with_params()
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        while batch := cursor.fetchmany(20000):
-            # The loop of `found.add`, inlined: this is most of a cold board's time.
-            for judge_pk, criterion, first, second, verdict, probability in batch:
-                judge = judges[judge_pk]
-                found.judges.setdefault(judge.id, judge)
-                if first < second:
-                    label = Label(judge.id, (criteria[criterion], first, second), verdict, True, probability)
-                else:
-                    p = None if probability is None else 1 - probability
-                    label = Label(judge.id, (criteria[criterion], second, first), FLIPPED[verdict], False, p)
-                found.labels[judge.id].append(label)
+        table = np.array(cursor.fetchall(), dtype=float).reshape(-1, len(fields))
+    if not len(table):
+        return
+    judge_pk, criterion, shown_first, shown_second, verdict, given = table.T
+    first_shown = shown_first < shown_second
+    low, high = np.minimum(shown_first, shown_second), np.maximum(shown_first, shown_second)
+    picks = verdict.astype(int)
+    picks = np.where(first_shown | (picks == TIE), picks, np.where(picks == FIRST, SECOND, FIRST))
+    probability = np.where(given < 0, np.nan, given)
+    probability = np.where(first_shown, probability, 1 - probability)
+    keys, inverse = _unique_pairs(criterion.astype(np.int64), low.astype(np.int64), high.astype(np.int64))
+    criteria = dict(Criterion.objects.values_list("pk", "slug"))
+    row_of_key = np.array([found.row((criteria[c], lo, hi)) for c, lo, hi in keys], dtype=int)
+    label_rows = row_of_key[inverse.ravel()]
+    judges = {
+        pk: JudgeInfo(slug, slug, PERSON if human else MODEL, model=None if human else slug)
+        for pk, slug, human in LanguageModel.objects.filter(pk__in=set(judge_pk.astype(int).tolist())).values_list(
+            "pk", "slug", "is_human"
+        )
+    }
+    order = np.argsort(judge_pk, kind="stable")  # stable: each judge's labels stay in the order given
+    starts = np.flatnonzero(np.r_[True, judge_pk[order][1:] != judge_pk[order][:-1]])
+    for members in np.split(order, starts[1:]):
+        judge = judges[int(judge_pk[members[0]])]
+        found.judges.setdefault(judge.id, judge)
+        found.arrays[judge.id].append(
+            LabelArrays(label_rows[members], picks[members], first_shown[members], probability[members])
+        )
+
+
+def _unique_pairs(criterion: np.ndarray, low: np.ndarray, high: np.ndarray) -> tuple[list[tuple], np.ndarray]:
+    """The distinct (criterion, low, high) triples and, per label, which one it is. One int64 key per
+    triple where the ids allow (np.unique over rows is ten times slower than over numbers)."""
+    base = int(high.max()) + 1
+    if (int(criterion.max()) + 1) * base * base < 2**62:
+        values, inverse = np.unique((criterion * base + low) * base + high, return_inverse=True)
+        return [(int(v // (base * base)), int(v // base % base), int(v % base)) for v in values], inverse
+    keys, inverse = np.unique(np.stack([criterion, low, high], axis=1), axis=0, return_inverse=True)
+    return [tuple(key) for key in keys.tolist()], inverse.ravel()
 
 
 @dataclass(frozen=True)
@@ -238,10 +281,9 @@ def _people(found: Observations, debates: dict[int, _Debate], scope: Scope) -> N
 
 
 def _pairs(found: Observations) -> None:
-    items = set(found.settled)
-    for labels in found.labels.values():
-        items.update(label.item for label in labels)
-    ids = {response for _, low, high in items for response in (low, high)}
+    for item in found.settled:
+        found.row(item)
+    ids = {response for _, low, high in found.rows for response in (low, high)}
     # Lengths in characters, counted by the database: the texts themselves never leave it.
     rows = (
         Response.objects.filter(pk__in=ids)
@@ -249,7 +291,7 @@ def _pairs(found: Observations) -> None:
         .values_list("id", "prompt_id", "model__slug", "length")
     )
     responses = {pk: (prompt, model, length) for pk, prompt, model, length in rows.iterator(chunk_size=5000)}
-    for item in items:
+    for item in found.rows:  # in row order, which the arrays index
         _, low, high = item
         prompt, model_1, length_1 = responses[low]
         _, model_2, length_2 = responses[high]

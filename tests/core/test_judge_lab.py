@@ -154,9 +154,9 @@ def test_a_judges_verdict_is_its_majority_in_the_order_it_was_first_shown():
         Label("j", "r", TIE, first_shown=False, probability=0.6),
     ]
     verdicts = verdicts_of(labels)
-    assert verdicts.primary == {"p": FIRST, "q": NO_VERDICT, "r": TIE}
-    assert verdicts.other_order == {"p": SECOND}
-    assert verdicts.probability == {"r": 0.5}
+    assert verdicts["primary"] == {"p": FIRST, "q": NO_VERDICT, "r": TIE}
+    assert verdicts["other_order"] == {"p": SECOND}
+    assert verdicts["probability"] == {"r": 0.5}
 
 
 # --- planted judges --------------------------------------------------------------------------------
