@@ -173,6 +173,10 @@ class Rating:
     wins: int
     losses: int
     ties: int
+    group: int = 1  # the connected part of the comparison graph this model is rated in (1: the largest)
+    style_rating: float | None = None  # with style control (length and markdown held equal)
+    style_low: float | None = None
+    style_high: float | None = None
 
     @property
     def win_rate(self) -> float | None:
@@ -192,9 +196,43 @@ class Leaderboard:
     rounds: int
     ridge: float
     confidence: float
+    groups: int = 1  # connected parts of the comparison graph; ratings compare only within one
+    beats: list[list[float | None]] | None = None  # P(row's rating above column's) over the resamples
+    style: dict[str, float] | None = None  # style coefficients (Elo per standard deviation of each feature)
 
     def win_rate(self, i: int, j: int) -> float | None:
         return self.wins[i][j] / self.games[i][j] if self.games[i][j] else None
+
+
+def components(battles: Battles) -> list[list[int]]:
+    """The connected parts of the comparison graph (models joined by any battle), largest first: a
+    rating is relative to the models it was compared with, so parts are never put on one scale."""
+    parent = list(range(len(battles.models)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for first, second in zip(battles.first.tolist(), battles.second.tolist(), strict=True):
+        parent[root(first)] = root(second)
+    parts: dict[int, list[int]] = {}
+    for i in range(len(battles.models)):
+        parts.setdefault(root(i), []).append(i)
+    return sorted(parts.values(), key=lambda part: (-len(part), battles.models[part[0]]))
+
+
+def _restrict(battles: Battles, members: list[int]) -> Battles:
+    keep = np.isin(battles.first, members)
+    local = {model: i for i, model in enumerate(members)}
+    return Battles(
+        models=tuple(battles.models[i] for i in members),
+        first=np.array([local[i] for i in battles.first[keep].tolist()], dtype=np.intp),
+        second=np.array([local[i] for i in battles.second[keep].tolist()], dtype=np.intp),
+        outcome=battles.outcome[keep],
+        count=battles.count[keep],
+    )
 
 
 def leaderboard(
@@ -204,18 +242,35 @@ def leaderboard(
     ridge: float = DEFAULT_RIDGE,
     confidence: float = 0.95,
 ) -> Leaderboard:
-    """Ratings with percentile bootstrap intervals, Arena ranks, and the win/battle matrices."""
+    """Ratings with percentile bootstrap intervals, Arena ranks and P(row above column) from the
+    resamples, and the win/battle matrices. Each connected part of the comparison graph is fitted,
+    resampled and ranked on its own (group 1 the largest), centred on 1000."""
     collected = collect(battles)
     m = len(collected.models)
     if m == 0:
-        return Leaderboard([], (), [], [], [], rounds, ridge, confidence)
-    point = ratings(collected, ridge)
-    resampled = bootstrap_ratings(collected, rounds, seed, ridge)
+        return Leaderboard([], (), [], [], [], rounds, ridge, confidence, groups=0, beats=[])
+    point, low, high, rank = np.zeros(m), np.zeros(m), np.zeros(m), [0] * m
+    group = [0] * m
+    beats: list[list[float | None]] = [[None] * m for _ in range(m)]
     tail = (1 - confidence) / 2 * 100
-    if len(resampled):
-        low, high = np.percentile(resampled, [tail, 100 - tail], axis=0)
-    else:
-        low, high = point.copy(), point.copy()
+    parts = components(collected)
+    for number, members in enumerate(parts, start=1):
+        part = _restrict(collected, members)
+        part_point = ratings(part, ridge)
+        resampled = bootstrap_ratings(part, rounds, seed, ridge)
+        if len(resampled):
+            part_low, part_high = np.percentile(resampled, [tail, 100 - tail], axis=0)
+            above = (resampled[:, :, None] > resampled[:, None, :]).mean(axis=0)
+        else:
+            part_low, part_high = part_point.copy(), part_point.copy()
+            above = (part_point[:, None] > part_point[None, :]).astype(float)
+        part_rank = ranks(list(part_low), list(part_high))
+        for local, model in enumerate(members):
+            point[model], low[model], high[model] = part_point[local], part_low[local], part_high[local]
+            rank[model], group[model] = part_rank[local], number
+            for other_local, other in enumerate(members):
+                if other != model:
+                    beats[model][other] = float(above[local, other_local])
     wins = _aggregate(collected, collected.count[None, :])[0]
     games = np.zeros((m, m), dtype=int)
     ties = np.zeros((m, m), dtype=int)
@@ -229,8 +284,7 @@ def leaderboard(
         else:
             winner, loser = (f, s) if o == 1.0 else (s, f)
             decisive[winner, loser] += int(c)
-    order = sorted(range(m), key=lambda i: -point[i])
-    rank = ranks(list(low), list(high))
+    order = sorted(range(m), key=lambda i: (group[i], -point[i]))
     rows = [
         Rating(
             model=collected.models[i],
@@ -242,6 +296,7 @@ def leaderboard(
             wins=int(decisive[i].sum()),
             losses=int(decisive[:, i].sum()),
             ties=int(ties[i].sum()),
+            group=group[i],
         )
         for i in order
     ]
@@ -254,4 +309,109 @@ def leaderboard(
         rounds=rounds,
         ridge=ridge,
         confidence=confidence,
+        groups=len(parts),
+        beats=beats,
     )
+
+
+# --- style control (Chatbot Arena, "Does style matter?", 2024) ------------------------------------
+
+
+def style_differences(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Per battle and feature, the normalised difference (a − b) / (a + b) (0 when both are 0),
+    standardised over the battles (mean 0, sample standard deviation 1; a constant column stays 0)."""
+    first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
+    total = first + second
+    with np.errstate(divide="ignore", invalid="ignore"):
+        difference = np.where(total > 0, (first - second) / total, 0.0)
+    centred = difference - difference.mean(axis=0)
+    spread = difference.std(axis=0, ddof=1) if len(difference) > 1 else np.zeros(difference.shape[1])
+    return np.where(spread > 0, centred / np.where(spread > 0, spread, 1), 0.0)
+
+
+def fit_with_style(
+    first: np.ndarray,
+    second: np.ndarray,
+    outcome: np.ndarray,
+    features: np.ndarray,
+    models: int,
+    ridge: float = DEFAULT_RIDGE,
+    weights: np.ndarray | None = None,
+    max_iter: int = 100,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Strengths β (natural-log units, mean 0) and style coefficients γ maximising
+    Σ w [y log σ(β_a − β_b + γ·z) + (1 − y) log σ(−…)] − ridge/2 |β|² (y = 1, ½ or 0: a tie is half a
+    win, as in `fit_strengths`; the prior is on β only). Newton's method with step halving."""
+    n, k = len(outcome), features.shape[1]
+    design = np.zeros((n, models + k))
+    rows = np.arange(n)
+    design[rows, first] = 1.0
+    design[rows, second] -= 1.0
+    design[:, models:] = features
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    y = np.asarray(outcome, dtype=float)
+    penalty = np.r_[np.full(models, ridge), np.zeros(k)]
+    # The shift of every β by one constant leaves the likelihood unchanged: pin it (see fit_strengths).
+    pin = np.zeros((models + k, models + k))
+    pin[:models, :models] = 1.0 / models
+
+    def objective(theta: np.ndarray) -> float:
+        z = design @ theta
+        return float(
+            (w * (np.logaddexp(0, -z) * y + np.logaddexp(0, z) * (1 - y))).sum() + 0.5 * (penalty * theta**2).sum()
+        )
+
+    theta = np.zeros(models + k)
+    current = objective(theta)
+    for _ in range(max_iter):
+        p = 1 / (1 + np.exp(-(design @ theta)))
+        gradient = -design.T @ (w * (y - p)) + penalty * theta
+        if np.abs(gradient).max() < 1e-10 * max(1.0, float(w.sum())):
+            break
+        hessian = design.T @ (design * (w * p * (1 - p))[:, None]) + np.diag(penalty)
+        step = np.linalg.lstsq(hessian + pin, gradient, rcond=None)[0]
+        scale = 1.0
+        for _ in range(60):
+            candidate = theta - scale * step
+            value = objective(candidate)
+            if value <= current + 1e-12 * abs(current):
+                break
+            scale /= 2
+        theta, current = candidate, value
+    beta = theta[:models]
+    return beta - beta.mean(), theta[models:]
+
+
+def style_controlled(
+    battles: Sequence[tuple[str, str, str]],
+    style_first: np.ndarray,
+    style_second: np.ndarray,
+    models: Sequence[str],
+    rounds: int = 100,
+    seed: int = 0,
+    ridge: float = DEFAULT_RIDGE,
+    confidence: float = 0.95,
+) -> tuple[dict[str, tuple[float, float, float]], np.ndarray]:
+    """Style-controlled ratings {model: (rating, low, high)} with bootstrap intervals over battles,
+    and the style coefficients in Elo per standard deviation of each feature; `models` one
+    connected part of the comparison graph (see `components`)."""
+    index = {model: i for i, model in enumerate(models)}
+    first = np.array([index[a] for a, _, _ in battles], dtype=np.intp)
+    second = np.array([index[b] for _, b, _ in battles], dtype=np.intp)
+    outcome = np.array([{A: 1.0, B: 0.0, TIE: 0.5}[o] for _, _, o in battles])
+    features = style_differences(style_first, style_second)
+    beta, gamma = fit_with_style(first, second, outcome, features, len(models), ridge)
+    rng = np.random.default_rng(seed)
+    resampled = []
+    for _ in range(rounds):
+        # A resample of the battles, as weights: the same likelihood as the drawn list, one design.
+        weights = np.bincount(rng.integers(0, len(battles), len(battles)), minlength=len(battles))
+        resampled.append(fit_with_style(first, second, outcome, features, len(models), ridge, weights)[0])
+    point = to_rating(beta)
+    tail = (1 - confidence) / 2 * 100
+    if resampled:
+        low, high = np.percentile(to_rating(np.array(resampled)), [tail, 100 - tail], axis=0)
+    else:
+        low, high = point, point
+    out = {model: (float(point[i]), float(low[i]), float(high[i])) for i, model in enumerate(models)}
+    return out, gamma * _ELO_PER_NAT

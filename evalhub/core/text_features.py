@@ -70,3 +70,16 @@ def order_score(text: str) -> float:
         return 1.0
     links = [len(a & b) / max(1, min(len(a), len(b))) for a, b in zip(sentences, sentences[1:], strict=False)]
     return min(1.0, 2 * sum(links) / len(links))
+
+
+# Chatbot Arena's style features (its "style control" blog post): length, markdown headers, list
+# items and bold spans of a response.
+_HEADER = re.compile(r"^\s{0,3}#{1,6}\s+\S", re.MULTILINE)
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S", re.MULTILINE)
+_BOLD = re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__")
+STYLE_FEATURES = ("length", "headers", "lists", "bold")
+
+
+def style_features(text: str) -> tuple[int, int, int, int]:
+    """(characters, markdown headers, list items, bold spans), in STYLE_FEATURES order."""
+    return len(text), len(_HEADER.findall(text)), len(_LIST_ITEM.findall(text)), len(_BOLD.findall(text))

@@ -158,3 +158,84 @@ def test_bad_battles_are_refused_with_the_reason():
 def test_no_battles_make_an_empty_board():
     board = bt.leaderboard([])
     assert board.ratings == [] and board.models == ()
+
+
+# --- disconnected comparisons, P(row above column), style control ----------------------------------
+
+
+def test_models_never_compared_with_the_rest_are_rated_and_ranked_in_their_own_group():
+    battles = simulate(TRUTH, 2_000, seed=4) + [("x", "y", "a")] * 6 + [("x", "y", "b")] * 2
+    board = bt.leaderboard(battles, rounds=50)
+    by_model = {r.model: r for r in board.ratings}
+    assert board.groups == 2
+    assert {by_model[m].group for m in TRUTH} == {1} and by_model["x"].group == by_model["y"].group == 2
+    assert by_model["x"].rank == 1 and by_model["y"].rank in (1, 2)
+    # Each group is centred on its own mean: x and y say nothing about m1 … m5.
+    assert (by_model["x"].rating + by_model["y"].rating) / 2 == pytest.approx(bt.CENTRE)
+    index = {m: i for i, m in enumerate(board.models)}
+    assert board.beats[index["x"]][index["m1"]] is None
+    assert [r.model for r in board.ratings][-2:] == ["x", "y"], "the smaller group is listed after the larger"
+
+
+def test_p_row_above_column_is_the_share_of_resamples_and_the_two_directions_sum_to_one():
+    battles = simulate(TRUTH, 3_000, seed=5)
+    board = bt.leaderboard(battles, rounds=80, seed=3)
+    resampled = bt.bootstrap_ratings(bt.collect(battles), rounds=80, seed=3)
+    index = {m: i for i, m in enumerate(board.models)}
+    i, j = index["m2"], index["m3"]
+    assert board.beats[i][j] == pytest.approx(float((resampled[:, i] > resampled[:, j]).mean()))
+    assert board.beats[i][j] + board.beats[j][i] == pytest.approx(1.0)
+    assert board.beats[index["m1"]][index["m5"]] == 1.0
+
+
+def styled_battles(seed: int, n: int = 3000):
+    """m-long writes twice as much as the others and wins more for it; quality is equal."""
+    rng = np.random.default_rng(seed)
+    names = ["m-long", "m2", "m3", "m4"]
+    battles, first, second = [], [], []
+    for _ in range(n):
+        a, b = rng.choice(names, size=2, replace=False)
+        length = {m: (800 if m == "m-long" else 400) * rng.uniform(0.5, 1.5) for m in (a, b)}
+        features = {m: (length[m], rng.integers(0, 3), rng.integers(0, 5), rng.integers(0, 4)) for m in (a, b)}
+        share = (length[a] - length[b]) / (length[a] + length[b])
+        p = 1 / (1 + math.exp(-4.0 * share))  # only length matters
+        roll = rng.random()
+        battles.append((a, b, "tie" if abs(roll - p) < 0.05 else ("a" if roll < p else "b")))
+        first.append(features[a])
+        second.append(features[b])
+    return battles, np.array(first, dtype=float), np.array(second, dtype=float)
+
+
+def test_style_control_equals_a_statsmodels_logistic_regression_with_the_same_features():
+    import statsmodels.api as sm
+
+    battles, first, second = styled_battles(seed=6, n=600)
+    models = sorted({m for a, b, _ in battles for m in (a, b)})
+    controlled, gamma = bt.style_controlled(battles, first, second, models, rounds=0, ridge=0.0)
+    # The same likelihood, Arena's way: every battle twice, a tie once won and once lost; one model's
+    # column dropped for identification.
+    z = bt.style_differences(first, second)
+    rows, target = [], []
+    for (a, b, outcome), features in zip(battles, z, strict=True):
+        x = np.zeros(len(models))
+        x[models.index(a)], x[models.index(b)] = 1.0, -1.0
+        for copy in range(2):
+            rows.append(np.r_[x[1:], features])
+            target.append(float(copy == 0) if outcome == "tie" else float(outcome == "a"))
+    fitted = sm.Logit(np.array(target), np.array(rows)).fit(disp=0, method="newton", tol=1e-12)
+    beta = np.r_[0.0, fitted.params[: len(models) - 1]]
+    expected = bt.to_rating(beta - beta.mean())
+    for model, value in zip(models, expected, strict=True):
+        assert controlled[model][0] == pytest.approx(value, abs=1e-3)
+    assert gamma == pytest.approx(fitted.params[len(models) - 1 :] * 400 / math.log(10), abs=1e-3)
+
+
+def test_style_control_takes_the_length_advantage_away():
+    battles, first, second = styled_battles(seed=3)
+    raw = {r.model: r.rating for r in bt.leaderboard(battles, rounds=0).ratings}
+    controlled, gamma = bt.style_controlled(battles, first, second, sorted(raw), rounds=30)
+    assert raw["m-long"] - raw["m2"] > 100
+    assert abs(controlled["m-long"][0] - controlled["m2"][0]) < 25
+    assert gamma[0] > 50 and all(abs(g) < 25 for g in gamma[1:]), "length carries the effect, nothing else"
+    low, high = controlled["m-long"][1:]
+    assert low < controlled["m-long"][0] < high
