@@ -17,16 +17,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from evalhub.catalog.models import IMPORTED_VARIANT
+from evalhub.catalog.models import IMPORTED_VARIANT, Judgment
 from evalhub.core.criteria_variants import ORIGINAL
 from evalhub.dashboards.verdicts import judge_run_majorities
 from evalhub.debates.models import Debate, DebateStatus, Winner, winner_for
 
 CONSENSUS, HUMAN, SINGLE_JUDGE = "consensus", "human", "single_judge"
+IMPORTED_PEOPLE, IMPORTED_JUDGES = "imported_people", "imported_judges"
 SOURCES = {
     CONSENSUS: "Debate consensus",
     HUMAN: "Human adjudication",
     SINGLE_JUDGE: "Single LLM judges",
+    IMPORTED_PEOPLE: "Imported human labels",
+    IMPORTED_JUDGES: "Imported judge verdicts",
 }
 DEFAULT_SOURCES = (CONSENSUS, HUMAN)
 OUTCOME = {Winner.A: "a", Winner.B: "b", Winner.TIE: "tie"}
@@ -43,6 +46,8 @@ class Battle(NamedTuple):  # a tuple: tens of thousands are made and cached per 
     debate: int
     judge: str = ""  # the judge's provider spec, for single-judge battles
     responses: str = IMPORTED_VARIANT  # which responses were compared: imported ones, or a generation variant
+    response_a: int = 0  # the two responses' ids (style control reads their texts)
+    response_b: int = 0
 
     def for_model(self, slug: str) -> str | None:
         """'win', 'loss' or 'tie' from `slug`'s side; None if it did not take part."""
@@ -68,6 +73,8 @@ DEBATE_FIELDS = (
     "run__variant",
     "response_a__model__slug",
     "response_b__model__slug",
+    "response_a_id",
+    "response_b_id",
 )
 
 
@@ -84,6 +91,7 @@ def load_battles(stamp: str, with_judges: bool) -> list[Battle]:
             battles.append(_battle(row, OUTCOME[row["winner"]], source))
     if with_judges:
         battles.extend(_judge_battles(debates, judge_run_majorities(stamp)))
+    battles.extend(_imported_battles())
     battles.sort(key=lambda b: (b.debate, b.source, b.judge))  # one order whatever the database returned
     return battles
 
@@ -100,6 +108,8 @@ def _battle(row: dict, outcome: str, source: str, judge: str = "") -> Battle:
         row["id"],
         judge,
         row["run__variant"] or IMPORTED_VARIANT,
+        row["response_a_id"],
+        row["response_b_id"],
     )
 
 
@@ -116,6 +126,42 @@ def _judge_battles(debates: dict[int, dict], runs: dict[int, dict]) -> list[Batt
     return battles
 
 
+def _imported_battles() -> list[Battle]:
+    """Imported pairwise judgments (`import_judgments`): each person's label and each judge's verdict
+    is one battle, as a single judge's is (the judge lab reads the same rows)."""
+    fields = ("judge_model__slug", "judge_model__is_human", "verdict", "criterion__slug")
+    fields += ("response__prompt__category", "response__prompt__benchmark__slug")
+    fields += ("response__model__slug", "response_2__model__slug", "response_id", "response_2_id")
+    rows = Judgment.objects.filter(
+        response_2__isnull=False, judge_model__isnull=False, prompt_variant=ORIGINAL, verdict__isnull=False
+    )
+    battles = []
+    for judge, human, verdict, criterion, category, benchmark, first, second, r1, r2 in (
+        rows.order_by("pk").values_list(*fields).iterator(chunk_size=5000)
+    ):
+        if first == second:
+            continue
+        outcome = {1: "a", 2: "b", 0: "tie"}[verdict]  # response 1 was shown first and is model_a here
+        source = IMPORTED_PEOPLE if human else IMPORTED_JUDGES
+        battles.append(
+            Battle(
+                first,
+                second,
+                outcome,
+                source,
+                criterion,
+                category or "—",
+                benchmark,
+                0,
+                judge,
+                IMPORTED_VARIANT,
+                r1,
+                r2,
+            )
+        )
+    return battles
+
+
 @dataclass(frozen=True)
 class Filters:
     sources: tuple[str, ...] = DEFAULT_SOURCES
@@ -123,6 +169,7 @@ class Filters:
     scenario: str = ""
     benchmark: str = ""
     responses: str = ""  # a response variant (e.g. answer:1h, one hint tier), or IMPORTED_VARIANT; blank: all
+    style: bool = False  # also fit with style control, and order the board by it
 
     @property
     def with_judges(self) -> bool:
@@ -130,7 +177,8 @@ class Filters:
 
     @property
     def key(self) -> str:
-        return "|".join([",".join(self.sources), self.criterion, self.scenario, self.benchmark, self.responses])
+        fields = [",".join(self.sources), self.criterion, self.scenario, self.benchmark, self.responses]
+        return "|".join([*fields, "style" if self.style else ""])
 
     def keep(self, battle: Battle) -> bool:
         return (

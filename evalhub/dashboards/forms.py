@@ -15,6 +15,7 @@ class BattleFilterForm(forms.Form):
     scenario = forms.CharField(required=False, max_length=100)
     benchmark = forms.CharField(required=False, max_length=100)
     responses = forms.CharField(required=False, max_length=100)
+    style = forms.BooleanField(required=False, label="Style control")
 
     def filters(self) -> Filters:
         data = self.cleaned_data
@@ -24,4 +25,5 @@ class BattleFilterForm(forms.Form):
             scenario=data["scenario"],
             benchmark=data["benchmark"],
             responses=data["responses"],
+            style=data["style"],
         )

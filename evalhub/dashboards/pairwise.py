@@ -6,8 +6,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+import numpy as np
+
+from evalhub.catalog.models import Response
 from evalhub.core import bradley_terry as bt
 from evalhub.core.charts import interval_chart
+from evalhub.core.text_features import STYLE_FEATURES, style_features
 from evalhub.dashboards.battles import SOURCES, Battle, Filters, load_battles
 from evalhub.dashboards.caching import cached
 
@@ -36,8 +40,12 @@ def pairwise_board(
             battles = load_battles(stamp, filters.with_judges)
         kept = [b for b in battles if filters.keep(b)]
         board = bt.leaderboard((b.opponent_pair for b in kept), rounds=rounds, seed=seed)
+        ratings = [r.as_dict() for r in board.ratings]
+        style = _style_control(kept, ratings, seed) if filters.style and kept else None
+        if style is not None:
+            ratings.sort(key=lambda r: (r["group"], -(r["style_rating"] if r["style_rating"] is not None else -1e9)))
         index = {m: i for i, m in enumerate(board.models)}
-        order = [r.model for r in board.ratings]
+        order = [r["model"] for r in ratings]
         matrix = [
             {
                 "model": row,
@@ -46,6 +54,7 @@ def pairwise_board(
                         "opponent": column,
                         "games": board.games[index[row]][index[column]],
                         "win_rate": board.win_rate(index[row], index[column]),
+                        "beats": board.beats[index[row]][index[column]],
                     }
                     for column in order
                 ],
@@ -53,7 +62,9 @@ def pairwise_board(
             for row in order
         ]
         return {
-            "ratings": [r.as_dict() for r in board.ratings],
+            "ratings": ratings,
+            "groups": board.groups,
+            "style": style,
             "matrix": matrix,
             "battles": len(kept),
             "by_source": dict(Counter(b.source for b in kept)),
@@ -64,6 +75,45 @@ def pairwise_board(
         }
 
     return cached(f"pairwise:{filters.key}:{rounds}:{seed}", compute, stamp=stamp)
+
+
+STYLE_ROUNDS = 100  # each resample is a logistic regression over the battles themselves
+
+
+def _style_control(kept: list[Battle], ratings: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+    """Style-controlled ratings (Chatbot Arena's style control) written into `ratings`, fitted per
+    connected group; the coefficients of the largest group are returned with the battles used."""
+    texts = dict(
+        Response.objects.filter(pk__in={i for b in kept for i in (b.response_a, b.response_b)}).values_list(
+            "id", "text"
+        )
+    )
+    features = {pk: style_features(text) for pk, text in texts.items()}
+    group_of = {r["model"]: r["group"] for r in ratings}
+    coefficients: dict[str, float] = {}
+    used = 0
+    for group in sorted(set(group_of.values())):
+        mine = [
+            b for b in kept if group_of[b.model_a] == group and b.response_a in features and b.response_b in features
+        ]
+        models = sorted({m for b in mine for m in (b.model_a, b.model_b)})
+        if len(models) < 2:
+            continue
+        fitted, gamma = bt.style_controlled(
+            [b.opponent_pair for b in mine],
+            np.array([features[b.response_a] for b in mine], dtype=float),
+            np.array([features[b.response_b] for b in mine], dtype=float),
+            models,
+            rounds=STYLE_ROUNDS,
+            seed=seed,
+        )
+        for row in ratings:
+            if row["model"] in fitted:
+                row["style_rating"], row["style_low"], row["style_high"] = fitted[row["model"]]
+        if group == 1:
+            coefficients = dict(zip(STYLE_FEATURES, (float(g) for g in gamma), strict=True))
+            used = len(mine)
+    return {"coefficients": coefficients, "battles": used, "rounds": STYLE_ROUNDS}
 
 
 def rating_chart(ratings: list[dict[str, Any]], names: dict[str, str]) -> dict[str, Any]:

@@ -154,3 +154,16 @@ def test_imported_human_labels_are_the_reference_of_imported_model_judges():
     assert (judge.position_pairs, judge.position.value) == (1, 0.0)
     assert judge.self_preference["own_win_rate"] == 1.0 and judge.self_preference["people_win_rate"] == 1.0
     assert judge.calibration.n == 1 and judge.calibration.brier == pytest.approx(0.01)
+
+
+def test_imported_labels_and_verdicts_are_battles_on_the_pairwise_board():
+    from evalhub.dashboards.battles import IMPORTED_JUDGES, IMPORTED_PEOPLE, Filters
+    from evalhub.dashboards.caching import fingerprint
+    from evalhub.dashboards.pairwise import pairwise_board
+
+    do_import_judgments(filename="l.csv", data=GENERIC_CSV.encode(), benchmark_slug="primes", allow_new_models=True)
+    people = pairwise_board(Filters(sources=(IMPORTED_PEOPLE,)), fingerprint())
+    assert people["battles"] == 2 and [r["model"] for r in people["ratings"]] == ["gpt-4o", "llama-3"]
+    judges = pairwise_board(Filters(sources=(IMPORTED_JUDGES,)), fingerprint())
+    assert judges["battles"] == 2 and judges["ratings"][0]["wins"] == 2, "gpt-4o won both orders"
+    assert pairwise_board(Filters(), fingerprint())["battles"] == 0, "not among the default sources"

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from evalhub.catalog.models import LanguageModel
 from evalhub.core import bradley_terry as bt
 from evalhub.dashboards.battles import CONSENSUS, HUMAN, SINGLE_JUDGE, Filters, load_battles
 from evalhub.dashboards.caching import fingerprint
@@ -92,6 +93,45 @@ def test_the_pairwise_board_is_the_bradley_terry_fit_of_the_filtered_battles(are
     assert board["battles"] == 9 and board["by_source"] == {CONSENSUS: 8, HUMAN: 1}
     alpha_row = next(row for row in board["matrix"] if row["model"] == "alpha")
     vs_beta = next(c for c in alpha_row["cells"] if c["opponent"] == "beta")
-    assert vs_beta == {"opponent": "beta", "games": 5, "win_rate": (3 + 0.5) / 5}
+    assert vs_beta == {
+        "opponent": "beta",
+        "games": 5,
+        "win_rate": (3 + 0.5) / 5,
+        "beats": direct.beats[direct.models.index("alpha")][direct.models.index("beta")],
+    }
     only_math_people = pairwise_board(Filters(sources=(HUMAN,)), fingerprint())
     assert only_math_people["battles"] == 1
+
+
+def test_a_pair_of_models_compared_only_with_each_other_is_ranked_in_its_own_group(arena, login, viewer):
+    for verdict in (1, 1, 2):
+        arena.debate("alpha", "beta", verdict=verdict)
+    arena.models["delta"] = LanguageModel.objects.create(slug="delta", display_name="DELTA")
+    arena.models["omega"] = LanguageModel.objects.create(slug="omega", display_name="OMEGA")
+    for verdict in (1, 1):
+        arena.debate("delta", "omega", verdict=verdict)
+    board = pairwise_board(Filters(), fingerprint())
+    groups = {r["model"]: r["group"] for r in board["ratings"]}
+    assert board["groups"] == 2 and groups["alpha"] == groups["beta"] != groups["delta"] == groups["omega"]
+    body = login(viewer).get("/leaderboards/").content.decode()
+    assert "2 separate groups" in body
+
+
+def test_style_control_is_fitted_on_the_responses_texts_and_orders_the_board(arena, login, viewer):
+    import random
+
+    rng = random.Random(1)
+    for _ in range(40):
+        debate = arena.debate("alpha", "beta", verdict=1 if rng.random() < 0.5 else 2)
+        debate.response_a.text = "# Title\n\n- **point**\n" * rng.randint(1, 6)
+        debate.response_a.save()
+    board = pairwise_board(Filters(style=True), fingerprint())
+    assert board["style"]["battles"] == 40 and set(board["style"]["coefficients"]) == {
+        "length",
+        "headers",
+        "lists",
+        "bold",
+    }
+    assert all(r["style_rating"] is not None for r in board["ratings"])
+    body = login(viewer).get("/leaderboards/?style=on").content.decode()
+    assert "Style-controlled" in body
