@@ -9,5 +9,5 @@ urlpatterns = [
     re_path(r"^judges/report\.(?P<fmt>csv|json)$", views.report_export, name="judge_report_export"),
     path("judges/import/", views.import_judgments, name="import_judgments"),
     path("judges/<str:key>/", views.judge_detail, name="judge_detail"),
-    re_path(r"^judges/(?P<key>[0-9a-f]{12})\.json$", views.judge_export, name="judge_export"),
+    re_path(r"^judges/(?P<key>[0-9a-f]{12})\.(?P<fmt>csv|json)$", views.judge_export, name="judge_export"),
 ]

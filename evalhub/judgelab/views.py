@@ -77,9 +77,13 @@ def judge_detail(request, key: str):
 
 
 @role_required()
-def judge_export(request, key: str):
+def judge_export(request, key: str, fmt: str):
     judge = _find(request, key)
-    return _download(json.dumps(judge.as_json(), indent=2), f"judge-{key}.json", "application/json")
+    if fmt == "json":
+        return _download(json.dumps(judge.as_json(), indent=2), f"judge-{key}.json", "application/json")
+    # One row per reliability bin (the figure's data) after the judge's headline row.
+    rows = [summary_row(judge)] + [{"judge": judge.judge.name, **bin_} for bin_ in judge.as_json()["reliability"]]
+    return _download(to_text(rows, "csv"), f"judge-{key}.csv", "text/csv")
 
 
 @role_required()

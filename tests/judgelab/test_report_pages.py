@@ -92,6 +92,9 @@ def test_the_pages_list_every_judge_and_show_one_in_full(judged, login, viewer):
     text = detail.content.decode()
     assert "Confusion matrix" in text and "Privileged information" in text and "<svg" in text
     assert client.get("/judges/ffffffffffff/").status_code == 404
+    one = json.loads(client.get(f"/judges/{judge_key('openai:gpt-judge')}.json").content)
+    assert one["name"] == "openai:gpt-judge" and one["n"] == 5
+    assert client.get(f"/judges/{judge_key('openai:gpt-judge')}.csv")["Content-Type"].startswith("text/csv")
 
 
 def test_the_json_export_has_one_object_per_judge_with_the_promised_fields(judged, login, viewer):

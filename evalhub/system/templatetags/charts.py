@@ -80,12 +80,17 @@ def reliability_diagram(chart: dict | None, label: str) -> SafeString | str:
             (low + high) / 2,
             size - 4,
         ),
+        format_html(
+            '<text x="12" y="{0}" text-anchor="middle" class="tick" transform="rotate(-90 12 {0})">'
+            "share won by response 1</text>",
+            (low + high) / 2,
+        ),
     ]
     for point in chart["points"]:
         tip = f"{point['n']} verdicts: confidence {point['confidence']:.2f}, response 1 won {point['accuracy']:.2f}"
         parts.append(
             format_html(
-                '<circle cx="{}" cy="{}" r="{}" class="marker"><title>{}</title></circle>',
+                '<circle cx="{}" cy="{}" r="{}" class="marker bin"><title>{}</title></circle>',
                 point["x"],
                 point["y"],
                 point["r"],
