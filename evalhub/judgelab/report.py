@@ -23,6 +23,6 @@ def judge_key(judge_id: str) -> str:
     return hashlib.sha1(judge_id.encode(), usedforsecurity=False).hexdigest()[:12]
 
 
-def model_as_judge(model, stamp: str) -> list:
+def model_as_judge(slug: str) -> list:
     """The model page's section: this model's reports as a judge (single judge, debate agent)."""
-    return [judge for judge in judge_lab_report(stamp=stamp).judges if judge.judge.model == model.slug]
+    return [judge for judge in judge_lab_report().judges if judge.judge.model == slug]

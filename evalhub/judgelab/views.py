@@ -4,19 +4,19 @@ import json
 
 from django.contrib import messages
 from django.http import Http404, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from evalhub.accounts.roles import ADMIN, role_required
 from evalhub.catalog.actions import ImportRejected, check_import_size, do_import_judgments
-from evalhub.catalog.models import Benchmark, Criterion
+from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.charts import bias_chart, reliability_chart
 from evalhub.core.judge_lab import CONFUSION_COLUMNS, CONFUSION_ROWS
 from evalhub.core.judge_report import KINDS, summary_row
 from evalhub.core.tables import to_text
 from evalhub.judgelab.forms import JudgmentImportForm
 from evalhub.judgelab.observations import Scope
-from evalhub.judgelab.report import judge_key, judge_lab_report
+from evalhub.judgelab.report import judge_key, judge_lab_report, model_as_judge
 
 SORTS = {
     "kappa": lambda r: (r.kappa.value is None, -(r.kappa.value or 0)),
@@ -74,6 +74,13 @@ def judge_detail(request, key: str):
         "query": request.GET.urlencode(),
     }
     return render(request, "judgelab/judge_detail.html", context)
+
+
+@role_required()
+def model_section(request, slug: str):
+    """A model's page loads this after it renders: the whole report is heavier than the page."""
+    model = get_object_or_404(LanguageModel, slug=slug)
+    return render(request, "judgelab/_as_judge.html", {"as_judge": model_as_judge(model.slug)})
 
 
 @role_required()

@@ -130,6 +130,10 @@ def test_people_who_may_not_read_boards_are_refused(judged, login, role):
     assert client.get("/judges/report.json").status_code == 403
 
 
-def test_a_model_page_shows_the_model_as_a_judge(judged, login, viewer):
-    body = login(viewer).get("/models/judge-x/").content.decode()
-    assert "As a judge" in body and judge_key("openai:gpt-judge") in body
+def test_a_model_page_loads_the_model_as_a_judge_after_it_renders(judged, login, viewer):
+    client = login(viewer)
+    page = client.get("/models/judge-x/").content.decode()
+    assert 'hx-get="/judges/model/judge-x/"' in page and judge_key("openai:gpt-judge") not in page
+    section = client.get("/judges/model/judge-x/", HTTP_HX_REQUEST="true").content.decode()
+    assert judge_key("openai:gpt-judge") in section and "0.800" in section
+    assert client.get("/judges/model/nobody/").status_code == 404
