@@ -23,6 +23,11 @@ async def open_socket(path: str, user=None, origin: str = "http://localhost", wi
         headers.append((b"cookie", (await session_cookie(user)).encode()))
     communicator = WebsocketCommunicator(application, path, headers=headers)
     connected, code = await communicator.connect(timeout=5)
+    if not connected:
+        # A refused socket's consumer still waits on its channel (a blocking pop on the Redis layer):
+        # end it here, inside the test. Left to the event loop's teardown, its cancellation once
+        # hung the whole suite on the Redis layer.
+        await communicator.disconnect(timeout=5)
     return communicator, ((connected, code) if with_code else connected)
 
 
