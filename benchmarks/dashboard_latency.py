@@ -32,11 +32,11 @@ django.setup()
 
 import numpy as np  # noqa: E402
 from django.contrib.auth.models import Group, User  # noqa: E402
-from django.core.cache import cache  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 from django.utils import timezone  # noqa: E402
+from page_timing import percentile, timed  # noqa: E402  (benchmarks/, beside this script)
 
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel, Prompt, Response  # noqa: E402
 from evalhub.core import bradley_terry as bt  # noqa: E402
@@ -142,22 +142,6 @@ def build(models: int, debates: int, verdicts: int, seed: int) -> None:
                                       perturbations=[], metrics=[], judges=[])  # fmt: skip
     print(f"built: {LanguageModel.objects.count()} models, {Debate.objects.count():,} debates, "
           f"{JudgeVerdict.objects.count():,} single-judge verdicts, {JudgeRun.objects.count()} judge runs")  # fmt: skip
-
-
-def timed(client: Client, url: str, requests: int, cold: bool) -> list[float]:
-    out = []
-    for _ in range(requests):
-        if cold:
-            cache.clear()
-        start = time.perf_counter()
-        response = client.get(url)
-        out.append(time.perf_counter() - start)
-        assert response.status_code == 200, (url, response.status_code)
-    return out
-
-
-def percentile(values: list[float], q: float) -> float:
-    return float(np.percentile(values, q)) * 1000
 
 
 def naive_bootstrap(battles: list[tuple[str, str, str]], rounds: int, seed: int) -> None:

@@ -30,10 +30,10 @@ django.setup()
 
 import numpy as np  # noqa: E402
 from django.contrib.auth.models import Group, User  # noqa: E402
-from django.core.cache import cache  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
+from page_timing import percentile, timed  # noqa: E402  (benchmarks/, beside this script)
 
 from evalhub.catalog.models import Benchmark, Criterion, Judgment, LanguageModel, Prompt, Response  # noqa: E402
 from evalhub.core.judge_lab import agreement_and_kappa  # noqa: E402
@@ -93,22 +93,6 @@ def build(judges: int, people: int, judgments: int, seed: int) -> None:
         f"built: {len(raters)} judges ({people} people), {Judgment.objects.count():,} judgments on "
         f"{pairs_count:,} pairs"
     )
-
-
-def timed(client: Client, url: str, requests: int, cold: bool) -> list[float]:
-    out = []
-    for _ in range(requests):
-        if cold:
-            cache.clear()
-        start = time.perf_counter()
-        response = client.get(url)
-        out.append(time.perf_counter() - start)
-        assert response.status_code == 200, (url, response.status_code)
-    return out
-
-
-def percentile(values: list[float], q: float) -> float:
-    return float(np.percentile(values, q)) * 1000
 
 
 def naive_kappa_bootstrap(predicted, reference, clusters, resamples: int, seed: int) -> None:
@@ -173,6 +157,8 @@ def main() -> None:
     predicted = [pick for _, pick in mine]
     expected = [reference[row] for row, _ in mine]
     clusters = [pairs[row].cluster for row, _ in mine]
+    naive_kappa_bootstrap(predicted, expected, clusters, 1, args.seed)  # import scikit-learn outside the timing
+    agreement_and_kappa(predicted, expected, clusters, resamples=1000, seed=args.seed + 1)  # and numpy's first call
     start = time.perf_counter()
     naive_kappa_bootstrap(predicted, expected, clusters, args.naive_resamples, args.seed)
     naive = (time.perf_counter() - start) / args.naive_resamples * 1000

@@ -110,10 +110,7 @@ def do_import_benchmark(
     The benchmark is created when missing. Re-importing the same file changes nothing
     (natural keys: prompt_id per benchmark; model + response_variant per prompt).
     """
-    if not is_slug(benchmark_slug):
-        raise ImportRejected(
-            [RowError(None, f"benchmark {benchmark_slug!r} is not a slug (letters, digits, '-' and '_' only).")]
-        )
+    _check_benchmark_slug(benchmark_slug)
     parsed = check_import_file(filename, data, allow_new_models=allow_new_models)
     with transaction.atomic():
         benchmark, _ = Benchmark.objects.get_or_create(
@@ -123,19 +120,28 @@ def do_import_benchmark(
         counts = {"models_created": _create_models(parsed.new_models)}
         prompts = _upsert_prompts(benchmark, parsed, counts)
         _upsert_responses(prompts, parsed, counts)
-        digest = hashlib.sha256(data).hexdigest()
-        changed = any(value for key, value in counts.items() if not key.endswith("_unchanged"))
-        # The audit trail records what changed data; the same file again is not news.
-        if changed or not benchmark.imports.filter(sha256=digest).exists():
-            DataImport.objects.create(
-                benchmark=benchmark,
-                filename=filename[:300],
-                sha256=digest,
-                rows=parsed.rows,
-                counts=counts,
-                imported_by=_real(user),
-            )
+        _record_import(benchmark, filename, data, parsed.rows, counts, user)
     return ImportSummary(benchmark=benchmark, rows=parsed.rows, counts=counts)
+
+
+def _check_benchmark_slug(slug: str) -> None:
+    if not is_slug(slug):
+        raise ImportRejected([RowError(None, f"benchmark {slug!r} is not a slug (letters, digits, '-' and '_' only).")])
+
+
+def _record_import(benchmark: Benchmark, filename: str, data: bytes, rows: int, counts: dict, user: Any) -> None:
+    digest = hashlib.sha256(data).hexdigest()
+    changed = any(value for key, value in counts.items() if not key.endswith("_unchanged"))
+    # The audit trail records what changed data; the same file again is not news.
+    if changed or not benchmark.imports.filter(sha256=digest).exists():
+        DataImport.objects.create(
+            benchmark=benchmark,
+            filename=filename[:300],
+            sha256=digest,
+            rows=rows,
+            counts=counts,
+            imported_by=_real(user),
+        )
 
 
 def _real(user: Any) -> Any:
@@ -314,10 +320,7 @@ def do_import_judgments(
     judge, the pair in the order shown): the same file again changes nothing, and a judgment whose
     verdict or probability changed is replaced by a new row, so every cached board sees the change.
     """
-    if not is_slug(benchmark_slug):
-        raise ImportRejected(
-            [RowError(None, f"benchmark {benchmark_slug!r} is not a slug (letters, digits, '-' and '_' only).")]
-        )
+    _check_benchmark_slug(benchmark_slug)
     parsed = check_judgment_file(filename, data, layout=layout, allow_new_models=allow_new_models)
     with transaction.atomic():
         benchmark, _ = Benchmark.objects.get_or_create(
@@ -348,17 +351,7 @@ def do_import_judgments(
         prompts = _upsert_prompts(benchmark, parsed.benchmark, counts)
         _upsert_responses(prompts, parsed.benchmark, counts)
         _upsert_judgments(prompts, parsed, counts)
-        digest = hashlib.sha256(data).hexdigest()
-        changed = any(value for key, value in counts.items() if not key.endswith("_unchanged"))
-        if changed or not benchmark.imports.filter(sha256=digest).exists():
-            DataImport.objects.create(
-                benchmark=benchmark,
-                filename=filename[:300],
-                sha256=digest,
-                rows=parsed.rows,
-                counts=counts,
-                imported_by=_real(user),
-            )
+        _record_import(benchmark, filename, data, parsed.rows, counts, user)
     return JudgmentImportSummary(benchmark=benchmark, layout=parsed.layout, rows=parsed.rows, counts=counts)
 
 
