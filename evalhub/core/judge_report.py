@@ -238,7 +238,7 @@ def build_report(
     person_counts = {person: index.counts(dense[person]) for person in people}
     people_counts = sum(person_counts.values(), np.zeros((len(index.items), 3)))
     general = _reference(index, _majority_of_counts(people_counts), judge_kind=MODEL)
-    panel = _reference(index, _majority_of_counts(people_counts), judge_kind=PANEL)
+    without_consensus = _reference(index, _majority_of_counts(people_counts), judge_kind=PANEL)
     model_counts = _counts_by_model(index, judges, dense)
     context = _Context(
         index=index,
@@ -261,7 +261,7 @@ def build_report(
             others = _majority_of_counts(people_counts - person_counts[judge.id])
             reference = _reference(index, others, judge_kind=PERSON)
         else:
-            reference = panel if judge.kind == PANEL else general
+            reference = without_consensus if judge.kind in (PANEL, AGENT) else general
         reports.append(_judge_report(judge, reference, context))
     reports.sort(key=lambda r: (r.kappa.value is None, -(r.kappa.value or 0), -r.n, r.judge.name))
     return Report(judges=reports, people=_people_report(context))
@@ -272,11 +272,11 @@ def _reference(index: _Index, people: np.ndarray, *, judge_kind: str) -> tuple[n
     debate, 2 people), by precedence: the people's adjudication of a debate (the verdict the debate
     pages show, admin overrides included), else the people's majority (imported labels,
     adjudicators), else the debate's consensus. A person's reference is the others' majority, or the
-    consensus: never an adjudication their own verdict made. The debate panel is never measured
-    against its own consensus."""
+    consensus: never an adjudication their own verdict made. A debate panel and its agents are never
+    measured against a consensus: they made it (every pair an agent judged is one of its debates)."""
     verdict = np.full(len(index.items), ABSENT)
     source = np.zeros(len(index.items), dtype=int)
-    layers = [(index.consensus, 1)] if judge_kind != PANEL else []
+    layers = [(index.consensus, 1)] if judge_kind not in (PANEL, AGENT) else []
     layers.append((people, 2))
     if judge_kind != PERSON:
         layers.append((index.adjudicated, 2))

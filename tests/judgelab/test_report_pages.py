@@ -74,8 +74,8 @@ def test_agents_panels_and_people_are_judges_too(arena):
     report = compute(Scope())
     agent = report_of(report, "agent:heuristic")
     assert agent.kind_label == "Debate agent" and agent.judged == 3
-    # Against the consensus on the two settled pairs, against the people on the adjudicated one.
-    assert (agent.agreement.value, agent.reference_sources) == (1 / 3, {"debate": 2, "people": 1})
+    # Never against a consensus it took part in: only the people's adjudication is its reference.
+    assert (agent.agreement.value, agent.n, agent.reference_sources) == (0.0, 1, {"people": 1})
     panel = report_of(report, "panel:Debate panel (heuristic)")
     assert panel.judged == 2 and panel.n == 0, "the panel is never measured against its own consensus"
     ana = report_of(report, "user:ana")
