@@ -366,3 +366,12 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released): a refused connection."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

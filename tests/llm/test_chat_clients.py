@@ -13,7 +13,7 @@ from evalhub.llm.accounting import Price, UsageMeter
 from evalhub.llm.cache import ResponseCache
 from evalhub.llm.providers.transport import HTTP_CLIENT_VARIABLE, HTTP_CLIENTS
 from evalhub.llm.retry import RetryPolicy
-from evalhub.llm.testing import Drop, Fail, FakeLLMServer, Stall
+from evalhub.llm.testing import Drop, Fail, FakeLLMServer, Stall, closed_port
 from evalhub.llm.types import AuthenticationFailed, ProviderUnavailable, RequestRejected
 
 FAST = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.05)
@@ -132,6 +132,21 @@ async def test_a_timeout_is_retried_then_reported(server):
     client = openai_client(server, timeout_s=0.2, retry=RetryPolicy(max_attempts=2, base_delay_s=0.01))
     with pytest.raises(ProviderUnavailable, match="timed out"):
         await client.complete(MESSAGES)
+
+
+@pytest.mark.parametrize("provider", ["openai-compatible", "anthropic"])
+async def test_a_refused_connection_fails_at_once_naming_the_address(provider):
+    # It was reported as "timed out (gave up after 6 attempts)" after half a minute of retries.
+    port = closed_port()
+    slow = RetryPolicy(max_attempts=6, base_delay_s=5.0)
+    if provider == "anthropic":
+        client = get_chat_client("anthropic:m", base_url=f"http://127.0.0.1:{port}", api_key="k", retry=slow)
+    else:
+        client = get_chat_client(f"openai-compatible:http://127.0.0.1:{port}/v1|m", retry=slow)
+    started = time.perf_counter()
+    with pytest.raises(ProviderUnavailable, match=f"connection refused by 127.0.0.1:{port}$"):
+        await client.complete(MESSAGES)
+    assert time.perf_counter() - started < 2.0, "no retry waits on a refused connection"
 
 
 @pytest.mark.parametrize(("provider", "variable"), [("openai", "OPENAI_API_KEY"), ("anthropic", "ANTHROPIC_API_KEY")])

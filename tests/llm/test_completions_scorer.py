@@ -9,7 +9,7 @@ from evalhub.llm import get_scorer
 from evalhub.llm.retry import RetryPolicy
 from evalhub.llm.scoring.base import ScoreRequest
 from evalhub.llm.scoring.transformers_scorer import TransformersScorer
-from evalhub.llm.testing import Fail, FakeLLMServer
+from evalhub.llm.testing import Fail, FakeLLMServer, closed_port
 from evalhub.llm.types import ProviderUnavailable
 
 
@@ -64,3 +64,15 @@ def test_server_errors_are_retried_then_reported(tiny_model, tiny_tokenizer):
         server.fail_next(Fail(503), Fail(503), Fail(503))
         with pytest.raises(ProviderUnavailable, match="HTTP 503"):
             scorer.score(REQUESTS[1:2])
+
+
+def test_a_refused_connection_fails_at_once_naming_the_address(tiny_tokenizer):
+    port = closed_port()
+    scorer = get_scorer(
+        f"openai-compatible:http://127.0.0.1:{port}/v1|tiny",
+        tokenizer=tiny_tokenizer,
+        api_key="k",
+        retry=RetryPolicy(max_attempts=6, base_delay_s=5.0),
+    )
+    with pytest.raises(ProviderUnavailable, match=f"connection refused by 127.0.0.1:{port}$"):
+        scorer.score(REQUESTS[:1])

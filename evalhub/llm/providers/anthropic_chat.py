@@ -9,7 +9,7 @@ from collections.abc import Callable
 import anthropic
 
 from evalhub.llm.base import ChatClient, Failure, Sampling
-from evalhub.llm.providers.http_errors import classify_status, classify_transport
+from evalhub.llm.providers.http_errors import classify_status, classify_transport, refused_connection
 from evalhub.llm.providers.transport import async_http_client
 from evalhub.llm.types import AuthenticationFailed, Completion, Message
 
@@ -102,6 +102,8 @@ class AnthropicChat(ChatClient):
         )
 
     def _classify(self, error: Exception) -> Failure:
+        if refused := refused_connection(error):
+            return refused
         if isinstance(error, anthropic.APIStatusError):
             return classify_status(
                 error.status_code, error.response.headers.get("retry-after"), str(error.message), ANTHROPIC_KEY

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import re
+
 import httpx2
 
 from evalhub.llm.base import Failure
@@ -31,3 +34,30 @@ def classify_transport(error: Exception) -> Failure | None:
     if isinstance(error, httpx2.TransportError):
         return Failure(retry=True, cause=f"connection failed mid-stream ({type(error).__name__}: {str(error)[:200]})")
     return None
+
+
+def refused_connection(error: Exception) -> Failure | None:
+    """A connection the server's machine refused (nothing listens on that port): said at once, with
+    the address, and not retried. The SDKs report it as a generic connection error, and the
+    aiohttp-backed client even as a timeout, which sent people looking at timeouts for a server
+    that was simply not running."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError) or getattr(current, "errno", None) == errno.ECONNREFUSED:
+            return Failure(retry=False, cause=f"connection refused by {_address(error, current)}")
+        current = current.__cause__ or current.__context__
+    return None
+
+
+_CONNECT_CALL = re.compile(r"\('([^']+)', (\d+)\)")
+
+
+def _address(error: BaseException, refused: BaseException) -> str:
+    url = getattr(getattr(error, "request", None), "url", None)
+    if url is not None and getattr(url, "host", None):
+        port = url.port or {"https": 443, "http": 80}.get(url.scheme, "")
+        return f"{url.host}:{port}"
+    found = _CONNECT_CALL.search(str(refused))
+    return f"{found.group(1)}:{found.group(2)}" if found else "the server (no address given)"

@@ -12,7 +12,7 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from evalhub.llm.base import ChatClient, Failure, Sampling
-from evalhub.llm.providers.http_errors import classify_status, classify_transport
+from evalhub.llm.providers.http_errors import classify_status, classify_transport, refused_connection
 from evalhub.llm.providers.transport import async_http_client
 from evalhub.llm.types import AuthenticationFailed, Completion, Message, RequestRejected
 
@@ -132,6 +132,8 @@ class OpenAIChat(ChatClient):
         )
 
     def _classify(self, error: Exception) -> Failure:
+        if refused := refused_connection(error):
+            return refused
         if isinstance(error, openai.APIStatusError):
             return classify_status(
                 error.status_code, error.response.headers.get("retry-after"), str(error.message), self.key_variable

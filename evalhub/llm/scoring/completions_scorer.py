@@ -18,7 +18,7 @@ import httpx
 
 from evalhub.llm import event_loop, interrupt
 from evalhub.llm.base import Failure
-from evalhub.llm.providers.http_errors import classify_status
+from evalhub.llm.providers.http_errors import classify_status, refused_connection
 from evalhub.llm.retry import RetryPolicy
 from evalhub.llm.scoring.base import ScoreRequest, ScoreResult
 from evalhub.llm.scoring.chat_template import TemplateError, render
@@ -99,7 +99,9 @@ class CompletionsScorer:
             except httpx.TimeoutException:
                 last = Failure(retry=True, cause="timed out")
             except httpx.TransportError as error:
-                last = Failure(retry=True, cause=f"connection failed ({type(error).__name__})")
+                last = refused_connection(error) or Failure(
+                    retry=True, cause=f"connection failed ({type(error).__name__})"
+                )
             if not last.retry:
                 raise last.error(self.provider, self.model, last.cause)
             if attempt + 1 < self.retry.max_attempts:
