@@ -10,7 +10,10 @@ import os
 
 from django.core.asgi import get_asgi_application
 
+from evalhub.config import settings_or_exit
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
+settings_or_exit()
 django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs the app registry)

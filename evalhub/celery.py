@@ -6,7 +6,10 @@ import os
 
 from celery import Celery
 
+from evalhub.config import settings_or_exit
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
+settings_or_exit()
 
 app = Celery("evalhub")
 app.config_from_object("django.conf:settings", namespace="CELERY")

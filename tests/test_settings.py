@@ -134,3 +134,18 @@ def test_production_redirects_to_https_sends_hsts_and_a_csp_but_not_for_the_heal
     assert lines[1] == "200 max-age=31536000; includeSubDomains; preload"
     assert "script-src 'self'" in lines[2] and "frame-ancestors 'none'" in lines[2]
     assert lines[3] == "True", "the container's plain-HTTP health check is not redirected"
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [["manage.py", "check"], ["-c", "import evalhub.asgi"], ["-c", "import evalhub.celery"]],
+    ids=["manage.py", "web server", "worker"],
+)
+def test_a_missing_secret_key_in_production_is_one_line_naming_it_and_exit_status_1(tmp_path, entry):
+    env = {"PATH": os.environ.get("PATH", ""), "DATABASE_URL": "postgres://u@127.0.0.1:5432/x"}
+    env.update(EVALHUB_DATA_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="evalhub.settings")
+    result = subprocess.run([sys.executable, *entry], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "evalhub cannot start: SECRET_KEY must be set when DATABASE_URL or REDIS_URL is set (production)."
+    ]
