@@ -11,7 +11,7 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
     from django.core.management import execute_from_command_line
 
-    from evalhub.config import settings_or_exit
+    from evalhub.startup import settings_or_exit
 
     settings_or_exit()
     execute_from_command_line(sys.argv)

@@ -10,7 +10,7 @@ import os
 
 from django.core.asgi import get_asgi_application
 
-from evalhub.config import settings_or_exit
+from evalhub.startup import settings_or_exit
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
 settings_or_exit()

@@ -6,7 +6,7 @@ import os
 
 from celery import Celery
 
-from evalhub.config import settings_or_exit
+from evalhub.startup import settings_or_exit
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
 settings_or_exit()
