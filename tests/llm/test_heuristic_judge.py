@@ -7,6 +7,7 @@ import pytest
 from evalhub.core import prompt_sections as ps
 from evalhub.core.debate import DebateSetup, Turn, discussion_prompt, initial_prompt, parse_verdict
 from evalhub.llm import get_chat_client
+from evalhub.llm.providers.heuristic import HeuristicJudge
 from evalhub.llm.types import RequestRejected
 
 REFERENCE = "No. 221 = 13 × 17, so it is composite."
@@ -138,3 +139,20 @@ def test_the_offline_judge_costs_nothing_and_is_not_counted_as_a_call_without_a_
     asyncio.run(judge.complete([{"role": "user", "content": "[Question]: Why?\n[Response]: Because."}]))
     usage = judge.meter.usage()
     assert (usage.calls, usage.cost_usd, usage.calls_without_price) == (1, 0.0, 0)
+
+
+@pytest.mark.parametrize("variant", ["balanced", "reference", "detail", "concise"])
+@pytest.mark.parametrize("reference", ["", "221 = 13 × 17, so it is not prime."])
+def test_every_variants_score_stays_between_0_and_1_with_or_without_a_reference(variant, reference):
+    # 'concise' once printed "→ -67762933.88" with no reference: its weights summed to about 0.
+    judge = HeuristicJudge(variant)
+    texts = ["", "No.", "I'm not able to help with that.", "- one\n- two\n\n```\ncode\n```\n" * 3, "word " * 400]
+    for text in texts:
+        value, shown = judge.score(text, reference)
+        assert 0.0 <= value <= 1.0, (variant, text[:20], value, shown)
+
+
+def test_the_concise_variant_prefers_the_shorter_of_two_equally_good_answers():
+    judge = HeuristicJudge("concise")
+    short, long = judge.score("No: 13 × 17.", ""), judge.score("No: 13 × 17. " + "Let me explain at length. " * 40, "")
+    assert short[0] > long[0]

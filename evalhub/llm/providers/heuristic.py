@@ -102,17 +102,21 @@ class HeuristicJudge(ChatClient):
         )
 
     def score(self, response: str, reference: str) -> tuple[float, str]:
+        """A score in [0, 1]: the features' mean weighted by |weight|, a negative weight counting the
+        feature's complement (the 'concise' variant prefers short answers); without a reference its
+        weight is left out of the mean. A refusal loses 0.5 (not below 0)."""
         w = self.weights
         features = {"length": length_score(response), "structure": structure_score(response)}
-        total = w.length * features["length"] + w.structure * features["structure"]
+        weighted = [(w.length, features["length"]), (w.structure, features["structure"])]
         if reference:
             features["reference overlap"] = overlap_f1(response, reference)
-            total += w.reference * features["reference overlap"]
-        else:  # without a reference, its weight goes to the other features
-            total *= 1 + w.reference / max(w.length + w.structure, 1e-9)
+            weighted.append((w.reference, features["reference overlap"]))
+        total_weight = sum(abs(weight) for weight, _ in weighted)
+        total = sum(abs(weight) * (value if weight >= 0 else 1 - value) for weight, value in weighted)
+        total = total / total_weight if total_weight else 0.0
         if is_refusal(response):
             features["refusal"] = 1.0
-            total -= 0.5
+            total = max(0.0, total - 0.5)
         shown = ", ".join(f"{name} {value:.2f}" for name, value in features.items())
         return total, shown
 
