@@ -124,3 +124,18 @@ def export_rows(run) -> Iterator[dict[str, Any]]:
             "final_source": item.final_source,
             "status": item.status,
         }
+
+
+VERDICT_COLUMNS = ("person", "saw_first", "verdict", "winner", "confidence", "seconds", "flagged_fast", "notes", "at")
+
+
+def export_verdict_rows(run) -> Iterator[dict[str, Any]]:
+    """The CSV layout: one row per person's verdict, with its item's columns beside it (an item no
+    one has judged yet is one row with the verdict columns empty)."""
+    for item in export_rows(run):
+        verdicts = item.pop("verdicts")
+        for verdict in verdicts or [dict.fromkeys(VERDICT_COLUMNS)]:
+            yield {
+                **item,
+                **{f"verdict_{name}" if name == "winner" else name: verdict[name] for name in VERDICT_COLUMNS},
+            }

@@ -19,7 +19,7 @@ from evalhub.adjudication.actions import (
     runs_with_open_items,
 )
 from evalhub.adjudication.models import AdjudicationItem, ItemStatus, Reservation
-from evalhub.adjudication.reports import agreement_report, export_rows
+from evalhub.adjudication.reports import agreement_report, export_rows, export_verdict_rows
 from evalhub.core.agreement import unswap
 from evalhub.core.tables import to_text
 from evalhub.debates.models import DebateRun
@@ -159,6 +159,10 @@ def export(request, run_pk: int, fmt: str):
     run = get_object_or_404(DebateRun, pk=run_pk)
     if fmt not in ("jsonl", "csv"):
         raise Http404
-    response = HttpResponse(to_text(list(export_rows(run)), fmt), content_type="text/plain; charset=utf-8")
+    if fmt == "csv":
+        body, content_type = to_text(list(export_verdict_rows(run)), "csv"), "text/csv"
+    else:  # one line per item, its verdicts nested
+        body, content_type = to_text(list(export_rows(run)), "jsonl"), "application/x-ndjson"
+    response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="adjudications-run-{run.pk}.{fmt}"'
     return response

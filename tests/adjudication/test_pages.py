@@ -141,6 +141,29 @@ def test_the_export_lists_every_verdict_with_the_order_each_person_saw(login, vi
     assert row["final_source"] == "human_unanimous" and row["agents_saw_first"] == item.debate.shown[0].model.slug
 
 
+def test_the_exports_are_served_as_csv_and_ndjson_downloads_with_one_csv_row_per_verdict(login, viewer, make_items):
+    import csv
+    import io
+
+    items = make_items(required=2, category="math")
+    for name, verdict in (("p", 1), ("q", 2)):
+        person = make_user(name, "adjudicator")
+        Reservation.objects.filter(pk=do_reserve_next(person).pk).update(swapped=False)  # the agents' order
+        do_submit(person, items[0].pk, verdict)
+    client = login(viewer)
+    run = items[0].debate.run_id
+    jsonl = client.get(f"/adjudicate/runs/{run}/export.jsonl")
+    assert jsonl["Content-Type"].startswith("application/x-ndjson")
+    assert jsonl["Content-Disposition"] == f'attachment; filename="adjudications-run-{run}.jsonl"'
+    response = client.get(f"/adjudicate/runs/{run}/export.csv")
+    assert response["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    judged = [row for row in rows if row["item_id"] == str(items[0].pk)]
+    assert sorted((row["person"], row["verdict"]) for row in judged) == [("p", "1"), ("q", "2")]
+    assert len(rows) == len(judged) + len(items) - 1, "an item nobody judged yet is one row"
+    assert not any(value.startswith("[") for row in rows for value in row.values()), "no verdict list in a cell"
+
+
 def test_the_screen_heartbeat_extends_a_live_reservation_but_not_an_expired_one(login, adjudicator, make_items):
     from datetime import timedelta
 
