@@ -116,8 +116,13 @@ def _reserve_once(user: Any, now, prefer_run: int | None) -> Reservation | None:
             current.expires_at = now + _ttl()
             current.save(update_fields=["expires_at"])
             return current
-        candidates = _available(user, now)
-        order = ["created_at", "id"]
+        # Items this person skipped come after every other, the longest-ago skip first: "Start" after
+        # a skip once gave back the item just skipped.
+        last_skip = AdjudicationEvent.objects.filter(item=OuterRef("pk"), user=user, kind="skipped").order_by(
+            "-created_at"
+        )
+        candidates = _available(user, now).annotate(last_skip=Subquery(last_skip.values("created_at")[:1]))
+        order = [F("last_skip").asc(nulls_first=True), "created_at", "id"]
         if prefer_run:
             preferred = Case(
                 When(debate__run_id=prefer_run, then=Value(0)), default=Value(1), output_field=IntegerField()

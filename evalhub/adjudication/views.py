@@ -111,11 +111,8 @@ def skip(request, pk: int):
     reservation = Reservation.objects.filter(item_id=pk, user=request.user).first()
     if reservation is not None:
         do_skip(reservation)
-    return (
-        redirect("adjudication_queue")
-        if not request.htmx
-        else render(request, "adjudication/_done.html", {"counts": queue_counts(request.user), "skipped": True})
-    )
+    # The next item in place (the skipped one comes back only after every other).
+    return _next_or_done(request)
 
 
 @role_required(ADMIN)

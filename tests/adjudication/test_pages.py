@@ -206,3 +206,13 @@ def test_a_submit_that_shows_the_next_item_reads_it_in_a_bounded_number_of_queri
         response = client.post(f"/adjudicate/items/{held.item_id}/submit/", {"verdict": "1"}, HTTP_HX_REQUEST="true")
     assert response.status_code == 200
     assert Reservation.objects.get(user=adjudicator).item_id != held.item_id
+
+
+def test_skip_shows_the_next_item_in_place(login, adjudicator, make_items):
+    first, second = make_items(category="math")[:2]
+    client = login(adjudicator)
+    client.post("/adjudicate/start/")
+    response = client.post(f"/adjudicate/items/{first.pk}/skip/", HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    assert response.status_code == 200 and f'data-item="{second.pk}"' in body and second.debate.prompt.text in body
+    assert Reservation.objects.get(user=adjudicator).item_id == second.pk

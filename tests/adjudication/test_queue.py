@@ -146,7 +146,18 @@ def test_an_admin_override_needs_a_reason_and_stays_in_the_trail(make_items, peo
 def test_skipping_releases_the_item_for_others(make_items, people):
     item = make_items(category="math")[0]
     do_skip(reserve(people[0]))
-    assert do_reserve_next(people[1]).item == item
+    assert do_reserve_next(people[1]).item == item, "someone else's skip does not move it for them"
+
+
+def test_a_skipped_item_comes_back_to_that_person_only_after_every_other(make_items, people):
+    first, second, third = make_items(category="math")[:3]
+    assert reserve(people[0]).item == first
+    do_skip(Reservation.objects.get(user=people[0]))
+    assert do_reserve_next(people[0]).item == second, "not the item just skipped"
+    do_skip(Reservation.objects.get(user=people[0]))
+    assert do_reserve_next(people[0]).item == third
+    do_skip(Reservation.objects.get(user=people[0]))
+    assert do_reserve_next(people[0]).item == first, "then the longest-ago skip"
 
 
 def test_a_very_fast_verdict_is_flagged(make_items, people, settings):
