@@ -94,5 +94,6 @@ def test_running_quickstart_twice_duplicates_nothing(tmp_path):
     second = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
     assert "prompts 12 new" in first.stdout and "responses 36 new" in first.stdout
+    assert "3 new model(s)" in first.stdout and "0 new model(s)" in second.stdout, "the demo systems it created"
     assert "prompts 0 new, 0 updated, 12 unchanged; responses 0 new, 0 updated, 36 unchanged" in second.stdout
     assert "with password:" in first.stdout and "with password:" not in second.stdout

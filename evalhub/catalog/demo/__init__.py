@@ -34,8 +34,9 @@ def do_load_demo(user=None) -> ImportSummary:
     """Load (or leave as it is) the demo benchmark; running it twice changes nothing."""
     with transaction.atomic():
         do_load_builtin_criteria()
+        created = 0
         for slug, name in DEMO_SYSTEMS.items():
-            LanguageModel.objects.get_or_create(
+            _, new = LanguageModel.objects.get_or_create(
                 slug=slug,
                 defaults={
                     "display_name": name,
@@ -43,7 +44,8 @@ def do_load_demo(user=None) -> ImportSummary:
                     "notes": "Hand-written demo responses shipped with evalhub; not a language model.",
                 },
             )
-        return do_import_benchmark(
+            created += new
+        summary = do_import_benchmark(
             filename=DEMO_FILE.name,
             data=DEMO_FILE.read_bytes(),
             benchmark_slug=DEMO_BENCHMARK,
@@ -51,3 +53,7 @@ def do_load_demo(user=None) -> ImportSummary:
             task_type=TaskType.OPEN_CHAT,
             user=user,
         )
+    # The demo systems are made before the import (with their names), so the import itself finds
+    # them: count them here, or the summary says "0 new model(s)" right after creating three.
+    summary.counts["models_created"] += created
+    return summary
