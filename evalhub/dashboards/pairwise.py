@@ -8,21 +8,39 @@ from typing import Any
 
 import numpy as np
 
-from evalhub.catalog.models import Response
+from evalhub.catalog.models import Judgment, Response
 from evalhub.core import bradley_terry as bt
 from evalhub.core.charts import interval_chart
 from evalhub.core.text_features import STYLE_FEATURES, style_features
 from evalhub.dashboards.battles import SOURCES, Battle, Filters, load_battles
 from evalhub.dashboards.caching import cached
+from evalhub.debates.models import Debate, DebateRun
 
 ROUNDS = 200  # Arena's bootstrap; the issue asks for at least 200 resamples
 
 
 def filter_options(battles: list[Battle]) -> dict[str, list[str]]:
+    """Every value a filter can take, whichever sources the board shows now: a benchmark judged
+    only by single judges (or only in imported files) must be choosable before its source is
+    ticked. Read from the runs and imported judgments (a few distinct values), plus the battles."""
+    criteria, scenarios, benchmarks = set(), set(), set()
+    for benchmark, criterion in DebateRun.objects.values_list("benchmark__slug", "criterion__slug").distinct():
+        benchmarks.add(benchmark)
+        criteria.add(criterion)
+    scenarios.update(
+        category or "—" for category in Debate.objects.values_list("prompt__category", flat=True).distinct()
+    )
+    imported = Judgment.objects.filter(response_2__isnull=False).values_list(
+        "response__prompt__benchmark__slug", "criterion__slug", "response__prompt__category"
+    )
+    for benchmark, criterion, category in imported.distinct():
+        benchmarks.add(benchmark)
+        criteria.add(criterion)
+        scenarios.add(category or "—")
     return {
-        "criteria": sorted({b.criterion for b in battles}),
-        "scenarios": sorted({b.scenario for b in battles}),
-        "benchmarks": sorted({b.benchmark for b in battles}),
+        "criteria": sorted(criteria | {b.criterion for b in battles}),
+        "scenarios": sorted(scenarios | {b.scenario for b in battles}),
+        "benchmarks": sorted(benchmarks | {b.benchmark for b in battles}),
         "responses": sorted({b.responses for b in battles}),
         "sources": list(SOURCES),
     }

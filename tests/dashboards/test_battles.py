@@ -135,3 +135,16 @@ def test_style_control_is_fitted_on_the_responses_texts_and_orders_the_board(are
     assert all(r["style_rating"] is not None for r in board["ratings"])
     body = login(viewer).get("/leaderboards/?style=on").content.decode()
     assert "Style-controlled" in body
+
+
+def test_a_benchmark_judged_only_by_single_judges_can_be_chosen_before_that_source_is_ticked(arena):
+    from evalhub.catalog.models import Benchmark
+
+    arena.debate("alpha", "beta", verdict=1)
+    arena.benchmark = Benchmark.objects.create(slug="judged-alone", name="Judged alone")
+    arena.runs.clear()
+    waiting = arena.debate("alpha", "beta", verdict=None, status=DebateStatus.UNRESOLVED)
+    arena.judge("openai:gpt-judge", {waiting: [1]})
+    board = pairwise_board(Filters(), fingerprint())
+    assert board["battles"] == 1
+    assert "judged-alone" in board["options"]["benchmarks"]
