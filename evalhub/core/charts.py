@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 
@@ -38,11 +39,7 @@ def interval_chart(
             }
         )
     zero = x(0.0) if low <= 0 <= high else None
-    # Whole numbers on wide scales (ratings in the hundreds or thousands), three figures otherwise.
-    tick_format = ".0f" if high - low >= 50 else ".3g"
-    ticks = [
-        {"x": x(low + (high - low) * i / 4), "label": format(low + (high - low) * i / 4, tick_format)} for i in range(5)
-    ]
+    ticks = [{"x": x(value), "label": label} for value, label in nice_ticks(low, high)]
     return {
         "rows": rows,
         "height": 40 + len(rows) * row_height,
@@ -52,6 +49,24 @@ def interval_chart(
         "axis_y": 30 + len(rows) * row_height - row_height // 2,
         "label_width": label_width,
     }
+
+
+def nice_ticks(low: float, high: float, target: int = 5) -> list[tuple[float, str]]:
+    """Ticks at multiples of a round step (1, 2 or 5 × 10^k) inside [low, high], labelled with just
+    the decimals that step needs: -0.005, 0, 0.005 rather than -0.00502, -0.00125, 0.00251."""
+    span = high - low
+    if span <= 0:
+        return [(low, format(low, ".3g"))]
+    power = 10 ** math.floor(math.log10(span / target))
+
+    def count(step: float) -> int:
+        return math.floor(high / step) - math.ceil(low / step) + 1
+
+    # The finest round step that leaves at most `target` ticks.
+    step = next(m * power for m in (1, 2, 5, 10, 20, 50, 100) if count(m * power) <= target)
+    decimals = max(0, -math.floor(math.log10(step)))
+    values = [k * step for k in range(math.ceil(low / step), math.floor(high / step) + 1)]
+    return [(value, f"{0.0 if abs(value) < step / 2 else value:.{decimals}f}") for value in values]
 
 
 def reliability_chart(calibration: Any, size: int = 260, margin: int = 36) -> dict | None:

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from evalhub.core.charts import interval_chart
+import pytest
+
+from evalhub.core.charts import interval_chart, nice_ticks
 
 
 def test_rows_keep_their_order_and_whiskers_sit_around_the_marker():
@@ -20,3 +22,16 @@ def test_wide_scales_get_whole_number_ticks_and_narrow_ones_three_figures():
 
 def test_nothing_to_draw_is_an_empty_chart():
     assert interval_chart([{"name": "a", "mean": None}])["rows"] == []
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "labels"),
+    [
+        (-0.00502, 0.0121, ["-0.005", "0.000", "0.005", "0.010"]),
+        (917.3, 1089.6, ["950", "1000", "1050"]),
+        (-0.0718, 0.868, ["0.0", "0.2", "0.4", "0.6", "0.8"]),
+    ],
+)
+def test_ticks_sit_at_round_steps_with_short_labels(low, high, labels):
+    # GEM's chart once showed -0.00502, and the judge lab's -0.0718.
+    assert [label for _, label in nice_ticks(low, high)] == labels
