@@ -56,6 +56,15 @@ def test_closing_the_tab_and_coming_back_resumes_at_the_first_unanswered_step(ve
     assert "Quality issue 3 of 5" in body
 
 
+def test_the_progress_bar_counts_the_answers_given_not_the_steps_there_are(version):
+    invitation = do_invite(version)
+    client = Client()
+    for step in (1, 2):
+        client.post(link(invitation), {"step": step, "metric": "fluency", "go": "next"})
+    body = client.get(f"{link(invitation)}?step=4").content.decode()
+    assert '<progress max="5" value="2">2 of 5 answered</progress>' in body and "Quality issue 4 of 5" in body
+
+
 def test_back_keeps_the_answer_and_shows_it_chosen(version):
     invitation = do_invite(version)
     client = Client()
