@@ -166,3 +166,11 @@ def test_a_cached_board_is_served_until_a_new_verdict_lands(client, played, view
     do_finish_debates([(unresolved, DebateOutcome(verdict=1, rounds_used=1, turns=[]))])
     assert "6 battles" in client.get("/leaderboards/").content.decode()
     assert len(calls) == 2
+
+
+def test_a_human_authors_page_does_not_suggest_generating_responses_for_them(viewer, login):
+    from evalhub.catalog.models import LanguageModel
+
+    LanguageModel.objects.create(slug="human-reviewer-1", display_name="Reviewer 1", is_human=True)
+    body = login(viewer).get("/models/human-reviewer-1/").content.decode()
+    assert "generate_responses" not in body and "A human author writes no generated responses" in body
