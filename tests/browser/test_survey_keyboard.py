@@ -49,3 +49,23 @@ def test_an_expert_answers_every_step_with_the_keyboard_and_the_weights_show_it(
     assert shares == "accuracy 0.00, fluency 1.00"
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "survey-weights.png"), full_page=True)
+
+
+def test_revoking_an_invitation_asks_first_and_a_dismissed_question_changes_nothing(live_server, invitation, page):  # noqa: F811
+    page.goto(f"{live_server.url}/login/")
+    page.fill("#id_username", "root")
+    page.fill("#id_password", "pw")
+    page.click("button[type=submit]")
+    manage = f"{live_server.url}/surveys/manage/{invitation.version.survey.slug}/"
+    page.goto(manage)
+    questions = []
+    page.once("dialog", lambda dialog: (questions.append(dialog.message), dialog.dismiss()))
+    page.click("button:has-text('revoke')")
+    page.wait_for_timeout(300)
+    assert questions and "Revoke this invitation?" in questions[0]
+    page.goto(manage)
+    assert page.locator("button:has-text('revoke')").count() == 1, "dismissed: the invitation still stands"
+    page.once("dialog", lambda dialog: dialog.accept())
+    with page.expect_navigation():
+        page.click("button:has-text('revoke')")
+    assert page.locator("button:has-text('revoke')").count() == 0

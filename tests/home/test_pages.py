@@ -1,3 +1,6 @@
+"""Pages every visitor sees, whatever their role."""
+
+from __future__ import annotations
 
 
 def test_every_page_names_a_favicon_that_is_served(client):
