@@ -118,3 +118,26 @@ def to_text(rows: list[Mapping[str, Any]], fmt: str, columns: list[str] | None =
     else:
         {"jsonl": write_jsonl}[fmt](rows, buffer)
     return buffer.getvalue()
+
+
+def readable(value: Any) -> list[tuple[str, str]]:
+    """A stored configuration or audit detail as (label, text) lines a person reads: keys with
+    spaces, yes/no for booleans, '—' for nothing, lists joined, nested mappings as 'key: value'
+    (pages printed raw Python such as {'swapped': False} and [None, ''])."""
+    if not isinstance(value, Mapping):
+        return [("", _readable_value(value))]
+    return [(str(key).replace("_", " "), _readable_value(inner)) for key, inner in value.items()]
+
+
+def _readable_value(value: Any) -> str:
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, Mapping):
+        return (
+            "; ".join(f"{str(key).replace('_', ' ')}: {_readable_value(inner)}" for key, inner in value.items()) or "—"
+        )
+    if isinstance(value, (list, tuple, set)):
+        return ", ".join(_readable_value(inner) for inner in value) or "—"
+    return str(value)

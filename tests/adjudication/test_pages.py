@@ -103,6 +103,8 @@ def test_only_admins_review_and_override(login, adjudicator, admin_user, make_it
     response = login(admin_user).post(f"/adjudicate/items/{item.pk}/review/", {"verdict": "2", "reason": "checked"})
     item.refresh_from_db()
     assert response.status_code == 302 and (item.final_verdict, item.final_source) == (2, "admin_override")
+    trail = login(admin_user).get(f"/adjudicate/items/{item.pk}/review/").content.decode()
+    assert "reason: checked" in trail and "{&#x27;" not in trail, "the audit trail reads as text, not Python"
 
 
 def test_the_agreement_report_matches_hand_computed_kappas(make_items):

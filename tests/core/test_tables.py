@@ -45,3 +45,17 @@ def test_a_csv_export_reads_back_to_the_same_text(text):
     body = to_text([{"prompt_id": "q1", "prompt": text}], "csv")
     records = list(csv_records(body))
     assert records[1][1] == ["q1", text]
+
+
+def test_a_stored_configuration_reads_as_labelled_lines_not_python():
+    from evalhub.core.tables import readable
+
+    lines = readable({"swapped": False, "agents": [None, ""], "privileged_sources": [], "seed": 3, "k": {"a_b": True}})
+    assert lines == [
+        ("swapped", "no"),
+        ("agents", "—, —"),
+        ("privileged sources", "—"),
+        ("seed", "3"),
+        ("k", "a b: yes"),
+    ]
+    assert readable(None) == [("", "—")]

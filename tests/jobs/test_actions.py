@@ -76,6 +76,14 @@ def test_the_job_page_shows_the_heartbeats(login, viewer):
     assert "gpu-box-7" in body and f'ws-connect="/ws/jobs/{job.pk}/"' in body
 
 
+def test_the_job_page_shows_its_configuration_as_labelled_lines(login, viewer):
+    params = {"queues": ["default", "gpu"], "check_position": False, "privileged_sources": [None, ""]}
+    job = do_create_job("worker_check", "Worker check", total=2, params=params)
+    body = login(viewer).get(f"/jobs/{job.pk}/").content.decode()
+    assert "<dt>check position</dt><dd>no</dd>" in body and "<dt>queues</dt><dd>default, gpu</dd>" in body
+    assert "{&#x27;" not in body and "[None" not in body and "False" not in body
+
+
 def test_a_running_job_whose_chunks_stopped_beating_is_stalled_and_one_beating_now_is_not():
     from evalhub.jobs.models import JobChunk
 

@@ -1,0 +1,8 @@
+from __future__ import annotations
+
+from django import template
+
+from evalhub.core.tables import readable
+
+register = template.Library()
+register.filter("readable", readable)
