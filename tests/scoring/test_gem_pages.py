@@ -179,3 +179,15 @@ def test_a_candidate_variant_that_selects_nothing_is_refused_with_the_variants_t
         response.content.decode()
     )
     assert not GemRun.objects.exists()
+
+
+def test_a_group_of_choices_is_headed_by_its_name_and_required_fields_are_marked(client, login, admin_user, reviews):
+    import re
+
+    login(admin_user)
+    text = client.get(reverse("gem_create")).content.decode()
+    candidates, references = text.index("<legend>Candidates"), text.index("<legend>References")
+    first_checkbox_after = text.index('name="candidates"', candidates)
+    assert candidates < first_checkbox_after < references, "the legend comes before the boxes it names"
+    assert re.search(r'<legend>References <span class="required"', text), "references are required"
+    assert not re.search(r'<legend>Candidates <span class="required"', text)
