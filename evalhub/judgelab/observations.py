@@ -91,9 +91,9 @@ def collect(scope: Scope) -> Observations:
     found = Observations()
     _imported(found, scope)
     debates = _debates(scope)
-    _single_judges(found, debates, scope)
-    _agents_and_panels(found, debates, scope)
-    _people(found, debates, scope)
+    _single_judges(found, debates)
+    _agents_and_panels(found, debates)
+    _people(found, debates)
     _pairs(found)
     return found
 
@@ -185,7 +185,7 @@ def _debates(scope: Scope) -> dict[int, _Debate]:
     return {row[0]: _Debate(*row[1:]) for row in rows.order_by().values_list(*fields).iterator(chunk_size=5000)}
 
 
-def _single_judges(found: Observations, debates: dict[int, _Debate], scope: Scope) -> None:
+def _single_judges(found: Observations, debates: dict[int, _Debate]) -> None:
     runs = {
         run["id"]: run
         for run in JudgeRun.objects.filter(criteria_variant=ORIGINAL).values(
@@ -217,10 +217,9 @@ def _single_judges(found: Observations, debates: dict[int, _Debate], scope: Scop
         )
         first_shown = debate.first_shown(reversed_order)
         share = _first_share(verdicts) if run["samples"] > 1 else None
+        probability = None if share is None else (share if first_shown else 1 - share)  # of the pair's response 1
         for verdict in verdicts:
-            found.add(
-                info, debate.item, verdict, first_shown, None if share is None else _canonical_share(share, first_shown)
-            )
+            found.add(info, debate.item, verdict, first_shown, probability)
 
 
 def _first_share(verdicts: list[int | None]) -> float | None:
@@ -231,11 +230,7 @@ def _first_share(verdicts: list[int | None]) -> float | None:
     return (sum(v == FIRST for v in read) + 0.5 * sum(v == TIE for v in read)) / len(read)
 
 
-def _canonical_share(share: float | None, first_shown: bool) -> float | None:
-    return None if share is None else (share if first_shown else 1 - share)
-
-
-def _agents_and_panels(found: Observations, debates: dict[int, _Debate], scope: Scope) -> None:
+def _agents_and_panels(found: Observations, debates: dict[int, _Debate]) -> None:
     runs = {debate.run for debate in debates.values()}
     settings = {
         run["id"]: run
@@ -269,7 +264,7 @@ def _agents_and_panels(found: Observations, debates: dict[int, _Debate], scope: 
             found.settled[debate.item] = Settled(canonical(debate.verdict, debate.first_shown()), how)
 
 
-def _people(found: Observations, debates: dict[int, _Debate], scope: Scope) -> None:
+def _people(found: Observations, debates: dict[int, _Debate]) -> None:
     rows = Adjudication.objects.filter(item__debate_id__in=list(debates)).order_by("pk")
     for debate_id, username, verdict, swapped in rows.values_list(
         "item__debate_id", "user__username", "verdict", "swapped"

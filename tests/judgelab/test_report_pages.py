@@ -137,3 +137,13 @@ def test_a_model_page_loads_the_model_as_a_judge_after_it_renders(judged, login,
     section = client.get("/judges/model/judge-x/", HTTP_HX_REQUEST="true").content.decode()
     assert judge_key("openai:gpt-judge") in section and "0.800" in section
     assert client.get("/judges/model/nobody/").status_code == 404
+
+
+def test_a_judges_k_samples_give_its_probability_as_their_vote_share(arena):
+    debate = arena.debate("alpha", "beta", verdict=1)
+    run = arena.judge("openai:k-judge", {debate: [1, 1, 2]})
+    run.samples = 3
+    run.save()
+    lab = report_of(compute(Scope()), "openai:k-judge")
+    # Two of three samples for response 1, which the debate (the reference) chose: Brier (2/3 − 1)².
+    assert lab.calibration.n == 1 and lab.calibration.brier == pytest.approx(1 / 9)
