@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db.models import Count
+from django.db.models import Count, Prefetch
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
@@ -11,11 +11,12 @@ from evalhub.accounts.roles import ADMIN, role_required
 from evalhub.catalog.actions import ImportRejected, check_import_size, do_import_benchmark
 from evalhub.catalog.exports import EXPORT_FORMATS, TABLES
 from evalhub.catalog.forms import ImportForm
-from evalhub.catalog.models import Benchmark, LanguageModel, Prompt, Response
+from evalhub.catalog.models import Benchmark, Judgment, LanguageModel, Prompt, Response
 from evalhub.core.benchmark_files import COLUMNS
 from evalhub.core.tables import to_text
 
 MAX_ERRORS_SHOWN = 200
+PAIRWISE_SHOWN = 100
 
 
 @role_required()
@@ -55,8 +56,17 @@ def benchmark_detail(request, slug: str):
 @role_required()
 def prompt_detail(request, slug: str, pk: int):
     prompt = get_object_or_404(Prompt.objects.select_related("benchmark"), benchmark__slug=slug, pk=pk)
-    responses = prompt.responses.select_related("model", "parent").order_by("parent_id", "model__display_name")
-    return render(request, "catalog/prompt_detail.html", {"prompt": prompt, "responses": responses})
+    judged = Judgment.objects.select_related("judge_model", "judge_user", "criterion").order_by("criterion__name", "id")
+    responses = (
+        prompt.responses.select_related("model", "parent")
+        .prefetch_related(Prefetch("judgments", queryset=judged.filter(response_2__isnull=True), to_attr="scores"))
+        .order_by("parent_id", "model__display_name")
+    )
+    pairwise = judged.filter(response__prompt=prompt, response_2__isnull=False).select_related(
+        "response__model", "response_2__model"
+    )
+    context = {"pairwise": pairwise[:PAIRWISE_SHOWN], "pairwise_count": pairwise.count()}
+    return render(request, "catalog/prompt_detail.html", {"prompt": prompt, "responses": responses, **context})
 
 
 @role_required(ADMIN)

@@ -65,8 +65,12 @@ def test_a_viewer_logs_in_browses_to_a_prompt_and_sees_a_script_as_plain_text(
     page.click("text=Demo: ScaleEval-style scenarios")
     page.click("text=write-01")
     page.wait_for_selector("h1:has-text('write-01')")
-    assert page.locator("text=<script>window.pwned = true</script>").count() == 1
+    script_text = page.locator("text=<script>window.pwned = true</script>")
+    assert script_text.filter(visible=True).count() == 1, "rendered once as text; the raw copy stays hidden"
     assert page.evaluate("window.pwned === undefined")
+    box = page.locator(".text-box", has=script_text.first)
+    box.locator(".raw-switch").click()
+    assert box.locator("pre.raw").is_visible() and not box.locator(".md").is_visible(), "raw text one click away"
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "prompt-page.png"), full_page=True)
 
