@@ -15,6 +15,7 @@ from evalhub.dashboards.caching import cached, fingerprint
 from evalhub.dashboards.forms import BattleFilterForm
 from evalhub.dashboards.model_sections import section_context
 from evalhub.dashboards.profiles import model_profile
+from evalhub.dashboards.provenance import stand_in_specs
 from evalhub.system.downloads import download
 from evalhub.system.forms import form_reasons
 
@@ -73,6 +74,7 @@ def leaderboards(request):
             "pairwise_html": pairwise_section,
             "gre_bench_html": mark_safe(gre_section),  # noqa: S308 (our own rendered template)
             "judges_html": mark_safe(judges_section),  # noqa: S308 (our own rendered template)
+            "stand_ins": stand_in_specs(),
         },
     )
 

@@ -1,18 +1,48 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.contrib.auth.decorators import login_not_required
 from django.db import connection
 from django.db.models import Count, Q
 from django.http import JsonResponse
 from django.shortcuts import render
+from django.template.defaultfilters import pluralize
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from evalhub.accounts.roles import READERS, has_role
-from evalhub.adjudication.models import AdjudicationItem, ItemStatus
+from evalhub.adjudication.models import Adjudication, AdjudicationItem, ItemStatus
 from evalhub.catalog.models import Benchmark, DataImport, Judgment, LanguageModel, Prompt, Response
-from evalhub.debates.models import Debate, DebateRun, DebateTurn, JudgeVerdict
+from evalhub.debates.models import Debate, DebateRun, DebateTurn, JudgeRun, JudgeVerdict
 from evalhub.jobs.models import Job, JobStatus
-from evalhub.scoring.models import JudgeScore
+from evalhub.scoring.models import DiscernmentRun, GemRun, JudgeScore
+
+
+@dataclass(frozen=True)
+class NextStep:
+    title: str
+    done: bool
+    url: str
+    how: str
+
+
+def next_steps(waiting: int) -> list[NextStep]:
+    """The first hour's path (import → debate → adjudicate → score → read the boards), each step
+    marked done from what is stored."""
+    return [
+        NextStep("Import a benchmark", Benchmark.objects.exists(), reverse("import_benchmark"),
+                 "JSONL, CSV or Parquet, one row per response; or python manage.py import_benchmark FILE."),
+        NextStep("Start a debate run", DebateRun.objects.exists(), reverse("debate_run_create"),
+                 "Agents debate which of two models' responses is better; turns stream live."),
+        NextStep("Adjudicate what the agents did not settle", Adjudication.objects.exists(),
+                 reverse("adjudication_queue"), f"{waiting} item{pluralize(waiting)} waiting; keys 1, 2, 0 and s."),
+        NextStep("Score without a gold standard, or test a judge",
+                 GemRun.objects.exists() or DiscernmentRun.objects.exists() or JudgeRun.objects.exists(),
+                 reverse("gem_create"), "GEM / GRE-bench, DHP discernment, YESciEval, single judges."),
+        NextStep("Read the boards", False, reverse("leaderboards"),
+                 "Pairwise ratings with intervals, GRE-bench, and how far to trust each judge."),
+    ]  # fmt: skip
 
 
 def home(request):
@@ -43,6 +73,7 @@ def home(request):
             debates=Debate.objects.count(),
             adjudication_waiting=AdjudicationItem.objects.filter(status=ItemStatus.OPEN).count(),
         )
+        context["next_steps"] = next_steps(context["adjudication_waiting"])
     return render(request, "home/home.html", context)
 
 

@@ -14,6 +14,7 @@ from evalhub.core.charts import bias_chart, reliability_chart
 from evalhub.core.judge_lab import CONFUSION_COLUMNS, CONFUSION_ROWS
 from evalhub.core.judge_report import KINDS, summary_row
 from evalhub.core.tables import to_text
+from evalhub.dashboards.provenance import stand_in_specs
 from evalhub.judgelab.forms import JudgmentImportForm
 from evalhub.judgelab.observations import Scope
 from evalhub.judgelab.report import judge_key, judge_lab_report, model_as_judge
@@ -48,6 +49,7 @@ def judge_list(request):
         "benchmarks": Benchmark.objects.order_by("slug").values_list("slug", flat=True),
         "criteria": Criterion.objects.order_by("slug").values_list("slug", flat=True),
         "query": request.GET.urlencode(),
+        "stand_ins": stand_in_specs(),
     }
     return render(request, "judgelab/judge_list.html", context)
 

@@ -24,12 +24,13 @@ CHAT_PROVIDERS = {
     "anthropic": "evalhub.llm.providers.anthropic_chat:AnthropicChat",
     "transformers": "evalhub.llm.providers.transformers_chat:TransformersChat",
     "heuristic": "evalhub.llm.providers.heuristic:HeuristicJudge",
+    "arithmetic": "evalhub.llm.providers.arithmetic:ArithmeticCandidate",
 }
 SCORERS = {
     "transformers": "evalhub.llm.scoring.transformers_scorer:TransformersScorer",
     "openai-compatible": "evalhub.llm.scoring.completions_scorer:CompletionsScorer",
 }
-DEFAULT_MODELS = {"heuristic": "balanced"}
+DEFAULT_MODELS = {"heuristic": "balanced", "arithmetic": "calculator"}
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 
 def test_every_page_names_a_favicon_that_is_served(client):
     from django.contrib.staticfiles import finders
@@ -9,3 +11,14 @@ def test_every_page_names_a_favicon_that_is_served(client):
     body = client.get("/login/").content.decode()
     assert '<link rel="icon" type="image/svg+xml" href="/static/favicon.svg">' in body
     assert finders.find("favicon.svg") is not None
+
+
+@pytest.mark.django_db
+def test_an_empty_instance_shows_the_first_hours_path_with_nothing_done(client):
+    from tests.conftest import make_user
+
+    client.force_login(make_user("ada", "admin"))
+    page = client.get("/").content.decode()
+    for step in ("Import a benchmark", "Start a debate run", "Adjudicate", "Score without a gold standard", "Read"):
+        assert step in page
+    assert page.count('<span class="badge succeeded">done</span>') == 0

@@ -1,12 +1,16 @@
-"""The demo benchmark evalhub ships for a first look (quickstart) and manual trials.
+"""The demo benchmarks evalhub ships for a first look (quickstart) and manual trials.
 
 Its three "systems" are not models: their responses were written for evalhub to show
 three quality levels (thorough, terse, sloppy) on twelve prompts in ScaleEval's four
 scenarios, some with privileged information (reference answers, rating guidelines, hints).
+A second, small arithmetic benchmark has worked reference solutions ending in \\boxed{}
+(so hint tiers and answer accuracy are real) and two human tutors' answers (GEM's human
+references and GRE-bench's human baseline).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from django.db import transaction
@@ -17,6 +21,8 @@ from evalhub.core.builtin_criteria import BUILTIN_CRITERIA
 
 DEMO_FILE = Path(__file__).with_name("demo_benchmark.jsonl")
 DEMO_BENCHMARK = "demo"
+DEMO_MATHS_FILE = Path(__file__).with_name("demo_maths.jsonl")
+DEMO_MATHS_BENCHMARK = "demo-arithmetic"
 DEMO_SYSTEMS = {
     "demo-thorough": "Demo system: thorough",
     "demo-terse": "Demo system: terse",
@@ -30,8 +36,8 @@ def do_load_builtin_criteria() -> int:
     return len(BUILTIN_CRITERIA)
 
 
-def do_load_demo(user=None) -> ImportSummary:
-    """Load (or leave as it is) the demo benchmark; running it twice changes nothing."""
+def do_load_demo(user=None) -> list[ImportSummary]:
+    """Load (or leave as they are) the demo benchmarks; running it twice changes nothing."""
     with transaction.atomic():
         do_load_builtin_criteria()
         created = 0
@@ -53,7 +59,26 @@ def do_load_demo(user=None) -> ImportSummary:
             task_type=TaskType.OPEN_CHAT,
             user=user,
         )
+        maths = do_import_benchmark(
+            filename=DEMO_MATHS_FILE.name,
+            data=DEMO_MATHS_FILE.read_bytes(),
+            benchmark_slug=DEMO_MATHS_BENCHMARK,
+            benchmark_name="Demo: arithmetic with worked solutions",
+            task_type=TaskType.QUESTION_ANSWERING,
+            allow_new_models=True,  # the two human tutors
+            user=user,
+        )
     # The demo systems are made before the import (with their names), so the import itself finds
     # them: count them here, or the summary says "0 new model(s)" right after creating three.
     summary.counts["models_created"] += created
-    return summary
+    return [summary, maths]
+
+
+def demo_texts() -> list[str]:
+    """Every prompt, reference and response of the demo files: a corpus for make_tiny_model's tokenizer."""
+    texts = []
+    for path in (DEMO_FILE, DEMO_MATHS_FILE):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            texts += [row.get(key, "") for key in ("prompt", "response", "reference_answer", "rating_guidelines")]
+    return [text for text in texts if text]

@@ -13,7 +13,7 @@ from evalhub.accounts.roles import ADMIN
 from evalhub.catalog.demo import do_load_demo
 from evalhub.celery import QUEUES
 from evalhub.celery import app as celery_app
-from evalhub.debates.demo import do_create_demo_debate_run
+from evalhub.home.demo import do_start_demo_runs
 from evalhub.system.embedded import serve, worker_thread
 
 
@@ -30,10 +30,12 @@ class Command(BaseCommand):
         call_command("migrate", interactive=False, verbosity=0)
         username, password = self._ensure_admin()
         if not options["no_demo"]:
-            summary = do_load_demo()
-            self.stdout.write(f"Demo benchmark '{summary.benchmark.slug}': {summary.describe()}")
-            if not options["no_serve"] and do_create_demo_debate_run():
-                self.stdout.write("Demo debate run queued; watch it on /debates/.")
+            for summary in do_load_demo():
+                self.stdout.write(f"Demo benchmark '{summary.benchmark.slug}': {summary.describe()}")
+            if not options["no_serve"]:
+                started = do_start_demo_runs(settings.DATA_DIR / "tiny-model")
+                if started:
+                    self.stdout.write(f"Demo runs queued ({', '.join(started)}); watch them on /jobs/.")
         self.stdout.write(f"Log in as '{username}'" + (f" with password: {password}" if password else "."))
         if options["no_serve"]:
             return

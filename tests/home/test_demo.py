@@ -1,0 +1,84 @@
+"""The quickstart's demo runs fill every kind of page, offline, through the real jobs (issue 22)."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalhub.adjudication.models import AdjudicationItem
+from evalhub.catalog.demo import do_load_demo
+from evalhub.debates.models import DebateRun, JudgeRun
+from evalhub.generation.analysis import accuracy_observations
+from evalhub.generation.models import GenerationRun
+from evalhub.home.demo import do_start_demo_runs
+from evalhub.jobs.models import Job, JobStatus
+from evalhub.scoring.models import DiscernmentRun, GemRun
+from tests.conftest import make_user
+
+pytestmark = pytest.mark.django_db(transaction=True)  # debate batches write from their own thread
+
+
+@pytest.fixture
+def demo_runs(tmp_path):
+    do_load_demo()
+    return do_start_demo_runs(tmp_path / "tiny-model")  # the chunks run eagerly in tests, as each commits
+
+
+def test_every_demo_run_succeeds_offline(demo_runs):
+    assert demo_runs == [
+        "debates", "a single judge", "GEM with a tiny random model", "DHP", "YESciEval",
+        "generation at four hint tiers", "a survey invitation",
+    ]  # fmt: skip
+    jobs = {job.kind: (job.status, job.message) for job in Job.objects.all()}
+    assert all(status == JobStatus.SUCCEEDED for status, _ in jobs.values()), jobs
+    assert AdjudicationItem.objects.exists(), "some debates wait for people"
+
+
+def test_starting_the_demo_runs_again_starts_nothing(demo_runs, tmp_path):
+    assert do_start_demo_runs(tmp_path / "tiny-model") == []
+
+
+def test_the_demo_calculator_gets_more_right_with_each_hint_tier(demo_runs):
+    correct: dict[int, list[float]] = {}
+    for _model, tier, _prompt, value in accuracy_observations(GenerationRun.objects.get()):
+        correct.setdefault(tier, []).append(value)
+    assert {tier: sum(values) / len(values) for tier, values in correct.items()} == {0: 1 / 6, 1: 2 / 6, 2: 4 / 6, 3: 1}
+
+
+@pytest.fixture
+def admin_client(client, demo_runs):
+    client.force_login(make_user("ada", "admin"))
+    return client
+
+
+def test_every_demo_page_shows_data_and_says_its_numbers_come_from_stand_ins(admin_client):
+    gem = GemRun.objects.get()
+    dhp, yescieval = DiscernmentRun.objects.get(family="dhp"), DiscernmentRun.objects.get(family="yescieval")
+    generation = GenerationRun.objects.get()
+    pages = {
+        "/leaderboards/": ["Demo system: thorough", "GRE-bench", "heuristic:concise"],
+        "/judges/": ["heuristic:concise"],
+        f"/scoring/gem/{gem.pk}/results/": ["Demo system: sloppy"],
+        f"/scoring/discernment/{dhp.pk}/results/": ["heuristic:detail"],
+        f"/scoring/discernment/{yescieval.pk}/results/": ["relevancy"],
+        f"/generation/{generation.pk}/results/": ["Accuracy per hint tier"],
+    }
+    for url, expected in pages.items():
+        page = admin_client.get(url).content.decode()
+        assert "Workflow demo:" in page, url
+        for text in expected:
+            assert text in page, (url, text)
+
+
+def test_a_page_on_a_real_provider_carries_no_workflow_demo_notice(admin_client):
+    DebateRun.objects.update(agents=["openai:gpt-4o", "anthropic:claude-3-5-sonnet-latest"])
+    JudgeRun.objects.update(judge="openai:gpt-4o-mini")
+    run = DebateRun.objects.get()
+    assert "Workflow demo:" not in admin_client.get(f"/debates/runs/{run.pk}/").content.decode()
+    assert "Workflow demo:" not in admin_client.get("/judges/").content.decode()
+
+
+def test_after_the_demo_the_home_page_leaves_adjudication_as_the_next_step(admin_client):
+    page = admin_client.get("/").content.decode()
+    assert page.count('<span class="badge succeeded">done</span>') == 3, "import, debate and score"
+    assert '<li class=""><a href="/adjudicate/">Adjudicate' in page
+    assert "waiting; keys 1, 2, 0 and s." in page
