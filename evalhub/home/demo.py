@@ -50,7 +50,8 @@ def do_start_demo_runs(tiny_model_path: Path) -> list[str]:
         started.append("debates")
     debates = DebateRun.objects.get(name=DEMO_RUN_NAME)
     if not JudgeRun.objects.filter(reference=debates).exists():
-        do_create_judge_run(reference=debates, judge=DEMO_JUDGE, privileged_sources=[])
+        # Three samples: the vote share is a probability, so the calibration section has data.
+        do_create_judge_run(reference=debates, judge=DEMO_JUDGE, privileged_sources=[], samples=3)
         started.append("a single judge")
     if not GemRun.objects.filter(benchmark=maths).exists():
         do_create_gem_run(
