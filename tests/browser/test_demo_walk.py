@@ -101,7 +101,8 @@ def test_a_fresh_quickstart_shows_data_on_every_kind_of_page(quickstart):
         page.goto(f"{base}/judges/")
         walk.append(("judge", href(page, "main tbody a[href^='/judges/']"), "Agreement"))
         page.goto(f"{base}/jobs/")
-        for title, expected in (("GEM", "GRE-bench"), ("DHP", "D"), ("YESciEval", "optimism"), ("Generation", "Accuracy")):
+        job_pages = (("GEM", "GRE-bench"), ("DHP", "D"), ("YESciEval", "optimism"), ("Generation", "Accuracy"))
+        for title, expected in job_pages:
             job_url = href(page, f"main a[href^='/jobs/']:has-text('{title}')")
             walk.append((f"job: {title}", job_url, expected))
         for name, url, expected in walk:

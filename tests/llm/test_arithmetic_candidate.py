@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import asyncio
 
-from evalhub.llm.providers.arithmetic import answer, expressions
 from evalhub.llm import get_chat_client
+from evalhub.llm.providers.arithmetic import answer, expressions
 from evalhub.llm.stand_ins import is_stand_in
 
 
