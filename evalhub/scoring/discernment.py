@@ -471,11 +471,14 @@ def _rating_bars(rows: list[dict], width: int = 640, group: int = 62) -> dict:
     def y(rating: float) -> float:
         return round(base - (rating - 1) / 4 * (base - top), 1)
 
+    # Each group is as wide as its longest rubric name (about 6.5 px a character at the tick size),
+    # so a name is written whole ("informativeness"), never cut to fit.
+    group = max(group, round(6.5 * max((len(row["rubric"]) for row in rows), default=0)) + 10)
     columns, labels = [], []
     for index, row in enumerate(rows):
         cell = row["subtle"] or row["extreme"]
         x0 = 40 + index * group
-        labels.append({"x": x0 + 24, "text": row["rubric"][:10]})
+        labels.append({"x": x0 + 24, "text": row["rubric"]})
         for offset, (tag, variant, mean) in enumerate(
             [
                 ("B", "benign", cell["mean_benign"] if cell else None),
