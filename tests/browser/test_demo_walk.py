@@ -4,15 +4,13 @@ worker inside), every kind of page, each showing data — no empty state — wit
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
 
 from tests.browser.test_login_and_browse import ARTIFACTS, CHROMIUM_FLAGS
 from tests.conftest import CHROMIUM, requires_chromium
-from tests.home.test_quickstart import ROOT, free_port, quickstart_env, wait_for_line
+from tests.home.test_quickstart import start_quickstart
 
 pytestmark = [requires_chromium, pytest.mark.browser, pytest.mark.slow]
 DEMO_JOBS = 6  # debates, a single judge, GEM, DHP, YESciEval, generation
@@ -27,18 +25,8 @@ EXPECTED_EMPTY = {
 
 @pytest.fixture
 def quickstart(tmp_path):
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", "quickstart", "--port", str(port)],
-        cwd=ROOT,
-        env=quickstart_env(tmp_path),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    process, port, password = start_quickstart(tmp_path)
     try:
-        password = wait_for_line(process, r"with password: (\S+)")[0].group(1)
-        wait_for_line(process, r"running at http://127\.0\.0\.1:\d+/")
         yield f"http://127.0.0.1:{port}", password
     finally:
         process.send_signal(signal.SIGINT)

@@ -52,22 +52,34 @@ def log_in(client: httpx.Client, password: str) -> httpx.Response:
     )
 
 
-def test_quickstart_serves_the_demo_runs_a_background_task_and_stops_cleanly_on_ctrl_c(tmp_path):
+def start_quickstart(data_dir: Path) -> tuple[subprocess.Popen, int, str]:
+    """`manage.py quickstart` on a free port in its own process: the process, the port and the
+    admin password it printed, once it says it is running."""
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "manage.py", "quickstart", "--port", str(port)],
         cwd=ROOT,
-        env=quickstart_env(tmp_path),
+        env=quickstart_env(data_dir),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
     try:
-        password_line, _ = wait_for_line(process, r"with password: (\S+)")
+        password = wait_for_line(process, r"with password: (\S+)")[0].group(1)
         wait_for_line(process, r"running at http://127\.0\.0\.1:\d+/")
+    except BaseException:
+        process.kill()
+        process.communicate(timeout=30)
+        raise
+    return process, port, password
+
+
+def test_quickstart_serves_the_demo_runs_a_background_task_and_stops_cleanly_on_ctrl_c(tmp_path):
+    process, port, password = start_quickstart(tmp_path)
+    try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", follow_redirects=False, timeout=30) as client:
             assert client.get("/").status_code == 302
-            assert log_in(client, password_line.group(1)).status_code == 302
+            assert log_in(client, password).status_code == 302
             home = client.get("/")
             assert home.status_code == 200 and "Demo: ScaleEval-style scenarios" in home.text
             # A background task through the in-process worker: the page returns at once, the job finishes.

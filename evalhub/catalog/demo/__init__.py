@@ -11,6 +11,7 @@ references and GRE-bench's human baseline).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.db import transaction
@@ -19,10 +20,30 @@ from evalhub.catalog.actions import ImportSummary, do_ensure_criterion, do_impor
 from evalhub.catalog.models import LanguageModel, TaskType
 from evalhub.core.builtin_criteria import BUILTIN_CRITERIA
 
-DEMO_FILE = Path(__file__).with_name("demo_benchmark.jsonl")
 DEMO_BENCHMARK = "demo"
-DEMO_MATHS_FILE = Path(__file__).with_name("demo_maths.jsonl")
 DEMO_MATHS_BENCHMARK = "demo-arithmetic"
+
+
+@dataclass(frozen=True)
+class DemoBenchmark:
+    slug: str
+    name: str
+    task_type: str
+    file: Path
+    human_authors: bool = False  # its file names human authors the import creates
+
+
+HERE = Path(__file__).parent
+DEMO_BENCHMARKS = (
+    DemoBenchmark(DEMO_BENCHMARK, "Demo: ScaleEval-style scenarios", TaskType.OPEN_CHAT, HERE / "demo_benchmark.jsonl"),
+    DemoBenchmark(
+        DEMO_MATHS_BENCHMARK,
+        "Demo: arithmetic with worked solutions",
+        TaskType.QUESTION_ANSWERING,
+        HERE / "demo_maths.jsonl",
+        human_authors=True,
+    ),
+)
 DEMO_SYSTEMS = {
     "demo-thorough": "Demo system: thorough",
     "demo-terse": "Demo system: terse",
@@ -51,34 +72,29 @@ def do_load_demo(user=None) -> list[ImportSummary]:
                 },
             )
             created += new
-        summary = do_import_benchmark(
-            filename=DEMO_FILE.name,
-            data=DEMO_FILE.read_bytes(),
-            benchmark_slug=DEMO_BENCHMARK,
-            benchmark_name="Demo: ScaleEval-style scenarios",
-            task_type=TaskType.OPEN_CHAT,
-            user=user,
-        )
-        maths = do_import_benchmark(
-            filename=DEMO_MATHS_FILE.name,
-            data=DEMO_MATHS_FILE.read_bytes(),
-            benchmark_slug=DEMO_MATHS_BENCHMARK,
-            benchmark_name="Demo: arithmetic with worked solutions",
-            task_type=TaskType.QUESTION_ANSWERING,
-            allow_new_models=True,  # the two human tutors
-            user=user,
-        )
+        summaries = [
+            do_import_benchmark(
+                filename=demo.file.name,
+                data=demo.file.read_bytes(),
+                benchmark_slug=demo.slug,
+                benchmark_name=demo.name,
+                task_type=demo.task_type,
+                allow_new_models=demo.human_authors,
+                user=user,
+            )
+            for demo in DEMO_BENCHMARKS
+        ]
     # The demo systems are made before the import (with their names), so the import itself finds
     # them: count them here, or the summary says "0 new model(s)" right after creating three.
-    summary.counts["models_created"] += created
-    return [summary, maths]
+    summaries[0].counts["models_created"] += created
+    return summaries
 
 
 def demo_texts() -> list[str]:
     """Every prompt, reference and response of the demo files: a corpus for make_tiny_model's tokenizer."""
     texts = []
-    for path in (DEMO_FILE, DEMO_MATHS_FILE):
-        for line in path.read_text(encoding="utf-8").splitlines():
+    for demo in DEMO_BENCHMARKS:
+        for line in demo.file.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             texts += [row.get(key, "") for key in ("prompt", "response", "reference_answer", "rating_guidelines")]
     return [text for text in texts if text]

@@ -14,8 +14,8 @@ import ast
 import operator
 import re
 
-from evalhub.core.text_features import words
-from evalhub.llm.base import ChatClient, Sampling
+from evalhub.llm.base import Sampling
+from evalhub.llm.providers.offline import OfflineChatClient
 from evalhub.llm.types import Completion, Message
 
 OPERATORS = {"×": "*", "·": "*", "−": "-", "÷": "/"}
@@ -65,7 +65,7 @@ def answer(text: str) -> str:
     return f"The calculation is {source} = {shown}.\n\nThe answer is \\boxed{{{shown}}}."
 
 
-class ArithmeticCandidate(ChatClient):
+class ArithmeticCandidate(OfflineChatClient):
     provider = "arithmetic"
 
     def __init__(self, model: str = "calculator", **options) -> None:
@@ -73,12 +73,4 @@ class ArithmeticCandidate(ChatClient):
 
     async def _complete_once(self, messages: list[Message], sampling: Sampling) -> Completion:
         prompt = "\n".join(m["content"] for m in messages if m["role"] == "user")
-        text = "Offline calculator (not a language model). " + answer(prompt)
-        return Completion(
-            text=text,
-            provider=self.provider,
-            model=self.model,
-            input_tokens=len(words(prompt)),
-            output_tokens=len(words(text)),
-            cost_usd=0.0,
-        )
+        return self.offline_completion(prompt, "Offline calculator (not a language model). " + answer(prompt))

@@ -28,7 +28,8 @@ from evalhub.core.text_features import (
     structure_score,
     words,
 )
-from evalhub.llm.base import ChatClient, Sampling
+from evalhub.llm.base import Sampling
+from evalhub.llm.providers.offline import OfflineChatClient
 from evalhub.llm.types import Completion, Message, RequestRejected
 
 
@@ -70,7 +71,7 @@ def other_speakers_verdicts(prompt: str, sections: dict[str, str]) -> list[int]:
     return [v for v in verdicts if v is not None]
 
 
-class HeuristicJudge(ChatClient):
+class HeuristicJudge(OfflineChatClient):
     provider = "heuristic"
 
     def __init__(self, model: str = "balanced", **options) -> None:
@@ -92,14 +93,7 @@ class HeuristicJudge(ChatClient):
             text = self._rubric(prompt)
         else:
             raise RequestRejected(self.provider, self.model, "the heuristic judge only judges; it writes no responses")
-        return Completion(
-            text=text,
-            provider=self.provider,
-            model=self.model,
-            input_tokens=len(words(prompt)),
-            output_tokens=len(words(text)),
-            cost_usd=0.0,
-        )
+        return self.offline_completion(prompt, text)
 
     def score(self, response: str, reference: str) -> tuple[float, str]:
         """A score in [0, 1]: the features' mean weighted by |weight|, a negative weight counting the
