@@ -132,9 +132,23 @@ def sanitise(fragment: str) -> str:
     )
 
 
-@lru_cache(maxsize=4096)
+# Short texts come back again and again (a debate's turns, the two submissions on every
+# adjudication screen) and are rendered once per process; a prompt's source can be a whole paper,
+# and 4,096 of those must not stay in memory, so long texts are rendered each time.
+CACHED_UP_TO = 20_000  # characters
+
+
 def render_markdown(text: str) -> str:
-    """Safe HTML for a Markdown text (the same text is rendered once per process)."""
+    """Safe HTML for a Markdown text."""
     if not text:
         return ""
+    if len(text) > CACHED_UP_TO:
+        return _render(text)
+    return _render_cached(text)
+
+
+def _render(text: str) -> str:
     return sanitise(PARSER.render(text))
+
+
+_render_cached = lru_cache(maxsize=4096)(_render)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalhub.core.markdown_text import render_markdown
+from evalhub.core.markdown_text import CACHED_UP_TO, _render_cached, render_markdown
 from tests.hostile_markdown import HOSTILE, active_markup
 
 
@@ -84,3 +84,13 @@ def test_dollar_amounts_are_not_mistaken_for_maths():
 
 def test_an_empty_text_renders_to_nothing():
     assert render_markdown("") == ""
+
+
+def test_short_texts_are_rendered_once_and_long_ones_are_not_kept_in_memory():
+    _render_cached.cache_clear()
+    short = "*a turn*"
+    assert render_markdown(short) == render_markdown(short) == "<p><em>a turn</em></p>\n"
+    assert _render_cached.cache_info().hits == 1
+    paper = "word " * (CACHED_UP_TO // 5 + 1)
+    assert render_markdown(paper) == f"<p>{paper.strip()}</p>\n"
+    assert _render_cached.cache_info().currsize == 1, "the long text is not cached"
