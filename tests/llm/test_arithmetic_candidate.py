@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from evalhub.llm import get_chat_client
 from evalhub.llm.providers.arithmetic import answer, expressions
 from evalhub.llm.stand_ins import is_stand_in
@@ -36,3 +38,16 @@ def test_it_answers_through_the_registry_and_says_what_it_is():
 def test_offline_stand_ins_are_recognised_and_real_providers_are_not(tmp_path):
     assert is_stand_in("heuristic:concise") and is_stand_in("arithmetic")
     assert not is_stand_in("openai:gpt-4o") and not is_stand_in(f"transformers:{tmp_path}")
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "1" + "0" * 400 + " / 3",  # an integer no float holds
+        "+".join(["1"] * 20000),  # deeper than Python's parser recurses
+        "9" * 4000 + " × " + "9" * 4000,  # a product too long to print
+        "1" + "0" * 300 + " × 1" + "0" * 300,  # a product beyond any float
+    ],
+)
+def test_arithmetic_it_cannot_evaluate_is_a_guess_not_a_crash(hostile):
+    assert answer(hostile).startswith("I found no calculation to do")

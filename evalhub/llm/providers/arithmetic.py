@@ -11,6 +11,7 @@ accuracy with no key and no weights. It always says what it is.
 from __future__ import annotations
 
 import ast
+import math
 import operator
 import re
 
@@ -22,6 +23,9 @@ OPERATORS = {"×": "*", "·": "*", "−": "-", "÷": "/"}
 # Runs of numbers, operators and brackets; the calculator evaluates only those with an operator.
 _RUN = re.compile(r"[\d(][\d\s.+\-*/×·−÷()]*[\d)]")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+# Nobody writes longer arithmetic in a hint; longer runs (a hostile prompt's "1+1+…") would only
+# cost parsing time and recursion depth.
+LONGEST_EXPRESSION = 200
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
 
@@ -38,19 +42,21 @@ def _evaluate(node: ast.AST) -> float:
 
 
 def expressions(text: str) -> list[tuple[int, str, float]]:
-    """(operator count, expression, value) of every evaluable arithmetic run, in reading order."""
+    """(operator count, expression, value) of every evaluable arithmetic run with a finite value,
+    in reading order."""
     found = []
     for match in _RUN.finditer(text):
         source = match.group(0).strip()
         python = "".join(OPERATORS.get(ch, ch) for ch in source)
         count = sum(python.count(op) for op in "+-*/")
-        if not count:
+        if not count or len(source) > LONGEST_EXPRESSION:
             continue
         try:
-            value = _evaluate(ast.parse(python, mode="eval"))
-        except (SyntaxError, ValueError, ZeroDivisionError):
-            continue
-        found.append((count, source, value))
+            value = float(_evaluate(ast.parse(python, mode="eval")))
+        except (SyntaxError, ValueError, ZeroDivisionError, OverflowError):
+            continue  # not arithmetic, or a number no float holds
+        if math.isfinite(value):
+            found.append((count, source, value))
     return found
 
 
@@ -60,8 +66,8 @@ def answer(text: str) -> str:
         first = _NUMBER.search(text)
         guess = first.group(0) if first else "0"
         return f"I found no calculation to do, so this is a guess.\n\nThe answer is \\boxed{{{guess}}}."
-    count, source, value = max(reversed(found), key=lambda item: item[0])  # longest; the latest on a tie
-    shown = f"{value:g}" if value != int(value) else str(int(value))
+    _, source, value = max(reversed(found), key=lambda item: item[0])  # longest; the latest on a tie
+    shown = str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:g}"
     return f"The calculation is {source} = {shown}.\n\nThe answer is \\boxed{{{shown}}}."
 
 
