@@ -15,6 +15,7 @@ from evalhub.generation.actions import (
     do_create_generation_run,
     do_edit_hints,
     do_save_template,
+    spec_of,
 )
 from evalhub.generation.analysis import run_responses, tier_analysis, tier_of
 from evalhub.generation.forms import AnchorComparisonForm, GenerationRunForm, HintsForm, TemplateForm
@@ -75,6 +76,7 @@ def results(request, pk: int):
         "variants": sorted({run.variant(t, 0) for t in run.tiers}),
         "compare_form": AnchorComparisonForm() if run.anchor_id else None,
         "battles": [(SOURCES[key], n) for key, n in analysis["battles"].items()],
+        "candidate_specs": [spec_of(model) for model in run.candidates.all()],
     }
     return render(request, "generation/_results.html", context)
 

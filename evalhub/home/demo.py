@@ -22,7 +22,7 @@ from evalhub.generation.actions import do_create_generation_run, do_ensure_built
 from evalhub.generation.models import GenerationRun, PromptTemplate
 from evalhub.llm.tiny import TINY_MODEL_MARKER, save_tiny_model
 from evalhub.scoring.actions import do_create_discernment_run, do_create_gem_run
-from evalhub.scoring.models import DiscernmentRun, GemRun
+from evalhub.scoring.models import DiscernmentFamily, DiscernmentRun, GemRun
 from evalhub.surveys.actions import do_create_from_template, do_invite
 from evalhub.surveys.models import Invitation
 
@@ -64,10 +64,10 @@ def do_start_demo_runs(tiny_model_path: Path) -> list[str]:
         )
         started.append("GEM with a tiny random model")
     discernment = DiscernmentRun.objects.filter(benchmark=demo)
-    if not discernment.filter(family="dhp").exists():
+    if not discernment.filter(family=DiscernmentFamily.DHP).exists():
         do_create_discernment_run(
             benchmark=demo,
-            family="dhp",
+            family=DiscernmentFamily.DHP,
             task="dhp-question-answering",
             targets=_models("demo-thorough", "demo-terse"),
             perturbations=[["random_typos", "major"], ["random_word_deletions", "major"], ["reordering", "major"]],
@@ -76,10 +76,10 @@ def do_start_demo_runs(tiny_model_path: Path) -> list[str]:
             repeats=1,
         )
         started.append("DHP")
-    if not discernment.filter(family="yescieval").exists():
+    if not discernment.filter(family=DiscernmentFamily.YESCIEVAL).exists():
         do_create_discernment_run(
             benchmark=demo,
-            family="yescieval",
+            family=DiscernmentFamily.YESCIEVAL,
             task="yescieval",
             targets=_models("demo-thorough"),
             perturbations=[
@@ -87,7 +87,7 @@ def do_start_demo_runs(tiny_model_path: Path) -> list[str]:
                 ["relevancy_extreme", "extreme"],
                 ["correctness_subtle", "subtle"],
                 ["correctness_extreme", "extreme"],
-            ],  # fmt: skip
+            ],
             metrics=["relevancy", "correctness"],
             judges=["heuristic", "heuristic:detail"],
             repeats=1,

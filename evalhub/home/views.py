@@ -11,7 +11,7 @@ from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from evalhub.accounts.roles import READERS, has_role
+from evalhub.accounts.roles import ADMIN, READERS, has_role
 from evalhub.adjudication.models import Adjudication, AdjudicationItem, ItemStatus
 from evalhub.catalog.models import Benchmark, DataImport, Judgment, LanguageModel, Prompt, Response
 from evalhub.debates.models import Debate, DebateRun, DebateTurn, JudgeRun, JudgeVerdict
@@ -73,7 +73,8 @@ def home(request):
             debates=Debate.objects.count(),
             adjudication_waiting=AdjudicationItem.objects.filter(status=ItemStatus.OPEN).count(),
         )
-        context["next_steps"] = next_steps(context["adjudication_waiting"])
+        if has_role(request.user, ADMIN):  # the steps link to admin pages; other readers are not shown them
+            context["next_steps"] = next_steps(context["adjudication_waiting"])
     return render(request, "home/home.html", context)
 
 

@@ -8,6 +8,7 @@ Llama-3.1-8B shape for GPU benchmarks.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 CHAT_TEMPLATE = (
     "{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}<|end|>\n{% endfor %}"
@@ -94,17 +95,18 @@ def parameter_count(model) -> int:
     return sum(parameter.numel() for parameter in model.parameters())
 
 
+TINY_MODEL_MARKER = "EVALHUB_TINY_MODEL.txt"
 TINY_MODEL_NOTE = (
     "A tiny randomly initialised Llama-architecture model made by `python manage.py make_tiny_model`. "
     "Its weights are random: scores from it show evalhub's workflow, not a real evaluation."
 )
 
 
-def save_tiny_model(path, corpus: Iterable[str], *, size: str = "tiny", seed: int = 0, vocab_size: int = 2000) -> int:
+def save_tiny_model(
+    path: str | Path, corpus: Iterable[str], *, size: str = "tiny", seed: int = 0, vocab_size: int = 2000
+) -> int:
     """Write a tokenizer (with a chat template) and a random model of `size` to `path`, loadable by
     `transformers:PATH`; returns its parameter count. A marker file says what it is."""
-    from pathlib import Path
-
     target = Path(path)
     target.mkdir(parents=True, exist_ok=True)
     tokenizer = build_tokenizer(corpus, vocab_size=vocab_size)
@@ -116,12 +118,7 @@ def save_tiny_model(path, corpus: Iterable[str], *, size: str = "tiny", seed: in
     return parameter_count(model)
 
 
-TINY_MODEL_MARKER = "EVALHUB_TINY_MODEL.txt"
-
-
 def is_tiny_model(spec: str) -> bool:
     """Whether a `transformers:PATH` spec names a model made by save_tiny_model."""
-    from pathlib import Path
-
     provider, _, path = str(spec).partition(":")
     return provider == "transformers" and bool(path) and (Path(path) / TINY_MODEL_MARKER).is_file()

@@ -10,14 +10,5 @@ register = template.Library()
 @register.inclusion_tag("_stand_in_notice.html")
 def stand_in_notice(*specs: object) -> dict[str, object]:
     """A notice when a page's numbers come from the offline heuristic judges, the calculator or a tiny model."""
-    found = [spec for group in specs for spec in stand_ins(_as_specs(group))]
+    found = [spec for group in specs for spec in stand_ins(group)]
     return {"stand_ins": list(dict.fromkeys(found))}
-
-
-def _as_specs(group: object) -> object:
-    """Language models (a run's candidates) by their provider spec; specs as they are."""
-    if hasattr(group, "all"):
-        group = group.all()
-    if isinstance(group, str | dict) or not hasattr(group, "__iter__"):
-        return group
-    return [f"{item.provider}:{item.model_id}" if hasattr(item, "provider") else item for item in group]
