@@ -29,20 +29,44 @@ class NextStep:
 
 def next_steps(waiting: int) -> list[NextStep]:
     """The first hour's path (import → debate → adjudicate → score → read the boards), each step
-    marked done from what is stored."""
+    marked done from what is stored: a started run (not a draft), a stored verdict, a scoring run
+    that succeeded (one that failed or was cancelled scored nothing to read)."""
+    started_debates = DebateRun.objects.filter(job__isnull=False).exists()
+    scored = any(
+        kind.objects.filter(job__status=JobStatus.SUCCEEDED).exists() for kind in (GemRun, DiscernmentRun, JudgeRun)
+    )
     return [
-        NextStep("Import a benchmark", Benchmark.objects.exists(), reverse("import_benchmark"),
-                 "JSONL, CSV or Parquet, one row per response; or python manage.py import_benchmark FILE."),
-        NextStep("Start a debate run", DebateRun.objects.exists(), reverse("debate_run_create"),
-                 "Agents debate which of two models' responses is better; turns stream live."),
-        NextStep("Adjudicate what the agents did not settle", Adjudication.objects.exists(),
-                 reverse("adjudication_queue"), f"{waiting} item{pluralize(waiting)} waiting; keys 1, 2, 0 and s."),
-        NextStep("Score without a gold standard, or test a judge",
-                 GemRun.objects.exists() or DiscernmentRun.objects.exists() or JudgeRun.objects.exists(),
-                 reverse("gem_create"), "GEM / GRE-bench, DHP discernment, YESciEval, single judges."),
-        NextStep("Read the boards", False, reverse("leaderboards"),
-                 "Pairwise ratings with intervals, GRE-bench, and how far to trust each judge."),
-    ]  # fmt: skip
+        NextStep(
+            "Import a benchmark",
+            Benchmark.objects.exists(),
+            reverse("import_benchmark"),
+            "JSONL, CSV or Parquet, one row per response; or python manage.py import_benchmark FILE.",
+        ),
+        NextStep(
+            "Start a debate run",
+            started_debates,
+            reverse("debate_run_create"),
+            "Agents debate which of two models' responses is better; turns stream live.",
+        ),
+        NextStep(
+            "Adjudicate what the agents did not settle",
+            Adjudication.objects.exists(),
+            reverse("adjudication_queue"),
+            f"{waiting} item{pluralize(waiting)} waiting; keys 1, 2, 0 and s.",
+        ),
+        NextStep(
+            "Score without a gold standard, or test a judge",
+            scored,
+            reverse("gem_create"),
+            "GEM / GRE-bench, DHP discernment, YESciEval, single judges.",
+        ),
+        NextStep(
+            "Read the boards",
+            False,  # reading is never "done"
+            reverse("leaderboards"),
+            "Pairwise ratings with intervals, GRE-bench, and how far to trust each judge.",
+        ),
+    ]
 
 
 def home(request):

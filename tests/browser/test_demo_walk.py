@@ -83,13 +83,18 @@ def test_a_fresh_quickstart_shows_data_on_every_kind_of_page(quickstart):
         walk.append(("prompt", href(page, "main a[href*='/prompts/']"), "17 × 23"))
         page.goto(f"{base}/debates/")
         run_url = href(page, "main a[href^='/debates/runs/']")
-        walk.append(("debate run", run_url, "Debates"))
+        walk.append(("debate run", run_url, "sent to adjudication"))
         page.goto(base + run_url)
         walk.append(("debate", href(page, "main tr[id^='debate-row-'] a"), "Question"))
         page.goto(f"{base}/judges/")
         walk.append(("judge", href(page, "main tbody a[href^='/judges/']"), "Agreement"))
         page.goto(f"{base}/jobs/")
-        job_pages = (("GEM", "GRE-bench"), ("DHP", "D"), ("YESciEval", "optimism"), ("Generation", "Accuracy"))
+        job_pages = (
+            ("GEM", "GRE-bench"),
+            ("DHP", "random_typos"),
+            ("YESciEval", "all rubrics"),
+            ("Generation", "Accuracy per hint tier"),
+        )
         for title, expected in job_pages:
             job_url = href(page, f"main a[href^='/jobs/']:has-text('{title}')")
             walk.append((f"job: {title}", job_url, expected))

@@ -82,3 +82,10 @@ def test_after_the_demo_the_home_page_leaves_adjudication_as_the_next_step(admin
     assert page.count('<span class="badge succeeded">done</span>') == 3, "import, debate and score"
     assert '<li class=""><a href="/adjudicate/">Adjudicate' in page
     assert "waiting; keys 1, 2, 0 and s." in page
+
+
+def test_a_failed_scoring_run_or_a_draft_debate_run_marks_no_step_done(admin_client):
+    Job.objects.update(status=JobStatus.FAILED)
+    DebateRun.objects.update(job=None)
+    page = admin_client.get("/").content.decode()
+    assert page.count('<span class="badge succeeded">done</span>') == 1, "only the import"
