@@ -3,9 +3,10 @@ from __future__ import annotations
 from django import forms
 
 from evalhub.catalog.models import TaskType
+from evalhub.system.forms import OnlyChoicePreselectedForm
 
 
-class ImportForm(forms.Form):
+class ImportForm(OnlyChoicePreselectedForm):
     file = forms.FileField(help_text="JSONL, CSV or Parquet in the documented schema.")
     benchmark = forms.SlugField(
         max_length=100,

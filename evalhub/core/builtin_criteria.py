@@ -80,3 +80,13 @@ BUILTIN_CRITERIA: dict[str, dict] = {
         },
     },
 }
+
+# The built-in criterion a benchmark's task type is judged by when nothing else says: maths and
+# factual answers on reasoning, chat on helpfulness, stories on creativity. Task types with no
+# fitting built-in (peer review, summaries, translation) are absent.
+CRITERION_FOR_TASK_TYPE: dict[str, str] = {
+    "question_answering": "reasoning",
+    "science_qa": "reasoning",
+    "open_chat": "helpfulness",
+    "story_completion": "creativity",
+}

@@ -298,14 +298,21 @@ def logistic_fit(
     """(intercept, slope) of the maximum-likelihood logistic regression of y on x (each row counted
     `weights` times), by Newton's method; None when it does not exist (one class only, or the classes
     are separated by x)."""
+    from scipy.special import expit  # scipy loads on first use, as elsewhere in core
+
     target = np.asarray(y, dtype=float)
     w = np.ones(len(target)) if weights is None else np.asarray(weights, dtype=float)
     if w.sum() < 3 or len(np.unique(target[w > 0])) < 2:
         return None
-    design = np.column_stack([np.ones(len(target)), np.asarray(x, dtype=float)])
+    values = np.asarray(x, dtype=float)
+    present = w > 0
+    ones, zeros = values[present & (target == 1)], values[present & (target == 0)]
+    if ones.min() >= zeros.max() or zeros.min() >= ones.max():
+        return None  # x separates the classes (touching at most at one value): the slope runs off to infinity
+    design = np.column_stack([np.ones(len(target)), values])
     beta = np.zeros(2)
     for _ in range(iterations):
-        p = 1 / (1 + np.exp(-(design @ beta)))
+        p = expit(design @ beta)  # 1 / (1 + e^-z) without overflow once separated data sends z far out
         gradient = design.T @ (w * (target - p))
         hessian = design.T @ (design * (w * p * (1 - p))[:, None])
         try:

@@ -6,12 +6,13 @@ from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNANIMOUS
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
+from evalhub.system.forms import OnlyChoicePreselectedForm
 
 PRIVILEGED_CHOICES = [("reference_answer", "Reference answer"), ("rating_guidelines", "Rating guidelines")]
 DEFAULT_AGENTS = "heuristic\nheuristic:reference\nheuristic:detail"
 
 
-class DebateRunForm(forms.Form):
+class DebateRunForm(OnlyChoicePreselectedForm):
     name = forms.CharField(max_length=200)
     benchmark = forms.ModelChoiceField(Benchmark.objects.all())
     criterion = forms.ModelChoiceField(Criterion.objects.all())
@@ -98,7 +99,7 @@ class DebateRunForm(forms.Form):
         return {name: data[name] for name in names}
 
 
-class JudgeRunForm(forms.Form):
+class JudgeRunForm(OnlyChoicePreselectedForm):
     judge = forms.CharField(max_length=300, initial="heuristic", help_text="Provider spec of the single judge.")
     criteria_variant = forms.ChoiceField(
         choices=[(v, v.capitalize()) for v in ("original", "shortened", "gibberish", "shuffled", "flipped", "masked")],

@@ -59,15 +59,15 @@ def run_detail(request, pk: int):
 
 @role_required()
 def run_results(request, pk: int):
-    """What a debate run's job page shows under its status: the run's live summary."""
-    run = get_object_or_404(DebateRun.objects.select_related("job"), pk=pk)
+    """What a debate run's job page shows under its status: the run's live summary (by job id)."""
+    run = get_object_or_404(DebateRun.objects.select_related("job"), job_id=pk)
     context = {"run": run, "counts": run_counts(run), "failures": failure_groups(run)}
     return render(request, "debates/_run_results.html", context)
 
 
 @role_required()
 def judge_run_results(request, pk: int):
-    run = get_object_or_404(JudgeRun.objects.select_related("reference", "job"), pk=pk)
+    run = get_object_or_404(JudgeRun.objects.select_related("reference", "job"), job_id=pk)
     failures = run.job.chunks.filter(units_failed__gt=0).order_by("index") if run.job_id else []
     return render(request, "debates/_judge_run_results.html", {"judge_run": run, "failures": failures})
 

@@ -1,16 +1,20 @@
 from __future__ import annotations
 
 from django import forms
+from django.db.models import Count
 
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel, select_prompts
 from evalhub.core.answers import MatchMode
+from evalhub.core.builtin_criteria import CRITERION_FOR_TASK_TYPE
 from evalhub.core.generation_templates import PLACEHOLDERS
 from evalhub.core.hints import RULE_BASED
 from evalhub.debates.forms import DEFAULT_AGENTS, JudgeRunForm
+from evalhub.debates.models import DebateRun
 from evalhub.generation.actions import candidate_model, check_generation_config, do_register_candidate
 from evalhub.generation.models import PromptTemplate
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
+from evalhub.system.forms import OnlyChoicePreselectedForm
 
 SPEC_HELP = "openai:gpt-4o-mini, anthropic:…, openai-compatible:http://host:8000/v1|model, transformers:/path"
 
@@ -25,7 +29,7 @@ def parse_tiers(text: str) -> list[int]:
     return tiers
 
 
-class GenerationRunForm(forms.Form):
+class GenerationRunForm(OnlyChoicePreselectedForm):
     benchmark = forms.ModelChoiceField(Benchmark.objects.all())
     candidates = forms.ModelMultipleChoiceField(
         LanguageModel.objects.exclude(provider="").exclude(is_human=True),
@@ -175,8 +179,10 @@ class AnchorComparisonForm(JudgeRunForm):
     criterion = forms.ModelChoiceField(Criterion.objects.all(), empty_label=None)
     field_order = ["criterion", "judge", "privileged_sources", "samples", "check_position"]
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, benchmark: Benchmark | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        if benchmark is not None and not self.is_bound:
+            self.fields["criterion"].initial = suggested_criterion(benchmark)
         self.fields["privileged_sources"].initial = ["reference_answer"]
         self.fields["criteria_variant"].initial = "original"  # the criterion as written (Table 3)
         self.fields["privileged_sources"].help_text = "The privileged-information paper grades with the reference."
@@ -186,3 +192,23 @@ class AnchorComparisonForm(JudgeRunForm):
     def comparison_fields(self) -> dict:
         data = dict(self.cleaned_data)
         return {"criterion": data.pop("criterion"), "agents": DEFAULT_AGENTS.split(), **data}
+
+
+def suggested_criterion(benchmark: Benchmark) -> Criterion | None:
+    """The criterion a benchmark's outputs are judged by unless someone picks another.
+
+    The built-in that fits its task type (reasoning for question answering), else the one its
+    debate runs used most, else none (the list's first).
+    """
+    slug = CRITERION_FOR_TASK_TYPE.get(benchmark.task_type)
+    fitting = Criterion.objects.filter(slug=slug).first() if slug else None
+    if fitting is not None:
+        return fitting
+    used = (
+        DebateRun.objects.filter(benchmark=benchmark)
+        .values("criterion")
+        .annotate(runs=Count("id"))
+        .order_by("-runs", "criterion")
+        .first()
+    )
+    return Criterion.objects.filter(pk=used["criterion"]).first() if used else None

@@ -57,7 +57,7 @@ def _sources(form) -> tuple[str, ...]:
 
 @role_required()
 def results(request, pk: int):
-    run = get_object_or_404(GenerationRun.objects.select_related("job", "benchmark", "template", "anchor"), pk=pk)
+    run = get_object_or_404(GenerationRun.objects.select_related("job", "benchmark", "template", "anchor"), job_id=pk)
     form = BattleFilterForm(request.GET)
     if not form.is_valid():
         return _bad_sources(form)
@@ -74,7 +74,7 @@ def results(request, pk: int):
         "issue_total": total,
         "sources": [(key, label, key in sources) for key, label in SOURCES.items()],
         "variants": sorted({run.variant(t, 0) for t in run.tiers}),
-        "compare_form": AnchorComparisonForm() if run.anchor_id else None,
+        "compare_form": AnchorComparisonForm(benchmark=run.benchmark) if run.anchor_id else None,
         "battles": [(SOURCES[key], n) for key, n in analysis["battles"].items()],
         "candidate_specs": [spec_of(model) for model in run.candidates.all()],
     }
@@ -83,7 +83,7 @@ def results(request, pk: int):
 
 @role_required()
 def export(request, pk: str, what: str, fmt: str):
-    run = get_object_or_404(GenerationRun.objects.select_related("template", "anchor"), pk=pk)
+    run = get_object_or_404(GenerationRun.objects.select_related("template", "anchor"), job_id=pk)
     if what == "responses":
         tiers = tier_of(run)
         rows = [
@@ -95,7 +95,7 @@ def export(request, pk: str, what: str, fmt: str):
                 "template": run.template.slug,
                 "hint_tier": tiers[r.variant],
                 "sample": r.metadata.get("sample", 0),
-                "generation_run": r.metadata.get("generation_run"),
+                "job": run.job_id,
                 "provider": r.metadata.get("provider", ""),
                 "text": r.text,
             }
@@ -103,7 +103,7 @@ def export(request, pk: str, what: str, fmt: str):
             .select_related("prompt", "model")
             .order_by("prompt_id", "model__slug", "variant")
         ]
-        return download(rows, fmt, f"generation-run-{run.pk}-responses")
+        return download(rows, fmt, f"generation-job-{run.job_id}-responses")
     form = BattleFilterForm(request.GET)
     if not form.is_valid():
         return _bad_sources(form)
@@ -127,7 +127,7 @@ def export(request, pk: str, what: str, fmt: str):
                             **cell.as_dict(),
                         }
                     )
-    return download(rows, fmt, f"generation-run-{run.pk}-tiers")
+    return download(rows, fmt, f"generation-job-{run.job_id}-tiers")
 
 
 @role_required(ADMIN)
@@ -178,7 +178,7 @@ def hints_edit(request, pk: int):
 @role_required(ADMIN)
 @require_http_methods(["POST"])
 def compare(request, pk: int):
-    run = get_object_or_404(GenerationRun.objects.select_related("job", "anchor", "benchmark", "template"), pk=pk)
+    run = get_object_or_404(GenerationRun.objects.select_related("job", "anchor", "benchmark", "template"), job_id=pk)
     form = AnchorComparisonForm(request.POST)
     if not form.is_valid():
         messages.error(request, f"Nothing started: {form_reasons(form)}")

@@ -19,7 +19,7 @@ from django.urls import reverse
 @dataclass(frozen=True)
 class JobKind:
     run_attr: str  # the one-to-one accessor from Job to the kind's run
-    results: str  # url name of the results partial, taking the run's pk
+    results: str  # url name of the results partial, taking the job's id (the id its pages show)
     task: str  # Celery task name; takes one chunk id
     queue: Callable[[Any], str]  # the queue a run's chunks go to
     on_change: Callable[[Any], None] | None = None  # live updates of the run's own pages when the job changes
@@ -49,4 +49,4 @@ def run_of(job) -> tuple[JobKind, Any] | tuple[None, None]:
 def results_url(job) -> str:
     """The url of the job's results partial, or "" for a job without a registered run."""
     kind, run = run_of(job)
-    return reverse(kind.results, args=[run.pk]) if run is not None else ""
+    return reverse(kind.results, args=[job.pk]) if run is not None else ""

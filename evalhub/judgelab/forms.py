@@ -3,9 +3,10 @@ from __future__ import annotations
 from django import forms
 
 from evalhub.core.judgment_files import LAYOUTS
+from evalhub.system.forms import OnlyChoicePreselectedForm
 
 
-class JudgmentImportForm(forms.Form):
+class JudgmentImportForm(OnlyChoicePreselectedForm):
     file = forms.FileField(help_text="JSONL, CSV or Parquet: generic, MT-Bench or AlpacaEval records.")
     layout = forms.ChoiceField(
         choices=[("auto", "Detect from the columns"), *[(layout, layout) for layout in LAYOUTS]], initial="auto"

@@ -7,6 +7,7 @@ from evalhub.core.gem_validation import STRATEGIES
 from evalhub.jobs.chunks import chosen_prompt_ids
 from evalhub.scoring.actions import check_gem_config, check_preprocessing
 from evalhub.scoring.models import GemVariant
+from evalhub.system.forms import OnlyChoicePreselectedForm
 
 VARIANT_HELP = '"imported" (the responses as imported) or a generation variant such as answer:0h; blank: all.'
 SPEC_HELP = (
@@ -14,7 +15,7 @@ SPEC_HELP = (
 )
 
 
-class GemRunForm(forms.Form):
+class GemRunForm(OnlyChoicePreselectedForm):
     benchmark = forms.ModelChoiceField(Benchmark.objects.all())
     candidates = forms.ModelMultipleChoiceField(
         LanguageModel.objects.all(),
@@ -134,7 +135,7 @@ def perturbation_choices() -> list[tuple[str, str]]:
     ]  # fmt: skip
 
 
-class DiscernmentRunForm(forms.Form):
+class DiscernmentRunForm(OnlyChoicePreselectedForm):
     benchmark = forms.ModelChoiceField(Benchmark.objects.all())
     family = forms.ChoiceField(choices=[("dhp", "DHP discernment"), ("yescieval", "YESciEval optimism bias")])
     task = forms.ChoiceField(

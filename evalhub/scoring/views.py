@@ -61,13 +61,13 @@ def results_context(run: GemRun) -> dict:
 
 @role_required()
 def gem_results(request, pk: int):
-    run = get_object_or_404(GemRun.objects.select_related("job"), pk=pk)
+    run = get_object_or_404(GemRun.objects.select_related("job"), job_id=pk)
     return render(request, "scoring/_gem_results.html", results_context(run))
 
 
 @role_required()
 def gem_export(request, pk: str, what: str, fmt: str):
-    run = get_object_or_404(GemRun.objects.select_related("job"), pk=pk)
+    run = get_object_or_404(GemRun.objects.select_related("job"), job_id=pk)
     if what == "responses":
         rows = [{key: value for key, value in row.items() if key != "model_pk"} for row in response_score_rows(run)]
     else:
@@ -77,7 +77,7 @@ def gem_export(request, pk: str, what: str, fmt: str):
             for variant, entries in summary["table"].items()
             for entry in entries
         ]
-    return download(rows, fmt, f"gem-run-{run.pk}-{what}")
+    return download(rows, fmt, f"gem-job-{run.job_id}-{what}")
 
 
 @role_required(ADMIN)
@@ -96,7 +96,7 @@ def discernment_create(request):
 
 @role_required()
 def discernment_results(request, pk: int):
-    run = get_object_or_404(DiscernmentRun.objects.select_related("job"), pk=pk)
+    run = get_object_or_404(DiscernmentRun.objects.select_related("job"), job_id=pk)
     summary = run.job.result if run.job.result.get("family") else discernment_summary(run)
     groups, total = issue_groups(run.job)
     context = {"run": run, "summary": summary, "judges": judge_tables(run, summary)}
@@ -107,8 +107,8 @@ def discernment_results(request, pk: int):
 
 @role_required()
 def discernment_export(request, pk: str, what: str, fmt: str):
-    run = get_object_or_404(DiscernmentRun.objects.select_related("job"), pk=pk)
+    run = get_object_or_404(DiscernmentRun.objects.select_related("job"), job_id=pk)
     if what == "scores":  # the dhp_report input format, so the numbers can be recomputed anywhere
-        return download(score_rows(run), fmt, f"discernment-run-{run.pk}-scores")
+        return download(score_rows(run), fmt, f"discernment-job-{run.job_id}-scores")
     report = run.job.result if run.job.result.get("family") else discernment_summary(run)
-    return download(report, "json", f"discernment-run-{run.pk}-report")
+    return download(report, "json", f"discernment-job-{run.job_id}-report")

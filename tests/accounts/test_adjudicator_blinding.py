@@ -53,7 +53,7 @@ def every_get_url(world) -> list[str]:
             for fmt in ("csv", "json")
         ),
         f"/jobs/{job}/controls/",
-        f"/debates/runs/{run.pk}/results/",
+        f"/debates/runs/{run.job_id}/results/",
         "/generation/templates/",
         "/scoring/gem/1/results/",
         "/scoring/gem/1/table.csv",

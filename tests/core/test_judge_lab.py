@@ -4,6 +4,7 @@ statsmodels) and hand-computed values, and a report that finds planted biases.""
 from __future__ import annotations
 
 import random
+import warnings
 
 import krippendorff
 import numpy as np
@@ -128,6 +129,13 @@ def test_the_length_slope_equals_a_statsmodels_logistic_regression(seed):
 
 def test_a_logistic_fit_that_separates_the_classes_has_no_slope():
     assert logistic_fit([-2, -1, 1, 2], [0, 0, 1, 1]) is None
+
+
+def test_a_logistic_fit_finds_separated_classes_whatever_the_scale_of_x_and_does_not_overflow():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "overflow encountered in exp" became an error here
+        assert logistic_fit([-300, -200, 200, 300], [0, 0, 1, 1]) is None  # once (-7.0, 0.22): "a slope"
+        assert logistic_fit([-3, -2, 2, 3, 2], [0, 0, 1, 1, 0]) is None  # touching at x = 2: still no maximum
     assert standardised([3, 3, 3]) is None
 
 

@@ -52,6 +52,6 @@ def test_the_failed_debates_of_a_run_are_grouped_by_cause_on_its_job_page(detail
 
     run, _ = detail_agent_down
     client.force_login(make_user("v", "viewer"))
-    page = client.get(f"/debates/runs/{run.pk}/results/").content.decode()
+    page = client.get(f"/debates/runs/{run.job_id}/results/").content.decode()
     assert 'id="reported-rows"' in page
     assert f'<td class="num">{run.debates.count()}</td><td>heuristic:detail: HTTP 500</td>' in page

@@ -83,7 +83,7 @@ def test_the_run_page_lays_win_rates_out_like_table_3_and_filters_sources(tiered
     settle(sum_1h, Winner.A)
     settle(half_1h, Winner.TIE, DebateStatus.ADJUDICATED)
     login(viewer)
-    url = reverse("generation_results", args=[tiered["run"].pk])
+    url = reverse("generation_results", args=[tiered["run"].job_id])
     page = client.get(url).content.decode()
     table = page.split("Win rate against weak per hint tier", 1)[1].split("</table>", 1)[0]
     assert "Model vs weak" in table and ">strong<" in table
@@ -109,7 +109,7 @@ def test_responses_made_with_hints_edited_since_are_counted_on_the_run_page(tier
     # tier 1 still shows the unchanged first hint; tier 2 responses (one per candidate) saw the old second
     assert tier_analysis(tiered["run"])["stale_hints"] == 2
     login(viewer)
-    page = client.get(reverse("generation_results", args=[tiered["run"].pk])).content.decode()
+    page = client.get(reverse("generation_results", args=[tiered["run"].job_id])).content.decode()
     assert "2 responses were made with hints that have been edited since" in page
 
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import pytest
 from django.urls import reverse
@@ -78,17 +79,17 @@ def test_the_results_show_counts_and_tier_tables_and_exports_carry_template_and_
     run = run_here(benchmark=maths["benchmark"], candidates=candidates, template=answer_template, tiers=[0, 1],
                    hint_maker=RULE_BASED, hint_count=1, anchor=candidates[1])  # fmt: skip
     login(viewer)
-    assert reverse("generation_results", args=[run.pk]) in client.get(run.job.get_absolute_url()).content.decode()
-    page = client.get(reverse("generation_results", args=[run.pk])).content.decode()
+    assert reverse("generation_results", args=[run.job_id]) in client.get(run.job.get_absolute_url()).content.decode()
+    page = client.get(reverse("generation_results", args=[run.job_id])).content.decode()
     assert "Accuracy per hint tier" in page and "No hint" in page and "1 hint" in page
     assert "No decided pair yet" in page and "answer:0h" in page
     assert "No reference solution" in page  # the essay's row issue
 
-    body = client.get(reverse("generation_export", args=[run.pk, "responses", "csv"])).content.decode()
+    body = client.get(reverse("generation_export", args=[run.job_id, "responses", "csv"])).content.decode()
     rows = list(csv.DictReader(io.StringIO(body)))
     assert len(rows) == run.made == 10
     assert {(r["template"], r["hint_tier"]) for r in rows} == {("answer", "0"), ("answer", "1")}
-    tiers = client.get(reverse("generation_export", args=[run.pk, "tiers", "json"])).json()
+    tiers = client.get(reverse("generation_export", args=[run.job_id, "tiers", "json"])).json()
     assert {(r["measure"], r["template"], r["tier"]) for r in tiers} >= {("accuracy", "answer", "1 hint")}
 
 
@@ -153,11 +154,13 @@ def test_an_admin_judges_every_tier_against_the_anchor_in_one_step_and_win_rates
     run = run_here(benchmark=maths["benchmark"], candidates=candidates, template=answer_template, tiers=[0, 1],
                    hint_maker=RULE_BASED, hint_count=1, anchor=weak)  # fmt: skip
     login(admin_user)
-    assert "Judge every tier against weak" in client.get(reverse("generation_results", args=[run.pk])).content.decode()
+    assert (
+        "Judge every tier against weak" in client.get(reverse("generation_results", args=[run.job_id])).content.decode()
+    )
     form = {"criterion": Criterion.objects.get(slug="helpfulness").pk, "judge": "heuristic:reference",
             "criteria_variant": "original", "privileged_sources": ["reference_answer"], "samples": 1,
             "temperature": 0, "max_tokens": 256, "seed": 0}  # fmt: skip
-    response = client.post(reverse("generation_compare", args=[run.pk]), form, follow=True)  # judges run eagerly
+    response = client.post(reverse("generation_compare", args=[run.job_id]), form, follow=True)  # judges run eagerly
     assert "Started 2 judge runs against weak" in response.content.decode()
     pairs = DebateRun.objects.order_by("variant")
     assert [(p.model_a, p.model_b, p.variant, p.debates.count()) for p in pairs] == [
@@ -169,7 +172,7 @@ def test_an_admin_judges_every_tier_against_the_anchor_in_one_step_and_win_rates
     [row] = analysis["win_rate"]["rows"]
     assert row["model"] == "strong" and [c.n for c in row["cells"]] == [3, 2]
     assert analysis["battles"] == {"single_judge": 5}
-    again = client.post(reverse("generation_compare", args=[run.pk]), form, follow=True).content.decode()
+    again = client.post(reverse("generation_compare", args=[run.job_id]), form, follow=True).content.decode()
     assert "Started 0 judge runs" in again and again.count("already judged by heuristic:reference") == 2
     assert JudgeRun.objects.count() == 2 and DebateRun.objects.count() == 2
 
@@ -184,9 +187,9 @@ def test_comparing_needs_an_anchor_and_only_admins_may(client, login, admin_user
                                                        answer_template):  # fmt: skip
     run = run_here(benchmark=maths["benchmark"], candidates=candidates, template=answer_template, tiers=[0])
     login(viewer)
-    assert client.post(reverse("generation_compare", args=[run.pk]), {}).status_code == 403
+    assert client.post(reverse("generation_compare", args=[run.job_id]), {}).status_code == 403
     login(admin_user)
-    url = reverse("generation_compare", args=[run.pk])
+    url = reverse("generation_compare", args=[run.job_id])
     response = client.post(url, {"judge": "heuristic"}, follow=True)
     assert "Nothing started: criterion: This field is required." in response.content.decode()
     from evalhub.catalog.demo import do_load_builtin_criteria
@@ -210,7 +213,7 @@ def test_the_results_page_makes_as_many_queries_for_many_prompts_and_issues_as_f
 
     def cold(run) -> int:
         cache.clear()
-        return queries_for(client, reverse("generation_results", args=[run.pk]))
+        return queries_for(client, reverse("generation_results", args=[run.job_id]))
 
     login(viewer)
     fields = {"candidates": candidates, "template": answer_template, "tiers": [0, 1], "hint_maker": RULE_BASED,
@@ -250,8 +253,8 @@ def test_a_forged_verdict_source_is_a_400_with_the_reason(client, login, viewer,
                    anchor=candidates[1])  # fmt: skip
     login(viewer)
     for url in (
-        reverse("generation_results", args=[run.pk]),
-        reverse("generation_export", args=[run.pk, "tiers", "csv"]),
+        reverse("generation_results", args=[run.job_id]),
+        reverse("generation_export", args=[run.job_id, "tiers", "csv"]),
     ):
         response = client.get(url, {"source": "rumour"})
         assert response.status_code == 400 and "These sources cannot be used: source:" in response.content.decode()
@@ -274,3 +277,19 @@ def test_a_model_page_takes_the_data_fingerprint_once_however_many_generation_ru
     login(viewer)
     page = client.get(reverse("model_detail", args=[candidates[0].slug])).content.decode()
     assert page.count("<td>Accuracy</td>") == 3 and len(taken) == 1
+
+
+def test_the_judge_every_tier_form_defaults_to_the_criterion_of_the_benchmarks_task_type(
+    client, login, admin_user, maths, server, candidates, answer_template
+):
+    from evalhub.catalog.demo import do_load_builtin_criteria
+    from evalhub.catalog.models import Criterion
+
+    do_load_builtin_criteria()  # Creativity sorts first: it was the default for a maths benchmark
+    run = run_here(benchmark=maths["benchmark"], candidates=candidates, template=answer_template, tiers=[0],
+                   hint_maker=RULE_BASED, hint_count=1, anchor=candidates[1])  # fmt: skip
+    login(admin_user)
+    page = client.get(reverse("generation_results", args=[run.job_id])).content.decode()
+    reasoning = Criterion.objects.get(slug="reasoning").pk
+    assert re.search(rf'<option value="{reasoning}" selected>Reasoning</option>', page)
+    assert ">Creativity</option>" in page and " selected>Creativity" not in page

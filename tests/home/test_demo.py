@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from evalhub.adjudication.models import AdjudicationItem
@@ -10,6 +12,7 @@ from evalhub.debates.models import DebateRun, JudgeRun
 from evalhub.generation.analysis import accuracy_observations
 from evalhub.generation.models import GenerationRun
 from evalhub.home.demo import do_start_demo_runs
+from evalhub.jobs.kinds import results_url, run_of
 from evalhub.jobs.models import Job, JobStatus
 from evalhub.scoring.models import DiscernmentRun, GemRun
 from tests.conftest import make_user
@@ -57,10 +60,10 @@ def test_every_demo_page_shows_data_and_says_its_numbers_come_from_stand_ins(adm
     pages = {
         "/leaderboards/": ["Demo system: thorough", "GRE-bench", "heuristic:concise"],
         "/judges/": ["heuristic:concise"],
-        f"/scoring/gem/{gem.pk}/results/": ["Demo system: sloppy"],
-        f"/scoring/discernment/{dhp.pk}/results/": ["heuristic:detail"],
-        f"/scoring/discernment/{yescieval.pk}/results/": ["relevancy"],
-        f"/generation/{generation.pk}/results/": ["Accuracy per hint tier"],
+        f"/scoring/gem/{gem.job_id}/results/": ["Demo system: sloppy"],
+        f"/scoring/discernment/{dhp.job_id}/results/": ["heuristic:detail"],
+        f"/scoring/discernment/{yescieval.job_id}/results/": ["relevancy"],
+        f"/generation/{generation.job_id}/results/": ["Accuracy per hint tier"],
     }
     for url, expected in pages.items():
         page = admin_client.get(url).content.decode()
@@ -89,3 +92,18 @@ def test_a_failed_scoring_run_or_a_draft_debate_run_marks_no_step_done(admin_cli
     DebateRun.objects.update(job=None)
     page = admin_client.get("/").content.decode()
     assert page.count('<span class="badge succeeded">done</span>') == 1, "only the import"
+
+
+def test_every_job_page_addresses_its_results_and_exports_by_the_job_id_it_shows(admin_client):
+    jobs = list(Job.objects.all())
+    kinds_whose_run_id_differs = {job.kind for job in jobs if run_of(job)[1].pk != job.pk}
+    assert len(kinds_whose_run_id_differs) >= 3, "the demo's run ids and job ids must differ for this to test anything"
+    for job in jobs:
+        page = admin_client.get(f"/jobs/{job.pk}/").content.decode()
+        url = results_url(job)
+        assert f"/{job.pk}/results/" in url and url in page, job.kind
+        results = admin_client.get(url)
+        assert results.status_code == 200, job.kind
+        for export in re.findall(r'href="([^"]+\.(?:csv|json|jsonl))"', results.content.decode()):
+            assert f"/{job.pk}/" in export, (job.kind, export)
+            assert admin_client.get(export).status_code == 200, export

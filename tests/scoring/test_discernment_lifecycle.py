@@ -44,7 +44,7 @@ def test_a_judge_that_failed_every_call_fails_the_run_naming_it_with_its_first_e
     assert JudgeScore.objects.filter(run=run, judge=spec(server, "perfect")).count() > 0
     assert job.units_failed == RowIssue.objects.filter(job=job, stage="judging").count() > 0
     # Its own card on the results page says so, beside the working judge's table.
-    page = login(viewer).get(f"/scoring/discernment/{run.pk}/results/").content.decode()
+    page = login(viewer).get(f"/scoring/discernment/{run.job_id}/results/").content.decode()
     failed_card = page.split(f"<h2>{down}", 1)[1].split("</div>", 1)[0]
     assert '<span class="badge failed">Failed</span>' in failed_card and "401" in failed_card
 

@@ -95,8 +95,8 @@ def test_only_admins_start_judge_runs(client, login, request, persona, summaries
 def test_the_results_page_shows_discernment_per_judge_and_marks_what_it_noticed(client, login, viewer, finished):
     login(viewer)
     page = client.get(finished.job.get_absolute_url()).content.decode()
-    assert reverse("discernment_results", args=[finished.pk]) in page
-    results = client.get(reverse("discernment_results", args=[finished.pk])).content.decode()
+    assert reverse("discernment_results", args=[finished.job_id]) in page
+    results = client.get(reverse("discernment_results", args=[finished.job_id])).content.decode()
     assert "random_deletions (minor)" in results and "reordering (major)" in results
     assert "✓ discerns every perturbation" in results, "the perfect judge"
     assert results.count("<svg") == 2
@@ -104,7 +104,7 @@ def test_the_results_page_shows_discernment_per_judge_and_marks_what_it_noticed(
 
 def test_the_scores_export_recomputes_the_same_report_with_dhp_report(client, login, viewer, finished):
     login(viewer)
-    body = client.get(reverse("discernment_export", args=[finished.pk, "scores", "csv"])).content.decode()
+    body = client.get(reverse("discernment_export", args=[finished.job_id, "scores", "csv"])).content.decode()
     assert next(csv.reader(io.StringIO(body))) == [
         "judge", "item_id", "perturbation", "level", "metric", "original_score", "perturbed_score",
     ]  # fmt: skip

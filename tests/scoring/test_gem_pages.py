@@ -64,7 +64,7 @@ def test_only_admins_start_gem_runs(client, login, persona, request, reviews, ev
 
 def test_the_results_show_the_table_the_chart_validation_and_reported_rows(client, login, viewer, finished_run):
     login(viewer)
-    page = client.get(reverse("gem_results", args=[finished_run.pk])).content.decode()
+    page = client.get(reverse("gem_results", args=[finished_run.job_id])).content.decode()
     assert "GRE-bench: GEM-raw" in page and "Model A" in page and "human baseline" in page
     assert page.count("<circle") == 1 and page.count('class="marker baseline"') == 4, "one marker per row"
     assert "Average human (pooled over reviewers)" in page
@@ -76,18 +76,18 @@ def test_the_results_show_the_table_the_chart_validation_and_reported_rows(clien
 
 def test_exports_carry_the_same_numbers_as_the_table(client, login, viewer, finished_run):
     login(viewer)
-    table = json.loads(client.get(reverse("gem_export", args=[finished_run.pk, "table", "json"])).content)
+    table = json.loads(client.get(reverse("gem_export", args=[finished_run.job_id, "table", "json"])).content)
     stored = finished_run.job.result["table"]["gem-raw"]
     assert [(r["model"], r["mean"]) for r in table] == [(e["model"], e["mean"]) for e in stored]
     assert all(r["evaluation_lm"] == finished_run.evaluation_lm for r in table)
-    body = client.get(reverse("gem_export", args=[finished_run.pk, "responses", "csv"])).content.decode()
+    body = client.get(reverse("gem_export", args=[finished_run.job_id, "responses", "csv"])).content.decode()
     rows = list(csv.DictReader(io.StringIO(body)))
     scored = GemPairScore.objects.filter(run=finished_run).values("candidate").distinct().count()
     assert len(rows) == scored and {"strategy", "truncated", "score", "references"} <= set(rows[0])
 
 
 def test_anonymous_visitors_see_no_results(client, finished_run):
-    response = client.get(reverse("gem_export", args=[finished_run.pk, "table", "json"]))
+    response = client.get(reverse("gem_export", args=[finished_run.job_id, "table", "json"]))
     assert response.status_code == 302 and "/login" in response["Location"]
 
 
@@ -121,7 +121,7 @@ def test_the_results_and_job_page_make_the_same_number_of_queries_however_many_i
     from evalhub.scoring.models import RowIssue
 
     login(viewer)
-    urls = [reverse("gem_results", args=[finished_run.pk]), finished_run.job.get_absolute_url()]
+    urls = [reverse("gem_results", args=[finished_run.job_id]), finished_run.job.get_absolute_url()]
     before = [queries_for(client, url) for url in urls]
     prompts = list(finished_run.benchmark.prompts.all())
     responses = list(finished_run.benchmark.prompts.first().responses.all())
