@@ -23,7 +23,7 @@ from evalhub.generation.models import GenerationRun, PromptTemplate
 from evalhub.llm.tiny import TINY_MODEL_MARKER, save_tiny_model
 from evalhub.scoring.actions import do_create_discernment_run, do_create_gem_run
 from evalhub.scoring.models import DiscernmentFamily, DiscernmentRun, GemRun
-from evalhub.surveys.actions import do_create_from_template, do_invite
+from evalhub.surveys.actions import do_create_from_template, do_invite, do_publish
 from evalhub.surveys.models import Invitation
 
 DEMO_JUDGE = "heuristic:concise"
@@ -107,6 +107,6 @@ def do_start_demo_runs(tiny_model_path: Path) -> list[str]:
         started.append("generation at four hint tiers")
     survey = do_create_from_template(DEMO_SURVEY)
     if not Invitation.objects.filter(version__survey=survey).exists():
-        do_invite(survey.versions.get(number=1), name="Demo expert")
+        do_invite(do_publish(survey.versions.get(number=1)), name="Demo expert")
         started.append("a survey invitation")
     return started

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import secrets
 from datetime import timedelta
 from typing import Any
@@ -42,18 +41,6 @@ def check_invite_days(text: str) -> int | None:
     if not 1 <= days <= MAX_INVITE_DAYS:
         raise SurveyRejected(f"the link's lifetime must be between 1 and {MAX_INVITE_DAYS} days (or blank: no end).")
     return days
-
-
-def check_json(text: str, name: str) -> object:
-    """A JSON field of the survey editor, or the reason it cannot be one."""
-    try:
-        return json.loads(text or "null")
-    except json.JSONDecodeError as error:
-        raise SurveyRejected(
-            f"Not valid JSON in {name}: {error.msg} (line {error.lineno}, column {error.colno})."
-        ) from None
-    except RecursionError:
-        raise SurveyRejected(f"{name} is nested too deeply: a list of flat entries is expected.") from None
 
 
 def check_content(metrics: object, issues: object) -> tuple[list[dict], list[dict]]:
@@ -96,8 +83,7 @@ def do_create_from_template(key: str, user: Any = None) -> Survey:
                 instructions=template["instructions"],
                 metrics=template["metrics"],
                 issues=template["issues"],
-                published=True,
-            )
+            )  # a draft: the admin reads it, may adapt it, then publishes
     return survey
 
 

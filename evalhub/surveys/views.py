@@ -17,7 +17,6 @@ from evalhub.surveys.actions import (
     SurveyRejected,
     check_invitation,
     check_invite_days,
-    check_json,
     do_answer,
     do_create_blank,
     do_create_from_template,
@@ -29,6 +28,7 @@ from evalhub.surveys.actions import (
     do_submit,
     version_weights,
 )
+from evalhub.surveys.forms import editor_forms, submitted_entries
 from evalhub.surveys.models import Invitation, Survey, SurveyVersion
 
 
@@ -63,44 +63,60 @@ def fill_as_expert(request, slug: str, number: int):
 @role_required(ADMIN)
 def manage(request, slug: str):
     survey = get_object_or_404(Survey, slug=slug)
-    latest = survey.latest
+    if request.method == "POST" and request.POST.get("action") == "edit":
+        return edit(request, survey)
     if request.method == "POST":
         try:
-            action = request.POST.get("action")
-            if action == "edit":
-                version = do_edit(
-                    survey,
-                    request.POST.get("instructions", ""),
-                    check_json(request.POST.get("metrics", ""), "metrics"),
-                    check_json(request.POST.get("issues", ""), "issues"),
-                )
-                messages.success(request, f"Saved as version {version.number} (draft).")
-            elif action == "publish" and latest is not None:
-                do_publish(latest)
-                messages.success(request, f"Version {latest.number} is published.")
-            elif action == "invite" and latest is not None:
-                days = check_invite_days(request.POST.get("days", ""))
-                invitation = do_invite(
-                    latest, name=request.POST.get("name", ""), email=request.POST.get("email", ""), days=days
-                )
-                messages.success(
-                    request, f"Invitation link: {request.build_absolute_uri(invitation.get_absolute_url())}"
-                )
-            elif action == "revoke":
-                do_revoke(get_object_or_404(Invitation, pk=request.POST.get("invitation"), version__survey=survey))
+            act_on(request, survey)
         except SurveyRejected as error:
             messages.error(request, str(error))
         return redirect(survey)
-    invitations = Invitation.objects.filter(version__survey=survey).select_related("version", "user")
-    context = {
+    return render(request, "surveys/manage.html", manage_context(survey, *editor_forms(survey.latest)))
+
+
+def edit(request, survey: Survey):
+    """Save the editor; a refused edit comes back with every row as typed and the reason."""
+    metrics, issues = editor_forms(survey.latest, request.POST)
+    try:
+        version = do_edit(
+            survey,
+            request.POST.get("instructions", ""),
+            submitted_entries(metrics, "metrics"),
+            submitted_entries(issues, "quality issues"),
+        )
+    except SurveyRejected as error:
+        context = {**manage_context(survey, metrics, issues), "instructions": request.POST.get("instructions", "")}
+        return render(request, "surveys/manage.html", {**context, "edit_error": str(error)}, status=400)
+    messages.success(request, f"Saved as version {version.number} (draft): publish it when it reads right.")
+    return redirect(survey)
+
+
+def act_on(request, survey: Survey) -> None:
+    latest, action = survey.latest, request.POST.get("action")
+    if action == "publish" and latest is not None:
+        do_publish(latest)
+        messages.success(request, f"Version {latest.number} is published: invite experts below.")
+    elif action == "invite" and latest is not None:
+        days = check_invite_days(request.POST.get("days", ""))
+        invitation = do_invite(
+            latest, name=request.POST.get("name", ""), email=request.POST.get("email", ""), days=days
+        )
+        messages.success(request, f"Invitation link: {request.build_absolute_uri(invitation.get_absolute_url())}")
+    elif action == "revoke":
+        do_revoke(get_object_or_404(Invitation, pk=request.POST.get("invitation"), version__survey=survey))
+
+
+def manage_context(survey: Survey, metrics, issues) -> dict:
+    latest = survey.latest
+    return {
         "survey": survey,
         "latest": latest,
         "versions": survey.versions.all(),
-        "invitations": invitations,
-        "metrics_json": json.dumps(latest.metrics, indent=2, ensure_ascii=False) if latest else "[]",
-        "issues_json": json.dumps(latest.issues, indent=2, ensure_ascii=False) if latest else "[]",
+        "invitations": Invitation.objects.filter(version__survey=survey).select_related("version", "user"),
+        "instructions": latest.instructions if latest else "",
+        "metric_rows": metrics,
+        "issue_rows": issues,
     }
-    return render(request, "surveys/manage.html", context)
 
 
 @role_required(ADMIN)

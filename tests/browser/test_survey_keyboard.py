@@ -12,10 +12,10 @@ pytestmark = [requires_chromium, pytest.mark.browser, pytest.mark.django_db(tran
 
 @pytest.fixture
 def invitation(db):
-    from evalhub.surveys.actions import do_create_from_template, do_invite
+    from evalhub.surveys.actions import do_create_from_template, do_invite, do_publish
 
     make_user("root", "admin")
-    return do_invite(do_create_from_template("dhp-translation").latest, name="Expert")
+    return do_invite(do_publish(do_create_from_template("dhp-translation").latest), name="Expert")
 
 
 def focus_lands_on(browser_page, selector: str) -> None:
