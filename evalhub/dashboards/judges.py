@@ -27,7 +27,7 @@ from evalhub.debates.models import Debate, DebateTurn, JudgeVerdict
 from evalhub.jobs.models import JobStatus
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
-from evalhub.scoring.models import DiscernmentFamily, DiscernmentRun
+from evalhub.scoring.models import DiscernmentFamily, DiscernmentRun, JudgeScore
 
 PLAIN, PRIVILEGED = "plain", "privileged"
 
@@ -223,13 +223,25 @@ USAGE = {"calls": Count("pk"), "cached": Count("pk", filter=Q(cached=True)), "in
 
 
 def _usage(judges: dict[str, dict[str, Any]]) -> None:
-    """Calls, tokens and latency per spec, from single-judge verdicts and debate turns (as an agent)."""
+    """Calls, tokens and latency per spec: single-judge verdicts, debate turns (as an agent), and the
+    DHP / YESciEval scores it gave (one call each, two when the answer was asked for again)."""
     for row in JudgeVerdict.objects.values("judge_run__judge").annotate(**USAGE):
         judges[row.pop("judge_run__judge")]["usage"]["judge"] = row
     for row in DebateTurn.objects.values("agent_spec").annotate(**USAGE, cost_usd=Sum("cost_usd")):
         spec = row.pop("agent_spec")
         if spec in judges:  # debate agents that never judged alone have no row of their own
             judges[spec]["usage"]["agent"] = row
+    scores = (
+        JudgeScore.objects.order_by()
+        .values("judge")
+        .annotate(scores=Count("pk"), reasked=Count("pk", filter=Q(reasked=True)))
+    )
+    for row in scores:
+        if row["judge"] in judges:
+            judges[row["judge"]]["usage"]["scoring"] = {"calls": row["scores"] + row["reasked"]}
+    for data in judges.values():
+        parts = {kind: data["usage"].get(kind, {}).get("calls", 0) for kind in ("judge", "agent", "scoring")}
+        data["calls"] = {"total": sum(parts.values()), **parts} if any(parts.values()) else None
 
 
 def export_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
@@ -250,6 +262,8 @@ def export_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
         for variant, entry in row["robustness"].items():
             flat[f"robustness.{variant}"] = (entry or {}).get("rate")
         flat["position_flip_rate"] = (row["flips"] or {}).get("rate")
+        calls = row["calls"] or {}
+        flat |= {f"calls.{kind}": calls.get(kind, 0) for kind in ("total", "judge", "agent", "scoring")}
         for entry in row["optimism"]:
             for severity in ("subtle", "extreme"):
                 shift = entry.get(severity) or {}

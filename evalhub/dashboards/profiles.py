@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-from evalhub.dashboards.battles import CONSENSUS, HUMAN, Battle, Filters, load_battles
+from evalhub.dashboards.battles import CONSENSUS, HUMAN, SOURCES, Battle, Filters, load_battles
 from evalhub.dashboards.caching import cached
 from evalhub.dashboards.gre_bench import gre_bench_board
 from evalhub.dashboards.judges import judges_board
@@ -28,11 +28,23 @@ def model_profile(slug: str, filters: Filters, stamp: str) -> dict[str, Any]:
             "by_scenario": _breakdown(slug, mine, lambda b: b.scenario),
             "won": _examples(slug, mine, "win"),
             "lost": _examples(slug, mine, "loss"),
+            "filtered_out": [] if mine else _filtered_out(slug, filters, stamp, battles),
             "gre_bench": _gre_bench(slug, stamp),
             "judging": [row for row in judges_board(stamp)["judges"] if row["model"] == slug],
         }
 
     return cached(f"profile:{slug}:{filters.key}", compute, stamp=stamp)
+
+
+def _filtered_out(slug: str, filters: Filters, stamp: str, battles: list[Battle]) -> list[dict[str, Any]]:
+    """The model's battles, per source, that the filters hide: "no battles" must not mean "none at all"."""
+    everything = battles if filters.with_judges else load_battles(stamp, with_judges=True)
+    counts = Counter(b.source for b in everything if b.for_model(slug))
+    return [
+        {"source": source, "label": label, "battles": counts[source]}
+        for source, label in SOURCES.items()
+        if counts[source]
+    ]
 
 
 def _tally(slug: str, battles: list[Battle]) -> dict[str, Any]:

@@ -65,6 +65,27 @@ def test_usage_sums_calls_tokens_and_latency_per_judge(judged):
                      "latency_s": pytest.approx(0.5)}  # fmt: skip
 
 
+def test_calls_count_every_call_a_judge_made_not_only_pairwise_ones(judged, arena, client, viewer, login):
+    from evalhub.catalog.models import Prompt, Response
+    from evalhub.scoring.models import JudgeScore
+
+    job = arena.finished_job("discernment", {"family": "dhp"})
+    run = DiscernmentRun.objects.create(
+        job=job, benchmark=arena.benchmark, family="dhp", task="dhp-summarization", perturbations=[], metrics=[],
+        judges=["openai:gpt-judge"],
+    )  # fmt: skip
+    prompt = Prompt.objects.create(benchmark=arena.benchmark, external_id="scored", text="q")
+    text = Response.objects.create(prompt=prompt, model=arena.models["alpha"], text="a")
+    for repeat, (score, reasked) in enumerate([(4, False), (3, True), (None, True)]):
+        JudgeScore.objects.create(run=run, judge="openai:gpt-judge", response=text, metric="fluency", repeat=repeat,
+                                  score=score, valid=score is not None, reasked=reasked)  # fmt: skip
+    pairwise = 6 + 2 + 5 + 4
+    calls = row_of(judges_board(fingerprint()), "openai:gpt-judge")["calls"]
+    assert calls == {"total": pairwise + 3 + 2, "judge": pairwise, "agent": 0, "scoring": 5}
+    page = login(viewer).get("/leaderboards/").content.decode()
+    assert f"{pairwise} pairwise · 5 scores" in page
+
+
 def test_dhp_and_optimism_come_from_the_summaries_of_finished_jobs_latest_first(arena):
     def dhp_run(d_min: float) -> DiscernmentRun:
         job = arena.finished_job(

@@ -174,3 +174,29 @@ def test_a_human_authors_page_does_not_suggest_generating_responses_for_them(vie
     LanguageModel.objects.create(slug="human-reviewer-1", display_name="Reviewer 1", is_human=True)
     body = login(viewer).get("/models/human-reviewer-1/").content.decode()
     assert "generate_responses" not in body and "A human author writes no generated responses" in body
+
+
+def test_a_model_whose_battles_are_all_filtered_out_says_so_and_links_to_them(client, arena, viewer, login):
+    debates = [arena.debate("alpha", "beta", verdict=None, status=DebateStatus.UNRESOLVED) for _ in range(3)]
+    arena.judge("openai:judge", {debate: [1] for debate in debates})  # single-judge battles only
+    page = login(viewer).get("/models/alpha/").content.decode()
+    assert "No pairwise battles for this model under the current filters" in page
+    assert "3 from single llm judges" in page
+    assert "yet: put it in a debate run" not in page
+    assert '/models/alpha/?source=single_judge">Show them</a>' in page
+    shown = client.get("/models/alpha/?source=single_judge").content.decode()
+    assert "3 won · 0 lost · 0 tied" in shown
+
+
+def test_a_model_with_no_battle_at_all_is_told_how_to_get_some(client, arena, viewer, login):
+    page = login(viewer).get("/models/gamma/").content.decode()
+    assert "No pairwise battles for this model yet: put it in a debate run" in page
+    assert "under the current filters" not in page
+
+
+def test_a_rating_links_to_the_battles_it_comes_from_under_the_same_filters(client, played, viewer, login):
+    page = login(viewer).get("/leaderboards/?criterion=helpfulness").content.decode()
+    assert 'href="/models/alpha/?criterion=helpfulness" title="the battles behind this rating"' in page
+    battles = client.get("/models/alpha/?criterion=helpfulness").content.decode()
+    assert 'id="record"' in battles
+    assert '<a href="/debates/' in battles, "each settled debate behind it is listed"
