@@ -102,7 +102,7 @@ def export_rows(boards: list[dict[str, Any]]) -> list[dict[str, Any]]:
         {
             "benchmark": board["benchmark_slug"],
             "evaluation_lm": board["evaluation_lm"],
-            "gem_run": board["run"],
+            "job": board["job"],
             "model": row["model"],
             "human_baseline": row["baseline"],
             "variant": variant["key"],

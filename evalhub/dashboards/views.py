@@ -125,7 +125,7 @@ def model_export(request, slug: str, table: str, fmt: str):
     profile = model_profile(model.slug, filters, fingerprint())
     if table == "gre_bench":
         rows = [
-            {"benchmark": e["benchmark"], "evaluation_lm": e["evaluation_lm"], "gem_run": e["run"], **score}
+            {"benchmark": e["benchmark"], "evaluation_lm": e["evaluation_lm"], "job": e["job"], **score}
             for e in profile["gre_bench"]
             for score in e["scores"]
         ]

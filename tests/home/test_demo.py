@@ -107,3 +107,11 @@ def test_every_job_page_addresses_its_results_and_exports_by_the_job_id_it_shows
         for export in re.findall(r'href="([^"]+\.(?:csv|json|jsonl))"', results.content.decode()):
             assert f"/{job.pk}/" in export, (job.kind, export)
             assert admin_client.get(export).status_code == 200, export
+
+
+def test_the_gre_bench_exports_name_the_job_the_pages_show(admin_client):
+    gem = GemRun.objects.get()
+    rows = admin_client.get("/leaderboards/gre_bench.json").json()
+    assert rows
+    assert {row["job"] for row in rows} == {gem.job_id}
+    assert "gem_run" not in rows[0]
