@@ -1,10 +1,13 @@
 """Dashboard latency on a generated database: 20 models, 5,000 debates, 50,000 single-judge verdicts
-(plus finished GEM and DHP jobs), server time of the leaderboard and a model page, cold (cache
-emptied before every request) and warm; and, side by side in the same run, the Bradley–Terry
-bootstrap done the naive way (Arena's notebook: one logistic regression per resample over the
-individual battles) against evalhub's (aggregated counts, all resamples fitted together).
+(plus finished GEM and DHP jobs), server time of the leaderboard, a model page and the board with
+single judges, cold (cache emptied before every request) and warm, read from the counts kept as
+verdicts are written (evalhub.tallies); beside it, in the same run, the previous method: the same
+boards' data read and regrouped from every verdict. Then what keeping the counts costs a write
+(one judge's verdict, one settled debate), and the Bradley–Terry bootstrap the naive way (Arena's
+notebook: one logistic regression per resample over the battles) against evalhub's.
 
-    python benchmarks/dashboard_latency.py                 # SQLite in a temporary folder
+    python benchmarks/dashboard_latency.py                     # SQLite in a temporary folder
+    python benchmarks/dashboard_latency.py --verdicts 500000   # the larger size (issue 23)
     DATABASE_URL=postgres://… python benchmarks/dashboard_latency.py
     python benchmarks/dashboard_latency.py --requests 30 --naive-rounds 20
 """
@@ -12,10 +15,10 @@ individual battles) against evalhub's (aggregated counts, all resamples fitted t
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import os
 import random
-import statistics
 import sys
 import tempfile
 import time
@@ -43,6 +46,7 @@ from evalhub.core import bradley_terry as bt  # noqa: E402
 from evalhub.debates.models import Debate, DebateRun, DebateStatus, JudgeRun, JudgeVerdict, winner_for  # noqa: E402
 from evalhub.jobs.models import Job, JobStatus  # noqa: E402
 from evalhub.scoring.models import DiscernmentRun, GemRun  # noqa: E402
+from evalhub.startup import settle_loaded_objects  # noqa: E402
 
 CATEGORIES = ["math", "coding", "writing", "brainstorming", "dialog"]
 VARIANTS = ["original"] * 7 + ["masked", "gibberish", "shuffled"]
@@ -107,13 +111,19 @@ def build(models: int, debates: int, verdicts: int, seed: int) -> None:
                                        privileged_sources=["reference_answer"] if j == 5 else []))  # fmt: skip
     judge_runs = JudgeRun.objects.bulk_create(judge_runs)
     verdict_rows = []
+    samples = max(1, math.ceil(per_judge_run / (debates // runs_n)))  # more verdicts than pairs: k samples each
     for judge_run in judge_runs:
         accuracy = 0.5 + 0.05 * int(judge_run.judge.rsplit("m", 1)[1])
-        for d in per_run[judge_run.reference_id][:per_judge_run]:
+        pairs = per_run[judge_run.reference_id][: max(1, per_judge_run // samples)]
+        for d, sample in itertools.product(pairs, range(samples)):
             right = d.verdict if d.verdict is not None else 1
             v = right if rng.random() < accuracy else rng.choice([0, 1, 2])
-            verdict_rows.append(JudgeVerdict(judge_run=judge_run, debate=d, reversed_order=False, sample=0, text="…",
-                                             verdict=v, input_tokens=400, output_tokens=80, latency_s=1.2))  # fmt: skip
+            verdict_rows.append(JudgeVerdict(judge_run=judge_run, debate=d, reversed_order=False, sample=sample,
+                                             text="…", verdict=v, input_tokens=400, output_tokens=80,
+                                             latency_s=1.2))  # fmt: skip
+        if len(verdict_rows) >= 50_000:
+            JudgeVerdict.objects.bulk_create(verdict_rows, batch_size=5000)
+            verdict_rows = []
     JudgeVerdict.objects.bulk_create(verdict_rows, batch_size=5000)
     for k in range(3):
         table = {
@@ -162,6 +172,77 @@ def naive_bootstrap(battles: list[tuple[str, str, str]], rounds: int, seed: int)
         LogisticRegression(fit_intercept=False, C=1e6, tol=1e-6).fit(x, y)
 
 
+def previous_method(requests: int) -> None:
+    """The read the boards made before the counts, per cold request: every settled debate and every
+    single judge's verdict (majorities per judge run and debate), regrouped into battles, then the
+    fit; timed on the same database, beside the pages above."""
+    from django.core.cache import cache
+
+    from evalhub.dashboards.battles import Filters, load_battles
+    from evalhub.dashboards.caching import fingerprint
+    from evalhub.dashboards.verdicts import judge_run_majorities
+
+    times = {"leaderboard": [], "leaderboard, single judges too": []}
+    for _ in range(requests):
+        for label, with_judges in (("leaderboard", False), ("leaderboard, single judges too", True)):
+            cache.clear()
+            start = time.perf_counter()
+            stamp = fingerprint()
+            battles = load_battles(stamp, with_judges)
+            judge_run_majorities(stamp)  # the judges board on the same page read every verdict too
+            kept = [b.opponent_pair for b in battles if Filters(sources=("consensus", "human", "single_judge")
+                    if with_judges else ("consensus", "human")).keep(b)]  # fmt: skip
+            bt.leaderboard(kept, rounds=200, seed=0)
+            times[label].append(time.perf_counter() - start)
+    print("previous method, the data read alone (from every verdict), same database and run:")
+    for label, values in times.items():
+        print(f"  {label:<32}{percentile(values, 50):>10.1f}{percentile(values, 95):>10.1f}  (p50, p95 ms)")
+
+
+def write_costs(requests: int) -> None:
+    """Database time of one write with the counts kept, against the same write without them."""
+    from django.db import connection, transaction
+    from django.test.utils import CaptureQueriesContext
+
+    from evalhub.core.debate import DebateOutcome
+    from evalhub.debates.actions import do_finish_debates
+    from evalhub.debates.tallying import do_recount_debates
+
+    run = JudgeRun.objects.filter(criteria_variant="original").order_by("id").first()
+    debates = list(Debate.objects.filter(run_id=run.reference_id).order_by("id")[:requests])
+    timings: dict[str, list[float]] = {"verdict": [], "verdict, counted": [], "settle": [], "settle, counted": []}
+    database: dict[str, list[float]] = {"verdict": [], "verdict, counted": []}
+    for index, debate in enumerate(debates):
+        for counted in (False, True):
+            label = "verdict, counted" if counted else "verdict"
+            start = time.perf_counter()
+            with CaptureQueriesContext(connection) as queries, transaction.atomic():
+                JudgeVerdict.objects.create(judge_run=run, debate=debate, reversed_order=True,
+                                            sample=index * 2 + counted, text="…", verdict=1, input_tokens=400,
+                                            output_tokens=80, latency_s=1.2)  # fmt: skip
+                if counted:
+                    do_recount_debates([debate.pk])
+            timings[label].append(time.perf_counter() - start)
+            database[label].append(sum(float(q["time"]) for q in queries.captured_queries))
+    for debate in debates:
+        Debate.objects.filter(pk=debate.pk).update(status=DebateStatus.RUNNING)
+        start = time.perf_counter()
+        with transaction.atomic():
+            Debate.objects.filter(pk=debate.pk).update(status=DebateStatus.CONSENSUS, verdict=1, winner="a")
+        timings["settle"].append(time.perf_counter() - start)
+        Debate.objects.filter(pk=debate.pk).update(status=DebateStatus.RUNNING)
+        start = time.perf_counter()
+        do_finish_debates([(debate, DebateOutcome(verdict=2, rounds_used=1, turns=[]))])
+        timings["settle, counted"].append(time.perf_counter() - start)
+    print("one write (ms): the row alone, and with the boards' counts kept in the same transaction")
+    print(f"  {'':<32}{'wall p50':>10}{'wall p95':>10}{'db p50':>10}{'db p95':>10}")
+    for label, values in timings.items():
+        db = database.get(label)
+        db_cells = f"{percentile(db, 50):>10.2f}{percentile(db, 95):>10.2f}" if db else ""
+        print(f"  {label:<32}{percentile(values, 50):>10.2f}{percentile(values, 95):>10.2f}{db_cells}")
+    print("  (settle, counted is the whole do_finish_debates action: lock, save, counts, live broadcast)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", type=int, default=20)
@@ -179,17 +260,25 @@ def main() -> None:
     viewer.groups.add(Group.objects.get_or_create(name="viewer")[0])
     client = Client()
     client.force_login(viewer)
+    settle_loaded_objects()  # as evalhub/asgi.py does once the server has loaded the app
+
+    start = time.perf_counter()
+    call_command("rebuild_tallies", stdout=open(os.devnull, "w"))  # noqa: SIM115 (the rows were bulk-inserted)
+    print(f"counting everything from scratch (rebuild_tallies): {time.perf_counter() - start:.1f} s")
 
     print(f"database: {django.db.connection.vendor}; {args.requests} requests each; times are server time (ms)")
-    print(f"{'page':<34}{'cold p50':>10}{'cold p95':>10}{'warm p50':>10}{'warm p95':>10}{'cold/warm':>11}")
-    for label, url in [("leaderboard", "/leaderboards/"), ("model page", "/models/model-03/"),
-                       ("leaderboard, single judges too", "/leaderboards/?source=consensus&source=human"
-                                                          "&source=single_judge")]:  # fmt: skip
+    print(f"{'page (counts kept as written)':<34}{'cold p50':>10}{'cold p95':>10}{'warm p50':>10}{'warm p95':>10}")
+    both = "/leaderboards/?source=consensus&source=human&source=single_judge"
+    pages = [("leaderboard", "/leaderboards/"), ("model page", "/models/model-03/"),
+             ("leaderboard, single judges too", both)]  # fmt: skip
+    for label, url in pages:
         cold = timed(client, url, args.requests, cold=True)
         timed(client, url, 1, cold=False)
         warm = timed(client, url, args.requests, cold=False)
         print(f"{label:<34}{percentile(cold, 50):>10.1f}{percentile(cold, 95):>10.1f}{percentile(warm, 50):>10.1f}"
-              f"{percentile(warm, 95):>10.1f}{statistics.median(cold) / statistics.median(warm):>10.1f}×")  # fmt: skip
+              f"{percentile(warm, 95):>10.1f}")  # fmt: skip
+    previous_method(args.requests)
+    write_costs(args.requests)
 
     from evalhub.dashboards.battles import load_battles
     from evalhub.dashboards.caching import fingerprint

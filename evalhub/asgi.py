@@ -10,7 +10,7 @@ import os
 
 from django.core.asgi import get_asgi_application
 
-from evalhub.startup import settings_or_exit
+from evalhub.startup import settings_or_exit, settle_loaded_objects
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
 settings_or_exit()
@@ -28,3 +28,4 @@ application = ProtocolTypeRouter(
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
+settle_loaded_objects()

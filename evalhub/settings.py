@@ -89,6 +89,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "channels",
     "evalhub.accounts",
+    "evalhub.tallies",
     "evalhub.catalog",
     "evalhub.jobs",
     "evalhub.debates",

@@ -23,11 +23,14 @@ from evalhub.catalog.models import (
     TaskType,
     Verdict,
 )
+from evalhub.catalog.tallying import do_count_imported
 from evalhub.core.benchmark_files import ParsedFile, RowError, detect_format, parse_benchmark_file
 from evalhub.core.criteria import check_levels
 from evalhub.core.criteria_variants import ORIGINAL as ORIGINAL_PROMPT
 from evalhub.core.judgment_files import DEFAULT_CRITERION, ParsedJudgments, parse_judgment_file
 from evalhub.core.slugs import is_slug
+from evalhub.tallies.actions import do_mark_stale
+from evalhub.tallies.signals import deletions_counted
 
 PROMPT_FIELDS = (
     "text",
@@ -173,6 +176,8 @@ def _upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str, 
         if prompt is None:
             new.append(Prompt(benchmark=benchmark, external_id=record.external_id, **values))
         elif any(getattr(prompt, name) != value for name, value in values.items()):
+            if prompt.category != record.category:
+                do_mark_stale()  # the boards count battles per scenario: a prompt's category names it
             for name, value in values.items():
                 setattr(prompt, name, value)
             changed.append(prompt)
@@ -384,7 +389,9 @@ def _upsert_judgments(prompts: dict[str, Prompt], parsed: ParsedJudgments, count
         ).values_list("pk", "criterion_id", "judge_model_id", "response_id", "response_2_id", "verdict", "probability")
     }
     stale = [existing[key][0] for key, value in wanted.items() if key in existing and existing[key][1:] != value]
-    Judgment.objects.filter(pk__in=stale).delete()
+    do_count_imported(stale, -1)  # taken away here, so the deletion need not mark the counts stale
+    with deletions_counted():
+        Judgment.objects.filter(pk__in=stale).delete()
     new = [
         Judgment(
             criterion_id=c,
@@ -399,6 +406,7 @@ def _upsert_judgments(prompts: dict[str, Prompt], parsed: ParsedJudgments, count
         if (c, j, r1, r2) not in existing or existing[(c, j, r1, r2)][1:] != (verdict, probability)
     ]
     Judgment.objects.bulk_create(new, batch_size=500)
+    do_count_imported([judgment.pk for judgment in new], 1)
     counts.update(
         judgments_created=len(new) - len(stale),
         judgments_replaced=len(stale),

@@ -7,3 +7,16 @@ class CatalogConfig(AppConfig):
     name = "evalhub.catalog"
     label = "catalog"
     verbose_name = "Catalog"
+
+    def ready(self) -> None:
+        """What the boards' counts need to hear of (evalhub.tallies.signals): the counts name models,
+        criteria and benchmarks by slug and scenarios by a prompt's category."""
+        from evalhub.catalog.models import Benchmark, Criterion, Judgment, LanguageModel, Prompt, Response
+        from evalhub.tallies.signals import watch_changes, watch_deletions
+
+        watch_deletions(Judgment, Response, Prompt, Benchmark, LanguageModel, Criterion)
+        watch_changes(LanguageModel, ("slug", "is_human"))
+        watch_changes(Benchmark, ("slug",))
+        watch_changes(Criterion, ("slug",))
+        watch_changes(Prompt, ("category", "benchmark_id"))
+        watch_changes(Response, ("model_id", "prompt_id"))

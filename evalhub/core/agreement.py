@@ -66,6 +66,22 @@ def system_agreement(predicted: Sequence[int | None], reference: Sequence[int]) 
     return predicted_mode == reference_mode
 
 
+def system_agreement_of_counts(predicted: Sequence[int], reference: Sequence[int]) -> bool | None:
+    """ScaleEval Eq. 5 from how often each verdict (0, 1, 2) was given: the same as
+    `system_agreement` on the verdicts themselves (an unreadable answer has no count)."""
+    predicted_mode, reference_mode = _mode_of_counts(predicted), _mode_of_counts(reference)
+    if predicted_mode is None or reference_mode is None:
+        return None
+    return predicted_mode == reference_mode
+
+
+def _mode_of_counts(counts: Sequence[int]) -> int | None:
+    ranked = sorted(((n, verdict) for verdict, n in enumerate(counts) if n), reverse=True)
+    if not ranked or (len(ranked) > 1 and ranked[0][0] == ranked[1][0]):
+        return None
+    return ranked[0][1]
+
+
 def by_group(
     groups: Sequence[str], predicted: Sequence[int | None], reference: Sequence[int]
 ) -> dict[str, tuple[Rate, bool | None]]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -54,17 +54,24 @@ def collect(battles: Iterable[tuple[str, str, str]], models: Sequence[str] | Non
     against itself says nothing about strength and is refused, as is an unknown outcome."""
     cells: Counter = Counter()
     for first, second, outcome in battles:
+        cells[(first, second, outcome)] += 1
+    return from_cells(cells, models)
+
+
+def from_cells(cells: Mapping[tuple[str, str, str], int], models: Sequence[str] | None = None) -> Battles:
+    """Battles already counted: (model A, model B, outcome) → how many. The cells are kept in sorted
+    order, so counts read from a table resample exactly as the same battles listed one by one."""
+    for first, second, outcome in cells:
         if outcome not in OUTCOMES:
             raise ValueError(f"a battle's outcome must be 'a', 'b' or 'tie', not {outcome!r}.")
         if first == second:
             raise ValueError(f"a battle needs two different models, not {first!r} twice.")
-        cells[(first, second, outcome)] += 1
-    names = tuple(models) if models is not None else tuple(sorted({m for f, s, _ in cells for m in (f, s)}))
+    keys = sorted(key for key, n in cells.items() if n > 0)
+    names = tuple(models) if models is not None else tuple(sorted({m for f, s, _ in keys for m in (f, s)}))
     index = {name: i for i, name in enumerate(names)}
-    missing = {m for f, s, _ in cells for m in (f, s)} - set(index)
+    missing = {m for f, s, _ in keys for m in (f, s)} - set(index)
     if missing:
         raise ValueError(f"battles name models outside the list: {sorted(missing)}.")
-    keys = list(cells)
     return Battles(
         models=names,
         first=np.array([index[f] for f, _, _ in keys], dtype=np.intp),
@@ -236,7 +243,7 @@ def _restrict(battles: Battles, members: list[int]) -> Battles:
 
 
 def leaderboard(
-    battles: Iterable[tuple[str, str, str]],
+    battles: Iterable[tuple[str, str, str]] | Battles,
     rounds: int = DEFAULT_ROUNDS,
     seed: int = 0,
     ridge: float = DEFAULT_RIDGE,
@@ -245,7 +252,7 @@ def leaderboard(
     """Ratings with percentile bootstrap intervals, Arena ranks and P(row above column) from the
     resamples, and the win/battle matrices. Each connected part of the comparison graph is fitted,
     resampled and ranked on its own (group 1 the largest), centred on 1000."""
-    collected = collect(battles)
+    collected = battles if isinstance(battles, Battles) else collect(battles)
     m = len(collected.models)
     if m == 0:
         return Leaderboard([], (), [], [], [], rounds, ridge, confidence, groups=0, beats=[])

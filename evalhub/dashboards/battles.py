@@ -17,13 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from evalhub.catalog.models import IMPORTED_VARIANT, Judgment
+from evalhub.catalog.models import IMPORTED_VARIANT
+from evalhub.catalog.tallying import imported_battles, pairwise_labels
 from evalhub.core.criteria_variants import ORIGINAL
 from evalhub.dashboards.verdicts import judge_run_majorities
 from evalhub.debates.models import Debate, DebateStatus, Winner, winner_for
+from evalhub.tallies.models import CONSENSUS, HUMAN, IMPORTED_JUDGES, IMPORTED_PEOPLE, SINGLE_JUDGE
 
-CONSENSUS, HUMAN, SINGLE_JUDGE = "consensus", "human", "single_judge"
-IMPORTED_PEOPLE, IMPORTED_JUDGES = "imported_people", "imported_judges"
 SOURCES = {
     CONSENSUS: "Debate consensus",
     HUMAN: "Human adjudication",
@@ -129,37 +129,10 @@ def _judge_battles(debates: dict[int, dict], runs: dict[int, dict]) -> list[Batt
 def _imported_battles() -> list[Battle]:
     """Imported pairwise judgments (`import_judgments`): each person's label and each judge's verdict
     is one battle, as a single judge's is (the judge lab reads the same rows)."""
-    fields = ("judge_model__slug", "judge_model__is_human", "verdict", "criterion__slug")
-    fields += ("response__prompt__category", "response__prompt__benchmark__slug")
-    fields += ("response__model__slug", "response_2__model__slug", "response_id", "response_2_id")
-    rows = Judgment.objects.filter(
-        response_2__isnull=False, judge_model__isnull=False, prompt_variant=ORIGINAL, verdict__isnull=False
-    )
-    battles = []
-    for judge, human, verdict, criterion, category, benchmark, first, second, r1, r2 in (
-        rows.order_by("pk").values_list(*fields).iterator(chunk_size=5000)
-    ):
-        if first == second:
-            continue
-        outcome = {1: "a", 2: "b", 0: "tie"}[verdict]  # response 1 was shown first and is model_a here
-        source = IMPORTED_PEOPLE if human else IMPORTED_JUDGES
-        battles.append(
-            Battle(
-                first,
-                second,
-                outcome,
-                source,
-                criterion,
-                category or "—",
-                benchmark,
-                0,
-                judge,
-                IMPORTED_VARIANT,
-                r1,
-                r2,
-            )
-        )
-    return battles
+    return [
+        Battle(key[0], key[1], outcome, key[2], key[3], key[4], key[5], 0, judge, key[6], r1, r2)
+        for key, outcome, judge, r1, r2 in imported_battles(pairwise_labels())
+    ]
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,12 @@ from typing import Any
 from django.db.models import Avg, Count, Q, Sum
 
 from evalhub.catalog.models import LanguageModel
-from evalhub.core.agreement import Rate, coverage, judged_pairs, position_flip_rate, system_agreement, unswap
+from evalhub.core.agreement import Rate, system_agreement_of_counts
 from evalhub.core.criteria_variants import ORIGINAL, VARIANTS
 from evalhub.dashboards.caching import cached
-from evalhub.dashboards.verdicts import judge_run_majorities
+from evalhub.dashboards.counts import judge_tallies
 from evalhub.debates.judging import REFERENCE_STATUSES
-from evalhub.debates.models import Debate, DebateTurn, JudgeVerdict
+from evalhub.debates.models import Debate, DebateTurn, JudgeRun
 from evalhub.jobs.models import JobStatus
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
@@ -66,8 +66,9 @@ def _compute(stamp: str) -> dict[str, Any]:
         lambda: {"dhp": [], "optimism": [], "agreement": {}, "robustness": {}, "flips": None, "usage": {}}
     )
     _discernment(judges)
-    table4, table5 = _agreement(judges, judge_run_majorities(stamp))
-    _usage(judges)
+    runs = _judge_runs()
+    table4, table5 = _agreement(judges, runs)
+    _usage(judges, runs)
     models = spec_models(set(judges))
     rows = [{"judge": spec, "model": models.get(spec), **data} for spec, data in sorted(judges.items())]
     return {"judges": rows, "table4": table4, "table5": table5, "variants": [ORIGINAL, *VARIANTS]}
@@ -115,20 +116,31 @@ def _rate(rate: Rate | None) -> dict[str, Any] | None:
     return None if rate is None or not rate.total else {"rate": rate.rate, "hits": rate.hits, "total": rate.total}
 
 
-def _agreement(judges: dict[str, dict[str, Any]], runs: dict[int, dict[str, Any]]) -> tuple[dict, dict]:
-    references = {
-        debate: (verdict, criterion, scenario or "—", run_id)
-        for debate, verdict, criterion, scenario, run_id in Debate.objects.filter(
-            run_id__in={r["reference_id"] for r in runs.values()}, status__in=REFERENCE_STATUSES
-        )
+def _judge_runs() -> dict[int, dict[str, Any]]:
+    """Every single-judge run, with its counted tallies summed over scenarios (evalhub.tallies) and
+    the number of pairs its reference has: a few rows per run, whatever the number of verdicts."""
+    fields = ("id", "judge", "criteria_variant", "privileged_sources", "reference_id", "check_position")
+    runs = {
+        run["id"]: {**run, "criterion": run.pop("reference__criterion__name"), "scenarios": {}}
+        for run in JudgeRun.objects.values(*fields, "reference__criterion__name")
+    }
+    for tally in judge_tallies():
+        if tally.judge_run_id in runs:
+            runs[tally.judge_run_id]["scenarios"][tally.scenario] = tally
+    references = (
+        Debate.objects.filter(run_id__in={run["reference_id"] for run in runs.values()}, status__in=REFERENCE_STATUSES)
         .exclude(verdict=None)
         .order_by()
-        .values_list("id", "verdict", "run__criterion__name", "prompt__category", "run_id")
-    }
-    by_reference_run: dict[int, dict[int, int]] = defaultdict(dict)
-    for debate, (verdict, _, _, run_id) in references.items():
-        by_reference_run[run_id][debate] = verdict
+        .values("run_id")
+        .annotate(pairs=Count("id"))
+    )
+    pairs = {row["run_id"]: row["pairs"] for row in references}
+    for run in runs.values():
+        run["reference_pairs"] = pairs.get(run["reference_id"], 0)
+    return runs
 
+
+def _agreement(judges: dict[str, dict[str, Any]], runs: dict[int, dict[str, Any]]) -> tuple[dict, dict]:
     # (judge, variant, plain|privileged) → pooled counts; cells keyed also by (criterion, scenario).
     example: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
     covered: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
@@ -136,33 +148,31 @@ def _agreement(judges: dict[str, dict[str, Any]], runs: dict[int, dict[str, Any]
     flips: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     cells: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
     for run in runs.values():
-        same, reversed_ = run["same"], run["reversed"]
         judge, variant = run["judge"], run["criteria_variant"]
         mode_key = PRIVILEGED if run["privileged_sources"] else PLAIN
         pooled = example[(judge, variant, mode_key)]
-        # The same pairs as the run's meta-evaluation page (evalhub.core.agreement.judged_pairs).
-        reference = by_reference_run[run["reference_id"]]
-        ids, predicted, expected = judged_pairs(same, reference)
-        answered = coverage(same, reference)
-        covered[(judge, variant, mode_key)][0] += answered.hits
-        covered[(judge, variant, mode_key)][1] += answered.total
-        for debate_id, p, e in zip(ids, predicted, expected, strict=True):
-            _, criterion, scenario, _ = references[debate_id]
-            hit = p == e
-            cell = cells[(judge, variant, mode_key, criterion, scenario)]
-            pooled[0] += hit
-            pooled[1] += 1
-            cell[0] += hit
-            cell[1] += 1
-        agrees = system_agreement(predicted, expected) if predicted else None
+        tallies = run["scenarios"].values()
+        # The same pairs as the run's meta-evaluation page (evalhub.core.agreement.judged_pairs),
+        # counted as the verdicts were written (evalhub.debates.tallying).
+        judged = sum(t.judged for t in tallies)
+        covered[(judge, variant, mode_key)][0] += judged
+        covered[(judge, variant, mode_key)][1] += run["reference_pairs"]
+        for scenario, tally in run["scenarios"].items():
+            if tally.judged:
+                cell = cells[(judge, variant, mode_key, run["criterion"], scenario)]
+                cell[0] += tally.hits
+                cell[1] += tally.judged
+                pooled[0] += tally.hits
+                pooled[1] += tally.judged
+        predicted = [sum(getattr(t, f"predicted_{v}") for t in tallies) for v in (0, 1, 2)]
+        expected = [sum(getattr(t, f"expected_{v}") for t in tallies) for v in (0, 1, 2)]
+        agrees = system_agreement_of_counts(predicted, expected) if judged else None
         if agrees is not None:
             system[(judge, variant, mode_key)][0] += int(agrees)
             system[(judge, variant, mode_key)][1] += 1
         if run["check_position"]:
-            paired = [i for i in same if i in reversed_]
-            rate = position_flip_rate([same[i] for i in paired], [unswap(reversed_[i]) for i in paired])
-            flips[judge][0] += rate.hits
-            flips[judge][1] += rate.total
+            flips[judge][0] += sum(t.flips for t in tallies)
+            flips[judge][1] += sum(t.flip_pairs for t in tallies)
 
     for (judge, variant, mode_key), (hits, total) in example.items():
         if not total:
@@ -218,15 +228,29 @@ def _layout(cells: dict[tuple, list[int]], judges: list[str], variants: list[str
     return {"judges": judges, "rows": rows}
 
 
+USAGE_FIELDS = ("calls", "cached", "input_tokens", "output_tokens", "latency_s")
 USAGE = {"calls": Count("pk"), "cached": Count("pk", filter=Q(cached=True)), "input_tokens": Sum("input_tokens"),
          "output_tokens": Sum("output_tokens"), "latency_s": Avg("latency_s")}  # fmt: skip
 
 
-def _usage(judges: dict[str, dict[str, Any]]) -> None:
-    """Calls, tokens and latency per spec: single-judge verdicts, debate turns (as an agent), and the
-    DHP / YESciEval scores it gave (one call each, two when the answer was asked for again)."""
-    for row in JudgeVerdict.objects.values("judge_run__judge").annotate(**USAGE):
-        judges[row.pop("judge_run__judge")]["usage"]["judge"] = row
+def _usage(judges: dict[str, dict[str, Any]], runs: dict[int, dict[str, Any]]) -> None:
+    """Calls, tokens and latency per spec: single-judge verdicts (counted per run as they were
+    written), debate turns (as an agent), and the DHP / YESciEval scores it gave (one call each, two
+    when the answer was asked for again)."""
+    as_judge: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(USAGE_FIELDS, 0))
+    for run in runs.values():
+        for tally in run["scenarios"].values():
+            for name in USAGE_FIELDS:
+                as_judge[run["judge"]][name] += getattr(tally, name)
+    for spec, usage in as_judge.items():
+        if usage["calls"]:
+            judges[spec]["usage"]["judge"] = {
+                "calls": usage["calls"],
+                "cached": usage["cached"],
+                "input_tokens": usage["input_tokens"],
+                "output_tokens": usage["output_tokens"],
+                "latency_s": usage["latency_s"] / usage["calls"],
+            }
     for row in DebateTurn.objects.values("agent_spec").annotate(**USAGE, cost_usd=Sum("cost_usd")):
         spec = row.pop("agent_spec")
         if spec in judges:  # debate agents that never judged alone have no row of their own

@@ -3,45 +3,38 @@ win-rate and battle-count matrices, for any filter of the battles."""
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from typing import Any
 
 import numpy as np
 
-from evalhub.catalog.models import Judgment, Response
+from evalhub.catalog.models import Response
 from evalhub.core import bradley_terry as bt
 from evalhub.core.charts import interval_chart
 from evalhub.core.text_features import STYLE_FEATURES, style_features
 from evalhub.dashboards.battles import SOURCES, Battle, Filters, load_battles
-from evalhub.dashboards.caching import cached
-from evalhub.debates.models import Debate, DebateRun
+from evalhub.dashboards.caching import cached, cached_forever
+from evalhub.dashboards.counts import battle_counts, battle_options
+from evalhub.debates.models import DebateRun
 
 ROUNDS = 200  # Arena's bootstrap; the issue asks for at least 200 resamples
 
 
-def filter_options(battles: list[Battle]) -> dict[str, list[str]]:
+def filter_options() -> dict[str, list[str]]:
     """Every value a filter can take, whichever sources the board shows now: a benchmark judged
     only by single judges (or only in imported files) must be choosable before its source is
-    ticked. Read from the runs and imported judgments (a few distinct values), plus the battles."""
-    criteria, scenarios, benchmarks = set(), set(), set()
+    ticked. Read from the runs (a few distinct values) and the counted battles of every source."""
+    counted = battle_options()
+    criteria, benchmarks = counted["criterion"], counted["benchmark"]
     for benchmark, criterion in DebateRun.objects.values_list("benchmark__slug", "criterion__slug").distinct():
         benchmarks.add(benchmark)
         criteria.add(criterion)
-    scenarios.update(
-        category or "—" for category in Debate.objects.values_list("prompt__category", flat=True).distinct()
-    )
-    imported = Judgment.objects.filter(response_2__isnull=False).values_list(
-        "response__prompt__benchmark__slug", "criterion__slug", "response__prompt__category"
-    )
-    for benchmark, criterion, category in imported.distinct():
-        benchmarks.add(benchmark)
-        criteria.add(criterion)
-        scenarios.add(category or "—")
     return {
-        "criteria": sorted(criteria | {b.criterion for b in battles}),
-        "scenarios": sorted(scenarios | {b.scenario for b in battles}),
-        "benchmarks": sorted(benchmarks | {b.benchmark for b in battles}),
-        "responses": sorted({b.responses for b in battles}),
+        "criteria": sorted(criteria),
+        "scenarios": sorted(counted["scenario"]),
+        "benchmarks": sorted(benchmarks),
+        "responses": sorted(counted["responses"]),
         "sources": list(SOURCES),
     }
 
@@ -49,15 +42,23 @@ def filter_options(battles: list[Battle]) -> dict[str, list[str]]:
 def pairwise_board(
     filters: Filters, stamp: str, rounds: int = ROUNDS, seed: int = 0, battles: list[Battle] | None = None
 ) -> dict[str, Any]:
-    """The board for `filters`, cached. `battles` saves a caller that already read them a second read;
-    the list itself is not cached (pickling tens of thousands cost more than reading them again)."""
+    """The board for `filters`, cached, from the counted battles (evalhub.tallies). Style control
+    needs each battle's two texts, so a style-controlled board reads the battles themselves
+    (`battles` saves a caller that already read them a second read)."""
 
     def compute() -> dict[str, Any]:
-        nonlocal battles
-        if battles is None:
-            battles = load_battles(stamp, filters.with_judges)
-        kept = [b for b in battles if filters.keep(b)]
-        board = bt.leaderboard((b.opponent_pair for b in kept), rounds=rounds, seed=seed)
+        if filters.style:
+            kept = [b for b in (battles or load_battles(stamp, filters.with_judges)) if filters.keep(b)]
+            cells = Counter(b.opponent_pair for b in kept)
+            by_source = Counter(b.source for b in kept)
+        else:
+            kept = []
+            cells, by_source = Counter(), Counter()
+            for row in battle_counts(filters):
+                for outcome, n in zip(("a", "b", "tie"), (row.wins_a, row.wins_b, row.ties), strict=True):
+                    cells[(row.model_a, row.model_b, outcome)] += n
+                by_source[row.source] += row.wins_a + row.wins_b + row.ties
+        board = _fitted(cells, rounds, seed)
         ratings = [r.as_dict() for r in board.ratings]
         style = _style_control(kept, ratings, seed) if filters.style and kept else None
         if style is not None:
@@ -84,15 +85,22 @@ def pairwise_board(
             "groups": board.groups,
             "style": style,
             "matrix": matrix,
-            "battles": len(kept),
-            "by_source": dict(Counter(b.source for b in kept)),
+            "battles": sum(cells.values()),
+            "by_source": {source: n for source, n in by_source.items() if n},
             "rounds": board.rounds,
             "ridge": board.ridge,
             "confidence": board.confidence,
-            "options": filter_options(battles),
+            "options": filter_options(),
         }
 
     return cached(f"pairwise:{filters.key}:{rounds}:{seed}", compute, stamp=stamp)
+
+
+def _fitted(cells: Counter, rounds: int, seed: int) -> bt.Leaderboard:
+    """The fit and its bootstrap for these counts, reused until the counts change (whatever else did)."""
+    kept = {key: n for key, n in cells.items() if n > 0}
+    key = hashlib.sha1(repr(sorted(kept.items())).encode(), usedforsecurity=False).hexdigest()
+    return cached_forever(f"bt:{key}:{rounds}:{seed}", lambda: bt.leaderboard(bt.from_cells(kept), rounds, seed))
 
 
 STYLE_ROUNDS = 100  # each resample is a logistic regression over the battles themselves

@@ -6,29 +6,34 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-from evalhub.dashboards.battles import CONSENSUS, HUMAN, SOURCES, Battle, Filters, load_battles
+from django.db.models import F, Q
+
+from evalhub.catalog.models import IMPORTED_VARIANT
+from evalhub.dashboards.battles import CONSENSUS, HUMAN, SOURCES, Filters
 from evalhub.dashboards.caching import cached
+from evalhub.dashboards.counts import battle_counts
 from evalhub.dashboards.gre_bench import gre_bench_board
 from evalhub.dashboards.judges import judges_board
 from evalhub.dashboards.pairwise import pairwise_board
+from evalhub.debates.models import Debate, DebateStatus, Winner
+from evalhub.tallies.models import BattleCount
 
 EXAMPLES = 5
 
 
 def model_profile(slug: str, filters: Filters, stamp: str) -> dict[str, Any]:
     def compute() -> dict[str, Any]:
-        battles = load_battles(stamp, filters.with_judges)
-        board = pairwise_board(filters, stamp, battles=battles)
-        mine = [b for b in battles if filters.keep(b) and b.for_model(slug)]
+        board = pairwise_board(filters, stamp)
+        mine = battle_counts(filters, model=slug)
         return {
             "rating": next((r for r in board["ratings"] if r["model"] == slug), None),
             "models_rated": len(board["ratings"]),
             "record": _record(slug, mine),
-            "by_criterion": _breakdown(slug, mine, lambda b: b.criterion),
-            "by_scenario": _breakdown(slug, mine, lambda b: b.scenario),
-            "won": _examples(slug, mine, "win"),
-            "lost": _examples(slug, mine, "loss"),
-            "filtered_out": [] if mine else _filtered_out(slug, filters, stamp, battles),
+            "by_criterion": _breakdown(slug, mine, lambda row: row.criterion),
+            "by_scenario": _breakdown(slug, mine, lambda row: row.scenario),
+            "won": _examples(slug, filters, "win"),
+            "lost": _examples(slug, filters, "loss"),
+            "filtered_out": [] if _tally(slug, mine)["battles"] else _filtered_out(slug),
             "gre_bench": _gre_bench(slug, stamp),
             "judging": [row for row in judges_board(stamp)["judges"] if row["model"] == slug],
         }
@@ -36,10 +41,11 @@ def model_profile(slug: str, filters: Filters, stamp: str) -> dict[str, Any]:
     return cached(f"profile:{slug}:{filters.key}", compute, stamp=stamp)
 
 
-def _filtered_out(slug: str, filters: Filters, stamp: str, battles: list[Battle]) -> list[dict[str, Any]]:
+def _filtered_out(slug: str) -> list[dict[str, Any]]:
     """The model's battles, per source, that the filters hide: "no battles" must not mean "none at all"."""
-    everything = battles if filters.with_judges else load_battles(stamp, with_judges=True)
-    counts = Counter(b.source for b in everything if b.for_model(slug))
+    counts = Counter()
+    for row in battle_counts(Filters(sources=tuple(SOURCES)), model=slug):
+        counts[row.source] += row.wins_a + row.wins_b + row.ties
     return [
         {"source": source, "label": label, "battles": counts[source]}
         for source, label in SOURCES.items()
@@ -47,48 +53,73 @@ def _filtered_out(slug: str, filters: Filters, stamp: str, battles: list[Battle]
     ]
 
 
-def _tally(slug: str, battles: list[Battle]) -> dict[str, Any]:
-    counts = Counter(b.for_model(slug) for b in battles)
-    n = sum(counts.values())
+def _tally(slug: str, rows: list[BattleCount]) -> dict[str, Any]:
+    wins = sum(row.wins_a if row.model_a == slug else row.wins_b for row in rows)
+    losses = sum(row.wins_b if row.model_a == slug else row.wins_a for row in rows)
+    ties = sum(row.ties for row in rows)
+    n = wins + losses + ties
     return {
-        "wins": counts["win"],
-        "losses": counts["loss"],
-        "ties": counts["tie"],
+        "wins": wins,
+        "losses": losses,
+        "ties": ties,
         "battles": n,
-        "win_rate": (counts["win"] + 0.5 * counts["tie"]) / n if n else None,
+        "win_rate": (wins + 0.5 * ties) / n if n else None,
     }
 
 
-def _record(slug: str, battles: list[Battle]) -> list[dict[str, Any]]:
-    by_opponent: dict[str, list[Battle]] = defaultdict(list)
-    for b in battles:
-        by_opponent[b.model_b if b.model_a == slug else b.model_a].append(b)
-    rows = [{"opponent": opponent, **_tally(slug, group)} for opponent, group in by_opponent.items()]
-    return sorted(rows, key=lambda r: (-r["battles"], r["opponent"]))
+def _record(slug: str, rows: list[BattleCount]) -> list[dict[str, Any]]:
+    by_opponent: dict[str, list[BattleCount]] = defaultdict(list)
+    for row in rows:
+        by_opponent[row.model_b if row.model_a == slug else row.model_a].append(row)
+    record = [{"opponent": opponent, **_tally(slug, group)} for opponent, group in by_opponent.items()]
+    return sorted((r for r in record if r["battles"]), key=lambda r: (-r["battles"], r["opponent"]))
 
 
-def _breakdown(slug: str, battles: list[Battle], key) -> list[dict[str, Any]]:
-    groups: dict[str, list[Battle]] = defaultdict(list)
-    for b in battles:
-        groups[key(b)].append(b)
-    return [{"group": group, **_tally(slug, members)} for group, members in sorted(groups.items())]
+def _breakdown(slug: str, rows: list[BattleCount], key) -> list[dict[str, Any]]:
+    groups: dict[str, list[BattleCount]] = defaultdict(list)
+    for row in rows:
+        groups[key(row)].append(row)
+    breakdown = [{"group": group, **_tally(slug, members)} for group, members in sorted(groups.items())]
+    return [row for row in breakdown if row["battles"]]
 
 
-def _examples(slug: str, battles: list[Battle], outcome: str) -> list[dict[str, Any]]:
-    """Settled debates only (consensus or people): a debate still waiting for adjudication is
-    never linked from a page that names the models, so adjudicators stay blind."""
-    chosen = [b for b in battles if b.source in (CONSENSUS, HUMAN) and b.for_model(slug) == outcome]
-    chosen.sort(key=lambda b: -b.debate)
+def _examples(slug: str, filters: Filters, outcome: str) -> list[dict[str, Any]]:
+    """The latest settled debates it won (or lost) under the filters, by debate consensus or by
+    people only: a debate still waiting for adjudication is never linked from a page that names the
+    models, so adjudicators stay blind. Five rows, whatever the number of debates."""
+    statuses = [status for source, status in ((CONSENSUS, DebateStatus.CONSENSUS), (HUMAN, DebateStatus.ADJUDICATED))
+                if source in filters.sources]  # fmt: skip
+    if not statuses:
+        return []
+    as_a, as_b = Q(response_a__model__slug=slug), Q(response_b__model__slug=slug)
+    won = (as_a & Q(winner=Winner.A)) | (as_b & Q(winner=Winner.B))
+    lost = (as_a & Q(winner=Winner.B)) | (as_b & Q(winner=Winner.A))
+    debates = Debate.objects.filter(won if outcome == "win" else lost, status__in=statuses).exclude(
+        response_a__model=F("response_b__model")
+    )
+    if filters.criterion:
+        debates = debates.filter(run__criterion__slug=filters.criterion)
+    if filters.scenario:
+        blank = Q(prompt__category="") | Q(prompt__category__isnull=True)
+        debates = debates.filter(blank if filters.scenario == "—" else Q(prompt__category=filters.scenario))
+    if filters.benchmark:
+        debates = debates.filter(run__benchmark__slug=filters.benchmark)
+    if filters.responses:
+        variants = ["", IMPORTED_VARIANT] if filters.responses == IMPORTED_VARIANT else [filters.responses]
+        debates = debates.filter(run__variant__in=variants)  # a run on imported responses has no variant
+    fields = ("id", "status", "response_a__model__slug", "response_b__model__slug", "run__criterion__slug",
+              "prompt__category")  # fmt: skip
     return [
         {
-            "debate": b.debate,
-            "opponent": b.model_b if b.model_a == slug else b.model_a,
-            "criterion": b.criterion,
-            "scenario": b.scenario,
-            "source": b.source,
+            "debate": row["id"],
+            "opponent": row["response_b__model__slug"] if row["response_a__model__slug"] == slug
+            else row["response_a__model__slug"],
+            "criterion": row["run__criterion__slug"],
+            "scenario": row["prompt__category"] or "—",
+            "source": CONSENSUS if row["status"] == DebateStatus.CONSENSUS else HUMAN,
         }
-        for b in chosen[:EXAMPLES]
-    ]
+        for row in debates.order_by("-id").values(*fields)[:EXAMPLES]
+    ]  # fmt: skip
 
 
 def _gre_bench(slug: str, stamp: str) -> list[dict[str, Any]]:

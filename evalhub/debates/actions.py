@@ -22,6 +22,7 @@ from evalhub.debates.models import (
     DebateTurn,
     JudgeRun,
 )
+from evalhub.debates.tallying import do_recount_debates
 from evalhub.jobs.actions import do_add_usage, do_create_job
 from evalhub.jobs.chunks import do_create_chunks, do_resume_job, enqueue_chunks
 from evalhub.jobs.models import Job
@@ -251,6 +252,7 @@ def do_finish_debates(entries: Sequence[tuple[Debate, DebateOutcome]]) -> list[D
             broadcast_debate(debate)
             turns_by_run.setdefault(debate.run_id, (debate.run, []))[1].extend(outcome.turns)
             finished.append(debate)
+        do_recount_debates([debate.pk for debate in finished])  # the boards' counts, in this transaction
         if to_adjudicate:
             for handler in UNRESOLVED_HANDLERS:
                 handler(to_adjudicate)

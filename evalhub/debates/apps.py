@@ -26,3 +26,14 @@ class DebatesConfig(AppConfig):
             task="debates.judge_chunk",
             queue=actions.judge_queue,
         )
+        self.count_for_the_boards()
+
+    @staticmethod
+    def count_for_the_boards() -> None:
+        """What the boards' counts need to hear of beyond do_recount_debates (evalhub.tallies.signals)."""
+        from evalhub.debates.models import Debate, DebateRun, JudgeRun, JudgeVerdict
+        from evalhub.tallies.signals import watch_changes, watch_deletions
+
+        watch_deletions(Debate, DebateRun, JudgeRun, JudgeVerdict)
+        watch_changes(DebateRun, ("variant", "criterion_id", "benchmark_id"))
+        watch_changes(JudgeRun, ("criteria_variant", "check_position", "reference_id"))

@@ -29,6 +29,7 @@ from evalhub.core.debate import DebateSetup, ask_for_verdict, initial_prompt
 from evalhub.core.outcomes import ComponentFailure, Outcome
 from evalhub.debates.models import Debate, DebateStatus, JudgeRun, JudgeVerdict
 from evalhub.debates.runner import PRIVILEGED_TITLES
+from evalhub.debates.tallying import REFERENCE_STATUSES, do_recount_debates
 from evalhub.jobs.chunks import Settled, do_complete_chunk, run_chunk
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.llm import event_loop
@@ -149,6 +150,7 @@ def record_judge_chunk(chunk: JobChunk, result: JudgeChunkResult) -> bool:
 
     def write(_chunk: JobChunk) -> None:
         JudgeVerdict.objects.bulk_create(result.verdicts, ignore_conflicts=True)  # a retried chunk adds nothing
+        do_recount_debates(chunk.unit_ids)  # the boards' counts, in the chunk's transaction
 
     def progress(job: Job) -> str:
         return f"{job.progress_done:,} of {job.progress_total:,} judgments"
@@ -191,9 +193,6 @@ class JudgeReport:
     judge_run: JudgeRun | None = None
     coverage: Rate | None = None  # pairs with a reference that the judge answered
     ties: int = 0  # for the plain vote: pairs whose vote tied (no verdict; not counted as misses)
-
-
-REFERENCE_STATUSES = (DebateStatus.CONSENSUS, DebateStatus.ADJUDICATED)
 
 
 def reference_verdicts(debates: list[Debate]) -> dict[int, int]:

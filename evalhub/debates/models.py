@@ -223,3 +223,50 @@ class JudgeVerdict(models.Model):
 
     def __str__(self) -> str:
         return f"{self.judge_run} on debate {self.debate_id}"
+
+
+class CountedDebate(models.Model):
+    """What one debate adds to the boards' counts now (evalhub.tallies): its battle, if settled, and
+    its reference verdict for the judges. Plain ids, no foreign key: a deleted debate's row stays
+    long enough for its counts to be taken away (see evalhub.debates.tallying)."""
+
+    debate_id = models.IntegerField(primary_key=True)
+    run_id = models.IntegerField()
+    model_a = models.CharField(max_length=100)
+    model_b = models.CharField(max_length=100)
+    criterion = models.CharField(max_length=100)
+    scenario = models.CharField(max_length=200)
+    benchmark = models.CharField(max_length=100)
+    responses = models.CharField(max_length=100)
+    swapped = models.BooleanField(default=False)
+    source = models.CharField(max_length=30, blank=True, help_text="consensus or human: a counted battle.")
+    outcome = models.CharField(max_length=3, blank=True)
+    reference = models.SmallIntegerField(null=True, blank=True, help_text="The verdict judges are measured against.")
+
+    def __str__(self) -> str:
+        return f"debate {self.debate_id} as counted"
+
+
+class JudgeMajority(models.Model):
+    """One judge run's majority verdicts on one debate, in the debate's order, and what those calls
+    used, as the boards' counts hold them now."""
+
+    judge_run_id = models.IntegerField()
+    debate_id = models.IntegerField(db_index=True)
+    same = models.SmallIntegerField(null=True, blank=True)
+    has_same = models.BooleanField(default=False)
+    reversed = models.SmallIntegerField(null=True, blank=True, help_text="Mapped back to the debate's order.")
+    has_reversed = models.BooleanField(default=False)
+    calls = models.IntegerField(default=0)
+    cached = models.IntegerField(default=0)
+    input_tokens = models.BigIntegerField(default=0)
+    output_tokens = models.BigIntegerField(default=0)
+    latency_s = models.FloatField(default=0.0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["judge_run_id", "debate_id"], name="one_majority_per_run_debate")
+        ]
+
+    def __str__(self) -> str:
+        return f"judge run {self.judge_run_id} on debate {self.debate_id}: {self.same}"

@@ -11,7 +11,9 @@ from django.utils import timezone
 
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel, Prompt, Response
 from evalhub.debates.models import Debate, DebateRun, DebateStatus, JudgeRun, JudgeVerdict, winner_for
+from evalhub.debates.tallying import do_recount_debates
 from evalhub.jobs.models import Job, JobStatus
+from evalhub.tallies.models import TallyState
 
 _ids = itertools.count(1)
 
@@ -21,6 +23,16 @@ def empty_cache():
     cache.clear()
     yield
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def counts_follow_writes(request):
+    """The counts start fresh, as on a database that has always had them: a board then shows only
+    what was counted as it was written (the Arena below writes as the actions do), never what a
+    rebuild at the first read would find."""
+    if "db" in request.fixturenames:
+        request.getfixturevalue("db")
+        TallyState.objects.update_or_create(pk=1, defaults={"stale": False})
 
 
 class Arena:
@@ -67,7 +79,7 @@ class Arena:
         prompt = Prompt.objects.create(benchmark=self.benchmark, external_id=f"p{n}", text=f"q{n}", category=category)
         ra = Response.objects.create(prompt=prompt, model=self.models[a], text=f"{a} answer {n}")
         rb = Response.objects.create(prompt=prompt, model=self.models[b], text=f"{b} answer {n}")
-        return Debate.objects.create(
+        debate = Debate.objects.create(
             run=self.run(a, b, **fields),
             prompt=prompt,
             response_a=ra,
@@ -77,6 +89,8 @@ class Arena:
             verdict=verdict,
             winner=winner_for(verdict, swapped) if verdict is not None else "",
         )
+        do_recount_debates([debate.pk])  # as do_finish_debates and the adjudication do
+        return debate
 
     def judge(
         self,
@@ -110,6 +124,7 @@ class Arena:
                         output_tokens=20,
                         latency_s=0.5,
                     )
+        do_recount_debates([debate.pk for given in (verdicts, reversed_verdicts or {}) for debate in given])
         return run
 
     def finished_job(self, kind: str, result: dict) -> Job:

@@ -9,7 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from evalhub.core.debate import DebateOutcome
-from evalhub.dashboards import battles as battles_module
+from evalhub.dashboards import counts as counts_module
 from evalhub.debates.actions import do_finish_debates
 from evalhub.debates.models import DebateStatus
 
@@ -149,15 +149,16 @@ def test_the_model_page_query_count_does_not_grow_with_the_data(client, played, 
     cache.clear()
     with CaptureQueriesContext(connection) as cold:
         client.get("/models/alpha/")
-    battle_reads = [q for q in cold.captured_queries if '"debates_debate"."winner"' in q["sql"]]
-    assert len(battle_reads) == 1, "the model page reads the battles once, for its board and its record"
+    debate_reads = [q["sql"] for q in cold.captured_queries if 'FROM "debates_debate"' in q["sql"]]
+    assert len(debate_reads) == 2, "the model page reads counts; of the debates, only its two example lists"
+    assert all(sql.endswith("LIMIT 5") for sql in debate_reads)
 
 
 def test_a_cached_board_is_served_until_a_new_verdict_lands(client, played, viewer, login, monkeypatch):
     client = login(viewer)
     calls = []
-    real = battles_module.load_battles
-    monkeypatch.setattr("evalhub.dashboards.pairwise.load_battles", lambda *args: calls.append(1) or real(*args))
+    real = counts_module.battle_counts
+    monkeypatch.setattr("evalhub.dashboards.pairwise.battle_counts", lambda *args: calls.append(1) or real(*args))
     assert "5 battles" in client.get("/leaderboards/").content.decode()
     assert "5 battles" in client.get("/leaderboards/").content.decode()
     assert len(calls) == 1

@@ -31,3 +31,15 @@ def rate(entry, digits: int = 3) -> str:
         entry["hits"],
         entry["total"],
     )
+
+
+@register.filter
+def fixed(value, digits: int = 3) -> str:
+    """A number with `digits` decimals, or "" for none: floatformat's Decimal rounding cost more than
+    the rest of a board's cell (a board has a thousand)."""
+    if value is None or value == "":
+        return ""
+    try:
+        return f"{float(value):.{int(digits)}f}"
+    except (TypeError, ValueError):
+        return ""

@@ -1,0 +1,55 @@
+"""Imported pairwise labels in the boards' counts (evalhub.tallies): each person's label and each
+judge's verdict on a pair, under the original criteria prompt, is one battle, as a single judge's
+verdict is. evalhub.dashboards.battles reads the same rows, one battle each."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection, Iterator
+
+from django.db.models import QuerySet
+
+from evalhub.catalog.models import IMPORTED_VARIANT, Judgment
+from evalhub.core.criteria_variants import ORIGINAL
+from evalhub.tallies.actions import do_add_battles
+from evalhub.tallies.models import IMPORTED_JUDGES, IMPORTED_PEOPLE
+
+FIELDS = (
+    "judge_model__slug", "judge_model__is_human", "verdict", "criterion__slug", "response__prompt__category",
+    "response__prompt__benchmark__slug", "response__model__slug", "response_2__model__slug", "response_id",
+    "response_2_id",
+)  # fmt: skip
+OUTCOME = {1: "a", 2: "b", 0: "tie"}  # response 1 was shown first and is model A here
+
+
+def pairwise_labels() -> QuerySet[Judgment]:
+    """The imported judgments that are battles."""
+    return Judgment.objects.filter(
+        response_2__isnull=False, judge_model__isnull=False, prompt_variant=ORIGINAL, verdict__isnull=False
+    )
+
+
+def imported_battles(labels: QuerySet[Judgment]) -> Iterator[tuple[tuple, str, str, int, int]]:
+    """(battle key, outcome, judge, response 1, response 2) per label; a model against itself is none."""
+    for judge, human, verdict, criterion, category, benchmark, first, second, r1, r2 in (
+        labels.order_by("pk").values_list(*FIELDS).iterator(chunk_size=5000)
+    ):
+        if first == second:
+            continue
+        source = IMPORTED_PEOPLE if human else IMPORTED_JUDGES
+        key = (first, second, source, criterion, category or "—", benchmark, IMPORTED_VARIANT)
+        yield key, OUTCOME[verdict], judge, r1, r2
+
+
+def imported_counts(labels: QuerySet[Judgment] | None = None) -> dict[tuple, list[int]]:
+    counts: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for key, outcome, *_ in imported_battles(pairwise_labels() if labels is None else labels):
+        counts[key][("a", "b", "tie").index(outcome)] += 1
+    return counts
+
+
+def do_count_imported(pks: Collection[int], sign: int) -> None:
+    """Add (sign 1) or take away (sign -1) these labels' battles, in the caller's transaction."""
+    if pks:
+        counts = imported_counts(pairwise_labels().filter(pk__in=list(pks)))
+        do_add_battles({key: [sign * n for n in values] for key, values in counts.items()})

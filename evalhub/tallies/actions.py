@@ -1,0 +1,118 @@
+"""Writes to the counts: added in the caller's transaction, so a count never disagrees with the
+verdicts it sums; every change raises a version (after commit) that the boards' cache keys read."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+
+from django.core.cache import cache
+from django.db import IntegrityError, models, transaction
+from django.db.models import F
+
+from evalhub.tallies.models import (
+    BATTLE_COUNTS,
+    BATTLE_KEY,
+    JUDGE_COUNTS,
+    JUDGE_KEY,
+    JUDGE_SUMS,
+    BattleCount,
+    JudgeTally,
+    TallyState,
+)
+
+VERSION_KEY = "tallies:version"
+
+BattleKey = tuple[str, str, str, str, str, str, str]  # BATTLE_KEY's fields, in order
+JudgeKey = tuple[int, str]  # (judge run id, scenario)
+
+
+def do_add_battles(deltas: Mapping[BattleKey, Sequence[int]]) -> None:
+    """Add (wins of A, wins of B, ties) to each battle kind's counts (negative to take away)."""
+    _add(BattleCount, BATTLE_KEY, BATTLE_COUNTS, deltas)
+
+
+def do_add_judge_tallies(deltas: Mapping[JudgeKey, Sequence[float]]) -> None:
+    """Add JUDGE_COUNTS then JUDGE_SUMS, in that order, to each (judge run, scenario) tally."""
+    _add(JudgeTally, JUDGE_KEY, JUDGE_COUNTS + JUDGE_SUMS, deltas)
+
+
+def _add(model: type[models.Model], key_fields: Sequence[str], fields: Sequence[str], deltas: Mapping) -> None:
+    changed = False
+    # One order for every writer: two transactions adding to the same rows never wait on each other in a cycle.
+    for key in sorted(deltas):
+        values = deltas[key]
+        if not any(values):
+            continue
+        changed = True
+        lookup = dict(zip(key_fields, key, strict=True))
+        increments = {field: F(field) + value for field, value in zip(fields, values, strict=True) if value}
+        if model.objects.filter(**lookup).update(**increments):
+            continue
+        try:
+            with transaction.atomic():
+                model.objects.create(**lookup, **dict(zip(fields, values, strict=True)))
+        except IntegrityError:  # another writer created the row since the update found none
+            model.objects.filter(**lookup).update(**increments)
+    if changed:
+        transaction.on_commit(_bump_version)
+
+
+def note_change() -> None:
+    """Something the boards read changed without changing the counts (a debate left unresolved):
+    raise the version after commit all the same."""
+    transaction.on_commit(_bump_version)
+
+
+def do_replace_counts(battles: Mapping[BattleKey, Sequence[int]], judges: Mapping[JudgeKey, Sequence[float]]) -> None:
+    """Every count replaced by these (a rebuild, in its transaction); the counts are no longer stale."""
+    BattleCount.objects.all().delete()
+    JudgeTally.objects.all().delete()
+    BattleCount.objects.bulk_create(
+        (BattleCount(**dict(zip(BATTLE_KEY + BATTLE_COUNTS, (*key, *values), strict=True)))
+         for key, values in battles.items() if any(values)),
+        batch_size=2000,
+    )  # fmt: skip
+    JudgeTally.objects.bulk_create(
+        (JudgeTally(**dict(zip(JUDGE_KEY + JUDGE_COUNTS + JUDGE_SUMS, (*key, *values), strict=True)))
+         for key, values in judges.items() if any(values)),
+        batch_size=2000,
+    )  # fmt: skip
+    TallyState.objects.update_or_create(pk=1, defaults={"stale": False})
+    transaction.on_commit(_bump_version)
+
+
+def lock_state() -> TallyState:
+    """The state row, locked until the transaction ends: one rebuild at a time."""
+    TallyState.objects.get_or_create(pk=1)
+    return TallyState.objects.select_for_update().get(pk=1)
+
+
+def do_mark_stale() -> None:
+    """The counts no longer match their sources (a slug changed, a debate was deleted): they are
+    rebuilt before they are next read. Cheap to call again in the same transaction."""
+    if not TallyState.objects.filter(pk=1).update(stale=True):
+        TallyState.objects.get_or_create(pk=1, defaults={"stale": True})
+        TallyState.objects.filter(pk=1).update(stale=True)
+    transaction.on_commit(_bump_version)
+
+
+def is_stale() -> bool:
+    return TallyState.objects.filter(stale=True).exists()
+
+
+def tally_version() -> int:
+    """Changes after every committed change of the counts; the boards' cache keys include it."""
+    version = cache.get(VERSION_KEY)
+    if version is None:
+        # An evicted or new cache starts from the clock, never from a number used before.
+        cache.add(VERSION_KEY, time.time_ns(), None)
+        version = cache.get(VERSION_KEY)
+    return int(version)
+
+
+def _bump_version() -> None:
+    try:
+        cache.incr(VERSION_KEY)
+    except ValueError:  # not there (evicted, or a new cache)
+        cache.set(VERSION_KEY, time.time_ns(), None)

@@ -1,0 +1,201 @@
+"""The boards' counts (issue 23): kept as verdicts are written, equal to counting from scratch, and
+the boards made from them equal to the boards made from every verdict."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from evalhub.adjudication.actions import do_override
+from evalhub.adjudication.models import AdjudicationItem
+from evalhub.catalog.actions import do_import_judgments
+from evalhub.catalog.demo import do_load_demo
+from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
+from evalhub.core import bradley_terry as bt
+from evalhub.core.agreement import coverage, judged_pairs, position_flip_rate, system_agreement, unswap
+from evalhub.core.debate import DebateOutcome
+from evalhub.dashboards.battles import SOURCES, Filters, load_battles
+from evalhub.dashboards.caching import fingerprint
+from evalhub.dashboards.counts import do_rebuild_tallies, fresh
+from evalhub.dashboards.judges import judges_board
+from evalhub.dashboards.pairwise import pairwise_board
+from evalhub.dashboards.verdicts import judge_run_majorities
+from evalhub.debates.actions import do_create_judge_run, do_create_run, do_finish_debates
+from evalhub.debates.models import Debate, JudgeRun
+from evalhub.tallies.models import BATTLE_COUNTS, BATTLE_KEY, JUDGE_COUNTS, JUDGE_KEY, BattleCount, JudgeTally
+from tests.conftest import make_user
+
+pytestmark = pytest.mark.django_db(transaction=True)  # the judge runs' chunks commit as they would in a worker
+
+LABELS = (
+    "prompt_id,prompt,model_a,model_b,response_a,response_b,judge,winner\r\n"
+    "q1,Is 221 prime?,demo-thorough,demo-terse,No: 13 x 17.,Yes.,human-ana,a\r\n"
+    "q1,,demo-thorough,demo-terse,No: 13 x 17.,Yes.,gpt-4o,tie\r\n"
+    "q2,Name a prime above 100.,demo-terse,demo-sloppy,101,100,human-ana,b\r\n"
+)
+
+
+def snapshot() -> tuple[dict, dict]:
+    """The counts, non-zero rows only (a count taken back to zero may keep its row)."""
+    battles = {
+        tuple(getattr(row, f) for f in BATTLE_KEY): tuple(getattr(row, f) for f in BATTLE_COUNTS)
+        for row in BattleCount.objects.all()
+        if row.wins_a or row.wins_b or row.ties
+    }
+    judges = {
+        tuple(getattr(row, f) for f in JUDGE_KEY): (*(getattr(row, f) for f in JUDGE_COUNTS), round(row.latency_s, 6))
+        for row in JudgeTally.objects.all()
+        if row.calls or row.judged
+    }
+    return battles, judges
+
+
+@pytest.fixture
+def arena(db):
+    do_load_demo()
+    benchmark, criterion = Benchmark.objects.get(slug="demo"), Criterion.objects.get(slug="helpfulness")
+    models = [LanguageModel.objects.get(slug=slug) for slug in ("demo-thorough", "demo-terse", "demo-sloppy")]
+    runs = [
+        do_create_run(
+            name=f"{a.slug} vs {b.slug}",
+            benchmark=benchmark,
+            criterion=criterion,
+            model_a=a,
+            model_b=b,
+            agents=["heuristic"],
+        )  # fmt: skip
+        for a, b in ((models[0], models[1]), (models[1], models[2]), (models[0], models[2]))
+    ]
+    return runs
+
+
+def play(runs, rng: random.Random) -> None:
+    """A random sequence of what writes verdicts: debates settling or going to people, single judges
+    (k samples, both orders, criteria variants, privileged information), people's verdicts and
+    overrides, and imported labels, interleaved."""
+    admin = make_user("admin-x", "admin")
+    debates = list(Debate.objects.filter(run__in=runs).order_by("id"))
+    rng.shuffle(debates)
+    for index, debate in enumerate(debates):
+        verdict = rng.choice([0, 1, 2, None, None])
+        do_finish_debates([(debate, DebateOutcome(verdict=verdict, rounds_used=1, turns=[]))])
+        if index % 5 == 4:
+            run = rng.choice(runs)
+            do_create_judge_run(
+                reference=run,
+                judge=rng.choice(["heuristic", "heuristic:concise"]),
+                criteria_variant=rng.choice(["original", "original", "masked"]),
+                privileged_sources=rng.choice([[], ["reference_answer"]]),
+                samples=rng.choice([1, 3]),
+                temperature=0.7,
+                check_position=rng.random() < 0.5,
+            )
+        items = list(AdjudicationItem.objects.filter(resolved_at__isnull=True))
+        if items and rng.random() < 0.4:
+            do_override(admin, rng.choice(items).pk, rng.choice([0, 1, 2]), "settled by the test")
+        resolved = list(AdjudicationItem.objects.filter(resolved_at__isnull=False))
+        if resolved and rng.random() < 0.2:
+            do_override(
+                admin, rng.choice(resolved).pk, rng.choice([0, 1, 2]), "changed its mind"
+            )  # an override of an override
+        if index == len(debates) // 2:
+            do_import_judgments(filename="labels.csv", data=LABELS.encode(), benchmark_slug="demo",
+                                allow_new_models=True)  # fmt: skip
+    do_import_judgments(filename="labels.csv", data=LABELS.replace("human-ana,b", "human-ana,a").encode(),
+                        benchmark_slug="demo")  # a changed label replaces its row  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_counts_kept_as_verdicts_land_equal_a_count_from_scratch(arena, seed):
+    play(arena, random.Random(seed))
+    kept = snapshot()
+    assert kept[0], "the sequence produced battles"
+    assert any(key[2] == "single_judge" for key in kept[0])
+    assert any(key[2] == "human" for key in kept[0])
+    assert any(key[2].startswith("imported") for key in kept[0])
+    assert kept[1], "and judge tallies"
+    do_rebuild_tallies()
+    assert snapshot() == kept
+
+
+def test_a_deletion_marks_the_counts_stale_and_the_next_read_counts_without_it(arena):
+    play(arena, random.Random(3))
+    JudgeRun.objects.order_by("id").first().delete()
+    Debate.objects.filter(status="consensus").order_by("id").first().delete()
+    fresh()  # what the next board read does
+    after = snapshot()
+    do_rebuild_tallies()
+    assert snapshot() == after
+    board = pairwise_board(Filters(sources=tuple(SOURCES)), fingerprint())
+    assert board["battles"] == len(load_battles(fingerprint(), with_judges=True))
+
+
+def test_a_board_from_the_counts_has_the_ratings_and_intervals_of_one_made_from_every_battle(arena):
+    play(arena, random.Random(4))
+    for sources in (("consensus", "human"), tuple(SOURCES)):
+        filters = Filters(sources=sources)
+        board = pairwise_board(filters, fingerprint(), rounds=50, seed=7)
+        battles = [b.opponent_pair for b in load_battles(fingerprint(), filters.with_judges) if filters.keep(b)]
+        expected = bt.leaderboard(battles, rounds=50, seed=7)
+        assert board["ratings"] == [r.as_dict() for r in expected.ratings]  # identical, not approximately
+        assert board["battles"] == len(battles)
+
+
+def test_the_judges_board_from_the_counts_equals_the_agreement_computed_from_every_verdict(arena):
+    play(arena, random.Random(5))
+    rows = {row["judge"]: row for row in judges_board(fingerprint())["judges"]}
+    runs = judge_run_majorities(fingerprint())
+    settled = Debate.objects.filter(status__in=["consensus", "adjudicated"])
+    references = {run: {} for run in Debate.objects.values_list("run_id", flat=True).distinct()}
+    for debate, run, verdict in settled.values_list("id", "run_id", "verdict"):
+        references[run][debate] = verdict
+    expected: dict[tuple, list[int]] = {}
+    flips: Counter = Counter()
+    systems: dict[tuple, list[int]] = {}
+    covered: dict[tuple, list[int]] = {}
+    for run in runs.values():
+        reference = {
+            d: v for d, v in references.items() if Debate.objects.filter(pk=d, run_id=run["reference_id"]).exists()
+        }
+        ids, predicted, truth = judged_pairs(run["same"], reference)
+        key = (run["judge"], run["criteria_variant"], bool(run["privileged_sources"]))
+        cell = expected.setdefault(key, [0, 0])
+        cell[0] += sum(p == t for p, t in zip(predicted, truth, strict=True))
+        cell[1] += len(ids)
+        answered = coverage(run["same"], reference)
+        covered.setdefault(key, [0, 0])
+        covered[key][0] += answered.hits
+        covered[key][1] += answered.total
+        agrees = system_agreement(predicted, truth) if predicted else None
+        if agrees is not None:
+            systems.setdefault(key, [0, 0])
+            systems[key][0] += agrees
+            systems[key][1] += 1
+        if run["check_position"]:
+            paired = [d for d in run["same"] if d in run["reversed"]]
+            rate = position_flip_rate([run["same"][d] for d in paired], [unswap(run["reversed"][d]) for d in paired])
+            flips[(run["judge"], "hits")] += rate.hits
+            flips[(run["judge"], "total")] += rate.total
+    assert expected, "the sequence ran judges"
+    for (judge, variant, privileged), (hits, total) in expected.items():
+        if not total:
+            continue
+        row = rows[judge]
+        if variant == "original":
+            agreement = row["agreement"]["privileged" if privileged else "plain"]
+            assert (agreement["example"]["hits"], agreement["example"]["total"]) == (hits, total)
+            assert (agreement["coverage"]["hits"], agreement["coverage"]["total"]) == tuple(
+                covered[(judge, variant, privileged)]
+            )
+            system = systems.get((judge, variant, privileged))
+            assert (agreement["system"] and (agreement["system"]["agrees"], agreement["system"]["runs"])) == (
+                tuple(system) if system else None
+            )
+        if not privileged:
+            assert (row["robustness"][variant]["hits"], row["robustness"][variant]["total"]) == (hits, total)
+    for judge in {judge for judge, _ in flips}:
+        total = flips[(judge, "total")]
+        assert (rows[judge]["flips"] or {}).get("total", 0) == total
+        assert (rows[judge]["flips"] or {}).get("hits", 0) == (flips[(judge, "hits")] if total else 0)
