@@ -4,9 +4,11 @@ the boards made from them equal to the boards made from every verdict."""
 from __future__ import annotations
 
 import random
+import threading
 from collections import Counter
 
 import pytest
+from django.db import connection, connections
 
 from evalhub.adjudication.actions import do_override
 from evalhub.adjudication.models import AdjudicationItem
@@ -199,3 +201,33 @@ def test_the_judges_board_from_the_counts_equals_the_agreement_computed_from_eve
         total = flips[(judge, "total")]
         assert (rows[judge]["flips"] or {}).get("total", 0) == total
         assert (rows[judge]["flips"] or {}).get("hits", 0) == (flips[(judge, "hits")] if total else 0)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks are what is tested: DATABASE_URL=postgres://…")
+def test_debates_settling_at_the_same_moment_in_many_workers_are_all_counted(arena):
+    """Eight workers each settle a debate of the same pair at once: every win lands in the one
+    shared count (an increment lost to a race would leave fewer), and nobody deadlocks."""
+    debates = list(Debate.objects.filter(run=arena[0]).order_by("id")[:8])
+    start = threading.Barrier(len(debates))
+    errors: list[BaseException] = []
+
+    def settle(debate: Debate) -> None:
+        try:
+            start.wait()
+            do_finish_debates([(debate, DebateOutcome(verdict=1, rounds_used=1, turns=[]))])
+        except BaseException as error:
+            errors.append(error)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=settle, args=(debate,)) for debate in debates]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors, errors
+    counted = BattleCount.objects.filter(source="consensus")
+    assert sum(row.wins_a + row.wins_b + row.ties for row in counted) == len(debates)
+    kept = snapshot()
+    do_rebuild_tallies()
+    assert snapshot() == kept
