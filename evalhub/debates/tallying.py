@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Iterable
 
+from django.db import transaction
+
 from evalhub.catalog.models import IMPORTED_VARIANT
 from evalhub.core.agreement import majorities, position_flip_rate, unswap
 from evalhub.core.criteria_variants import ORIGINAL
@@ -54,11 +56,12 @@ def do_recount_debates(debate_ids: Collection[int]) -> None:
     if not debate_ids:
         return
     ids = sorted(set(debate_ids))
-    # Locked in id order: two writers recounting the same debate take turns, and never deadlock.
-    list(Debate.objects.select_for_update().filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
-    fresh = {row["id"]: _counted(row) for row in Debate.objects.filter(pk__in=ids).values(*DEBATE_FIELDS)}
-    _replace(ids, fresh, _majorities_now(ids))
-    note_change()  # the judge lab reads debates' states, which change without a count changing
+    with transaction.atomic():  # the caller's transaction; its own when called on its own
+        # Locked in id order: two writers recounting the same debate take turns, and never deadlock.
+        list(Debate.objects.select_for_update().filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
+        fresh = {row["id"]: _counted(row) for row in Debate.objects.filter(pk__in=ids).values(*DEBATE_FIELDS)}
+        _replace(ids, fresh, _majorities_now(ids))
+        note_change()  # the judge lab reads debates' states, which change without a count changing
 
 
 def do_count_all() -> tuple[dict, dict]:

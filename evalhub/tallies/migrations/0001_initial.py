@@ -6,7 +6,7 @@ from django.db import migrations, models
 def count_at_first_read(apps, schema_editor):
     """A database from before the counts existed has verdicts and no counts: the first board read
     counts them (evalhub.dashboards.counts.fresh)."""
-    apps.get_model("tallies", "TallyState").objects.create(pk=1, stale=True)
+    apps.get_model("tallies", "TallyState").objects.using(schema_editor.connection.alias).create(pk=1, stale=True)
 
 
 class Migration(migrations.Migration):
