@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from evalhub.core.gem_prompts import PROMPT_VERSION
 from evalhub.llm import event_loop
+from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import LLMError, UnknownProvider
 from evalhub.scoring.models import DerivedText
 from evalhub.system.model_access import chat_client
@@ -74,7 +75,9 @@ async def _ask_all(provider: str, prompts: dict[str, list[dict[str, str]]]) -> d
     return dict(zip(prompts, answers, strict=True))
 
 
-def stored_completer(purpose: str, provider: str, dry_runs: Iterable[Callable[[Callable], object]]):
+def stored_completer(
+    purpose: str, provider: str, dry_runs: Iterable[Callable[[Callable[[list[dict[str, str]]], str]], object]]
+) -> Callable[[list[dict[str, str]]], str]:
     """A `complete(messages)` for code that asks an LLM inside a loop (perturbations, GEM strategies).
 
     Each dry run calls its code with a recording stand-in, so every prompt is known first; they
@@ -82,14 +85,26 @@ def stored_completer(purpose: str, provider: str, dry_runs: Iterable[Callable[[C
     store. A failed prompt raises LLMError with its cause when its code asks for it.
     """
     asked: list[list[dict[str, str]]] = []
+
+    def record(messages: list[dict[str, str]]) -> str:
+        asked.append(messages)
+        return "…"
+
     for dry_run in dry_runs:
-        dry_run(lambda messages: asked.append(messages) or "…")
+        dry_run(record)
     answers = rewrite_all(purpose, provider, asked)
+    try:
+        spec = parse_spec(provider)
+        names = (spec.provider, spec.model)
+    except UnknownProvider:
+        names = (provider, "")  # its rewrites failed with the reason already
 
     def complete(messages: list[dict[str, str]]) -> str:
         answer = answers.get(messages_key(messages))
         if answer is None or isinstance(answer, RewriteFailed):
-            raise LLMError(answer or "the prompt was not prepared in the dry run.")
+            # Named as every model failure is: this once raised TypeError (LLMError takes provider,
+            # model and cause), which the runners' `except LLMError` let through to fail the chunk.
+            raise LLMError(*names, answer or "the prompt was not prepared in the dry run.")
         return answer
 
     return complete
