@@ -6,6 +6,7 @@ the process with a message that names the variable (healthchecks' settings style
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import secrets
@@ -27,7 +28,7 @@ class Env:
     def str(self, name: str, default: str = "") -> str:
         return self.environ.get(name, default).strip()
 
-    def bool(self, name: str, default: bool = False) -> bool:
+    def bool(self, name: builtins.str, default: bool = False) -> bool:
         raw = self.str(name)
         if not raw:
             return default
@@ -38,7 +39,7 @@ class Env:
             return False
         raise ConfigError(f"{name}={raw!r} is not a boolean; use true or false.")
 
-    def int(self, name: str, default: int, *, minimum: int | None = None) -> int:
+    def int(self, name: builtins.str, default: builtins.int, *, minimum: builtins.int | None = None) -> builtins.int:
         raw = self.str(name)
         if not raw:
             return default
@@ -50,7 +51,7 @@ class Env:
             raise ConfigError(f"{name}={value} must be at least {minimum}.")
         return value
 
-    def json(self, name: str, default: object) -> object:
+    def json(self, name: builtins.str, default: object) -> object:
         raw = self.str(name)
         if not raw:
             return default
@@ -59,14 +60,14 @@ class Env:
         except ValueError as error:
             raise ConfigError(f"{name} is not valid JSON ({error}).") from None
 
-    def choice(self, name: str, choices: tuple[str, ...]) -> str:
+    def choice(self, name: builtins.str, choices: tuple[builtins.str, ...]) -> builtins.str:
         """One of `choices` (case-insensitive); unset means the first."""
         value = self.str(name).lower() or choices[0]
         if value not in choices:
             raise ConfigError(f"{name}={value!r} is not one of {', '.join(choices)}.")
         return value
 
-    def list(self, name: str, default: list[str]) -> list[str]:
+    def list(self, name: builtins.str, default: builtins.list[builtins.str]) -> builtins.list[builtins.str]:
         raw = self.str(name)
         if not raw:
             return default

@@ -134,8 +134,8 @@ def _reserve_once(user: Any, now, prefer_run: int | None) -> Reservation | None:
             # One row locked at a time, skipping a row another request holds this instant: locking
             # every candidate at once hid them all from people starting at the same moment, who were
             # told the queue was empty while items waited (and made submits on them wait).
-            item = AdjudicationItem.objects.select_for_update(skip_locked=True).filter(pk=pk, status=ItemStatus.OPEN)
-            item = item.first()
+            locked = AdjudicationItem.objects.select_for_update(skip_locked=True).filter(pk=pk, status=ItemStatus.OPEN)
+            item = locked.first()
             if item is None:
                 continue
             # Counted again under the row lock: the candidate query's snapshot may be stale.
@@ -190,7 +190,7 @@ def do_submit(
             problem = "this item was settled meanwhile; your reservation was released."
         elif reservation.expires_at <= now and item.adjudications.count() + others >= item.required_verdicts:
             problem = "your reservation expired and the item went to someone else."
-        if problem:
+        if problem or reservation is None:
             if reservation is not None:
                 reservation.delete()  # committed: the stale hold goes even though the verdict is refused
                 _event(item, user, "refused", reason=problem)

@@ -69,20 +69,20 @@ def agreement_report(run) -> AgreementReport:
         report.fleiss, report.fleiss_items, report.fleiss_raters = fleiss_kappa(table), len(table), raters
 
     resolved = [i for i in items if i.final_verdict is not None]
+    final_verdicts = [int(i.final_verdict) for i in resolved if i.final_verdict is not None]
     agent_verdicts = {i.pk: _last_round_verdicts(i) for i in resolved}
     agents = sorted({a for v in agent_verdicts.values() for a in v})
     for agent in agents:
-        x = [agent_verdicts[i.pk].get(agent) for i in resolved]
-        y = [i.final_verdict for i in resolved]
+        said = [agent_verdicts[i.pk].get(agent) for i in resolved]
         report.agents.append(
             {
                 "agent": f"Speaker {agent + 1}: {run.agents[agent] if agent < len(run.agents) else ''}",
-                "agreement": percent_agreement(x, y),
+                "agreement": percent_agreement(said, final_verdicts),
             }
         )
     if resolved:
         majority = [mode(agent_verdicts[i.pk].values()) for i in resolved]
-        report.debate_majority = percent_agreement(majority, [i.final_verdict for i in resolved])
+        report.debate_majority = percent_agreement(majority, final_verdicts)
     return report
 
 

@@ -61,7 +61,7 @@ def judgment_rows(benchmark: Benchmark) -> Iterator[dict[str, Any]]:
             "judgment_id": judgment.id,
             "prompt_id": judgment.response.prompt.external_id,
             "criterion": judgment.criterion.slug,
-            "judge": judgment.judge_model.slug if judgment.judge_model else f"user:{judgment.judge_user.username}",
+            "judge": judge_name(judgment),
             "source": judgment.source,
             "response_1_model": judgment.response.model.slug,
             "response_1_variant": judgment.response.variant,
@@ -82,3 +82,10 @@ TABLES: dict[str, Callable[[Benchmark], Iterator[dict[str, Any]]]] = {
     "judgments": judgment_rows,
 }
 EXPORT_FORMATS = ("jsonl", "csv")
+
+
+def judge_name(judgment: Judgment) -> str:
+    """A judge model's slug, or the person's username (a judgment has one or the other)."""
+    if judgment.judge_model is not None:
+        return judgment.judge_model.slug
+    return f"user:{judgment.judge_user.username}" if judgment.judge_user is not None else ""

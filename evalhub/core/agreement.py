@@ -7,9 +7,9 @@ order of each pair.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, overload
 
 K = TypeVar("K")
 
@@ -98,19 +98,25 @@ def by_group(
     }
 
 
+@overload
+def unswap(verdict: int) -> int: ...
+@overload
+def unswap(verdict: None) -> None: ...
+@overload
+def unswap(verdict: int | None) -> int | None: ...
 def unswap(verdict: int | None) -> int | None:
     """A verdict given on the swapped order, expressed in the original order."""
     return {1: 2, 2: 1}.get(verdict, verdict) if verdict is not None else None
 
 
 def majorities(
-    verdicts: Iterable[tuple[Hashable, bool, int | None]],
-) -> tuple[dict[Hashable, int | None], dict[Hashable, int | None], int]:
+    verdicts: Iterable[tuple[K, bool, int | None]],
+) -> tuple[dict[K, int | None], dict[K, int | None], int]:
     """verdicts: (pair, shown reversed?, verdict in the order shown), one per sample. Returns per
     pair the majority of the samples in the original order, the majority of those in the reversed
     order mapped back to the original order, and the number of invalid (None) answers."""
-    same: dict[Hashable, list[int | None]] = {}
-    reversed_: dict[Hashable, list[int | None]] = {}
+    same: dict[K, list[int | None]] = {}
+    reversed_: dict[K, list[int | None]] = {}
     invalid = 0
     for pair, reversed_order, verdict in verdicts:
         invalid += verdict is None
@@ -120,7 +126,7 @@ def majorities(
     return _modes(same), _modes(reversed_), invalid
 
 
-def _modes(groups: dict[Hashable, list[int | None]]) -> dict[Hashable, int | None]:
+def _modes(groups: dict[K, list[int | None]]) -> dict[K, int | None]:
     # One sample per pair is the common case (k = 1): its verdict is its majority.
     return {p: v[0] if len(v) == 1 else mode(v) for p, v in groups.items()}
 
@@ -138,7 +144,7 @@ def position_flip_rate(original_order: Sequence[int | None], swapped_order: Sequ
 CATEGORIES = (0, 1, 2)
 
 
-def percent_agreement(a: Sequence[int], b: Sequence[int]) -> Rate:
+def percent_agreement(a: Sequence[int | None], b: Sequence[int | None]) -> Rate:
     return Rate(sum(x == y for x, y in zip(a, b, strict=True)), len(a))
 
 

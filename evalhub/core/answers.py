@@ -85,7 +85,7 @@ def _symbolic_equal(left: str, right: str) -> bool:
         difference = sympy.simplify(a - b)
     except Exception:  # SymPy raises many kinds on odd input (SyntaxError, TypeError, TokenError…)
         return False
-    return difference == 0
+    return bool(difference == 0)
 
 
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")

@@ -21,6 +21,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +53,7 @@ class Battles:
 def collect(battles: Iterable[tuple[str, str, str]], models: Sequence[str] | None = None) -> Battles:
     """battles: (model A, model B, outcome) with outcome 'a', 'b' or 'tie'. A battle of a model
     against itself says nothing about strength and is refused, as is an unknown outcome."""
-    cells: Counter = Counter()
+    cells: Counter[tuple[str, str, str]] = Counter()
     for first, second, outcome in battles:
         cells[(first, second, outcome)] += 1
     return from_cells(cells, models)
@@ -96,7 +97,7 @@ def _aggregate(battles: Battles, counts: np.ndarray) -> np.ndarray:
 def _objective(beta: np.ndarray, wins: np.ndarray, ridge: float) -> np.ndarray:
     """Negative log-likelihood plus the prior, per stacked problem."""
     diff = beta[:, :, None] - beta[:, None, :]
-    return -(wins * -np.logaddexp(0.0, -diff)).sum(axis=(1, 2)) + 0.5 * ridge * (beta**2).sum(axis=1)
+    return np.asarray(-(wins * -np.logaddexp(0.0, -diff)).sum(axis=(1, 2)) + 0.5 * ridge * (beta**2).sum(axis=1))
 
 
 def fit_strengths(
@@ -135,20 +136,20 @@ def fit_strengths(
                 break
             scale = np.where(worse, scale / 2, scale)
         beta, current = candidate, value
-    return beta - beta.mean(axis=1, keepdims=True)
+    return np.asarray(beta - beta.mean(axis=1, keepdims=True))
 
 
 def to_rating(beta: np.ndarray) -> np.ndarray:
-    return CENTRE + _ELO_PER_NAT * beta
+    return np.asarray(CENTRE + _ELO_PER_NAT * beta)
 
 
 def win_probability(rating_i: float, rating_j: float) -> float:
-    return 1.0 / (1.0 + BASE ** ((rating_j - rating_i) / SCALE))
+    return float(1.0 / (1.0 + BASE ** ((rating_j - rating_i) / SCALE)))
 
 
 def ratings(battles: Battles, ridge: float = DEFAULT_RIDGE) -> np.ndarray:
     """The fitted rating of every model on the full data."""
-    return to_rating(fit_strengths(_aggregate(battles, battles.count[None, :]), ridge))[0]
+    return np.asarray(to_rating(fit_strengths(_aggregate(battles, battles.count[None, :]), ridge))[0])
 
 
 def bootstrap_ratings(
@@ -189,7 +190,7 @@ class Rating:
     def win_rate(self) -> float | None:
         return (self.wins + 0.5 * self.ties) / self.battles if self.battles else None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "win_rate": self.win_rate}
 
 

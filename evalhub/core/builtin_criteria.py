@@ -7,7 +7,9 @@ five-level pattern and were written for evalhub.
 
 from __future__ import annotations
 
-BUILTIN_CRITERIA: dict[str, dict] = {
+from typing import Any
+
+BUILTIN_CRITERIA: dict[str, dict[str, Any]] = {
     "helpfulness": {
         "name": "Helpfulness",
         "scenario": "brainstorming",

@@ -8,7 +8,7 @@ from typing import Any
 
 def interval_chart(
     entries: list[dict[str, Any]], width: int = 640, row_height: int = 26, label_width: int = 220
-) -> dict:
+) -> dict[str, Any]:
     """Positions for a server-rendered SVG dot-and-whisker chart (GEM, Figure 4): one row per model,
     the mean as a marker (a square for the human baseline, so it reads without colour), the
     interval as a line with end caps."""
@@ -22,7 +22,7 @@ def interval_chart(
     plot = width - label_width - 20
 
     def x(value: float) -> float:
-        return round(label_width + (value - low) / (high - low) * plot, 1)
+        return round(float(label_width + (value - low) / (high - low) * plot), 1)
 
     rows = []
     for index, entry in enumerate(points):
@@ -69,7 +69,7 @@ def nice_ticks(low: float, high: float, target: int = 5) -> list[tuple[float, st
     return [(value, f"{0.0 if abs(value) < step / 2 else value:.{decimals}f}") for value in values]
 
 
-def reliability_chart(calibration: Any, size: int = 260, margin: int = 36) -> dict | None:
+def reliability_chart(calibration: Any, size: int = 260, margin: int = 36) -> dict[str, Any] | None:
     """Positions for a reliability diagram: each bin's mean confidence against its share of
     reference wins for response 1, a dot whose area follows its count, and the diagonal of a
     perfectly calibrated judge."""
@@ -97,7 +97,7 @@ def reliability_chart(calibration: Any, size: int = 260, margin: int = 36) -> di
     return {"size": size, "low": margin, "high": size - margin, "points": points, "ticks": ticks}
 
 
-def bias_chart(report: Any) -> dict:
+def bias_chart(report: Any) -> dict[str, Any]:
     """One row per headline figure of a judge report, each with its interval where it has one."""
     entries = [
         {

@@ -38,7 +38,9 @@ def flipped(text: str, rng: random.Random) -> str:
     """Every word spelled backwards, punctuation around it kept in place."""
 
     def flip(word: str) -> str:
-        lead, core, trail = _WORD.match(word).groups()
+        match = _WORD.match(word)
+        assert match is not None  # _WORD matches any string (every part may be empty)
+        lead, core, trail = match.groups()
         return lead + core[::-1] + trail
 
     return " ".join(flip(word) for word in text.split(" "))

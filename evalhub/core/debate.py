@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from evalhub.core import prompt_sections as ps
+from evalhub.core.usage import CallStats
 
 UNANIMOUS, MAJORITY = "unanimous", "majority"
 ALL_ROUNDS, LAST_ROUND = "all", "last"
@@ -130,7 +131,7 @@ class Turn:
     text: str
     verdict: int | None
     reasked: bool = False
-    extra: Mapping[str, object] = field(default_factory=dict)  # tokens, latency… from `ask`
+    extra: CallStats = field(default_factory=CallStats)  # tokens, latency… from `ask`
     rejected: str = ""  # the first answer, when it had no verdict and was asked again
 
     @property
@@ -196,7 +197,7 @@ def discussion_prompt(
     return [{"role": "user", "content": body}]
 
 
-AskFn = Callable[[int, int, list[dict[str, str]]], Awaitable[tuple[str, Mapping[str, object]]]]
+AskFn = Callable[[int, int, list[dict[str, str]]], Awaitable[tuple[str, CallStats]]]
 
 
 @dataclass(frozen=True)
@@ -204,12 +205,12 @@ class VerdictAnswer:
     text: str
     verdict: int | None
     reasked: bool
-    extra: Mapping[str, object]
+    extra: CallStats
     rejected: str = ""  # the first answer, kept beside the re-ask so the transcript shows both
 
 
 async def ask_for_verdict(
-    messages: list[dict[str, str]], ask: Callable[[list[dict[str, str]]], Awaitable[tuple[str, Mapping[str, object]]]]
+    messages: list[dict[str, str]], ask: Callable[[list[dict[str, str]]], Awaitable[tuple[str, CallStats]]]
 ) -> VerdictAnswer:
     """One answer, asked once more with a reminder when its last line holds no verdict. Debate
     agents and single judges both go through here."""

@@ -29,7 +29,7 @@ LEVELS = ("C", "W", "S")
 _LN_005 = math.log(0.05)
 
 
-def wilcoxon_greater(original: Sequence[float], perturbed: Sequence[float]) -> float:
+def wilcoxon_greater(original: Sequence[float] | np.ndarray, perturbed: Sequence[float] | np.ndarray) -> float:
     """One-sided p that `original` exceeds `perturbed` (paired)."""
     return float(wilcoxon_greater_many(np.asarray([original], float), np.asarray([perturbed], float))[0])
 

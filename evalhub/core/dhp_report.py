@@ -111,13 +111,17 @@ def read_scores(text: str) -> Groups:
     return groups
 
 
-def add_pair(groups: Groups, key: tuple[str, str], level: str, metric: str, item: str, pair: tuple[float, float]):
+def add_pair(
+    groups: Groups, key: tuple[str, str], level: str, metric: str, item: str, pair: tuple[float, float]
+) -> None:
     group = groups.setdefault(key, {"level": level, "metrics": defaultdict(list), "items": defaultdict(list)})
     group["metrics"][metric].append(pair)
     group["items"][metric].append(str(item))
 
 
-def build_report(groups: Groups, weights: dict | None = None, *, paper_literal: bool = False) -> dict[str, Any]:
+def build_report(
+    groups: Groups, weights: dict[str, dict[str, float]] | None = None, *, paper_literal: bool = False
+) -> dict[str, Any]:
     checked = check_weights(weights) if weights is not None else {}
     p_values = _all_p_values(groups)
     report: dict[str, Any] = {}
@@ -172,7 +176,12 @@ def _all_p_values(groups: Groups) -> dict[tuple[str, str, str], float]:
 
 
 def bootstrap_d_avg(
-    groups: Groups, weights: dict | None = None, *, resamples: int = 200, seed: int = 0, level: float = 0.95
+    groups: Groups,
+    weights: dict[str, dict[str, float]] | None = None,
+    *,
+    resamples: int = 200,
+    seed: int = 0,
+    level: float = 0.95,
 ) -> dict[str, dict[str, float]]:
     """Percentile bootstrap intervals of D_avg and D_avg^EW per judge.
 

@@ -16,9 +16,15 @@ import math
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from evalhub.core.gem_prompts import prediction_messages
-from evalhub.core.logprob_requests import ScoreRequest
+from evalhub.core.logprob_requests import ScoreRequest, ScoreResult
+
+if TYPE_CHECKING:
+    import numpy as np
+
+G = TypeVar("G", bound=Hashable)  # what responses are grouped by: a model's id, usually
 
 Z_90 = 1.645  # GRE-bench's ±1.645·SE
 
@@ -76,13 +82,19 @@ def task_pairs(
     return pairs
 
 
-def score_pairs(scorer, pairs: Sequence[GemPair]) -> list[PairScore]:
+class DetailedScorer(Protocol):
+    """What scoring needs of a log-probability scorer (evalhub.llm's implement it; core imports none)."""
+
+    def score_detailed(self, requests: Sequence[ScoreRequest]) -> Sequence[ScoreResult]: ...
+
+
+def score_pairs(scorer: DetailedScorer, pairs: Sequence[GemPair]) -> list[PairScore]:
     """PMI for every pair, with each marginal (y, s) scored once however many candidates use it.
 
     All requests go to the scorer in one call so it can batch across tasks and share each
     conditional prefix C.2(s, x) across all of x's references.
     """
-    unique: dict[tuple, int] = {}
+    unique: dict[tuple[tuple[tuple[str, str], ...], str], int] = {}
     requests: list[ScoreRequest] = []
 
     def slot(request: ScoreRequest) -> int:
@@ -164,13 +176,13 @@ def bootstrap_ci(values: Sequence[float], level: float = 0.90, resamples: int = 
 
 def group_estimates(
     scores_by_response: Mapping[Hashable, float],
-    group_of: Mapping[Hashable, Hashable],
+    group_of: Mapping[Hashable, G],
     *,
     bootstrap: bool = False,
     seed: int = 0,
-) -> dict[Hashable, Estimate]:
+) -> dict[G, Estimate]:
     """Per group (a model): the mean of its responses' scores with a 90% interval."""
-    grouped: dict[Hashable, list[float]] = defaultdict(list)
+    grouped: dict[G, list[float]] = defaultdict(list)
     for response, score in scores_by_response.items():
         grouped[group_of[response]].append(score)
     return {
@@ -209,7 +221,7 @@ class MeanDifference:
         }
 
 
-def standardized_mean_difference(before: Sequence[float], after: Sequence[float]) -> float:
+def standardized_mean_difference(before: Sequence[float] | np.ndarray, after: Sequence[float] | np.ndarray) -> float:
     """d = (μ′ − μ) / √((σ² + σ′²) / 2), sample standard deviations (GEM, Section 4.2)."""
     import numpy as np
 

@@ -32,7 +32,7 @@ class Section:
 
 def split_sections(text: str) -> list[Section]:
     sections: list[Section] = []
-    heading, lines = None, []
+    heading, lines = None, list[str]()
     for line in text.splitlines():
         if _HEADING.match(line):
             if heading is not None or any(part.strip() for part in lines):
@@ -162,6 +162,14 @@ def derive(
         raise ValueError(f"unknown validation strategy {strategy!r}; known: {', '.join(STRATEGIES)}.")
     if STRATEGIES[strategy].needs_llm and complete is None:
         return Perturbed(None, {}, "needs an LLM for this strategy; none was configured.")
+    return _derive(strategy, text, abstract, others, seed, complete or _no_llm)
+
+
+def _no_llm(messages: list[dict[str, str]]) -> str:
+    raise AssertionError("a strategy that needs no LLM called one")  # derive checked needs_llm above
+
+
+def _derive(strategy: str, text: str, abstract: str, others: Sequence[str], seed: int, complete: Complete) -> Perturbed:
     chat = gem_prompts.chat
     if strategy == "sentence_deletion":
         out, deleted = delete_every_other_sentence(text)

@@ -57,7 +57,7 @@ def _last_braced(text: str, command: str) -> str | None:
     if start < 0:
         return None
     i = start + len(command) + 2
-    depth, out = 1, []
+    depth, out = 1, list[str]()
     while i < len(text):
         char = text[i]
         depth += char == "{"
@@ -83,7 +83,7 @@ def final_answer(reference: str, explicit: str = "") -> str | None:
         return boxed
     marked = re.findall(r"^####\s*(.+?)\s*$", reference, re.M)
     if marked:
-        return marked[-1]
+        return str(marked[-1])
     stated = _ANSWER_IS.findall(reference)
     return stated[-1].strip() if stated else None
 

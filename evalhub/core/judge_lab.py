@@ -164,7 +164,7 @@ def _codes(values: Sequence[int] | np.ndarray, order: Sequence[int]) -> np.ndarr
     lookup = np.full(4, -1)
     for position, verdict in enumerate(order):
         lookup[verdict + 1] = position  # NO_VERDICT (−1) is slot 0
-    return lookup[np.asarray(values, dtype=int) + 1]
+    return np.asarray(lookup[np.asarray(values, dtype=int) + 1])
 
 
 def confusion_tables(
@@ -182,7 +182,8 @@ def confusion_tables(
 
 def confusion(predicted: Sequence[int], reference: Sequence[int]) -> list[list[int]]:
     """Rows: the reference (1, 2, 0); columns: the judge (1, 2, 0, no verdict)."""
-    return confusion_tables(predicted, reference)[0].tolist()
+    table: list[list[int]] = confusion_tables(predicted, reference)[0].tolist()
+    return table
 
 
 def _kappa_of_tables(tables: np.ndarray) -> np.ndarray:
@@ -372,7 +373,7 @@ def calibration(probabilities: Sequence[float], outcomes: Sequence[int], bins: i
         count = int(members.sum())
         mean_p = float(p[members].mean()) if count else None
         mean_y = float(y[members].mean()) if count else None
-        if count:
+        if mean_p is not None and mean_y is not None:
             ece += count / len(p) * abs(mean_y - mean_p)
         table.append({"low": b / bins, "high": (b + 1) / bins, "n": count, "confidence": mean_p, "accuracy": mean_y})
     return Calibration(n=len(p), ece=float(ece), brier=float(np.mean((p - y) ** 2)), bins=table)
@@ -414,7 +415,7 @@ def _alpha_of(coincidence: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         observed = (n - diagonal) / n
         expected = (n * n - (n_c * n_c).sum(axis=-1)) / (n * (n - 1))
-        return 1 - observed / expected
+        return np.asarray(1 - observed / expected)
 
 
 def krippendorff_alpha_from_counts(counts: np.ndarray, resamples: int = BOOTSTRAP, seed: int = SEED) -> Interval:

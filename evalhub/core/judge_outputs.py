@@ -11,6 +11,7 @@ import ast
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 _NUMBER = r"(?P<n>\d+(?:\.\d+)?)"
 _OUT_OF = r"(?:\s*(?:/|out\s+of)\s*5)?"
@@ -76,7 +77,7 @@ def _objects(text: str) -> list[str]:
     return blocks
 
 
-def _load(block: str) -> dict | None:
+def _load(block: str) -> dict[str, Any] | None:
     for loader in (json.loads, ast.literal_eval):
         try:
             value = loader(block)

@@ -221,7 +221,7 @@ def _majority_of_counts(counts: np.ndarray) -> np.ndarray:
 
 def build_report(
     judges: Sequence[JudgeInfo],
-    labels: Mapping[str, Sequence[Label]],
+    labels: Mapping[str, Sequence[Label] | LabelArrays],
     pairs: Mapping[Hashable, Pair],
     settled: Mapping[Hashable, Settled],
     *,
@@ -289,7 +289,9 @@ def _reference(index: _Index, people: np.ndarray, *, judge_kind: str) -> tuple[n
 REFERENCE_NAMES = {1: DEBATE_REFERENCE, 2: PEOPLE_REFERENCE}
 
 
-def _counts_by_model(index: _Index, judges: Sequence[JudgeInfo], dense: Mapping[str, np.ndarray]) -> dict:
+def _counts_by_model(
+    index: _Index, judges: Sequence[JudgeInfo], dense: Mapping[str, np.ndarray]
+) -> dict[str | None, np.ndarray]:
     """Per candidate model that is also a judge, the count table of the verdicts of the LLM judges
     that are that model; and under None, of all LLM judges (self-preference compares the two)."""
     out: dict[str | None, np.ndarray] = {None: np.zeros((len(index.items), 3))}

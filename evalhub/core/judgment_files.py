@@ -269,7 +269,7 @@ def _check_generic(
     benchmark file's checks (one row per response, the first time each is seen)."""
     benchmark_rows: list[tuple[int, dict[str, Any] | str]] = []
     responses: dict[tuple[str, str], tuple[int, str]] = {}
-    keys: dict[tuple, int] = {}
+    keys: dict[tuple[object, ...], int] = {}
     for line, row in rows:
         if isinstance(row, str):
             parsed.errors.append(RowError(line, row, unit))

@@ -102,7 +102,7 @@ def _highlight(code: str, language: str, attrs: str) -> str:
         lexer = None
     if lexer is None:
         return ""  # markdown-it escapes the code itself
-    return highlight(code, lexer, CODE_FORMATTER)
+    return str(highlight(code, lexer, CODE_FORMATTER))
 
 
 def _parser() -> MarkdownIt:

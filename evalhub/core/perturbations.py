@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,7 +79,7 @@ TYPO_KINDS = ("char_swap", "missing_char", "extra_char", "nearby_char", "similar
 
 
 @contextmanager
-def isolated_global_random():
+def isolated_global_random() -> Iterator[None]:
     """Run code that seeds and draws from Python's global RNG without disturbing anyone else's draws."""
     with _global_rng_lock:
         state = random.getstate()
@@ -276,11 +276,11 @@ def apply(
     return Perturbed(result.text, {"severity": severity, "seed": seed, **result.params}, result.note)
 
 
-def _rule(name, label, level, severities, function) -> None:
+def _rule(name: str, label: str, level: str, severities: tuple[str, ...], function: Callable[..., Perturbed]) -> None:
     register(Perturbation(name, label, "dhp", level, False, severities, function))
 
 
-def _counted(name, label, level, operation) -> None:
+def _counted(name: str, label: str, level: str, operation: Callable[[str, Any, random.Random], Perturbed]) -> None:
     """A minor/major rule that applies `operation(text, k, rng)` k times, with DHP's k for the
     severity and dataset shape (Table 2) unless the caller gives one."""
     _rule(
@@ -298,7 +298,7 @@ _counted("random_word_deletions", "Random continuous word deletion", "W", delete
 _counted("reordering", "Sentence reordering", "S", reorder_sentences)
 
 
-def _random_ending(text, rng, context, **_) -> Perturbed:
+def _random_ending(text: str, rng: random.Random, context: Mapping[str, Any], **_: Any) -> Perturbed:
     picked = pick_other([split_sentences(t)[-1] if split_sentences(t) else "" for t in context.get("others", ())], rng)
     if picked is None:
         return Perturbed(None, {}, "no other item to take an ending from.")
@@ -306,14 +306,14 @@ def _random_ending(text, rng, context, **_) -> Perturbed:
     return checked(text, replace_last_sentence(text, ending), {"other_index": index}, "ending replaced")
 
 
-def _wrong_ending(text, context, **_) -> Perturbed:
+def _wrong_ending(text: str, context: Mapping[str, Any], **_: Any) -> Perturbed:
     wrong = context.get("wrong_ending_sentence", "")
     if not wrong.strip():
         return Perturbed(None, {}, "the item has no wrong ending in the dataset.")
     return checked(text, replace_last_sentence(text, wrong), {}, "ending replaced with the dataset's wrong one")
 
 
-def _random_answer(text, rng, context, **_) -> Perturbed:
+def _random_answer(text: str, rng: random.Random, context: Mapping[str, Any], **_: Any) -> Perturbed:
     picked = pick_other(context.get("others", ()), rng)
     if picked is None:
         return Perturbed(None, {}, "no other item to take an answer from.")
@@ -413,9 +413,13 @@ def adjustment_prompt(name: str, severity: str, text: str, unit: str = "summary"
     return [{"role": "user", "content": body}]
 
 
-def _llm(name: str):
-    def run(text, severity, complete, context, **_) -> Perturbed:
+def _llm(name: str) -> Callable[..., Perturbed]:
+    def run(
+        text: str, severity: str, complete: Callable[..., str] | None, context: Mapping[str, Any], **_: Any
+    ) -> Perturbed:
         unit = context.get("unit", "summary")
+        if complete is None:
+            return Perturbed(None, {}, "needs an LLM; none was configured.")
         out = complete(adjustment_prompt(name, severity, text, unit)).strip()
         out = re.sub(rf"^Revised {unit}:\s*", "", out, flags=re.IGNORECASE)
         return checked(text, out, {"unit": unit}, "rewritten by the LLM")
@@ -442,8 +446,8 @@ BLOG = "Honestly, I've been meaning to write about this for ages, so grab a coff
 TWEET = "omg cannot believe this happened today lol #mondays #nofilter"
 
 
-def _append(source: str):
-    def run(text, context, rng, **_) -> Perturbed:
+def _append(source: str) -> Callable[..., Perturbed]:
+    def run(text: str, context: Mapping[str, Any], rng: random.Random, **_: Any) -> Perturbed:
         if source == "same_domain":
             picked = pick_other(context.get("same_domain", ()), rng)
             if picked is None:
@@ -458,8 +462,8 @@ def _append(source: str):
     return run
 
 
-def _drop_last(append_sports: bool):
-    def run(text, context, **_) -> Perturbed:
+def _drop_last(append_sports: bool) -> Callable[..., Perturbed]:
+    def run(text: str, context: Mapping[str, Any], **_: Any) -> Perturbed:
         sentences = split_sentences(text)
         if len(sentences) < 2:
             return Perturbed(None, {}, "a single sentence: nothing to drop.")
@@ -469,14 +473,14 @@ def _drop_last(append_sports: bool):
     return run
 
 
-def _swap_last_two(text, **_) -> Perturbed:
+def _swap_last_two(text: str, **_: Any) -> Perturbed:
     sentences = split_sentences(text)
     if len(sentences) < 2:
         return Perturbed(None, {}, "a single sentence cannot be swapped.")
     return checked(text, join_sentences([*sentences[:-2], sentences[-1], sentences[-2]]), {}, "swapped the last two")
 
 
-def _shuffle_all(text, rng, **_) -> Perturbed:
+def _shuffle_all(text: str, rng: random.Random, **_: Any) -> Perturbed:
     return reorder_sentences(text, None, rng)
 
 
@@ -491,8 +495,10 @@ def redundancy_prompt(sentence: str) -> list[dict[str, str]]:
     ]
 
 
-def _redundant(every: bool):
-    def run(text, complete, **_) -> Perturbed:
+def _redundant(every: bool) -> Callable[..., Perturbed]:
+    def run(text: str, complete: Callable[..., str] | None, **_: Any) -> Perturbed:
+        if complete is None:
+            return Perturbed(None, {}, "needs an LLM; none was configured.")
         sentences = split_sentences(text)
         targets = range(len(sentences)) if every else [len(sentences) - 1]
         out = []

@@ -9,6 +9,8 @@ perturbation it stands for; experts see only its plain description.
 
 from __future__ import annotations
 
+from typing import Any
+
 INSTRUCTIONS = (
     "You are an evaluator assessing the quality of outputs on a 1–5 Likert scale under several metrics. "
     "For each quality issue below, select the metric you think is most affected by it, that is, the metric "
@@ -48,7 +50,7 @@ _CHARACTER_AND_WORD = {
 }
 
 
-def _task(title: str, data: str, metrics: dict[str, tuple[str, str]], issues: dict[str, str]) -> dict:
+def _task(title: str, data: str, metrics: dict[str, tuple[str, str]], issues: dict[str, str]) -> dict[str, Any]:
     return {
         "title": title,
         "instructions": f"{INSTRUCTIONS}\n\nData: {data}.",
@@ -57,7 +59,7 @@ def _task(title: str, data: str, metrics: dict[str, tuple[str, str]], issues: di
     }
 
 
-DHP_TEMPLATES: dict[str, dict] = {
+DHP_TEMPLATES: dict[str, dict[str, Any]] = {
     "dhp-summarization": _task(
         "DHP: summarization",
         "a short summary written for a news paragraph or a section of a paper",
@@ -175,4 +177,4 @@ YESCIEVAL_TEMPLATE = _task(
     _ADVERSARIAL,
 )
 
-TEMPLATES: dict[str, dict] = {**DHP_TEMPLATES, "yescieval": YESCIEVAL_TEMPLATE}
+TEMPLATES: dict[str, dict[str, Any]] = {**DHP_TEMPLATES, "yescieval": YESCIEVAL_TEMPLATE}

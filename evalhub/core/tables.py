@@ -11,7 +11,7 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO
 
 
@@ -91,7 +91,7 @@ def write_jsonl(rows: Iterable[Mapping[str, Any]], stream: TextIO) -> int:
     return count
 
 
-def write_csv(rows: list[Mapping[str, Any]], stream: TextIO, columns: list[str] | None = None) -> int:
+def write_csv(rows: Sequence[Mapping[str, Any]], stream: TextIO, columns: list[str] | None = None) -> int:
     """Write rows as CSV (the header is `columns`, or every key seen); values that are not text are
     written as JSON, and no cell can run as a spreadsheet formula."""
     # CRLF, as RFC 4180 says: with "\n" alone the csv module left a bare CR in a cell unquoted, and
@@ -111,7 +111,7 @@ def _csv_cell(value: Any) -> str:
     return spreadsheet_safe(json.dumps(value, ensure_ascii=False, default=str))
 
 
-def to_text(rows: list[Mapping[str, Any]], fmt: str, columns: list[str] | None = None) -> str:
+def to_text(rows: Sequence[Mapping[str, Any]], fmt: str, columns: list[str] | None = None) -> str:
     buffer = io.StringIO()
     if fmt == "csv":
         write_csv(rows, buffer, columns)

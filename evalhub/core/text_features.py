@@ -59,7 +59,7 @@ def fluency_score(text: str) -> float:
     wordlike = sum(
         t.isdigit() or (bool(_VOWEL.search(t)) and not re.search(r"(.)\1\1", t.lower())) for t in tokens
     ) / len(tokens)
-    return formed * wordlike
+    return float(formed * wordlike)
 
 
 def order_score(text: str) -> float:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -60,4 +61,7 @@ def bleu(candidate: str, reference: str, max_n: int = 4, epsilon: float = 0.1) -
     return brevity * math.exp(sum(logs) / max_n)
 
 
-BASELINES = {"rouge-l": ("ROUGE-L", rouge_l), "bleu": ("BLEU", bleu)}
+BASELINES: dict[str, tuple[str, Callable[[str, str], float]]] = {
+    "rouge-l": ("ROUGE-L", rouge_l),
+    "bleu": ("BLEU", bleu),
+}

@@ -90,9 +90,9 @@ def tier_table(
     counts = np.zeros((len(prompts), len(columns)))
     for model, tier, prompt, value in rows:
         p = prompt_index[prompt]
-        for key in ((model, int(tier)), (model, OVERALL)):
-            sums[p, column[key]] += value
-            counts[p, column[key]] += 1
+        for cell in ((model, int(tier)), (model, OVERALL)):
+            sums[p, column[cell]] += value
+            counts[p, column[cell]] += 1
 
     rng = np.random.default_rng(seed)
     # One multinomial draw per resample = how often each prompt is drawn when drawing P prompts with replacement.
@@ -102,7 +102,7 @@ def tier_table(
     alpha = (1 - confidence) / 2
     total_sums, total_counts = sums.sum(axis=0), counts.sum(axis=0)
 
-    cells = {}
+    cells: dict[tuple[str, int | str], Cell] = {}
     for key, i in column.items():
         if total_counts[i] == 0:
             continue

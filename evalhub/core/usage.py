@@ -4,6 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CallStats:
+    """What one model call reported, carried from the client to the row that stores it (a debate
+    turn, a judge's verdict): typed, where it was once a dict read with .get("input_tokens", 0)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    cached: bool = False
+    cost_usd: float | None = None  # None: the provider reported no price
+
+    def usage(self) -> Usage:
+        return Usage.of_call(
+            input_tokens=self.input_tokens, output_tokens=self.output_tokens, cached=self.cached, cost_usd=self.cost_usd
+        )
 
 
 @dataclass(frozen=True)
@@ -49,11 +67,11 @@ class Usage:
     def from_dict(cls, stored: Mapping[str, object] | None) -> Usage:
         """Read a stored value; unknown keys (older rows) are ignored, missing ones are zero."""
         stored = stored or {}
-        known = {f.name: f.type for f in fields(cls)}
-        values = {}
-        for name in known:
-            if name in stored and stored[name] is not None:
-                values[name] = float(stored[name]) if name == "cost_usd" else int(stored[name])  # type: ignore[arg-type]
+        values: dict[str, Any] = {}
+        for name in (f.name for f in fields(cls)):
+            value = stored.get(name)
+            if isinstance(value, int | float | str):  # JSON gives numbers; an old row may hold "12"
+                values[name] = float(value) if name == "cost_usd" else int(value)
         return cls(**values)
 
     def as_dict(self) -> dict[str, int | float]:

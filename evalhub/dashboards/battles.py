@@ -32,7 +32,7 @@ SOURCES = {
     IMPORTED_JUDGES: "Imported judge verdicts",
 }
 DEFAULT_SOURCES = (CONSENSUS, HUMAN)
-OUTCOME = {Winner.A: "a", Winner.B: "b", Winner.TIE: "tie"}
+OUTCOME: dict[str, str] = {Winner.A: "a", Winner.B: "b", Winner.TIE: "tie"}
 
 
 class Battle(NamedTuple):  # a tuple: tens of thousands are made and cached per fingerprint

@@ -45,8 +45,8 @@ def battle_counts(filters: Filters, model: str = "") -> list[BattleCount]:
     for field in ("criterion", "scenario", "benchmark", "responses"):
         if getattr(filters, field):
             rows = rows.filter(**{field: getattr(filters, field)})
-    rows = list(rows.order_by())
-    return [row for row in rows if model in (row.model_a, row.model_b)] if model else rows
+    counted = list(rows.order_by())
+    return [row for row in counted if model in (row.model_a, row.model_b)] if model else counted
 
 
 def battle_options() -> dict[str, set[str]]:

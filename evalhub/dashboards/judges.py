@@ -55,9 +55,9 @@ def spec_models(specs: set[str]) -> dict[str, str]:
             key = (parsed.provider, parsed.model)
         except UnknownProvider:
             key = ("", "")
-        slug = by_key.get(key) or by_text.get(spec)
-        if slug:
-            out[spec] = slug
+        found = by_key.get(key) or by_text.get(spec)
+        if found:
+            out[spec] = found
     return out
 
 

@@ -73,7 +73,7 @@ def pairwise_board(
                         "opponent": column,
                         "games": board.games[index[row]][index[column]],
                         "win_rate": board.win_rate(index[row], index[column]),
-                        "beats": board.beats[index[row]][index[column]],
+                        "beats": board.beats[index[row]][index[column]] if board.beats else None,
                     }
                     for column in order
                 ],

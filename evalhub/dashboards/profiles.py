@@ -43,7 +43,7 @@ def model_profile(slug: str, filters: Filters, stamp: str) -> dict[str, Any]:
 
 def _filtered_out(slug: str) -> list[dict[str, Any]]:
     """The model's battles, per source, that the filters hide: "no battles" must not mean "none at all"."""
-    counts = Counter()
+    counts: Counter[str] = Counter()
     for row in battle_counts(Filters(sources=tuple(SOURCES)), model=slug):
         counts[row.source] += row.wins_a + row.wins_b + row.ties
     return [

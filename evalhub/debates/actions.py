@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Any
 
 from django.db import transaction
@@ -146,17 +147,18 @@ def do_start_run(run: DebateRun, *, enqueue: bool = True) -> DebateRun:
     run_debates command works them in-process, through the same code)."""
     with transaction.atomic():
         run = DebateRun.objects.select_for_update().get(pk=run.pk)
-        if run.job_id is not None:  # the resume's job broadcast updates the run's pages too (on_change)
+        if run.job is not None:  # the resume's job broadcast updates the run's pages too (on_change)
             if enqueue:
                 do_resume_job(run.job, "Resumed: finished debates are kept.")
             return run
         ids = list(run.debates.order_by("id").values_list("id", flat=True))
         title = f"Debates: {run.name}"[:200]
-        run.job = do_create_job(DEBATE, title, user=run.created_by, total=len(ids), params={"debate_run": run.pk})
+        job = do_create_job(DEBATE, title, user=run.created_by, total=len(ids), params={"debate_run": run.pk})
+        run.job = job
         run.save(update_fields=["job"])
-        do_create_chunks(run.job, ids, None, DEBATES_PER_TASK)
+        do_create_chunks(job, ids, None, DEBATES_PER_TASK)
         if enqueue:
-            transaction.on_commit(lambda: enqueue_chunks(run.job))
+            transaction.on_commit(partial(enqueue_chunks, job))
         broadcast_run(run)
     return run
 
@@ -202,11 +204,11 @@ def do_record_turns(entries: Sequence[tuple[int, Turn, str]]) -> list[DebateTurn
             verdict=turn.verdict,
             reasked=turn.reasked,
             rejected_text=turn.rejected,
-            input_tokens=turn.extra.get("input_tokens", 0),
-            output_tokens=turn.extra.get("output_tokens", 0),
-            latency_s=turn.extra.get("latency_s", 0.0),
-            cached=turn.extra.get("cached", False),
-            cost_usd=turn.extra.get("cost_usd"),
+            input_tokens=turn.extra.input_tokens,
+            output_tokens=turn.extra.output_tokens,
+            latency_s=turn.extra.latency_s,
+            cached=turn.extra.cached,
+            cost_usd=turn.extra.cost_usd,
         )
         for debate_id, turn, agent_spec in entries
     ]
@@ -224,7 +226,7 @@ def do_record_turns(entries: Sequence[tuple[int, Turn, str]]) -> list[DebateTurn
             raise ValueError(f"turns not stored (debate, round, agent): {missing}")
         for key in keys:
             turn = stored[key]
-            broadcast_html(live.debate_group(turn.debate_id), lambda turn=turn: live.turn(turn))
+            broadcast_html(live.debate_group(turn.debate_id), partial(live.turn, turn))
     return [stored[key] for key in keys]
 
 
@@ -234,11 +236,13 @@ def do_finish_debates(entries: Sequence[tuple[Debate, DebateOutcome]]) -> list[D
     each run's usage added and its summary sent once for all of them."""
     with transaction.atomic():
         locked = Debate.objects.select_for_update().select_related("run", "prompt").in_bulk([d.pk for d, _ in entries])
-        finished, turns_by_run, to_adjudicate = [], {}, []
+        finished: list[Debate] = []
+        turns_by_run: dict[int, tuple[DebateRun, list[Turn]]] = {}
+        to_adjudicate: list[Debate] = []
         for entry, outcome in entries:
             debate = locked[entry.pk]
             debate.rounds_used = outcome.rounds_used
-            if outcome.resolved:
+            if outcome.verdict is not None:
                 debate.status, debate.verdict, debate.winner = (
                     DebateStatus.CONSENSUS,
                     outcome.verdict,
@@ -277,13 +281,7 @@ def do_release_debate(debate: Debate, error: str = "") -> Debate:
 
 
 def turn_usage(turn: Turn) -> Usage:
-    extra = turn.extra
-    return Usage.of_call(
-        input_tokens=extra.get("input_tokens", 0),
-        output_tokens=extra.get("output_tokens", 0),
-        cached=bool(extra.get("cached")),
-        cost_usd=extra.get("cost_usd"),
-    )
+    return turn.extra.usage()
 
 
 # --- single-judge runs (ScaleEval, Section 5) ------------------------------------------------
@@ -298,17 +296,18 @@ def do_create_judge_run(user=None, *, enqueue: bool = True, **fields) -> JudgeRu
         run = JudgeRun.objects.create(created_by=user if getattr(user, "is_authenticated", False) else None, **fields)
         per_pair = run.samples * (2 if run.check_position else 1)
         ids = list(run.reference.debates.order_by("id").values_list("id", flat=True))
-        run.job = do_create_job(
+        job = do_create_job(
             JUDGE_RUN,
             f"Judge {run} on {run.reference.name}"[:200],
             user=user,
             params={"judge_run": run.pk},
             total=len(ids) * per_pair,
         )
+        run.job = job
         run.save(update_fields=["job"])
-        do_create_chunks(run.job, ids, {pk: per_pair for pk in ids}, DEBATES_PER_JUDGE_CHUNK)
+        do_create_chunks(job, ids, {pk: per_pair for pk in ids}, DEBATES_PER_JUDGE_CHUNK)
         if enqueue:
-            transaction.on_commit(lambda: enqueue_chunks(run.job))
+            transaction.on_commit(partial(enqueue_chunks, job))
     return run
 
 

@@ -68,7 +68,7 @@ class DebateRunForm(OnlyChoicePreselectedForm):
         return specs
 
     def clean(self):
-        data = super().clean()
+        data = super().clean() or {}
         if data.get("model_a") and data.get("model_a") == data.get("model_b"):
             self.add_error("model_b", "Model B must differ from model A.")
         others = [name.strip() for name in data.get("other_privileged", "").split(",") if name.strip()]
@@ -121,7 +121,7 @@ class JudgeRunForm(OnlyChoicePreselectedForm):
             raise forms.ValidationError(str(error)) from None
 
     def clean(self):
-        data = super().clean()
+        data = super().clean() or {}
         if data.get("samples", 1) > 1 and data.get("temperature", 0) == 0:
             self.add_error("temperature", "Several samples need a temperature above 0 to differ.")
         return data

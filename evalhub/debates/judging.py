@@ -27,6 +27,7 @@ from evalhub.core.agreement import (
 from evalhub.core.criteria_variants import criteria_section
 from evalhub.core.debate import DebateSetup, ask_for_verdict, initial_prompt
 from evalhub.core.outcomes import ComponentFailure, Outcome
+from evalhub.core.usage import CallStats
 from evalhub.debates.models import Debate, DebateStatus, JudgeRun, JudgeVerdict
 from evalhub.debates.runner import PRIVILEGED_TITLES
 from evalhub.debates.tallying import REFERENCE_STATUSES, do_recount_debates
@@ -88,7 +89,7 @@ def judge_chunk_work(run: JudgeRun, chunk: JobChunk) -> JudgeChunkResult:
             None if run.temperature == 0 else zlib.crc32(f"{run.seed}:{debate.pk}:{reversed_order}:{sample}".encode())
         )
 
-        async def ask(messages):
+        async def ask(messages: list[dict[str, str]]) -> tuple[str, CallStats]:
             completion = await client.complete(
                 messages,
                 temperature=run.temperature,
@@ -96,12 +97,7 @@ def judge_chunk_work(run: JudgeRun, chunk: JobChunk) -> JudgeChunkResult:
                 seed=seed,
                 repeat=sample if run.samples > 1 else None,
             )
-            return completion.text, {
-                "input_tokens": completion.input_tokens,
-                "output_tokens": completion.output_tokens,
-                "latency_s": completion.latency_s,
-                "cached": completion.cached,
-            }
+            return completion.text, completion.stats()
 
         try:
             answer = await ask_for_verdict(initial_prompt(judge_setup(run, debate, reversed_order)), ask)
@@ -119,10 +115,10 @@ def judge_chunk_work(run: JudgeRun, chunk: JobChunk) -> JudgeChunkResult:
                 text=text,
                 verdict=verdict,
                 reasked=reasked,
-                input_tokens=extra.get("input_tokens", 0),
-                output_tokens=extra.get("output_tokens", 0),
-                latency_s=extra.get("latency_s", 0.0),
-                cached=extra.get("cached", False),
+                input_tokens=extra.input_tokens,
+                output_tokens=extra.output_tokens,
+                latency_s=extra.latency_s,
+                cached=extra.cached,
             )
         )
 
@@ -204,7 +200,8 @@ def reference_verdicts(debates: list[Debate]) -> dict[int, int]:
 def judge_verdicts(run: JudgeRun) -> tuple[dict[int, int | None], dict[int, int | None], int]:
     """Per debate: the majority of samples in the debate's order, the same for the reversed order
     (mapped back), and the number of invalid answers."""
-    return majorities(run.verdicts.values_list("debate_id", "reversed_order", "verdict"))
+    rows: list[tuple[int, bool, int | None]] = list(run.verdicts.values_list("debate_id", "reversed_order", "verdict"))
+    return majorities(rows)
 
 
 def meta_evaluation(reference_run) -> tuple[list[JudgeReport], int, int]:

@@ -74,7 +74,7 @@ class DebateStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
-def winner_for(verdict: int, swapped: bool) -> str:
+def winner_for(verdict: int, swapped: bool) -> Winner:
     """Model A, model B or neither, from a verdict in the order shown (submission 1 is B's if swapped)."""
     if verdict == 0:
         return Winner.TIE
@@ -132,7 +132,7 @@ class Debate(models.Model):
         """(submission 1, submission 2) as the agents saw them."""
         return (self.response_b, self.response_a) if self.swapped else (self.response_a, self.response_b)
 
-    def winner_of(self, verdict: int) -> str:
+    def winner_of(self, verdict: int) -> Winner:
         return winner_for(verdict, self.swapped)
 
 

@@ -19,6 +19,7 @@ from django.db.models import prefetch_related_objects
 from evalhub.core.debate import DebateSetup, Turn, criteria_text
 from evalhub.core.debate import run_debate as run_protocol
 from evalhub.core.outcomes import ComponentFailure, Outcome
+from evalhub.core.usage import CallStats
 from evalhub.debates import live
 from evalhub.debates.actions import (
     do_claim_debates,
@@ -32,6 +33,7 @@ from evalhub.jobs.chunks import Settled, do_complete_chunk, run_chunk
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.live import outbox, send_html
 from evalhub.llm import event_loop
+from evalhub.llm.base import ChatClient
 from evalhub.llm.interrupt import Interrupted
 from evalhub.llm.types import LLMError
 from evalhub.system.db_thread import DatabaseThread, GroupCommit
@@ -73,13 +75,7 @@ def stored_turns(debate: Debate) -> list[Turn]:
             t.text,
             t.verdict,
             t.reasked,
-            {
-                "input_tokens": t.input_tokens,
-                "output_tokens": t.output_tokens,
-                "latency_s": t.latency_s,
-                "cached": t.cached,
-                "cost_usd": t.cost_usd,
-            },
+            CallStats(t.input_tokens, t.output_tokens, t.latency_s, t.cached, t.cost_usd),
             t.rejected_text,
         )
         for t in debate.turns.all()
@@ -117,7 +113,7 @@ def _prepared(debates: list[Debate]) -> list[tuple[Debate, DebateSetup, list[Tur
 
 
 async def _run_all(debate_ids: list[int]) -> dict[int, str]:
-    clients: dict[str, object] = {}
+    clients: dict[str, ChatClient] = {}
 
     def client_for(spec) -> object:
         key = str(spec)
@@ -132,13 +128,15 @@ async def _run_all(debate_ids: list[int]) -> dict[int, str]:
         prepared = await db.run(lambda: _prepared(do_claim_debates(debate_ids)))
         commits = _Commits(turns=GroupCommit(db, do_record_turns), finishes=GroupCommit(db, do_finish_debates))
         try:
-            ran = await asyncio.gather(*(_run_one(*entry, client_for, db, commits) for entry in prepared))
+            ran: list[object] = list(
+                await asyncio.gather(*(_run_one(*entry, client_for, db, commits) for entry in prepared))
+            )
         finally:  # their connections belong to this loop, which ends with the batch
             await asyncio.gather(*(client.aclose() for client in clients.values()))
-        statuses = {debate.pk: status for (debate, _, _), status in zip(prepared, ran, strict=True)}
         stops = [reason for reason in ran if isinstance(reason, Interrupted)]
         if stops:  # the chunk is not done: its stopped debates wait, pending, for a resume
             raise stops[0]
+        statuses = {debate.pk: str(status) for (debate, _, _), status in zip(prepared, ran, strict=True)}
         if len(statuses) < len(debate_ids):  # not claimed: finished, paused or cancelled before it began
             statuses.update(
                 await db.run(lambda: dict(Debate.objects.filter(pk__in=debate_ids).values_list("id", "status")))
@@ -148,7 +146,7 @@ async def _run_all(debate_ids: list[int]) -> dict[int, str]:
 
 async def _run_one(
     debate: Debate, setup: DebateSetup, done: list[Turn], client_for, db: DatabaseThread, commits: _Commits
-) -> str:
+) -> str | Interrupted:
     debate_id, run = debate.pk, debate.run
     agents = [client_for(spec) for spec in run.agents]
     group = debate.group_name
@@ -176,14 +174,7 @@ async def _run_one(
         if pending:
             await send_html(group, live.turn_text(round_number, agent, "".join(pending)))
         done_call = stream.completion
-        extra = {
-            "input_tokens": done_call.input_tokens,
-            "output_tokens": done_call.output_tokens,
-            "latency_s": round(done_call.latency_s, 3),
-            "cached": done_call.cached,
-            "cost_usd": done_call.cost_usd,
-        }
-        return done_call.text, extra
+        return done_call.text, done_call.stats()
 
     async def on_turn(turn: Turn) -> None:
         await commits.turns.add((debate_id, turn, str(run.agents[turn.agent])))
@@ -192,7 +183,7 @@ async def _run_one(
         outcome = await run_protocol(setup, ask, done=done, on_turn=on_turn)
     except Interrupted as stop:
         await db.run(do_release_debate, debate)
-        return stop  # type: ignore[return-value]  # collected by _run_all, which raises it once
+        return stop  # collected by _run_all, which raises it once
     except LLMError as error:
         logger.warning("debate %s failed: %s", debate_id, error)
         cause = str(error)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Collection, Iterable
+from typing import Any
 
 from django.db import transaction
 
@@ -37,7 +38,7 @@ from evalhub.debates.models import (
 from evalhub.tallies.actions import do_add_battles, do_add_judge_tallies, note_change
 from evalhub.tallies.models import CONSENSUS, HUMAN, JUDGE_COUNTS, JUDGE_SUMS, SINGLE_JUDGE
 
-OUTCOME = {Winner.A: "a", Winner.B: "b", Winner.TIE: "tie"}
+OUTCOME: dict[str, str] = {Winner.A: "a", Winner.B: "b", Winner.TIE: "tie"}
 BATTLE_SOURCE = {DebateStatus.CONSENSUS: CONSENSUS, DebateStatus.ADJUDICATED: HUMAN}
 REFERENCE_STATUSES = (DebateStatus.CONSENSUS, DebateStatus.ADJUDICATED)
 DEBATE_FIELDS = (
@@ -154,20 +155,20 @@ def _contributions(
         if counted.outcome and counted.model_a != counted.model_b:
             _add_battle(battles, counted, counted.source, counted.outcome)
     for majority in judged:
-        counted, run = debates.get(majority.debate_id), runs.get(majority.judge_run_id)
-        if counted is None or run is None:
+        judged_debate, run = debates.get(majority.debate_id), runs.get(majority.judge_run_id)
+        if judged_debate is None or run is None:
             continue  # deleted: a deletion marks the counts for a rebuild (evalhub.tallies.signals)
         if run["criteria_variant"] == ORIGINAL and majority.has_same and majority.same is not None:
-            if counted.model_a != counted.model_b:
-                outcome = OUTCOME[winner_for(majority.same, counted.swapped)]
-                _add_battle(battles, counted, SINGLE_JUDGE, outcome)
-        tally = judges[(majority.judge_run_id, counted.scenario)]
-        if counted.reference is not None and majority.has_same:
+            if judged_debate.model_a != judged_debate.model_b:
+                outcome = OUTCOME[winner_for(majority.same, judged_debate.swapped)]
+                _add_battle(battles, judged_debate, SINGLE_JUDGE, outcome)
+        tally = judges[(majority.judge_run_id, judged_debate.scenario)]
+        if judged_debate.reference is not None and majority.has_same:
             tally[SLOT["judged"]] += 1
-            tally[SLOT["hits"]] += majority.same == counted.reference
+            tally[SLOT["hits"]] += majority.same == judged_debate.reference
             if majority.same is not None:
                 tally[SLOT[f"predicted_{majority.same}"]] += 1
-            tally[SLOT[f"expected_{counted.reference}"]] += 1
+            tally[SLOT[f"expected_{judged_debate.reference}"]] += 1
         if run["check_position"] and majority.has_same and majority.has_reversed:
             flips = position_flip_rate([majority.same], [unswap(majority.reversed)])
             tally[SLOT["flips"]] += flips.hits
@@ -183,10 +184,10 @@ def _add_battle(battles: dict, counted: CountedDebate, source: str, outcome: str
     battles[key][("a", "b", "tie").index(outcome)] += 1
 
 
-def _difference(new: dict, old: dict) -> dict:
+def _difference(new: dict[Any, list[Any]], old: dict[Any, list[Any]]) -> dict[Any, list[Any]]:
     out = {}
     for key in new.keys() | old.keys():
         after, before = new.get(key), old.get(key)
-        width = len(after if after is not None else before)
+        width = len(after) if after is not None else len(before or [])
         out[key] = [n - o for n, o in zip(after or [0] * width, before or [0] * width, strict=True)]
     return out

@@ -68,7 +68,7 @@ def run_results(request, pk: int):
 @role_required()
 def judge_run_results(request, pk: int):
     run = get_object_or_404(JudgeRun.objects.select_related("reference", "job"), job_id=pk)
-    failures = run.job.chunks.filter(units_failed__gt=0).order_by("index") if run.job_id else []
+    failures = run.job.chunks.filter(units_failed__gt=0).order_by("index") if run.job is not None else []
     return render(request, "debates/_judge_run_results.html", {"judge_run": run, "failures": failures})
 
 

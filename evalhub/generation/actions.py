@@ -320,7 +320,7 @@ def do_compare_with_anchor(run: GenerationRun, *, user: Any = None, criterion, a
     tier as a debate run, and a single LLM judge on them (privileged-information paper, Table 3: one
     automatic grader against one anchor). The debate runs are left as drafts, to start from their
     pages when agent debates are wanted too. Returns (judge runs, reasons for what was skipped)."""
-    if run.anchor is None:
+    if run.anchor is None or run.anchor_id is None:
         raise GenerationRejected("Choose an anchor model for this run first: win rates are against it.")
     made, skipped = [], []
     for tier in run.tiers:

@@ -95,7 +95,8 @@ def win_observations(run: GenerationRun, sources: tuple[str, ...], stamp: str) -
         )
     }
     anchor = run.anchor.slug
-    out, by_source = [], Counter()
+    out: list[tuple[str, int, int, float]] = []
+    by_source: Counter[str] = Counter()
     for battle in load_battles(stamp, with_judges="single_judge" in sources):
         row = debates.get(battle.debate)
         if row is None or battle.source not in sources or anchor not in (battle.model_a, battle.model_b):
@@ -104,7 +105,9 @@ def win_observations(run: GenerationRun, sources: tuple[str, ...], stamp: str) -
         if tiers[row["response_b__variant"]] != tier:
             continue  # a pair across tiers says nothing about one tier
         model = battle.model_b if battle.model_a == anchor else battle.model_a
-        out.append((model, tier, row["prompt_id"], win_value(battle.for_model(model))))
+        outcome = battle.for_model(model)
+        if outcome is not None:
+            out.append((model, tier, row["prompt_id"], win_value(outcome)))
         by_source[battle.source] += 1
     return out, by_source
 
@@ -170,7 +173,7 @@ def run_summary(run: GenerationRun) -> dict[str, Any]:
             "cost_usd": round(run.cost_usd, 6),
         },
         "accuracy": {
-            f"{m} · {tier_label(t) if t != 'overall' else 'overall'}": c.as_dict()
+            f"{m} · {tier_label(t) if isinstance(t, int) else 'overall'}": c.as_dict()
             for (m, t), c in accuracy.cells.items()
         },
     }

@@ -92,7 +92,7 @@ class GenerationRunForm(OnlyChoicePreselectedForm):
         return specs
 
     def clean(self):
-        data = super().clean()
+        data = super().clean() or {}
         if self.errors:
             return data
         existing = list(data["candidates"])

@@ -123,7 +123,7 @@ def export(request, pk: str, what: str, fmt: str):
                             "model": row["model"],
                             "template": run.template.slug,
                             "tier": tier,
-                            "anchor": run.anchor.slug if measure == "win_rate" else "",
+                            "anchor": run.anchor.slug if measure == "win_rate" and run.anchor else "",
                             **cell.as_dict(),
                         }
                     )
@@ -188,8 +188,9 @@ def compare(request, pk: int):
     except GenerationRejected as error:
         messages.error(request, str(error))
         return redirect(run.job)
-    messages.success(request, f"Started {len(made)} judge run{'s' if len(made) != 1 else ''} against "
-                              f"{run.anchor.slug}; win rates fill in as they finish.")  # fmt: skip
+    anchor = run.anchor.slug if run.anchor else "the anchor"
+    messages.success(request, f"Started {len(made)} judge run{'s' if len(made) != 1 else ''} against {anchor}; "
+                              "win rates fill in as they finish.")  # fmt: skip
     for reason in skipped:
         messages.warning(request, f"Skipped {reason}")
     return redirect(run.job)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth.decorators import login_not_required
 from django.db import connection
@@ -70,7 +71,7 @@ def next_steps(waiting: int) -> list[NextStep]:
 
 
 def home(request):
-    context = {"outsider": not has_role(request.user), "blind": not has_role(request.user, *READERS)}
+    context: dict[str, Any] = {"outsider": not has_role(request.user), "blind": not has_role(request.user, *READERS)}
     if not context["blind"]:
         job_counts = Job.objects.aggregate(
             running=Count("id", filter=Q(status=JobStatus.RUNNING)),

@@ -24,7 +24,7 @@ def broadcast_job(job: Job) -> None:
     """The job's status card to its watchers, and the kind's own pages (a debate run's summary)."""
     broadcast_html(live.job_group(job.pk), lambda: live.job_status(job))
     kind, run = run_of(job)
-    if run is not None and kind.on_change is not None:
+    if kind is not None and kind.on_change is not None:
         kind.on_change(run)
 
 

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -88,7 +89,7 @@ def enqueue_chunks(job: Job, chunk_ids: Sequence[int] | None = None) -> None:
     """Send chunks (by default every unfinished one) to the kind's task, by name, on its queue.
     Call after commit. A chunk sent twice is harmless: the second delivery finds it done or in hand."""
     kind, run = kinds.run_of(job)
-    if run is None:
+    if kind is None:
         raise LookupError(f"job {job.pk} has no registered kind with a run ({job.kind!r})")
     task, queue = task_named(kind.task), kind.queue(run)
     for chunk_id in pending_chunk_ids(job) if chunk_ids is None else chunk_ids:
@@ -290,11 +291,11 @@ def do_requeue_stalled_chunks(job: Job | None = None) -> int:
             count += 1
             owner = chunk.job
             if owner.requested:
-                transaction.on_commit(lambda owner=owner: do_settle_stop(owner))
+                transaction.on_commit(partial(do_settle_stop, owner))
                 continue
             seen = timezone.localtime(chunk.heartbeat_at).strftime("%H:%M:%S")
             do_progress_job(
                 owner, 0, f"Chunk {chunk.index + 1}: its worker stopped answering at {seen}; sent back to the queue."
             )
-            transaction.on_commit(lambda owner=owner, pk=chunk.pk: enqueue_chunks(owner, [pk]))
+            transaction.on_commit(partial(enqueue_chunks, owner, [chunk.pk]))
     return count

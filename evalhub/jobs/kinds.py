@@ -40,13 +40,13 @@ def register(
     KINDS[kind] = JobKind(run_attr, results, task, queue, on_change)
 
 
-def run_of(job) -> tuple[JobKind, Any] | tuple[None, None]:
+def run_of(job: Any) -> tuple[JobKind, Any] | tuple[None, None]:
     kind = KINDS.get(job.kind)
     run = getattr(job, kind.run_attr, None) if kind else None
-    return (kind, run) if run is not None else (None, None)
+    return (kind, run) if kind is not None and run is not None else (None, None)
 
 
-def results_url(job) -> str:
+def results_url(job: Any) -> str:
     """The url of the job's results partial, or "" for a job without a registered run."""
-    kind, run = run_of(job)
-    return reverse(kind.results, args=[job.pk]) if run is not None else ""
+    kind, _run = run_of(job)
+    return reverse(kind.results, args=[job.pk]) if kind is not None else ""

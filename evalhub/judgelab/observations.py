@@ -9,8 +9,9 @@ on any screen meet; a verdict is turned into that order with the order its judge
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 from django.db import connection
@@ -37,6 +38,9 @@ class Scope:
         return f"{self.benchmark}|{self.criterion}"
 
 
+PairKey = tuple[str, int, int]  # (criterion, lower response id, higher response id): see pair_key
+
+
 @dataclass
 class Observations:
     judges: dict[str, JudgeInfo] = field(default_factory=dict)
@@ -49,15 +53,17 @@ class Observations:
     def row(self, item: Hashable) -> int:
         return self.rows.setdefault(item, len(self.rows))
 
-    def add(self, judge: JudgeInfo, item: Hashable, verdict: int | None, first_shown: bool, p: float | None = None):
+    def add(
+        self, judge: JudgeInfo, item: Hashable, verdict: int | None, first_shown: bool, p: float | None = None
+    ) -> None:
         self.judges.setdefault(judge.id, judge)
         self.row(item)
         self.singles[judge.id].append(Label(judge.id, item, canonical(verdict, first_shown), first_shown, p))
 
     @property
-    def labels(self) -> dict[str, LabelArrays]:
+    def labels(self) -> dict[str, Sequence[Label] | LabelArrays]:
         """Every judge's labels as arrays over the rows of `pairs`."""
-        out = {}
+        out: dict[str, Sequence[Label] | LabelArrays] = {}
         for judge in self.judges:
             parts = list(self.arrays.get(judge, ()))
             if self.singles.get(judge):
@@ -278,7 +284,8 @@ def _people(found: Observations, debates: dict[int, _Debate]) -> None:
 def _pairs(found: Observations) -> None:
     for item in found.settled:
         found.row(item)
-    ids = {response for _, low, high in found.rows for response in (low, high)}
+    keys = [cast(PairKey, item) for item in found.rows]  # every row is a pair_key
+    ids = {response for _, low, high in keys for response in (low, high)}
     # Lengths in characters, counted by the database: the texts themselves never leave it.
     rows = (
         Response.objects.filter(pk__in=ids)
@@ -286,7 +293,7 @@ def _pairs(found: Observations) -> None:
         .values_list("id", "prompt_id", "model__slug", "length")
     )
     responses = {pk: (prompt, model, length) for pk, prompt, model, length in rows.iterator(chunk_size=5000)}
-    for item in found.rows:  # in row order, which the arrays index
+    for item in keys:  # in row order, which the arrays index
         _, low, high = item
         prompt, model_1, length_1 = responses[low]
         _, model_2, length_2 = responses[high]

@@ -66,6 +66,7 @@ class ChatStream:
 
 class ChatClient:
     provider: ClassVar[str] = ""
+    _client: Any = None  # a provider SDK's client, made on first use (aclose closes it)
 
     def __init__(
         self,
@@ -125,7 +126,7 @@ class ChatClient:
         interrupt.check()
         sampling = Sampling(temperature, max_tokens, seed, repeat)
         key = self._cache_key(messages, sampling)
-        if key and (hit := self.cache.get(key)) is not None:
+        if key and self.cache is not None and (hit := self.cache.get(key)) is not None:
             record_everywhere(self.meter, hit)
             return hit
         completion = await self._with_retries(lambda: self._complete_once(messages, sampling))
@@ -145,7 +146,7 @@ class ChatClient:
 
         async def chunks() -> AsyncIterator[str]:
             interrupt.check()
-            if key and (hit := self.cache.get(key)) is not None:
+            if key and self.cache is not None and (hit := self.cache.get(key)) is not None:
                 record_everywhere(self.meter, hit)
                 stream.completion = hit
                 yield hit.text
@@ -193,7 +194,7 @@ class ChatClient:
         completion.cost_usd = (
             price.cost(completion.input_tokens, completion.output_tokens) if price else completion.cost_usd
         )
-        if key:
+        if key and self.cache is not None:
             self.cache.put(key, completion)
         record_everywhere(self.meter, completion)
         return completion
@@ -201,7 +202,7 @@ class ChatClient:
     async def aclose(self) -> None:
         """Close the provider SDK's HTTP client, inside the event loop that used it (callers that
         run their own short-lived loop call this before the loop ends)."""
-        sdk = getattr(self, "_client", None)
+        sdk: Any = getattr(self, "_client", None)
         if sdk is not None and hasattr(sdk, "close"):
             await sdk.close()
             self._client = None

@@ -74,4 +74,4 @@ class ResponseCache:
 
     def __len__(self) -> int:
         with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+            return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 try:
     import uvloop
 except ImportError:  # pragma: no cover - Windows, or a minimal install
-    uvloop = None
+    uvloop = None  # type: ignore[assignment]  # optional: the standard loop serves instead
 
 T = TypeVar("T")
 

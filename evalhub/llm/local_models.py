@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from functools import lru_cache
+from typing import Any
 
 _load_lock = threading.Lock()
 
@@ -16,7 +17,7 @@ def pick_device(device: str | None = None) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def pick_dtype(device: str, dtype: str | None = None):
+def pick_dtype(device: str, dtype: str | None = None) -> Any:
     """bf16 on GPU, fp32 on CPU unless told otherwise."""
     import torch
 
@@ -32,7 +33,7 @@ def pick_dtype(device: str, dtype: str | None = None):
     return torch.bfloat16 if device.startswith("cuda") else torch.float32
 
 
-def load_causal_lm(path: str, device: str | None = None, dtype: str | None = None):
+def load_causal_lm(path: str, device: str | None = None, dtype: str | None = None) -> tuple[Any, Any]:
     """(model, tokenizer) for a local path or hub id, loaded once per (path, device, dtype)."""
     resolved = pick_device(device)
     with _load_lock:
@@ -40,9 +41,9 @@ def load_causal_lm(path: str, device: str | None = None, dtype: str | None = Non
 
 
 @lru_cache(maxsize=4)
-def _load(path: str, device: str, dtype: str):
+def _load(path: str, device: str, dtype: str) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=pick_dtype(device, dtype or None))
+    model: Any = AutoModelForCausalLM.from_pretrained(path, dtype=pick_dtype(device, dtype or None))
     return model.to(device).eval(), tokenizer

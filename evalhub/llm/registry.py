@@ -14,9 +14,12 @@ from __future__ import annotations
 import difflib
 import importlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalhub.llm.types import UnknownProvider
+
+if TYPE_CHECKING:
+    from evalhub.llm.base import ChatClient
 
 CHAT_PROVIDERS = {
     "openai": "evalhub.llm.providers.openai_chat:OpenAIChat",
@@ -91,22 +94,24 @@ def _unknown_message(kind: str, name: str, known: dict[str, str]) -> str:
     return f"unknown {kind} {name!r}.{suggestion} Known: {', '.join(sorted(known))}."
 
 
-def _load(target: str) -> type:
+def _load(target: str) -> type[Any]:
     module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
+    loaded: type[Any] = getattr(importlib.import_module(module), name)
+    return loaded
 
 
-def get_chat_client(spec: str | dict[str, Any] | ProviderSpec, **options: Any):
+def get_chat_client(spec: str | dict[str, Any] | ProviderSpec, **options: Any) -> ChatClient:
     """A chat client for `spec`; `options` (cache, meter, limits, prices…) go to its constructor."""
     parsed = parse_spec(spec)
     client_class = _load(CHAT_PROVIDERS[parsed.provider])
     arguments = {**parsed.options, **options}
     if parsed.base_url:
         arguments["base_url"] = parsed.base_url
-    return client_class(parsed.model, **arguments)
+    client: ChatClient = client_class(parsed.model, **arguments)
+    return client
 
 
-def get_scorer(spec: str | dict[str, Any] | ProviderSpec, **options: Any):
+def get_scorer(spec: str | dict[str, Any] | ProviderSpec, **options: Any) -> Any:
     """A log-probability scorer (transformers in-process, or an OpenAI-compatible completions server)."""
     parsed = parse_spec(spec)
     if parsed.provider not in SCORERS:

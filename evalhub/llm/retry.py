@@ -19,10 +19,10 @@ class RetryPolicy:
     def delay(self, attempt: int, retry_after_s: float | None = None, rng: random.Random | None = None) -> float:
         """Seconds to wait before attempt `attempt + 1` (attempt counts from 0)."""
         if retry_after_s is not None:
-            return min(max(retry_after_s, 0.0), self.max_delay_s)
+            return float(min(max(retry_after_s, 0.0), self.max_delay_s))
         backoff = min(self.base_delay_s * (2**attempt), self.max_delay_s)
         spread = (rng or random).uniform(-self.jitter, self.jitter)
-        return max(0.0, backoff * (1 + spread))
+        return float(max(0.0, backoff * (1 + spread)))
 
 
 def parse_retry_after(value: str | None) -> float | None:

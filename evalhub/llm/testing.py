@@ -53,7 +53,7 @@ class FakeServerState:
     api_key: str = "test-key"
     latency_s: float = 0.0
     chunk_delay_s: float = 0.0
-    script: deque = field(default_factory=deque)
+    script: deque[Any] = field(default_factory=deque)
     requests: list[dict[str, Any]] = field(default_factory=list)
     prompt_logprobs: Callable[[str], list[tuple[str, float]]] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -151,7 +151,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     # --- responses ---------------------------------------------------------------------
 
-    def _json(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+    def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         if self.events_left is not None:  # a scripted Drop: an unstreamed answer has no events to send first
             raise _Dropped
         data = json.dumps(payload).encode()
@@ -182,7 +182,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         self.end_headers()
 
-    def _event(self, data: dict | str, event: str | None = None) -> None:
+    def _event(self, data: dict[str, Any] | str, event: str | None = None) -> None:
         if self.events_left is not None:
             if self.events_left == 0:
                 raise _Dropped
@@ -201,16 +201,16 @@ class _Handler(BaseHTTPRequestHandler):
         words = text.split(" ")
         return [word + (" " if index < len(words) - 1 else "") for index, word in enumerate(words)]
 
-    def _usage(self, body: dict, text: str) -> tuple[int, int]:
+    def _usage(self, body: dict[str, Any], text: str) -> tuple[int, int]:
         prompt_words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
         return prompt_words, len(text.split())
 
-    def _reply(self, body: dict) -> str:
+    def _reply(self, body: dict[str, Any]) -> str:
         if self.state.reply_for_model is not None:
             return self.state.reply_for_model(body.get("model", ""), body.get("messages", []))
         return self.state.reply(body.get("messages", []))
 
-    def _openai_chat(self, body: dict) -> None:
+    def _openai_chat(self, body: dict[str, Any]) -> None:
         text, finish = self._reply(body), "stop"
         limit = body.get("max_tokens")
         if self.state.honour_max_tokens and limit and len(text.split()) > limit:
@@ -239,7 +239,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._event("[DONE]")
         self._end_stream()
 
-    def _anthropic(self, body: dict) -> None:
+    def _anthropic(self, body: dict[str, Any]) -> None:
         text = self._reply(body)
         input_tokens, output_tokens = self._usage(body, text)
         message = {
@@ -279,7 +279,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._event({"type": "message_stop"}, "message_stop")
         self._end_stream()
 
-    def _completions(self, body: dict) -> None:
+    def _completions(self, body: dict[str, Any]) -> None:
         """Legacy completions with echo: per-token log-probabilities of the prompt itself."""
         prompt = body.get("prompt", "")
         if self.state.prompt_logprobs is None:
@@ -309,11 +309,12 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
 
-def _stats_get(self) -> None:
+def _stats_get(self: _Handler) -> None:
     """GET /stats: requests served, peak open connections, the chunk log and the CPU seconds this
     process has used (benchmarks subtract two readings), as JSON."""
     if self.path != "/stats":
-        return self._json(404, {"error": {"message": "not found"}})
+        self._json(404, {"error": {"message": "not found"}})
+        return
     with self.state.lock:
         payload = {
             "requests": len(self.state.requests),
@@ -325,7 +326,7 @@ def _stats_get(self) -> None:
     self._json(200, payload)
 
 
-_Handler.do_GET = _stats_get  # noqa: N815 (http.server's naming)
+_Handler.do_GET = _stats_get  # type: ignore[attr-defined]  # noqa: N815 (http.server's naming; added after the class)
 
 
 def debate_bench_reply(words_per_answer: int) -> Callable[[str, list[dict[str, Any]]], str]:
@@ -374,4 +375,5 @@ def closed_port() -> int:
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 CHAT_TEMPLATE = (
     "{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}<|end|>\n{% endfor %}"
@@ -17,7 +18,7 @@ CHAT_TEMPLATE = (
 SPECIAL_TOKENS = ["<pad>", "<s>", "</s>", "<|system|>", "<|user|>", "<|assistant|>", "<|end|>"]
 
 # Llama-style shapes. "10m" has about 10M parameters with an 8k vocabulary.
-ARCHITECTURES: dict[str, dict] = {
+ARCHITECTURES: dict[str, dict[str, int | float]] = {
     "tiny": {
         "hidden_size": 64,
         "intermediate_size": 128,
@@ -47,7 +48,7 @@ ARCHITECTURES: dict[str, dict] = {
 
 def build_tokenizer(
     corpus: Iterable[str], vocab_size: int = 2000, chat_template: str = CHAT_TEMPLATE, split_words: bool = True
-):
+) -> Any:
     """A fast byte-level BPE tokenizer trained on `corpus` (any text stays encodable).
 
     `split_words=False` lets merges cross spaces, so text repeated across the corpus (a fixed
@@ -66,7 +67,8 @@ def build_tokenizer(
         show_progress=False,
     )
     tokenizer.train_from_iterator(corpus, trainer=trainer)
-    return PreTrainedTokenizerFast(
+    fast: Any = PreTrainedTokenizerFast  # the transformers stubs lag its keyword arguments
+    return fast(
         tokenizer_object=tokenizer,
         bos_token="<s>",
         eos_token="</s>",
@@ -76,23 +78,26 @@ def build_tokenizer(
     )
 
 
-def build_causal_lm(vocab_size: int, size: str = "tiny", *, seed: int = 0, dtype=None, device: str = "cpu"):
+def build_causal_lm(
+    vocab_size: int, size: str = "tiny", *, seed: int = 0, dtype: Any = None, device: str = "cpu"
+) -> Any:
     """A randomly initialised Llama-architecture model of a named size, in eval mode."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
     shape = {"vocab_size": vocab_size, "max_position_embeddings": 4096, **ARCHITECTURES[size]}
-    config = LlamaConfig(**shape, tie_word_embeddings=False, attn_implementation="sdpa")
+    config_class: Any = LlamaConfig  # its stub lacks attn_implementation, which it takes
+    config = config_class(**shape, tie_word_embeddings=False, attn_implementation="sdpa")
     torch.manual_seed(seed)
     with torch.device(device):
-        model = LlamaForCausalLM(config)
+        model: Any = LlamaForCausalLM(config)
     if dtype is not None:
         model = model.to(dtype)
     return model.eval()
 
 
-def parameter_count(model) -> int:
-    return sum(parameter.numel() for parameter in model.parameters())
+def parameter_count(model: Any) -> int:
+    return int(sum(parameter.numel() for parameter in model.parameters()))
 
 
 TINY_MODEL_MARKER = "EVALHUB_TINY_MODEL.txt"

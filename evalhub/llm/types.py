@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalhub.core.usage import CallStats
+
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
 
 
@@ -21,6 +23,10 @@ class Completion:
     cached: bool = False
     cost_usd: float | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+
+    def stats(self) -> CallStats:
+        """The call's tokens, latency, cache hit and cost, for the row that records it."""
+        return CallStats(self.input_tokens, self.output_tokens, round(self.latency_s, 3), self.cached, self.cost_usd)
 
 
 class LLMError(Exception):

@@ -18,7 +18,9 @@ import asyncio
 import math
 import zlib
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from django.db.models import Count, Q
@@ -26,7 +28,7 @@ from django.db.models import Count, Q
 from evalhub.catalog.actions import do_derive_response
 from evalhub.catalog.models import Prompt, Response, variant_q
 from evalhub.core import perturbations as registry
-from evalhub.core.dhp_report import add_pair, bootstrap_d_avg, build_report
+from evalhub.core.dhp_report import Groups, add_pair, bootstrap_d_avg, build_report
 from evalhub.core.judge_outputs import parse_likert_score, parse_rubric_json
 from evalhub.core.judge_prompts import TASKS, geval_messages, rubric_messages
 from evalhub.core.optimism import optimism_report
@@ -47,8 +49,8 @@ from evalhub.scoring.models import (
 from evalhub.scoring.rewrites import stored_completer
 from evalhub.system.model_access import chat_client, local_or_remote_scorer
 
-MAX_TOKENS = {DiscernmentFamily.DHP: 16, DiscernmentFamily.YESCIEVAL: 400}
-REMINDER = {
+MAX_TOKENS: dict[str, int] = {DiscernmentFamily.DHP: 16, DiscernmentFamily.YESCIEVAL: 400}
+REMINDER: dict[str, str] = {
     DiscernmentFamily.DHP: "Answer with the score only: one number from 1 to 5.",
     DiscernmentFamily.YESCIEVAL: 'Answer with JSON only: {"rating": <an integer from 1 to 5>, "rationale": "<why>"}.',
 }
@@ -91,15 +93,15 @@ def judge_chunk_work(run: DiscernmentRun, chunk: JobChunk) -> JudgeChunkResult:
     )
     for judge in run.judges:
         if run.mode == ScoringMode.PROBABILITY:
-            todo = [i for i in items if (judge, i.response.pk, i.metric, 0) not in done]
-            scores = _probability_scores(run, judge, todo, issue)
+            once = [i for i in items if (judge, i.response.pk, i.metric, 0) not in done]
+            scores, asked = _probability_scores(run, judge, once, issue), len(once)
         else:
-            todo = [
+            repeated = [
                 (i, r) for i in items for r in range(run.repeats) if (judge, i.response.pk, i.metric, r) not in done
             ]
-            scores = event_loop.run(_generated_scores(run, judge, todo, issue))
+            scores, asked = event_loop.run(_generated_scores(run, judge, repeated, issue)), len(repeated)
         result.scores += scores
-        result.failed_calls += len(todo) - len(scores)
+        result.failed_calls += asked - len(scores)
     return result
 
 
@@ -156,7 +158,7 @@ def _perturbed(run: DiscernmentRun, prompts, originals: list[Response], issue) -
             complete = stored_completer(
                 f"perturbation:{name}",
                 run.perturbation_lm,
-                [lambda record, o=o, n=name: registry.apply(n, o.text, complete=record, **arguments(o)) for o in todo],
+                [partial(_dry_apply, name, o.text, arguments(o)) for o in todo],
             )
 
         for original in todo:
@@ -174,7 +176,7 @@ def _perturbed(run: DiscernmentRun, prompts, originals: list[Response], issue) -
                 perturbation=name,
                 severity=severity,
                 seed=run.seed,
-                text=made.text,
+                text=made.text or "",
                 level=perturbation.level,
                 params={**made.params, "change": made.note, "family": perturbation.family},
             )
@@ -288,7 +290,8 @@ def mean_scores(run: DiscernmentRun) -> dict[tuple[str, int, str], float]:
     for judge, response, metric, score in JudgeScore.objects.filter(run=run, valid=True).values_list(
         "judge", "response_id", "metric", "score"
     ):
-        sums[(judge, response, metric)].append(score)
+        if score is not None:  # a valid score always has one (a_valid_score_is_1_to_5)
+            sums[(judge, response, metric)].append(score)
     return {key: math.fsum(values) / len(values) for key, values in sums.items()}
 
 
@@ -351,20 +354,19 @@ def discernment_summary(run: DiscernmentRun) -> dict[str, Any]:
         means = mean_scores(run)
         responses = dict(Response.objects.filter(pk__in={r for _, r, _ in means}).values_list("pk", "perturbation"))
         parents = dict(Response.objects.filter(pk__in=list(responses)).values_list("pk", "parent_id"))
-        rows = []
+        ratings = []
         for (judge, response, metric), rating in means.items():
             name = responses[response]
             variant = "benign" if not name else name.rsplit("_", 1)[1]
-            rows.append((judge, metric, str(parents[response] or response), variant, rating))
-        report = optimism_report(rows)
+            ratings.append((judge, metric, str(parents[response] or response), variant, rating))
+        report = optimism_report(ratings)
         summary["optimism"] = {
             judge: {rubric: {v: s.as_dict() for v, s in by_variant.items()} for rubric, by_variant in rubrics.items()}
             for judge, rubrics in report.items()
         }
         return summary
-    rows = score_rows(run)
-    groups: dict = {}
-    for row in rows:
+    groups: Groups = {}
+    for row in score_rows(run):
         pair = (row["original_score"], row["perturbed_score"])
         add_pair(groups, (row["judge"], row["perturbation"]), row["level"], row["metric"], row["item_id"], pair)
     weights = _run_weights(run)
@@ -547,3 +549,10 @@ def _failed_judge_cards(run: DiscernmentRun, summary: dict, tables: list[dict[st
         for judge in run.judges
         if judge not in shown
     ]
+
+
+def _dry_apply(
+    name: str, text: str, arguments: dict[str, Any], record: Callable[[list[dict[str, str]]], str]
+) -> object:
+    """One perturbation made with a recording stand-in for the LLM (stored_completer's dry run)."""
+    return registry.apply(name, text, complete=record, **arguments)

@@ -75,7 +75,7 @@ class GemRunForm(OnlyChoicePreselectedForm):
     bootstrap = forms.BooleanField(required=False, help_text="Percentile bootstrap intervals instead of ±1.645·SE.")
 
     def clean(self):
-        data = super().clean()
+        data = super().clean() or {}
         if self.errors:
             return data
         for error in check_gem_config(
@@ -169,7 +169,7 @@ class DiscernmentRunForm(OnlyChoicePreselectedForm):
         help_text="Dataset shape for the paper's k (DHP Table 2).",
     )
     perturbation_lm = forms.CharField(max_length=500, required=False, help_text="For LLM-made perturbations.")
-    survey_version = forms.ModelChoiceField(
+    survey_version: forms.ModelChoiceField = forms.ModelChoiceField(
         queryset=None, required=False, help_text="Expert weights from this survey's answers; none: uniform."
     )
     target_variant = forms.CharField(
@@ -184,14 +184,16 @@ class DiscernmentRunForm(OnlyChoicePreselectedForm):
         from evalhub.surveys.models import SurveyVersion
 
         super().__init__(*args, **kwargs)
-        self.fields["survey_version"].queryset = SurveyVersion.objects.filter(published=True).select_related("survey")
+        surveys = self.fields["survey_version"]
+        assert isinstance(surveys, forms.ModelChoiceField)
+        surveys.queryset = SurveyVersion.objects.filter(published=True).select_related("survey")
 
     def clean(self):
         from evalhub.core.judge_prompts import RUBRIC_LEVELS
         from evalhub.core.survey_templates import DHP_TEMPLATES
         from evalhub.scoring.actions import check_discernment_config
 
-        data = super().clean()
+        data = super().clean() or {}
         if self.errors:
             return data
         family, task = data["family"], data["task"]

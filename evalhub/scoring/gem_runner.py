@@ -19,7 +19,10 @@ import logging
 import time
 import zlib
 from collections import defaultdict
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
 
 from django.db.models import F
 from django.utils import timezone
@@ -55,15 +58,15 @@ def strategy_name(strategy: str, run: GemRun) -> str:
 @dataclass
 class ChunkResult:
     scores: dict[str, list[PairScore]] = field(default_factory=dict)
-    truncated: set[tuple[str, int, int]] = field(default_factory=set)
+    truncated: set[tuple[str, Hashable, Hashable]] = field(default_factory=set)
     issues: list[RowIssue] = field(default_factory=list)
     examiner: list[ExaminerScore] = field(default_factory=list)
     seconds: float = 0.0
 
 
 def run_chunk_work(run: GemRun, chunk: JobChunk) -> ChunkResult:
-    result = ChunkResult(issues=IssueLog(run.job))
-    issue = result.issues
+    issue = IssueLog(run.job)
+    result = ChunkResult(issues=issue)
 
     prompts = {p.pk: p for p in Prompt.objects.filter(pk__in=chunk.unit_ids)}
     candidate_models = set(run.candidate_models.values_list("pk", flat=True))
@@ -116,9 +119,9 @@ def run_chunk_work(run: GemRun, chunk: JobChunk) -> ChunkResult:
         for prompt_id, group in by_prompt.items():
             if prompt_id not in synopses:
                 continue
-            cands = {r.pk: texts[r.pk] for r in group["c"] + group["d"] if r.pk in texts}
-            refs = {r.pk: texts[r.pk] for r in group["r"] if r.pk in texts}
-            excluded = {r.pk: [r.parent_id] for r in group["d"]}
+            cands: dict[Hashable, str] = {r.pk: texts[r.pk] for r in group["c"] + group["d"] if r.pk in texts}
+            refs: dict[Hashable, str] = {r.pk: texts[r.pk] for r in group["r"] if r.pk in texts}
+            excluded: dict[Hashable, list[Hashable]] = {r.pk: [r.parent_id] for r in group["d"]}
             pairs += [
                 p
                 for p in task_pairs(cands, refs, synopses[prompt_id], excluded)
@@ -180,7 +183,7 @@ def _derive_with(run: GemRun, strategy: str, name: str, todo, prompts, others_by
         complete = stored_completer(
             f"gem:{strategy}",
             run.validation_lm,
-            [lambda record, c=c: derive(strategy, c.text, complete=record, **arguments(c)) for c in todo],
+            [partial(_dry_derive, strategy, c.text, arguments(c)) for c in todo],
         )
 
     out = []
@@ -269,7 +272,7 @@ def _synopses(run: GemRun, variant: str, prompts: dict[int, Prompt], issue) -> d
     """None for GEM and GEM-raw ("Not Available"); the abstract, or abstract + ASSW summary, for GEM-S."""
     if variant in (GemVariant.RAW, GemVariant.GEM):
         return dict.fromkeys(prompts)
-    synopses = {}
+    synopses: dict[int, str | None] = {}
     for prompt_id, prompt in prompts.items():
         if prompt.synopsis.strip():
             synopses[prompt_id] = prompt.synopsis
@@ -289,7 +292,7 @@ def _synopses(run: GemRun, variant: str, prompts: dict[int, Prompt], issue) -> d
             issue("preprocess", "GEM-S (ASSW) needs a preprocessing LM for the C.4 summary.", prompt=prompt)
         return {}
     answers = rewrite_all("gem:c4", run.preprocessing_lm, [assw_messages(p) for p in with_source.values()])
-    out = {}
+    out: dict[int, str | None] = {}
     for pid, prompt in with_source.items():
         answer = answers[messages_key(assw_messages(prompt))]
         if isinstance(answer, RewriteFailed):
@@ -305,7 +308,8 @@ def _fit(scorer, pairs: list[GemPair], variant: str, result: ChunkResult, issue,
     tokenizer = getattr(scorer, "tokenizer", None)
     if not limit or tokenizer is None:
         return pairs
-    fitted, cut_cache = [], {}
+    fitted: list[GemPair] = []
+    cut_cache: dict[tuple[Hashable, int], str] = {}
     for pair in pairs:
         conditional = encode_request(tokenizer, list(pair.conditional_request().prefix), pair.reference_text)
         if conditional.length <= limit:
@@ -400,3 +404,10 @@ def run_gem_chunk(chunk_id: int) -> str:
         return run_chunk_work(GemRun.objects.select_related("job").get(job_id=chunk.job_id), chunk)
 
     return run_chunk(chunk_id, work, do_record_chunk)
+
+
+def _dry_derive(
+    strategy: str, text: str, arguments: dict[str, Any], record: Callable[[list[dict[str, str]]], str]
+) -> object:
+    """One validation text made with a recording stand-in for the LLM (stored_completer's dry run)."""
+    return derive(strategy, text, complete=record, **arguments)

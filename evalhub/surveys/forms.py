@@ -47,7 +47,8 @@ def editor_forms(version: SurveyVersion | None, data=None) -> tuple[forms.BaseFo
 def submitted_entries(rows: forms.BaseFormSet, kind: str) -> list[dict[str, str]]:
     """The non-blank rows a person kept, in order; a forged or over-long submission is refused."""
     if not rows.is_valid():
-        reasons = [*rows.non_form_errors(), *(e for form in rows.errors for errors in form.values() for e in errors)]
+        reasons = [str(e) for e in rows.non_form_errors()]
+        reasons += [str(e) for form in rows.forms for errors in form.errors.values() for e in errors]
         raise SurveyRejected(f"{kind}: {' '.join(reasons) or 'the rows could not be read.'}")
     entries = []
     for form in rows.forms:

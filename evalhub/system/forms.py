@@ -31,12 +31,16 @@ class OnlyChoicePreselectedForm(forms.Form):
 
 def only_choice(field: forms.Field) -> object | None:
     """The value of a choice field's single option, or None when it has none or several."""
+    values: list[object]
     if isinstance(field, forms.ModelChoiceField | forms.ModelMultipleChoiceField):
+        if field.queryset is None:
+            return None
         values = list(field.queryset.values_list("pk", flat=True)[:2])  # one small query, not every row
     elif isinstance(field, forms.ChoiceField):
-        values = [value for value, _label in field.choices if value not in ("", None)]
-        if any(isinstance(label, list | tuple) for _value, label in field.choices):
+        choices: list[tuple[object, object]] = list(field.choices)  # type: ignore[arg-type]  # a list once bound
+        if any(isinstance(label, list | tuple) for _value, label in choices):
             return None  # option groups: not worth guessing
+        values = [value for value, _label in choices if value not in ("", None)]
     else:
         return None
     return values[0] if len(values) == 1 else None

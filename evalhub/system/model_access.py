@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import cast
 
 from django.conf import settings
 
@@ -21,7 +22,8 @@ def shared_cache() -> ResponseCache:
 
 
 def configured_prices() -> dict[str, Price]:
-    return {model: Price(*pair) for model, pair in settings.EVALHUB_LLM_PRICES.items()}
+    prices = cast(dict[str, tuple[float, float]], settings.EVALHUB_LLM_PRICES)  # checked when the settings load
+    return {model: Price(*pair) for model, pair in prices.items()}
 
 
 def queue_for(specs: Iterable[str], *, local: bool = False) -> str:

@@ -7,7 +7,7 @@ import time
 from collections.abc import Mapping, Sequence
 
 from django.core.cache import cache
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 
 from evalhub.tallies.models import (
@@ -37,7 +37,9 @@ def do_add_judge_tallies(deltas: Mapping[JudgeKey, Sequence[float]]) -> None:
     _add(JudgeTally, JUDGE_KEY, JUDGE_COUNTS + JUDGE_SUMS, deltas)
 
 
-def _add(model: type[models.Model], key_fields: Sequence[str], fields: Sequence[str], deltas: Mapping) -> None:
+def _add(
+    model: type[BattleCount] | type[JudgeTally], key_fields: Sequence[str], fields: Sequence[str], deltas: Mapping
+) -> None:
     changed = False
     # One order for every writer: two transactions adding to the same rows never wait on each other in a cycle.
     for key in sorted(deltas):

@@ -19,6 +19,7 @@ from evalhub.core.debate import (
     run_debate,
     shown_swapped,
 )
+from evalhub.core.usage import CallStats
 
 SETUP = DebateSetup("Q?", "first answer", "second answer", "Helpfulness", agents=3, rounds=3)
 
@@ -29,7 +30,7 @@ def scripted(answers: dict[tuple[int, int], list[str]]):
 
     async def ask(agent, round_number, messages):
         calls.append((agent, round_number, messages))
-        return answers[(round_number, agent)].pop(0), {"tokens": 1}
+        return answers[(round_number, agent)].pop(0), CallStats(input_tokens=1)
 
     return ask, calls
 
@@ -101,7 +102,7 @@ async def test_each_turn_is_reported_as_it_completes():
     seen = []
 
     async def on_turn(turn):
-        seen.append((turn.agent, turn.round, turn.verdict, turn.extra["tokens"]))
+        seen.append((turn.agent, turn.round, turn.verdict, turn.extra.input_tokens))
 
     await run_debate(SETUP, ask, on_turn=on_turn)
     assert sorted(seen) == [(0, 0, 2, 1), (1, 0, 2, 1), (2, 0, 2, 1)]
@@ -189,7 +190,7 @@ async def test_when_one_agent_fails_its_round_mates_still_finish_and_are_reporte
         if agent == 1:
             raise RuntimeError("provider down")
         await asyncio.sleep(0.01)
-        return "x\n1", {}
+        return "x\n1", CallStats()
 
     async def on_turn(turn):
         reported.append(turn.agent)

@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from evalhub.adjudication.models import AdjudicationItem
 from evalhub.core.debate import DebateOutcome, Turn
-from evalhub.core.usage import Usage
+from evalhub.core.usage import CallStats, Usage
 from evalhub.debates import actions
 from evalhub.debates.actions import do_claim_debates, do_finish_debates, do_record_turns, do_start_run
 from evalhub.debates.models import Debate, DebateStatus, DebateTurn, Winner
@@ -30,7 +30,7 @@ def sent(monkeypatch):
 def test_turns_of_several_debates_are_stored_together_and_each_goes_to_its_own_debate(make_run, sent):
     first, second = make_run().debates.order_by("id")[:2]
     entries = [
-        (first.pk, Turn(0, 0, "first, speaker 1\n1", 1, extra={"input_tokens": 7, "cost_usd": 0.5}), "spec-a"),
+        (first.pk, Turn(0, 0, "first, speaker 1\n1", 1, extra=CallStats(input_tokens=7, cost_usd=0.5)), "spec-a"),
         (second.pk, Turn(2, 1, "second, speaker 3\n2", 2, reasked=True), "spec-b"),
         (first.pk, Turn(1, 0, "no verdict", None), "spec-c"),
     ]
@@ -75,7 +75,7 @@ def test_debates_finishing_together_are_settled_in_one_call_and_their_run_summar
     run = do_start_run(make_run(), enqueue=False)
     sent.clear()
     agreed, split = run.debates.order_by("id")[:2]
-    turn = Turn(0, 0, "x\n1", 1, extra={"input_tokens": 10, "output_tokens": 3, "cost_usd": 0.25})
+    turn = Turn(0, 0, "x\n1", 1, extra=CallStats(input_tokens=10, output_tokens=3, cost_usd=0.25))
     finished = do_finish_debates(
         [
             (agreed, DebateOutcome(verdict=1, rounds_used=1, turns=[turn, turn])),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from typing import Any
 
 import anthropic
 
@@ -26,7 +27,7 @@ class AnthropicChat(ChatClient):
         base_url: str | None = None,
         api_key: str | None = None,
         send_temperature: bool = False,
-        **options,
+        **options: Any,
     ) -> None:
         super().__init__(model, endpoint=base_url or "", **options)
         self.base_url = base_url
@@ -49,7 +50,7 @@ class AnthropicChat(ChatClient):
             )
         return self._client
 
-    def _request(self, messages: list[Message], sampling: Sampling) -> dict:
+    def _request(self, messages: list[Message], sampling: Sampling) -> dict[str, Any]:
         # The Messages API takes the system prompt apart from the turns.
         system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
         request = {

@@ -14,6 +14,7 @@ import ast
 import math
 import operator
 import re
+from typing import Any
 
 from evalhub.llm.base import Sampling
 from evalhub.llm.providers.offline import OfflineChatClient
@@ -33,9 +34,9 @@ def _evaluate(node: ast.AST) -> float:
     if isinstance(node, ast.Expression):
         return _evaluate(node.body)
     if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
-        return node.value
+        return float(node.value)
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        return _BINARY[type(node.op)](_evaluate(node.left), _evaluate(node.right))
+        return float(_BINARY[type(node.op)](_evaluate(node.left), _evaluate(node.right)))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return -_evaluate(node.operand)
     raise ValueError("not plain arithmetic")
@@ -74,7 +75,7 @@ def answer(text: str) -> str:
 class ArithmeticCandidate(OfflineChatClient):
     provider = "arithmetic"
 
-    def __init__(self, model: str = "calculator", **options) -> None:
+    def __init__(self, model: str = "calculator", **options: Any) -> None:
         super().__init__(model, **options)
 
     async def _complete_once(self, messages: list[Message], sampling: Sampling) -> Completion:

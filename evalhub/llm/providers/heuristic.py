@@ -15,6 +15,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from evalhub.core import prompt_sections as ps
 from evalhub.core.debate import parse_verdict
@@ -74,7 +75,7 @@ def other_speakers_verdicts(prompt: str, sections: dict[str, str]) -> list[int]:
 class HeuristicJudge(OfflineChatClient):
     provider = "heuristic"
 
-    def __init__(self, model: str = "balanced", **options) -> None:
+    def __init__(self, model: str = "balanced", **options: Any) -> None:
         if model not in VARIANTS:
             raise ValueError(f"unknown heuristic variant {model!r}; choose from {', '.join(VARIANTS)}.")
         super().__init__(model, **options)

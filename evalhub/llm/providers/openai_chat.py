@@ -6,6 +6,7 @@ import json
 import os
 import time
 from collections.abc import Callable
+from typing import Any
 
 import httpx2
 import openai
@@ -24,7 +25,7 @@ class OpenAIChat(ChatClient):
     provider = "openai"
     key_variable = OPENAI_KEY
 
-    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None, **options) -> None:
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None, **options: Any) -> None:
         super().__init__(model, endpoint=base_url or "", **options)
         self.base_url = base_url
         self._api_key = api_key
@@ -48,7 +49,7 @@ class OpenAIChat(ChatClient):
     def _default_key(self) -> str:
         return ""
 
-    def _request(self, messages: list[Message], sampling: Sampling) -> dict:
+    def _request(self, messages: list[Message], sampling: Sampling) -> dict[str, Any]:
         request = {
             "model": self.model,
             "messages": messages,
@@ -88,7 +89,7 @@ class OpenAIChat(ChatClient):
         started = time.perf_counter()
         request = {**self._request(messages, sampling), "stream": True, "stream_options": {"include_usage": True}}
         parts: list[str] = []
-        finish, usage = "", {}
+        finish, usage = "", dict[str, Any]()
         response = await self._sdk().post(
             "/chat/completions",
             body=request,
@@ -151,7 +152,7 @@ class OpenAICompatibleChat(OpenAIChat):
     provider = "openai-compatible"
     key_variable = "OPENAI_COMPATIBLE_API_KEY"
 
-    def __init__(self, model: str, *, base_url: str, **options) -> None:
+    def __init__(self, model: str, *, base_url: str, **options: Any) -> None:
         super().__init__(model, base_url=base_url, **options)
 
     def _default_key(self) -> str:

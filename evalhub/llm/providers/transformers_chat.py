@@ -10,6 +10,7 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from evalhub.llm.base import ChatClient, Sampling
 from evalhub.llm.types import Completion, Message
@@ -18,7 +19,16 @@ from evalhub.llm.types import Completion, Message
 class TransformersChat(ChatClient):
     provider = "transformers"
 
-    def __init__(self, model: str, *, model_object=None, tokenizer=None, device=None, dtype=None, **options) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        model_object: Any = None,
+        tokenizer: Any = None,
+        device: str | None = None,
+        dtype: str | None = None,
+        **options: Any,
+    ) -> None:
         options.setdefault("max_concurrency", 1)
         super().__init__(model, **options)
         if model_object is None or tokenizer is None:
@@ -39,7 +49,9 @@ class TransformersChat(ChatClient):
             self._generate, messages, sampling, lambda text: loop.call_soon_threadsafe(emit, text)
         )
 
-    def _generate(self, messages: list[Message], sampling: Sampling, emit: Callable[[str], None] | None) -> Completion:
+    def _generate(
+        self, messages: list[Message], sampling: Sampling, emit: Callable[[str], object] | None
+    ) -> Completion:
         import torch
         from transformers import TextIteratorStreamer
 
@@ -65,11 +77,11 @@ class TransformersChat(ChatClient):
         with self._lock:
             if sampling.seed is not None:
                 torch.manual_seed(sampling.seed)  # generate() samples from the global generator
-            if streamer is None:
+            if streamer is None or emit is None:
                 with torch.inference_mode():
                     output = self.model_object.generate(**arguments)
             else:
-                result: dict = {}
+                result: dict[str, Any] = {}
                 worker = threading.Thread(target=lambda: result.update(output=self._generate_quietly(arguments)))
                 worker.start()
                 for text in streamer:
@@ -91,7 +103,7 @@ class TransformersChat(ChatClient):
             cost_usd=0.0,
         )
 
-    def _generate_quietly(self, arguments: dict) -> dict:
+    def _generate_quietly(self, arguments: dict[str, Any]) -> dict[str, Any]:
         import torch
 
         try:

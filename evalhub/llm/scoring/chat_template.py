@@ -14,6 +14,7 @@ render the same share the same prefix ids (and its KV cache).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from evalhub.llm.types import Message
 
@@ -33,7 +34,7 @@ class EncodedRequest:
         return len(self.prefix_ids) + len(self.target_ids)
 
 
-def render(tokenizer, prefix: list[Message], answer: str) -> tuple[str, int, int]:
+def render(tokenizer: Any, prefix: list[Message], answer: str) -> tuple[str, int, int]:
     """The full text, and the character span of the answer inside it."""
     if not getattr(tokenizer, "chat_template", None):
         raise TemplateError("the tokenizer has no chat template; GEM scores under the model's own template.")
@@ -51,7 +52,7 @@ def render(tokenizer, prefix: list[Message], answer: str) -> tuple[str, int, int
     return full_text, len(prefix_text), start + len(kept)
 
 
-def encode_request(tokenizer, prefix: list[Message], answer: str) -> EncodedRequest:
+def encode_request(tokenizer: Any, prefix: list[Message], answer: str) -> EncodedRequest:
     full_text, answer_start, answer_end = render(tokenizer, prefix, answer)
     encoding = tokenizer(full_text, add_special_tokens=False, return_offsets_mapping=True)
     ids, offsets = encoding["input_ids"], encoding["offset_mapping"]

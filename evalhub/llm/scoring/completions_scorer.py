@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 from collections.abc import Sequence
+from typing import Any
 
 import httpx
 
@@ -35,7 +36,7 @@ class CompletionsScorer:
         model: str,
         *,
         base_url: str,
-        tokenizer=None,
+        tokenizer: Any = None,
         api_key: str | None = None,
         max_concurrency: int = 16,
         retry: RetryPolicy | None = None,
@@ -85,14 +86,15 @@ class CompletionsScorer:
         logprobs = payload["choices"][0]["logprobs"]
         return _sum_answer(logprobs, len(text), answer_start, answer_end, self.model)
 
-    async def _post(self, client: httpx.AsyncClient, body: dict) -> dict:
+    async def _post(self, client: httpx.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:
         last: Failure | None = None
         for attempt in range(self.retry.max_attempts):
             try:
                 self.requests_sent += 1
                 response = await client.post("/completions", json=body)
                 if response.status_code == 200:
-                    return response.json()
+                    answer: dict[str, Any] = response.json()
+                    return answer
                 last = classify_status(
                     response.status_code, response.headers.get("retry-after"), response.text, KEY_VARIABLE
                 )
@@ -106,12 +108,15 @@ class CompletionsScorer:
                 raise last.error(self.provider, self.model, last.cause)
             if attempt + 1 < self.retry.max_attempts:
                 await asyncio.sleep(self.retry.delay(attempt, last.retry_after_s))
+        cause = last.cause if last is not None else "no attempt was made"
         raise ProviderUnavailable(
-            self.provider, self.model, f"{last.cause} (gave up after {self.retry.max_attempts} attempts)"
+            self.provider, self.model, f"{cause} (gave up after {self.retry.max_attempts} attempts)"
         )
 
 
-def _sum_answer(logprobs: dict, prompt_length: int, answer_start: int, answer_end: int, model: str) -> ScoreResult:
+def _sum_answer(
+    logprobs: dict[str, Any], prompt_length: int, answer_start: int, answer_end: int, model: str
+) -> ScoreResult:
     offsets, values = logprobs["text_offset"], logprobs["token_logprobs"]
     # Only the echoed prompt: the one generated token (max_tokens=1) starts at the prompt's end.
     count = next((i for i, offset in enumerate(offsets) if offset >= prompt_length), len(offsets))

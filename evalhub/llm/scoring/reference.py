@@ -8,12 +8,13 @@ the fast path; the forward pass and log-softmax are the model's ordinary ones.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from evalhub.llm.scoring.base import ScoreRequest
 from evalhub.llm.scoring.chat_template import encode_request
 
 
-def score_one_at_a_time(model, tokenizer, requests: Sequence[ScoreRequest]) -> list[float]:
+def score_one_at_a_time(model: Any, tokenizer: Any, requests: Sequence[ScoreRequest]) -> list[float]:
     import torch
 
     device = next(model.parameters()).device

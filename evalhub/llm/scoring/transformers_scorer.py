@@ -29,6 +29,7 @@ import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from evalhub.llm import interrupt
 from evalhub.llm.scoring.base import ScoreRequest, ScoreResult, TokenDistribution
@@ -62,10 +63,10 @@ class _Context:
     """What a pass leaves for the next level: its KV cache, which cache columns are real
     tokens (per row), each row's count of real tokens so far, and the hidden states."""
 
-    cache: object
-    mask: object
-    lengths: object
-    hidden: object
+    cache: Any  # torch values: torch is imported on first use, so they are typed loosely
+    mask: Any
+    lengths: Any
+    hidden: Any
 
 
 def common_length(a: Sequence[int], b: Sequence[int]) -> int:
@@ -89,7 +90,7 @@ def shared_trunks(groups: list[_Group], window: int = 64) -> list[_Trunk]:
     """
     ordered = sorted(groups, key=lambda group: group.prefix_ids)
     common = [common_length(a.prefix_ids, b.prefix_ids) for a, b in zip(ordered, ordered[1:], strict=False)]
-    saved = [0] * (len(ordered) + 1)  # saved[j]: the most the first j prefixes can save
+    saved: list[float] = [0] * (len(ordered) + 1)  # saved[j]: the most the first j prefixes can save
     start = [0] * (len(ordered) + 1)  # where the last run of that best partition starts
     for j in range(1, len(ordered) + 1):
         saved[j], start[j] = saved[j - 1], j - 1  # prefix j - 1 alone
@@ -107,7 +108,7 @@ def shared_trunks(groups: list[_Group], window: int = 64) -> list[_Trunk]:
         shared = min(common[start[j] : j - 1], default=0)
         # Every prefix keeps a branch of at least one token (its last position predicts the answer).
         length = min([shared or math.inf, *(len(group.prefix_ids) - 1 for group in run)])
-        trunks.append(_Trunk(length, run))
+        trunks.append(_Trunk(int(length), run))
         j = start[j]
     return trunks[::-1]
 
@@ -135,8 +136,8 @@ class TransformersScorer:
         self,
         model_path: str = "",
         *,
-        model=None,
-        tokenizer=None,
+        model: Any = None,
+        tokenizer: Any = None,
         device: str | None = None,
         dtype: str | None = None,
         max_batch_tokens: int | None = None,
@@ -173,8 +174,9 @@ class TransformersScorer:
         for batch in self._batches(encoded):
             interrupt.check()  # a paused or cancelled job stops between batches
             self._run_with_backoff(batch, encoded, results)
-        assert all(result is not None for result in results), "every request gets exactly one score"
-        return results  # type: ignore[return-value]
+        scored = [result for result in results if result is not None]
+        assert len(scored) == len(results), "every request gets exactly one score"
+        return scored
 
     def next_token_distribution(
         self, messages: list[Message], candidates: Sequence[str] = ("1", "2", "3", "4", "5")
@@ -218,7 +220,7 @@ class TransformersScorer:
         # On CPU, logits for about 8M vocabulary entries at a time (32 MB in float32) stay in cache
         # between the projection, the log-softmax and the gather: measured a third faster for the
         # 10M benchmark model than 2048 positions at a time.
-        return max(16, 2**23 // self.model.get_output_embeddings().out_features)
+        return max(16, int(2**23 // self.model.get_output_embeddings().out_features))
 
     def _batches(self, encoded: list[EncodedRequest]) -> list[list[_Trunk]]:
         groups: dict[tuple[int, ...], _Group] = {}
@@ -265,7 +267,7 @@ class TransformersScorer:
         answer_len = max(len(encoded[i].target_ids) for i in rows)
         return len(batch) * trunk_len + len(groups) * branch_len + len(rows) * answer_len
 
-    def _run_with_backoff(self, batch: list[_Trunk], encoded, results) -> None:
+    def _run_with_backoff(self, batch: list[_Trunk], encoded: list[EncodedRequest], results: list[Any]) -> None:
         torch = self._torch
         try:
             self._run(batch, encoded, results)
@@ -281,7 +283,7 @@ class TransformersScorer:
 
     # --- the forward passes -----------------------------------------------------------
 
-    def _run(self, batch: list[_Trunk], encoded: list[EncodedRequest], results: list) -> None:
+    def _run(self, batch: list[_Trunk], encoded: list[EncodedRequest], results: list[Any]) -> None:
         torch = self._torch
         device = self.device
         groups = [group for trunk in batch for group in trunk.groups]
@@ -316,7 +318,7 @@ class TransformersScorer:
             sum(trunk.length for trunk in batch) + sum(map(len, branches)) + sum(len(t) - 1 for t in targets)
         )
 
-    def _extend(self, parent: _Context | None, source, segments: Sequence[Sequence[int]]) -> _Context:
+    def _extend(self, parent: _Context | None, source: Any, segments: Sequence[Sequence[int]]) -> _Context:
         """Run `segments` (one per row, right-padded) on top of rows `source` of `parent`'s cache,
         or from the start when there is no parent."""
         torch = self._torch
@@ -363,12 +365,13 @@ class TransformersScorer:
     # when a row is under this fraction of either bounds the padding at about a quarter.
     PADDING_RATIO = 0.8
 
-    def _answer_chunks(self, targets, widths: list[int]) -> list[list[int]]:
+    def _answer_chunks(self, targets: Sequence[Sequence[int]], widths: list[int]) -> list[list[int]]:
         def bucket(row: int) -> int:
             return int(math.log(max(widths[row], 1)) / math.log(1 / self.PADDING_RATIO))
 
         order = sorted(range(len(targets)), key=lambda row: (-bucket(row), -len(targets[row])))
-        chunks, current = [], []
+        chunks: list[list[int]] = []
+        current: list[int] = []
         for row in order:
             if current:
                 longest, widest = len(targets[current[0]]), max(widths[r] for r in current)
@@ -380,7 +383,7 @@ class TransformersScorer:
             current.append(row)
         return [*chunks, current] if current else chunks
 
-    def _answer_pass(self, prefixes: _Context, chunk, row_group, targets, totals):
+    def _answer_pass(self, prefixes: _Context, chunk: list[int], row_group: Any, targets: Any, totals: Any) -> Any:
         """Score tokens 2..n of each answer in `chunk` on top of its prefix's cached keys and values."""
         torch = self._torch
         if len(targets[chunk[0]]) <= 1:  # chunks are sorted longest first
@@ -396,7 +399,7 @@ class TransformersScorer:
         row_of = rows[:, None].expand_as(labels)[scored]
         return totals.index_add(0, row_of, values.double())
 
-    def _target_logprobs(self, hidden, targets):
+    def _target_logprobs(self, hidden: Any, targets: Any) -> Any:
         """log p(target) at each row of `hidden`, in float32, a chunk of rows at a time."""
         torch = self._torch
         out = torch.empty(hidden.shape[0], dtype=torch.float32, device=hidden.device)
@@ -406,10 +409,10 @@ class TransformersScorer:
             out[chunk] = self._log_softmax(hidden[chunk]).gather(1, targets[chunk, None])[:, 0]
         return out
 
-    def _log_softmax(self, hidden):
+    def _log_softmax(self, hidden: Any) -> Any:
         return self._torch.log_softmax(self._logits(hidden), dim=-1)
 
-    def _logits(self, hidden):
+    def _logits(self, hidden: Any) -> Any:
         # The head runs on the hidden states of the positions scored only (the model's own forward
         # would project every position): what follows the projection is each family's own rule.
         logits = self.model.get_output_embeddings()(hidden).float()

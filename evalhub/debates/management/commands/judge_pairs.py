@@ -44,11 +44,12 @@ class Command(BaseCommand):
             }
         )
         if not form.is_valid():  # the form's checks, so the command refuses what the page refuses
-            reasons = [f"{field}: {' '.join(errors)}" for field, errors in form.errors.items()]
+            reasons = [f"{field}: {' '.join(str(e) for e in errors)}" for field, errors in form.errors.items()]
             raise CommandError("; ".join(reasons))
         judge_run = do_create_judge_run(reference=reference, enqueue=o["enqueue"], **form.cleaned_data)
         if o["enqueue"]:
             self.stdout.write(f"Queued judge run {judge_run.pk} as job {judge_run.job_id}.")
             return
+        assert judge_run.job is not None  # do_create_judge_run made it
         job = work_here(judge_run.job, run_judge_chunk)
         report_state(self, job, f"Judge run {judge_run.pk} ({judge_run})")

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandError
 
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
@@ -44,7 +46,7 @@ class Command(BaseCommand):
         try:
             for spec in agents:
                 parse_spec(spec)
-            fields = {
+            fields: dict[str, Any] = {
                 "benchmark": Benchmark.objects.get(slug=o["benchmark"]),
                 "criterion": Criterion.objects.get(slug=o["criterion"]),
                 "model_a": LanguageModel.objects.get(slug=o["model_a"]),
@@ -80,6 +82,7 @@ class Command(BaseCommand):
         if o["enqueue"]:
             self.stdout.write(f"Queued run {run.pk} ({run.debates.count()} debates) as job {run.job_id}.")
             return
+        assert run.job is not None  # do_create_run and do_start_run made it
         job = work_here(run.job, run_debate_chunk)
         counts = run_counts(run)
         summary = ", ".join(f"{counts[s]} {s}" for s in ("consensus", "unresolved", "failed", "pending") if counts[s])
