@@ -62,19 +62,23 @@ def test_with_postgres_and_redis_it_uses_them(tmp_path):
 def test_a_bad_setting_stops_the_start_with_a_message_naming_it(tmp_path, env, message):
     result = load_settings(tmp_path, **env)
     assert result.returncode != 0
-    assert "ImproperlyConfigured" in result.stderr and message in result.stderr
+    assert "ImproperlyConfigured" in result.stderr
+    assert message in result.stderr
 
 
 def test_env_parses_lists_and_defaults():
     env = Env({"HOSTS": " a.example, b.example ,", "EMPTY": ""})
     assert env.list("HOSTS", []) == ["a.example", "b.example"]
-    assert env.list("EMPTY", ["x"]) == ["x"] and env.int("MISSING", 7) == 7 and env.bool("MISSING", True)
+    assert env.list("EMPTY", ["x"]) == ["x"]
+    assert env.int("MISSING", 7) == 7
+    assert env.bool("MISSING", True)
     assert Env({"CLIENT": " HTTPX "}).choice("CLIENT", ("aiohttp", "httpx")) == "httpx"
     assert Env({}).choice("CLIENT", ("aiohttp", "httpx")) == "aiohttp"
 
 
 def test_url_checks_accept_the_supported_schemes():
-    assert check_database_url("sqlite:///tmp/x.sqlite3") and check_database_url("postgresql://h/d")
+    assert check_database_url("sqlite:///tmp/x.sqlite3")
+    assert check_database_url("postgresql://h/d")
     assert check_redis_url("rediss://h:6380/1")
     with pytest.raises(ConfigError):
         check_redis_url("redis://")
@@ -107,7 +111,8 @@ def test_check_deploy_is_clean_with_the_shipped_production_settings(tmp_path):
 
 def test_the_placeholder_secret_key_of_the_example_file_is_refused_in_production(tmp_path):
     result = load_settings(tmp_path, **{k: v for k, v in shipped_production_env(tmp_path).items() if k != "PATH"})
-    assert result.returncode != 0 and "SECRET_KEY is still 'change-me'" in result.stderr
+    assert result.returncode != 0
+    assert "SECRET_KEY is still 'change-me'" in result.stderr
 
 
 def test_production_redirects_to_https_sends_hsts_and_a_csp_but_not_for_the_health_check(tmp_path):
@@ -132,7 +137,8 @@ def test_production_redirects_to_https_sends_hsts_and_a_csp_but_not_for_the_heal
     lines = result.stdout.splitlines()
     assert lines[0] == "301 https://testserver/login/"
     assert lines[1] == "200 max-age=31536000; includeSubDomains; preload"
-    assert "script-src 'self'" in lines[2] and "frame-ancestors 'none'" in lines[2]
+    assert "script-src 'self'" in lines[2]
+    assert "frame-ancestors 'none'" in lines[2]
     assert lines[3] == "True", "the container's plain-HTTP health check is not redirected"
 
 

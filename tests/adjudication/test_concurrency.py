@@ -62,13 +62,15 @@ def test_twenty_adjudicators_on_fifty_items_never_collide(make_items):
     assert not errors, errors
     assert not refused, f"a granted reservation must always be accepted: {refused[:3]}"
     per_item = Counter(item_id for item_id, _ in submitted)
-    assert len(per_item) == 50 and set(per_item.values()) == {2}, "every item got exactly the two verdicts it needs"
+    assert len(per_item) == 50, "every item got exactly the two verdicts it needs"
+    assert set(per_item.values()) == {2}, "every item got exactly the two verdicts it needs"
     assert len(set(submitted)) == len(submitted) == 100, "nobody judged an item twice"
     stored = Counter(Adjudication.objects.values_list("item_id", flat=True))
     assert stored == per_item, "every verdict a person was told was stored is stored, and nothing else"
     assert not Reservation.objects.exists()
     statuses = Counter(AdjudicationItem.objects.values_list("status", flat=True))
-    assert set(statuses) <= {ItemStatus.RESOLVED, ItemStatus.NEEDS_ADMIN} and sum(statuses.values()) == 50
+    assert set(statuses) <= {ItemStatus.RESOLVED, ItemStatus.NEEDS_ADMIN}
+    assert sum(statuses.values()) == 50
 
 
 def reserve_at_once(people: list) -> list[int | None]:
@@ -107,7 +109,8 @@ def test_a_double_submit_that_reserves_the_next_item_twice_at_once_holds_one_ite
         Reservation.objects.filter(user=person).delete()
         got = reserve_at_once([person, person])
         held = list(Reservation.objects.filter(user=person).values_list("item_id", flat=True))
-        assert len(held) == 1 and got == held * 2, f"try {attempt}: one item held, both answers name it ({got}, {held})"
+        assert len(held) == 1, f"try {attempt}: one item held, both answers name it ({got}, {held})"
+        assert got == held * 2, f"try {attempt}: one item held, both answers name it ({got}, {held})"
 
 
 def test_as_many_people_as_free_items_starting_at_once_each_get_one_and_nobody_hears_all_done(make_items):

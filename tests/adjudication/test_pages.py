@@ -32,10 +32,12 @@ def test_start_reserves_and_shows_the_item_blind(login, adjudicator, make_items)
     item = make_items(category="math")[0]
     client = login(adjudicator)
     response = client.post("/adjudicate/start/")
-    assert response.status_code == 302 and response.url == f"/adjudicate/items/{item.pk}/"
+    assert response.status_code == 302
+    assert response.url == f"/adjudicate/items/{item.pk}/"
     body = client.get(response.url).content.decode()
     assert item.debate.prompt.text in body
-    assert "Demo system" not in body and "demo-thorough" not in body, "model names stay hidden"
+    assert "Demo system" not in body, "model names stay hidden"
+    assert "demo-thorough" not in body, "model names stay hidden"
 
 
 def test_an_adjudicator_cannot_open_an_item_held_by_someone_else(login, adjudicator, make_items):
@@ -54,7 +56,8 @@ def test_nobody_sees_another_persons_verdict_before_giving_their_own(login, adju
     response = client.post("/adjudicate/start/")
     body = client.get(response.url).content.decode()
     assert response.url == f"/adjudicate/items/{item.pk}/"
-    assert "FIRST PERSON'S PRIVATE NOTE" not in body and "zoltan" not in body
+    assert "FIRST PERSON'S PRIVATE NOTE" not in body
+    assert "zoltan" not in body
 
 
 def test_two_quick_posts_of_the_same_verdict_store_one(login, adjudicator, make_items):
@@ -75,7 +78,9 @@ def test_submitting_in_place_returns_the_next_item(login, adjudicator, make_item
         f"/adjudicate/items/{first.pk}/submit/", {"verdict": "0", "confidence": "3"}, headers={"HX-Request": "true"}
     )
     body = response.content.decode()
-    assert 'id="adjudication-area"' in body and f'data-item="{second.pk}"' in body and "<html" not in body
+    assert 'id="adjudication-area"' in body
+    assert f'data-item="{second.pk}"' in body
+    assert "<html" not in body
 
 
 @pytest.mark.parametrize("form", [{"verdict": "7"}, {"verdict": "x"}, {"verdict": "1", "confidence": "9"}, {}])
@@ -84,7 +89,8 @@ def test_a_forged_verdict_is_refused_and_nothing_is_stored(login, adjudicator, m
     client = login(adjudicator)
     client.post("/adjudicate/start/")
     response = client.post(f"/adjudicate/items/{item.pk}/submit/", form, headers={"HX-Request": "true"})
-    assert response.status_code == 400 and not Adjudication.objects.exists()
+    assert response.status_code == 400
+    assert not Adjudication.objects.exists()
     assert Reservation.objects.filter(item=item).exists(), "the item stays reserved for another try"
 
 
@@ -94,7 +100,8 @@ def test_submissions_are_shown_escaped(login, adjudicator, make_items):
     item.debate.response_a.save()
     client = login(adjudicator)
     body = client.get(client.post("/adjudicate/start/").url).content.decode()
-    assert "<script>alert" not in body and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in body
+    assert "<script>alert" not in body
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in body
 
 
 def test_only_admins_review_and_override(login, adjudicator, admin_user, make_items):
@@ -102,9 +109,11 @@ def test_only_admins_review_and_override(login, adjudicator, admin_user, make_it
     assert login(adjudicator).get(f"/adjudicate/items/{item.pk}/review/").status_code == 403
     response = login(admin_user).post(f"/adjudicate/items/{item.pk}/review/", {"verdict": "2", "reason": "checked"})
     item.refresh_from_db()
-    assert response.status_code == 302 and (item.final_verdict, item.final_source) == (2, "admin_override")
+    assert response.status_code == 302
+    assert (item.final_verdict, item.final_source) == (2, "admin_override")
     trail = login(admin_user).get(f"/adjudicate/items/{item.pk}/review/").content.decode()
-    assert "reason: checked" in trail and "{&#x27;" not in trail, "the audit trail reads as text, not Python"
+    assert "reason: checked" in trail, "the audit trail reads as text, not Python"
+    assert "{&#x27;" not in trail, "the audit trail reads as text, not Python"
 
 
 def test_the_agreement_report_matches_hand_computed_kappas(make_items):
@@ -126,7 +135,9 @@ def test_the_agreement_report_matches_hand_computed_kappas(make_items):
     (pair,) = report.pairs
     assert (pair["n"], pair["agreement"].rate) == (4, 0.75)
     assert pair["kappa"] == pytest.approx((0.75 - 0.3125) / (1 - 0.3125))
-    assert report.fleiss_items == 4 and report.fleiss_raters == 2 and report.fleiss is not None
+    assert report.fleiss_items == 4
+    assert report.fleiss_raters == 2
+    assert report.fleiss is not None
 
 
 def test_the_export_lists_every_verdict_with_the_order_each_person_saw(login, viewer, make_items):
@@ -139,8 +150,10 @@ def test_the_export_lists_every_verdict_with_the_order_each_person_saw(login, vi
     body = login(viewer).get(f"/adjudicate/runs/{item.debate.run_id}/export.jsonl").content.decode()
     row = json.loads(body.splitlines()[0])
     (verdict,) = row["verdicts"]
-    assert verdict["saw_first"] == item.debate.shown[1].model.slug and verdict["verdict"] == 2
-    assert row["final_source"] == "human_unanimous" and row["agents_saw_first"] == item.debate.shown[0].model.slug
+    assert verdict["saw_first"] == item.debate.shown[1].model.slug
+    assert verdict["verdict"] == 2
+    assert row["final_source"] == "human_unanimous"
+    assert row["agents_saw_first"] == item.debate.shown[0].model.slug
 
 
 def test_the_exports_are_served_as_csv_and_ndjson_downloads_with_one_csv_row_per_verdict(login, viewer, make_items):
@@ -216,5 +229,7 @@ def test_skip_shows_the_next_item_in_place(login, adjudicator, make_items):
     client.post("/adjudicate/start/")
     response = client.post(f"/adjudicate/items/{first.pk}/skip/", HTTP_HX_REQUEST="true")
     body = response.content.decode()
-    assert response.status_code == 200 and f'data-item="{second.pk}"' in body and second.debate.prompt.text in body
+    assert response.status_code == 200
+    assert f'data-item="{second.pk}"' in body
+    assert second.debate.prompt.text in body
     assert Reservation.objects.get(user=adjudicator).item_id == second.pk

@@ -70,8 +70,11 @@ def test_a_verdict_given_on_the_reversed_order_is_stored_in_the_agents_order(mak
     adjudication, created = do_submit(people[0], item.pk, 1)  # "submission 1" as this person saw it
     debate = item.debate
     debate.refresh_from_db()
-    assert created and adjudication.verdict == 2 and adjudication.swapped
-    assert debate.status == DebateStatus.ADJUDICATED and debate.verdict == 2
+    assert created
+    assert adjudication.verdict == 2
+    assert adjudication.swapped
+    assert debate.status == DebateStatus.ADJUDICATED
+    assert debate.verdict == 2
     agents_second = debate.shown[1]
     assert debate.winner == ("a" if agents_second == debate.response_a else "b")
 
@@ -81,8 +84,11 @@ def test_a_double_submit_stores_one_verdict(make_items, people):
     reserve(people[0], swapped=False)
     first, created_first = do_submit(people[0], item.pk, 1)
     second, created_second = do_submit(people[0], item.pk, 2)
-    assert created_first and not created_second and first.pk == second.pk
-    assert Adjudication.objects.filter(item=item).count() == 1 and first.verdict == 1
+    assert created_first
+    assert not created_second
+    assert first.pk == second.pk
+    assert Adjudication.objects.filter(item=item).count() == 1
+    assert first.verdict == 1
 
 
 def test_a_submit_without_a_reservation_is_refused(make_items, people):
@@ -140,7 +146,8 @@ def test_an_admin_override_needs_a_reason_and_stays_in_the_trail(make_items, peo
     kinds = list(item.events.values_list("kind", flat=True))
     assert kinds == ["reserved", "submitted", "resolved", "resolved"]
     last = item.events.last()
-    assert last.detail["reason"] == "Both answers are wrong." and last.detail["previous"] == [1, "human_unanimous"]
+    assert last.detail["reason"] == "Both answers are wrong."
+    assert last.detail["previous"] == [1, "human_unanimous"]
 
 
 def test_skipping_releases_the_item_for_others(make_items, people):

@@ -34,6 +34,7 @@ def test_a_viewer_sees_which_perturbations_each_judge_noticed(live_server, finis
     log_in(page, live_server.url, "pw")
     page.wait_for_selector("#discernment-results h2:has-text('perfect')")
     assert page.locator("text=✓ discerns every perturbation").count() == 1
-    assert page.locator("svg.chart").count() == 2 and page.locator("svg.chart line.zero").count() == 2
+    assert page.locator("svg.chart").count() == 2
+    assert page.locator("svg.chart line.zero").count() == 2
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "discernment-job.png"), full_page=True)

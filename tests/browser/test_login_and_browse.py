@@ -70,7 +70,8 @@ def test_a_viewer_logs_in_browses_to_a_prompt_and_sees_a_script_as_plain_text(
     assert page.evaluate("window.pwned === undefined")
     box = page.locator(".text-box", has=script_text.first)
     box.locator(".raw-switch").click()
-    assert box.locator("pre.raw").is_visible() and not box.locator(".md").is_visible(), "raw text one click away"
+    assert box.locator("pre.raw").is_visible(), "raw text one click away"
+    assert not box.locator(".md").is_visible(), "raw text one click away"
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "prompt-page.png"), full_page=True)
 

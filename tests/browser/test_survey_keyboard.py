@@ -62,7 +62,8 @@ def test_revoking_an_invitation_asks_first_and_a_dismissed_question_changes_noth
     page.once("dialog", lambda dialog: (questions.append(dialog.message), dialog.dismiss()))
     page.click("button:has-text('revoke')")
     page.wait_for_timeout(300)
-    assert questions and "Revoke this invitation?" in questions[0]
+    assert questions
+    assert "Revoke this invitation?" in questions[0]
     page.goto(manage)
     assert page.locator("button:has-text('revoke')").count() == 1, "dismissed: the invitation still stands"
     page.once("dialog", lambda dialog: dialog.accept())

@@ -53,7 +53,8 @@ def table_sizes() -> tuple[int, ...]:
 @pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
 def test_a_good_file_in_each_format_imports_every_prompt_and_response(models, fmt):
     summary = do_import_benchmark(filename=f"f.{fmt}", data=as_bytes(ROWS, fmt), benchmark_slug="primes")
-    assert summary.counts["prompts_created"] == 2 and summary.counts["responses_created"] == 3
+    assert summary.counts["prompts_created"] == 2
+    assert summary.counts["responses_created"] == 3
     q1 = Prompt.objects.get(benchmark__slug="primes", external_id="q1")
     assert (q1.text, q1.category, q1.reference_answer) == ("Is 221 prime?", "math", "No: 13 x 17")
     assert dict(q1.responses.values_list("model__slug", "text")) == {"alpha": "No.", "beta": "Yes."}
@@ -65,7 +66,8 @@ def test_reimporting_the_same_file_changes_nothing(models):
     before = table_sizes()
     summary = do_import_benchmark(filename="f.jsonl", data=data, benchmark_slug="primes")
     assert table_sizes() == before
-    assert summary.counts["prompts_unchanged"] == 2 and summary.counts["responses_unchanged"] == 3
+    assert summary.counts["prompts_unchanged"] == 2
+    assert summary.counts["responses_unchanged"] == 3
 
 
 def test_reimporting_an_edited_file_updates_rows_in_place(models):
@@ -73,7 +75,8 @@ def test_reimporting_an_edited_file_updates_rows_in_place(models):
     original_id = Response.objects.get(model__slug="beta").id
     edited = [dict(ROWS[0]), {**ROWS[1], "response": "No, 13 x 17."}, ROWS[2]]
     summary = do_import_benchmark(filename="f.jsonl", data=as_bytes(edited, "jsonl"), benchmark_slug="primes")
-    assert summary.counts["responses_updated"] == 1 and summary.counts["responses_created"] == 0
+    assert summary.counts["responses_updated"] == 1
+    assert summary.counts["responses_created"] == 0
     assert Response.objects.get(id=original_id).text == "No, 13 x 17."
 
 
@@ -128,7 +131,8 @@ def test_the_import_command_reports_every_problem_and_writes_nothing(models, tmp
     with pytest.raises(CommandError, match="2 problem"):
         call_command("import_benchmark", str(path), "--benchmark", "b")
     err = capsys.readouterr().err
-    assert "bad.jsonl: line 2: unknown model 'gamma'" in err and "bad.jsonl: line 3: 'prompt' must be text" in err
+    assert "bad.jsonl: line 2: unknown model 'gamma'" in err
+    assert "bad.jsonl: line 3: 'prompt' must be text" in err
     assert table_sizes() == before
 
 
@@ -161,7 +165,8 @@ def upload(client, name: str, data: bytes, **fields):
 
 def test_an_admin_uploads_a_file_and_lands_on_its_benchmark(models, admin_user, login):
     response = upload(login(admin_user), "f.csv", as_bytes(ROWS, "csv"))
-    assert response.status_code == 302 and response.url == "/benchmarks/primes/"
+    assert response.status_code == 302
+    assert response.url == "/benchmarks/primes/"
     assert DataImport.objects.get().imported_by == admin_user
 
 
@@ -233,7 +238,8 @@ def test_the_responses_csv_download_neutralises_formulas_and_imports_back_unchan
     do_import_benchmark(filename="f.jsonl", data=as_bytes(hostile, "jsonl"), benchmark_slug="evil")
     body = login(admin_user).get("/benchmarks/evil/export/responses.csv").content.decode()
     cells = [cell for row in csv.reader(io.StringIO(body, newline="")) for cell in row]
-    assert '\'=HYPERLINK("http://evil.example","x")' in cells and "'=1+1" in cells
+    assert '\'=HYPERLINK("http://evil.example","x")' in cells
+    assert "'=1+1" in cells
     assert not [cell for cell in cells if cell[:1] in ("=", "+", "@", "-")], "no cell starts a formula"
     do_import_benchmark(filename="back.csv", data=body.encode(), benchmark_slug="evil-copy")
     assert list(response_rows(Benchmark.objects.get(slug="evil-copy"))) == list(

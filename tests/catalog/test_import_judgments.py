@@ -60,7 +60,8 @@ def test_a_generic_file_creates_prompts_responses_judges_and_judgments():
     summary = do_import_judgments(
         filename="labels.csv", data=GENERIC_CSV.encode(), benchmark_slug="primes", allow_new_models=True
     )
-    assert summary.layout == "generic" and summary.counts["judgments_created"] == 4
+    assert summary.layout == "generic"
+    assert summary.counts["judgments_created"] == 4
     assert Prompt.objects.filter(benchmark__slug="primes").count() == 2
     assert Response.objects.count() == 4
     assert LanguageModel.objects.get(slug="human-ana").is_human
@@ -72,11 +73,13 @@ def test_importing_the_same_file_again_changes_nothing_and_an_edited_label_repla
     do_import_judgments(filename="l.csv", data=GENERIC_CSV.encode(), benchmark_slug="primes", allow_new_models=True)
     first_ids = set(Judgment.objects.values_list("pk", flat=True))
     again = do_import_judgments(filename="l.csv", data=GENERIC_CSV.encode(), benchmark_slug="primes")
-    assert again.counts["judgments_unchanged"] == 4 and set(Judgment.objects.values_list("pk", flat=True)) == first_ids
+    assert again.counts["judgments_unchanged"] == 4
+    assert set(Judgment.objects.values_list("pk", flat=True)) == first_ids
     edited = GENERIC_CSV.replace("101,100,human-ana,a", "101,100,human-ana,tie")
     summary = do_import_judgments(filename="l.csv", data=edited.encode(), benchmark_slug="primes")
     assert (summary.counts["judgments_replaced"], summary.counts["judgments_unchanged"]) == (1, 3)
-    assert Judgment.objects.count() == 4 and Judgment.objects.filter(verdict=0).count() == 1
+    assert Judgment.objects.count() == 4
+    assert Judgment.objects.filter(verdict=0).count() == 1
 
 
 def test_an_mt_bench_file_maps_turns_winners_and_judges():
@@ -89,7 +92,8 @@ def test_an_mt_bench_file_maps_turns_winners_and_judges():
     assert LanguageModel.objects.filter(slug="gpt-3-5-turbo").exists()
     assert LanguageModel.objects.get(slug="expert_0").is_human
     model_judge = Judgment.objects.get(judge_model__slug="gpt-4-pair-v2")
-    assert model_judge.verdict == 0 and not model_judge.judge_model.is_human
+    assert model_judge.verdict == 0
+    assert not model_judge.judge_model.is_human
 
 
 def test_an_alpaca_eval_file_maps_preferences_to_verdicts_and_probabilities():
@@ -119,7 +123,9 @@ def test_a_broken_file_names_the_bad_line_and_writes_nothing(name, data, line, r
     with pytest.raises(ImportRejected) as rejected:
         do_import_judgments(filename=name, data=data, benchmark_slug="broken", allow_new_models=True)
     assert any(error.line == line and reason in error.message for error in rejected.value.errors), rejected.value.errors
-    assert not Judgment.objects.exists() and not Prompt.objects.exists() and not LanguageModel.objects.exists()
+    assert not Judgment.objects.exists()
+    assert not Prompt.objects.exists()
+    assert not LanguageModel.objects.exists()
 
 
 def test_a_response_that_differs_between_two_rows_of_the_same_model_is_refused():
@@ -152,8 +158,10 @@ def test_imported_human_labels_are_the_reference_of_imported_model_judges():
     # Asked q1 in both orders (the same verdict each time): no flip; agrees with Ana on q1.
     assert (judge.n, judge.agreement.value, judge.reference_sources) == (1, 1.0, {"people": 1})
     assert (judge.position_pairs, judge.position.value) == (1, 0.0)
-    assert judge.self_preference["own_win_rate"] == 1.0 and judge.self_preference["people_win_rate"] == 1.0
-    assert judge.calibration.n == 1 and judge.calibration.brier == pytest.approx(0.01)
+    assert judge.self_preference["own_win_rate"] == 1.0
+    assert judge.self_preference["people_win_rate"] == 1.0
+    assert judge.calibration.n == 1
+    assert judge.calibration.brier == pytest.approx(0.01)
 
 
 def test_imported_labels_and_verdicts_are_battles_on_the_pairwise_board():
@@ -163,7 +171,9 @@ def test_imported_labels_and_verdicts_are_battles_on_the_pairwise_board():
 
     do_import_judgments(filename="l.csv", data=GENERIC_CSV.encode(), benchmark_slug="primes", allow_new_models=True)
     people = pairwise_board(Filters(sources=(IMPORTED_PEOPLE,)), fingerprint())
-    assert people["battles"] == 2 and [r["model"] for r in people["ratings"]] == ["gpt-4o", "llama-3"]
+    assert people["battles"] == 2
+    assert [r["model"] for r in people["ratings"]] == ["gpt-4o", "llama-3"]
     judges = pairwise_board(Filters(sources=(IMPORTED_JUDGES,)), fingerprint())
-    assert judges["battles"] == 2 and judges["ratings"][0]["wins"] == 2, "gpt-4o won both orders"
+    assert judges["battles"] == 2, "gpt-4o won both orders"
+    assert judges["ratings"][0]["wins"] == 2, "gpt-4o won both orders"
     assert pairwise_board(Filters(), fingerprint())["battles"] == 0, "not among the default sources"

@@ -117,7 +117,8 @@ def test_the_upload_page_lists_the_reason_instead_of_a_server_error(alpha, admin
         "/benchmarks/import/", {"file": SimpleUploadedFile(name, data), "benchmark": "odd", "task_type": "other"}
     )
     assert response.status_code == 400
-    assert "line 2: " in response.content.decode() and "nested" in response.content.decode()
+    assert "line 2: " in response.content.decode()
+    assert "nested" in response.content.decode()
 
 
 def test_the_import_command_prints_the_reason_instead_of_a_traceback(alpha, tmp_path, capsys):

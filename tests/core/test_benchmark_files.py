@@ -110,7 +110,8 @@ def test_non_utf8_bytes_are_reported_with_their_line():
     data = b'{"prompt_id": "a", "prompt": "fine"}\n{"prompt_id": "b", "prompt": "caf\xe9"}\n'
     (error,) = parse(data).errors
     assert error.line == 2
-    assert "not valid UTF-8" in error.message and "0xe9" in error.message
+    assert "not valid UTF-8" in error.message
+    assert "0xe9" in error.message
 
 
 def test_a_prompt_repeated_with_different_text_is_a_conflict():
@@ -129,7 +130,8 @@ def test_a_repeated_prompt_only_row_is_a_duplicate_id():
 def test_unknown_models_are_collected_when_new_models_are_allowed():
     data = jsonl({"prompt_id": "q1", "prompt": "A", "model": "new-model", "response": "r"})
     parsed = parse(data, allow_new_models=True)
-    assert parsed.ok and parsed.new_models == {"new-model"}
+    assert parsed.ok
+    assert parsed.new_models == {"new-model"}
 
 
 def test_the_same_model_may_answer_twice_under_different_variants():

@@ -101,7 +101,9 @@ def test_bootstrap_intervals_cover_the_truth_at_about_the_nominal_rate():
 def test_a_model_that_never_lost_gets_a_finite_rating_under_the_default_prior():
     board = bt.leaderboard([("x", "y", "a")] * 12, rounds=50)
     top, bottom = board.ratings
-    assert top.model == "x" and math.isfinite(top.rating) and math.isfinite(top.high)
+    assert top.model == "x"
+    assert math.isfinite(top.rating)
+    assert math.isfinite(top.high)
     assert top.rating - bottom.rating > 400  # decisively better, but not infinitely
     assert top.rating + bottom.rating == pytest.approx(2 * bt.CENTRE)
 
@@ -110,7 +112,8 @@ def test_ties_count_half_and_two_even_models_rate_the_same():
     board = bt.leaderboard([("x", "y", "tie")] * 4 + [("x", "y", "a"), ("y", "x", "a")], rounds=20)
     assert {r.model: r.rating for r in board.ratings} == {"x": pytest.approx(1000), "y": pytest.approx(1000)}
     x = board.models.index("x")
-    assert board.games[x][1 - x] == 6 and board.ties[x][1 - x] == 4
+    assert board.games[x][1 - x] == 6
+    assert board.ties[x][1 - x] == 4
     assert board.win_rate(x, 1 - x) == pytest.approx(0.5)
     record = {r.model: (r.wins, r.losses, r.ties) for r in board.ratings}
     assert record == {"x": (1, 1, 4), "y": (1, 1, 4)}
@@ -119,9 +122,12 @@ def test_ties_count_half_and_two_even_models_rate_the_same():
 def test_the_win_matrix_counts_each_side_from_both_orders():
     board = bt.leaderboard([("x", "y", "a"), ("y", "x", "a"), ("y", "x", "b"), ("x", "z", "tie")], rounds=10)
     x, y, z = (board.models.index(n) for n in "xyz")
-    assert board.wins[x][y] == 2 and board.wins[y][x] == 1
-    assert board.wins[x][z] == 0.5 and board.wins[z][x] == 0.5
-    assert board.games[x][y] == 3 and board.games[y][z] == 0
+    assert board.wins[x][y] == 2
+    assert board.wins[y][x] == 1
+    assert board.wins[x][z] == 0.5
+    assert board.wins[z][x] == 0.5
+    assert board.games[x][y] == 3
+    assert board.games[y][z] == 0
     assert board.win_rate(y, z) is None
 
 
@@ -157,7 +163,8 @@ def test_bad_battles_are_refused_with_the_reason():
 
 def test_no_battles_make_an_empty_board():
     board = bt.leaderboard([])
-    assert board.ratings == [] and board.models == ()
+    assert board.ratings == []
+    assert board.models == ()
 
 
 # --- disconnected comparisons, P(row above column), style control ----------------------------------
@@ -168,8 +175,10 @@ def test_models_never_compared_with_the_rest_are_rated_and_ranked_in_their_own_g
     board = bt.leaderboard(battles, rounds=50)
     by_model = {r.model: r for r in board.ratings}
     assert board.groups == 2
-    assert {by_model[m].group for m in TRUTH} == {1} and by_model["x"].group == by_model["y"].group == 2
-    assert by_model["x"].rank == 1 and by_model["y"].rank in (1, 2)
+    assert {by_model[m].group for m in TRUTH} == {1}
+    assert by_model["x"].group == by_model["y"].group == 2
+    assert by_model["x"].rank == 1
+    assert by_model["y"].rank in (1, 2)
     # Each group is centred on its own mean: x and y say nothing about m1 … m5.
     assert (by_model["x"].rating + by_model["y"].rating) / 2 == pytest.approx(bt.CENTRE)
     index = {m: i for i, m in enumerate(board.models)}
@@ -236,6 +245,7 @@ def test_style_control_takes_the_length_advantage_away():
     controlled, gamma = bt.style_controlled(battles, first, second, sorted(raw), rounds=30)
     assert raw["m-long"] - raw["m2"] > 100
     assert abs(controlled["m-long"][0] - controlled["m2"][0]) < 25
-    assert gamma[0] > 50 and all(abs(g) < 25 for g in gamma[1:]), "length carries the effect, nothing else"
+    assert gamma[0] > 50, "length carries the effect, nothing else"
+    assert all(abs(g) < 25 for g in gamma[1:]), "length carries the effect, nothing else"
     low, high = controlled["m-long"][1:]
     assert low < controlled["m-long"][0] < high

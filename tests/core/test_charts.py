@@ -8,8 +8,10 @@ from evalhub.core.charts import interval_chart, nice_ticks
 def test_rows_keep_their_order_and_whiskers_sit_around_the_marker():
     chart = interval_chart([{"name": "a", "mean": 1.0, "low": 0.5, "high": 1.5}, {"name": "b", "mean": 2.0}])
     first, second = chart["rows"]
-    assert first["label"] == "a" and first["x_low"] < first["x"] < first["x_high"]
-    assert second["x_low"] is None and second["y"] > first["y"]
+    assert first["label"] == "a"
+    assert first["x_low"] < first["x"] < first["x_high"]
+    assert second["x_low"] is None
+    assert second["y"] > first["y"]
     assert first["x"] < second["x"]
 
 

@@ -23,7 +23,8 @@ def test_shortened_drops_only_the_labels():
     assert short["1"] == (
         "The response is completely unrelated, lacks coherence, and fails to provide any meaningful information."
     )
-    assert all(LEVELS[k].endswith(short[k]) for k in LEVELS) and list(short) == list(LEVELS)
+    assert all(LEVELS[k].endswith(short[k]) for k in LEVELS)
+    assert list(short) == list(LEVELS)
 
 
 def test_flipped_reverses_each_word_and_keeps_punctuation_in_place():
@@ -68,7 +69,8 @@ def test_system_level_agreement_compares_modes_and_reports_ties():
     assert system_agreement([1, 1, 2], [1, 2, 1]) is True
     assert system_agreement([2, 2, 1], [1, 1, 0]) is False
     assert system_agreement([1, 2], [1, 1]) is None
-    assert mode([None, None]) is None and mode([0, 0, 1]) == 0
+    assert mode([None, None]) is None
+    assert mode([0, 0, 1]) == 0
 
 
 def test_agreement_by_scenario_has_counts():
@@ -80,11 +82,14 @@ def test_the_position_flip_rate_maps_swapped_verdicts_back():
     # Pair 1 stable (1 then 2-in-swapped-order), pair 2 flips (1 then 1), pair 3 tie both times, pair 4 invalid.
     rate = position_flip_rate([1, 1, 0, None], [2, 1, 0, 2])
     assert (rate.hits, rate.total) == (1, 3)
-    assert unswap(1) == 2 and unswap(0) == 0 and unswap(None) is None
+    assert unswap(1) == 2
+    assert unswap(0) == 0
+    assert unswap(None) is None
 
 
 def test_self_consistency_takes_the_majority_of_samples():
-    assert mode([1, 2, 1, None, 1]) == 1 and mode([1, 2]) is None
+    assert mode([1, 2, 1, None, 1]) == 1
+    assert mode([1, 2]) is None
 
 
 @pytest.mark.parametrize("variant", ["shortened", "gibberish", "shuffled", "flipped", "masked"])
@@ -95,6 +100,8 @@ def test_no_variant_but_the_original_carries_the_criterions_name_or_definition(v
         args = (criterion["name"], criterion["definition"], criterion["levels"])
         original = criteria_section(*args, "original")
         shown = criteria_section(*args, variant, seed=4)
-        assert criterion["definition"] in original and criterion["definition"] not in shown
-        assert not shown.startswith(criterion["name"]) and f"{criterion['name']}:" not in shown
+        assert criterion["definition"] in original
+        assert criterion["definition"] not in shown
+        assert not shown.startswith(criterion["name"])
+        assert f"{criterion['name']}:" not in shown
         assert shown.count("\n") == len(criterion["levels"]) - 1, "the level lines, one per score"

@@ -57,7 +57,8 @@ async def test_disagreement_then_convergence_in_a_discussion_round():
     round_1_prompt = next(m for a, r, m in calls if (a, r) == (1, 1))[0]["content"]
     assert "Always remember you are Speaker 2." in round_1_prompt
     sections = ps.parse_sections(round_1_prompt)
-    assert sections["Speaker 1's Initial Evaluation"] == "A\n1" and sections["Speaker 3's Initial Evaluation"] == "C\n1"
+    assert sections["Speaker 1's Initial Evaluation"] == "A\n1"
+    assert sections["Speaker 3's Initial Evaluation"] == "C\n1"
 
 
 async def test_disagreement_through_the_last_round_leaves_the_debate_unresolved():
@@ -86,7 +87,8 @@ async def test_an_unparsable_answer_is_asked_again_then_recorded_invalid_and_nev
     ]
     assert outcome.rounds_used == 2, "an invalid turn blocks unanimity: no silent tie, no silent agreement"
     reask = next(m for a, r, m in calls if (a, r) == (0, 0) and len(m) == 3)
-    assert reask[1] == {"role": "assistant", "content": "I think the first."} and reask[2]["content"] == FORMAT_REMINDER
+    assert reask[1] == {"role": "assistant", "content": "I think the first."}
+    assert reask[2]["content"] == FORMAT_REMINDER
 
 
 async def test_a_resumed_debate_asks_only_for_the_missing_turns():
@@ -94,7 +96,8 @@ async def test_a_resumed_debate_asks_only_for_the_missing_turns():
     ask, calls = scripted({(0, 2): ["C\n1"], **{(1, a): ["agree\n1"] for a in range(3)}})
     outcome = await run_debate(SETUP, ask, done=done)
     assert [(a, r) for a, r, _ in calls] == [(2, 0), (0, 1), (1, 1), (2, 1)]
-    assert outcome.verdict == 1 and len(outcome.turns) == 6
+    assert outcome.verdict == 1
+    assert len(outcome.turns) == 6
 
 
 async def test_each_turn_is_reported_as_it_completes():
@@ -166,8 +169,10 @@ def test_privileged_information_is_its_own_marked_section_only_when_given():
     assert sections["Reference answer (visible to evaluators only; the submissions' authors never saw it)"] == "42"
     assert sections["Rating guidelines (visible to evaluators only; the submissions' authors never saw it)"] == "strict"
     without = initial_prompt(DebateSetup("Q?", "a", "b", "C"))[0]["content"]
-    assert "42" not in without and "visible to evaluators only" not in without
-    assert sections[ps.SUBMISSION_1] == "a" and sections[ps.QUESTION] == "Q?"
+    assert "42" not in without
+    assert "visible to evaluators only" not in without
+    assert sections[ps.SUBMISSION_1] == "a"
+    assert sections[ps.QUESTION] == "Q?"
 
 
 def test_the_last_round_history_option_shows_only_the_previous_round_of_others():

@@ -39,9 +39,11 @@ def test_expert_weights_change_p_as_the_formula_says():
 
 
 def test_discernment_is_the_log_base_005_with_a_finite_floor():
-    assert discernment(0.05) == pytest.approx(1) and discernment(0.0025) == pytest.approx(2)
+    assert discernment(0.05) == pytest.approx(1)
+    assert discernment(0.0025) == pytest.approx(2)
     assert discernment(1.0) == 0
-    assert discernment(0.0) == pytest.approx(math.log(P_FLOOR) / math.log(0.05)) and math.isfinite(discernment(0.0))
+    assert discernment(0.0) == pytest.approx(math.log(P_FLOOR) / math.log(0.05))
+    assert math.isfinite(discernment(0.0))
 
 
 @pytest.mark.parametrize(("n", "seed"), [(8, 0), (30, 1), (100, 2), (100, 3)])
@@ -74,7 +76,8 @@ def test_level_balanced_average_counts_each_level_equally():
 
     results = {"c1": result("C", 1), "c2": result("C", 3), "w1": result("W", 4)}
     s = summary(results)
-    assert s["D_avg"] == pytest.approx((2 + 4) / 2) and s["D_min"] == pytest.approx(1)
+    assert s["D_avg"] == pytest.approx((2 + 4) / 2)
+    assert s["D_min"] == pytest.approx(1)
 
 
 def scores_csv(judges: dict, items: int = 100, seed: int = 0) -> str:
@@ -120,7 +123,8 @@ def test_weights_are_restricted_to_the_scored_metrics_and_renormalised_and_the_r
     expected = 1 / (0.75 / ps["fluency"] + 0.25 / ps["coherence"])  # 0.6 and 0.2 renormalised: 3/4, 1/4
     assert typos["p_ew"] == pytest.approx(expected, rel=1e-12)
     note = report["notes"]["weights_fitted"]["typos"]
-    assert "unscored metrics left out: relevance" in note and "renormalised from a sum of 0.8 to 1" in note
+    assert "unscored metrics left out: relevance" in note
+    assert "renormalised from a sum of 0.8 to 1" in note
     exact = build_report(groups, {"typos": {"fluency": 0.75, "coherence": 0.25}})
     assert exact["judges"]["j"]["perturbations"]["typos"]["p_ew"] == pytest.approx(expected, rel=1e-12)
     assert "typos" not in exact["notes"]["weights_fitted"]

@@ -13,7 +13,8 @@ def test_weights_are_the_share_of_experts_choosing_each_metric():
     result = expert_weights(answers, ["typos", "reorder", "fictional"], ["coherence", "fluency"])
     assert result.weights["typos"] == {"coherence": 0.25, "fluency": 0.75}
     assert result.weights["reorder"] == {"coherence": 1.0, "fluency": 0.0}
-    assert result.weights["fictional"] == {"coherence": 0.5, "fluency": 0.5} and result.uniform == ["fictional"]
+    assert result.weights["fictional"] == {"coherence": 0.5, "fluency": 0.5}
+    assert result.uniform == ["fictional"]
     assert result.counts["typos"] == {"coherence": 1, "fluency": 3}
     assert check_weights(result.weights) == result.weights
 
@@ -50,6 +51,9 @@ def test_every_shipped_template_has_unique_keys_and_text():
     for template in TEMPLATES.values():
         for kind in ("metrics", "issues"):
             keys = [entry["key"] for entry in template[kind]]
-            assert len(keys) == len(set(keys)) and all(keys)
-        assert all(m["definition"] for m in template["metrics"]) and all(i["description"] for i in template["issues"])
-    assert len(TEMPLATES["yescieval"]["metrics"]) == 9 and len(TEMPLATES["yescieval"]["issues"]) == 18
+            assert len(keys) == len(set(keys))
+            assert all(keys)
+        assert all(m["definition"] for m in template["metrics"])
+        assert all(i["description"] for i in template["issues"])
+    assert len(TEMPLATES["yescieval"]["metrics"]) == 9
+    assert len(TEMPLATES["yescieval"]["issues"]) == 18

@@ -118,12 +118,15 @@ def test_the_90_percent_interval_is_mean_plus_minus_1_645_standard_errors():
 
 def test_one_response_has_a_mean_but_no_interval():
     estimate = mean_ci([3.0])
-    assert estimate.mean == 3.0 and math.isnan(estimate.low) and estimate.as_dict()["low"] is None
+    assert estimate.mean == 3.0
+    assert math.isnan(estimate.low)
+    assert estimate.as_dict()["low"] is None
 
 
 def test_model_estimates_group_response_scores_by_model():
     estimates = group_estimates({"r1": 1.0, "r2": 3.0, "r3": 10.0}, {"r1": "m", "r2": "m", "r3": "h"})
-    assert estimates["m"].mean == 2.0 and estimates["m"].n == 2
+    assert estimates["m"].mean == 2.0
+    assert estimates["m"].n == 2
     assert estimates["h"].n == 1
 
 
@@ -163,12 +166,16 @@ def test_the_smd_interval_agrees_with_scipys_paired_bootstrap_and_marks_signific
     ).confidence_interval
     assert ours.low == pytest.approx(theirs.low, abs=0.03)
     assert ours.high == pytest.approx(theirs.high, abs=0.03)
-    assert ours.d < 0 and ours.significant and ours.high < 0
+    assert ours.d < 0
+    assert ours.significant
+    assert ours.high < 0
 
 
 def test_identical_scores_before_and_after_are_not_significant():
     result = mean_difference([1.0, 2.0, 3.0, 5.0], [1.0, 2.0, 3.0, 5.0])
-    assert result.d == 0.0 and result.p == 1.0 and not result.significant
+    assert result.d == 0.0
+    assert result.p == 1.0
+    assert not result.significant
 
 
 def test_unpaired_inputs_are_refused():

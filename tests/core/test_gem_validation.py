@@ -39,7 +39,8 @@ def test_deletion_for_completion_marks_each_gap_as_in_appendix_d32():
 
 def test_sentences_end_at_line_breaks_and_lists_stay_lists():
     out, deleted = delete_every_other_sentence("- one\n- two\n- three\n- four")
-    assert out == "- one\n- three" and deleted == 2
+    assert out == "- one\n- three"
+    assert deleted == 2
 
 
 def test_a_review_without_headings_is_one_section():
@@ -67,12 +68,14 @@ def test_random_replacement_is_seeded_and_leaves_the_global_rng_alone():
     first = derive("random_replacement", "mine", others=["o1", "o2", "o3", "o4"], seed=9)
     assert random.random() == expected_next, "the global RNG was not touched"
     again = derive("random_replacement", "mine", others=["o1", "o2", "o3", "o4"], seed=9)
-    assert first == again and first.text in {"o1", "o2", "o3", "o4"}
+    assert first == again
+    assert first.text in {"o1", "o2", "o3", "o4"}
 
 
 def test_a_strategy_that_changes_nothing_yields_no_text_and_says_why():
     derived = derive("sentence_deletion", "Only one sentence.")
-    assert derived.text is None and "unchanged" in derived.note
+    assert derived.text is None
+    assert "unchanged" in derived.note
     assert derive("llm_rephrase", "x", complete=lambda m: "x").text is None
 
 

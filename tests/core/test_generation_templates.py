@@ -14,7 +14,8 @@ from evalhub.core.generation_templates import (
 def test_a_template_with_an_unknown_placeholder_is_rejected_with_the_names_to_use():
     errors = check_template("", "Solve {problem}.")
     assert len(errors) == 1
-    assert "{problem}" in errors[0] and "{prompt}" in errors[0]
+    assert "{problem}" in errors[0]
+    assert "{prompt}" in errors[0]
 
 
 @pytest.mark.parametrize("user", ["Solve {}.", "Solve {0}.", "Solve {prompt:>10}.", "Solve {prompt!r}.",

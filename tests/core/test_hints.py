@@ -64,7 +64,8 @@ def test_rule_based_hints_are_consecutive_parts_that_never_state_the_answer():
     assert made.dropped == 1  # the sentence with the boxed answer
     assert leaking_hints(made.hints, "273") == []
     joined = " ".join(made.hints)
-    assert SOLUTION.startswith(made.hints[0]) and made.hints[1] in SOLUTION
+    assert SOLUTION.startswith(made.hints[0])
+    assert made.hints[1] in SOLUTION
     assert "So the sum is" not in joined  # the last part of the solution is never given away
 
 

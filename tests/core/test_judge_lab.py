@@ -219,13 +219,16 @@ def test_the_report_finds_every_planted_bias_and_ranks_the_faithful_judge_first(
     assert models[0] == "calibrated"
 
     position = by_id["first-position"]
-    assert position.position.value == 1.0 and position.position_pairs == 150
-    assert by_id["calibrated"].position_pairs == 0 and by_id["calibrated"].position.value is None
+    assert position.position.value == 1.0
+    assert position.position_pairs == 150
+    assert by_id["calibrated"].position_pairs == 0
+    assert by_id["calibrated"].position.value is None
 
     longer = by_id["longer"]
     assert 0.85 < longer.longer_share < 0.95
     assert 0.35 < longer.people_longer_share < 0.65
-    assert longer.length_coef > 2 and abs(longer.people_length_coef) < 0.5
+    assert longer.length_coef > 2
+    assert abs(longer.people_length_coef) < 0.5
 
     calibrated, overconfident = by_id["calibrated"].calibration, by_id["overconfident"].calibration
     assert calibrated.ece < 0.12 < 0.25 < overconfident.ece
@@ -238,7 +241,8 @@ def test_the_report_finds_every_planted_bias_and_ranks_the_faithful_judge_first(
     # debate's consensus), never against a reference their own label made.
     for person in ("person:ana", "person:ben", "person:cy"):
         sources = by_id[person].reference_sources
-        assert sources["people"] + sources.get("debate", 0) == 150 and sources["people"] > 100
+        assert sources["people"] + sources.get("debate", 0) == 150
+        assert sources["people"] > 100
 
 
 def test_a_person_is_not_compared_with_their_own_label():

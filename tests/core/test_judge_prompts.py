@@ -12,7 +12,8 @@ def test_summary_coherence_is_the_papers_prompt():
     text = geval_messages("dhp-summarization", "coherence", "The summary.", "The article.")[0]["content"]
     assert text.startswith("You will be given a summary written for an article. Your task is to rate")
     assert "Evaluation Criterion: Coherence (1-5) - the collective quality of all sentences." in text
-    assert "2. Identify the Central Topic:" in text and "9. Rate the Summary:" in text
+    assert "2. Identify the Central Topic:" in text
+    assert "9. Rate the Summary:" in text
     assert text.endswith(
         "Source Article:\n\nThe article.\n\nSummary:\n\nThe summary.\n\n"
         "Evaluation Score (please don't give any feedback, just give a score ONLY) - Coherence:"
@@ -37,7 +38,8 @@ def test_an_unknown_metric_names_the_known_ones():
 def test_the_rubric_prompt_asks_for_json_with_the_appendix_e_scale():
     system, user = rubric_messages("cohesion", "Why is the sky blue?", "Because of scattering.", "Abstract 1.")
     assert "Rating 1. Very bad: The sentences within the synthesis are disconnected" in system["content"]
-    assert "Rating 5. Very good:" in system["content"] and '"rating"' in system["content"]
+    assert "Rating 5. Very good:" in system["content"]
+    assert '"rating"' in system["content"]
     assert user["content"] == (
         "Research question: Why is the sky blue?\n\nAbstracts:\nAbstract 1.\n\nSynthesis:\nBecause of scattering."
     )

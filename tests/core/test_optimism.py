@@ -36,9 +36,14 @@ def test_an_unfooled_and_a_fooled_judge():
         ]
     report = optimism_report(rows)
     strict, optimist = report["strict"]["cohesion"], report["optimist"]["cohesion"]
-    assert strict["extreme"].drop == 4 and strict["extreme"].optimistic_share == 0 and strict["extreme"].p < 0.001
-    assert optimist["subtle"].drop == 0 and optimist["subtle"].p == 1.0 and optimist["subtle"].retention == 1.0
-    assert optimist["extreme"].optimistic_share == 1.0 and optimist["extreme"].retention == pytest.approx(0.9)
+    assert strict["extreme"].drop == 4
+    assert strict["extreme"].optimistic_share == 0
+    assert strict["extreme"].p < 0.001
+    assert optimist["subtle"].drop == 0
+    assert optimist["subtle"].p == 1.0
+    assert optimist["subtle"].retention == 1.0
+    assert optimist["extreme"].optimistic_share == 1.0
+    assert optimist["extreme"].retention == pytest.approx(0.9)
     assert report["strict"]["all"]["extreme"].n == 12
 
 
@@ -51,7 +56,9 @@ def test_items_without_a_benign_rating_or_with_an_invalid_one_are_left_out():
         ("j", "relevancy", "c", "extreme", float("nan")),  # invalid: not counted as a low score
     ]
     result = optimism_report(rows)["j"]["relevancy"]["extreme"]
-    assert result.n == 1 and result.drop == 3 and result.as_dict()["drop_low"] == 3
+    assert result.n == 1
+    assert result.drop == 3
+    assert result.as_dict()["drop_low"] == 3
 
 
 def test_an_unknown_variant_is_refused():

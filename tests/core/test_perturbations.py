@@ -65,7 +65,9 @@ def test_typos_are_reproducible_and_leave_the_global_rng_alone():
     assert [random.random() for _ in range(3)] == expected, "typo's reseeding did not leak"
     again = apply("random_typos", SUMMARY, severity=MAJOR, seed=7, shape="summeval")
     other = apply("random_typos", SUMMARY, severity=MAJOR, seed=8, shape="summeval")
-    assert first == again and first.text != SUMMARY and other.text != first.text
+    assert first == again
+    assert first.text != SUMMARY
+    assert other.text != first.text
     assert len(first.params["kinds"]) == 50
 
 
@@ -80,7 +82,8 @@ def test_word_deletion_removes_k_continuous_words():
 def test_reordering_keeps_every_sentence_and_changes_the_order(severity):
     result = apply("reordering", SUMMARY, severity=severity, seed=5)
     before, after = split_sentences(SUMMARY), split_sentences(result.text)
-    assert Counter(before) == Counter(after) and before != after
+    assert Counter(before) == Counter(after)
+    assert before != after
     moved = sum(a != b for a, b in zip(before, after, strict=True))
     assert moved == 2 if severity == MINOR else moved >= 2
 
@@ -88,7 +91,8 @@ def test_reordering_keeps_every_sentence_and_changes_the_order(severity):
 def test_endings_and_answers_come_from_other_items_or_the_dataset():
     story = "Tom went out. He found a cat."
     ending = apply("random_ending_sentence", story, severity=MAJOR, seed=0, context=CONTEXT)
-    assert ending.text.startswith("Tom went out.") and ending.text.split(". ")[-1] in {
+    assert ending.text.startswith("Tom went out.")
+    assert ending.text.split(". ")[-1] in {
         "The dog ran home.",
         "It ends in Paris.",
     }
@@ -107,18 +111,22 @@ def test_llm_perturbations_use_the_appendix_d_prompt_and_fail_clearly_without_an
         return echo_changed(messages)
 
     result = apply("fictional_named_entities", SUMMARY, severity=MINOR, complete=llm)
-    assert "Zyntara" in result.text and not result.text.startswith("Revised")
+    assert "Zyntara" in result.text
+    assert not result.text.startswith("Revised")
     prompt = seen[0][0]["content"]
     assert "Adjustment: Please substitute only one critical named entity within the summary" in prompt
-    assert prompt.endswith("Revised Summary:") and SUMMARY in prompt
+    assert prompt.endswith("Revised Summary:")
+    assert SUMMARY in prompt
     assert "needs an LLM" in apply("grammatical_errors", SUMMARY, severity=MAJOR).note
     unchanged = apply("rewriting_and_insertion", SUMMARY, severity=MINOR, complete=lambda m: SUMMARY)
-    assert unchanged.text is None and "unchanged" in unchanged.note
+    assert unchanged.text is None
+    assert "unchanged" in unchanged.note
 
 
 def test_every_yescieval_variant_changes_the_text_as_appendix_b3_says():
     names = [n for n, p in REGISTRY.items() if p.family == "yescieval"]
-    assert len(names) == 18 and {REGISTRY[n].rubric for n in names} == {
+    assert len(names) == 18
+    assert {REGISTRY[n].rubric for n in names} == {
         "relevancy", "correctness", "completeness", "informativeness", "integration",
         "cohesion", "coherence", "readability", "conciseness",
     }  # fmt: skip
@@ -137,9 +145,11 @@ def test_every_yescieval_variant_changes_the_text_as_appendix_b3_says():
     assert run("correctness", EXTREME).endswith(SPORTS)
     assert split_sentences(run("completeness", SUBTLE)) == sentences[:-1]
     assert split_sentences(run("completeness", EXTREME)) == [*sentences[:-1], SPORTS]
-    assert run("integration", SUBTLE).startswith("The new model") and "Therefore" in run("integration", SUBTLE)
+    assert run("integration", SUBTLE).startswith("The new model")
+    assert "Therefore" in run("integration", SUBTLE)
     extreme = run("integration", EXTREME)
-    assert not re.search(r"\b(However|Therefore|Moreover)\b", extreme) and "It is cheap" in extreme
+    assert not re.search(r"\b(However|Therefore|Moreover)\b", extreme)
+    assert "It is cheap" in extreme
     assert split_sentences(run("cohesion", SUBTLE)) == [*sentences[:-2], sentences[-1], sentences[-2]]
     assert Counter(split_sentences(run("cohesion", EXTREME))) == Counter(sentences)
     assert run("readability", SUBTLE).endswith(BLOG)

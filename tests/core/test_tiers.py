@@ -14,7 +14,8 @@ def test_means_count_every_sample_and_the_overall_column_pools_the_tiers():
         ("b", 0, "p1", 0.0), ("b", 1, "p1", 0.5),
     ]  # fmt: skip
     table = tier_table(rows, resamples=200)
-    assert table.models == ["a", "b"] and table.tiers == [0, 1]
+    assert table.models == ["a", "b"]
+    assert table.tiers == [0, 1]
     assert table.cells[("a", 0)].mean == pytest.approx(2 / 3)
     assert (table.cells[("a", 0)].n, table.cells[("a", 0)].prompts) == (3, 2)
     assert table.cells[("a", "overall")].mean == pytest.approx(4 / 5)
@@ -53,9 +54,13 @@ def test_a_gap_is_separated_only_when_its_paired_interval_excludes_zero():
         rows += [("strong", 1, prompt, 1.0), ("weak", 1, prompt, float(rng.random() < 0.3))]
     table = tier_table(rows, resamples=2000)
     tier0, tier1 = table.separability
-    assert tier0.gaps[0].gap == 0 and (tier0.gaps[0].low, tier0.gaps[0].high) == (0, 0)
-    assert not tier0.gaps[0].separated and tier0.separated == 0
-    assert tier1.separated == 1 and tier1.widest.gap > 0.5 and tier1.widest.low > 0
+    assert tier0.gaps[0].gap == 0
+    assert (tier0.gaps[0].low, tier0.gaps[0].high) == (0, 0)
+    assert not tier0.gaps[0].separated
+    assert tier0.separated == 0
+    assert tier1.separated == 1
+    assert tier1.widest.gap > 0.5
+    assert tier1.widest.low > 0
 
 
 def test_a_tie_counts_half_and_tiers_are_labelled_like_table_3():

@@ -42,7 +42,8 @@ def test_agreement_pools_pairs_with_a_reference_and_counts_an_invalid_answer_as_
     assert judge["flips"] == {"rate": 0.5, "hits": 1, "total": 2}
     assert judge["model"] == "judge-x"
     heuristic = row_of(board, "heuristic:detail")
-    assert heuristic["agreement"]["plain"]["example"]["hits"] == 2 and heuristic["model"] is None
+    assert heuristic["agreement"]["plain"]["example"]["hits"] == 2
+    assert heuristic["model"] is None
     assert heuristic["flips"] is None
 
 

@@ -34,16 +34,22 @@ def test_leaderboards_need_a_login_and_a_role(client, played, outsider, viewer, 
 
 def test_the_leaderboard_shows_ratings_matrices_and_empty_states(client, played, viewer, login):
     page = login(viewer).get("/leaderboards/").content.decode()
-    assert "5 battles" in page and "Debate consensus: 4" in page and "Human adjudication: 1" in page
+    assert "5 battles" in page
+    assert "Debate consensus: 4" in page
+    assert "Human adjudication: 1" in page
     assert page.count('<a href="/models/alpha/">ALPHA</a>') == 1
-    assert 'aria-label="Win-rate matrix"' in page and 'aria-label="Battle-count matrix"' in page
-    assert "<svg" in page and 'class="whisker"' in page
-    assert "No finished GEM run yet" in page and "No judge has been measured yet" in page
+    assert 'aria-label="Win-rate matrix"' in page
+    assert 'aria-label="Battle-count matrix"' in page
+    assert "<svg" in page
+    assert 'class="whisker"' in page
+    assert "No finished GEM run yet" in page
+    assert "No judge has been measured yet" in page
 
 
 def test_an_empty_database_tells_what_to_run(client, viewer, login):
     page = login(viewer).get("/leaderboards/").content.decode()
-    assert "No battles match" in page and "run_debates" in page
+    assert "No battles match" in page
+    assert "run_debates" in page
 
 
 def test_model_output_and_names_are_escaped(client, played, viewer, login):
@@ -51,7 +57,8 @@ def test_model_output_and_names_are_escaped(client, played, viewer, login):
     played.models["alpha"].save()
     for url in ("/leaderboards/", "/models/beta/"):
         page = login(viewer).get(url).content.decode()
-        assert "<script>alert(1)</script>" not in page and "&lt;script&gt;" in page
+        assert "<script>alert(1)</script>" not in page
+        assert "&lt;script&gt;" in page
 
 
 def test_filters_narrow_the_board_and_a_forged_source_is_a_clear_400(client, played, viewer, login):
@@ -59,10 +66,12 @@ def test_filters_narrow_the_board_and_a_forged_source_is_a_clear_400(client, pla
     page = client.get("/leaderboards/?source=human").content.decode()
     assert "1 battle (Human adjudication: 1)." in page
     forged = client.get("/leaderboards/?source=everything")
-    assert forged.status_code == 400 and "cannot be used" in forged.content.decode()
+    assert forged.status_code == 400
+    assert "cannot be used" in forged.content.decode()
     for url in ("/leaderboards/ratings.csv?source=everything", "/models/alpha/record.json?source=everything"):
         export = client.get(url)
-        assert export.status_code == 400 and "source: Select a valid choice" in export.content.decode()
+        assert export.status_code == 400
+        assert "source: Select a valid choice" in export.content.decode()
     partial = client.get("/leaderboards/?scenario=writing", headers={"HX-Request": "true", "HX-Target": "pairwise"})
     assert partial.content.decode().lstrip().startswith('<section id="pairwise">')
     assert "GRE-bench" not in partial.content.decode()
@@ -80,7 +89,8 @@ def test_exports_carry_the_numbers_on_the_page(client, played, viewer, login):
         assert f"{r['low']:.0f} – {r['high']:.0f}" in page
     rows = list(csv.DictReader(io.StringIO(client.get("/leaderboards/win_rates.csv").content.decode())))
     alpha_beta = next(r for r in rows if (r["model"], r["opponent"]) == ("alpha", "beta"))
-    assert alpha_beta["battles"] == "3" and float(alpha_beta["win_rate"]) == pytest.approx(2 / 3)
+    assert alpha_beta["battles"] == "3"
+    assert float(alpha_beta["win_rate"]) == pytest.approx(2 / 3)
     human_only = json.loads(client.get("/leaderboards/ratings.json?source=human").content)
     assert sum(r["battles"] for r in human_only) == 2
     assert client.get("/leaderboards/ratings.xml").status_code == 404
@@ -97,7 +107,8 @@ def test_the_model_page_shows_its_rating_record_breakdowns_and_settled_debates_o
     waiting = played.debate("alpha", "beta", verdict=None, status=DebateStatus.UNRESOLVED)
     page = login(viewer).get("/models/alpha/").content.decode()
     assert "2 won · 1 lost · 1 tied" in page
-    assert "rank" in page and "95%" in page
+    assert "rank" in page
+    assert "95%" in page
     assert f"/debates/{waiting.pk}/" not in page  # never linked while people still have to judge it
     lost = played.runs[("alpha", "beta", "helpfulness", "")].debates.filter(verdict=2).get()
     assert f"/debates/{lost.pk}/" in page
@@ -109,7 +120,9 @@ def test_a_judge_model_page_shows_its_agreement_and_cost(client, played, viewer,
     debates = list(played.runs[("alpha", "beta", "helpfulness", "")].debates.all())
     played.judge("openai:gpt-judge", {d: [d.verdict] for d in debates})
     page = login(viewer).get("/models/judge-x/").content.decode()
-    assert "openai:gpt-judge" in page and "1.000" in page and "(3/3)" in page
+    assert "openai:gpt-judge" in page
+    assert "1.000" in page
+    assert "(3/3)" in page
     assert "3 calls (0 cached)" in page
 
 
@@ -174,7 +187,8 @@ def test_a_human_authors_page_does_not_suggest_generating_responses_for_them(vie
 
     LanguageModel.objects.create(slug="human-reviewer-1", display_name="Reviewer 1", is_human=True)
     body = login(viewer).get("/models/human-reviewer-1/").content.decode()
-    assert "generate_responses" not in body and "A human author writes no generated responses" in body
+    assert "generate_responses" not in body
+    assert "A human author writes no generated responses" in body
 
 
 def test_a_model_whose_battles_are_all_filtered_out_says_so_and_links_to_them(client, arena, viewer, login):

@@ -44,7 +44,8 @@ def test_turns_of_several_debates_are_stored_together_and_each_goes_to_its_own_d
     assert (row.agent_spec, row.input_tokens, row.cost_usd) == ("spec-a", 7, 0.5)
     assert DebateTurn.objects.get(debate=second).reasked
     assert [group for group, _ in sent] == [f"debate.{first.pk}", f"debate.{second.pk}", f"debate.{first.pk}"]
-    assert 'id="turn-1-2"' in sent[1][1] and "second, speaker 3" in sent[1][1]
+    assert 'id="turn-1-2"' in sent[1][1]
+    assert "second, speaker 3" in sent[1][1]
 
 
 def test_a_turn_stored_before_is_kept_as_it_was_and_shown_again(make_run, sent):
@@ -87,10 +88,8 @@ def test_debates_finishing_together_are_settled_in_one_call_and_their_run_summar
         (split.pk, DebateStatus.UNRESOLVED),
     ]
     assert finished[0].winner == (Winner.B if agreed.swapped else Winner.A)
-    assert (
-        AdjudicationItem.objects.filter(debate=split).exists()
-        and not AdjudicationItem.objects.filter(debate=agreed).exists()
-    )
+    assert AdjudicationItem.objects.filter(debate=split).exists()
+    assert not AdjudicationItem.objects.filter(debate=agreed).exists()
     usage = Job.objects.get(pk=run.job_id).usage_value
     assert usage == Usage(calls=3, input_tokens=30, output_tokens=9, cost_usd=0.75)
     groups = [group for group, _ in sent]
@@ -98,7 +97,8 @@ def test_debates_finishing_together_are_settled_in_one_call_and_their_run_summar
     assert sorted(summaries) == ["debate-runs", f"run.{run.pk}"], "one run summary for both debates"
     rows = [html for group, html in sent if group == f"run.{run.pk}" and "debate-row-" in html]
     assert len(rows) == 2, "each debate's row on the run page is sent as it changes"
-    assert f"debate.{agreed.pk}" in groups and f"debate.{split.pk}" in groups
+    assert f"debate.{agreed.pk}" in groups
+    assert f"debate.{split.pk}" in groups
 
 
 def test_a_batch_claims_only_debates_without_a_result_and_marks_them_running_together(make_run, sent):
@@ -116,7 +116,9 @@ def test_a_batch_claims_only_debates_without_a_result_and_marks_them_running_tog
         finished.pk: DebateStatus.CONSENSUS,
     }
     with CaptureQueriesContext(connection) as loading:
-        assert claimed[0].run.criterion.name and claimed[0].prompt.text and claimed[0].response_b.text
+        assert claimed[0].run.criterion.name
+        assert claimed[0].prompt.text
+        assert claimed[0].response_b.text
     assert len(loading) == 0, "claimed debates come with what a runner reads"
     assert sorted(group for group, _ in sent if group.startswith("debate.")) == sorted(
         [f"debate.{pending.pk}", f"debate.{crashed.pk}"]

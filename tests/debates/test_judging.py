@@ -44,7 +44,9 @@ def test_a_judge_that_always_says_1_agrees_on_half_the_decided_pairs_and_flips_o
     assert report.system is None, "the reference's modes tie (one 1, one 2)"
     assert (report.flips.hits, report.flips.total) == (3, 3), "saying 1 in both orders contradicts itself every time"
     run.job.refresh_from_db()
-    assert run.verdicts.count() == 6 and run.job.status == JobStatus.SUCCEEDED and run.job.progress_done == 6
+    assert run.verdicts.count() == 6
+    assert run.job.status == JobStatus.SUCCEEDED
+    assert run.job.progress_done == 6
 
 
 def test_a_judge_that_reads_the_submissions_agrees_fully_and_never_flips(reference, agents):
@@ -117,7 +119,8 @@ def test_a_tied_vote_is_reported_apart_not_counted_as_a_miss(reference, agents):
     judge(reference, judge="scripted-1")  # one says 1, the other 2: every vote ties
     reports, _, _ = meta_evaluation(reference)
     vote = reports[-1]
-    assert vote.ties == 2 and vote.example.total == 0  # the two pairs with a reference
+    assert vote.ties == 2
+    assert vote.example.total == 0  # the two pairs with a reference
     assert (vote.coverage.hits, vote.coverage.total) == (0, 2)
 
 
@@ -125,7 +128,9 @@ def test_an_unparsable_judge_answer_counts_as_invalid_and_as_a_miss(reference, a
     agents(lambda agent, messages: "I cannot decide.")
     judge(reference)
     (report,), _, _ = meta_evaluation(reference)
-    assert report.invalid == 3 and report.example.hits == 0 and report.example.total == 2
+    assert report.invalid == 3
+    assert report.example.hits == 0
+    assert report.example.total == 2
 
 
 def test_only_admins_start_judge_runs_and_viewers_read_the_report(login, viewer, admin_user, reference, agents):
@@ -144,9 +149,11 @@ def test_only_admins_start_judge_runs_and_viewers_read_the_report(login, viewer,
     }
     assert login(admin_user).post(url, form).status_code == 302
     body = login(viewer).get(url).content.decode()
-    assert "heuristic:balanced (shuffled)" in body and "Position flips" in body
+    assert "heuristic:balanced (shuffled)" in body
+    assert "Position flips" in body
     bad = login(admin_user).post(url, {**form, "judge": "opneai:x", "samples": 3})
-    assert bad.status_code == 400 and "Did you mean" in bad.content.decode()
+    assert bad.status_code == 400
+    assert "Did you mean" in bad.content.decode()
 
 
 def test_a_human_adjudication_joins_the_reference_once_given(reference, agents):
@@ -180,7 +187,8 @@ def test_a_judge_that_failed_every_call_fails_its_run_naming_it_with_the_first_e
     job = Job.objects.get(pk=run.job_id)
     assert job.status == JobStatus.FAILED
     assert job.message.startswith("Judge scripted-0 failed every call: scripted:m: server error (HTTP 503)")
-    assert job.units_failed == 3 and not run.verdicts.exists()
+    assert job.units_failed == 3
+    assert not run.verdicts.exists()
 
 
 def test_a_judge_with_some_failed_calls_finishes_partial_and_retry_failed_asks_only_for_those(reference, agents):
@@ -204,7 +212,8 @@ def test_a_judge_with_some_failed_calls_finishes_partial_and_retry_failed_asks_o
     asked = len(log)
     do_resume_job(job)  # Retry failed: eager in tests
     job.refresh_from_db()
-    assert job.status == JobStatus.SUCCEEDED and run.verdicts.count() == 3
+    assert job.status == JobStatus.SUCCEEDED
+    assert run.verdicts.count() == 3
     assert len(log) - asked == 1, "only the failed pair is asked again"
 
 
@@ -278,7 +287,8 @@ def test_a_half_finished_judge_run_shows_the_same_agreement_on_its_run_page_and_
     client.force_login(make_user("v", "viewer"))
     page = client.get(f"/debates/runs/{reference.pk}/judges/").content.decode()
     board = client.get("/leaderboards/?sources=judges").content.decode()
-    assert "1.000 <small>(1/1)</small>" in page and "judged 1 of 2" in page
+    assert "1.000 <small>(1/1)</small>" in page
+    assert "judged 1 of 2" in page
     row = board.split("<code>scripted-0</code>", 1)[1].split("</tr>", 1)[0]
     assert re.search(r'<span data-sort="1.0">1.000 <small class="muted">\(1/1\)</small></span>', row), row
     assert "judged 1 of 2" in row

@@ -19,7 +19,8 @@ def test_the_command_runs_the_run_as_a_job_and_prints_its_state(demo):
     out = StringIO()
     call_command("run_debates", *ARGS, "--category", "math", stdout=out)
     run = DebateRun.objects.get()
-    assert run.job.kind == "debate" and run.job.status == JobStatus.SUCCEEDED
+    assert run.job.kind == "debate"
+    assert run.job.status == JobStatus.SUCCEEDED
     assert f"Run {run.pk} '{run.name}': Succeeded" in out.getvalue()
     assert run.job.usage_value.calls > 0
 
@@ -44,7 +45,8 @@ def test_an_agent_that_failed_every_call_fails_the_command_naming_it(detail_agen
     run, message = detail_agent_down
     assert "Failed" in message
     assert "Agent heuristic:detail failed every call: heuristic:detail: HTTP 500" in message
-    assert run.job.status == JobStatus.FAILED and run.job.units_failed == run.debates.count()
+    assert run.job.status == JobStatus.FAILED
+    assert run.job.units_failed == run.debates.count()
 
 
 def test_the_failed_debates_of_a_run_are_grouped_by_cause_on_its_job_page(detail_agent_down, client):

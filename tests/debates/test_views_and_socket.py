@@ -61,10 +61,13 @@ def test_an_admin_creates_a_run_from_the_form_and_its_debates_run(login, admin_u
     }
     response = login(admin_user).post("/debates/new/", form)
     run = DebateRun.objects.get(name="form run")
-    assert response.status_code == 302 and response.url == f"/debates/runs/{run.pk}/"
+    assert response.status_code == 302
+    assert response.url == f"/debates/runs/{run.pk}/"
     assert (run.privileged_sources, run.agents[1]) == (["reference_answer"], "heuristic:reference")
-    assert run.job is not None and run.job.kind == "debate", "started as a job"
-    assert run.debates.count() == 12 and (run.human_verdicts, run.tie_policy) == (2, "admin")
+    assert run.job is not None, "started as a job"
+    assert run.job.kind == "debate", "started as a job"
+    assert run.debates.count() == 12
+    assert (run.human_verdicts, run.tie_policy) == (2, "admin")
 
 
 @pytest.mark.django_db
@@ -86,8 +89,10 @@ def test_a_forged_form_is_rejected_with_reasons_and_creates_nothing(login, admin
     }
     response = login(admin_user).post("/debates/new/", form)
     body = response.content.decode()
-    assert response.status_code == 400 and not DebateRun.objects.exists()
-    assert "Did you mean &#x27;openai&#x27;" in body and "Model B must differ" in body
+    assert response.status_code == 400
+    assert not DebateRun.objects.exists()
+    assert "Did you mean &#x27;openai&#x27;" in body
+    assert "Model B must differ" in body
 
 
 @pytest.mark.django_db
@@ -103,7 +108,8 @@ def test_a_submission_with_a_script_is_shown_as_text(login, viewer, make_run):
     debate.response_a.text = "<script>alert(1)</script>"
     debate.response_a.save()
     body = login(viewer).get(f"/debates/{debate.pk}/").content.decode()
-    assert "<script>alert(1)</script>" not in body and "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+    assert "<script>alert(1)</script>" not in body
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
 
 
 @pytest.mark.django_db(transaction=True)
@@ -175,7 +181,8 @@ async def test_turns_stream_to_the_browser_chunk_by_chunk_from_a_real_openai_com
     assert "".join(pieces) == answer
     started = next(i for i, m in enumerate(messages) if "thinking…" in m)
     finished = next(i for i, m in enumerate(messages) if 'id="turn-0-0" class="turn"' in m)
-    assert started < messages.index(chunks[0]) and messages.index(chunks[-1]) < finished
+    assert started < messages.index(chunks[0])
+    assert messages.index(chunks[-1]) < finished
     assert any("The agents agree" in m for m in messages[finished:])
 
 
@@ -188,5 +195,7 @@ def test_the_debates_list_makes_the_same_number_of_queries_for_many_runs(login, 
     for index in range(8):
         make_run(name=f"run {index}")
     body = client.get("/debates/").content.decode()
-    assert queries_for(client, "/debates/") == one and body.count("run-summary-") == 9
-    assert "3 of 3 debates finished" not in body and "0 of 3 debates finished" in body
+    assert queries_for(client, "/debates/") == one
+    assert body.count("run-summary-") == 9
+    assert "3 of 3 debates finished" not in body
+    assert "0 of 3 debates finished" in body

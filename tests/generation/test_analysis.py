@@ -86,11 +86,15 @@ def test_the_run_page_lays_win_rates_out_like_table_3_and_filters_sources(tiered
     url = reverse("generation_results", args=[tiered["run"].job_id])
     page = client.get(url).content.decode()
     table = page.split("Win rate against weak per hint tier", 1)[1].split("</table>", 1)[0]
-    assert "Model vs weak" in table and ">strong<" in table
-    assert "75%" in table and "n=2" in table  # 1 hint: a win and a tie
+    assert "Model vs weak" in table
+    assert ">strong<" in table
+    assert "75%" in table
+    assert "n=2" in table  # 1 hint: a win and a tie
     only_people = client.get(url, {"source": "human"}).content.decode()
     table = only_people.split("Win rate against weak per hint tier", 1)[1].split("</table>", 1)[0]
-    assert "50%" in table and "n=1" in table and "75%" not in table
+    assert "50%" in table
+    assert "n=1" in table
+    assert "75%" not in table
 
 
 def test_a_debate_run_on_a_tier_variant_pairs_the_responses_of_that_tier(tiered):

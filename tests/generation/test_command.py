@@ -16,8 +16,10 @@ def test_generate_responses_runs_here_and_prints_counts_and_accuracy_per_tier(ma
                  "--hint-maker", "reference-prefix", "--hints", "1", stdout=out)  # fmt: skip
     text = out.getvalue()
     run = GenerationRun.objects.get()
-    assert f"Generation run {run.pk}" in text and "5 responses generated" in text
-    assert "accuracy strong · No hint: 0.0%" in text and "accuracy strong · 1 hint: 100.0%" in text
+    assert f"Generation run {run.pk}" in text
+    assert "5 responses generated" in text
+    assert "accuracy strong · No hint: 0.0%" in text
+    assert "accuracy strong · 1 hint: 100.0%" in text
     assert Response.objects.filter(variant="answer:1h").count() == 2
 
 
@@ -42,7 +44,8 @@ def test_a_dry_run_counts_the_calls_it_would_make_and_creates_nothing(maths, ser
                  "--hint-maker", "reference-prefix", "--dry-run", stdout=out)  # fmt: skip
     # 3 prompts × 2 tiers × 2 samples = 12; the essay has no reference (its 2 tier-1 samples go); 1 found
     assert "9 calls to make, 1 response found already, 1 prompt without a reference gets tier 0 only" in out.getvalue()
-    assert not GenerationRun.objects.exists() and server.request_count == 0
+    assert not GenerationRun.objects.exists()
+    assert server.request_count == 0
 
 
 def test_a_run_on_a_subset_answers_only_the_named_prompts_and_names_unknown_ones(maths, server):
@@ -50,7 +53,8 @@ def test_a_run_on_a_subset_answers_only_the_named_prompts_and_names_unknown_ones
                  stdout=io.StringIO())  # fmt: skip
     run = GenerationRun.objects.get()
     assert sorted(Response.objects.values_list("prompt__external_id", flat=True)) == ["half", "sum"]
-    assert len(run.prompt_ids) == 2 and run.job.progress_total == 2
+    assert len(run.prompt_ids) == 2
+    assert run.job.progress_total == 2
     with pytest.raises(CommandError, match="Maths has no prompt nope"):
         call_command("generate_responses", "maths", "--candidate", "strong", "--prompts", "sum nope")
     with pytest.raises(CommandError, match="No prompt of Maths is in the category 'poetry'"):

@@ -35,9 +35,11 @@ def test_an_admin_starts_a_run_from_the_form_and_its_chunks_go_to_the_default_qu
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(reverse("generation_create"), form(maths, server))
     run = GenerationRun.objects.get()
-    assert response.status_code == 302 and response["Location"] == run.job.get_absolute_url()
+    assert response.status_code == 302
+    assert response["Location"] == run.job.get_absolute_url()
     assert [m.model_id for m in run.candidates.all()] == [f"{server.url}/v1|strong"]
-    assert run.tiers == [0, 1] and sent == ["default"]
+    assert run.tiers == [0, 1]
+    assert sent == ["default"]
 
 
 def test_the_form_names_every_problem_and_creates_nothing(client, login, admin_user, maths, server):
@@ -45,11 +47,14 @@ def test_the_form_names_every_problem_and_creates_nothing(client, login, admin_u
     response = client.post(reverse("generation_create"), form(maths, server, tiers="0, 2", hint_maker=""))
     body = response.content.decode()
     assert response.status_code == 400
-    assert "Tier 2 needs 2 hints" in body and "Hint tiers need a hint maker" in body
+    assert "Tier 2 needs 2 hints" in body
+    assert "Hint tiers need a hint maker" in body
     response = client.post(reverse("generation_create"), form(maths, server, new_candidates="opena:gpt-4o"))
-    assert response.status_code == 400 and "Did you mean &#x27;openai&#x27;?" in response.content.decode()
+    assert response.status_code == 400
+    assert "Did you mean &#x27;openai&#x27;?" in response.content.decode()
     response = client.post(reverse("generation_create"), form(maths, server, tiers="zero"))
-    assert response.status_code == 400 and "whole numbers" in response.content.decode()
+    assert response.status_code == 400
+    assert "whole numbers" in response.content.decode()
     assert not GenerationRun.objects.exists()
 
 
@@ -66,11 +71,13 @@ def test_only_admins_start_runs_edit_templates_and_see_hints(client, login, requ
 def test_a_template_with_an_unknown_placeholder_is_refused_by_the_page(client, login, admin_user):
     login(admin_user)
     response = client.post(reverse("generation_templates"), {"slug": "cot", "name": "CoT", "user": "{question}"})
-    assert response.status_code == 400 and "unknown placeholder {question}" in response.content.decode()
+    assert response.status_code == 400
+    assert "unknown placeholder {question}" in response.content.decode()
     response = client.post(
         reverse("generation_templates"), {"slug": "cot", "name": "CoT", "user": "{prompt}\nThink step by step."}
     )
-    assert response.status_code == 302 and PromptTemplate.objects.get(slug="cot").created_by == admin_user
+    assert response.status_code == 302
+    assert PromptTemplate.objects.get(slug="cot").created_by == admin_user
 
 
 def test_the_results_show_counts_and_tier_tables_and_exports_carry_template_and_tier(
@@ -81,8 +88,11 @@ def test_the_results_show_counts_and_tier_tables_and_exports_carry_template_and_
     login(viewer)
     assert reverse("generation_results", args=[run.job_id]) in client.get(run.job.get_absolute_url()).content.decode()
     page = client.get(reverse("generation_results", args=[run.job_id])).content.decode()
-    assert "Accuracy per hint tier" in page and "No hint" in page and "1 hint" in page
-    assert "No decided pair yet" in page and "answer:0h" in page
+    assert "Accuracy per hint tier" in page
+    assert "No hint" in page
+    assert "1 hint" in page
+    assert "No decided pair yet" in page
+    assert "answer:0h" in page
     assert "No reference solution" in page  # the essay's row issue
 
     body = client.get(reverse("generation_export", args=[run.job_id, "responses", "csv"])).content.decode()
@@ -98,11 +108,14 @@ def test_an_admin_edits_a_flagged_hint_and_the_flag_clears(client, login, admin_
                                         hints=["Add.", "It is 42."], final_answer="42", leaks=[2])  # fmt: skip
     login(admin_user)
     listing = client.get(reverse("generation_hints", args=["maths"])).content.decode()
-    assert "flagged: not used" in listing and "contains the answer" in listing
+    assert "flagged: not used" in listing
+    assert "contains the answer" in listing
     url = reverse("generation_hints_edit", args=[record.pk])
     assert client.post(url, {"hint_1": "Add.", "hint_2": "Add the units."}).status_code == 302
     record.refresh_from_db()
-    assert record.hints == ["Add.", "Add the units."] and record.leaks == [] and record.edited_by == admin_user
+    assert record.hints == ["Add.", "Add the units."]
+    assert record.leaks == []
+    assert record.edited_by == admin_user
     assert client.post(url, {"hint_1": "Add.", "hint_2": ""}).status_code == 400
 
 
@@ -113,8 +126,10 @@ def test_the_model_page_shows_its_accuracy_per_hint_tier(client, login, viewer, 
     login(viewer)
     page = client.get(reverse("model_detail", args=[candidates[0].slug])).content.decode()
     section = page.split("<h3>Hint tiers</h3>", 1)[1].split("<h2>As a judge</h2>", 1)[0]
-    assert "Maths" in section and "<td>Accuracy</td>" in section
-    assert "0%" in section and "100%" in section  # strong: wrong without a hint, right with one
+    assert "Maths" in section
+    assert "<td>Accuracy</td>" in section
+    assert "0%" in section
+    assert "100%" in section  # strong: wrong without a hint, right with one
 
 
 def test_a_template_used_by_a_run_keeps_its_text_and_a_new_slug_takes_the_change(
@@ -127,7 +142,8 @@ def test_a_template_used_by_a_run_keeps_its_text_and_a_new_slug_takes_the_change
     run_here(benchmark=maths["benchmark"], candidates=candidates[:1], template=template, tiers=[0])
     login(admin_user)
     response = client.post(reverse("generation_templates"), {"slug": "cot", "name": "CoT", "user": "{prompt} Go."})
-    assert response.status_code == 400 and "was used by 1 generation run(s)" in response.content.decode()
+    assert response.status_code == 400
+    assert "was used by 1 generation run(s)" in response.content.decode()
     assert (
         client.post(reverse("generation_templates"), {"slug": "answer", "name": "A", "user": "{prompt}"}).status_code
         == 400
@@ -138,7 +154,8 @@ def test_a_template_used_by_a_run_keeps_its_text_and_a_new_slug_takes_the_change
 def test_the_heuristic_judge_is_refused_as_a_candidate(client, login, admin_user, maths, server):
     login(admin_user)
     response = client.post(reverse("generation_create"), form(maths, server, new_candidates="heuristic"))
-    assert response.status_code == 400 and "it writes no responses" in response.content.decode()
+    assert response.status_code == 400
+    assert "it writes no responses" in response.content.decode()
 
 
 @pytest.mark.django_db(transaction=True)  # the judge runner writes from its own database thread
@@ -170,11 +187,14 @@ def test_an_admin_judges_every_tier_against_the_anchor_in_one_step_and_win_rates
     assert all(j.privileged_sources == ["reference_answer"] and j.verdicts.exists() for j in JudgeRun.objects.all())
     analysis = tier_analysis_of(run)
     [row] = analysis["win_rate"]["rows"]
-    assert row["model"] == "strong" and [c.n for c in row["cells"]] == [3, 2]
+    assert row["model"] == "strong"
+    assert [c.n for c in row["cells"]] == [3, 2]
     assert analysis["battles"] == {"single_judge": 5}
     again = client.post(reverse("generation_compare", args=[run.job_id]), form, follow=True).content.decode()
-    assert "Started 0 judge runs" in again and again.count("already judged by heuristic:reference") == 2
-    assert JudgeRun.objects.count() == 2 and DebateRun.objects.count() == 2
+    assert "Started 0 judge runs" in again
+    assert again.count("already judged by heuristic:reference") == 2
+    assert JudgeRun.objects.count() == 2
+    assert DebateRun.objects.count() == 2
 
 
 def tier_analysis_of(run):
@@ -234,7 +254,8 @@ def test_the_form_takes_a_subset_of_prompts_and_refuses_unknown_ones(
     monkeypatch.setattr("evalhub.generation.tasks.generation_chunk_task.apply_async", lambda args, queue: None)
     login(admin_user)
     response = client.post(reverse("generation_create"), form(maths, server, prompts="sum, missing"))
-    assert response.status_code == 400 and "Maths has no prompt missing." in response.content.decode()
+    assert response.status_code == 400
+    assert "Maths has no prompt missing." in response.content.decode()
     assert client.post(reverse("generation_create"), form(maths, server, prompts="sum")).status_code == 302
     assert GenerationRun.objects.get().prompt_ids == [maths["prompts"]["sum"].pk]
 
@@ -242,7 +263,8 @@ def test_the_form_takes_a_subset_of_prompts_and_refuses_unknown_ones(
 def test_the_home_page_leads_to_generation(client, login, viewer, admin_user):
     login(viewer)
     page = client.get(reverse("home")).content.decode()
-    assert reverse("generation_index") in page and reverse("generation_create") not in page
+    assert reverse("generation_index") in page
+    assert reverse("generation_create") not in page
     login(admin_user)
     assert reverse("generation_create") in client.get(reverse("home")).content.decode()
 
@@ -257,7 +279,8 @@ def test_a_forged_verdict_source_is_a_400_with_the_reason(client, login, viewer,
         reverse("generation_export", args=[run.job_id, "tiers", "csv"]),
     ):
         response = client.get(url, {"source": "rumour"})
-        assert response.status_code == 400 and "These sources cannot be used: source:" in response.content.decode()
+        assert response.status_code == 400
+        assert "These sources cannot be used: source:" in response.content.decode()
         assert client.get(url, {"source": "human"}).status_code == 200
 
 
@@ -276,7 +299,8 @@ def test_a_model_page_takes_the_data_fingerprint_once_however_many_generation_ru
     monkeypatch.setattr(evalhub.generation.analysis, "fingerprint", lambda: taken.append(1) or real())
     login(viewer)
     page = client.get(reverse("model_detail", args=[candidates[0].slug])).content.decode()
-    assert page.count("<td>Accuracy</td>") == 3 and len(taken) == 1
+    assert page.count("<td>Accuracy</td>") == 3
+    assert len(taken) == 1
 
 
 def test_the_judge_every_tier_form_defaults_to_the_criterion_of_the_benchmarks_task_type(
@@ -292,4 +316,5 @@ def test_the_judge_every_tier_form_defaults_to_the_criterion_of_the_benchmarks_t
     page = client.get(reverse("generation_results", args=[run.job_id])).content.decode()
     reasoning = Criterion.objects.get(slug="reasoning").pk
     assert re.search(rf'<option value="{reasoning}" selected>Reasoning</option>', page)
-    assert ">Creativity</option>" in page and " selected>Creativity" not in page
+    assert ">Creativity</option>" in page
+    assert " selected>Creativity" not in page

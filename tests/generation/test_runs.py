@@ -45,7 +45,8 @@ def test_every_candidate_answers_every_prompt_at_every_tier_tagged_with_template
     assert tier2.text.startswith("strong thinks with 2 hints")
     # The essay has no reference: no hints, reported, not failed.
     [issue] = run.job.row_issues.filter(stage="hints")
-    assert issue.prompt == maths["prompts"]["essay"] and "No reference solution" in issue.message
+    assert issue.prompt == maths["prompts"]["essay"]
+    assert "No reference solution" in issue.message
 
 
 def test_tier_t_shows_exactly_the_first_t_hints_which_never_contain_the_final_answer(
@@ -54,7 +55,9 @@ def test_tier_t_shows_exactly_the_first_t_hints_which_never_contain_the_final_an
     run_here(benchmark=maths["benchmark"], candidates=candidates[:1], template=answer_template, tiers=[0, 1, 2, 3],
              hint_maker=RULE_BASED, hint_count=3)  # fmt: skip
     hints = PromptHints.objects.get(prompt=maths["prompts"]["half"])
-    assert len(hints.hints) == 3 and hints.leaks == [] and hints.maker == RULE_BASED
+    assert len(hints.hints) == 3
+    assert hints.leaks == []
+    assert hints.maker == RULE_BASED
     asked = {
         r["body"]["messages"][-1]["content"]
         for r in server.state.requests
@@ -75,7 +78,9 @@ def test_llm_hints_follow_figure_9_and_a_planted_leak_is_flagged_and_kept_from_c
     run = run_here(benchmark=maths["benchmark"], candidates=candidates[:1], template=answer_template,
                    tiers=[0, 1, 3], hint_maker=spec(server, "hinter"), hint_count=3)  # fmt: skip
     record = PromptHints.objects.get(prompt=leaky)
-    assert record.leaks == [3] and not record.usable and record.final_answer == "42"
+    assert record.leaks == [3]
+    assert not record.usable
+    assert record.final_answer == "42"
     assert PromptHints.objects.get(prompt=maths["prompts"]["half"]).leaks == []
     # Only tier 0 for the leaky prompt; the other gets every tier.
     variants = Response.objects.filter(prompt=leaky, model=candidates[0]).values_list("variant", flat=True)
@@ -102,7 +107,8 @@ def test_an_edit_that_still_gives_the_answer_away_stays_flagged_unless_accepted(
     record = PromptHints.objects.create(prompt=maths["prompts"]["sum"], maker="x", prompt_version="v",
                                         hints=["a", "b"], final_answer="42")  # fmt: skip
     edited = do_edit_hints(record, hints=["a", "so it is 42"], accept_leaks=False, by=None)
-    assert edited.leaks == [2] and not edited.usable
+    assert edited.leaks == [2]
+    assert not edited.usable
     accepted = do_edit_hints(record, hints=["a", "so it is 42"], accept_leaks=True, by=None)
     assert accepted.usable
     with pytest.raises(GenerationRejected, match="Every hint needs text"):
@@ -131,7 +137,8 @@ def test_a_provider_error_on_one_item_is_reported_and_the_run_finishes_partial_n
     assert run.job.status_words == "Finished with 1 failed"
     assert run.made == 2
     [issue] = run.job.row_issues.filter(stage="generation")
-    assert "context length exceeded" in issue.message and issue.label.endswith("No hint")
+    assert "context length exceeded" in issue.message
+    assert issue.label.endswith("No hint")
 
 
 def test_samples_are_separate_responses_and_usage_is_summed(maths, server, candidates, answer_template):
@@ -139,7 +146,9 @@ def test_samples_are_separate_responses_and_usage_is_summed(maths, server, candi
                    samples=2, temperature=0.7)  # fmt: skip
     variants = Response.objects.filter(model=candidates[0], prompt=maths["prompts"]["sum"]).values_list("variant")
     assert sorted(v for (v,) in variants) == ["answer:0h", "answer:0h:s1"]
-    assert run.calls == 6 and run.input_tokens > 0 and run.output_tokens > 0
+    assert run.calls == 6
+    assert run.input_tokens > 0
+    assert run.output_tokens > 0
 
 
 @pytest.mark.parametrize(
@@ -175,9 +184,11 @@ def test_a_template_with_an_unknown_placeholder_cannot_be_saved_by_any_path(db):
 def test_a_hints_only_run_makes_the_hints_for_review_and_generates_nothing(maths, server, answer_template):
     run = run_here(benchmark=maths["benchmark"], candidates=[], template=answer_template, tiers=[1, 2],
                    hint_maker=RULE_BASED, hint_count=2)  # fmt: skip
-    assert run.job.status == "succeeded" and run.job.title == "Hints for Maths"
+    assert run.job.status == "succeeded"
+    assert run.job.title == "Hints for Maths"
     assert PromptHints.objects.filter(prompt__benchmark=maths["benchmark"]).count() == 2
-    assert run.made == 0 and server.request_count == 0
+    assert run.made == 0
+    assert server.request_count == 0
 
 
 def test_a_cancelled_run_stops_at_the_next_chunk_and_keeps_what_it_made(maths, server, candidates, answer_template):
@@ -232,14 +243,16 @@ def test_an_answer_cut_at_the_token_limit_is_kept_and_reported(maths, server, ca
     cut = run.job.row_issues.filter(stage="generation", message__contains="stopped at the token limit (4)")
     assert sorted(cut.values_list("prompt__external_id", flat=True)) == ["half", "sum"]  # the essay fits in 4
     response = Response.objects.get(model=candidates[0], prompt=maths["prompts"]["sum"])
-    assert response.metadata["finish_reason"] == "length" and len(response.text.split()) == 4
+    assert response.metadata["finish_reason"] == "length"
+    assert len(response.text.split()) == 4
 
 
 def test_a_spec_names_one_model_created_once_with_a_slug_from_its_name(db):
     from evalhub.catalog.models import LanguageModel
     from evalhub.generation.actions import candidate_model
 
-    assert candidate_model("openai:gpt-4o-mini").pk is None and not LanguageModel.objects.exists()
+    assert candidate_model("openai:gpt-4o-mini").pk is None
+    assert not LanguageModel.objects.exists()
     first = do_register_candidate("openai:gpt-4o-mini")
     assert (first.slug, first.provider, first.model_id) == ("gpt-4o-mini", "openai", "gpt-4o-mini")
     assert do_register_candidate("openai:gpt-4o-mini") == first == candidate_model("openai:gpt-4o-mini")
@@ -277,7 +290,8 @@ def test_cancel_mid_chunk_stops_between_calls_and_stores_none_of_the_chunk(maths
         assert run_generation_chunk(chunk) == "cancel"
     canceller.join()
     job = Job.objects.get(pk=run.job_id)
-    assert job.status == "cancelled" and job.message == "Cancelled before anything was done."
+    assert job.status == "cancelled"
+    assert job.message == "Cancelled before anything was done."
     assert not Response.objects.filter(model__in=candidates).exists(), "nothing of the stopped chunk is stored"
     assert server.request_count < 3 * 8 * 2, "no call started long after the cancel"
 

@@ -101,7 +101,8 @@ def test_every_job_page_addresses_its_results_and_exports_by_the_job_id_it_shows
     for job in jobs:
         page = admin_client.get(f"/jobs/{job.pk}/").content.decode()
         url = results_url(job)
-        assert f"/{job.pk}/results/" in url and url in page, job.kind
+        assert f"/{job.pk}/results/" in url, job.kind
+        assert url in page, job.kind
         results = admin_client.get(url)
         assert results.status_code == 200, job.kind
         for export in re.findall(r'href="([^"]+\.(?:csv|json|jsonl))"', results.content.decode()):

@@ -81,7 +81,8 @@ def test_quickstart_serves_the_demo_runs_a_background_task_and_stops_cleanly_on_
             assert client.get("/").status_code == 302
             assert log_in(client, password).status_code == 302
             home = client.get("/")
-            assert home.status_code == 200 and "Demo: ScaleEval-style scenarios" in home.text
+            assert home.status_code == 200
+            assert "Demo: ScaleEval-style scenarios" in home.text
             # A background task through the in-process worker: the page returns at once, the job finishes.
             started = client.post("/jobs/worker-check/", headers={"X-CSRFToken": client.cookies["csrftoken"]})
             assert started.status_code == 302
@@ -104,8 +105,12 @@ def test_running_quickstart_twice_duplicates_nothing(tmp_path):
     env = quickstart_env(tmp_path)
     first = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     second = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
-    assert "prompts 12 new" in first.stdout and "responses 36 new" in first.stdout
-    assert "3 new model(s)" in first.stdout and "0 new model(s)" in second.stdout, "the demo systems it created"
+    assert first.returncode == 0, first.stderr + second.stderr
+    assert second.returncode == 0, first.stderr + second.stderr
+    assert "prompts 12 new" in first.stdout
+    assert "responses 36 new" in first.stdout
+    assert "3 new model(s)" in first.stdout, "the demo systems it created"
+    assert "0 new model(s)" in second.stdout, "the demo systems it created"
     assert "prompts 0 new, 0 updated, 12 unchanged; responses 0 new, 0 updated, 36 unchanged" in second.stdout
-    assert "with password:" in first.stdout and "with password:" not in second.stdout
+    assert "with password:" in first.stdout
+    assert "with password:" not in second.stdout

@@ -22,14 +22,18 @@ async def test_a_viewer_hears_every_update_of_the_job_in_order(job):
     communicator, connected = await open_socket(f"/ws/jobs/{job.pk}/", viewer)
     assert connected
     current = await communicator.receive_from(timeout=5)
-    assert "Queued" in current and "0 of 2" in current, "a new socket first gets the state as it is now"
+    assert "Queued" in current, "a new socket first gets the state as it is now"
+    assert "0 of 2" in current, "a new socket first gets the state as it is now"
     for done in (1, 2):
         job.progress_done, job.message = done, f"step {done}"
         await sync_to_async(job.save)()
         await sync_to_async(broadcast_job)(job)
     first, second = await communicator.receive_from(timeout=5), await communicator.receive_from(timeout=5)
-    assert 'id="job-status"' in first and 'hx-swap-oob="true"' in first
-    assert "step 1" in first and "1 of 2" in first and "step 2" in second
+    assert 'id="job-status"' in first
+    assert 'hx-swap-oob="true"' in first
+    assert "step 1" in first
+    assert "1 of 2" in first
+    assert "step 2" in second
     await communicator.disconnect()
 
 
@@ -75,4 +79,5 @@ async def test_an_idle_socket_on_the_redis_layer_stays_open_for_30_seconds_and_g
 async def test_an_unknown_socket_path_is_closed_with_a_4404_code_not_a_server_error(db):
     viewer = await sync_to_async(make_user)("v", "viewer")
     communicator, (connected, code) = await open_socket("/ws/no-such-thing/", viewer, with_code=True)
-    assert not connected and code == 4404
+    assert not connected
+    assert code == 4404

@@ -50,4 +50,5 @@ async def test_a_task_run_by_a_real_worker_writes_rows_and_reaches_the_browser_s
     # Each fragment is rendered from the rows as they are when it is sent: with two workers the first
     # may already show both pings. None ever claims more than happened.
     assert all(("Running" in f and "1 of 2" in f) or ("Succeeded" in f and "2 of 2" in f) for f in fragments)
-    assert "<td>default</td>" in fragments[-1] and "<td>gpu</td>" in fragments[-1]
+    assert "<td>default</td>" in fragments[-1]
+    assert "<td>gpu</td>" in fragments[-1]

@@ -49,7 +49,8 @@ def test_a_single_judges_agreement_and_flips_equal_the_judges_board(judged):
 def test_privileged_information_is_a_sibling_judge_and_its_lift_is_measured_on_the_same_pairs(judged):
     lab = report_of(compute(Scope()), "openai:gpt-judge")
     (lift,) = lab.privileged
-    assert lift.sources == ("reference_answer",) and lift.pairs == 5
+    assert lift.sources == ("reference_answer",)
+    assert lift.pairs == 5
     assert (lift.without, lift.with_) == (0.8, 1.0)
     assert lift.difference.value == pytest.approx(0.2)
     assert report_of(compute(Scope()), "openai:gpt-judge + reference_answer").agreement.value == 1.0
@@ -73,27 +74,35 @@ def test_agents_panels_and_people_are_judges_too(arena):
         do_submit(person, item.pk, verdict)
     report = compute(Scope())
     agent = report_of(report, "agent:heuristic")
-    assert agent.kind_label == "Debate agent" and agent.judged == 3
+    assert agent.kind_label == "Debate agent"
+    assert agent.judged == 3
     # Never against a consensus it took part in: only the people's adjudication is its reference.
     assert (agent.agreement.value, agent.n, agent.reference_sources) == (0.0, 1, {"people": 1})
     panel = report_of(report, "panel:Debate panel (heuristic)")
-    assert panel.judged == 2 and panel.n == 0, "the panel is never measured against its own consensus"
+    assert panel.judged == 2, "the panel is never measured against its own consensus"
+    assert panel.n == 0, "the panel is never measured against its own consensus"
     ana = report_of(report, "user:ana")
-    assert ana.agreement.value == 1.0 and ana.reference_sources == {"people": 1}
-    assert report.people.people == 2 and report.people.units == 1
+    assert ana.agreement.value == 1.0
+    assert ana.reference_sources == {"people": 1}
+    assert report.people.people == 2
+    assert report.people.units == 1
 
 
 def test_the_pages_list_every_judge_and_show_one_in_full(judged, login, viewer):
     client = login(viewer)
     body = client.get("/judges/").content.decode()
-    assert "openai:gpt-judge + reference_answer" in body and "Cohen" in body
+    assert "openai:gpt-judge + reference_answer" in body
+    assert "Cohen" in body
     detail = client.get(f"/judges/{judge_key('openai:gpt-judge')}/")
     assert detail.status_code == 200
     text = detail.content.decode()
-    assert "Confusion matrix" in text and "Privileged information" in text and "<svg" in text
+    assert "Confusion matrix" in text
+    assert "Privileged information" in text
+    assert "<svg" in text
     assert client.get("/judges/ffffffffffff/").status_code == 404
     one = json.loads(client.get(f"/judges/{judge_key('openai:gpt-judge')}.json").content)
-    assert one["name"] == "openai:gpt-judge" and one["n"] == 5
+    assert one["name"] == "openai:gpt-judge"
+    assert one["n"] == 5
     assert client.get(f"/judges/{judge_key('openai:gpt-judge')}.csv")["Content-Type"].startswith("text/csv")
 
 
@@ -106,7 +115,8 @@ def test_the_json_export_has_one_object_per_judge_with_the_promised_fields(judge
     assert all(promised <= set(judge) for judge in data["judges"])
     assert set(data["people"]) >= {"krippendorff_alpha", "alpha_ci"}
     csv = login(viewer).get("/judges/report.csv")
-    assert csv["Content-Type"].startswith("text/csv") and "openai:gpt-judge" in csv.content.decode()
+    assert csv["Content-Type"].startswith("text/csv")
+    assert "openai:gpt-judge" in csv.content.decode()
 
 
 def test_the_scope_filters_by_criterion(judged, login, viewer):
@@ -133,9 +143,11 @@ def test_people_who_may_not_read_boards_are_refused(judged, login, role):
 def test_a_model_page_loads_the_model_as_a_judge_after_it_renders(judged, login, viewer):
     client = login(viewer)
     page = client.get("/models/judge-x/").content.decode()
-    assert 'hx-get="/judges/model/judge-x/"' in page and judge_key("openai:gpt-judge") not in page
+    assert 'hx-get="/judges/model/judge-x/"' in page
+    assert judge_key("openai:gpt-judge") not in page
     section = client.get("/judges/model/judge-x/", HTTP_HX_REQUEST="true").content.decode()
-    assert judge_key("openai:gpt-judge") in section and "0.800" in section
+    assert judge_key("openai:gpt-judge") in section
+    assert "0.800" in section
     assert client.get("/judges/model/nobody/").status_code == 404
 
 
@@ -146,4 +158,5 @@ def test_a_judges_k_samples_give_its_probability_as_their_vote_share(arena):
     run.save()
     lab = report_of(compute(Scope()), "openai:k-judge")
     # Two of three samples for response 1, which the debate (the reference) chose: Brier (2/3 − 1)².
-    assert lab.calibration.n == 1 and lab.calibration.brier == pytest.approx(1 / 9)
+    assert lab.calibration.n == 1
+    assert lab.calibration.brier == pytest.approx(1 / 9)

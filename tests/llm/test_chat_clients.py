@@ -71,7 +71,9 @@ async def test_a_completion_returns_text_tokens_and_latency(server, provider):
     assert completion.text == "No, 221 is 13 times 17."
     # The fake counts words: 2 system + 3 user for OpenAI; Anthropic's system prompt travels apart.
     assert (completion.input_tokens, completion.output_tokens) == ({"openai": 5, "anthropic": 3}[provider], 6)
-    assert completion.latency_s > 0 and completion.provider == provider and not completion.cached
+    assert completion.latency_s > 0
+    assert completion.provider == provider
+    assert not completion.cached
     sent = server.state.requests[0]["body"]
     assert sent["max_tokens"] == 50
 
@@ -79,13 +81,17 @@ async def test_a_completion_returns_text_tokens_and_latency(server, provider):
 async def test_openai_receives_the_seed_temperature_and_the_system_message_in_line(server):
     await openai_client(server).complete(MESSAGES, seed=7, temperature=0.2)
     sent = server.state.requests[0]["body"]
-    assert sent["seed"] == 7 and sent["temperature"] == 0.2 and sent["messages"] == MESSAGES
+    assert sent["seed"] == 7
+    assert sent["temperature"] == 0.2
+    assert sent["messages"] == MESSAGES
 
 
 async def test_anthropic_receives_the_system_prompt_apart_from_the_turns(server):
     await anthropic_client(server).complete(MESSAGES)
     sent = server.state.requests[0]["body"]
-    assert sent["system"] == "Be brief." and sent["messages"] == MESSAGES[1:] and "temperature" not in sent
+    assert sent["system"] == "Be brief."
+    assert sent["messages"] == MESSAGES[1:]
+    assert "temperature" not in sent
 
 
 async def test_anthropic_sends_a_temperature_only_when_asked(server):
@@ -97,7 +103,8 @@ async def test_anthropic_sends_a_temperature_only_when_asked(server):
 async def test_streaming_yields_the_chunks_in_order_and_then_the_whole_completion(server, provider):
     stream = CLIENTS[provider](server).stream(MESSAGES)
     chunks = [chunk async for chunk in stream]
-    assert len(chunks) == 6 and chunks[0] == "No, "
+    assert len(chunks) == 6
+    assert chunks[0] == "No, "
     assert "".join(chunks) == stream.completion.text == "No, 221 is 13 times 17."
     assert stream.completion.output_tokens == 6
 
@@ -106,7 +113,8 @@ async def test_streaming_yields_the_chunks_in_order_and_then_the_whole_completio
 async def test_a_429_is_retried_and_then_succeeds(server, provider):
     server.fail_next(Fail(429, retry_after="0"))
     completion = await CLIENTS[provider](server).complete(MESSAGES)
-    assert completion.text.startswith("No") and server.request_count == 2
+    assert completion.text.startswith("No")
+    assert server.request_count == 2
 
 
 async def test_retry_after_is_honoured_instead_of_the_backoff(server):
@@ -123,8 +131,10 @@ async def test_a_500_repeated_past_the_last_retry_raises_a_typed_error(server, p
     with pytest.raises(ProviderUnavailable) as failure:
         await CLIENTS[provider](server).complete(MESSAGES)
     message = str(failure.value)
-    assert message.startswith(f"{provider}:") and "server error (HTTP 500)" in message
-    assert "gave up after 3 attempts" in message and server.request_count == 3
+    assert message.startswith(f"{provider}:")
+    assert "server error (HTTP 500)" in message
+    assert "gave up after 3 attempts" in message
+    assert server.request_count == 3
 
 
 async def test_a_timeout_is_retried_then_reported(server):
@@ -157,7 +167,9 @@ async def test_a_wrong_key_fails_once_naming_the_variable_and_never_showing_the_
     )
     with pytest.raises(AuthenticationFailed) as failure:
         await client.complete(MESSAGES)
-    assert variable in str(failure.value) and secret not in str(failure.value) and "HTTP 401" in str(failure.value)
+    assert variable in str(failure.value)
+    assert secret not in str(failure.value)
+    assert "HTTP 401" in str(failure.value)
     assert server.request_count == 1, "a rejected key is not retried"
 
 
@@ -196,7 +208,8 @@ async def test_a_cached_second_run_makes_zero_provider_requests(server, provider
     streamed = again.stream(MESSAGES)
     assert [chunk async for chunk in streamed] == [first[0].text]
     assert server.request_count == 2
-    assert [c.text for c in second] == [c.text for c in first] and all(c.cached for c in second)
+    assert [c.text for c in second] == [c.text for c in first]
+    assert all(c.cached for c in second)
     assert (meter.calls, meter.cached_calls) == (5, 3)
 
 
@@ -268,7 +281,8 @@ async def test_streamed_calls_read_to_the_end_so_the_next_call_reuses_the_connec
         for _ in range(3):
             stream = client.stream(MESSAGES)
             assert "".join([chunk async for chunk in stream]) == "No, 221 is 13 times 17."
-        assert fake.request_count == 3 and fake.state.connections_opened == 1
+        assert fake.request_count == 3
+        assert fake.state.connections_opened == 1
 
 
 @pytest.mark.parametrize("keep_alive", [True, False], ids=["chunked", "until-close"])
@@ -290,14 +304,16 @@ async def test_a_stream_cut_off_midway_fails_instead_of_passing_for_a_short_answ
         with pytest.raises(ProviderUnavailable, match="connection"):
             async for chunk in CLIENTS[provider](fake).stream(MESSAGES):
                 chunks.append(chunk)
-        assert chunks and fake.request_count == 1, "text already shown is never asked for again"
+        assert chunks, "text already shown is never asked for again"
+        assert fake.request_count == 1, "text already shown is never asked for again"
 
 
 @pytest.mark.parametrize("provider", sorted(CLIENTS))
 async def test_a_call_whose_connection_drops_before_any_answer_is_retried(server, provider):
     server.fail_next(Drop())
     completion = await CLIENTS[provider](server).complete(MESSAGES)
-    assert completion.text == "No, 221 is 13 times 17." and server.request_count == 2
+    assert completion.text == "No, 221 is 13 times 17."
+    assert server.request_count == 2
 
 
 async def test_a_scripted_drop_longer_than_the_answer_does_not_reach_the_next_call_on_the_connection():
@@ -308,7 +324,8 @@ async def test_a_scripted_drop_longer_than_the_answer_does_not_reach_the_next_ca
         fake.state.api_key = "rotated"  # the next call, on the same connection, gets a plain 401
         with pytest.raises(AuthenticationFailed):
             await client.complete(MESSAGES)
-        assert fake.request_count == 2 and fake.state.connections_opened == 1
+        assert fake.request_count == 2
+        assert fake.state.connections_opened == 1
 
 
 async def test_an_anthropic_compatible_server_is_named_in_the_spec_like_an_openai_compatible_one(server):
@@ -317,5 +334,6 @@ async def test_an_anthropic_compatible_server_is_named_in_the_spec_like_an_opena
         completion = await client.complete([{"role": "user", "content": "Hi"}])
     finally:
         await client.aclose()
-    assert completion.provider == "anthropic" and completion.text
+    assert completion.provider == "anthropic"
+    assert completion.text
     assert server.state.requests[-1]["path"].rstrip("/").endswith("/messages")

@@ -46,7 +46,8 @@ def test_the_completions_scorer_agrees_with_the_in_process_scorer(tiny_model, ti
     local = TransformersScorer(model=tiny_model, tokenizer=tiny_tokenizer).score([*REQUESTS, REQUESTS[0]])
     assert remote == pytest.approx(local, abs=1e-4)
     assert len(sent) == 3, "a repeated request is sent once"
-    assert sent[0]["body"]["echo"] is True and sent[0]["body"]["add_special_tokens"] is False
+    assert sent[0]["body"]["echo"] is True
+    assert sent[0]["body"]["add_special_tokens"] is False
 
 
 def test_server_errors_are_retried_then_reported(tiny_model, tiny_tokenizer):

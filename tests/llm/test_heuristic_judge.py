@@ -43,7 +43,8 @@ async def test_it_says_what_it_is_and_is_deterministic():
     judge = get_chat_client("heuristic")
     first = await judge.complete(pair_prompt(RIGHT, WRONG_BUT_LONG, REFERENCE))
     second = await judge.complete(pair_prompt(RIGHT, WRONG_BUT_LONG, REFERENCE))
-    assert first.text == second.text and "not a language model" in first.text
+    assert first.text == second.text
+    assert "not a language model" in first.text
 
 
 async def test_variants_with_other_weightings_can_disagree():
@@ -61,7 +62,8 @@ async def test_an_agent_with_a_small_margin_moves_to_the_majority_of_the_others(
     alone = verdict((await judge.complete(pair_prompt(close_a, close_b))).text)
     other = "2" if alone != "2" else "1"
     swayed = await judge.complete(pair_prompt(close_a, close_b, others=(f"Agent A.\n{other}", f"Agent B.\n{other}")))
-    assert verdict(swayed.text) == other and "I agree" in swayed.text
+    assert verdict(swayed.text) == other
+    assert "I agree" in swayed.text
 
 
 async def test_an_agent_with_a_large_margin_keeps_its_verdict():
@@ -109,7 +111,8 @@ def test_it_answers_a_dhp_geval_prompt_with_a_score_alone_and_scores_a_typo_ridd
     ]
     assert all("\n" not in answer for answer in answers), "the score only, as the prompt asks"
     scores = [parse_likert_score(answer) for answer in answers]
-    assert None not in scores and scores[0] > scores[1]
+    assert None not in scores
+    assert scores[0] > scores[1]
 
 
 def test_it_answers_a_yescieval_rubric_prompt_with_json_and_an_integer_rating():
@@ -126,7 +129,8 @@ def test_it_answers_a_yescieval_rubric_prompt_with_json_and_an_integer_rating():
         )
     ).text
     rating = parse_rubric_json(answer)
-    assert rating is not None and rating.rating in range(1, 6)
+    assert rating is not None
+    assert rating.rating in range(1, 6)
     assert "not a language model" in json.loads(answer)["rationale"]
 
 

@@ -81,5 +81,7 @@ def test_importing_the_layer_loads_no_sdk_and_no_torch():
 def test_credentials_are_redacted_from_error_texts():
     text = "Incorrect API key provided: sk-proj-abcdef123456. Header Bearer abc.def.ghi123 api_key=zzzzzzzzzz9"
     cleaned = redact(text)
-    assert "abcdef123456" not in cleaned and "abc.def.ghi123" not in cleaned and "zzzzzzzzzz9" not in cleaned
+    assert "abcdef123456" not in cleaned
+    assert "abc.def.ghi123" not in cleaned
+    assert "zzzzzzzzzz9" not in cleaned
     assert cleaned.count("***") == 3

@@ -17,8 +17,10 @@ def client(tiny_model, tiny_tokenizer):
 async def test_greedy_generation_is_deterministic_and_counts_its_tokens(client, tiny_tokenizer):
     first = await client.complete(MESSAGES, max_tokens=12)
     second = await client.complete(MESSAGES, max_tokens=12)
-    assert first.text == second.text and first.text
-    assert 1 <= first.output_tokens <= 12 and first.finish_reason in {"stop", "length"}
+    assert first.text == second.text
+    assert first.text
+    assert 1 <= first.output_tokens <= 12
+    assert first.finish_reason in {"stop", "length"}
     prompt = tiny_tokenizer.apply_chat_template(MESSAGES, add_generation_prompt=True, tokenize=True, return_dict=False)
     assert first.input_tokens == len(prompt)
 

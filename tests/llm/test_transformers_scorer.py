@@ -82,7 +82,8 @@ def test_a_papers_abstract_runs_once_for_all_its_candidates(tiny_model, tiny_tok
     prefixes = {e.prefix_ids for e in encoded}
     trunk = len(os.path.commonprefix([list(p) for p in prefixes]))
     shared = tiny_tokenizer.decode(next(iter(prefixes))[:trunk])
-    assert shared.startswith("<s><|system|>") and shared.endswith("first reviewer: "), "the trunk ends where x begins"
+    assert shared.startswith("<s><|system|>"), "the trunk ends where x begins"
+    assert shared.endswith("first reviewer: "), "the trunk ends where x begins"
     branches = sum(len(p) - trunk for p in prefixes)
     # The shared part once, each prefix's own part once, each answer once.
     assert scorer.computed_tokens == trunk + branches + sum(len(e.target_ids) - 1 for e in encoded)
@@ -133,7 +134,8 @@ def test_scores_are_deterministic_and_keep_the_request_order(tiny_model, tiny_to
 def test_the_scored_tokens_are_the_answer_and_the_end_of_turn_token(tiny_tokenizer):
     encoded = encode_request(tiny_tokenizer, prefix("Abstract: attention."), "The reviewer appreciates it.")
     end = tiny_tokenizer.convert_tokens_to_ids("<|end|>")
-    assert encoded.target_ids[-1] == end and end not in encoded.target_ids[:-1]
+    assert encoded.target_ids[-1] == end
+    assert end not in encoded.target_ids[:-1]
     assert tiny_tokenizer.decode(encoded.target_ids[:-1]) == "The reviewer appreciates it."
     assert tiny_tokenizer.decode(encoded.prefix_ids).endswith("<|assistant|>\n")
     full = tiny_tokenizer.apply_chat_template(
@@ -162,7 +164,8 @@ def test_a_token_straddling_the_prefix_and_answer_belongs_to_the_answer():
     encoded = encode_request(tokenizer, [{"role": "user", "content": "The answ"}], "er is yes")
     assert list(encoded.prefix_ids + encoded.target_ids[:-1]) == full_ids
     assert tokenizer.decode(encoded.target_ids[:1]) == " answer", "the straddling token is scored with the answer"
-    assert encoded.end_token_appended and encoded.target_ids[-1] == tokenizer.eos_token_id
+    assert encoded.end_token_appended
+    assert encoded.target_ids[-1] == tokenizer.eos_token_id
 
 
 def test_a_tokenizer_without_a_chat_template_is_refused_clearly(tiny_tokenizer):
@@ -200,5 +203,7 @@ def test_an_out_of_memory_batch_is_split_and_still_scores_everything(tiny_model,
     monkeypatch.setattr(scorer, "_run", flaky_run)
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
     scores = scorer.score(requests)
-    assert calls[0] == len(requests) and len(calls) >= 3 and scorer.max_batch_tokens == 50_000
+    assert calls[0] == len(requests)
+    assert len(calls) >= 3
+    assert scorer.max_batch_tokens == 50_000
     assert scores == pytest.approx(score_one_at_a_time(tiny_model, tiny_tokenizer, requests), abs=1e-4)

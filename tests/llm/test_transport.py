@@ -16,7 +16,8 @@ from evalhub.llm.providers.transport import HTTP_CLIENT_VARIABLE, async_http_cli
 async def test_the_sdks_get_their_aiohttp_client_by_default_and_their_own_on_request(sdk, monkeypatch):
     monkeypatch.delenv(HTTP_CLIENT_VARIABLE, raising=False)
     client = async_http_client(sdk, 12.0)
-    assert isinstance(client, sdk.DefaultAioHttpClient) and client.timeout.read == 12.0
+    assert isinstance(client, sdk.DefaultAioHttpClient)
+    assert client.timeout.read == 12.0
     await client.aclose()
     monkeypatch.setenv(HTTP_CLIENT_VARIABLE, "HTTPX")
     assert async_http_client(sdk, 12.0) is None

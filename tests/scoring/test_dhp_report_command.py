@@ -18,7 +18,8 @@ def test_it_writes_the_documented_json(tmp_path):
     call_command("dhp_report", "--scores", str(scores), "--out", str(out))
     report = json.loads(out.read_text())
     typos = report["judges"]["gpt"]["perturbations"]["typos"]
-    assert set(typos) == {"level", "p_by_metric", "p", "p_ew", "D", "D_ew"} and typos["level"] == "C"
+    assert set(typos) == {"level", "p_by_metric", "p", "p_ew", "D", "D_ew"}
+    assert typos["level"] == "C"
     assert set(report["judges"]["gpt"]["summary"]) == {"D_avg", "D_min", "D_avg_ew", "D_min_ew"}
 
 

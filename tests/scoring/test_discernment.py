@@ -81,12 +81,14 @@ def test_a_dhp_run_scores_everything_and_reports_discernment_as_scipy_computes_i
     run = dhp_run(summaries, [spec(server, "perfect"), spec(server, "coin")])
     assert run_all(run) == ["recorded"] * 3
     run.job.refresh_from_db()
-    assert run.job.status == JobStatus.SUCCEEDED and run.job.progress_done == 12
+    assert run.job.status == JobStatus.SUCCEEDED
+    assert run.job.progress_done == 12
     # 2 judges × (12 originals + 24 perturbed) × 2 metrics × 2 repeats
     assert JudgeScore.objects.filter(run=run).count() == 2 * 36 * 2 * 2
     report = run.job.result["dhp"]["judges"]
     perfect, coin = report[spec(server, "perfect")], report[spec(server, "coin")]
-    assert perfect["summary"]["D_min"] > 1 and coin["summary"]["D_avg"] < perfect["summary"]["D_min"]
+    assert perfect["summary"]["D_min"] > 1
+    assert coin["summary"]["D_avg"] < perfect["summary"]["D_min"]
 
     # Independently: means over repeats from the stored rows, then scipy's one-sided Wilcoxon.
     rows = [r for r in score_rows(run) if r["judge"] == spec(server, "coin") and r["metric"] == "fluency"]
@@ -100,7 +102,8 @@ def test_a_dhp_run_scores_everything_and_reports_discernment_as_scipy_computes_i
     )
     entry = coin["perturbations"]["random_deletions (minor)"]
     assert entry["p_by_metric"]["fluency"] == pytest.approx(expected)
-    assert entry["level"] == "C" and coin["perturbations"]["reordering (major)"]["level"] == "S"
+    assert entry["level"] == "C"
+    assert coin["perturbations"]["reordering (major)"]["level"] == "S"
     assert perfect["perturbations"]["reordering (major)"]["D"] == pytest.approx(
         discernment(perfect["perturbations"]["reordering (major)"]["p"])
     )
@@ -146,7 +149,8 @@ def test_an_llm_perturbation_uses_the_perturbation_llm_and_a_failure_is_reported
     )
     run_all(run)
     made = Response.objects.filter(perturbation="fictional_named_entities")
-    assert made.count() == 11 and all("Zyntara" in r.text for r in made)
+    assert made.count() == 11
+    assert all("Zyntara" in r.text for r in made)
     issue = RowIssue.objects.get(job=run.job, stage="perturbation")
     assert "unchanged" in issue.message
 
@@ -162,7 +166,8 @@ def test_expert_weights_change_the_weighted_discernment_only(summaries, server):
     weighted.job.refresh_from_db()
     a = plain.job.result["dhp"]["judges"][spec(server, "coin")]["perturbations"]["random_deletions (minor)"]
     b = weighted.job.result["dhp"]["judges"][spec(server, "coin")]["perturbations"]["random_deletions (minor)"]
-    assert a["p"] == b["p"] and a["p_by_metric"] == b["p_by_metric"]
+    assert a["p"] == b["p"]
+    assert a["p_by_metric"] == b["p_by_metric"]
     p = b["p_by_metric"]
     assert b["p_ew"] == pytest.approx(1 / (0.9 / p["coherence"] + 0.1 / p["fluency"]))
     assert weighted.job.result["weights_source"] == "survey v1"
@@ -193,8 +198,10 @@ def test_a_yescieval_run_reports_optimism_per_rubric(summaries, server):
     assert not JudgeScore.objects.filter(run=run, response__perturbation="readability_extreme", metric="cohesion")
     optimism = run.job.result["optimism"]
     strict, optimist = optimism[spec(server, "strict")], optimism[spec(server, "optimist")]
-    assert strict["cohesion"]["extreme"]["drop"] == 4 and strict["cohesion"]["extreme"]["optimistic_share"] == 0
-    assert optimist["readability"]["extreme"]["retention"] == 1 and optimist["cohesion"]["subtle"]["p"] == 1
+    assert strict["cohesion"]["extreme"]["drop"] == 4
+    assert strict["cohesion"]["extreme"]["optimistic_share"] == 0
+    assert optimist["readability"]["extreme"]["retention"] == 1
+    assert optimist["cohesion"]["subtle"]["p"] == 1
     assert strict["all"]["extreme"]["n"] == 24
     assert JudgeScore.objects.filter(run=run, judge=spec(server, "optimist"), rationale="Looks great!").exists()
 
@@ -209,9 +216,11 @@ def test_probability_mode_reads_the_digit_distribution_of_a_local_judge(summarie
     )
     run_all(run)
     scores = JudgeScore.objects.filter(run=run)
-    assert scores.count() == 24 and {s.repeat for s in scores} == {0}
+    assert scores.count() == 24
+    assert {s.repeat for s in scores} == {0}
     for score in scores:
-        assert 1 <= score.score <= 5 and 0 < score.digit_mass <= 1
+        assert 1 <= score.score <= 5
+        assert 0 < score.digit_mass <= 1
         probabilities = json.loads(score.raw.replace("'", '"'))
         expected = sum(int(k) * v for k, v in probabilities.items()) / sum(probabilities.values())
         assert score.score == pytest.approx(expected, rel=1e-4)

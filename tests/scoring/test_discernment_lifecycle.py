@@ -46,7 +46,8 @@ def test_a_judge_that_failed_every_call_fails_the_run_naming_it_with_its_first_e
     # Its own card on the results page says so, beside the working judge's table.
     page = login(viewer).get(f"/scoring/discernment/{run.job_id}/results/").content.decode()
     failed_card = page.split(f"<h2>{down}", 1)[1].split("</div>", 1)[0]
-    assert '<span class="badge failed">Failed</span>' in failed_card and "401" in failed_card
+    assert '<span class="badge failed">Failed</span>' in failed_card
+    assert "401" in failed_card
 
 
 def test_a_judge_whose_every_answer_is_unreadable_fails_the_run_naming_it(summaries, server):
@@ -90,7 +91,8 @@ def test_cancel_mid_chunk_stops_between_calls_keeps_the_finished_chunk_and_write
     job = Job.objects.get(pk=run.job_id)
     assert outcome == "cancel"
     assert job.status == JobStatus.CANCELLED
-    assert job.message.startswith("Cancelled: ") and "are kept" in job.message
+    assert job.message.startswith("Cancelled: ")
+    assert "are kept" in job.message
     assert JudgeScore.objects.filter(run=run).count() == kept, "the stopped chunk wrote nothing"
     planned_second = 6 * 3 * 2 * 3  # responses × (original + 2 copies) × metrics × repeats
     assert server.request_count - sent_before < planned_second / 2, "no call started long after the cancel"
@@ -108,8 +110,10 @@ def test_a_paused_run_resumes_to_the_same_scores_as_an_uninterrupted_run(summari
     statuses = run_all(paused)
     pauser.join()
     job = Job.objects.get(pk=paused.job_id)
-    assert statuses[0] == "pause" and job.status == JobStatus.PAUSED
-    assert job.can_resume and not job.can_stop
+    assert statuses[0] == "pause"
+    assert job.status == JobStatus.PAUSED
+    assert job.can_resume
+    assert not job.can_stop
 
     do_resume_job(job)  # tasks run eagerly in tests: the rest runs now
     job.refresh_from_db()
@@ -169,5 +173,7 @@ def test_the_job_counts_every_call_of_the_run_judges_and_perturbation_llm_alike(
     sent = server.request_count - before
     assert usage.calls - usage.cached_calls == sent, "every call that reached the provider is counted once"
     rewrites = sum(1 for r in server.state.requests[before:] if renamer in str(r["body"].get("model")))
-    assert rewrites == 12 and sent > rewrites, "the perturbation LLM's calls and the judge's"
-    assert usage.input_tokens > 0 and usage.output_tokens > 0
+    assert rewrites == 12, "the perturbation LLM's calls and the judge's"
+    assert sent > rewrites, "the perturbation LLM's calls and the judge's"
+    assert usage.input_tokens > 0
+    assert usage.output_tokens > 0

@@ -66,7 +66,8 @@ def test_an_admin_starts_a_judge_run_from_the_form(
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(reverse("discernment_create"), form(summaries, server))
     run = DiscernmentRun.objects.get()
-    assert response.status_code == 302 and response["Location"] == run.job.get_absolute_url()
+    assert response.status_code == 302
+    assert response["Location"] == run.job.get_absolute_url()
     assert run.metrics == ["coherence", "consistency", "fluency", "relevance"], "empty means all of the task's"
     assert sent == ["default"] * run.job.chunks.count(), "API judges run on the default queue"
 
@@ -82,7 +83,8 @@ def test_the_form_names_every_problem_and_creates_nothing(client, login, admin_u
     response = client.post(
         reverse("discernment_create"), form(summaries, server, perturbations=["grammatical_errors:minor"])
     )
-    assert response.status_code == 400 and "name the perturbation LLM" in response.content.decode()
+    assert response.status_code == 400
+    assert "name the perturbation LLM" in response.content.decode()
     assert not DiscernmentRun.objects.exists()
 
 
@@ -97,7 +99,8 @@ def test_the_results_page_shows_discernment_per_judge_and_marks_what_it_noticed(
     page = client.get(finished.job.get_absolute_url()).content.decode()
     assert reverse("discernment_results", args=[finished.job_id]) in page
     results = client.get(reverse("discernment_results", args=[finished.job_id])).content.decode()
-    assert "random_deletions (minor)" in results and "reordering (major)" in results
+    assert "random_deletions (minor)" in results
+    assert "reordering (major)" in results
     assert "✓ discerns every perturbation" in results, "the perfect judge"
     assert results.count("<svg") == 2
 
@@ -131,9 +134,11 @@ def test_judge_run_runs_in_process_and_prints_discernment(summaries, server, tmp
         stdout=out,
     )
     text = out.getvalue()
-    assert "reordering (major)" in text and "D_min 2.78" in text
+    assert "reordering (major)" in text
+    assert "D_min 2.78" in text
     run = DiscernmentRun.objects.get()
-    assert run.weights_source == str(weights) and run.job.status == "succeeded"
+    assert run.weights_source == str(weights)
+    assert run.job.status == "succeeded"
     with pytest.raises(CommandError, match="unknown models: nobody"):
         call_command("judge_run", "--benchmark=summ", "--targets=nobody", "--perturbations=x:y", "--judge=heuristic")
     with pytest.raises(CommandError, match="name:severity"):

@@ -50,7 +50,8 @@ def test_a_run_scores_every_pair_once_and_finishes_with_the_gre_bench_table(revi
     job = run.job
     # 3 full prompts: model × 3 humans + each human × 2 others = 9; the lonely prompt: model × 1 human.
     assert GemPairScore.objects.filter(run=run).count() == 3 * 9 + 1 == run.pairs_done
-    assert job.status == JobStatus.SUCCEEDED and job.progress_done == job.progress_total
+    assert job.status == JobStatus.SUCCEEDED
+    assert job.progress_done == job.progress_total
     assert not GemPairScore.objects.filter(run=run, candidate=F("reference")).exists()
 
     # The table, recomputed by hand from the stored pair rows.
@@ -64,9 +65,11 @@ def test_a_run_scores_every_pair_once_and_finishes_with_the_gre_bench_table(revi
     se = statistics.stdev(model_scores) / math.sqrt(len(model_scores))
     assert row["mean"] == pytest.approx(statistics.fmean(model_scores))
     assert (row["low"], row["high"]) == pytest.approx((row["mean"] - 1.645 * se, row["mean"] + 1.645 * se))
-    assert row["n"] == 4 and not row["baseline"]
+    assert row["n"] == 4
+    assert not row["baseline"]
     humans = [e for e in job.result["table"]["gem-raw"] if e["model"].startswith("human") and not e.get("pooled")]
-    assert len(humans) == 3 and all(e["baseline"] for e in humans)
+    assert len(humans) == 3
+    assert all(e["baseline"] for e in humans)
     # The paper's one "average human" row: every reviewer's responses pooled, with their 90% interval.
     [pooled] = [e for e in job.result["table"]["gem-raw"] if e.get("pooled")]
     human_scores = [
@@ -75,9 +78,11 @@ def test_a_run_scores_every_pair_once_and_finishes_with_the_gre_bench_table(revi
         if r.pk in per_response
     ]
     pooled_se = statistics.stdev(human_scores) / math.sqrt(len(human_scores))
-    assert pooled["mean"] == pytest.approx(statistics.fmean(human_scores)) and pooled["n"] == len(human_scores)
+    assert pooled["mean"] == pytest.approx(statistics.fmean(human_scores))
+    assert pooled["n"] == len(human_scores)
     assert pooled["low"] == pytest.approx(pooled["mean"] - 1.645 * pooled_se)
-    assert job.result["setup"]["evaluation_lm"] == eval_lm and job.result["setup"]["prompt_version"]
+    assert job.result["setup"]["evaluation_lm"] == eval_lm
+    assert job.result["setup"]["prompt_version"]
 
 
 def test_a_prompt_with_fewer_than_two_responses_is_reported_not_failed(reviews, eval_lm):
@@ -100,7 +105,8 @@ def test_a_retried_or_killed_chunk_never_writes_a_row_twice(reviews, eval_lm):
     assert gem_runner.run_gem_chunk(chunk.pk) == "done"
     assert do_record_chunk(chunk, lost) is False
     assert GemPairScore.objects.filter(run=run).count() == written > 0
-    assert gem_chunk_task.acks_late and gem_chunk_task.reject_on_worker_lost
+    assert gem_chunk_task.acks_late
+    assert gem_chunk_task.reject_on_worker_lost
 
 
 def test_a_failed_chunk_fails_the_job_with_its_cause_and_resume_finishes_the_rest(
@@ -115,7 +121,8 @@ def test_a_failed_chunk_fails_the_job_with_its_cause_and_resume_finishes_the_res
     with pytest.raises(RuntimeError):
         gem_runner.run_gem_chunk(second.pk)
     run.job.refresh_from_db()
-    assert run.job.status == JobStatus.FAILED and "GPU fell off" in run.job.error
+    assert run.job.status == JobStatus.FAILED
+    assert "GPU fell off" in run.job.error
 
     monkeypatch.setattr(gem_runner, "run_chunk_work", real)
     with django_capture_on_commit_callbacks(execute=True):  # tasks run eagerly in tests
@@ -188,7 +195,8 @@ def test_a_context_too_long_cuts_the_candidate_and_flags_the_row(
     monkeypatch.setattr(gem_runner, "scorer_for", lambda _run: short)
     run_all(run)
     cut = GemPairScore.objects.filter(run=run, truncated=True)
-    assert cut.exists() and set(cut.values_list("candidate__prompt", flat=True)) == {prompt.pk}
+    assert cut.exists()
+    assert set(cut.values_list("candidate__prompt", flat=True)) == {prompt.pk}
     assert not GemPairScore.objects.filter(run=run, truncated=False, candidate__text=long_text).exists()
 
 
@@ -215,7 +223,8 @@ def test_preprocessing_is_stored_once_and_a_failed_row_is_reported(reviews, eval
     distinct_texts = Response.objects.filter(prompt__benchmark=reviews["benchmark"]).values("text").distinct().count()
     assert DerivedText.objects.filter(purpose="gem:c1").count() == distinct_texts - 1
     issue = RowIssue.objects.get(job=run.job, stage="preprocess")
-    assert issue.response_id == broken.pk and "empty answer" in issue.message
+    assert issue.response_id == broken.pk
+    assert "empty answer" in issue.message
     assert not GemPairScore.objects.filter(run=run, candidate=broken).exists()
     assert not GemPairScore.objects.filter(run=run, reference=broken).exists()
     assert GemPairScore.objects.filter(run=run).count() > 0
@@ -250,7 +259,9 @@ def test_validation_strategies_score_derived_copies_and_report_the_smd(reviews, 
     scored = [d for d in derived if GemPairScore.objects.filter(run=run, candidate=d).exists()]
     expected = mean_difference([score(d.parent_id) for d in scored], [score(d.pk) for d in scored], seed=run.seed)
     cell = run.job.result["validation"]["sentence_deletion"]["by_metric"]["gem-raw"]
-    assert cell["d"] == pytest.approx(expected.d) and cell["p"] == pytest.approx(expected.p) and cell["n"] == 4
+    assert cell["d"] == pytest.approx(expected.d)
+    assert cell["p"] == pytest.approx(expected.p)
+    assert cell["n"] == 4
     assert run.job.result["validation"]["random_replacement"]["kind"] == "degradation"
     # The ROUGE-L baseline over the same pairs, recomputed independently of the summary code.
     rouge = run.job.result["validation"]["sentence_deletion"]["by_metric"]["rouge-l"]
@@ -262,7 +273,8 @@ def test_validation_strategies_score_derived_copies_and_report_the_smd(reviews, 
         )
 
     expected = mean_difference([rouge_score(d.parent_id) for d in scored], [rouge_score(d.pk) for d in scored], seed=0)
-    assert rouge["d"] == pytest.approx(expected.d) and rouge["n"] == 4
+    assert rouge["d"] == pytest.approx(expected.d)
+    assert rouge["n"] == 4
 
 
 def test_an_llm_strategy_without_a_validation_lm_is_refused_up_front(reviews, eval_lm):
@@ -301,7 +313,9 @@ def test_the_lm_examiner_baseline_joins_the_validation_table(reviews, eval_lm, m
     paired = [(scores[d.parent_id], scores[d.pk]) for d in derived if d.pk in scores]
     expected = mean_difference([b for b, _ in paired], [a for _, a in paired], seed=0)
     cell = run.job.result["validation"]["sentence_deletion"]["by_metric"]["lm-examiner"]
-    assert cell["d"] == pytest.approx(expected.d) and cell["d"] < 0 and cell["n"] == len(paired) == 3
+    assert cell["d"] == pytest.approx(expected.d)
+    assert cell["d"] < 0
+    assert cell["n"] == len(paired) == 3
     assert RowIssue.objects.filter(job=run.job, message__startswith="LMExaminer: no <overall_score>").count() == 1
     assert {"key": "lm-examiner", "label": "LMExaminer"} in run.job.result["validation_metrics"]
 
@@ -331,7 +345,8 @@ def test_gem_without_a_preprocessing_lm_or_imported_texts_is_refused_before_anyt
         make_run(reviews, eval_lm, variants=["gem-raw", "gem"])
     with pytest.raises(ValueError, match="GEM-S \\(ASSW\\) needs a preprocessing LM"):
         make_run(reviews, eval_lm, variants=["gem-s-assw"])
-    assert not GemRun.objects.exists() and not Job.objects.exists()
+    assert not GemRun.objects.exists()
+    assert not Job.objects.exists()
 
 
 def test_gem_on_imported_preprocessed_texts_needs_no_preprocessing_lm(reviews, eval_lm):

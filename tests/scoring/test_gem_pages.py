@@ -36,7 +36,8 @@ def test_an_admin_starts_a_gem_run_from_the_form_and_lands_on_its_job(
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(reverse("gem_create"), form_data(reviews, eval_lm))
     run = GemRun.objects.get()
-    assert response.status_code == 302 and response["Location"] == run.job.get_absolute_url()
+    assert response.status_code == 302
+    assert response["Location"] == run.job.get_absolute_url()
     assert sent == ["gpu"] * run.chunks.count()
     assert client.get(run.job.get_absolute_url()).status_code == 200
 
@@ -65,12 +66,17 @@ def test_only_admins_start_gem_runs(client, login, persona, request, reviews, ev
 def test_the_results_show_the_table_the_chart_validation_and_reported_rows(client, login, viewer, finished_run):
     login(viewer)
     page = client.get(reverse("gem_results", args=[finished_run.job_id])).content.decode()
-    assert "GRE-bench: GEM-raw" in page and "Model A" in page and "human baseline" in page
-    assert page.count("<circle") == 1 and page.count('class="marker baseline"') == 4, "one marker per row"
+    assert "GRE-bench: GEM-raw" in page
+    assert "Model A" in page
+    assert "human baseline" in page
+    assert page.count("<circle") == 1, "one marker per row"
+    assert page.count('class="marker baseline"') == 4, "one marker per row"
     assert "Average human (pooled over reviewers)" in page
-    assert "Sentence deletion" in page and "SMD" in page
+    assert "Sentence deletion" in page
+    assert "SMD" in page
     assert "Fewer than two responses" in page
-    assert "Per-response scores (" in page and "sentence_deletion" in page
+    assert "Per-response scores (" in page
+    assert "sentence_deletion" in page
     assert finished_run.evaluation_lm in page
 
 
@@ -83,12 +89,14 @@ def test_exports_carry_the_same_numbers_as_the_table(client, login, viewer, fini
     body = client.get(reverse("gem_export", args=[finished_run.job_id, "responses", "csv"])).content.decode()
     rows = list(csv.DictReader(io.StringIO(body)))
     scored = GemPairScore.objects.filter(run=finished_run).values("candidate").distinct().count()
-    assert len(rows) == scored and {"strategy", "truncated", "score", "references"} <= set(rows[0])
+    assert len(rows) == scored
+    assert {"strategy", "truncated", "score", "references"} <= set(rows[0])
 
 
 def test_anonymous_visitors_see_no_results(client, finished_run):
     response = client.get(reverse("gem_export", args=[finished_run.job_id, "table", "json"]))
-    assert response.status_code == 302 and "/login" in response["Location"]
+    assert response.status_code == 302
+    assert "/login" in response["Location"]
 
 
 def test_gem_score_runs_in_process_and_prints_the_table(reviews, eval_lm):
@@ -103,9 +111,12 @@ def test_gem_score_runs_in_process_and_prints_the_table(reviews, eval_lm):
         stdout=out,
     )
     text = out.getvalue()
-    assert "GEM-raw" in text and "Model A" in text and "(human baseline)" in text
+    assert "GEM-raw" in text
+    assert "Model A" in text
+    assert "(human baseline)" in text
     run = GemRun.objects.get()
-    assert run.job.status == "succeeded" and GemPairScore.objects.filter(run=run).count() == run.pairs_done > 0
+    assert run.job.status == "succeeded"
+    assert GemPairScore.objects.filter(run=run).count() == run.pairs_done > 0
 
 
 def test_gem_score_names_unknown_models(reviews, eval_lm):
@@ -157,7 +168,8 @@ def test_an_admin_resumes_a_failed_job_and_only_its_unfinished_chunks_are_sent(
     with django_capture_on_commit_callbacks(execute=True):
         assert client.post(url).status_code == 302
     finished_run.job.refresh_from_db()
-    assert finished_run.job.status == "queued" and sent == [[chunk.pk]]
+    assert finished_run.job.status == "queued"
+    assert sent == [[chunk.pk]]
 
 
 def test_an_unknown_export_is_not_found(client, login, viewer, finished_run):

@@ -39,7 +39,8 @@ def test_an_offline_dhp_run_with_heuristic_judges_gives_a_d_table(demo, django_c
     judges = job.result["dhp"]["judges"]
     assert set(judges) == {"heuristic", "heuristic:detail"}
     typos = judges["heuristic"]["perturbations"]["random_typos (major)"]
-    assert typos["level"] == "C" and 0 < typos["p"] < 1
+    assert typos["level"] == "C"
+    assert 0 < typos["p"] < 1
     assert typos["D"] > 1, "typos lower the heuristic's score on nearly every demo answer"
     assert {"D_avg", "D_min", "D_avg_ew", "D_min_ew"} <= set(judges["heuristic"]["summary"])
 
@@ -64,7 +65,8 @@ def test_an_offline_yescieval_run_with_a_heuristic_judge_gives_the_optimism_tabl
     relevancy = job.result["optimism"]["heuristic"]["relevancy"]
     assert set(relevancy) == {"subtle", "extreme"}
     extreme = relevancy["extreme"]
-    assert extreme["n"] == 12 and extreme["mean_adversarial"] <= extreme["mean_benign"]
+    assert extreme["n"] == 12
+    assert extreme["mean_adversarial"] <= extreme["mean_benign"]
 
 
 def test_reported_rows_are_grouped_by_cause_with_counts_and_examples(demo):

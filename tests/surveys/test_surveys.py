@@ -40,11 +40,14 @@ def test_a_link_alone_lets_an_expert_answer_every_step_and_submit(version):
     client = Client()
     assert "Instructions" in client.get(link(invitation)).content.decode()
     first = client.get(f"{link(invitation)}?step=1").content.decode()
-    assert "Quality issue 1 of 5" in first and "Accuracy" in first and "Fluency" in first
+    assert "Quality issue 1 of 5" in first
+    assert "Accuracy" in first
+    assert "Fluency" in first
     answer_all(client, invitation)
     assert client.post(link(invitation), {"action": "submit"}).status_code == 302
     invitation.refresh_from_db()
-    assert invitation.completed_at is not None and invitation.answers.count() == 5
+    assert invitation.completed_at is not None
+    assert invitation.answers.count() == 5
 
 
 def test_closing_the_tab_and_coming_back_resumes_at_the_first_unanswered_step(version):
@@ -62,7 +65,8 @@ def test_the_progress_bar_counts_the_answers_given_not_the_steps_there_are(versi
     for step in (1, 2):
         client.post(link(invitation), {"step": step, "metric": "fluency", "go": "next"})
     body = client.get(f"{link(invitation)}?step=4").content.decode()
-    assert '<progress max="5" value="2">2 of 5 answered</progress>' in body and "Quality issue 4 of 5" in body
+    assert '<progress max="5" value="2">2 of 5 answered</progress>' in body
+    assert "Quality issue 4 of 5" in body
 
 
 def test_back_keeps_the_answer_and_shows_it_chosen(version):
@@ -81,7 +85,8 @@ def test_back_keeps_the_answer_and_shows_it_chosen(version):
 def test_tampered_values_are_refused_and_nothing_is_stored(version, form, status):
     invitation = do_invite(version)
     response = Client().post(link(invitation), {**form, "go": "next"})
-    assert response.status_code == status and not SurveyAnswer.objects.exists()
+    assert response.status_code == status
+    assert not SurveyAnswer.objects.exists()
 
 
 def test_another_issue_id_cannot_be_slipped_in(version):
@@ -99,7 +104,8 @@ def test_submitting_twice_duplicates_nothing_and_shows_the_answers(version):
     client.post(link(invitation), {"action": "submit"})
     client.post(link(invitation), {"action": "submit"})
     client.post(link(invitation), {"step": 1, "metric": "fluency", "go": "next"})  # too late to change
-    assert SurveyAnswer.objects.count() == 5 and SurveyAnswer.objects.filter(metric="fluency").count() == 0
+    assert SurveyAnswer.objects.count() == 5
+    assert SurveyAnswer.objects.filter(metric="fluency").count() == 0
     assert "your answers are in" in client.get(link(invitation)).content.decode()
     assert do_submit(invitation) is False
 
@@ -116,12 +122,15 @@ def test_revoked_and_expired_links_show_a_clear_page_and_no_data(version, change
     Invitation.objects.filter(pk=invitation.pk).update(**change)
     response = Client().get(link(invitation))
     body = response.content.decode()
-    assert response.status_code == status and text in body and "Accuracy" not in body
+    assert response.status_code == status
+    assert text in body
+    assert "Accuracy" not in body
 
 
 def test_an_unknown_link_is_a_404_that_reveals_nothing():
     response = Client().get("/surveys/not-a-real-token/")
-    assert response.status_code == 404 and "not valid" in response.content.decode()
+    assert response.status_code == 404
+    assert "not valid" in response.content.decode()
 
 
 def test_editing_a_published_version_creates_the_next_one_and_answers_stay_with_theirs(version):
@@ -133,7 +142,8 @@ def test_editing_a_published_version_creates_the_next_one_and_answers_stay_with_
     assert (new.number, new.published, SurveyVersion.objects.count()) == (2, False, 2)
     assert do_edit(version.survey, "Newer text", metrics, version.issues).pk == new.pk, "a draft is edited in place"
     version.refresh_from_db()
-    assert version.metric_keys() == ["accuracy", "fluency"] and invitation.answers.count() == 5
+    assert version.metric_keys() == ["accuracy", "fluency"]
+    assert invitation.answers.count() == 5
     with pytest.raises(ValueError, match="publish"):
         do_invite(new)
     do_publish(new)
@@ -165,14 +175,17 @@ def test_the_weights_export_is_a_valid_weights_document(login, admin_user, versi
     do_submit(invitation)
     body = login(admin_user).get(f"/surveys/manage/{version.survey.slug}/v1/weights.json").content
     weights = check_weights(json.loads(body))
-    assert set(weights) == set(version.issue_keys()) and weights["random_typos"] == {"accuracy": 1.0, "fluency": 0.0}
+    assert set(weights) == set(version.issue_keys())
+    assert weights["random_typos"] == {"accuracy": 1.0, "fluency": 0.0}
     csv_body = login(admin_user).get(f"/surveys/manage/{version.survey.slug}/v1/answers.csv").content.decode()
-    assert csv_body.count("\n") == 6 and "random_typos,accuracy" in csv_body
+    assert csv_body.count("\n") == 6
+    assert "random_typos,accuracy" in csv_body
 
 
 def test_uniform_weights_are_said_when_nobody_answered(login, admin_user, version):
     body = login(admin_user).get(f"/surveys/manage/{version.survey.slug}/v1/").content.decode()
-    assert "get uniform weights" in body and "0 respondents" in body
+    assert "get uniform weights" in body
+    assert "0 respondents" in body
 
 
 def test_a_logged_in_expert_fills_one_set_per_version_and_cannot_see_results(login, version):
@@ -180,7 +193,8 @@ def test_a_logged_in_expert_fills_one_set_per_version_and_cannot_see_results(log
     client = login(expert)
     url = f"/surveys/fill/{version.survey.slug}/v1/"
     first, second = client.post(url), client.post(url)
-    assert first.url == second.url and Invitation.objects.filter(user=expert).count() == 1
+    assert first.url == second.url
+    assert Invitation.objects.filter(user=expert).count() == 1
     assert client.get(first.url).status_code == 200
     assert client.get(f"/surveys/manage/{version.survey.slug}/v1/").status_code == 403
     other = make_user("olly", "expert")
@@ -333,7 +347,8 @@ def test_the_answers_export_writes_an_experts_formula_like_name_as_text(login, a
     invitation = do_invite(version, name='=HYPERLINK("http://evil.example")')
     answer_all(Client(), invitation)
     body = login(admin_user).get(f"/surveys/manage/{version.survey.slug}/v1/answers.csv").content.decode()
-    assert "'=HYPERLINK" in body and ",=HYPERLINK" not in body.replace('"', "")
+    assert "'=HYPERLINK" in body
+    assert ",=HYPERLINK" not in body.replace('"', "")
     empty = do_invite(version)  # noqa: F841  (an expert with no answer adds no row)
     header = body.splitlines()[0]
     assert header == "invitation,expert,issue,metric,completed_at"
@@ -352,5 +367,6 @@ def test_an_invitation_lifetime_out_of_range_is_a_form_error_not_a_server_error(
     client = login(admin_user)
     survey_url = client.post("/surveys/new/", {"template": "yescieval"}).url
     response = client.post(survey_url, {"action": "invite", "name": "Ann", "days": days}, follow=True)
-    assert response.status_code == 200 and message in response.content.decode()
+    assert response.status_code == 200
+    assert message in response.content.decode()
     assert not Invitation.objects.exists()

@@ -15,9 +15,11 @@ def test_the_chart_tag_escapes_names_and_labels_and_marks_baselines_with_a_squar
     html = Template("{% load charts %}{% interval_chart chart label 2 %}").render(
         Context({"chart": chart, "label": 'a "quoted" label'})
     )
-    assert "<script>" not in html and "&lt;script&gt;x&lt;/script&gt;" in html
+    assert "<script>" not in html
+    assert "&lt;script&gt;x&lt;/script&gt;" in html
     assert 'aria-label="a &quot;quoted&quot; label"' in html
-    assert html.count("<circle") == 1 and html.count('class="marker baseline"') == 1
+    assert html.count("<circle") == 1
+    assert html.count('class="marker baseline"') == 1
     assert html.count('class="whisker"') == 6
     assert "&lt;script&gt;x&lt;/script&gt;: 0.30" in html
 
