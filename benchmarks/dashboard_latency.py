@@ -83,7 +83,7 @@ def build(models: int, debates: int, verdicts: int, seed: int) -> None:
             model_a=a,
             model_b=b,
             agents=["heuristic"] * 3,
-        )  # fmt: skip
+        )
         for i, (a, b) in enumerate(rng.sample(pairs, runs_n))
     )
     rows = []
@@ -94,12 +94,22 @@ def build(models: int, debates: int, verdicts: int, seed: int) -> None:
             draw, swapped = rng.random(), rng.random() < 0.5
             outcome = 0 if draw < 0.1 else (1 if draw < 0.1 + 0.9 * p_a else 2)  # 1: A better
             verdict = 0 if outcome == 0 else (1 if (outcome == 1) != swapped else 2)
-            status = rng.choices([DebateStatus.CONSENSUS, DebateStatus.ADJUDICATED, DebateStatus.UNRESOLVED],
-                                 [0.8, 0.1, 0.1])[0]  # fmt: skip
+            status = rng.choices(
+                [DebateStatus.CONSENSUS, DebateStatus.ADJUDICATED, DebateStatus.UNRESOLVED], [0.8, 0.1, 0.1]
+            )[0]
             settled = status != DebateStatus.UNRESOLVED
-            rows.append(Debate(run=run, prompt=prompt, response_a=a, response_b=b, swapped=swapped, status=status,
-                               verdict=verdict if settled else None,
-                               winner=winner_for(verdict, swapped) if settled else ""))  # fmt: skip
+            rows.append(
+                Debate(
+                    run=run,
+                    prompt=prompt,
+                    response_a=a,
+                    response_b=b,
+                    swapped=swapped,
+                    status=status,
+                    verdict=verdict if settled else None,
+                    winner=winner_for(verdict, swapped) if settled else "",
+                )
+            )
     all_debates = Debate.objects.bulk_create(rows, batch_size=2000)
     per_run: dict[int, list[Debate]] = {}
     for d in all_debates:
@@ -108,8 +118,14 @@ def build(models: int, debates: int, verdicts: int, seed: int) -> None:
     per_judge_run = verdicts // (len(VARIANTS) * len(runs))
     for j, variant in enumerate(VARIANTS):
         for run in runs:
-            judge_runs.append(JudgeRun(reference=run, judge=f"openai:m{j}", criteria_variant=variant,
-                                       privileged_sources=["reference_answer"] if j == 5 else []))  # fmt: skip
+            judge_runs.append(
+                JudgeRun(
+                    reference=run,
+                    judge=f"openai:m{j}",
+                    criteria_variant=variant,
+                    privileged_sources=["reference_answer"] if j == 5 else [],
+                )
+            )
     judge_runs = JudgeRun.objects.bulk_create(judge_runs)
     verdict_rows = []
     samples = max(1, math.ceil(per_judge_run / (debates // runs_n)))  # more verdicts than pairs: k samples each
@@ -119,9 +135,19 @@ def build(models: int, debates: int, verdicts: int, seed: int) -> None:
         for d, sample in itertools.product(pairs, range(samples)):
             right = d.verdict if d.verdict is not None else 1
             v = right if rng.random() < accuracy else rng.choice([0, 1, 2])
-            verdict_rows.append(JudgeVerdict(judge_run=judge_run, debate=d, reversed_order=False, sample=sample,
-                                             text="…", verdict=v, input_tokens=400, output_tokens=80,
-                                             latency_s=1.2))  # fmt: skip
+            verdict_rows.append(
+                JudgeVerdict(
+                    judge_run=judge_run,
+                    debate=d,
+                    reversed_order=False,
+                    sample=sample,
+                    text="…",
+                    verdict=v,
+                    input_tokens=400,
+                    output_tokens=80,
+                    latency_s=1.2,
+                )
+            )
         if len(verdict_rows) >= 50_000:
             JudgeVerdict.objects.bulk_create(verdict_rows, batch_size=5000)
             verdict_rows = []
@@ -138,21 +164,35 @@ def build(models: int, debates: int, verdicts: int, seed: int) -> None:
                     "n": 100,
                 }
                 for lm in lms
-            ]  # fmt: skip
+            ]
             for v in ("gem", "gem-s-abstract", "gem-s-assw")
         }
-        job = Job.objects.create(kind="gem", title="gem", status=JobStatus.SUCCEEDED, finished_at=timezone.now(),
-                                 result={"table": table, "interval": "90%"})  # fmt: skip
-        GemRun.objects.create(job=job, benchmark=benchmark, variants=list(table), evaluation_lm=f"transformers:/lm{k}",
-                              prompt_version="v1")  # fmt: skip
+        job = Job.objects.create(
+            kind="gem",
+            title="gem",
+            status=JobStatus.SUCCEEDED,
+            finished_at=timezone.now(),
+            result={"table": table, "interval": "90%"},
+        )
+        GemRun.objects.create(
+            job=job,
+            benchmark=benchmark,
+            variants=list(table),
+            evaluation_lm=f"transformers:/lm{k}",
+            prompt_version="v1",
+        )
         summary = {"D_avg": 1.5, "D_min": 0.9, "D_avg_ew": 1.6, "D_min_ew": 1.0}
         dhp = {"family": "dhp", "dhp": {"judges": {f"openai:m{j}": {"summary": summary} for j in range(8)}}}
-        job = Job.objects.create(kind="discernment", title="dhp", status=JobStatus.SUCCEEDED, result=dhp,
-                                 finished_at=timezone.now())  # fmt: skip
-        DiscernmentRun.objects.create(job=job, benchmark=benchmark, family="dhp", task=f"dhp-task-{k}",
-                                      perturbations=[], metrics=[], judges=[])  # fmt: skip
-    print(f"built: {LanguageModel.objects.count()} models, {Debate.objects.count():,} debates, "
-          f"{JudgeVerdict.objects.count():,} single-judge verdicts, {JudgeRun.objects.count()} judge runs")  # fmt: skip
+        job = Job.objects.create(
+            kind="discernment", title="dhp", status=JobStatus.SUCCEEDED, result=dhp, finished_at=timezone.now()
+        )
+        DiscernmentRun.objects.create(
+            job=job, benchmark=benchmark, family="dhp", task=f"dhp-task-{k}", perturbations=[], metrics=[], judges=[]
+        )
+    print(
+        f"built: {LanguageModel.objects.count()} models, {Debate.objects.count():,} debates, "
+        f"{JudgeVerdict.objects.count():,} single-judge verdicts, {JudgeRun.objects.count()} judge runs"
+    )
 
 
 def naive_bootstrap(battles: list[tuple[str, str, str]], rounds: int, seed: int) -> None:
@@ -191,8 +231,13 @@ def previous_method(requests: int) -> None:
             stamp = fingerprint()
             battles = load_battles(stamp, with_judges)
             judge_run_majorities(stamp)  # the judges board on the same page read every verdict too
-            kept = [b.opponent_pair for b in battles if Filters(sources=("consensus", "human", "single_judge")
-                    if with_judges else ("consensus", "human")).keep(b)]  # fmt: skip
+            kept = [
+                b.opponent_pair
+                for b in battles
+                if Filters(
+                    sources=("consensus", "human", "single_judge") if with_judges else ("consensus", "human")
+                ).keep(b)
+            ]
             bt.leaderboard(kept, rounds=200, seed=0)
             times[label].append(time.perf_counter() - start)
     print("previous method, the data read alone (from every verdict), same database and run:")
@@ -231,9 +276,17 @@ def write_costs(requests: int) -> None:
             start = time.perf_counter()
             spent: list[float] = []
             with connection.execute_wrapper(timing_into(spent)), transaction.atomic():
-                JudgeVerdict.objects.create(judge_run=run, debate=debate, reversed_order=True,
-                                            sample=index * 2 + counted, text="…", verdict=1, input_tokens=400,
-                                            output_tokens=80, latency_s=1.2)  # fmt: skip
+                JudgeVerdict.objects.create(
+                    judge_run=run,
+                    debate=debate,
+                    reversed_order=True,
+                    sample=index * 2 + counted,
+                    text="…",
+                    verdict=1,
+                    input_tokens=400,
+                    output_tokens=80,
+                    latency_s=1.2,
+                )
                 if counted:
                     do_recount_debates([debate.pk])
             timings[label].append(time.perf_counter() - start)
@@ -301,14 +354,19 @@ def run(args: argparse.Namespace) -> None:
     print(f"database: {django.db.connection.vendor}; {args.requests} requests each; times are server time (ms)")
     print(f"{'page (counts kept as written)':<34}{'cold p50':>10}{'cold p95':>10}{'warm p50':>10}{'warm p95':>10}")
     both = "/leaderboards/?source=consensus&source=human&source=single_judge"
-    pages = [("leaderboard", "/leaderboards/"), ("model page", "/models/model-03/"),
-             ("leaderboard, single judges too", both)]  # fmt: skip
+    pages = [
+        ("leaderboard", "/leaderboards/"),
+        ("model page", "/models/model-03/"),
+        ("leaderboard, single judges too", both),
+    ]
     for label, url in pages:
         cold = timed(client, url, args.requests, cold=True)
         timed(client, url, 1, cold=False)
         warm = timed(client, url, args.requests, cold=False)
-        print(f"{label:<34}{percentile(cold, 50):>10.1f}{percentile(cold, 95):>10.1f}{percentile(warm, 50):>10.1f}"
-              f"{percentile(warm, 95):>10.1f}")  # fmt: skip
+        print(
+            f"{label:<34}{percentile(cold, 50):>10.1f}{percentile(cold, 95):>10.1f}{percentile(warm, 50):>10.1f}"
+            f"{percentile(warm, 95):>10.1f}"
+        )
     previous_method(args.requests)
     write_costs(args.requests)
 
@@ -324,8 +382,10 @@ def run(args: argparse.Namespace) -> None:
     bt.leaderboard(battles, rounds=200, seed=args.seed)
     ours = time.perf_counter() - start
     print(f"Bradley–Terry, {len(battles):,} battles, 200 bootstrap resamples + the full fit:")
-    print(f"  naive (per-battle logistic regression per resample): {naive_per_round * 201:.2f} s "
-          f"(extrapolated from {args.naive_rounds} resamples)")  # fmt: skip
+    print(
+        f"  naive (per-battle logistic regression per resample): {naive_per_round * 201:.2f} s "
+        f"(extrapolated from {args.naive_rounds} resamples)"
+    )
     print(f"  evalhub (aggregated counts, resamples fitted together): {ours:.3f} s")
     print(f"  ratio: {naive_per_round * 201 / ours:.0f}×")
 

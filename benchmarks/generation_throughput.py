@@ -59,10 +59,11 @@ def build(prompts: int) -> Benchmark:
     benchmark = Benchmark.objects.create(slug="bench-maths", name="Bench maths")
     solution = " ".join(f"Step {n} works out part {n} of the problem." for n in range(1, 9)) + " So it is $\\boxed{7}$."
     Prompt.objects.bulk_create(
-        Prompt(benchmark=benchmark, external_id=f"q{n}", text=f"Problem {n}: compute the value.",
-               reference_answer=solution)
+        Prompt(
+            benchmark=benchmark, external_id=f"q{n}", text=f"Problem {n}: compute the value.", reference_answer=solution
+        )
         for n in range(prompts)
-    )  # fmt: skip
+    )
     return benchmark
 
 
@@ -99,9 +100,16 @@ def main() -> None:
         asyncio.run(naive(specs[:1], []))  # import the provider's SDK before either side is timed
         started = time.perf_counter()
         run = do_create_generation_run(
-            benchmark=benchmark, candidates=candidates, template=template, tiers=tiers, hint_count=max(tiers),
-            hint_maker=RULE_BASED, max_tokens=256, chunk_prompts=args.chunk_prompts, enqueue=False,
-        )  # fmt: skip
+            benchmark=benchmark,
+            candidates=candidates,
+            template=template,
+            tiers=tiers,
+            hint_count=max(tiers),
+            hint_maker=RULE_BASED,
+            max_tokens=256,
+            chunk_prompts=args.chunk_prompts,
+            enqueue=False,
+        )
         for chunk_id in pending_chunk_ids(run.job):
             run_generation_chunk(chunk_id)
         engine_s = time.perf_counter() - started
@@ -112,8 +120,9 @@ def main() -> None:
         items, keys = [], []
         for prompt in benchmark.prompts.order_by("pk"):
             for tier in tiers:
-                messages = render_messages(template.system, template.user, {"prompt": prompt.text},
-                                           hints[prompt.pk][:tier])  # fmt: skip
+                messages = render_messages(
+                    template.system, template.user, {"prompt": prompt.text}, hints[prompt.pk][:tier]
+                )
                 for model, spec in zip(candidates, specs, strict=True):
                     items.append((spec, messages))
                     keys.append((prompt.pk, model.pk, f"answer:{tier}h"))
@@ -124,11 +133,15 @@ def main() -> None:
     stored = {(r.prompt_id, r.model_id, r.variant): r.text for r in Response.objects.filter(model__in=candidates)}
     same = sum(stored.get(key) == text for key, text in zip(keys, texts, strict=True))
     calls = len(items)
-    print(f"{args.prompts} prompts × {args.candidates} candidates × tiers {tiers} = {calls} calls, "
-          f"{args.latency * 1000:.0f} ms per call")  # fmt: skip
+    print(
+        f"{args.prompts} prompts × {args.candidates} candidates × tiers {tiers} = {calls} calls, "
+        f"{args.latency * 1000:.0f} ms per call"
+    )
     print(f"naive loop: {naive_s:7.2f} s  {calls / naive_s:7.1f} calls/s")
-    print(f"engine:     {engine_s:7.2f} s  {calls / engine_s:7.1f} calls/s  ({run.made} stored, "
-          f"{run.job.row_issues.count()} issues)")  # fmt: skip
+    print(
+        f"engine:     {engine_s:7.2f} s  {calls / engine_s:7.1f} calls/s  ({run.made} stored, "
+        f"{run.job.row_issues.count()} issues)"
+    )
     print(f"speed-up:   {naive_s / engine_s:.1f}×   identical texts: {same} of {calls}")
 
 

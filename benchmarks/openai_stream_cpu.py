@@ -54,8 +54,13 @@ async def typed_stream(client, model: str) -> str:
 
 async def streaming_response(client, model: str) -> str:
     parts = []
-    request = {"model": model, "messages": MESSAGES, "stream": True, "stream_options": {"include_usage": True},
-               "max_tokens": 1024}  # fmt: skip
+    request = {
+        "model": model,
+        "messages": MESSAGES,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "max_tokens": 1024,
+    }
     async with client.chat.completions.with_streaming_response.create(**request) as response:
         async for line in response.iter_lines():
             if not line.startswith("data:") or line[5:].strip() == "[DONE]":
@@ -87,8 +92,9 @@ async def run(url: str, args: argparse.Namespace) -> None:
     from evalhub.llm.providers.openai_chat import OpenAICompatibleChat
     from evalhub.llm.providers.transport import async_http_client
 
-    sdk = openai.AsyncOpenAI(api_key="not-needed", base_url=f"{url}/v1", max_retries=0,
-                             http_client=async_http_client(openai, 60.0))  # fmt: skip
+    sdk = openai.AsyncOpenAI(
+        api_key="not-needed", base_url=f"{url}/v1", max_retries=0, http_client=async_http_client(openai, 60.0)
+    )
     adapter = OpenAICompatibleChat("judge-0", base_url=f"{url}/v1", max_concurrency=args.concurrency)
 
     async def evalhub_call() -> str:
@@ -105,8 +111,10 @@ async def run(url: str, args: argparse.Namespace) -> None:
     await sdk.close()
     await adapter.aclose()
     fastest = min(results.values())
-    print(f"{args.calls} streamed calls of {args.words} words each, {args.concurrency} at a time, "
-          f"HTTP client {os.environ.get('EVALHUB_HTTP_CLIENT', 'aiohttp')}; client CPU per call:")  # fmt: skip
+    print(
+        f"{args.calls} streamed calls of {args.words} words each, {args.concurrency} at a time, "
+        f"HTTP client {os.environ.get('EVALHUB_HTTP_CLIENT', 'aiohttp')}; client CPU per call:"
+    )
     for name, seconds in results.items():
         print(f"  {name:<38}{seconds * 1000:>8.2f} ms   {seconds / fastest:>5.2f}×")
 

@@ -15,10 +15,17 @@ from evalhub.tallies.actions import do_add_battles
 from evalhub.tallies.models import IMPORTED_JUDGES, IMPORTED_PEOPLE
 
 FIELDS = (
-    "judge_model__slug", "judge_model__is_human", "verdict", "criterion__slug", "response__prompt__category",
-    "response__prompt__benchmark__slug", "response__model__slug", "response_2__model__slug", "response_id",
+    "judge_model__slug",
+    "judge_model__is_human",
+    "verdict",
+    "criterion__slug",
+    "response__prompt__category",
+    "response__prompt__benchmark__slug",
+    "response__model__slug",
+    "response_2__model__slug",
+    "response_id",
     "response_2_id",
-)  # fmt: skip
+)
 OUTCOME = {1: "a", 2: "b", 0: "tie"}  # response 1 was shown first and is model A here
 
 

@@ -217,6 +217,11 @@ def bootstrap_d_avg(
     for judge, series in values.items():
         low, high = np.quantile(series["D_avg"], [tail, 1 - tail])
         low_ew, high_ew = np.quantile(series["D_avg_ew"], [tail, 1 - tail])
-        out[judge] = {"D_avg_low": float(low), "D_avg_high": float(high), "D_avg_ew_low": float(low_ew),
-                      "D_avg_ew_high": float(high_ew), "resamples": resamples}  # fmt: skip
+        out[judge] = {
+            "D_avg_low": float(low),
+            "D_avg_high": float(high),
+            "D_avg_ew_low": float(low_ew),
+            "D_avg_ew_high": float(high_ew),
+            "resamples": resamples,
+        }
     return out

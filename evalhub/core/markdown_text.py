@@ -26,10 +26,35 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 ALLOWED_TAGS = {
-    "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote",
-    "ul", "ol", "li", "strong", "em", "del", "s", "code", "pre", "span", "div", "a",
-    "table", "thead", "tbody", "tr", "th", "td",
-}  # fmt: skip
+    "p",
+    "br",
+    "hr",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "blockquote",
+    "ul",
+    "ol",
+    "li",
+    "strong",
+    "em",
+    "del",
+    "s",
+    "code",
+    "pre",
+    "span",
+    "div",
+    "a",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+}
 # Only what the renderer itself writes: code highlighting classes, table alignment, math.
 ALLOWED_ATTRIBUTES = {
     "a": {"href", "title"},

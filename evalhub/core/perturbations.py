@@ -223,13 +223,25 @@ REGISTRY: dict[str, Perturbation] = {}
 
 # DHP, Table 2: k per severity for each dataset shape; "default" when the shape is not named.
 DHP_K: dict[str, dict[str, tuple[int | None, int | None]]] = {
-    "random_deletions": {"summeval": (10, 50), "sumpubmed": (20, 100), "story": (5, 5), "qa": (5, 25),
-                      "translation": (10, 50), "default": (10, 50)},
-    "random_typos": {"summeval": (10, 50), "sumpubmed": (20, 100), "story": (5, 5), "qa": (5, 25),
-              "translation": (10, 50), "default": (10, 50)},
+    "random_deletions": {
+        "summeval": (10, 50),
+        "sumpubmed": (20, 100),
+        "story": (5, 5),
+        "qa": (5, 25),
+        "translation": (10, 50),
+        "default": (10, 50),
+    },
+    "random_typos": {
+        "summeval": (10, 50),
+        "sumpubmed": (20, 100),
+        "story": (5, 5),
+        "qa": (5, 25),
+        "translation": (10, 50),
+        "default": (10, 50),
+    },
     "random_word_deletions": {"translation": (5, 25), "default": (5, 25)},
     "reordering": {"default": (2, None)},  # k = all for major
-}  # fmt: skip
+}
 
 
 def k_for(name: str, severity: str, shape: str = "default") -> int | None:
@@ -432,8 +444,11 @@ for _name, _label in (
     ("grammatical_errors", "Grammatical errors"),
     ("rewriting_and_insertion", "Rewriting and insertion"),
 ):
-    register(Perturbation(_name, _label, "dhp", "W" if _name != "rewriting_and_insertion" else "S", True,
-                          (MINOR, MAJOR), _llm(_name)))  # fmt: skip
+    register(
+        Perturbation(
+            _name, _label, "dhp", "W" if _name != "rewriting_and_insertion" else "S", True, (MINOR, MAJOR), _llm(_name)
+        )
+    )
 
 
 # --- YESciEval, Appendix B.3 ---------------------------------------------------------
@@ -524,7 +539,7 @@ RUBRIC_ATTACKS: dict[str, dict[str, tuple[Callable[..., Perturbed], bool]]] = {
     "coherence": {SUBTLE: (_append("same_domain"), False), EXTREME: (_append("sports"), False)},
     "readability": {SUBTLE: (_append("blog"), False), EXTREME: (_append("tweet"), False)},
     "conciseness": {SUBTLE: (_redundant(False), True), EXTREME: (_redundant(True), True)},
-}  # fmt: skip
+}
 
 for _rubric, _attacks in RUBRIC_ATTACKS.items():
     for _severity, (_function, _needs_llm) in _attacks.items():

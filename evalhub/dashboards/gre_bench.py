@@ -88,7 +88,7 @@ def with_names(boards: list[dict[str, Any]], names: dict[str, str]) -> list[dict
                     [
                         {"name": r["name"], "baseline": r["baseline"], **(r["cells"].get(variant["key"]) or {})}
                         for r in rows
-                    ]  # fmt: skip
+                    ]
                 ),
             }
             for variant in board["variants"]

@@ -199,8 +199,10 @@ def _agreement(judges: dict[str, dict[str, Any]], runs: dict[int, dict[str, Any]
 def _layout(cells: dict[tuple, list[int]], judges: list[str], variants: list[str]) -> dict[str, Any]:
     """Rows (variant, criterion, scenario), one column per judge: ScaleEval Tables 4 and 5, plus an
     overall row per variant pooled over its scenarios."""
-    keys = sorted({(v, c, s) for (_, v, m, c, s) in cells if m == PLAIN and v in variants},
-                  key=lambda k: (variants.index(k[0]), k[1], k[2]))  # fmt: skip
+    keys = sorted(
+        {(v, c, s) for (_, v, m, c, s) in cells if m == PLAIN and v in variants},
+        key=lambda k: (variants.index(k[0]), k[1], k[2]),
+    )
     rows = []
     for variant in variants:
         mine = [k for k in keys if k[0] == variant]
@@ -229,8 +231,13 @@ def _layout(cells: dict[tuple, list[int]], judges: list[str], variants: list[str
 
 
 USAGE_FIELDS = ("calls", "cached", "input_tokens", "output_tokens", "latency_s")
-USAGE = {"calls": Count("pk"), "cached": Count("pk", filter=Q(cached=True)), "input_tokens": Sum("input_tokens"),
-         "output_tokens": Sum("output_tokens"), "latency_s": Avg("latency_s")}  # fmt: skip
+USAGE = {
+    "calls": Count("pk"),
+    "cached": Count("pk", filter=Q(cached=True)),
+    "input_tokens": Sum("input_tokens"),
+    "output_tokens": Sum("output_tokens"),
+    "latency_s": Avg("latency_s"),
+}
 
 
 def _usage(judges: dict[str, dict[str, Any]], runs: dict[int, dict[str, Any]]) -> None:

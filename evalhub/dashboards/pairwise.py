@@ -147,7 +147,7 @@ def rating_chart(ratings: list[dict[str, Any]], names: dict[str, str]) -> dict[s
         [
             {"name": names.get(r["model"], r["model"]), "mean": r["rating"], "low": r["low"], "high": r["high"]}
             for r in ratings
-        ]  # fmt: skip
+        ]
     )
 
 

@@ -87,8 +87,11 @@ def _examples(slug: str, filters: Filters, outcome: str) -> list[dict[str, Any]]
     """The latest settled debates it won (or lost) under the filters, by debate consensus or by
     people only: a debate still waiting for adjudication is never linked from a page that names the
     models, so adjudicators stay blind. Five rows, whatever the number of debates."""
-    statuses = [status for source, status in ((CONSENSUS, DebateStatus.CONSENSUS), (HUMAN, DebateStatus.ADJUDICATED))
-                if source in filters.sources]  # fmt: skip
+    statuses = [
+        status
+        for source, status in ((CONSENSUS, DebateStatus.CONSENSUS), (HUMAN, DebateStatus.ADJUDICATED))
+        if source in filters.sources
+    ]
     if not statuses:
         return []
     as_a, as_b = Q(response_a__model__slug=slug), Q(response_b__model__slug=slug)
@@ -107,19 +110,26 @@ def _examples(slug: str, filters: Filters, outcome: str) -> list[dict[str, Any]]
     if filters.responses:
         variants = ["", IMPORTED_VARIANT] if filters.responses == IMPORTED_VARIANT else [filters.responses]
         debates = debates.filter(run__variant__in=variants)  # a run on imported responses has no variant
-    fields = ("id", "status", "response_a__model__slug", "response_b__model__slug", "run__criterion__slug",
-              "prompt__category")  # fmt: skip
+    fields = (
+        "id",
+        "status",
+        "response_a__model__slug",
+        "response_b__model__slug",
+        "run__criterion__slug",
+        "prompt__category",
+    )
     return [
         {
             "debate": row["id"],
-            "opponent": row["response_b__model__slug"] if row["response_a__model__slug"] == slug
+            "opponent": row["response_b__model__slug"]
+            if row["response_a__model__slug"] == slug
             else row["response_a__model__slug"],
             "criterion": row["run__criterion__slug"],
             "scenario": row["prompt__category"] or "—",
             "source": CONSENSUS if row["status"] == DebateStatus.CONSENSUS else HUMAN,
         }
         for row in debates.order_by("-id").values(*fields)[:EXAMPLES]
-    ]  # fmt: skip
+    ]
 
 
 def _gre_bench(slug: str, stamp: str) -> list[dict[str, Any]]:

@@ -46,8 +46,14 @@ def leaderboards(request):
 
     def pairwise_html() -> str:
         board = pairwise.pairwise_board(filters, stamp)
-        context = {"filters": filters, "query": request.GET.urlencode(), "sources": SOURCES, "board": board,
-                   "chart": pairwise.rating_chart(board["ratings"], names), "names": names}  # fmt: skip
+        context = {
+            "filters": filters,
+            "query": request.GET.urlencode(),
+            "sources": SOURCES,
+            "board": board,
+            "chart": pairwise.rating_chart(board["ratings"], names),
+            "names": names,
+        }
         return render_to_string("dashboards/_pairwise.html", context)
 
     pairwise_section = mark_safe(cached(f"html:pairwise:{filters.key}", pairwise_html, stamp=page_stamp))  # noqa: S308 (our own rendered template)

@@ -42,12 +42,29 @@ OUTCOME: dict[str, str] = {Winner.A: "a", Winner.B: "b", Winner.TIE: "tie"}
 BATTLE_SOURCE = {DebateStatus.CONSENSUS: CONSENSUS, DebateStatus.ADJUDICATED: HUMAN}
 REFERENCE_STATUSES = (DebateStatus.CONSENSUS, DebateStatus.ADJUDICATED)
 DEBATE_FIELDS = (
-    "id", "run_id", "status", "verdict", "winner", "swapped", "prompt__category", "run__criterion__slug",
-    "run__benchmark__slug", "run__variant", "response_a__model__slug", "response_b__model__slug",
-)  # fmt: skip
+    "id",
+    "run_id",
+    "status",
+    "verdict",
+    "winner",
+    "swapped",
+    "prompt__category",
+    "run__criterion__slug",
+    "run__benchmark__slug",
+    "run__variant",
+    "response_a__model__slug",
+    "response_b__model__slug",
+)
 VERDICT_FIELDS = (
-    "judge_run_id", "debate_id", "reversed_order", "verdict", "cached", "input_tokens", "output_tokens", "latency_s",
-)  # fmt: skip
+    "judge_run_id",
+    "debate_id",
+    "reversed_order",
+    "verdict",
+    "cached",
+    "input_tokens",
+    "output_tokens",
+    "latency_s",
+)
 JUDGE_FIELDS = JUDGE_COUNTS + JUDGE_SUMS
 SLOT = {name: index for index, name in enumerate(JUDGE_FIELDS)}
 
@@ -179,8 +196,15 @@ def _contributions(
 
 
 def _add_battle(battles: dict, counted: CountedDebate, source: str, outcome: str) -> None:
-    key = (counted.model_a, counted.model_b, source, counted.criterion, counted.scenario, counted.benchmark,
-           counted.responses)  # fmt: skip
+    key = (
+        counted.model_a,
+        counted.model_b,
+        source,
+        counted.criterion,
+        counted.scenario,
+        counted.benchmark,
+        counted.responses,
+    )
     battles[key][("a", "b", "tie").index(outcome)] += 1
 
 

@@ -189,8 +189,11 @@ def compare(request, pk: int):
         messages.error(request, str(error))
         return redirect(run.job)
     anchor = run.anchor.slug if run.anchor else "the anchor"
-    messages.success(request, f"Started {len(made)} judge run{'s' if len(made) != 1 else ''} against {anchor}; "
-                              "win rates fill in as they finish.")  # fmt: skip
+    messages.success(
+        request,
+        f"Started {len(made)} judge run{'s' if len(made) != 1 else ''} against {anchor}; "
+        "win rates fill in as they finish.",
+    )
     for reason in skipped:
         messages.warning(request, f"Skipped {reason}")
     return redirect(run.job)

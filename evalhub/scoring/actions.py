@@ -236,9 +236,16 @@ DISCERNMENT = "discernment"
 
 
 def check_discernment_config(
-    *, family: str, task: str, perturbations: Sequence[Sequence[str]], metrics: Sequence[str], judges: Sequence[str],
-    mode: str, perturbation_lm: str = "", repeats: int = 5,
-) -> list[str]:  # fmt: skip
+    *,
+    family: str,
+    task: str,
+    perturbations: Sequence[Sequence[str]],
+    metrics: Sequence[str],
+    judges: Sequence[str],
+    mode: str,
+    perturbation_lm: str = "",
+    repeats: int = 5,
+) -> list[str]:
     from evalhub.core.judge_prompts import RUBRIC_LEVELS, TASKS, metric_of
     from evalhub.core.perturbations import REGISTRY
     from evalhub.scoring.models import DiscernmentFamily, ScoringMode
@@ -320,9 +327,15 @@ def do_create_discernment_run(
     from evalhub.scoring.models import DiscernmentRun
 
     errors = check_discernment_config(
-        family=family, task=task, perturbations=perturbations, metrics=metrics, judges=judges, mode=mode,
-        perturbation_lm=perturbation_lm, repeats=repeats,
-    )  # fmt: skip
+        family=family,
+        task=task,
+        perturbations=perturbations,
+        metrics=metrics,
+        judges=judges,
+        mode=mode,
+        perturbation_lm=perturbation_lm,
+        repeats=repeats,
+    )
     if not targets:
         errors.append("Choose the models whose responses are judged.")
     if weights is not None:

@@ -491,11 +491,26 @@ def _rating_bars(rows: list[dict], width: int = 640, group: int = 62) -> dict:
             if mean is None:
                 continue
             x = x0 + offset * 16
-            columns.append({"x": x, "y": y(mean), "height": round(base - y(mean), 1), "tag": tag,
-                            "variant": variant, "mean": mean, "rubric": row["rubric"]})  # fmt: skip
+            columns.append(
+                {
+                    "x": x,
+                    "y": y(mean),
+                    "height": round(base - y(mean), 1),
+                    "tag": tag,
+                    "variant": variant,
+                    "mean": mean,
+                    "rubric": row["rubric"],
+                }
+            )
     grid = [{"y": y(r), "label": r} for r in (1, 2, 3, 4, 5)]
-    return {"columns": columns, "labels": labels, "grid": grid, "width": max(width, 60 + len(rows) * group),
-            "height": height, "base": base}  # fmt: skip
+    return {
+        "columns": columns,
+        "labels": labels,
+        "grid": grid,
+        "width": max(width, 60 + len(rows) * group),
+        "height": height,
+        "base": base,
+    }
 
 
 def judge_tables(run: DiscernmentRun, summary: dict) -> list[dict[str, Any]]:

@@ -128,11 +128,14 @@ def perturbation_choices() -> list[tuple[str, str]]:
     from evalhub.core.perturbations import REGISTRY
 
     return [
-        (f"{name}:{severity}", f"{p.family.upper() if p.family == 'dhp' else 'YESciEval'} · {p.level} · {p.label}"
-         f" ({severity}){' · LLM' if p.llm else ''}")
+        (
+            f"{name}:{severity}",
+            f"{p.family.upper() if p.family == 'dhp' else 'YESciEval'} · {p.level} · {p.label}"
+            f" ({severity}){' · LLM' if p.llm else ''}",
+        )
         for name, p in REGISTRY.items()
         for severity in p.severities
-    ]  # fmt: skip
+    ]
 
 
 class DiscernmentRunForm(OnlyChoicePreselectedForm):
@@ -209,10 +212,15 @@ class DiscernmentRunForm(OnlyChoicePreselectedForm):
         data["judge_list"] = [line.strip() for line in data["judges"].splitlines() if line.strip()]
         data["perturbation_list"] = [choice.split(":", 1) for choice in data["perturbations"]]
         for error in check_discernment_config(
-            family=family, task=task, perturbations=data["perturbation_list"], metrics=metrics,
-            judges=data["judge_list"], mode=data["mode"], perturbation_lm=data["perturbation_lm"].strip(),
+            family=family,
+            task=task,
+            perturbations=data["perturbation_list"],
+            metrics=metrics,
+            judges=data["judge_list"],
+            mode=data["mode"],
+            perturbation_lm=data["perturbation_lm"].strip(),
             repeats=data["repeats"],
-        ):  # fmt: skip
+        ):
             self.add_error(None, error)
         problem = check_variant(data["benchmark"], data["targets"], data["target_variant"].strip())
         if problem:

@@ -71,15 +71,21 @@ def do_replace_counts(battles: Mapping[BattleKey, Sequence[int]], judges: Mappin
     BattleCount.objects.all().delete()
     JudgeTally.objects.all().delete()
     BattleCount.objects.bulk_create(
-        (BattleCount(**dict(zip(BATTLE_KEY + BATTLE_COUNTS, (*key, *values), strict=True)))
-         for key, values in battles.items() if any(values)),
+        (
+            BattleCount(**dict(zip(BATTLE_KEY + BATTLE_COUNTS, (*key, *values), strict=True)))
+            for key, values in battles.items()
+            if any(values)
+        ),
         batch_size=2000,
-    )  # fmt: skip
+    )
     JudgeTally.objects.bulk_create(
-        (JudgeTally(**dict(zip(JUDGE_KEY + JUDGE_COUNTS + JUDGE_SUMS, (*key, *values), strict=True)))
-         for key, values in judges.items() if any(values)),
+        (
+            JudgeTally(**dict(zip(JUDGE_KEY + JUDGE_COUNTS + JUDGE_SUMS, (*key, *values), strict=True)))
+            for key, values in judges.items()
+            if any(values)
+        ),
         batch_size=2000,
-    )  # fmt: skip
+    )
     TallyState.objects.update_or_create(pk=1, defaults={"stale": False})
     transaction.on_commit(_bump_version)
 

@@ -19,11 +19,19 @@ JUDGE_KEY = ("judge_run_id", "scenario")
 JUDGE_COUNTS = (
     "judged",  # pairs with a reference that the judge answered (an unreadable answer included)
     "hits",  # of those, the answers equal to the reference
-    "predicted_0", "predicted_1", "predicted_2",  # the judge's majority verdicts on those pairs
-    "expected_0", "expected_1", "expected_2",  # the reference's verdicts on the same pairs
-    "flips", "flip_pairs",  # position bias: pairs judged both ways, and those whose verdict changed
-    "calls", "cached", "input_tokens", "output_tokens",
-)  # fmt: skip
+    "predicted_0",
+    "predicted_1",
+    "predicted_2",  # the judge's majority verdicts on those pairs
+    "expected_0",
+    "expected_1",
+    "expected_2",  # the reference's verdicts on the same pairs
+    "flips",
+    "flip_pairs",  # position bias: pairs judged both ways, and those whose verdict changed
+    "calls",
+    "cached",
+    "input_tokens",
+    "output_tokens",
+)
 JUDGE_SUMS = ("latency_s",)
 
 

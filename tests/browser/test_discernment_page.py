@@ -18,11 +18,16 @@ pytestmark = [requires_chromium, pytest.mark.browser, pytest.mark.django_db(tran
 def finished_job(summaries, server):  # noqa: F811
     benchmark, system = summaries
     run = do_create_discernment_run(
-        benchmark=benchmark, family="dhp", task="dhp-summarization", targets=[system],
+        benchmark=benchmark,
+        family="dhp",
+        task="dhp-summarization",
+        targets=[system],
         perturbations=[["random_deletions", "minor"], ["random_typos", "major"], ["reordering", "major"]],
-        metrics=["coherence", "fluency"], judges=[spec(server, "perfect"), spec(server, "coin")], repeats=1,
+        metrics=["coherence", "fluency"],
+        judges=[spec(server, "perfect"), spec(server, "coin")],
+        repeats=1,
         enqueue=False,
-    )  # fmt: skip
+    )
     for pk in run.job.chunks.values_list("pk", flat=True):
         run_discernment_chunk(pk)
     make_user("vera", "viewer")

@@ -37,23 +37,57 @@ def conversation(question: str, answer: str, follow_up: str = "", second: str = 
 
 
 MT_BENCH = [
-    {"question_id": 81, "model_a": "gpt-3.5-turbo", "model_b": "vicuna-13b-v1.2", "winner": "model_a",
-     "judge": "expert_0", "turn": 1, "conversation_a": conversation("Write a haiku.", "Snow falls."),
-     "conversation_b": conversation("Write a haiku.", "A poem.")},
-    {"question_id": 81, "model_a": "gpt-3.5-turbo", "model_b": "vicuna-13b-v1.2", "winner": "tie (bothbad)",
-     "judge": ["gpt-4", "pair-v2"], "turn": 2,
-     "conversation_a": conversation("Write a haiku.", "Snow falls.", "Now in French.", "La neige."),
-     "conversation_b": conversation("Write a haiku.", "A poem.", "Now in French.", "Un poème.")},
-]  # fmt: skip
+    {
+        "question_id": 81,
+        "model_a": "gpt-3.5-turbo",
+        "model_b": "vicuna-13b-v1.2",
+        "winner": "model_a",
+        "judge": "expert_0",
+        "turn": 1,
+        "conversation_a": conversation("Write a haiku.", "Snow falls."),
+        "conversation_b": conversation("Write a haiku.", "A poem."),
+    },
+    {
+        "question_id": 81,
+        "model_a": "gpt-3.5-turbo",
+        "model_b": "vicuna-13b-v1.2",
+        "winner": "tie (bothbad)",
+        "judge": ["gpt-4", "pair-v2"],
+        "turn": 2,
+        "conversation_a": conversation("Write a haiku.", "Snow falls.", "Now in French.", "La neige."),
+        "conversation_b": conversation("Write a haiku.", "A poem.", "Now in French.", "Un poème."),
+    },
+]
 
 ALPACA = [
-    {"instruction": "Say hi.", "output_1": "Hi!", "output_2": "Hello there!", "generator_1": "gpt4_1106_preview",
-     "generator_2": "Mixtral-8x7B-Instruct-v0.1", "preference": 1.0, "annotator": "alpaca_eval_gpt4"},
-    {"instruction": "Say bye.", "output_1": "Bye.", "output_2": "Goodbye!", "generator_1": "gpt4_1106_preview",
-     "generator_2": "Mixtral-8x7B-Instruct-v0.1", "preference": 1.75, "annotator": "alpaca_eval_gpt4"},
-    {"instruction": "Say bye.", "output_1": "Bye.", "output_2": "Goodbye!", "generator_1": "gpt4_1106_preview",
-     "generator_2": "Mixtral-8x7B-Instruct-v0.1", "preference": 1.5, "annotator": "human_3"},
-]  # fmt: skip
+    {
+        "instruction": "Say hi.",
+        "output_1": "Hi!",
+        "output_2": "Hello there!",
+        "generator_1": "gpt4_1106_preview",
+        "generator_2": "Mixtral-8x7B-Instruct-v0.1",
+        "preference": 1.0,
+        "annotator": "alpaca_eval_gpt4",
+    },
+    {
+        "instruction": "Say bye.",
+        "output_1": "Bye.",
+        "output_2": "Goodbye!",
+        "generator_1": "gpt4_1106_preview",
+        "generator_2": "Mixtral-8x7B-Instruct-v0.1",
+        "preference": 1.75,
+        "annotator": "alpaca_eval_gpt4",
+    },
+    {
+        "instruction": "Say bye.",
+        "output_1": "Bye.",
+        "output_2": "Goodbye!",
+        "generator_1": "gpt4_1106_preview",
+        "generator_2": "Mixtral-8x7B-Instruct-v0.1",
+        "preference": 1.5,
+        "annotator": "human_3",
+    },
+]
 
 
 def test_a_generic_file_creates_prompts_responses_judges_and_judgments():
@@ -110,14 +144,18 @@ def test_an_alpaca_eval_file_maps_preferences_to_verdicts_and_probabilities():
     [
         ("bad.csv", GENERIC_CSV.replace("human-ana,a,\r\nq1", "human-ana,maybe,\r\nq1"), 2, "'winner' must be a, b"),
         ("bad.csv", GENERIC_CSV.replace("gpt-4o,a,0.9", "gpt-4o,a,1.5"), 3, "'probability_a' must be"),
-        ("bad.csv", GENERIC_CSV.replace("q2,Name a prime above 100.,gpt-4o", "q2,Name a prime above 100.,llama-3"),
-         5, "same model"),
+        (
+            "bad.csv",
+            GENERIC_CSV.replace("q2,Name a prime above 100.,gpt-4o", "q2,Name a prime above 100.,llama-3"),
+            5,
+            "same model",
+        ),
         ("bad.jsonl", jsonl(MT_BENCH[0], {**MT_BENCH[1], "winner": "model_c"}), 2, "'winner' must be model_a"),
         ("bad.jsonl", jsonl({**MT_BENCH[0], "turn": 3}), 1, "'turn' must be 1 or 2"),
         ("bad.jsonl", jsonl(ALPACA[0], {**ALPACA[1], "preference": 7}), 2, "'preference' must be between"),
         ("bad.jsonl", jsonl(ALPACA[0], {**ALPACA[1], "output_1": "Bye.\u0000"}), 2, "NUL"),
     ],
-)  # fmt: skip
+)
 def test_a_broken_file_names_the_bad_line_and_writes_nothing(name, data, line, reason):
     data = data.encode() if isinstance(data, str) else data
     with pytest.raises(ImportRejected) as rejected:

@@ -18,8 +18,18 @@ def test_a_template_with_an_unknown_placeholder_is_rejected_with_the_names_to_us
     assert "{prompt}" in errors[0]
 
 
-@pytest.mark.parametrize("user", ["Solve {}.", "Solve {0}.", "Solve {prompt:>10}.", "Solve {prompt!r}.",
-                                  "Solve {prompt.upper}.", "Solve {prompt[0]}.", "Solve {prompt"])  # fmt: skip
+@pytest.mark.parametrize(
+    "user",
+    [
+        "Solve {}.",
+        "Solve {0}.",
+        "Solve {prompt:>10}.",
+        "Solve {prompt!r}.",
+        "Solve {prompt.upper}.",
+        "Solve {prompt[0]}.",
+        "Solve {prompt",
+    ],
+)
 def test_positional_fields_format_specs_attribute_access_and_broken_braces_are_refused(user):
     assert check_template("", user)
 

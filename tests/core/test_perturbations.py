@@ -127,9 +127,16 @@ def test_every_yescieval_variant_changes_the_text_as_appendix_b3_says():
     names = [n for n, p in REGISTRY.items() if p.family == "yescieval"]
     assert len(names) == 18
     assert {REGISTRY[n].rubric for n in names} == {
-        "relevancy", "correctness", "completeness", "informativeness", "integration",
-        "cohesion", "coherence", "readability", "conciseness",
-    }  # fmt: skip
+        "relevancy",
+        "correctness",
+        "completeness",
+        "informativeness",
+        "integration",
+        "cohesion",
+        "coherence",
+        "readability",
+        "conciseness",
+    }
     for name in names:
         perturbation = REGISTRY[name]
         result = apply(

@@ -9,10 +9,14 @@ from evalhub.core.tiers import tier_label, tier_table, win_value
 
 def test_means_count_every_sample_and_the_overall_column_pools_the_tiers():
     rows = [
-        ("a", 0, "p1", 1.0), ("a", 0, "p1", 0.0), ("a", 0, "p2", 1.0),
-        ("a", 1, "p1", 1.0), ("a", 1, "p2", 1.0),
-        ("b", 0, "p1", 0.0), ("b", 1, "p1", 0.5),
-    ]  # fmt: skip
+        ("a", 0, "p1", 1.0),
+        ("a", 0, "p1", 0.0),
+        ("a", 0, "p2", 1.0),
+        ("a", 1, "p1", 1.0),
+        ("a", 1, "p2", 1.0),
+        ("b", 0, "p1", 0.0),
+        ("b", 1, "p1", 0.5),
+    ]
     table = tier_table(rows, resamples=200)
     assert table.models == ["a", "b"]
     assert table.tiers == [0, 1]

@@ -41,15 +41,23 @@ def build(judge_runs_per_debate_run: int) -> None:
     }
     debates = []
     for number, (a, b) in enumerate(itertools.combinations(models, 2)):
-        run = DebateRun.objects.create(name=f"run {number}", benchmark=benchmark, criterion=criterion, model_a=a,
-                                       model_b=b, agents=["heuristic"])  # fmt: skip
+        run = DebateRun.objects.create(
+            name=f"run {number}", benchmark=benchmark, criterion=criterion, model_a=a, model_b=b, agents=["heuristic"]
+        )
         for k, prompt in enumerate(prompts):
             verdict, swapped = (1, 2, 0)[k % 3], k % 2 == 0
-            debates.append(Debate(run=run, prompt=prompt, response_a=responses[(prompt.pk, a.pk)],
-                                  response_b=responses[(prompt.pk, b.pk)], swapped=swapped,
-                                  status=DebateStatus.CONSENSUS if k % 5 else DebateStatus.UNRESOLVED,
-                                  verdict=verdict if k % 5 else None,
-                                  winner=winner_for(verdict, swapped) if k % 5 else ""))  # fmt: skip
+            debates.append(
+                Debate(
+                    run=run,
+                    prompt=prompt,
+                    response_a=responses[(prompt.pk, a.pk)],
+                    response_b=responses[(prompt.pk, b.pk)],
+                    swapped=swapped,
+                    status=DebateStatus.CONSENSUS if k % 5 else DebateStatus.UNRESOLVED,
+                    verdict=verdict if k % 5 else None,
+                    winner=winner_for(verdict, swapped) if k % 5 else "",
+                )
+            )
         for j in range(judge_runs_per_debate_run):
             JudgeRun.objects.create(reference=run, judge=f"openai:judge-{j}", check_position=True, samples=10)
     Debate.objects.bulk_create(debates)
@@ -57,13 +65,22 @@ def build(judge_runs_per_debate_run: int) -> None:
 
 def add_verdicts(samples: range) -> None:
     rows = [
-        JudgeVerdict(judge_run=run, debate=debate, reversed_order=order, sample=sample, text="…",
-                     verdict=(debate.pk + sample + run.pk) % 3, input_tokens=10, output_tokens=2, latency_s=0.1)
+        JudgeVerdict(
+            judge_run=run,
+            debate=debate,
+            reversed_order=order,
+            sample=sample,
+            text="…",
+            verdict=(debate.pk + sample + run.pk) % 3,
+            input_tokens=10,
+            output_tokens=2,
+            latency_s=0.1,
+        )
         for run in JudgeRun.objects.all()
         for debate in Debate.objects.filter(run_id=run.reference_id)
         for order in (False, True)
         for sample in samples
-    ]  # fmt: skip
+    ]
     JudgeVerdict.objects.bulk_create(rows, batch_size=5000)
 
 

@@ -67,7 +67,7 @@ def arena(db):
             model_a=a,
             model_b=b,
             agents=["heuristic"],
-        )  # fmt: skip
+        )
         for a, b in ((models[0], models[1]), (models[1], models[2]), (models[0], models[2]))
     ]
     return runs
@@ -103,10 +103,12 @@ def play(runs, rng: random.Random) -> None:
                 admin, rng.choice(resolved).pk, rng.choice([0, 1, 2]), "changed its mind"
             )  # an override of an override
         if index == len(debates) // 2:
-            do_import_judgments(filename="labels.csv", data=LABELS.encode(), benchmark_slug="demo",
-                                allow_new_models=True)  # fmt: skip
-    do_import_judgments(filename="labels.csv", data=LABELS.replace("human-ana,b", "human-ana,a").encode(),
-                        benchmark_slug="demo")  # a changed label replaces its row  # fmt: skip
+            do_import_judgments(
+                filename="labels.csv", data=LABELS.encode(), benchmark_slug="demo", allow_new_models=True
+            )
+    do_import_judgments(
+        filename="labels.csv", data=LABELS.replace("human-ana,b", "human-ana,a").encode(), benchmark_slug="demo"
+    )  # a changed label replaces its row
 
 
 @pytest.mark.parametrize("seed", [1, 2])

@@ -62,8 +62,13 @@ def test_the_table_4_layout_has_a_row_per_criterion_and_scenario_and_an_overall_
 def test_usage_sums_calls_tokens_and_latency_per_judge(judged):
     usage = row_of(judges_board(fingerprint()), "openai:gpt-judge")["usage"]["judge"]
     calls = 6 + 2 + 5 + 4
-    assert usage == {"calls": calls, "cached": 0, "input_tokens": 100 * calls, "output_tokens": 20 * calls,
-                     "latency_s": pytest.approx(0.5)}  # fmt: skip
+    assert usage == {
+        "calls": calls,
+        "cached": 0,
+        "input_tokens": 100 * calls,
+        "output_tokens": 20 * calls,
+        "latency_s": pytest.approx(0.5),
+    }
 
 
 def test_calls_count_every_call_a_judge_made_not_only_pairwise_ones(judged, arena, client, viewer, login):
@@ -72,14 +77,27 @@ def test_calls_count_every_call_a_judge_made_not_only_pairwise_ones(judged, aren
 
     job = arena.finished_job("discernment", {"family": "dhp"})
     run = DiscernmentRun.objects.create(
-        job=job, benchmark=arena.benchmark, family="dhp", task="dhp-summarization", perturbations=[], metrics=[],
+        job=job,
+        benchmark=arena.benchmark,
+        family="dhp",
+        task="dhp-summarization",
+        perturbations=[],
+        metrics=[],
         judges=["openai:gpt-judge"],
-    )  # fmt: skip
+    )
     prompt = Prompt.objects.create(benchmark=arena.benchmark, external_id="scored", text="q")
     text = Response.objects.create(prompt=prompt, model=arena.models["alpha"], text="a")
     for repeat, (score, reasked) in enumerate([(4, False), (3, True), (None, True)]):
-        JudgeScore.objects.create(run=run, judge="openai:gpt-judge", response=text, metric="fluency", repeat=repeat,
-                                  score=score, valid=score is not None, reasked=reasked)  # fmt: skip
+        JudgeScore.objects.create(
+            run=run,
+            judge="openai:gpt-judge",
+            response=text,
+            metric="fluency",
+            repeat=repeat,
+            score=score,
+            valid=score is not None,
+            reasked=reasked,
+        )
     pairwise = 6 + 2 + 5 + 4
     calls = row_of(judges_board(fingerprint()), "openai:gpt-judge")["calls"]
     assert calls == {"total": pairwise + 3 + 2, "judge": pairwise, "agent": 0, "scoring": 5}
@@ -98,7 +116,7 @@ def test_dhp_and_optimism_come_from_the_summaries_of_finished_jobs_latest_first(
                         "openai:gpt-judge": {
                             "summary": {"D_avg": 2.0, "D_min": d_min, "D_avg_ew": 2.5, "D_min_ew": 1.5}
                         }
-                    },  # fmt: skip
+                    },
                     "intervals": {"openai:gpt-judge": {"D_avg_low": 1.5, "D_avg_high": 2.4}},
                 },
                 "weights_source": "survey v1",
@@ -117,8 +135,10 @@ def test_dhp_and_optimism_come_from_the_summaries_of_finished_jobs_latest_first(
     dhp_run(0.4)
     latest = dhp_run(1.2)
     shift = {"mean_benign": 4.5, "mean_adversarial": 4.0, "drop": 0.5, "retention": 0.89, "optimistic_share": 0.8}
-    yes_job = arena.finished_job("discernment", {"family": "yescieval", "optimism": {"openai:gpt-judge": {
-        "all": {"subtle": shift, "extreme": shift}}}})  # fmt: skip
+    yes_job = arena.finished_job(
+        "discernment",
+        {"family": "yescieval", "optimism": {"openai:gpt-judge": {"all": {"subtle": shift, "extreme": shift}}}},
+    )
     DiscernmentRun.objects.create(
         job=yes_job,
         benchmark=arena.benchmark,
@@ -149,8 +169,13 @@ def test_gre_bench_shows_the_latest_finished_run_per_benchmark_and_evaluation_lm
             "gem-s-abstract": [{"model": "alpha", "name": "ALPHA", "mean": 0.2, "low": None, "high": None, "n": 1}],
         }
         job = arena.finished_job("gem", {"table": table, "interval": "90%: mean ± 1.645·SE"})
-        return GemRun.objects.create(job=job, benchmark=arena.benchmark, variants=["gem", "gem-s-abstract"],
-                                     evaluation_lm=lm, prompt_version="v1")  # fmt: skip
+        return GemRun.objects.create(
+            job=job,
+            benchmark=arena.benchmark,
+            variants=["gem", "gem-s-abstract"],
+            evaluation_lm=lm,
+            prompt_version="v1",
+        )
 
     gem_run(0.1)
     newest = gem_run(0.9)

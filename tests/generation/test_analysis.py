@@ -15,17 +15,29 @@ from tests.generation.test_runs import run_here
 @pytest.fixture
 def tiered(maths, server, candidates, answer_template):
     strong, weak = candidates
-    run = run_here(benchmark=maths["benchmark"], candidates=candidates, template=answer_template, tiers=[0, 1, 2],
-                   hint_maker=RULE_BASED, hint_count=2, anchor=weak)  # fmt: skip
+    run = run_here(
+        benchmark=maths["benchmark"],
+        candidates=candidates,
+        template=answer_template,
+        tiers=[0, 1, 2],
+        hint_maker=RULE_BASED,
+        hint_count=2,
+        anchor=weak,
+    )
     return {"run": run, "strong": strong, "weak": weak, **maths}
 
 
 def debates_at(tiered, variant: str) -> list[Debate]:
     do_load_builtin_criteria()
     run = do_create_run(
-        name=variant, benchmark=tiered["benchmark"], criterion=Criterion.objects.get(slug="helpfulness"),
-        model_a=tiered["strong"], model_b=tiered["weak"], variant=variant, agents=["heuristic"],
-    )  # fmt: skip
+        name=variant,
+        benchmark=tiered["benchmark"],
+        criterion=Criterion.objects.get(slug="helpfulness"),
+        model_a=tiered["strong"],
+        model_b=tiered["weak"],
+        variant=variant,
+        agents=["heuristic"],
+    )
     return list(run.debates.order_by("prompt__external_id"))
 
 
@@ -57,11 +69,15 @@ def test_win_rates_against_the_anchor_use_only_decided_pairs_within_one_tier(tie
     for debate in debates_at(tiered, "answer:0h"):
         settle(debate, Winner.B)
     across = Debate.objects.create(
-        run=sum_1h.run, prompt=tiered["prompts"]["sum"], swapped=False, status=DebateStatus.CONSENSUS,
-        winner=Winner.A, verdict=1,
+        run=sum_1h.run,
+        prompt=tiered["prompts"]["sum"],
+        swapped=False,
+        status=DebateStatus.CONSENSUS,
+        winner=Winner.A,
+        verdict=1,
         response_a=Response.objects.get(model=tiered["strong"], prompt=tiered["prompts"]["sum"], variant="answer:2h"),
         response_b=Response.objects.get(model=tiered["weak"], prompt=tiered["prompts"]["sum"], variant="answer:0h"),
-    )  # fmt: skip
+    )
     assert across.pk
 
     analysis = tier_analysis(tiered["run"])  # recomputed: the settled debates changed the data
@@ -127,8 +143,9 @@ def test_single_llm_judges_on_a_tier_count_as_battles_with_the_majority_of_their
     Debate.objects.filter(pk=half_2h.pk).update(swapped=True)  # shown as (weak, strong): 2 = strong won
     for debate, samples in ((sum_2h, [1, 1, 2]), (half_2h, [2, 2, 0])):
         for n, verdict in enumerate(samples):
-            JudgeVerdict.objects.create(judge_run=judge, debate=debate, reversed_order=False, sample=n, text="…",
-                                        verdict=verdict)  # fmt: skip
+            JudgeVerdict.objects.create(
+                judge_run=judge, debate=debate, reversed_order=False, sample=n, text="…", verdict=verdict
+            )
     cell = tier_analysis(tiered["run"], ("single_judge",))["win_rate"]["rows"][0]["cells"][2]
     assert (cell.n, cell.mean) == (2, 1.0)
     assert tier_analysis(tiered["run"], ("consensus", "human"))["win_rate"] is None

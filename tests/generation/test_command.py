@@ -12,8 +12,19 @@ from tests.generation.conftest import spec
 
 def test_generate_responses_runs_here_and_prints_counts_and_accuracy_per_tier(maths, server):
     out = io.StringIO()
-    call_command("generate_responses", "maths", "--candidate", spec(server, "strong"), "--tiers", "0,1",
-                 "--hint-maker", "reference-prefix", "--hints", "1", stdout=out)  # fmt: skip
+    call_command(
+        "generate_responses",
+        "maths",
+        "--candidate",
+        spec(server, "strong"),
+        "--tiers",
+        "0,1",
+        "--hint-maker",
+        "reference-prefix",
+        "--hints",
+        "1",
+        stdout=out,
+    )
     text = out.getvalue()
     run = GenerationRun.objects.get()
     assert f"Generation run {run.pk}" in text
@@ -27,8 +38,18 @@ def test_generate_responses_says_what_is_wrong_before_creating_anything(maths, s
     with pytest.raises(CommandError, match="no template 'cot'; there are: .*answer"):
         call_command("generate_responses", "maths", "--candidate", spec(server, "strong"), "--template", "cot")
     with pytest.raises(CommandError, match="Tier 3 needs 3 hints"):
-        call_command("generate_responses", "maths", "--candidate", spec(server, "strong"), "--tiers", "0,3",
-                     "--hints", "2", "--hint-maker", "reference-prefix")  # fmt: skip
+        call_command(
+            "generate_responses",
+            "maths",
+            "--candidate",
+            spec(server, "strong"),
+            "--tiers",
+            "0,3",
+            "--hints",
+            "2",
+            "--hint-maker",
+            "reference-prefix",
+        )
     with pytest.raises(CommandError, match="Did you mean 'openai'"):
         call_command("generate_responses", "maths", "--candidate", "opena:gpt-4o")
     assert not GenerationRun.objects.exists()
@@ -40,8 +61,20 @@ def test_a_dry_run_counts_the_calls_it_would_make_and_creates_nothing(maths, ser
     strong = do_register_candidate(spec(server, "strong"))
     Response.objects.create(prompt=maths["prompts"]["sum"], model=strong, variant="answer:0h", text="Made before.")
     out = io.StringIO()
-    call_command("generate_responses", "maths", "--candidate", "strong", "--tiers", "0,1", "--samples", "2",
-                 "--hint-maker", "reference-prefix", "--dry-run", stdout=out)  # fmt: skip
+    call_command(
+        "generate_responses",
+        "maths",
+        "--candidate",
+        "strong",
+        "--tiers",
+        "0,1",
+        "--samples",
+        "2",
+        "--hint-maker",
+        "reference-prefix",
+        "--dry-run",
+        stdout=out,
+    )
     # 3 prompts × 2 tiers × 2 samples = 12; the essay has no reference (its 2 tier-1 samples go); 1 found
     assert "9 calls to make, 1 response found already, 1 prompt without a reference gets tier 0 only" in out.getvalue()
     assert not GenerationRun.objects.exists()
@@ -49,8 +82,15 @@ def test_a_dry_run_counts_the_calls_it_would_make_and_creates_nothing(maths, ser
 
 
 def test_a_run_on_a_subset_answers_only_the_named_prompts_and_names_unknown_ones(maths, server):
-    call_command("generate_responses", "maths", "--candidate", spec(server, "strong"), "--prompts", "sum, half",
-                 stdout=io.StringIO())  # fmt: skip
+    call_command(
+        "generate_responses",
+        "maths",
+        "--candidate",
+        spec(server, "strong"),
+        "--prompts",
+        "sum, half",
+        stdout=io.StringIO(),
+    )
     run = GenerationRun.objects.get()
     assert sorted(Response.objects.values_list("prompt__external_id", flat=True)) == ["half", "sum"]
     assert len(run.prompt_ids) == 2

@@ -15,11 +15,18 @@ from tests.generation.test_runs import run_here
 
 def form(maths, server, **overrides):
     data = {
-        "benchmark": maths["benchmark"].pk, "new_candidates": spec(server, "strong"),
-        "template": PromptTemplate.objects.get(slug="answer").pk, "tiers": "0, 1", "hint_count": 1,
-        "hint_maker": RULE_BASED, "samples": 1, "temperature": 0, "max_tokens": 256, "seed": 0,
+        "benchmark": maths["benchmark"].pk,
+        "new_candidates": spec(server, "strong"),
+        "template": PromptTemplate.objects.get(slug="answer").pk,
+        "tiers": "0, 1",
+        "hint_count": 1,
+        "hint_maker": RULE_BASED,
+        "samples": 1,
+        "temperature": 0,
+        "max_tokens": 256,
+        "seed": 0,
         "answer_match": "symbolic",
-    }  # fmt: skip
+    }
     data.update(overrides)
     return data
 
@@ -28,8 +35,9 @@ def test_an_admin_starts_a_run_from_the_form_and_its_chunks_go_to_the_default_qu
     client, login, admin_user, maths, server, monkeypatch, django_capture_on_commit_callbacks
 ):
     sent = []
-    monkeypatch.setattr("evalhub.generation.tasks.generation_chunk_task.apply_async",
-                        lambda args, queue: sent.append(queue))  # fmt: skip
+    monkeypatch.setattr(
+        "evalhub.generation.tasks.generation_chunk_task.apply_async", lambda args, queue: sent.append(queue)
+    )
     login(admin_user)
     assert client.get(reverse("generation_create")).status_code == 200
     with django_capture_on_commit_callbacks(execute=True):
@@ -83,8 +91,15 @@ def test_a_template_with_an_unknown_placeholder_is_refused_by_the_page(client, l
 def test_the_results_show_counts_and_tier_tables_and_exports_carry_template_and_tier(
     client, login, viewer, maths, server, candidates, answer_template
 ):
-    run = run_here(benchmark=maths["benchmark"], candidates=candidates, template=answer_template, tiers=[0, 1],
-                   hint_maker=RULE_BASED, hint_count=1, anchor=candidates[1])  # fmt: skip
+    run = run_here(
+        benchmark=maths["benchmark"],
+        candidates=candidates,
+        template=answer_template,
+        tiers=[0, 1],
+        hint_maker=RULE_BASED,
+        hint_count=1,
+        anchor=candidates[1],
+    )
     login(viewer)
     assert reverse("generation_results", args=[run.job_id]) in client.get(run.job.get_absolute_url()).content.decode()
     page = client.get(reverse("generation_results", args=[run.job_id])).content.decode()
@@ -104,8 +119,14 @@ def test_the_results_show_counts_and_tier_tables_and_exports_carry_template_and_
 
 
 def test_an_admin_edits_a_flagged_hint_and_the_flag_clears(client, login, admin_user, maths):
-    record = PromptHints.objects.create(prompt=maths["prompts"]["sum"], maker="x", prompt_version="v",
-                                        hints=["Add.", "It is 42."], final_answer="42", leaks=[2])  # fmt: skip
+    record = PromptHints.objects.create(
+        prompt=maths["prompts"]["sum"],
+        maker="x",
+        prompt_version="v",
+        hints=["Add.", "It is 42."],
+        final_answer="42",
+        leaks=[2],
+    )
     login(admin_user)
     listing = client.get(reverse("generation_hints", args=["maths"])).content.decode()
     assert "flagged: not used" in listing
@@ -119,10 +140,17 @@ def test_an_admin_edits_a_flagged_hint_and_the_flag_clears(client, login, admin_
     assert client.post(url, {"hint_1": "Add.", "hint_2": ""}).status_code == 400
 
 
-def test_the_model_page_shows_its_accuracy_per_hint_tier(client, login, viewer, maths, server, candidates,
-                                                         answer_template):  # fmt: skip
-    run_here(benchmark=maths["benchmark"], candidates=candidates, template=answer_template, tiers=[0, 1],
-             hint_maker=RULE_BASED, hint_count=1)  # fmt: skip
+def test_the_model_page_shows_its_accuracy_per_hint_tier(
+    client, login, viewer, maths, server, candidates, answer_template
+):
+    run_here(
+        benchmark=maths["benchmark"],
+        candidates=candidates,
+        template=answer_template,
+        tiers=[0, 1],
+        hint_maker=RULE_BASED,
+        hint_count=1,
+    )
     login(viewer)
     page = client.get(reverse("model_detail", args=[candidates[0].slug])).content.decode()
     section = page.split("<h3>Hint tiers</h3>", 1)[1].split("<h2>As a judge</h2>", 1)[0]
@@ -168,15 +196,29 @@ def test_an_admin_judges_every_tier_against_the_anchor_in_one_step_and_win_rates
 
     do_load_builtin_criteria()
     strong, weak = candidates
-    run = run_here(benchmark=maths["benchmark"], candidates=candidates, template=answer_template, tiers=[0, 1],
-                   hint_maker=RULE_BASED, hint_count=1, anchor=weak)  # fmt: skip
+    run = run_here(
+        benchmark=maths["benchmark"],
+        candidates=candidates,
+        template=answer_template,
+        tiers=[0, 1],
+        hint_maker=RULE_BASED,
+        hint_count=1,
+        anchor=weak,
+    )
     login(admin_user)
     assert (
         "Judge every tier against weak" in client.get(reverse("generation_results", args=[run.job_id])).content.decode()
     )
-    form = {"criterion": Criterion.objects.get(slug="helpfulness").pk, "judge": "heuristic:reference",
-            "criteria_variant": "original", "privileged_sources": ["reference_answer"], "samples": 1,
-            "temperature": 0, "max_tokens": 256, "seed": 0}  # fmt: skip
+    form = {
+        "criterion": Criterion.objects.get(slug="helpfulness").pk,
+        "judge": "heuristic:reference",
+        "criteria_variant": "original",
+        "privileged_sources": ["reference_answer"],
+        "samples": 1,
+        "temperature": 0,
+        "max_tokens": 256,
+        "seed": 0,
+    }
     response = client.post(reverse("generation_compare", args=[run.job_id]), form, follow=True)  # judges run eagerly
     assert "Started 2 judge runs against weak" in response.content.decode()
     pairs = DebateRun.objects.order_by("variant")
@@ -203,8 +245,9 @@ def tier_analysis_of(run):
     return tier_analysis(run)
 
 
-def test_comparing_needs_an_anchor_and_only_admins_may(client, login, admin_user, viewer, maths, server, candidates,
-                                                       answer_template):  # fmt: skip
+def test_comparing_needs_an_anchor_and_only_admins_may(
+    client, login, admin_user, viewer, maths, server, candidates, answer_template
+):
     run = run_here(benchmark=maths["benchmark"], candidates=candidates, template=answer_template, tiers=[0])
     login(viewer)
     assert client.post(reverse("generation_compare", args=[run.job_id]), {}).status_code == 403
@@ -217,8 +260,15 @@ def test_comparing_needs_an_anchor_and_only_admins_may(client, login, admin_user
     from evalhub.debates.models import DebateRun
 
     do_load_builtin_criteria()
-    form = {"criterion": Criterion.objects.get(slug="helpfulness").pk, "judge": "heuristic",
-            "criteria_variant": "original", "samples": 1, "temperature": 0, "max_tokens": 256, "seed": 0}  # fmt: skip
+    form = {
+        "criterion": Criterion.objects.get(slug="helpfulness").pk,
+        "judge": "heuristic",
+        "criteria_variant": "original",
+        "samples": 1,
+        "temperature": 0,
+        "max_tokens": 256,
+        "seed": 0,
+    }
     response = client.post(url, form, follow=True)
     assert "Choose an anchor model for this run first" in response.content.decode()
     assert not DebateRun.objects.exists()
@@ -236,8 +286,14 @@ def test_the_results_page_makes_as_many_queries_for_many_prompts_and_issues_as_f
         return queries_for(client, reverse("generation_results", args=[run.job_id]))
 
     login(viewer)
-    fields = {"candidates": candidates, "template": answer_template, "tiers": [0, 1], "hint_maker": RULE_BASED,
-              "hint_count": 1, "anchor": candidates[1]}  # fmt: skip
+    fields = {
+        "candidates": candidates,
+        "template": answer_template,
+        "tiers": [0, 1],
+        "hint_maker": RULE_BASED,
+        "hint_count": 1,
+        "anchor": candidates[1],
+    }
     few = cold(run_here(benchmark=maths["benchmark"], **fields))
     for n in range(12):  # more prompts, half of them without a reference (more reported rows)
         solution = "" if n % 2 else f"Add. Then add more. Then check. $\\boxed{{{n + 2}}}$."
@@ -269,10 +325,12 @@ def test_the_home_page_leads_to_generation(client, login, viewer, admin_user):
     assert reverse("generation_create") in client.get(reverse("home")).content.decode()
 
 
-def test_a_forged_verdict_source_is_a_400_with_the_reason(client, login, viewer, maths, server, candidates,
-                                                          answer_template):  # fmt: skip
-    run = run_here(benchmark=maths["benchmark"], candidates=candidates, template=answer_template, tiers=[0],
-                   anchor=candidates[1])  # fmt: skip
+def test_a_forged_verdict_source_is_a_400_with_the_reason(
+    client, login, viewer, maths, server, candidates, answer_template
+):
+    run = run_here(
+        benchmark=maths["benchmark"], candidates=candidates, template=answer_template, tiers=[0], anchor=candidates[1]
+    )
     login(viewer)
     for url in (
         reverse("generation_results", args=[run.job_id]),
@@ -291,8 +349,14 @@ def test_a_model_page_takes_the_data_fingerprint_once_however_many_generation_ru
     import evalhub.generation.analysis
 
     for tiers in ([0], [0, 1], [0, 1, 2]):
-        run_here(benchmark=maths["benchmark"], candidates=candidates, template=answer_template, tiers=tiers,
-                 hint_maker=RULE_BASED, hint_count=2)  # fmt: skip
+        run_here(
+            benchmark=maths["benchmark"],
+            candidates=candidates,
+            template=answer_template,
+            tiers=tiers,
+            hint_maker=RULE_BASED,
+            hint_count=2,
+        )
     taken = []
     real = evalhub.dashboards.views.fingerprint
     monkeypatch.setattr(evalhub.dashboards.views, "fingerprint", lambda: taken.append(1) or real())
@@ -310,8 +374,15 @@ def test_the_judge_every_tier_form_defaults_to_the_criterion_of_the_benchmarks_t
     from evalhub.catalog.models import Criterion
 
     do_load_builtin_criteria()  # Creativity sorts first: it was the default for a maths benchmark
-    run = run_here(benchmark=maths["benchmark"], candidates=candidates, template=answer_template, tiers=[0],
-                   hint_maker=RULE_BASED, hint_count=1, anchor=candidates[1])  # fmt: skip
+    run = run_here(
+        benchmark=maths["benchmark"],
+        candidates=candidates,
+        template=answer_template,
+        tiers=[0],
+        hint_maker=RULE_BASED,
+        hint_count=1,
+        anchor=candidates[1],
+    )
     login(admin_user)
     page = client.get(reverse("generation_results", args=[run.job_id])).content.decode()
     reasoning = Criterion.objects.get(slug="reasoning").pk

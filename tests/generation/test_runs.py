@@ -29,8 +29,14 @@ def run_here(**fields):
 def test_every_candidate_answers_every_prompt_at_every_tier_tagged_with_template_tier_and_run(
     maths, server, candidates, answer_template
 ):
-    run = run_here(benchmark=maths["benchmark"], candidates=candidates, template=answer_template, tiers=[0, 1, 2],
-                   hint_maker=RULE_BASED, hint_count=2)  # fmt: skip
+    run = run_here(
+        benchmark=maths["benchmark"],
+        candidates=candidates,
+        template=answer_template,
+        tiers=[0, 1, 2],
+        hint_maker=RULE_BASED,
+        hint_count=2,
+    )
     assert run.job.status == "succeeded", run.job.error
     made = Response.objects.filter(model__in=candidates)
     # two prompts with a reference × 3 tiers + the essay at tier 0 only, for each of the two candidates
@@ -52,8 +58,14 @@ def test_every_candidate_answers_every_prompt_at_every_tier_tagged_with_template
 def test_tier_t_shows_exactly_the_first_t_hints_which_never_contain_the_final_answer(
     maths, server, candidates, answer_template
 ):
-    run_here(benchmark=maths["benchmark"], candidates=candidates[:1], template=answer_template, tiers=[0, 1, 2, 3],
-             hint_maker=RULE_BASED, hint_count=3)  # fmt: skip
+    run_here(
+        benchmark=maths["benchmark"],
+        candidates=candidates[:1],
+        template=answer_template,
+        tiers=[0, 1, 2, 3],
+        hint_maker=RULE_BASED,
+        hint_count=3,
+    )
     hints = PromptHints.objects.get(prompt=maths["prompts"]["half"])
     assert len(hints.hints) == 3
     assert hints.leaks == []
@@ -75,8 +87,14 @@ def test_llm_hints_follow_figure_9_and_a_planted_leak_is_flagged_and_kept_from_c
     leaky = maths["prompts"]["sum"]
     leaky.text = "What is 40 + 2? LEAK"
     leaky.save()
-    run = run_here(benchmark=maths["benchmark"], candidates=candidates[:1], template=answer_template,
-                   tiers=[0, 1, 3], hint_maker=spec(server, "hinter"), hint_count=3)  # fmt: skip
+    run = run_here(
+        benchmark=maths["benchmark"],
+        candidates=candidates[:1],
+        template=answer_template,
+        tiers=[0, 1, 3],
+        hint_maker=spec(server, "hinter"),
+        hint_count=3,
+    )
     record = PromptHints.objects.get(prompt=leaky)
     assert record.leaks == [3]
     assert not record.usable
@@ -95,8 +113,14 @@ def test_llm_hints_follow_figure_9_and_a_planted_leak_is_flagged_and_kept_from_c
 
     # An admin rewrites the leaking hint; the next run generates the missing tiers and keeps the rest.
     do_edit_hints(record, hints=[*record.hints[:2], "Now add the two results."], accept_leaks=False, by=None)
-    again = run_here(benchmark=maths["benchmark"], candidates=candidates[:1], template=answer_template,
-                     tiers=[0, 1, 3], hint_maker=spec(server, "hinter"), hint_count=3)  # fmt: skip
+    again = run_here(
+        benchmark=maths["benchmark"],
+        candidates=candidates[:1],
+        template=answer_template,
+        tiers=[0, 1, 3],
+        hint_maker=spec(server, "hinter"),
+        hint_count=3,
+    )
     assert (again.made, again.found) == (2, 5)  # sum: 0h kept; half: 3 kept; essay: 0h kept
     hint_calls = [r for r in server.state.requests if r["body"]["model"] == "hinter"]
     assert len(hint_calls) == 2  # hints are stored, not asked for again
@@ -104,8 +128,9 @@ def test_llm_hints_follow_figure_9_and_a_planted_leak_is_flagged_and_kept_from_c
 
 
 def test_an_edit_that_still_gives_the_answer_away_stays_flagged_unless_accepted(maths, server, answer_template):
-    record = PromptHints.objects.create(prompt=maths["prompts"]["sum"], maker="x", prompt_version="v",
-                                        hints=["a", "b"], final_answer="42")  # fmt: skip
+    record = PromptHints.objects.create(
+        prompt=maths["prompts"]["sum"], maker="x", prompt_version="v", hints=["a", "b"], final_answer="42"
+    )
     edited = do_edit_hints(record, hints=["a", "so it is 42"], accept_leaks=False, by=None)
     assert edited.leaks == [2]
     assert not edited.usable
@@ -116,8 +141,14 @@ def test_an_edit_that_still_gives_the_answer_away_stays_flagged_unless_accepted(
 
 
 def test_a_resumed_or_repeated_run_skips_the_responses_that_exist(maths, server, candidates, answer_template):
-    fields = {"benchmark": maths["benchmark"], "candidates": candidates, "template": answer_template, "tiers": [0, 1],
-              "hint_maker": RULE_BASED, "hint_count": 1}  # fmt: skip
+    fields = {
+        "benchmark": maths["benchmark"],
+        "candidates": candidates,
+        "template": answer_template,
+        "tiers": [0, 1],
+        "hint_maker": RULE_BASED,
+        "hint_count": 1,
+    }
     first = run_here(**fields)
     calls = server.request_count
     second = run_here(**fields)
@@ -142,8 +173,14 @@ def test_a_provider_error_on_one_item_is_reported_and_the_run_finishes_partial_n
 
 
 def test_samples_are_separate_responses_and_usage_is_summed(maths, server, candidates, answer_template):
-    run = run_here(benchmark=maths["benchmark"], candidates=candidates[:1], template=answer_template, tiers=[0],
-                   samples=2, temperature=0.7)  # fmt: skip
+    run = run_here(
+        benchmark=maths["benchmark"],
+        candidates=candidates[:1],
+        template=answer_template,
+        tiers=[0],
+        samples=2,
+        temperature=0.7,
+    )
     variants = Response.objects.filter(model=candidates[0], prompt=maths["prompts"]["sum"]).values_list("variant")
     assert sorted(v for (v,) in variants) == ["answer:0h", "answer:0h:s1"]
     assert run.calls == 6
@@ -164,8 +201,9 @@ def test_a_run_that_cannot_work_is_refused_before_it_starts(
     maths, server, candidates, answer_template, fields, message
 ):
     with pytest.raises(GenerationRejected, match=message):
-        do_create_generation_run(benchmark=maths["benchmark"], candidates=candidates, template=answer_template,
-                                 enqueue=False, **fields)  # fmt: skip
+        do_create_generation_run(
+            benchmark=maths["benchmark"], candidates=candidates, template=answer_template, enqueue=False, **fields
+        )
 
 
 def test_a_template_with_an_unknown_placeholder_cannot_be_saved_by_any_path(db):
@@ -182,8 +220,14 @@ def test_a_template_with_an_unknown_placeholder_cannot_be_saved_by_any_path(db):
 
 
 def test_a_hints_only_run_makes_the_hints_for_review_and_generates_nothing(maths, server, answer_template):
-    run = run_here(benchmark=maths["benchmark"], candidates=[], template=answer_template, tiers=[1, 2],
-                   hint_maker=RULE_BASED, hint_count=2)  # fmt: skip
+    run = run_here(
+        benchmark=maths["benchmark"],
+        candidates=[],
+        template=answer_template,
+        tiers=[1, 2],
+        hint_maker=RULE_BASED,
+        hint_count=2,
+    )
     assert run.job.status == "succeeded"
     assert run.job.title == "Hints for Maths"
     assert PromptHints.objects.filter(prompt__benchmark=maths["benchmark"]).count() == 2
@@ -194,8 +238,14 @@ def test_a_hints_only_run_makes_the_hints_for_review_and_generates_nothing(maths
 def test_a_cancelled_run_stops_at_the_next_chunk_and_keeps_what_it_made(maths, server, candidates, answer_template):
     from evalhub.jobs.actions import do_request_cancel
 
-    run = do_create_generation_run(benchmark=maths["benchmark"], candidates=candidates[:1], template=answer_template,
-                                   tiers=[0], chunk_prompts=1, enqueue=False)  # fmt: skip
+    run = do_create_generation_run(
+        benchmark=maths["benchmark"],
+        candidates=candidates[:1],
+        template=answer_template,
+        tiers=[0],
+        chunk_prompts=1,
+        enqueue=False,
+    )
     first, *rest = pending_chunk_ids(run.job)
     assert run_generation_chunk(first) == "recorded"
     do_request_cancel(run.job)
@@ -213,7 +263,7 @@ def test_local_models_go_to_the_gpu_workers_and_api_models_to_the_default_queue(
     runs = [
         do_create_generation_run(
             benchmark=maths["benchmark"], candidates=chosen, template=answer_template, enqueue=False
-        )  # fmt: skip
+        )
         for chosen in ([api], [api, local])
     ]
     assert [generation_queue(run) for run in runs] == ["default", "gpu"]
@@ -226,10 +276,18 @@ def test_the_built_in_templates_exist_after_migrating(db):
     }
 
 
-def test_chunks_hold_about_forty_calls_so_progress_moves_and_workers_share_a_run(maths, server, candidates,
-                                                                                 answer_template):  # fmt: skip
-    run = do_create_generation_run(benchmark=maths["benchmark"], candidates=candidates, template=answer_template,
-                                   tiers=[0, 1, 2, 3], hint_maker=RULE_BASED, samples=3, enqueue=False)  # fmt: skip
+def test_chunks_hold_about_forty_calls_so_progress_moves_and_workers_share_a_run(
+    maths, server, candidates, answer_template
+):
+    run = do_create_generation_run(
+        benchmark=maths["benchmark"],
+        candidates=candidates,
+        template=answer_template,
+        tiers=[0, 1, 2, 3],
+        hint_maker=RULE_BASED,
+        samples=3,
+        enqueue=False,
+    )
     # 2 candidates × 4 tiers × 3 samples = 24 calls per prompt: one prompt per chunk
     assert [len(c.unit_ids) for c in run.job.chunks.all()] == [1, 1, 1]
     assert [c.units_planned for c in run.job.chunks.all()] == [24, 24, 24]
@@ -237,8 +295,9 @@ def test_chunks_hold_about_forty_calls_so_progress_moves_and_workers_share_a_run
 
 def test_an_answer_cut_at_the_token_limit_is_kept_and_reported(maths, server, candidates, answer_template):
     server.state.honour_max_tokens = True
-    run = run_here(benchmark=maths["benchmark"], candidates=candidates[:1], template=answer_template, tiers=[0],
-                   max_tokens=4)  # fmt: skip
+    run = run_here(
+        benchmark=maths["benchmark"], candidates=candidates[:1], template=answer_template, tiers=[0], max_tokens=4
+    )
     assert run.made == 3
     cut = run.job.row_issues.filter(stage="generation", message__contains="stopped at the token limit (4)")
     assert sorted(cut.values_list("prompt__external_id", flat=True)) == ["half", "sum"]  # the essay fits in 4

@@ -28,9 +28,14 @@ def demo_runs(tmp_path):
 
 def test_every_demo_run_succeeds_offline(demo_runs):
     assert demo_runs == [
-        "debates", "a single judge", "GEM with a tiny random model", "DHP", "YESciEval",
-        "generation at four hint tiers", "a survey invitation",
-    ]  # fmt: skip
+        "debates",
+        "a single judge",
+        "GEM with a tiny random model",
+        "DHP",
+        "YESciEval",
+        "generation at four hint tiers",
+        "a survey invitation",
+    ]
     jobs = {job.kind: (job.status, job.message) for job in Job.objects.all()}
     assert all(status == JobStatus.SUCCEEDED for status, _ in jobs.values()), jobs
     assert AdjudicationItem.objects.exists(), "some debates wait for people"

@@ -110,8 +110,20 @@ def test_the_json_export_has_one_object_per_judge_with_the_promised_fields(judge
     response = login(viewer).get("/judges/report.json")
     assert response["Content-Type"].startswith("application/json")
     data = json.loads(response.content)
-    promised = {"n", "agreement", "kappa", "kappa_ci", "confusion", "position_flip_rate", "longer_share",
-                "people_longer_share", "length_coef", "self_preference", "ece", "brier"}  # fmt: skip
+    promised = {
+        "n",
+        "agreement",
+        "kappa",
+        "kappa_ci",
+        "confusion",
+        "position_flip_rate",
+        "longer_share",
+        "people_longer_share",
+        "length_coef",
+        "self_preference",
+        "ece",
+        "brier",
+    }
     assert all(promised <= set(judge) for judge in data["judges"])
     assert set(data["people"]) >= {"krippendorff_alpha", "alpha_ci"}
     csv = login(viewer).get("/judges/report.csv")

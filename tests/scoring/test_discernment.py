@@ -156,8 +156,10 @@ def test_an_llm_perturbation_uses_the_perturbation_llm_and_a_failure_is_reported
 
 
 def test_expert_weights_change_the_weighted_discernment_only(summaries, server):
-    weights = {"random_deletions": {"coherence": 0.9, "fluency": 0.1, "relevance": 0.0, "consistency": 0.0},
-               "reordering": {"coherence": 0.5, "fluency": 0.5, "relevance": 0.0, "consistency": 0.0}}  # fmt: skip
+    weights = {
+        "random_deletions": {"coherence": 0.9, "fluency": 0.1, "relevance": 0.0, "consistency": 0.0},
+        "reordering": {"coherence": 0.5, "fluency": 0.5, "relevance": 0.0, "consistency": 0.0},
+    }
     plain = dhp_run(summaries, [spec(server, "coin")])
     weighted = dhp_run(summaries, [spec(server, "coin")], weights=weights, weights_source="survey v1")
     run_all(plain)
@@ -236,8 +238,13 @@ def test_bad_configurations_are_refused_with_every_reason(summaries, server):
             mode="probability",
         )
     message = str(refused.value)
-    for part in ("Did you mean 'heuristic'", "next-token probabilities need a local transformers model",
-                 "name the perturbation LLM", "belongs to yescieval", "not 'style'"):  # fmt: skip
+    for part in (
+        "Did you mean 'heuristic'",
+        "next-token probabilities need a local transformers model",
+        "name the perturbation LLM",
+        "belongs to yescieval",
+        "not 'style'",
+    ):
         assert part in message
 
 
@@ -245,10 +252,16 @@ def test_yescieval_judges_cannot_use_next_token_probabilities(summaries):
     benchmark, system = summaries
     with pytest.raises(ValueError, match="JSON: use generation"):
         do_create_discernment_run(
-            benchmark=benchmark, family="yescieval", task="yescieval", targets=[system],
-            perturbations=[["cohesion_subtle", "subtle"]], metrics=["cohesion"], judges=["transformers:/x"],
-            mode="probability", enqueue=False,
-        )  # fmt: skip
+            benchmark=benchmark,
+            family="yescieval",
+            task="yescieval",
+            targets=[system],
+            perturbations=[["cohesion_subtle", "subtle"]],
+            metrics=["cohesion"],
+            judges=["transformers:/x"],
+            mode="probability",
+            enqueue=False,
+        )
 
 
 def test_a_target_variant_judges_only_those_responses_and_their_copies(summaries, server):
@@ -256,9 +269,11 @@ def test_a_target_variant_judges_only_those_responses_and_their_copies(summaries
 
     benchmark, system = summaries
     tiered = Response.objects.create(
-        prompt=Prompt.objects.filter(benchmark=benchmark).first(), model=system, variant="answer:1h",
+        prompt=Prompt.objects.filter(benchmark=benchmark).first(),
+        model=system,
+        variant="answer:1h",
         text="The council approved the plan. Critics said the cost was too high. A vote follows in May.",
-    )  # fmt: skip
+    )
     run = dhp_run(summaries, [spec(server, "perfect")], target_variant="answer:1h", repeats=1)
     assert run.job.progress_total == 1
     run_all(run)

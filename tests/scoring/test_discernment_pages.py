@@ -20,10 +20,16 @@ from tests.scoring.test_discernment import spec
 def finished(summaries, server):
     benchmark, system = summaries
     run = do_create_discernment_run(
-        benchmark=benchmark, family="dhp", task="dhp-summarization", targets=[system],
-        perturbations=[["random_deletions", "minor"], ["reordering", "major"]], metrics=["coherence", "fluency"],
-        judges=[spec(server, "perfect"), spec(server, "coin")], repeats=1, enqueue=False,
-    )  # fmt: skip
+        benchmark=benchmark,
+        family="dhp",
+        task="dhp-summarization",
+        targets=[system],
+        perturbations=[["random_deletions", "minor"], ["reordering", "major"]],
+        metrics=["coherence", "fluency"],
+        judges=[spec(server, "perfect"), spec(server, "coin")],
+        repeats=1,
+        enqueue=False,
+    )
     for pk in run.job.chunks.values_list("pk", flat=True):
         run_discernment_chunk(pk)
     return DiscernmentRun.objects.get(pk=run.pk)
@@ -109,8 +115,14 @@ def test_the_scores_export_recomputes_the_same_report_with_dhp_report(client, lo
     login(viewer)
     body = client.get(reverse("discernment_export", args=[finished.job_id, "scores", "csv"])).content.decode()
     assert next(csv.reader(io.StringIO(body))) == [
-        "judge", "item_id", "perturbation", "level", "metric", "original_score", "perturbed_score",
-    ]  # fmt: skip
+        "judge",
+        "item_id",
+        "perturbation",
+        "level",
+        "metric",
+        "original_score",
+        "perturbed_score",
+    ]
     recomputed = build_report(read_scores(body))
     assert recomputed["judges"] == json.loads(json.dumps(finished.job.result["dhp"]["judges"]))
 

@@ -41,9 +41,13 @@ def interval_chart(chart: dict, label: str, digits: int = 3) -> SafeString | str
                     '<line x1="{0}" x2="{1}" y1="{2}" y2="{2}" class="whisker"/>'
                     '<line x1="{0}" x2="{0}" y1="{3}" y2="{4}" class="whisker"/>'
                     '<line x1="{1}" x2="{1}" y1="{3}" y2="{4}" class="whisker"/>',
-                    low, high, y, y - 5, y + 5,
+                    low,
+                    high,
+                    y,
+                    y - 5,
+                    y + 5,
                 )
-            )  # fmt: skip
+            )
         if row.get("baseline"):
             marker = '<rect x="{}" y="{}" width="10" height="10" class="marker baseline"><title>{}</title></rect></g>'
             parts.append(format_html(marker, x - 5, y - 5, tip))

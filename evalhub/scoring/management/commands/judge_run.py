@@ -76,13 +76,25 @@ class Command(BaseCommand):
                 raise CommandError(f"cannot read the weights: {error}") from None
         try:
             run = do_create_discernment_run(
-                benchmark=benchmark, family=o["family"], task=o["task"], targets=targets,
-                perturbations=perturbations, metrics=metrics, judges=o["judge"], repeats=o["repeats"],
-                mode=o["mode"], temperature=o["temperature"], perturbation_lm=o["perturbation_lm"],
-                shape=o["shape"], weights=weights, weights_source=o["weights"], seed=o["seed"],
+                benchmark=benchmark,
+                family=o["family"],
+                task=o["task"],
+                targets=targets,
+                perturbations=perturbations,
+                metrics=metrics,
+                judges=o["judge"],
+                repeats=o["repeats"],
+                mode=o["mode"],
+                temperature=o["temperature"],
+                perturbation_lm=o["perturbation_lm"],
+                shape=o["shape"],
+                weights=weights,
+                weights_source=o["weights"],
+                seed=o["seed"],
                 target_variant=o["target_variant"],
-                chunk_prompts=o["chunk_prompts"], enqueue=o["enqueue"],
-            )  # fmt: skip
+                chunk_prompts=o["chunk_prompts"],
+                enqueue=o["enqueue"],
+            )
         except ValueError as error:
             raise CommandError(str(error)) from None
         self.stdout.write(f"Job {run.job.pk}: {run.job.chunks.count()} chunks.")
