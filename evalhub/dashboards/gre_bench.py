@@ -3,10 +3,11 @@ and evaluation LM (GEM, Section 5), read from the summary the job stored when it
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from evalhub.core.charts import interval_chart
 from evalhub.dashboards.caching import cached
+from evalhub.dashboards.shapes import GreBoard, GreRow, ScoreCell, VariantColumn
 from evalhub.jobs.models import JobStatus
 from evalhub.scoring.gem_results import VARIANT_LABELS
 from evalhub.scoring.models import GemRun, GemVariant
@@ -15,11 +16,11 @@ from evalhub.scoring.models import GemRun, GemVariant
 COLUMNS = (GemVariant.GEM, GemVariant.ABSTRACT, GemVariant.ASSW, GemVariant.RAW)
 
 
-def gre_bench_board(stamp: str) -> list[dict[str, Any]]:
+def gre_bench_board(stamp: str) -> list[GreBoard]:
     return cached("gre_bench", _compute, stamp=stamp)
 
 
-def _compute() -> list[dict[str, Any]]:
+def _compute() -> list[GreBoard]:
     runs = (
         GemRun.objects.filter(job__status=JobStatus.SUCCEEDED)
         .select_related("job", "benchmark")
@@ -33,54 +34,63 @@ def _compute() -> list[dict[str, Any]]:
             older[key] = older.get(key, 0) + 1
         else:
             latest[key] = run
-    boards = []
+    boards: list[GreBoard] = []
     for key, run in latest.items():
         summary = run.job.result or {}
         table = summary.get("table", {})
         variants = [v for v in COLUMNS if v in table]
-        rows: dict[str, dict[str, Any]] = {}
+        rows: dict[str, GreRow] = {}
         for variant in variants:
             for entry in table[variant]:
                 row = rows.setdefault(
                     entry["model"],
-                    {
-                        "model": entry["model"],
-                        "label": entry.get("name", entry["model"]),
-                        "baseline": entry.get("baseline", False),
-                        "cells": {},
-                    },
+                    GreRow(
+                        model=entry["model"],
+                        label=entry.get("name", entry["model"]),
+                        baseline=entry.get("baseline", False),
+                        cells={},
+                    ),
                 )
-                row["cells"][variant] = {k: entry.get(k) for k in ("mean", "low", "high", "n")}
+                row["cells"][variant] = ScoreCell(
+                    mean=entry.get("mean"), low=entry.get("low"), high=entry.get("high"), n=entry.get("n")
+                )
         first = variants[0] if variants else None
         ordered = sorted(
             rows.values(),
-            key=lambda r: -((r["cells"].get(first) or {}).get("mean") or float("-inf")) if first else 0,
+            key=lambda r: -(_mean(r["cells"].get(first)) or float("-inf")) if first else 0,
         )
         for row in ordered:
             row["cell_list"] = [row["cells"].get(v) for v in variants]
         boards.append(
-            {
-                "run": run.pk,
-                "job": run.job_id,
-                "benchmark": run.benchmark.name,
-                "benchmark_slug": run.benchmark.slug,
-                "evaluation_lm": run.evaluation_lm,
-                "interval": summary.get("interval", ""),
-                "setup": summary.get("setup", {}),
-                "finished_at": run.job.finished_at,
-                "older_runs": older.get(key, 0),
-                "variants": [{"key": v, "label": VARIANT_LABELS[v]} for v in variants],
-                "rows": ordered,
-            }
+            GreBoard(
+                run=run.pk,
+                job=run.job_id,
+                benchmark=run.benchmark.name,
+                benchmark_slug=run.benchmark.slug,
+                evaluation_lm=run.evaluation_lm,
+                interval=summary.get("interval", ""),
+                setup=summary.get("setup", {}),
+                finished_at=run.job.finished_at,
+                older_runs=older.get(key, 0),
+                variants=[VariantColumn(key=v, label=VARIANT_LABELS[v]) for v in variants],
+                rows=ordered,
+            )
         )
     return boards
 
 
-def with_names(boards: list[dict[str, Any]], names: dict[str, str]) -> list[dict[str, Any]]:
+def _mean(cell: ScoreCell | None) -> float | None:
+    return cell["mean"] if cell else None
+
+
+def with_names(boards: list[GreBoard], names: dict[str, str]) -> list[GreBoard]:
     """Display names (not cached: a rename shows at once) and one chart per variant."""
-    out = []
+    out: list[GreBoard] = []
     for board in boards:
-        rows = [{**row, "name": names.get(row["model"], row.get("label", row["model"]))} for row in board["rows"]]
+        rows = [
+            cast(GreRow, {**row, "name": names.get(row["model"], row.get("label", row["model"]))})
+            for row in board["rows"]
+        ]
         charts = [
             {
                 "variant": variant,
@@ -93,11 +103,11 @@ def with_names(boards: list[dict[str, Any]], names: dict[str, str]) -> list[dict
             }
             for variant in board["variants"]
         ]
-        out.append({**board, "rows": rows, "charts": charts})
+        out.append(cast(GreBoard, {**board, "rows": rows, "charts": charts}))
     return out
 
 
-def export_rows(boards: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def export_rows(boards: list[GreBoard]) -> list[dict[str, Any]]:
     return [
         {
             "benchmark": board["benchmark_slug"],

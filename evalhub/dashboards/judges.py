@@ -22,6 +22,7 @@ from evalhub.core.agreement import Rate, system_agreement_of_counts
 from evalhub.core.criteria_variants import ORIGINAL, VARIANTS
 from evalhub.dashboards.caching import cached
 from evalhub.dashboards.counts import judge_tallies
+from evalhub.dashboards.shapes import AgreementLayout, CallCounts, JudgeRow, JudgesBoard, LayoutRow, RateCell
 from evalhub.debates.judging import REFERENCE_STATUSES
 from evalhub.debates.models import Debate, DebateTurn, JudgeRun
 from evalhub.jobs.models import JobStatus
@@ -32,7 +33,7 @@ from evalhub.scoring.models import DiscernmentFamily, DiscernmentRun, JudgeScore
 PLAIN, PRIVILEGED = "plain", "privileged"
 
 
-def judges_board(stamp: str) -> dict[str, Any]:
+def judges_board(stamp: str) -> JudgesBoard:
     return cached("judges", lambda: _compute(stamp), stamp=stamp)
 
 
@@ -61,7 +62,7 @@ def spec_models(specs: set[str]) -> dict[str, str]:
     return out
 
 
-def _compute(stamp: str) -> dict[str, Any]:
+def _compute(stamp: str) -> JudgesBoard:
     judges: dict[str, dict[str, Any]] = defaultdict(
         lambda: {"dhp": [], "optimism": [], "agreement": {}, "robustness": {}, "flips": None, "usage": {}}
     )
@@ -70,7 +71,20 @@ def _compute(stamp: str) -> dict[str, Any]:
     table4, table5 = _agreement(judges, runs)
     _usage(judges, runs)
     models = spec_models(set(judges))
-    rows = [{"judge": spec, "model": models.get(spec), **data} for spec, data in sorted(judges.items())]
+    rows = [
+        JudgeRow(
+            judge=spec,
+            model=models.get(spec),
+            dhp=data["dhp"],
+            optimism=data["optimism"],
+            agreement=data["agreement"],
+            robustness=data["robustness"],
+            flips=data["flips"],
+            usage=data["usage"],
+            calls=data.get("calls"),
+        )
+        for spec, data in sorted(judges.items())
+    ]
     return {"judges": rows, "table4": table4, "table5": table5, "variants": [ORIGINAL, *VARIANTS]}
 
 
@@ -112,8 +126,10 @@ def _discernment(judges: dict[str, dict[str, Any]]) -> None:
                 )
 
 
-def _rate(rate: Rate | None) -> dict[str, Any] | None:
-    return None if rate is None or not rate.total else {"rate": rate.rate, "hits": rate.hits, "total": rate.total}
+def _rate(rate: Rate | None) -> RateCell | None:
+    if rate is None or not rate.total or rate.rate is None:
+        return None
+    return RateCell(rate=rate.rate, hits=rate.hits, total=rate.total)
 
 
 def _judge_runs() -> dict[int, dict[str, Any]]:
@@ -140,7 +156,9 @@ def _judge_runs() -> dict[int, dict[str, Any]]:
     return runs
 
 
-def _agreement(judges: dict[str, dict[str, Any]], runs: dict[int, dict[str, Any]]) -> tuple[dict, dict]:
+def _agreement(
+    judges: dict[str, dict[str, Any]], runs: dict[int, dict[str, Any]]
+) -> tuple[AgreementLayout, AgreementLayout]:
     # (judge, variant, plain|privileged) → pooled counts; cells keyed also by (criterion, scenario).
     example: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
     covered: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
@@ -196,38 +214,34 @@ def _agreement(judges: dict[str, dict[str, Any]], runs: dict[int, dict[str, Any]
     return table4, table5
 
 
-def _layout(cells: dict[tuple, list[int]], judges: list[str], variants: list[str]) -> dict[str, Any]:
+def _layout(cells: dict[tuple[str, ...], list[int]], judges: list[str], variants: list[str]) -> AgreementLayout:
     """Rows (variant, criterion, scenario), one column per judge: ScaleEval Tables 4 and 5, plus an
     overall row per variant pooled over its scenarios."""
     keys = sorted(
         {(v, c, s) for (_, v, m, c, s) in cells if m == PLAIN and v in variants},
         key=lambda k: (variants.index(k[0]), k[1], k[2]),
     )
-    rows = []
+    rows: list[LayoutRow] = []
     for variant in variants:
         mine = [k for k in keys if k[0] == variant]
         if not mine:
             continue
         for _, criterion, scenario in mine:
             rows.append(
-                {
-                    "variant": variant,
-                    "criterion": criterion,
-                    "scenario": scenario,
-                    "cells": [
-                        _rate(Rate(*cells.get((j, variant, PLAIN, criterion, scenario), (0, 0)))) for j in judges
-                    ],
-                }
+                LayoutRow(
+                    variant=variant,
+                    criterion=criterion,
+                    scenario=scenario,
+                    cells=[_rate(Rate(*cells.get((j, variant, PLAIN, criterion, scenario), (0, 0)))) for j in judges],
+                )
             )
         totals = []
         for judge in judges:
             hits = sum(cells.get((judge, variant, PLAIN, c, s), (0, 0))[0] for _, c, s in mine)
             total = sum(cells.get((judge, variant, PLAIN, c, s), (0, 0))[1] for _, c, s in mine)
             totals.append(_rate(Rate(hits, total)))
-        rows.append(
-            {"variant": variant, "criterion": "Average", "scenario": "Overall", "cells": totals, "overall": True}
-        )
-    return {"judges": judges, "rows": rows}
+        rows.append(LayoutRow(variant=variant, criterion="Average", scenario="Overall", cells=totals, overall=True))
+    return AgreementLayout(judges=judges, rows=rows)
 
 
 USAGE_FIELDS = ("calls", "cached", "input_tokens", "output_tokens", "latency_s")
@@ -275,7 +289,7 @@ def _usage(judges: dict[str, dict[str, Any]], runs: dict[int, dict[str, Any]]) -
         data["calls"] = {"total": sum(parts.values()), **parts} if any(parts.values()) else None
 
 
-def export_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
+def export_rows(board: JudgesBoard) -> list[dict[str, Any]]:
     """One line per judge: the summary columns of the page, flat."""
     out = []
     for row in board["judges"]:
@@ -284,17 +298,23 @@ def export_rows(board: dict[str, Any]) -> list[dict[str, Any]]:
             prefix = f"dhp.{entry['benchmark']}.{entry['task']}"
             flat.update({f"{prefix}.{k}": entry.get(k) for k in ("D_avg", "D_min", "D_avg_ew", "D_min_ew")})
         for mode_key in (PLAIN, PRIVILEGED):
-            agreement = row["agreement"].get(mode_key) or {}
-            flat[f"agreement.{mode_key}.example"] = (agreement.get("example") or {}).get("rate")
-            flat[f"agreement.{mode_key}.pairs"] = (agreement.get("example") or {}).get("total")
-            system = agreement.get("system") or {}
-            flat[f"agreement.{mode_key}.system_agrees"] = system.get("agrees")
-            flat[f"agreement.{mode_key}.system_runs"] = system.get("runs")
-        for variant, entry in row["robustness"].items():
-            flat[f"robustness.{variant}"] = (entry or {}).get("rate")
-        flat["position_flip_rate"] = (row["flips"] or {}).get("rate")
-        calls = row["calls"] or {}
-        flat |= {f"calls.{kind}": calls.get(kind, 0) for kind in ("total", "judge", "agent", "scoring")}
+            agreement = row["agreement"].get(mode_key)
+            example = agreement["example"] if agreement else None
+            system = agreement["system"] if agreement else None
+            flat[f"agreement.{mode_key}.example"] = example["rate"] if example else None
+            flat[f"agreement.{mode_key}.pairs"] = example["total"] if example else None
+            flat[f"agreement.{mode_key}.system_agrees"] = system["agrees"] if system else None
+            flat[f"agreement.{mode_key}.system_runs"] = system["runs"] if system else None
+        for variant, cell in row["robustness"].items():
+            flat[f"robustness.{variant}"] = cell["rate"] if cell else None
+        flat["position_flip_rate"] = row["flips"]["rate"] if row["flips"] else None
+        calls = row["calls"] or CallCounts(total=0, judge=0, agent=0, scoring=0)
+        flat |= {
+            "calls.total": calls["total"],
+            "calls.judge": calls["judge"],
+            "calls.agent": calls["agent"],
+            "calls.scoring": calls["scoring"],
+        }
         for entry in row["optimism"]:
             for severity in ("subtle", "extreme"):
                 shift = entry.get(severity) or {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -16,12 +16,13 @@ from evalhub.core.text_features import STYLE_FEATURES, style_features
 from evalhub.dashboards.battles import SOURCES, Battle, Filters, load_battles
 from evalhub.dashboards.caching import cached, cached_forever
 from evalhub.dashboards.counts import battle_counts, battle_options
+from evalhub.dashboards.shapes import FilterOptions, MatrixCell, MatrixRow, PairwiseBoard, RatingRow, StyleControl
 from evalhub.debates.models import DebateRun
 
 ROUNDS = 200  # Arena's bootstrap; the issue asks for at least 200 resamples
 
 
-def filter_options() -> dict[str, list[str]]:
+def filter_options() -> FilterOptions:
     """Every value a filter can take, whichever sources the board shows now: a benchmark judged
     only by single judges (or only in imported files) must be choosable before its source is
     ticked. Read from the runs (a few distinct values) and the counted battles of every source."""
@@ -41,12 +42,12 @@ def filter_options() -> dict[str, list[str]]:
 
 def pairwise_board(
     filters: Filters, stamp: str, rounds: int = ROUNDS, seed: int = 0, battles: list[Battle] | None = None
-) -> dict[str, Any]:
+) -> PairwiseBoard:
     """The board for `filters`, cached, from the counted battles (evalhub.tallies). Style control
     needs each battle's two texts, so a style-controlled board reads the battles themselves
     (`battles` saves a caller that already read them a second read)."""
 
-    def compute() -> dict[str, Any]:
+    def compute() -> PairwiseBoard:
         if filters.style:
             kept = [b for b in (battles or load_battles(stamp, filters.with_judges)) if filters.keep(b)]
             cells = Counter(b.opponent_pair for b in kept)
@@ -59,25 +60,25 @@ def pairwise_board(
                     cells[(row.model_a, row.model_b, outcome)] += n
                 by_source[row.source] += row.wins_a + row.wins_b + row.ties
         board = _fitted(cells, rounds, seed)
-        ratings = [r.as_dict() for r in board.ratings]
+        ratings = [cast(RatingRow, r.as_dict()) for r in board.ratings]  # as_dict's keys are RatingRow's
         style = _style_control(kept, ratings, seed) if filters.style and kept else None
         if style is not None:
             ratings.sort(key=lambda r: (r["group"], -(r["style_rating"] if r["style_rating"] is not None else -1e9)))
         index = {m: i for i, m in enumerate(board.models)}
         order = [r["model"] for r in ratings]
         matrix = [
-            {
-                "model": row,
-                "cells": [
-                    {
-                        "opponent": column,
-                        "games": board.games[index[row]][index[column]],
-                        "win_rate": board.win_rate(index[row], index[column]),
-                        "beats": board.beats[index[row]][index[column]] if board.beats else None,
-                    }
+            MatrixRow(
+                model=row,
+                cells=[
+                    MatrixCell(
+                        opponent=column,
+                        games=board.games[index[row]][index[column]],
+                        win_rate=board.win_rate(index[row], index[column]),
+                        beats=board.beats[index[row]][index[column]] if board.beats else None,
+                    )
                     for column in order
                 ],
-            }
+            )
             for row in order
         ]
         return {
@@ -106,7 +107,7 @@ def _fitted(cells: Counter, rounds: int, seed: int) -> bt.Leaderboard:
 STYLE_ROUNDS = 100  # each resample is a logistic regression over the battles themselves
 
 
-def _style_control(kept: list[Battle], ratings: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+def _style_control(kept: list[Battle], ratings: list[RatingRow], seed: int) -> StyleControl:
     """Style-controlled ratings (Chatbot Arena's style control) written into `ratings`, fitted per
     connected group; the coefficients of the largest group are returned with the battles used."""
     texts = dict(
@@ -142,7 +143,7 @@ def _style_control(kept: list[Battle], ratings: list[dict[str, Any]], seed: int)
     return {"coefficients": coefficients, "battles": used, "rounds": STYLE_ROUNDS}
 
 
-def rating_chart(ratings: list[dict[str, Any]], names: dict[str, str]) -> dict[str, Any]:
+def rating_chart(ratings: list[RatingRow], names: dict[str, str]) -> dict[str, Any]:
     return interval_chart(
         [
             {"name": names.get(r["model"], r["model"]), "mean": r["rating"], "low": r["low"], "high": r["high"]}
@@ -151,7 +152,7 @@ def rating_chart(ratings: list[dict[str, Any]], names: dict[str, str]) -> dict[s
     )
 
 
-def export_rows(board: dict[str, Any], table: str, names: dict[str, str]) -> list[dict[str, Any]]:
+def export_rows(board: PairwiseBoard, table: str, names: dict[str, str]) -> list[dict[str, Any]]:
     """The numbers on the page, flat: ratings, or the matrices one (row, column) cell per line."""
     if table == "ratings":
         return [{"name": names.get(r["model"], r["model"]), **r} for r in board["ratings"]]

@@ -4,7 +4,7 @@ assembled from the same cached boards the leaderboards show, so the numbers alwa
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any
+from collections.abc import Callable
 
 from django.db.models import F, Q
 
@@ -15,14 +15,23 @@ from evalhub.dashboards.counts import battle_counts
 from evalhub.dashboards.gre_bench import gre_bench_board
 from evalhub.dashboards.judges import judges_board
 from evalhub.dashboards.pairwise import pairwise_board
+from evalhub.dashboards.shapes import (
+    ExampleDebate,
+    GrePlace,
+    GroupRecord,
+    HiddenBattles,
+    ModelProfile,
+    OpponentRecord,
+    Tally,
+)
 from evalhub.debates.models import Debate, DebateStatus, Winner
 from evalhub.tallies.models import BattleCount
 
 EXAMPLES = 5
 
 
-def model_profile(slug: str, filters: Filters, stamp: str) -> dict[str, Any]:
-    def compute() -> dict[str, Any]:
+def model_profile(slug: str, filters: Filters, stamp: str) -> ModelProfile:
+    def compute() -> ModelProfile:
         board = pairwise_board(filters, stamp)
         mine = battle_counts(filters, model=slug)
         return {
@@ -41,7 +50,7 @@ def model_profile(slug: str, filters: Filters, stamp: str) -> dict[str, Any]:
     return cached(f"profile:{slug}:{filters.key}", compute, stamp=stamp)
 
 
-def _filtered_out(slug: str) -> list[dict[str, Any]]:
+def _filtered_out(slug: str) -> list[HiddenBattles]:
     """The model's battles, per source, that the filters hide: "no battles" must not mean "none at all"."""
     counts: Counter[str] = Counter()
     for row in battle_counts(Filters(sources=tuple(SOURCES)), model=slug):
@@ -53,7 +62,7 @@ def _filtered_out(slug: str) -> list[dict[str, Any]]:
     ]
 
 
-def _tally(slug: str, rows: list[BattleCount]) -> dict[str, Any]:
+def _tally(slug: str, rows: list[BattleCount]) -> Tally:
     wins = sum(row.wins_a if row.model_a == slug else row.wins_b for row in rows)
     losses = sum(row.wins_b if row.model_a == slug else row.wins_a for row in rows)
     ties = sum(row.ties for row in rows)
@@ -67,23 +76,23 @@ def _tally(slug: str, rows: list[BattleCount]) -> dict[str, Any]:
     }
 
 
-def _record(slug: str, rows: list[BattleCount]) -> list[dict[str, Any]]:
+def _record(slug: str, rows: list[BattleCount]) -> list[OpponentRecord]:
     by_opponent: dict[str, list[BattleCount]] = defaultdict(list)
     for row in rows:
         by_opponent[row.model_b if row.model_a == slug else row.model_a].append(row)
-    record = [{"opponent": opponent, **_tally(slug, group)} for opponent, group in by_opponent.items()]
+    record = [OpponentRecord(opponent=opponent, **_tally(slug, group)) for opponent, group in by_opponent.items()]
     return sorted((r for r in record if r["battles"]), key=lambda r: (-r["battles"], r["opponent"]))
 
 
-def _breakdown(slug: str, rows: list[BattleCount], key) -> list[dict[str, Any]]:
+def _breakdown(slug: str, rows: list[BattleCount], key: Callable[[BattleCount], str]) -> list[GroupRecord]:
     groups: dict[str, list[BattleCount]] = defaultdict(list)
     for row in rows:
         groups[key(row)].append(row)
-    breakdown = [{"group": group, **_tally(slug, members)} for group, members in sorted(groups.items())]
+    breakdown = [GroupRecord(group=group, **_tally(slug, members)) for group, members in sorted(groups.items())]
     return [row for row in breakdown if row["battles"]]
 
 
-def _examples(slug: str, filters: Filters, outcome: str) -> list[dict[str, Any]]:
+def _examples(slug: str, filters: Filters, outcome: str) -> list[ExampleDebate]:
     """The latest settled debates it won (or lost) under the filters, by debate consensus or by
     people only: a debate still waiting for adjudication is never linked from a page that names the
     models, so adjudicators stay blind. Five rows, whatever the number of debates."""
@@ -132,23 +141,23 @@ def _examples(slug: str, filters: Filters, outcome: str) -> list[dict[str, Any]]
     ]
 
 
-def _gre_bench(slug: str, stamp: str) -> list[dict[str, Any]]:
-    out = []
+def _gre_bench(slug: str, stamp: str) -> list[GrePlace]:
+    out: list[GrePlace] = []
     for board in gre_bench_board(stamp):
         for position, row in enumerate(board["rows"], start=1):
             if row["model"] == slug:
                 out.append(
-                    {
-                        "benchmark": board["benchmark"],
-                        "evaluation_lm": board["evaluation_lm"],
-                        "run": board["run"],
-                        "job": board["job"],
-                        "position": position,
-                        "of": len(board["rows"]),
-                        "scores": [
+                    GrePlace(
+                        benchmark=board["benchmark"],
+                        evaluation_lm=board["evaluation_lm"],
+                        run=board["run"],
+                        job=board["job"],
+                        position=position,
+                        of=len(board["rows"]),
+                        scores=[
                             {"variant": v["key"], "label": v["label"], **(row["cells"].get(v["key"]) or {})}
                             for v in board["variants"]
                         ],
-                    }
+                    )
                 )
     return out

@@ -16,6 +16,7 @@ from evalhub.dashboards.forms import BattleFilterForm
 from evalhub.dashboards.model_sections import section_context
 from evalhub.dashboards.profiles import model_profile
 from evalhub.dashboards.provenance import stand_in_specs
+from evalhub.dashboards.shapes import GroupRecord, ModelProfile, OpponentRecord
 from evalhub.system.downloads import download
 from evalhub.system.forms import form_reasons
 
@@ -136,5 +137,12 @@ def model_export(request, slug: str, table: str, fmt: str):
             for score in e["scores"]
         ]
     else:
-        rows = [{"model": model.slug, **row} for row in profile[table]]
+        rows = [{"model": model.slug, **row} for row in _profile_table(profile, table)]
     return download(rows, fmt, f"{model.slug}-{table}")
+
+
+def _profile_table(profile: ModelProfile, table: str) -> list[OpponentRecord] | list[GroupRecord]:
+    """The page's record or breakdown table that an export names (the URL allows only these)."""
+    if table == "record":
+        return profile["record"]
+    return profile["by_criterion"] if table == "by_criterion" else profile["by_scenario"]
