@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
 def interval_chart(
-    entries: list[dict[str, Any]], width: int = 640, row_height: int = 26, label_width: int = 220
+    entries: Sequence[Mapping[str, Any]], width: int = 640, row_height: int = 26, label_width: int = 220
 ) -> dict[str, Any]:
     """Positions for a server-rendered SVG dot-and-whisker chart (GEM, Figure 4): one row per model,
     the mean as a marker (a square for the human baseline, so it reads without colour), the

@@ -16,7 +16,7 @@ import math
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypedDict, TypeVar
 
 from evalhub.core.gem_prompts import prediction_messages
 from evalhub.core.logprob_requests import ScoreRequest, ScoreResult
@@ -121,6 +121,17 @@ def response_scores(scores: Iterable[PairScore]) -> dict[Hashable, float]:
     return {candidate: math.fsum(values) / len(values) for candidate, values in by_candidate.items()}
 
 
+class EstimateDict(TypedDict):
+    """An estimate as a table row holds it: NaN (fewer than two values) becomes None."""
+
+    mean: float | None
+    se: float | None
+    low: float | None
+    high: float | None
+    n: int
+    method: str
+
+
 @dataclass(frozen=True)
 class Estimate:
     """A mean with its standard error and an interval (NaN where n < 2 leaves it undefined)."""
@@ -132,7 +143,7 @@ class Estimate:
     n: int
     method: str = "normal"
 
-    def as_dict(self) -> dict[str, float | int | str | None]:
+    def as_dict(self) -> EstimateDict:
         def clean(value: float) -> float | None:
             return None if math.isnan(value) else value
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -61,7 +62,7 @@ def do_add_usage(job: Job, usage: Usage) -> Job:
     return job
 
 
-def do_settle_job(job: Job, outcome: Outcome, message: str = "", result: dict | None = None) -> Job:
+def do_settle_job(job: Job, outcome: Outcome, message: str = "", result: Mapping[str, Any] | None = None) -> Job:
     """The last chunk is recorded: the final state follows from what happened (evalhub.core.outcomes),
     never from the work having ended. A stop asked for meanwhile does not hide the outcome: every
     unit has its result by now."""

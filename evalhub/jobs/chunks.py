@@ -54,7 +54,7 @@ class Settled:
     the facts its final state is derived from."""
 
     message: str
-    result: dict[str, Any]
+    result: Mapping[str, Any]  # stored as the job's result (JSON): a kind's typed summary
     outcome: Outcome
 
 

@@ -47,6 +47,7 @@ from evalhub.scoring.models import (
     ScoringMode,
 )
 from evalhub.scoring.rewrites import stored_completer
+from evalhub.scoring.shapes import DiscernmentSummary, JudgeQuality
 from evalhub.system.model_access import chat_client, local_or_remote_scorer
 
 MAX_TOKENS: dict[str, int] = {DiscernmentFamily.DHP: 16, DiscernmentFamily.YESCIEVAL: 400}
@@ -336,7 +337,7 @@ def _run_weights(run: DiscernmentRun) -> dict | None:
     return keyed or None
 
 
-def discernment_summary(run: DiscernmentRun) -> dict[str, Any]:
+def discernment_summary(run: DiscernmentRun) -> DiscernmentSummary:
     counted = {
         row["judge"]: row
         for row in JudgeScore.objects.filter(run=run)
@@ -346,10 +347,14 @@ def discernment_summary(run: DiscernmentRun) -> dict[str, Any]:
         )
     }
     quality = {
-        judge: {key: counted.get(judge, {}).get(key, 0) for key in ("scores", "invalid", "reasked")}
+        judge: JudgeQuality(
+            scores=counted.get(judge, {}).get("scores", 0),
+            invalid=counted.get(judge, {}).get("invalid", 0),
+            reasked=counted.get(judge, {}).get("reasked", 0),
+        )
         for judge in run.judges
     }
-    summary: dict[str, Any] = {"family": run.family, "quality": quality, "issues": run.job.row_issues.count()}
+    summary = DiscernmentSummary(family=run.family, quality=quality, issues=run.job.row_issues.count())
     if run.family == DiscernmentFamily.YESCIEVAL:
         means = mean_scores(run)
         responses = dict(Response.objects.filter(pk__in={r for _, r, _ in means}).values_list("pk", "perturbation"))
@@ -376,7 +381,7 @@ def discernment_summary(run: DiscernmentRun) -> dict[str, Any]:
     return summary
 
 
-def discernment_outcome(run: DiscernmentRun, summary: dict[str, Any]) -> Outcome:
+def discernment_outcome(run: DiscernmentRun, summary: DiscernmentSummary) -> Outcome:
     """Judge calls planned, scored, invalid and failed; a judge that produced no usable score is
     named with its first error (or its first unreadable answer), never left out silently."""
     judging = RowIssue.objects.filter(job=run.job, stage="judging")
@@ -513,26 +518,26 @@ def _rating_bars(rows: list[dict], width: int = 640, group: int = 62) -> dict:
     }
 
 
-def judge_tables(run: DiscernmentRun, summary: dict) -> list[dict[str, Any]]:
+def judge_tables(run: DiscernmentRun, summary: DiscernmentSummary) -> list[dict[str, Any]]:
     """Per judge, the rows the results page shows (DHP discernment or YESciEval optimism)."""
     tables = []
     if summary.get("family") == DiscernmentFamily.YESCIEVAL:
         for judge, rubrics in summary.get("optimism", {}).items():
-            rows = [
+            shifts: list[dict[str, Any]] = [
                 {"rubric": rubric, "subtle": by_variant.get("subtle"), "extreme": by_variant.get("extreme")}
                 for rubric, by_variant in sorted(rubrics.items(), key=lambda kv: (kv[0] == "all", kv[0]))
             ]
             tables.append(
                 {
                     "judge": judge,
-                    "rows": rows,
-                    "chart": _rating_bars(rows),
+                    "rows": shifts,
+                    "chart": _rating_bars(shifts),
                     "quality": summary["quality"].get(judge, {}),
                 }
             )
         return tables + _failed_judge_cards(run, summary, tables)
     for judge, report in summary.get("dhp", {}).get("judges", {}).items():
-        rows = [
+        rows: list[dict[str, Any]] = [
             {"perturbation": name, **values, "p_by_metric": sorted(values["p_by_metric"].items())}
             for name, values in report["perturbations"].items()
         ]
@@ -550,7 +555,9 @@ def judge_tables(run: DiscernmentRun, summary: dict) -> list[dict[str, Any]]:
     return tables + _failed_judge_cards(run, summary, tables)
 
 
-def _failed_judge_cards(run: DiscernmentRun, summary: dict, tables: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _failed_judge_cards(
+    run: DiscernmentRun, summary: DiscernmentSummary, tables: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """A judge with no table is shown with why, never left out: its first error once the run is
     settled, or that it has no usable score yet."""
     shown = {table["judge"] for table in tables}

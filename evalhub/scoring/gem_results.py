@@ -15,6 +15,7 @@ from evalhub.core.gem_validation import STRATEGIES
 from evalhub.core.outcomes import ComponentFailure, Outcome
 from evalhub.core.text_overlap import BASELINES
 from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant, RowIssue
+from evalhub.scoring.shapes import Column, GemEntry, GemSummary, ValidationRow
 
 VARIANT_LABELS = dict(GemVariant.choices)
 POOLED = "human-pooled"  # the pooled human baseline row's key (no model has this slug: slugs are stored models')
@@ -56,30 +57,30 @@ def response_score_rows(run: GemRun) -> list[dict[str, Any]]:
     return rows
 
 
-def gem_summary(run: GemRun) -> dict[str, Any]:
+def gem_summary(run: GemRun) -> GemSummary:
     rows = response_score_rows(run)
     reference_models = set(run.reference_models.values_list("pk", flat=True))
     candidate_models = set(run.candidate_models.values_list("pk", flat=True))
     models = {m.pk: m for m in LanguageModel.objects.filter(pk__in=reference_models | candidate_models)}
     originals = [r for r in rows if r["derived_from"] is None]
 
-    table: dict[str, list[dict[str, Any]]] = {}
+    table: dict[str, list[GemEntry]] = {}
     for variant in run.variants:
         scores = {r["response_id"]: r["score"] for r in originals if r["variant"] == variant}
         groups = {r["response_id"]: r["model_pk"] for r in originals if r["variant"] == variant}
         estimates = group_estimates(scores, groups, bootstrap=run.bootstrap, seed=run.seed)
-        entries = []
+        entries: list[GemEntry] = []
         for model_pk, estimate in estimates.items():
             model = models[model_pk]
             entries.append(
-                {
-                    "model": model.slug,
-                    "name": model.display_name,
-                    "is_human": model.is_human,
-                    "baseline": model_pk in reference_models and model_pk not in candidate_models,
-                    "parameter_count": model.parameter_count,
+                GemEntry(
+                    model=model.slug,
+                    name=model.display_name,
+                    is_human=model.is_human,
+                    baseline=model_pk in reference_models and model_pk not in candidate_models,
+                    parameter_count=model.parameter_count,
                     **estimate.as_dict(),
-                }
+                )
             )
         baseline = {r: s for r, s in scores.items() if groups[r] in reference_models - candidate_models}
         if len({groups[r] for r in baseline}) > 1:
@@ -87,32 +88,32 @@ def gem_summary(run: GemRun) -> dict[str, Any]:
             # reviewers (the paper's one human row), beside the per-reviewer rows.
             pooled = group_estimates(baseline, dict.fromkeys(baseline, POOLED), bootstrap=run.bootstrap, seed=run.seed)
             entries.append(
-                {
-                    "model": POOLED,
-                    "name": "Average human (pooled over reviewers)",
-                    "is_human": True,
-                    "baseline": True,
-                    "pooled": True,
-                    "parameter_count": None,
+                GemEntry(
+                    model=POOLED,
+                    name="Average human (pooled over reviewers)",
+                    is_human=True,
+                    baseline=True,
+                    pooled=True,
+                    parameter_count=None,
                     **pooled[POOLED].as_dict(),
-                }
+                )
             )
-        table[variant] = sorted(entries, key=lambda e: -(e["mean"] if e["mean"] is not None else -math.inf))
+        table[variant] = sorted(entries, key=lambda e: -(e.get("mean") or -math.inf))
 
     validation = validation_table(run, rows, originals) if run.validation_strategies else {}
-    return {
-        "variants": [{"key": v, "label": VARIANT_LABELS.get(v, v)} for v in run.variants],
-        "table": table,
-        "validation": validation,
-        "validation_metrics": [
-            {"key": key, "label": VARIANT_LABELS.get(key) or BASELINE_LABELS.get(key, key)}
+    return GemSummary(
+        variants=[Column(key=v, label=VARIANT_LABELS.get(v, v)) for v in run.variants],
+        table=table,
+        validation=validation,
+        validation_metrics=[
+            Column(key=key, label=VARIANT_LABELS.get(key) or BASELINE_LABELS.get(key, key))
             for key in validation_metric_keys(run)
         ],
-        "interval": "90% bootstrap (percentile)" if run.bootstrap else "90%: mean ± 1.645·SE",
-        "setup": setup_of(run),
-        "pairs": sum(r["references"] for r in rows),
-        "issues": run.issues.count(),
-    }
+        interval="90% bootstrap (percentile)" if run.bootstrap else "90%: mean ± 1.645·SE",
+        setup=setup_of(run),
+        pairs=sum(r["references"] for r in rows),
+        issues=run.issues.count(),
+    )
 
 
 EXAMINER = "lm-examiner"
@@ -123,7 +124,9 @@ def validation_metric_keys(run: GemRun) -> list[str]:
     return [*run.variants, *BASELINES, *([EXAMINER] if run.examiner_lm else [])]
 
 
-def validation_table(run: GemRun, rows: list[dict[str, Any]], originals: list[dict[str, Any]]) -> dict[str, Any]:
+def validation_table(
+    run: GemRun, rows: list[dict[str, Any]], originals: list[dict[str, Any]]
+) -> dict[str, ValidationRow]:
     """Algorithm 1 per strategy and metric: each GEM variant, and ROUGE-L and BLEU of the raw
     texts over the same (candidate, reference) pairs (GEM, Appendix D.1 baselines)."""
     scores = {(r["variant"], r["response_id"]): r["score"] for r in rows}
@@ -133,7 +136,7 @@ def validation_table(run: GemRun, rows: list[dict[str, Any]], originals: list[di
     for response, value in ExaminerScore.objects.filter(run=run).values_list("response_id", "score"):
         scores[(EXAMINER, response)] = value
     derived = [r for r in rows if r["derived_from"] is not None and r["variant"] == run.variants[0]]
-    table = {}
+    table: dict[str, ValidationRow] = {}
     for strategy in run.validation_strategies:
         by_metric = {}
         for metric in validation_metric_keys(run):
@@ -146,7 +149,7 @@ def validation_table(run: GemRun, rows: list[dict[str, Any]], originals: list[di
             ]
             by_metric[metric] = mean_difference([b for b, _ in paired], [a for _, a in paired], seed=run.seed).as_dict()
         meta = STRATEGIES[strategy]
-        table[strategy] = {"label": meta.label, "kind": meta.kind, "section": meta.section, "by_metric": by_metric}
+        table[strategy] = ValidationRow(label=meta.label, kind=meta.kind, section=meta.section, by_metric=by_metric)
     return table
 
 

@@ -203,3 +203,23 @@ def test_a_group_of_choices_is_headed_by_its_name_and_required_fields_are_marked
     assert candidates < first_checkbox_after < references, "the legend comes before the boxes it names"
     assert re.search(r'<legend>References <span class="required"', text), "references are required"
     assert not re.search(r'<legend>Candidates <span class="required"', text)
+
+
+def test_gem_score_names_each_validation_metric_it_prints(reviews, eval_lm):
+    """Algorithm 1's lines in the command's output: one per strategy and metric, each named."""
+    out = io.StringIO()
+    call_command(
+        "gem_score",
+        "--benchmark=iclr-mini",
+        f"--evaluation-lm={eval_lm}",
+        "--references=human-1,human-2,human-3",
+        "--candidates=model-a",
+        "--variants=gem-raw",
+        "--validate=sentence_deletion",
+        stdout=out,
+    )
+    lines = [line for line in out.getvalue().splitlines() if ": d=" in line]
+    assert lines, out.getvalue()
+    assert any(" / gem-raw: d=" in line for line in lines)
+    assert any(" / rouge-l: d=" in line for line in lines)
+    assert not any("{" in line for line in lines)

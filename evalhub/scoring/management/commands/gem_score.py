@@ -8,6 +8,7 @@ from evalhub.scoring.actions import DEFAULT_CHUNK_PROMPTS, do_create_gem_run
 from evalhub.scoring.gem_results import gem_summary
 from evalhub.scoring.gem_runner import run_gem_chunk
 from evalhub.scoring.models import GemVariant
+from evalhub.scoring.shapes import GemSummary
 
 
 def _slugs(value: str) -> list[str]:
@@ -85,7 +86,7 @@ class Command(BaseCommand):
         self.print_summary(gem_summary(run))
         report_state(self, job, f"GEM run {run.pk} (job {job.pk})")
 
-    def print_summary(self, summary: dict) -> None:
+    def print_summary(self, summary: GemSummary) -> None:
         for variant in summary["variants"]:
             self.stdout.write(f"\n{variant['label']}  ({summary['interval']})")
             for entry in summary["table"][variant["key"]]:
@@ -93,10 +94,10 @@ class Command(BaseCommand):
                 tag = " (human baseline)" if entry["baseline"] else ""
                 self.stdout.write(f"  {entry['name'] + tag:<40} {entry['mean']:>9.3f} {interval}  n={entry['n']}")
         for strategy in summary["validation"].values():
-            for variant, cell in strategy["by_metric"].items():
+            for metric, cell in strategy["by_metric"].items():
                 if cell["d"] is not None:
                     self.stdout.write(
-                        f"  {strategy['label']} / {variant}: d={cell['d']:.3f} "
+                        f"  {strategy['label']} / {metric}: d={cell['d']:.3f} "
                         f"({cell['low']:.3f}, {cell['high']:.3f}) p={cell['p']:.4f} n={cell['n']}"
                     )
         if summary["issues"]:

@@ -9,6 +9,7 @@ from evalhub.catalog.models import Benchmark, LanguageModel
 from evalhub.jobs.cli import report_state, work_here
 from evalhub.scoring.actions import DEFAULT_CHUNK_PROMPTS, do_create_discernment_run
 from evalhub.scoring.discernment import discernment_summary, run_discernment_chunk
+from evalhub.scoring.shapes import DiscernmentSummary
 
 
 def _list(value: str) -> list[str]:
@@ -105,7 +106,7 @@ class Command(BaseCommand):
         self.print_summary(discernment_summary(run))
         report_state(self, job, f"Judge run {run.pk} (job {job.pk})")
 
-    def print_summary(self, summary: dict) -> None:
+    def print_summary(self, summary: DiscernmentSummary) -> None:
         for judge, quality in summary["quality"].items():
             self.stdout.write(f"\n{judge}: {quality['scores']} scores, {quality['invalid']} invalid")
             if summary["family"] == "dhp":

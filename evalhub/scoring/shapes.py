@@ -1,0 +1,62 @@
+"""The shapes of a GEM or DHP / YESciEval run's summary: what the runner stores as the job's result
+(JSON), and what the results pages, exports and boards read back by key."""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+
+class Column(TypedDict):
+    key: str
+    label: str
+
+
+class GemEntry(TypedDict, total=False):
+    """One row of a GRE-bench table: a model (or the pooled human baseline) and its estimate."""
+
+    model: str
+    name: str
+    is_human: bool
+    baseline: bool
+    pooled: bool
+    parameter_count: int | None
+    mean: float | None
+    low: float | None
+    high: float | None
+    n: int
+    se: float | None
+    method: str  # how the interval was made: normal, or bootstrap
+
+
+class ValidationRow(TypedDict):
+    label: str
+    kind: str
+    section: str
+    by_metric: dict[str, dict[str, Any]]  # metric → its MeanDifference as a dict (SMD, interval, p)
+
+
+class GemSummary(TypedDict):
+    variants: list[Column]
+    table: dict[str, list[GemEntry]]  # variant → rows, best first
+    validation: dict[str, ValidationRow]  # strategy → its row
+    validation_metrics: list[Column]
+    interval: str
+    setup: dict[str, Any]
+    pairs: int
+    issues: int
+
+
+class JudgeQuality(TypedDict):
+    scores: int
+    invalid: int
+    reasked: int
+
+
+class DiscernmentSummary(TypedDict, total=False):
+    family: str
+    quality: dict[str, JudgeQuality]  # judge → its calls' outcomes
+    issues: int
+    optimism: dict[str, dict[str, dict[str, dict[str, Any]]]]  # judge → rubric → variant → shift (YESciEval)
+    dhp: dict[str, Any]  # evalhub.core.dhp_report's report, with "intervals" (DHP)
+    weights_source: str
+    failed_judges: dict[str, str]  # a judge that produced no score → its first error
