@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from typing import Any
 
 from django.db.models import Count, Max, Q
 
-from evalhub.catalog.models import Prompt, Response
+from evalhub.catalog.models import LanguageModel, Prompt, Response
 from evalhub.core.answers import answers_match, extract_answer
 from evalhub.core.outcomes import ComponentFailure, Outcome
 from evalhub.core.tiers import TierTable, tier_label, tier_table, win_value
@@ -24,6 +23,7 @@ from evalhub.debates.models import Debate
 from evalhub.generation.actions import hints_digest
 from evalhub.generation.models import GenerationRun, PromptHints
 from evalhub.generation.runner import CUT_OFF_NOTE, spec_of, stated_answer
+from evalhub.generation.shapes import GenerationSummary, ModelTierRows, TierAnalysis, TierRow, TierTableRows
 from evalhub.scoring.models import RowIssue
 
 
@@ -112,19 +112,17 @@ def win_observations(run: GenerationRun, sources: tuple[str, ...], stamp: str) -
     return out, by_source
 
 
-def table_rows(table: TierTable, tiers: list[int], models: list[str]) -> dict[str, Any]:
+def table_rows(table: TierTable, tiers: list[int], models: list[str]) -> TierTableRows:
     """The layout of the paper's Table 3: a row per model, Overall then one column per tier."""
     rows = [
-        {"model": m, "overall": table.cells.get((m, "overall")), "cells": [table.cells.get((m, t)) for t in tiers]}
+        TierRow(model=m, overall=table.cells.get((m, "overall")), cells=[table.cells.get((m, t)) for t in tiers])
         for m in models
         if (m, "overall") in table.cells
     ]
     separability = {s.tier: s for s in table.separability}
-    return {
-        "tiers": [tier_label(t) for t in tiers],
-        "rows": rows,
-        "separability": [separability.get(t) for t in tiers],
-    }
+    return TierTableRows(
+        tiers=[tier_label(t) for t in tiers], rows=rows, separability=[separability.get(t) for t in tiers]
+    )
 
 
 def data_stamp(run: GenerationRun, stamp: str | None = None) -> tuple[str, str]:
@@ -141,42 +139,42 @@ def data_stamp(run: GenerationRun, stamp: str | None = None) -> tuple[str, str]:
 
 def tier_analysis(
     run: GenerationRun, sources: tuple[str, ...] = tuple(SOURCES), stamp: str | None = None
-) -> dict[str, Any]:
+) -> TierAnalysis:
     stamp, key = data_stamp(run, stamp)
 
-    def compute() -> dict[str, Any]:
+    def compute() -> TierAnalysis:
         models = sorted(run.candidates.values_list("slug", flat=True))
         accuracy = tier_table(accuracy_observations(run), seed=run.seed)
         wins, by_source = win_observations(run, sources, stamp)
         opponents = [m for m in models if run.anchor is None or m != run.anchor.slug]
-        return {
-            "accuracy": table_rows(accuracy, run.tiers, models) if accuracy.cells else None,
-            "win_rate": table_rows(tier_table(wins, seed=run.seed), run.tiers, opponents) if wins else None,
-            "battles": dict(by_source),
-            "counts": counts(run),
-            "stale_hints": stale_hints(run),
-        }
+        return TierAnalysis(
+            accuracy=table_rows(accuracy, run.tiers, models) if accuracy.cells else None,
+            win_rate=table_rows(tier_table(wins, seed=run.seed), run.tiers, opponents) if wins else None,
+            battles=dict(by_source),
+            counts=counts(run),
+            stale_hints=stale_hints(run),
+        )
 
     return cached(f"generation:{run.pk}:{'+'.join(sorted(sources))}", compute, stamp=key)
 
 
-def run_summary(run: GenerationRun) -> dict[str, Any]:
+def run_summary(run: GenerationRun) -> GenerationSummary:
     """What the job keeps when it finishes: counts per model and tier, usage and accuracy."""
     accuracy = tier_table(accuracy_observations(run), seed=run.seed)
-    return {
-        "responses": {f"{m} · {tier_label(t)}": n for (m, t), n in sorted(counts(run).items())},
-        "usage": {
+    return GenerationSummary(
+        responses={f"{m} · {tier_label(t)}": n for (m, t), n in sorted(counts(run).items())},
+        usage={
             "calls": run.calls,
             "cached_calls": run.cached_calls,
             "input_tokens": run.input_tokens,
             "output_tokens": run.output_tokens,
             "cost_usd": round(run.cost_usd, 6),
         },
-        "accuracy": {
+        accuracy={
             f"{m} · {tier_label(t) if isinstance(t, int) else 'overall'}": c.as_dict()
             for (m, t), c in accuracy.cells.items()
         },
-    }
+    )
 
 
 def generation_outcome(run: GenerationRun) -> Outcome:
@@ -197,7 +195,7 @@ def generation_outcome(run: GenerationRun) -> Outcome:
     )
 
 
-def model_tier_rows(model, stamp: str, limit: int = 10) -> list[dict[str, Any]]:
+def model_tier_rows(model: LanguageModel, stamp: str, limit: int = 10) -> list[ModelTierRows]:
     """For a model's page: its accuracy and win-rate rows from its latest finished generation runs."""
     from evalhub.jobs.models import JobStatus
 
@@ -206,13 +204,16 @@ def model_tier_rows(model, stamp: str, limit: int = 10) -> list[dict[str, Any]]:
         .select_related("job", "benchmark", "template", "anchor")
         .order_by("-pk")[:limit]
     )
-    out = []
+    out: list[ModelTierRows] = []
     for run in runs:
         analysis = tier_analysis(run, stamp=stamp)
-        rows = {}
-        for measure in ("accuracy", "win_rate"):
-            table = analysis[measure]
-            rows[measure] = next((r for r in table["rows"] if r["model"] == model.slug), None) if table else None
-        if rows["accuracy"] or rows["win_rate"]:
-            out.append({"run": run, "tiers": [tier_label(t) for t in run.tiers], **rows})
+        accuracy, win_rate = _row_of(analysis["accuracy"], model.slug), _row_of(analysis["win_rate"], model.slug)
+        if accuracy or win_rate:
+            out.append(
+                ModelTierRows(run=run, tiers=[tier_label(t) for t in run.tiers], accuracy=accuracy, win_rate=win_rate)
+            )
     return out
+
+
+def _row_of(table: TierTableRows | None, model: str) -> TierRow | None:
+    return next((row for row in table["rows"] if row["model"] == model), None) if table else None
