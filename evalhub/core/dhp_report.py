@@ -112,7 +112,7 @@ def read_scores(text: str) -> Groups:
 
 
 def add_pair(
-    groups: Groups, key: tuple[str, str], level: str, metric: str, item: str, pair: tuple[float, float]
+    groups: Groups, key: tuple[str, str], level: str, metric: str, item: str | int, pair: tuple[float, float]
 ) -> None:
     group = groups.setdefault(key, {"level": level, "metrics": defaultdict(list), "items": defaultdict(list)})
     group["metrics"][metric].append(pair)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 G = TypeVar("G", bound=Hashable)  # what responses are grouped by: a model's id, usually
+R = TypeVar("R", bound=Hashable)  # what names a response: its id, usually
 
 Z_90 = 1.645  # GRE-bench's ±1.645·SE
 
@@ -186,8 +187,8 @@ def bootstrap_ci(values: Sequence[float], level: float = 0.90, resamples: int = 
 
 
 def group_estimates(
-    scores_by_response: Mapping[Hashable, float],
-    group_of: Mapping[Hashable, G],
+    scores_by_response: Mapping[R, float],
+    group_of: Mapping[R, G],
     *,
     bootstrap: bool = False,
     seed: int = 0,

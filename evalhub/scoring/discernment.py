@@ -47,7 +47,7 @@ from evalhub.scoring.models import (
     ScoringMode,
 )
 from evalhub.scoring.rewrites import stored_completer
-from evalhub.scoring.shapes import DiscernmentSummary, JudgeQuality
+from evalhub.scoring.shapes import DiscernmentSummary, JudgeQuality, ScorePair
 from evalhub.system.model_access import chat_client, local_or_remote_scorer
 
 MAX_TOKENS: dict[str, int] = {DiscernmentFamily.DHP: 16, DiscernmentFamily.YESCIEVAL: 400}
@@ -296,13 +296,13 @@ def mean_scores(run: DiscernmentRun) -> dict[tuple[str, int, str], float]:
     return {key: math.fsum(values) / len(values) for key, values in sums.items()}
 
 
-def score_rows(run: DiscernmentRun) -> list[dict[str, Any]]:
+def score_rows(run: DiscernmentRun) -> list[ScorePair]:
     """The dhp_report input rows (one per judge, item, perturbation and metric), from the stored scores."""
     means = mean_scores(run)
     derived = Response.objects.filter(pk__in={response for _, response, _ in means}, parent__isnull=False).values_list(
         "pk", "parent_id", "perturbation", "perturbation_severity", "perturbation_level"
     )
-    rows = []
+    rows: list[ScorePair] = []
     for pk, parent, name, severity, level in derived:
         for judge in run.judges:
             for metric in run.metrics:
@@ -310,15 +310,15 @@ def score_rows(run: DiscernmentRun) -> list[dict[str, Any]]:
                 if original is None or perturbed is None:
                     continue  # an invalid or missing score on either side: the pair is left out
                 rows.append(
-                    {
-                        "judge": judge,
-                        "item_id": parent,
-                        "perturbation": perturbation_key(name, severity),
-                        "level": level or "S",
-                        "metric": metric,
-                        "original_score": original,
-                        "perturbed_score": perturbed,
-                    }
+                    ScorePair(
+                        judge=judge,
+                        item_id=parent,
+                        perturbation=perturbation_key(name, severity),
+                        level=level or "S",
+                        metric=metric,
+                        original_score=original,
+                        perturbed_score=perturbed,
+                    )
                 )
     return rows
 

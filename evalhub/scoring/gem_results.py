@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Any
 
 from evalhub.catalog.models import LanguageModel, Response
 from evalhub.core.gem import group_estimates, mean_difference
@@ -15,13 +14,13 @@ from evalhub.core.gem_validation import STRATEGIES
 from evalhub.core.outcomes import ComponentFailure, Outcome
 from evalhub.core.text_overlap import BASELINES
 from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant, RowIssue
-from evalhub.scoring.shapes import Column, GemEntry, GemSummary, ValidationRow
+from evalhub.scoring.shapes import Column, GemEntry, GemSummary, ResponseScore, ValidationRow
 
 VARIANT_LABELS = dict(GemVariant.choices)
 POOLED = "human-pooled"  # the pooled human baseline row's key (no model has this slug: slugs are stored models')
 
 
-def response_score_rows(run: GemRun) -> list[dict[str, Any]]:
+def response_score_rows(run: GemRun) -> list[ResponseScore]:
     """One row per (variant, candidate response): its mean PMI and how many references it met."""
     sums: dict[tuple[str, int], list[float]] = defaultdict(list)
     truncated: set[tuple[str, int]] = set()
@@ -37,22 +36,22 @@ def response_score_rows(run: GemRun) -> list[dict[str, Any]]:
             "pk", "prompt_id", "prompt__external_id", "model_id", "model__slug", "parent_id", "perturbation"
         )
     }
-    rows = []
+    rows: list[ResponseScore] = []
     for (variant, candidate), values in sorted(sums.items()):
         response = responses[candidate]
         rows.append(
-            {
-                "variant": variant,
-                "response_id": candidate,
-                "prompt_id": response["prompt__external_id"],
-                "model": response["model__slug"],
-                "model_pk": response["model_id"],
-                "derived_from": response["parent_id"],
-                "strategy": response["perturbation"].split(":")[1] if response["perturbation"] else "",
-                "score": math.fsum(values) / len(values),
-                "references": len(values),
-                "truncated": (variant, candidate) in truncated,
-            }
+            ResponseScore(
+                variant=variant,
+                response_id=candidate,
+                prompt_id=response["prompt__external_id"],
+                model=response["model__slug"],
+                model_pk=response["model_id"],
+                derived_from=response["parent_id"],
+                strategy=response["perturbation"].split(":")[1] if response["perturbation"] else "",
+                score=math.fsum(values) / len(values),
+                references=len(values),
+                truncated=(variant, candidate) in truncated,
+            )
         )
     return rows
 
@@ -125,7 +124,7 @@ def validation_metric_keys(run: GemRun) -> list[str]:
 
 
 def validation_table(
-    run: GemRun, rows: list[dict[str, Any]], originals: list[dict[str, Any]]
+    run: GemRun, rows: list[ResponseScore], originals: list[ResponseScore]
 ) -> dict[str, ValidationRow]:
     """Algorithm 1 per strategy and metric: each GEM variant, and ROUGE-L and BLEU of the raw
     texts over the same (candidate, reference) pairs (GEM, Appendix D.1 baselines)."""
@@ -135,17 +134,17 @@ def validation_table(
         scores.update({(key, response): value for response, value in per_response.items()})
     for response, value in ExaminerScore.objects.filter(run=run).values_list("response_id", "score"):
         scores[(EXAMINER, response)] = value
-    derived = [r for r in rows if r["derived_from"] is not None and r["variant"] == run.variants[0]]
+    derived = [
+        (r, original) for r in rows if (original := r["derived_from"]) is not None and r["variant"] == run.variants[0]
+    ]
     table: dict[str, ValidationRow] = {}
     for strategy in run.validation_strategies:
         by_metric = {}
         for metric in validation_metric_keys(run):
             paired = [
-                (scores[(metric, r["derived_from"])], scores[(metric, r["response_id"])])
-                for r in derived
-                if r["strategy"] == strategy
-                and (metric, r["derived_from"]) in scores
-                and (metric, r["response_id"]) in scores
+                (scores[(metric, original)], scores[(metric, r["response_id"])])
+                for r, original in derived
+                if r["strategy"] == strategy and (metric, original) in scores and (metric, r["response_id"]) in scores
             ]
             by_metric[metric] = mean_difference([b for b, _ in paired], [a for _, a in paired], seed=run.seed).as_dict()
         meta = STRATEGIES[strategy]

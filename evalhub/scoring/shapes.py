@@ -60,3 +60,30 @@ class DiscernmentSummary(TypedDict, total=False):
     dhp: dict[str, Any]  # evalhub.core.dhp_report's report, with "intervals" (DHP)
     weights_source: str
     failed_judges: dict[str, str]  # a judge that produced no score → its first error
+
+
+class ResponseScore(TypedDict):
+    """A candidate response's GEM score under one variant: its mean PMI over the references it met."""
+
+    variant: str
+    response_id: int
+    prompt_id: str
+    model: str
+    model_pk: int
+    derived_from: int | None  # the original, for a validation strategy's degraded copy
+    strategy: str
+    score: float
+    references: int
+    truncated: bool
+
+
+class ScorePair(TypedDict):
+    """One row of `dhp_report`'s input: an original's and its perturbed copy's mean scores."""
+
+    judge: str
+    item_id: int
+    perturbation: str
+    level: str
+    metric: str
+    original_score: float
+    perturbed_score: float
