@@ -4,19 +4,46 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
+
+
+class IntervalRow(TypedDict):
+    label: str
+    y: int
+    x: float
+    x_low: float | None
+    x_high: float | None
+    baseline: bool
+    mean: float
+
+
+class Tick(TypedDict):
+    x: float
+    label: str
+
+
+class IntervalChart(TypedDict, total=False):
+    """A dot-and-whisker chart's geometry; an empty chart has rows, height and width only."""
+
+    rows: list[IntervalRow]
+    height: int
+    width: int
+    zero: float | None
+    ticks: list[Tick]
+    axis_y: int
+    label_width: int
 
 
 def interval_chart(
     entries: Sequence[Mapping[str, Any]], width: int = 640, row_height: int = 26, label_width: int = 220
-) -> dict[str, Any]:
+) -> IntervalChart:
     """Positions for a server-rendered SVG dot-and-whisker chart (GEM, Figure 4): one row per model,
     the mean as a marker (a square for the human baseline, so it reads without colour), the
     interval as a line with end caps."""
     points = [e for e in entries if e.get("mean") is not None]
     values = [v for e in points for v in (e["mean"], e.get("low"), e.get("high")) if v is not None]
     if not values:
-        return {"rows": [], "height": 0, "width": width}
+        return IntervalChart(rows=[], height=0, width=width)
     low, high = min(values), max(values)
     span = (high - low) or 1.0
     low, high = low - 0.05 * span, high + 0.05 * span
@@ -25,31 +52,29 @@ def interval_chart(
     def x(value: float) -> float:
         return round(float(label_width + (value - low) / (high - low) * plot), 1)
 
-    rows = []
-    for index, entry in enumerate(points):
-        y = 20 + index * row_height
-        rows.append(
-            {
-                "label": entry["name"],
-                "y": y,
-                "x": x(entry["mean"]),
-                "x_low": x(entry["low"]) if entry.get("low") is not None else None,
-                "x_high": x(entry["high"]) if entry.get("high") is not None else None,
-                "baseline": entry.get("baseline", False),
-                "mean": entry["mean"],
-            }
+    rows = [
+        IntervalRow(
+            label=entry["name"],
+            y=20 + index * row_height,
+            x=x(entry["mean"]),
+            x_low=x(entry["low"]) if entry.get("low") is not None else None,
+            x_high=x(entry["high"]) if entry.get("high") is not None else None,
+            baseline=entry.get("baseline", False),
+            mean=entry["mean"],
         )
+        for index, entry in enumerate(points)
+    ]
     zero = x(0.0) if low <= 0 <= high else None
-    ticks = [{"x": x(value), "label": label} for value, label in nice_ticks(low, high)]
-    return {
-        "rows": rows,
-        "height": 40 + len(rows) * row_height,
-        "width": width,
-        "zero": zero,
-        "ticks": ticks,
-        "axis_y": 30 + len(rows) * row_height - row_height // 2,
-        "label_width": label_width,
-    }
+    ticks = [Tick(x=x(value), label=label) for value, label in nice_ticks(low, high)]
+    return IntervalChart(
+        rows=rows,
+        height=40 + len(rows) * row_height,
+        width=width,
+        zero=zero,
+        ticks=ticks,
+        axis_y=30 + len(rows) * row_height - row_height // 2,
+        label_width=label_width,
+    )
 
 
 def nice_ticks(low: float, high: float, target: int = 5) -> list[tuple[float, str]]:
@@ -98,7 +123,7 @@ def reliability_chart(calibration: Any, size: int = 260, margin: int = 36) -> di
     return {"size": size, "low": margin, "high": size - margin, "points": points, "ticks": ticks}
 
 
-def bias_chart(report: Any) -> dict[str, Any]:
+def bias_chart(report: Any) -> IntervalChart:
     """One row per headline figure of a judge report, each with its interval where it has one."""
     entries = [
         {

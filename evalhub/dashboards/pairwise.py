@@ -11,7 +11,7 @@ import numpy as np
 
 from evalhub.catalog.models import Response
 from evalhub.core import bradley_terry as bt
-from evalhub.core.charts import interval_chart
+from evalhub.core.charts import IntervalChart, interval_chart
 from evalhub.core.text_features import STYLE_FEATURES, style_features
 from evalhub.dashboards.battles import SOURCES, Battle, Filters, load_battles
 from evalhub.dashboards.caching import cached, cached_forever
@@ -143,7 +143,7 @@ def _style_control(kept: list[Battle], ratings: list[RatingRow], seed: int) -> S
     return {"coefficients": coefficients, "battles": used, "rounds": STYLE_ROUNDS}
 
 
-def rating_chart(ratings: list[RatingRow], names: dict[str, str]) -> dict[str, Any]:
+def rating_chart(ratings: list[RatingRow], names: dict[str, str]) -> IntervalChart:
     return interval_chart(
         [
             {"name": names.get(r["model"], r["model"]), "mean": r["rating"], "low": r["low"], "high": r["high"]}

@@ -163,7 +163,7 @@ def do_start_worker_check(user: Any) -> Job:
     return job
 
 
-def do_record_heartbeat(job_id: int, queue: str, info: dict[str, Any]) -> WorkerHeartbeat | None:
+def do_record_heartbeat(job_id: int, queue: str, info: Mapping[str, Any]) -> WorkerHeartbeat | None:
     """Store a worker's answer (once per queue, even if the task runs twice) and update the job."""
     with transaction.atomic():
         job = Job.objects.select_for_update().filter(pk=job_id).first()

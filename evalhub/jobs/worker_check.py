@@ -6,13 +6,24 @@ import importlib.metadata
 import os
 import socket
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
 
 from django.utils import timezone
 
 
-def describe_worker(queue: str, sent_at: str) -> dict[str, Any]:
-    info: dict[str, Any] = {
+class WorkerReport(TypedDict):
+    """What a worker says of itself in a worker check (stored as the check job's result)."""
+
+    hostname: str
+    pid: int
+    latency_ms: int
+    torch_version: str
+    cuda_available: bool
+    device_name: str
+
+
+def describe_worker(queue: str, sent_at: str) -> WorkerReport:
+    info: WorkerReport = {
         "hostname": socket.gethostname()[:200],
         "pid": os.getpid(),
         "latency_ms": max(0, int((timezone.now() - datetime.fromisoformat(sent_at)).total_seconds() * 1000)),

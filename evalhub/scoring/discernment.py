@@ -47,7 +47,17 @@ from evalhub.scoring.models import (
     ScoringMode,
 )
 from evalhub.scoring.rewrites import stored_completer
-from evalhub.scoring.shapes import DiscernmentSummary, JudgeQuality, ScorePair
+from evalhub.scoring.shapes import (
+    Bar,
+    BarChart,
+    DiscernmentSummary,
+    JudgeQuality,
+    JudgeTable,
+    RatingChart,
+    RatingColumn,
+    RubricShift,
+    ScorePair,
+)
 from evalhub.system.model_access import chat_client, local_or_remote_scorer
 
 MAX_TOKENS: dict[str, int] = {DiscernmentFamily.DHP: 16, DiscernmentFamily.YESCIEVAL: 400}
@@ -448,7 +458,7 @@ def run_discernment_chunk(chunk_id: int) -> str:
     return run_chunk(chunk_id, work, do_record_judge_chunk)
 
 
-def _bars(values: list[tuple[str, float]], width: int = 560, label_width: int = 230, row: int = 22) -> dict:
+def _bars(values: list[tuple[str, float]], width: int = 560, label_width: int = 230, row: int = 22) -> BarChart:
     """A server-rendered bar chart of D per perturbation with the D = 1 line (p = 0.05)."""
     top = max([1.5, *(v for _, v in values)])
     plot = width - label_width - 60
@@ -457,20 +467,20 @@ def _bars(values: list[tuple[str, float]], width: int = 560, label_width: int = 
         return round(label_width + min(value, top) / top * plot, 1)
 
     bars = [
-        {
-            "label": label,
-            "value": value,
-            "y": 8 + i * row,
-            "x_end": x(value),
-            "width": max(0.0, round(x(value) - label_width, 1)),
-            "discerns": value >= 1,
-        }
+        Bar(
+            label=label,
+            value=value,
+            y=8 + i * row,
+            x_end=x(value),
+            width=max(0.0, round(x(value) - label_width, 1)),
+            discerns=value >= 1,
+        )
         for i, (label, value) in enumerate(values)
     ]
-    return {"bars": bars, "height": 16 + len(bars) * row, "width": width, "x0": label_width, "x1": x(1.0)}
+    return BarChart(bars=bars, height=16 + len(bars) * row, width=width, x0=label_width, x1=x(1.0))
 
 
-def _rating_bars(rows: list[dict], width: int = 640, group: int = 62) -> dict:
+def _rating_bars(rows: list[RubricShift], width: int = 640, group: int = 62) -> RatingChart:
     """Mean rating per rubric on benign, subtle and extreme answers (1–5), as grouped columns.
     Each column is labelled B, S or E under it, so the chart reads without colour."""
     height, base, top = 170, 140, 20
@@ -481,7 +491,8 @@ def _rating_bars(rows: list[dict], width: int = 640, group: int = 62) -> dict:
     # Each group is as wide as its longest rubric name (about 6.5 px a character at the tick size),
     # so a name is written whole ("informativeness"), never cut to fit.
     group = max(group, round(6.5 * max((len(row["rubric"]) for row in rows), default=0)) + 10)
-    columns, labels = [], []
+    columns: list[RatingColumn] = []
+    labels: list[dict[str, Any]] = []
     for index, row in enumerate(rows):
         cell = row["subtle"] or row["extreme"]
         x0 = 40 + index * group
@@ -497,43 +508,38 @@ def _rating_bars(rows: list[dict], width: int = 640, group: int = 62) -> dict:
                 continue
             x = x0 + offset * 16
             columns.append(
-                {
-                    "x": x,
-                    "y": y(mean),
-                    "height": round(base - y(mean), 1),
-                    "tag": tag,
-                    "variant": variant,
-                    "mean": mean,
-                    "rubric": row["rubric"],
-                }
+                RatingColumn(
+                    x=x,
+                    y=y(mean),
+                    height=round(base - y(mean), 1),
+                    tag=tag,
+                    variant=variant,
+                    mean=mean,
+                    rubric=row["rubric"],
+                )
             )
     grid = [{"y": y(r), "label": r} for r in (1, 2, 3, 4, 5)]
-    return {
-        "columns": columns,
-        "labels": labels,
-        "grid": grid,
-        "width": max(width, 60 + len(rows) * group),
-        "height": height,
-        "base": base,
-    }
+    return RatingChart(
+        columns=columns, labels=labels, grid=grid, width=max(width, 60 + len(rows) * group), height=height, base=base
+    )
 
 
-def judge_tables(run: DiscernmentRun, summary: DiscernmentSummary) -> list[dict[str, Any]]:
+def judge_tables(run: DiscernmentRun, summary: DiscernmentSummary) -> list[JudgeTable]:
     """Per judge, the rows the results page shows (DHP discernment or YESciEval optimism)."""
-    tables = []
+    tables: list[JudgeTable] = []
     if summary.get("family") == DiscernmentFamily.YESCIEVAL:
         for judge, rubrics in summary.get("optimism", {}).items():
-            shifts: list[dict[str, Any]] = [
-                {"rubric": rubric, "subtle": by_variant.get("subtle"), "extreme": by_variant.get("extreme")}
+            shifts = [
+                RubricShift(rubric=rubric, subtle=by_variant.get("subtle"), extreme=by_variant.get("extreme"))
                 for rubric, by_variant in sorted(rubrics.items(), key=lambda kv: (kv[0] == "all", kv[0]))
             ]
             tables.append(
-                {
-                    "judge": judge,
-                    "rows": shifts,
-                    "chart": _rating_bars(shifts),
-                    "quality": summary["quality"].get(judge, {}),
-                }
+                JudgeTable(
+                    judge=judge,
+                    rows=shifts,
+                    chart=_rating_bars(shifts),
+                    quality=summary["quality"].get(judge, {}),
+                )
             )
         return tables + _failed_judge_cards(run, summary, tables)
     for judge, report in summary.get("dhp", {}).get("judges", {}).items():
@@ -542,32 +548,30 @@ def judge_tables(run: DiscernmentRun, summary: DiscernmentSummary) -> list[dict[
             for name, values in report["perturbations"].items()
         ]
         tables.append(
-            {
-                "judge": judge,
-                "summary": report["summary"],
-                "interval": summary["dhp"].get("intervals", {}).get(judge),
-                "rows": rows,
-                "uniform": report.get("uniform_weights_for", []),
-                "chart": _bars([(r["perturbation"], r["D"]) for r in rows]),
-                "quality": summary["quality"].get(judge, {}),
-            }
+            JudgeTable(
+                judge=judge,
+                summary=report["summary"],
+                interval=summary["dhp"].get("intervals", {}).get(judge),
+                rows=rows,
+                uniform=report.get("uniform_weights_for", []),
+                chart=_bars([(r["perturbation"], r["D"]) for r in rows]),
+                quality=summary["quality"].get(judge, {}),
+            )
         )
     return tables + _failed_judge_cards(run, summary, tables)
 
 
-def _failed_judge_cards(
-    run: DiscernmentRun, summary: DiscernmentSummary, tables: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
+def _failed_judge_cards(run: DiscernmentRun, summary: DiscernmentSummary, tables: list[JudgeTable]) -> list[JudgeTable]:
     """A judge with no table is shown with why, never left out: its first error once the run is
     settled, or that it has no usable score yet."""
     shown = {table["judge"] for table in tables}
     failed = summary.get("failed_judges", {})
     return [
-        {
-            "judge": judge,
-            "failed": failed.get(judge, "No usable score (yet)."),
-            "quality": summary.get("quality", {}).get(judge, {}),
-        }
+        JudgeTable(
+            judge=judge,
+            failed=failed.get(judge, "No usable score (yet)."),
+            quality=summary.get("quality", {}).get(judge, {}),
+        )
         for judge in run.judges
         if judge not in shown
     ]

@@ -87,3 +87,62 @@ class ScorePair(TypedDict):
     metric: str
     original_score: float
     perturbed_score: float
+
+
+class Bar(TypedDict):
+    label: str
+    value: float
+    y: int
+    x_end: float
+    width: float
+    discerns: bool
+
+
+class BarChart(TypedDict):
+    """D per perturbation as bars, with the D = 1 line (p = 0.05) at x1."""
+
+    bars: list[Bar]
+    height: int
+    width: int
+    x0: int
+    x1: float
+
+
+class RatingColumn(TypedDict):
+    x: int
+    y: float
+    height: float
+    tag: str  # B, S or E: the column reads without colour
+    variant: str
+    mean: float
+    rubric: str
+
+
+class RatingChart(TypedDict):
+    """Mean rating per rubric on benign, subtle and extreme answers, as grouped columns."""
+
+    columns: list[RatingColumn]
+    labels: list[dict[str, Any]]  # {x, text} under each group
+    grid: list[dict[str, Any]]  # {y, label} for ratings 1..5
+    width: int
+    height: int
+    base: int
+
+
+class RubricShift(TypedDict):
+    rubric: str
+    subtle: dict[str, Any] | None  # an optimism shift (evalhub.core.optimism) as a dict
+    extreme: dict[str, Any] | None
+
+
+class JudgeTable(TypedDict, total=False):
+    """What the DHP / YESciEval results page shows for one judge: its table, or why it has none."""
+
+    judge: str
+    quality: JudgeQuality | dict[str, int]
+    rows: list[dict[str, Any]] | list[RubricShift]  # DHP: a perturbation's report row each
+    chart: BarChart | RatingChart
+    summary: dict[str, Any]  # DHP: D_avg, D_min and their expert-weighted forms
+    interval: dict[str, Any] | None
+    uniform: list[str]
+    failed: str
