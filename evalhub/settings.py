@@ -67,6 +67,8 @@ try:
     # Model access: a response cache shared by every worker on this machine, and prices in USD per
     # million tokens, e.g. {"gpt-4o-mini": [0.15, 0.6]}.
     EVALHUB_LLM_CACHE = env.str("EVALHUB_LLM_CACHE") or str(DATA_DIR / "llm-cache.sqlite3")
+    # On PostgreSQL the response cache is a table every worker shares, unless a file is named here.
+    EVALHUB_LLM_CACHE_FILE_SET = bool(env.str("EVALHUB_LLM_CACHE"))
     EVALHUB_LLM_PRICES = env.json("EVALHUB_LLM_PRICES", {})
     # The HTTP client under the provider SDKs (read again by evalhub.llm, which has no settings).
     EVALHUB_HTTP_CLIENT = env.choice(HTTP_CLIENT_VARIABLE, HTTP_CLIENTS)

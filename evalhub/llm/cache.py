@@ -30,6 +30,18 @@ def is_cacheable(temperature: float, seed: int | None, repeat: int | None) -> bo
     return temperature == 0 or seed is not None or repeat is not None
 
 
+def encoded(completion: Completion) -> str:
+    """A completion as the cache stores it (JSON text)."""
+    return json.dumps({**asdict(completion), "cached": False}, ensure_ascii=False, default=str)
+
+
+def decoded(stored: str) -> Completion:
+    """A stored completion, marked as served from the cache: no cost, no latency."""
+    completion = Completion(**json.loads(stored))
+    completion.cached, completion.cost_usd, completion.latency_s = True, 0.0, 0.0
+    return completion
+
+
 class ResponseCache:
     """SQLite on disk (or in memory with path ':memory:'); safe to share between threads.
 
@@ -58,14 +70,10 @@ class ResponseCache:
         except sqlite3.OperationalError as error:  # "database is locked": a miss, the call is made
             logger.warning("response cache unavailable for a read (%s)", error)
             return None
-        if row is None:
-            return None
-        completion = Completion(**json.loads(row[0]))
-        completion.cached, completion.cost_usd, completion.latency_s = True, 0.0, 0.0
-        return completion
+        return decoded(row[0]) if row is not None else None
 
     def put(self, key: str, completion: Completion) -> None:
-        stored = json.dumps({**asdict(completion), "cached": False}, ensure_ascii=False, default=str)
+        stored = encoded(completion)
         try:
             with self._lock:
                 self._db.execute("INSERT OR REPLACE INTO responses (key, completion) VALUES (?, ?)", (key, stored))
@@ -75,3 +83,53 @@ class ResponseCache:
     def __len__(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+
+class PostgresResponseCache(ResponseCache):
+    """The same cache in a PostgreSQL table (evalhub.system's CachedResponse makes it), shared by
+    every worker on every machine: a call one worker paid for is a hit for all the others.
+
+    Its own autocommit connection, so a put is visible at once and never waits for the caller's
+    transaction. As on SQLite, a database that does not answer costs a miss, never the call."""
+
+    def __init__(self, dsn: str, table: str = "llm_response_cache") -> None:  # not super().__init__: it opens SQLite
+        self._dsn, self._table = dsn, table
+        self._lock = threading.Lock()
+        self._connection: Any = None
+
+    def _execute(self, sql: str, params: tuple[Any, ...]) -> Any:
+        import psycopg  # the PostgreSQL driver Django uses; imported only where this cache is
+
+        with self._lock:
+            for attempt in (1, 2):  # once more on a fresh connection: the server may have closed ours
+                try:
+                    if self._connection is None or self._connection.closed:
+                        self._connection = psycopg.connect(self._dsn, autocommit=True, connect_timeout=5)
+                    return self._connection.execute(sql, params).fetchone()
+                except psycopg.OperationalError:
+                    self._connection = None
+                    if attempt == 2:
+                        raise
+        return None
+
+    def get(self, key: str) -> Completion | None:
+        try:
+            row = self._execute(f"SELECT completion FROM {self._table} WHERE key = %s", (key,))  # noqa: S608
+        except Exception as error:  # noqa: BLE001 (any database failure is a miss, the call is made)
+            logger.warning("shared response cache unavailable for a read (%s)", type(error).__name__)
+            return None
+        return decoded(row[0]) if row is not None else None
+
+    def put(self, key: str, completion: Completion) -> None:
+        sql = (
+            f"INSERT INTO {self._table} (key, completion, created_at) VALUES (%s, %s, now()) "  # noqa: S608
+            "ON CONFLICT (key) DO UPDATE SET completion = EXCLUDED.completion, created_at = now() RETURNING key"
+        )
+        try:
+            self._execute(sql, (key, encoded(completion)))
+        except Exception as error:  # noqa: BLE001 (the answer is returned anyway; only the saving is lost)
+            logger.warning("shared response cache unavailable for a write (%s)", type(error).__name__)
+
+    def __len__(self) -> int:
+        row = self._execute(f"SELECT COUNT(*) FROM {self._table}", ())  # noqa: S608
+        return int(row[0]) if row else 0

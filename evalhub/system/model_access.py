@@ -2,23 +2,44 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from typing import cast
+from typing import Any, cast
 
 from django.conf import settings
 
 from evalhub.celery import DEFAULT_QUEUE, GPU_QUEUE
 from evalhub.llm import get_chat_client, get_scorer
 from evalhub.llm.accounting import Price, UsageMeter
-from evalhub.llm.cache import ResponseCache
+from evalhub.llm.cache import PostgresResponseCache, ResponseCache
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
 
 
 @lru_cache(maxsize=1)
 def shared_cache() -> ResponseCache:
+    """On PostgreSQL, one cache for every worker on every machine (the llm_response_cache table);
+    otherwise, and when EVALHUB_LLM_CACHE names a file, the SQLite file of this machine."""
+    database = settings.DATABASES["default"]
+    if database["ENGINE"].endswith("postgresql") and not settings.EVALHUB_LLM_CACHE_FILE_SET:
+        return PostgresResponseCache(postgres_dsn(database))
     return ResponseCache(settings.EVALHUB_LLM_CACHE)
+
+
+def postgres_dsn(database: Mapping[str, Any]) -> str:
+    """A libpq connection string for Django's database settings (the cache opens its own connection)."""
+    parts = {
+        "dbname": database.get("NAME"),
+        "user": database.get("USER"),
+        "password": database.get("PASSWORD"),
+        "host": database.get("HOST"),
+        "port": database.get("PORT"),
+    }
+    return " ".join(f"{name}={_quoted(str(value))}" for name, value in parts.items() if value)
+
+
+def _quoted(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def configured_prices() -> dict[str, Price]:
