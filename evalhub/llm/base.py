@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -19,6 +21,7 @@ from evalhub.llm import interrupt
 from evalhub.llm.accounting import Price, UsageMeter, price_for, record_everywhere
 from evalhub.llm.cache import ResponseCache, cache_key, is_cacheable
 from evalhub.llm.retry import RateLimiter, RetryPolicy
+from evalhub.llm.shared_limits import SharedLimits
 from evalhub.llm.types import Completion, LLMError, Message, ProviderUnavailable, RequestRejected
 
 logger = logging.getLogger(__name__)
@@ -66,6 +69,9 @@ class ChatStream:
 
 class ChatClient:
     provider: ClassVar[str] = ""
+    # A provider reached over the network shares its limits across the deployment (SharedLimits);
+    # an in-process model or an offline stand-in belongs to its process alone.
+    shares_limits: ClassVar[bool] = False
     _client: Any = None  # a provider SDK's client, made on first use (aclose closes it)
 
     def __init__(
@@ -80,17 +86,30 @@ class ChatClient:
         timeout_s: float = 120.0,
         prices: Mapping[str, Price] | None = None,
         endpoint: str = "",
+        shared_limits_url: str = "",
     ) -> None:
         self.model = model
         self.cache = cache
         self.meter = meter or UsageMeter()
         self.retry = retry or RetryPolicy()
         self.max_concurrency = max_concurrency
+        self.requests_per_minute = requests_per_minute
         self.rate_limiter = RateLimiter(requests_per_minute)
         self.timeout_s = timeout_s
         self.prices = prices or {}
         self.endpoint = endpoint  # part of the cache key: the same model name on two servers may differ
         self._semaphores: dict[int, asyncio.Semaphore] = {}
+        # With Redis, the rate and the in-flight cap are the deployment's, not this process's.
+        self.shared_limits = (
+            SharedLimits(shared_limits_url, self.provider, model, self._limit_key(endpoint))
+            if shared_limits_url and self.shares_limits
+            else None
+        )
+
+    def _limit_key(self, endpoint: str) -> str:
+        """What a provider's limits are counted per: the server and the account's key (hashed)."""
+        variable = getattr(self, "key_variable", "")
+        return f"{endpoint}|{os.environ.get(variable, '') if variable else ''}"
 
     # --- what providers implement ------------------------------------------------------
 
@@ -206,6 +225,8 @@ class ChatClient:
         if sdk is not None and hasattr(sdk, "close"):
             await sdk.close()
             self._client = None
+        if self.shared_limits is not None:
+            await self.shared_limits.aclose()
 
     def _semaphore(self) -> asyncio.Semaphore:
         # One per event loop: Celery tasks each run their own loop, and a semaphore binds to one.
@@ -214,15 +235,27 @@ class ChatClient:
             self._semaphores[loop_id] = asyncio.Semaphore(self.max_concurrency)
         return self._semaphores[loop_id]
 
+    @asynccontextmanager
+    async def _turn(self) -> AsyncIterator[None]:
+        """This call's place: an in-flight slot, then its instant under the requests-per-minute limit;
+        the deployment's own (SharedLimits, in Redis) where there is one, else this process's."""
+        if self.shared_limits is None:
+            async with self._semaphore():
+                await self.rate_limiter.acquire()
+                yield
+            return
+        async with self.shared_limits.slot(self.max_concurrency):
+            await self.shared_limits.wait_for_rate(self.requests_per_minute)
+            yield
+
     async def _with_retries(
         self, call: Callable[[], Awaitable[Completion]], can_retry: Callable[[], bool] = lambda: True
     ) -> Completion:
         last: Failure | None = None
         for attempt in range(self.retry.max_attempts):
             try:
-                async with self._semaphore():
+                async with self._turn():
                     interrupt.check()  # a call that waited for its turn does not start after a stop
-                    await self.rate_limiter.acquire()
                     started = time.perf_counter()
                     completion = await asyncio.wait_for(call(), self.timeout_s)
                 completion.latency_s = completion.latency_s or time.perf_counter() - started
@@ -235,6 +268,8 @@ class ChatClient:
                     raise last.error(self.provider, self.model, last.cause) from None
                 if not can_retry():
                     raise ProviderUnavailable(self.provider, self.model, f"stream broke off: {last.cause}") from None
+                if last.retry_after_s and self.shared_limits is not None:
+                    await self.shared_limits.pause(last.retry_after_s)  # every worker waits, not only this one
                 if attempt + 1 < self.retry.max_attempts:
                     delay = self.retry.delay(attempt, last.retry_after_s)
                     logger.warning(

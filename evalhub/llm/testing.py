@@ -63,6 +63,12 @@ class FakeServerState:
     keep_alive: bool = False  # stream chunked on connections that stay open, or close each after its stream
     connections_opened: int = 0
     honour_max_tokens: bool = False  # cut answers at max_tokens words with finish_reason "length", like a server
+    # A provider's declared limit: more than this many calls in any `rate_window_s` get a 429 with
+    # Retry-After (the benchmarks of shared limits count them); None: no limit.
+    rate_limit: int | None = None
+    rate_window_s: float = 60.0
+    arrivals: list[float] = field(default_factory=list)
+    rate_limited: int = 0
 
 
 class _Server(ThreadingHTTPServer):
@@ -126,6 +132,15 @@ class _Handler(BaseHTTPRequestHandler):
         with self.state.lock:
             self.state.requests.append({"path": self.path, "body": body, "headers": dict(self.headers)})
             outcome = self.state.script.popleft() if self.state.script else None
+            now = time.time()
+            if self.state.rate_limit is not None and outcome is None:
+                recent = [t for t in self.state.arrivals if t > now - self.state.rate_window_s]
+                if len(recent) >= self.state.rate_limit:
+                    self.state.rate_limited += 1
+                    wait = max(1, round(recent[0] + self.state.rate_window_s - now))
+                    outcome = Fail(429, retry_after=str(wait), message="rate limit exceeded")
+            if outcome is None:
+                self.state.arrivals.append(now)
         bearer = self.headers.get("authorization", "").removeprefix("Bearer ")
         key = (self.headers.get("x-api-key") or bearer) if anthropic else bearer
         if key != self.state.api_key:
@@ -321,6 +336,8 @@ def _stats_get(self: _Handler) -> None:
             "peak_connections": self.state.peak_connections,
             "connections_opened": self.state.connections_opened,
             "chunk_log": list(self.state.chunk_log or []),
+            "arrivals": list(self.state.arrivals),
+            "rate_limited": self.state.rate_limited,
             "cpu_s": time.process_time(),
         }
     self._json(200, payload)
@@ -352,6 +369,8 @@ def main() -> None:
     parser.add_argument("--words", type=int, default=20)
     parser.add_argument("--api-key", default="not-needed")
     parser.add_argument("--keep-alive", action="store_true", help="stream chunked on connections that stay open")
+    parser.add_argument("--rate-limit", type=int, default=None, help="calls allowed in any --rate-window seconds")
+    parser.add_argument("--rate-window", type=float, default=60.0)
     args = parser.parse_args()
     server = FakeLLMServer(
         reply_for_model=debate_bench_reply(args.words),
@@ -360,6 +379,8 @@ def main() -> None:
         chunk_delay_s=args.chunk_delay,
         chunk_log=[],
         keep_alive=args.keep_alive,
+        rate_limit=args.rate_limit,
+        rate_window_s=args.rate_window,
     )
     print(server.url, flush=True)
     server.httpd.serve_forever()

@@ -62,7 +62,11 @@ def _provider(spec) -> str:
 
 
 def chat_client(spec, meter: UsageMeter | None = None):
-    return get_chat_client(spec, cache=shared_cache(), prices=configured_prices(), meter=meter)
+    # With Redis, a provider's requests per minute and calls in flight are counted across every
+    # worker (evalhub.llm.shared_limits); embedded, per process.
+    return get_chat_client(
+        spec, cache=shared_cache(), prices=configured_prices(), meter=meter, shared_limits_url=settings.REDIS_URL
+    )
 
 
 @lru_cache(maxsize=8)

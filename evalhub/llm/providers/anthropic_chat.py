@@ -19,6 +19,7 @@ ANTHROPIC_KEY = "ANTHROPIC_API_KEY"
 
 class AnthropicChat(ChatClient):
     provider = "anthropic"
+    shares_limits = True
 
     def __init__(
         self,

@@ -21,6 +21,7 @@ OPENAI_KEY = "OPENAI_API_KEY"
 
 class OpenAIChat(ChatClient):
     provider = "openai"
+    shares_limits = True
     key_variable = OPENAI_KEY
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None, **options: Any) -> None:

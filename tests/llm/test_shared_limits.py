@@ -1,0 +1,138 @@
+"""Provider limits held by every worker at once, in Redis (issue 25): the request rate across two
+processes, a killed worker's in-flight slot coming back, and a Retry-After heard by all."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evalhub.llm.providers.openai_chat import OpenAICompatibleChat
+from evalhub.llm.retry import RetryPolicy
+from evalhub.llm.shared_limits import SharedLimits
+from evalhub.llm.testing import Fail, FakeLLMServer
+
+REDIS_URL = os.environ.get("REDIS_URL", "")
+ROOT = Path(__file__).resolve().parent.parent.parent
+pytestmark = pytest.mark.skipif(not REDIS_URL, reason="the shared limits live in Redis: REDIS_URL=redis://…")
+
+RESERVE_TEN = """
+import asyncio, sys, time
+from evalhub.llm.shared_limits import SharedLimits
+
+async def main():
+    limits = SharedLimits(sys.argv[1], "openai", "m", sys.argv[2])
+    print("ready", flush=True)
+    sys.stdin.readline()  # both processes start together
+    for _ in range(10):
+        await limits.wait_for_rate(600)  # one every 0.1 s, across every process
+        print(time.time(), flush=True)
+    await limits.aclose()
+
+asyncio.run(main())
+"""
+
+HOLD_A_SLOT = """
+import asyncio, sys
+from evalhub.llm.shared_limits import SharedLimits
+
+async def main():
+    limits = SharedLimits(sys.argv[1], "openai", "m", sys.argv[2], hold_s=1.0)
+    async with limits.slot(1):
+        print("held", flush=True)
+        await asyncio.sleep(60)  # killed here: the slot is never given back
+
+asyncio.run(main())
+"""
+
+
+def worker(script: str, key: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", script, REDIS_URL, key],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def test_two_worker_processes_together_start_no_more_calls_than_the_limit():
+    key = secrets.token_hex(4)
+    workers = [worker(RESERVE_TEN, key) for _ in range(2)]
+    for process in workers:
+        assert process.stdout.readline().strip() == "ready"
+    for process in workers:
+        process.stdin.write("go\n")
+        process.stdin.flush()
+    started = sorted(float(line) for process in workers for line in process.communicate(timeout=30)[0].split())
+    assert len(started) == 20
+    # 600 a minute: any 11 starts span at least 1 s, whichever processes made them (a little slack
+    # for a process that printed its start late under load).
+    spans = [started[i + 10] - started[i] for i in range(len(started) - 10)]
+    assert min(spans) > 0.85, spans
+    assert started[-1] - started[0] > 1.7
+
+
+async def test_a_killed_workers_in_flight_slot_comes_back_when_its_hold_runs_out():
+    key = secrets.token_hex(4)
+    process = worker(HOLD_A_SLOT, key)
+    assert process.stdout.readline().strip() == "held"
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=10)
+    limits = SharedLimits(REDIS_URL, "openai", "m", key)
+    start = time.monotonic()
+    async with limits.slot(1):
+        waited = time.monotonic() - start
+    await limits.aclose()
+    assert 0.3 < waited < 3.0, waited  # the dead holder's second ran out, then the slot was free
+
+
+async def test_a_retry_after_told_to_one_worker_makes_every_worker_wait_it_out():
+    with FakeLLMServer(api_key="not-needed") as server:
+        server.fail_next(Fail(429, retry_after="1"))
+        url = f"{server.url}/v1"
+        told = OpenAICompatibleChat("m", base_url=url, shared_limits_url=REDIS_URL, retry=RetryPolicy(max_attempts=1))
+        other = OpenAICompatibleChat("m", base_url=url, shared_limits_url=REDIS_URL)
+        try:
+            with pytest.raises(Exception, match="429|rate"):
+                await told.complete([{"role": "user", "content": "a"}])
+            start = time.monotonic()
+            await other.complete([{"role": "user", "content": "b"}])
+            assert time.monotonic() - start > 0.8, "the other worker waited out the provider's Retry-After"
+        finally:
+            await told.aclose()
+            await other.aclose()
+
+
+async def test_an_in_process_model_keeps_its_limits_to_its_process():
+    from evalhub.llm.providers.heuristic import HeuristicJudge
+
+    assert HeuristicJudge(shared_limits_url=REDIS_URL).shared_limits is None
+
+
+async def test_a_live_call_longer_than_its_hold_keeps_its_slot():
+    key = secrets.token_hex(4)
+    first, second = (SharedLimits(REDIS_URL, "openai", "m", key, hold_s=0.6) for _ in range(2))
+    released_at = 0.0
+
+    async def long_call():
+        nonlocal released_at
+        async with first.slot(1):
+            await asyncio.sleep(1.5)  # twice its hold: renewed meanwhile, not taken
+            released_at = time.monotonic()
+
+    holder = asyncio.create_task(long_call())
+    await asyncio.sleep(0.1)
+    async with second.slot(1):
+        got_at = time.monotonic()
+    await holder
+    assert got_at >= released_at, "the second call got the slot only after the first gave it back"
+    await first.aclose()
+    await second.aclose()
