@@ -98,11 +98,13 @@ def lock_state() -> TallyState:
 
 def do_mark_stale() -> None:
     """The counts no longer match their sources (a slug changed, a debate was deleted): they are
-    rebuilt before they are next read. Cheap to call again in the same transaction."""
-    if not TallyState.objects.filter(pk=1).update(stale=True):
-        TallyState.objects.get_or_create(pk=1, defaults={"stale": True})
-        TallyState.objects.filter(pk=1).update(stale=True)
-    transaction.on_commit(_bump_version)
+    rebuilt before they are next read. A cascade calls this once per deleted row: the version is
+    raised only by the call that turned the flag on (while it stays on, no board has been computed
+    since the last raise, so no cached page holds the old counts)."""
+    if TallyState.objects.filter(pk=1, stale=False).update(stale=True):
+        transaction.on_commit(_bump_version)
+    elif TallyState.objects.get_or_create(pk=1, defaults={"stale": True})[1]:
+        transaction.on_commit(_bump_version)
 
 
 def is_stale() -> bool:
