@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 
@@ -170,6 +170,25 @@ def ranks(low: Sequence[float], high: Sequence[float]) -> list[int]:
     return [1 + sum(bool(other_low > own_high) for other_low in low) for own_high in high]  # plain ints, not numpy's
 
 
+class RatingDict(TypedDict):
+    """A rating as the boards hold, cache and export it: Rating's fields and its win rate."""
+
+    model: str
+    rating: float
+    low: float
+    high: float
+    rank: int
+    battles: int
+    wins: int
+    losses: int
+    ties: int
+    group: int
+    style_rating: float | None
+    style_low: float | None
+    style_high: float | None
+    win_rate: float | None
+
+
 @dataclass(frozen=True)
 class Rating:
     model: str
@@ -190,8 +209,23 @@ class Rating:
     def win_rate(self) -> float | None:
         return (self.wins + 0.5 * self.ties) / self.battles if self.battles else None
 
-    def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "win_rate": self.win_rate}
+    def as_dict(self) -> RatingDict:
+        return RatingDict(
+            model=self.model,
+            rating=self.rating,
+            low=self.low,
+            high=self.high,
+            rank=self.rank,
+            battles=self.battles,
+            wins=self.wins,
+            losses=self.losses,
+            ties=self.ties,
+            group=self.group,
+            style_rating=self.style_rating,
+            style_low=self.style_low,
+            style_high=self.style_high,
+            win_rate=self.win_rate,
+        )
 
 
 @dataclass(frozen=True)

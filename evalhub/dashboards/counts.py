@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from django.db import transaction
+from django.db.models import Q
 
 from evalhub.catalog.tallying import imported_counts
 from evalhub.dashboards.battles import Filters
@@ -45,8 +46,9 @@ def battle_counts(filters: Filters, model: str = "") -> list[BattleCount]:
     for field in ("criterion", "scenario", "benchmark", "responses"):
         if getattr(filters, field):
             rows = rows.filter(**{field: getattr(filters, field)})
-    counted = list(rows.order_by())
-    return [row for row in counted if model in (row.model_a, row.model_b)] if model else counted
+    if model:
+        rows = rows.filter(Q(model_a=model) | Q(model_b=model))
+    return list(rows.order_by())
 
 
 def battle_options() -> dict[str, set[str]]:

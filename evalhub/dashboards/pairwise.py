@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -60,7 +60,7 @@ def pairwise_board(
                     cells[(row.model_a, row.model_b, outcome)] += n
                 by_source[row.source] += row.wins_a + row.wins_b + row.ties
         board = _fitted(cells, rounds, seed)
-        ratings = [cast(RatingRow, r.as_dict()) for r in board.ratings]  # as_dict's keys are RatingRow's
+        ratings = [r.as_dict() for r in board.ratings]
         style = _style_control(kept, ratings, seed) if filters.style and kept else None
         if style is not None:
             ratings.sort(key=lambda r: (r["group"], -(r["style_rating"] if r["style_rating"] is not None else -1e9)))

@@ -9,24 +9,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, TypedDict
 
+from evalhub.core.bradley_terry import RatingDict
+
 # --- the pairwise board ------------------------------------------------------------------
 
 
-class RatingRow(TypedDict):
-    model: str
-    rating: float
-    low: float
-    high: float
-    rank: int
-    battles: int
-    wins: int
-    losses: int
-    ties: int
-    group: int
-    style_rating: float | None
-    style_low: float | None
-    style_high: float | None
-    win_rate: float | None
+RatingRow = RatingDict  # evalhub.core.bradley_terry's: Rating.as_dict()
 
 
 class MatrixCell(TypedDict):

@@ -32,13 +32,11 @@ from evalhub.debates.models import (
     JudgeMajority,
     JudgeRun,
     JudgeVerdict,
-    Winner,
     winner_for,
 )
 from evalhub.tallies.actions import do_add_battles, do_add_judge_tallies, note_change
 from evalhub.tallies.models import CONSENSUS, HUMAN, JUDGE_COUNTS, JUDGE_SUMS, SINGLE_JUDGE
 
-OUTCOME: dict[str, str] = {Winner.A: "a", Winner.B: "b", Winner.TIE: "tie"}
 BATTLE_SOURCE = {DebateStatus.CONSENSUS: CONSENSUS, DebateStatus.ADJUDICATED: HUMAN}
 REFERENCE_STATUSES = (DebateStatus.CONSENSUS, DebateStatus.ADJUDICATED)
 DEBATE_FIELDS = (
@@ -122,7 +120,7 @@ def _counted(row: dict) -> CountedDebate:
         responses=row["run__variant"] or IMPORTED_VARIANT,
         swapped=row["swapped"],
         source=BATTLE_SOURCE[row["status"]] if settled and row["winner"] else "",
-        outcome=OUTCOME[row["winner"]] if settled and row["winner"] else "",
+        outcome=str(row["winner"]) if settled else "",  # Winner's values are the outcomes: a, b, tie
         reference=row["verdict"] if settled else None,
     )
 
@@ -177,7 +175,7 @@ def _contributions(
             continue  # deleted: a deletion marks the counts for a rebuild (evalhub.tallies.signals)
         if run["criteria_variant"] == ORIGINAL and majority.has_same and majority.same is not None:
             if judged_debate.model_a != judged_debate.model_b:
-                outcome = OUTCOME[winner_for(majority.same, judged_debate.swapped)]
+                outcome = str(winner_for(majority.same, judged_debate.swapped))
                 _add_battle(battles, judged_debate, SINGLE_JUDGE, outcome)
         tally = judges[(majority.judge_run_id, judged_debate.scenario)]
         if judged_debate.reference is not None and majority.has_same:
