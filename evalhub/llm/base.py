@@ -1,9 +1,9 @@
 """The chat client interface and everything every provider shares.
 
 A provider implements `_complete_once` (and `_stream_once` where it streams) plus
-`_classify` for its exceptions. This base adds the per-client concurrency limit, the
-requests-per-minute limit, the per-call timeout, retries with backoff, the response cache
-and accounting, identically for all providers.
+`_classify` for its exceptions. This base adds the limits (calls in flight, requests and tokens
+a minute, pauses from Retry-After and rate-limit headers), the per-call timeout, retries with
+backoff, the response cache and accounting, identically for all providers.
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from typing import Any, ClassVar
 from evalhub.llm import interrupt
 from evalhub.llm.accounting import Price, UsageMeter, price_for, record_everywhere
 from evalhub.llm.cache import ResponseCache, cache_key, is_cacheable
-from evalhub.llm.retry import RateLimiter, RetryPolicy
+from evalhub.llm.limits import LocalLimits
+from evalhub.llm.rate_headers import Need, wait_for_budget
+from evalhub.llm.retry import RetryPolicy
 from evalhub.llm.shared_limits import SharedLimits
 from evalhub.llm.types import Completion, LLMError, Message, ProviderUnavailable, RequestRejected
 
@@ -53,6 +55,13 @@ class Sampling:
         }
 
 
+def estimate_need(messages: list[Message], sampling: Sampling) -> Need:
+    """What a call is charged before it runs, as providers count it: its prompt at about four
+    characters a token, and every token it may answer with."""
+    characters = sum(len(str(message.get("content", ""))) for message in messages)
+    return Need(input_tokens=-(-characters // 4), output_tokens=sampling.max_tokens)
+
+
 class ChatStream:
     """Async iterator of text chunks; `completion` holds the whole answer once iteration ends."""
 
@@ -83,6 +92,7 @@ class ChatClient:
         retry: RetryPolicy | None = None,
         max_concurrency: int = 8,
         requests_per_minute: float | None = None,
+        tokens_per_minute: float | None = None,
         timeout_s: float = 120.0,
         prices: Mapping[str, Price] | None = None,
         endpoint: str = "",
@@ -94,17 +104,18 @@ class ChatClient:
         self.retry = retry or RetryPolicy()
         self.max_concurrency = max_concurrency
         self.requests_per_minute = requests_per_minute
-        self.rate_limiter = RateLimiter(requests_per_minute)
+        self.tokens_per_minute = tokens_per_minute
         self.timeout_s = timeout_s
         self.prices = prices or {}
         self.endpoint = endpoint  # part of the cache key: the same model name on two servers may differ
-        self._semaphores: dict[int, asyncio.Semaphore] = {}
-        # With Redis, the rate and the in-flight cap are the deployment's, not this process's.
+        # With Redis, the limits are the deployment's, not this process's.
         self.shared_limits = (
             SharedLimits(shared_limits_url, self.provider, model, self._limit_key(endpoint))
             if shared_limits_url and self.shares_limits
             else None
         )
+        self.limits: LocalLimits | SharedLimits = self.shared_limits or LocalLimits()
+        self._next_need = Need(0, 0)  # the latest call's, for what rate-limit headers say about the next
 
     def _limit_key(self, endpoint: str) -> str:
         """What a provider's limits are counted per: the server and the account's key (hashed)."""
@@ -148,7 +159,9 @@ class ChatClient:
         if key and self.cache is not None and (hit := self.cache.get(key)) is not None:
             record_everywhere(self.meter, hit)
             return hit
-        completion = await self._with_retries(lambda: self._complete_once(messages, sampling))
+        completion = await self._with_retries(
+            lambda: self._complete_once(messages, sampling), estimate_need(messages, sampling)
+        )
         return self._finish(completion, key)
 
     def stream(
@@ -183,7 +196,9 @@ class ChatClient:
                 try:
                     # Once chunks reached the caller a retry would repeat them: fail instead.
                     return await self._with_retries(
-                        lambda: self._stream_once(messages, sampling, emit), can_retry=lambda: not emitted
+                        lambda: self._stream_once(messages, sampling, emit),
+                        estimate_need(messages, sampling),
+                        can_retry=lambda: not emitted,
                     )
                 finally:
                     queue.put_nowait(None)
@@ -225,40 +240,48 @@ class ChatClient:
         if sdk is not None and hasattr(sdk, "close"):
             await sdk.close()
             self._client = None
-        if self.shared_limits is not None:
-            await self.shared_limits.aclose()
-
-    def _semaphore(self) -> asyncio.Semaphore:
-        # One per event loop: Celery tasks each run their own loop, and a semaphore binds to one.
-        loop_id = id(asyncio.get_running_loop())
-        if loop_id not in self._semaphores:
-            self._semaphores[loop_id] = asyncio.Semaphore(self.max_concurrency)
-        return self._semaphores[loop_id]
+        await self.limits.aclose()
 
     @asynccontextmanager
-    async def _turn(self) -> AsyncIterator[None]:
-        """This call's place: an in-flight slot, then its instant under the requests-per-minute limit;
-        the deployment's own (SharedLimits, in Redis) where there is one, else this process's."""
-        if self.shared_limits is None:
-            async with self._semaphore():
-                await self.rate_limiter.acquire()
-                yield
-            return
-        async with self.shared_limits.slot(self.max_concurrency):
-            await self.shared_limits.wait_for_rate(self.requests_per_minute)
+    async def _turn(self, need: Need) -> AsyncIterator[None]:
+        """This call's place: an in-flight slot, its instant under the requests-per-minute limit and
+        its tokens under the tokens-per-minute one; the deployment's (SharedLimits, in Redis) where
+        there is one, else this process's."""
+        async with self.limits.slot(self.max_concurrency):
+            await self.limits.wait_for_rate(self.requests_per_minute)
+            await self.limits.take_tokens(self.tokens_per_minute, need.input_tokens + need.output_tokens)
             yield
 
+    async def heed_rate_headers(self, headers: Mapping[str, str]) -> None:
+        """A provider's answer said how much of its budget is left: when the next call would not
+        fit, every call waits (every worker's, with shared limits), not only the next one here."""
+        if (wait := wait_for_budget(headers, self._next_need)) <= 0:
+            return
+        try:
+            await self.limits.pause(min(wait, self.retry.max_delay_s))
+        except Exception as error:  # an answer already paid for is not lost to a pause not shared
+            logger.warning("%s:%s could not share a pause of %.1f s: %s", self.provider, self.model, wait, error)
+
     async def _with_retries(
-        self, call: Callable[[], Awaitable[Completion]], can_retry: Callable[[], bool] = lambda: True
+        self,
+        call: Callable[[], Awaitable[Completion]],
+        need: Need,
+        can_retry: Callable[[], bool] = lambda: True,
     ) -> Completion:
         last: Failure | None = None
+        self._next_need = need
+        charged = need.input_tokens + need.output_tokens
         for attempt in range(self.retry.max_attempts):
             try:
-                async with self._turn():
+                async with self._turn(need):
                     interrupt.check()  # a call that waited for its turn does not start after a stop
                     started = time.perf_counter()
                     completion = await asyncio.wait_for(call(), self.timeout_s)
                 completion.latency_s = completion.latency_s or time.perf_counter() - started
+                # Charged its estimate before, the call now counts what it used (a failed attempt
+                # keeps its charge: the provider may have counted it too).
+                used = completion.input_tokens + completion.output_tokens
+                await self.limits.settle_tokens(self.tokens_per_minute, used - charged)
                 return completion
             except (LLMError, interrupt.Interrupted):
                 raise
@@ -268,8 +291,8 @@ class ChatClient:
                     raise last.error(self.provider, self.model, last.cause) from None
                 if not can_retry():
                     raise ProviderUnavailable(self.provider, self.model, f"stream broke off: {last.cause}") from None
-                if last.retry_after_s and self.shared_limits is not None:
-                    await self.shared_limits.pause(last.retry_after_s)  # every worker waits, not only this one
+                if last.retry_after_s:
+                    await self.limits.pause(last.retry_after_s)  # every call waits, not only this one
                 if attempt + 1 < self.retry.max_attempts:
                     delay = self.retry.delay(attempt, last.retry_after_s)
                     logger.warning(

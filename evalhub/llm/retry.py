@@ -1,8 +1,7 @@
-"""Retries with exponential backoff and jitter, and a requests-per-minute limiter."""
+"""Retries with exponential backoff and jitter (the limits that space calls are in evalhub.llm.limits)."""
 
 from __future__ import annotations
 
-import asyncio
 import random
 import time
 from dataclasses import dataclass
@@ -37,23 +36,3 @@ def parse_retry_after(value: str | None) -> float | None:
         return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
     except (TypeError, ValueError):
         return None
-
-
-class RateLimiter:
-    """Spaces calls evenly so that at most `per_minute` start in any minute (per event loop)."""
-
-    def __init__(self, per_minute: float | None) -> None:
-        self.interval = 60.0 / per_minute if per_minute else 0.0
-        self._next_slot = 0.0
-        self._locks: dict[int, asyncio.Lock] = {}
-
-    async def acquire(self) -> None:
-        if not self.interval:
-            return
-        lock = self._locks.setdefault(id(asyncio.get_running_loop()), asyncio.Lock())
-        async with lock:
-            now = time.monotonic()
-            wait = self._next_slot - now
-            self._next_slot = max(now, self._next_slot) + self.interval
-        if wait > 0:
-            await asyncio.sleep(wait)

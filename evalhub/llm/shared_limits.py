@@ -1,14 +1,16 @@
 """Provider limits held across every worker process on every machine, in Redis.
 
 A limit of 500 requests a minute kept in each client object becomes 2,000 with four workers, and
-the provider answers with 429s that retries multiply. Here each (provider, model, key) has:
+the provider answers with 429s that retries multiply. Here each (provider, model, key) has the
+limits evalhub.llm.limits.LocalLimits keeps for one process, with the same interface:
 
 - a request spacing shared by all (GCRA: every call reserves the next free instant, at most
   `per_minute` a minute, on Redis's clock so that machines' clocks do not matter);
+- a tokens-a-minute budget shared by all (limits.TokenBudget's rule, in Lua on Redis's clock);
 - an in-flight cap shared by all: a sorted set of holders scored by when their hold expires; a
   live call renews its hold, so a killed worker's slot comes back within one hold (10 s);
-- a pause shared by all: a 429 with a Retry-After makes every worker wait it out, not only the
-  one that was told.
+- a pause shared by all: a 429's Retry-After, or rate-limit headers saying the budget is spent,
+  make every worker wait, not only the one that was told.
 
 Redis is reached through redis-py's asyncio client; evalhub.llm imports no Django, so the URL is
 handed in (evalhub.system.model_access does it when REDIS_URL is set).
@@ -22,6 +24,8 @@ import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
+
+from evalhub.llm.limits import TOKEN_BURST_S, LocalLimits
 
 # KEYS[1]: the next free instant (seconds, float). ARGV[1]: seconds between requests.
 # Returns how long the caller waits for the instant it reserved.
@@ -55,6 +59,39 @@ local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 return redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])
 """
 
+# KEYS[1]: the instant by which every token charged so far is earned (limits.TokenBudget.take).
+# ARGV: tokens, seconds per token, burst seconds. Returns 0 when charged, else how long to wait.
+_TAKE_TOKENS = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local promised = math.max(tonumber(redis.call('GET', KEYS[1]) or '0'), now)
+local burst = tonumber(ARGV[3])
+if promised - now > burst then
+  return tostring(promised - now - burst)
+end
+promised = promised + tonumber(ARGV[1]) * tonumber(ARGV[2])
+redis.call('SET', KEYS[1], tostring(promised), 'PX', math.ceil((promised - now) * 1000) + 60000)
+return '0'
+"""
+
+# KEYS[1]: as above. ARGV: tokens to charge more (negative: to give back), seconds per token.
+_SETTLE_TOKENS = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local promised = math.max(tonumber(redis.call('GET', KEYS[1]) or '0'), now)
+promised = math.max(now, promised + tonumber(ARGV[1]) * tonumber(ARGV[2]))
+redis.call('SET', KEYS[1], tostring(promised), 'PX', math.ceil((promised - now) * 1000) + 60000)
+return 1
+"""
+
+# KEYS[1]: the pause. ARGV[1]: milliseconds. A longer pause already set stays.
+_PAUSE = """
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
+end
+return 1
+"""
+
 POLL_S = 0.05  # how often a call waiting for an in-flight slot asks again
 HOLD_S = 10.0  # a slot's hold, renewed every third of it while its call runs: a dead worker's returns soon
 
@@ -62,8 +99,18 @@ HOLD_S = 10.0  # a slot's hold, renewed every third of it while its call runs: a
 class SharedLimits:
     """The limits of one (provider, model, key) in Redis; one object per client."""
 
-    def __init__(self, redis_url: str, provider: str, model: str, key: str = "", *, hold_s: float = HOLD_S) -> None:
+    def __init__(
+        self,
+        redis_url: str,
+        provider: str,
+        model: str,
+        key: str = "",
+        *,
+        hold_s: float = HOLD_S,
+        token_burst_s: float = TOKEN_BURST_S,
+    ) -> None:
         self._url = redis_url
+        self.token_burst_s = token_burst_s
         self._clients: dict[int, Any] = {}
         # The key is hashed: a name in Redis must never show it.
         digest = hashlib.sha256(f"{provider}|{model}|{key}".encode()).hexdigest()[:16]
@@ -90,6 +137,23 @@ class SharedLimits:
         if wait > 0:
             await asyncio.sleep(wait)
 
+    async def take_tokens(self, per_minute: float | None, tokens: float) -> None:
+        """Charge a call's tokens to the budget every worker shares, once it has room."""
+        while per_minute:
+            wait = float(
+                await self._redis.eval(
+                    _TAKE_TOKENS, 1, f"{self._prefix}:tokens", tokens, 60.0 / per_minute, self.token_burst_s
+                )
+            )
+            if wait <= 0:
+                return
+            await asyncio.sleep(min(wait, LocalLimits.POLL_S))
+
+    async def settle_tokens(self, per_minute: float | None, tokens: float) -> None:
+        """Charge `tokens` more, or give them back, once a call says what it used."""
+        if per_minute and tokens:
+            await self._redis.eval(_SETTLE_TOKENS, 1, f"{self._prefix}:tokens", tokens, 60.0 / per_minute)
+
     @asynccontextmanager
     async def slot(self, limit: int) -> AsyncIterator[None]:
         """Hold one of `limit` in-flight slots for the call; released after, or expired if the worker dies."""
@@ -111,13 +175,12 @@ class SharedLimits:
             await self._redis.eval(_RENEW, 1, key, holder, self.hold_s)
 
     async def pause(self, seconds: float) -> None:
-        """Every worker waits `seconds` before its next call (a provider's Retry-After)."""
+        """Every worker waits `seconds` before its next call (a longer pause already set stays)."""
         if seconds > 0:
-            await self._redis.set(f"{self._prefix}:pause", "1", px=int(seconds * 1000))
+            await self._redis.eval(_PAUSE, 1, f"{self._prefix}:pause", max(1, int(seconds * 1000)))
 
     async def _wait_for_pause(self) -> None:
-        left_ms = int(await self._redis.pttl(f"{self._prefix}:pause"))
-        if left_ms > 0:
+        while (left_ms := int(await self._redis.pttl(f"{self._prefix}:pause"))) > 0:
             await asyncio.sleep(left_ms / 1000)
 
     async def aclose(self) -> None:

@@ -46,6 +46,15 @@ class _Dropped(Exception):
     pass
 
 
+def openai_limit_headers(budget: str, limit: int, remaining: int, reset: str) -> dict[str, str]:
+    """OpenAI's x-ratelimit-* headers for one budget ("requests" or "tokens")."""
+    return {
+        f"x-ratelimit-limit-{budget}": str(limit),
+        f"x-ratelimit-remaining-{budget}": str(remaining),
+        f"x-ratelimit-reset-{budget}": reset,
+    }
+
+
 @dataclass
 class FakeServerState:
     reply: Callable[[list[dict[str, Any]]], str] = lambda messages: "ok"
@@ -63,12 +72,19 @@ class FakeServerState:
     keep_alive: bool = False  # stream chunked on connections that stay open, or close each after its stream
     connections_opened: int = 0
     honour_max_tokens: bool = False  # cut answers at max_tokens words with finish_reason "length", like a server
-    # A provider's declared limit: more than this many calls in any `rate_window_s` get a 429 with
-    # Retry-After (the benchmarks of shared limits count them); None: no limit.
+    # A provider's declared limits, `rate_limit` calls and `token_limit` tokens per `rate_window_s`,
+    # kept as providers document theirs: buckets that hold one window's worth and refill steadily.
+    # A call that finds a bucket empty gets a 429 with Retry-After (the benchmarks of shared limits
+    # count them); every answer carries OpenAI's x-ratelimit-* headers. None: no limit.
     rate_limit: int | None = None
+    token_limit: int | None = None
     rate_window_s: float = 60.0
+    buckets: dict[str, tuple[float, float]] = field(default_factory=dict)  # budget → (level, when)
     arrivals: list[float] = field(default_factory=list)
+    token_log: list[tuple[float, int]] = field(default_factory=list)  # (arrival, tokens it used)
     rate_limited: int = 0
+    limit_headers: bool = True  # False: limits enforced without a word, as many self-hosted proxies do
+    response_headers: dict[str, str] = field(default_factory=dict)  # sent with every answer
 
 
 class _Server(ThreadingHTTPServer):
@@ -109,6 +125,7 @@ class _Handler(BaseHTTPRequestHandler):
     state: FakeServerState
     protocol_version = "HTTP/1.1"
     events_left: int | None = None  # events this call may still send before a scripted Drop
+    arrival = 0.0  # when the call being answered arrived
 
     def log_message(self, *args: Any) -> None:  # keep test output quiet
         pass
@@ -133,14 +150,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.state.requests.append({"path": self.path, "body": body, "headers": dict(self.headers)})
             outcome = self.state.script.popleft() if self.state.script else None
             now = time.time()
-            if self.state.rate_limit is not None and outcome is None:
-                recent = [t for t in self.state.arrivals if t > now - self.state.rate_window_s]
-                if len(recent) >= self.state.rate_limit:
-                    self.state.rate_limited += 1
-                    wait = max(1, round(recent[0] + self.state.rate_window_s - now))
-                    outcome = Fail(429, retry_after=str(wait), message="rate limit exceeded")
+            if outcome is None and (wait := self._over_limit(now)) is not None:
+                self.state.rate_limited += 1
+                outcome = Fail(429, retry_after=str(max(1, round(wait))), message="rate limit exceeded")
             if outcome is None:
                 self.state.arrivals.append(now)
+            self.arrival = now
         bearer = self.headers.get("authorization", "").removeprefix("Bearer ")
         key = (self.headers.get("x-api-key") or bearer) if anthropic else bearer
         if key != self.state.api_key:
@@ -164,6 +179,46 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # the answer ends unfinished (or, unstreamed, never starts)
             return None
 
+    def _limits(self) -> dict[str, int]:
+        limits = {"requests": self.state.rate_limit, "tokens": self.state.token_limit}
+        return {budget: limit for budget, limit in limits.items() if limit is not None}
+
+    def _level(self, budget: str, now: float, spend: float = 0.0) -> float:
+        """What a budget's bucket holds now (full at first, refilled at limit / window a second),
+        less `spend`; call with the state's lock held."""
+        limit = self._limits()[budget]
+        level, when = self.state.buckets.get(budget, (float(limit), now))
+        level = min(float(limit), level + (now - when) * limit / self.state.rate_window_s) - spend
+        self.state.buckets[budget] = (level, now)
+        return level
+
+    def _over_limit(self, now: float) -> float | None:
+        """Seconds until a call fits the declared limits again (None: it fits, and a request is
+        taken); call with the state's lock held. Tokens are taken once the answer says how many."""
+        waits = [
+            (need - level) * self.state.rate_window_s / limit
+            for budget, limit in self._limits().items()
+            for need in [1.0 if budget == "requests" else 1e-9]
+            if (level := self._level(budget, now)) < need
+        ]
+        if waits:
+            return max(waits)
+        if "requests" in self._limits():
+            self._level("requests", now, spend=1.0)
+        return None
+
+    def _limit_headers(self) -> dict[str, str]:
+        """OpenAI's x-ratelimit-* headers for the declared limits: what is left, and when the
+        bucket is full again."""
+        headers = dict(self.state.response_headers)
+        now = time.time()
+        with self.state.lock:
+            for budget, limit in self._limits().items() if self.state.limit_headers else ():
+                level = self._level(budget, now)
+                reset = (limit - level) * self.state.rate_window_s / limit
+                headers.update(openai_limit_headers(budget, limit, max(0, int(level)), f"{reset:.3f}s"))
+        return headers
+
     # --- responses ---------------------------------------------------------------------
 
     def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
@@ -173,7 +228,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
-        for name, value in (headers or {}).items():
+        for name, value in {**self._limit_headers(), **(headers or {})}.items():
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
@@ -190,6 +245,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("cache-control", "no-cache")
+        for name, value in self._limit_headers().items():
+            self.send_header(name, value)
         if self.state.keep_alive:  # chunked, and the connection serves the next call
             self.send_header("transfer-encoding", "chunked")
         else:  # the body ends when the connection does
@@ -217,7 +274,12 @@ class _Handler(BaseHTTPRequestHandler):
         return [word + (" " if index < len(words) - 1 else "") for index, word in enumerate(words)]
 
     def _usage(self, body: dict[str, Any], text: str) -> tuple[int, int]:
+        """A word is a token here; what a call used counts against the token limit from its arrival."""
         prompt_words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
+        with self.state.lock:
+            self.state.token_log.append((self.arrival, prompt_words + len(text.split())))
+            if self.state.token_limit is not None:
+                self._level("tokens", time.time(), spend=prompt_words + len(text.split()))
         return prompt_words, len(text.split())
 
     def _reply(self, body: dict[str, Any]) -> str:
@@ -337,6 +399,7 @@ def _stats_get(self: _Handler) -> None:
             "connections_opened": self.state.connections_opened,
             "chunk_log": list(self.state.chunk_log or []),
             "arrivals": list(self.state.arrivals),
+            "token_log": list(self.state.token_log),
             "rate_limited": self.state.rate_limited,
             "cpu_s": time.process_time(),
         }
@@ -370,7 +433,9 @@ def main() -> None:
     parser.add_argument("--api-key", default="not-needed")
     parser.add_argument("--keep-alive", action="store_true", help="stream chunked on connections that stay open")
     parser.add_argument("--rate-limit", type=int, default=None, help="calls allowed in any --rate-window seconds")
+    parser.add_argument("--token-limit", type=int, default=None, help="tokens allowed in any --rate-window seconds")
     parser.add_argument("--rate-window", type=float, default=60.0)
+    parser.add_argument("--no-limit-headers", action="store_true", help="enforce the limits without x-ratelimit-*")
     args = parser.parse_args()
     server = FakeLLMServer(
         reply_for_model=debate_bench_reply(args.words),
@@ -380,6 +445,8 @@ def main() -> None:
         chunk_log=[],
         keep_alive=args.keep_alive,
         rate_limit=args.rate_limit,
+        token_limit=args.token_limit,
+        limit_headers=not args.no_limit_headers,
         rate_window_s=args.rate_window,
     )
     print(server.url, flush=True)

@@ -62,8 +62,8 @@ def _provider(spec) -> str:
 
 
 def chat_client(spec, meter: UsageMeter | None = None):
-    # With Redis, a provider's requests per minute and calls in flight are counted across every
-    # worker (evalhub.llm.shared_limits); embedded, per process.
+    # With Redis, a provider's requests and tokens per minute and calls in flight are counted
+    # across every worker (evalhub.llm.shared_limits); embedded, per process.
     return get_chat_client(
         spec, cache=shared_cache(), prices=configured_prices(), meter=meter, shared_limits_url=settings.REDIS_URL
     )

@@ -85,3 +85,16 @@ def test_credentials_are_redacted_from_error_texts():
     assert "abc.def.ghi123" not in cleaned
     assert "zzzzzzzzzz9" not in cleaned
     assert cleaned.count("***") == 3
+
+
+def test_a_spec_s_limits_reach_the_client():
+    client = get_chat_client(
+        {
+            "provider": "openai",
+            "model": "m",
+            "requests_per_minute": 500,
+            "tokens_per_minute": 200000,
+            "max_concurrency": 3,
+        }
+    )
+    assert (client.requests_per_minute, client.tokens_per_minute, client.max_concurrency) == (500, 200000, 3)

@@ -1,5 +1,6 @@
-"""Provider limits held by every worker at once, in Redis (issue 25): the request rate across two
-processes, a killed worker's in-flight slot coming back, and a Retry-After heard by all."""
+"""Provider limits held by every worker at once, in Redis (issue 25): the request and token rates
+across two processes, a killed worker's in-flight slot coming back, and a Retry-After or spent
+rate-limit headers heard by all."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 from evalhub.llm.providers.openai_chat import OpenAICompatibleChat
 from evalhub.llm.retry import RetryPolicy
 from evalhub.llm.shared_limits import SharedLimits
-from evalhub.llm.testing import Fail, FakeLLMServer
+from evalhub.llm.testing import Fail, FakeLLMServer, openai_limit_headers
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -39,6 +40,22 @@ async def main():
 asyncio.run(main())
 """
 
+TAKE_TOKENS_TEN_TIMES = """
+import asyncio, sys, time
+from evalhub.llm.shared_limits import SharedLimits
+
+async def main():
+    limits = SharedLimits(sys.argv[1], "openai", "m", sys.argv[2], token_burst_s=0.5)
+    print("ready", flush=True)
+    sys.stdin.readline()
+    for _ in range(10):
+        await limits.take_tokens(6000, 10)  # 100 tokens a second across every process, 50 of burst
+        print(time.time(), flush=True)
+    await limits.aclose()
+
+asyncio.run(main())
+"""
+
 HOLD_A_SLOT = """
 import asyncio, sys
 from evalhub.llm.shared_limits import SharedLimits
@@ -53,6 +70,17 @@ asyncio.run(main())
 """
 
 
+def together(script: str, key: str) -> list[float]:
+    """Start two processes running `script`, let them go at once, and return every time they printed."""
+    workers = [worker(script, key) for _ in range(2)]
+    for process in workers:
+        assert process.stdout.readline().strip() == "ready"
+    for process in workers:
+        process.stdin.write("go\n")
+        process.stdin.flush()
+    return sorted(float(line) for process in workers for line in process.communicate(timeout=30)[0].split())
+
+
 def worker(script: str, key: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-c", script, REDIS_URL, key],
@@ -64,20 +92,63 @@ def worker(script: str, key: str) -> subprocess.Popen:
 
 
 def test_two_worker_processes_together_start_no_more_calls_than_the_limit():
-    key = secrets.token_hex(4)
-    workers = [worker(RESERVE_TEN, key) for _ in range(2)]
-    for process in workers:
-        assert process.stdout.readline().strip() == "ready"
-    for process in workers:
-        process.stdin.write("go\n")
-        process.stdin.flush()
-    started = sorted(float(line) for process in workers for line in process.communicate(timeout=30)[0].split())
+    started = together(RESERVE_TEN, secrets.token_hex(4))
     assert len(started) == 20
     # 600 a minute: any 11 starts span at least 1 s, whichever processes made them (a little slack
     # for a process that printed its start late under load).
     spans = [started[i + 10] - started[i] for i in range(len(started) - 10)]
     assert min(spans) > 0.85, spans
     assert started[-1] - started[0] > 1.7
+
+
+def test_two_worker_processes_together_use_no_more_tokens_than_the_budget():
+    started = together(TAKE_TOKENS_TEN_TIMES, secrets.token_hex(4))
+    assert len(started) == 20
+    # 20 calls of 10 tokens at 100 a second with 50 of burst: between any two starts, the calls
+    # started take no more than the budget earned meanwhile, the burst and the one that went over.
+    for i in range(len(started)):
+        for j in range(i + 1, len(started)):
+            tokens = 10 * (j - i + 1)
+            assert tokens <= 100 * (started[j] - started[i]) + 50 + 10 + 10, (i, j, started[j] - started[i])
+    assert started[-1] - started[0] > 1.2  # (200 − 60) tokens at 100 a second
+
+
+async def test_tokens_a_call_did_not_use_come_back_to_every_worker():
+    key = secrets.token_hex(4)
+    first, second = (SharedLimits(REDIS_URL, "openai", "m", key, token_burst_s=0.0) for _ in range(2))
+    await first.take_tokens(600, 50)  # 10 a second: 5 s promised
+    await first.settle_tokens(600, -48)  # it used 2
+    start = time.monotonic()
+    await second.take_tokens(600, 1)
+    assert time.monotonic() - start < 0.5, "the other worker did not wait out tokens given back"
+    await first.aclose()
+    await second.aclose()
+
+
+async def test_rate_limit_headers_heard_by_one_worker_hold_back_every_worker():
+    spent = openai_limit_headers("requests", 10, 0, "10s")
+    with FakeLLMServer(api_key="not-needed", response_headers=spent) as server:
+        url = f"{server.url}/v1"
+        told = OpenAICompatibleChat("m", base_url=url, shared_limits_url=REDIS_URL)
+        other = OpenAICompatibleChat("m", base_url=url, shared_limits_url=REDIS_URL)
+        try:
+            await told.complete([{"role": "user", "content": "a"}])
+            await other.complete([{"role": "user", "content": "b"}])
+        finally:
+            await told.aclose()
+            await other.aclose()
+        first, second = server.state.arrivals
+    assert second - first > 0.9, "one request comes back a second: the other worker waited for it"
+
+
+async def test_a_shorter_pause_does_not_cut_a_longer_one_short():
+    limits = SharedLimits(REDIS_URL, "openai", "m", secrets.token_hex(4))
+    await limits.pause(1.5)
+    await limits.pause(0.1)
+    start = time.monotonic()
+    await limits.wait_for_rate(None)
+    assert time.monotonic() - start > 1.2
+    await limits.aclose()
 
 
 async def test_a_killed_workers_in_flight_slot_comes_back_when_its_hold_runs_out():

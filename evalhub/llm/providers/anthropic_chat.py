@@ -47,7 +47,7 @@ class AnthropicChat(ChatClient):
                 base_url=self.base_url,
                 max_retries=0,
                 timeout=self.timeout_s,
-                http_client=async_http_client(anthropic, self.timeout_s),
+                http_client=async_http_client(anthropic, self.timeout_s, self.heed_rate_headers),
             )
         return self._client
 
