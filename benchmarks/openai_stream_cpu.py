@@ -92,8 +92,11 @@ async def run(url: str, args: argparse.Namespace) -> None:
     from evalhub.llm.providers.openai_chat import OpenAICompatibleChat
     from evalhub.llm.providers.transport import async_http_client
 
+    async def ignore(headers: object) -> None:
+        return None
+
     sdk = openai.AsyncOpenAI(
-        api_key="not-needed", base_url=f"{url}/v1", max_retries=0, http_client=async_http_client(openai, 60.0)
+        api_key="not-needed", base_url=f"{url}/v1", max_retries=0, http_client=async_http_client(openai, 60.0, ignore)
     )
     adapter = OpenAICompatibleChat("judge-0", base_url=f"{url}/v1", max_concurrency=args.concurrency)
 

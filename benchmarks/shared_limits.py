@@ -1,18 +1,24 @@
 """Many worker processes against one provider limit, and one response cache for all of them.
 
-A fake provider (its own process) declares a limit — at most L calls in any window, a 429 with
-Retry-After beyond it — and N worker processes (started here) each make M calls with the same
-client settings (`requests_per_minute`, `max_concurrency`), twice, side by side in one run:
+A fake provider (its own process) declares limits — at most L calls and T tokens (a word is a
+token there) in any window, a 429 with Retry-After beyond them, and OpenAI's x-ratelimit-* headers
+on every answer — and N worker processes (started here) each make M calls with the same client
+settings (`requests_per_minute`, `tokens_per_minute`, `max_concurrency`), twice, side by side in one
+run:
 
-- per process: each client keeps its own limiter (embedded evalhub, or no Redis): N × the limit;
+- per process, against a provider that enforces its limits without rate-limit headers (as many
+  self-hosted proxies do): each client keeps its own limits (embedded evalhub, or no Redis), N × the
+  limit, and only 429s slow it down;
+- per process, with the headers: each worker slows down when an answer says the budget is spent;
 - shared: the limits live in Redis (evalhub.llm.shared_limits), as they do when REDIS_URL is set.
 
-Reported: the most calls the provider saw in any window against its limit, its 429s, and the
-wall time. Then, with DATABASE_URL on PostgreSQL, the same calls made again from other processes
-through the shared response cache (evalhub.llm.cache.PostgresResponseCache): the provider sees none.
+Reported: the most calls and tokens the provider saw in any window against its limits, its 429s,
+the calls that failed, and the wall time. Then, with DATABASE_URL on PostgreSQL, the same calls
+made again from other processes through the shared response cache
+(evalhub.llm.cache.PostgresResponseCache): the provider sees none.
 
     REDIS_URL=redis://127.0.0.1:6379/0 DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \\
-        python benchmarks/shared_limits.py --workers 4 --calls 40 --limit 60 --window 10
+        python benchmarks/shared_limits.py --workers 4 --calls 60 --limit 120 --tokens 2400 --window 60
 """
 
 from __future__ import annotations
@@ -36,26 +42,31 @@ from evalhub.llm.cache import PostgresResponseCache
 from evalhub.llm.providers.openai_chat import OpenAICompatibleChat
 
 async def main():
-    url, shared, per_minute, calls, worker, tag, dsn, table = sys.argv[1:9]
+    url, shared, per_minute, tokens_per_minute, calls, worker, tag, dsn, table = sys.argv[1:10]
     cache = PostgresResponseCache(dsn, table) if dsn else None
-    client = OpenAICompatibleChat("judge-0", base_url=url, requests_per_minute=float(per_minute), max_concurrency=8,
+    client = OpenAICompatibleChat("judge-0", base_url=url, requests_per_minute=float(per_minute),
+                                  tokens_per_minute=float(tokens_per_minute) or None, max_concurrency=8,
                                   shared_limits_url=shared, cache=cache)
     async def one(i):
-        await client.complete([{"role": "user", "content": f"{tag} call {worker}-{i}"}])
-    await asyncio.gather(*(one(i) for i in range(int(calls))))
+        await client.complete([{"role": "user", "content": f"{tag} call {worker}-{i}"}], max_tokens=16)
+    outcomes = await asyncio.gather(*(one(i) for i in range(int(calls))), return_exceptions=True)
     await client.aclose()
+    print(sum(isinstance(outcome, Exception) for outcome in outcomes), flush=True)  # calls that failed
 
 asyncio.run(main())
 """
 
 
-def peak(arrivals: list[float], window: float) -> int:
+def peak(arrivals: list[tuple[float, int]], window: float) -> int:
+    """The most weight (calls, or tokens) that arrived in any `window` seconds."""
     arrivals = sorted(arrivals)
-    best, start = 0, 0
-    for end, t in enumerate(arrivals):
-        while arrivals[start] <= t - window:
+    best, start, inside = 0, 0, 0
+    for t, weight in arrivals:
+        inside += weight
+        while arrivals[start][0] <= t - window:
+            inside -= arrivals[start][1]
             start += 1
-        best = max(best, end - start + 1)
+        best = max(best, inside)
     return best
 
 
@@ -64,8 +75,12 @@ def stats(url: str) -> dict:
         return json.loads(response.read())
 
 
-def run_workers(url: str, args: argparse.Namespace, shared: str, tag: str, dsn: str = "", table: str = "") -> float:
+def run_workers(
+    url: str, args: argparse.Namespace, shared: str, tag: str, dsn: str = "", table: str = ""
+) -> tuple[float, int]:
+    """Wall seconds, and the calls that failed."""
     per_minute = args.limit * 60 / args.window
+    tokens_per_minute = args.tokens * 60 / args.window if args.tokens else 0
     start = time.perf_counter()
     workers = [
         subprocess.Popen(
@@ -76,6 +91,7 @@ def run_workers(url: str, args: argparse.Namespace, shared: str, tag: str, dsn: 
                 f"{url}/v1",
                 shared,
                 str(per_minute),
+                str(tokens_per_minute),
                 str(args.calls),
                 str(n),
                 tag,
@@ -83,12 +99,13 @@ def run_workers(url: str, args: argparse.Namespace, shared: str, tag: str, dsn: 
                 table,
             ],
             cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         for n in range(args.workers)
     ]
-    for worker in workers:
-        worker.wait(timeout=600)
-    return time.perf_counter() - start
+    failed = sum(int(worker.communicate(timeout=900)[0].split()[-1]) for worker in workers)
+    return time.perf_counter() - start, failed
 
 
 def main() -> None:
@@ -96,17 +113,23 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--calls", type=int, default=40, help="calls per worker process")
     parser.add_argument("--limit", type=int, default=60, help="calls the provider allows in any window")
+    parser.add_argument("--tokens", type=int, default=0, help="tokens the provider allows in any window (0: no limit)")
     parser.add_argument("--window", type=float, default=10.0, help="the provider's window in seconds")
     args = parser.parse_args()
     redis_url = os.environ.get("REDIS_URL", "")
     if not redis_url:
         sys.exit("Set REDIS_URL: the shared limits live in Redis.")
+    tokens = f" and {args.tokens} tokens" if args.tokens else ""
     print(
-        f"{args.workers} worker processes × {args.calls} calls; the provider allows {args.limit} calls in any "
-        f"{args.window:g} s ({args.limit * 60 / args.window:g}/min), and each client is told the same"
+        f"{args.workers} worker processes × {args.calls} calls; the provider allows {args.limit} calls{tokens} in any "
+        f"{args.window:g} s ({args.limit * 60 / args.window:g} calls/min), and each client is told the same"
     )
-    print(f"{'limits':<14}{'peak in a window':>18}{'429s':>8}{'wall s':>9}")
-    for label, shared in (("per process", ""), ("shared", redis_url)):
+    print(f"{'limits':<26}{'peak calls':>14}{'peak tokens':>15}{'429s':>7}{'failed':>8}{'wall s':>9}")
+    for label, shared, headers in (
+        ("per process, no headers", "", False),
+        ("per process", "", True),
+        ("shared", redis_url, True),
+    ):
         server = subprocess.Popen(
             [
                 sys.executable,
@@ -121,6 +144,8 @@ def main() -> None:
                 str(args.limit),
                 "--rate-window",
                 str(args.window),
+                *(["--token-limit", str(args.tokens)] if args.tokens else []),
+                *([] if headers else ["--no-limit-headers"]),
             ],
             cwd=ROOT,
             stdout=subprocess.PIPE,
@@ -128,11 +153,13 @@ def main() -> None:
         )
         try:
             url = server.stdout.readline().strip()
-            wall = run_workers(url, args, shared, secrets.token_hex(4))
+            wall, failed = run_workers(url, args, shared, secrets.token_hex(4))
             seen = stats(url)
+            calls = peak([(t, 1) for t in seen["arrivals"]], args.window)
+            used = peak([(t, n) for t, n in seen["token_log"]], args.window)
             print(
-                f"{label:<14}{peak(seen['arrivals'], args.window):>12} / {args.limit:<4}{seen['rate_limited']:>8}"
-                f"{wall:>9.1f}"
+                f"{label:<26}{calls:>8} / {args.limit:<5}{used:>8} / {args.tokens or '-':<6}{seen['rate_limited']:>7}"
+                f"{failed:>8}{wall:>9.1f}"
             )
         finally:
             server.terminate()
