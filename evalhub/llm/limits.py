@@ -63,7 +63,7 @@ class LocalLimits:
 
     async def wait_for_rate(self, per_minute: float | None) -> None:
         """Wait for this call's instant: calls are spaced evenly, at most `per_minute` a minute."""
-        await self._wait_for_pause()
+        await self.wait_for_pause()
         if not per_minute:
             return
         now = time.monotonic()
@@ -84,7 +84,7 @@ class LocalLimits:
         """Every call of this client waits until `seconds` from now (a longer pause already set stays)."""
         self._paused_until = max(self._paused_until, time.monotonic() + seconds)
 
-    async def _wait_for_pause(self) -> None:
+    async def wait_for_pause(self) -> None:
         while (left := self._paused_until - time.monotonic()) > 0:
             await asyncio.sleep(left)
 

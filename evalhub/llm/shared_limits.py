@@ -13,19 +13,26 @@ limits evalhub.llm.limits.LocalLimits keeps for one process, with the same inter
   make every worker wait, not only the one that was told.
 
 Redis is reached through redis-py's asyncio client; evalhub.llm imports no Django, so the URL is
-handed in (evalhub.system.model_access does it when REDIS_URL is set).
+handed in (evalhub.system.model_access does it when REDIS_URL is set). While Redis does not answer,
+each process keeps its own limits (LocalLimits) and says so in its log, and asks Redis again a few
+seconds later: a call is never failed, nor blamed on its provider, for a limit that could not be
+shared.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import secrets
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 from evalhub.llm.limits import TOKEN_BURST_S, LocalLimits
+
+logger = logging.getLogger(__name__)
 
 # KEYS[1]: the next free instant (seconds, float). ARGV[1]: seconds between requests.
 # Returns how long the caller waits for the instant it reserved.
@@ -94,6 +101,8 @@ return 1
 
 POLL_S = 0.05  # how often a call waiting for an in-flight slot asks again
 HOLD_S = 10.0  # a slot's hold, renewed every third of it while its call runs: a dead worker's returns soon
+RETRY_REDIS_S = 5.0  # after Redis did not answer, the local limits hold this long before it is asked again
+REDIS_TIMEOUT_S = 2.0  # a Redis that hangs counts as one that does not answer
 
 
 class SharedLimits:
@@ -116,6 +125,8 @@ class SharedLimits:
         digest = hashlib.sha256(f"{provider}|{model}|{key}".encode()).hexdigest()[:16]
         self._prefix = f"evalhub:limits:{digest}"
         self.hold_s = hold_s
+        self.local = LocalLimits(token_burst_s)  # what holds while Redis does not answer
+        self._unreachable_until = 0.0
 
     @property
     def _redis(self) -> Any:
@@ -125,63 +136,95 @@ class SharedLimits:
 
         loop = id(asyncio.get_running_loop())
         if loop not in self._clients:
-            self._clients[loop] = redis.asyncio.from_url(self._url)
+            self._clients[loop] = redis.asyncio.from_url(
+                self._url, socket_timeout=REDIS_TIMEOUT_S, socket_connect_timeout=REDIS_TIMEOUT_S
+            )
         return self._clients[loop]
+
+    async def _ask(self, command: Callable[[Any], Awaitable[Any]]) -> Any | None:
+        """Redis's answer, or None while it does not answer (the local limits hold meanwhile)."""
+        if time.monotonic() < self._unreachable_until:
+            return None
+        try:
+            answer = await command(self._redis)
+        except Exception as error:  # redis-py's errors, and the OS's under them
+            if not self._unreachable_until:
+                logger.warning(
+                    "Redis did not answer (%s): this process keeps its own provider limits until it does", error
+                )
+            self._unreachable_until = time.monotonic() + RETRY_REDIS_S
+            return None
+        if self._unreachable_until:
+            logger.warning("Redis answers again: the provider limits are shared again")
+            self._unreachable_until = 0.0
+        return answer
+
+    async def _eval(self, script: str, key: str, *args: Any) -> Any | None:
+        return await self._ask(lambda redis: redis.eval(script, 1, f"{self._prefix}:{key}", *args))
 
     async def wait_for_rate(self, per_minute: float | None) -> None:
         """Wait for this call's instant: at most `per_minute` calls start a minute, across workers."""
         await self._wait_for_pause()
         if not per_minute:
             return
-        wait = float(await self._redis.eval(_RESERVE, 1, f"{self._prefix}:next", 60.0 / per_minute))
-        if wait > 0:
-            await asyncio.sleep(wait)
+        wait = await self._eval(_RESERVE, "next", 60.0 / per_minute)
+        if wait is None:
+            return await self.local.wait_for_rate(per_minute)
+        if float(wait) > 0:
+            await asyncio.sleep(float(wait))
 
     async def take_tokens(self, per_minute: float | None, tokens: float) -> None:
         """Charge a call's tokens to the budget every worker shares, once it has room."""
         while per_minute:
-            wait = float(
-                await self._redis.eval(
-                    _TAKE_TOKENS, 1, f"{self._prefix}:tokens", tokens, 60.0 / per_minute, self.token_burst_s
-                )
-            )
-            if wait <= 0:
+            wait = await self._eval(_TAKE_TOKENS, "tokens", tokens, 60.0 / per_minute, self.token_burst_s)
+            if wait is None:
+                return await self.local.take_tokens(per_minute, tokens)
+            if float(wait) <= 0:
                 return
-            await asyncio.sleep(min(wait, LocalLimits.POLL_S))
+            await asyncio.sleep(min(float(wait), LocalLimits.POLL_S))
 
     async def settle_tokens(self, per_minute: float | None, tokens: float) -> None:
         """Charge `tokens` more, or give them back, once a call says what it used."""
-        if per_minute and tokens:
-            await self._redis.eval(_SETTLE_TOKENS, 1, f"{self._prefix}:tokens", tokens, 60.0 / per_minute)
+        if per_minute and tokens and await self._eval(_SETTLE_TOKENS, "tokens", tokens, 60.0 / per_minute) is None:
+            await self.local.settle_tokens(per_minute, tokens)
 
     @asynccontextmanager
     async def slot(self, limit: int) -> AsyncIterator[None]:
         """Hold one of `limit` in-flight slots for the call; released after, or expired if the worker dies."""
         holder = secrets.token_hex(8)
-        key = f"{self._prefix}:inflight"
-        while not int(await self._redis.eval(_TAKE, 1, key, limit, holder, self.hold_s)):
+        while True:
+            taken = await self._eval(_TAKE, "inflight", limit, holder, self.hold_s)
+            if taken is None:  # Redis does not answer: this process's own slots
+                async with self.local.slot(limit):
+                    yield
+                return
+            if int(taken):
+                break
             await asyncio.sleep(POLL_S)
-        renewing = asyncio.create_task(self._renew(key, holder))
+        renewing = asyncio.create_task(self._renew(holder))
         try:
             yield
         finally:
             renewing.cancel()
-            await self._redis.zrem(key, holder)
+            await self._ask(lambda redis: redis.zrem(f"{self._prefix}:inflight", holder))
 
-    async def _renew(self, key: str, holder: str) -> None:
+    async def _renew(self, holder: str) -> None:
         """Keep a live call's hold from running out; a killed worker stops renewing, and its slot returns."""
         while True:
             await asyncio.sleep(self.hold_s / 3)
-            await self._redis.eval(_RENEW, 1, key, holder, self.hold_s)
+            await self._eval(_RENEW, "inflight", holder, self.hold_s)
 
     async def pause(self, seconds: float) -> None:
         """Every worker waits `seconds` before its next call (a longer pause already set stays)."""
-        if seconds > 0:
-            await self._redis.eval(_PAUSE, 1, f"{self._prefix}:pause", max(1, int(seconds * 1000)))
+        if seconds > 0 and await self._eval(_PAUSE, "pause", max(1, int(seconds * 1000))) is None:
+            await self.local.pause(seconds)
 
     async def _wait_for_pause(self) -> None:
-        while (left_ms := int(await self._redis.pttl(f"{self._prefix}:pause"))) > 0:
-            await asyncio.sleep(left_ms / 1000)
+        while (left_ms := await self._ask(lambda redis: redis.pttl(f"{self._prefix}:pause"))) is not None:
+            if int(left_ms) <= 0:
+                return
+            await asyncio.sleep(int(left_ms) / 1000)
+        await self.local.wait_for_pause()
 
     async def aclose(self) -> None:
         client = self._clients.pop(id(asyncio.get_running_loop()), None)

@@ -207,3 +207,48 @@ async def test_a_live_call_longer_than_its_hold_keeps_its_slot():
     assert got_at >= released_at, "the second call got the slot only after the first gave it back"
     await first.aclose()
     await second.aclose()
+
+
+async def test_while_redis_does_not_answer_calls_go_on_under_local_limits_and_share_again_once_it_does(
+    caplog, monkeypatch, tmp_path
+):
+    from evalhub.llm import shared_limits
+    from evalhub.llm.testing import closed_port
+
+    monkeypatch.setattr(shared_limits, "RETRY_REDIS_S", 0.2)
+    port = closed_port()
+    url = f"redis://127.0.0.1:{port}/0"
+    with FakeLLMServer(api_key="not-needed") as server:
+        client = OpenAICompatibleChat(
+            "m", base_url=f"{server.url}/v1", shared_limits_url=url, requests_per_minute=600, tokens_per_minute=60000
+        )
+        try:
+            start = time.monotonic()
+            for n in range(3):  # a call every 0.1 s, held by this process alone
+                assert (await client.complete([{"role": "user", "content": f"down {n}"}])).text == "ok"
+            assert time.monotonic() - start > 0.18
+            assert "Redis did not answer" in caplog.text
+
+            redis = subprocess.Popen(
+                ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+                cwd=tmp_path,
+                stdout=subprocess.DEVNULL,
+            )
+            try:
+                for _ in range(100):
+                    if (
+                        subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True).stdout.strip()
+                        == b"PONG"
+                    ):
+                        break
+                    time.sleep(0.05)
+                await asyncio.sleep(0.3)
+                await client.complete([{"role": "user", "content": "up"}])
+                assert "Redis answers again" in caplog.text
+                keys = subprocess.run(["redis-cli", "-p", str(port), "keys", "evalhub:limits:*"], capture_output=True)
+                assert b":next" in keys.stdout and b":tokens" in keys.stdout, "the limits are kept in Redis again"
+            finally:
+                redis.terminate()
+                redis.wait(timeout=10)
+        finally:
+            await client.aclose()
