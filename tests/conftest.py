@@ -41,6 +41,29 @@ def pytest_terminal_summary(terminalreporter) -> None:
             terminalreporter.write_line(line.strip())
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's, and before its teardown drops the test database on PostgreSQL, the
+    connections the tests left open are ended: the shared response cache's own, and Django's in
+    threads that ran database work (channels' sync_to_async, in-process runners), which a DROP
+    DATABASE would otherwise refuse to run beside."""
+    yield
+    from django.db import connection
+
+    from evalhub.system.model_access import shared_cache
+
+    if shared_cache.cache_info().currsize:
+        cache = shared_cache()
+        if hasattr(cache, "close"):
+            cache.close()
+    if connection.vendor == "postgresql":
+        with django_db_blocker.unblock(), connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+
+
 def make_user(username: str, *roles: str, superuser: bool = False):
     from django.contrib.auth.models import Group, User
 

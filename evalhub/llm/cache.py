@@ -130,6 +130,13 @@ class PostgresResponseCache(ResponseCache):
         except Exception as error:  # noqa: BLE001 (the answer is returned anyway; only the saving is lost)
             logger.warning("shared response cache unavailable for a write (%s)", type(error).__name__)
 
+    def close(self) -> None:
+        """Give its connection back (a later call opens a new one)."""
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+
     def __len__(self) -> int:
         row = self._execute(f"SELECT COUNT(*) FROM {self._table}", ())  # noqa: S608
         return int(row[0]) if row else 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -101,3 +102,23 @@ def test_pruning_with_nothing_said_is_refused():
 
     with pytest.raises(CommandError, match="--days"):
         call_command("prune_llm_cache")
+
+
+@on_postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_closed_cache_gives_its_connection_back_and_opens_a_new_one_when_next_asked():
+    from evalhub.llm.types import Completion
+
+    cache = PostgresResponseCache(postgres_dsn(connection.settings_dict))
+    cache.put("k" * 64, Completion(text="kept", provider="openai", model="m"))
+    backend = cache._connection.info.backend_pid
+    cache.close()
+    for _ in range(40):  # the server ends the backend a moment after the client says goodbye
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [backend])
+            if cursor.fetchone()[0] == 0:
+                break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the cache's connection is still open")
+    assert cache.get("k" * 64).text == "kept"
