@@ -222,9 +222,9 @@ class SharedLimits:
     async def _wait_for_pause(self) -> None:
         while (left_ms := await self._ask(lambda redis: redis.pttl(f"{self._prefix}:pause"))) is not None:
             if int(left_ms) <= 0:
-                return
+                break
             await asyncio.sleep(int(left_ms) / 1000)
-        await self.local.wait_for_pause()
+        await self.local.wait_for_pause()  # one set while Redis did not answer holds after it answers again
 
     async def aclose(self) -> None:
         client = self._clients.pop(id(asyncio.get_running_loop()), None)

@@ -252,3 +252,12 @@ async def test_while_redis_does_not_answer_calls_go_on_under_local_limits_and_sh
                 redis.wait(timeout=10)
         finally:
             await client.aclose()
+
+
+async def test_a_pause_kept_locally_while_redis_did_not_answer_still_holds_once_it_answers():
+    limits = SharedLimits(REDIS_URL, "openai", "m", secrets.token_hex(4))
+    await limits.local.pause(1.0)  # what pause() keeps when Redis does not answer
+    start = time.monotonic()
+    await limits.wait_for_rate(None)
+    assert time.monotonic() - start > 0.8
+    await limits.aclose()
