@@ -38,8 +38,13 @@ def watch_deletions(*watched: type[models.Model]) -> None:
 def watch_changes(model: type[models.Model], fields: Sequence[str]) -> None:
     """Mark the counts stale when a saved row changes one of `fields` (attribute names: `criterion_id`)."""
 
-    def saved(sender, instance, raw: bool = False, **kwargs) -> None:
+    # A save naming the fields it writes may leave every watched one alone: it costs no read then.
+    names = {name for field in fields for name in (field, model._meta.get_field(field).name)}
+
+    def saved(sender, instance, raw: bool = False, update_fields: frozenset[str] | None = None, **kwargs) -> None:
         if raw or instance._state.adding or instance.pk is None:
+            return
+        if update_fields is not None and names.isdisjoint(update_fields):
             return
         before = sender.objects.filter(pk=instance.pk).values(*fields).first()
         if before is not None and any(before[field] != getattr(instance, field) for field in fields):
