@@ -185,14 +185,16 @@ def main() -> None:
     )
     try:
         url, tag = server.stdout.readline().strip(), secrets.token_hex(4)
-        run_workers(url, args, redis_url, tag, database_url, table)
+        _, failed_first = run_workers(url, args, redis_url, tag, database_url, table)
         first = stats(url)["requests"]
-        run_workers(url, args, redis_url, tag, database_url, table)  # the same calls, from new processes
+        _, failed = run_workers(url, args, redis_url, tag, database_url, table)  # the same calls, new processes
         again = stats(url)["requests"] - first
         total = args.workers * args.calls
+        # A call that failed was neither asked of the provider nor served: it is not counted as a hit.
         print(
-            f"shared response cache: first pass {first} provider calls for {total}; the same {total} calls from "
-            f"{args.workers} new processes: {again} provider calls, {total - again} served from the cache"
+            f"shared response cache: first pass {first} provider calls for {total} ({failed_first} failed); the "
+            f"same {total} calls from {args.workers} new processes: {again} provider calls, {failed} failed, "
+            f"{total - again - failed} served from the cache"
         )
     finally:
         server.terminate()
