@@ -195,12 +195,13 @@ class _Handler(BaseHTTPRequestHandler):
     def _over_limit(self, now: float) -> float | None:
         """Seconds until a call fits the declared limits again (None: it fits, and a request is
         taken); call with the state's lock held. Tokens are taken once the answer says how many."""
-        waits = [
-            (need - level) * self.state.rate_window_s / limit
-            for budget, limit in self._limits().items()
-            for need in [1.0 if budget == "requests" else 1e-9]
-            if (level := self._level(budget, now)) < need
-        ]
+        waits = []
+        for budget, limit in self._limits().items():
+            level, seconds_per_unit = self._level(budget, now), self.state.rate_window_s / limit
+            if budget == "requests" and level < 1.0:  # a request needs a whole one left
+                waits.append((1.0 - level) * seconds_per_unit)
+            elif budget == "tokens" and level <= 0.0:  # tokens, any left at all
+                waits.append(-level * seconds_per_unit)
         if waits:
             return max(waits)
         if "requests" in self._limits():

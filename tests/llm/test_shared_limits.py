@@ -24,32 +24,21 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 ROOT = Path(__file__).resolve().parent.parent.parent
 pytestmark = pytest.mark.skipif(not REDIS_URL, reason="the shared limits live in Redis: REDIS_URL=redis://…")
 
-RESERVE_TEN = """
-import asyncio, sys, time
-from evalhub.llm.shared_limits import SharedLimits
-
-async def main():
-    limits = SharedLimits(sys.argv[1], "openai", "m", sys.argv[2])
-    print("ready", flush=True)
-    sys.stdin.readline()  # both processes start together
-    for _ in range(10):
-        await limits.wait_for_rate(600)  # one every 0.1 s, across every process
-        print(time.time(), flush=True)
-    await limits.aclose()
-
-asyncio.run(main())
-"""
-
-TAKE_TOKENS_TEN_TIMES = """
+# Ten starts in a row, each let through by the limit named in argv[3]: "requests" at 600 a minute
+# (one every 0.1 s) or "tokens", 10 a call at 6,000 a minute (100 a second) with 50 of burst.
+START_TEN_TIMES = """
 import asyncio, sys, time
 from evalhub.llm.shared_limits import SharedLimits
 
 async def main():
     limits = SharedLimits(sys.argv[1], "openai", "m", sys.argv[2], token_burst_s=0.5)
     print("ready", flush=True)
-    sys.stdin.readline()
+    sys.stdin.readline()  # both processes start together
     for _ in range(10):
-        await limits.take_tokens(6000, 10)  # 100 tokens a second across every process, 50 of burst
+        if sys.argv[3] == "requests":
+            await limits.wait_for_rate(600)
+        else:
+            await limits.take_tokens(6000, 10)
         print(time.time(), flush=True)
     await limits.aclose()
 
@@ -70,9 +59,10 @@ asyncio.run(main())
 """
 
 
-def together(script: str, key: str) -> list[float]:
-    """Start two processes running `script`, let them go at once, and return every time they printed."""
-    workers = [worker(script, key) for _ in range(2)]
+def together(limit: str, key: str) -> list[float]:
+    """Start two processes making ten starts under `limit`, let them go at once, and return every
+    time either started."""
+    workers = [worker(START_TEN_TIMES, key, limit) for _ in range(2)]
     for process in workers:
         assert process.stdout.readline().strip() == "ready"
     for process in workers:
@@ -81,9 +71,9 @@ def together(script: str, key: str) -> list[float]:
     return sorted(float(line) for process in workers for line in process.communicate(timeout=30)[0].split())
 
 
-def worker(script: str, key: str) -> subprocess.Popen:
+def worker(script: str, key: str, *args: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-c", script, REDIS_URL, key],
+        [sys.executable, "-c", script, REDIS_URL, key, *args],
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -92,7 +82,7 @@ def worker(script: str, key: str) -> subprocess.Popen:
 
 
 def test_two_worker_processes_together_start_no_more_calls_than_the_limit():
-    started = together(RESERVE_TEN, secrets.token_hex(4))
+    started = together("requests", secrets.token_hex(4))
     assert len(started) == 20
     # 600 a minute: any 11 starts span at least 1 s, whichever processes made them (a little slack
     # for a process that printed its start late under load).
@@ -102,7 +92,7 @@ def test_two_worker_processes_together_start_no_more_calls_than_the_limit():
 
 
 def test_two_worker_processes_together_use_no_more_tokens_than_the_budget():
-    started = together(TAKE_TOKENS_TEN_TIMES, secrets.token_hex(4))
+    started = together("tokens", secrets.token_hex(4))
     assert len(started) == 20
     # 20 calls of 10 tokens at 100 a second with 50 of burst: between any two starts, the calls
     # started take no more than the budget earned meanwhile, the burst and the one that went over.
