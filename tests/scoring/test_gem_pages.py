@@ -99,7 +99,8 @@ def test_anonymous_visitors_see_no_results(client, finished_run):
     assert "/login" in response["Location"]
 
 
-def test_gem_score_runs_in_process_and_prints_the_table(reviews, eval_lm):
+def gem_score(eval_lm: str, *options: str) -> str:
+    """What `gem_score` prints for model-a against the three human reviews, in process."""
     out = io.StringIO()
     call_command(
         "gem_score",
@@ -108,9 +109,14 @@ def test_gem_score_runs_in_process_and_prints_the_table(reviews, eval_lm):
         "--references=human-1,human-2,human-3",
         "--candidates=model-a",
         "--variants=gem-raw",
+        *options,
         stdout=out,
     )
-    text = out.getvalue()
+    return out.getvalue()
+
+
+def test_gem_score_runs_in_process_and_prints_the_table(reviews, eval_lm):
+    text = gem_score(eval_lm)
     assert "GEM-raw" in text
     assert "Model A" in text
     assert "(human baseline)" in text
@@ -207,19 +213,9 @@ def test_a_group_of_choices_is_headed_by_its_name_and_required_fields_are_marked
 
 def test_gem_score_names_each_validation_metric_it_prints(reviews, eval_lm):
     """Algorithm 1's lines in the command's output: one per strategy and metric, each named."""
-    out = io.StringIO()
-    call_command(
-        "gem_score",
-        "--benchmark=iclr-mini",
-        f"--evaluation-lm={eval_lm}",
-        "--references=human-1,human-2,human-3",
-        "--candidates=model-a",
-        "--variants=gem-raw",
-        "--validate=sentence_deletion",
-        stdout=out,
-    )
-    lines = [line for line in out.getvalue().splitlines() if ": d=" in line]
-    assert lines, out.getvalue()
+    text = gem_score(eval_lm, "--validate=sentence_deletion")
+    lines = [line for line in text.splitlines() if ": d=" in line]
+    assert lines, text
     assert any(" / gem-raw: d=" in line for line in lines)
     assert any(" / rouge-l: d=" in line for line in lines)
     assert not any("{" in line for line in lines)
