@@ -22,6 +22,7 @@ from evalhub.catalog.tallying import imported_battles, pairwise_labels
 from evalhub.core.criteria_variants import ORIGINAL
 from evalhub.dashboards.verdicts import judge_run_majorities
 from evalhub.debates.models import Debate, DebateStatus, Winner, winner_for
+from evalhub.debates.tallying import BATTLE_FIELDS
 from evalhub.tallies.models import CONSENSUS, HUMAN, IMPORTED_JUDGES, IMPORTED_PEOPLE, SINGLE_JUDGE
 
 SOURCES = {
@@ -62,20 +63,7 @@ class Battle(NamedTuple):  # a tuple: tens of thousands are made and cached per 
         return (self.model_a, self.model_b, self.outcome)
 
 
-DEBATE_FIELDS = (
-    "id",
-    "status",
-    "winner",
-    "swapped",
-    "prompt__category",
-    "run__criterion__slug",
-    "run__benchmark__slug",
-    "run__variant",
-    "response_a__model__slug",
-    "response_b__model__slug",
-    "response_a_id",
-    "response_b_id",
-)
+DEBATE_FIELDS = (*BATTLE_FIELDS, "response_a_id", "response_b_id")
 
 
 def load_battles(stamp: str, with_judges: bool) -> list[Battle]:

@@ -39,11 +39,11 @@ from evalhub.tallies.models import CONSENSUS, HUMAN, JUDGE_COUNTS, JUDGE_SUMS, S
 
 BATTLE_SOURCE = {DebateStatus.CONSENSUS: CONSENSUS, DebateStatus.ADJUDICATED: HUMAN}
 REFERENCE_STATUSES = (DebateStatus.CONSENSUS, DebateStatus.ADJUDICATED)
-DEBATE_FIELDS = (
+# What names a debate's battle (its models, criterion, scenario, benchmark, variant) and its outcome:
+# read here to count, and by the boards' every-battle path (evalhub.dashboards.battles).
+BATTLE_FIELDS = (
     "id",
-    "run_id",
     "status",
-    "verdict",
     "winner",
     "swapped",
     "prompt__category",
@@ -53,6 +53,7 @@ DEBATE_FIELDS = (
     "response_a__model__slug",
     "response_b__model__slug",
 )
+DEBATE_FIELDS = (*BATTLE_FIELDS, "run_id", "verdict")
 VERDICT_FIELDS = (
     "judge_run_id",
     "debate_id",
