@@ -24,7 +24,7 @@ from evalhub.catalog.models import (
     Verdict,
 )
 from evalhub.catalog.tallying import do_count_imported
-from evalhub.core.benchmark_files import ParsedFile, RowError, detect_format, parse_benchmark_file
+from evalhub.core.benchmark_files import ParsedFile, RowError, detect_format, parse_benchmark_file, unit_of
 from evalhub.core.criteria import check_levels
 from evalhub.core.criteria_variants import ORIGINAL as ORIGINAL_PROMPT
 from evalhub.core.judgment_files import DEFAULT_CRITERION, ParsedJudgments, parse_judgment_file
@@ -151,8 +151,13 @@ def _real(user: Any) -> Any:
     return user if getattr(user, "is_authenticated", False) else None
 
 
-def _create_models(slugs: set[str]) -> int:
-    created = [LanguageModel(slug=slug, display_name=slug, is_human=slug.startswith("human")) for slug in sorted(slugs)]
+def _create_models(slugs: set[str], names: dict[str, str] | None = None) -> int:
+    """New candidate models; `names` gives a display name where the file named a model otherwise than its slug."""
+    names = names or {}
+    created = [
+        LanguageModel(slug=slug, display_name=names.get(slug, slug)[:200], is_human=slug.startswith("human"))
+        for slug in sorted(slugs)
+    ]
     # ignore_conflicts: another import may have created the same model a moment ago.
     LanguageModel.objects.bulk_create(created, ignore_conflicts=True)
     return len(created)
@@ -292,7 +297,7 @@ def check_judgment_file(
         raise ImportRejected([RowError(None, str(error))]) from None
     models = dict(LanguageModel.objects.values_list("slug", "is_human"))
     parsed = parse_judgment_file(data, fmt, layout=layout, known_models=models, allow_new_models=allow_new_models)
-    unit = "row" if fmt == "parquet" else "line"
+    unit = unit_of(fmt)
     criteria = set(Criterion.objects.values_list("slug", flat=True)) | {DEFAULT_CRITERION}
     for record in parsed.judgments:
         if record.criterion not in criteria:
@@ -332,10 +337,10 @@ def do_import_judgments(
             slug=benchmark_slug,
             defaults={"name": benchmark_slug, "task_type": task_type, "created_by": _real(user)},
         )
-        counts = {"models_created": _create_models(parsed.benchmark.new_models)}
+        counts = {"models_created": _create_models(parsed.benchmark.new_models, parsed.names)}
         judges = parsed.judges
         new_judges = [
-            LanguageModel(slug=slug, display_name=slug, is_human=human)
+            LanguageModel(slug=slug, display_name=parsed.names.get(slug, slug)[:200], is_human=human)
             for slug, human in sorted(judges.items())
             if not LanguageModel.objects.filter(slug=slug).exists()
         ]

@@ -37,7 +37,15 @@ from typing import Any
 from evalhub.core.slugs import is_slug
 from evalhub.core.tables import csv_records, flatten
 
-FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet"}
+# `.json` is one JSON array of records (AlpacaEval's annotations.json and model_outputs.json are).
+FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
+UNITS = {"parquet": "row", "json": "record"}  # what an error's number counts; "line" otherwise
+
+
+def unit_of(fmt: str) -> str:
+    return UNITS.get(fmt, "line")
+
+
 PROMPT_TEXT_FIELDS = ("prompt", "category", "synopsis", "source", "reference_answer", "rating_guidelines")
 RESPONSE_FIELDS = ("model", "response", "response_variant")
 COLUMNS = ("prompt_id", *PROMPT_TEXT_FIELDS, *RESPONSE_FIELDS)
@@ -103,7 +111,9 @@ class ParsedFile:
 def detect_format(filename: str) -> str:
     suffix = PurePath(filename).suffix.lower()
     if suffix not in FORMATS:
-        raise ValueError(f"unsupported file type {suffix or '(none)'!r}; use .jsonl, .csv or .parquet.")
+        raise ValueError(
+            f"unsupported file type {suffix or '(none)'!r}; use .jsonl, .json (one array of records), .csv or .parquet."
+        )
     return FORMATS[suffix]
 
 
@@ -115,7 +125,7 @@ def parse_benchmark_file(
     allow_new_models: bool = False,
 ) -> ParsedFile:
     """Read and check a whole file. Nothing here writes; `errors` lists every bad row."""
-    unit = "row" if fmt == "parquet" else "line"
+    unit = unit_of(fmt)
     try:
         rows = list(read_rows(data, fmt))
     except FileError as error:
@@ -174,6 +184,8 @@ def read_rows(
     check = check_header or _check_header
     if fmt == "jsonl":
         yield from _read_jsonl(_decode(data), nested)
+    elif fmt == "json":
+        yield from _read_json_array(_decode(data), nested)
     elif fmt == "csv":
         yield from _read_csv(_decode(data), check)
     elif fmt == "parquet":
@@ -218,6 +230,31 @@ def _read_jsonl(text: str, nested: Collection[str]) -> Iterator[tuple[int, dict[
             yield number, f"each line must be a JSON object, not {type(value).__name__}."
             continue
         yield number, flatten(value, nested)
+
+
+def _read_json_array(text: str, nested: Collection[str]) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """A whole file that is one JSON array of objects; a record's number is its place in the array (from 1)."""
+    try:
+        value = json.loads(text, parse_constant=_no_constant, parse_int=_bounded_int)
+    except json.JSONDecodeError as error:
+        raise FileError(
+            f"not valid JSON ({error.msg} at line {error.lineno}, column {error.colno}).", error.lineno
+        ) from None
+    except _Unreadable as error:
+        raise FileError(str(error)) from None
+    except RecursionError:
+        raise FileError(
+            f"the JSON is nested too deeply to read (metadata may be at most {MAX_DEPTH} levels deep)."
+        ) from None
+    if not isinstance(value, list):
+        raise FileError(
+            f"a .json file must be one array of records, not {type(value).__name__}; for one record a line, use .jsonl."
+        )
+    for number, record in enumerate(value, start=1):
+        if isinstance(record, dict):
+            yield number, flatten(record, nested)
+        else:
+            yield number, f"each record must be a JSON object, not {type(record).__name__}."
 
 
 def _read_csv(text: str, check_header: Callable[[list[str]], None]) -> Iterator[tuple[int, dict[str, Any] | str]]:

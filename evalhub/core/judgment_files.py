@@ -15,19 +15,23 @@ anything is written:
   model_a counts as the first position. Judges named `expert_…`, `author_…` or `human…` are people;
   a judge given as a list (`["gpt-4", "pair-v2"]`) is one model judge named by its parts;
 - **alpaca-eval**: AlpacaEval annotation records (`instruction`, `output_1`, `output_2`,
-  `generator_1`, `generator_2`, `preference`, `annotator`, optional `dataset` as the category).
-  `preference` 1 means output_1 is better, 2 output_2, 1.5 (or 0) a tie; any other value in (1, 2)
-  is a probability: P(output_1 better) = 2 − preference, and the verdict is the likelier side. The
-  prompt id is `ae-` and the first 12 hex digits of the instruction's SHA-1.
+  `generator_1`, `generator_2`, `preference`, `annotator`, optional `dataset` as the category), as
+  AlpacaEval publishes them (`annotations.json`, one JSON array) or one a line. `preference` is
+  1 + the judge's probability that output_2 is better (1: output_1, 2: output_2, 1.5 or 0: a tie); a
+  fractional one is kept as P(output_1 better) = 2 − preference beside the verdict, the likelier side.
+  The prompt id is `ae-` and the first 12 hex digits of the instruction's SHA-1.
 
 In mt-bench and alpaca-eval files, model and judge names are made slugs (`gpt-3.5-turbo` →
-`gpt-3-5-turbo`); a generic file must already use slugs, like a benchmark file.
+`gpt-3-5-turbo`) and a new model keeps the file's name as its display name; a name with no letter
+or digit, or two names that make one slug, are refused with their line. A generic file must already
+use slugs, like a benchmark file.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +43,7 @@ from evalhub.core.benchmark_files import (
     RowError,
     parse_rows,
     read_rows,
+    unit_of,
     unstorable_text,
 )
 from evalhub.core.slugs import is_slug, slug_for
@@ -65,6 +70,8 @@ GENERIC_COLUMNS = (
 MT_BENCH_COLUMNS = ("question_id", "model_a", "model_b", "winner", "judge", "turn", "conversation_a", "conversation_b")
 ALPACA_COLUMNS = ("instruction", "output_1", "output_2", "generator_1", "generator_2", "preference", "annotator")
 MAX_JUDGE_LENGTH = 100  # a judge becomes a LanguageModel slug
+NAMES_KEY = "_names"  # a converted row's {slug: name as the file wrote it}
+_SLUG_SOURCE = re.compile("[a-zA-Z0-9]")
 MT_BENCH_PEOPLE = ("expert", "author", "human")
 
 
@@ -88,6 +95,7 @@ class ParsedJudgments:
     judgments: list[JudgmentRecord] = field(default_factory=list)
     errors: list[RowError] = field(default_factory=list)
     rows: int = 0
+    names: dict[str, str] = field(default_factory=dict)  # slug → the name the file gave it, where they differ
 
     @property
     def ok(self) -> bool:
@@ -113,7 +121,7 @@ def parse_judgment_file(
     """Read and check a whole judgment file; nothing here writes. `errors` names every bad row."""
     if layout not in ("auto", *LAYOUTS):
         raise ValueError(f"unknown layout {layout!r}; use auto, {', '.join(LAYOUTS)}.")
-    unit = "row" if fmt == "parquet" else "line"
+    unit = unit_of(fmt)
     parsed = ParsedJudgments(layout=layout, benchmark=ParsedFile())
     try:
         rows = list(read_rows(data, fmt, check_header=_no_duplicate_columns, nested=()))
@@ -179,20 +187,35 @@ def _mt_bench(row: dict[str, Any]) -> dict[str, Any] | str:
         judge = "-".join(judge)
     if not isinstance(judge, str):
         return "'judge' must be text or a list of text."
-    for name in ("model_a", "model_b"):
-        if not isinstance(row[name], str):
-            return f"{name!r} must be text."
+    names = _named({"model_a": row["model_a"], "model_b": row["model_b"], "judge": judge})
+    if isinstance(names, str):
+        return names
     return {
         "prompt_id": str(question_id) if turn == 1 else f"{question_id}-turn-{turn}",
         "prompt": questions_a,
-        "model_a": slug_for(row["model_a"]),
-        "model_b": slug_for(row["model_b"]),
+        **names,
         "response_a": answer_a,
         "response_b": answer_b,
-        "judge": slug_for(judge),
         "judge_kind": HUMAN if judge.lower().startswith(MT_BENCH_PEOPLE) else MODEL,
         "winner": winner,
     }
+
+
+def _named(fields: dict[str, Any]) -> dict[str, Any] | str:
+    """Each name made a slug, with the names as given under NAMES_KEY; a name that gives no slug is refused
+    (two such names would otherwise become one model, `unnamed`)."""
+    out: dict[str, Any] = {}
+    given: dict[str, str] = {}
+    for column, name in fields.items():
+        if not isinstance(name, str):
+            return f"{column!r} must be text."
+        slug = slug_for(name)
+        if not _SLUG_SOURCE.search(name):
+            return f"{column!r} {name!r} has no letter or digit to name a model by."
+        out[column] = slug
+        given[slug] = name.strip()
+    out[NAMES_KEY] = given
+    return out
 
 
 def _exchange(conversation: Any, turn: int) -> tuple[str, str] | str:
@@ -222,26 +245,30 @@ def _alpaca_eval(row: dict[str, Any]) -> dict[str, Any] | str:
     preference = row["preference"]
     if isinstance(preference, bool) or not isinstance(preference, (int, float)) or not math.isfinite(preference):
         return f"'preference' must be a number (1, 2, 1.5 for a tie, or in between), not {preference!r}."
-    if preference in (0, 1.5):
-        winner, probability = "tie", None
-    elif 1 <= preference <= 2:
-        probability = None if preference in (1, 2) else 2 - float(preference)
-        winner = "a" if preference < 1.5 else "b"
-    else:
+    if preference == 0:  # AlpacaEval's older code for a tie
+        preference = 1.5
+    if not 1 <= preference <= 2:
         return f"'preference' must be between 1 and 2 (or 0 for a tie), not {preference!r}."
+    # A fractional preference is the judge's probability, which AlpacaEval's win rate averages; 1, 2 and
+    # 1.5 are plain verdicts (an unweighted annotator), which count 1, 0 and ½ in it all the same.
+    probability = None if preference in (1, 1.5, 2) else 2 - float(preference)
+    winner = "tie" if preference == 1.5 else "a" if preference < 1.5 else "b"
     annotator = row.get("annotator") or "alpaca-eval-annotator"
-    if not isinstance(annotator, str):
-        return "'annotator' must be text."
+    names = _named({"model_a": row["generator_1"], "model_b": row["generator_2"], "judge": annotator})
+    if isinstance(names, str):
+        return (
+            names.replace("'model_a'", "'generator_1'")
+            .replace("'model_b'", "'generator_2'")
+            .replace("'judge'", "'annotator'")
+        )
     digest = hashlib.sha1(row["instruction"].encode("utf-8", "surrogatepass"), usedforsecurity=False).hexdigest()
     return {
         "prompt_id": f"ae-{digest[:12]}",
         "prompt": row["instruction"],
         "category": row.get("dataset"),
-        "model_a": slug_for(row["generator_1"]),
-        "model_b": slug_for(row["generator_2"]),
+        **names,
         "response_a": row["output_1"],
         "response_b": row["output_2"],
-        "judge": slug_for(annotator),
         "judge_kind": HUMAN if annotator.lower().startswith("human") else MODEL,
         "winner": winner,
         "probability_a": probability,
@@ -270,9 +297,14 @@ def _check_generic(
     benchmark_rows: list[tuple[int, dict[str, Any] | str]] = []
     responses: dict[tuple[str, str], tuple[int, str]] = {}
     keys: dict[tuple[object, ...], int] = {}
+    named: dict[str, tuple[int, str]] = {}  # slug → (first line, the name it was made from)
     for line, row in rows:
         if isinstance(row, str):
             parsed.errors.append(RowError(line, row, unit))
+            continue
+        clash = _clashing_names(row.pop(NAMES_KEY, {}), named, line, unit)
+        if clash:
+            parsed.errors.append(RowError(line, clash, unit))
             continue
         record_or_problems = _judgment(line, row)
         if isinstance(record_or_problems, list):
@@ -309,12 +341,22 @@ def _check_generic(
                 conflict = True
         if not conflict:
             parsed.judgments.append(record)
+    parsed.names = {slug: name for slug, (_, name) in named.items() if name != slug}
     if not benchmark_rows and parsed.errors:
         return
     checked = parse_rows(benchmark_rows, unit, known_models=known_models, allow_new_models=allow_new_models)
     parsed.benchmark = checked
     parsed.errors.extend(checked.errors)
     parsed.errors.sort(key=lambda error: error.line or 0)
+
+
+def _clashing_names(given: dict[str, str], named: dict[str, tuple[int, str]], line: int, unit: str) -> str:
+    """Why two different names in the file would become one model (or judge), if they would."""
+    for slug, name in given.items():
+        first = named.setdefault(slug, (line, name))
+        if first[1] != name:
+            return f"{name!r} and {first[1]!r} (on {unit} {first[0]}) would both become {slug!r}; rename one."
+    return ""
 
 
 def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:

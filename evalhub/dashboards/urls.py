@@ -11,6 +11,10 @@ urlpatterns = [
         views.leaderboard_export,
         name="leaderboard_export",
     ),
+    path("leaderboards/baseline/", views.baseline_win_rates, name="baseline_win_rates"),
+    re_path(
+        r"^leaderboards/baseline\.(?P<fmt>csv|json)$", views.baseline_win_rates_export, name="baseline_win_rates_export"
+    ),
     path("models/<slug:slug>/", views.model_detail, name="model_detail"),
     re_path(
         r"^models/(?P<slug>[-\w]+)/(?P<table>record|by_criterion|by_scenario|gre_bench)\.(?P<fmt>csv|json)$",

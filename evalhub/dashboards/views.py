@@ -9,6 +9,7 @@ from django.utils.safestring import mark_safe
 
 from evalhub.accounts.roles import role_required
 from evalhub.catalog.models import LanguageModel
+from evalhub.dashboards import baseline_win_rates as baseline
 from evalhub.dashboards import gre_bench, judges, pairwise
 from evalhub.dashboards.battles import SOURCES
 from evalhub.dashboards.caching import cached, fingerprint
@@ -99,6 +100,44 @@ def leaderboard_export(request, table: str, fmt: str):
     else:
         rows = judges.export_rows(judges.judges_board(stamp))
     return download(rows, fmt, f"leaderboard-{table}")
+
+
+def _baseline_selection(request) -> tuple[list[dict], baseline.Selection | None]:
+    """The (benchmark, judge, criterion, baseline) asked for, or the first there is; None if none is judged."""
+    choices = cached("baseline_choices", baseline.choices)
+    wanted = {key: request.GET.get(key, "") for key in ("benchmark", "judge", "criterion", "baseline")}
+    for choice in choices:
+        if all(not wanted[key] or wanted[key] == choice[key] for key in ("benchmark", "judge", "criterion")):
+            chosen = wanted["baseline"] if wanted["baseline"] in choice["models"] else choice["baseline"]
+            return choices, baseline.Selection(choice["benchmark"], choice["judge"], chosen, choice["criterion"])
+    return choices, None
+
+
+@role_required()
+def baseline_win_rates(request):
+    choices, selection = _baseline_selection(request)
+    rows = baseline.board(selection) if selection else []
+    names = _names()
+    return render(
+        request,
+        "dashboards/baseline_win_rates.html",
+        {
+            "choices": choices,
+            "selection": selection,
+            "models": next((c["models"] for c in choices if selection and c["judge"] == selection.judge), []),
+            "rows": rows,
+            "names": names,
+            "query": request.GET.urlencode(),
+        },
+    )
+
+
+@role_required()
+def baseline_win_rates_export(request, fmt: str):
+    _, selection = _baseline_selection(request)
+    if selection is None:
+        return HttpResponseBadRequest("No judge has judged pairs against a baseline yet.", content_type="text/plain")
+    return download(baseline.export_rows(baseline.board(selection)), fmt, f"win-rates-{selection.baseline}")
 
 
 @role_required()

@@ -139,6 +139,54 @@ def test_an_alpaca_eval_file_maps_preferences_to_verdicts_and_probabilities():
     assert LanguageModel.objects.filter(slug="Mixtral-8x7B-Instruct-v0-1").exists()
 
 
+def test_alpaca_evals_annotations_json_imports_as_published_a_json_array():
+    data = json.dumps(ALPACA, indent=2).encode()
+    summary = do_import_judgments(filename="annotations.json", data=data, benchmark_slug="ae", allow_new_models=True)
+    assert summary.layout == "alpaca-eval"
+    assert summary.counts["judgments_created"] == 3
+
+
+def test_a_new_model_keeps_the_name_its_file_gave_it():
+    do_import_judgments(
+        filename="ae.json", data=json.dumps(ALPACA).encode(), benchmark_slug="ae", allow_new_models=True
+    )
+    assert LanguageModel.objects.get(slug="Mixtral-8x7B-Instruct-v0-1").display_name == "Mixtral-8x7B-Instruct-v0.1"
+    assert LanguageModel.objects.get(slug="gpt4_1106_preview").display_name == "gpt4_1106_preview"
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b'{"instruction": "x"}', "one array of records, not dict"),
+        (b"[1, 2]", "each record must be a JSON object"),
+        (b"[{,}]", "not valid JSON"),
+    ],
+)
+def test_a_json_file_that_is_not_an_array_of_records_is_refused_with_a_reason(data, reason):
+    with pytest.raises(ImportRejected) as rejected:
+        do_import_judgments(filename="ae.json", data=data, benchmark_slug="ae", allow_new_models=True)
+    assert reason in str(rejected.value.errors[0])
+    assert not Judgment.objects.exists()
+
+
+def test_two_names_with_no_letter_or_digit_are_refused_not_merged_into_one_model():
+    rows = [dict(ALPACA[0], generator_2="!!!"), dict(ALPACA[1], generator_2="")]
+    with pytest.raises(ImportRejected) as rejected:
+        do_import_judgments(filename="ae.jsonl", data=jsonl(*rows), benchmark_slug="ae", allow_new_models=True)
+    reasons = {error.line: str(error) for error in rejected.value.errors}
+    assert "'generator_2' '!!!' has no letter or digit" in reasons[1]
+    assert "'generator_2' '' has no letter or digit" in reasons[2]
+    assert not LanguageModel.objects.filter(slug="unnamed").exists()
+
+
+def test_two_names_that_would_make_one_slug_are_refused_with_the_line():
+    rows = [ALPACA[0], dict(ALPACA[1], generator_2="Mixtral-8x7B-Instruct-v0-1")]
+    with pytest.raises(ImportRejected) as rejected:
+        do_import_judgments(filename="ae.jsonl", data=jsonl(*rows), benchmark_slug="ae", allow_new_models=True)
+    assert rejected.value.errors[0].line == 2
+    assert "would both become 'Mixtral-8x7B-Instruct-v0-1'" in str(rejected.value.errors[0])
+
+
 @pytest.mark.parametrize(
     ("name", "data", "line", "reason"),
     [

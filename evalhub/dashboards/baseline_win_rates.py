@@ -1,0 +1,151 @@
+"""Win rates against a baseline (AlpacaEval's leaderboard) for one judge on one benchmark.
+
+Read from the pairwise judgments a judge gave (imported files, e.g. AlpacaEval's annotations.json):
+every pair of the baseline's response and another model's response to the same prompt. The judge's
+probability is used where it gave one (AlpacaEval's fractional preference, a generic file's
+probability_a); a plain verdict counts 1, 0 or ½. A pair judged in both orders counts once, with the
+mean of the two preferences. The arithmetic is evalhub.core.win_rates.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from django.db.models import Count, Q
+from django.db.models.functions import Length
+
+from evalhub.catalog.models import Judgment, LanguageModel, Verdict
+from evalhub.core.criteria_variants import ORIGINAL
+from evalhub.core.judgment_files import DEFAULT_CRITERION
+from evalhub.core.win_rates import Comparison, WinRate, win_rates
+from evalhub.dashboards.caching import cached
+
+SHARE_OF_FIRST = {Verdict.FIRST: 1.0, Verdict.SECOND: 0.0, Verdict.NEITHER: 0.5}
+# AlpacaEval's leaderboard columns, in its order, after the model's name.
+COLUMNS = (
+    "win_rate",
+    "standard_error",
+    "n_wins",
+    "n_wins_base",
+    "n_draws",
+    "n_total",
+    "discrete_win_rate",
+    "avg_length",
+    "length_controlled_winrate",
+    "lc_standard_error",
+)
+
+
+@dataclass(frozen=True)
+class Selection:
+    benchmark: str
+    judge: str
+    baseline: str
+    criterion: str = DEFAULT_CRITERION
+
+    @property
+    def key(self) -> str:
+        return f"{self.benchmark}|{self.judge}|{self.baseline}|{self.criterion}"
+
+
+def _judged_pairs():
+    return Judgment.objects.filter(judge_model__isnull=False, response_2__isnull=False, prompt_variant=ORIGINAL)
+
+
+def choices() -> list[dict[str, Any]]:
+    """Every (benchmark, judge, criterion) with judged pairs, and its likeliest baseline: the model in
+    the most pairs (AlpacaEval's reference model is in every one)."""
+    groups = (
+        _judged_pairs()
+        .values("response__prompt__benchmark__slug", "judge_model__slug", "criterion__slug")
+        .annotate(n=Count("id"))
+        .order_by("response__prompt__benchmark__slug", "judge_model__slug", "criterion__slug")
+    )
+    out = []
+    for group in groups:
+        mine = _judged_pairs().filter(
+            response__prompt__benchmark__slug=group["response__prompt__benchmark__slug"],
+            judge_model__slug=group["judge_model__slug"],
+            criterion__slug=group["criterion__slug"],
+        )
+        seen: Counter[str] = Counter()
+        for first, second in mine.values_list("response__model__slug", "response_2__model__slug").iterator():
+            seen[first] += 1
+            seen[second] += 1
+        out.append(
+            {
+                "benchmark": group["response__prompt__benchmark__slug"],
+                "judge": group["judge_model__slug"],
+                "criterion": group["criterion__slug"],
+                "pairs": group["n"],
+                "baseline": max(sorted(seen), key=lambda m: seen[m]) if seen else "",
+                "models": sorted(seen),
+            }
+        )
+    return out
+
+
+def comparisons(selection: Selection) -> list[Comparison]:
+    """One comparison per (model, prompt) against the baseline."""
+    rows = (
+        _judged_pairs()
+        .filter(
+            response__prompt__benchmark__slug=selection.benchmark,
+            judge_model__slug=selection.judge,
+            criterion__slug=selection.criterion,
+        )
+        .filter(Q(response__model__slug=selection.baseline) | Q(response_2__model__slug=selection.baseline))
+        .annotate(length_1=Length("response__text"), length_2=Length("response_2__text"))
+        .values_list(
+            "response__model__slug",
+            "response_2__model__slug",
+            "response__prompt_id",
+            "verdict",
+            "probability",
+            "length_1",
+            "length_2",
+            "response__prompt__metadata__instruction_difficulty",
+        )
+        .order_by("pk")
+    )
+    found: dict[tuple[str, int], list[tuple[float, int, int, Any]]] = defaultdict(list)
+    for first, second, prompt, verdict, probability, length_1, length_2, difficulty in rows.iterator(chunk_size=5000):
+        share_first = probability if probability is not None else SHARE_OF_FIRST[verdict]
+        if first == selection.baseline:
+            found[(second, prompt)].append((1.0 - share_first, length_2, length_1, difficulty))
+        else:
+            found[(first, prompt)].append((share_first, length_1, length_2, difficulty))
+    out = []
+    for (model, prompt), seen in found.items():
+        difficulty = seen[0][3]
+        out.append(
+            Comparison(
+                model=model,
+                prompt=str(prompt),
+                preference=sum(s[0] for s in seen) / len(seen),
+                model_length=seen[0][1],
+                baseline_length=seen[0][2],
+                difficulty=float(difficulty) if isinstance(difficulty, (int, float)) else None,
+            )
+        )
+    return out
+
+
+def board(selection: Selection, stamp: str | None = None) -> list[dict[str, Any]]:
+    """The rows, best win rate first, each with `name` (the model's name as its file gave it)."""
+
+    def compute() -> list[dict[str, Any]]:
+        rows: list[WinRate] = win_rates(comparisons(selection))
+        names = dict(LanguageModel.objects.filter(slug__in=[r.model for r in rows]).values_list("slug", "display_name"))
+        return [{"name": names.get(r.model, r.model), **asdict(r)} for r in rows]
+
+    return list(cached(f"baseline_win_rates:{selection.key}", compute, stamp=stamp))
+
+
+def export_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """AlpacaEval's CSV columns: the name first, the numbers in its order and units, then evalhub's notes."""
+    return [
+        {"name": row["name"], **{column: row[column] for column in COLUMNS}, "lc_note": row["lc_note"]} for row in rows
+    ]

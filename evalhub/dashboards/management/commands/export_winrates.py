@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db.models import Q
+
+from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
+from evalhub.core.judgment_files import DEFAULT_CRITERION
+from evalhub.core.tables import to_text
+from evalhub.dashboards.baseline_win_rates import Selection, board, export_rows
+
+
+class Command(BaseCommand):
+    help = (
+        "Write one judge's win rates against a baseline in AlpacaEval's leaderboard columns (percent), one row "
+        "per model, named as its imported file named it: diff it against AlpacaEval's leaderboard CSV."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--benchmark", required=True, help="Benchmark slug.")
+        parser.add_argument("--judge", required=True, help="The judge: a model's slug or its name in the file.")
+        parser.add_argument("--baseline", required=True, help="The baseline model: slug or name.")
+        parser.add_argument("--criterion", default=DEFAULT_CRITERION, help="Criterion slug (default: overall).")
+        parser.add_argument("--out", type=Path, required=True, help="The CSV file to write.")
+
+    def handle(self, *args, **options) -> None:
+        if not Benchmark.objects.filter(slug=options["benchmark"]).exists():
+            raise CommandError(f"no benchmark {options['benchmark']!r}.")
+        if not Criterion.objects.filter(slug=options["criterion"]).exists():
+            raise CommandError(f"no criterion {options['criterion']!r}.")
+        selection = Selection(
+            benchmark=options["benchmark"],
+            judge=_model(options["judge"], "judge"),
+            baseline=_model(options["baseline"], "baseline"),
+            criterion=options["criterion"],
+        )
+        rows = board(selection)
+        if not rows:
+            raise CommandError(
+                f"{selection.judge} judged no pair with {selection.baseline} on {selection.benchmark} "
+                f"under {selection.criterion}; nothing written."
+            )
+        options["out"].parent.mkdir(parents=True, exist_ok=True)
+        options["out"].write_text(to_text(export_rows(rows), "csv"), encoding="utf-8")
+        self.stdout.write(self.style.SUCCESS(f"{len(rows)} model(s) against {selection.baseline} → {options['out']}"))
+
+
+def _model(name: str, role: str) -> str:
+    found = list(LanguageModel.objects.filter(Q(slug=name) | Q(display_name=name)).values_list("slug", flat=True)[:2])
+    if len(found) != 1:
+        raise CommandError(f"{role} {name!r}: {'no such model' if not found else 'more than one model has this name'}.")
+    return found[0]

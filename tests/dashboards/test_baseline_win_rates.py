@@ -1,0 +1,156 @@
+"""Win rates against a baseline from imported judgments: AlpacaEval's columns from the page, the exports
+and `export_winrates`, equal to evalhub.core.win_rates on the same preferences."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+from django.core.management import CommandError, call_command
+
+from evalhub.catalog.actions import do_import_judgments
+from evalhub.core.win_rates import Comparison, win_rates
+
+pytestmark = pytest.mark.django_db
+
+BASELINE, JUDGE = "gpt4_1106_preview", "weighted_alpaca_eval_gpt4_turbo"
+
+
+def annotations(model: str, prompts: int, seed: int) -> list[dict]:
+    """AlpacaEval records as its annotations.json has them: the baseline always output_1."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(prompts):
+        preference = float(rng.choice([1.0, 2.0, 1.5, rng.uniform(1, 2)], p=[0.2, 0.2, 0.05, 0.55]))
+        out.append(
+            {
+                "instruction": f"Instruction {i}",
+                "output_1": "b" * (50 + 7 * i),  # the baseline's answer to a prompt is the same in every file
+                "output_2": "m" * int(rng.integers(50, 900)),
+                "generator_1": BASELINE,
+                "generator_2": model,
+                "annotator": JUDGE,
+                "preference": preference,
+            }
+        )
+    return out
+
+
+@pytest.fixture
+def imported():
+    files = {"claude-2.1": annotations("claude-2.1", 40, 1), "phi-2": annotations("phi-2", 40, 2)}
+    for name, records in files.items():
+        do_import_judgments(
+            filename=f"{name}.json", data=json.dumps(records).encode(), benchmark_slug="ae", allow_new_models=True
+        )
+    return files
+
+
+def expected(files: dict[str, list[dict]]) -> dict[str, object]:
+    """The core's rows for the same preferences, keyed by evalhub's slugs."""
+    comparisons = [
+        Comparison(
+            r["generator_2"].replace(".", "-"),
+            r["instruction"],
+            r["preference"] - 1,
+            len(r["output_2"]),
+            len(r["output_1"]),
+        )
+        for records in files.values()
+        for r in records
+    ]
+    return {row.model: row for row in win_rates(comparisons)}
+
+
+def test_export_winrates_writes_alpaca_evals_columns_named_as_the_file_named_the_models(imported, tmp_path):
+    out = tmp_path / "leaderboard.csv"
+    call_command("export_winrates", "--benchmark", "ae", "--judge", JUDGE, "--baseline", BASELINE, "--out", str(out))
+    rows = list(csv.DictReader(io.StringIO(out.read_text())))
+    assert list(rows[0])[:11] == [
+        "name",
+        "win_rate",
+        "standard_error",
+        "n_wins",
+        "n_wins_base",
+        "n_draws",
+        "n_total",
+        "discrete_win_rate",
+        "avg_length",
+        "length_controlled_winrate",
+        "lc_standard_error",
+    ]
+    want = expected(imported)
+    assert {row["name"] for row in rows} == {"claude-2.1", "phi-2"}  # the slug is claude-2-1
+    for row in rows:
+        model = "claude-2-1" if row["name"] == "claude-2.1" else row["name"]
+        for column in ("win_rate", "standard_error", "discrete_win_rate", "length_controlled_winrate"):
+            assert float(row[column]) == pytest.approx(getattr(want[model], column), abs=1e-9), column
+        assert int(row["n_total"]) == 40
+
+
+def test_the_win_rate_uses_the_judges_probability_not_only_its_verdict(imported):
+    # claude-2.1's records mostly carry fractional preferences: the discrete share differs from the mean.
+    row = expected(imported)["claude-2-1"]
+    assert row.win_rate != pytest.approx(row.discrete_win_rate)
+    out = io.StringIO()
+    call_command(
+        "export_winrates",
+        "--benchmark",
+        "ae",
+        "--judge",
+        JUDGE,
+        "--baseline",
+        BASELINE,
+        "--out",
+        "/dev/null",
+        stdout=out,
+    )
+    assert "2 model(s)" in out.getvalue()
+
+
+def test_export_winrates_says_what_is_missing(imported, tmp_path):
+    with pytest.raises(CommandError, match="no such model"):
+        call_command(
+            "export_winrates",
+            "--benchmark",
+            "ae",
+            "--judge",
+            "nobody",
+            "--baseline",
+            BASELINE,
+            "--out",
+            str(tmp_path / "x.csv"),
+        )
+    with pytest.raises(CommandError, match="judged no pair"):
+        call_command(
+            "export_winrates",
+            "--benchmark",
+            "ae",
+            "--judge",
+            JUDGE,
+            "--baseline",
+            JUDGE,
+            "--out",
+            str(tmp_path / "x.csv"),
+        )
+
+
+def test_the_page_shows_every_model_against_the_baseline_with_its_n(client, imported, viewer, outsider, login):
+    assert login(outsider).get("/leaderboards/baseline/").status_code == 403
+    page = login(viewer).get("/leaderboards/baseline/").content.decode()
+    want = expected(imported)
+    assert f"{want['phi-2'].win_rate:.2f}" in page
+    assert f"± {want['phi-2'].standard_error:.2f}" in page
+    assert "claude-2.1" in page
+    exported = login(viewer).get(f"/leaderboards/baseline.csv?benchmark=ae&judge={JUDGE}&baseline={BASELINE}")
+    assert exported.status_code == 200
+    assert exported.content.decode().startswith("name,win_rate,standard_error")
+
+
+def test_the_page_without_judgments_says_how_to_import_them(client, viewer, login):
+    page = login(viewer).get("/leaderboards/baseline/").content.decode()
+    assert "No judge has judged a pair yet" in page
+    assert login(viewer).get("/leaderboards/baseline.csv").status_code == 400
