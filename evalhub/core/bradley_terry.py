@@ -359,16 +359,34 @@ def leaderboard(
 # --- style control (Chatbot Arena, "Does style matter?", 2024) ------------------------------------
 
 
+MIN_BATTLES_PER_PARAMETER = 10  # a group's style fit needs this many battles per rating and coefficient
+
+
 def style_differences(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """Per battle and feature, the normalised difference (a − b) / (a + b) (0 when both are 0),
-    standardised over the battles (mean 0, sample standard deviation 1; a constant column stays 0)."""
+    """Per battle and feature, the normalised difference (a − b) / (a + b) (0 when both are 0), divided
+    by its sample standard deviation over the battles (a constant column stays 0).
+
+    Not centred: 0 must mean *no* style difference, so that the ratings are the strengths at equal
+    style. Centring on the mean difference shifts the strength of any model that is usually shown on
+    one side by γ times that mean (in an AlpacaEval file the baseline is always first and longer), which
+    moved every model's chance against it."""
     first, second = np.asarray(first, dtype=float), np.asarray(second, dtype=float)
     total = first + second
     with np.errstate(divide="ignore", invalid="ignore"):
         difference = np.where(total > 0, (first - second) / total, 0.0)
-    centred = difference - difference.mean(axis=0)
     spread = difference.std(axis=0, ddof=1) if len(difference) > 1 else np.zeros(difference.shape[1])
-    return np.where(spread > 0, centred / np.where(spread > 0, spread, 1), 0.0)
+    return np.where(spread > 0, difference / np.where(spread > 0, spread, 1), 0.0)
+
+
+def too_few_for_style(battles: int, models: int, features: int) -> str:
+    """Why a group's style-controlled fit would say nothing (empty when it has enough battles)."""
+    needed = MIN_BATTLES_PER_PARAMETER * (models - 1 + features)
+    if battles >= needed:
+        return ""
+    return (
+        f"{battles} battles for {models} models and {features} style features; style control needs at least "
+        f"{needed} ({MIN_BATTLES_PER_PARAMETER} per parameter)."
+    )
 
 
 def fit_with_style(

@@ -119,12 +119,17 @@ def _style_control(kept: list[Battle], ratings: list[RatingRow], seed: int) -> S
     group_of = {r["model"]: r["group"] for r in ratings}
     coefficients: dict[str, float] = {}
     used = 0
+    skipped: dict[str, str] = {}  # model → why it has no style-controlled rating
     for group in sorted(set(group_of.values())):
         mine = [
             b for b in kept if group_of[b.model_a] == group and b.response_a in features and b.response_b in features
         ]
         models = sorted({m for b in mine for m in (b.model_a, b.model_b)})
         if len(models) < 2:
+            continue
+        reason = bt.too_few_for_style(len(mine), len(models), len(STYLE_FEATURES))
+        if reason:
+            skipped.update(dict.fromkeys(models, reason))
             continue
         fitted, gamma = bt.style_controlled(
             [b.opponent_pair for b in mine],
@@ -140,13 +145,22 @@ def _style_control(kept: list[Battle], ratings: list[RatingRow], seed: int) -> S
         if group == 1:
             coefficients = dict(zip(STYLE_FEATURES, (float(g) for g in gamma), strict=True))
             used = len(mine)
-    return {"coefficients": coefficients, "battles": used, "rounds": STYLE_ROUNDS}
+    return {"coefficients": coefficients, "battles": used, "rounds": STYLE_ROUNDS, "skipped": skipped}
 
 
-def rating_chart(ratings: list[RatingRow], names: dict[str, str]) -> IntervalChart:
+def rating_chart(ratings: list[RatingRow], names: dict[str, str], style: bool = False) -> IntervalChart:
+    """The ratings with their intervals; with `style`, the style-controlled ones the board is ordered by
+    (a model without one is not drawn; the table says why)."""
     return interval_chart(
         [
-            {"name": names.get(r["model"], r["model"]), "mean": r["rating"], "low": r["low"], "high": r["high"]}
+            {
+                "name": names.get(r["model"], r["model"]),
+                "mean": r["style_rating"],
+                "low": r["style_low"],
+                "high": r["style_high"],
+            }
+            if style
+            else {"name": names.get(r["model"], r["model"]), "mean": r["rating"], "low": r["low"], "high": r["high"]}
             for r in ratings
         ]
     )

@@ -33,6 +33,7 @@ class StyleControl(TypedDict):
     coefficients: dict[str, float]
     battles: int
     rounds: int
+    skipped: dict[str, str]  # model → why it has no style-controlled rating (too few battles in its group)
 
 
 class FilterOptions(TypedDict):

@@ -53,7 +53,7 @@ def leaderboards(request):
             "query": request.GET.urlencode(),
             "sources": SOURCES,
             "board": board,
-            "chart": pairwise.rating_chart(board["ratings"], names),
+            "chart": pairwise.rating_chart(board["ratings"], names, style=board["style"] is not None),
             "names": names,
         }
         return render_to_string("dashboards/_pairwise.html", context)

@@ -249,3 +249,37 @@ def test_style_control_takes_the_length_advantage_away():
     assert all(abs(g) < 25 for g in gamma[1:]), "length carries the effect, nothing else"
     low, high = controlled["m-long"][1:]
     assert low < controlled["m-long"][0] < high
+
+
+def test_style_control_on_a_fixed_order_file_keeps_each_models_chance_against_the_always_first_model():
+    # AlpacaEval's layout: the baseline is always shown first and always writes more. Quality is equal;
+    # only length moves the judge. Centred features pinned "no style difference" at the mean difference,
+    # which moved the baseline's strength by γ·mean and every model's chance against it.
+    rng = np.random.default_rng(11)
+    battles, first, second = [], [], []
+    for _ in range(4000):
+        other = str(rng.choice(["m2", "m3", "m4"]))
+        long, short = 900 * rng.uniform(0.8, 1.5), 400 * rng.uniform(0.5, 1.5)
+        share = (long - short) / (long + short)
+        p = 1 / (1 + math.exp(-3.0 * share))
+        battles.append(("base", other, "a" if rng.random() < p else "b"))
+        first.append((long, 0, 0, 0))
+        second.append((short, 0, 0, 0))
+    models = ["base", "m2", "m3", "m4"]
+    controlled, _ = bt.style_controlled(battles, np.array(first), np.array(second), models, rounds=0)
+    for other in ("m2", "m3", "m4"):
+        assert abs(controlled["base"][0] - controlled[other][0]) < 30, other
+
+
+def test_style_features_mean_no_difference_at_zero():
+    z = bt.style_differences(np.array([[300.0], [300.0], [500.0]]), np.array([[300.0], [100.0], [500.0]]))
+    assert z[0, 0] == 0.0
+    assert z[2, 0] == 0.0
+    assert z[1, 0] > 0
+
+
+def test_a_group_with_too_few_battles_for_its_style_parameters_says_why():
+    assert bt.too_few_for_style(battles=200, models=3, features=4) == ""
+    reason = bt.too_few_for_style(battles=12, models=3, features=4)
+    assert "12 battles for 3 models and 4 style features" in reason
+    assert "at least 60" in reason

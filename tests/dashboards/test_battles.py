@@ -124,12 +124,12 @@ def test_style_control_is_fitted_on_the_responses_texts_and_orders_the_board(are
     import random
 
     rng = random.Random(1)
-    for _ in range(40):
+    for _ in range(60):
         debate = arena.debate("alpha", "beta", verdict=1 if rng.random() < 0.5 else 2)
         debate.response_a.text = "# Title\n\n- **point**\n" * rng.randint(1, 6)
         debate.response_a.save()
     board = pairwise_board(Filters(style=True), fingerprint())
-    assert board["style"]["battles"] == 40
+    assert board["style"]["battles"] == 60
     assert set(board["style"]["coefficients"]) == {
         "length",
         "headers",
@@ -139,6 +139,16 @@ def test_style_control_is_fitted_on_the_responses_texts_and_orders_the_board(are
     assert all(r["style_rating"] is not None for r in board["ratings"])
     body = login(viewer).get("/leaderboards/?style=on").content.decode()
     assert "Style-controlled" in body
+
+
+def test_a_group_with_too_few_battles_gets_no_style_controlled_rating_and_the_board_says_why(arena, login, viewer):
+    for verdict in (1, 2, 1, 1, 2, 1):
+        arena.debate("alpha", "beta", verdict=verdict)
+    board = pairwise_board(Filters(style=True), fingerprint())
+    assert all(r["style_rating"] is None for r in board["ratings"])
+    assert "6 battles for 2 models" in board["style"]["skipped"]["alpha"]
+    body = login(viewer).get("/leaderboards/?style=on").content.decode()
+    assert "style control needs at least 50" in body
 
 
 def test_a_benchmark_judged_only_by_single_judges_can_be_chosen_before_that_source_is_ticked(arena):
@@ -152,3 +162,31 @@ def test_a_benchmark_judged_only_by_single_judges_can_be_chosen_before_that_sour
     board = pairwise_board(Filters(), fingerprint())
     assert board["battles"] == 1
     assert "judged-alone" in board["options"]["benchmarks"]
+
+
+def test_the_chart_plots_the_style_controlled_ratings_when_the_board_is_ordered_by_them():
+    from evalhub.dashboards.pairwise import rating_chart
+
+    rows = [
+        {
+            "model": "a",
+            "rating": 1100.0,
+            "low": 1050.0,
+            "high": 1150.0,
+            "style_rating": 990.0,
+            "style_low": 950.0,
+            "style_high": 1030.0,
+        },
+        {
+            "model": "b",
+            "rating": 900.0,
+            "low": 850.0,
+            "high": 950.0,
+            "style_rating": None,
+            "style_low": None,
+            "style_high": None,
+        },
+    ]
+    chart = rating_chart(rows, {}, style=True)  # type: ignore[arg-type]
+    assert [row["mean"] for row in chart["rows"]] == [990.0]
+    assert [row["mean"] for row in rating_chart(rows, {})["rows"]] == [1100.0, 900.0]  # type: ignore[arg-type]
