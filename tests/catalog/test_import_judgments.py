@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from evalhub.catalog.actions import ImportRejected, do_import_judgments
-from evalhub.catalog.models import Judgment, LanguageModel, Prompt, Response
+from evalhub.catalog.models import Criterion, Judgment, LanguageModel, Prompt, Response
 from evalhub.core.judgment_files import parse_judgment_file
 from evalhub.judgelab.observations import Scope
 from evalhub.judgelab.report import compute
@@ -263,3 +263,17 @@ def test_imported_labels_and_verdicts_are_battles_on_the_pairwise_board():
     assert judges["battles"] == 2, "gpt-4o won both orders"
     assert judges["ratings"][0]["wins"] == 2, "gpt-4o won both orders"
     assert pairwise_board(Filters(), fingerprint())["battles"] == 0, "not among the default sources"
+
+
+def test_a_database_made_by_migrate_alone_knows_the_built_in_criteria():
+    from evalhub.core.builtin_criteria import BUILTIN_CRITERIA
+
+    assert set(BUILTIN_CRITERIA) <= set(Criterion.objects.values_list("slug", flat=True))
+    labels = (
+        "prompt_id,prompt,model_a,model_b,response_a,response_b,judge,winner,criterion\r\n"
+        "q1,Is 221 prime?,gpt-4o,llama-3,No: 13 x 17.,Yes.,human-ana,a,helpfulness\r\n"
+        "q1,,gpt-4o,llama-3,No: 13 x 17.,Yes.,gpt-4o,a,helpfulness\r\n"
+    )
+    summary = do_import_judgments(filename="l.csv", data=labels.encode(), benchmark_slug="b", allow_new_models=True)
+    assert summary.counts["judgments_created"] == 2
+    assert set(Judgment.objects.values_list("criterion__slug", flat=True)) == {"helpfulness"}

@@ -38,8 +38,8 @@ def counts_follow_writes(request):
 class Arena:
     def __init__(self) -> None:
         self.benchmark = Benchmark.objects.create(slug="bench", name="Bench")
-        self.criterion = Criterion.objects.create(
-            slug="helpfulness", name="Helpfulness", levels={str(i): f"level {i}" for i in range(1, 6)}
+        self.criterion, _ = Criterion.objects.update_or_create(  # built in: every database has it
+            slug="helpfulness", defaults={"name": "Helpfulness", "levels": {str(i): f"level {i}" for i in range(1, 6)}}
         )
         self.models = {
             slug: LanguageModel.objects.create(slug=slug, display_name=slug.upper(), provider="openai", model_id=slug)

@@ -25,7 +25,7 @@ def build(judge_runs_per_debate_run: int) -> None:
     """5 models, every pair debated on 25 prompts (250 debates), and that many judge runs per debate
     run; verdicts are added by `add_verdicts`."""
     benchmark = Benchmark.objects.create(slug="arena", name="Arena")
-    criterion = Criterion.objects.create(slug="helpfulness", name="Helpfulness", levels={"1": "1", "2": "2"})
+    criterion = Criterion.objects.get(slug="helpfulness")  # built in: every database has it
     models = LanguageModel.objects.bulk_create(
         LanguageModel(slug=f"m{i}", display_name=f"M{i}", provider="openai", model_id=f"m{i}") for i in range(5)
     )
