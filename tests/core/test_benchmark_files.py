@@ -122,6 +122,14 @@ def test_a_prompt_repeated_with_different_text_is_a_conflict():
     assert messages(parse(data)) == ["line 2: prompt_id 'q1' has a different prompt than on line 1."]
 
 
+def test_a_prompt_repeated_with_a_different_reference_answer_is_a_conflict_like_different_text():
+    data = jsonl(
+        {"prompt_id": "q1", "prompt": "A", "model": "gpt-4o", "response": "r", "reference_answer": "12"},
+        {"prompt_id": "q1", "prompt": "A", "model": "claude-3", "response": "s", "reference_answer": "13"},
+    )
+    assert messages(parse(data)) == ["line 2: prompt_id 'q1' has a different reference_answer than on line 1."]
+
+
 def test_a_repeated_prompt_only_row_is_a_duplicate_id():
     data = jsonl({"prompt_id": "q1", "prompt": "A"}, {"prompt_id": "q1", "prompt": "A"})
     assert messages(parse(data)) == ["line 2: duplicate prompt_id 'q1' (first on line 1)."]

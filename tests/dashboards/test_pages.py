@@ -112,7 +112,9 @@ def test_the_model_page_shows_its_rating_record_breakdowns_and_settled_debates_o
     assert f"/debates/{waiting.pk}/" not in page  # never linked while people still have to judge it
     lost = played.runs[("alpha", "beta", "helpfulness", "")].debates.filter(verdict=2).get()
     assert f"/debates/{lost.pk}/" in page
-    assert "has not been measured as a judge" in page
+    assert "No DHP, YESciEval or single-judge run names this model" in page
+    assert page.count("As a judge</h2>") == 1
+    assert "As a judge</h3>" not in page  # one section, not two that contradict each other
     assert login(viewer).get("/models/nobody/").status_code == 404
 
 
