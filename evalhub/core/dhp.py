@@ -12,7 +12,11 @@ Documented choices:
 - the paper prints the plain form as 1 / Σ 1/p_j (line 77), which is not a p-value for M > 1
   (four metrics at p = 0.2 would give 0.05); `paper_literal=True` reproduces it for comparison;
 - D_avg is level-balanced: the mean over levels (C, W, S) of the mean D of that level's
-  perturbations; D_min is the minimum D over all perturbations.
+  perturbations; D_min is the minimum D over the perturbations tested on at least MIN_ITEMS texts.
+  With n texts the smallest one-sided Wilcoxon p is 2^-n (n = 4: 0.0625, D at most 0.93), so a
+  perturbation tried on a handful of texts would set D_min by its n, not by the judge. Each
+  perturbation carries its n; `D_min_over` says how many perturbations D_min was taken over, and
+  D_min is None when none has enough texts.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from functools import lru_cache
 import numpy as np
 
 P_FLOOR = 1e-300
+MIN_ITEMS = 10  # texts a perturbation needs before it counts towards D_min
 LEVELS = ("C", "W", "S")
 _LN_005 = math.log(0.05)
 
@@ -116,6 +121,7 @@ class PerturbationResult:
     p_ew: float
     D: float  # noqa: N815 (the paper's symbol)
     D_ew: float  # noqa: N815
+    n: int = 0  # texts tested (the fewest over the metrics)
 
 
 def perturbation_result(
@@ -124,6 +130,7 @@ def perturbation_result(
     weights: Mapping[str, float] | None,
     *,
     paper_literal: bool = False,
+    n: int = 0,
 ) -> PerturbationResult:
     metrics = list(p_by_metric)
     ps = [p_by_metric[m] for m in metrics]
@@ -131,11 +138,12 @@ def perturbation_result(
     w = [weights[m] for m in metrics] if weights is not None else uniform
     p = harmonic_p(ps, paper_literal=paper_literal)
     p_ew = harmonic_p(ps, w)
-    return PerturbationResult(level, dict(p_by_metric), p, p_ew, discernment(p), discernment(p_ew))
+    return PerturbationResult(level, dict(p_by_metric), p, p_ew, discernment(p), discernment(p_ew), n)
 
 
-def summary(results: Mapping[str, PerturbationResult]) -> dict[str, float]:
-    """Level-balanced D_avg and D_min, plain and expert-weighted."""
+def summary(results: Mapping[str, PerturbationResult], min_items: int = MIN_ITEMS) -> dict[str, float | None]:
+    """Level-balanced D_avg and D_min (over perturbations with at least `min_items` texts), plain and
+    expert-weighted, and how many perturbations D_min was taken over."""
 
     def level_balanced(values: dict[str, list[float]]) -> float:
         means = [sum(v) / len(v) for v in values.values() if v]
@@ -146,9 +154,22 @@ def summary(results: Mapping[str, PerturbationResult]) -> dict[str, float]:
     for result in results.values():
         by_level.setdefault(result.level, []).append(result.D)
         by_level_ew.setdefault(result.level, []).append(result.D_ew)
+    enough = [r for r in results.values() if r.n >= min_items]
     return {
         "D_avg": level_balanced(by_level),
-        "D_min": min(r.D for r in results.values()),
+        "D_min": min(r.D for r in enough) if enough else None,
         "D_avg_ew": level_balanced(by_level_ew),
-        "D_min_ew": min(r.D_ew for r in results.values()),
+        "D_min_ew": min(r.D_ew for r in enough) if enough else None,
+        "D_min_over": len(enough),
+        "min_items": min_items,
     }
+
+
+def describe_summary(values: Mapping[str, float | int | None]) -> str:
+    """A summary as one line for a terminal, saying when D_min had no perturbation to be taken over."""
+
+    def d(key: str) -> str:
+        value = values.get(key)
+        return f"{value:.2f}" if value is not None else f"— (no perturbation with {values.get('min_items')}+ texts)"
+
+    return f"D_avg {d('D_avg')}, D_min {d('D_min')}, D_avg_ew {d('D_avg_ew')}, D_min_ew {d('D_min_ew')}"

@@ -6,8 +6,9 @@ repeats. Weights JSON (optional): {perturbation: {metric: weight}} (e.g. a surve
 perturbations it does not cover get uniform weights, and the report says which. Weights are
 restricted to the metrics scored and renormalised — the web job's rule too — and the report
 says where that changed them (notes.weights_fitted).
-Output, per judge: per perturbation {level, p_by_metric, p, p_ew, D, D_ew} and a summary
-{D_avg, D_min, D_avg_ew, D_min_ew}.
+Output, per judge: per perturbation {level, p_by_metric, p, p_ew, D, D_ew, n} (n: the texts tested) and
+a summary {D_avg, D_min, D_avg_ew, D_min_ew, D_min_over, min_items}: D_min is taken over the
+perturbations with at least min_items texts (D_min_over of them; None when there is none).
 """
 
 from __future__ import annotations
@@ -131,8 +132,13 @@ def build_report(
         w, note = fit_weights(checked.get(perturbation), metrics)
         if note:
             fitted_notes[perturbation] = note
+        n_by_metric = {m: len(group["metrics"][m]) for m in metrics}
         result = perturbation_result(
-            group["level"], {m: p_values[(judge, perturbation, m)] for m in metrics}, w, paper_literal=paper_literal
+            group["level"],
+            {m: p_values[(judge, perturbation, m)] for m in metrics},
+            w,
+            paper_literal=paper_literal,
+            n=min(n_by_metric.values()),
         )
         entry = report.setdefault(judge, {"perturbations": {}, "uniform_weights_for": []})
         entry["perturbations"][perturbation] = {
@@ -142,6 +148,7 @@ def build_report(
             "p_ew": result.p_ew,
             "D": result.D,
             "D_ew": result.D_ew,
+            "n": result.n,
         }
         if w is None:
             entry["uniform_weights_for"].append(perturbation)

@@ -40,6 +40,9 @@ BOOTSTRAP = 1000
 SEED = 0
 BINS = 10
 MIN_SHARED = 5  # pairs two raters must share before their kappa says anything
+# Fewer prompts (bootstrap clusters) than this and a bootstrap interval is degenerate (κ 1.000
+# [1.00, 1.00] on 2 pairs): the figure is shown with its n and "too few for an interval".
+MIN_FOR_INTERVAL = 10
 Z95 = 1.959963984540054
 
 
@@ -254,6 +257,8 @@ def agreement_and_kappa(
         float(total[0, 0] + total[1, 1] + total[2, 2]) / len(predicted), *_percentiles(hits / tables.sum(axis=(1, 2)))
     )
     value = float(_kappa_of_tables(total))
+    if count < MIN_FOR_INTERVAL:
+        return Interval(agreement.value), Interval(None if math.isnan(value) else value)
     if math.isnan(value):
         return agreement, Interval(None)
     return agreement, Interval(value, *_percentiles(_kappa_of_tables(tables)))
@@ -262,10 +267,8 @@ def agreement_and_kappa(
 def wilson(hits: int, total: int) -> Interval:
     if not total:
         return Interval(None)
-    p = hits / total
-    centre = (p + Z95**2 / (2 * total)) / (1 + Z95**2 / total)
-    half = Z95 * math.sqrt(p * (1 - p) / total + Z95**2 / (4 * total * total)) / (1 + Z95**2 / total)
-    return Interval(p, max(0.0, centre - half), min(1.0, centre + half))
+    low, high = _wilson_bounds(hits / total, total)
+    return Interval(hits / total, max(0.0, low), min(1.0, high))
 
 
 # --- position and length ---------------------------------------------------------------------------
@@ -331,13 +334,49 @@ def logistic_fit(
 def length_slope_counts(difference: np.ndarray, first: np.ndarray, second: np.ndarray) -> float | None:
     """Slope of "picked response 1" on the standardised length difference, from per-pair counts of
     decisive verdicts for response 1 and for response 2 (the same fit as one row per verdict)."""
+    return length_slope_interval(difference, first, second).value
+
+
+def length_slope_interval(difference: np.ndarray, first: np.ndarray, second: np.ndarray) -> Interval:
+    """The slope with its 95 % Wald interval (the inverse Fisher information, as statsmodels' Logit
+    gives it); no interval on fewer than MIN_FOR_INTERVAL decisive verdicts."""
     difference, first, second = (np.asarray(v, dtype=float) for v in (difference, first, second))
     x = standardised(np.concatenate([difference, difference]), np.concatenate([first, second]))
     if x is None:
-        return None
+        return Interval(None)
     y = np.concatenate([np.ones(len(difference)), np.zeros(len(difference))])
-    fit = logistic_fit(x, y, np.concatenate([first, second]))
-    return None if fit is None else fit[1]
+    weights = np.concatenate([first, second])
+    fit = logistic_fit(x, y, weights)
+    if fit is None:
+        return Interval(None)
+    if weights.sum() < MIN_FOR_INTERVAL:
+        return Interval(fit[1])
+    design = np.column_stack([np.ones(len(x)), x])
+    p = 1 / (1 + np.exp(-(design @ np.array(fit))))
+    information = design.T @ (design * (weights * p * (1 - p))[:, None])
+    half = Z95 * math.sqrt(float(np.linalg.inv(information)[1, 1]))
+    return Interval(fit[1], fit[1] - half, fit[1] + half)
+
+
+def difference_of_rates(hits_a: float, total_a: float, hits_b: float, total_b: float) -> Interval:
+    """Rate a minus rate b with Newcombe's hybrid score interval (Newcombe 1998, method 10: each rate's
+    Wilson interval, combined), the interval statsmodels' confint_proportions_2indep(method="newcomb")
+    gives; counts may hold halves (ties). No interval when either side has fewer than MIN_FOR_INTERVAL."""
+    if not total_a or not total_b:
+        return Interval(None)
+    p_a, p_b = hits_a / total_a, hits_b / total_b
+    if min(total_a, total_b) < MIN_FOR_INTERVAL:
+        return Interval(p_a - p_b)
+    a, b = _wilson_bounds(p_a, total_a), _wilson_bounds(p_b, total_b)
+    low = p_a - p_b - math.sqrt((p_a - a[0]) ** 2 + (b[1] - p_b) ** 2)
+    high = p_a - p_b + math.sqrt((a[1] - p_a) ** 2 + (p_b - b[0]) ** 2)
+    return Interval(p_a - p_b, low, high)
+
+
+def _wilson_bounds(p: float, total: float) -> tuple[float, float]:
+    centre = (p + Z95**2 / (2 * total)) / (1 + Z95**2 / total)
+    half = Z95 * math.sqrt(p * (1 - p) / total + Z95**2 / (4 * total * total)) / (1 + Z95**2 / total)
+    return centre - half, centre + half
 
 
 def length_slope(picks: Iterable[tuple[int, Pair]]) -> float | None:
@@ -393,6 +432,8 @@ def paired_difference(
     if not hits_a:
         return Interval(None)
     index = {cluster: i for i, cluster in enumerate(dict.fromkeys(clusters))}
+    if len(index) < MIN_FOR_INTERVAL:
+        return Interval((sum(hits_b) - sum(hits_a)) / len(hits_a))
     per_cluster = np.zeros((len(index), 3))
     for a, b, c in zip(hits_a, hits_b, clusters, strict=True):
         per_cluster[index[c]] += (a, b, 1)
@@ -433,6 +474,8 @@ def krippendorff_alpha_from_counts(counts: np.ndarray, resamples: int = BOOTSTRA
     value = float(_alpha_of(per_unit.sum(axis=0)))
     if math.isnan(value):
         return Interval(None)
+    if len(counts) < MIN_FOR_INTERVAL:
+        return Interval(value)
     resampled = (_resample_weights(len(counts), resamples, seed) @ per_unit.reshape(len(counts), -1)).reshape(-1, k, k)
     low, high = _percentiles(_alpha_of(resampled))
     return Interval(value, low, high)

@@ -30,9 +30,11 @@ from evalhub.core.judge_lab import (
     calibration,
     confusion_tables,
     dense_verdicts,
+    difference_of_rates,
     kappa,
     krippendorff_alpha_from_counts,
     length_slope_counts,
+    length_slope_interval,
     paired_difference,
     position_flips,
     wilson,
@@ -92,6 +94,7 @@ class JudgeReport:
     calibration: Calibration | None
     privileged: list[PrivilegedLift] = field(default_factory=list)
     versus_people: dict[str, Any] | None = None
+    length_interval: Interval = field(default_factory=lambda: Interval(None))  # the judge's slope, 95 % Wald
 
     @property
     def kind_label(self) -> str:
@@ -124,6 +127,7 @@ class JudgeReport:
             "longer_pairs": self.longer_pairs,
             "people_longer_share": self.people_longer_share,
             "length_coef": self.length_coef,
+            "length_coef_ci": self.length_interval.as_list(),
             "people_length_coef": self.people_length_coef,
             "self_preference": self.self_preference,
             "ece": self.calibration.ece if self.calibration else None,
@@ -228,7 +232,8 @@ def build_report(
     resamples: int = BOOTSTRAP,
     seed: int = SEED,
 ) -> Report:
-    """Every judge's report, ranked by kappa (highest first; judges without one last)."""
+    """Every judge's report, ranked by kappa (highest first; judges whose kappa rests on too few prompts for
+    an interval after those with one; judges without one last)."""
     index = _Index(pairs, settled)
     verdicts = {
         judge.id: dense_verdicts(_arrays(labels.get(judge.id, ()), index), len(index.items)) for judge in judges
@@ -263,7 +268,8 @@ def build_report(
         else:
             reference = without_consensus if judge.kind in (PANEL, AGENT) else general
         reports.append(_judge_report(judge, reference, context))
-    reports.sort(key=lambda r: (r.kappa.value is None, -(r.kappa.value or 0), -r.n, r.judge.name))
+    # Judges whose kappa rests on too few prompts for an interval come after those with one.
+    reports.sort(key=lambda r: (r.kappa.value is None, r.kappa.low is None, -(r.kappa.value or 0), -r.n, r.judge.name))
     return Report(judges=reports, people=_people_report(context))
 
 
@@ -335,6 +341,9 @@ def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], co
     longer, longer_total = _longer(index.difference, judged, (picks == FIRST) * 1.0, (picks == SECOND) * 1.0)
     people_longer, people_total = _longer(index.difference, judged, others[:, 0], others[:, 1])
     decisive = judged & ((picks == FIRST) | (picks == SECOND))
+    slope = length_slope_interval(
+        index.difference[decisive], (picks[decisive] == FIRST) * 1.0, (picks[decisive] == SECOND) * 1.0
+    )
     return JudgeReport(
         judge=judge,
         judged=int(judged.sum()),
@@ -350,9 +359,8 @@ def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], co
         longer_share=longer / longer_total if longer_total else None,
         longer_pairs=longer_total,
         people_longer_share=people_longer / people_total if people_total else None,
-        length_coef=length_slope_counts(
-            index.difference[decisive], (picks[decisive] == FIRST) * 1.0, (picks[decisive] == SECOND) * 1.0
-        ),
+        length_coef=slope.value,
+        length_interval=slope,
         people_length_coef=(
             length_slope_counts(index.difference[judged], others[judged, 0], others[judged, 1])
             if judge.kind != PERSON
@@ -395,6 +403,8 @@ def _self_preference(judge: JudgeInfo, picks: np.ndarray, context: _Context) -> 
     people_wins, people_total = _win_rate(context.people_counts[rows], own_first)
     own_rate = own_wins / own_total
     comparison = people_wins / people_total if people_total else (other_wins / other_total if other_total else None)
+    against = (people_wins, people_total) if people_total else (other_wins, other_total)
+    excess = difference_of_rates(own_wins, own_total, *against)
     return {
         "model": model,
         "pairs": own_total,
@@ -404,6 +414,8 @@ def _self_preference(judge: JudgeInfo, picks: np.ndarray, context: _Context) -> 
         "people_win_rate": people_wins / people_total if people_total else None,
         "people_verdicts": people_total,
         "excess": None if comparison is None else own_rate - comparison,
+        "excess_ci": excess.as_list(),
+        "compared_with": "people" if people_total else "other judges" if other_total else None,
     }
 
 

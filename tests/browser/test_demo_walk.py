@@ -17,7 +17,11 @@ DEMO_JOBS = 6  # debates, a single judge, GEM, DHP, YESciEval, generation
 # The empty states the demo keeps on purpose: a demo system is a candidate, never a judge, and
 # people's verdicts are the user's next step (adjudication), not something the demo makes up.
 EXPECTED_EMPTY = {
-    "model": ("This model has not judged any pair", "No DHP, YESciEval or single-judge run names this model", "No generation run"),
+    "model": (
+        "This model has not judged any pair",
+        "No DHP, YESciEval or single-judge run names this model",
+        "No generation run",
+    ),
     "judges": ("No person's verdicts yet",),
     "job: Generation": ("No anchor model was chosen",),  # win rates need a judged anchor; accuracy is shown
 }

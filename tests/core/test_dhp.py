@@ -72,7 +72,7 @@ def test_vectorised_rows_equal_one_call_per_row():
 def test_level_balanced_average_counts_each_level_equally():
     def result(level, d):
         p = 0.05**d
-        return perturbation_result(level, {"m": p, "n": p}, None)
+        return perturbation_result(level, {"m": p, "n": p}, None, n=50)
 
     results = {"c1": result("C", 1), "c2": result("C", 3), "w1": result("W", 4)}
     s = summary(results)
@@ -257,12 +257,37 @@ def test_the_expert_weighted_summary_is_taken_from_the_weighted_d_values_by_hand
     from evalhub.core.dhp import PerturbationResult, summary
 
     results = {
-        "typos": PerturbationResult("C", {}, 0.01, 0.2, D=1.5, D_ew=0.5),
-        "deletions": PerturbationResult("C", {}, 0.01, 0.01, D=2.5, D_ew=1.5),
-        "reorder": PerturbationResult("S", {}, 0.001, 0.3, D=3.0, D_ew=0.4),
+        "typos": PerturbationResult("C", {}, 0.01, 0.2, D=1.5, D_ew=0.5, n=30),
+        "deletions": PerturbationResult("C", {}, 0.01, 0.01, D=2.5, D_ew=1.5, n=30),
+        "reorder": PerturbationResult("S", {}, 0.001, 0.3, D=3.0, D_ew=0.4, n=30),
     }
     got = summary(results)
     assert got["D_avg"] == pytest.approx(((1.5 + 2.5) / 2 + 3.0) / 2)
     assert got["D_min"] == 1.5
     assert got["D_avg_ew"] == pytest.approx(((0.5 + 1.5) / 2 + 0.4) / 2)
     assert got["D_min_ew"] == 0.4
+
+
+def test_d_min_is_taken_over_perturbations_tested_on_enough_texts_and_each_shows_its_n():
+    from evalhub.core.dhp import MIN_ITEMS, describe_summary
+
+    # A perfect judge, but "reorder" was tried on 4 texts only: its p cannot go below 2^-4 (D < 1).
+    lines = ["judge,item_id,perturbation,level,metric,original_score,perturbed_score"]
+    for perturbation, level, items in (("typos", "C", 30), ("entities", "W", 30), ("reorder", "S", 4)):
+        for item in range(items):
+            lines.append(f"j,{item},{perturbation},{level},fluency,{4 + item % 2},{3 + item % 2 - (item % 3 == 0)}")
+    report = build_report(read_scores("\n".join(lines) + "\n"))["judges"]["j"]
+    assert report["perturbations"]["reorder"]["n"] == 4
+    assert report["perturbations"]["typos"]["n"] == 30
+    assert report["perturbations"]["reorder"]["D"] < 1
+    assert report["summary"]["D_min"] == pytest.approx(
+        min(report["perturbations"][p]["D"] for p in ("typos", "entities"))
+    )
+    assert report["summary"]["D_min"] > 1
+    assert report["summary"]["D_min_over"] == 2
+    assert report["summary"]["min_items"] == MIN_ITEMS
+    few = build_report(
+        read_scores("\n".join(line for line in lines if ",reorder," in line or line.startswith("judge")) + "\n")
+    )
+    assert few["judges"]["j"]["summary"]["D_min"] is None
+    assert "no perturbation with 10+ texts" in describe_summary(few["judges"]["j"]["summary"])

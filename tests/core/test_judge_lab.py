@@ -147,9 +147,12 @@ def test_the_wilson_interval_by_hand():
 
 
 def test_a_paired_difference_is_the_second_agreement_minus_the_first():
-    difference = paired_difference([True, False, False, True], [True, True, True, True], [1, 1, 2, 2])
+    difference = paired_difference([True, False, False, True] * 5, [True] * 20, [i // 2 for i in range(20)])
     assert difference.value == 0.5
     assert difference.low <= 0.5 <= difference.high
+    # On two prompts a bootstrap interval would pretend certainty: there is none.
+    few = paired_difference([True, False, False, True], [True, True, True, True], [1, 1, 2, 2])
+    assert (few.value, few.low, few.high) == (0.5, None, None)
 
 
 def test_a_judges_verdict_is_its_majority_in_the_order_it_was_first_shown():
@@ -251,3 +254,71 @@ def test_a_person_is_not_compared_with_their_own_label():
     labels = {"a": [Label("a", item, FIRST)], "b": [Label("b", item, SECOND)]}
     report = build_report(judges, labels, {item: Pair(1, 10, 20)}, {}, resamples=50)
     assert [r.agreement.value for r in report.judges] == [0.0, 0.0]
+
+
+def test_on_too_few_prompts_kappa_and_agreement_show_no_interval_instead_of_a_degenerate_one():
+    from evalhub.core.judge_lab import MIN_FOR_INTERVAL
+
+    # Two pairs that agree: the bootstrap said κ 1.000 [1.00, 1.00].
+    agreement, kappa_ci = agreement_and_kappa([FIRST, SECOND], [FIRST, SECOND], ["p1", "p2"])
+    assert (agreement.value, agreement.low, agreement.high) == (1.0, None, None)
+    assert (kappa_ci.value, kappa_ci.low, kappa_ci.high) == (1.0, None, None)
+    n = MIN_FOR_INTERVAL
+    predicted = [FIRST, SECOND] * n
+    reference = [FIRST, SECOND] * (n - 1) + [SECOND, FIRST]
+    agreement, kappa_ci = agreement_and_kappa(predicted, reference, [f"p{i}" for i in range(2 * n)])
+    assert agreement.low is not None
+    assert kappa_ci.low < kappa_ci.value < kappa_ci.high
+
+
+def test_a_judge_whose_kappa_rests_on_too_few_prompts_sorts_after_judges_with_an_interval():
+    judges = [JudgeInfo("person", "person", PERSON), JudgeInfo("few", "few", MODEL), JudgeInfo("many", "many", MODEL)]
+    pairs, labels, settled = {}, {"person": [], "few": [], "many": []}, {}
+    rng = random.Random(3)
+    for i in range(40):
+        item = ("overall", i)
+        pairs[item] = Pair(f"prompt-{i}", 10, 20)
+        truth = FIRST if rng.random() < 0.5 else SECOND
+        settled[item] = Settled(truth, CONSENSUS)
+        labels["many"].append(
+            Label("many", item, truth if rng.random() < 0.8 else (SECOND if truth == FIRST else FIRST))
+        )
+        if i < 3:
+            labels["few"].append(Label("few", item, truth))  # perfect on 3 pairs
+    report = build_report(judges, labels, pairs, settled, resamples=100)
+    order = [r.judge.id for r in report.judges]
+    assert order == ["many", "few"]
+    few = report.find("few")
+    assert few.kappa.value == 1.0
+    assert few.kappa.low is None
+    assert few.n == 3
+
+
+def test_the_length_slope_interval_is_statsmodels_logit_wald_interval():
+    from evalhub.core.judge_lab import length_slope_interval
+
+    rng = np.random.default_rng(5)
+    difference = rng.normal(0, 300, 400)
+    picked_first = (rng.random(400) < 1 / (1 + np.exp(-difference / 300))).astype(float)
+    interval = length_slope_interval(difference, picked_first, 1 - picked_first)
+    x = difference / difference.std(ddof=1)
+    fitted = sm.Logit(picked_first, sm.add_constant(x)).fit(disp=0)
+    low, high = fitted.conf_int()[1]
+    assert interval.value == pytest.approx(fitted.params[1], rel=1e-6)
+    assert interval.low == pytest.approx(low, rel=1e-5)
+    assert interval.high == pytest.approx(high, rel=1e-5)
+    few = length_slope_interval(difference[:6], picked_first[:6], 1 - picked_first[:6])
+    assert few.low is None
+
+
+def test_the_self_preference_excess_interval_is_newcombes_as_statsmodels_computes_it():
+    from statsmodels.stats.proportion import confint_proportions_2indep
+
+    from evalhub.core.judge_lab import difference_of_rates
+
+    interval = difference_of_rates(30, 40, 50, 100)
+    low, high = confint_proportions_2indep(30, 40, 50, 100, method="newcomb", compare="diff")
+    assert interval.value == pytest.approx(0.75 - 0.5)
+    assert interval.low == pytest.approx(low, abs=1e-9)
+    assert interval.high == pytest.approx(high, abs=1e-9)
+    assert difference_of_rates(3, 4, 50, 100).low is None

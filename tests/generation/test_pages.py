@@ -153,7 +153,7 @@ def test_the_model_page_shows_its_accuracy_per_hint_tier(
     )
     login(viewer)
     page = client.get(reverse("model_detail", args=[candidates[0].slug])).content.decode()
-    section = page.split("<h3>Hint tiers</h3>", 1)[1].split("<h2 id=\"as-a-judge\">As a judge</h2>", 1)[0]
+    section = page.split("<h3>Hint tiers</h3>", 1)[1].split('<h2 id="as-a-judge">As a judge</h2>', 1)[0]
     assert "Maths" in section
     assert "<td>Accuracy</td>" in section
     assert "0%" in section

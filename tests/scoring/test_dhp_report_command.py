@@ -18,9 +18,16 @@ def test_it_writes_the_documented_json(tmp_path):
     call_command("dhp_report", "--scores", str(scores), "--out", str(out))
     report = json.loads(out.read_text())
     typos = report["judges"]["gpt"]["perturbations"]["typos"]
-    assert set(typos) == {"level", "p_by_metric", "p", "p_ew", "D", "D_ew"}
+    assert set(typos) == {"level", "p_by_metric", "p", "p_ew", "D", "D_ew", "n"}
     assert typos["level"] == "C"
-    assert set(report["judges"]["gpt"]["summary"]) == {"D_avg", "D_min", "D_avg_ew", "D_min_ew"}
+    assert set(report["judges"]["gpt"]["summary"]) == {
+        "D_avg",
+        "D_min",
+        "D_avg_ew",
+        "D_min_ew",
+        "D_min_over",
+        "min_items",
+    }
 
 
 def test_a_bad_file_fails_with_the_row_named(tmp_path):

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from evalhub.core.dhp import describe_summary
 from evalhub.core.dhp_report import ReportError, build_report, read_scores
 
 
@@ -42,7 +43,4 @@ class Command(BaseCommand):
         options["out"].write_text(json.dumps(report, indent=2), encoding="utf-8")
         for judge, entry in report["judges"].items():
             s = entry["summary"]
-            self.stdout.write(
-                f"{judge}: D_avg {s['D_avg']:.2f}, D_min {s['D_min']:.2f}, "
-                f"D_avg_ew {s['D_avg_ew']:.2f}, D_min_ew {s['D_min_ew']:.2f}"
-            )
+            self.stdout.write(f"{judge}: {describe_summary(s)}")

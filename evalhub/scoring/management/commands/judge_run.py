@@ -6,6 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from evalhub.catalog.models import Benchmark, LanguageModel
+from evalhub.core.dhp import describe_summary
 from evalhub.jobs.cli import report_state, work_here
 from evalhub.scoring.actions import DEFAULT_CHUNK_PROMPTS, do_create_discernment_run
 from evalhub.scoring.discernment import discernment_summary, run_discernment_chunk
@@ -114,10 +115,7 @@ class Command(BaseCommand):
                 if report is None:
                     continue
                 s = report["summary"]
-                self.stdout.write(
-                    f"  D_avg {s['D_avg']:.2f}  D_min {s['D_min']:.2f}  D_avg_ew {s['D_avg_ew']:.2f}  "
-                    f"D_min_ew {s['D_min_ew']:.2f}"
-                )
+                self.stdout.write(f"  {describe_summary(s)}")
                 for name, entry in report["perturbations"].items():
                     self.stdout.write(f"  {name:<40} level {entry['level']}  p {entry['p']:.4g}  D {entry['D']:.2f}")
             else:
