@@ -27,10 +27,9 @@ from evalhub.catalog.tallying import do_count_imported
 from evalhub.core.benchmark_files import ParsedFile, RowError, detect_format, parse_benchmark_file, unit_of
 from evalhub.core.criteria import check_levels
 from evalhub.core.criteria_variants import ORIGINAL as ORIGINAL_PROMPT
-from evalhub.core.judgment_files import DEFAULT_CRITERION, ParsedJudgments, parse_judgment_file
+from evalhub.core.judgment_files import DEFAULT_CRITERION, UNREADABLE, ParsedJudgments, parse_judgment_file
 from evalhub.core.slugs import is_slug
-from evalhub.tallies.actions import do_mark_stale
-from evalhub.tallies.signals import deletions_counted
+from evalhub.tallies.actions import do_mark_stale, note_change
 
 PROMPT_FIELDS = (
     "text",
@@ -265,7 +264,12 @@ def do_ensure_criterion(slug: str, name: str, definition: str, levels: dict, *, 
 
 # --- pairwise judgments from files (human labels and judges' verdicts) ---------------------------
 
-VERDICT_OF_WINNER = {"a": Verdict.FIRST, "b": Verdict.SECOND, "tie": Verdict.NEITHER}
+VERDICT_OF_WINNER: dict[str, int | None] = {
+    "a": Verdict.FIRST,
+    "b": Verdict.SECOND,
+    "tie": Verdict.NEITHER,
+    UNREADABLE: None,  # answered, unreadable: no battle, a miss in the judge lab
+}
 IMPORTED_JUDGMENT_SOURCE = "import"
 
 
@@ -328,7 +332,8 @@ def do_import_judgments(
     Prompts, responses and candidate models are created or matched as by `do_import_benchmark`;
     judges are created as models (people as human authors). A judgment's natural key is (criterion,
     judge, the pair in the order shown): the same file again changes nothing, and a judgment whose
-    verdict or probability changed is replaced by a new row, so every cached board sees the change.
+    verdict or probability changed is updated in place (its counts taken away and added again, which
+    raises the counts' version, so every cached board sees the change).
     """
     _check_benchmark_slug(benchmark_slug)
     parsed = check_judgment_file(filename, data, layout=layout, allow_new_models=allow_new_models)
@@ -374,7 +379,7 @@ def _upsert_judgments(prompts: dict[str, Prompt], parsed: ParsedJudgments, count
             prompt_id__in=[prompt.id for prompt in prompts.values()], parent__isnull=True, variant=""
         ).values_list("id", "prompt_id", "model_id")
     }
-    wanted: dict[tuple[int, int, int, int], tuple[int, float | None]] = {}
+    wanted: dict[tuple[int, int, int, int], tuple[int | None, float | None]] = {}
     for record in parsed.judgments:
         prompt_id = prompts[record.prompt_id].id
         key = (
@@ -393,10 +398,20 @@ def _upsert_judgments(prompts: dict[str, Prompt], parsed: ParsedJudgments, count
             response__prompt_id__in=[prompt.id for prompt in prompts.values()],
         ).values_list("pk", "criterion_id", "judge_model_id", "response_id", "response_2_id", "verdict", "probability")
     }
-    stale = [existing[key][0] for key, value in wanted.items() if key in existing and existing[key][1:] != value]
-    do_count_imported(stale, -1)  # taken away here, so the deletion need not mark the counts stale
-    with deletions_counted():
-        Judgment.objects.filter(pk__in=stale).delete()
+    # A changed verdict is updated in place: the row keeps its place among the judge's labels of the
+    # pair, so the order it was first shown in (the earlier label: the file's order, then the import
+    # order) does not swap when one verdict is edited and the file imported again.
+    changed = [
+        Judgment(pk=existing[key][0], verdict=value[0], probability=value[1])
+        for key, value in wanted.items()
+        if key in existing and existing[key][1:] != value
+    ]
+    stale = [judgment.pk for judgment in changed]
+    do_count_imported(stale, -1)
+    Judgment.objects.bulk_update(changed, ["verdict", "probability"], batch_size=500)
+    do_count_imported(stale, 1)
+    if changed:
+        note_change()  # a probability alone changes no count, but the win rates and the judge lab read it
     new = [
         Judgment(
             criterion_id=c,
@@ -408,12 +423,12 @@ def _upsert_judgments(prompts: dict[str, Prompt], parsed: ParsedJudgments, count
             source=IMPORTED_JUDGMENT_SOURCE,
         )
         for (c, j, r1, r2), (verdict, probability) in wanted.items()
-        if (c, j, r1, r2) not in existing or existing[(c, j, r1, r2)][1:] != (verdict, probability)
+        if (c, j, r1, r2) not in existing
     ]
     Judgment.objects.bulk_create(new, batch_size=500)
     do_count_imported([judgment.pk for judgment in new], 1)
     counts.update(
-        judgments_created=len(new) - len(stale),
+        judgments_created=len(new),
         judgments_replaced=len(stale),
-        judgments_unchanged=len(wanted) - len(new),
+        judgments_unchanged=len(wanted) - len(new) - len(stale),
     )

@@ -293,7 +293,12 @@ class Judgment(models.Model):
             ),
             models.CheckConstraint(
                 condition=(Q(response_2__isnull=True) & Q(score__isnull=False) & Q(verdict__isnull=True))
-                | (Q(response_2__isnull=False) & Q(verdict__in=[0, 1, 2]) & Q(score__isnull=True)),
+                # A pairwise verdict may be missing: the judge answered and no verdict could be read.
+                | (
+                    Q(response_2__isnull=False)
+                    & (Q(verdict__in=[0, 1, 2]) | Q(verdict__isnull=True))
+                    & Q(score__isnull=True)
+                ),
                 name="judgment_is_a_score_or_a_pairwise_verdict",
             ),
             models.CheckConstraint(condition=~Q(response=F("response_2")), name="pair_has_two_responses"),

@@ -264,6 +264,47 @@ def agreement_and_kappa(
     return agreement, Interval(value, *_percentiles(_kappa_of_tables(tables)))
 
 
+@dataclass(frozen=True)
+class OrderAgreement:
+    """Agreement on the pairs a judge saw in both orders: as first shown, as shown second, and averaged
+    over the two orders (each pair's two verdicts scored half each: the headline accuracy of MT-Bench's
+    and LLMBar's pairwise judges, which are asked in both orders)."""
+
+    pairs: int
+    first_shown: Interval
+    second_shown: Interval
+    averaged: Interval
+
+
+def order_agreement(
+    first: np.ndarray,
+    second: np.ndarray,
+    reference: np.ndarray,
+    clusters: np.ndarray,
+    resamples: int = BOOTSTRAP,
+    seed: int = SEED,
+) -> OrderAgreement | None:
+    """`first` and `second`: the judge's verdicts on the same pairs in the order first shown and in the
+    other; 95 % bootstrap intervals over clusters (prompts), none below MIN_FOR_INTERVAL of them."""
+    if not len(first):
+        return None
+    hits = np.stack([np.asarray(first) == reference, np.asarray(second) == reference, np.ones(len(first))], axis=1)
+    _, groups = np.unique(np.asarray(clusters), return_inverse=True)
+    count = int(groups.max()) + 1
+    per_cluster = np.zeros((count, 3))
+    np.add.at(per_cluster, groups.ravel(), hits.astype(float))
+    total = per_cluster.sum(axis=0)
+    values = (total[0] / total[2], total[1] / total[2], (total[0] + total[1]) / (2 * total[2]))
+    if count < MIN_FOR_INTERVAL:
+        return OrderAgreement(len(first), *(Interval(v) for v in values))
+    sums = _resample_weights(count, resamples, seed) @ per_cluster.astype(np.float32)
+    resampled = (sums[:, 0] / sums[:, 2], sums[:, 1] / sums[:, 2], (sums[:, 0] + sums[:, 1]) / (2 * sums[:, 2]))
+    first_i, second_i, averaged = (
+        Interval(v, *_percentiles(r.astype(float))) for v, r in zip(values, resampled, strict=True)
+    )
+    return OrderAgreement(len(first), first_i, second_i, averaged)
+
+
 def wilson(hits: int, total: int) -> Interval:
     if not total:
         return Interval(None)

@@ -25,6 +25,7 @@ from evalhub.core.judge_lab import (
     JudgeVerdicts,
     Label,
     LabelArrays,
+    OrderAgreement,
     Pair,
     agreement_and_kappa,
     calibration,
@@ -35,6 +36,7 @@ from evalhub.core.judge_lab import (
     krippendorff_alpha_from_counts,
     length_slope_counts,
     length_slope_interval,
+    order_agreement,
     paired_difference,
     position_flips,
     wilson,
@@ -95,6 +97,7 @@ class JudgeReport:
     privileged: list[PrivilegedLift] = field(default_factory=list)
     versus_people: dict[str, Any] | None = None
     length_interval: Interval = field(default_factory=lambda: Interval(None))  # the judge's slope, 95 % Wald
+    by_order: OrderAgreement | None = None  # on the pairs it saw in both orders
 
     @property
     def kind_label(self) -> str:
@@ -128,6 +131,19 @@ class JudgeReport:
             "people_longer_share": self.people_longer_share,
             "length_coef": self.length_coef,
             "length_coef_ci": self.length_interval.as_list(),
+            "agreement_by_order": None
+            if self.by_order is None
+            else {
+                "pairs": self.by_order.pairs,
+                **{
+                    name: {"value": interval.value, "ci": interval.as_list()}
+                    for name, interval in (
+                        ("first_shown", self.by_order.first_shown),
+                        ("second_shown", self.by_order.second_shown),
+                        ("averaged", self.by_order.averaged),
+                    )
+                },
+            },
             "people_length_coef": self.people_length_coef,
             "self_preference": self.self_preference,
             "ece": self.calibration.ece if self.calibration else None,
@@ -341,6 +357,15 @@ def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], co
     longer, longer_total = _longer(index.difference, judged, (picks == FIRST) * 1.0, (picks == SECOND) * 1.0)
     people_longer, people_total = _longer(index.difference, judged, others[:, 0], others[:, 1])
     decisive = judged & ((picks == FIRST) | (picks == SECOND))
+    both_ways = scored & (mine.other_order != ABSENT)
+    by_order = order_agreement(
+        picks[both_ways],
+        mine.other_order[both_ways],
+        expected[both_ways],
+        index.cluster[both_ways],
+        context.resamples,
+        context.seed,
+    )
     slope = length_slope_interval(
         index.difference[decisive], (picks[decisive] == FIRST) * 1.0, (picks[decisive] == SECOND) * 1.0
     )
@@ -361,6 +386,7 @@ def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], co
         people_longer_share=people_longer / people_total if people_total else None,
         length_coef=slope.value,
         length_interval=slope,
+        by_order=by_order,
         people_length_coef=(
             length_slope_counts(index.difference[judged], others[judged, 0], others[judged, 1])
             if judge.kind != PERSON

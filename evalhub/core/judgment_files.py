@@ -6,8 +6,11 @@ anything is written:
 - **generic**, one row per judgment: `prompt_id`, `prompt` (on a prompt's first row), `category`,
   `model_a`, `model_b`, `response_a`, `response_b` (as shown: a was in the first position), `judge`
   (a person's id or a model's name), `judge_kind` (`human` | `model`; default: judges whose id
-  starts with `human` are people), `winner` (`a` | `b` | `tie`), `probability_a` (the judge's
-  probability that a is better), `criterion` (a criterion slug; default `overall`);
+  starts with `human` are people), `winner` (`a` | `b` | `tie` | `unreadable`: the judge answered
+  but no verdict could be read; it is no battle, and the judge lab counts it against the judge),
+  `probability_a` (the judge's probability that a is better), `criterion` (a criterion slug;
+  default `overall`). A judge that saw a pair both ways has two rows; the one earlier in the file
+  (or in an earlier import) is the order first shown;
 - **mt-bench**: MT-Bench's pairwise judgment records (`question_id`, `model_a`, `model_b`,
   `winner` = `model_a` | `model_b` | `tie` | `tie (bothbad)`, `judge`, `turn`, `conversation_a`,
   `conversation_b`). Turn 1 is the first question and answer; turn 2 is the whole two-turn
@@ -51,7 +54,8 @@ from evalhub.core.slugs import is_slug, slug_for
 GENERIC, MT_BENCH, ALPACA_EVAL = "generic", "mt-bench", "alpaca-eval"
 LAYOUTS = (GENERIC, MT_BENCH, ALPACA_EVAL)
 HUMAN, MODEL = "human", "model"
-WINNERS = ("a", "b", "tie")
+UNREADABLE = "unreadable"  # the judge answered, but no verdict could be read from its answer
+WINNERS = ("a", "b", "tie", UNREADABLE)
 DEFAULT_CRITERION = "overall"
 GENERIC_COLUMNS = (
     "prompt_id",
@@ -83,7 +87,7 @@ class JudgmentRecord:
     model_b: str
     judge: str
     judge_is_human: bool
-    winner: str  # "a" (the first position), "b" or "tie"
+    winner: str  # "a" (the first position), "b", "tie" or "unreadable"
     probability_a: float | None
     criterion: str
 
@@ -380,7 +384,7 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
         problems.append(f"'prompt_id' is longer than {MAX_ID_LENGTH} characters.")
     winner = texts["winner"].lower()
     if winner not in WINNERS:
-        problems.append(f"'winner' must be a, b or tie, not {texts['winner']!r}.")
+        problems.append(f"'winner' must be a, b, tie or unreadable, not {texts['winner']!r}.")
     if texts["model_a"] == texts["model_b"]:
         problems.append("model_a and model_b are the same model: a pair compares two.")
     judge = texts["judge"]
@@ -402,6 +406,8 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
         or not 0 <= probability <= 1  # NaN fails this too
     ):
         problems.append(f"'probability_a' must be a number between 0 and 1, not {probability!r}.")
+    if winner == UNREADABLE and probability is not None:
+        problems.append("an unreadable answer has no 'probability_a'.")
     criterion = row.get("criterion") or DEFAULT_CRITERION
     if not isinstance(criterion, str) or not is_slug(criterion):
         problems.append(f"'criterion' must be a criterion slug, not {criterion!r}.")

@@ -51,7 +51,10 @@ class Selection:
 
 
 def _judged_pairs():
-    return Judgment.objects.filter(judge_model__isnull=False, response_2__isnull=False, prompt_variant=ORIGINAL)
+    """Pairs with a verdict: an unreadable answer is left out, as AlpacaEval drops a missing preference."""
+    return Judgment.objects.filter(
+        judge_model__isnull=False, response_2__isnull=False, verdict__isnull=False, prompt_variant=ORIGINAL
+    )
 
 
 def choices() -> list[dict[str, Any]]:

@@ -106,14 +106,15 @@ def collect(scope: Scope) -> Observations:
 
 def _imported(found: Observations, scope: Scope) -> None:
     rows = Judgment.objects.filter(
-        response_2__isnull=False, judge_model__isnull=False, prompt_variant=ORIGINAL, verdict__isnull=False
-    )
+        response_2__isnull=False, judge_model__isnull=False, prompt_variant=ORIGINAL
+    )  # an unreadable answer (no verdict) is read as NO_VERDICT: the judge answered and missed
     if scope.benchmark:
         rows = rows.filter(response__prompt__benchmark__slug=scope.benchmark)
     if scope.criterion:
         rows = rows.filter(criterion__slug=scope.criterion)
-    fields = ("judge_model_id", "criterion_id", "response_id", "response_2_id", "verdict", "given")
-    rows = rows.annotate(given=Coalesce("probability", Value(-1.0))).order_by("pk").values_list(*fields)
+    fields = ("judge_model_id", "criterion_id", "response_id", "response_2_id", "read", "given")
+    rows = rows.annotate(given=Coalesce("probability", Value(-1.0)), read=Coalesce("verdict", Value(NO_VERDICT)))
+    rows = rows.order_by("pk").values_list(*fields)
     # Numbers straight from the cursor into arrays: tens of thousands of labels, and a Python object
     # per label was most of a cold board's time.
     sql, params = rows.query.sql_with_params()
@@ -126,7 +127,9 @@ def _imported(found: Observations, scope: Scope) -> None:
     first_shown = shown_first < shown_second
     low, high = np.minimum(shown_first, shown_second), np.maximum(shown_first, shown_second)
     picks = verdict.astype(int)
-    picks = np.where(first_shown | (picks == TIE), picks, np.where(picks == FIRST, SECOND, FIRST))
+    picks = np.where(
+        first_shown | (picks == TIE) | (picks == NO_VERDICT), picks, np.where(picks == FIRST, SECOND, FIRST)
+    )
     probability = np.where(given < 0, np.nan, given)
     probability = np.where(first_shown, probability, 1 - probability)
     keys, inverse = _unique_pairs(criterion.astype(np.int64), low.astype(np.int64), high.astype(np.int64))

@@ -277,3 +277,67 @@ def test_a_database_made_by_migrate_alone_knows_the_built_in_criteria():
     summary = do_import_judgments(filename="l.csv", data=labels.encode(), benchmark_slug="b", allow_new_models=True)
     assert summary.counts["judgments_created"] == 2
     assert set(Judgment.objects.values_list("criterion__slug", flat=True)) == {"helpfulness"}
+
+
+BOTH_ORDERS = "prompt_id,prompt,model_a,model_b,response_a,response_b,judge,winner\r\n" + "".join(
+    f"q{i},Question {i}?,gpt-4o,llama-3,Good {i}.,Bad {i}.,human-ana,a\r\n"
+    f"q{i},,gpt-4o,llama-3,Good {i}.,Bad {i}.,judge-x,{'a' if i % 4 else 'b'}\r\n"
+    f"q{i},,llama-3,gpt-4o,Bad {i}.,Good {i}.,judge-x,{'b' if i % 3 else 'a'}\r\n"
+    for i in range(12)
+)
+
+
+def test_the_order_first_shown_is_the_files_and_survives_an_edited_reimport():
+    do_import_judgments(filename="l.csv", data=BOTH_ORDERS.encode(), benchmark_slug="b", allow_new_models=True)
+    before = next(r for r in compute(Scope()).judges if r.judge.id == "judge-x")
+    # q0's first-shown verdict (gpt-4o first) edited from b to a: its row must keep its place.
+    edited = BOTH_ORDERS.replace(
+        "q0,,gpt-4o,llama-3,Good 0.,Bad 0.,judge-x,b", "q0,,gpt-4o,llama-3,Good 0.,Bad 0.,judge-x,a"
+    )
+    summary = do_import_judgments(filename="l.csv", data=edited.encode(), benchmark_slug="b")
+    assert (summary.counts["judgments_replaced"], summary.counts["judgments_created"]) == (1, 0)
+    after = next(r for r in compute(Scope()).judges if r.judge.id == "judge-x")
+    # Agreement as first shown: 9 of 12 before (q0, q4, q8 wrong), 10 of 12 after; the other order unchanged.
+    assert before.agreement.value == pytest.approx(9 / 12)
+    assert after.agreement.value == pytest.approx(10 / 12)
+    assert after.by_order.second_shown.value == before.by_order.second_shown.value == pytest.approx(8 / 12)
+
+
+def test_a_judge_asked_in_both_orders_has_its_agreement_per_order_and_averaged():
+    do_import_judgments(filename="l.csv", data=BOTH_ORDERS.encode(), benchmark_slug="b", allow_new_models=True)
+    judge = next(r for r in compute(Scope()).judges if r.judge.id == "judge-x")
+    order = judge.by_order
+    assert order.pairs == 12
+    assert order.first_shown.value == pytest.approx(9 / 12)
+    assert order.second_shown.value == pytest.approx(8 / 12)  # q0, q3, q6, q9 wrong
+    assert order.averaged.value == pytest.approx(17 / 24)
+    assert order.averaged.low < order.averaged.value < order.averaged.high
+    assert judge.as_json()["agreement_by_order"]["averaged"]["value"] == pytest.approx(17 / 24)
+
+
+def test_an_unreadable_answer_is_kept_as_a_miss_for_the_judge_and_is_no_battle():
+    from django.core.cache import cache
+
+    from evalhub.dashboards.battles import IMPORTED_JUDGES, Filters
+    from evalhub.dashboards.caching import fingerprint
+    from evalhub.dashboards.pairwise import pairwise_board
+
+    cache.clear()  # a rolled-back test can leave a board under the same fingerprint
+    labels = GENERIC_CSV.replace(
+        "q1,,gpt-4o,llama-3,No: 13 x 17.,Yes.,gpt-4o,a,0.9", "q1,,gpt-4o,llama-3,No: 13 x 17.,Yes.,gpt-4o,unreadable,"
+    )
+    do_import_judgments(filename="l.csv", data=labels.encode(), benchmark_slug="primes", allow_new_models=True)
+    assert Judgment.objects.get(judge_model__slug="gpt-4o", response__model__slug="gpt-4o").verdict is None
+    judge = next(r for r in compute(Scope()).judges if r.judge.id == "gpt-4o")
+    # Its first-shown answer on q1 was unreadable: a miss against Ana's label, in the confusion's last column.
+    assert judge.agreement.value == 0.0
+    assert sum(row[-1] for row in judge.confusion) == 1
+    board = pairwise_board(Filters(sources=(IMPORTED_JUDGES,)), fingerprint())
+    assert board["battles"] == 1  # the reversed-order verdict only
+
+
+def test_an_unreadable_answer_with_a_probability_is_refused():
+    labels = GENERIC_CSV.replace("gpt-4o,a,0.9", "gpt-4o,unreadable,0.9")
+    with pytest.raises(ImportRejected) as rejected:
+        do_import_judgments(filename="l.csv", data=labels.encode(), benchmark_slug="primes", allow_new_models=True)
+    assert "an unreadable answer has no 'probability_a'" in str(rejected.value.errors[0])
