@@ -30,6 +30,9 @@ BASE = 10.0
 CENTRE = 1000.0
 DEFAULT_RIDGE = 0.01
 DEFAULT_ROUNDS = 200
+BOOTSTRAP, SANDWICH = "bootstrap", "sandwich"
+INTERVALS = (BOOTSTRAP, SANDWICH)
+MIN_PAIR_COUNT = 50  # arena-rank's floor in 1 / max(battles of the pair, 50)
 A, B, TIE = "a", "b", "tie"
 OUTCOMES = (A, B, TIE)
 _ELO_PER_NAT = SCALE / math.log(BASE)
@@ -147,22 +150,81 @@ def win_probability(rating_i: float, rating_j: float) -> float:
     return float(1.0 / (1.0 + BASE ** ((rating_j - rating_i) / SCALE)))
 
 
-def ratings(battles: Battles, ridge: float = DEFAULT_RIDGE) -> np.ndarray:
-    """The fitted rating of every model on the full data."""
-    return np.asarray(to_rating(fit_strengths(_aggregate(battles, battles.count[None, :]), ridge))[0])
+def pair_weights(battles: Battles, min_pair_count: int = MIN_PAIR_COUNT) -> np.ndarray:
+    """Per cell, LMArena's reweighting (arena-rank, `PairDataset.from_pandas(reweighted=True)`): each
+    battle weighs 1 / max(battles of its pair, both orders, min_pair_count), so a pair shown a thousand
+    times does not outweigh one shown fifty."""
+    m = len(battles.models)
+    pair = np.minimum(battles.first, battles.second) * m + np.maximum(battles.first, battles.second)
+    per_pair = np.bincount(pair, weights=battles.count, minlength=m * m)
+    return np.asarray(1.0 / np.maximum(per_pair[pair], min_pair_count))
+
+
+def _weighted_ridge(battles: Battles, weights: np.ndarray | None, ridge: float) -> float:
+    """The prior keeps its strength relative to the data: scaled by the weighted share of the battles."""
+    if weights is None:
+        return ridge
+    return ridge * float((weights * battles.count).sum() / battles.count.sum())
+
+
+def ratings(battles: Battles, ridge: float = DEFAULT_RIDGE, weights: np.ndarray | None = None) -> np.ndarray:
+    """The fitted rating of every model on the full data (each cell's battles weighted by `weights`)."""
+    counts = battles.count if weights is None else battles.count * weights
+    return np.asarray(
+        to_rating(fit_strengths(_aggregate(battles, counts[None, :]), _weighted_ridge(battles, weights, ridge)))[0]
+    )
 
 
 def bootstrap_ratings(
-    battles: Battles, rounds: int = DEFAULT_ROUNDS, seed: int = 0, ridge: float = DEFAULT_RIDGE, batch: int = 100
+    battles: Battles,
+    rounds: int = DEFAULT_ROUNDS,
+    seed: int = 0,
+    ridge: float = DEFAULT_RIDGE,
+    batch: int = 100,
+    weights: np.ndarray | None = None,
 ) -> np.ndarray:
-    """(rounds, M) ratings, each fitted on N battles drawn with replacement from the N observed."""
+    """(rounds, M) ratings, each fitted on N battles drawn with replacement from the N observed (each
+    drawn battle keeping its cell's weight, as arena-rank's bootstrap does)."""
     rng = np.random.default_rng(seed)
     share = battles.count / battles.count.sum()
+    prior = _weighted_ridge(battles, weights, ridge)
     out = []
     for start in range(0, rounds, batch):
         draws = rng.multinomial(battles.total, share, size=min(batch, rounds - start)).astype(float)
-        out.append(to_rating(fit_strengths(_aggregate(battles, draws), ridge)))
+        if weights is not None:
+            draws = draws * weights[None, :]
+        out.append(to_rating(fit_strengths(_aggregate(battles, draws), prior)))
     return np.concatenate(out) if out else np.zeros((0, len(battles.models)))
+
+
+def sandwich_covariance(
+    battles: Battles, rating: np.ndarray, ridge: float = DEFAULT_RIDGE, weights: np.ndarray | None = None
+) -> np.ndarray:
+    """The robust (sandwich, HC0) covariance of the strengths in natural-log units, as LMArena's
+    arena-rank computes it: H⁻¹ G H⁻¹ with H = Σ w·p(1−p)·x xᵀ (+ the prior) and G = Σ w²·(y−p)²·x xᵀ
+    over battles, x = e_first − e_second, y = 1, ½ or 0. The strengths are pinned to mean 0 (the one
+    direction the likelihood does not see), so a rating's variance is about the mean model."""
+    m = len(battles.models)
+    beta = (np.asarray(rating, dtype=float) - CENTRE) / _ELO_PER_NAT
+    w = np.ones(len(battles.count)) if weights is None else weights
+    p = 1 / (1 + np.exp(-(beta[battles.first] - beta[battles.second])))
+    hess = battles.count * w * p * (1 - p)
+    meat = battles.count * w**2 * (battles.outcome - p) ** 2
+
+    def assembled(values: np.ndarray) -> np.ndarray:
+        out = np.zeros((m, m))
+        np.add.at(out, (battles.first, battles.first), values)
+        np.add.at(out, (battles.second, battles.second), values)
+        np.add.at(out, (battles.first, battles.second), -values)
+        np.add.at(out, (battles.second, battles.first), -values)
+        return out
+
+    pin = np.ones((m, m)) / m
+    # Adding 11ᵀ/M fixes the mean without touching any contrast; removing it after the inverse
+    # leaves the covariance of strengths constrained to mean 0.
+    bread = np.linalg.inv(assembled(hess) + _weighted_ridge(battles, weights, ridge) * np.eye(m) + pin)
+    centre = np.eye(m) - pin
+    return np.asarray(centre @ bread @ assembled(meat) @ bread @ centre)
 
 
 def ranks(low: Sequence[float], high: Sequence[float]) -> list[int]:
@@ -241,6 +303,8 @@ class Leaderboard:
     groups: int = 1  # connected parts of the comparison graph; ratings compare only within one
     beats: list[list[float | None]] | None = None  # P(row's rating above column's) over the resamples
     style: dict[str, float] | None = None  # style coefficients (Elo per standard deviation of each feature)
+    interval: str = BOOTSTRAP  # how the intervals were drawn: BOOTSTRAP or SANDWICH
+    reweighted: bool = False  # battles weighted 1 / max(battles of their pair, 50)
 
     def win_rate(self, i: int, j: int) -> float | None:
         return self.wins[i][j] / self.games[i][j] if self.games[i][j] else None
@@ -283,14 +347,24 @@ def leaderboard(
     seed: int = 0,
     ridge: float = DEFAULT_RIDGE,
     confidence: float = 0.95,
+    interval: str = BOOTSTRAP,
+    reweighted: bool = False,
 ) -> Leaderboard:
-    """Ratings with percentile bootstrap intervals, Arena ranks and P(row above column) from the
-    resamples, and the win/battle matrices. Each connected part of the comparison graph is fitted,
-    resampled and ranked on its own (group 1 the largest), centred on 1000."""
+    """Ratings with intervals, Arena ranks, P(row above column) and the win/battle matrices. Each
+    connected part of the comparison graph is fitted, resampled and ranked on its own (group 1 the
+    largest), centred on 1000.
+
+    `interval`: BOOTSTRAP (percentiles of `rounds` resamples of the battles; P(row above column) from
+    them) or SANDWICH (arena-rank's closed form: rating ± z·SE from the robust covariance; P(row above
+    column) = Φ(difference / its SE)). `reweighted`: each battle weighs 1 / max(battles of its pair, 50),
+    as arena-rank's reweighted fit (the matrices still count battles)."""
+    if interval not in INTERVALS:
+        raise ValueError(f"interval must be one of {', '.join(INTERVALS)}, not {interval!r}.")
     collected = battles if isinstance(battles, Battles) else collect(battles)
     m = len(collected.models)
+    rounds = rounds if interval == BOOTSTRAP else 0
     if m == 0:
-        return Leaderboard([], (), [], [], [], rounds, ridge, confidence, groups=0, beats=[])
+        return Leaderboard([], (), [], [], [], rounds, ridge, confidence, groups=0, beats=[], interval=interval)
     point, low, high, rank = np.zeros(m), np.zeros(m), np.zeros(m), [0] * m
     group = [0] * m
     beats: list[list[float | None]] = [[None] * m for _ in range(m)]
@@ -298,9 +372,12 @@ def leaderboard(
     parts = components(collected)
     for number, members in enumerate(parts, start=1):
         part = _restrict(collected, members)
-        part_point = ratings(part, ridge)
-        resampled = bootstrap_ratings(part, rounds, seed, ridge)
-        if len(resampled):
+        weights = pair_weights(part) if reweighted else None
+        part_point = ratings(part, ridge, weights)
+        resampled = bootstrap_ratings(part, rounds, seed, ridge, weights=weights)
+        if interval == SANDWICH:
+            part_low, part_high, above = _sandwich_bounds(part, part_point, ridge, weights, confidence)
+        elif len(resampled):
             part_low, part_high = np.percentile(resampled, [tail, 100 - tail], axis=0)
             above = (resampled[:, :, None] > resampled[:, None, :]).mean(axis=0)
         else:
@@ -353,7 +430,24 @@ def leaderboard(
         confidence=confidence,
         groups=len(parts),
         beats=beats,
+        interval=interval,
+        reweighted=reweighted,
     )
+
+
+def _sandwich_bounds(
+    part: Battles, point: np.ndarray, ridge: float, weights: np.ndarray | None, confidence: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Closed-form bounds (rating ± z·SE) and P(row above column) = Φ(difference / its SE)."""
+    from scipy.stats import norm
+
+    covariance = sandwich_covariance(part, point, ridge, weights) * _ELO_PER_NAT**2
+    z = float(norm.ppf(1 - (1 - confidence) / 2))
+    spread = np.sqrt(np.maximum(np.diag(covariance), 0.0))
+    variance = np.diag(covariance)[:, None] + np.diag(covariance)[None, :] - 2 * covariance
+    with np.errstate(divide="ignore", invalid="ignore"):
+        above = norm.cdf((point[:, None] - point[None, :]) / np.sqrt(np.maximum(variance, 0.0)))
+    return point - z * spread, point + z * spread, np.nan_to_num(above, nan=0.5)
 
 
 # --- style control (Chatbot Arena, "Does style matter?", 2024) ------------------------------------

@@ -131,6 +131,8 @@ class Filters:
     benchmark: str = ""
     responses: str = ""  # a response variant (e.g. answer:1h, one hint tier), or IMPORTED_VARIANT; blank: all
     style: bool = False  # also fit with style control, and order the board by it
+    interval: str = "bootstrap"  # or "sandwich": arena-rank's closed-form intervals
+    reweighted: bool = False  # each battle weighs 1 / max(battles of its pair, 50), as arena-rank can
 
     @property
     def with_judges(self) -> bool:
@@ -139,7 +141,9 @@ class Filters:
     @property
     def key(self) -> str:
         fields = [",".join(self.sources), self.criterion, self.scenario, self.benchmark, self.responses]
-        return "|".join([*fields, "style" if self.style else ""])
+        return "|".join(
+            [*fields, "style" if self.style else "", self.interval, "reweighted" if self.reweighted else ""]
+        )
 
     def keep(self, battle: Battle) -> bool:
         return (

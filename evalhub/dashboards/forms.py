@@ -16,6 +16,12 @@ class BattleFilterForm(forms.Form):
     benchmark = forms.CharField(required=False, max_length=100)
     responses = forms.CharField(required=False, max_length=100)
     style = forms.BooleanField(required=False, label="Style control")
+    interval = forms.ChoiceField(
+        required=False,
+        choices=[("bootstrap", "Bootstrap (200 resamples)"), ("sandwich", "Sandwich (closed form, arena-rank)")],
+        label="Intervals",
+    )
+    reweighted = forms.BooleanField(required=False, label="Reweight pairs")
 
     def filters(self) -> Filters:
         data = self.cleaned_data
@@ -26,4 +32,6 @@ class BattleFilterForm(forms.Form):
             benchmark=data["benchmark"],
             responses=data["responses"],
             style=data["style"],
+            interval=data["interval"] or "bootstrap",
+            reweighted=data["reweighted"],
         )

@@ -59,7 +59,7 @@ def pairwise_board(
                 for outcome, n in zip(("a", "b", "tie"), (row.wins_a, row.wins_b, row.ties), strict=True):
                     cells[(row.model_a, row.model_b, outcome)] += n
                 by_source[row.source] += row.wins_a + row.wins_b + row.ties
-        board = _fitted(cells, rounds, seed)
+        board = _fitted(cells, rounds, seed, filters.interval, filters.reweighted)
         ratings = [r.as_dict() for r in board.ratings]
         style = _style_control(kept, ratings, seed) if filters.style and kept else None
         if style is not None:
@@ -89,6 +89,8 @@ def pairwise_board(
             "battles": sum(cells.values()),
             "by_source": {source: n for source, n in by_source.items() if n},
             "rounds": board.rounds,
+            "interval": board.interval,
+            "reweighted": board.reweighted,
             "ridge": board.ridge,
             "confidence": board.confidence,
             "options": filter_options(),
@@ -97,11 +99,16 @@ def pairwise_board(
     return cached(f"pairwise:{filters.key}:{rounds}:{seed}", compute, stamp=stamp)
 
 
-def _fitted(cells: Counter, rounds: int, seed: int) -> bt.Leaderboard:
-    """The fit and its bootstrap for these counts, reused until the counts change (whatever else did)."""
+def _fitted(
+    cells: Counter, rounds: int, seed: int, interval: str = bt.BOOTSTRAP, reweighted: bool = False
+) -> bt.Leaderboard:
+    """The fit and its intervals for these counts, reused until the counts change (whatever else did)."""
     kept = {key: n for key, n in cells.items() if n > 0}
     key = hashlib.sha1(repr(sorted(kept.items())).encode(), usedforsecurity=False).hexdigest()
-    return cached_forever(f"bt:{key}:{rounds}:{seed}", lambda: bt.leaderboard(bt.from_cells(kept), rounds, seed))
+    return cached_forever(
+        f"bt:{key}:{rounds}:{seed}:{interval}:{int(reweighted)}",
+        lambda: bt.leaderboard(bt.from_cells(kept), rounds, seed, interval=interval, reweighted=reweighted),
+    )
 
 
 STYLE_ROUNDS = 100  # each resample is a logistic regression over the battles themselves

@@ -52,6 +52,8 @@ class PairwiseBoard(TypedDict):
     battles: int
     by_source: dict[str, int]
     rounds: int
+    interval: str  # "bootstrap" or "sandwich"
+    reweighted: bool
     ridge: float
     confidence: float
     options: FilterOptions

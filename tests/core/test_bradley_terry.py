@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -283,3 +284,89 @@ def test_a_group_with_too_few_battles_for_its_style_parameters_says_why():
     reason = bt.too_few_for_style(battles=12, models=3, features=4)
     assert "12 battles for 3 models and 4 style features" in reason
     assert "at least 60" in reason
+
+
+# --- LMArena's current method (arena-rank): sandwich intervals and reweighted pairs ----------------
+
+
+def _uneven_battles(seed: int) -> list[tuple[str, str, str]]:
+    """Uneven pair frequencies (one pair shown ten times as often) and 10 % ties, as in Arena."""
+    rng = np.random.default_rng(seed)
+    strengths = {"m1": 1150.0, "m2": 1050.0, "m3": 1000.0, "m4": 900.0}
+    pairs = [("m1", "m2", 1500), ("m1", "m3", 150), ("m2", "m3", 150), ("m3", "m4", 300), ("m2", "m4", 100)]
+    out = []
+    for a, b, n in pairs:
+        for _ in range(n):
+            first, second = (a, b) if rng.random() < 0.5 else (b, a)
+            if rng.random() < 0.1:
+                out.append((first, second, "tie"))
+            else:
+                p = bt.win_probability(strengths[first], strengths[second])
+                out.append((first, second, "a" if rng.random() < p else "b"))
+    return out
+
+
+def _statsmodels_fit(battles, models, weights=None):
+    """Arena's design (one row per battle, +1/−1 columns, the first model's column dropped) fitted by
+    statsmodels' binomial GLM with fractional outcomes (a tie is ½) and its HC0 covariance."""
+    import statsmodels.api as sm
+
+    x = np.zeros((len(battles), len(models) - 1))
+    y = np.zeros(len(battles))
+    for row, (a, b, outcome) in enumerate(battles):
+        for model, sign in ((a, 1.0), (b, -1.0)):
+            if models.index(model):
+                x[row, models.index(model) - 1] = sign
+        y[row] = {"a": 1.0, "b": 0.0, "tie": 0.5}[outcome]
+    return sm.GLM(y, x, family=sm.families.Binomial(), var_weights=weights).fit(cov_type="HC0", tol=1e-12)
+
+
+def _differences(values: np.ndarray) -> np.ndarray:
+    """Strengths relative to the first model's."""
+    return values[1:] - values[0]
+
+
+def test_sandwich_intervals_equal_statsmodels_robust_hc0_covariance_on_arenas_design():
+    battles = _uneven_battles(seed=1)
+    collected = bt.collect(battles)
+    models = list(collected.models)
+    point = bt.ratings(collected, ridge=0.0)
+    fitted = _statsmodels_fit(battles, models)
+    beta = (point - bt.CENTRE) / (bt.SCALE / math.log(bt.BASE))
+    assert _differences(beta) == pytest.approx(fitted.params, abs=1e-6)
+    covariance = bt.sandwich_covariance(collected, point, ridge=0.0)
+    # The covariance of each model's strength minus the first model's: statsmodels' parameters.
+    contrast = np.hstack([-np.ones((len(models) - 1, 1)), np.eye(len(models) - 1)])
+    assert contrast @ covariance @ contrast.T == pytest.approx(fitted.cov_params(), rel=1e-5)
+
+
+def test_reweighted_ratings_and_intervals_equal_a_weighted_statsmodels_fit():
+    battles = _uneven_battles(seed=2)
+    collected = bt.collect(battles)
+    models = list(collected.models)
+    weights = bt.pair_weights(collected)
+    point = bt.ratings(collected, ridge=0.0, weights=weights)
+    count = Counter(frozenset((a, b)) for a, b, _ in battles)
+    per_battle = np.array([1 / max(count[frozenset((a, b))], bt.MIN_PAIR_COUNT) for a, b, _ in battles])
+    fitted = _statsmodels_fit(battles, models, per_battle)
+    beta = (point - bt.CENTRE) / (bt.SCALE / math.log(bt.BASE))
+    assert _differences(beta) == pytest.approx(fitted.params, abs=1e-6)
+    covariance = bt.sandwich_covariance(collected, point, ridge=0.0, weights=weights)
+    contrast = np.hstack([-np.ones((len(models) - 1, 1)), np.eye(len(models) - 1)])
+    assert contrast @ covariance @ contrast.T == pytest.approx(fitted.cov_params(), rel=1e-5)
+
+
+def test_a_sandwich_board_draws_rating_plus_or_minus_z_standard_errors_and_covers_the_bootstrap():
+    battles = _uneven_battles(seed=3)
+    sandwich = {r.model: r for r in bt.leaderboard(battles, interval=bt.SANDWICH).ratings}
+    boot = {r.model: r for r in bt.leaderboard(battles, rounds=300).ratings}
+    for model, row in sandwich.items():
+        assert row.rating == pytest.approx(boot[model].rating)
+        assert row.high - row.rating == pytest.approx(row.rating - row.low)
+        # The two intervals estimate the same spread: widths within 30 % of each other.
+        assert (row.high - row.low) == pytest.approx(boot[model].high - boot[model].low, rel=0.3)
+    board = bt.leaderboard(battles, interval=bt.SANDWICH)
+    assert board.rounds == 0
+    assert board.interval == bt.SANDWICH
+    with pytest.raises(ValueError, match="interval must be one of"):
+        bt.leaderboard(battles, interval="guess")

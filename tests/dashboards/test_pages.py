@@ -217,3 +217,31 @@ def test_a_rating_links_to_the_battles_it_comes_from_under_the_same_filters(clie
     battles = client.get("/models/alpha/?criterion=helpfulness").content.decode()
     assert 'id="record"' in battles
     assert '<a href="/debates/' in battles, "each settled debate behind it is listed"
+
+
+def test_the_board_offers_arena_ranks_sandwich_intervals_and_pair_reweighting(client, played, viewer, login):
+    from evalhub.core import bradley_terry as bt
+    from evalhub.dashboards.battles import Filters
+    from evalhub.dashboards.caching import fingerprint
+    from evalhub.dashboards.pairwise import pairwise_board
+
+    client = login(viewer)
+    page = client.get("/leaderboards/?interval=sandwich&reweighted=on").content.decode()
+    assert "robust (sandwich) standard errors" in page
+    assert "1 / max(battles of its pair, 50)" in page
+    board = pairwise_board(Filters(interval="sandwich", reweighted=True), fingerprint())
+    expected = bt.leaderboard(
+        [
+            ("alpha", "beta", "a"),
+            ("alpha", "beta", "a"),
+            ("alpha", "beta", "b"),
+            ("beta", "gamma", "a"),
+            ("alpha", "gamma", "tie"),
+        ],
+        interval=bt.SANDWICH,
+        reweighted=True,
+    )
+    got = {r["model"]: (r["rating"], r["low"], r["high"]) for r in board["ratings"]}
+    for row in expected.ratings:
+        assert got[row.model] == pytest.approx((row.rating, row.low, row.high))
+    assert client.get("/leaderboards/?interval=guess").status_code == 400
