@@ -106,6 +106,8 @@ def _baseline_selection(request) -> tuple[list[dict], baseline.Selection | None]
     """The (benchmark, judge, criterion, baseline) asked for, or the first there is; None if none is judged."""
     choices = cached("baseline_choices", baseline.choices)
     wanted = {key: request.GET.get(key, "") for key in ("benchmark", "judge", "criterion", "baseline")}
+    if request.GET.get("run", "").count("|") == 2:  # the page's one select: benchmark|judge|criterion
+        wanted["benchmark"], wanted["judge"], wanted["criterion"] = request.GET["run"].split("|")
     for choice in choices:
         if all(not wanted[key] or wanted[key] == choice[key] for key in ("benchmark", "judge", "criterion")):
             chosen = wanted["baseline"] if wanted["baseline"] in choice["models"] else choice["baseline"]

@@ -154,3 +154,10 @@ def test_the_page_without_judgments_says_how_to_import_them(client, viewer, logi
     page = login(viewer).get("/leaderboards/baseline/").content.decode()
     assert "No judge has judged a pair yet" in page
     assert login(viewer).get("/leaderboards/baseline.csv").status_code == 400
+
+
+def test_the_pages_select_names_benchmark_judge_and_criterion_in_one_value(client, imported, viewer, login):
+    page = login(viewer).get(f"/leaderboards/baseline/?run=ae|{JUDGE}|overall&baseline=phi-2").content.decode()
+    assert "onchange" not in page  # the content security policy allows no inline handler
+    assert '<option value="phi-2" selected>' in page
+    assert "judged no pair" not in page  # gpt4_1106_preview against phi-2: one row
