@@ -25,6 +25,8 @@ from typing import TypedDict
 
 import numpy as np
 
+from evalhub.core import logistic
+
 SCALE = 400.0
 BASE = 10.0
 CENTRE = 1000.0
@@ -509,29 +511,7 @@ def fit_with_style(
     pin = np.zeros((models + k, models + k))
     pin[:models, :models] = 1.0 / models
 
-    def objective(theta: np.ndarray) -> float:
-        z = design @ theta
-        return float(
-            (w * (np.logaddexp(0, -z) * y + np.logaddexp(0, z) * (1 - y))).sum() + 0.5 * (penalty * theta**2).sum()
-        )
-
-    theta = np.zeros(models + k)
-    current = objective(theta)
-    for _ in range(max_iter):
-        p = 1 / (1 + np.exp(-(design @ theta)))
-        gradient = -design.T @ (w * (y - p)) + penalty * theta
-        if np.abs(gradient).max() < 1e-10 * max(1.0, float(w.sum())):
-            break
-        hessian = design.T @ (design * (w * p * (1 - p))[:, None]) + np.diag(penalty)
-        step = np.linalg.lstsq(hessian + pin, gradient, rcond=None)[0]
-        scale = 1.0
-        for _ in range(60):
-            candidate = theta - scale * step
-            value = objective(candidate)
-            if value <= current + 1e-12 * abs(current):
-                break
-            scale /= 2
-        theta, current = candidate, value
+    theta = logistic.fit(design, y, weights=w, penalty=penalty, pin=pin, max_iter=max_iter)
     beta = theta[:models]
     return beta - beta.mean(), theta[models:]
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import sparse
 
+from evalhub.core import logistic
+
 MIN_PROMPTS = 10  # below this a win rate shows its n and no standard error, and no length control is fitted
 PROMPT_RIDGE = 1.0  # prior precision of a prompt's difficulty (logit units) when it is estimated
 
@@ -176,35 +178,13 @@ def length_controlled(comparisons: Sequence[Comparison], min_prompts: int = MIN_
     return LengthControl(winrate, errors, float(theta[k]), mode, skipped)
 
 
-def _fit_logistic(design: sparse.csr_matrix, y: np.ndarray, penalty: np.ndarray, max_iter: int = 100) -> np.ndarray:
-    """Penalised logistic quasi-likelihood with fractional targets, by Newton's method with step halving
-    (the objective is convex). A column of zeros (a constant feature) keeps its coefficient at 0."""
-    width = design.shape[1]
-    # Keeps the Hessian invertible when a column is all zeros (e.g. every length difference is 0).
-    floor = np.where(np.asarray(abs(design).sum(axis=0)).ravel() == 0, 1.0, 0.0)
+def _fit_logistic(design: sparse.csr_matrix, y: np.ndarray, penalty: np.ndarray) -> np.ndarray:
+    """The penalised quasi-likelihood fit; a column of zeros (every length difference 0) stays at 0."""
+    return logistic.fit(design, y, penalty=penalty, pin=np.diag(_empty_columns(design)), tol=1e-9)
 
-    def objective(theta: np.ndarray) -> float:
-        z = design @ theta
-        return float((np.logaddexp(0, -z) * y + np.logaddexp(0, z) * (1 - y)).sum() + 0.5 * (penalty * theta**2).sum())
 
-    theta = np.zeros(width)
-    current = objective(theta)
-    for _ in range(max_iter):
-        p = 1 / (1 + np.exp(-(design @ theta)))
-        gradient = design.T @ (p - y) + penalty * theta
-        if np.abs(gradient).max() < 1e-9 * max(1.0, len(y)):
-            break
-        hessian = (design.T @ design.multiply((p * (1 - p))[:, None])).toarray() + np.diag(penalty + floor)
-        step = np.linalg.solve(hessian, gradient)
-        scale = 1.0
-        for _ in range(50):
-            candidate = theta - scale * step
-            value = objective(candidate)
-            if value <= current + 1e-12 * abs(current):
-                break
-            scale /= 2
-        theta, current = candidate, value
-    return theta
+def _empty_columns(design: sparse.csr_matrix) -> np.ndarray:
+    return np.where(np.asarray(abs(design).sum(axis=0)).ravel() == 0, 1.0, 0.0)
 
 
 def _clustered_sandwich(
@@ -213,8 +193,7 @@ def _clustered_sandwich(
     """H⁻¹ B H⁻¹ with B the outer products of the score summed per cluster (a prompt's rows for every
     model share its difficulty, so they are not independent)."""
     p = 1 / (1 + np.exp(-(design @ theta)))
-    floor = np.where(np.asarray(abs(design).sum(axis=0)).ravel() == 0, 1.0, 0.0)
-    hessian = (design.T @ design.multiply((p * (1 - p))[:, None])).toarray() + np.diag(penalty + floor)
+    hessian = logistic.information(design, p * (1 - p)) + np.diag(penalty + _empty_columns(design))
     scores = design.multiply((y - p)[:, None]).tocsr()
     groups = sparse.csr_matrix(
         (np.ones(len(cluster)), (cluster, np.arange(len(cluster)))), shape=(int(cluster.max()) + 1, len(cluster))
