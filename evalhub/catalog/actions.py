@@ -187,6 +187,8 @@ def _upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str, 
             changed.append(prompt)
     Prompt.objects.bulk_create(new, batch_size=500)
     Prompt.objects.bulk_update(changed, PROMPT_FIELDS, batch_size=500)
+    if changed:
+        note_change()  # the win rates read a prompt's metadata (instruction_difficulty): cached boards must see it
     counts.update(
         prompts_created=len(new),
         prompts_updated=len(changed),

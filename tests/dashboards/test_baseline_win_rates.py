@@ -161,3 +161,50 @@ def test_the_pages_select_names_benchmark_judge_and_criterion_in_one_value(clien
     assert "onchange" not in page  # the content security policy allows no inline handler
     assert '<option value="phi-2" selected>' in page
     assert "judged no pair" not in page  # gpt4_1106_preview against phi-2: one row
+
+
+def test_a_prompts_instruction_difficulty_gives_alpaca_evals_own_form_of_length_control(imported):
+    from evalhub.catalog.models import Prompt
+    from evalhub.dashboards.baseline_win_rates import Selection, board
+
+    difficulty = {}
+    for prompt in Prompt.objects.all():
+        difficulty[prompt.text] = (len(prompt.text) % 7) / 3 - 1
+        prompt.metadata = {"instruction_difficulty": difficulty[prompt.text]}
+        prompt.save()
+    rows = {row["model"]: row for row in board(Selection("ae", JUDGE, BASELINE))}
+    comparisons = [
+        Comparison(
+            r["generator_2"].replace(".", "-"),
+            r["instruction"],
+            r["preference"] - 1,
+            len(r["output_2"]),
+            len(r["output_1"]),
+            difficulty[r["instruction"]],
+        )
+        for records in imported.values()
+        for r in records
+    ]
+    want = {row.model: row for row in win_rates(comparisons)}
+    for model, row in rows.items():
+        assert row["lc_note"] == ""  # AlpacaEval's form: nothing stood in
+        assert row["length_controlled_winrate"] == pytest.approx(want[model].length_controlled_winrate, abs=1e-9)
+
+
+def test_a_reimported_benchmark_with_new_difficulties_is_seen_by_the_cached_board(
+    imported, django_capture_on_commit_callbacks
+):
+    from evalhub.catalog.actions import do_import_benchmark
+    from evalhub.catalog.models import Prompt
+    from evalhub.dashboards.baseline_win_rates import Selection, board
+
+    before = board(Selection("ae", JUDGE, BASELINE))
+    assert before[0]["lc_note"] != ""
+    rows = [
+        {"prompt_id": p.external_id, "prompt": p.text, "metadata": {"instruction_difficulty": i % 3 - 1}}
+        for i, p in enumerate(Prompt.objects.filter(benchmark__slug="ae"))
+    ]
+    data = "\n".join(json.dumps(row) for row in rows).encode()
+    with django_capture_on_commit_callbacks(execute=True):  # the counts' version rises after commit
+        do_import_benchmark(filename="difficulty.jsonl", data=data, benchmark_slug="ae")
+    assert board(Selection("ae", JUDGE, BASELINE))[0]["lc_note"] == ""
