@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any
 
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -24,8 +25,9 @@ from evalhub.debates.models import (
     JudgeRun,
 )
 from evalhub.debates.tallying import do_recount_debates
-from evalhub.jobs.actions import do_add_usage, do_create_job
+from evalhub.jobs.actions import do_add_usage, do_create_job, do_set_progress
 from evalhub.jobs.chunks import do_create_chunks, do_resume_job, enqueue_chunks
+from evalhub.jobs.models import FINISHED as FINISHED_JOB
 from evalhub.jobs.models import Job
 from evalhub.live import broadcast_html
 from evalhub.system.model_access import queue_for
@@ -150,6 +152,7 @@ def do_start_run(run: DebateRun, *, enqueue: bool = True) -> DebateRun:
         if run.job is not None:  # the resume's job broadcast updates the run's pages too (on_change)
             if enqueue:
                 do_resume_job(run.job, "Resumed: finished debates are kept.")
+                count_progress(run)
             return run
         ids = list(run.debates.order_by("id").values_list("id", flat=True))
         title = f"Debates: {run.name}"[:200]
@@ -184,7 +187,9 @@ def do_claim_debates(debate_ids: Sequence[int]) -> list[Debate]:
             debate.status, debate.updated_at = DebateStatus.RUNNING, now
             broadcast_debate(debate)
         for run in {debate.run_id: debate.run for debate in claimed}.values():
-            broadcast_run(run)  # its running and pending counts, once per batch
+            count_progress(
+                run
+            )  # its running and pending counts, once per batch; a failed debate run again is not finished
     return claimed
 
 
@@ -227,6 +232,7 @@ def do_record_turns(entries: Sequence[tuple[int, Turn, str]]) -> list[DebateTurn
         for key in keys:
             turn = stored[key]
             broadcast_html(live.debate_group(turn.debate_id), partial(live.turn, turn))
+        cache.delete_many([live.in_flight_key(*key) for key in keys])  # a page opened now shows it stored
     return [stored[key] for key in keys]
 
 
@@ -263,8 +269,23 @@ def do_finish_debates(entries: Sequence[tuple[Debate, DebateOutcome]]) -> list[D
         for run, turns in turns_by_run.values():
             if run.job_id:
                 do_add_usage(Job(pk=run.job_id), Usage.total(turn_usage(turn) for turn in turns))
-            broadcast_run(run)
+            count_progress(run)
     return finished
+
+
+def count_progress(run: DebateRun) -> None:
+    """One truth for every page: a debate is kept, and counted in its job's progress, as it settles
+    (its people may adjudicate it at once), so the job, the run page, /debates/, /jobs/ and the
+    adjudication queue agree on how many debates a paused or cancelled run kept. The run's pages hear
+    of it once: through the job's broadcast when the count changed, else directly."""
+    done = run_counts(run)["finished"]
+    job_id = run.job_id
+    if job_id is not None and (
+        Job.objects.filter(pk=job_id).exclude(progress_done=done).exclude(status__in=FINISHED_JOB).exists()
+    ):
+        do_set_progress(Job(pk=job_id), done)
+    else:
+        broadcast_run(run)
 
 
 def do_release_debate(debate: Debate, error: str = "") -> Debate:
@@ -275,8 +296,9 @@ def do_release_debate(debate: Debate, error: str = "") -> Debate:
             return debate
         debate.status, debate.error = (DebateStatus.FAILED, error[:2000]) if error else (DebateStatus.PENDING, "")
         debate.save(update_fields=["status", "error", "updated_at"])
+        live.forget_in_flight(debate.pk, debate.run.rounds, len(debate.run.agents))  # no card left "thinking…"
         broadcast_debate(debate)
-        broadcast_run(debate.run)
+        count_progress(debate.run)
     return debate
 
 

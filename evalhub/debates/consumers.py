@@ -23,7 +23,9 @@ class DebateConsumer(FragmentConsumer):
             .prefetch_related("turns")
             .get(pk=self.scope["url_route"]["kwargs"]["debate_id"])
         )
-        return render_to_string("debates/_live.html", {"debate": debate, "oob": True})
+        return render_to_string(
+            "debates/_live.html", {"debate": debate, "transcript": live.transcript(debate), "oob": True}
+        )
 
 
 class DebateRunsConsumer(FragmentConsumer):

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import functools
 
+from django.core.cache import cache
 from django.template.loader import render_to_string
-from django.utils.html import format_html
+from django.utils.html import conditional_escape
 
 RUNS_GROUP = "debate-runs"
 
@@ -27,25 +28,91 @@ def text_target(round_number: int, agent: int) -> str:
     return f"turn-{round_number}-{agent}-text"
 
 
+def slot_id(round_number: int, agent: int) -> str:
+    """Where a turn lives on the page, whether it is under way, stored, or not begun: every
+    (round, agent) has one from the first render, so any frame finds its target."""
+    return f"turn-slot-{round_number}-{agent}"
+
+
+_TEXT = "\x00text\x00"  # where the streamed text goes in a cached frame
+
+
 @functools.lru_cache(maxsize=256)
+def _in_flight_parts(round_number: int, agent: int) -> tuple[str, str]:
+    """A turn-under-way frame around its text, rendered once per (round, agent)."""
+    slot = {"id": slot_id(round_number, agent), "in_flight": _TEXT, "round": round_number, "agent": agent}
+    frame = render_to_string("debates/_slot.html", {"slot": {**slot, "speaker": agent + 1}, "oob": True})
+    before, after = frame.split(_TEXT)
+    return before, after
+
+
+def turn_in_flight(round_number: int, agent: int, text: str = "") -> str:
+    """A turn under way, whole: the "thinking…" card with every word streamed so far (escaped: model
+    output is never markup). Each frame replaces the turn's slot, so a page opened mid-turn is complete
+    at the next frame, and no frame can arrive before the element it fills."""
+    before, after = _in_flight_parts(round_number, agent)
+    return before + conditional_escape(text) + after
+
+
 def turn_started(round_number: int, agent: int) -> str:
-    """The "thinking…" card of a turn; the same few for every debate, so rendered once each."""
-    context = {"round": round_number, "agent": agent, "speaker": agent + 1}
-    return render_to_string("debates/_turn_started.html", context)
-
-
-def turn_text_reset(round_number: int, agent: int) -> str:
-    """A re-asked turn starts its text afresh."""
-    return format_html('<div id="{}" class="text" hx-swap-oob="true"></div>', text_target(round_number, agent))
+    return turn_in_flight(round_number, agent)
 
 
 def turn_text(round_number: int, agent: int, text: str) -> str:
-    """Streamed words, appended to the turn's text (escaped: model output is never markup)."""
-    return format_html('<div hx-swap-oob="beforeend:#{}">{}</div>', text_target(round_number, agent), text)
+    """The turn's whole text so far (not the last words: see turn_in_flight)."""
+    return turn_in_flight(round_number, agent, text)
 
 
 def turn(stored_turn) -> str:
-    return render_to_string("debates/_turn.html", {"turn": stored_turn, "oob": True})
+    """A stored turn replaces its slot (and the card that streamed it)."""
+    slot = {"id": slot_id(stored_turn.round, stored_turn.agent), "turn": stored_turn}
+    return render_to_string("debates/_slot.html", {"slot": slot, "oob": True})
+
+
+# --- turns under way, for pages opened mid-turn ------------------------------------------------
+
+IN_FLIGHT_TIMEOUT_S = 3600  # a worker killed mid-turn leaves its card for at most this long
+
+
+def in_flight_key(debate_id: int, round_number: int, agent: int) -> str:
+    return f"debate-turn-in-flight:{debate_id}:{round_number}:{agent}"
+
+
+def in_flight(debate_id: int, rounds: int, agents: int) -> dict[tuple[int, int], str]:
+    """The debate's turns under way now, (round, agent) → text so far (stored every second while they
+    stream; in the cache every web and worker process shares)."""
+    keys = {in_flight_key(debate_id, r, a): (r, a) for r in range(rounds) for a in range(agents)}
+    return {keys[key]: text for key, text in cache.get_many(list(keys)).items()}
+
+
+def forget_in_flight(debate_id: int, rounds: int, agents: int, only: tuple[int, int] | None = None) -> None:
+    keys = [(only,)] if only else [((r, a),) for r in range(rounds) for a in range(agents)]
+    cache.delete_many([in_flight_key(debate_id, *key[0]) for key in keys])
+
+
+def transcript(debate, stored=None) -> list[dict]:
+    """Per round, one slot per agent: its stored turn, else its turn under way (with the text so far),
+    else nothing yet."""
+    agents = len(debate.run.agents)
+    turns = {(t.round, t.agent): t for t in (debate.turns.all() if stored is None else stored)}
+    flying = in_flight(debate.pk, debate.run.rounds, agents) if len(turns) < debate.run.rounds * agents else {}
+    return [
+        {
+            "round": r,
+            "slots": [
+                {
+                    "id": slot_id(r, a),
+                    "turn": turns.get((r, a)),
+                    "in_flight": flying.get((r, a)) if (r, a) not in turns else None,
+                    "round": r,
+                    "agent": a,
+                    "speaker": a + 1,
+                }
+                for a in range(agents)
+            ],
+        }
+        for r in range(debate.run.rounds)
+    ]
 
 
 def outcome(debate) -> str:
@@ -53,8 +120,9 @@ def outcome(debate) -> str:
 
 
 def run_row(debate) -> str:
-    """The debate's row on its run's page (a table row travels inside a template element)."""
-    return "<template>" + render_to_string("debates/_run_row.html", {"debate": debate, "oob": True}) + "</template>"
+    """The debate's row on its run's page, bare: htmx parses a fragment inside a template element,
+    where a table row stands on its own (wrapped in one, the wrapper became the swap's target)."""
+    return render_to_string("debates/_run_row.html", {"debate": debate, "run": debate.run, "oob": True})
 
 
 def run_summary(run, counts: dict[str, int]) -> str:

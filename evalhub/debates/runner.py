@@ -14,6 +14,7 @@ import time
 import zlib
 from dataclasses import dataclass
 
+from django.core.cache import cache
 from django.db.models import prefetch_related_objects
 
 from evalhub.core.debate import DebateSetup, Turn, criteria_text
@@ -41,6 +42,7 @@ from evalhub.system.model_access import chat_client
 
 logger = logging.getLogger(__name__)
 FLUSH_INTERVAL_S = 0.04
+IN_FLIGHT_SAVE_S = 1.0
 PRIVILEGED_TITLES = {"reference_answer": "Reference answer", "rating_guidelines": "Rating guidelines"}
 
 
@@ -150,29 +152,35 @@ async def _run_one(
     debate_id, run = debate.pk, debate.run
     agents = [client_for(spec) for spec in run.agents]
     group = debate.group_name
-    started: set[tuple[int, int]] = set()
 
     async def ask(agent: int, round_number: int, messages: list[dict[str, str]]):
-        if (round_number, agent) in started:  # a re-ask: start the text afresh
-            await send_html(group, live.turn_text_reset(round_number, agent))
-        else:
-            started.add((round_number, agent))
-            await send_html(group, live.turn_started(round_number, agent))
+        # A re-ask starts its text afresh: the same frame as a first ask.
+        key = live.in_flight_key(debate_id, round_number, agent)
+        await cache.aset(key, "", live.IN_FLIGHT_TIMEOUT_S)
+        await send_html(group, live.turn_started(round_number, agent))
         stream = agents[agent].stream(
             messages,
             temperature=run.temperature,
             max_tokens=run.max_tokens,
             seed=turn_seed(run, debate_id, agent, round_number),
         )
-        # Chunks are sent in small batches (about every 40 ms): smooth to read, and far fewer messages.
-        pending, flushed_at = [], time.monotonic()
+        # Frames go out in small batches (about every 40 ms), each with the whole text so far, so a
+        # viewer who arrives mid-turn is complete at the next one; the cache keeps the text for pages
+        # rendered meanwhile (about every second: it is read only when a page opens).
+        text, flushed_at, saved_at = "", time.monotonic(), time.monotonic()
+        unsent = False
         async for chunk in stream:
-            pending.append(chunk)
-            if time.monotonic() - flushed_at >= FLUSH_INTERVAL_S:
-                await send_html(group, live.turn_text(round_number, agent, "".join(pending)))
-                pending, flushed_at = [], time.monotonic()
-        if pending:
-            await send_html(group, live.turn_text(round_number, agent, "".join(pending)))
+            text += chunk
+            unsent = True
+            now = time.monotonic()
+            if now - flushed_at >= FLUSH_INTERVAL_S:
+                await send_html(group, live.turn_text(round_number, agent, text))
+                flushed_at, unsent = now, False
+            if now - saved_at >= IN_FLIGHT_SAVE_S:
+                await cache.aset(key, text, live.IN_FLIGHT_TIMEOUT_S)
+                saved_at = now
+        if unsent:
+            await send_html(group, live.turn_text(round_number, agent, text))
         done_call = stream.completion
         return done_call.text, done_call.stats()
 
@@ -218,7 +226,15 @@ def record_debate_chunk(chunk: JobChunk, statuses: dict[int, str]) -> bool:
         return Settled(message, counts, outcome)
 
     failed = sum(status == DebateStatus.FAILED for status in statuses.values())
-    return do_complete_chunk(chunk, lambda _chunk: None, progress, finish, failed=failed, count_usage=False)
+    return do_complete_chunk(
+        chunk,
+        lambda _chunk: None,
+        progress,
+        finish,
+        failed=failed,
+        count_usage=False,
+        progress_done=lambda _job: run_counts(run)["finished"],  # counted as each debate settles
+    )
 
 
 def debate_outcome(run: DebateRun, counts: dict[str, int]) -> Outcome:

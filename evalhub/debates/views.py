@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from evalhub.accounts.roles import ADMIN, has_role, role_required
+from evalhub.debates import live
 from evalhub.debates.actions import (
     RunRejected,
     do_create_judge_run,
@@ -108,6 +109,7 @@ def debate_detail(request, pk: int):
         # Which model wrote which submission: admins only (adjudicators judge blind).
         "reveal": has_role(request.user, ADMIN),
         "privileged": debate.prompt.privileged_information(),
+        "transcript": live.transcript(debate),
     }
     return render(request, "debates/debate_detail.html", context)
 

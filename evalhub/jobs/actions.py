@@ -53,6 +53,22 @@ def do_progress_job(job: Job, done: int = 1, message: str = "") -> Job:
     return job
 
 
+def do_set_progress(job: Job, done: int, message: str = "") -> Job:
+    """Progress counted from the kind's own facts (a debate run's finished debates), for kinds whose
+    units are stored as they finish rather than when their chunk is recorded: every page then counts
+    the same units. The state is the chunk engine's to change (a claimed chunk marks the job running);
+    a finished job keeps its count."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().get(pk=job.pk)
+        if job.finished or (job.progress_done == done and not message):
+            return job
+        job.progress_done = done
+        job.message = message or job.message
+        job.save(update_fields=["progress_done", "message"])
+        broadcast_job(job)
+    return job
+
+
 def do_add_usage(job: Job, usage: Usage) -> Job:
     """Add calls, tokens and cost to the job's total (inside the caller's transaction)."""
     with transaction.atomic():

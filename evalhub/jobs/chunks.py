@@ -35,6 +35,7 @@ from evalhub.jobs.actions import (
     do_add_usage,
     do_fail_job,
     do_progress_job,
+    do_set_progress,
     do_settle_job,
     do_settle_stop,
 )
@@ -242,13 +243,15 @@ def do_complete_chunk(
     failed: int | Callable[[], int] = 0,
     first_error: str = "",
     count_usage: bool = True,
+    progress_done: Callable[[Job], int] | None = None,
 ) -> bool:
     """In one transaction: `write` the chunk's rows, mark it done (with its `failed` units, which a
     resume runs again), count its progress and usage, and when it is the last one, settle the job
     from `finish(job)`. `failed` may be a function, read once `write` ran. The calls the chunk's work
     made (counted by run_chunk) are added to the job's usage, unless the kind adds them itself as it
-    goes (`count_usage=False`: debates, whose usage grows as each debate settles). False if already
-    done (another delivery recorded it first)."""
+    goes (`count_usage=False`: debates, whose usage grows as each debate settles). `progress_done`
+    counts the job's progress from the kind's facts instead of adding the chunk's planned units (debates,
+    counted as each settles). False if already done (another delivery recorded it first)."""
     with transaction.atomic():
         chunk = JobChunk.objects.select_for_update().select_related("job").get(pk=chunk.pk)
         if chunk.done_at is not None:
@@ -262,7 +265,10 @@ def do_complete_chunk(
         usage = _work_usage.get() if count_usage else None
         if usage is not None and usage.calls:
             job = do_add_usage(job, usage)
-        job = do_progress_job(job, chunk.units_planned)
+        if progress_done is None:
+            job = do_progress_job(job, chunk.units_planned)
+        else:
+            job = do_set_progress(job, progress_done(job))
         job = do_progress_job(job, 0, progress_message(job))
         if not job.chunks.filter(done_at__isnull=True).exists():
             settled = finish(job)

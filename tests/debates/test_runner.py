@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import re
 import threading
 import time
 
 import pytest
-from django.db import connections
+from django.db import OperationalError, connections
 from django.test import override_settings
 
 from evalhub.adjudication.models import AdjudicationItem
@@ -200,3 +202,73 @@ def test_a_reasked_turn_keeps_its_rejected_first_answer_beside_the_second(make_r
     page = client.get(debate.get_absolute_url()).content.decode()
     assert "First answer (no verdict on its last line" in page
     assert "so I lean that way." in page
+
+
+@override_settings(EVALHUB_HEARTBEAT_SECONDS=0.05)
+@pytest.mark.parametrize("stop", ["cancel", "pause"])
+def test_a_run_stopped_mid_chunk_tells_one_story_on_every_page(make_run, monkeypatch, stop, client, admin_user):
+    """Settled debates are kept and counted as they settle: after Pause or Cancel mid-chunk the job,
+    the run page, /debates/, /jobs/ and the adjudication queue agree on how many were kept."""
+    from evalhub.debates.actions import run_counts
+    from tests.debates.conftest import ScriptedAgent
+
+    run = start(make_run(rounds=2))
+    agreeing, splitting, slow = run.debates.select_related("response_a", "response_b").order_by("id")
+    texts = {d.pk: {d.response_a.text, d.response_b.text} for d in (agreeing, splitting, slow)}
+    asked = threading.Event()
+
+    def stop_once_two_settled():
+        try:
+            for _ in range(500):  # SQLite lets one writer in at a time: a locked table is tried again
+                try:
+                    if run_counts(run)["finished"] >= 2:
+                        do_request_stop(Job.objects.get(pk=run.job_id), stop)
+                        return
+                except OperationalError:
+                    pass
+                time.sleep(0.02)
+        finally:
+            connections.close_all()
+
+    class Agent(ScriptedAgent):
+        async def _complete_once(self, messages, sampling):
+            if sections_of(messages)[ps.SUBMISSION_1] in texts[slow.pk]:
+                if not asked.is_set():  # the user stops the run while the third debate is under way
+                    asked.set()
+                    threading.Thread(target=stop_once_two_settled).start()
+                await asyncio.sleep(0.5)  # the heartbeat reads the request meanwhile; the next call stops
+            return await super()._complete_once(messages, sampling)
+
+    def decide(agent, messages):
+        if sections_of(messages)[ps.SUBMISSION_1] in texts[agreeing.pk]:
+            return "x\n1"
+        return f"x\n{1 + agent % 2}"  # the others never agree: the second goes to people
+
+    monkeypatch.setattr(
+        "evalhub.debates.runner.chat_client",
+        lambda spec, meter=None: Agent(lambda m: decide(int(str(spec)[-1]), m), []),
+    )
+    [chunk] = Job.objects.get(pk=run.job_id).chunks.all()
+    run_debate_chunk(chunk.pk)
+    job = Job.objects.get(pk=run.job_id)
+    assert job.status == (JobStatus.CANCELLED if stop == "cancel" else JobStatus.PAUSED)
+    counts = run_counts(run)
+    assert (counts["finished"], counts["consensus"], counts["unresolved"]) == (2, 1, 1)
+    assert job.progress_done == 2, "the job counts the debates that were kept"
+    assert "2 of 3 done are kept" in job.message
+    assert AdjudicationItem.objects.filter(debate__run=run).count() == 1, "the unresolved one waits for people"
+    client.force_login(admin_user)
+    for url in (run.get_absolute_url(), "/debates/"):
+        assert "2 of 3 debates finished" in client.get(url).content.decode(), url
+    for url in (f"/jobs/{run.job_id}/", "/jobs/"):
+        page = client.get(url).content.decode()
+        assert re.search(r"\b2( of |/)3\b", page), url
+        assert not re.search(r"\b0( of |/)3\b", page), url
+    if stop == "pause":
+        monkeypatch.setattr(
+            "evalhub.debates.runner.chat_client", lambda spec, meter=None: ScriptedAgent(lambda m: "x\n1", [])
+        )
+        do_start_run(run)  # eager in tests: the rest runs now
+        job = Job.objects.get(pk=run.job_id)
+        assert job.status == JobStatus.SUCCEEDED
+        assert job.progress_done == run_counts(run)["finished"] == 3

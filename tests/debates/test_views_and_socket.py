@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import html
 
 import channels.consumer
 import pytest
@@ -175,15 +176,45 @@ async def test_turns_stream_to_the_browser_chunk_by_chunk_from_a_real_openai_com
         messages = []
         while not await communicator.receive_nothing(timeout=0.3):
             messages.append(await communicator.receive_from())
-    chunks = [m for m in messages if 'hx-swap-oob="beforeend:#turn-0-0-text"' in m]
-    assert len(chunks) >= 4, "the answer arrives piece by piece"
-    pieces = [c.split(">", 1)[1].rsplit("</div>", 1)[0] for c in chunks]
-    assert "".join(pieces) == answer
-    started = next(i for i, m in enumerate(messages) if "thinking…" in m)
+    frames = [m for m in messages if 'id="turn-slot-0-0"' in m and "thinking…" in m]
+    assert len(frames) >= 5, "the answer arrives piece by piece"
+    texts = [streamed_text(frame) for frame in frames]
+    # Each frame carries the whole text so far: a page opened mid-turn is complete at the next one.
+    assert texts[0] == ""
+    assert all(later.startswith(earlier) for earlier, later in zip(texts, texts[1:], strict=False))
+    assert html.unescape(texts[-1]) == answer
     finished = next(i for i, m in enumerate(messages) if 'id="turn-0-0" class="turn"' in m)
-    assert started < messages.index(chunks[0])
-    assert messages.index(chunks[-1]) < finished
+    assert 'id="turn-slot-0-0"' in messages[finished], "the stored turn replaces the card in its slot"
+    assert messages.index(frames[-1]) < finished
     assert any("The agents agree" in m for m in messages[finished:])
+
+
+def streamed_text(frame: str) -> str:
+    return frame.split('class="text streaming">', 1)[1].split("</div>", 1)[0]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_debate_opened_mid_turn_shows_the_turn_so_far_and_its_words_keep_growing(make_run):
+    answer = " ".join(f"word{i}" for i in range(40)) + "\n1"
+    with FakeLLMServer(reply=lambda messages: answer, api_key="not-needed", chunk_delay_s=0.05) as server:
+        spec = f"openai-compatible:{server.url}/v1|fake-judge"
+        run = await sync_to_async(make_run)(agents=[spec], rounds=1)
+        await sync_to_async(do_start_run)(run, enqueue=False)
+        debate = await sync_to_async(run.debates.first)()
+        viewer = await sync_to_async(make_user)("v", "viewer")
+        worker = asyncio.ensure_future(asyncio.to_thread(like_a_worker, debate.pk))
+        await asyncio.sleep(1.3)  # the turn is under way: about 26 of its 41 words streamed
+        communicator, connected = await open_socket(f"/ws/debates/{debate.pk}/", viewer)
+        assert connected
+        snapshot = await communicator.receive_from(timeout=5)
+        assert 'id="turn-slot-0-0"' in snapshot
+        assert "thinking…" in snapshot, "the page opened mid-turn has the turn's card"
+        so_far = streamed_text(snapshot)
+        assert so_far.startswith("word0 word1")
+        next_frame = await communicator.receive_from(timeout=5)
+        assert len(streamed_text(next_frame)) > len(so_far), "and its words keep growing"
+        assert await worker == DebateStatus.CONSENSUS
+        await communicator.disconnect()
 
 
 @pytest.mark.django_db
