@@ -5,7 +5,7 @@ import json
 from django.contrib import messages
 from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -103,7 +103,10 @@ def act_on(request, survey: Survey) -> None:
         )
         messages.success(request, f"Invitation link: {request.build_absolute_uri(invitation.get_absolute_url())}")
     elif action == "revoke":
-        do_revoke(get_object_or_404(Invitation, pk=request.POST.get("invitation"), version__survey=survey))
+        invitation = request.POST.get("invitation", "")
+        if not invitation.isdecimal():  # a forged id is "no such invitation", not a server error
+            raise Http404("No such invitation.")
+        do_revoke(get_object_or_404(Invitation, pk=int(invitation), version__survey=survey))
 
 
 def manage_context(survey: Survey, metrics, issues) -> dict:

@@ -94,3 +94,16 @@ def test_short_texts_are_rendered_once_and_long_ones_are_not_kept_in_memory():
     paper = "word " * (CACHED_UP_TO // 5 + 1)
     assert render_markdown(paper) == f"<p>{paper.strip()}</p>\n"
     assert _render_cached.cache_info().currsize == 1, "the long text is not cached"
+
+
+def test_no_page_style_uses_a_class_name_that_pygments_gives_to_code_tokens():
+    """A chart colour named `.s1` painted every string literal in highlighted code orange."""
+    import re
+    from pathlib import Path
+
+    from pygments.token import STANDARD_TYPES
+
+    css = (Path(__file__).resolve().parents[2] / "static" / "css" / "evalhub.css").read_text()
+    page_classes = set(re.findall(r"\.([A-Za-z_][\w-]*)", re.sub(r"/\*.*?\*/", "", css, flags=re.S)))
+    token_classes = {name for name in STANDARD_TYPES.values() if name}
+    assert not page_classes & token_classes, sorted(page_classes & token_classes)

@@ -61,7 +61,7 @@ def test_criteria_variants_stay_out_of_the_lab(judged):
     assert lab.judged == 5, "the masked-criteria answers measure robustness, not the judge"
 
 
-def test_agents_panels_and_people_are_judges_too(arena):
+def test_agents_panels_and_people_are_judges_too(arena, login, viewer):
     math = [arena.debate("alpha", "beta", verdict=v) for v in (1, 2)]
     unresolved = arena.debate("alpha", "beta", verdict=None, status=DebateStatus.UNRESOLVED)
     for debate in [*math, unresolved]:
@@ -81,6 +81,9 @@ def test_agents_panels_and_people_are_judges_too(arena):
     panel = report_of(report, "panel:Debate panel (heuristic)")
     assert panel.judged == 2, "the panel is never measured against its own consensus"
     assert panel.n == 0, "the panel is never measured against its own consensus"
+    page = login(viewer).get(f"/judges/{judge_key(panel.judge.id)}/").content.decode()
+    assert "nowhere" not in page
+    assert "never against the consensus they made" in page
     ana = report_of(report, "user:ana")
     assert ana.agreement.value == 1.0
     assert ana.reference_sources == {"people": 1}

@@ -244,6 +244,8 @@ def test_an_admin_creates_publishes_invites_and_revokes_in_the_browser_forms(log
     client.post(response.url, {"action": "invite", "name": "Ann", "days": "7"})
     invitation = Invitation.objects.get(name="Ann")
     assert invitation.expires_at > timezone.now() + timedelta(days=6)
+    for forged in ("abc", "", "1e3", str(invitation.pk + 1000)):
+        assert client.post(response.url, {"action": "revoke", "invitation": forged}).status_code == 404, forged
     client.post(response.url, {"action": "revoke", "invitation": invitation.pk})
     invitation.refresh_from_db()
     assert invitation.revoked
