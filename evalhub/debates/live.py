@@ -24,10 +24,6 @@ def run_group(run_id: int) -> str:
     return f"run.{run_id}"
 
 
-def text_target(round_number: int, agent: int) -> str:
-    return f"turn-{round_number}-{agent}-text"
-
-
 def slot_id(round_number: int, agent: int) -> str:
     """Where a turn lives on the page, whether it is under way, stored, or not begun: every
     (round, agent) has one from the first render, so any frame finds its target."""
@@ -85,9 +81,8 @@ def in_flight(debate_id: int, rounds: int, agents: int) -> dict[tuple[int, int],
     return {keys[key]: text for key, text in cache.get_many(list(keys)).items()}
 
 
-def forget_in_flight(debate_id: int, rounds: int, agents: int, only: tuple[int, int] | None = None) -> None:
-    keys = [(only,)] if only else [((r, a),) for r in range(rounds) for a in range(agents)]
-    cache.delete_many([in_flight_key(debate_id, *key[0]) for key in keys])
+def forget_in_flight(debate_id: int, rounds: int, agents: int) -> None:
+    cache.delete_many([in_flight_key(debate_id, r, a) for r in range(rounds) for a in range(agents)])
 
 
 def transcript(debate, stored=None) -> list[dict]:

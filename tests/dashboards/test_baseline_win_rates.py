@@ -49,7 +49,7 @@ def imported():
     return files
 
 
-def expected(files: dict[str, list[dict]]) -> dict[str, object]:
+def expected(files: dict[str, list[dict]], difficulty: dict[str, float] | None = None) -> dict[str, object]:
     """The core's rows for the same preferences, keyed by evalhub's slugs."""
     comparisons = [
         Comparison(
@@ -58,6 +58,7 @@ def expected(files: dict[str, list[dict]]) -> dict[str, object]:
             r["preference"] - 1,
             len(r["output_2"]),
             len(r["output_1"]),
+            None if difficulty is None else difficulty[r["instruction"]],
         )
         for records in files.values()
         for r in records
@@ -173,19 +174,7 @@ def test_a_prompts_instruction_difficulty_gives_alpaca_evals_own_form_of_length_
         prompt.metadata = {"instruction_difficulty": difficulty[prompt.text]}
         prompt.save()
     rows = {row["model"]: row for row in board(Selection("ae", JUDGE, BASELINE))}
-    comparisons = [
-        Comparison(
-            r["generator_2"].replace(".", "-"),
-            r["instruction"],
-            r["preference"] - 1,
-            len(r["output_2"]),
-            len(r["output_1"]),
-            difficulty[r["instruction"]],
-        )
-        for records in imported.values()
-        for r in records
-    ]
-    want = {row.model: row for row in win_rates(comparisons)}
+    want = expected(imported, difficulty)
     for model, row in rows.items():
         assert row["lc_note"] == ""  # AlpacaEval's form: nothing stood in
         assert row["length_controlled_winrate"] == pytest.approx(want[model].length_controlled_winrate, abs=1e-9)
