@@ -56,7 +56,7 @@ def server(tmp_path_factory):
         stderr=subprocess.STDOUT,
         text=True,
     )
-    with FakeLLMServer(reply=lambda messages: ANSWER, api_key="not-needed", chunk_delay_s=0.12) as agents:
+    with FakeLLMServer(reply=lambda messages: ANSWER, api_key="not-needed", chunk_delay_s=0.25) as agents:
         try:
             password = wait_for_line(process, r"with password: (\S+)")[0].group(1)
             wait_for_line(process, r"running at http://127\.0\.0\.1:\d+/")
@@ -100,23 +100,25 @@ def start_run(page, base: str, password: str, spec: str, name: str) -> None:
 
 
 def streamed(page) -> str:
-    return page.locator("#turn-slot-0-0 .text").inner_text(timeout=10_000)
+    return page.locator("#turn-0-0-text").inner_text(timeout=10_000)
 
 
 def test_a_debate_opened_while_a_turn_streams_shows_that_turn_growing(server, page):
+    from playwright.sync_api import expect
+
     base, password, spec = server
     start_run(page, base, password, spec, "opened mid-turn")
     debate = page.locator("a[href^='/debates/']", has_text="1").first.get_attribute("href")
-    time.sleep(1.5)  # the normal click path: the turns are under way when the page opens
+    time.sleep(2)  # the normal click path: open a debate a moment after Start, while its turns stream
     page.goto(f"{base}{debate}")
-    page.wait_for_selector("#turn-slot-0-0 .turn.thinking", timeout=10_000)
+    expect(page.locator("#turn-0-0-text")).to_contain_text("word0", timeout=30_000)
+    assert page.locator("#turn-slot-0-0 .turn.thinking").count() == 1, "opened while the turn streams"
     first = streamed(page)
-    time.sleep(1.0)
+    time.sleep(1.5)
     later = streamed(page)
-    assert first.startswith("word0")
     assert len(later) > len(first), "the turn's words keep growing"
     assert later.startswith(first)
-    page.wait_for_selector("#turn-slot-0-0 .turn:not(.thinking)", timeout=30_000)  # stored when it ends
+    page.wait_for_selector("#turn-slot-0-0 .turn:not(.thinking)", timeout=60_000)  # stored when it ends
     assert "word35" in page.locator("#turn-slot-0-0").inner_text()
     assert page.evaluate("window.__htmxErrors") == []
     ARTIFACTS.mkdir(exist_ok=True)
@@ -131,7 +133,7 @@ def test_a_runs_rows_change_state_without_a_reload(server, page):
     page.evaluate("window.__notReloaded = true")
     rows = page.locator("tr[id^='debate-row-']")
     assert rows.count() == 2
-    expect(page.locator("tr[id^='debate-row-'] .badge.consensus")).to_have_count(2, timeout=45_000)
+    expect(page.locator("tr[id^='debate-row-'] .badge.consensus")).to_have_count(2, timeout=90_000)
     assert page.evaluate("window.__notReloaded") is True, "the rows changed in place"
     assert "2 of 2 debates finished" in page.locator(".run-summary").first.inner_text()
     assert page.evaluate("window.__htmxErrors") == []
