@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 
 import redis
+import redis.asyncio as aioredis
 from channels.layers import InMemoryChannelLayer
 from channels_redis.core import RedisChannelLayer
 
@@ -60,17 +61,29 @@ class ThreadSafeInMemoryChannelLayer(InMemoryChannelLayer):
 
 class WatchedRedisChannelLayer(RedisChannelLayer):
     """channels-redis, plus has_members(): whether any socket is in a group, so a page nobody has
-    open is not rendered and sent through Redis on every write (one ZCARD instead)."""
+    open is not rendered and sent through Redis on every write (one ZCARD instead).
+
+    Each event loop's connections are bounded (`max_connections` in a host's options): channels-redis
+    opens a connection for every send that finds none free, so one worker with 200 debates streaming
+    held over a thousand. Here a send waits for a free connection (up to `pool_timeout` seconds) instead."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._readers: dict[int, redis.Redis] = {}
 
+    def create_pool(self, index: int) -> aioredis.ConnectionPool:
+        options = dict(self.hosts[index])
+        if "address" not in options or "max_connections" not in options:
+            return super().create_pool(index)
+        address = options.pop("address")
+        options.setdefault("timeout", options.pop("pool_timeout", 20))
+        return aioredis.BlockingConnectionPool.from_url(address, **options)
+
     def has_members(self, group: str) -> bool:
         index = self.consistent_hash(group)
         reader = self._readers.get(index)
         if reader is None:
-            options = dict(self.hosts[index])
+            options = {k: v for k, v in self.hosts[index].items() if k not in ("max_connections", "pool_timeout")}
             reader = self._readers[index] = redis.Redis.from_url(options.pop("address"), **options)
         try:
             return bool(reader.zcard(self._group_key(group)))

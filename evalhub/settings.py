@@ -78,6 +78,8 @@ try:
     # A chunk whose worker has not beaten for EVALHUB_STALL_SECONDS is sent back to the queue.
     EVALHUB_HEARTBEAT_SECONDS = env.int("EVALHUB_HEARTBEAT_SECONDS", 2, minimum=1)
     EVALHUB_STALL_SECONDS = env.int("EVALHUB_STALL_SECONDS", 20, minimum=2)
+    # Connections to Redis per event loop (channel layer) and per process (cache); work waits for one.
+    EVALHUB_REDIS_MAX_CONNECTIONS = env.int("EVALHUB_REDIS_MAX_CONNECTIONS", 20, minimum=2)
 except ConfigError as error:
     raise ImproperlyConfigured(str(error)) from None
 
@@ -209,7 +211,17 @@ if REDIS_URL:
             # channels-redis waits up to 5 s in each blocking pop (brpop_timeout); redis-py's default
             # socket timeout is also 5 s, so every quiet socket's pop ended in a TimeoutError that
             # dropped the viewer. Reads may take longer than a pop; keepalive finds dead peers instead.
-            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_keepalive": True}]},
+            "CONFIG": {
+                "hosts": [
+                    {
+                        "address": REDIS_URL,
+                        "socket_timeout": 30,
+                        "socket_keepalive": True,
+                        # Per event loop (a web process, a worker thread's debates): sends wait for one.
+                        "max_connections": EVALHUB_REDIS_MAX_CONNECTIONS,
+                    }
+                ]
+            },
         }
     }
 else:
@@ -223,6 +235,12 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "evalhub",
+            # One bounded pool per process: a call waits for a free connection instead of opening more.
+            "OPTIONS": {
+                "pool_class": "redis.BlockingConnectionPool",
+                "max_connections": EVALHUB_REDIS_MAX_CONNECTIONS,
+                "timeout": 20,
+            },
         }
     }
 else:

@@ -1,10 +1,14 @@
-"""The embedded mode's in-memory channel layer, sent to from a worker thread's own event loop."""
+"""The channel layers: the embedded mode's in memory, sent to from a worker thread's own event loop,
+and production's on Redis, with a bounded pool per event loop."""
 
 from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from evalhub.channel_layers import ThreadSafeInMemoryChannelLayer
+from tests.conftest import REDIS_URL, requires_redis
 
 
 async def test_a_worker_threads_send_reaches_a_watched_group_and_an_unwatched_group_is_not_handed_over(monkeypatch):
@@ -27,3 +31,30 @@ async def test_a_worker_threads_send_reaches_a_watched_group_and_an_unwatched_gr
     message = await asyncio.wait_for(receiving, timeout=5)
     assert message["html"] == "watched"
     assert handed_over == [1], "only the watched group's message crossed to the consumers' loop"
+
+
+@requires_redis
+@pytest.mark.redis
+async def test_a_loop_sending_to_many_groups_at_once_holds_no_more_redis_connections_than_its_bound():
+    """200 debates streaming on one worker's loop held over a thousand connections; now at most the bound."""
+    import uuid
+
+    import redis
+
+    from evalhub.channel_layers import WatchedRedisChannelLayer
+
+    name = f"evalhub-bound-{uuid.uuid4().hex[:8]}"
+    host = {"address": REDIS_URL, "client_name": name, "max_connections": 4, "pool_timeout": 10}
+    layer = WatchedRedisChannelLayer(hosts=[host])
+    try:
+        channels = [await layer.new_channel() for _ in range(5)]
+        for i, channel in enumerate(channels):
+            await layer.group_add(f"bound-{i}", channel)
+        await asyncio.gather(
+            *(layer.group_send(f"bound-{i % 5}", {"type": "html.fragment", "html": str(i)}) for i in range(200))
+        )
+        clients = redis.Redis.from_url(REDIS_URL).client_list()
+        assert 1 <= sum(client.get("name") == name for client in clients) <= 4
+        assert (await layer.receive(channels[0]))["type"] == "html.fragment", "every send went through"
+    finally:
+        await layer.flush()

@@ -47,10 +47,29 @@ def test_with_postgres_and_redis_it_uses_them(tmp_path):
     ]
 
 
+def test_redis_connections_are_bounded_per_loop_and_per_process_as_configured(tmp_path):
+    environment = {
+        "PATH": os.environ["PATH"],
+        "EVALHUB_DATA_DIR": str(tmp_path),
+        "SECRET_KEY": "k",
+        "REDIS_URL": "redis://cache:6379/0",
+        "EVALHUB_REDIS_MAX_CONNECTIONS": "7",
+    }
+    code = (
+        "import evalhub.settings as s; "
+        "print(s.CHANNEL_LAYERS['default']['CONFIG']['hosts'][0]['max_connections'], "
+        "s.CACHES['default']['OPTIONS']['max_connections'], s.CACHES['default']['OPTIONS']['pool_class'])"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=environment, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["7", "7", "redis.BlockingConnectionPool"]
+
+
 @pytest.mark.parametrize(
     ("env", "message"),
     [
         ({"DATABASE_URL": "postgres://db/x"}, "SECRET_KEY must be set"),
+        ({"EVALHUB_REDIS_MAX_CONNECTIONS": "1"}, "EVALHUB_REDIS_MAX_CONNECTIONS=1 must be at least 2"),
         ({"DATABASE_URL": "mysql://db/x", "SECRET_KEY": "k"}, "DATABASE_URL has scheme 'mysql'"),
         ({"REDIS_URL": "http://cache", "SECRET_KEY": "k"}, "REDIS_URL must look like redis://"),
         ({"EVALHUB_DEBUG": "maybe"}, "EVALHUB_DEBUG='maybe' is not a boolean"),
