@@ -60,34 +60,26 @@ def _judged_pairs():
 def choices() -> list[dict[str, Any]]:
     """Every (benchmark, judge, criterion) with judged pairs, and its likeliest baseline: the model in
     the most pairs (AlpacaEval's reference model is in every one)."""
-    groups = (
-        _judged_pairs()
-        .values("response__prompt__benchmark__slug", "judge_model__slug", "criterion__slug")
-        .annotate(n=Count("id"))
-        .order_by("response__prompt__benchmark__slug", "judge_model__slug", "criterion__slug")
-    )
-    out = []
-    for group in groups:
-        mine = _judged_pairs().filter(
-            response__prompt__benchmark__slug=group["response__prompt__benchmark__slug"],
-            judge_model__slug=group["judge_model__slug"],
-            criterion__slug=group["criterion__slug"],
-        )
-        seen: Counter[str] = Counter()
-        for side in ("response__model__slug", "response_2__model__slug"):  # counted in SQL, not row by row
-            for model, n in mine.values_list(side).annotate(n=Count("id")).order_by():
-                seen[model] += n
-        out.append(
-            {
-                "benchmark": group["response__prompt__benchmark__slug"],
-                "judge": group["judge_model__slug"],
-                "criterion": group["criterion__slug"],
-                "pairs": group["n"],
-                "baseline": max(sorted(seen), key=lambda m: seen[m]) if seen else "",
-                "models": sorted(seen),
-            }
-        )
-    return out
+    group = ("response__prompt__benchmark__slug", "judge_model__slug", "criterion__slug")
+    pairs: Counter[tuple[str, str, str]] = Counter()
+    seen: dict[tuple[str, str, str], Counter[str]] = {}
+    # Two grouped queries (a model's pairs in either position), whatever the number of groups.
+    for side in ("response__model__slug", "response_2__model__slug"):
+        for *key, model, n in _judged_pairs().values_list(*group, side).annotate(n=Count("id")).order_by():
+            seen.setdefault(tuple(key), Counter())[model] += n
+            if side == "response__model__slug":
+                pairs[tuple(key)] += n
+    return [
+        {
+            "benchmark": benchmark,
+            "judge": judge,
+            "criterion": criterion,
+            "pairs": pairs[(benchmark, judge, criterion)],
+            "baseline": max(sorted(models), key=lambda m: models[m]),
+            "models": sorted(models),
+        }
+        for (benchmark, judge, criterion), models in sorted(seen.items())
+    ]
 
 
 def comparisons(selection: Selection) -> list[Comparison]:

@@ -102,8 +102,9 @@ def leaderboard_export(request, table: str, fmt: str):
     return download(rows, fmt, f"leaderboard-{table}")
 
 
-def _baseline_selection(request) -> tuple[list[dict], baseline.Selection | None]:
-    """The (benchmark, judge, criterion, baseline) asked for, or the first there is; None if none is judged."""
+def _baseline_selection(request) -> tuple[list[dict], dict | None, baseline.Selection | None]:
+    """Every (benchmark, judge, criterion) judged, the one asked for (or the first), and the selection
+    with its baseline; None when nothing judged matches what was asked."""
     choices = cached("baseline_choices", baseline.choices)
     wanted = {key: request.GET.get(key, "") for key in ("benchmark", "judge", "criterion", "baseline")}
     if request.GET.get("run", "").count("|") == 2:  # the page's one select: benchmark|judge|criterion
@@ -111,34 +112,34 @@ def _baseline_selection(request) -> tuple[list[dict], baseline.Selection | None]
     for choice in choices:
         if all(not wanted[key] or wanted[key] == choice[key] for key in ("benchmark", "judge", "criterion")):
             chosen = wanted["baseline"] if wanted["baseline"] in choice["models"] else choice["baseline"]
-            return choices, baseline.Selection(choice["benchmark"], choice["judge"], chosen, choice["criterion"])
-    return choices, None
+            selection = baseline.Selection(choice["benchmark"], choice["judge"], chosen, choice["criterion"])
+            return choices, choice, selection
+    return choices, None, None
 
 
 @role_required()
 def baseline_win_rates(request):
-    choices, selection = _baseline_selection(request)
-    rows = baseline.board(selection) if selection else []
-    names = _names()
+    choices, choice, selection = _baseline_selection(request)
     return render(
         request,
         "dashboards/baseline_win_rates.html",
         {
             "choices": choices,
             "selection": selection,
-            "models": next((c["models"] for c in choices if selection and c["judge"] == selection.judge), []),
-            "rows": rows,
-            "names": names,
+            "models": choice["models"] if choice else [],
+            "rows": baseline.board(selection) if selection else [],
+            "names": _names(),
             "query": request.GET.urlencode(),
         },
+        status=200 if selection or not choices else 404,
     )
 
 
 @role_required()
 def baseline_win_rates_export(request, fmt: str):
-    _, selection = _baseline_selection(request)
+    _, _, selection = _baseline_selection(request)
     if selection is None:
-        return HttpResponseBadRequest("No judge has judged pairs against a baseline yet.", content_type="text/plain")
+        return HttpResponseBadRequest("No judge has judged pairs matching these choices.", content_type="text/plain")
     return download(baseline.export_rows(baseline.board(selection)), fmt, f"win-rates-{selection.baseline}")
 
 

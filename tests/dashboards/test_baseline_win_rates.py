@@ -197,3 +197,33 @@ def test_a_reimported_benchmark_with_new_difficulties_is_seen_by_the_cached_boar
     with django_capture_on_commit_callbacks(execute=True):  # the counts' version rises after commit
         do_import_benchmark(filename="difficulty.jsonl", data=data, benchmark_slug="ae")
     assert board(Selection("ae", JUDGE, BASELINE))[0]["lc_note"] == ""
+
+
+def test_choices_are_read_in_the_same_number_of_queries_for_any_number_of_benchmarks(
+    imported, django_assert_num_queries
+):
+    from evalhub.dashboards.baseline_win_rates import choices
+
+    with django_assert_num_queries(2):
+        one = choices()
+    do_import_judgments(
+        filename="more.json",
+        data=json.dumps(annotations("phi-2", 12, 3)).encode(),
+        benchmark_slug="ae-other",
+        allow_new_models=True,
+    )
+    with django_assert_num_queries(2):
+        two = choices()
+    assert [c["benchmark"] for c in one] == ["ae"]
+    assert [(c["benchmark"], c["pairs"], c["baseline"]) for c in two] == [
+        ("ae", 80, BASELINE),
+        ("ae-other", 12, BASELINE),
+    ]
+    assert two[1]["models"] == [BASELINE, "phi-2"], "each group lists its own models"
+
+
+def test_a_benchmark_nobody_judged_is_a_clear_404_not_an_empty_sentence(client, imported, viewer, login):
+    response = login(viewer).get(f"/leaderboards/baseline/?benchmark=nope&judge={JUDGE}")
+    assert response.status_code == 404
+    assert "No judge has judged pairs on that benchmark" in response.content.decode()
+    assert login(viewer).get("/leaderboards/baseline.csv?benchmark=nope").status_code == 400
