@@ -17,6 +17,7 @@ and `metrics/glm_winrate.py`; the columns keep AlpacaEval's names and units (per
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -114,13 +115,12 @@ def length_controlled(comparisons: Sequence[Comparison], min_prompts: int = MIN_
     - plain maximum likelihood (the prior on γ aside), not scikit-learn's L1 path with 5-fold CV.
 
     Standard errors come from the delta method on the sandwich covariance clustered by prompt."""
-    models = sorted({c.model for c in comparisons})
-    counts = {m: sum(c.model == m for c in comparisons) for m in models}
-    skipped = {m: f"{counts[m]} prompts; length control needs at least {min_prompts}." for m in models}
-    kept_models = [m for m in models if counts[m] >= min_prompts]
-    for m in kept_models:
-        del skipped[m]
-    rows = [c for c in comparisons if c.model in set(kept_models)]
+    counts = Counter(c.model for c in comparisons)
+    skipped = {
+        m: f"{n} prompts; length control needs at least {min_prompts}." for m, n in counts.items() if n < min_prompts
+    }
+    kept_models = sorted(m for m in counts if m not in skipped)
+    rows = [c for c in comparisons if c.model not in skipped]
     if not rows:
         return LengthControl({}, {}, 0.0, "none", skipped)
     given = all(c.difficulty is not None and math.isfinite(c.difficulty) for c in rows)
@@ -219,12 +219,13 @@ def win_rates(comparisons: Sequence[Comparison], min_prompts: int = MIN_PROMPTS)
     for model, mine in by_model.items():
         row = head_to_head(model, [c.preference for c in mine], [c.model_length for c in mine])
         if model in control.winrate:
-            row = _with(row, control.winrate[model], control.standard_error[model], note)
+            row = replace(
+                row,
+                length_controlled_winrate=control.winrate[model],
+                lc_standard_error=control.standard_error[model],
+                lc_note=note,
+            )
         else:
-            row = _with(row, None, None, control.skipped.get(model, ""))
+            row = replace(row, lc_note=control.skipped.get(model, ""))
         rows.append(row)
     return sorted(rows, key=lambda row: (-row.win_rate, row.model))
-
-
-def _with(row: WinRate, lc: float | None, se: float | None, note: str) -> WinRate:
-    return replace(row, length_controlled_winrate=lc, lc_standard_error=se, lc_note=note)
