@@ -191,7 +191,9 @@ def _mt_bench(row: dict[str, Any]) -> dict[str, Any] | str:
         judge = "-".join(judge)
     if not isinstance(judge, str):
         return "'judge' must be text or a list of text."
-    names = _named({"model_a": row["model_a"], "model_b": row["model_b"], "judge": judge})
+    names = _named(
+        {"model_a": ("model_a", row["model_a"]), "model_b": ("model_b", row["model_b"]), "judge": ("judge", judge)}
+    )
     if isinstance(names, str):
         return names
     return {
@@ -205,17 +207,18 @@ def _mt_bench(row: dict[str, Any]) -> dict[str, Any] | str:
     }
 
 
-def _named(fields: dict[str, Any]) -> dict[str, Any] | str:
-    """Each name made a slug, with the names as given under NAMES_KEY; a name that gives no slug is refused
-    (two such names would otherwise become one model, `unnamed`)."""
+def _named(fields: dict[str, tuple[str, Any]]) -> dict[str, Any] | str:
+    """{generic column: (the file's column, name)} → each name made a slug, with the names as given under
+    NAMES_KEY; a name that gives no slug is refused (two such names would otherwise become one model,
+    `unnamed`), named by the file's own column."""
     out: dict[str, Any] = {}
     given: dict[str, str] = {}
-    for column, name in fields.items():
+    for column, (source, name) in fields.items():
         if not isinstance(name, str):
-            return f"{column!r} must be text."
-        slug = slug_for(name)
+            return f"{source!r} must be text."
         if not _SLUG_SOURCE.search(name):
-            return f"{column!r} {name!r} has no letter or digit to name a model by."
+            return f"{source!r} {name!r} has no letter or digit to name a model by."
+        slug = slug_for(name)
         out[column] = slug
         given[slug] = name.strip()
     out[NAMES_KEY] = given
@@ -258,13 +261,15 @@ def _alpaca_eval(row: dict[str, Any]) -> dict[str, Any] | str:
     probability = None if preference in (1, 1.5, 2) else 2 - float(preference)
     winner = "tie" if preference == 1.5 else "a" if preference < 1.5 else "b"
     annotator = row.get("annotator") or "alpaca-eval-annotator"
-    names = _named({"model_a": row["generator_1"], "model_b": row["generator_2"], "judge": annotator})
+    names = _named(
+        {
+            "model_a": ("generator_1", row["generator_1"]),
+            "model_b": ("generator_2", row["generator_2"]),
+            "judge": ("annotator", annotator),
+        }
+    )
     if isinstance(names, str):
-        return (
-            names.replace("'model_a'", "'generator_1'")
-            .replace("'model_b'", "'generator_2'")
-            .replace("'judge'", "'annotator'")
-        )
+        return names
     digest = hashlib.sha1(row["instruction"].encode("utf-8", "surrogatepass"), usedforsecurity=False).hexdigest()
     return {
         "prompt_id": f"ae-{digest[:12]}",
