@@ -187,9 +187,8 @@ def do_claim_debates(debate_ids: Sequence[int]) -> list[Debate]:
             debate.status, debate.updated_at = DebateStatus.RUNNING, now
             broadcast_debate(debate)
         for run in {debate.run_id: debate.run for debate in claimed}.values():
-            count_progress(
-                run
-            )  # its running and pending counts, once per batch; a failed debate run again is not finished
+            # Its running and pending counts, once per batch; a failed debate run again is no longer finished.
+            count_progress(run)
     return claimed
 
 

@@ -50,15 +50,6 @@ def turn_in_flight(round_number: int, agent: int, text: str = "") -> str:
     return before + conditional_escape(text) + after
 
 
-def turn_started(round_number: int, agent: int) -> str:
-    return turn_in_flight(round_number, agent)
-
-
-def turn_text(round_number: int, agent: int, text: str) -> str:
-    """The turn's whole text so far (not the last words: see turn_in_flight)."""
-    return turn_in_flight(round_number, agent, text)
-
-
 def turn(stored_turn) -> str:
     """A stored turn replaces its slot (and the card that streamed it)."""
     slot = {"id": slot_id(stored_turn.round, stored_turn.agent), "turn": stored_turn}
@@ -85,11 +76,11 @@ def forget_in_flight(debate_id: int, rounds: int, agents: int) -> None:
     cache.delete_many([in_flight_key(debate_id, r, a) for r in range(rounds) for a in range(agents)])
 
 
-def transcript(debate, stored=None) -> list[dict]:
+def transcript(debate) -> list[dict]:
     """Per round, one slot per agent: its stored turn, else its turn under way (with the text so far),
-    else nothing yet."""
+    else nothing yet. The cache is read only while some turn is not stored."""
     agents = len(debate.run.agents)
-    turns = {(t.round, t.agent): t for t in (debate.turns.all() if stored is None else stored)}
+    turns = {(t.round, t.agent): t for t in debate.turns.all()}
     flying = in_flight(debate.pk, debate.run.rounds, agents) if len(turns) < debate.run.rounds * agents else {}
     return [
         {
@@ -98,7 +89,7 @@ def transcript(debate, stored=None) -> list[dict]:
                 {
                     "id": slot_id(r, a),
                     "turn": turns.get((r, a)),
-                    "in_flight": flying.get((r, a)) if (r, a) not in turns else None,
+                    "in_flight": flying.get((r, a)),
                     "round": r,
                     "agent": a,
                     "speaker": a + 1,

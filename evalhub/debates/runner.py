@@ -157,7 +157,7 @@ async def _run_one(
         # A re-ask starts its text afresh: the same frame as a first ask.
         key = live.in_flight_key(debate_id, round_number, agent)
         await cache.aset(key, "", live.IN_FLIGHT_TIMEOUT_S)
-        await send_html(group, live.turn_started(round_number, agent))
+        await send_html(group, live.turn_in_flight(round_number, agent))
         stream = agents[agent].stream(
             messages,
             temperature=run.temperature,
@@ -174,13 +174,13 @@ async def _run_one(
             unsent = True
             now = time.monotonic()
             if now - flushed_at >= FLUSH_INTERVAL_S:
-                await send_html(group, live.turn_text(round_number, agent, text))
+                await send_html(group, live.turn_in_flight(round_number, agent, text))
                 flushed_at, unsent = now, False
             if now - saved_at >= IN_FLIGHT_SAVE_S:
                 await cache.aset(key, text, live.IN_FLIGHT_TIMEOUT_S)
                 saved_at = now
         if unsent:
-            await send_html(group, live.turn_text(round_number, agent, text))
+            await send_html(group, live.turn_in_flight(round_number, agent, text))
         done_call = stream.completion
         return done_call.text, done_call.stats()
 

@@ -76,7 +76,7 @@ def test_a_streamed_turn_renders_when_it_completes_and_its_words_stream_as_text(
     completed = live.turn(hostile_debate.turns.get())
     assert_safe(completed, at_least=1)
     assert "<h1>Heading</h1>" in completed
-    streamed = live.turn_text(0, 0, HOSTILE)
+    streamed = live.turn_in_flight(0, 0, HOSTILE)
     assert "<script>" not in streamed
     assert "<img" not in streamed
     assert "&lt;script&gt;" in streamed
