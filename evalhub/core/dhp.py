@@ -121,7 +121,7 @@ class PerturbationResult:
     p_ew: float
     D: float  # noqa: N815 (the paper's symbol)
     D_ew: float  # noqa: N815
-    n: int = 0  # texts tested (the fewest over the metrics)
+    n: int  # texts tested (the fewest over the metrics): no default, so no caller can drop out of D_min by omission
 
 
 def perturbation_result(
@@ -129,8 +129,8 @@ def perturbation_result(
     p_by_metric: Mapping[str, float],
     weights: Mapping[str, float] | None,
     *,
+    n: int,
     paper_literal: bool = False,
-    n: int = 0,
 ) -> PerturbationResult:
     metrics = list(p_by_metric)
     ps = [p_by_metric[m] for m in metrics]
