@@ -90,14 +90,17 @@ class JudgeReport:
     longer_share: float | None
     longer_pairs: int
     people_longer_share: float | None
-    length_coef: float | None
+    length_interval: Interval  # the judge's length slope with its 95 % Wald interval
     people_length_coef: float | None
     self_preference: dict[str, Any] | None
     calibration: Calibration | None
     privileged: list[PrivilegedLift] = field(default_factory=list)
     versus_people: dict[str, Any] | None = None
-    length_interval: Interval = field(default_factory=lambda: Interval(None))  # the judge's slope, 95 % Wald
     by_order: OrderAgreement | None = None  # on the pairs it saw in both orders
+
+    @property
+    def length_coef(self) -> float | None:
+        return self.length_interval.value
 
     @property
     def kind_label(self) -> str:
@@ -366,9 +369,6 @@ def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], co
         context.resamples,
         context.seed,
     )
-    slope = length_slope_interval(
-        index.difference[decisive], (picks[decisive] == FIRST) * 1.0, (picks[decisive] == SECOND) * 1.0
-    )
     return JudgeReport(
         judge=judge,
         judged=int(judged.sum()),
@@ -384,8 +384,9 @@ def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], co
         longer_share=longer / longer_total if longer_total else None,
         longer_pairs=longer_total,
         people_longer_share=people_longer / people_total if people_total else None,
-        length_coef=slope.value,
-        length_interval=slope,
+        length_interval=length_slope_interval(
+            index.difference[decisive], (picks[decisive] == FIRST) * 1.0, (picks[decisive] == SECOND) * 1.0
+        ),
         by_order=by_order,
         people_length_coef=(
             length_slope_counts(index.difference[judged], others[judged, 0], others[judged, 1])
@@ -427,19 +428,18 @@ def _self_preference(judge: JudgeInfo, picks: np.ndarray, context: _Context) -> 
     others = (context.model_counts[None] - context.model_counts.get(model, 0))[rows]
     other_wins, other_total = _win_rate(others, own_first)
     people_wins, people_total = _win_rate(context.people_counts[rows], own_first)
-    own_rate = own_wins / own_total
-    comparison = people_wins / people_total if people_total else (other_wins / other_total if other_total else None)
+    # Against people where they labelled these pairs, else against the other judges.
     against = (people_wins, people_total) if people_total else (other_wins, other_total)
     excess = difference_of_rates(own_wins, own_total, *against)
     return {
         "model": model,
         "pairs": own_total,
-        "own_win_rate": own_rate,
+        "own_win_rate": own_wins / own_total,
         "other_judges_win_rate": other_wins / other_total if other_total else None,
         "other_judges_verdicts": other_total,
         "people_win_rate": people_wins / people_total if people_total else None,
         "people_verdicts": people_total,
-        "excess": None if comparison is None else own_rate - comparison,
+        "excess": excess.value,
         "excess_ci": excess.as_list(),
         "compared_with": "people" if people_total else "other judges" if other_total else None,
     }
