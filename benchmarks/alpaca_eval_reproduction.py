@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
+import io
+import json
 import os
 import sys
 import tempfile
@@ -55,8 +57,9 @@ def main() -> None:
     total_wall = total_cpu = 0.0
     for path in files:
         unpacked = work / path.name.removesuffix(".gz")
-        unpacked.write_bytes(gzip.decompress(path.read_bytes()))
-        records += unpacked.read_text().count('"instruction"')
+        data = gzip.decompress(path.read_bytes())
+        unpacked.write_bytes(data)
+        records += len(json.loads(data))
         _, wall, cpu = timed(
             lambda unpacked=unpacked: call_command(
                 "import_judgments",
@@ -67,7 +70,7 @@ def main() -> None:
                 "alpacaeval2",
                 "--create-models",
                 verbosity=0,
-                stdout=open(os.devnull, "w"),  # noqa: SIM115
+                stdout=io.StringIO(),
             )
         )
         total_wall, total_cpu = total_wall + wall, total_cpu + cpu
@@ -83,7 +86,7 @@ def main() -> None:
             BASELINE,
             "--out",
             str(out),
-            stdout=open(os.devnull, "w"),  # noqa: SIM115
+            stdout=io.StringIO(),
         )
     )
     with open(out, newline="") as handle:
