@@ -92,51 +92,26 @@ def test_export_winrates_writes_alpaca_evals_columns_named_as_the_file_named_the
         assert int(row["n_total"]) == 40
 
 
-def test_the_win_rate_uses_the_judges_probability_not_only_its_verdict(imported):
-    # claude-2.1's records mostly carry fractional preferences: the discrete share differs from the mean.
-    row = expected(imported)["claude-2-1"]
-    assert row.win_rate != pytest.approx(row.discrete_win_rate)
-    out = io.StringIO()
-    call_command(
-        "export_winrates",
-        "--benchmark",
-        "ae",
-        "--judge",
-        JUDGE,
-        "--baseline",
-        BASELINE,
-        "--out",
-        "/dev/null",
-        stdout=out,
-    )
-    assert "2 model(s)" in out.getvalue()
+def export(tmp_path, judge: str = JUDGE, baseline: str = BASELINE) -> dict[str, dict[str, str]]:
+    """export_winrates' CSV rows by the model's name."""
+    out = tmp_path / "winrates.csv"
+    call_command("export_winrates", "--benchmark", "ae", "--judge", judge, "--baseline", baseline, "--out", str(out))
+    return {row["name"]: row for row in csv.DictReader(io.StringIO(out.read_text()))}
+
+
+def test_the_win_rate_is_the_mean_of_the_judges_probability_not_the_share_of_verdicts(imported, tmp_path):
+    records = imported["claude-2.1"]  # mostly fractional preferences
+    by_hand = 100 * sum(r["preference"] - 1 for r in records) / len(records)
+    row = export(tmp_path)["claude-2.1"]
+    assert float(row["win_rate"]) == pytest.approx(by_hand, abs=1e-9)
+    assert float(row["win_rate"]) != pytest.approx(float(row["discrete_win_rate"]))
 
 
 def test_export_winrates_says_what_is_missing(imported, tmp_path):
     with pytest.raises(CommandError, match="no such model"):
-        call_command(
-            "export_winrates",
-            "--benchmark",
-            "ae",
-            "--judge",
-            "nobody",
-            "--baseline",
-            BASELINE,
-            "--out",
-            str(tmp_path / "x.csv"),
-        )
+        export(tmp_path, judge="nobody")
     with pytest.raises(CommandError, match="judged no pair"):
-        call_command(
-            "export_winrates",
-            "--benchmark",
-            "ae",
-            "--judge",
-            JUDGE,
-            "--baseline",
-            JUDGE,
-            "--out",
-            str(tmp_path / "x.csv"),
-        )
+        export(tmp_path, baseline=JUDGE)
 
 
 def test_the_page_shows_every_model_against_the_baseline_with_its_n(client, imported, viewer, outsider, login):
