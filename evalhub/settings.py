@@ -78,8 +78,12 @@ try:
     # A chunk whose worker has not beaten for EVALHUB_STALL_SECONDS is sent back to the queue.
     EVALHUB_HEARTBEAT_SECONDS = env.int("EVALHUB_HEARTBEAT_SECONDS", 2, minimum=1)
     EVALHUB_STALL_SECONDS = env.int("EVALHUB_STALL_SECONDS", 20, minimum=2)
-    # Connections to Redis per event loop (channel layer) and per process (cache); work waits for one.
+    # Connections to Redis per process for the channel layer's sends, and for the cache; work waits for one.
     EVALHUB_REDIS_MAX_CONNECTIONS = env.int("EVALHUB_REDIS_MAX_CONNECTIONS", 20, minimum=2)
+    # PostgreSQL connections per process come from one pool of at most this many (0: no pool, one
+    # connection per thread); a query that finds none free waits up to the timeout, then fails.
+    EVALHUB_DB_POOL_MAX_SIZE = env.int("EVALHUB_DB_POOL_MAX_SIZE", 10, minimum=0)
+    EVALHUB_DB_POOL_TIMEOUT = env.int("EVALHUB_DB_POOL_TIMEOUT", 30, minimum=1)
 except ConfigError as error:
     raise ImproperlyConfigured(str(error)) from None
 
@@ -152,6 +156,15 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=10000;",
         "transaction_mode": "IMMEDIATE",
     }
+elif EVALHUB_DB_POOL_MAX_SIZE:
+    # psycopg's pool through Django: a thread takes a connection for a request, a task or one call
+    # of a runner's database thread and gives it back (evalhub.db_pool), so threads that
+    # outnumber the pool wait briefly instead of opening a connection each.
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": EVALHUB_DB_POOL_MAX_SIZE,
+        "timeout": EVALHUB_DB_POOL_TIMEOUT,
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -217,8 +230,9 @@ if REDIS_URL:
                         "address": REDIS_URL,
                         "socket_timeout": 30,
                         "socket_keepalive": True,
-                        # Per event loop (a web process, a worker thread's debates): sends wait for one.
+                        # Sends of the whole process share one pool (evalhub.channel_layers): they wait for one.
                         "max_connections": EVALHUB_REDIS_MAX_CONNECTIONS,
+                        "client_name": "evalhub-channels",  # each part's connections are named in CLIENT LIST
                     }
                 ]
             },
@@ -232,7 +246,7 @@ else:
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "evalhub.system.redis_cache.ProcessRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "evalhub",
             # One bounded pool per process: a call waits for a free connection instead of opening more.
@@ -240,6 +254,7 @@ if REDIS_URL:
                 "pool_class": "redis.BlockingConnectionPool",
                 "max_connections": EVALHUB_REDIS_MAX_CONNECTIONS,
                 "timeout": 20,
+                "client_name": "evalhub-cache",
             },
         }
     }
@@ -255,6 +270,9 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A worker keeps trying to reach Redis for as long as it is down (Celery's default gives up after
+# 100 tries and exits), and compose's restart policy starts one that exits anyway.
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_EXPIRES = 24 * 3600

@@ -65,6 +65,25 @@ def test_redis_connections_are_bounded_per_loop_and_per_process_as_configured(tm
     assert result.stdout.split() == ["7", "7", "redis.BlockingConnectionPool"]
 
 
+def pool_of(tmp_path, database_url: str, **env: str) -> subprocess.CompletedProcess:
+    environment = {"PATH": os.environ["PATH"], "EVALHUB_DATA_DIR": str(tmp_path), "SECRET_KEY": "k", **env}
+    environment["DATABASE_URL"] = database_url
+    code = "import evalhub.settings as s; print(s.DATABASES['default'].get('OPTIONS', {}).get('pool'))"
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=environment, capture_output=True, text=True)
+
+
+def test_postgresql_connections_come_from_one_bounded_pool_per_process_as_configured(tmp_path):
+    default = pool_of(tmp_path, "postgres://u@db:5432/evalhub")
+    assert default.returncode == 0, default.stderr
+    assert default.stdout.strip() == "{'min_size': 1, 'max_size': 10, 'timeout': 30}"
+    chosen = pool_of(
+        tmp_path, "postgres://u@db:5432/evalhub", EVALHUB_DB_POOL_MAX_SIZE="4", EVALHUB_DB_POOL_TIMEOUT="5"
+    )
+    assert chosen.stdout.strip() == "{'min_size': 1, 'max_size': 4, 'timeout': 5}"
+    assert pool_of(tmp_path, "postgres://u@db:5432/evalhub", EVALHUB_DB_POOL_MAX_SIZE="0").stdout.strip() == "None"
+    assert pool_of(tmp_path, f"sqlite:///{tmp_path / 'x.sqlite3'}").stdout.strip() == "None"
+
+
 @pytest.mark.parametrize(
     ("env", "message"),
     [
@@ -174,3 +193,10 @@ def test_a_missing_secret_key_in_production_is_one_line_naming_it_and_exit_statu
     assert result.stderr.strip().splitlines() == [
         "evalhub cannot start: SECRET_KEY must be set when DATABASE_URL or REDIS_URL is set (production)."
     ]
+
+
+def test_a_worker_keeps_trying_to_reach_the_broker_for_as_long_as_it_is_down():
+    from evalhub.celery import app
+
+    assert app.conf.broker_connection_max_retries is None  # Celery's default, 100, ends the worker
+    assert app.conf.broker_connection_retry_on_startup is True

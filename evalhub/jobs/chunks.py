@@ -29,6 +29,7 @@ from django.utils import timezone
 from evalhub.celery import task_named
 from evalhub.core.outcomes import Outcome
 from evalhub.core.usage import Usage
+from evalhub.db_pool import release_connection
 from evalhub.jobs import kinds
 from evalhub.jobs.actions import (
     broadcast_job,
@@ -168,6 +169,8 @@ class Heartbeat(threading.Thread):
                 self.reason = requested
         except DatabaseError:  # a busy database: the next beat tries again
             logger.debug("heartbeat of chunk %s skipped", self.chunk_id, exc_info=True)
+        finally:
+            release_connection()
 
 
 def _claim(chunk_id: int) -> tuple[JobChunk | None, str]:
@@ -208,6 +211,7 @@ def run_chunk(chunk_id: int, work: Callable[[JobChunk], R], record: Callable[[Jo
         return skipped
     job = chunk.job
     do_progress_job(job, 0, f"Working on chunk {chunk.index + 1} of {job.chunks.count()}…")
+    release_connection()  # the work takes one when it needs one; its model calls need none
     try:
         with (
             Heartbeat(chunk, chunk.attempts) as heartbeat,

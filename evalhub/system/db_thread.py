@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 
 from django.db import connections
 
+from evalhub.db_pool import release_connection
+
 T = TypeVar("T")
 
 
@@ -25,7 +27,15 @@ class DatabaseThread:
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
         context = contextvars.copy_context()
-        return await asyncio.get_running_loop().run_in_executor(self.executor, lambda: context.run(function, *args))
+        call = lambda: context.run(self._call, function, *args)  # noqa: E731
+        return await asyncio.get_running_loop().run_in_executor(self.executor, call)
+
+    @staticmethod
+    def _call(function: Callable[..., T], *args: Any) -> T:
+        try:
+            return function(*args)
+        finally:
+            release_connection()  # a pooled connection is not held while the runner awaits its models
 
     def close(self) -> None:
         self.executor.submit(connections.close_all).result()

@@ -5,6 +5,13 @@ from __future__ import annotations
 import asyncio
 import threading
 
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from evalhub.db_pool import pooled
+from evalhub.jobs.chunks import Heartbeat
+from evalhub.jobs.models import Job, JobChunk
 from evalhub.system.db_thread import DatabaseThread, GroupCommit
 
 
@@ -73,3 +80,38 @@ async def test_a_writer_that_returns_the_wrong_number_of_results_fails_its_items
             asyncio.gather(commit.add("a"), commit.add("b"), return_exceptions=True), timeout=5
         )
     assert [str(r) for r in results] == ["<lambda> returned 1 results for 2"] * 2
+
+
+needs_pool = pytest.mark.skipif(not pooled(), reason="PostgreSQL with a connection pool (DATABASE_URL=postgres://…)")
+
+
+def holds_a_connection() -> bool:
+    return connection.connection is not None
+
+
+@needs_pool
+@pytest.mark.django_db(transaction=True)
+async def test_a_runners_database_thread_gives_its_pooled_connection_back_after_every_call():
+    """A runner awaits its models between calls: holding a connection meanwhile would let a
+    worker's threads outnumber the pool and wait on each other."""
+    async with DatabaseThread() as db:
+        assert await db.run(lambda: Job.objects.count()) == 0
+        assert not await db.run(holds_a_connection)
+
+
+@needs_pool
+@pytest.mark.django_db(transaction=True)
+def test_a_chunks_heartbeat_gives_its_pooled_connection_back_after_every_beat():
+    job = Job.objects.create(kind="debate_run", title="t", progress_total=1)
+    chunk = JobChunk.objects.create(job=job, index=0, unit_ids=[1], attempts=1, heartbeat_at=timezone.now())
+    held: list[bool] = []
+
+    def beat_in_its_own_thread() -> None:
+        Heartbeat(chunk, attempt=1).beat()
+        held.append(holds_a_connection())
+
+    thread = threading.Thread(target=beat_in_its_own_thread)
+    thread.start()
+    thread.join(10)
+    assert held == [False]
+    assert JobChunk.objects.get(pk=chunk.pk).heartbeat_at > chunk.heartbeat_at, "the beat was stamped"
