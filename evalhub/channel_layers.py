@@ -16,6 +16,8 @@ import redis.asyncio as aioredis
 from channels.layers import InMemoryChannelLayer
 from channels_redis.core import RedisChannelLayer
 
+from evalhub.llm.process_loop import on_process_loop, process_loop
+
 
 class ThreadSafeInMemoryChannelLayer(InMemoryChannelLayer):
     def __init__(self, **kwargs) -> None:
@@ -63,9 +65,11 @@ class WatchedRedisChannelLayer(RedisChannelLayer):
     """channels-redis, plus has_members(): whether any socket is in a group, so a page nobody has
     open is not rendered and sent through Redis on every write (one ZCARD instead).
 
-    Each event loop's connections are bounded (`max_connections` in a host's options): channels-redis
+    Sends go through one bounded pool per process: channels-redis keeps a pool per event loop and
     opens a connection for every send that finds none free, so one worker with 200 debates streaming
-    held over a thousand. Here a send waits for a free connection (up to `pool_timeout` seconds) instead."""
+    held over a thousand, and a worker's threads (a loop each) multiplied its bound. Here every send
+    runs on the process's shared loop (evalhub.llm.process_loop) and waits for a free connection
+    (`max_connections`, up to `pool_timeout` seconds). Receiving stays on the consumer's own loop."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -78,6 +82,23 @@ class WatchedRedisChannelLayer(RedisChannelLayer):
         address = options.pop("address")
         options.setdefault("timeout", options.pop("pool_timeout", 20))
         return aioredis.BlockingConnectionPool.from_url(address, **options)
+
+    async def send(self, channel, message):
+        return await on_process_loop(super().send(channel, message))
+
+    async def group_send(self, group, message):
+        return await on_process_loop(super().group_send(group, message))
+
+    async def close_pools(self):
+        """Each loop's pool is closed on its own loop: the sends' on the process loop (stock
+        channels-redis closes every loop's from the caller's, which fails across loops)."""
+        await self.wait_received()
+        here, shared = asyncio.get_running_loop(), process_loop()
+        for loop, layer in list(self._layers.items()):
+            if loop is here:
+                await layer.flush()
+            elif loop is shared:
+                await on_process_loop(layer.flush())
 
     def has_members(self, group: str) -> bool:
         index = self.consistent_hash(group)

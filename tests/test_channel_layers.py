@@ -35,8 +35,10 @@ async def test_a_worker_threads_send_reaches_a_watched_group_and_an_unwatched_gr
 
 @requires_redis
 @pytest.mark.redis
-async def test_a_loop_sending_to_many_groups_at_once_holds_no_more_redis_connections_than_its_bound():
-    """200 debates streaming on one worker's loop held over a thousand connections; now at most the bound."""
+async def test_worker_threads_sending_to_many_groups_at_once_hold_no_more_redis_connections_than_the_bound():
+    """200 debates streaming on one worker's loop held over a thousand connections, and a bound per
+    loop multiplied with the worker's threads; now the process's sends share one bounded pool."""
+    import threading
     import uuid
 
     import redis
@@ -46,15 +48,27 @@ async def test_a_loop_sending_to_many_groups_at_once_holds_no_more_redis_connect
     name = f"evalhub-bound-{uuid.uuid4().hex[:8]}"
     host = {"address": REDIS_URL, "client_name": name, "max_connections": 4, "pool_timeout": 10}
     layer = WatchedRedisChannelLayer(hosts=[host])
+
+    def named() -> int:
+        return sum(client.get("name") == name for client in redis.Redis.from_url(REDIS_URL).client_list())
+
     try:
         channels = [await layer.new_channel() for _ in range(5)]
         for i, channel in enumerate(channels):
             await layer.group_add(f"bound-{i}", channel)
-        await asyncio.gather(
-            *(layer.group_send(f"bound-{i % 5}", {"type": "html.fragment", "html": str(i)}) for i in range(200))
-        )
-        clients = redis.Redis.from_url(REDIS_URL).client_list()
-        assert 1 <= sum(client.get("name") == name for client in clients) <= 4
+        receiving = named()  # this loop's own, for adding to groups and receiving
+
+        async def one_thread_sends(thread: int) -> None:
+            await asyncio.gather(
+                *(layer.group_send(f"bound-{i % 5}", {"type": "html.fragment", "html": f"{thread}"}) for i in range(50))
+            )
+
+        threads = [threading.Thread(target=asyncio.run, args=(one_thread_sends(t),)) for t in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert 1 <= named() - receiving <= 4
         assert (await layer.receive(channels[0]))["type"] == "html.fragment", "every send went through"
     finally:
         await layer.flush()

@@ -31,6 +31,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from evalhub.llm.limits import TOKEN_BURST_S, LocalLimits
+from evalhub.llm.process_loop import on_process_loop
 
 logger = logging.getLogger(__name__)
 
@@ -105,6 +106,30 @@ RETRY_REDIS_S = 5.0  # after Redis did not answer, the local limits hold this lo
 REDIS_TIMEOUT_S = 2.0  # a Redis that hangs counts as one that does not answer
 
 
+# Connections to Redis for every limit of the process together, on the process's shared loop: a
+# check waits for a free one (a limit check is one round trip), up to POOL_WAIT_S.
+MAX_CONNECTIONS = 10
+POOL_WAIT_S = 10.0
+_clients: dict[str, Any] = {}
+
+
+def _redis_for(url: str) -> Any:
+    """The process's Redis client for `url`, with a bounded pool; used on the process loop only."""
+    import redis.asyncio  # imported where a deployment has Redis
+
+    if url not in _clients:
+        pool = redis.asyncio.BlockingConnectionPool.from_url(
+            url,
+            max_connections=MAX_CONNECTIONS,
+            timeout=POOL_WAIT_S,
+            socket_timeout=REDIS_TIMEOUT_S,
+            socket_connect_timeout=REDIS_TIMEOUT_S,
+            client_name="evalhub-limits",
+        )
+        _clients[url] = redis.asyncio.Redis(connection_pool=pool)
+    return _clients[url]
+
+
 class SharedLimits:
     """The limits of one (provider, model, key) in Redis; one object per client."""
 
@@ -120,7 +145,6 @@ class SharedLimits:
     ) -> None:
         self._url = redis_url
         self.token_burst_s = token_burst_s
-        self._clients: dict[int, Any] = {}
         # The key is hashed: a name in Redis must never show it.
         digest = hashlib.sha256(f"{provider}|{model}|{key}".encode()).hexdigest()[:16]
         self._prefix = f"evalhub:limits:{digest}"
@@ -128,25 +152,15 @@ class SharedLimits:
         self.local = LocalLimits(token_burst_s)  # what holds while Redis does not answer
         self._unreachable_until = 0.0
 
-    @property
-    def _redis(self) -> Any:
-        # One client per event loop, as the chat clients keep one semaphore per loop: each Celery
-        # task runs its own loop, and a connection belongs to the loop that opened it.
-        import redis.asyncio  # imported where a deployment has Redis
-
-        loop = id(asyncio.get_running_loop())
-        if loop not in self._clients:
-            self._clients[loop] = redis.asyncio.from_url(
-                self._url, socket_timeout=REDIS_TIMEOUT_S, socket_connect_timeout=REDIS_TIMEOUT_S
-            )
-        return self._clients[loop]
+    async def _on_redis(self, command: Callable[[Any], Awaitable[Any]]) -> Any:
+        return await command(_redis_for(self._url))
 
     async def _ask(self, command: Callable[[Any], Awaitable[Any]]) -> Any | None:
         """Redis's answer, or None while it does not answer (the local limits hold meanwhile)."""
         if time.monotonic() < self._unreachable_until:
             return None
         try:
-            answer = await command(self._redis)
+            answer = await on_process_loop(self._on_redis(command))
         except Exception as error:  # redis-py's errors, and the OS's under them
             if not self._unreachable_until:
                 logger.warning(
@@ -227,6 +241,4 @@ class SharedLimits:
         await self.local.wait_for_pause()  # one set while Redis did not answer holds after it answers again
 
     async def aclose(self) -> None:
-        client = self._clients.pop(id(asyncio.get_running_loop()), None)
-        if client is not None:
-            await client.aclose()
+        """Nothing to close: the connections are the process's, shared by every client."""

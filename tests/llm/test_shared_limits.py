@@ -251,3 +251,31 @@ async def test_a_pause_kept_locally_while_redis_did_not_answer_still_holds_once_
     await limits.wait_for_rate(None)
     assert time.monotonic() - start > 0.8
     await limits.aclose()
+
+
+def test_every_limit_of_a_process_shares_one_bounded_pool_whatever_the_threads_and_loops():
+    """Each client's limits had a pool of its own per event loop, with no bound: one worker's
+    debates (a loop per thread) held a connection per call in flight."""
+    import threading
+
+    import redis
+
+    from evalhub.llm import shared_limits
+
+    name = f"evalhub-limits-{secrets.token_hex(4)}"
+    url = f"{REDIS_URL}?client_name={name}"
+    held: list[int] = []
+
+    async def one_threads_calls(thread: int) -> None:
+        limits = [SharedLimits(url, "openai", f"model-{thread}-{i}") for i in range(3)]
+        await asyncio.gather(*(limits[i % 3].wait_for_rate(600_000) for i in range(100)))
+        clients = redis.Redis.from_url(REDIS_URL).client_list()
+        held.append(sum(client.get("name") == name for client in clients))
+
+    threads = [threading.Thread(target=asyncio.run, args=(one_threads_calls(t),)) for t in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert len(held) == 4
+    assert 1 <= max(held) <= shared_limits.MAX_CONNECTIONS
