@@ -43,24 +43,24 @@ ITEM = re.compile(r'id="adjudication-area"[^>]*data-item="(\d+)"|data-item="(\d+
 BENCH_DATABASE = "evalhub_bench_adjudication"
 
 
-def database_url(server: str) -> str:
+def database_url(server: str, name: str = BENCH_DATABASE) -> str:
     parts = urlsplit(server)
-    return urlunsplit(parts._replace(path=f"/{BENCH_DATABASE}"))
+    return urlunsplit(parts._replace(path=f"/{name}"))
 
 
-def recreate_database(server: str) -> None:
+def recreate_database(server: str, name: str = BENCH_DATABASE) -> None:
     import psycopg
 
     with psycopg.connect(server, autocommit=True) as connection:
-        connection.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
-        connection.execute(f"CREATE DATABASE {BENCH_DATABASE}")
+        connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        connection.execute(f"CREATE DATABASE {name}")
 
 
-def drop_database(server: str) -> None:
+def drop_database(server: str, name: str = BENCH_DATABASE) -> None:
     import psycopg
 
     with psycopg.connect(server, autocommit=True) as connection:
-        connection.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
+        connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def setup_django(env: dict[str, str]) -> None:
@@ -106,14 +106,14 @@ def make_items(name: str, count: int, required: int) -> list[int]:
     return [item.pk for item in items]
 
 
-def session_for(username: str) -> str:
+def session_for(username: str, role: str = "adjudicator") -> str:
     """A signed-in session made directly (no password hashing, no sign-in throttling in the way)."""
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.auth.models import Group, User
     from django.contrib.sessions.backends.db import SessionStore
 
     user = User.objects.create_user(username=username)
-    user.groups.add(Group.objects.get_or_create(name="adjudicator")[0])
+    user.groups.add(Group.objects.get_or_create(name=role)[0])
     session = SessionStore()
     session[SESSION_KEY] = str(user.pk)
     session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"

@@ -40,7 +40,6 @@ for variable in ("DATABASE_URL", "REDIS_URL"):
     os.environ.pop(variable, None)  # the embedded mode: one process, in-memory channel layer
 
 import django  # noqa: E402
-import httpx  # noqa: E402
 
 django.setup()
 
@@ -54,39 +53,9 @@ from evalhub.debates.actions import do_create_run, do_start_run  # noqa: E402
 from evalhub.debates.consumers import DebateConsumer  # noqa: E402
 from evalhub.debates.runner import run_debates  # noqa: E402
 from evalhub.llm.providers.transport import HTTP_CLIENT_VARIABLE, HTTP_CLIENTS  # noqa: E402
+from evalhub.llm.testing import ServerProcess  # noqa: E402
 
 WORD = re.compile(r"w\d+")
-
-
-class ServerProcess:
-    """The fake provider in a process of its own, as a real one would be (no shared GIL)."""
-
-    def __init__(self, latency: float, chunk_delay: float, words: int, keep_alive: bool) -> None:
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "evalhub.llm.testing",
-                "--latency",
-                str(latency),
-                "--chunk-delay",
-                str(chunk_delay),
-                "--words",
-                str(words),
-                *(["--keep-alive"] if keep_alive else []),
-            ],
-            cwd=Path(__file__).resolve().parent.parent,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        self.url = self.process.stdout.readline().strip()
-
-    def stats(self) -> dict:
-        return httpx.get(f"{self.url}/stats", timeout=30).json()
-
-    def close(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=10)
 
 
 def in_worker_processes(ids: list[int], workers: int) -> tuple[float, float]:

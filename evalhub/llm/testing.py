@@ -9,12 +9,15 @@ scripted per call; every request is counted. Nothing here touches the network be
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 
@@ -421,6 +424,41 @@ def debate_bench_reply(words_per_answer: int) -> Callable[[str, list[dict[str, A
         return f"{words}\n{'2' if model == 'judge-1' else '1'}"
 
     return reply
+
+
+class ServerProcess:
+    """The fake provider in a process of its own, as a real one would be (no shared GIL)."""
+
+    def __init__(self, latency: float, chunk_delay: float, words: int, keep_alive: bool) -> None:
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "evalhub.llm.testing",
+                "--latency",
+                str(latency),
+                "--chunk-delay",
+                str(chunk_delay),
+                "--words",
+                str(words),
+                *(["--keep-alive"] if keep_alive else []),
+            ],
+            cwd=Path(__file__).resolve().parents[2],  # where `evalhub` imports from
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        self.url = self.process.stdout.readline().strip()
+
+    def stats(self) -> dict[str, Any]:
+        import httpx
+
+        answer: dict[str, Any] = httpx.get(f"{self.url}/stats", timeout=30).json()
+        return answer
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
 
 
 def main() -> None:
