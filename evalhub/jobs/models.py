@@ -93,6 +93,8 @@ class Job(models.Model):
             return partial_words(self.units_failed, self.units_invalid)
         if self.requested and not self.finished and self.status != JobStatus.PAUSED:
             return "Cancelling…" if self.requested == StopRequest.CANCEL else "Pausing…"
+        if self.status == JobStatus.QUEUED and self.started_at:
+            return "Queued to resume"  # resumed, and no worker has taken it again yet
         return self.get_status_display()
 
     @property

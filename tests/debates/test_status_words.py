@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.utils import timezone
 
 from evalhub.debates.actions import do_start_run
 from evalhub.jobs.models import Job, JobStatus
@@ -21,6 +22,10 @@ CASES = {
     ),
     "failed": ({"status": JobStatus.FAILED, "message": "Agent heuristic:x failed every call: boom"}, "Failed"),
     "cancelled": ({"status": JobStatus.CANCELLED}, "Cancelled"),
+    # Between the click and the chunk in hand stopping, every page said something else.
+    "pausing": ({"status": JobStatus.RUNNING, "requested": "pause"}, "Pausing…"),
+    "paused": ({"status": JobStatus.PAUSED, "requested": "pause"}, "Paused"),
+    "resumed": ({"status": JobStatus.QUEUED, "started_at": timezone.now()}, "Queued to resume"),
 }
 
 
@@ -120,3 +125,16 @@ def test_a_running_job_nobody_works_on_says_so_and_offers_resume_and_cancel(make
     html = client.get(f"/jobs/{run.job_id}/controls/").content.decode()
     assert "No worker is working on this job now" in html
     assert re.findall(r"<button[^>]*>([^<]+)</button>", html) == ["Pause", "Cancel", "Resume"]
+
+
+def test_a_queued_job_no_worker_has_taken_says_no_worker_is_listening(make_run, login, admin_user):
+    """A job queued while no worker runs (or after the broker lost them) waited 'Queued' in silence."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    run = do_start_run(make_run(), enqueue=False)
+    Job.objects.filter(pk=run.job_id).update(created_at=timezone.now() - timedelta(minutes=2))
+    html = login(admin_user).get(f"/jobs/{run.job_id}/controls/").content.decode()
+    assert "No worker has taken this job since it was queued" in html
+    assert "no worker is listening on its queue" in html
