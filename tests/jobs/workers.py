@@ -24,7 +24,7 @@ on_postgres = pytest.mark.skipif(
 )
 
 
-def start_worker(name: str, pool: str, data_dir: str, module: str = "celery") -> subprocess.Popen:
+def start_worker(name: str, pool: str, data_dir: str, module: str = "celery", **more_env: str) -> subprocess.Popen:
     db = connection.settings_dict
     env = {
         **os.environ,
@@ -34,6 +34,7 @@ def start_worker(name: str, pool: str, data_dir: str, module: str = "celery") ->
         "EVALHUB_HEARTBEAT_SECONDS": "1",
         "EVALHUB_STALL_SECONDS": "4",
         "OPENAI_COMPATIBLE_API_KEY": "test-key",
+        **more_env,
     }
     command = [sys.executable, "-m", module, "-A", "evalhub", "worker", "-Q", ",".join(QUEUES), "-P", pool]
     command += ["-c", "2"] if pool == "threads" else []
