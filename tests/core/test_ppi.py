@@ -1,0 +1,98 @@
+"""Prediction-powered means, checked against ppi-python (the authors' library) and by their properties."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from evalhub.core.ppi import active_mean, classical_mean, labelling_probabilities, power_tuning, ppi_mean
+
+
+def judged(seed: int, n: int = 60, big_n: int = 600, noise: float = 0.25):
+    """A judge's preference that follows people's with noise: people's labels on n items, the judge's
+    on those and on N more."""
+    rng = np.random.default_rng(seed)
+    truth = rng.uniform(0.2, 0.8, n + big_n)
+    people = (rng.uniform(size=n + big_n) < truth).astype(float)
+    judge = np.clip(truth + rng.normal(0, noise, n + big_n), 0, 1)
+    return people[:n], judge[:n], judge[n:]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_corrected_mean_and_interval_equal_ppi_pythons(seed):
+    ppi_py = pytest.importorskip("ppi_py")
+    y, yhat, unlabelled = judged(seed)
+    ours = ppi_mean(y, yhat, unlabelled, alpha=0.05)
+    low, high = ppi_py.ppi_mean_ci(y, yhat, unlabelled, alpha=0.05)
+    assert ours.value == pytest.approx(float(ppi_py.ppi_mean_pointestimate(y, yhat, unlabelled)[0]), abs=1e-12)
+    assert (ours.low, ours.high) == pytest.approx((float(low[0]), float(high[0])), abs=1e-12)
+    for lam in (0.0, 0.5, 1.0):  # the same with λ given
+        fixed = ppi_mean(y, yhat, unlabelled, lam=lam)
+        low, high = ppi_py.ppi_mean_ci(y, yhat, unlabelled, alpha=0.05, lam=lam)
+        assert (fixed.low, fixed.high) == pytest.approx((float(low[0]), float(high[0])), abs=1e-12)
+
+
+def test_people_only_equals_ppi_pythons_classical_mean():
+    ppi_py = pytest.importorskip("ppi_py")
+    y, _, _ = judged(3)
+    low, high = ppi_py.classical_mean_ci(y, alpha=0.05)
+    ours = classical_mean(y)
+    assert (ours.low, ours.high) == pytest.approx((float(low), float(high)), rel=1e-9)
+
+
+def test_a_perfect_judge_changes_nothing_and_its_interval_is_the_judges():
+    rng = np.random.default_rng(4)
+    truth = rng.uniform(size=500)
+    y, unlabelled = truth[:50], truth[50:]
+    estimate = ppi_mean(y, y, unlabelled)
+    assert estimate.lam > 0.8, "trusted: λ* = Var(Y) / ((1 + n/N)·Var(Ŷ)), about 0.9 here"
+    assert estimate.value == pytest.approx(estimate.lam * unlabelled.mean() + (1 - estimate.lam) * y.mean())
+    full = ppi_mean(y, y, unlabelled, lam=1.0)
+    assert full.value == pytest.approx(unlabelled.mean()), "the correction of a perfect judge is zero"
+    assert full.effective_n > 5 * len(y), "worth many more labels than people gave"
+
+
+def test_a_judge_that_is_pure_noise_gives_back_the_people_only_estimate():
+    rng = np.random.default_rng(5)
+    y = (rng.uniform(size=400) < 0.7).astype(float)
+    noise = rng.uniform(size=400 + 4000)
+    estimate = ppi_mean(y, noise[:400], noise[400:], lam=None)
+    people = classical_mean(y)
+    # λ* is near 0 (chance covariance only, SD about 0.07 here): people's mean with about people's interval.
+    assert estimate.lam < 0.2
+    assert estimate.value == pytest.approx(people.value, abs=0.02)
+    assert estimate.standard_error == pytest.approx(people.standard_error, rel=0.05)
+    assert ppi_mean(y, noise[:400], noise[400:], lam=0.0).value == pytest.approx(people.value)
+
+
+def test_power_tuning_is_zero_for_a_judge_that_says_the_same_of_everything():
+    assert power_tuning(np.array([0.0, 1.0, 1.0]), np.full(3, 0.5), np.full(10, 0.5)) == 0.0
+
+
+def test_inverse_probability_weighting_keeps_the_active_estimate_unbiased_under_its_selection_rule():
+    """Label where the judge is least sure (π ∝ √(p(1−p))): over many draws the mean of the estimates
+    is the true mean, while the plain mean of the labelled items alone is biased towards unsure items."""
+    rng = np.random.default_rng(6)
+    big_n = 2000
+    truth = rng.beta(0.6, 0.6, big_n)  # many sure items, some unsure
+    judge = np.clip(truth + rng.normal(0.08, 0.1, big_n), 0.001, 0.999)  # biased judge
+    chance = labelling_probabilities(np.sqrt(judge * (1 - judge)), budget=200)
+    assert chance.sum() == pytest.approx(200, rel=1e-6)
+    assert chance.min() >= 0.05 and chance.max() <= 1
+    estimates, naive = [], []
+    for _ in range(400):
+        people = (rng.uniform(size=big_n) < truth).astype(float)
+        chosen = rng.uniform(size=big_n) < chance
+        estimates.append(active_mean(judge, chosen, people[chosen], chance).value)
+        naive.append(people[chosen].mean())
+    target = truth.mean()
+    spread = np.std(estimates) / np.sqrt(len(estimates))
+    assert abs(np.mean(estimates) - target) < 3 * spread, "unbiased"
+    assert abs(np.mean(naive) - target) > 3 * spread, "the labelled items alone are not a fair sample"
+
+
+def test_too_few_labels_are_refused_with_their_counts():
+    with pytest.raises(ValueError, match="at least 2 labelled items and 1 more, got 1 and 5"):
+        ppi_mean([1.0], [1.0], [0.5] * 5)
+    with pytest.raises(ValueError, match="2 people's labels but 3 judge labels"):
+        ppi_mean([1.0, 0.0], [1.0, 0.0, 1.0], [0.5])
