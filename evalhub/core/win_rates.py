@@ -229,3 +229,51 @@ def win_rates(comparisons: Sequence[Comparison], min_prompts: int = MIN_PROMPTS)
             row = replace(row, lc_note=control.skipped.get(model, ""))
         rows.append(row)
     return sorted(rows, key=lambda row: (-row.win_rate, row.model))
+
+
+@dataclass(frozen=True)
+class CorrectedWinRate:
+    """A judge's win rate corrected by people's labels on some of the same pairs (PPI++, evalhub.core.ppi),
+    beside people's own; percent, as `win_rate`. Intervals are 95 %, and None below MIN_PROMPTS labels."""
+
+    model: str
+    n_human: int  # pairs people labelled that the judge judged too
+    corrected_win_rate: float | None = None
+    corrected_ci_low: float | None = None
+    corrected_ci_high: float | None = None
+    human_only_win_rate: float | None = None
+    human_only_ci_low: float | None = None
+    human_only_ci_high: float | None = None
+    effective_n: float | None = None  # people's labels the corrected interval is worth
+    judge_weight: float | None = None  # PPI++'s λ: 0 the judge is ignored, 1 plain PPI
+    note: str = ""
+
+
+def corrected_win_rate(model: str, judge: dict[str, float], people: dict[str, float]) -> CorrectedWinRate:
+    """`judge` and `people`: prompt → preference for the model in [0, 1] (people's averaged over raters).
+    Prompts people labelled are the labelled items; the judge's other prompts are the unlabelled ones."""
+    from evalhub.core.ppi import classical_mean, ppi_mean
+
+    labelled = sorted(prompt for prompt in people if prompt in judge)
+    unlabelled = [judge[prompt] for prompt in judge if prompt not in people]
+    n = len(labelled)
+    if n < 2 or not unlabelled:
+        why = "no pair people labelled" if n == 0 else f"{n} pair(s) people labelled"
+        return CorrectedWinRate(model, n, note=f"{why}{'' if unlabelled else ' and none they did not'}: no correction")
+    y = [people[prompt] for prompt in labelled]
+    corrected = ppi_mean(y, [judge[prompt] for prompt in labelled], unlabelled).scaled(100)
+    human = classical_mean(y).scaled(100)
+    interval = n >= MIN_PROMPTS
+    return CorrectedWinRate(
+        model,
+        n,
+        corrected_win_rate=corrected.value,
+        corrected_ci_low=corrected.low if interval else None,
+        corrected_ci_high=corrected.high if interval else None,
+        human_only_win_rate=human.value,
+        human_only_ci_low=human.low if interval else None,
+        human_only_ci_high=human.high if interval else None,
+        effective_n=corrected.effective_n,
+        judge_weight=corrected.lam,
+        note="" if interval else f"{n} labels: too few for an interval",
+    )

@@ -19,8 +19,9 @@ from django.db.models.functions import Length
 from evalhub.catalog.models import Judgment, LanguageModel, Verdict
 from evalhub.core.criteria_variants import ORIGINAL
 from evalhub.core.judgment_files import DEFAULT_CRITERION
-from evalhub.core.win_rates import Comparison, WinRate, win_rates
+from evalhub.core.win_rates import Comparison, CorrectedWinRate, WinRate, corrected_win_rate, win_rates
 from evalhub.dashboards.caching import cached
+from evalhub.debates.models import Debate, DebateStatus, Winner
 
 SHARE_OF_FIRST = {Verdict.FIRST: 1.0, Verdict.SECOND: 0.0, Verdict.NEITHER: 0.5}
 # AlpacaEval's leaderboard columns, in its order, after the model's name.
@@ -82,15 +83,11 @@ def choices() -> list[dict[str, Any]]:
     ]
 
 
-def comparisons(selection: Selection) -> list[Comparison]:
-    """One comparison per (model, prompt) against the baseline."""
+def _against_baseline(selection: Selection, judgments) -> dict[tuple[str, int], list[tuple[float, int, int, Any]]]:
+    """(model, prompt) → each judgment's (preference for the model, its length, the baseline's, the
+    prompt's difficulty), from `judgments` on the selection's benchmark and criterion."""
     rows = (
-        _judged_pairs()
-        .filter(
-            response__prompt__benchmark__slug=selection.benchmark,
-            judge_model__slug=selection.judge,
-            criterion__slug=selection.criterion,
-        )
+        judgments.filter(response__prompt__benchmark__slug=selection.benchmark, criterion__slug=selection.criterion)
         .filter(Q(response__model__slug=selection.baseline) | Q(response_2__model__slug=selection.baseline))
         .annotate(length_1=Length("response__text"), length_2=Length("response_2__text"))
         .values_list(
@@ -112,6 +109,12 @@ def comparisons(selection: Selection) -> list[Comparison]:
             found[(second, prompt)].append((1.0 - share_first, length_2, length_1, difficulty))
         else:
             found[(first, prompt)].append((share_first, length_1, length_2, difficulty))
+    return found
+
+
+def comparisons(selection: Selection) -> list[Comparison]:
+    """One comparison per (model, prompt) against the baseline."""
+    found = _against_baseline(selection, _judged_pairs().filter(judge_model__slug=selection.judge))
     out = []
     for (model, prompt), seen in found.items():
         difficulty = seen[0][3]
@@ -128,19 +131,83 @@ def comparisons(selection: Selection) -> list[Comparison]:
     return out
 
 
+WINNER_SHARE = {Winner.A: 1.0, Winner.B: 0.0, Winner.TIE: 0.5}  # model A's share of a debate's outcome
+
+
+def people_preferences(selection: Selection) -> dict[tuple[str, str], float]:
+    """(model, prompt) → people's preference for the model over the baseline, averaged over every
+    label people gave on that pair under the criterion: judgments imported from people (a judge marked
+    human) and debates people adjudicated (the queue's final verdict)."""
+    labels: dict[tuple[str, str], list[float]] = defaultdict(list)
+    imported = _against_baseline(selection, _judged_pairs().filter(judge_model__is_human=True))
+    for (model, prompt), seen in imported.items():
+        labels[(model, str(prompt))].extend(s[0] for s in seen)
+    debates = (
+        Debate.objects.filter(
+            status=DebateStatus.ADJUDICATED,
+            prompt__benchmark__slug=selection.benchmark,
+            run__criterion__slug=selection.criterion,
+        )
+        .filter(Q(response_a__model__slug=selection.baseline) | Q(response_b__model__slug=selection.baseline))
+        .exclude(winner="")
+        .values_list("response_a__model__slug", "response_b__model__slug", "prompt_id", "winner")
+    )
+    for model_a, model_b, prompt, winner in debates.iterator(chunk_size=5000):
+        share_a = WINNER_SHARE[Winner(winner)]
+        model, share = (model_b, 1.0 - share_a) if model_a == selection.baseline else (model_a, share_a)
+        labels[(model, str(prompt))].append(share)
+    return {key: sum(values) / len(values) for key, values in labels.items()}
+
+
+def corrected_rows(selection: Selection) -> dict[str, CorrectedWinRate]:
+    """Per model, the judge's win rate corrected by people's labels and people's own (see core.win_rates)."""
+    judge: dict[str, dict[str, float]] = defaultdict(dict)
+    for comparison in comparisons(selection):
+        judge[comparison.model][comparison.prompt] = comparison.preference
+    people: dict[str, dict[str, float]] = defaultdict(dict)
+    for (model, prompt), preference in people_preferences(selection).items():
+        people[model][prompt] = preference
+    return {model: corrected_win_rate(model, prompts, people.get(model, {})) for model, prompts in judge.items()}
+
+
 def board(selection: Selection, stamp: str | None = None) -> list[dict[str, Any]]:
-    """The rows, best win rate first, each with `name` (the model's name as its file gave it)."""
+    """The rows, best win rate first, each with `name` (the model's name as its file gave it) and
+    `corrected` (the judge's win rate corrected by people's labels, and people's own)."""
 
     def compute() -> list[dict[str, Any]]:
         rows: list[WinRate] = win_rates(comparisons(selection))
+        corrected = corrected_rows(selection)
         names = dict(LanguageModel.objects.filter(slug__in=[r.model for r in rows]).values_list("slug", "display_name"))
-        return [{"name": names.get(r.model, r.model), **asdict(r)} for r in rows]
+        return [
+            {"name": names.get(r.model, r.model), **asdict(r), "corrected": asdict(corrected[r.model])} for r in rows
+        ]
 
     return list(cached(f"baseline_win_rates:{selection.key}", compute, stamp=stamp))
 
 
-def export_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """AlpacaEval's CSV columns: the name first, the numbers in its order and units, then evalhub's notes."""
-    return [
-        {"name": row["name"], **{column: row[column] for column in COLUMNS}, "lc_note": row["lc_note"]} for row in rows
-    ]
+CORRECTED_COLUMNS = (
+    "corrected_win_rate",
+    "corrected_ci_low",
+    "corrected_ci_high",
+    "human_only_win_rate",
+    "human_only_ci_low",
+    "human_only_ci_high",
+    "n_human",
+)
+
+
+def labelled_by_people(rows: list[dict[str, Any]]) -> bool:
+    return any(row["corrected"]["n_human"] for row in rows)
+
+
+def export_rows(rows: list[dict[str, Any]], corrected: bool = False) -> list[dict[str, Any]]:
+    """AlpacaEval's CSV columns: the name first, the numbers in its order and units, then evalhub's notes;
+    with `corrected`, the judge's win rate corrected by people's labels, people's own, and their n."""
+    out = []
+    for row in rows:
+        line = {"name": row["name"], **{column: row[column] for column in COLUMNS}, "lc_note": row["lc_note"]}
+        if corrected:
+            line.update({column: row["corrected"][column] for column in CORRECTED_COLUMNS})
+            line["corrected_note"] = row["corrected"]["note"]
+        out.append(line)
+    return out

@@ -120,6 +120,7 @@ def _baseline_selection(request) -> tuple[list[dict], dict | None, baseline.Sele
 @role_required()
 def baseline_win_rates(request):
     choices, choice, selection = _baseline_selection(request)
+    rows = baseline.board(selection) if selection else []
     return render(
         request,
         "dashboards/baseline_win_rates.html",
@@ -127,7 +128,8 @@ def baseline_win_rates(request):
             "choices": choices,
             "selection": selection,
             "models": choice["models"] if choice else [],
-            "rows": baseline.board(selection) if selection else [],
+            "rows": rows,
+            "corrected": baseline.labelled_by_people(rows),
             "names": _names(),
             "query": request.GET.urlencode(),
         },
@@ -140,7 +142,10 @@ def baseline_win_rates_export(request, fmt: str):
     _, _, selection = _baseline_selection(request)
     if selection is None:
         return HttpResponseBadRequest("No judge has judged pairs matching these choices.", content_type="text/plain")
-    return download(baseline.export_rows(baseline.board(selection)), fmt, f"win-rates-{selection.baseline}")
+    rows = baseline.board(selection)
+    return download(
+        baseline.export_rows(rows, corrected=baseline.labelled_by_people(rows)), fmt, f"win-rates-{selection.baseline}"
+    )
 
 
 @role_required()

@@ -8,7 +8,7 @@ from django.db.models import Q
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.judgment_files import DEFAULT_CRITERION
 from evalhub.core.tables import to_text
-from evalhub.dashboards.baseline_win_rates import Selection, board, export_rows
+from evalhub.dashboards.baseline_win_rates import Selection, board, export_rows, labelled_by_people
 
 
 class Command(BaseCommand):
@@ -23,6 +23,12 @@ class Command(BaseCommand):
         parser.add_argument("--baseline", required=True, help="The baseline model: slug or name.")
         parser.add_argument("--criterion", default=DEFAULT_CRITERION, help="Criterion slug (default: overall).")
         parser.add_argument("--out", type=Path, required=True, help="The CSV file to write.")
+        parser.add_argument(
+            "--corrected-by",
+            choices=["people"],
+            help="Add the judge's win rate corrected by people's labels on the same pairs (PPI++), people's own, "
+            "and n_human: corrected_win_rate, corrected_ci_low/high, human_only_win_rate, human_only_ci_low/high.",
+        )
 
     def handle(self, *args, **options) -> None:
         if not Benchmark.objects.filter(slug=options["benchmark"]).exists():
@@ -42,7 +48,10 @@ class Command(BaseCommand):
                 f"under {selection.criterion}; nothing written."
             )
         options["out"].parent.mkdir(parents=True, exist_ok=True)
-        options["out"].write_text(to_text(export_rows(rows), "csv"), encoding="utf-8")
+        corrected = options["corrected_by"] == "people"
+        if corrected and not labelled_by_people(rows):
+            self.stderr.write(f"people labelled no pair of {selection.judge}'s: the corrected columns are empty.")
+        options["out"].write_text(to_text(export_rows(rows, corrected=corrected), "csv"), encoding="utf-8")
         self.stdout.write(self.style.SUCCESS(f"{len(rows)} model(s) against {selection.baseline} → {options['out']}"))
 
 

@@ -1,0 +1,109 @@
+"""Win rates corrected by people: the judge's win rate, people's own, and the judge's corrected by
+people's labels on some of the same pairs (PPI++), on the page and in export_winrates."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+
+from evalhub.catalog.actions import do_import_judgments
+from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
+from evalhub.core.judgment_files import DEFAULT_CRITERION
+from evalhub.core.ppi import classical_mean, ppi_mean
+from evalhub.dashboards.baseline_win_rates import Selection, people_preferences
+from tests.dashboards.test_baseline_win_rates import BASELINE, JUDGE, annotations
+
+pytestmark = pytest.mark.django_db
+
+LABELLED = 20  # of claude-2.1's 40 pairs, people labelled the first 20
+
+
+def people_label(records: list[dict], count: int) -> list[dict]:
+    """People's verdicts on the first `count` of the judge's pairs, as an annotations file by a person:
+    output_2 wins where the judge leaned to it by more than 0.2, else output_1 (a person disagrees
+    with the judge now and then)."""
+    return [{**r, "annotator": "human_panel", "preference": 2.0 if r["preference"] > 1.7 else 1.0} for r in records][
+        :count
+    ]
+
+
+@pytest.fixture
+def judged_and_labelled():
+    files = {"claude-2.1": annotations("claude-2.1", 40, 1), "phi-2": annotations("phi-2", 40, 2)}
+    for name, records in files.items():
+        do_import_judgments(
+            filename=f"{name}.json", data=json.dumps(records).encode(), benchmark_slug="ae", allow_new_models=True
+        )
+    people = people_label(files["claude-2.1"], LABELLED)
+    do_import_judgments(filename="people.json", data=json.dumps(people).encode(), benchmark_slug="ae")
+    return files, people
+
+
+def export(tmp_path, *extra: str) -> dict[str, dict[str, str]]:
+    out = tmp_path / "winrates.csv"
+    call_command(
+        "export_winrates", "--benchmark", "ae", "--judge", JUDGE, "--baseline", BASELINE, "--out", str(out), *extra
+    )
+    return {row["name"]: row for row in csv.DictReader(io.StringIO(out.read_text()))}
+
+
+def test_the_corrected_win_rate_is_ppi_on_the_judges_preferences_and_peoples_labels(judged_and_labelled, tmp_path):
+    files, people = judged_and_labelled
+    judge = [r["preference"] - 1 for r in files["claude-2.1"]]
+    y = [r["preference"] - 1 for r in people]
+    by_hand = ppi_mean(y, judge[:LABELLED], judge[LABELLED:]).scaled(100)
+    human = classical_mean(y).scaled(100)
+    row = export(tmp_path, "--corrected-by", "people")["claude-2.1"]
+    assert int(row["n_human"]) == LABELLED
+    assert float(row["corrected_win_rate"]) == pytest.approx(by_hand.value, abs=1e-9)
+    assert float(row["corrected_ci_low"]) == pytest.approx(by_hand.low, abs=1e-9)
+    assert float(row["corrected_ci_high"]) == pytest.approx(by_hand.high, abs=1e-9)
+    assert float(row["human_only_win_rate"]) == pytest.approx(human.value, abs=1e-9)
+    assert float(row["human_only_ci_high"]) - float(row["human_only_ci_low"]) == pytest.approx(human.high - human.low)
+    assert float(row["corrected_win_rate"]) != pytest.approx(float(row["win_rate"])), "the correction moved it"
+
+
+def test_a_model_people_never_labelled_has_empty_corrected_columns_that_say_why(judged_and_labelled, tmp_path):
+    row = export(tmp_path, "--corrected-by", "people")["phi-2"]
+    assert row["n_human"] == "0"
+    assert row["corrected_win_rate"] == "" and row["human_only_win_rate"] == ""
+    assert "no pair people labelled" in row["corrected_note"]
+
+
+def test_without_the_flag_the_export_keeps_alpaca_evals_columns_only(judged_and_labelled, tmp_path):
+    assert "corrected_win_rate" not in export(tmp_path)["claude-2.1"]
+
+
+def test_the_page_shows_the_three_numbers_side_by_side_with_peoples_n(client, judged_and_labelled, viewer, login):
+    page = login(viewer).get("/leaderboards/baseline/", {"baseline": BASELINE, "judge": JUDGE}).content.decode()
+    assert "Corrected by people (95 %)" in page and "People only (95 %)" in page
+    assert f'data-sort="{LABELLED}">{LABELLED} · ' in page
+    exported = login(viewer).get(f"/leaderboards/baseline.csv?benchmark=ae&judge={JUDGE}&baseline={BASELINE}")
+    assert "corrected_win_rate" in exported.content.decode().splitlines()[0]
+
+
+def test_an_adjudicated_debate_counts_as_peoples_label_for_the_model_it_named(judged_and_labelled):
+    from evalhub.debates.actions import do_create_run
+    from evalhub.debates.models import DebateStatus, Winner
+
+    run = do_create_run(
+        name="people decide",
+        benchmark=Benchmark.objects.get(slug="ae"),
+        criterion=Criterion.objects.get(slug=DEFAULT_CRITERION),
+        model_a=LanguageModel.objects.get(slug=BASELINE),
+        model_b=LanguageModel.objects.get(slug="phi-2"),
+        agents=["heuristic"],
+    )
+    first, second = run.debates.order_by("id")[:2]
+    first.status, first.winner = DebateStatus.ADJUDICATED, Winner.B  # phi-2 (model B) won
+    second.status, second.winner = DebateStatus.ADJUDICATED, Winner.A  # the baseline won
+    for debate in (first, second):
+        debate.save(update_fields=["status", "winner"])
+    labels = people_preferences(Selection("ae", JUDGE, BASELINE, DEFAULT_CRITERION))
+    assert labels[("phi-2", str(first.prompt_id))] == 1.0
+    assert labels[("phi-2", str(second.prompt_id))] == 0.0
+    assert sum(model == "claude-2-1" for model, _ in labels) == LABELLED
