@@ -4,7 +4,7 @@ definitions). Pure: the caller gathers labels, pairs and the debates' settled ve
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -41,6 +41,7 @@ from evalhub.core.judge_lab import (
     position_flips,
     wilson,
 )
+from evalhub.core.ppi import CorrectedBoard, corrected_bradley_terry
 
 PERSON, MODEL, AGENT, PANEL = "person", "model", "agent", "panel"
 KINDS = {PERSON: "Person", MODEL: "LLM judge", AGENT: "Debate agent", PANEL: "Debate panel"}
@@ -97,6 +98,8 @@ class JudgeReport:
     privileged: list[PrivilegedLift] = field(default_factory=list)
     versus_people: dict[str, Any] | None = None
     by_order: OrderAgreement | None = None  # on the pairs it saw in both orders
+    # Its Bradley–Terry board corrected by people's labels on the same battles (PPI++), or why there is none.
+    corrected: CorrectedBoard | str | None = None
 
     @property
     def length_coef(self) -> float | None:
@@ -166,6 +169,18 @@ class JudgeReport:
                 for lift in self.privileged
             ],
             "versus_people": self.versus_people,
+            "corrected_ratings": (
+                {"note": self.corrected}
+                if isinstance(self.corrected, str)
+                else None
+                if self.corrected is None
+                else {
+                    "n_human": self.corrected.n_human,
+                    "n_judge": self.corrected.n_judge,
+                    "judge_weight": self.corrected.judge_weight,
+                    "ratings": [asdict(rating) for rating in self.corrected.ratings],
+                }
+            ),
         }
 
 
@@ -397,7 +412,33 @@ def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], co
         calibration=_calibration(mine, expected),
         privileged=_privileged(judge, picks, expected, context),
         versus_people=_versus_people(judge, picks, context) if judge.kind != PERSON else None,
+        corrected=_corrected_board(mine, context) if judge.kind != PERSON else None,
     )
+
+
+def _share_of_first(verdicts: np.ndarray) -> np.ndarray:
+    """1 for FIRST, 0 for SECOND, ½ for TIE, NaN for no verdict."""
+    share: np.ndarray = np.select([verdicts == FIRST, verdicts == SECOND, verdicts == TIE], [1.0, 0.0, 0.5], np.nan)
+    return share
+
+
+def _corrected_board(mine: JudgeVerdicts, context: _Context) -> CorrectedBoard | str:
+    """The judge's battles (its probability where it gave one, else 1, 0 or ½ for the first model) as
+    a Bradley–Terry board corrected by people's labels on the same battles: the share of people's
+    verdicts for the first model, else the queue's adjudication."""
+    index = context.index
+    picks = mine.primary
+    share = np.where(np.isnan(mine.probability), _share_of_first(picks), mine.probability)
+    counts = context.people_counts
+    total = counts.sum(axis=1)
+    people = np.full(len(index.items), np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        people = np.where(total > 0, (counts[:, 0] + 0.5 * counts[:, 2]) / total, people)
+    people = np.where(np.isnan(people), _share_of_first(index.adjudicated), people)
+    battles = ~np.isnan(share) & (index.model_1 != "") & (index.model_2 != "") & (index.model_1 != index.model_2)
+    if not battles.any():
+        return "no battle between two named models"
+    return corrected_bradley_terry(index.model_1[battles], index.model_2[battles], share[battles], people[battles])
 
 
 def _longer(difference: np.ndarray, judged: np.ndarray, first: np.ndarray, second: np.ndarray) -> tuple[float, int]:

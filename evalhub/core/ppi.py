@@ -27,6 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
+Rows = np.ndarray  # a design matrix or a vector of labels
+
 
 @dataclass(frozen=True)
 class MeanEstimate:
@@ -147,3 +149,175 @@ def labelling_probabilities(uncertainty: Sequence[float], budget: float, floor: 
         low, high = (middle, high) if np.clip(middle * weights, floor, 1.0).sum() < budget else (low, middle)
     chance: np.ndarray = np.clip(high * weights, floor, 1.0)
     return chance
+
+
+@dataclass(frozen=True)
+class LogisticEstimate:
+    coefficients: np.ndarray
+    standard_errors: np.ndarray
+    lam: float
+    n_labelled: int
+    n_unlabelled: int
+    covariance: np.ndarray
+
+
+def _expit(z: np.ndarray) -> np.ndarray:
+    out: np.ndarray = 0.5 * (1 + np.tanh(0.5 * z))  # no overflow for large |z|
+    return out
+
+
+def _rectified_fit(x: Rows, y: Rows, yhat: Rows, x_u: Rows, yhat_u: Rows, lam: float) -> np.ndarray:
+    """Newton on PPI's rectified logistic loss: λ/N·Σ_u ℓ(θ; ŷ') − λ/n·Σ ℓ(θ; ŷ) + 1/n·Σ ℓ(θ; y), whose
+    Hessian λ/N·Σ_u μ(1−μ)xxᵀ + (1−λ)/n·Σ μ(1−μ)xxᵀ is positive for λ ∈ [0, 1]."""
+    n, big_n = len(y), len(yhat_u)
+    theta = np.zeros(x.shape[1])
+    for _ in range(100):
+        mu, mu_u = _expit(x @ theta), _expit(x_u @ theta)
+        gradient = lam / big_n * x_u.T @ (mu_u - yhat_u) - lam / n * x.T @ (mu - yhat) + x.T @ (mu - y) / n
+        curvature = lam / big_n * (x_u.T * (mu_u * (1 - mu_u))) @ x_u + (1 - lam) / n * (x.T * (mu * (1 - mu))) @ x
+        step = np.linalg.solve(curvature, gradient)
+        theta -= step
+        if np.abs(step).max() < 1e-12:
+            return theta
+    # No optimum (a model that always wins drifts off): as singular as a disconnected design.
+    raise np.linalg.LinAlgError("the rectified logistic fit did not converge")
+
+
+def _logistic_parts(
+    theta: np.ndarray, x: Rows, y: Rows, yhat: Rows, x_u: Rows, yhat_u: Rows
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The Hessian over every row and the per-row gradients: of people's loss, and of the judge's on the
+    labelled and on the unlabelled rows."""
+    n, big_n = len(y), len(yhat_u)
+    mu, mu_u = _expit(x @ theta), _expit(x_u @ theta)
+    hessian = ((x_u.T * (mu_u * (1 - mu_u))) @ x_u + (x.T * (mu * (1 - mu))) @ x) / (n + big_n)
+    return hessian, x * (mu - y)[:, None], x * (mu - yhat)[:, None], x_u * (mu_u - yhat_u)[:, None]
+
+
+def _tuned_weight(theta: np.ndarray, x: Rows, y: Rows, yhat: Rows, x_u: Rows, yhat_u: Rows) -> float:
+    """PPI++'s λ for a GLM at θ: tr(H⁻¹CH⁻¹) / (2(1 + n/N)·tr(H⁻¹VH⁻¹)), C the symmetrised covariance of
+    people's and the judge's gradients, V the spread of the judge's; clipped to [0, 1]."""
+    n, big_n, d = len(y), len(yhat_u), x.shape[1]
+    hessian, grads, grads_hat, grads_u = _logistic_parts(theta, x, y, yhat, x_u, yhat_u)
+    inverse = np.linalg.inv(hessian)
+    centred, centred_hat = grads - grads.mean(0), grads_hat - grads_hat.mean(0)
+    cross = (centred.T @ centred_hat + centred_hat.T @ centred) / n
+    spread = np.cov(np.concatenate([grads_hat, grads_u]).T).reshape(d, d)
+    tuned = np.trace(inverse @ cross @ inverse) / (2 * (1 + n / big_n) * np.trace(inverse @ spread @ inverse))
+    return float(np.clip(tuned, 0.0, 1.0))
+
+
+def ppi_logistic(
+    x: np.ndarray,
+    y: np.ndarray,
+    yhat: np.ndarray,
+    x_unlabelled: np.ndarray,
+    yhat_unlabelled: np.ndarray,
+    lam: float | None = None,
+) -> LogisticEstimate:
+    """Prediction-powered logistic regression without intercept (PPI++), as ppi-python's ppi_logistic_ci
+    computes it: people's labels `y` on rows `x`, the judge's `yhat` on the same rows and
+    `yhat_unlabelled` on `x_unlabelled`. `lam=None` tunes the judge's weight as that function does
+    (at the plain PPI fit, then once more at the fit with that weight). Standard errors from the
+    sandwich H⁻¹(n/N·Cov(λ∇ℓ') + Cov(∇ℓ − λ∇ℓ̂))H⁻¹ / n."""
+    x, x_u = np.asarray(x, dtype=float), np.asarray(x_unlabelled, dtype=float)
+    y, yhat, yhat_u = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_unlabelled))
+    n, big_n, d = len(y), len(yhat_u), x.shape[1]
+    if lam is None:
+        first = _tuned_weight(_rectified_fit(x, y, yhat, x_u, yhat_u, 1.0), x, y, yhat, x_u, yhat_u)
+        theta = _rectified_fit(x, y, yhat, x_u, yhat_u, first)
+        return ppi_logistic(x, y, yhat, x_u, yhat_u, lam=_tuned_weight(theta, x, y, yhat, x_u, yhat_u))
+    weight = float(lam)
+    theta = _rectified_fit(x, y, yhat, x_u, yhat_u, weight)
+    hessian, grads, grads_hat, grads_u = _logistic_parts(theta, x, y, yhat, x_u, yhat_u)
+    if weight == 0:  # people's labels alone: their own Hessian
+        mu = _expit(x @ theta)
+        hessian = (x.T * (mu * (1 - mu))) @ x / n
+    inverse = np.linalg.inv(hessian)
+    spread_u = np.cov((weight * grads_u).T).reshape(d, d)
+    spread = np.cov((grads - weight * grads_hat).T).reshape(d, d)
+    sigma = inverse @ (n / big_n * spread_u + spread) @ inverse
+    return LogisticEstimate(theta, np.sqrt(np.diag(sigma) / n), weight, n, big_n, sigma / n)
+
+
+ELO = 400 / np.log(10)  # logit units to Elo points, as Chatbot Arena reports ratings
+MIN_LABELS = 10  # below this many people's labels no corrected board is fitted
+
+
+@dataclass(frozen=True)
+class CorrectedRating:
+    """A model's Bradley–Terry rating (Elo scale, centred on 1000 over the models) from the judge alone,
+    from people alone, and the judge's corrected by people's labels, with 95 % intervals."""
+
+    model: str
+    judge: float
+    judge_low: float
+    judge_high: float
+    corrected: float
+    corrected_low: float
+    corrected_high: float
+    people: float
+    people_low: float
+    people_high: float
+
+
+@dataclass(frozen=True)
+class CorrectedBoard:
+    ratings: list[CorrectedRating]
+    n_human: int  # battles people labelled that the judge judged too
+    n_judge: int  # battles the judge judged
+    judge_weight: float  # PPI++'s λ
+    note: str = ""
+
+
+def _centred(estimate: LogisticEstimate, models: int, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ratings centred on their mean (the last model, left out of the design, at θ = 0) with intervals
+    from the full covariance."""
+    centring = np.eye(models)[:, :-1] - np.full((models, models - 1), 1.0 / models)
+    centred = centring @ estimate.coefficients
+    se = np.sqrt(np.einsum("ij,jk,ik->i", centring, estimate.covariance, centring))
+    z = _z(alpha)
+    return 1000 + ELO * centred, 1000 + ELO * (centred - z * se), 1000 + ELO * (centred + z * se)
+
+
+def corrected_bradley_terry(
+    model_1: Sequence[str],
+    model_2: Sequence[str],
+    judge_share: Sequence[float],
+    people_share: Sequence[float],
+    alpha: float = 0.05,
+) -> CorrectedBoard | str:
+    """Bradley–Terry ratings from a judge's battles corrected by people's labels on some of them
+    (prediction-powered logistic regression). `judge_share` is the judge's share for model_1 (1 a
+    win, ½ a tie, or its probability); `people_share` people's, NaN where nobody labelled the battle.
+    Returns the board, or why there is none."""
+    first, second = np.asarray(model_1, dtype=object), np.asarray(model_2, dtype=object)
+    judge, people = np.asarray(judge_share, dtype=float), np.asarray(people_share, dtype=float)
+    labelled = ~np.isnan(people)
+    n = int(labelled.sum())
+    if n < MIN_LABELS:
+        return f"{n} battles people labelled: too few (fewer than {MIN_LABELS}) for a corrected board"
+    if labelled.all():
+        return "people labelled every battle the judge judged: their own board needs no correction"
+    models = sorted(set(first) | set(second))
+    if len(models) < 2 or not all(((first == m) | (second == m))[labelled].any() for m in models):
+        return "some model is in no battle people labelled: its correction cannot be measured"
+    column = {model: i for i, model in enumerate(models)}
+    design = np.zeros((len(judge), len(models)))
+    design[np.arange(len(judge)), [column[m] for m in first]] += 1
+    design[np.arange(len(judge)), [column[m] for m in second]] -= 1
+    design = design[:, :-1]  # the last model at θ = 0: the ratings are identified
+    x, x_u = design[labelled], design[~labelled]
+    try:
+        corrected = ppi_logistic(x, people[labelled], judge[labelled], x_u, judge[~labelled])
+        alone = ppi_logistic(x, people[labelled], judge[labelled], x_u, judge[~labelled], lam=0.0)
+        judge_only = ppi_logistic(design, judge, judge, x_u, judge[~labelled], lam=0.0)
+    except np.linalg.LinAlgError:
+        return "the battles do not connect every model (or one always wins): no ratings can be fitted"
+    boards = [_centred(estimate, len(models), alpha) for estimate in (judge_only, corrected, alone)]
+    ratings = [
+        CorrectedRating(model, *(float(part[i]) for board in boards for part in board))
+        for i, model in enumerate(models)
+    ]
+    ratings.sort(key=lambda r: -r.corrected)
+    return CorrectedBoard(ratings, n, len(judge), corrected.lam)

@@ -73,6 +73,7 @@ def judge_detail(request, key: str):
         "columns": CONFUSION_COLUMNS,
         "reliability": reliability_chart(judge.calibration),
         "bias": bias_chart(judge),
+        "corrected_board": None if isinstance(judge.corrected, str) else judge.corrected,
         "query": request.GET.urlencode(),
     }
     return render(request, "judgelab/judge_detail.html", context)

@@ -5,7 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evalhub.core.ppi import active_mean, classical_mean, labelling_probabilities, power_tuning, ppi_mean
+from evalhub.core.ppi import (
+    ELO,
+    CorrectedBoard,
+    active_mean,
+    classical_mean,
+    corrected_bradley_terry,
+    labelling_probabilities,
+    power_tuning,
+    ppi_logistic,
+    ppi_mean,
+)
 
 
 def judged(seed: int, n: int = 60, big_n: int = 600, noise: float = 0.25):
@@ -96,3 +106,86 @@ def test_too_few_labels_are_refused_with_their_counts():
         ppi_mean([1.0], [1.0], [0.5] * 5)
     with pytest.raises(ValueError, match="2 people's labels but 3 judge labels"):
         ppi_mean([1.0, 0.0], [1.0, 0.0, 1.0], [0.5])
+
+
+def bradley_terry_battles(seed: int, models: int = 4, battles: int = 900, labelled: int = 150):
+    """Battles as Bradley–Terry rows (+1 for the first model, −1 for the second, the last model left out as
+    the anchor), people's verdicts on the first `labelled` and a judge's probability on all of them."""
+    rng = np.random.default_rng(seed)
+    strength = np.linspace(0.8, 0.0, models)
+    first = rng.integers(0, models, battles)
+    second = (first + rng.integers(1, models, battles)) % models
+    x = np.zeros((battles, models))
+    x[np.arange(battles), first], x[np.arange(battles), second] = 1, -1
+    p = 1 / (1 + np.exp(-(strength[first] - strength[second])))
+    people = (rng.uniform(size=battles) < p).astype(float)
+    judge = np.clip(p + 0.1 + rng.normal(0, 0.15, battles), 0, 1)  # biased towards the first shown
+    x = x[:, :-1]
+    return x[:labelled], people[:labelled], judge[:labelled], x[labelled:], judge[labelled:]
+
+
+@pytest.mark.parametrize("lam", [None, 0.0, 0.5, 1.0])
+def test_prediction_powered_bradley_terry_equals_ppi_pythons_logistic_fit(lam):
+    ppi_py = pytest.importorskip("ppi_py")
+    x, y, yhat, x_u, yhat_u = bradley_terry_battles(7)
+    ours = ppi_logistic(x, y, yhat, x_u, yhat_u, lam=lam)
+    low, high = ppi_py.ppi_logistic_ci(x, y, yhat, x_u, yhat_u, alpha=0.05, lam=lam)
+    if lam is not None:
+        theirs = ppi_py.ppi_logistic_pointestimate(x, y, yhat, x_u, yhat_u, lam=lam)
+        assert ours.coefficients == pytest.approx(theirs, abs=1e-6)
+    # With λ tuned, ppi_logistic_ci tunes it once more at the tuned fit: its interval's centre is ours.
+    z = 1.959963984540054
+    assert ours.coefficients - z * ours.standard_errors == pytest.approx(low, abs=1e-6)
+    assert ours.coefficients + z * ours.standard_errors == pytest.approx(high, abs=1e-6)
+
+
+def arena(seed: int, battles: int = 3000, labelled: int = 300, favoured_bias: float = 0.15):
+    """Four models with known strengths; the judge favours 'verbose' by `favoured_bias` in every battle
+    it is in; people's verdicts are coins with the true probability, on the first `labelled` battles."""
+    rng = np.random.default_rng(seed)
+    names = ["alpha", "beta", "gamma", "verbose"]
+    strength = np.array([0.6, 0.2, -0.3, -0.5])
+    first = rng.integers(0, 4, battles)
+    second = (first + rng.integers(1, 4, battles)) % 4
+    p = 1 / (1 + np.exp(-(strength[first] - strength[second])))
+    bias = favoured_bias * ((first == 3) * 1.0 - (second == 3) * 1.0)
+    judge = np.clip(p + bias + rng.normal(0, 0.1, battles), 0, 1)
+    people = np.full(battles, np.nan)
+    people[:labelled] = (rng.uniform(size=labelled) < p[:labelled]).astype(float)
+    truth = dict(zip(names, 1000 + ELO * (strength - strength.mean()), strict=True))
+    return [names[i] for i in first], [names[i] for i in second], judge, people, truth
+
+
+def test_a_board_from_a_biased_judge_corrected_by_people_covers_the_true_ratings_where_the_judges_does_not():
+    first, second, judge, people, truth = arena(8)
+    board = corrected_bradley_terry(first, second, judge, people)
+    assert isinstance(board, CorrectedBoard)
+    assert (board.n_human, board.n_judge) == (300, 3000)
+    rating = {r.model: r for r in board.ratings}
+    verbose = rating["verbose"]
+    assert verbose.judge_low > truth["verbose"], "the judge's own board is sure of the wrong number"
+    assert verbose.corrected_low <= truth["verbose"] <= verbose.corrected_high
+    for model, r in rating.items():
+        assert r.corrected_low <= truth[model] <= r.corrected_high, model
+        assert r.people_low <= truth[model] <= r.people_high, model
+        # λ is tuned for the total variance over all ratings, so one rating's interval may be a little wider.
+        assert r.corrected_high - r.corrected_low <= 1.05 * (r.people_high - r.people_low), model
+    assert sum(r.judge for r in board.ratings) == pytest.approx(4000), "centred on 1000"
+
+
+def test_a_perfect_judge_gives_the_corrected_board_its_own_ratings():
+    first, second, judge, people, _ = arena(9, favoured_bias=0.0)
+    labelled = ~np.isnan(people)
+    people[labelled] = judge[labelled]  # people say exactly what the judge says
+    board = corrected_bradley_terry(first, second, judge, people)
+    assert isinstance(board, CorrectedBoard)
+    for r in board.ratings:
+        assert r.corrected == pytest.approx(r.judge, abs=2.0)
+
+
+def test_too_few_labels_or_an_unlabelled_model_give_a_reason_not_a_board():
+    first, second, judge, people, _ = arena(10, labelled=5)
+    assert "5 battles people labelled: too few" in corrected_bradley_terry(first, second, judge, people)
+    first, second, judge, people, _ = arena(10)
+    people[[i for i, (a, b) in enumerate(zip(first, second, strict=True)) if "gamma" in (a, b)]] = np.nan
+    assert "some model is in no battle people labelled" in corrected_bradley_terry(first, second, judge, people)

@@ -107,3 +107,21 @@ def test_an_adjudicated_debate_counts_as_peoples_label_for_the_model_it_named(ju
     assert labels[("phi-2", str(first.prompt_id))] == 1.0
     assert labels[("phi-2", str(second.prompt_id))] == 0.0
     assert sum(model == "claude-2-1" for model, _ in labels) == LABELLED
+
+
+def test_the_judges_page_shows_its_ratings_corrected_by_people_on_the_same_battles(judged_and_labelled, login, viewer):
+    from evalhub.judgelab.report import judge_key
+
+    files, _ = judged_and_labelled
+    more = people_label(files["phi-2"], LABELLED)  # people label phi-2's battles too: every model is measured
+    do_import_judgments(filename="people-2.json", data=json.dumps(more).encode(), benchmark_slug="ae")
+    client = login(viewer)
+    page = client.get(f"/judges/{judge_key(JUDGE)}/").content.decode()
+    assert "Its ratings, corrected by people" in page
+    assert f"{2 * LABELLED} battles they labelled too" in page
+    exported = json.loads(client.get("/judges/report.json").content)
+    mine = next(judge for judge in exported["judges"] if judge["id"] == JUDGE)["corrected_ratings"]
+    assert (mine["n_human"], mine["n_judge"]) == (2 * LABELLED, 80)
+    assert sum(rating["corrected"] for rating in mine["ratings"]) == pytest.approx(3000), "three models, centred"
+    people = next(judge for judge in exported["judges"] if judge["id"] == "human_panel")
+    assert people["corrected_ratings"] is None, "people are not corrected by themselves"
