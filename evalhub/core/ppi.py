@@ -22,7 +22,7 @@ by 1/π_i, keeps the estimate unbiased (see `active_mean`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.stats import norm
@@ -40,19 +40,33 @@ class MeanEstimate:
     n_unlabelled: int  # items only the judge labelled
     lam: float  # the judge's weight: 0 people only, 1 plain PPI
     effective_n: float  # people's labels a people-only estimate would need for the same SE
+    # SE² = label_variance / n + judge_term: what more labels shrink, and what they leave (the judge's own).
+    label_variance: float = float("nan")
+    judge_term: float = 0.0
 
     def scaled(self, factor: float) -> MeanEstimate:
         """The same estimate in other units (e.g. percent)."""
-        return MeanEstimate(
-            self.value * factor,
-            self.low * factor,
-            self.high * factor,
-            self.standard_error * factor,
-            self.n_labelled,
-            self.n_unlabelled,
-            self.lam,
-            self.effective_n,
+        return replace(
+            self,
+            value=self.value * factor,
+            low=self.low * factor,
+            high=self.high * factor,
+            standard_error=self.standard_error * factor,
+            label_variance=self.label_variance * factor**2,
+            judge_term=self.judge_term * factor**2,
         )
+
+    def labels_for(self, half_width: float, alpha: float = 0.05) -> int | None:
+        return labels_needed(self.label_variance, self.judge_term, half_width, alpha)
+
+
+def labels_needed(label_variance: float, judge_term: float, half_width: float, alpha: float = 0.05) -> int | None:
+    """People's labels an interval needs to be ± `half_width` when SE² = label_variance / n + judge_term
+    (at the same judge weight and as many pairs judged); None when the judge's own term alone is wider."""
+    room = (half_width / _z(alpha)) ** 2 - judge_term
+    if room <= 0 or not np.isfinite(label_variance):
+        return None
+    return max(2, int(np.ceil(label_variance / room)))
 
 
 def _z(alpha: float) -> float:
@@ -68,7 +82,9 @@ def classical_mean(y: Sequence[float], alpha: float = 0.05) -> MeanEstimate:
         raise ValueError(f"a mean with an interval needs at least 2 labels, got {n}")
     se = float(values.std() / np.sqrt(n))
     mean = float(values.mean())
-    return MeanEstimate(mean, mean - _z(alpha) * se, mean + _z(alpha) * se, se, n, 0, 0.0, float(n))
+    return MeanEstimate(
+        mean, mean - _z(alpha) * se, mean + _z(alpha) * se, se, n, 0, 0.0, float(n), label_variance=float(values.var())
+    )
 
 
 def power_tuning(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray) -> float:
@@ -97,10 +113,14 @@ def ppi_mean(
         raise ValueError(f"a corrected mean needs at least 2 labelled items and 1 more, got {n} and {big_n}")
     weight = power_tuning(labelled, predicted, unlabelled) if lam is None else float(lam)
     value = float(weight * unlabelled.mean() + (labelled - weight * predicted).mean())
-    se = float(np.sqrt(np.var(weight * unlabelled) / big_n + np.var(labelled - weight * predicted) / n))
+    label_variance = float(np.var(labelled - weight * predicted))
+    judge_term = float(np.var(weight * unlabelled) / big_n)
+    se = float(np.sqrt(judge_term + label_variance / n))
     effective_n = float(np.var(labelled)) / se**2 if se > 0 else float("inf")
     z = _z(alpha)
-    return MeanEstimate(value, value - z * se, value + z * se, se, n, big_n, weight, effective_n)
+    return MeanEstimate(
+        value, value - z * se, value + z * se, se, n, big_n, weight, effective_n, label_variance, judge_term
+    )
 
 
 def active_mean(

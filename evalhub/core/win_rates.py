@@ -247,6 +247,9 @@ class CorrectedWinRate:
     effective_n: float | None = None  # people's labels the corrected interval is worth
     judge_weight: float | None = None  # PPI++'s λ: 0 the judge is ignored, 1 plain PPI
     note: str = ""
+    # The corrected SE² = label_variance / n_human + judge_term (percent²): what more labels would buy.
+    label_variance: float | None = None
+    judge_term: float | None = None
 
 
 def corrected_win_rate(model: str, judge: dict[str, float], people: dict[str, float]) -> CorrectedWinRate:
@@ -276,4 +279,6 @@ def corrected_win_rate(model: str, judge: dict[str, float], people: dict[str, fl
         effective_n=corrected.effective_n,
         judge_weight=corrected.lam,
         note="" if interval else f"{n} labels: too few for an interval",
+        label_variance=corrected.label_variance,
+        judge_term=corrected.judge_term,
     )

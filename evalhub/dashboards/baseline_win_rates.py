@@ -19,6 +19,7 @@ from django.db.models.functions import Length
 from evalhub.catalog.models import Judgment, LanguageModel, Verdict
 from evalhub.core.criteria_variants import ORIGINAL
 from evalhub.core.judgment_files import DEFAULT_CRITERION
+from evalhub.core.ppi import labels_needed
 from evalhub.core.win_rates import Comparison, CorrectedWinRate, WinRate, corrected_win_rate, win_rates
 from evalhub.dashboards.caching import cached
 from evalhub.debates.models import Debate, DebateStatus, Winner
@@ -194,6 +195,33 @@ CORRECTED_COLUMNS = (
     "human_only_ci_high",
     "n_human",
 )
+
+
+def target_of(text: str) -> tuple[float | None, str]:
+    """The half-width asked for (percentage points), or why it cannot be used."""
+    if not text.strip():
+        return None, ""
+    try:
+        target = float(text)
+    except ValueError:
+        return None, f"the target {text[:20]!r} is not a number of points"
+    if not 0 < target <= 50:
+        return None, "the target must be between 0 and 50 points"
+    return target, ""
+
+
+def with_labels_needed(rows: list[dict[str, Any]], target: float) -> list[dict[str, Any]]:
+    """Each row with `labels_needed`: people's labels its corrected interval needs to be ± `target`
+    points (None: the judge's own uncertainty is wider, or there is no correction yet)."""
+    out = []
+    for row in rows:
+        corrected = row["corrected"]
+        needed = None
+        if corrected["label_variance"] is not None:
+            needed = labels_needed(corrected["label_variance"], corrected["judge_term"], target)
+        more = max(0, needed - corrected["n_human"]) if needed is not None else None
+        out.append({**row, "labels_needed": needed, "labels_more": more})
+    return out
 
 
 def labelled_by_people(rows: list[dict[str, Any]]) -> bool:

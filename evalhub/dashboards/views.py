@@ -121,6 +121,9 @@ def _baseline_selection(request) -> tuple[list[dict], dict | None, baseline.Sele
 def baseline_win_rates(request):
     choices, choice, selection = _baseline_selection(request)
     rows = baseline.board(selection) if selection else []
+    target, target_error = baseline.target_of(request.GET.get("target", ""))
+    if target:
+        rows = baseline.with_labels_needed(rows, target)
     return render(
         request,
         "dashboards/baseline_win_rates.html",
@@ -130,6 +133,8 @@ def baseline_win_rates(request):
             "models": choice["models"] if choice else [],
             "rows": rows,
             "corrected": baseline.labelled_by_people(rows),
+            "target": target,
+            "target_error": target_error,
             "names": _names(),
             "query": request.GET.urlencode(),
         },

@@ -189,3 +189,17 @@ def test_too_few_labels_or_an_unlabelled_model_give_a_reason_not_a_board():
     first, second, judge, people, _ = arena(10)
     people[[i for i, (a, b) in enumerate(zip(first, second, strict=True)) if "gamma" in (a, b)]] = np.nan
     assert "some model is in no battle people labelled" in corrected_bradley_terry(first, second, judge, people)
+
+
+def test_the_labels_needed_for_a_target_width_give_that_width_when_people_label_that_many():
+    y, yhat, unlabelled = judged(11, n=60, big_n=3000, noise=0.1)
+    now = ppi_mean(y, yhat, unlabelled, lam=0.8)
+    target = (now.high - now.low) / 2 / 2  # half today's half-width
+    needed = now.labels_for(target)
+    assert needed is not None and needed > 60
+    # With that many labels of the same spread, the interval is the target (at this λ and N).
+    z = 1.959963984540054
+    assert z * np.sqrt(now.label_variance / needed + now.judge_term) <= target + 1e-12
+    assert z * np.sqrt(now.label_variance / (needed - 1) + now.judge_term) > target
+    assert now.labels_for(z * np.sqrt(now.judge_term) * 0.9) is None, "narrower than the judge's own: unreachable"
+    assert now.scaled(100).labels_for(100 * target) == needed, "the same in percent"

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from evalhub.catalog.actions import do_import_judgments
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.judgment_files import DEFAULT_CRITERION
-from evalhub.core.ppi import classical_mean, ppi_mean
+from evalhub.core.ppi import classical_mean, labels_needed, ppi_mean
 from evalhub.dashboards.baseline_win_rates import Selection, people_preferences
 from tests.dashboards.test_baseline_win_rates import BASELINE, JUDGE, annotations
 
@@ -125,3 +125,24 @@ def test_the_judges_page_shows_its_ratings_corrected_by_people_on_the_same_battl
     assert sum(rating["corrected"] for rating in mine["ratings"]) == pytest.approx(3000), "three models, centred"
     people = next(judge for judge in exported["judges"] if judge["id"] == "human_panel")
     assert people["corrected_ratings"] is None, "people are not corrected by themselves"
+
+
+def test_the_page_says_how_many_labels_reach_a_chosen_width_and_refuses_a_bad_target(
+    judged_and_labelled, viewer, login
+):
+    from evalhub.dashboards.baseline_win_rates import board
+
+    client = login(viewer)
+    row = next(r for r in board(Selection("ae", JUDGE, BASELINE, DEFAULT_CRITERION)) if r["name"] == "claude-2.1")
+    corrected = row["corrected"]
+    half_width = (corrected["corrected_ci_high"] - corrected["corrected_ci_low"]) / 2
+    floor = 1.959963984540054 * corrected["judge_term"] ** 0.5  # the judge's own part, which labels do not shrink
+    target = round((floor + half_width) / 2, 2)
+    needed = labels_needed(corrected["label_variance"], corrected["judge_term"], target)
+    assert needed > LABELLED
+    page = client.get("/leaderboards/baseline/", {"judge": JUDGE, "baseline": BASELINE, "target": target})
+    html = page.content.decode()
+    assert f"Labels for ± {target}" in html
+    assert f'{needed} <small class="muted">({needed - LABELLED} more)</small>' in html
+    refused = client.get("/leaderboards/baseline/", {"judge": JUDGE, "baseline": BASELINE, "target": "lots"})
+    assert "is not a number of points" in refused.content.decode()
