@@ -239,3 +239,38 @@ def export_rows(rows: list[dict[str, Any]], corrected: bool = False) -> list[dic
             line["corrected_note"] = row["corrected"]["note"]
         out.append(line)
     return out
+
+
+def unlabelled_prompts(selection: Selection, model: str) -> list[int]:
+    """Prompts where the judge compared `model` with the baseline and people gave no label yet."""
+    judged = [int(c.prompt) for c in comparisons(selection) if c.model == model]
+    if not judged:
+        raise ValueError(f"{selection.judge} compared no pair of {model!r} with {selection.baseline}.")
+    labelled = {int(prompt) for (who, prompt) in people_preferences(selection) if who == model}
+    return sorted(set(judged) - labelled)
+
+
+def do_ask_people(user: Any, selection: Selection, model: str, count: int, seed: int) -> tuple[Any, int]:
+    """Send `count` of the model's judged but unlabelled pairs, drawn uniformly at random (so the
+    corrected estimate stays unbiased), to people's adjudication queue as a labelling run; returns the
+    run and how many pairs it holds (fewer when fewer are left)."""
+    import numpy as np
+
+    from evalhub.catalog.models import Benchmark, Criterion
+    from evalhub.debates.actions import do_create_labelling_run
+
+    candidates = unlabelled_prompts(selection, model)
+    if not candidates:
+        raise ValueError(f"people already labelled every pair of {model} the judge compared with the baseline.")
+    chosen = np.random.default_rng(seed).choice(candidates, size=min(count, len(candidates)), replace=False)
+    run = do_create_labelling_run(
+        user,
+        prompt_ids=[int(p) for p in chosen],
+        name=f"People's labels: {model} vs {selection.baseline} ({selection.judge}'s pairs)"[:200],
+        benchmark=Benchmark.objects.get(slug=selection.benchmark),
+        criterion=Criterion.objects.get(slug=selection.criterion),
+        model_a=LanguageModel.objects.get(slug=selection.baseline),
+        model_b=LanguageModel.objects.get(slug=model),
+        seed=seed,
+    )
+    return run, len(chosen)

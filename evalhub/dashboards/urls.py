@@ -12,6 +12,7 @@ urlpatterns = [
         name="leaderboard_export",
     ),
     path("leaderboards/baseline/", views.baseline_win_rates, name="baseline_win_rates"),
+    path("leaderboards/baseline/ask-people/", views.ask_people, name="baseline_ask_people"),
     re_path(
         r"^leaderboards/baseline\.(?P<fmt>csv|json)$", views.baseline_win_rates_export, name="baseline_win_rates_export"
     ),

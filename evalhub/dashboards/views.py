@@ -1,13 +1,17 @@
 from __future__ import annotations
 
 import hashlib
+import secrets
 
+from django.contrib import messages
 from django.http import HttpResponse, HttpResponseBadRequest
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_POST
 
-from evalhub.accounts.roles import role_required
+from evalhub.accounts.roles import ADMIN, role_required
 from evalhub.catalog.models import LanguageModel
 from evalhub.dashboards import baseline_win_rates as baseline
 from evalhub.dashboards import gre_bench, judges, pairwise
@@ -140,6 +144,29 @@ def baseline_win_rates(request):
         },
         status=200 if selection or not choices else 404,
     )
+
+
+@role_required(ADMIN)
+@require_POST
+def ask_people(request):
+    """Send N of a model's judged but unlabelled pairs to people's queue (the corrected columns use them)."""
+    _, _, selection = _baseline_selection(request)
+    model = request.POST.get("model", "")
+    try:
+        count = int(request.POST.get("count", ""))
+    except ValueError:
+        count = 0
+    if selection is None or not 1 <= count <= 1000:
+        return HttpResponseBadRequest(
+            "Choose a judged benchmark and between 1 and 1,000 pairs.", content_type="text/plain"
+        )
+    try:
+        run, sent = baseline.do_ask_people(request.user, selection, model, count, seed=secrets.randbelow(2**31))
+    except ValueError as error:
+        messages.error(request, str(error))
+        return redirect(f"{reverse('baseline_win_rates')}?{request.GET.urlencode()}")
+    messages.success(request, f"{sent} pair(s) of {model} sent to people's adjudication queue.")
+    return redirect(run)
 
 
 @role_required()

@@ -143,6 +143,35 @@ def do_create_run(user: Any = None, **fields: Any) -> DebateRun:
     return run
 
 
+def do_create_labelling_run(user: Any = None, *, prompt_ids: Sequence[int], **fields: Any) -> DebateRun:
+    """People's labels asked for directly: a run with no agents whose debates, one per chosen prompt's
+    pair of model A and model B, go straight to the adjudication queue, where its reservation, blinding
+    and number-of-verdicts rules apply. What people decide is an adjudicated debate like any other."""
+    with transaction.atomic():
+        run = DebateRun(created_by=user if getattr(user, "is_authenticated", False) else None, **fields)
+        run.agents, run.rounds = [], 0
+        wanted = set(prompt_ids)
+        pairs = [pair for pair in check_pairs(run) if pair[0].pk in wanted]
+        if not pairs:
+            raise RunRejected("none of the chosen prompts has responses from both models.")
+        run.save()
+        debates = Debate.objects.bulk_create(
+            Debate(
+                run=run,
+                prompt=prompt,
+                response_a=a,
+                response_b=b,
+                swapped=shown_swapped(run.seed, f"{prompt.pk}:{a.pk}:{b.pk}"),
+                status=DebateStatus.UNRESOLVED,
+            )
+            for prompt, a, b in pairs
+        )
+        for handler in UNRESOLVED_HANDLERS:
+            handler(debates)
+        broadcast_run(run)
+    return run
+
+
 def do_start_run(run: DebateRun, *, enqueue: bool = True) -> DebateRun:
     """Start a draft as a job (chunks of debates), or resume a started one: every debate without a
     result runs (failed ones too, to retry). `enqueue=False` leaves the chunks to the caller (the

@@ -9,6 +9,7 @@ import json
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
 
 from evalhub.catalog.actions import do_import_judgments
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
@@ -146,3 +147,44 @@ def test_the_page_says_how_many_labels_reach_a_chosen_width_and_refuses_a_bad_ta
     assert f'{needed} <small class="muted">({needed - LABELLED} more)</small>' in html
     refused = client.get("/leaderboards/baseline/", {"judge": JUDGE, "baseline": BASELINE, "target": "lots"})
     assert "is not a number of points" in refused.content.decode()
+
+
+def test_an_admin_sends_unlabelled_pairs_to_peoples_queue_and_their_verdicts_feed_the_correction(
+    judged_and_labelled, admin_user, adjudicator, viewer, login
+):
+    from evalhub.adjudication.actions import do_reserve_next, do_submit
+    from evalhub.adjudication.models import AdjudicationItem
+    from evalhub.dashboards.baseline_win_rates import corrected_rows
+    from evalhub.debates.models import DebateRun
+
+    query = f"?judge={JUDGE}&baseline={BASELINE}"
+    assert (
+        login(viewer).post(f"/leaderboards/baseline/ask-people/{query}", {"model": "phi-2", "count": 5}).status_code
+        == 403
+    )
+    client = login(admin_user)
+    assert 'id="ask-people"' in client.get(f"/leaderboards/baseline/{query}").content.decode()
+    response = client.post(f"/leaderboards/baseline/ask-people/{query}", {"model": "phi-2", "count": 12})
+    run = DebateRun.objects.get(name__startswith="People's labels: phi-2")
+    assert response.status_code == 302 and response["Location"] == run.get_absolute_url()
+    assert run.agents == [] and run.debates.count() == 12
+    assert AdjudicationItem.objects.filter(debate__run=run, status="open").count() == 12
+    assert client.get(run.get_absolute_url()).status_code == 200
+    assert client.get(run.debates.first().get_absolute_url()).status_code == 200
+    person = Client()  # another browser: the admin's stays signed in
+    person.force_login(adjudicator)
+    screen = person.get(person.post("/adjudicate/start/")["Location"]).content.decode()
+    assert "Submission 1" in screen and "The agents' debate" not in screen, "no agents: people judge the pair alone"
+    selection = Selection("ae", JUDGE, BASELINE, DEFAULT_CRITERION)
+    assert corrected_rows(selection)["phi-2"].n_human == 0
+    for _ in range(12):  # people decide each pair, blind, through the queue
+        reservation = do_reserve_next(adjudicator)
+        do_submit(adjudicator, reservation.item_id, 1)
+    assert corrected_rows(selection)["phi-2"].n_human == 12, "people's verdicts are labels for the correction"
+    again = client.post(f"/leaderboards/baseline/ask-people/{query}", {"model": "phi-2", "count": 100})
+    assert DebateRun.objects.filter(name__startswith="People's labels: phi-2").count() == 2
+    assert again.status_code == 302
+    latest = DebateRun.objects.filter(name__startswith="People's labels: phi-2").order_by("-id").first()
+    assert latest.debates.count() == 40 - 12, "only pairs nobody labelled, and no more than are left"
+    refused = client.post(f"/leaderboards/baseline/ask-people/{query}", {"model": "nobody", "count": 3}, follow=True)
+    assert "compared no pair of &#x27;nobody&#x27;" in refused.content.decode()
