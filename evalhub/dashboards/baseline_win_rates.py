@@ -241,6 +241,20 @@ def export_rows(rows: list[dict[str, Any]], corrected: bool = False) -> list[dic
     return out
 
 
+def for_model(slug: str, stamp: str | None = None) -> list[dict[str, Any]]:
+    """The model's row on every win-rate board it is on (not as the baseline), with its selection:
+    the same cached boards as the win-rate page, so a model's page shows the same numbers."""
+    out = []
+    for choice in cached("baseline_choices", choices, stamp=stamp):
+        if slug not in choice["models"] or slug == choice["baseline"]:
+            continue
+        selection = Selection(choice["benchmark"], choice["judge"], choice["baseline"], choice["criterion"])
+        row = next((r for r in board(selection, stamp) if r["model"] == slug), None)
+        if row is not None:
+            out.append({**row, "selection": asdict(selection)})
+    return out
+
+
 def unlabelled_prompts(selection: Selection, model: str) -> list[int]:
     """Prompts where the judge compared `model` with the baseline and people gave no label yet."""
     judged = [int(c.prompt) for c in comparisons(selection) if c.model == model]

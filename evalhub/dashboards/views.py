@@ -195,6 +195,7 @@ def model_detail(request, slug: str):
             "model": model,
             "form": form,
             "profile": profile,
+            "win_rates": baseline.for_model(model.slug, stamp),
             **section_context(model, stamp),
             "names": _names(),
             "query": request.GET.urlencode(),

@@ -188,3 +188,18 @@ def test_an_admin_sends_unlabelled_pairs_to_peoples_queue_and_their_verdicts_fee
     assert latest.debates.count() == 40 - 12, "only pairs nobody labelled, and no more than are left"
     refused = client.post(f"/leaderboards/baseline/ask-people/{query}", {"model": "nobody", "count": 3}, follow=True)
     assert "compared no pair of &#x27;nobody&#x27;" in refused.content.decode()
+
+
+def test_a_models_page_shows_the_same_corrected_numbers_as_the_win_rate_page(judged_and_labelled, viewer, login):
+    from evalhub.dashboards.baseline_win_rates import board
+
+    row = next(r for r in board(Selection("ae", JUDGE, BASELINE, DEFAULT_CRITERION)) if r["name"] == "claude-2.1")
+    corrected = row["corrected"]
+    page = login(viewer).get("/models/claude-2-1/").content.decode()
+    assert 'id="win-rates"' in page
+    assert f"{corrected['corrected_win_rate']:.2f}" in page
+    assert f"[{corrected['corrected_ci_low']:.2f}, {corrected['corrected_ci_high']:.2f}]" in page
+    assert f"{corrected['human_only_win_rate']:.2f}" in page
+    from evalhub.dashboards.baseline_win_rates import for_model
+
+    assert all(w["selection"]["judge"] != JUDGE for w in for_model(BASELINE)), "the baseline is not its own rival"
