@@ -55,8 +55,16 @@ def imported_counts(labels: QuerySet[Judgment] | None = None) -> dict[tuple, lis
     return counts
 
 
+IDS_PER_QUERY = 5000  # a query's parameters stay bounded (SQLite refuses past its limit: 300,000 new labels did)
+
+
 def do_count_imported(pks: Collection[int], sign: int) -> None:
     """Add (sign 1) or take away (sign -1) these labels' battles, in the caller's transaction."""
-    if pks:
-        counts = imported_counts(pairwise_labels().filter(pk__in=list(pks)))
+    ids = sorted(pks)
+    counts: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for start in range(0, len(ids), IDS_PER_QUERY):
+        part = imported_counts(pairwise_labels().filter(pk__in=ids[start : start + IDS_PER_QUERY]))
+        for key, values in part.items():
+            counts[key] = [total + n for total, n in zip(counts[key], values, strict=True)]
+    if counts:
         do_add_battles({key: [sign * n for n in values] for key, values in counts.items()})

@@ -341,3 +341,17 @@ def test_an_unreadable_answer_with_a_probability_is_refused():
     with pytest.raises(ImportRejected) as rejected:
         do_import_judgments(filename="l.csv", data=labels.encode(), benchmark_slug="primes", allow_new_models=True)
     assert "an unreadable answer has no 'probability_a'" in str(rejected.value.errors[0])
+
+
+def test_counting_an_import_of_300000_labels_asks_the_database_in_bounded_queries():
+    """An import of 260,000 new judgments failed at its last step on SQLite ('too many SQL variables':
+    every new id in one IN list) after minutes of work, and imported nothing."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from evalhub.catalog.tallying import IDS_PER_QUERY, do_count_imported
+
+    with CaptureQueriesContext(connection) as queries:
+        do_count_imported(range(1, 300_001), 1)  # ids nobody holds: nothing to count, but every one asked
+    assert len(queries) == 300_000 // IDS_PER_QUERY
+    assert max(query["sql"].count(",") for query in queries) < 2 * IDS_PER_QUERY
