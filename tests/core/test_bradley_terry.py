@@ -370,3 +370,24 @@ def test_a_sandwich_board_draws_rating_plus_or_minus_z_standard_errors_and_cover
     assert board.interval == bt.SANDWICH
     with pytest.raises(ValueError, match="interval must be one of"):
         bt.leaderboard(battles, interval="guess")
+
+
+def test_the_win_matrices_of_many_resamples_equal_the_battles_counted_one_by_one():
+    """The aggregation behind every fit and resample (a bincount now; a dense cells × M² map before,
+    which needed 33 GiB at 200 models) gives each resample's wins exactly as counting battles does."""
+    rng = np.random.default_rng(3)
+    names = [f"m{i}" for i in range(7)]
+    battles = []
+    for _ in range(400):
+        a, b = rng.choice(7, 2, replace=False)
+        battles.append((names[a], names[b], str(rng.choice(["a", "b", "tie"]))))
+    collected = bt.collect(battles)
+    counts = rng.integers(0, 5, size=(3, len(collected.count))).astype(float)
+    wins = bt._aggregate(collected, counts)
+    expected = np.zeros((3, 7, 7))
+    for r in range(3):
+        for cell in range(len(collected.count)):
+            i, j, share = collected.first[cell], collected.second[cell], collected.outcome[cell]
+            expected[r, i, j] += counts[r, cell] * share
+            expected[r, j, i] += counts[r, cell] * (1 - share)
+    assert wins == pytest.approx(expected, abs=1e-12)
