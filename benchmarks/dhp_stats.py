@@ -86,9 +86,8 @@ def main() -> None:
             reads[name].append((wall, cpu))
     for name, runs in reads.items():
         walls = sorted(w for w, _ in runs)
-        print(
-            f"CSV read, {name}: wall {walls[0]:.2f}/{walls[1]:.2f}/{walls[2]:.2f} s, CPU {min(c for _, c in runs):.2f} s"
-        )
+        cpu = min(c for _, c in runs)
+        print(f"CSV read, {name}: wall {walls[0]:.2f}/{walls[1]:.2f}/{walls[2]:.2f} s (min/med/max), CPU {cpu:.2f} s")
     parsed = sorted(w for w, _ in reads["vectorised"])[1]
     started = time.perf_counter()
     report = build_report(groups)
