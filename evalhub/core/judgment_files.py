@@ -196,6 +196,9 @@ def _mt_bench(row: dict[str, Any]) -> dict[str, Any] | str:
     )
     if isinstance(names, str):
         return names
+    criterion = row.get("criterion")  # evalhub's own battles export says which criterion; Arena's do not
+    if criterion is not None and not isinstance(criterion, str):
+        return "'criterion' must be text (a criterion's slug)."
     return {
         "prompt_id": str(question_id) if turn == 1 else f"{question_id}-turn-{turn}",
         "prompt": questions_a,
@@ -204,6 +207,7 @@ def _mt_bench(row: dict[str, Any]) -> dict[str, Any] | str:
         "response_b": answer_b,
         "judge_kind": HUMAN if judge.lower().startswith(MT_BENCH_PEOPLE) else MODEL,
         "winner": winner,
+        **({"criterion": criterion} if criterion else {}),
     }
 
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 
 from django.contrib import messages
@@ -15,7 +16,8 @@ from evalhub.accounts.roles import ADMIN, role_required
 from evalhub.catalog.models import LanguageModel
 from evalhub.dashboards import baseline_win_rates as baseline
 from evalhub.dashboards import gre_bench, judges, pairwise
-from evalhub.dashboards.battles import SOURCES
+from evalhub.dashboards.arena_battles import arena_records
+from evalhub.dashboards.battles import SOURCES, load_battles
 from evalhub.dashboards.caching import cached, fingerprint
 from evalhub.dashboards.forms import BattleFilterForm
 from evalhub.dashboards.model_sections import section_context
@@ -178,6 +180,19 @@ def baseline_win_rates_export(request, fmt: str):
     return download(
         baseline.export_rows(rows, corrected=baseline.labelled_by_people(rows)), fmt, f"win-rates-{selection.baseline}"
     )
+
+
+@role_required()
+def battles_export(request):
+    """The board's battles under its filters, in LMArena's battle schema (JSON lines)."""
+    form, filters = _filters(request)
+    if filters is None:
+        return _bad_filters(form)
+    battles = [b for b in load_battles(fingerprint(), filters.with_judges) if filters.keep(b)]
+    body = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in arena_records(battles))
+    response = HttpResponse(body, content_type="application/jsonl; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="battles.jsonl"'
+    return response
 
 
 @role_required()
