@@ -81,7 +81,7 @@ TABLES: dict[str, Callable[[Benchmark], Iterator[dict[str, Any]]]] = {
     "responses": response_rows,
     "judgments": judgment_rows,
 }
-EXPORT_FORMATS = ("jsonl", "csv")
+EXPORT_FORMATS = ("jsonl", "csv", "hf")  # hf: a Hugging Face dataset (Parquet and its card, zipped)
 
 
 def judge_name(judgment: Judgment) -> str:

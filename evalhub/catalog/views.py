@@ -14,6 +14,7 @@ from evalhub.catalog.forms import ImportForm
 from evalhub.catalog.models import Benchmark, Judgment, LanguageModel, Prompt, Response
 from evalhub.core.benchmark_files import COLUMNS
 from evalhub.core.tables import to_text
+from evalhub.system.downloads import download
 
 MAX_ERRORS_SHOWN = 200
 PAIRWISE_SHOWN = 100
@@ -107,6 +108,10 @@ def export_table(request, slug: str, table: str, fmt: str):
     benchmark = get_object_or_404(Benchmark, slug=slug)
     if table not in TABLES or fmt not in EXPORT_FORMATS:
         raise Http404("No such export.")
+    if fmt == "hf":
+        return download(
+            list(TABLES[table](benchmark)), "hf", f"{benchmark.slug}.{table}", f"benchmark {benchmark.slug}"
+        )
     body = to_text(list(TABLES[table](benchmark)), fmt)
     content_type = "application/x-ndjson" if fmt == "jsonl" else "text/csv"
     response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")

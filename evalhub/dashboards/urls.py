@@ -7,7 +7,7 @@ from evalhub.dashboards import views
 urlpatterns = [
     path("leaderboards/", views.leaderboards, name="leaderboards"),
     re_path(
-        r"^leaderboards/(?P<table>ratings|win_rates|gre_bench|judges)\.(?P<fmt>csv|json)$",
+        r"^leaderboards/(?P<table>ratings|win_rates|gre_bench|judges)\.(?P<fmt>csv|json|hf)$",
         views.leaderboard_export,
         name="leaderboard_export",
     ),
@@ -15,11 +15,13 @@ urlpatterns = [
     path("leaderboards/baseline/", views.baseline_win_rates, name="baseline_win_rates"),
     path("leaderboards/baseline/ask-people/", views.ask_people, name="baseline_ask_people"),
     re_path(
-        r"^leaderboards/baseline\.(?P<fmt>csv|json)$", views.baseline_win_rates_export, name="baseline_win_rates_export"
+        r"^leaderboards/baseline\.(?P<fmt>csv|json|hf)$",
+        views.baseline_win_rates_export,
+        name="baseline_win_rates_export",
     ),
     path("models/<slug:slug>/", views.model_detail, name="model_detail"),
     re_path(
-        r"^models/(?P<slug>[-\w]+)/(?P<table>record|by_criterion|by_scenario|gre_bench)\.(?P<fmt>csv|json)$",
+        r"^models/(?P<slug>[-\w]+)/(?P<table>record|by_criterion|by_scenario|gre_bench)\.(?P<fmt>csv|json|hf)$",
         views.model_export,
         name="model_export",
     ),

@@ -6,7 +6,7 @@ from evalhub.judgelab import views
 
 urlpatterns = [
     path("judges/", views.judge_list, name="judge_list"),
-    re_path(r"^judges/report\.(?P<fmt>csv|json)$", views.report_export, name="judge_report_export"),
+    re_path(r"^judges/report\.(?P<fmt>csv|json|hf)$", views.report_export, name="judge_report_export"),
     path("judges/import/", views.import_judgments, name="import_judgments"),
     path("judges/model/<slug:slug>/", views.model_section, name="judge_model_section"),
     path("judges/<str:key>/", views.judge_detail, name="judge_detail"),

@@ -18,6 +18,7 @@ from evalhub.dashboards.provenance import stand_in_specs
 from evalhub.judgelab.forms import JudgmentImportForm
 from evalhub.judgelab.observations import Scope
 from evalhub.judgelab.report import judge_key, judge_lab_report, model_as_judge
+from evalhub.system.downloads import download
 
 SORTS = {
     "kappa": lambda r: (r.kappa.value is None, -(r.kappa.value or 0)),
@@ -101,6 +102,8 @@ def report_export(request, fmt: str):
     report = judge_lab_report(_scope(request))
     if fmt == "json":
         return _download(json.dumps(report.as_json(), indent=2), "judge-report.json", "application/json")
+    if fmt == "hf":  # one row per judge, every figure of the JSON report (nested ones as records)
+        return download([judge.as_json() for judge in report.judges], "hf", "judge-report", "the judge lab")
     return _download(to_text([summary_row(r) for r in report.judges], "csv"), "judge-report.csv", "text/csv")
 
 
