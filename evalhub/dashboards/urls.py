@@ -11,7 +11,7 @@ urlpatterns = [
         views.leaderboard_export,
         name="leaderboard_export",
     ),
-    path("leaderboards/battles.jsonl", views.battles_export, name="battles_export"),
+    re_path(r"^leaderboards/battles\.(?P<fmt>jsonl|hf)$", views.battles_export, name="battles_export"),
     path("leaderboards/baseline/", views.baseline_win_rates, name="baseline_win_rates"),
     path("leaderboards/baseline/ask-people/", views.ask_people, name="baseline_ask_people"),
     re_path(

@@ -183,12 +183,14 @@ def baseline_win_rates_export(request, fmt: str):
 
 
 @role_required()
-def battles_export(request):
-    """The board's battles under its filters, in LMArena's battle schema (JSON lines)."""
+def battles_export(request, fmt: str = "jsonl"):
+    """The board's battles under its filters, in LMArena's battle schema (JSON lines, or a dataset)."""
     form, filters = _filters(request)
     if filters is None:
         return _bad_filters(form)
     battles = [b for b in load_battles(fingerprint(), filters.with_judges) if filters.keep(b)]
+    if fmt == "hf":
+        return download(list(arena_records(battles)), "hf", "battles", "the pairwise board's battles")
     body = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in arena_records(battles))
     response = HttpResponse(body, content_type="application/jsonl; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="battles.jsonl"'

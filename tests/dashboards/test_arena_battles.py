@@ -90,6 +90,10 @@ def test_the_boards_battles_download_follows_its_filters_and_a_broken_export_fil
     rows = [json.loads(line) for line in body.splitlines()]
     assert len(rows) == 12 and {r["judge"] for r in rows} == {"human_1", "human_2"}
     assert "These filters cannot be used" in client.get("/leaderboards/battles.jsonl?source=nope").content.decode()
+    from tests.system.test_hf_datasets import opened
+
+    _, as_dataset = opened(client.get("/leaderboards/battles.hf", {"source": ["imported_people"]}).content)
+    assert as_dataset == rows, "the same records as a Parquet dataset (conversations as lists of messages)"
     broken = [*rows[:3], {**rows[3], "winner": "model_c"}]
     with pytest.raises(ImportRejected) as refused:
         do_import_judgments(
