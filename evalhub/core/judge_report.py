@@ -422,7 +422,7 @@ def _share_of_first(verdicts: np.ndarray) -> np.ndarray:
     return share
 
 
-def _corrected_board(mine: JudgeVerdicts, context: _Context) -> CorrectedBoard | str:
+def _corrected_board(mine: JudgeVerdicts, context: _Context) -> CorrectedBoard | str | None:
     """The judge's battles (its probability where it gave one, else 1, 0 or ½ for the first model) as
     a Bradley–Terry board corrected by people's labels on the same battles: the share of people's
     verdicts for the first model, else the queue's adjudication."""
@@ -436,8 +436,9 @@ def _corrected_board(mine: JudgeVerdicts, context: _Context) -> CorrectedBoard |
         people = np.where(total > 0, (counts[:, 0] + 0.5 * counts[:, 2]) / total, people)
     people = np.where(np.isnan(people), _share_of_first(index.adjudicated), people)
     battles = ~np.isnan(share) & (index.model_1 != "") & (index.model_2 != "") & (index.model_1 != index.model_2)
-    if not battles.any():
-        return "no battle between two named models"
+    if not (battles & ~np.isnan(people)).any():
+        return None  # people labelled none of its battles: nothing to correct with, nothing to say
+
     return corrected_bradley_terry(index.model_1[battles], index.model_2[battles], share[battles], people[battles])
 
 

@@ -156,13 +156,13 @@ class ChatClient:
         interrupt.check()
         sampling = Sampling(temperature, max_tokens, seed, repeat)
         key = self._cache_key(messages, sampling)
-        if key and self.cache is not None and (hit := self.cache.get(key)) is not None:
+        if (hit := await self._cached(key)) is not None:
             record_everywhere(self.meter, hit)
             return hit
         completion = await self._with_retries(
             lambda: self._complete_once(messages, sampling), estimate_need(messages, sampling)
         )
-        return self._finish(completion, key)
+        return await self._finish(completion, key)
 
     def stream(
         self,
@@ -178,7 +178,7 @@ class ChatClient:
 
         async def chunks() -> AsyncIterator[str]:
             interrupt.check()
-            if key and self.cache is not None and (hit := self.cache.get(key)) is not None:
+            if (hit := await self._cached(key)) is not None:
                 record_everywhere(self.meter, hit)
                 stream.completion = hit
                 yield hit.text
@@ -207,7 +207,7 @@ class ChatClient:
             try:
                 while (chunk := await queue.get()) is not None:
                     yield chunk
-                stream.completion = self._finish(await task, key)
+                stream.completion = await self._finish(await task, key)
             finally:
                 if not task.done():
                     task.cancel()
@@ -222,14 +222,21 @@ class ChatClient:
             return None
         return cache_key(self.provider, self.model, self.endpoint, messages, sampling.cache_params())
 
-    def _finish(self, completion: Completion, key: str | None) -> Completion:
+    async def _cached(self, key: str | None) -> Completion | None:
+        # The cache is a database (a file, or PostgreSQL shared by every worker): asked in a thread, so a
+        # batch's event loop streams its other debates meanwhile instead of waiting on a query.
+        if not key or self.cache is None:
+            return None
+        return await asyncio.to_thread(self.cache.get, key)
+
+    async def _finish(self, completion: Completion, key: str | None) -> Completion:
         price = price_for(self.prices, self.provider, self.model)
         # A provider that knows its own cost (the offline heuristic judge: free) keeps it without a price.
         completion.cost_usd = (
             price.cost(completion.input_tokens, completion.output_tokens) if price else completion.cost_usd
         )
         if key and self.cache is not None:
-            self.cache.put(key, completion)
+            await asyncio.to_thread(self.cache.put, key, completion)
         record_everywhere(self.meter, completion)
         return completion
 

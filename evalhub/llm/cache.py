@@ -89,27 +89,44 @@ class PostgresResponseCache(ResponseCache):
     """The same cache in a PostgreSQL table (evalhub.system's CachedResponse makes it), shared by
     every worker on every machine: a call one worker paid for is a hit for all the others.
 
-    Its own autocommit connection, so a put is visible at once and never waits for the caller's
-    transaction. As on SQLite, a database that does not answer costs a miss, never the call."""
+    Its own small pool of autocommit connections (at most MAX_CONNECTIONS per process, no lock
+    around a query), so a put is visible at once, never waits for the caller's transaction, and
+    callers in several threads ask at once. As on SQLite, a database that does not answer costs a
+    miss, never the call."""
+
+    MAX_CONNECTIONS = 4
 
     def __init__(self, dsn: str, table: str = "llm_response_cache") -> None:  # not super().__init__: it opens SQLite
         self._dsn, self._table = dsn, table
-        self._lock = threading.Lock()
-        self._connection: Any = None
+        self._lock = threading.Lock()  # guards only the making and closing of the pool
+        self._pool: Any = None
+
+    def _connections(self) -> Any:
+        with self._lock:
+            if self._pool is None:
+                from psycopg_pool import ConnectionPool  # imported only where this cache is
+
+                self._pool = ConnectionPool(
+                    self._dsn,
+                    min_size=0,
+                    max_size=self.MAX_CONNECTIONS,
+                    kwargs={"autocommit": True, "connect_timeout": 5},
+                    timeout=5,
+                    open=True,
+                    name="evalhub-response-cache",
+                )
+            return self._pool
 
     def _execute(self, sql: str, params: tuple[Any, ...]) -> Any:
-        import psycopg  # the PostgreSQL driver Django uses; imported only where this cache is
+        import psycopg  # the PostgreSQL driver Django uses
 
-        with self._lock:
-            for attempt in (1, 2):  # once more on a fresh connection: the server may have closed ours
-                try:
-                    if self._connection is None or self._connection.closed:
-                        self._connection = psycopg.connect(self._dsn, autocommit=True, connect_timeout=5)
-                    return self._connection.execute(sql, params).fetchone()
-                except psycopg.OperationalError:
-                    self._connection = None
-                    if attempt == 2:
-                        raise
+        for attempt in (1, 2):  # once more on another connection: the server may have closed the first
+            try:
+                with self._connections().connection() as connection:  # the pool drops a broken one
+                    return connection.execute(sql, params).fetchone()
+            except psycopg.OperationalError:
+                if attempt == 2:
+                    raise
         return None
 
     def get(self, key: str) -> Completion | None:
@@ -131,11 +148,11 @@ class PostgresResponseCache(ResponseCache):
             logger.warning("shared response cache unavailable for a write (%s)", type(error).__name__)
 
     def close(self) -> None:
-        """Give its connection back (a later call opens a new one)."""
+        """Close its connections (a later call opens new ones)."""
         with self._lock:
-            if self._connection is not None:
-                self._connection.close()
-                self._connection = None
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None
 
     def __len__(self) -> int:
         row = self._execute(f"SELECT COUNT(*) FROM {self._table}", ())  # noqa: S608

@@ -203,3 +203,20 @@ def test_a_models_page_shows_the_same_corrected_numbers_as_the_win_rate_page(jud
     from evalhub.dashboards.baseline_win_rates import for_model
 
     assert all(w["selection"]["judge"] != JUDGE for w in for_model(BASELINE)), "the baseline is not its own rival"
+
+
+def test_a_judge_people_never_labelled_has_no_corrected_section(judged_and_labelled, login, viewer):
+    from evalhub.judgelab.observations import Scope
+    from evalhub.judgelab.report import compute, judge_key
+
+    do_import_judgments(
+        filename="other.json",
+        data=json.dumps([{**r, "annotator": "another_judge"} for r in judged_and_labelled[0]["phi-2"]]).encode(),
+        benchmark_slug="other",
+        allow_new_models=True,
+    )
+    report = compute(Scope(benchmark="other"))
+    judge = next(r for r in report.judges if r.judge.id == "another_judge")
+    assert judge.corrected is None
+    page = login(viewer).get(f"/judges/{judge_key('another_judge')}/", {"benchmark": "other"}).content.decode()
+    assert "corrected by people" not in page

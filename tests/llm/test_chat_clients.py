@@ -337,3 +337,40 @@ async def test_an_anthropic_compatible_server_is_named_in_the_spec_like_an_opena
     assert completion.provider == "anthropic"
     assert completion.text
     assert server.state.requests[-1]["path"].rstrip("/").endswith("/messages")
+
+
+class SlowCache(ResponseCache):
+    """A cache whose database takes its time (a busy PostgreSQL far away)."""
+
+    def __init__(self) -> None:
+        super().__init__(":memory:")
+
+    def get(self, key):
+        time.sleep(0.4)
+        return super().get(key)
+
+    def put(self, key, completion):
+        time.sleep(0.4)
+        super().put(key, completion)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_the_response_cache_is_asked_in_a_thread_so_the_loop_streams_other_debates_meanwhile(server, streamed):
+    """The cache is a database: asked on the event loop, every query stopped a batch's other debates."""
+    client = openai_client(server, cache=SlowCache())
+    ticks = 0
+
+    async def other_debates() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.02)
+            ticks += 1
+
+    running = asyncio.ensure_future(other_debates())
+    if streamed:
+        text = "".join([chunk async for chunk in client.stream(MESSAGES)])
+    else:
+        text = (await client.complete(MESSAGES)).text
+    running.cancel()
+    assert text
+    assert ticks >= 25, f"the loop ran only {ticks} times during 0.8 s of cache queries"

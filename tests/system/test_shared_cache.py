@@ -106,12 +106,12 @@ def test_pruning_with_nothing_said_is_refused():
 
 @on_postgres
 @pytest.mark.django_db(transaction=True)
-def test_a_closed_cache_gives_its_connection_back_and_opens_a_new_one_when_next_asked():
+def test_a_closed_cache_gives_its_connections_back_and_opens_new_ones_when_next_asked():
     from evalhub.llm.types import Completion
 
     cache = PostgresResponseCache(postgres_dsn(connection.settings_dict))
     cache.put("k" * 64, Completion(text="kept", provider="openai", model="m"))
-    backend = cache._connection.info.backend_pid
+    backend = cache._execute("SELECT pg_backend_pid()", ())[0]  # the pool's idle connection
     cache.close()
     for _ in range(40):  # the server ends the backend a moment after the client says goodbye
         with connection.cursor() as cursor:
@@ -120,5 +120,35 @@ def test_a_closed_cache_gives_its_connection_back_and_opens_a_new_one_when_next_
                 break
         time.sleep(0.05)
     else:
-        pytest.fail("the cache's connection is still open")
+        pytest.fail("the cache's connections are still open")
     assert cache.get("k" * 64).text == "kept"
+
+
+@on_postgres
+@pytest.mark.django_db(transaction=True)
+def test_threads_asking_at_once_share_a_bounded_pool_of_the_caches_own_connections():
+    """One connection behind a lock made every worker thread wait for every other's query."""
+    import threading
+
+    from evalhub.llm.types import Completion
+
+    cache = PostgresResponseCache(postgres_dsn(connection.settings_dict))
+    try:
+        cache.put("p" * 64, Completion(text="shared", provider="openai", model="m"))
+        seen: list[str] = []
+        pids: set[int] = set()
+
+        def ask() -> None:
+            for _ in range(20):
+                seen.append(cache.get("p" * 64).text)
+                pids.add(cache._execute("SELECT pg_backend_pid()", ())[0])
+
+        threads = [threading.Thread(target=ask) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert seen == ["shared"] * 160
+        assert 1 <= len(pids) <= PostgresResponseCache.MAX_CONNECTIONS
+    finally:
+        cache.close()
