@@ -220,11 +220,13 @@ def main() -> None:
         processes = args.web_workers + 1
         print(
             f"peak PostgreSQL connections: {peaks.peak_postgres} "
-            f"(bound: {processes} processes × pool of {pool.get('max_size', 'no pool')} + 1 response cache per worker)"
+            f"(bound: {processes} processes × pool of {pool.get('max_size', 'no pool')}, "
+            "4 for the worker's response cache, and the benchmark's own)"
         )
         print(
             f"peak Redis connections: {peaks.peak_redis} beyond the {peaks.redis_before} before "
-            f"(EVALHUB_REDIS_MAX_CONNECTIONS={settings.EVALHUB_REDIS_MAX_CONNECTIONS} per event loop and per cache)"
+            f"(per process: EVALHUB_REDIS_MAX_CONNECTIONS={settings.EVALHUB_REDIS_MAX_CONNECTIONS} for live sends and "
+            "as many for the cache, 10 for provider limits; a web process's sockets receive on their own loop)"
         )
         print(f"  by name (else the last command each sent): {dict(peaks.peak_commands.most_common(8))}")
         if server_errors or outcome.startswith("did not"):
