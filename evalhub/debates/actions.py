@@ -123,23 +123,33 @@ def check_pairs(run: DebateRun) -> list[tuple[Any, Response, Response]]:
     return pairs
 
 
+def _new_run(user: Any, fields: dict[str, Any]) -> DebateRun:
+    return DebateRun(created_by=user if getattr(user, "is_authenticated", False) else None, **fields)
+
+
+def _create_debates(run: DebateRun, pairs: Iterable[tuple[Any, Response, Response]], **fields: Any) -> list[Debate]:
+    """One debate per pair, each with its shown order drawn from the run's seed."""
+    return Debate.objects.bulk_create(
+        Debate(
+            run=run,
+            prompt=prompt,
+            response_a=a,
+            response_b=b,
+            swapped=shown_swapped(run.seed, f"{prompt.pk}:{a.pk}:{b.pk}"),
+            **fields,
+        )
+        for prompt, a, b in pairs
+    )
+
+
 def do_create_run(user: Any = None, **fields: Any) -> DebateRun:
     """Create a run and one debate per pair, each with its shown order drawn from the seed."""
     with transaction.atomic():
-        run = DebateRun(created_by=user if getattr(user, "is_authenticated", False) else None, **fields)
+        run = _new_run(user, fields)
         if not run.agents:
             raise RunRejected("a debate needs at least one agent.")
         run.save()
-        Debate.objects.bulk_create(
-            Debate(
-                run=run,
-                prompt=prompt,
-                response_a=a,
-                response_b=b,
-                swapped=shown_swapped(run.seed, f"{prompt.pk}:{a.pk}:{b.pk}"),
-            )
-            for prompt, a, b in check_pairs(run)
-        )
+        _create_debates(run, check_pairs(run))
     return run
 
 
@@ -148,24 +158,14 @@ def do_create_labelling_run(user: Any = None, *, prompt_ids: Sequence[int], **fi
     pair of model A and model B, go straight to the adjudication queue, where its reservation, blinding
     and number-of-verdicts rules apply. What people decide is an adjudicated debate like any other."""
     with transaction.atomic():
-        run = DebateRun(created_by=user if getattr(user, "is_authenticated", False) else None, **fields)
+        run = _new_run(user, fields)
         run.agents, run.rounds = [], 0
         wanted = set(prompt_ids)
         pairs = [pair for pair in check_pairs(run) if pair[0].pk in wanted]
         if not pairs:
             raise RunRejected("none of the chosen prompts has responses from both models.")
         run.save()
-        debates = Debate.objects.bulk_create(
-            Debate(
-                run=run,
-                prompt=prompt,
-                response_a=a,
-                response_b=b,
-                swapped=shown_swapped(run.seed, f"{prompt.pk}:{a.pk}:{b.pk}"),
-                status=DebateStatus.UNRESOLVED,
-            )
-            for prompt, a, b in pairs
-        )
+        debates = _create_debates(run, pairs, status=DebateStatus.UNRESOLVED)
         for handler in UNRESOLVED_HANDLERS:
             handler(debates)
         broadcast_run(run)

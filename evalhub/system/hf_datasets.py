@@ -37,24 +37,18 @@ def _table(rows: Sequence[dict[str, Any]]) -> Any:
 
 
 def _feature(name: str, arrow_type: Any, indent: str) -> list[str]:
-    """One column of the card's `features`, in the YAML the hub writes for the same dtype."""
+    """One column of the card's `features`, in the YAML the hub writes for the same dtype: a list of
+    records is `list:` with the record's fields, a record `struct:`, a list of plain values `sequence:`."""
     import pyarrow as pa
 
     head = f"{indent}- name: {json.dumps(name)}"
-    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
-        inner = arrow_type.value_type
-        if pa.types.is_struct(inner):
-            lines = [head, f"{indent}  list:"]
-            for field in inner:
-                lines += _feature(field.name, field.type, indent + "  ")
-            return lines
-        return [head, f"{indent}  sequence: {ARROW_DTYPES.get(str(inner), str(inner))}"]
-    if pa.types.is_struct(arrow_type):
-        lines = [head, f"{indent}  struct:"]
-        for field in arrow_type:
-            lines += _feature(field.name, field.type, indent + "  ")
-        return lines
-    return [head, f"{indent}  dtype: {ARROW_DTYPES.get(str(arrow_type), str(arrow_type))}"]
+    listed = pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)
+    inner = arrow_type.value_type if listed else arrow_type
+    if pa.types.is_struct(inner):
+        fields = [line for field in inner for line in _feature(field.name, field.type, indent + "  ")]
+        return [head, f"{indent}  {'list' if listed else 'struct'}:", *fields]
+    dtype = ARROW_DTYPES.get(str(inner), str(inner))
+    return [head, f"{indent}  {'sequence' if listed else 'dtype'}: {dtype}"]
 
 
 def dataset_card(name: str, table: Any, source: str) -> str:

@@ -16,7 +16,7 @@ from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.judgment_files import DEFAULT_CRITERION
 from evalhub.core.ppi import classical_mean, labels_needed, ppi_mean
 from evalhub.dashboards.baseline_win_rates import Selection, people_preferences
-from tests.dashboards.test_baseline_win_rates import BASELINE, JUDGE, annotations
+from tests.dashboards.test_baseline_win_rates import BASELINE, JUDGE, imported  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -33,15 +33,10 @@ def people_label(records: list[dict], count: int) -> list[dict]:
 
 
 @pytest.fixture
-def judged_and_labelled():
-    files = {"claude-2.1": annotations("claude-2.1", 40, 1), "phi-2": annotations("phi-2", 40, 2)}
-    for name, records in files.items():
-        do_import_judgments(
-            filename=f"{name}.json", data=json.dumps(records).encode(), benchmark_slug="ae", allow_new_models=True
-        )
-    people = people_label(files["claude-2.1"], LABELLED)
+def judged_and_labelled(imported):  # noqa: F811  (the win-rate tests' judged files)
+    people = people_label(imported["claude-2.1"], LABELLED)
     do_import_judgments(filename="people.json", data=json.dumps(people).encode(), benchmark_slug="ae")
-    return files, people
+    return imported, people
 
 
 def export(tmp_path, *extra: str) -> dict[str, dict[str, str]]:
