@@ -25,9 +25,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy.optimize import nnls
 from scipy.stats import norm
 
 Rows = np.ndarray  # a design matrix or a vector of labels
+Values = Sequence[float] | np.ndarray
 
 
 @dataclass(frozen=True)
@@ -124,50 +126,96 @@ def ppi_mean(
 
 
 def active_mean(
-    yhat_all: Sequence[float],
-    labelled: Sequence[bool],
-    y: Sequence[float],
-    probability: Sequence[float],
+    yhat_all: Values,
+    labelled: Sequence[bool] | np.ndarray,
+    y: Values,
+    probability: Values,
     alpha: float = 0.05,
+    lam: float | None = None,
 ) -> MeanEstimate:
     """The mean over all items from the judge's labels and people's labels on items chosen at random
-    with known probabilities π_i (active inference): θ̂ = mean_i[Ŷ_i + (Y_i − Ŷ_i)·ξ_i/π_i], ξ_i = 1 if
-    item i was labelled. Unbiased for any rule with π_i > 0; the SE is the sample SD of the terms / √N.
-    `y` holds people's labels for the labelled items only, in item order."""
+    with known probabilities π_i (active inference, Zrnic & Candès 2024, with their power tuning):
+    θ̂ = mean_i[λ·Ŷ_i + (Y_i − λ·Ŷ_i)·ξ_i/π_i], ξ_i = 1 if item i was labelled. Unbiased for any λ and
+    any rule with π_i > 0; `lam=None` takes the λ ∈ [0, 1] that minimises the terms' variance. The SE is
+    the sample SD of the terms / √N. `y` holds people's labels for the labelled items only, in item order.
+    With every π_i = n/N it is PPI's estimate over all N items."""
     predicted = np.asarray(yhat_all, dtype=float)
     chosen = np.asarray(labelled, dtype=bool)
     chance = np.asarray(probability, dtype=float)
     if (chance <= 0).any() or (chance > 1).any():
         raise ValueError("every item needs a probability of being labelled in (0, 1]")
+    n = int(chosen.sum())
+    if n < 2 or len(predicted) - n < 1:
+        rest = len(predicted) - n
+        raise ValueError(f"a corrected mean needs at least 2 labelled items and 1 more, got {n} and {rest}")
     people = np.zeros_like(predicted)
     people[chosen] = np.asarray(y, dtype=float)
-    terms = predicted + np.where(chosen, (people - predicted) / chance, 0.0)
+    weight = np.where(chosen, 1.0 / chance, 0.0)
+    # terms = B + λ·A: people's weighted label, and the judge's part that the weighting cancels on average
+    label_part, judge_part = people * weight, predicted * (1.0 - weight)
+    if lam is None:
+        spread = float(np.var(judge_part))
+        covariance = float(np.mean((judge_part - judge_part.mean()) * (label_part - label_part.mean())))
+        lam = float(np.clip(-covariance / spread, 0.0, 1.0)) if spread > 0 else 0.0
+    terms = label_part + lam * judge_part
     big_n = len(terms)
     value, se = float(terms.mean()), float(terms.std(ddof=1) / np.sqrt(big_n))
-    n = int(chosen.sum())
-    labels_var = float(np.var(people[chosen])) if n > 1 else float("nan")
+    labels_var = float(np.var(people[chosen]))
     z = _z(alpha)
-    return MeanEstimate(value, value - z * se, value + z * se, se, n, big_n - n, 1.0, labels_var / se**2)
+    return MeanEstimate(
+        value, value - z * se, value + z * se, se, n, big_n - n, float(lam), labels_var / se**2 if se > 0 else np.inf
+    )
 
 
-def labelling_probabilities(uncertainty: Sequence[float], budget: float, floor: float = 0.05) -> np.ndarray:
-    """π_i = clip(c·u_i, floor, 1) with c chosen so that Σπ = `budget` (the expected number of labels):
-    label where the judge is least sure (u_i, e.g. √(p(1−p)) of its preference; Zrnic & Candès's rule
-    for a mean), with every item at least `floor` so no weight 1/π grows without bound."""
+def expected_error(yhat_labelled: Values, y: Values, yhat: Values) -> np.ndarray:
+    """How far people are expected to be from the judge on each item, √E[(Y − Ŷ)² | Ŷ], learnt from the
+    items people labelled so far: E[(Y − Ŷ)²] = a·Ŷ(1 − Ŷ) + b with a, b ≥ 0 fitted by least squares
+    (a calibrated judge's own uncertainty, a = 1 and b = 0, plus the error it does not know it makes).
+    Two numbers, so a few dozen labels suffice; a judge with plain verdicts (Ŷ ∈ {0, ½, 1}) gets one
+    error for its ties and one for its wins. With fewer than 10 labels, a = 1 and b = 0."""
+    known, labels, every = (np.asarray(v, dtype=float) for v in (yhat_labelled, y, yhat))
+    spread = np.clip(every * (1 - every), 0.0, None)
+    if len(labels) < 10:
+        own: np.ndarray = np.sqrt(spread)
+        return own
+    design = np.column_stack([np.clip(known * (1 - known), 0.0, None), np.ones(len(known))])
+    (a, b), _ = nnls(design, (labels - known) ** 2)
+    if a == 0 and b == 0:  # people agree exactly with the judge so far: nothing to prefer
+        return np.ones(len(every))
+    out: np.ndarray = np.sqrt(a * spread + b)
+    return out
+
+
+def inclusion_probability(prior_share: float, chances: Sequence[Sequence[float]]) -> np.ndarray:
+    """The chance each item had of being labelled at all: labelled beforehand by a uniform draw (the share
+    `prior_share` of items, as PPI assumes of labels it did not choose), or drawn in any later round k with
+    chance π_k,i (a round draws over every item; one already labelled needs no new label)."""
+    rounds = np.asarray(chances, dtype=float)
+    missed = (1.0 - float(prior_share)) * np.prod(1.0 - rounds, axis=0)
+    out: np.ndarray = 1.0 - missed
+    return out
+
+
+def labelling_probabilities(uncertainty: Values, budget: float, floor: float = 0.2) -> np.ndarray:
+    """π_i = clip(c·u_i, floor·budget/N, 1) with c chosen so that Σπ = `budget` (the expected number of
+    labels): label where the judge is least sure (u_i, e.g. its expected error; Zrnic & Candès's rule
+    for a mean, π ∝ √E[(Y − Ŷ)²]), with every item at least `floor` times the uniform chance so that no
+    weight 1/π grows without bound (their mixing with the uniform rule, for the same reason)."""
     weights: np.ndarray = np.maximum(np.asarray(uncertainty, dtype=float), 0.0)
     count = len(weights)
     if count == 0:
         return weights
-    budget = float(np.clip(budget, floor * count, count))
+    budget = float(np.clip(budget, 1e-9, count))
+    least = min(1.0, floor * budget / count)
     if not weights.any():
         return np.full(count, budget / count)
     low, high = 0.0, 1.0
-    while np.clip(high * weights, floor, 1.0).sum() < budget:  # Σπ grows with c: bracket, then bisect
+    while np.clip(high * weights, least, 1.0).sum() < budget:  # Σπ grows with c: bracket, then bisect
         high *= 2
     for _ in range(100):
         middle = (low + high) / 2
-        low, high = (middle, high) if np.clip(middle * weights, floor, 1.0).sum() < budget else (low, middle)
-    chance: np.ndarray = np.clip(high * weights, floor, 1.0)
+        low, high = (middle, high) if np.clip(middle * weights, least, 1.0).sum() < budget else (low, middle)
+    chance: np.ndarray = np.clip(high * weights, least, 1.0)
     return chance
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -252,10 +252,22 @@ class CorrectedWinRate:
     judge_term: float | None = None
 
 
-def corrected_win_rate(model: str, judge: dict[str, float], people: dict[str, float]) -> CorrectedWinRate:
+def corrected_win_rate(
+    model: str,
+    judge: dict[str, float],
+    people: dict[str, float],
+    rounds: Sequence[Mapping[str, float]] = (),
+    drawn: Collection[str] = (),
+) -> CorrectedWinRate:
     """`judge` and `people`: prompt → preference for the model in [0, 1] (people's averaged over raters).
-    Prompts people labelled are the labelled items; the judge's other prompts are the unlabelled ones."""
-    from evalhub.core.ppi import classical_mean, ppi_mean
+    Prompts people labelled are the labelled items; the judge's other prompts are the unlabelled ones.
+
+    `rounds`: where pairs were drawn for people where the judge was least sure, each round's chance of
+    drawing each prompt; `drawn`: the prompts those rounds drew. Labels on other prompts count as a
+    uniform draw made beforehand; each labelled prompt is then weighted by its chance of being labelled
+    at all (active inference, `evalhub.core.ppi.active_mean`). A drawn prompt people have not labelled
+    yet is left out as if it had not been drawn, and the note says how many."""
+    from evalhub.core.ppi import active_mean, classical_mean, inclusion_probability, ppi_mean
 
     labelled = sorted(prompt for prompt in people if prompt in judge)
     unlabelled = [judge[prompt] for prompt in judge if prompt not in people]
@@ -264,9 +276,28 @@ def corrected_win_rate(model: str, judge: dict[str, float], people: dict[str, fl
         why = "no pair people labelled" if n == 0 else f"{n} pair(s) people labelled"
         return CorrectedWinRate(model, n, note=f"{why}{'' if unlabelled else ' and none they did not'}: no correction")
     y = [people[prompt] for prompt in labelled]
-    corrected = ppi_mean(y, [judge[prompt] for prompt in labelled], unlabelled).scaled(100)
     human = classical_mean(y).scaled(100)
     interval = n >= MIN_PROMPTS
+    notes = [] if interval else [f"{n} labels: too few for an interval"]
+    if rounds:
+        prompts = list(judge)
+        chosen = np.array([prompt in people for prompt in prompts])
+        beforehand = sum(1 for prompt in labelled if prompt not in drawn)
+        chances = [[float(round_.get(prompt, 0.0)) for prompt in prompts] for round_ in rounds]
+        # A prompt no round could draw and nobody labelled is never weighted: any chance above 0 serves.
+        inclusion = np.maximum(inclusion_probability(beforehand / len(prompts), chances), 1e-12)
+        corrected = active_mean(
+            [judge[p] for p in prompts], chosen, [people[p] for p in prompts if p in people], inclusion
+        ).scaled(100)
+        waiting = sum(1 for prompt in drawn if prompt in judge and prompt not in people)
+        notes.append(f"{n - beforehand} drawn where the judge was least sure, weighted by their chance")
+        if waiting:
+            notes.append(f"{waiting} drawn still await people's labels")
+        # SE² ≈ Var/n at this design, for "labels needed"
+        label_variance, judge_term = corrected.standard_error**2 * n, 0.0
+    else:
+        corrected = ppi_mean(y, [judge[prompt] for prompt in labelled], unlabelled).scaled(100)
+        label_variance, judge_term = corrected.label_variance, corrected.judge_term
     return CorrectedWinRate(
         model,
         n,
@@ -278,7 +309,7 @@ def corrected_win_rate(model: str, judge: dict[str, float], people: dict[str, fl
         human_only_ci_high=human.high if interval else None,
         effective_n=corrected.effective_n,
         judge_weight=corrected.lam,
-        note="" if interval else f"{n} labels: too few for an interval",
-        label_variance=corrected.label_variance,
-        judge_term=corrected.judge_term,
+        note="; ".join(notes),
+        label_variance=label_variance,
+        judge_term=judge_term,
     )

@@ -22,7 +22,7 @@ from evalhub.core.judgment_files import DEFAULT_CRITERION
 from evalhub.core.ppi import labels_needed
 from evalhub.core.win_rates import Comparison, CorrectedWinRate, WinRate, corrected_win_rate, win_rates
 from evalhub.dashboards.caching import cached
-from evalhub.debates.models import Debate, DebateStatus, Winner
+from evalhub.debates.models import Debate, DebateRun, DebateStatus, Winner
 
 SHARE_OF_FIRST = {Verdict.FIRST: 1.0, Verdict.SECOND: 0.0, Verdict.NEITHER: 0.5}
 # AlpacaEval's leaderboard columns, in its order, after the model's name.
@@ -160,6 +160,23 @@ def people_preferences(selection: Selection) -> dict[tuple[str, str], float]:
     return {key: sum(values) / len(values) for key, values in labels.items()}
 
 
+def active_rounds(selection: Selection) -> dict[str, tuple[list[dict[str, float]], set[str]]]:
+    """model → (each labelling run's chances, where it drew pairs where the judge was least sure; the
+    prompts those runs drew), for the model against the baseline on the selection."""
+    runs = DebateRun.objects.filter(
+        benchmark__slug=selection.benchmark,
+        criterion__slug=selection.criterion,
+        model_a__slug=selection.baseline,
+        agents=[],
+    ).exclude(labelling_chances={})
+    found: dict[str, tuple[list[dict[str, float]], set[str]]] = {}
+    for run_id, model, chances in runs.order_by("id").values_list("id", "model_b__slug", "labelling_chances"):
+        rounds, drawn = found.setdefault(model, ([], set()))
+        rounds.append(chances)
+        drawn.update(str(p) for p in Debate.objects.filter(run_id=run_id).values_list("prompt_id", flat=True))
+    return found
+
+
 def corrected_rows(selection: Selection) -> dict[str, CorrectedWinRate]:
     """Per model, the judge's win rate corrected by people's labels and people's own (see core.win_rates)."""
     judge: dict[str, dict[str, float]] = defaultdict(dict)
@@ -168,7 +185,11 @@ def corrected_rows(selection: Selection) -> dict[str, CorrectedWinRate]:
     people: dict[str, dict[str, float]] = defaultdict(dict)
     for (model, prompt), preference in people_preferences(selection).items():
         people[model][prompt] = preference
-    return {model: corrected_win_rate(model, prompts, people.get(model, {})) for model, prompts in judge.items()}
+    active = active_rounds(selection)
+    return {
+        model: corrected_win_rate(model, prompts, people.get(model, {}), *active.get(model, ((), set())))
+        for model, prompts in judge.items()
+    }
 
 
 def board(selection: Selection, stamp: str | None = None) -> list[dict[str, Any]]:
@@ -264,27 +285,61 @@ def unlabelled_prompts(selection: Selection, model: str) -> list[int]:
     return sorted(set(judged) - labelled)
 
 
-def do_ask_people(user: Any, selection: Selection, model: str, count: int, seed: int) -> tuple[Any, int]:
-    """Send `count` of the model's judged but unlabelled pairs, drawn uniformly at random (so the
-    corrected estimate stays unbiased), to people's adjudication queue as a labelling run; returns the
-    run and how many pairs it holds (fewer when fewer are left)."""
+RULES = {
+    "uniform": "at random",
+    "least-sure": "where the judge is least sure",
+}
+
+
+def do_ask_people(
+    user: Any, selection: Selection, model: str, count: int, seed: int, rule: str = "uniform"
+) -> tuple[Any, int]:
+    """Send about `count` of the model's judged but unlabelled pairs to people's adjudication queue as a
+    labelling run; returns the run and how many pairs it holds (fewer when fewer are left).
+
+    "uniform": exactly `count` drawn at random, so the corrected estimate stays unbiased as it is.
+    "least-sure": every judged pair drawn with a chance rising with how far people are expected to be
+    from the judge on it, learnt from their labels so far (Zrnic & Candès's active inference); the
+    chances are kept on the run, and the corrected estimate weights each label by its inverse."""
     import numpy as np
 
     from evalhub.catalog.models import Benchmark, Criterion
+    from evalhub.core.ppi import expected_error, labelling_probabilities
     from evalhub.debates.actions import do_create_labelling_run
 
+    if rule not in RULES:
+        raise ValueError(f"choose pairs {' or '.join(RULES.values())}, not {rule!r}.")
     candidates = unlabelled_prompts(selection, model)
     if not candidates:
         raise ValueError(f"people already labelled every pair of {model} the judge compared with the baseline.")
-    chosen = np.random.default_rng(seed).choice(candidates, size=min(count, len(candidates)), replace=False)
+    rng = np.random.default_rng(seed)
+    chances: dict[str, float] = {}
+    if rule == "uniform":
+        chosen = [int(p) for p in rng.choice(candidates, size=min(count, len(candidates)), replace=False)]
+    else:
+        judge = {c.prompt: c.preference for c in comparisons(selection) if c.model == model}
+        people = {prompt: value for (who, prompt), value in people_preferences(selection).items() if who == model}
+        known = [prompt for prompt in people if prompt in judge]
+        prompts = sorted(judge, key=int)
+        error = expected_error([judge[p] for p in known], [people[p] for p in known], [judge[p] for p in prompts])
+        # The draw is over every judged pair (one already labelled needs no new label): as many new
+        # labels as asked for, on average.
+        budget = min(count, len(candidates)) * len(prompts) / len(candidates)
+        chance = labelling_probabilities(error, budget=budget)
+        chances = {prompt: float(c) for prompt, c in zip(prompts, chance, strict=True)}
+        unlabelled = set(candidates)
+        chosen = [int(p) for p, c in zip(prompts, chance, strict=True) if rng.uniform() < c and int(p) in unlabelled]
+        if not chosen:
+            raise ValueError("the draw chose no unlabelled pair this time (each has a small chance): ask again.")
     run = do_create_labelling_run(
         user,
-        prompt_ids=[int(p) for p in chosen],
+        prompt_ids=chosen,
         name=f"People's labels: {model} vs {selection.baseline} ({selection.judge}'s pairs)"[:200],
         benchmark=Benchmark.objects.get(slug=selection.benchmark),
         criterion=Criterion.objects.get(slug=selection.criterion),
         model_a=LanguageModel.objects.get(slug=selection.baseline),
         model_b=LanguageModel.objects.get(slug=model),
         seed=seed,
+        labelling_chances=chances,
     )
     return run, len(chosen)

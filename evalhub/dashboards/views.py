@@ -163,11 +163,19 @@ def ask_people(request):
             "Choose a judged benchmark and between 1 and 1,000 pairs.", content_type="text/plain"
         )
     try:
-        run, sent = baseline.do_ask_people(request.user, selection, model, count, seed=secrets.randbelow(2**31))
+        run, sent = baseline.do_ask_people(
+            request.user,
+            selection,
+            model,
+            count,
+            seed=secrets.randbelow(2**31),
+            rule=request.POST.get("rule", "uniform"),
+        )
     except ValueError as error:
         messages.error(request, str(error))
         return redirect(f"{reverse('baseline_win_rates')}?{request.GET.urlencode()}")
-    messages.success(request, f"{sent} pair(s) of {model} sent to people's adjudication queue.")
+    how = baseline.RULES.get(request.POST.get("rule", "uniform"), "")
+    messages.success(request, f"{sent} pair(s) of {model}, drawn {how}, sent to people's adjudication queue.")
     return redirect(run)
 
 

@@ -45,6 +45,10 @@ class DebateRun(models.Model):
         default="another",
         help_text="What happens when the people disagree without a majority.",
     )
+    # A labelling run that drew its pairs where the judge was least sure: every judged prompt's chance
+    # (prompt id → π) of being drawn, so corrected estimates can weight its labels by 1/π (active
+    # inference). Empty for agent runs and for uniform draws.
+    labelling_chances = models.JSONField(default=dict, blank=True)
     # Started runs are jobs (kind "debate", chunks of debate ids): their state, controls, progress
     # and usage are the job's. A run without a job is a draft.
     job = models.OneToOneField("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="debate_run")

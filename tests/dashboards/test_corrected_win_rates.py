@@ -215,3 +215,55 @@ def test_a_judge_people_never_labelled_has_no_corrected_section(judged_and_label
     assert judge.corrected is None
     page = login(viewer).get(f"/judges/{judge_key('another_judge')}/", {"benchmark": "other"}).content.decode()
     assert "corrected by people" not in page
+
+
+def test_pairs_drawn_where_the_judge_is_least_sure_are_weighted_by_their_chance_in_the_correction(
+    judged_and_labelled, admin_user, adjudicator, login
+):
+    import numpy as np
+
+    from evalhub.adjudication.actions import do_reserve_next, do_submit
+    from evalhub.core.ppi import active_mean, inclusion_probability
+    from evalhub.dashboards.baseline_win_rates import comparisons, corrected_rows
+    from evalhub.debates.models import DebateRun
+
+    selection = Selection("ae", JUDGE, BASELINE, DEFAULT_CRITERION)
+    query = f"?judge={JUDGE}&baseline={BASELINE}"
+    client = login(admin_user)
+    assert "where the judge is least sure" in client.get(f"/leaderboards/baseline/{query}").content.decode()
+    for _ in range(5):  # each pair has a chance: a draw may choose none, and then says so
+        sent = client.post(
+            f"/leaderboards/baseline/ask-people/{query}", {"model": "claude-2-1", "count": 10, "rule": "least-sure"}
+        )
+        run = DebateRun.objects.filter(name__startswith="People's labels: claude-2-1").first()
+        if run is not None:
+            break
+    assert sent.status_code == 302 and run is not None
+    judged = {c.prompt: c.preference for c in comparisons(selection) if c.model == "claude-2-1"}
+    chances = run.labelling_chances
+    assert set(chances) == set(judged), "every judged pair had a chance, labelled or not"
+    assert all(0 < c <= 1 for c in chances.values())
+    drawn = {str(p) for p in run.debates.values_list("prompt_id", flat=True)}
+    before = {p for (m, p) in people_preferences(selection) if m == "claude-2-1"}
+    assert drawn and not drawn & before, "only pairs nobody labelled yet are sent"
+    waiting = corrected_rows(selection)["claude-2-1"]
+    assert f"{len(drawn)} drawn still await people's labels" in waiting.note
+    for _ in drawn:  # people prefer the model on each pair they are shown
+        reservation = do_reserve_next(adjudicator)
+        debate = run.debates.get(adjudication_item__pk=reservation.item_id)
+        b_seen_first = debate.swapped != reservation.swapped  # the debate's order, then the screen's
+        do_submit(adjudicator, reservation.item_id, 1 if b_seen_first else 2)
+    people = {p: v for (m, p), v in people_preferences(selection).items() if m == "claude-2-1"}
+    assert [people[p] for p in drawn] == [1.0] * len(drawn)
+    prompts = list(judged)
+    labelled = np.array([p in people for p in prompts])
+    inclusion = inclusion_probability(LABELLED / len(prompts), [[chances[p] for p in prompts]])
+    said = [people[p] for p in prompts if p in people]
+    by_hand = active_mean([judged[p] for p in prompts], labelled, said, inclusion)
+    row = corrected_rows(selection)["claude-2-1"]
+    assert row.n_human == LABELLED + len(drawn)
+    assert row.corrected_win_rate == pytest.approx(100 * by_hand.value)
+    assert row.corrected_ci_low == pytest.approx(100 * by_hand.low)
+    assert f"{len(drawn)} drawn where the judge was least sure" in row.note and "await" not in row.note
+    bad = client.post(f"/leaderboards/baseline/ask-people/{query}", {"model": "claude-2-1", "count": 3, "rule": "x"})
+    assert bad.status_code == 302 and DebateRun.objects.filter(name__startswith="People's labels").count() == 1
