@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.http import Http404, HttpResponse
@@ -12,7 +13,8 @@ from evalhub.catalog.actions import ImportRejected, check_import_size, do_import
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.charts import bias_chart, reliability_chart
 from evalhub.core.judge_lab import CONFUSION_COLUMNS, CONFUSION_ROWS
-from evalhub.core.judge_report import KINDS, summary_row
+from evalhub.core.judge_report import KINDS, MODEL, PANEL, summary_row
+from evalhub.core.ppi import CorrectedBoard
 from evalhub.core.tables import to_text
 from evalhub.dashboards.provenance import stand_in_specs
 from evalhub.judgelab.forms import JudgmentImportForm
@@ -34,6 +36,12 @@ MAX_ERRORS_SHOWN = 50
 
 def _scope(request) -> Scope:
     return Scope(benchmark=request.GET.get("benchmark", ""), criterion=request.GET.get("criterion", ""))
+
+
+def scope_query(scope: Scope) -> str:
+    return urlencode(
+        {key: value for key, value in (("benchmark", scope.benchmark), ("criterion", scope.criterion)) if value}
+    )
 
 
 @role_required()
@@ -78,6 +86,21 @@ def judge_detail(request, key: str):
         "query": request.GET.urlencode(),
     }
     return render(request, "judgelab/judge_detail.html", context)
+
+
+@role_required()
+def corrected_boards(request):
+    """The leaderboard loads this after it renders: each judge on the board whose battles people labelled
+    in part, with its ratings corrected by people's labels (the judge page's own table)."""
+    scope = _scope(request)
+    kinds = set(request.GET.getlist("kind")) & {MODEL, PANEL}
+    boards = [
+        (judge, judge.corrected)
+        for judge in judge_lab_report(scope).judges
+        if judge.judge.kind in kinds and isinstance(judge.corrected, CorrectedBoard)
+    ]
+    query = scope_query(scope)
+    return render(request, "judgelab/_corrected_boards.html", {"boards": boards, "scope": scope, "query": query})
 
 
 @role_required()

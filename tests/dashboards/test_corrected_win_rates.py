@@ -123,6 +123,30 @@ def test_the_judges_page_shows_its_ratings_corrected_by_people_on_the_same_battl
     assert people["corrected_ratings"] is None, "people are not corrected by themselves"
 
 
+def test_the_pairwise_board_loads_the_same_corrected_ratings_for_the_judges_it_shows(
+    judged_and_labelled, login, viewer
+):
+    from evalhub.judgelab.report import judge_key
+
+    files, _ = judged_and_labelled
+    more = people_label(files["phi-2"], LABELLED)
+    do_import_judgments(filename="people-2.json", data=json.dumps(more).encode(), benchmark_slug="ae")
+    client = login(viewer)
+    board = client.get("/leaderboards/", {"source": ["imported_judges"], "benchmark": "ae"}).content.decode()
+    assert "/judges/corrected-boards/?benchmark=ae&amp;criterion=&amp;kind=model" in board, "loaded after the board"
+    people_board = client.get("/leaderboards/", {"source": ["imported_people"]}).content.decode()
+    assert "corrected-boards" not in people_board, "a board of people's labels has nothing to correct"
+    section = client.get("/judges/corrected-boards/", {"benchmark": "ae", "kind": "model"}).content.decode()
+    judge_page = client.get(f"/judges/{judge_key(JUDGE)}/").content.decode()
+    assert 'id="corrected-boards"' in section and JUDGE in section
+    assert f"{2 * LABELLED} labelled by people too" in section
+    table = section[section.index("<table") : section.index("</table>")]
+    assert table in judge_page, "the judge's page shows the same table, number for number"
+    assert "human_panel" not in section, "people are not corrected by themselves"
+    assert client.get("/judges/corrected-boards/", {"benchmark": "ae", "kind": "panel"}).content.strip() == b""
+    assert Client().get("/judges/corrected-boards/").status_code == 302, "login first"
+
+
 def test_the_page_says_how_many_labels_reach_a_chosen_width_and_refuses_a_bad_target(
     judged_and_labelled, viewer, login
 ):
