@@ -31,5 +31,11 @@ class ProcessRedisCache(RedisCache):
         with self._lock:
             client = self._clients.get(key)
             if client is None:
-                client = self._clients[key] = self._class(self._servers, **self._options)
+                client = self._class(self._servers, **self._options)
+                # Each server's pool made now, under this lock: Django's client makes it on first use
+                # without one, and threads arriving together each made (and kept using) a pool of
+                # their own, past the bound.
+                for index, server in enumerate(self._servers):
+                    client._pools[index] = client._pool_class.from_url(server, **client._pool_options)
+                self._clients[key] = client
         return client

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 
 import pytest
+import redis
 
 from evalhub.system.redis_cache import ProcessRedisCache
 from tests.conftest import REDIS_URL, requires_redis
 
 
-def options(name: str) -> dict:
+def options(name: str, pool_class: str = "redis.BlockingConnectionPool") -> dict:
     return {
         "OPTIONS": {
-            "pool_class": "redis.BlockingConnectionPool",
+            "pool_class": pool_class,
             "max_connections": 3,
             "timeout": 10,
             "client_name": name,
@@ -55,3 +57,38 @@ def test_thirty_threads_each_with_its_own_cache_object_hold_no_more_connections_
     clients = redis.Redis.from_url(REDIS_URL).client_list()
     assert 1 <= sum(client.get("name") == name for client in clients) <= 3
     assert caches[0].get_many([f"{name}:{i}" for i in range(30)]) == {f"{name}:{i}": i for i in range(30)}
+
+
+class SlowPool(redis.BlockingConnectionPool):
+    """A pool that takes a while to make, as it does on a loaded machine: threads that find no pool
+    yet all arrive at once."""
+
+    made = 0
+
+    @classmethod
+    def from_url(cls, url, **kwargs):
+        SlowPool.made += 1
+        time.sleep(0.05)
+        return super().from_url(url, **kwargs)
+
+
+@requires_redis
+@pytest.mark.redis
+def test_threads_arriving_together_at_a_new_cache_make_one_pool_between_them():
+    """Django's Redis client makes its pool on first use, with no lock: under load, threads that
+    arrived together each made a pool, and the process held more connections than its bound."""
+    name = f"evalhub-cache-race-{uuid.uuid4().hex[:8]}"
+    SlowPool.made = 0
+    barrier = threading.Barrier(10)
+
+    def first_use() -> None:
+        cache = ProcessRedisCache(REDIS_URL, options(name, f"{__name__}.SlowPool"))
+        barrier.wait()
+        cache.set(f"{name}:x", 1, 30)
+
+    threads = [threading.Thread(target=first_use) for _ in range(10)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert SlowPool.made == 1
