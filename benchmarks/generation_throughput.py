@@ -43,9 +43,9 @@ from evalhub.generation.actions import (  # noqa: E402
     do_ensure_builtin_templates,
     do_register_candidate,
 )
-from evalhub.generation.job import run_generation_chunk  # noqa: E402
 from evalhub.generation.models import PromptHints  # noqa: E402
 from evalhub.jobs.chunks import pending_chunk_ids  # noqa: E402
+from evalhub.jobs.runners import work_chunk  # noqa: E402
 from evalhub.llm import get_chat_client  # noqa: E402
 from evalhub.llm.testing import FakeLLMServer  # noqa: E402
 
@@ -111,7 +111,7 @@ def main() -> None:
             enqueue=False,
         )
         for chunk_id in pending_chunk_ids(run.job):
-            run_generation_chunk(chunk_id)
+            work_chunk(chunk_id)
         engine_s = time.perf_counter() - started
         run.refresh_from_db()
 

@@ -26,7 +26,7 @@ from evalhub.debates.models import (
 )
 from evalhub.debates.tallying import do_recount_debates
 from evalhub.jobs.actions import do_add_usage, do_create_job, do_set_progress
-from evalhub.jobs.chunks import do_create_chunks, do_resume_job, enqueue_chunks
+from evalhub.jobs.chunks import do_plan_chunks, do_resume_job
 from evalhub.jobs.models import FINISHED as FINISHED_JOB
 from evalhub.jobs.models import Job
 from evalhub.live import broadcast_html
@@ -188,9 +188,7 @@ def do_start_run(run: DebateRun, *, enqueue: bool = True) -> DebateRun:
         job = do_create_job(DEBATE, title, user=run.created_by, total=len(ids), params={"debate_run": run.pk})
         run.job = job
         run.save(update_fields=["job"])
-        do_create_chunks(job, ids, None, DEBATES_PER_TASK)
-        if enqueue:
-            transaction.on_commit(partial(enqueue_chunks, job))
+        do_plan_chunks(job, ids, None, DEBATES_PER_TASK, enqueue=enqueue)
         broadcast_run(run)
     return run
 
@@ -355,9 +353,7 @@ def do_create_judge_run(user=None, *, enqueue: bool = True, **fields) -> JudgeRu
         )
         run.job = job
         run.save(update_fields=["job"])
-        do_create_chunks(job, ids, {pk: per_pair for pk in ids}, DEBATES_PER_JUDGE_CHUNK)
-        if enqueue:
-            transaction.on_commit(partial(enqueue_chunks, job))
+        do_plan_chunks(job, ids, {pk: per_pair for pk in ids}, DEBATES_PER_JUDGE_CHUNK, enqueue=enqueue)
     return run
 
 

@@ -8,24 +8,11 @@ class DebatesConfig(AppConfig):
     label = "debates"
 
     def ready(self) -> None:
-        from evalhub.debates import actions
+        from evalhub.debates.actions import DEBATE, JUDGE_RUN
         from evalhub.jobs import kinds
 
-        kinds.register(
-            actions.DEBATE,
-            run_attr="debate_run",
-            results="debate_run_results",
-            task="debates.debate_chunk",
-            queue=actions.debate_queue,
-            on_change=actions.broadcast_run,
-        )
-        kinds.register(
-            actions.JUDGE_RUN,
-            run_attr="judge_run",
-            results="debate_judge_run_results",
-            task="debates.judge_chunk",
-            queue=actions.judge_queue,
-        )
+        kinds.register(DEBATE, "evalhub.debates.runner:DebateRunner")
+        kinds.register(JUDGE_RUN, "evalhub.debates.judging:JudgeRunRunner")
         self.count_for_the_boards()
 
     @staticmethod

@@ -28,11 +28,13 @@ from evalhub.core.criteria_variants import criteria_section
 from evalhub.core.debate import DebateSetup, ask_for_verdict, initial_prompt
 from evalhub.core.outcomes import ComponentFailure, Outcome
 from evalhub.core.usage import CallStats
+from evalhub.debates.actions import JUDGE_RUN, judge_queue
 from evalhub.debates.models import Debate, DebateStatus, JudgeRun, JudgeVerdict
 from evalhub.debates.runner import PRIVILEGED_TITLES
 from evalhub.debates.tallying import REFERENCE_STATUSES, do_recount_debates
-from evalhub.jobs.chunks import Settled, do_complete_chunk, run_chunk
+from evalhub.jobs.chunks import Settled
 from evalhub.jobs.models import Job, JobChunk
+from evalhub.jobs.runners import JobRunner
 from evalhub.llm import event_loop
 from evalhub.llm.types import LLMError, UnknownProvider
 from evalhub.system.model_access import chat_client
@@ -132,30 +134,39 @@ def judge_chunk_work(run: JudgeRun, chunk: JobChunk) -> JudgeChunkResult:
     return result
 
 
-def run_judge_chunk(chunk_id: int) -> str:
-    """Judge one chunk's pairs and record them; safe to run twice (see evalhub.jobs.chunks)."""
+class JudgeRunRunner(JobRunner[JudgeRun, JudgeChunkResult]):
+    """Single-judge runs: a chunk is a set of debates; the judge's verdicts on each pair (k samples,
+    both orders where asked), written as JudgeVerdict rows with the boards' counts."""
 
-    def work(chunk: JobChunk) -> JudgeChunkResult:
-        return judge_chunk_work(JudgeRun.objects.select_related("reference").get(job_id=chunk.job_id), chunk)
+    kind = JUDGE_RUN
+    run_attr = "judge_run"
+    results = "debate_judge_run_results"
 
-    return run_chunk(chunk_id, work, record_judge_chunk)
+    @classmethod
+    def load(cls, job_id: int) -> JudgeRun:
+        return JudgeRun.objects.select_related("reference").get(job_id=job_id)
 
+    @classmethod
+    def queue(cls, run: JudgeRun) -> str:
+        return judge_queue(run)
 
-def record_judge_chunk(chunk: JobChunk, result: JudgeChunkResult) -> bool:
-    run = JudgeRun.objects.get(job_id=chunk.job_id)
+    def work(self, chunk: JobChunk) -> JudgeChunkResult:
+        return judge_chunk_work(self.run, chunk)
 
-    def write(_chunk: JobChunk) -> None:
+    def write(self, chunk: JobChunk, result: JudgeChunkResult) -> int:
         JudgeVerdict.objects.bulk_create(result.verdicts, ignore_conflicts=True)  # a retried chunk adds nothing
         do_recount_debates(chunk.unit_ids)  # the boards' counts, in the chunk's transaction
+        return result.failed
 
-    def progress(job: Job) -> str:
+    def first_error(self, result: JudgeChunkResult) -> str:
+        return result.first_error
+
+    def progress(self, job: Job) -> str:
         return f"{job.progress_done:,} of {job.progress_total:,} judgments"
 
-    def finish(job: Job) -> Settled:
-        outcome = judge_outcome(run, job)
+    def finish(self, job: Job) -> Settled:
+        outcome = judge_outcome(self.run, job)
         return Settled(f"{outcome.produced:,} judgments, {outcome.invalid:,} unreadable.", {}, outcome)
-
-    return do_complete_chunk(chunk, write, progress, finish, failed=result.failed, first_error=result.first_error)
 
 
 def judge_outcome(run: JudgeRun, job: Job) -> Outcome:

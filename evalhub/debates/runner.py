@@ -23,6 +23,9 @@ from evalhub.core.outcomes import ComponentFailure, Outcome
 from evalhub.core.usage import CallStats
 from evalhub.debates import live
 from evalhub.debates.actions import (
+    DEBATE,
+    broadcast_run,
+    debate_queue,
     do_claim_debates,
     do_finish_debates,
     do_record_turns,
@@ -30,8 +33,9 @@ from evalhub.debates.actions import (
     run_counts,
 )
 from evalhub.debates.models import Debate, DebateRun, DebateStatus, DebateTurn
-from evalhub.jobs.chunks import Settled, do_complete_chunk, run_chunk
+from evalhub.jobs.chunks import Settled
 from evalhub.jobs.models import Job, JobChunk
+from evalhub.jobs.runners import JobRunner
 from evalhub.live import outbox, send_html
 from evalhub.llm import event_loop
 from evalhub.llm.base import ChatClient
@@ -202,39 +206,49 @@ async def _run_one(
 # --- the job kind: a chunk of debates ---------------------------------------------------------
 
 
-def run_debate_chunk(chunk_id: int) -> str:
-    """Run one chunk's debates and record it; safe to run twice (see evalhub.jobs.chunks)."""
-    return run_chunk(chunk_id, lambda chunk: run_debates(chunk.unit_ids), record_debate_chunk)
+class DebateRunner(JobRunner[DebateRun, dict[int, str]]):
+    """Debate runs: a chunk is a set of debates run concurrently. Turns and outcomes are stored as
+    they happen (and usage with them); recording the chunk counts its failed debates (a resume runs
+    them again) and settles the job when it is the last."""
 
+    kind = DEBATE
+    run_attr = "debate_run"
+    results = "debate_run_results"
+    count_usage = False  # added as each debate settles
 
-def record_debate_chunk(chunk: JobChunk, statuses: dict[int, str]) -> bool:
-    """Turns and outcomes are stored as they happen; recording the chunk counts its failed debates
-    (a resume runs them again) and settles the job when it is the last."""
-    run = DebateRun.objects.get(job_id=chunk.job_id)
+    @classmethod
+    def load(cls, job_id: int) -> DebateRun:
+        return DebateRun.objects.get(job_id=job_id)
 
-    def progress(job: Job) -> str:
-        counts = run_counts(run)
+    @classmethod
+    def queue(cls, run: DebateRun) -> str:
+        return debate_queue(run)
+
+    @classmethod
+    def on_change(cls, run: DebateRun) -> None:
+        broadcast_run(run)
+
+    def work(self, chunk: JobChunk) -> dict[int, str]:
+        return run_debates(chunk.unit_ids)
+
+    def write(self, chunk: JobChunk, result: dict[int, str]) -> int:
+        return sum(status == DebateStatus.FAILED for status in result.values())
+
+    def progress_done(self, job: Job) -> int:
+        return run_counts(self.run)["finished"]  # counted as each debate settles
+
+    def progress(self, job: Job) -> str:
+        counts = run_counts(self.run)
         return f"{counts['finished']:,} of {counts['total']:,} debates finished ({counts['failed']:,} failed)"
 
-    def finish(_job: Job) -> Settled:
-        counts = run_counts(run)
-        outcome = debate_outcome(run, counts)
+    def finish(self, job: Job) -> Settled:
+        counts = run_counts(self.run)
+        outcome = debate_outcome(self.run, counts)
         message = (
             f"{counts['consensus']:,} consensus, {counts['unresolved'] + counts['adjudicated']:,} sent to people"
             + (f", {counts['failed']:,} failed." if counts["failed"] else ".")
         )
         return Settled(message, counts, outcome)
-
-    failed = sum(status == DebateStatus.FAILED for status in statuses.values())
-    return do_complete_chunk(
-        chunk,
-        lambda _chunk: None,
-        progress,
-        finish,
-        failed=failed,
-        count_usage=False,
-        progress_done=lambda _job: run_counts(run)["finished"],  # counted as each debate settles
-    )
 
 
 def debate_outcome(run: DebateRun, counts: dict[str, int]) -> Outcome:

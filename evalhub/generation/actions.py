@@ -19,7 +19,7 @@ from evalhub.debates.actions import RunRejected, do_create_judge_run, do_create_
 from evalhub.debates.models import DebateRun
 from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate, response_variant
 from evalhub.jobs.actions import do_create_job
-from evalhub.jobs.chunks import chosen_prompt_ids, do_create_chunks, enqueue_chunks
+from evalhub.jobs.chunks import chosen_prompt_ids, do_plan_chunks
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
 from evalhub.system.model_access import queue_for
@@ -262,9 +262,7 @@ def do_create_generation_run(
         )
         run.candidates.set(candidates)
         size = chunk_prompts or max(1, CALLS_PER_CHUNK // per_prompt)
-        do_create_chunks(job, ids, {pk: per_prompt for pk in ids}, size)
-        if enqueue:
-            transaction.on_commit(lambda: enqueue_chunks(job))
+        do_plan_chunks(job, ids, {pk: per_prompt for pk in ids}, size, enqueue=enqueue)
     return run
 
 

@@ -18,16 +18,11 @@ class GenerationConfig(AppConfig):
     verbose_name = "Generation runs and hint tiers"
 
     def ready(self) -> None:
-        from evalhub.generation import actions
+        from evalhub.generation.actions import GENERATION
         from evalhub.jobs import kinds
 
-        kinds.register(
-            actions.GENERATION,
-            run_attr="generation_run",
-            results="generation_results",
-            task="generation.chunk",
-            queue=actions.generation_queue,
-        )
+        kinds.register(GENERATION, "evalhub.generation.job:GenerationRunner")
+
         from evalhub.dashboards import model_sections
         from evalhub.generation.analysis import model_tier_rows
 

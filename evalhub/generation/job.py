@@ -1,4 +1,4 @@
-"""The generation job kind: work one chunk (evalhub.generation.runner), record it exactly once,
+"""The generation job kind: work one chunk (evalhub.generation.runner), write it exactly once,
 and settle the run from what was stored (evalhub.generation.analysis)."""
 
 from __future__ import annotations
@@ -6,35 +6,36 @@ from __future__ import annotations
 from django.db.models import F
 
 from evalhub.catalog.models import Response
+from evalhub.generation.actions import GENERATION, generation_queue
 from evalhub.generation.analysis import generation_outcome, run_summary
 from evalhub.generation.models import GenerationRun
 from evalhub.generation.runner import GenerationChunkResult, generation_chunk_work
-from evalhub.jobs.chunks import Settled, do_complete_chunk, run_chunk
+from evalhub.jobs.chunks import Settled
 from evalhub.jobs.models import Job, JobChunk
+from evalhub.jobs.runners import JobRunner
 from evalhub.scoring.models import RowIssue
 
 
-def run_generation_chunk(chunk_id: int) -> str:
-    def work(chunk: JobChunk) -> GenerationChunkResult:
-        run = GenerationRun.objects.select_related("job", "template").get(job_id=chunk.job_id)
-        return generation_chunk_work(run, chunk)
+class GenerationRunner(JobRunner[GenerationRun, GenerationChunkResult]):
+    """Generation: a chunk is a set of prompts; each candidate model's response to each, written as
+    catalog Responses (a response another attempt or run stored first is kept as it is)."""
 
-    return run_chunk(chunk_id, work, do_record_generation_chunk)
+    kind = GENERATION
+    run_attr = "generation_run"
+    results = "generation_results"
 
+    @classmethod
+    def load(cls, job_id: int) -> GenerationRun:
+        return GenerationRun.objects.select_related("job", "template").get(job_id=job_id)
 
-def progress_message(run: GenerationRun, job: Job) -> str:
-    text = f"{run.made:,} responses generated, {run.found:,} found already"
-    if run.cost_usd:
-        text += f" · ${run.cost_usd:,.4f}"
-    return text + f" · {job.progress_done:,} of {job.progress_total:,}"
+    @classmethod
+    def queue(cls, run: GenerationRun) -> str:
+        return generation_queue(run)
 
+    def work(self, chunk: JobChunk) -> GenerationChunkResult:
+        return generation_chunk_work(self.run, chunk)
 
-def do_record_generation_chunk(chunk: JobChunk, result) -> bool:
-    """Write a chunk's responses and issues with the chunk marked done; the last chunk finishes the
-    job. A response another attempt (or run) stored first is kept as it is: nothing is written twice."""
-    run = GenerationRun.objects.get(job_id=chunk.job_id)
-
-    def write(_chunk: JobChunk) -> None:
+    def write(self, chunk: JobChunk, result: GenerationChunkResult) -> int:
         keys = [(r.prompt_id, r.model_id, r.variant) for r in result.responses]
         already = set(
             Response.objects.filter(
@@ -48,7 +49,7 @@ def do_record_generation_chunk(chunk: JobChunk, result) -> bool:
         Response.objects.bulk_create(fresh, ignore_conflicts=True)
         RowIssue.objects.bulk_create(result.issues)
         usage = result.usage
-        GenerationRun.objects.filter(pk=run.pk).update(
+        GenerationRun.objects.filter(pk=self.run.pk).update(
             made=F("made") + len(fresh),
             found=F("found") + result.found + len(result.responses) - len(fresh),
             calls=F("calls") + usage.calls,
@@ -57,18 +58,18 @@ def do_record_generation_chunk(chunk: JobChunk, result) -> bool:
             output_tokens=F("output_tokens") + usage.output_tokens,
             cost_usd=F("cost_usd") + usage.cost_usd,
         )
+        return result.failed
 
-    def finish(_job: Job) -> Settled:
-        fresh = GenerationRun.objects.get(pk=run.pk)
+    def progress(self, job: Job) -> str:
+        run = GenerationRun.objects.get(pk=self.run.pk)
+        text = f"{run.made:,} responses generated, {run.found:,} found already"
+        if run.cost_usd:
+            text += f" · ${run.cost_usd:,.4f}"
+        return text + f" · {job.progress_done:,} of {job.progress_total:,}"
+
+    def finish(self, job: Job) -> Settled:
+        fresh = GenerationRun.objects.get(pk=self.run.pk)
         issues = fresh.job.row_issues.count()
         reported = f"; {issues} row{'s' if issues != 1 else ''} reported (see below)." if issues else "."
         message = f"{fresh.made:,} responses generated, {fresh.found:,} found already{reported}"
         return Settled(message, run_summary(fresh), generation_outcome(fresh))
-
-    return do_complete_chunk(
-        chunk,
-        write,
-        lambda job: progress_message(GenerationRun.objects.get(pk=run.pk), job),
-        finish,
-        failed=result.failed,
-    )

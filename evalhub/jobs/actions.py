@@ -24,9 +24,9 @@ WORKER_CHECK_TIMEOUT_S = 30
 def broadcast_job(job: Job) -> None:
     """The job's status card to its watchers, and the kind's own pages (a debate run's summary)."""
     broadcast_html(live.job_group(job.pk), lambda: live.job_status(job))
-    kind, run = run_of(job)
-    if kind is not None and kind.on_change is not None:
-        kind.on_change(run)
+    runner, run = run_of(job)
+    if runner is not None:
+        runner.on_change(run)
 
 
 def do_create_job(kind: str, title: str, *, user: Any = None, params: dict | None = None, total: int = 0) -> Job:

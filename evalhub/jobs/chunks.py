@@ -46,6 +46,7 @@ from evalhub.llm.interrupt import Interrupted, stopping_when
 
 logger = logging.getLogger(__name__)
 R = TypeVar("R")
+CHUNK_TASK = "jobs.chunk"  # the one task that works a chunk of any kind (evalhub.jobs.runners.work_chunk)
 # The usage of the chunk being recorded, handed from run_chunk to do_complete_chunk.
 _work_usage: ContextVar[Usage | None] = ContextVar("evalhub_chunk_usage", default=None)
 
@@ -75,6 +76,17 @@ def do_create_chunks(job: Job, unit_ids: Sequence[int], units: Mapping[int, int]
     )
 
 
+def do_plan_chunks(
+    job: Job, unit_ids: Sequence[int], units: Mapping[int, int] | None, size: int, *, enqueue: bool = True
+) -> list[JobChunk]:
+    """A new job's chunks, sent to its kind's task and queue once the transaction commits (`enqueue=False`
+    leaves them to the caller: the run commands work them in-process)."""
+    chunks = do_create_chunks(job, unit_ids, units, size)
+    if enqueue:
+        transaction.on_commit(partial(enqueue_chunks, job))
+    return chunks
+
+
 def pending_chunk_ids(job: Job) -> list[int]:
     return list(job.chunks.filter(done_at__isnull=True).values_list("pk", flat=True))
 
@@ -90,10 +102,10 @@ def chosen_prompt_ids(benchmark, subset: Sequence[int] = ()) -> list[int]:
 def enqueue_chunks(job: Job, chunk_ids: Sequence[int] | None = None) -> None:
     """Send chunks (by default every unfinished one) to the kind's task, by name, on its queue.
     Call after commit. A chunk sent twice is harmless: the second delivery finds it done or in hand."""
-    kind, run = kinds.run_of(job)
-    if kind is None:
+    runner, run = kinds.run_of(job)
+    if runner is None:
         raise LookupError(f"job {job.pk} has no registered kind with a run ({job.kind!r})")
-    task, queue = task_named(kind.task), kind.queue(run)
+    task, queue = task_named(CHUNK_TASK), runner.queue(run)
     for chunk_id in pending_chunk_ids(job) if chunk_ids is None else chunk_ids:
         task.apply_async(args=[chunk_id], queue=queue)
 
@@ -247,7 +259,7 @@ def do_complete_chunk(
     failed: int | Callable[[], int] = 0,
     first_error: str = "",
     count_usage: bool = True,
-    progress_done: Callable[[Job], int] | None = None,
+    progress_done: Callable[[Job], int | None] | None = None,
 ) -> bool:
     """In one transaction: `write` the chunk's rows, mark it done (with its `failed` units, which a
     resume runs again), count its progress and usage, and when it is the last one, settle the job
@@ -255,7 +267,7 @@ def do_complete_chunk(
     made (counted by run_chunk) are added to the job's usage, unless the kind adds them itself as it
     goes (`count_usage=False`: debates, whose usage grows as each debate settles). `progress_done`
     counts the job's progress from the kind's facts instead of adding the chunk's planned units (debates,
-    counted as each settles). False if already done (another delivery recorded it first)."""
+    counted as each settles; None: add them). False if already done (another delivery recorded it first)."""
     with transaction.atomic():
         chunk = JobChunk.objects.select_for_update().select_related("job").get(pk=chunk.pk)
         if chunk.done_at is not None:
@@ -269,10 +281,8 @@ def do_complete_chunk(
         usage = _work_usage.get() if count_usage else None
         if usage is not None and usage.calls:
             job = do_add_usage(job, usage)
-        if progress_done is None:
-            job = do_progress_job(job, chunk.units_planned)
-        else:
-            job = do_set_progress(job, progress_done(job))
+        counted = progress_done(job) if progress_done is not None else None
+        job = do_progress_job(job, chunk.units_planned) if counted is None else do_set_progress(job, counted)
         job = do_progress_job(job, 0, progress_message(job))
         if not job.chunks.filter(done_at__isnull=True).exists():
             settled = finish(job)

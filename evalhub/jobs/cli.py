@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from django.core.management.base import BaseCommand, CommandError
 
 from evalhub.jobs.chunks import pending_chunk_ids
 from evalhub.jobs.models import Job, JobStatus
+from evalhub.jobs.runners import work_chunk
 
 
-def work_here(job: Job, run_chunk: Callable[[int], str]) -> Job:
+def work_here(job: Job) -> Job:
     """Run the job's unfinished chunks in this process (the code the workers run) and reread it."""
     for chunk_id in pending_chunk_ids(job):
-        run_chunk(chunk_id)
+        work_chunk(chunk_id)
     return Job.objects.get(pk=job.pk)
 
 

@@ -1,52 +1,62 @@
-"""The kinds of long work, registered by the app that owns each kind.
+"""The kinds of long work: a kind's name → its JobRunner class, imported on first use.
 
-An app calls `register(kind, …)` in its AppConfig.ready with what the jobs app cannot know
-without importing it: the one-to-one accessor from Job to the kind's run, the url name of its
-results partial, the Celery task (by name) that works one chunk, and the queue a run's chunks go
-to. Pause, resume, cancel, retry-failed, the stall check and the job page are then the same for
-every kind, without the jobs app importing any other app.
+An app registers its kinds in its AppConfig.ready with `register(kind, "module:Class")`; the class
+(a subclass of evalhub.jobs.runners.JobRunner) is imported only when a job of that kind is worked,
+queued or shown, so a web process never loads what a GPU kind's module imports until it must.
+Pause, resume, cancel, retry-failed, the stall check and the job page are then the same for every
+kind, without the jobs app importing any other app.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from django.urls import reverse
+from django.utils.module_loading import import_string
+
+# A runner is an evalhub.jobs.runners.JobRunner subclass; typed loosely here because runners
+# imports the chunk engine, which imports this registry.
+Runner = type[Any]
+_PATHS: dict[str, str] = {}
+_LOADED: dict[str, Runner] = {}
 
 
-@dataclass(frozen=True)
-class JobKind:
-    run_attr: str  # the one-to-one accessor from Job to the kind's run
-    results: str  # url name of the results partial, taking the job's id (the id its pages show)
-    task: str  # Celery task name; takes one chunk id
-    queue: Callable[[Any], str]  # the queue a run's chunks go to
-    on_change: Callable[[Any], None] | None = None  # live updates of the run's own pages when the job changes
+def register(kind: str, runner: str) -> None:
+    """`runner`: "package.module:ClassName" (or dotted), a JobRunner subclass whose `kind` is `kind`."""
+    _PATHS[kind] = runner.replace(":", ".")
+    _LOADED.pop(kind, None)
 
 
-KINDS: dict[str, JobKind] = {}
+def unregister(kind: str) -> None:
+    _PATHS.pop(kind, None)
+    _LOADED.pop(kind, None)
 
 
-def register(
-    kind: str,
-    *,
-    run_attr: str,
-    results: str,
-    task: str,
-    queue: Callable[[Any], str],
-    on_change: Callable[[Any], None] | None = None,
-) -> None:
-    KINDS[kind] = JobKind(run_attr, results, task, queue, on_change)
+def registered() -> list[str]:
+    return sorted(_PATHS)
 
 
-def run_of(job: Any) -> tuple[JobKind, Any] | tuple[None, None]:
-    kind = KINDS.get(job.kind)
-    run = getattr(job, kind.run_attr, None) if kind else None
-    return (kind, run) if kind is not None and run is not None else (None, None)
+def runner_for(kind: str) -> Runner | None:
+    """The kind's runner class, or None for a kind nobody registered (e.g. a worker check)."""
+    if kind not in _LOADED:
+        path = _PATHS.get(kind)
+        if path is None:
+            return None
+        runner = import_string(path)
+        if getattr(runner, "kind", None) != kind:
+            raise LookupError(f"{path} says its kind is {getattr(runner, 'kind', None)!r}, registered as {kind!r}")
+        _LOADED[kind] = runner
+    return _LOADED[kind]
+
+
+def run_of(job: Any) -> tuple[Runner, Any] | tuple[None, None]:
+    """(the job's runner class, its run), or (None, None) for a job without a registered kind or run."""
+    runner = runner_for(job.kind)
+    run = runner.run_of_job(job) if runner is not None else None
+    return (runner, run) if runner is not None and run is not None else (None, None)
 
 
 def results_url(job: Any) -> str:
-    """The url of the job's results partial, or "" for a job without a registered run."""
-    kind, _run = run_of(job)
-    return reverse(kind.results, args=[job.pk]) if kind is not None else ""
+    """The url of the job's results partial, or "" for a job whose kind shows none."""
+    runner, _run = run_of(job)
+    return reverse(runner.results, args=[job.pk]) if runner is not None and runner.results else ""

@@ -13,7 +13,7 @@ from evalhub.celery import GPU_QUEUE
 from evalhub.core.gem_prompts import PROMPT_VERSION
 from evalhub.core.gem_validation import STRATEGIES
 from evalhub.jobs.actions import do_create_job
-from evalhub.jobs.chunks import chosen_prompt_ids, do_create_chunks, enqueue_chunks
+from evalhub.jobs.chunks import chosen_prompt_ids, do_plan_chunks
 from evalhub.llm.registry import SCORERS, parse_spec
 from evalhub.llm.types import UnknownProvider
 from evalhub.scoring.models import (
@@ -220,9 +220,7 @@ def do_create_gem_run(
         )
         run.candidate_models.set(candidates)
         run.reference_models.set(references)
-        do_create_chunks(job, ids, planned, chunk_prompts)
-        if enqueue:
-            transaction.on_commit(lambda: enqueue_chunks(job))
+        do_plan_chunks(job, ids, planned, chunk_prompts, enqueue=enqueue)
     return run
 
 
@@ -395,9 +393,7 @@ def do_create_discernment_run(
             seed=seed,
         )
         run.target_models.set(targets)
-        do_create_chunks(job, ids, units, chunk_prompts)
-        if enqueue:
-            transaction.on_commit(lambda: enqueue_chunks(job))
+        do_plan_chunks(job, ids, units, chunk_prompts, enqueue=enqueue)
     return run
 
 

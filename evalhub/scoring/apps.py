@@ -10,15 +10,7 @@ class ScoringConfig(AppConfig):
 
     def ready(self) -> None:
         from evalhub.jobs import kinds
-        from evalhub.scoring import actions
+        from evalhub.scoring.actions import DISCERNMENT, GEM
 
-        kinds.register(
-            actions.GEM, run_attr="gem_run", results="gem_results", task="scoring.gem_chunk", queue=actions.gem_queue
-        )
-        kinds.register(
-            actions.DISCERNMENT,
-            run_attr="discernment_run",
-            results="discernment_results",
-            task="scoring.discernment_chunk",
-            queue=actions.judge_queue,
-        )
+        kinds.register(GEM, "evalhub.scoring.gem_runner:GemRunner")
+        kinds.register(DISCERNMENT, "evalhub.scoring.discernment:DiscernmentRunner")

@@ -34,10 +34,12 @@ from evalhub.core.judge_prompts import TASKS, geval_messages, rubric_messages
 from evalhub.core.optimism import optimism_report
 from evalhub.core.outcomes import ComponentFailure, Outcome
 from evalhub.core.perturbations import split_sentences
-from evalhub.jobs.chunks import Settled, do_complete_chunk
+from evalhub.jobs.chunks import Settled
 from evalhub.jobs.models import Job, JobChunk
+from evalhub.jobs.runners import JobRunner
 from evalhub.llm import event_loop
 from evalhub.llm.types import LLMError, UnknownProvider
+from evalhub.scoring.actions import DISCERNMENT, judge_queue
 from evalhub.scoring.models import (
     DiscernmentFamily,
     DiscernmentRun,
@@ -425,37 +427,43 @@ def discernment_outcome(run: DiscernmentRun, summary: DiscernmentSummary) -> Out
     )
 
 
-def do_record_judge_chunk(chunk: JobChunk, result) -> bool:
-    run = DiscernmentRun.objects.select_related("job").get(job_id=chunk.job_id)
+class DiscernmentRunner(JobRunner[DiscernmentRun, JudgeChunkResult]):
+    """DHP / YESciEval judging: a chunk is a set of prompts; each original text and its perturbed
+    copies scored by every judge, written as JudgeScore rows (and reported rows)."""
 
-    def write(_chunk: JobChunk) -> None:
+    kind = DISCERNMENT
+    run_attr = "discernment_run"
+    results = "discernment_results"
+
+    @classmethod
+    def load(cls, job_id: int) -> DiscernmentRun:
+        return DiscernmentRun.objects.select_related("job").get(job_id=job_id)
+
+    @classmethod
+    def queue(cls, run: DiscernmentRun) -> str:
+        return judge_queue(run)
+
+    def work(self, chunk: JobChunk) -> JudgeChunkResult:
+        return judge_chunk_work(self.run, chunk)
+
+    def write(self, chunk: JobChunk, result: JudgeChunkResult) -> int:
         JudgeScore.objects.bulk_create(result.scores, ignore_conflicts=True)
         RowIssue.objects.bulk_create(result.issues)
+        return result.failed_calls
 
-    def progress(job: Job) -> str:
-        scored = JudgeScore.objects.filter(run=run).count()
+    def progress(self, job: Job) -> str:
+        scored = JudgeScore.objects.filter(run=self.run).count()
         return f"{job.progress_done} of {job.progress_total} responses judged ({scored:,} scores)"
 
-    def finish(job: Job) -> Settled:
-        summary = discernment_summary(run)
-        outcome = discernment_outcome(run, summary)
+    def finish(self, job: Job) -> Settled:
+        summary = discernment_summary(self.run)
+        outcome = discernment_outcome(self.run, summary)
         summary["failed_judges"] = {f.name: f.first_error for f in outcome.failed_components}
         issues = summary["issues"]
         message = f"Done: {outcome.produced:,} scores, {outcome.invalid:,} invalid answers" + (
             f", {issues:,} rows reported." if issues else "."
         )
         return Settled(message, summary, outcome)
-
-    return do_complete_chunk(chunk, write, progress, finish, failed=result.failed_calls)
-
-
-def run_discernment_chunk(chunk_id: int) -> str:
-    from evalhub.jobs.chunks import run_chunk
-
-    def work(chunk: JobChunk) -> JudgeChunkResult:
-        return judge_chunk_work(DiscernmentRun.objects.select_related("job").get(job_id=chunk.job_id), chunk)
-
-    return run_chunk(chunk_id, work, do_record_judge_chunk)
 
 
 def _bars(values: list[tuple[str, float]], width: int = 560, label_width: int = 230, row: int = 22) -> BarChart:

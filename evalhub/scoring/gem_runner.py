@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import F
 from django.utils import timezone
@@ -32,10 +32,12 @@ from evalhub.catalog.models import Prompt, Response, variant_matches
 from evalhub.core import gem_prompts
 from evalhub.core.gem import GemPair, PairScore, score_pairs, task_pairs
 from evalhub.core.gem_validation import STRATEGIES, derive
-from evalhub.jobs.chunks import Settled, do_complete_chunk
+from evalhub.jobs.chunks import Settled
 from evalhub.jobs.models import Job, JobChunk
+from evalhub.jobs.runners import JobRunner
 from evalhub.llm.scoring.chat_template import TemplateError, encode_request
 from evalhub.llm.types import LLMError
+from evalhub.scoring.actions import GEM, gem_queue
 from evalhub.scoring.gem_results import gem_outcome, gem_summary
 from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant, IssueLog, RowIssue
 from evalhub.scoring.rewrites import RewriteFailed, messages_key, rewrite_all, stored_completer
@@ -334,45 +336,44 @@ def _fit(scorer, pairs: list[GemPair], variant: str, result: ChunkResult, issue,
     return fitted
 
 
-def progress_message(run: GemRun, job: Job) -> str:
-    rate = run.tokens_scored / run.scoring_seconds if run.scoring_seconds else 0.0
-    text = f"{run.pairs_done:,} of about {job.progress_total:,} pairs scored"
-    if rate:
-        text += f" · {rate:,.0f} tokens/s"
-    if job.started_at and job.progress_done and job.progress_done < job.progress_total:
-        elapsed = (timezone.now() - job.started_at).total_seconds()
-        eta = elapsed / job.progress_done * (job.progress_total - job.progress_done)
-        text += f" · about {eta / 60:.0f} min left" if eta >= 90 else f" · about {eta:.0f} s left"
-    return text
+class GemRunner(JobRunner[GemRun, ChunkResult]):
+    """GEM / GRE-bench scoring: a chunk is a set of prompts; its pairs' log-probabilities on the
+    worker's evaluation LM, written as GemPairScore rows (and examiner scores and reported rows)."""
 
+    kind = GEM
+    run_attr = "gem_run"
+    results = "gem_results"
 
-def do_record_chunk(chunk: JobChunk, result) -> bool:
-    """Write a chunk's rows and issues with the chunk marked done; the last chunk finishes the job.
-    Returns False when another attempt recorded this chunk first (nothing is written twice)."""
-    run = GemRun.objects.get(job_id=chunk.job_id)
-    rows = [
-        GemPairScore(
-            run=run,
-            variant=variant,
-            candidate_id=score.pair.candidate,
-            reference_id=score.pair.reference,
-            conditional=score.conditional,
-            marginal=score.marginal,
-            pmi=score.pmi,
-            tokens=score.tokens,
-            truncated=(variant, score.pair.candidate, score.pair.reference) in result.truncated,
-        )
-        for variant, scores in result.scores.items()
-        for score in scores
-    ]
+    @classmethod
+    def load(cls, job_id: int) -> GemRun:
+        return GemRun.objects.select_related("job").get(job_id=job_id)
 
-    unscored = 0
+    @classmethod
+    def queue(cls, run: GemRun) -> str:
+        return gem_queue(run)
 
-    def write(_chunk: JobChunk) -> None:
-        nonlocal unscored
+    def work(self, chunk: JobChunk) -> ChunkResult:
+        return run_chunk_work(self.run, chunk)
+
+    def write(self, chunk: JobChunk, result: ChunkResult) -> int:
+        run = self.run
+        rows = [
+            GemPairScore(
+                run=run,
+                variant=variant,
+                candidate_id=cast(int, score.pair.candidate),
+                reference_id=cast(int, score.pair.reference),
+                conditional=score.conditional,
+                marginal=score.marginal,
+                pmi=score.pmi,
+                tokens=score.tokens,
+                truncated=(variant, score.pair.candidate, score.pair.reference) in result.truncated,
+            )
+            for variant, scores in result.scores.items()
+            for score in scores
+        ]
         GemPairScore.objects.bulk_create(rows, ignore_conflicts=True)
         stored = GemPairScore.objects.filter(run=run, candidate__prompt_id__in=chunk.unit_ids).count()
-        unscored = max(0, chunk.units_planned - stored)
         ExaminerScore.objects.bulk_create(result.examiner, ignore_conflicts=True)
         RowIssue.objects.bulk_create(result.issues)
         GemRun.objects.filter(pk=run.pk).update(
@@ -380,30 +381,25 @@ def do_record_chunk(chunk: JobChunk, result) -> bool:
             tokens_scored=F("tokens_scored") + sum(r.tokens for r in rows),
             scoring_seconds=F("scoring_seconds") + result.seconds,
         )
+        return max(0, chunk.units_planned - stored)
 
-    def finish(_job: Job) -> Settled:
-        fresh = GemRun.objects.get(pk=run.pk)
+    def progress(self, job: Job) -> str:
+        run = GemRun.objects.get(pk=self.run.pk)
+        rate = run.tokens_scored / run.scoring_seconds if run.scoring_seconds else 0.0
+        text = f"{run.pairs_done:,} of about {job.progress_total:,} pairs scored"
+        if rate:
+            text += f" · {rate:,.0f} tokens/s"
+        if job.started_at and job.progress_done and job.progress_done < job.progress_total:
+            elapsed = (timezone.now() - job.started_at).total_seconds()
+            eta = elapsed / job.progress_done * (job.progress_total - job.progress_done)
+            text += f" · about {eta / 60:.0f} min left" if eta >= 90 else f" · about {eta:.0f} s left"
+        return text
+
+    def finish(self, job: Job) -> Settled:
+        fresh = GemRun.objects.get(pk=self.run.pk)
         issues = fresh.issues.count()
         reported = f"; {issues} row{'s' if issues != 1 else ''} reported (see below)." if issues else "."
         return Settled(f"Scored {fresh.pairs_done:,} pairs{reported}", gem_summary(fresh), gem_outcome(fresh))
-
-    return do_complete_chunk(
-        chunk,
-        write,
-        lambda job: progress_message(GemRun.objects.get(pk=run.pk), job),
-        finish,
-        failed=lambda: unscored,
-    )
-
-
-def run_gem_chunk(chunk_id: int) -> str:
-    """Score one chunk, or skip it if it is done or its job was cancelled. Safe to run twice."""
-    from evalhub.jobs.chunks import run_chunk
-
-    def work(chunk: JobChunk) -> ChunkResult:
-        return run_chunk_work(GemRun.objects.select_related("job").get(job_id=chunk.job_id), chunk)
-
-    return run_chunk(chunk_id, work, do_record_chunk)
 
 
 def _dry_derive(

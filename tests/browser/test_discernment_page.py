@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from evalhub.jobs.runners import work_chunk
 from evalhub.scoring.actions import do_create_discernment_run
-from evalhub.scoring.discernment import run_discernment_chunk
 from tests.browser.test_login_and_browse import ARTIFACTS, log_in, page  # noqa: F401 (fixture)
 from tests.conftest import make_user, requires_chromium
 from tests.scoring.conftest import server, summaries  # noqa: F401 (fixtures)
@@ -29,7 +29,7 @@ def finished_job(summaries, server):  # noqa: F811
         enqueue=False,
     )
     for pk in run.job.chunks.values_list("pk", flat=True):
-        run_discernment_chunk(pk)
+        work_chunk(pk)
     make_user("vera", "viewer")
     return run.job.pk
 

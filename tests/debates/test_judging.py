@@ -92,13 +92,13 @@ def test_a_judge_run_resumed_asks_only_for_what_is_missing(reference, agents):
     log = agents(lambda agent, messages: "x\n1")
     run = judge(reference)
     asked = len(log)
-    from evalhub.debates.judging import run_judge_chunk
     from evalhub.jobs.models import Job, JobChunk
+    from evalhub.jobs.runners import work_chunk
 
     # As if its worker died after the calls and before recording: the chunk runs again.
     Job.objects.filter(pk=run.job_id).update(status="running", progress_done=0)
     JobChunk.objects.filter(job=run.job).update(done_at=None)
-    assert [run_judge_chunk(pk) for pk in run.job.chunks.values_list("pk", flat=True)] == ["recorded"]
+    assert [work_chunk(pk) for pk in run.job.chunks.values_list("pk", flat=True)] == ["recorded"]
     assert len(log) == asked, "nothing stored is asked again"
     assert run.verdicts.count() == 3
 
@@ -239,10 +239,10 @@ def test_cancel_mid_chunk_stops_a_judge_run_between_calls_and_stores_none_of_the
     from django.db import connections
     from django.test import override_settings
 
-    from evalhub.debates.judging import run_judge_chunk
     from evalhub.jobs.actions import do_request_stop
     from evalhub.jobs.chunks import pending_chunk_ids
     from evalhub.jobs.models import Job
+    from evalhub.jobs.runners import work_chunk
 
     run = do_create_judge_run(reference=reference, judge="scripted-0", samples=3, temperature=0.5, enqueue=False)
     cancelled = threading.Event()
@@ -260,7 +260,7 @@ def test_cancel_mid_chunk_stops_a_judge_run_between_calls_and_stores_none_of_the
     log = agents(answer)
     [chunk] = pending_chunk_ids(run.job)
     with override_settings(EVALHUB_HEARTBEAT_SECONDS=0.05):
-        assert run_judge_chunk(chunk) == "cancel"
+        assert work_chunk(chunk) == "cancel"
     job = Job.objects.get(pk=run.job_id)
     assert job.status == JobStatus.CANCELLED
     # The calls already past the client's concurrency gate (8) finish; none starts after the stop.

@@ -10,9 +10,9 @@ import pytest
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.debates.actions import do_create_run, do_start_run
 from evalhub.debates.models import DebateTurn
-from evalhub.debates.runner import run_debate_chunk
 from evalhub.jobs.chunks import pending_chunk_ids
 from evalhub.jobs.models import Job, JobChunk, JobStatus
+from evalhub.jobs.runners import work_chunk
 from evalhub.llm.testing import FakeLLMServer
 from tests.conftest import requires_redis
 from tests.jobs.workers import kill_mid_chunk_then_finish, on_postgres, through_the_broker  # noqa: F401
@@ -57,14 +57,14 @@ def test_a_debate_worker_killed_mid_chunk_leaves_a_run_that_finishes_by_itself(d
 
         straight = do_start_run(make_run(server, tag), enqueue=False)
         for chunk_id in pending_chunk_ids(straight.job):
-            run_debate_chunk(chunk_id)
+            work_chunk(chunk_id)
         assert outcomes(run) == outcomes(straight), "the outcomes of an uninterrupted run"
 
 
 def test_a_judge_worker_killed_mid_chunk_leaves_a_judge_run_that_finishes_by_itself(demo, monkeypatch):
     from evalhub.debates.actions import do_create_judge_run
-    from evalhub.debates.judging import run_judge_chunk
     from evalhub.debates.models import DebateStatus, JudgeVerdict
+    from evalhub.jobs.runners import work_chunk
 
     monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "test-key")
     with FakeLLMServer(reply_for_model=disagree, api_key="test-key", latency_s=0.5) as server:
@@ -83,7 +83,7 @@ def test_a_judge_worker_killed_mid_chunk_leaves_a_judge_run_that_finishes_by_its
 
         straight = do_create_judge_run(enqueue=False, **fields)
         for chunk_id in pending_chunk_ids(straight.job):
-            run_judge_chunk(chunk_id)
+            work_chunk(chunk_id)
 
         def verdicts(judge_run) -> list[tuple]:
             rows = JudgeVerdict.objects.filter(judge_run=judge_run)

@@ -16,9 +16,10 @@ from evalhub.core import prompt_sections as ps
 from evalhub.core.usage import Usage
 from evalhub.debates.actions import do_start_run
 from evalhub.debates.models import DebateStatus, DebateTurn, Winner
-from evalhub.debates.runner import run_debate, run_debate_chunk
+from evalhub.debates.runner import run_debate
 from evalhub.jobs.actions import do_request_stop
 from evalhub.jobs.models import Job, JobStatus
+from evalhub.jobs.runners import work_chunk
 from evalhub.llm.types import ProviderUnavailable
 from tests.debates.conftest import sections_of
 
@@ -91,7 +92,7 @@ def test_a_paused_run_does_not_start_its_debates_and_resumes_later(make_run, age
     job = do_request_stop(run.job, "pause")
     assert job.status == JobStatus.PAUSED, "nothing was in hand: paused at once"
     [chunk] = job.chunks.all()
-    assert run_debate_chunk(chunk.pk) == JobStatus.PAUSED
+    assert work_chunk(chunk.pk) == JobStatus.PAUSED
     assert not log
     do_start_run(run)  # resumes: eager in tests
     assert set(run.debates.values_list("status", flat=True)) == {DebateStatus.CONSENSUS}
@@ -117,7 +118,7 @@ def test_a_run_paused_mid_debate_stops_every_debate_of_the_chunk_between_calls_a
     log = agents(pause_during_round_0)
     ids = list(run.debates.values_list("id", flat=True))
     [chunk] = run.job.chunks.all()
-    assert run_debate_chunk(chunk.pk) == "pause"
+    assert work_chunk(chunk.pk) == "pause"
     job = Job.objects.get(pk=run.job_id)
     assert job.status == JobStatus.PAUSED
     assert job.progress_done == 0
@@ -249,7 +250,7 @@ def test_a_run_stopped_mid_chunk_tells_one_story_on_every_page(make_run, monkeyp
         lambda spec, meter=None: Agent(lambda m: decide(int(str(spec)[-1]), m), []),
     )
     [chunk] = Job.objects.get(pk=run.job_id).chunks.all()
-    run_debate_chunk(chunk.pk)
+    work_chunk(chunk.pk)
     job = Job.objects.get(pk=run.job_id)
     assert job.status == (JobStatus.CANCELLED if stop == "cancel" else JobStatus.PAUSED)
     counts = run_counts(run)

@@ -10,9 +10,9 @@ import pytest
 from evalhub.catalog.models import Response
 from evalhub.celery import app as celery_app
 from evalhub.generation.actions import do_create_generation_run
-from evalhub.generation.job import run_generation_chunk
 from evalhub.jobs.chunks import pending_chunk_ids
 from evalhub.jobs.models import Job, JobChunk, JobStatus
+from evalhub.jobs.runners import work_chunk
 from tests.conftest import requires_redis
 from tests.jobs.workers import kill_mid_chunk_then_finish, on_postgres, through_the_broker  # noqa: F401
 
@@ -47,6 +47,6 @@ def test_a_generation_worker_killed_mid_chunk_leaves_a_run_that_finishes_by_itse
     Response.objects.filter(model__in=candidates).delete()
     straight = do_create_generation_run(enqueue=False, **fields)
     for chunk_id in pending_chunk_ids(straight.job):
-        run_generation_chunk(chunk_id)
+        work_chunk(chunk_id)
     again = Response.objects.filter(model__in=candidates).values_list("prompt_id", "model_id", "variant", "text")
     assert sorted(again) == sorted(made), "the responses of an uninterrupted run"

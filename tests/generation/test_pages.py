@@ -35,9 +35,7 @@ def test_an_admin_starts_a_run_from_the_form_and_its_chunks_go_to_the_default_qu
     client, login, admin_user, maths, server, monkeypatch, django_capture_on_commit_callbacks
 ):
     sent = []
-    monkeypatch.setattr(
-        "evalhub.generation.tasks.generation_chunk_task.apply_async", lambda args, queue: sent.append(queue)
-    )
+    monkeypatch.setattr("evalhub.jobs.tasks.chunk_task.apply_async", lambda args, queue: sent.append(queue))
     login(admin_user)
     assert client.get(reverse("generation_create")).status_code == 200
     with django_capture_on_commit_callbacks(execute=True):
@@ -307,7 +305,7 @@ def test_the_results_page_makes_as_many_queries_for_many_prompts_and_issues_as_f
 def test_the_form_takes_a_subset_of_prompts_and_refuses_unknown_ones(
     client, login, admin_user, maths, server, monkeypatch
 ):
-    monkeypatch.setattr("evalhub.generation.tasks.generation_chunk_task.apply_async", lambda args, queue: None)
+    monkeypatch.setattr("evalhub.jobs.tasks.chunk_task.apply_async", lambda args, queue: None)
     login(admin_user)
     response = client.post(reverse("generation_create"), form(maths, server, prompts="sum, missing"))
     assert response.status_code == 400

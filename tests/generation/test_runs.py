@@ -10,9 +10,9 @@ from evalhub.generation.actions import (
     do_edit_hints,
     do_register_candidate,
 )
-from evalhub.generation.job import run_generation_chunk
 from evalhub.generation.models import PromptHints, PromptTemplate
 from evalhub.jobs.chunks import pending_chunk_ids
+from evalhub.jobs.runners import work_chunk
 from evalhub.llm.testing import Fail
 from tests.generation.conftest import spec
 
@@ -20,7 +20,7 @@ from tests.generation.conftest import spec
 def run_here(**fields):
     run = do_create_generation_run(enqueue=False, **fields)
     for chunk_id in pending_chunk_ids(run.job):
-        run_generation_chunk(chunk_id)
+        work_chunk(chunk_id)
     run.refresh_from_db()
     run.job.refresh_from_db()
     return run
@@ -247,9 +247,9 @@ def test_a_cancelled_run_stops_at_the_next_chunk_and_keeps_what_it_made(maths, s
         enqueue=False,
     )
     first, *rest = pending_chunk_ids(run.job)
-    assert run_generation_chunk(first) == "recorded"
+    assert work_chunk(first) == "recorded"
     do_request_cancel(run.job)
-    assert [run_generation_chunk(pk) for pk in rest] == ["cancelled", "cancelled"]
+    assert [work_chunk(pk) for pk in rest] == ["cancelled", "cancelled"]
     run.job.refresh_from_db()
     assert run.job.status == "cancelled"
     assert Response.objects.filter(model=candidates[0]).count() == 1
@@ -346,7 +346,7 @@ def test_cancel_mid_chunk_stops_between_calls_and_stores_none_of_the_chunk(maths
 
     canceller = stop_once_calls_flow(server, run.job_id, "cancel", after=4)
     with override_settings(EVALHUB_HEARTBEAT_SECONDS=0.05):
-        assert run_generation_chunk(chunk) == "cancel"
+        assert work_chunk(chunk) == "cancel"
     canceller.join()
     job = Job.objects.get(pk=run.job_id)
     assert job.status == "cancelled"

@@ -85,7 +85,7 @@ def summaries(db):
 @pytest.fixture
 def finished_run(reviews, eval_lm):
     """A GEM run over `reviews`, finished in-process (one validation strategy)."""
-    from evalhub.scoring import gem_runner
+    from evalhub.jobs.runners import work_chunk
     from evalhub.scoring.actions import do_create_gem_run
     from evalhub.scoring.models import GemRun
 
@@ -99,5 +99,5 @@ def finished_run(reviews, eval_lm):
         enqueue=False,
     )
     for chunk_id in run.chunks.values_list("pk", flat=True):
-        gem_runner.run_gem_chunk(chunk_id)
+        work_chunk(chunk_id)
     return GemRun.objects.get(pk=run.pk)

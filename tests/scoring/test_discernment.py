@@ -11,8 +11,9 @@ from scipy import stats
 from evalhub.catalog.models import Response
 from evalhub.core.dhp import discernment
 from evalhub.jobs.models import JobStatus
+from evalhub.jobs.runners import work_chunk
 from evalhub.scoring.actions import do_create_discernment_run
-from evalhub.scoring.discernment import run_discernment_chunk, score_rows
+from evalhub.scoring.discernment import score_rows
 from evalhub.scoring.models import JudgeScore, RowIssue
 
 SUMMARIES = [
@@ -55,7 +56,7 @@ def spec(server, model: str) -> str:
 
 
 def run_all(run) -> list[str]:
-    return [run_discernment_chunk(pk) for pk in run.job.chunks.values_list("pk", flat=True)]
+    return [work_chunk(pk) for pk in run.job.chunks.values_list("pk", flat=True)]
 
 
 def dhp_run(summaries, judges, **overrides):

@@ -12,8 +12,8 @@ from django.utils import timezone
 from evalhub.jobs.actions import do_request_stop
 from evalhub.jobs.chunks import do_requeue_stalled_chunks, do_resume_job
 from evalhub.jobs.models import Job, JobChunk, JobStatus
+from evalhub.jobs.runners import work_chunk
 from evalhub.llm.testing import FakeLLMServer
-from evalhub.scoring.discernment import run_discernment_chunk
 from evalhub.scoring.models import JudgeScore, RowIssue
 from tests.jobs.helpers import stop_once_calls_flow
 from tests.scoring.test_discernment import dhp_run, judge_reply, run_all, spec
@@ -81,12 +81,12 @@ def test_cancel_mid_chunk_stops_between_calls_keeps_the_finished_chunk_and_write
     server.state.latency_s = 0.05
     run = dhp_run(summaries, [fresh_judge(server, "perfect")], repeats=3, chunk_prompts=6)
     first, second = run.job.chunks.order_by("index")
-    assert run_discernment_chunk(first.pk) == "recorded"
+    assert work_chunk(first.pk) == "recorded"
     kept = JudgeScore.objects.filter(run=run).count()
     sent_before = server.request_count
 
     canceller = stop_once_calls_flow(server, run.job_id, "cancel", after=sent_before + 8)
-    outcome = run_discernment_chunk(second.pk)
+    outcome = work_chunk(second.pk)
     canceller.join()
     job = Job.objects.get(pk=run.job_id)
     assert outcome == "cancel"
@@ -126,7 +126,7 @@ def test_a_paused_run_resumes_to_the_same_scores_as_an_uninterrupted_run(summari
 
 
 def test_a_chunk_whose_worker_stopped_beating_goes_back_to_the_queue_once(summaries, server, monkeypatch):
-    from evalhub.scoring.tasks import discernment_chunk_task
+    from evalhub.jobs.tasks import chunk_task
 
     run = dhp_run(summaries, [spec(server, "perfect")], repeats=1, chunk_prompts=6)
     first, second = run.job.chunks.order_by("index")
@@ -135,7 +135,7 @@ def test_a_chunk_whose_worker_stopped_beating_goes_back_to_the_queue_once(summar
     JobChunk.objects.filter(pk=first.pk).update(heartbeat_at=long_ago, attempts=1, worker="dead:1:1")
     JobChunk.objects.filter(pk=second.pk).update(heartbeat_at=timezone.now(), attempts=1, worker="alive:2:1")
     sent = []
-    monkeypatch.setattr(discernment_chunk_task, "apply_async", lambda args, queue: sent.append((args, queue)))
+    monkeypatch.setattr(chunk_task, "apply_async", lambda args, queue: sent.append((args, queue)))
     with pytest.MonkeyPatch.context():
         from django.db import transaction
 

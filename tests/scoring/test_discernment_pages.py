@@ -10,8 +10,8 @@ import pytest
 from django.urls import reverse
 
 from evalhub.core.dhp_report import build_report, read_scores
+from evalhub.jobs.runners import work_chunk
 from evalhub.scoring.actions import do_create_discernment_run
-from evalhub.scoring.discernment import run_discernment_chunk
 from evalhub.scoring.models import DiscernmentRun
 from tests.scoring.test_discernment import spec
 
@@ -31,7 +31,7 @@ def finished(summaries, server):
         enqueue=False,
     )
     for pk in run.job.chunks.values_list("pk", flat=True):
-        run_discernment_chunk(pk)
+        work_chunk(pk)
     return DiscernmentRun.objects.get(pk=run.pk)
 
 
@@ -64,9 +64,7 @@ def test_an_admin_starts_a_judge_run_from_the_form(
     django_capture_on_commit_callbacks,
 ):
     sent = []
-    monkeypatch.setattr(
-        "evalhub.scoring.tasks.discernment_chunk_task.apply_async", lambda args, queue: sent.append(queue)
-    )
+    monkeypatch.setattr("evalhub.jobs.tasks.chunk_task.apply_async", lambda args, queue: sent.append(queue))
     login(admin_user)
     assert client.get(reverse("discernment_create")).status_code == 200
     with django_capture_on_commit_callbacks(execute=True):

@@ -15,13 +15,14 @@ from evalhub.core.text_overlap import rouge_l
 from evalhub.jobs.actions import do_request_cancel
 from evalhub.jobs.chunks import do_resume_job
 from evalhub.jobs.models import JobStatus
+from evalhub.jobs.runners import work_chunk
+from evalhub.jobs.tasks import chunk_task
 from evalhub.llm.scoring.transformers_scorer import TransformersScorer
 from evalhub.llm.testing import FakeLLMServer
 from evalhub.scoring import gem_runner
 from evalhub.scoring.actions import do_create_gem_run
-from evalhub.scoring.gem_runner import do_record_chunk
+from evalhub.scoring.gem_runner import GemRunner
 from evalhub.scoring.models import DerivedText, GemPairScore, RowIssue
-from evalhub.scoring.tasks import gem_chunk_task
 
 
 def make_run(reviews, eval_lm, **overrides):
@@ -39,7 +40,7 @@ def make_run(reviews, eval_lm, **overrides):
 
 
 def run_all(run):
-    return [gem_runner.run_gem_chunk(chunk_id) for chunk_id in run.chunks.values_list("pk", flat=True)]
+    return [work_chunk(chunk_id) for chunk_id in run.chunks.values_list("pk", flat=True)]
 
 
 def test_a_run_scores_every_pair_once_and_finishes_with_the_gre_bench_table(reviews, eval_lm):
@@ -100,13 +101,13 @@ def test_a_retried_or_killed_chunk_never_writes_a_row_twice(reviews, eval_lm):
     lost = gem_runner.run_chunk_work(run, chunk)
     assert GemPairScore.objects.filter(run=run).count() == 0
     # …the queue runs the chunk again (acks_late), then a late duplicate delivery arrives.
-    assert gem_runner.run_gem_chunk(chunk.pk) == "recorded"
+    assert work_chunk(chunk.pk) == "recorded"
     written = GemPairScore.objects.filter(run=run).count()
-    assert gem_runner.run_gem_chunk(chunk.pk) == "done"
-    assert do_record_chunk(chunk, lost) is False
+    assert work_chunk(chunk.pk) == "done"
+    assert GemRunner(GemRunner.load(chunk.job_id)).record(chunk, lost) is False
     assert GemPairScore.objects.filter(run=run).count() == written > 0
-    assert gem_chunk_task.acks_late
-    assert gem_chunk_task.reject_on_worker_lost
+    assert chunk_task.acks_late
+    assert chunk_task.reject_on_worker_lost
 
 
 def test_a_failed_chunk_fails_the_job_with_its_cause_and_resume_finishes_the_rest(
@@ -114,12 +115,12 @@ def test_a_failed_chunk_fails_the_job_with_its_cause_and_resume_finishes_the_res
 ):
     run = make_run(reviews, eval_lm)
     first, second = run.chunks.all()
-    gem_runner.run_gem_chunk(first.pk)
+    work_chunk(first.pk)
     kept = GemPairScore.objects.filter(run=run).count()
     real = gem_runner.run_chunk_work
     monkeypatch.setattr(gem_runner, "run_chunk_work", lambda *a: (_ for _ in ()).throw(RuntimeError("GPU fell off")))
     with pytest.raises(RuntimeError):
-        gem_runner.run_gem_chunk(second.pk)
+        work_chunk(second.pk)
     run.job.refresh_from_db()
     assert run.job.status == JobStatus.FAILED
     assert "GPU fell off" in run.job.error
@@ -135,7 +136,7 @@ def test_a_failed_chunk_fails_the_job_with_its_cause_and_resume_finishes_the_res
 
 def test_chunks_go_to_the_gpu_queue(reviews, eval_lm, monkeypatch, django_capture_on_commit_callbacks):
     sent = []
-    monkeypatch.setattr(gem_chunk_task, "apply_async", lambda args, queue: sent.append((args, queue)))
+    monkeypatch.setattr(chunk_task, "apply_async", lambda args, queue: sent.append((args, queue)))
     with django_capture_on_commit_callbacks(execute=True):
         run = make_run(reviews, eval_lm, enqueue=True)
     assert sorted(sent) == sorted(([pk], "gpu") for pk in run.chunks.values_list("pk", flat=True))
@@ -144,9 +145,9 @@ def test_chunks_go_to_the_gpu_queue(reviews, eval_lm, monkeypatch, django_captur
 def test_a_cancelled_job_stops_at_the_next_chunk(reviews, eval_lm):
     run = make_run(reviews, eval_lm)
     first, second = run.chunks.all()
-    gem_runner.run_gem_chunk(first.pk)
+    work_chunk(first.pk)
     do_request_cancel(run.job)
-    assert gem_runner.run_gem_chunk(second.pk) == "cancelled"
+    assert work_chunk(second.pk) == "cancelled"
     run.job.refresh_from_db()
     assert run.job.status == JobStatus.CANCELLED
     assert not GemPairScore.objects.filter(run=run, candidate__prompt__in=second.unit_ids).exists()
@@ -375,7 +376,7 @@ def test_cancel_mid_chunk_stops_the_scorer_between_batches_and_keeps_the_finishe
         response.save(update_fields=["metadata"])
     run = make_run(reviews, eval_lm, variants=["gem-raw", "gem"])
     first, second = run.chunks.all()
-    assert gem_runner.run_gem_chunk(first.pk) == "recorded"
+    assert work_chunk(first.pk) == "recorded"
     kept = GemPairScore.objects.filter(run=run).count()
     batches = []
     real = TransformersScorer._run_with_backoff
@@ -391,7 +392,7 @@ def test_cancel_mid_chunk_stops_the_scorer_between_batches_and_keeps_the_finishe
 
     monkeypatch.setattr(TransformersScorer, "_run_with_backoff", slow_batch)
     with override_settings(EVALHUB_HEARTBEAT_SECONDS=0.05):
-        assert gem_runner.run_gem_chunk(second.pk) == "cancel"
+        assert work_chunk(second.pk) == "cancel"
     job = Job.objects.get(pk=run.job_id)
     assert job.status == JobStatus.CANCELLED
     assert len(batches) == 1, "no batch started after the cancel was seen"

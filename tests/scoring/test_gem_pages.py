@@ -30,7 +30,7 @@ def test_an_admin_starts_a_gem_run_from_the_form_and_lands_on_its_job(
     client, login, admin_user, reviews, eval_lm, monkeypatch, django_capture_on_commit_callbacks
 ):
     sent = []
-    monkeypatch.setattr("evalhub.scoring.tasks.gem_chunk_task.apply_async", lambda args, queue: sent.append(queue))
+    monkeypatch.setattr("evalhub.jobs.tasks.chunk_task.apply_async", lambda args, queue: sent.append(queue))
     login(admin_user)
     assert client.get(reverse("gem_create")).status_code == 200
     with django_capture_on_commit_callbacks(execute=True):
@@ -165,7 +165,7 @@ def test_an_admin_resumes_a_failed_job_and_only_its_unfinished_chunks_are_sent(
     chunk.save()
     do_fail_job(finished_run.job, "GPU fell off")
     sent = []
-    monkeypatch.setattr("evalhub.scoring.tasks.gem_chunk_task.apply_async", lambda args, queue: sent.append(args))
+    monkeypatch.setattr("evalhub.jobs.tasks.chunk_task.apply_async", lambda args, queue: sent.append(args))
     url = reverse("resume_job", args=[finished_run.job.pk])
     login(viewer)
     assert client.post(url).status_code == 403

@@ -54,7 +54,7 @@ def test_a_worker_killed_mid_chunk_leaves_a_job_that_finishes_by_itself_with_not
 def test_a_gem_worker_killed_mid_chunk_on_the_gpu_pool_leaves_a_job_that_finishes_by_itself(
     reviews, eval_lm, monkeypatch
 ):
-    from evalhub.scoring import gem_runner
+    from evalhub.jobs.runners import work_chunk
     from evalhub.scoring.actions import do_create_gem_run
     from evalhub.scoring.models import GemPairScore
 
@@ -78,7 +78,7 @@ def test_a_gem_worker_killed_mid_chunk_on_the_gpu_pool_leaves_a_job_that_finishe
     celery_app.conf.task_always_eager = True
     straight = do_create_gem_run(**fields)
     for chunk_id in straight.chunks.values_list("pk", flat=True):
-        gem_runner.run_gem_chunk(chunk_id)
+        work_chunk(chunk_id)
 
     def pairs(gem_run) -> list[tuple]:
         rows = GemPairScore.objects.filter(run=gem_run).values_list("candidate_id", "reference_id", "pmi")

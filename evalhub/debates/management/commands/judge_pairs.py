@@ -4,7 +4,6 @@ from django.core.management.base import BaseCommand, CommandError
 
 from evalhub.debates.actions import do_create_judge_run
 from evalhub.debates.forms import JudgeRunForm
-from evalhub.debates.judging import run_judge_chunk
 from evalhub.debates.models import DebateRun
 from evalhub.jobs.cli import report_state, work_here
 
@@ -51,5 +50,5 @@ class Command(BaseCommand):
             self.stdout.write(f"Queued judge run {judge_run.pk} as job {judge_run.job_id}.")
             return
         assert judge_run.job is not None  # do_create_judge_run made it
-        job = work_here(judge_run.job, run_judge_chunk)
+        job = work_here(judge_run.job)
         report_state(self, job, f"Judge run {judge_run.pk} ({judge_run})")

@@ -8,7 +8,6 @@ from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNANIMOUS
 from evalhub.debates.actions import RunRejected, do_create_run, do_start_run, run_counts
 from evalhub.debates.forms import DEFAULT_AGENTS
-from evalhub.debates.runner import run_debate_chunk
 from evalhub.jobs.cli import report_state, work_here
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
@@ -83,7 +82,7 @@ class Command(BaseCommand):
             self.stdout.write(f"Queued run {run.pk} ({run.debates.count()} debates) as job {run.job_id}.")
             return
         assert run.job is not None  # do_create_run and do_start_run made it
-        job = work_here(run.job, run_debate_chunk)
+        job = work_here(run.job)
         counts = run_counts(run)
         summary = ", ".join(f"{counts[s]} {s}" for s in ("consensus", "unresolved", "failed", "pending") if counts[s])
         self.stdout.write(f"Run {run.pk} '{run.name}': {summary}.")

@@ -11,7 +11,6 @@ from evalhub.generation.actions import (
     do_register_candidate,
     plan_generation,
 )
-from evalhub.generation.job import run_generation_chunk
 from evalhub.generation.models import PromptTemplate
 from evalhub.jobs.cli import report_state, work_here
 from evalhub.llm.types import UnknownProvider
@@ -99,7 +98,7 @@ class Command(BaseCommand):
             self.stdout.write(f"Queued generation run {run.pk} (job {run.job_id}, {run.job.chunks.count()} chunks).")
             return
         try:
-            job = work_here(run.job, run_generation_chunk)
+            job = work_here(run.job)
         except Exception as error:  # the job records the cause; say it here too, then stop
             raise CommandError(f"job {run.job_id} failed: {error}") from None
         for key, n in job.result.get("responses", {}).items():

@@ -6,7 +6,6 @@ from evalhub.catalog.models import Benchmark, LanguageModel
 from evalhub.jobs.cli import report_state, work_here
 from evalhub.scoring.actions import DEFAULT_CHUNK_PROMPTS, do_create_gem_run
 from evalhub.scoring.gem_results import gem_summary
-from evalhub.scoring.gem_runner import run_gem_chunk
 from evalhub.scoring.models import GemVariant
 from evalhub.scoring.shapes import GemSummary
 
@@ -80,7 +79,7 @@ class Command(BaseCommand):
         if o["enqueue"]:
             self.stdout.write(f"Queued on 'gpu'. Follow it at /jobs/{run.job.pk}/.")
             return
-        job = work_here(run.job, run_gem_chunk)
+        job = work_here(run.job)
         run.refresh_from_db()
         self.stdout.write(f"  {run.pairs_done} pairs, {run.tokens_scored} tokens")
         self.print_summary(gem_summary(run))

@@ -9,7 +9,7 @@ from evalhub.catalog.models import Benchmark, LanguageModel
 from evalhub.core.dhp import describe_summary
 from evalhub.jobs.cli import report_state, work_here
 from evalhub.scoring.actions import DEFAULT_CHUNK_PROMPTS, do_create_discernment_run
-from evalhub.scoring.discernment import discernment_summary, run_discernment_chunk
+from evalhub.scoring.discernment import discernment_summary
 from evalhub.scoring.shapes import DiscernmentSummary
 
 
@@ -103,7 +103,7 @@ class Command(BaseCommand):
         if o["enqueue"]:
             self.stdout.write(f"Queued. Follow it at /jobs/{run.job.pk}/.")
             return
-        job = work_here(run.job, run_discernment_chunk)
+        job = work_here(run.job)
         self.print_summary(discernment_summary(run))
         report_state(self, job, f"Judge run {run.pk} (job {job.pk})")
 

@@ -1,0 +1,174 @@
+"""One class per kind of long work, in the spirit of NetBox's JobRunner and lm-eval's "subclass and
+register": a kind says what its run is, where its chunks go, how to work one chunk, what to write
+when the chunk is recorded, how to word its progress and how to settle the job. The chunk engine
+(evalhub.jobs.chunks: claim, heartbeat, pause and cancel between calls, exact resume, stall
+recovery) and the job page are the same for every kind, and one Celery task (`jobs.chunk`) works
+a chunk of any kind.
+
+To add a kind (docs/extending/job-kinds.md):
+
+    class WordCount(JobRunner[Job, dict[int, int]]):
+        kind = "word_count"
+
+        def work(self, chunk):            # outside any transaction: model calls, no writes
+            ...
+        def write(self, chunk, result):   # inside the chunk's transaction: exactly once
+            ...
+        def finish(self, job):            # when the last chunk is recorded
+            return Settled(...)
+
+    kinds.register("word_count", "myapp.jobs:WordCount")   # in the app's AppConfig.ready
+    WordCount.do_start(job_or_run, unit_ids=[...], size=50)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, Generic, TypeVar
+
+from django.db import transaction
+
+from evalhub.celery import DEFAULT_QUEUE
+from evalhub.jobs.chunks import Settled, do_complete_chunk, do_plan_chunks, run_chunk
+from evalhub.jobs.kinds import runner_for
+from evalhub.jobs.models import Job, JobChunk
+
+RunT = TypeVar("RunT")
+ResultT = TypeVar("ResultT")
+
+
+class JobRunner(Generic[RunT, ResultT]):
+    """A kind of long work. A runner is made for one run, once to work a chunk and once to record it
+    (each time from the database: the worker that records may not be the one that worked)."""
+
+    kind: ClassVar[str]
+    # The one-to-one accessor from Job to the kind's run; "" when the job is its own run (its
+    # params hold the configuration).
+    run_attr: ClassVar[str] = ""
+    # The url name of the run's results partial on the job page (taking the job's id); "" for none.
+    results: ClassVar[str] = ""
+    # Add the calls the work made to the job's usage when the chunk is recorded; False for kinds
+    # that add usage as they go.
+    count_usage: ClassVar[bool] = True
+
+    def __init__(self, run: RunT) -> None:
+        self.run = run
+
+    # -- the run and where its work goes --------------------------------------------------------
+
+    @classmethod
+    def run_of_job(cls, job: Job) -> RunT | None:
+        if not cls.run_attr:
+            return job  # type: ignore[return-value]  # the job is the run
+        run: RunT | None = getattr(job, cls.run_attr, None)
+        return run
+
+    @classmethod
+    def load(cls, job_id: int) -> RunT:
+        """The run of a job, read fresh for a chunk (override to select what work() reads)."""
+        run = cls.run_of_job(Job.objects.get(pk=job_id))
+        if run is None:
+            raise LookupError(f"job {job_id} has no {cls.kind} run")
+        return run
+
+    @classmethod
+    def queue(cls, run: RunT) -> str:
+        """The Celery queue its chunks go to (`gpu` for work on the worker's own GPU)."""
+        return DEFAULT_QUEUE
+
+    @classmethod
+    def on_change(cls, run: RunT) -> None:
+        """Live updates of the run's own pages when its job changes (nothing by default)."""
+
+    # -- one chunk -------------------------------------------------------------------------------
+
+    def work(self, chunk: JobChunk) -> ResultT:
+        """The chunk's work, outside any transaction: model calls, stored rewrites, nothing of the
+        results yet. Calls stop between calls when the job is paused or cancelled."""
+        raise NotImplementedError
+
+    def write(self, chunk: JobChunk, result: ResultT) -> int:
+        """Write the chunk's results, inside the transaction that marks it done (so exactly once);
+        return how many of its units produced no result (a resume runs them again)."""
+        return 0
+
+    def first_error(self, result: ResultT) -> str:
+        """The cause of the chunk's first failed unit, for the job page."""
+        return ""
+
+    def progress_done(self, job: Job) -> int | None:
+        """The job's progress counted from the kind's own facts, or None to add the chunk's planned units."""
+        return None
+
+    def progress(self, job: Job) -> str:
+        """The job's progress message after a chunk is recorded."""
+        return f"{job.progress_done:,} of {job.progress_total:,} done"
+
+    def finish(self, job: Job) -> Settled:
+        """The job's message, summary and outcome, when its last chunk is recorded."""
+        raise NotImplementedError
+
+    # -- what the engine does with it: the same for every kind ----------------------------------
+
+    def record(self, chunk: JobChunk, result: ResultT) -> bool:
+        failed = 0
+
+        def write(locked: JobChunk) -> None:
+            nonlocal failed
+            failed = self.write(locked, result)
+
+        return do_complete_chunk(
+            chunk,
+            write,
+            self.progress,
+            self.finish,
+            failed=lambda: failed,
+            first_error=self.first_error(result),
+            count_usage=self.count_usage,
+            progress_done=self.progress_done,
+        )
+
+    @classmethod
+    def do_start(
+        cls,
+        run: RunT,
+        *,
+        title: str,
+        unit_ids: Sequence[int],
+        size: int,
+        units: dict[int, int] | None = None,
+        user: Any = None,
+        params: dict[str, Any] | None = None,
+        total: int | None = None,
+        enqueue: bool = True,
+    ) -> Job:
+        """Make the run's job and its chunks and queue them once the transaction commits. `run` is
+        saved with its job; for a kind whose job is its run, pass None and use the job returned."""
+        from evalhub.jobs.actions import do_create_job
+
+        with transaction.atomic():
+            planned = len(unit_ids) if units is None else sum(units.get(i, 0) for i in unit_ids)
+            job = do_create_job(
+                cls.kind, title[:200], user=user, params=params, total=planned if total is None else total
+            )
+            if cls.run_attr and run is not None:
+                run.job = job  # type: ignore[attr-defined]
+                run.save(update_fields=["job"])  # type: ignore[attr-defined]
+            do_plan_chunks(job, unit_ids, units, size, enqueue=enqueue)
+        return job
+
+
+def work_chunk(chunk_id: int) -> str:
+    """Work one chunk of any kind and record it, or skip it (done, in hand elsewhere, its job
+    stopped). What every worker runs, and what the run commands run in-process."""
+    kind = JobChunk.objects.filter(pk=chunk_id).values_list("job__kind", flat=True).first()
+    if kind is None:
+        return "deleted"
+    runner = runner_for(kind)
+    if runner is None:
+        raise LookupError(f"chunk {chunk_id} belongs to a job of kind {kind!r}, which no app registered")
+    return run_chunk(
+        chunk_id,
+        lambda chunk: runner(runner.load(chunk.job_id)).work(chunk),
+        lambda chunk, result: runner(runner.load(chunk.job_id)).record(chunk, result),
+    )

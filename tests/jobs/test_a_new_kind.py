@@ -1,0 +1,174 @@
+"""A sixth kind of long work takes one class and one registration, and gets the rest for free:
+progress, pause and cancel between units, resume of exactly what is left, stall recovery, one task
+for every kind, and the job page with its controls."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+from django.test import override_settings
+from django.utils import timezone
+
+from evalhub.catalog.models import Benchmark, LanguageModel, Prompt, Response
+from evalhub.core.outcomes import Outcome
+from evalhub.jobs import kinds
+from evalhub.jobs.actions import do_request_stop
+from evalhub.jobs.chunks import Settled, do_requeue_stalled_chunks, do_resume_job
+from evalhub.jobs.models import Job, JobChunk, JobStatus
+from evalhub.jobs.runners import JobRunner, work_chunk
+from evalhub.llm import interrupt
+
+pytestmark = pytest.mark.django_db
+KIND = "word_count"
+
+
+class WordCount(JobRunner[Job, dict[int, int]]):
+    """Counts the words of responses (the job is its own run: nothing else to store)."""
+
+    kind = KIND
+    pause_after_first = False  # a test asks for a pause once the first unit is counted
+
+    def work(self, chunk: JobChunk) -> dict[int, int]:
+        counts: dict[int, int] = {}
+        for response in Response.objects.filter(pk__in=chunk.unit_ids).order_by("pk"):
+            interrupt.check()  # between units, as every model call does
+            counts[response.pk] = len(response.text.split())
+            if WordCount.pause_after_first:
+                WordCount.pause_after_first = False
+                do_request_stop(self.run, "pause")
+                deadline = time.monotonic() + 10
+                while time.monotonic() < deadline:  # the heartbeat reads the request: the next check stops
+                    interrupt.check()
+                    time.sleep(0.02)
+        return counts
+
+    def write(self, chunk: JobChunk, result: dict[int, int]) -> int:
+        responses = list(Response.objects.filter(pk__in=result))
+        for response in responses:
+            response.metadata = {**response.metadata, "words": result[response.pk]}
+        Response.objects.bulk_update(responses, ["metadata"])
+        return 0
+
+    def finish(self, job: Job) -> Settled:
+        counted = Response.objects.filter(pk__in=_ids(job), metadata__has_key="words")
+        total = sum(r.metadata["words"] for r in counted)
+        outcome = Outcome(planned=job.progress_total, produced=counted.count())
+        return Settled(f"{total} words in {counted.count()} responses.", {"words": total}, outcome)
+
+
+def _ids(job: Job) -> list[int]:
+    return [i for chunk in job.chunks.all() for i in chunk.unit_ids]
+
+
+@pytest.fixture
+def word_count():
+    kinds.register(KIND, f"{__name__}:WordCount")
+    yield WordCount
+    kinds.unregister(KIND)
+
+
+@pytest.fixture
+def responses(db) -> list[int]:
+    benchmark = Benchmark.objects.create(slug="words", name="Words")
+    model = LanguageModel.objects.create(slug="m", display_name="M")
+    ids = []
+    for n in range(6):
+        prompt = Prompt.objects.create(benchmark=benchmark, external_id=f"p{n}", text=f"prompt {n}")
+        ids.append(Response.objects.create(prompt=prompt, model=model, text=" ".join(["word"] * (n + 1))).pk)
+    return ids
+
+
+@pytest.fixture
+def sent(monkeypatch) -> list[tuple[list[int], str]]:
+    """What was queued: the one task for every kind, with the kind's queue."""
+    from evalhub.jobs.tasks import chunk_task
+
+    queued: list[tuple[list[int], str]] = []
+    monkeypatch.setattr(chunk_task, "apply_async", lambda args, queue: queued.append((args, queue)))
+    return queued
+
+
+def test_a_new_kind_is_queued_worked_and_settled_by_the_shared_engine(
+    word_count, responses, sent, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        job = word_count.do_start(None, title="Count words", unit_ids=responses, size=2)
+    assert job.kind == KIND and job.progress_total == 6 and job.chunks.count() == 3
+    assert sorted(args[0] for args, _ in sent) == sorted(job.chunks.values_list("pk", flat=True))
+    assert {queue for _, queue in sent} == {"default"}
+    first, *rest = job.chunks.order_by("index")
+    assert work_chunk(first.pk) == "recorded"
+    job.refresh_from_db()
+    assert (job.progress_done, job.message) == (2, "2 of 6 done")
+    assert work_chunk(first.pk) == "done", "a second delivery writes nothing twice"
+    for chunk in rest:
+        assert work_chunk(chunk.pk) == "recorded"
+    job.refresh_from_db()
+    assert job.status == JobStatus.SUCCEEDED
+    assert job.message == "21 words in 6 responses." and job.result == {"words": 21}
+
+
+@override_settings(EVALHUB_HEARTBEAT_SECONDS=0.05)
+@pytest.mark.django_db(transaction=True)  # the heartbeat thread reads the pause through its own connection
+def test_a_new_kind_pauses_between_units_and_resumes_exactly_what_is_left(
+    word_count, responses, sent, django_capture_on_commit_callbacks
+):
+    job = word_count.do_start(None, title="Count words", unit_ids=responses, size=3, enqueue=False)
+    first, second = job.chunks.order_by("index")
+    WordCount.pause_after_first = True
+    assert work_chunk(first.pk) == "pause"
+    job.refresh_from_db()
+    assert job.status == JobStatus.PAUSED
+    assert not Response.objects.filter(metadata__has_key="words").exists(), "a stopped chunk records nothing"
+    with django_capture_on_commit_callbacks(execute=True):
+        do_resume_job(job)
+    assert sorted(args[0] for args, _ in sent) == [first.pk, second.pk]
+    assert [work_chunk(first.pk), work_chunk(second.pk)] == ["recorded", "recorded"]
+    job.refresh_from_db()
+    assert job.status == JobStatus.SUCCEEDED and job.result == {"words": 21}
+
+
+def test_a_new_kind_is_cancelled_and_a_lost_chunk_goes_back_to_the_queue(word_count, responses, sent, settings):
+    job = word_count.do_start(None, title="Count words", unit_ids=responses, size=3, enqueue=False)
+    first, second = job.chunks.order_by("index")
+    # A worker took the first chunk and died: its heartbeat stopped long ago.
+    long_ago = timezone.now() - timedelta(seconds=settings.EVALHUB_STALL_SECONDS + 60)
+    JobChunk.objects.filter(pk=first.pk).update(heartbeat_at=long_ago, worker="gone:1:1", attempts=1)
+    Job.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING)
+    assert do_requeue_stalled_chunks(job) == 1
+    assert "its worker stopped answering" in Job.objects.get(pk=job.pk).message
+    assert work_chunk(first.pk) == "recorded", "the requeued chunk runs again"
+    do_request_stop(Job.objects.get(pk=job.pk), "cancel")
+    assert work_chunk(second.pk) == "cancelled", "no chunk in hand: the job settles as cancelled at once"
+    job.refresh_from_db()
+    assert job.status == JobStatus.CANCELLED
+    assert Response.objects.filter(metadata__has_key="words").count() == 3
+
+
+def test_a_new_kind_has_the_job_page_and_its_controls(word_count, responses, login, admin_user):
+    job = word_count.do_start(None, title="Count words", unit_ids=responses, size=3, enqueue=False)
+    do_request_stop(job, "pause")
+    work_chunk(job.chunks.order_by("index").first().pk)
+    client = login(admin_user)
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "Count words" in page
+    controls = client.get(f"/jobs/{job.pk}/controls/").content.decode()
+    assert "Resume" in controls, "a kind with a run (here the job itself) can be resumed"
+
+
+def test_a_kind_nobody_registered_is_named_when_its_chunk_comes():
+    job = Job.objects.create(kind="nobody", title="?")
+    chunk = JobChunk.objects.create(job=job, index=0, unit_ids=[1])
+    with pytest.raises(LookupError, match="kind 'nobody', which no app registered"):
+        work_chunk(chunk.pk)
+
+
+def test_a_registration_whose_class_names_another_kind_is_refused():
+    kinds.register("counting", f"{__name__}:WordCount")
+    try:
+        with pytest.raises(LookupError, match="says its kind is 'word_count', registered as 'counting'"):
+            kinds.runner_for("counting")
+    finally:
+        kinds.unregister("counting")
