@@ -10,12 +10,12 @@ label is a coin with chance p. The judge sees the same pair with planted errors:
 
 Uniformly chosen `--labels` pairs per model get people's labels. For each model it computes the raw
 judge's interval (the judge's mean ± 1.96 SE, as AlpacaEval reports it), people's own, and the
-judge's corrected by people's (PPI++, evalhub.core.ppi), and counts how often each 95 % interval
+judge's corrected by people's (PPI++, evalhub.core.statistics.ppi), and counts how often each 95 % interval
 covers the true win rate, with the mean widths and the width ratio the judge's agreement predicts.
 
 Then the least-sure draw evalhub offers (active inference, Zrnic & Candès 2024): a uniform quarter of
 the labels first, the rest drawn with chance rising with the judge's expected error learnt from them
-(evalhub.core.ppi), each label weighted by its chance of being labelled at all; against uniform
+(evalhub.core.statistics.ppi), each label weighted by its chance of being labelled at all; against uniform
 labelling at several budgets, and against the same draw given each pair's true error (the best such a
 rule can do), on pairs as above and on decisive pairs.
 
@@ -38,7 +38,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evalhub.core.ppi import (  # noqa: E402
+from evalhub.core.statistics.ppi import (  # noqa: E402
     active_mean,
     classical_mean,
     expected_error,
@@ -118,7 +118,7 @@ def active_versus_uniform(args: argparse.Namespace, rng: np.random.Generator, ju
 
     The design evalhub offers ("label the N the judge is least sure of"): people already labelled a
     uniform 40 % of the budget; the rest is drawn by chance π ∝ the judge's expected error, learnt from
-    those labels (evalhub.core.ppi.expected_error), weighted by the inclusion probability (active_mean,
+    those labels (evalhub.core.statistics.ppi.expected_error), weighted by the inclusion probability (active_mean,
     power-tuned). Against PPI++ with the same number of uniformly drawn labels. The oracle ratio
     (E√v)² / E v, v = E[(Y − Ŷ)² | pair], is the best any such rule can do on these pairs."""
     budgets = [int(args.labels * f) for f in (0.3, 0.4, 0.5, 0.6, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0)]

@@ -43,7 +43,7 @@ from django.utils import timezone  # noqa: E402
 from page_timing import percentile, timed  # noqa: E402  (benchmarks/, beside this script)
 
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel, Prompt, Response  # noqa: E402
-from evalhub.core import bradley_terry as bt  # noqa: E402
+from evalhub.core.statistics import bradley_terry as bt  # noqa: E402
 from evalhub.debates.models import Debate, DebateRun, DebateStatus, JudgeRun, JudgeVerdict, winner_for  # noqa: E402
 from evalhub.jobs.models import Job, JobStatus  # noqa: E402
 from evalhub.scoring.models import DiscernmentRun, GemRun  # noqa: E402
@@ -262,7 +262,7 @@ def write_costs(requests: int) -> None:
     """Database time of one write with the counts kept, against the same write without them."""
     from django.db import connection, transaction
 
-    from evalhub.core.debate import DebateOutcome
+    from evalhub.core.scaleeval.debate import DebateOutcome
     from evalhub.debates.actions import do_finish_debates
     from evalhub.debates.tallying import do_recount_debates
 

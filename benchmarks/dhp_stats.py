@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from scipy.stats import wilcoxon  # noqa: E402
 
-from evalhub.core.dhp_report import build_report, read_scores  # noqa: E402
+from evalhub.core.dhp.report import build_report, read_scores  # noqa: E402
 
 PERTURBATIONS = [
     ("deletions", "C"),
@@ -75,7 +75,7 @@ def timed(function, *args):
 
 
 def main() -> None:
-    from evalhub.core.dhp_report import _read_checked
+    from evalhub.core.dhp.report import _read_checked
 
     text = table()
     read_scores(text)  # pandas imported before timing

@@ -5,7 +5,7 @@ ICLR 2023 reviews with their GEM-preprocessed summaries when present, else a gen
 of the same shape). Both methods compute PMI(x; y) = log P(y | C.2(s, x)) − log P(y | C.2(s, NA)):
 
 - naive: two unbatched forwards per pair, no reuse (the reference implementation's approach);
-- engine: evalhub.core.gem.score_pairs on the TransformersScorer — each marginal once per
+- engine: evalhub.core.gem.pairs.score_pairs on the TransformersScorer — each marginal once per
   (y, synopsis), each conditional prefix once for all its references, batched.
 
 It checks the PMIs agree (within 1e-4 in fp32) and prints pairs/s, tokens/s and the ratio;
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch  # noqa: E402
 from synthetic_reviews import abstract, lexicon, review  # noqa: E402
 
-from evalhub.core.gem import score_pairs, task_pairs  # noqa: E402
+from evalhub.core.gem.pairs import score_pairs, task_pairs  # noqa: E402
 from evalhub.llm.scoring.chat_template import encode_request  # noqa: E402
 from evalhub.llm.scoring.reference import score_one_at_a_time  # noqa: E402
 from evalhub.llm.scoring.transformers_scorer import TransformersScorer  # noqa: E402

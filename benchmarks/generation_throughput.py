@@ -36,8 +36,8 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 
 from evalhub.catalog.models import Benchmark, Prompt, Response  # noqa: E402
-from evalhub.core.generation_templates import render_messages  # noqa: E402
-from evalhub.core.hints import RULE_BASED  # noqa: E402
+from evalhub.core.privileged.hints import RULE_BASED  # noqa: E402
+from evalhub.core.prompts.generation import render_messages  # noqa: E402
 from evalhub.generation.actions import (  # noqa: E402
     do_create_generation_run,
     do_ensure_builtin_templates,

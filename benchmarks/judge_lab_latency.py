@@ -36,7 +36,7 @@ from django.test.utils import setup_test_environment  # noqa: E402
 from page_timing import percentile, timed  # noqa: E402  (benchmarks/, beside this script)
 
 from evalhub.catalog.models import Benchmark, Criterion, Judgment, LanguageModel, Prompt, Response  # noqa: E402
-from evalhub.core.judge_lab import agreement_and_kappa  # noqa: E402
+from evalhub.core.judge_lab.measures import agreement_and_kappa  # noqa: E402
 
 
 def build(judges: int, people: int, judgments: int, seed: int) -> None:

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch  # noqa: E402
 from synthetic_reviews import abstract, lexicon, review  # noqa: E402
 
-from evalhub.core.gem_prompts import prediction_messages  # noqa: E402
+from evalhub.core.gem.prompts import prediction_messages  # noqa: E402
 from evalhub.llm.scoring.base import ScoreRequest  # noqa: E402
 from evalhub.llm.scoring.chat_template import encode_request  # noqa: E402
 from evalhub.llm.scoring.reference import score_one_at_a_time  # noqa: E402

@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evalhub.core import bradley_terry as bt  # noqa: E402
+from evalhub.core.statistics import bradley_terry as bt  # noqa: E402
 
 NEW = bt._aggregate
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
-from evalhub.core.markdown_text import ALLOWED_ATTRIBUTES, ALLOWED_TAGS
+from evalhub.core.text.markdown import ALLOWED_ATTRIBUTES, ALLOWED_TAGS
 
 HOSTILE = """# Heading
 <script>alert('script')</script>

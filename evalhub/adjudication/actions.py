@@ -28,7 +28,7 @@ from evalhub.adjudication.models import (
     ItemStatus,
     Reservation,
 )
-from evalhub.core.agreement import unswap
+from evalhub.core.statistics.agreement import unswap
 from evalhub.debates.actions import broadcast_debate, broadcast_run
 from evalhub.debates.models import DebateStatus
 from evalhub.debates.tallying import do_recount_debates

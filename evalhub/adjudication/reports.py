@@ -9,7 +9,7 @@ from itertools import combinations
 from typing import Any
 
 from evalhub.adjudication.models import AdjudicationItem, ItemStatus
-from evalhub.core.agreement import Rate, cohen_kappa, fleiss_kappa, mode, percent_agreement, rating_table
+from evalhub.core.statistics.agreement import Rate, cohen_kappa, fleiss_kappa, mode, percent_agreement, rating_table
 
 
 @dataclass

@@ -20,8 +20,8 @@ from evalhub.adjudication.actions import (
 )
 from evalhub.adjudication.models import AdjudicationItem, ItemStatus, Reservation
 from evalhub.adjudication.reports import agreement_report, export_rows, export_verdict_rows
-from evalhub.core.agreement import unswap
-from evalhub.core.tables import to_text
+from evalhub.core.files.tables import to_text
+from evalhub.core.statistics.agreement import unswap
 from evalhub.debates.models import DebateRun
 
 # What the screen shows, read in one query (with the turns in a second): each submit renders the next

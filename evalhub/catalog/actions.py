@@ -24,11 +24,11 @@ from evalhub.catalog.models import (
     Verdict,
 )
 from evalhub.catalog.tallying import do_count_imported
-from evalhub.core.benchmark_files import ParsedFile, RowError, detect_format, parse_benchmark_file, unit_of
-from evalhub.core.criteria import check_levels
-from evalhub.core.criteria_variants import ORIGINAL as ORIGINAL_PROMPT
-from evalhub.core.judgment_files import DEFAULT_CRITERION, UNREADABLE, ParsedJudgments, parse_judgment_file
-from evalhub.core.slugs import is_slug
+from evalhub.core.files.benchmarks import ParsedFile, RowError, detect_format, parse_benchmark_file, unit_of
+from evalhub.core.files.judgments import DEFAULT_CRITERION, UNREADABLE, ParsedJudgments, parse_judgment_file
+from evalhub.core.files.slugs import is_slug
+from evalhub.core.prompts.criteria import check_levels
+from evalhub.core.prompts.criteria_variants import ORIGINAL as ORIGINAL_PROMPT
 from evalhub.tallies.actions import do_mark_stale, note_change
 
 PROMPT_FIELDS = (

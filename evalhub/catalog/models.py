@@ -11,7 +11,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.urls import reverse
 
-from evalhub.core.criteria import check_levels
+from evalhub.core.prompts.criteria import check_levels
 from evalhub.system.slugs import slug_constraint
 
 

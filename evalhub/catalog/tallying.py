@@ -10,7 +10,7 @@ from collections.abc import Collection, Iterator
 from django.db.models import QuerySet
 
 from evalhub.catalog.models import IMPORTED_VARIANT, Judgment
-from evalhub.core.criteria_variants import ORIGINAL
+from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.tallies.actions import do_add_battles
 from evalhub.tallies.models import IMPORTED_JUDGES, IMPORTED_PEOPLE
 

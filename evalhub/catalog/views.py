@@ -12,8 +12,8 @@ from evalhub.catalog.actions import ImportRejected, check_import_size, do_import
 from evalhub.catalog.exports import EXPORT_FORMATS, TABLES
 from evalhub.catalog.forms import ImportForm
 from evalhub.catalog.models import Benchmark, Judgment, LanguageModel, Prompt, Response
-from evalhub.core.benchmark_files import COLUMNS
-from evalhub.core.tables import to_text
+from evalhub.core.files.benchmarks import COLUMNS
+from evalhub.core.files.tables import to_text
 from evalhub.system.downloads import download
 
 MAX_ERRORS_SHOWN = 200

@@ -4,7 +4,7 @@ Read from the pairwise judgments a judge gave (imported files, e.g. AlpacaEval's
 every pair of the baseline's response and another model's response to the same prompt. The judge's
 probability is used where it gave one (AlpacaEval's fractional preference, a generic file's
 probability_a); a plain verdict counts 1, 0 or ½. A pair judged in both orders counts once, with the
-mean of the two preferences. The arithmetic is evalhub.core.win_rates.
+mean of the two preferences. The arithmetic is evalhub.core.statistics.win_rates.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from django.db.models import Count, Q
 from django.db.models.functions import Length
 
 from evalhub.catalog.models import Judgment, LanguageModel, Verdict
-from evalhub.core.criteria_variants import ORIGINAL
-from evalhub.core.judgment_files import DEFAULT_CRITERION
-from evalhub.core.ppi import labels_needed
-from evalhub.core.win_rates import Comparison, CorrectedWinRate, WinRate, corrected_win_rate, win_rates
+from evalhub.core.files.judgments import DEFAULT_CRITERION
+from evalhub.core.prompts.criteria_variants import ORIGINAL
+from evalhub.core.statistics.ppi import labels_needed
+from evalhub.core.statistics.win_rates import Comparison, CorrectedWinRate, WinRate, corrected_win_rate, win_rates
 from evalhub.dashboards.caching import cached
 from evalhub.debates.models import Debate, DebateRun, DebateStatus, Winner
 
@@ -304,7 +304,7 @@ def do_ask_people(
     import numpy as np
 
     from evalhub.catalog.models import Benchmark, Criterion
-    from evalhub.core.ppi import expected_error, labelling_probabilities
+    from evalhub.core.statistics.ppi import expected_error, labelling_probabilities
     from evalhub.debates.actions import do_create_labelling_run
 
     if rule not in RULES:

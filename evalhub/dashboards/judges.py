@@ -18,8 +18,8 @@ from typing import Any
 from django.db.models import Avg, Count, Q, Sum
 
 from evalhub.catalog.models import LanguageModel
-from evalhub.core.agreement import Rate, system_agreement_of_counts
-from evalhub.core.criteria_variants import ORIGINAL, VARIANTS
+from evalhub.core.prompts.criteria_variants import ORIGINAL, VARIANTS
+from evalhub.core.statistics.agreement import Rate, system_agreement_of_counts
 from evalhub.dashboards.caching import cached
 from evalhub.dashboards.counts import judge_tallies
 from evalhub.dashboards.shapes import AgreementLayout, CallCounts, JudgeRow, JudgesBoard, LayoutRow, RateCell
@@ -170,7 +170,7 @@ def _agreement(
         mode_key = PRIVILEGED if run["privileged_sources"] else PLAIN
         pooled = example[(judge, variant, mode_key)]
         tallies = run["scenarios"].values()
-        # The same pairs as the run's meta-evaluation page (evalhub.core.agreement.judged_pairs),
+        # The same pairs as the run's meta-evaluation page (evalhub.core.statistics.agreement.judged_pairs),
         # counted as the verdicts were written (evalhub.debates.tallying).
         judged = sum(t.judged for t in tallies)
         covered[(judge, variant, mode_key)][0] += judged

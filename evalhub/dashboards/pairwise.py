@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from evalhub.catalog.models import Response
-from evalhub.core import bradley_terry as bt
 from evalhub.core.charts import IntervalChart, interval_chart
-from evalhub.core.text_features import STYLE_FEATURES, style_features
+from evalhub.core.statistics import bradley_terry as bt
+from evalhub.core.text.features import STYLE_FEATURES, style_features
 from evalhub.dashboards.battles import SOURCES, Battle, Filters, load_battles
 from evalhub.dashboards.caching import cached, cached_forever
 from evalhub.dashboards.counts import battle_counts, battle_options

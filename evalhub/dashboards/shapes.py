@@ -9,12 +9,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, TypedDict
 
-from evalhub.core.bradley_terry import RatingDict
+from evalhub.core.statistics.bradley_terry import RatingDict
 
 # --- the pairwise board ------------------------------------------------------------------
 
 
-RatingRow = RatingDict  # evalhub.core.bradley_terry's: Rating.as_dict()
+RatingRow = RatingDict  # evalhub.core.statistics.bradley_terry's: Rating.as_dict()
 
 
 class MatrixCell(TypedDict):

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db import connection
 
-from evalhub.core.agreement import majorities
+from evalhub.core.statistics.agreement import majorities
 from evalhub.dashboards.caching import cached
 from evalhub.debates.models import JudgeRun, JudgeVerdict
 

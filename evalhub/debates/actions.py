@@ -13,8 +13,8 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from evalhub.catalog.models import Response
-from evalhub.core.debate import DebateOutcome, Turn, shown_swapped
-from evalhub.core.usage import Usage
+from evalhub.core.runs.usage import Usage
+from evalhub.core.scaleeval.debate import DebateOutcome, Turn, shown_swapped
 from evalhub.debates import live
 from evalhub.debates.models import (
     FINISHED_DEBATE,

@@ -12,7 +12,11 @@ import asyncio
 import zlib
 from dataclasses import dataclass, field
 
-from evalhub.core.agreement import (
+from evalhub.core.prompts.criteria_variants import criteria_section
+from evalhub.core.runs.outcomes import ComponentFailure, Outcome
+from evalhub.core.runs.usage import CallStats
+from evalhub.core.scaleeval.debate import DebateSetup, ask_for_verdict, initial_prompt
+from evalhub.core.statistics.agreement import (
     Rate,
     by_group,
     coverage,
@@ -24,10 +28,6 @@ from evalhub.core.agreement import (
     system_agreement,
     unswap,
 )
-from evalhub.core.criteria_variants import criteria_section
-from evalhub.core.debate import DebateSetup, ask_for_verdict, initial_prompt
-from evalhub.core.outcomes import ComponentFailure, Outcome
-from evalhub.core.usage import CallStats
 from evalhub.debates.actions import JUDGE_RUN, judge_queue
 from evalhub.debates.models import Debate, DebateStatus, JudgeRun, JudgeVerdict
 from evalhub.debates.runner import PRIVILEGED_TITLES

@@ -1,4 +1,4 @@
-"""Running one debate: the pure engine (evalhub.core.debate) wired to model clients, the
+"""Running one debate: the pure engine (evalhub.core.scaleeval.debate) wired to model clients, the
 database and the browsers watching.
 
 Each finished turn is stored before the next round starts, so a worker that dies mid-debate
@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from django.core.cache import cache
 from django.db.models import prefetch_related_objects
 
-from evalhub.core.debate import DebateSetup, Turn, criteria_text
-from evalhub.core.debate import run_debate as run_protocol
-from evalhub.core.outcomes import ComponentFailure, Outcome
-from evalhub.core.usage import CallStats
+from evalhub.core.prompts.criteria_variants import criteria_text
+from evalhub.core.runs.outcomes import ComponentFailure, Outcome
+from evalhub.core.runs.usage import CallStats
+from evalhub.core.scaleeval.debate import DebateSetup, Turn
+from evalhub.core.scaleeval.debate import run_debate as run_protocol
 from evalhub.debates import live
 from evalhub.debates.actions import (
     DEBATE,

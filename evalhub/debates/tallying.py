@@ -23,8 +23,8 @@ from typing import Any
 from django.db import transaction
 
 from evalhub.catalog.models import IMPORTED_VARIANT
-from evalhub.core.agreement import majorities, position_flip_rate, unswap
-from evalhub.core.criteria_variants import ORIGINAL
+from evalhub.core.prompts.criteria_variants import ORIGINAL
+from evalhub.core.statistics.agreement import majorities, position_flip_rate, unswap
 from evalhub.debates.models import (
     CountedDebate,
     Debate,

@@ -11,10 +11,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from evalhub.catalog.models import Benchmark, LanguageModel, Prompt, Response
-from evalhub.core.answers import MatchMode
-from evalhub.core.generation_templates import BUILTIN_TEMPLATES, check_template
-from evalhub.core.hints import RULE_BASED, leaking_hints
-from evalhub.core.tiers import tier_label
+from evalhub.core.privileged.answers import MatchMode
+from evalhub.core.privileged.hints import RULE_BASED, leaking_hints
+from evalhub.core.privileged.tiers import tier_label
+from evalhub.core.prompts.generation import BUILTIN_TEMPLATES, check_template
 from evalhub.debates.actions import RunRejected, do_create_judge_run, do_create_run
 from evalhub.debates.models import DebateRun
 from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate, response_variant

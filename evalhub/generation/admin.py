@@ -20,7 +20,7 @@ class PromptHintsAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         # The same re-check as the hints page: an edit can never hide a leak.
-        from evalhub.core.hints import leaking_hints
+        from evalhub.core.privileged.hints import leaking_hints
 
         obj.leaks = [i + 1 for i in leaking_hints(obj.hints, obj.final_answer or None)]
         obj.leak_accepted = obj.leak_accepted and bool(obj.leaks)

@@ -14,9 +14,9 @@ from collections import Counter
 from django.db.models import Count, Max, Q
 
 from evalhub.catalog.models import LanguageModel, Prompt, Response
-from evalhub.core.answers import answers_match, extract_answer
-from evalhub.core.outcomes import ComponentFailure, Outcome
-from evalhub.core.tiers import TierTable, tier_label, tier_table, win_value
+from evalhub.core.privileged.answers import answers_match, extract_answer
+from evalhub.core.privileged.tiers import TierTable, tier_label, tier_table, win_value
+from evalhub.core.runs.outcomes import ComponentFailure, Outcome
 from evalhub.dashboards.battles import SOURCES, load_battles
 from evalhub.dashboards.caching import cached, fingerprint
 from evalhub.debates.models import Debate

@@ -4,10 +4,10 @@ from django import forms
 from django.db.models import Count
 
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel, select_prompts
-from evalhub.core.answers import MatchMode
-from evalhub.core.builtin_criteria import CRITERION_FOR_TASK_TYPE
-from evalhub.core.generation_templates import PLACEHOLDERS
-from evalhub.core.hints import RULE_BASED
+from evalhub.core.privileged.answers import MatchMode
+from evalhub.core.privileged.hints import RULE_BASED
+from evalhub.core.prompts.builtin_criteria import CRITERION_FOR_TASK_TYPE
+from evalhub.core.prompts.generation import PLACEHOLDERS
 from evalhub.debates.forms import DEFAULT_AGENTS, JudgeRunForm
 from evalhub.debates.models import DebateRun
 from evalhub.generation.actions import candidate_model, check_generation_config, do_register_candidate

@@ -12,8 +12,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from evalhub.catalog.models import Benchmark, LanguageModel, Prompt
-from evalhub.core.answers import MatchMode
-from evalhub.core.generation_templates import check_template
+from evalhub.core.privileged.answers import MatchMode
+from evalhub.core.prompts.generation import check_template
 from evalhub.jobs.models import Job
 from evalhub.system.slugs import slug_constraint
 

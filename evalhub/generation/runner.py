@@ -14,10 +14,17 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from evalhub.catalog.models import LanguageModel, Prompt, Response
-from evalhub.core.generation_templates import render_messages
-from evalhub.core.hints import HINT_PROMPT_VERSION, RULE_BASED, final_answer, hint_messages, parse_hints, prefix_hints
-from evalhub.core.tiers import tier_label
-from evalhub.core.usage import Usage
+from evalhub.core.privileged.hints import (
+    HINT_PROMPT_VERSION,
+    RULE_BASED,
+    final_answer,
+    hint_messages,
+    parse_hints,
+    prefix_hints,
+)
+from evalhub.core.privileged.tiers import tier_label
+from evalhub.core.prompts.generation import render_messages
+from evalhub.core.runs.usage import Usage
 from evalhub.generation.actions import do_store_hints, hints_digest, spec_of
 from evalhub.generation.models import GenerationRun, PromptHints
 from evalhub.jobs.models import JobChunk

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from evalhub.core.tiers import Cell, Separability
+from evalhub.core.privileged.tiers import Cell, Separability
 
 
 class TierRow(TypedDict):

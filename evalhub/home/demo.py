@@ -14,7 +14,7 @@ from pathlib import Path
 
 from evalhub.catalog.demo import DEMO_BENCHMARK, DEMO_MATHS_BENCHMARK, demo_texts
 from evalhub.catalog.models import Benchmark, LanguageModel
-from evalhub.core.hints import RULE_BASED
+from evalhub.core.privileged.hints import RULE_BASED
 from evalhub.debates.actions import do_create_judge_run
 from evalhub.debates.demo import DEMO_RUN_NAME, do_create_demo_debate_run
 from evalhub.debates.models import DebateRun, JudgeRun

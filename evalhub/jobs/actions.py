@@ -10,8 +10,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from evalhub.celery import QUEUES, task_named
-from evalhub.core.outcomes import Outcome
-from evalhub.core.usage import Usage
+from evalhub.core.runs.outcomes import Outcome
+from evalhub.core.runs.usage import Usage
 from evalhub.jobs import live
 from evalhub.jobs.kinds import run_of
 from evalhub.jobs.models import Job, JobStatus, StopRequest, WorkerHeartbeat, stall_after
@@ -79,7 +79,7 @@ def do_add_usage(job: Job, usage: Usage) -> Job:
 
 
 def do_settle_job(job: Job, outcome: Outcome, message: str = "", result: Mapping[str, Any] | None = None) -> Job:
-    """The last chunk is recorded: the final state follows from what happened (evalhub.core.outcomes),
+    """The last chunk is recorded: the final state follows from what happened (evalhub.core.runs.outcomes),
     never from the work having ended. A stop asked for meanwhile does not hide the outcome: every
     unit has its result by now."""
     state, headline = outcome.settle()

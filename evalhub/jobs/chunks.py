@@ -27,8 +27,8 @@ from django.db import DatabaseError, close_old_connections, connection, transact
 from django.utils import timezone
 
 from evalhub.celery import task_named
-from evalhub.core.outcomes import Outcome
-from evalhub.core.usage import Usage
+from evalhub.core.runs.outcomes import Outcome
+from evalhub.core.runs.usage import Usage
 from evalhub.db_pool import release_connection
 from evalhub.jobs import kinds
 from evalhub.jobs.actions import (

@@ -9,8 +9,8 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
-from evalhub.core.outcomes import partial_words
-from evalhub.core.usage import Usage
+from evalhub.core.runs.outcomes import partial_words
+from evalhub.core.runs.usage import Usage
 
 
 class JobStatus(models.TextChoices):
@@ -54,7 +54,9 @@ class Job(models.Model):
     )
     units_failed = models.PositiveIntegerField(default=0, help_text="Units that produced no result (with a cause).")
     units_invalid = models.PositiveIntegerField(default=0, help_text="Units answered, but not usable.")
-    usage = models.JSONField(default=dict, blank=True, help_text="Calls, tokens and cost (evalhub.core.usage.Usage).")
+    usage = models.JSONField(
+        default=dict, blank=True, help_text="Calls, tokens and cost (evalhub.core.runs.usage.Usage)."
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django import forms
 
-from evalhub.core.judgment_files import LAYOUTS
+from evalhub.core.files.judgments import LAYOUTS
 from evalhub.system.forms import OnlyChoicePreselectedForm
 
 

@@ -20,10 +20,10 @@ from django.db.models.functions import Coalesce, Length
 
 from evalhub.adjudication.models import Adjudication
 from evalhub.catalog.models import Criterion, Judgment, LanguageModel, Response
-from evalhub.core.agreement import unswap
-from evalhub.core.criteria_variants import ORIGINAL
-from evalhub.core.judge_lab import FIRST, NO_VERDICT, SECOND, TIE, Label, LabelArrays, Pair
-from evalhub.core.judge_report import ADJUDICATED, AGENT, CONSENSUS, MODEL, PANEL, PERSON, JudgeInfo, Settled
+from evalhub.core.judge_lab.measures import FIRST, NO_VERDICT, SECOND, TIE, Label, LabelArrays, Pair
+from evalhub.core.judge_lab.report import ADJUDICATED, AGENT, CONSENSUS, MODEL, PANEL, PERSON, JudgeInfo, Settled
+from evalhub.core.prompts.criteria_variants import ORIGINAL
+from evalhub.core.statistics.agreement import unswap
 from evalhub.dashboards.judges import spec_models
 from evalhub.debates.models import Debate, DebateRun, DebateStatus, DebateTurn, JudgeRun, JudgeVerdict
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-from evalhub.core.judge_report import Report, build_report
+from evalhub.core.judge_lab.report import Report, build_report
 from evalhub.dashboards.caching import cached
 from evalhub.judgelab.observations import Scope, collect
 

@@ -12,10 +12,10 @@ from evalhub.accounts.roles import ADMIN, role_required
 from evalhub.catalog.actions import ImportRejected, check_import_size, do_import_judgments
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.charts import bias_chart, reliability_chart
-from evalhub.core.judge_lab import CONFUSION_COLUMNS, CONFUSION_ROWS
-from evalhub.core.judge_report import KINDS, MODEL, PANEL, summary_row
-from evalhub.core.ppi import CorrectedBoard
-from evalhub.core.tables import to_text
+from evalhub.core.files.tables import to_text
+from evalhub.core.judge_lab.measures import CONFUSION_COLUMNS, CONFUSION_ROWS
+from evalhub.core.judge_lab.report import KINDS, MODEL, PANEL, summary_row
+from evalhub.core.statistics.ppi import CorrectedBoard
 from evalhub.dashboards.provenance import stand_in_specs
 from evalhub.judgelab.forms import JudgmentImportForm
 from evalhub.judgelab.observations import Scope

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from evalhub.core.usage import Usage
+from evalhub.core.runs.usage import Usage
 from evalhub.llm.types import Completion
 
 

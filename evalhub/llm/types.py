@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalhub.core.usage import CallStats
+from evalhub.core.runs.usage import CallStats
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
 

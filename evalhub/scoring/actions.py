@@ -10,8 +10,8 @@ from django.db import transaction
 
 from evalhub.catalog.models import Benchmark, LanguageModel, Response, variant_matches, variant_q
 from evalhub.celery import GPU_QUEUE
-from evalhub.core.gem_prompts import PROMPT_VERSION
-from evalhub.core.gem_validation import STRATEGIES
+from evalhub.core.gem.prompts import PROMPT_VERSION
+from evalhub.core.gem.validation import STRATEGIES
 from evalhub.jobs.actions import do_create_job
 from evalhub.jobs.chunks import chosen_prompt_ids, do_plan_chunks
 from evalhub.llm.registry import SCORERS, parse_spec
@@ -244,8 +244,8 @@ def check_discernment_config(
     perturbation_lm: str = "",
     repeats: int = 5,
 ) -> list[str]:
-    from evalhub.core.judge_prompts import RUBRIC_LEVELS, TASKS, metric_of
-    from evalhub.core.perturbations import REGISTRY
+    from evalhub.core.dhp.perturbations import REGISTRY
+    from evalhub.core.prompts.judges import RUBRIC_LEVELS, TASKS, metric_of
     from evalhub.scoring.models import DiscernmentFamily, ScoringMode
 
     errors = []
@@ -321,7 +321,7 @@ def do_create_discernment_run(
     enqueue: bool = True,
 ):
     """Create the job, its run and its chunks; progress counts one unit per original response."""
-    from evalhub.core.expert_weights import check_weights
+    from evalhub.core.dhp.expert_weights import check_weights
     from evalhub.scoring.models import DiscernmentRun
 
     errors = check_discernment_config(

@@ -27,13 +27,13 @@ from django.db.models import Count, Q
 
 from evalhub.catalog.actions import do_derive_response
 from evalhub.catalog.models import Prompt, Response, variant_q
-from evalhub.core import perturbations as registry
-from evalhub.core.dhp_report import Groups, add_pair, bootstrap_d_avg, build_report
-from evalhub.core.judge_outputs import parse_likert_score, parse_rubric_json
-from evalhub.core.judge_prompts import TASKS, geval_messages, rubric_messages
-from evalhub.core.optimism import optimism_report
-from evalhub.core.outcomes import ComponentFailure, Outcome
-from evalhub.core.perturbations import split_sentences
+from evalhub.core.dhp import perturbations as registry
+from evalhub.core.dhp.perturbations import split_sentences
+from evalhub.core.dhp.report import Groups, add_pair, bootstrap_d_avg, build_report
+from evalhub.core.prompts.judge_outputs import parse_likert_score, parse_rubric_json
+from evalhub.core.prompts.judges import TASKS, geval_messages, rubric_messages
+from evalhub.core.runs.outcomes import ComponentFailure, Outcome
+from evalhub.core.yescieval.optimism import optimism_report
 from evalhub.jobs.chunks import Settled
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.jobs.runners import JobRunner

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django import forms
 
 from evalhub.catalog.models import Benchmark, LanguageModel, check_variant
-from evalhub.core.gem_validation import STRATEGIES
+from evalhub.core.gem.validation import STRATEGIES
 from evalhub.jobs.chunks import chosen_prompt_ids
 from evalhub.scoring.actions import check_gem_config, check_preprocessing
 from evalhub.scoring.models import GemVariant
@@ -125,7 +125,7 @@ class GemRunForm(OnlyChoicePreselectedForm):
 
 
 def perturbation_choices() -> list[tuple[str, str]]:
-    from evalhub.core.perturbations import REGISTRY
+    from evalhub.core.dhp.perturbations import REGISTRY
 
     return [
         (
@@ -192,8 +192,8 @@ class DiscernmentRunForm(OnlyChoicePreselectedForm):
         surveys.queryset = SurveyVersion.objects.filter(published=True).select_related("survey")
 
     def clean(self):
-        from evalhub.core.judge_prompts import RUBRIC_LEVELS
-        from evalhub.core.survey_templates import DHP_TEMPLATES
+        from evalhub.core.prompts.judges import RUBRIC_LEVELS
+        from evalhub.core.prompts.surveys import DHP_TEMPLATES
         from evalhub.scoring.actions import check_discernment_config
 
         data = super().clean() or {}

@@ -1,6 +1,6 @@
 """A GEM run's results: the GRE-bench table per variant, the validation table, per-response scores.
 
-Read with a fixed number of queries whatever the run's size; the maths is evalhub.core.gem.
+Read with a fixed number of queries whatever the run's size; the maths is evalhub.core.gem.pairs.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import math
 from collections import defaultdict
 
 from evalhub.catalog.models import LanguageModel, Response
-from evalhub.core.gem import group_estimates, mean_difference
-from evalhub.core.gem_validation import STRATEGIES
-from evalhub.core.outcomes import ComponentFailure, Outcome
-from evalhub.core.text_overlap import BASELINES
+from evalhub.core.gem.pairs import group_estimates, mean_difference
+from evalhub.core.gem.validation import STRATEGIES
+from evalhub.core.runs.outcomes import ComponentFailure, Outcome
+from evalhub.core.text.overlap import BASELINES
 from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant, RowIssue
 from evalhub.scoring.shapes import Column, GemEntry, GemSummary, ResponseScore, ValidationRow
 

@@ -1,6 +1,6 @@
 """One chunk of a GEM job: texts for each variant, the pairs, their log-probabilities, the rows.
 
-The pure parts (pairs, PMI, aggregates) live in evalhub.core.gem; this module gathers the
+The pure parts (pairs, PMI, aggregates) live in evalhub.core.gem.pairs; this module gathers the
 inputs from the database, asks the LLMs for rewrites (stored, see rewrites.py), scores on
 the worker's evaluation LM (loaded once per worker process) and hands the rows to
 do_record_chunk, which writes them in one transaction.
@@ -29,9 +29,9 @@ from django.utils import timezone
 
 from evalhub.catalog.actions import do_derive_response
 from evalhub.catalog.models import Prompt, Response, variant_matches
-from evalhub.core import gem_prompts
-from evalhub.core.gem import GemPair, PairScore, score_pairs, task_pairs
-from evalhub.core.gem_validation import STRATEGIES, derive
+from evalhub.core.gem import prompts as gem_prompts
+from evalhub.core.gem.pairs import GemPair, PairScore, score_pairs, task_pairs
+from evalhub.core.gem.validation import STRATEGIES, derive
 from evalhub.jobs.chunks import Settled
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.jobs.runners import JobRunner

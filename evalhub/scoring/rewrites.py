@@ -13,7 +13,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
 
-from evalhub.core.gem_prompts import PROMPT_VERSION
+from evalhub.core.gem.prompts import PROMPT_VERSION
 from evalhub.llm import event_loop
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import LLMError, UnknownProvider

@@ -57,7 +57,7 @@ class DiscernmentSummary(TypedDict, total=False):
     quality: dict[str, JudgeQuality]  # judge → its calls' outcomes
     issues: int
     optimism: dict[str, dict[str, dict[str, dict[str, Any]]]]  # judge → rubric → variant → shift (YESciEval)
-    dhp: dict[str, Any]  # evalhub.core.dhp_report's report, with "intervals" (DHP)
+    dhp: dict[str, Any]  # evalhub.core.dhp.report's report, with "intervals" (DHP)
     weights_source: str
     failed_judges: dict[str, str]  # a judge that produced no score → its first error
 
@@ -131,7 +131,7 @@ class RatingChart(TypedDict):
 
 class RubricShift(TypedDict):
     rubric: str
-    subtle: dict[str, Any] | None  # an optimism shift (evalhub.core.optimism) as a dict
+    subtle: dict[str, Any] | None  # an optimism shift (evalhub.core.yescieval.optimism) as a dict
     extreme: dict[str, Any] | None
 
 

@@ -10,8 +10,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from evalhub.core.expert_weights import ExpertWeights, expert_weights
-from evalhub.core.survey_templates import TEMPLATES
+from evalhub.core.dhp.expert_weights import ExpertWeights, expert_weights
+from evalhub.core.prompts.surveys import TEMPLATES
 from evalhub.surveys.models import Invitation, Survey, SurveyAnswer, SurveyVersion
 
 

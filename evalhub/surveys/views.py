@@ -10,8 +10,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from evalhub.accounts.roles import ADMIN, EXPERT, role_required
-from evalhub.core.survey_templates import TEMPLATES
-from evalhub.core.tables import to_text
+from evalhub.core.files.tables import to_text
+from evalhub.core.prompts.surveys import TEMPLATES
 from evalhub.surveys.actions import (
     InvitationClosed,
     SurveyRejected,

@@ -6,7 +6,7 @@ import json
 
 from django.http import HttpResponse
 
-from evalhub.core.tables import to_text
+from evalhub.core.files.tables import to_text
 from evalhub.system.hf_datasets import dataset_zip
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import CheckConstraint, Q
 
-from evalhub.core.slugs import SLUG_CHARACTERS, repaired_slugs
+from evalhub.core.files.slugs import SLUG_CHARACTERS, repaired_slugs
 
 
 def slug_constraint(model: str) -> CheckConstraint:

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from evalhub.adjudication.models import Adjudication
-from evalhub.core.agreement import unswap
+from evalhub.core.statistics.agreement import unswap
 from tests.adjudication.conftest import make_items  # noqa: F401  (fixture)
 from tests.browser.test_login_and_browse import ARTIFACTS, page  # noqa: F401  (fixture)
 from tests.conftest import make_user, requires_chromium

@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 from evalhub.catalog.actions import ImportRejected, do_import_benchmark
 from evalhub.catalog.exports import response_rows
 from evalhub.catalog.models import Benchmark, DataImport, LanguageModel, Prompt, Response
-from evalhub.core.tables import to_text
+from evalhub.core.files.tables import to_text
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 
 from evalhub.catalog.actions import ImportRejected, do_import_judgments
 from evalhub.catalog.models import Criterion, Judgment, LanguageModel, Prompt, Response
-from evalhub.core.judgment_files import parse_judgment_file
+from evalhub.core.files.judgments import parse_judgment_file
 from evalhub.judgelab.observations import Scope
 from evalhub.judgelab.report import compute
 
@@ -266,7 +266,7 @@ def test_imported_labels_and_verdicts_are_battles_on_the_pairwise_board():
 
 
 def test_a_database_made_by_migrate_alone_knows_the_built_in_criteria():
-    from evalhub.core.builtin_criteria import BUILTIN_CRITERIA
+    from evalhub.core.prompts.builtin_criteria import BUILTIN_CRITERIA
 
     assert set(BUILTIN_CRITERIA) <= set(Criterion.objects.values_list("slug", flat=True))
     labels = (

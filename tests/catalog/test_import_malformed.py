@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from evalhub.catalog.actions import ImportRejected, do_import_benchmark
 from tests.catalog.test_import import table_sizes
-from tests.core.test_benchmark_files_properties import rows
+from tests.core.files.test_benchmarks_properties import rows
 
 pytestmark = pytest.mark.django_db
 

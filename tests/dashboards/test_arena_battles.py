@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 
 from evalhub.catalog.actions import ImportRejected, do_import_judgments
 from evalhub.catalog.models import Benchmark
-from evalhub.core import bradley_terry as bt
+from evalhub.core.statistics import bradley_terry as bt
 from evalhub.dashboards.battles import SOURCES, Filters, load_battles
 from evalhub.dashboards.caching import fingerprint
 

@@ -1,5 +1,5 @@
 """Win rates against a baseline from imported judgments: AlpacaEval's columns from the page, the exports
-and `export_winrates`, equal to evalhub.core.win_rates on the same preferences."""
+and `export_winrates`, equal to evalhub.core.statistics.win_rates on the same preferences."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from evalhub.catalog.actions import do_import_judgments
-from evalhub.core.win_rates import Comparison, win_rates
+from evalhub.core.statistics.win_rates import Comparison, win_rates
 
 pytestmark = pytest.mark.django_db
 

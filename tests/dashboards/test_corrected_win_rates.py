@@ -13,8 +13,8 @@ from django.test import Client
 
 from evalhub.catalog.actions import do_import_judgments
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
-from evalhub.core.judgment_files import DEFAULT_CRITERION
-from evalhub.core.ppi import classical_mean, labels_needed, ppi_mean
+from evalhub.core.files.judgments import DEFAULT_CRITERION
+from evalhub.core.statistics.ppi import classical_mean, labels_needed, ppi_mean
 from evalhub.dashboards.baseline_win_rates import Selection, people_preferences
 from tests.dashboards.test_baseline_win_rates import BASELINE, JUDGE, imported  # noqa: F401  (fixture)
 
@@ -247,7 +247,7 @@ def test_pairs_drawn_where_the_judge_is_least_sure_are_weighted_by_their_chance_
     import numpy as np
 
     from evalhub.adjudication.actions import do_reserve_next, do_submit
-    from evalhub.core.ppi import active_mean, inclusion_probability
+    from evalhub.core.statistics.ppi import active_mean, inclusion_probability
     from evalhub.dashboards.baseline_win_rates import comparisons, corrected_rows
     from evalhub.debates.models import DebateRun
 

@@ -15,9 +15,9 @@ from evalhub.adjudication.models import AdjudicationItem
 from evalhub.catalog.actions import do_import_judgments
 from evalhub.catalog.demo import do_load_demo
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
-from evalhub.core import bradley_terry as bt
-from evalhub.core.agreement import coverage, judged_pairs, position_flip_rate, system_agreement, unswap
-from evalhub.core.debate import DebateOutcome
+from evalhub.core.scaleeval.debate import DebateOutcome
+from evalhub.core.statistics import bradley_terry as bt
+from evalhub.core.statistics.agreement import coverage, judged_pairs, position_flip_rate, system_agreement, unswap
 from evalhub.dashboards.battles import SOURCES, Filters, load_battles
 from evalhub.dashboards.caching import fingerprint
 from evalhub.dashboards.counts import do_rebuild_tallies, fresh

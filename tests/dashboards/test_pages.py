@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from evalhub.core.debate import DebateOutcome
+from evalhub.core.scaleeval.debate import DebateOutcome
 from evalhub.dashboards import counts as counts_module
 from evalhub.debates.actions import do_finish_debates
 from evalhub.debates.models import DebateStatus
@@ -220,7 +220,7 @@ def test_a_rating_links_to_the_battles_it_comes_from_under_the_same_filters(clie
 
 
 def test_the_board_offers_arena_ranks_sandwich_intervals_and_pair_reweighting(client, played, viewer, login):
-    from evalhub.core import bradley_terry as bt
+    from evalhub.core.statistics import bradley_terry as bt
     from evalhub.dashboards.battles import Filters
     from evalhub.dashboards.caching import fingerprint
     from evalhub.dashboards.pairwise import pairwise_board

@@ -4,7 +4,7 @@ import pytest
 
 from evalhub.catalog.demo import do_load_demo
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
-from evalhub.core import prompt_sections as ps
+from evalhub.core.prompts import sections as ps
 from evalhub.debates.actions import do_create_run
 from evalhub.llm.base import ChatClient
 from evalhub.llm.types import Completion, ProviderUnavailable

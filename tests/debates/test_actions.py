@@ -7,8 +7,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from evalhub.adjudication.models import AdjudicationItem
-from evalhub.core.debate import DebateOutcome, Turn
-from evalhub.core.usage import CallStats, Usage
+from evalhub.core.runs.usage import CallStats, Usage
+from evalhub.core.scaleeval.debate import DebateOutcome, Turn
 from evalhub.debates import actions
 from evalhub.debates.actions import do_claim_debates, do_finish_debates, do_record_turns, do_start_run
 from evalhub.debates.models import Debate, DebateStatus, DebateTurn, Winner

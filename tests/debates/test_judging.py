@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from evalhub.core import prompt_sections as ps
+from evalhub.core.prompts import sections as ps
 from evalhub.debates.actions import do_create_judge_run
 from evalhub.debates.judging import meta_evaluation
 from evalhub.debates.models import DebateStatus, JudgeVerdict

@@ -12,8 +12,8 @@ from django.db import OperationalError, connections
 from django.test import override_settings
 
 from evalhub.adjudication.models import AdjudicationItem
-from evalhub.core import prompt_sections as ps
-from evalhub.core.usage import Usage
+from evalhub.core.prompts import sections as ps
+from evalhub.core.runs.usage import Usage
 from evalhub.debates.actions import do_start_run
 from evalhub.debates.models import DebateStatus, DebateTurn, Winner
 from evalhub.debates.runner import run_debate

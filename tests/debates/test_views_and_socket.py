@@ -11,7 +11,7 @@ from channels.db import database_sync_to_async as sync_to_async
 from django.db import connections
 
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
-from evalhub.core.debate import Turn
+from evalhub.core.scaleeval.debate import Turn
 from evalhub.debates.actions import do_record_turns, do_start_run
 from evalhub.debates.models import DebateRun, DebateStatus
 from evalhub.debates.runner import run_debate

@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from evalhub.catalog.demo import do_load_builtin_criteria
 from evalhub.catalog.models import Criterion, Response
-from evalhub.core.hints import RULE_BASED
+from evalhub.core.privileged.hints import RULE_BASED
 from evalhub.debates.actions import do_create_run
 from evalhub.debates.models import Debate, DebateStatus, Winner
 from evalhub.generation.analysis import tier_analysis

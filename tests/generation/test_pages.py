@@ -7,7 +7,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from evalhub.core.hints import RULE_BASED
+from evalhub.core.privileged.hints import RULE_BASED
 from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate
 from tests.generation.conftest import spec
 from tests.generation.test_runs import run_here

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from evalhub.catalog.models import Response
-from evalhub.core.hints import RULE_BASED
+from evalhub.core.privileged.hints import RULE_BASED
 from evalhub.generation.actions import (
     GenerationRejected,
     do_create_generation_run,

@@ -12,7 +12,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from evalhub.catalog.models import Benchmark, LanguageModel, Prompt, Response
-from evalhub.core.outcomes import Outcome
+from evalhub.core.runs.outcomes import Outcome
 from evalhub.jobs import kinds
 from evalhub.jobs.actions import do_request_stop
 from evalhub.jobs.chunks import Settled, do_requeue_stalled_chunks, do_resume_job

@@ -7,7 +7,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from tests.core.test_pointwise import BAD, survey
+from tests.core.statistics.test_pointwise import BAD, survey
 
 
 def test_the_command_writes_the_report_per_criterion_and_names_a_bad_line(tmp_path):

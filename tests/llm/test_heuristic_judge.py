@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evalhub.core import prompt_sections as ps
-from evalhub.core.debate import DebateSetup, Turn, discussion_prompt, initial_prompt, parse_verdict
+from evalhub.core.prompts import sections as ps
+from evalhub.core.scaleeval.debate import DebateSetup, Turn, discussion_prompt, initial_prompt, parse_verdict
 from evalhub.llm import get_chat_client
 from evalhub.llm.providers.heuristic import HeuristicJudge
 from evalhub.llm.types import RequestRejected
@@ -95,8 +95,8 @@ async def test_it_writes_no_responses():
 def test_it_answers_a_dhp_geval_prompt_with_a_score_alone_and_scores_a_typo_ridden_copy_lower():
     import asyncio
 
-    from evalhub.core.judge_outputs import parse_likert_score
-    from evalhub.core.judge_prompts import geval_messages
+    from evalhub.core.prompts.judge_outputs import parse_likert_score
+    from evalhub.core.prompts.judges import geval_messages
     from evalhub.llm.providers.heuristic import HeuristicJudge
 
     clean = (
@@ -119,8 +119,8 @@ def test_it_answers_a_yescieval_rubric_prompt_with_json_and_an_integer_rating():
     import asyncio
     import json
 
-    from evalhub.core.judge_outputs import parse_rubric_json
-    from evalhub.core.judge_prompts import rubric_messages
+    from evalhub.core.prompts.judge_outputs import parse_rubric_json
+    from evalhub.core.prompts.judges import rubric_messages
     from evalhub.llm.providers.heuristic import HeuristicJudge
 
     answer = asyncio.run(

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from tests.core.test_dhp import scores_csv
+from tests.core.dhp.test_discernment import scores_csv
 
 
 def test_it_writes_the_documented_json(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from evalhub.catalog.models import Response
-from evalhub.core.dhp import discernment
+from evalhub.core.dhp.discernment import discernment
 from evalhub.jobs.models import JobStatus
 from evalhub.jobs.runners import work_chunk
 from evalhub.scoring.actions import do_create_discernment_run
@@ -289,7 +289,7 @@ def test_a_jobs_exports_recompute_with_dhp_report_to_the_same_numbers_under_loos
     import csv
     import io
 
-    from evalhub.core.dhp_report import build_report, read_scores
+    from evalhub.core.dhp.report import build_report, read_scores
     from evalhub.scoring.discernment import perturbation_key
 
     loose = {"random_deletions": {"coherence": 0.6, "fluency": 0.2, "relevance": 0.199}}

@@ -9,7 +9,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from evalhub.core.dhp_report import build_report, read_scores
+from evalhub.core.dhp.report import build_report, read_scores
 from evalhub.jobs.runners import work_chunk
 from evalhub.scoring.actions import do_create_discernment_run
 from evalhub.scoring.models import DiscernmentRun

@@ -10,8 +10,8 @@ import pytest
 from django.db.models import F
 
 from evalhub.catalog.models import Response
-from evalhub.core.gem import mean_difference
-from evalhub.core.text_overlap import rouge_l
+from evalhub.core.gem.pairs import mean_difference
+from evalhub.core.text.overlap import rouge_l
 from evalhub.jobs.actions import do_request_cancel
 from evalhub.jobs.chunks import do_resume_job
 from evalhub.jobs.models import JobStatus
@@ -177,7 +177,7 @@ def test_a_model_without_a_chat_template_fails_the_job_naming_it_and_is_reported
 def test_a_context_too_long_cuts_the_candidate_and_flags_the_row(
     reviews, eval_lm, tiny_model, tiny_tokenizer, monkeypatch
 ):
-    from evalhub.core.gem import GemPair
+    from evalhub.core.gem.pairs import GemPair
     from evalhub.llm.scoring.chat_template import encode_request
 
     long_text = " ".join(["The reviewer appreciates the clear writing."] * 60)
@@ -294,7 +294,7 @@ def examiner(messages):
 
 
 def test_the_lm_examiner_baseline_joins_the_validation_table(reviews, eval_lm, monkeypatch):
-    from evalhub.core.gem_prompts import parse_examiner_score
+    from evalhub.core.gem.prompts import parse_examiner_score
     from evalhub.scoring.models import ExaminerScore
 
     assert parse_examiner_score("<overall_score>\n[7.5]\n</overall_score>") == 7.5

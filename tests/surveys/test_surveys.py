@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from evalhub.core.expert_weights import check_weights
+from evalhub.core.dhp.expert_weights import check_weights
 from evalhub.surveys.actions import do_create_from_template, do_edit, do_invite, do_publish, do_submit, version_weights
 from evalhub.surveys.models import Invitation, SurveyAnswer, SurveyVersion
 from tests.conftest import make_user

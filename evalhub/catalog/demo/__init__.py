@@ -18,7 +18,7 @@ from django.db import transaction
 
 from evalhub.catalog.actions import ImportSummary, do_ensure_criterion, do_import_benchmark
 from evalhub.catalog.models import LanguageModel, TaskType
-from evalhub.core.builtin_criteria import BUILTIN_CRITERIA
+from evalhub.core.prompts.builtin_criteria import BUILTIN_CRITERIA
 
 DEMO_BENCHMARK = "demo"
 DEMO_MATHS_BENCHMARK = "demo-arithmetic"

@@ -6,7 +6,7 @@ from django.db import migrations
 
 
 def create_builtin_criteria(apps, schema_editor):
-    from evalhub.core.builtin_criteria import BUILTIN_CRITERIA
+    from evalhub.core.prompts.builtin_criteria import BUILTIN_CRITERIA
 
     Criterion = apps.get_model("catalog", "Criterion")
     for slug, spec in BUILTIN_CRITERIA.items():

@@ -58,7 +58,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             "job",
             "usage",
-            models.JSONField(blank=True, default=dict, help_text="Calls, tokens and cost (evalhub.core.usage.Usage)."),
+            models.JSONField(blank=True, default=dict, help_text="Calls, tokens and cost (evalhub.core.runs.usage.Usage)."),
         ),
         migrations.AlterField(
             "job",

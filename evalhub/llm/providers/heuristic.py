@@ -1,6 +1,6 @@
 """An offline, deterministic judge that is not a language model.
 
-It reads the sections of a judge prompt (see evalhub.core.prompt_sections), scores each
+It reads the sections of a judge prompt (see evalhub.core.prompts.sections), scores each
 submission from simple features — closeness to the reference answer when there is one,
 length, structure, refusals — and answers in the judge format: a short justification, then
 the verdict alone on the last line. Variants weigh the features differently so that a panel
@@ -17,10 +17,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from evalhub.core import prompt_sections as ps
-from evalhub.core.debate import parse_verdict
-from evalhub.core.judge_prompts import GEVAL_ANSWER_CUE, YESCIEVAL_ANSWER_CUE
-from evalhub.core.text_features import (
+from evalhub.core.prompts import sections as ps
+from evalhub.core.prompts.judges import GEVAL_ANSWER_CUE, YESCIEVAL_ANSWER_CUE
+from evalhub.core.scaleeval.debate import parse_verdict
+from evalhub.core.text.features import (
     fluency_score,
     is_refusal,
     length_score,

@@ -3,7 +3,7 @@ are free and their tokens are counted as words, so runs on them show usage like 
 
 from __future__ import annotations
 
-from evalhub.core.text_features import words
+from evalhub.core.text.features import words
 from evalhub.llm.base import ChatClient
 from evalhub.llm.types import Completion
 

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from evalhub.core.logprob_requests import ScoreRequest, ScoreResult, TokenDistribution
+from evalhub.core.gem.logprob_requests import ScoreRequest, ScoreResult, TokenDistribution
 
 __all__ = ["ScoreRequest", "ScoreResult", "TokenDistribution"]

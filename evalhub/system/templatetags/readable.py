@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django import template
 
-from evalhub.core.tables import readable
+from evalhub.core.files.tables import readable
 
 register = template.Library()
 register.filter("readable", readable)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django import template
 from django.utils.safestring import mark_safe
 
-from evalhub.core.markdown_text import render_markdown
+from evalhub.core.text.markdown import render_markdown
 
 register = template.Library()
 

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from evalhub.catalog.exports import EXPORT_FORMATS, TABLES
 from evalhub.catalog.models import Benchmark
-from evalhub.core.tables import write_csv, write_jsonl
+from evalhub.core.files.tables import write_csv, write_jsonl
 
 
 class Command(BaseCommand):

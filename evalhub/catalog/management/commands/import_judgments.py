@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from evalhub.catalog.actions import ImportRejected, check_import_size, do_import_judgments
 from evalhub.catalog.models import TaskType
-from evalhub.core.judgment_files import LAYOUTS
+from evalhub.core.files.judgments import LAYOUTS
 
 
 class Command(BaseCommand):

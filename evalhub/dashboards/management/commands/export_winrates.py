@@ -6,8 +6,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Q
 
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
-from evalhub.core.judgment_files import DEFAULT_CRITERION
-from evalhub.core.tables import to_text
+from evalhub.core.files.judgments import DEFAULT_CRITERION
+from evalhub.core.files.tables import to_text
 from evalhub.dashboards.baseline_win_rates import Selection, board, export_rows, labelled_by_people
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from evalhub.catalog.models import Benchmark, LanguageModel, select_prompts
-from evalhub.core.answers import MatchMode
+from evalhub.core.privileged.answers import MatchMode
 from evalhub.generation.actions import (
     GenerationRejected,
     do_create_generation_run,

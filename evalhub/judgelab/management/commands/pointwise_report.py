@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evalhub.core.pointwise import ScoresError, meta_evaluation, read_scores
+from evalhub.core.statistics.pointwise import ScoresError, meta_evaluation, read_scores
 
 
 class Command(BaseCommand):

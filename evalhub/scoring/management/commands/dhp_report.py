@@ -5,8 +5,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evalhub.core.dhp import describe_summary
-from evalhub.core.dhp_report import ReportError, build_report, read_scores
+from evalhub.core.dhp.discernment import describe_summary
+from evalhub.core.dhp.report import ReportError, build_report, read_scores
 
 
 class Command(BaseCommand):

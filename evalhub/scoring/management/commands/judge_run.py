@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from evalhub.catalog.models import Benchmark, LanguageModel
-from evalhub.core.dhp import describe_summary
+from evalhub.core.dhp.discernment import describe_summary
 from evalhub.jobs.cli import report_state, work_here
 from evalhub.scoring.actions import DEFAULT_CHUNK_PROMPTS, do_create_discernment_run
 from evalhub.scoring.discernment import discernment_summary
@@ -48,8 +48,8 @@ class Command(BaseCommand):
         parser.add_argument("--enqueue", action="store_true", help="Queue for the workers instead of running here.")
 
     def handle(self, *args, **o):
-        from evalhub.core.judge_prompts import RUBRIC_LEVELS
-        from evalhub.core.survey_templates import DHP_TEMPLATES
+        from evalhub.core.prompts.judges import RUBRIC_LEVELS
+        from evalhub.core.prompts.surveys import DHP_TEMPLATES
 
         try:
             benchmark = Benchmark.objects.get(slug=o["benchmark"])

@@ -1,0 +1,545 @@
+"""The benchmark file schema: read JSONL, CSV or Parquet and check every row before any write.
+
+One row per response ("long" format); prompt fields repeat on each row of a prompt, or
+are given once on its first row. Columns:
+
+| column | required | meaning |
+| --- | --- | --- |
+| prompt_id | yes | the prompt's id within the benchmark (text or integer) |
+| prompt | on a prompt's first row | the task input |
+| category | no | scenario / category (e.g. `math`) |
+| synopsis | no | e.g. the paper's abstract (GEM-S) |
+| source | no | e.g. the full paper text |
+| reference_answer | no | privileged: a reference answer |
+| rating_guidelines | no | privileged: rating guidelines |
+| privileged.NAME | no | privileged: any other named field (text) |
+| metadata.NAME | no | free metadata of the prompt |
+| model | no | slug of the model or human author who wrote `response` |
+| response | with `model` | the response text |
+| response_variant | no | tells apart several responses of one model to one prompt |
+| response_metadata.NAME | no | free metadata of the response (e.g. `preprocessed`, GEM's C.1 text) |
+
+In JSONL, `privileged`, `metadata` and `response_metadata` may also be objects. Empty cells mean "not given".
+A row without `model` defines (or repeats) only the prompt.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import json
+import math
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any
+
+from evalhub.core.files.slugs import is_slug
+from evalhub.core.files.tables import csv_records, flatten
+
+# `.json` is one JSON array of records (AlpacaEval's annotations.json and model_outputs.json are).
+FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
+UNITS = {"parquet": "row", "json": "record"}  # what an error's number counts; "line" otherwise
+
+
+def unit_of(fmt: str) -> str:
+    return UNITS.get(fmt, "line")
+
+
+PROMPT_TEXT_FIELDS = ("prompt", "category", "synopsis", "source", "reference_answer", "rating_guidelines")
+RESPONSE_FIELDS = ("model", "response", "response_variant")
+COLUMNS = ("prompt_id", *PROMPT_TEXT_FIELDS, *RESPONSE_FIELDS)
+NESTED = ("privileged", "metadata", "response_metadata")
+MAX_ID_LENGTH = 200
+# Metadata deeper than this is refused by name: PostgreSQL's and the JSON encoder's own limits
+# (stack depth, recursion) would otherwise fail the write with a traceback instead of a line number.
+MAX_DEPTH = 32
+# A JSON integer longer than this is an id written as a number, or garbage; Python refuses to turn
+# ints of over 4,300 digits into text at all, which crashed the read.
+MAX_INT_DIGITS = 100
+
+
+@dataclass(frozen=True)
+class RowError:
+    """A problem with one row (`line` set) or with the whole file (`line` None)."""
+
+    line: int | None
+    message: str
+    unit: str = "line"
+
+    def __str__(self) -> str:
+        return f"{self.unit} {self.line}: {self.message}" if self.line is not None else self.message
+
+
+@dataclass
+class PromptRecord:
+    external_id: str
+    line: int
+    text: str = ""
+    category: str = ""
+    synopsis: str = ""
+    source: str = ""
+    reference_answer: str = ""
+    rating_guidelines: str = ""
+    privileged: dict[str, str] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ResponseRecord:
+    prompt_id: str
+    model: str
+    variant: str
+    text: str
+    line: int
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ParsedFile:
+    prompts: list[PromptRecord] = field(default_factory=list)
+    responses: list[ResponseRecord] = field(default_factory=list)
+    errors: list[RowError] = field(default_factory=list)
+    new_models: set[str] = field(default_factory=set)
+    rows: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def detect_format(filename: str) -> str:
+    suffix = PurePath(filename).suffix.lower()
+    if suffix not in FORMATS:
+        raise ValueError(
+            f"unsupported file type {suffix or '(none)'!r}; use .jsonl, .json (one array of records), .csv or .parquet."
+        )
+    return FORMATS[suffix]
+
+
+def parse_benchmark_file(
+    data: bytes,
+    fmt: str,
+    *,
+    known_models: Collection[str],
+    allow_new_models: bool = False,
+) -> ParsedFile:
+    """Read and check a whole file. Nothing here writes; `errors` lists every bad row."""
+    unit = unit_of(fmt)
+    try:
+        rows = list(read_rows(data, fmt))
+    except FileError as error:
+        return ParsedFile(errors=[RowError(error.line, str(error), unit)])
+    parsed = parse_rows(rows, unit, known_models=known_models, allow_new_models=allow_new_models)
+    if parsed.rows == 0:
+        parsed.errors.append(RowError(None, "the file has no rows."))
+    return parsed
+
+
+def parse_rows(
+    rows: Iterable[tuple[int, dict[str, Any] | str]],
+    unit: str,
+    *,
+    known_models: Collection[str],
+    allow_new_models: bool = False,
+) -> ParsedFile:
+    """Check rows already read (as `read_rows` gives them) against this schema."""
+    parsed = ParsedFile()
+    checker = _Checker(parsed, set(known_models), allow_new_models, unit)
+    for location, row in rows:
+        parsed.rows += 1
+        checker.check(location, row)
+    return parsed
+
+
+class FileError(Exception):
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise FileError(
+            f"the file is not valid UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start}); "
+            "save it as UTF-8 and try again.",
+            line,
+        ) from None
+
+
+def read_rows(
+    data: bytes,
+    fmt: str,
+    *,
+    check_header: Callable[[list[str]], None] | None = None,
+    nested: Collection[str] = NESTED,
+) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """Yield (line or row number, row dict), or (number, error message) for an unreadable row.
+
+    `check_header` (this schema's, by default) raises FileError for a header that cannot be
+    imported; `nested` names the JSONL/Parquet objects spread into dotted columns."""
+    check = check_header or _check_header
+    if fmt == "jsonl":
+        yield from _read_jsonl(_decode(data), nested)
+    elif fmt == "json":
+        yield from _read_json_array(_decode(data), nested)
+    elif fmt == "csv":
+        yield from _read_csv(_decode(data), check)
+    elif fmt == "parquet":
+        yield from _read_parquet(data, check, nested)
+    else:
+        raise FileError(f"unknown format {fmt!r}.")
+
+
+class _Unreadable(ValueError):
+    """A JSON value the parser accepts and evalhub cannot store; the message is the user's reason."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _Unreadable(f"{name} is not a JSON value (JSON has no NaN or Infinity); leave it out or write it as text.")
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise _Unreadable(
+            f"a number with {len(digits.lstrip('-'))} digits (at most {MAX_INT_DIGITS}); write long ids as text."
+        )
+    return int(digits)
+
+
+def _read_jsonl(text: str, nested: Collection[str]) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    # split("\n"), not splitlines(): JSON strings may hold a raw U+2028, which is not a line end.
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line, parse_constant=_no_constant, parse_int=_bounded_int)
+        except json.JSONDecodeError as error:
+            yield number, f"not valid JSON ({error.msg} at column {error.colno})."
+            continue
+        except _Unreadable as error:
+            yield number, str(error)
+            continue
+        except RecursionError:
+            yield number, f"the JSON is nested too deeply to read (metadata may be at most {MAX_DEPTH} levels deep)."
+            continue
+        if not isinstance(value, dict):
+            yield number, f"each line must be a JSON object, not {type(value).__name__}."
+            continue
+        yield number, flatten(value, nested)
+
+
+def _read_json_array(text: str, nested: Collection[str]) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """A whole file that is one JSON array of objects; a record's number is its place in the array (from 1)."""
+    try:
+        value = json.loads(text, parse_constant=_no_constant, parse_int=_bounded_int)
+    except json.JSONDecodeError as error:
+        raise FileError(
+            f"not valid JSON ({error.msg} at line {error.lineno}, column {error.colno}).", error.lineno
+        ) from None
+    except _Unreadable as error:
+        raise FileError(str(error)) from None
+    except RecursionError:
+        raise FileError(
+            f"the JSON is nested too deeply to read (metadata may be at most {MAX_DEPTH} levels deep)."
+        ) from None
+    if not isinstance(value, list):
+        raise FileError(
+            f"a .json file must be one array of records, not {type(value).__name__}; for one record a line, use .jsonl."
+        )
+    for number, record in enumerate(value, start=1):
+        if isinstance(record, dict):
+            yield number, flatten(record, nested)
+        else:
+            yield number, f"each record must be a JSON object, not {type(record).__name__}."
+
+
+def _read_csv(text: str, check_header: Callable[[list[str]], None]) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    records = csv_records(text)
+    first = next(records, None)
+    if first is None:
+        return
+    if isinstance(first[1], str):
+        raise FileError(f"the CSV header cannot be read: {first[1]}.", first[0])
+    header = first[1]
+    check_header(header)
+    for start, cells in records:
+        if isinstance(cells, str):
+            yield start, f"the CSV cannot be read here: {cells}."
+        elif len(cells) != len(header):
+            yield start, f"has {len(cells)} cells but the header has {len(header)} columns."
+        else:
+            yield start, {name: (cell if cell != "" else None) for name, cell in zip(header, cells, strict=True)}
+
+
+def _read_parquet(
+    data: bytes, check_header: Callable[[list[str]], None], nested: Collection[str]
+) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    import pandas as pd
+
+    try:
+        frame = pd.read_parquet(io.BytesIO(data))
+    except Exception as error:  # pyarrow raises several types for a corrupt file
+        raise FileError(f"not a readable Parquet file ({type(error).__name__}: {error}).") from None
+    check_header([str(column) for column in frame.columns])
+    for number, record in enumerate(frame.to_dict("records"), start=1):
+        yield number, flatten({str(key): _plain(value) for key, value in record.items()}, nested)
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars and arrays to Python values; NaN/NA to None."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, dict):
+        return {key: _plain(inner) for key, inner in value.items()}
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if value is not None and type(value).__name__ in {"NAType", "NaTType"}:
+        return None
+    return value
+
+
+def _check_header(columns: list[str]) -> None:
+    duplicates = sorted({name for name in columns if columns.count(name) > 1})
+    if duplicates:
+        raise FileError(f"duplicate column(s): {', '.join(duplicates)}.", 1)
+    for name in columns:
+        problem = _unknown_column(name)
+        if problem:
+            raise FileError(problem, 1)
+    for required in ("prompt_id",):
+        if required not in columns:
+            raise FileError(f"missing required column {required!r}.", 1)
+
+
+def _unknown_column(name: str) -> str | None:
+    if name in COLUMNS or any(name.startswith(f"{prefix}.") and len(name) > len(prefix) + 1 for prefix in NESTED):
+        return None
+    hint = difflib.get_close_matches(name, COLUMNS, n=1)
+    suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
+    nested = "privileged.NAME, metadata.NAME and response_metadata.NAME"
+    return f"unknown column {name!r}.{suggestion} Allowed: {', '.join(COLUMNS)}, {nested}."
+
+
+class _Checker:
+    """Checks rows one by one and remembers what earlier rows defined."""
+
+    def __init__(self, parsed: ParsedFile, known_models: set[str], allow_new_models: bool, unit: str) -> None:
+        self.parsed = parsed
+        self.known_models = known_models
+        self.allow_new_models = allow_new_models
+        self.unit = unit
+        self.prompts: dict[str, PromptRecord] = {}
+        self.responses: dict[tuple[str, str, str], int] = {}
+
+    def error(self, line: int, message: str) -> None:
+        self.parsed.errors.append(RowError(line, message, self.unit))
+
+    def check(self, line: int, row: dict[str, Any] | str) -> None:
+        if isinstance(row, str):
+            self.error(line, row)
+            return
+        problems: list[str] = []
+        for name in row:
+            problem = _unknown_column(name)
+            if problem is None and (unstorable := unstorable_text(name)):
+                problem = f"the field name {name!r} {unstorable}"
+            if problem:
+                problems.append(problem)
+        prompt_id = self._prompt_id(row.get("prompt_id"), problems)
+        texts = {name: self._text(row, name, problems) for name in (*PROMPT_TEXT_FIELDS, *RESPONSE_FIELDS)}
+        privileged = {
+            key.split(".", 1)[1]: self._text(row, key, problems) for key in row if key.startswith("privileged.")
+        }
+        metadata = {key.split(".", 1)[1]: value for key, value in row.items() if key.startswith("metadata.")}
+        response_metadata = {
+            key.split(".", 1)[1]: value
+            for key, value in row.items()
+            if key.startswith("response_metadata.") and value is not None
+        }
+        for key, value in row.items():
+            if key.startswith(("metadata.", "response_metadata.")):
+                problem = unstorable_value(key, value, depth=1)
+                if problem:
+                    problems.append(problem)
+        if problems:
+            for problem in problems:
+                self.error(line, problem)
+            return
+        record = PromptRecord(
+            external_id=prompt_id,
+            line=line,
+            text=texts["prompt"],
+            category=texts["category"],
+            synopsis=texts["synopsis"],
+            source=texts["source"],
+            reference_answer=texts["reference_answer"],
+            rating_guidelines=texts["rating_guidelines"],
+            privileged={key: value for key, value in privileged.items() if value},
+            metadata={key: value for key, value in metadata.items() if value is not None},
+        )
+        if not self._merge_prompt(line, record, has_response=bool(texts["model"] or texts["response"])):
+            return
+        if response_metadata and not texts["model"]:
+            self.error(line, "'response_metadata' is given without 'model': it describes a response.")
+            return
+        self._add_response(
+            line, prompt_id, texts["model"], texts["response_variant"], texts["response"], response_metadata
+        )
+
+    def _prompt_id(self, value: Any, problems: list[str]) -> str:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            problems.append("missing required field 'prompt_id'.")
+            return ""
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            problems.append(f"'prompt_id' must be text or an integer, not {_type_name(value)}.")
+            return ""
+        text = str(value).strip()
+        if len(text) > MAX_ID_LENGTH:
+            problems.append(f"'prompt_id' is longer than {MAX_ID_LENGTH} characters.")
+        unstorable = unstorable_text(text)
+        if unstorable:
+            problems.append(f"'prompt_id' {unstorable}")
+            return ""
+        return text
+
+    def _text(self, row: Mapping[str, Any], name: str, problems: list[str]) -> str:
+        value = row.get(name)
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            problems.append(f"{name!r} must be text, not {_type_name(value)}.")
+            return ""
+        problem = unstorable_text(value)
+        if problem:
+            problems.append(f"{name!r} {problem}")
+            return ""
+        return value
+
+    def _merge_prompt(self, line: int, record: PromptRecord, *, has_response: bool) -> bool:
+        first = self.prompts.get(record.external_id)
+        if first is None:
+            if not record.text.strip():
+                self.error(line, f"missing required field 'prompt' (first row of prompt_id {record.external_id!r}).")
+                return False
+            self.prompts[record.external_id] = record
+            self.parsed.prompts.append(record)
+            return True
+        if not has_response:
+            self.error(line, f"duplicate prompt_id {record.external_id!r} (first on {self.unit} {first.line}).")
+            return False
+        conflicts = [
+            name
+            for name in ("text", "category", "synopsis", "source", "reference_answer", "rating_guidelines")
+            if getattr(record, name) and getattr(record, name) != getattr(first, name)
+        ]
+        conflicts += [
+            f"privileged.{key}" for key, value in record.privileged.items() if first.privileged.get(key, value) != value
+        ]
+        conflicts += [
+            f"metadata.{key}" for key, value in record.metadata.items() if first.metadata.get(key, value) != value
+        ]
+        if conflicts:
+            shown = ", ".join("prompt" if name == "text" else name for name in conflicts)
+            self.error(
+                line,
+                f"prompt_id {record.external_id!r} has a different {shown} than on {self.unit} {first.line}.",
+            )
+            return False
+        for key, value in record.privileged.items():
+            first.privileged.setdefault(key, value)
+        for key, value in record.metadata.items():
+            first.metadata.setdefault(key, value)
+        return True
+
+    def _add_response(
+        self, line: int, prompt_id: str, model: str, variant: str, text: str, metadata: dict[str, Any]
+    ) -> None:
+        if not model and not text:
+            return
+        if not model:
+            self.error(line, "'response' is given without 'model'.")
+            return
+        if not text.strip():
+            self.error(line, f"missing 'response' text for model {model!r}.")
+            return
+        if not is_slug(model):
+            self.error(line, f"model {model!r} is not a slug (letters, digits, '-' and '_' only).")
+            return
+        if model not in self.known_models:
+            if not self.allow_new_models:
+                hint = difflib.get_close_matches(model, sorted(self.known_models), n=1)
+                suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
+                self.error(
+                    line,
+                    f"unknown model {model!r}.{suggestion} Add it first, or allow new models to be created.",
+                )
+                return
+            self.parsed.new_models.add(model)
+        key = (prompt_id, model, variant)
+        if key in self.responses:
+            variant_note = f", response_variant {variant!r}" if variant else ""
+            self.error(
+                line,
+                f"duplicate response for prompt_id {prompt_id!r}, model {model!r}{variant_note} "
+                f"(first on {self.unit} {self.responses[key]}).",
+            )
+            return
+        self.responses[key] = line
+        self.parsed.responses.append(ResponseRecord(prompt_id, model, variant, text, line, metadata))
+
+
+def unstorable_text(text: str) -> str | None:
+    """Why a string cannot be stored (PostgreSQL text and jsonb refuse NUL; UTF-8 has no lone surrogates)."""
+    if "\x00" in text:
+        return "contains a NUL character (\\u0000), which cannot be stored; remove it."
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return (
+            f"contains a lone surrogate (\\u{ord(text[error.start]):04x} at character {error.start + 1}), "
+            "which is not valid Unicode."
+        )
+    return None
+
+
+def unstorable_value(path: str, value: Any, depth: int) -> str | None:
+    """Why a metadata value cannot be stored as JSON, naming where in it; None when it can."""
+    if depth > MAX_DEPTH:
+        return f"{path!r} is nested more than {MAX_DEPTH} levels deep."
+    if isinstance(value, str):
+        problem = unstorable_text(value)
+        return f"{path!r} {problem}" if problem else None
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{path!r} is {value}, not a finite number; leave it out or write it as text."
+    if isinstance(value, int) and not isinstance(value, bool) and len(str(abs(value))) > MAX_INT_DIGITS:
+        return f"{path!r} is a number with more than {MAX_INT_DIGITS} digits; write it as text."
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            problem = unstorable_text(str(key))
+            if problem:
+                return f"a key in {path!r} {problem}"
+            problem = unstorable_value(f"{path}.{key}", inner, depth + 1)
+            if problem:
+                return problem
+    if isinstance(value, (list, tuple)):
+        for index, inner in enumerate(value):
+            problem = unstorable_value(f"{path}[{index}]", inner, depth + 1)
+            if problem:
+                return problem
+    return None
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__

@@ -1,0 +1,435 @@
+"""Pairwise judgment files: people's labels and judges' verdicts that already exist elsewhere.
+
+Three layouts are read (JSONL, CSV or Parquet, like benchmark files) and every row is checked before
+anything is written:
+
+- **generic**, one row per judgment: `prompt_id`, `prompt` (on a prompt's first row), `category`,
+  `model_a`, `model_b`, `response_a`, `response_b` (as shown: a was in the first position), `judge`
+  (a person's id or a model's name), `judge_kind` (`human` | `model`; default: judges whose id
+  starts with `human` are people), `winner` (`a` | `b` | `tie` | `unreadable`: the judge answered
+  but no verdict could be read; it is no battle, and the judge lab counts it against the judge),
+  `probability_a` (the judge's probability that a is better), `criterion` (a criterion slug;
+  default `overall`). A judge that saw a pair both ways has two rows; the one earlier in the file
+  (or in an earlier import) is the order first shown;
+- **mt-bench**: MT-Bench's pairwise judgment records (`question_id`, `model_a`, `model_b`,
+  `winner` = `model_a` | `model_b` | `tie` | `tie (bothbad)`, `judge`, `turn`, `conversation_a`,
+  `conversation_b`). Turn 1 is the first question and answer; turn 2 is the whole two-turn
+  exchange (prompt id `QID-turn-2`). The records do not say which side a person saw first, so
+  model_a counts as the first position. Judges named `expert_…`, `author_…` or `human…` are people;
+  a judge given as a list (`["gpt-4", "pair-v2"]`) is one model judge named by its parts;
+- **alpaca-eval**: AlpacaEval annotation records (`instruction`, `output_1`, `output_2`,
+  `generator_1`, `generator_2`, `preference`, `annotator`, optional `dataset` as the category), as
+  AlpacaEval publishes them (`annotations.json`, one JSON array) or one a line. `preference` is
+  1 + the judge's probability that output_2 is better (1: output_1, 2: output_2, 1.5 or 0: a tie); a
+  fractional one is kept as P(output_1 better) = 2 − preference beside the verdict, the likelier side.
+  The prompt id is `ae-` and the first 12 hex digits of the instruction's SHA-1.
+
+In mt-bench and alpaca-eval files, model and judge names are made slugs (`gpt-3.5-turbo` →
+`gpt-3-5-turbo`) and a new model keeps the file's name as its display name; a name with no letter
+or digit, or two names that make one slug, are refused with their line. A generic file must already
+use slugs, like a benchmark file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalhub.core.files.benchmarks import (
+    MAX_ID_LENGTH,
+    FileError,
+    ParsedFile,
+    RowError,
+    parse_rows,
+    read_rows,
+    unit_of,
+    unstorable_text,
+)
+from evalhub.core.files.slugs import is_slug, slug_for
+
+GENERIC, MT_BENCH, ALPACA_EVAL = "generic", "mt-bench", "alpaca-eval"
+LAYOUTS = (GENERIC, MT_BENCH, ALPACA_EVAL)
+HUMAN, MODEL = "human", "model"
+UNREADABLE = "unreadable"  # the judge answered, but no verdict could be read from its answer
+WINNERS = ("a", "b", "tie", UNREADABLE)
+DEFAULT_CRITERION = "overall"
+GENERIC_COLUMNS = (
+    "prompt_id",
+    "prompt",
+    "category",
+    "model_a",
+    "model_b",
+    "response_a",
+    "response_b",
+    "judge",
+    "judge_kind",
+    "winner",
+    "probability_a",
+    "criterion",
+)
+MT_BENCH_COLUMNS = ("question_id", "model_a", "model_b", "winner", "judge", "turn", "conversation_a", "conversation_b")
+ALPACA_COLUMNS = ("instruction", "output_1", "output_2", "generator_1", "generator_2", "preference", "annotator")
+MAX_JUDGE_LENGTH = 100  # a judge becomes a LanguageModel slug
+NAMES_KEY = "_names"  # a converted row's {slug: name as the file wrote it}
+_SLUG_SOURCE = re.compile("[a-zA-Z0-9]")
+MT_BENCH_PEOPLE = ("expert", "author", "human")
+
+
+@dataclass(frozen=True)
+class JudgmentRecord:
+    line: int
+    prompt_id: str
+    model_a: str
+    model_b: str
+    judge: str
+    judge_is_human: bool
+    winner: str  # "a" (the first position), "b", "tie" or "unreadable"
+    probability_a: float | None
+    criterion: str
+
+
+@dataclass
+class ParsedJudgments:
+    layout: str
+    benchmark: ParsedFile  # the prompts and responses, checked as a benchmark file's are
+    judgments: list[JudgmentRecord] = field(default_factory=list)
+    errors: list[RowError] = field(default_factory=list)
+    rows: int = 0
+    names: dict[str, str] = field(default_factory=dict)  # slug → the name the file gave it, where they differ
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def judges(self) -> dict[str, bool]:
+        """judge slug → is a person."""
+        return {record.judge: record.judge_is_human for record in self.judgments}
+
+
+def detect_layout(columns: Collection[str]) -> str:
+    if {"question_id", "conversation_a"} <= set(columns):
+        return MT_BENCH
+    if {"instruction", "output_1", "output_2"} <= set(columns):
+        return ALPACA_EVAL
+    return GENERIC
+
+
+def parse_judgment_file(
+    data: bytes, fmt: str, *, layout: str = "auto", known_models: Collection[str], allow_new_models: bool = False
+) -> ParsedJudgments:
+    """Read and check a whole judgment file; nothing here writes. `errors` names every bad row."""
+    if layout not in ("auto", *LAYOUTS):
+        raise ValueError(f"unknown layout {layout!r}; use auto, {', '.join(LAYOUTS)}.")
+    unit = unit_of(fmt)
+    parsed = ParsedJudgments(layout=layout, benchmark=ParsedFile())
+    try:
+        rows = list(read_rows(data, fmt, check_header=_no_duplicate_columns, nested=()))
+    except FileError as error:
+        parsed.errors.append(RowError(error.line, str(error), unit))
+        return parsed
+    if layout == "auto":
+        first = next((row for _, row in rows if isinstance(row, dict)), {})
+        layout = parsed.layout = detect_layout(first)
+    convert = CONVERTERS[layout]
+    generic: list[tuple[int, dict[str, Any] | str]] = []
+    for line, row in rows:
+        parsed.rows += 1
+        generic.append((line, row if isinstance(row, str) else convert(row)))
+    _check_generic(parsed, generic, unit, set(known_models), allow_new_models)
+    if parsed.rows == 0:
+        parsed.errors.append(RowError(None, "the file has no rows."))
+    return parsed
+
+
+def _no_duplicate_columns(columns: list[str]) -> None:
+    duplicates = sorted({name for name in columns if columns.count(name) > 1})
+    if duplicates:
+        raise FileError(f"duplicate column(s): {', '.join(duplicates)}.", 1)
+
+
+# --- the three layouts, each turned into generic rows ----------------------------------------
+
+
+def _generic(row: dict[str, Any]) -> dict[str, Any] | str:
+    unknown = sorted(set(row) - set(GENERIC_COLUMNS))
+    if unknown:
+        return f"unknown column(s) {', '.join(map(repr, unknown))}; a generic file has {', '.join(GENERIC_COLUMNS)}."
+    return row
+
+
+def _mt_bench(row: dict[str, Any]) -> dict[str, Any] | str:
+    missing = [name for name in ("question_id", "model_a", "model_b", "winner", "judge") if row.get(name) is None]
+    if missing:
+        return f"missing MT-Bench field(s) {', '.join(missing)}."
+    turn = row.get("turn", 1)
+    if isinstance(turn, bool) or turn not in (1, 2):
+        return f"'turn' must be 1 or 2, not {turn!r}."
+    question_id = row["question_id"]
+    if isinstance(question_id, bool) or not isinstance(question_id, (int, str)):
+        return "'question_id' must be text or an integer."
+    exchanges = []
+    for side in ("conversation_a", "conversation_b"):
+        exchange = _exchange(row.get(side), turn)
+        if isinstance(exchange, str):
+            return f"{side!r} {exchange}"
+        exchanges.append(exchange)
+    (questions_a, answer_a), (questions_b, answer_b) = exchanges
+    if questions_a != questions_b:
+        return "'conversation_a' and 'conversation_b' ask different questions."
+    winner = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "tie"}.get(row["winner"])
+    if winner is None:
+        return f"'winner' must be model_a, model_b, tie or 'tie (bothbad)', not {row['winner']!r}."
+    judge = row["judge"]
+    if isinstance(judge, (list, tuple)):
+        if not judge or not all(isinstance(part, str) for part in judge):
+            return "'judge' must be text or a list of text."
+        judge = "-".join(judge)
+    if not isinstance(judge, str):
+        return "'judge' must be text or a list of text."
+    names = _named(
+        {"model_a": ("model_a", row["model_a"]), "model_b": ("model_b", row["model_b"]), "judge": ("judge", judge)}
+    )
+    if isinstance(names, str):
+        return names
+    criterion = row.get("criterion")  # evalhub's own battles export says which criterion; Arena's do not
+    if criterion is not None and not isinstance(criterion, str):
+        return "'criterion' must be text (a criterion's slug)."
+    return {
+        "prompt_id": str(question_id) if turn == 1 else f"{question_id}-turn-{turn}",
+        "prompt": questions_a,
+        **names,
+        "response_a": answer_a,
+        "response_b": answer_b,
+        "judge_kind": HUMAN if judge.lower().startswith(MT_BENCH_PEOPLE) else MODEL,
+        "winner": winner,
+        **({"criterion": criterion} if criterion else {}),
+    }
+
+
+def _named(fields: dict[str, tuple[str, Any]]) -> dict[str, Any] | str:
+    """{generic column: (the file's column, name)} → each name made a slug, with the names as given under
+    NAMES_KEY; a name that gives no slug is refused (two such names would otherwise become one model,
+    `unnamed`), named by the file's own column."""
+    out: dict[str, Any] = {}
+    given: dict[str, str] = {}
+    for column, (source, name) in fields.items():
+        if not isinstance(name, str):
+            return f"{source!r} must be text."
+        if not _SLUG_SOURCE.search(name):
+            return f"{source!r} {name!r} has no letter or digit to name a model by."
+        slug = slug_for(name)
+        out[column] = slug
+        given[slug] = name.strip()
+    out[NAMES_KEY] = given
+    return out
+
+
+def _exchange(conversation: Any, turn: int) -> tuple[str, str] | str:
+    """The questions and the answers of the first `turn` turns, as one prompt and one response."""
+    if not isinstance(conversation, (list, tuple)) or not all(isinstance(m, Mapping) for m in conversation):
+        return "must be a list of messages with 'role' and 'content'."
+    users = [m.get("content") for m in conversation if m.get("role") == "user"]
+    answers = [m.get("content") for m in conversation if m.get("role") == "assistant"]
+    if len(users) < turn or len(answers) < turn:
+        return f"has fewer than {turn} question(s) and answer(s)."
+    if not all(isinstance(text, str) for text in (*users[:turn], *answers[:turn])):
+        return "has a message whose content is not text."
+    if turn == 1:
+        return users[0], answers[0]
+    label = "Turn {}: {}".format
+    questions = "\n\n".join(label(i + 1, text) for i, text in enumerate(users[:turn]))
+    return questions, "\n\n".join(label(i + 1, text) for i, text in enumerate(answers[:turn]))
+
+
+def _alpaca_eval(row: dict[str, Any]) -> dict[str, Any] | str:
+    missing = [name for name in ALPACA_COLUMNS[:-1] if row.get(name) is None]
+    if missing:
+        return f"missing AlpacaEval field(s) {', '.join(missing)}."
+    for name in ("instruction", "generator_1", "generator_2"):
+        if not isinstance(row[name], str):
+            return f"{name!r} must be text."
+    preference = row["preference"]
+    if isinstance(preference, bool) or not isinstance(preference, (int, float)) or not math.isfinite(preference):
+        return f"'preference' must be a number (1, 2, 1.5 for a tie, or in between), not {preference!r}."
+    if preference == 0:  # AlpacaEval's older code for a tie
+        preference = 1.5
+    if not 1 <= preference <= 2:
+        return f"'preference' must be between 1 and 2 (or 0 for a tie), not {preference!r}."
+    # A fractional preference is the judge's probability, which AlpacaEval's win rate averages; 1, 2 and
+    # 1.5 are plain verdicts (an unweighted annotator), which count 1, 0 and ½ in it all the same.
+    probability = None if preference in (1, 1.5, 2) else 2 - float(preference)
+    winner = "tie" if preference == 1.5 else "a" if preference < 1.5 else "b"
+    annotator = row.get("annotator") or "alpaca-eval-annotator"
+    names = _named(
+        {
+            "model_a": ("generator_1", row["generator_1"]),
+            "model_b": ("generator_2", row["generator_2"]),
+            "judge": ("annotator", annotator),
+        }
+    )
+    if isinstance(names, str):
+        return names
+    digest = hashlib.sha1(row["instruction"].encode("utf-8", "surrogatepass"), usedforsecurity=False).hexdigest()
+    return {
+        "prompt_id": f"ae-{digest[:12]}",
+        "prompt": row["instruction"],
+        "category": row.get("dataset"),
+        **names,
+        "response_a": row["output_1"],
+        "response_b": row["output_2"],
+        "judge_kind": HUMAN if annotator.lower().startswith("human") else MODEL,
+        "winner": winner,
+        "probability_a": probability,
+    }
+
+
+CONVERTERS: dict[str, Callable[[dict[str, Any]], dict[str, Any] | str]] = {
+    GENERIC: _generic,
+    MT_BENCH: _mt_bench,
+    ALPACA_EVAL: _alpaca_eval,
+}
+
+
+# --- the generic rows, checked -----------------------------------------------------------------
+
+
+def _check_generic(
+    parsed: ParsedJudgments,
+    rows: list[tuple[int, dict[str, Any] | str]],
+    unit: str,
+    known_models: set[str],
+    allow_new_models: bool,
+) -> None:
+    """Each judgment row checked on its own; its prompt and two responses then go through the
+    benchmark file's checks (one row per response, the first time each is seen)."""
+    benchmark_rows: list[tuple[int, dict[str, Any] | str]] = []
+    responses: dict[tuple[str, str], tuple[int, str]] = {}
+    keys: dict[tuple[object, ...], int] = {}
+    named: dict[str, tuple[int, str]] = {}  # slug → (first line, the name it was made from)
+    for line, row in rows:
+        if isinstance(row, str):
+            parsed.errors.append(RowError(line, row, unit))
+            continue
+        clash = _clashing_names(row.pop(NAMES_KEY, {}), named, line, unit)
+        if clash:
+            parsed.errors.append(RowError(line, clash, unit))
+            continue
+        record_or_problems = _judgment(line, row)
+        if isinstance(record_or_problems, list):
+            parsed.errors.extend(RowError(line, problem, unit) for problem in record_or_problems)
+            continue
+        record = record_or_problems
+        key = (record.prompt_id, record.model_a, record.model_b, record.judge, record.criterion)
+        if key in keys:
+            parsed.errors.append(RowError(line, f"the same judge, pair and criterion as on {unit} {keys[key]}.", unit))
+            continue
+        keys[key] = line
+        conflict = False
+        for side in ("a", "b"):
+            model, text = row[f"model_{side}"], row[f"response_{side}"]
+            seen = responses.get((record.prompt_id, model))
+            if seen is None:
+                responses[(record.prompt_id, model)] = (line, text)
+                benchmark_rows.append(
+                    (
+                        line,
+                        {
+                            "prompt_id": record.prompt_id,
+                            "prompt": row.get("prompt"),
+                            "category": row.get("category"),
+                            "model": model,
+                            "response": text,
+                        },
+                    )
+                )
+            elif seen[1] != text:
+                parsed.errors.append(
+                    RowError(line, f"response_{side} of {model!r} differs from the one on {unit} {seen[0]}.", unit)
+                )
+                conflict = True
+        if not conflict:
+            parsed.judgments.append(record)
+    parsed.names = {slug: name for slug, (_, name) in named.items() if name != slug}
+    if not benchmark_rows and parsed.errors:
+        return
+    checked = parse_rows(benchmark_rows, unit, known_models=known_models, allow_new_models=allow_new_models)
+    parsed.benchmark = checked
+    parsed.errors.extend(checked.errors)
+    parsed.errors.sort(key=lambda error: error.line or 0)
+
+
+def _clashing_names(given: dict[str, str], named: dict[str, tuple[int, str]], line: int, unit: str) -> str:
+    """Why two different names in the file would become one model (or judge), if they would."""
+    for slug, name in given.items():
+        first = named.setdefault(slug, (line, name))
+        if first[1] != name:
+            return f"{name!r} and {first[1]!r} (on {unit} {first[0]}) would both become {slug!r}; rename one."
+    return ""
+
+
+def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
+    problems = []
+    texts = {}
+    for name in ("prompt_id", "model_a", "model_b", "response_a", "response_b", "judge", "winner"):
+        value = row.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and name == "prompt_id":
+            value = str(value)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            problems.append(f"missing required field {name!r}.")
+        elif not isinstance(value, str):
+            problems.append(f"{name!r} must be text.")
+        elif problem := unstorable_text(value):
+            problems.append(f"{name!r} {problem}")
+        else:
+            texts[name] = value.strip() if name != "response_a" and name != "response_b" else value
+    if problems:
+        return problems
+    if len(texts["prompt_id"]) > MAX_ID_LENGTH:
+        problems.append(f"'prompt_id' is longer than {MAX_ID_LENGTH} characters.")
+    winner = texts["winner"].lower()
+    if winner not in WINNERS:
+        problems.append(f"'winner' must be a, b, tie or unreadable, not {texts['winner']!r}.")
+    if texts["model_a"] == texts["model_b"]:
+        problems.append("model_a and model_b are the same model: a pair compares two.")
+    judge = texts["judge"]
+    if not is_slug(judge) or len(judge) > MAX_JUDGE_LENGTH:
+        problems.append(f"judge {judge!r} must be a slug of at most {MAX_JUDGE_LENGTH} characters.")
+    kind = row.get("judge_kind") or (HUMAN if judge.startswith("human") else MODEL)
+    if kind not in (HUMAN, MODEL):
+        problems.append(f"'judge_kind' must be human or model, not {kind!r}.")
+    probability = row.get("probability_a")
+    if isinstance(probability, str):
+        try:
+            probability = float(probability)
+        except ValueError:
+            problems.append(f"'probability_a' must be a number between 0 and 1, not {probability!r}.")
+            probability = None
+    if probability is not None and (
+        isinstance(probability, bool)
+        or not isinstance(probability, (int, float))
+        or not 0 <= probability <= 1  # NaN fails this too
+    ):
+        problems.append(f"'probability_a' must be a number between 0 and 1, not {probability!r}.")
+    if winner == UNREADABLE and probability is not None:
+        problems.append("an unreadable answer has no 'probability_a'.")
+    criterion = row.get("criterion") or DEFAULT_CRITERION
+    if not isinstance(criterion, str) or not is_slug(criterion):
+        problems.append(f"'criterion' must be a criterion slug, not {criterion!r}.")
+    if problems:
+        return problems
+    return JudgmentRecord(
+        line=line,
+        prompt_id=texts["prompt_id"],
+        model_a=texts["model_a"],
+        model_b=texts["model_b"],
+        judge=judge,
+        judge_is_human=kind == HUMAN,
+        winner=winner,
+        probability_a=None if probability is None else float(probability),
+        criterion=criterion,
+    )

@@ -1,0 +1,315 @@
+"""Win rates against a baseline, as AlpacaEval defines them.
+
+Definitions follow tatsu-lab/alpaca_eval, `src/alpaca_eval/metrics/helpers.py` (`describe_head2head`)
+and `metrics/glm_winrate.py`; the columns keep AlpacaEval's names and units (percent):
+
+- `win_rate`: the mean over prompts of the judge's preference for the model, a number in [0, 1]
+  (AlpacaEval's `preference − 1`: a weighted judge's probability that the model's output is better,
+  1 or 0 for a plain verdict, ½ for a tie);
+- `standard_error`: that mean's standard error (sample standard deviation / √n);
+- `n_wins`, `n_wins_base`, `n_draws`, `n_total`: preferences above, below and exactly at ½, and all;
+- `discrete_win_rate`: each preference rounded to a win, a loss or (exactly ½) a draw, draws half;
+- `avg_length`: the model's mean output length in characters, truncated as AlpacaEval's CSV has it
+  (AlpacaEval averages over every output of the model, judged or not; evalhub over the judged ones);
+- `length_controlled_winrate` and `lc_standard_error`: see `length_controlled`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy import sparse
+
+from evalhub.core.statistics import logistic
+
+MIN_PROMPTS = 10  # below this a win rate shows its n and no standard error, and no length control is fitted
+PROMPT_RIDGE = 1.0  # prior precision of a prompt's difficulty (logit units) when it is estimated
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One prompt's judged pair of the model against the baseline."""
+
+    model: str
+    prompt: str
+    preference: float  # the judge's preference for the model in [0, 1]; ½ a tie
+    model_length: int  # characters, as AlpacaEval's str.len()
+    baseline_length: int
+    difficulty: float | None = None  # AlpacaEval's instruction_difficulty of the prompt, when known
+
+
+@dataclass(frozen=True)
+class WinRate:
+    """One model's row, in AlpacaEval's leaderboard columns (percent where AlpacaEval uses percent)."""
+
+    model: str
+    win_rate: float
+    standard_error: float | None  # None below MIN_PROMPTS
+    n_wins: int
+    n_wins_base: int
+    n_draws: int
+    n_total: int
+    discrete_win_rate: float
+    avg_length: int
+    length_controlled_winrate: float | None = None
+    lc_standard_error: float | None = None
+    lc_note: str = ""  # why there is no length-controlled figure, or how difficulty was stood in for
+
+
+def head_to_head(model: str, preferences: Sequence[float], lengths: Sequence[int]) -> WinRate:
+    """AlpacaEval's `describe_head2head` (absolute scoring rule) and its discrete win rate."""
+    p = np.asarray(preferences, dtype=float)
+    n = len(p)
+    if n == 0:
+        raise ValueError(f"{model}: no judged prompts.")
+    wins, losses = int((p > 0.5).sum()), int((p < 0.5).sum())
+    draws = n - wins - losses
+    return WinRate(
+        model=model,
+        win_rate=float(p.mean()) * 100,
+        standard_error=float(p.std(ddof=1) / math.sqrt(n)) * 100 if n >= MIN_PROMPTS else None,
+        n_wins=wins,
+        n_wins_base=losses,
+        n_draws=draws,
+        n_total=n,
+        discrete_win_rate=(wins + 0.5 * draws) / n * 100,
+        # AlpacaEval's CSV truncates the mean length to an integer (2033.74 → 2033).
+        avg_length=int(float(np.mean(lengths))),
+    )
+
+
+@dataclass(frozen=True)
+class LengthControl:
+    """The fitted length-controlled GLM of every model judged against one baseline by one judge."""
+
+    winrate: dict[str, float]  # percent
+    standard_error: dict[str, float]  # percent
+    length_slope: float  # φ: logit change per unit of tanh(standardised length difference)
+    difficulty: str  # "given" (AlpacaEval's instruction_difficulty), "estimated" or "none"
+    skipped: dict[str, str]  # model → why it has no controlled figure
+
+
+def length_controlled(comparisons: Sequence[Comparison], min_prompts: int = MIN_PROMPTS) -> LengthControl:
+    """AlpacaEval's length-controlled win rate (Dubois et al. 2024, `glm_winrate.py`): a logistic GLM of
+    the judge's preference fitted on the continuous preferences (a quasi-likelihood: the preference is
+    the target, not a rounded label),
+
+        logit P(model preferred on prompt i) = θ_model + φ·tanh(Δlength_i / SD_model) + difficulty term,
+
+    predicted at Δlength = 0 and averaged over the model's prompts. Δlength = model − baseline characters,
+    standardised by its standard deviation over that model's prompts, as AlpacaEval does.
+
+    Where this differs from AlpacaEval, and why:
+    - one length slope φ is shared by every model compared with the same baseline by the same judge.
+      AlpacaEval fits φ per model but regularises each fit towards its own baseline's length
+      sensitivity, measured on annotations of the baseline's verbose and concise variants that live
+      outside its repository (`df_gamed.csv`, weight λ = 0.2); the shared slope plays that role with
+      data the user has;
+    - the difficulty term is ψ_model · d_i when every prompt has `instruction_difficulty` (AlpacaEval's
+      own form); otherwise each prompt's difficulty γ_i is estimated from all models' preferences on it
+      with a N(0, 1/PROMPT_RIDGE) prior (needs at least two models; with one, there is no term);
+    - plain maximum likelihood (the prior on γ aside), not scikit-learn's L1 path with 5-fold CV.
+
+    Standard errors come from the delta method on the sandwich covariance clustered by prompt."""
+    counts = Counter(c.model for c in comparisons)
+    skipped = {
+        m: f"{n} prompts; length control needs at least {min_prompts}." for m, n in counts.items() if n < min_prompts
+    }
+    kept_models = sorted(m for m in counts if m not in skipped)
+    rows = [c for c in comparisons if c.model not in skipped]
+    if not rows:
+        return LengthControl({}, {}, 0.0, "none", skipped)
+    given = all(c.difficulty is not None and math.isfinite(c.difficulty) for c in rows)
+    prompts = sorted({c.prompt for c in rows})
+    m_index = {m: i for i, m in enumerate(kept_models)}
+    p_index = {p: i for i, p in enumerate(prompts)}
+    n, k = len(rows), len(kept_models)
+    model_of = np.array([m_index[c.model] for c in rows])
+    prompt_of = np.array([p_index[c.prompt] for c in rows])
+    delta = np.array([c.model_length - c.baseline_length for c in rows], dtype=float)
+    scaled = np.zeros(n)
+    for i in range(k):
+        mine = model_of == i
+        spread = delta[mine].std(ddof=1) if mine.sum() > 1 else 0.0
+        scaled[mine] = np.tanh(delta[mine] / spread) if spread > 0 else 0.0
+    y = np.array([c.preference for c in rows], dtype=float)
+
+    if given:
+        difficulty, extra, mode = np.array([c.difficulty for c in rows], dtype=float), k, "given"
+        extra_columns = (np.arange(n), k + 1 + model_of, difficulty)
+    elif k >= 2:
+        extra, mode = len(prompts), "estimated"
+        extra_columns = (np.arange(n), k + 1 + prompt_of, np.ones(n))
+    else:
+        extra, mode = 0, "none"
+        extra_columns = (np.array([], dtype=int), np.array([], dtype=int), np.array([]))
+    width = k + 1 + extra
+    r = np.arange(n)
+    design = sparse.csr_matrix(
+        (
+            np.concatenate([np.ones(n), scaled, extra_columns[2]]),
+            (np.concatenate([r, r, extra_columns[0]]), np.concatenate([model_of, np.full(n, k), extra_columns[1]])),
+        ),
+        shape=(n, width),
+    )
+    # At Δlength = 0 only the length column is zeroed.
+    at_zero = design.tolil()
+    at_zero[:, k] = 0
+    at_zero = at_zero.tocsr()
+    penalty = np.zeros(width)
+    if mode == "estimated":
+        penalty[k + 1 :] = PROMPT_RIDGE
+    theta = _fit_logistic(design, y, penalty)
+
+    eta = at_zero @ theta
+    predicted = 1 / (1 + np.exp(-eta))
+    covariance = _clustered_sandwich(design, y, theta, penalty, prompt_of)
+    slope = predicted * (1 - predicted)
+    winrate, errors = {}, {}
+    for m, i in m_index.items():
+        mine = model_of == i
+        winrate[m] = float(predicted[mine].mean()) * 100
+        gradient = np.asarray(at_zero[mine].multiply(slope[mine][:, None]).sum(axis=0)).ravel() / mine.sum()
+        errors[m] = math.sqrt(max(float(gradient @ covariance @ gradient), 0.0)) * 100
+    return LengthControl(winrate, errors, float(theta[k]), mode, skipped)
+
+
+def _fit_logistic(design: sparse.csr_matrix, y: np.ndarray, penalty: np.ndarray) -> np.ndarray:
+    """The penalised quasi-likelihood fit; a column of zeros (every length difference 0) stays at 0."""
+    return logistic.fit(design, y, penalty=penalty, pin=np.diag(_empty_columns(design)), tol=1e-9)
+
+
+def _empty_columns(design: sparse.csr_matrix) -> np.ndarray:
+    return np.where(np.asarray(abs(design).sum(axis=0)).ravel() == 0, 1.0, 0.0)
+
+
+def _clustered_sandwich(
+    design: sparse.csr_matrix, y: np.ndarray, theta: np.ndarray, penalty: np.ndarray, cluster: np.ndarray
+) -> np.ndarray:
+    """H⁻¹ B H⁻¹ with B the outer products of the score summed per cluster (a prompt's rows for every
+    model share its difficulty, so they are not independent)."""
+    p = 1 / (1 + np.exp(-(design @ theta)))
+    hessian = logistic.information(design, p * (1 - p)) + np.diag(penalty + _empty_columns(design))
+    scores = design.multiply((y - p)[:, None]).tocsr()
+    groups = sparse.csr_matrix(
+        (np.ones(len(cluster)), (cluster, np.arange(len(cluster)))), shape=(int(cluster.max()) + 1, len(cluster))
+    )
+    per_cluster = (groups @ scores).toarray()
+    bread = np.linalg.inv(hessian)
+    return np.asarray(bread @ (per_cluster.T @ per_cluster) @ bread)
+
+
+def win_rates(comparisons: Sequence[Comparison], min_prompts: int = MIN_PROMPTS) -> list[WinRate]:
+    """Every model's row, best win rate first: AlpacaEval's columns, with the length-controlled win rate
+    fitted over all the models together (see `length_controlled`)."""
+    by_model: dict[str, list[Comparison]] = {}
+    for c in comparisons:
+        by_model.setdefault(c.model, []).append(c)
+    control = length_controlled(comparisons, min_prompts)
+    note = {
+        "given": "",
+        "estimated": "prompt difficulty estimated from every model's preferences (no instruction_difficulty given)",
+        "none": "no prompt difficulty term (one model and no instruction_difficulty given)",
+    }[control.difficulty]
+    rows = []
+    for model, mine in by_model.items():
+        row = head_to_head(model, [c.preference for c in mine], [c.model_length for c in mine])
+        if model in control.winrate:
+            row = replace(
+                row,
+                length_controlled_winrate=control.winrate[model],
+                lc_standard_error=control.standard_error[model],
+                lc_note=note,
+            )
+        else:
+            row = replace(row, lc_note=control.skipped.get(model, ""))
+        rows.append(row)
+    return sorted(rows, key=lambda row: (-row.win_rate, row.model))
+
+
+@dataclass(frozen=True)
+class CorrectedWinRate:
+    """A judge's win rate corrected by people's labels on some of the same pairs (PPI++, evalhub.core.statistics.ppi),
+    beside people's own; percent, as `win_rate`. Intervals are 95 %, and None below MIN_PROMPTS labels."""
+
+    model: str
+    n_human: int  # pairs people labelled that the judge judged too
+    corrected_win_rate: float | None = None
+    corrected_ci_low: float | None = None
+    corrected_ci_high: float | None = None
+    human_only_win_rate: float | None = None
+    human_only_ci_low: float | None = None
+    human_only_ci_high: float | None = None
+    effective_n: float | None = None  # people's labels the corrected interval is worth
+    judge_weight: float | None = None  # PPI++'s λ: 0 the judge is ignored, 1 plain PPI
+    note: str = ""
+    # The corrected SE² = label_variance / n_human + judge_term (percent²): what more labels would buy.
+    label_variance: float | None = None
+    judge_term: float | None = None
+
+
+def corrected_win_rate(
+    model: str,
+    judge: dict[str, float],
+    people: dict[str, float],
+    rounds: Sequence[Mapping[str, float]] = (),
+    drawn: Collection[str] = (),
+) -> CorrectedWinRate:
+    """`judge` and `people`: prompt → preference for the model in [0, 1] (people's averaged over raters).
+    Prompts people labelled are the labelled items; the judge's other prompts are the unlabelled ones.
+
+    `rounds`: where pairs were drawn for people where the judge was least sure, each round's chance of
+    drawing each prompt; `drawn`: the prompts those rounds drew. Labels on other prompts count as a
+    uniform draw made beforehand; each labelled prompt is then weighted by its chance of being labelled
+    at all (active inference, `evalhub.core.statistics.ppi.active_mean`). A drawn prompt people have not labelled
+    yet is left out as if it had not been drawn, and the note says how many."""
+    from evalhub.core.statistics.ppi import active_mean, classical_mean, inclusion_probability, ppi_mean
+
+    labelled = sorted(prompt for prompt in people if prompt in judge)
+    unlabelled = [judge[prompt] for prompt in judge if prompt not in people]
+    n = len(labelled)
+    if n < 2 or not unlabelled:
+        why = "no pair people labelled" if n == 0 else f"{n} pair(s) people labelled"
+        return CorrectedWinRate(model, n, note=f"{why}{'' if unlabelled else ' and none they did not'}: no correction")
+    y = [people[prompt] for prompt in labelled]
+    human = classical_mean(y).scaled(100)
+    interval = n >= MIN_PROMPTS
+    notes = [] if interval else [f"{n} labels: too few for an interval"]
+    if rounds:
+        prompts = list(judge)
+        chosen = np.array([prompt in people for prompt in prompts])
+        beforehand = sum(1 for prompt in labelled if prompt not in drawn)
+        chances = [[float(round_.get(prompt, 0.0)) for prompt in prompts] for round_ in rounds]
+        # A prompt no round could draw and nobody labelled is never weighted: any chance above 0 serves.
+        inclusion = np.maximum(inclusion_probability(beforehand / len(prompts), chances), 1e-12)
+        corrected = active_mean(
+            [judge[p] for p in prompts], chosen, [people[p] for p in prompts if p in people], inclusion
+        ).scaled(100)
+        waiting = sum(1 for prompt in drawn if prompt in judge and prompt not in people)
+        notes.append(f"{n - beforehand} drawn where the judge was least sure, weighted by their chance")
+        if waiting:
+            notes.append(f"{waiting} drawn still await people's labels")
+        # SE² ≈ Var/n at this design, for "labels needed"
+        label_variance, judge_term = corrected.standard_error**2 * n, 0.0
+    else:
+        corrected = ppi_mean(y, [judge[prompt] for prompt in labelled], unlabelled).scaled(100)
+        label_variance, judge_term = corrected.label_variance, corrected.judge_term
+    return CorrectedWinRate(
+        model,
+        n,
+        corrected_win_rate=corrected.value,
+        corrected_ci_low=corrected.low if interval else None,
+        corrected_ci_high=corrected.high if interval else None,
+        human_only_win_rate=human.value,
+        human_only_ci_low=human.low if interval else None,
+        human_only_ci_high=human.high if interval else None,
+        effective_n=corrected.effective_n,
+        judge_weight=corrected.lam,
+        note="; ".join(notes),
+        label_variance=label_variance,
+        judge_term=judge_term,
+    )
