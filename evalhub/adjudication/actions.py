@@ -29,9 +29,7 @@ from evalhub.adjudication.models import (
     Reservation,
 )
 from evalhub.core.statistics.agreement import unswap
-from evalhub.debates.actions import broadcast_debate, broadcast_run
-from evalhub.debates.models import DebateStatus
-from evalhub.debates.tallying import do_recount_debates
+from evalhub.debates.actions import broadcast_run, do_settle_debate
 
 CANDIDATES_PER_TRY = 25
 # "Ask one more person" stops here: past the run's number of verdicts plus this many, a split that
@@ -250,13 +248,8 @@ def _finalise(item: AdjudicationItem, verdict: int, source: str, user: Any, **de
     )
     item.save(update_fields=["status", "final_verdict", "final_source", "resolved_at"])
     item.reservations.all().delete()
-    debate = item.debate
-    debate.status, debate.verdict, debate.winner = DebateStatus.ADJUDICATED, verdict, debate.winner_of(verdict)
-    debate.save(update_fields=["status", "verdict", "winner", "updated_at"])
-    do_recount_debates([debate.pk])  # the boards' counts follow the people's verdict, or the override
     _event(item, user, "resolved", verdict=verdict, source=source, previous=list(previous), **detail)
-    broadcast_debate(debate)
-    broadcast_run(debate.run)
+    do_settle_debate(item.debate, verdict)  # the debates app's write: the boards follow people's verdict
 
 
 def do_override(admin: Any, item_id: int, verdict: int, reason: str) -> AdjudicationItem:

@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 import hashlib
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -230,6 +232,36 @@ def _upsert_responses(prompts: dict[str, Prompt], parsed: ParsedFile, counts: di
         responses_updated=len(changed),
         responses_unchanged=len(parsed.responses) - len(new) - len(changed),
     )
+
+
+def do_add_model(model: LanguageModel) -> LanguageModel:
+    """A new model (e.g. a generation candidate named by a provider spec), with a slug made from its
+    display name, numbered when taken."""
+    base = "-".join(part for part in re.split(r"[^a-z0-9]+", model.display_name.rsplit("/", 1)[-1].lower()) if part)
+    slug = base[:80] or model.provider
+    n = 2
+    while LanguageModel.objects.filter(slug=slug).exists():
+        slug, n = f"{base[:80]}-{n}", n + 1
+    model.slug = slug
+    model.save()
+    return model
+
+
+def do_add_generated_responses(responses: Sequence[Response]) -> list[Response]:
+    """Generated responses stored once: one whose (prompt, model, variant) is stored already (by
+    another attempt of the chunk or another run) is kept as it is. Returns the ones stored now."""
+    keys = [(r.prompt_id, r.model_id, r.variant) for r in responses]
+    already = set(
+        Response.objects.filter(
+            prompt_id__in={k[0] for k in keys},
+            model_id__in={k[1] for k in keys},
+            parent__isnull=True,
+            variant__in={k[2] for k in keys},
+        ).values_list("prompt_id", "model_id", "variant")
+    )
+    fresh = [r for r in responses if (r.prompt_id, r.model_id, r.variant) not in already]
+    Response.objects.bulk_create(fresh, ignore_conflicts=True)
+    return fresh
 
 
 def do_derive_response(

@@ -100,6 +100,18 @@ def broadcast_debate(debate: Debate) -> None:
     broadcast_html(live.run_group(debate.run_id), lambda: live.run_row(debate))
 
 
+def do_settle_debate(debate: Debate, verdict: int) -> Debate:
+    """People's final verdict on a debate the agents left unresolved (or an admin's override of it):
+    the debate is adjudicated with that verdict, the boards' counts follow it, and its pages and its
+    run's update. Call inside the transaction that settles the adjudication."""
+    debate.status, debate.verdict, debate.winner = DebateStatus.ADJUDICATED, verdict, debate.winner_of(verdict)
+    debate.save(update_fields=["status", "verdict", "winner", "updated_at"])
+    do_recount_debates([debate.pk])
+    broadcast_debate(debate)
+    broadcast_run(debate.run)
+    return debate
+
+
 def check_pairs(run: DebateRun) -> list[tuple[Any, Response, Response]]:
     """(prompt, response of A, response of B) for every prompt both models answered."""
     if run.model_a_id == run.model_b_id:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
+from evalhub.catalog.actions import do_add_model
 from evalhub.catalog.models import Benchmark, LanguageModel, Prompt, Response
 from evalhub.core.privileged.answers import MatchMode
 from evalhub.core.privileged.hints import RULE_BASED, leaking_hints
@@ -100,16 +100,7 @@ def candidate_model(spec: str) -> LanguageModel:
 def do_register_candidate(spec: str) -> LanguageModel:
     """The model a provider spec names, created (with a slug from its name) when new."""
     model = candidate_model(spec)
-    if model.pk is not None:
-        return model
-    base = "-".join(part for part in re.split(r"[^a-z0-9]+", model.display_name.rsplit("/", 1)[-1].lower()) if part)
-    slug = base[:80] or model.provider
-    n = 2
-    while LanguageModel.objects.filter(slug=slug).exists():
-        slug, n = f"{base[:80]}-{n}", n + 1
-    model.slug = slug
-    model.save()
-    return model
+    return model if model.pk is not None else do_add_model(model)
 
 
 # --- runs -----------------------------------------------------------------------------------

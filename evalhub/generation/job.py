@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db.models import F
 
-from evalhub.catalog.models import Response
+from evalhub.catalog.actions import do_add_generated_responses
 from evalhub.generation.actions import GENERATION, generation_queue
 from evalhub.generation.analysis import generation_outcome, run_summary
 from evalhub.generation.models import GenerationRun
@@ -36,17 +36,7 @@ class GenerationRunner(JobRunner[GenerationRun, GenerationChunkResult]):
         return generation_chunk_work(self.run, chunk)
 
     def write(self, chunk: JobChunk, result: GenerationChunkResult) -> int:
-        keys = [(r.prompt_id, r.model_id, r.variant) for r in result.responses]
-        already = set(
-            Response.objects.filter(
-                prompt_id__in={k[0] for k in keys},
-                model_id__in={k[1] for k in keys},
-                parent__isnull=True,
-                variant__in={k[2] for k in keys},
-            ).values_list("prompt_id", "model_id", "variant")
-        )
-        fresh = [r for r in result.responses if (r.prompt_id, r.model_id, r.variant) not in already]
-        Response.objects.bulk_create(fresh, ignore_conflicts=True)
+        fresh = do_add_generated_responses(result.responses)
         RowIssue.objects.bulk_create(result.issues)
         usage = result.usage
         GenerationRun.objects.filter(pk=self.run.pk).update(
