@@ -9,7 +9,7 @@ from evalhub.core.charts import interval_chart
 from evalhub.dashboards.caching import cached
 from evalhub.dashboards.shapes import GreBoard, GreRow, ScoreCell, VariantColumn
 from evalhub.jobs.models import JobStatus
-from evalhub.scoring.gem_results import VARIANT_LABELS
+from evalhub.scoring.gem.results import VARIANT_LABELS
 from evalhub.scoring.models import GemRun, GemVariant
 
 # The board's columns, in the paper's order; GEM-raw only appears where a run scored it.

@@ -12,5 +12,5 @@ class ScoringConfig(AppConfig):
         from evalhub.jobs import kinds
         from evalhub.scoring.actions import DISCERNMENT, GEM
 
-        kinds.register(GEM, "evalhub.scoring.gem_runner:GemRunner")
-        kinds.register(DISCERNMENT, "evalhub.scoring.discernment:DiscernmentRunner")
+        kinds.register(GEM, "evalhub.scoring.gem.runner:GemRunner")
+        kinds.register(DISCERNMENT, "evalhub.scoring.discernment.runner:DiscernmentRunner")

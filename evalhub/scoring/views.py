@@ -9,9 +9,10 @@ from evalhub.scoring.actions import (
     do_create_discernment_run,
     do_create_gem_run,
 )
-from evalhub.scoring.discernment import discernment_summary, judge_tables, score_rows
+from evalhub.scoring.discernment.results import discernment_summary, score_rows
+from evalhub.scoring.discernment.tables import judge_tables
 from evalhub.scoring.forms import DiscernmentRunForm, GemRunForm
-from evalhub.scoring.gem_results import SETUP_LABELS, gem_summary, response_score_rows, setup_of
+from evalhub.scoring.gem.results import SETUP_LABELS, gem_summary, response_score_rows, setup_of
 from evalhub.scoring.issues import issue_groups
 from evalhub.scoring.models import DiscernmentRun, GemRun
 from evalhub.system.downloads import download

@@ -13,7 +13,7 @@ from evalhub.core.dhp.discernment import discernment
 from evalhub.jobs.models import JobStatus
 from evalhub.jobs.runners import work_chunk
 from evalhub.scoring.actions import do_create_discernment_run
-from evalhub.scoring.discernment import score_rows
+from evalhub.scoring.discernment.results import score_rows
 from evalhub.scoring.models import JudgeScore, RowIssue
 
 SUMMARIES = [
@@ -290,7 +290,7 @@ def test_a_jobs_exports_recompute_with_dhp_report_to_the_same_numbers_under_loos
     import io
 
     from evalhub.core.dhp.report import build_report, read_scores
-    from evalhub.scoring.discernment import perturbation_key
+    from evalhub.scoring.discernment.results import perturbation_key
 
     loose = {"random_deletions": {"coherence": 0.6, "fluency": 0.2, "relevance": 0.199}}
     run = dhp_run(summaries, [spec(server, "coin")], weights=loose, weights_source="test")

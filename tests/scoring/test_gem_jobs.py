@@ -19,9 +19,9 @@ from evalhub.jobs.runners import work_chunk
 from evalhub.jobs.tasks import chunk_task
 from evalhub.llm.scoring.transformers_scorer import TransformersScorer
 from evalhub.llm.testing import FakeLLMServer
-from evalhub.scoring import gem_runner
 from evalhub.scoring.actions import do_create_gem_run
-from evalhub.scoring.gem_runner import GemRunner
+from evalhub.scoring.gem import runner as gem_runner
+from evalhub.scoring.gem.runner import GemRunner
 from evalhub.scoring.models import DerivedText, GemPairScore, RowIssue
 
 

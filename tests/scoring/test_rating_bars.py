@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from evalhub.scoring.discernment import _rating_bars
+from evalhub.scoring.discernment.tables import _rating_bars
 
 
 def cell(mean: float) -> dict:

@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from evalhub.catalog.models import Benchmark, LanguageModel
 from evalhub.jobs.cli import report_state, work_here
 from evalhub.scoring.actions import DEFAULT_CHUNK_PROMPTS, do_create_gem_run
-from evalhub.scoring.gem_results import gem_summary
+from evalhub.scoring.gem.results import gem_summary
 from evalhub.scoring.models import GemVariant
 from evalhub.scoring.shapes import GemSummary
 

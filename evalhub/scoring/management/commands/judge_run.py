@@ -9,7 +9,7 @@ from evalhub.catalog.models import Benchmark, LanguageModel
 from evalhub.core.dhp.discernment import describe_summary
 from evalhub.jobs.cli import report_state, work_here
 from evalhub.scoring.actions import DEFAULT_CHUNK_PROMPTS, do_create_discernment_run
-from evalhub.scoring.discernment import discernment_summary
+from evalhub.scoring.discernment.results import discernment_summary
 from evalhub.scoring.shapes import DiscernmentSummary
 
 

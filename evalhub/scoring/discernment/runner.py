@@ -23,23 +23,19 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from django.db.models import Count, Q
-
 from evalhub.catalog.actions import do_derive_response
 from evalhub.catalog.models import Prompt, Response, variant_q
 from evalhub.core.dhp import perturbations as registry
 from evalhub.core.dhp.perturbations import split_sentences
-from evalhub.core.dhp.report import Groups, add_pair, bootstrap_d_avg, build_report
 from evalhub.core.prompts.judge_outputs import parse_likert_score, parse_rubric_json
 from evalhub.core.prompts.judges import TASKS, geval_messages, rubric_messages
-from evalhub.core.runs.outcomes import ComponentFailure, Outcome
-from evalhub.core.yescieval.optimism import optimism_report
 from evalhub.jobs.chunks import Settled
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.jobs.runners import JobRunner
 from evalhub.llm import event_loop
 from evalhub.llm.types import LLMError, UnknownProvider
 from evalhub.scoring.actions import DISCERNMENT, judge_queue
+from evalhub.scoring.discernment.results import discernment_outcome, discernment_summary, perturbation_key
 from evalhub.scoring.models import (
     DiscernmentFamily,
     DiscernmentRun,
@@ -49,17 +45,6 @@ from evalhub.scoring.models import (
     ScoringMode,
 )
 from evalhub.scoring.rewrites import stored_completer
-from evalhub.scoring.shapes import (
-    Bar,
-    BarChart,
-    DiscernmentSummary,
-    JudgeQuality,
-    JudgeTable,
-    RatingChart,
-    RatingColumn,
-    RubricShift,
-    ScorePair,
-)
 from evalhub.system.model_access import chat_client, local_or_remote_scorer
 
 MAX_TOKENS: dict[str, int] = {DiscernmentFamily.DHP: 16, DiscernmentFamily.YESCIEVAL: 400}
@@ -81,10 +66,6 @@ class Item:
     response: Response
     metric: str
     messages: list[dict[str, str]]
-
-
-def perturbation_key(name: str, severity: str) -> str:
-    return f"{name} ({severity})"
 
 
 def judge_chunk_work(run: DiscernmentRun, chunk: JobChunk) -> JudgeChunkResult:
@@ -297,136 +278,6 @@ def _probability_scores(run: DiscernmentRun, judge: str, todo: list[Item], issue
 # --- results ------------------------------------------------------------------------
 
 
-def mean_scores(run: DiscernmentRun) -> dict[tuple[str, int, str], float]:
-    """(judge, response, metric) → the mean of its valid repeats."""
-    sums: dict[tuple[str, int, str], list[float]] = defaultdict(list)
-    for judge, response, metric, score in JudgeScore.objects.filter(run=run, valid=True).values_list(
-        "judge", "response_id", "metric", "score"
-    ):
-        if score is not None:  # a valid score always has one (a_valid_score_is_1_to_5)
-            sums[(judge, response, metric)].append(score)
-    return {key: math.fsum(values) / len(values) for key, values in sums.items()}
-
-
-def score_rows(run: DiscernmentRun) -> list[ScorePair]:
-    """The dhp_report input rows (one per judge, item, perturbation and metric), from the stored scores."""
-    means = mean_scores(run)
-    derived = Response.objects.filter(pk__in={response for _, response, _ in means}, parent__isnull=False).values_list(
-        "pk", "parent_id", "perturbation", "perturbation_severity", "perturbation_level"
-    )
-    rows: list[ScorePair] = []
-    for pk, parent, name, severity, level in derived:
-        for judge in run.judges:
-            for metric in run.metrics:
-                original, perturbed = means.get((judge, parent, metric)), means.get((judge, pk, metric))
-                if original is None or perturbed is None:
-                    continue  # an invalid or missing score on either side: the pair is left out
-                rows.append(
-                    ScorePair(
-                        judge=judge,
-                        item_id=parent,
-                        perturbation=perturbation_key(name, severity),
-                        level=level or "S",
-                        metric=metric,
-                        original_score=original,
-                        perturbed_score=perturbed,
-                    )
-                )
-    return rows
-
-
-def _run_weights(run: DiscernmentRun) -> dict | None:
-    """The run's expert weights keyed like its perturbations in the scores ("name (severity)"); the
-    report restricts them to the metrics scored and renormalises them (expert_weights.fit_weights),
-    the same rule `dhp_report` applies to a job's exports."""
-    if not run.weights:
-        return None
-    keyed = {
-        perturbation_key(name, severity): run.weights[name]
-        for name, severity in run.perturbations
-        if run.weights.get(name)
-    }
-    return keyed or None
-
-
-def discernment_summary(run: DiscernmentRun) -> DiscernmentSummary:
-    counted = {
-        row["judge"]: row
-        for row in JudgeScore.objects.filter(run=run)
-        .values("judge")
-        .annotate(
-            scores=Count("pk"), invalid=Count("pk", filter=Q(valid=False)), reasked=Count("pk", filter=Q(reasked=True))
-        )
-    }
-    quality = {
-        judge: JudgeQuality(
-            scores=counted.get(judge, {}).get("scores", 0),
-            invalid=counted.get(judge, {}).get("invalid", 0),
-            reasked=counted.get(judge, {}).get("reasked", 0),
-        )
-        for judge in run.judges
-    }
-    summary = DiscernmentSummary(family=run.family, quality=quality, issues=run.job.row_issues.count())
-    if run.family == DiscernmentFamily.YESCIEVAL:
-        means = mean_scores(run)
-        responses = dict(Response.objects.filter(pk__in={r for _, r, _ in means}).values_list("pk", "perturbation"))
-        parents = dict(Response.objects.filter(pk__in=list(responses)).values_list("pk", "parent_id"))
-        ratings = []
-        for (judge, response, metric), rating in means.items():
-            name = responses[response]
-            variant = "benign" if not name else name.rsplit("_", 1)[1]
-            ratings.append((judge, metric, str(parents[response] or response), variant, rating))
-        report = optimism_report(ratings)
-        summary["optimism"] = {
-            judge: {rubric: {v: s.as_dict() for v, s in by_variant.items()} for rubric, by_variant in rubrics.items()}
-            for judge, rubrics in report.items()
-        }
-        return summary
-    groups: Groups = {}
-    for row in score_rows(run):
-        pair = (row["original_score"], row["perturbed_score"])
-        add_pair(groups, (row["judge"], row["perturbation"]), row["level"], row["metric"], row["item_id"], pair)
-    weights = _run_weights(run)
-    summary["dhp"] = build_report(groups, weights) if groups else {"judges": {}, "notes": {}}
-    summary["dhp"]["intervals"] = bootstrap_d_avg(groups, weights, seed=run.seed) if groups else {}
-    summary["weights_source"] = run.weights_source or "uniform (no expert weights)"
-    return summary
-
-
-def discernment_outcome(run: DiscernmentRun, summary: DiscernmentSummary) -> Outcome:
-    """Judge calls planned, scored, invalid and failed; a judge that produced no usable score is
-    named with its first error (or its first unreadable answer), never left out silently."""
-    judging = RowIssue.objects.filter(job=run.job, stage="judging")
-    first_error: dict[str, str] = {}
-    for message in judging.order_by("id").values_list("message", flat=True):
-        judge = next((j for j in run.judges if message.startswith(f"{j}: ")), None)
-        if judge is not None:
-            first_error.setdefault(judge, message[len(judge) + 2 :])
-    failed_components = []
-    for judge in run.judges:
-        quality = summary["quality"][judge]
-        valid = quality["scores"] - quality["invalid"]
-        if valid > 0:
-            continue
-        if quality["invalid"]:
-            example = JudgeScore.objects.filter(run=run, judge=judge, valid=False).values_list("raw", flat=True).first()
-            cause = f"none of its {quality['invalid']:,} answers gave a score (e.g. {(example or '')[:80]!r})"
-        else:
-            cause = first_error.get(judge, "no answer was stored")
-        failed_components.append(ComponentFailure("Judge", judge, cause))
-    failed = judging.count()
-    invalid = sum(q["invalid"] for q in summary["quality"].values())
-    produced = sum(q["scores"] for q in summary["quality"].values()) - invalid
-    return Outcome(
-        planned=produced + invalid + failed,
-        produced=produced,
-        failed=failed,
-        invalid=invalid,
-        failed_components=tuple(failed_components),
-        cause="No judge produced a score: every text failed to be perturbed or judged (see the reported rows).",
-    )
-
-
 class DiscernmentRunner(JobRunner[DiscernmentRun, JudgeChunkResult]):
     """DHP / YESciEval judging: a chunk is a set of prompts; each original text and its perturbed
     copies scored by every judge, written as JudgeScore rows (and reported rows)."""
@@ -464,125 +315,6 @@ class DiscernmentRunner(JobRunner[DiscernmentRun, JudgeChunkResult]):
             f", {issues:,} rows reported." if issues else "."
         )
         return Settled(message, summary, outcome)
-
-
-def _bars(values: list[tuple[str, float]], width: int = 560, label_width: int = 230, row: int = 22) -> BarChart:
-    """A server-rendered bar chart of D per perturbation with the D = 1 line (p = 0.05)."""
-    top = max([1.5, *(v for _, v in values)])
-    plot = width - label_width - 60
-
-    def x(value: float) -> float:
-        return round(label_width + min(value, top) / top * plot, 1)
-
-    bars = [
-        Bar(
-            label=label,
-            value=value,
-            y=8 + i * row,
-            x_end=x(value),
-            width=max(0.0, round(x(value) - label_width, 1)),
-            discerns=value >= 1,
-        )
-        for i, (label, value) in enumerate(values)
-    ]
-    return BarChart(bars=bars, height=16 + len(bars) * row, width=width, x0=label_width, x1=x(1.0))
-
-
-def _rating_bars(rows: list[RubricShift], width: int = 640, group: int = 62) -> RatingChart:
-    """Mean rating per rubric on benign, subtle and extreme answers (1–5), as grouped columns.
-    Each column is labelled B, S or E under it, so the chart reads without colour."""
-    height, base, top = 170, 140, 20
-
-    def y(rating: float) -> float:
-        return round(base - (rating - 1) / 4 * (base - top), 1)
-
-    # Each group is as wide as its longest rubric name (about 6.5 px a character at the tick size),
-    # so a name is written whole ("informativeness"), never cut to fit.
-    group = max(group, round(6.5 * max((len(row["rubric"]) for row in rows), default=0)) + 10)
-    columns: list[RatingColumn] = []
-    labels: list[dict[str, Any]] = []
-    for index, row in enumerate(rows):
-        cell = row["subtle"] or row["extreme"]
-        x0 = 40 + index * group
-        labels.append({"x": x0 + 24, "text": row["rubric"]})
-        for offset, (tag, variant, mean) in enumerate(
-            [
-                ("B", "benign", cell["mean_benign"] if cell else None),
-                ("S", "subtle", row["subtle"]["mean_adversarial"] if row["subtle"] else None),
-                ("E", "extreme", row["extreme"]["mean_adversarial"] if row["extreme"] else None),
-            ]
-        ):
-            if mean is None:
-                continue
-            x = x0 + offset * 16
-            columns.append(
-                RatingColumn(
-                    x=x,
-                    y=y(mean),
-                    height=round(base - y(mean), 1),
-                    tag=tag,
-                    variant=variant,
-                    mean=mean,
-                    rubric=row["rubric"],
-                )
-            )
-    grid = [{"y": y(r), "label": r} for r in (1, 2, 3, 4, 5)]
-    return RatingChart(
-        columns=columns, labels=labels, grid=grid, width=max(width, 60 + len(rows) * group), height=height, base=base
-    )
-
-
-def judge_tables(run: DiscernmentRun, summary: DiscernmentSummary) -> list[JudgeTable]:
-    """Per judge, the rows the results page shows (DHP discernment or YESciEval optimism)."""
-    tables: list[JudgeTable] = []
-    if summary.get("family") == DiscernmentFamily.YESCIEVAL:
-        for judge, rubrics in summary.get("optimism", {}).items():
-            shifts = [
-                RubricShift(rubric=rubric, subtle=by_variant.get("subtle"), extreme=by_variant.get("extreme"))
-                for rubric, by_variant in sorted(rubrics.items(), key=lambda kv: (kv[0] == "all", kv[0]))
-            ]
-            tables.append(
-                JudgeTable(
-                    judge=judge,
-                    rows=shifts,
-                    chart=_rating_bars(shifts),
-                    quality=summary["quality"].get(judge, {}),
-                )
-            )
-        return tables + _failed_judge_cards(run, summary, tables)
-    for judge, report in summary.get("dhp", {}).get("judges", {}).items():
-        rows: list[dict[str, Any]] = [
-            {"perturbation": name, **values, "p_by_metric": sorted(values["p_by_metric"].items())}
-            for name, values in report["perturbations"].items()
-        ]
-        tables.append(
-            JudgeTable(
-                judge=judge,
-                summary=report["summary"],
-                interval=summary["dhp"].get("intervals", {}).get(judge),
-                rows=rows,
-                uniform=report.get("uniform_weights_for", []),
-                chart=_bars([(r["perturbation"], r["D"]) for r in rows]),
-                quality=summary["quality"].get(judge, {}),
-            )
-        )
-    return tables + _failed_judge_cards(run, summary, tables)
-
-
-def _failed_judge_cards(run: DiscernmentRun, summary: DiscernmentSummary, tables: list[JudgeTable]) -> list[JudgeTable]:
-    """A judge with no table is shown with why, never left out: its first error once the run is
-    settled, or that it has no usable score yet."""
-    shown = {table["judge"] for table in tables}
-    failed = summary.get("failed_judges", {})
-    return [
-        JudgeTable(
-            judge=judge,
-            failed=failed.get(judge, "No usable score (yet)."),
-            quality=summary.get("quality", {}).get(judge, {}),
-        )
-        for judge in run.judges
-        if judge not in shown
-    ]
 
 
 def _dry_apply(

@@ -38,7 +38,7 @@ from evalhub.jobs.runners import JobRunner
 from evalhub.llm.scoring.chat_template import TemplateError, encode_request
 from evalhub.llm.types import LLMError
 from evalhub.scoring.actions import GEM, gem_queue
-from evalhub.scoring.gem_results import gem_outcome, gem_summary
+from evalhub.scoring.gem.results import gem_outcome, gem_summary
 from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant, IssueLog, RowIssue
 from evalhub.scoring.rewrites import RewriteFailed, messages_key, rewrite_all, stored_completer
 from evalhub.system.model_access import local_or_remote_scorer
