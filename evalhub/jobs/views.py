@@ -22,11 +22,21 @@ def job_list(request):
 
 @role_required()
 def job_detail(request, pk: int):
-    job = do_expire_worker_check(get_object_or_404(Job, pk=pk))
-    if do_requeue_stalled_chunks(job):  # its workers are gone: their chunks go back to the queue now
-        job.refresh_from_db()
+    job = get_object_or_404(Job, pk=pk)
     template = "jobs/_job_status.html" if request.htmx else "jobs/job_detail.html"
     return render(request, template, {"job": job, "results_url": results_url(job)})
+
+
+@role_required()
+@require_POST
+def check_job(request, pk: int):
+    """What the job page asks as it opens (a GET writes nothing): a worker check whose time is up is
+    closed, and chunks whose workers stopped beating go back to the queue now, even when no worker's
+    watchdog is alive to notice."""
+    job = do_expire_worker_check(get_object_or_404(Job, pk=pk))
+    if do_requeue_stalled_chunks(job):
+        job.refresh_from_db()
+    return render(request, "jobs/_job_status.html", {"job": job, "results_url": results_url(job)})
 
 
 def may_stop(user, job: Job) -> bool:

@@ -172,3 +172,23 @@ def test_a_registration_whose_class_names_another_kind_is_refused():
             kinds.runner_for("counting")
     finally:
         kinds.unregister("counting")
+
+
+def test_opening_a_job_page_writes_nothing_and_its_check_sends_a_lost_chunk_back(
+    word_count, responses, sent, login, viewer, settings, django_capture_on_commit_callbacks
+):
+    job = word_count.do_start(None, title="Count words", unit_ids=responses, size=3, enqueue=False)
+    first = job.chunks.order_by("index").first()
+    long_ago = timezone.now() - timedelta(seconds=settings.EVALHUB_STALL_SECONDS + 60)
+    JobChunk.objects.filter(pk=first.pk).update(heartbeat_at=long_ago, worker="gone:1:1", attempts=1)
+    Job.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING)
+    client = login(viewer)
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert JobChunk.objects.get(pk=first.pk).heartbeat_at == long_ago, "a GET changes nothing"
+    assert f'hx-post="/jobs/{job.pk}/check/"' in page, "the page asks for the check as it opens"
+    assert client.get(f"/jobs/{job.pk}/check/").status_code == 405
+    with django_capture_on_commit_callbacks(execute=True):
+        checked = client.post(f"/jobs/{job.pk}/check/")
+    assert checked.status_code == 200 and "its worker stopped answering" in checked.content.decode()
+    assert JobChunk.objects.get(pk=first.pk).heartbeat_at is None
+    assert [args[0] for args, _ in sent] == [first.pk]
