@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from django.db import connection
-
 from evalhub.core.statistics.agreement import majorities
 from evalhub.dashboards.caching import cached
-from evalhub.debates.models import JudgeRun, JudgeVerdict
+from evalhub.debates.models import JudgeRun
+from evalhub.debates.queries import judge_verdict_rows
 
 Majorities = dict[int, int | None]  # debate → verdict in the debate's order (None: no majority)
 
@@ -23,13 +22,8 @@ def judge_run_majorities(stamp: str) -> dict[int, dict[str, Any]]:
 
 def _compute() -> dict[int, dict[str, Any]]:
     grouped: dict[int, list[tuple[int, bool, int | None]]] = defaultdict(list)
-    # Raw rows: tens of thousands of verdicts, and the ORM's per-row conversion was most of the time.
-    table = JudgeVerdict._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT judge_run_id, debate_id, reversed_order, verdict FROM {table}")  # noqa: S608
-        while rows := cursor.fetchmany(20000):
-            for run, debate, reversed_order, verdict in rows:
-                grouped[run].append((debate, bool(reversed_order), verdict))
+    for run_id, debate, reversed_order, verdict in judge_verdict_rows():
+        grouped[run_id].append((debate, reversed_order, verdict))
     out = {}
     for run in JudgeRun.objects.values(
         "id", "judge", "criteria_variant", "privileged_sources", "reference_id", "check_position"

@@ -25,7 +25,8 @@ from evalhub.core.judge_lab.report import ADJUDICATED, AGENT, CONSENSUS, MODEL, 
 from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.core.statistics.agreement import unswap
 from evalhub.dashboards.judges import spec_models
-from evalhub.debates.models import Debate, DebateRun, DebateStatus, DebateTurn, JudgeRun, JudgeVerdict
+from evalhub.debates.models import Debate, DebateRun, DebateStatus, DebateTurn, JudgeRun
+from evalhub.debates.queries import judge_verdict_rows
 
 
 @dataclass(frozen=True)
@@ -204,15 +205,10 @@ def _single_judges(found: Observations, debates: dict[int, _Debate]) -> None:
     if not runs:
         return
     models = spec_models({run["judge"] for run in runs.values()})
-    # Raw rows, as the boards read them: tens of thousands of verdicts.
-    table = JudgeVerdict._meta.db_table
     grouped: dict[tuple[int, int, bool], list[int | None]] = defaultdict(list)
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT judge_run_id, debate_id, reversed_order, verdict FROM {table} ORDER BY id")  # noqa: S608
-        while rows := cursor.fetchmany(20000):
-            for run, debate, reversed_order, verdict in rows:
-                if run in runs and debate in debates:
-                    grouped[(run, debate, bool(reversed_order))].append(verdict)
+    for run_id, debate_id, reversed_order, verdict in judge_verdict_rows():
+        if run_id in runs and debate_id in debates:
+            grouped[(run_id, debate_id, reversed_order)].append(verdict)
     for (run_id, debate_id, reversed_order), verdicts in grouped.items():
         run, debate = runs[run_id], debates[debate_id]
         judge_id, privileged = with_privileged(run["judge"], run["privileged_sources"])

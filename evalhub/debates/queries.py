@@ -1,0 +1,21 @@
+"""Reads of the debates app's tables that other apps need, in one place."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from django.db import connection
+
+from evalhub.debates.models import JudgeVerdict
+
+
+def judge_verdict_rows() -> Iterator[tuple[int, int, bool, int | None]]:
+    """Every single judge's verdict as (judge run, debate, shown in reversed order, verdict), in the
+    order they were stored. Raw rows: there are tens of thousands, and the ORM's per-row conversion
+    was most of the boards' and the judge lab's time."""
+    table = JudgeVerdict._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT judge_run_id, debate_id, reversed_order, verdict FROM {table} ORDER BY id")  # noqa: S608
+        while rows := cursor.fetchmany(20000):
+            for run, debate, reversed_order, verdict in rows:
+                yield run, debate, bool(reversed_order), verdict
