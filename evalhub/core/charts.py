@@ -143,3 +143,109 @@ def bias_chart(report: Any) -> IntervalChart:
         {"name": "People pick the longer", "mean": report.people_longer_share, "baseline": True},
     ]
     return interval_chart(entries, label_width=180)
+
+
+class Bar(TypedDict):
+    label: str
+    value: float
+    y: int
+    x_end: float
+    width: float
+    discerns: bool
+
+
+class BarChart(TypedDict):
+    """D per perturbation as bars, with the D = 1 line (p = 0.05) at x1."""
+
+    bars: list[Bar]
+    height: int
+    width: int
+    x0: int
+    x1: float
+
+
+class RatingColumn(TypedDict):
+    x: int
+    y: float
+    height: float
+    tag: str  # B, S or E: the column reads without colour
+    variant: str
+    mean: float
+    rubric: str
+
+
+class RatingChart(TypedDict):
+    """Mean rating per rubric on benign, subtle and extreme answers, as grouped columns."""
+
+    columns: list[RatingColumn]
+    labels: list[dict[str, Any]]  # {x, text} under each group
+    grid: list[dict[str, Any]]  # {y, label} for ratings 1..5
+    width: int
+    height: int
+    base: int
+
+
+def bar_chart(values: list[tuple[str, float]], width: int = 560, label_width: int = 230, row: int = 22) -> BarChart:
+    """Bars of DHP's D per perturbation, with the D = 1 line (p = 0.05) at x1 (DHP, Section 2.3)."""
+    top = max([1.5, *(v for _, v in values)])
+    plot = width - label_width - 60
+
+    def x(value: float) -> float:
+        return round(label_width + min(value, top) / top * plot, 1)
+
+    bars = [
+        Bar(
+            label=label,
+            value=value,
+            y=8 + i * row,
+            x_end=x(value),
+            width=max(0.0, round(x(value) - label_width, 1)),
+            discerns=value >= 1,
+        )
+        for i, (label, value) in enumerate(values)
+    ]
+    return BarChart(bars=bars, height=16 + len(bars) * row, width=width, x0=label_width, x1=x(1.0))
+
+
+def rating_columns(rows: Sequence[Mapping[str, Any]], width: int = 640, group: int = 62) -> RatingChart:
+    """Mean rating per rubric on benign, subtle and extreme answers (1–5), as grouped columns.
+    Each column is labelled B, S or E under it, so the chart reads without colour."""
+    height, base, top = 170, 140, 20
+
+    def y(rating: float) -> float:
+        return round(base - (rating - 1) / 4 * (base - top), 1)
+
+    # Each group is as wide as its longest rubric name (about 6.5 px a character at the tick size),
+    # so a name is written whole ("informativeness"), never cut to fit.
+    group = max(group, round(6.5 * max((len(row["rubric"]) for row in rows), default=0)) + 10)
+    columns: list[RatingColumn] = []
+    labels: list[dict[str, Any]] = []
+    for index, row in enumerate(rows):
+        cell = row["subtle"] or row["extreme"]
+        x0 = 40 + index * group
+        labels.append({"x": x0 + 24, "text": row["rubric"]})
+        for offset, (tag, variant, mean) in enumerate(
+            [
+                ("B", "benign", cell["mean_benign"] if cell else None),
+                ("S", "subtle", row["subtle"]["mean_adversarial"] if row["subtle"] else None),
+                ("E", "extreme", row["extreme"]["mean_adversarial"] if row["extreme"] else None),
+            ]
+        ):
+            if mean is None:
+                continue
+            x = x0 + offset * 16
+            columns.append(
+                RatingColumn(
+                    x=x,
+                    y=y(mean),
+                    height=round(base - y(mean), 1),
+                    tag=tag,
+                    variant=variant,
+                    mean=mean,
+                    rubric=row["rubric"],
+                )
+            )
+    grid = [{"y": y(r), "label": r} for r in (1, 2, 3, 4, 5)]
+    return RatingChart(
+        columns=columns, labels=labels, grid=grid, width=max(width, 60 + len(rows) * group), height=height, base=base
+    )

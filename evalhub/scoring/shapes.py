@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
+from evalhub.core.charts import BarChart, RatingChart
+
 
 class Column(TypedDict):
     key: str
@@ -87,46 +89,6 @@ class ScorePair(TypedDict):
     metric: str
     original_score: float
     perturbed_score: float
-
-
-class Bar(TypedDict):
-    label: str
-    value: float
-    y: int
-    x_end: float
-    width: float
-    discerns: bool
-
-
-class BarChart(TypedDict):
-    """D per perturbation as bars, with the D = 1 line (p = 0.05) at x1."""
-
-    bars: list[Bar]
-    height: int
-    width: int
-    x0: int
-    x1: float
-
-
-class RatingColumn(TypedDict):
-    x: int
-    y: float
-    height: float
-    tag: str  # B, S or E: the column reads without colour
-    variant: str
-    mean: float
-    rubric: str
-
-
-class RatingChart(TypedDict):
-    """Mean rating per rubric on benign, subtle and extreme answers, as grouped columns."""
-
-    columns: list[RatingColumn]
-    labels: list[dict[str, Any]]  # {x, text} under each group
-    grid: list[dict[str, Any]]  # {y, label} for ratings 1..5
-    width: int
-    height: int
-    base: int
 
 
 class RubricShift(TypedDict):

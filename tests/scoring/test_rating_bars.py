@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from evalhub.scoring.discernment.tables import _rating_bars
+from evalhub.core.charts import rating_columns
 
 
 def cell(mean: float) -> dict:
@@ -12,7 +12,7 @@ def test_rubric_names_are_written_whole_and_groups_are_wide_enough_for_them():
         {"rubric": name, "subtle": cell(3.0), "extreme": cell(1.5)}
         for name in ("correctness", "informativeness", "all")
     ]
-    chart = _rating_bars(rows)
+    chart = rating_columns(rows)
     assert [label["text"] for label in chart["labels"]] == ["correctness", "informativeness", "all"]
     centres = [label["x"] for label in chart["labels"]]
     spacing = centres[1] - centres[0]

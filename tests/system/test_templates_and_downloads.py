@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.template import Context, Template
 
-from evalhub.core.charts import interval_chart
+from evalhub.core.charts import bar_chart, interval_chart, rating_columns
 
 
 def test_the_chart_tag_escapes_names_and_labels_and_marks_baselines_with_a_square():
@@ -26,6 +26,20 @@ def test_the_chart_tag_escapes_names_and_labels_and_marks_baselines_with_a_squar
 
 def test_an_empty_chart_draws_nothing():
     assert Template("{% load charts %}{% interval_chart chart 'x' %}").render(Context({"chart": {"rows": []}})) == ""
+
+
+def test_every_chart_is_drawn_by_a_tag_that_escapes_its_labels_and_reads_without_colour():
+    bars = bar_chart([("<b>swap</b>", 1.4), ("typo", 0.4)])
+    html = Template("{% load charts %}{% bar_chart chart 'D per perturbation' %}").render(Context({"chart": bars}))
+    assert "<b>swap" not in html and "&lt;b&gt;swap&lt;/b&gt;" in html
+    assert "1.40 ✓" in html and "0.40 ✓" not in html, "a tick marks the bars at or past D = 1"
+    assert html.count('class="marker baseline"') == 1
+    rows = [{"rubric": "<i>x</i>", "subtle": {"mean_benign": 4.0, "mean_adversarial": 3.0}, "extreme": None}]
+    columns = Template("{% load charts %}{% rating_chart chart 'ratings' %}").render(
+        Context({"chart": rating_columns(rows)})
+    )
+    assert "&lt;i&gt;x&lt;/i&gt;" in columns and "<i>" not in columns
+    assert ">B</text>" in columns and ">S</text>" in columns, "each column is tagged under it"
 
 
 def test_json_downloads_write_numpy_numbers_as_numbers_and_times_as_iso():

@@ -108,3 +108,97 @@ def reliability_diagram(chart: dict | None, label: str) -> SafeString | str:
         size,
         SafeString("".join(parts)),
     )
+
+
+@register.simple_tag
+def bar_chart(chart: dict, label: str) -> SafeString | str:
+    """Horizontal bars with their values, the D = 1 line, and a tick on the bars that reach it (so it
+    reads without colour)."""
+    if not chart.get("bars"):
+        return ""
+    parts = [
+        format_html(
+            '<line x1="{0}" x2="{0}" y1="0" y2="{1}" class="zero"><title>D = 1 (p = 0.05)</title></line>',
+            chart["x1"],
+            chart["height"],
+        )
+    ]
+    for bar in chart["bars"]:
+        mark = " ✓" if bar["discerns"] else ""
+        parts.append(
+            format_html(
+                '<text x="{}" y="{}" text-anchor="end">{}</text>'
+                '<rect x="{}" y="{}" width="{}" height="16" class="marker{}"><title>D = {}</title></rect>'
+                '<text x="{}" y="{}">{}{}</text>',
+                chart["x0"] - 6,
+                bar["y"] + 12,
+                bar["label"],
+                chart["x0"],
+                bar["y"],
+                bar["width"],
+                "" if bar["discerns"] else " baseline",
+                f"{bar['value']:.2f}",
+                bar["x_end"] + 4,
+                bar["y"] + 12,
+                f"{bar['value']:.2f}",
+                mark,
+            )
+        )
+    return format_html(
+        '<svg role="img" aria-label="{}" width="{}" height="{}" class="chart">{}</svg>',
+        label,
+        chart["width"],
+        chart["height"],
+        SafeString("".join(parts)),
+    )
+
+
+@register.simple_tag
+def rating_chart(chart: dict, label: str) -> SafeString | str:
+    """Grouped columns of mean ratings (1–5) with a grid, each column tagged under it (B, S, E)."""
+    if not chart.get("columns"):
+        return ""
+    parts = [
+        format_html(
+            '<line x1="30" x2="{0}" y1="{1}" y2="{1}" class="zero"/>'
+            '<text x="24" y="{2}" text-anchor="end" class="tick">{3}</text>',
+            chart["width"],
+            line["y"],
+            line["y"] + 4,
+            line["label"],
+        )
+        for line in chart["grid"]
+    ]
+    for column in chart["columns"]:
+        parts.append(
+            format_html(
+                '<rect x="{}" y="{}" width="14" height="{}" class="marker{}"><title>{}, {}: {}</title></rect>'
+                '<text x="{}" y="{}" text-anchor="middle" class="tick">{}</text>',
+                column["x"],
+                column["y"],
+                column["height"],
+                "" if column["tag"] == "B" else " baseline",
+                column["rubric"],
+                column["variant"],
+                f"{column['mean']:.2f}",
+                column["x"] + 7,
+                chart["base"] + 12,
+                column["tag"],
+            )
+        )
+    parts += [
+        format_html(
+            '<text x="{}" y="{}" text-anchor="middle" class="tick">{}</text>',
+            text["x"],
+            chart["base"] + 26,
+            text["text"],
+        )
+        for text in chart["labels"]
+    ]
+    return format_html(
+        '<svg role="img" aria-label="{}" width="{}" height="{}" class="chart">{}</svg>',
+        label,
+        chart["width"],
+        chart["height"],
+        SafeString("".join(parts)),
+    )
