@@ -84,6 +84,9 @@ try:
     # connection per thread); a query that finds none free waits up to the timeout, then fails.
     EVALHUB_DB_POOL_MAX_SIZE = env.int("EVALHUB_DB_POOL_MAX_SIZE", 10, minimum=0)
     EVALHUB_DB_POOL_TIMEOUT = env.int("EVALHUB_DB_POOL_TIMEOUT", 30, minimum=1)
+    # Optional: an OTLP/HTTP logs endpoint; every stored judgment is sent there as an OpenTelemetry
+    # gen_ai.evaluation.result event (evalhub.system.telemetry). Empty: off, nothing imported.
+    EVALHUB_OTEL_ENDPOINT = env.str("EVALHUB_OTEL_ENDPOINT", "")
 except ConfigError as error:
     raise ImproperlyConfigured(str(error)) from None
 

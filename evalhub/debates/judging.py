@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
+from evalhub.core.files.evaluation_events import EvaluationResult
 from evalhub.core.prompts.criteria_variants import criteria_section
 from evalhub.core.runs.outcomes import ComponentFailure, Outcome
 from evalhub.core.runs.usage import CallStats
@@ -29,7 +32,7 @@ from evalhub.core.statistics.agreement import (
     unswap,
 )
 from evalhub.debates.actions import JUDGE_RUN, judge_queue
-from evalhub.debates.models import Debate, DebateStatus, JudgeRun, JudgeVerdict
+from evalhub.debates.models import Debate, DebateStatus, JudgeRun, JudgeVerdict, winner_for
 from evalhub.debates.runner import PRIVILEGED_TITLES
 from evalhub.debates.tallying import REFERENCE_STATUSES, do_recount_debates
 from evalhub.jobs.chunks import Settled
@@ -38,6 +41,7 @@ from evalhub.jobs.runners import JobRunner
 from evalhub.llm import event_loop
 from evalhub.llm.types import LLMError, UnknownProvider
 from evalhub.system.model_access import chat_client
+from evalhub.system.telemetry import emit_after_commit
 
 
 def judge_setup(run: JudgeRun, debate: Debate, reversed_order: bool) -> DebateSetup:
@@ -134,6 +138,47 @@ def judge_chunk_work(run: JudgeRun, chunk: JobChunk) -> JudgeChunkResult:
     return result
 
 
+PAIR_LABELS = {"a": "response_a_better", "b": "response_b_better", "tie": "tie"}
+SHARE_OF_A = {"a": 1.0, "b": 0.0, "tie": 0.5}
+
+
+def verdict_events(run: JudgeRun, verdicts: Sequence[JudgeVerdict]) -> list[EvaluationResult]:
+    """A single judge's verdicts as evaluation events: the score is response A's share (1 better, ½ a
+    tie, 0 worse), the label which response won, the response id response A's (B's is beside it)."""
+    debates = {
+        d.pk: d
+        for d in Debate.objects.filter(pk__in={v.debate_id for v in verdicts}).select_related(
+            "prompt__benchmark", "run__criterion"
+        )
+    }
+    out = []
+    for verdict in verdicts:
+        debate = debates[verdict.debate_id]
+        winner = (
+            None if verdict.verdict is None else winner_for(verdict.verdict, debate.swapped != verdict.reversed_order)
+        )
+        out.append(
+            EvaluationResult(
+                name=debate.run.criterion.slug,
+                evaluator=run.judge,
+                benchmark=debate.prompt.benchmark.slug,
+                score=SHARE_OF_A[winner] if winner else None,
+                label=PAIR_LABELS[winner] if winner else "unreadable",
+                explanation=verdict.text,
+                response_id=str(debate.response_a_id),
+                evaluator_version=run.criteria_variant,
+                extra={
+                    "response_b.id": str(debate.response_b_id),
+                    "judge_run.id": run.pk,
+                    "debate.id": debate.pk,
+                    "sample": verdict.sample,
+                    "reversed_order": verdict.reversed_order,
+                },
+            )
+        )
+    return out
+
+
 class JudgeRunRunner(JobRunner[JudgeRun, JudgeChunkResult]):
     """Single-judge runs: a chunk is a set of debates; the judge's verdicts on each pair (k samples,
     both orders where asked), written as JudgeVerdict rows with the boards' counts."""
@@ -156,6 +201,7 @@ class JudgeRunRunner(JobRunner[JudgeRun, JudgeChunkResult]):
     def write(self, chunk: JobChunk, result: JudgeChunkResult) -> int:
         JudgeVerdict.objects.bulk_create(result.verdicts, ignore_conflicts=True)  # a retried chunk adds nothing
         do_recount_debates(chunk.unit_ids)  # the boards' counts, in the chunk's transaction
+        emit_after_commit(partial(verdict_events, self.run, result.verdicts))
         return result.failed
 
     def first_error(self, result: JudgeChunkResult) -> str:

@@ -304,3 +304,28 @@ def test_a_jobs_exports_recompute_with_dhp_report_to_the_same_numbers_under_loos
     command_report = build_report(read_scores(buffer.getvalue()), keyed)
     assert command_report["judges"] == job_report["judges"]
     assert "renormalised" in command_report["notes"]["weights_fitted"]["random_deletions (minor)"]
+
+
+def test_each_judge_score_is_sent_as_an_evaluation_event_when_events_are_on(
+    summaries, server, django_capture_on_commit_callbacks
+):
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+
+    from evalhub.system.telemetry import using_provider
+
+    memory = InMemoryLogRecordExporter()
+    provider = LoggerProvider()
+    provider.add_log_record_processor(SimpleLogRecordProcessor(memory))
+    run = dhp_run(summaries, [spec(server, "perfect")], perturbations=[["reordering", "major"]], repeats=1)
+    with using_provider(provider), django_capture_on_commit_callbacks(execute=True):
+        run_all(run)
+    sent = [dict(r.log_record.attributes) for r in memory.get_finished_logs()]
+    assert len(sent) == JudgeScore.objects.filter(run=run).count() == 12 * 2 * 2
+    perturbed = [a for a in sent if a["evalhub.perturbation"] != "original"]
+    assert {a["gen_ai.evaluation.score.value"] for a in perturbed} == {2.0}
+    assert {a["gen_ai.evaluation.name"] for a in sent} == {"dhp:coherence", "dhp:fluency"}
+    sample = sent[0]
+    assert sample["evalhub.evaluator.name"] == spec(server, "perfect")
+    assert sample["evalhub.evaluator.version"] == "dhp-summarization:generate"
+    assert sample["evalhub.benchmark"] == run.benchmark.slug and sample["gen_ai.response.id"].isdigit()

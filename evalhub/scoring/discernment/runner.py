@@ -18,7 +18,7 @@ import asyncio
 import math
 import zlib
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -27,6 +27,7 @@ from evalhub.catalog.actions import do_derive_response
 from evalhub.catalog.models import Prompt, Response, variant_q
 from evalhub.core.dhp import perturbations as registry
 from evalhub.core.dhp.perturbations import split_sentences
+from evalhub.core.files.evaluation_events import EvaluationResult
 from evalhub.core.prompts.judge_outputs import parse_likert_score, parse_rubric_json
 from evalhub.core.prompts.judges import TASKS, geval_messages, rubric_messages
 from evalhub.jobs.chunks import Settled
@@ -46,6 +47,7 @@ from evalhub.scoring.models import (
 )
 from evalhub.scoring.rewrites import stored_completer
 from evalhub.system.model_access import chat_client, local_or_remote_scorer
+from evalhub.system.telemetry import emit_after_commit
 
 MAX_TOKENS: dict[str, int] = {DiscernmentFamily.DHP: 16, DiscernmentFamily.YESCIEVAL: 400}
 REMINDER: dict[str, str] = {
@@ -278,6 +280,33 @@ def _probability_scores(run: DiscernmentRun, judge: str, todo: list[Item], issue
 # --- results ------------------------------------------------------------------------
 
 
+def score_events(run: DiscernmentRun, scores: Sequence[JudgeScore]) -> list[EvaluationResult]:
+    """A DHP or YESciEval judge's scores (1–5, or none when its answer was unreadable) as evaluation
+    events, each naming the perturbation of the text it scored."""
+    benchmark = run.benchmark.slug
+    perturbation = dict(
+        Response.objects.filter(pk__in={s.response_id for s in scores}).values_list("pk", "perturbation")
+    )
+    return [
+        EvaluationResult(
+            name=f"{run.family}:{score.metric}",
+            evaluator=score.judge,
+            benchmark=benchmark,
+            score=score.score if score.valid else None,
+            label=None if score.valid else "unreadable",
+            explanation=score.rationale,
+            response_id=str(score.response_id),
+            evaluator_version=f"{run.task}:{run.mode}",
+            extra={
+                "discernment_run.id": run.pk,
+                "repeat": score.repeat,
+                "perturbation": perturbation.get(score.response_id) or "original",
+            },
+        )
+        for score in scores
+    ]
+
+
 class DiscernmentRunner(JobRunner[DiscernmentRun, JudgeChunkResult]):
     """DHP / YESciEval judging: a chunk is a set of prompts; each original text and its perturbed
     copies scored by every judge, written as JudgeScore rows (and reported rows)."""
@@ -300,6 +329,7 @@ class DiscernmentRunner(JobRunner[DiscernmentRun, JudgeChunkResult]):
     def write(self, chunk: JobChunk, result: JudgeChunkResult) -> int:
         JudgeScore.objects.bulk_create(result.scores, ignore_conflicts=True)
         RowIssue.objects.bulk_create(result.issues)
+        emit_after_commit(partial(score_events, self.run, result.scores))
         return result.failed_calls
 
     def progress(self, job: Job) -> str:
