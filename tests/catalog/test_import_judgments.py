@@ -244,8 +244,8 @@ def test_imported_human_labels_are_the_reference_of_imported_model_judges():
     # Asked q1 in both orders (the same verdict each time): no flip; agrees with Ana on q1.
     assert (judge.n, judge.agreement.value, judge.reference_sources) == (1, 1.0, {"people": 1})
     assert (judge.position_pairs, judge.position.value) == (1, 0.0)
-    assert judge.self_preference["own_win_rate"] == 1.0
-    assert judge.self_preference["people_win_rate"] == 1.0
+    assert judge.self_preference.own_win_rate == 1.0
+    assert judge.self_preference.people_win_rate == 1.0
     assert judge.calibration.n == 1
     assert judge.calibration.brier == pytest.approx(0.01)
 

@@ -77,6 +77,40 @@ class PrivilegedLift:
     difference: Interval
 
 
+@dataclass(frozen=True)
+class SelfPreference:
+    """How often a judge picks its own model's responses, against people (or the other judges)."""
+
+    model: str
+    pairs: int
+    own_win_rate: float
+    other_judges_win_rate: float | None
+    other_judges_verdicts: int
+    people_win_rate: float | None
+    people_verdicts: int
+    excess: float | None
+    excess_ci: list[float | None]
+    compared_with: str | None  # "people", "other judges", or None
+
+
+@dataclass(frozen=True)
+class VersusPeople:
+    """ "As good as a person?": the judge's mean κ with each person against the people's with each other."""
+
+    judge_mean_kappa: float
+    people: int
+    people_mean_kappa: float
+    people_sd: float | None
+    z: float | None  # the difference in people's standard deviations
+
+
+@dataclass(frozen=True)
+class PersonAgreement:
+    person: str
+    pairs: int
+    agreement: float | None  # with the other people's majority
+
+
 @dataclass
 class JudgeReport:
     judge: JudgeInfo
@@ -93,10 +127,10 @@ class JudgeReport:
     people_longer_share: float | None
     length_interval: Interval  # the judge's length slope with its 95 % Wald interval
     people_length_coef: float | None
-    self_preference: dict[str, Any] | None
+    self_preference: SelfPreference | None
     calibration: Calibration | None
     privileged: list[PrivilegedLift] = field(default_factory=list)
-    versus_people: dict[str, Any] | None = None
+    versus_people: VersusPeople | None = None
     by_order: OrderAgreement | None = None  # on the pairs it saw in both orders
     # Its Bradley–Terry board corrected by people's labels on the same battles (PPI++), or why there is none.
     corrected: CorrectedBoard | str | None = None
@@ -151,7 +185,7 @@ class JudgeReport:
                 },
             },
             "people_length_coef": self.people_length_coef,
-            "self_preference": self.self_preference,
+            "self_preference": asdict(self.self_preference) if self.self_preference else None,
             "ece": self.calibration.ece if self.calibration else None,
             "brier": self.calibration.brier if self.calibration else None,
             "calibration_n": self.calibration.n if self.calibration else 0,
@@ -168,7 +202,7 @@ class JudgeReport:
                 }
                 for lift in self.privileged
             ],
-            "versus_people": self.versus_people,
+            "versus_people": asdict(self.versus_people) if self.versus_people else None,
             "corrected_ratings": (
                 {"note": self.corrected}
                 if isinstance(self.corrected, str)
@@ -189,7 +223,7 @@ class PeopleReport:
     people: int
     units: int  # pairs with at least two people's verdicts
     alpha: Interval
-    with_others: list[dict[str, Any]]  # each person's agreement with the others' majority
+    with_others: list[PersonAgreement]  # each person's agreement with the others' majority
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -197,7 +231,7 @@ class PeopleReport:
             "units": self.units,
             "krippendorff_alpha": self.alpha.value,
             "alpha_ci": self.alpha.as_list(),
-            "with_others": self.with_others,
+            "with_others": [asdict(row) for row in self.with_others],
         }
 
 
@@ -455,7 +489,7 @@ def _win_rate(counts: np.ndarray, own_first: np.ndarray) -> tuple[float, int]:
     return float(wins.sum()), int(counts.sum())
 
 
-def _self_preference(judge: JudgeInfo, picks: np.ndarray, context: _Context) -> dict[str, Any] | None:
+def _self_preference(judge: JudgeInfo, picks: np.ndarray, context: _Context) -> SelfPreference | None:
     model, index = judge.model, context.index
     if not model or judge.kind == PERSON:
         return None
@@ -473,18 +507,18 @@ def _self_preference(judge: JudgeInfo, picks: np.ndarray, context: _Context) -> 
     # Against people where they labelled these pairs, else against the other judges.
     against = (people_wins, people_total) if people_total else (other_wins, other_total)
     excess = difference_of_rates(own_wins, own_total, *against)
-    return {
-        "model": model,
-        "pairs": own_total,
-        "own_win_rate": own_wins / own_total,
-        "other_judges_win_rate": other_wins / other_total if other_total else None,
-        "other_judges_verdicts": other_total,
-        "people_win_rate": people_wins / people_total if people_total else None,
-        "people_verdicts": people_total,
-        "excess": excess.value,
-        "excess_ci": excess.as_list(),
-        "compared_with": "people" if people_total else "other judges" if other_total else None,
-    }
+    return SelfPreference(
+        model=model,
+        pairs=own_total,
+        own_win_rate=own_wins / own_total,
+        other_judges_win_rate=other_wins / other_total if other_total else None,
+        other_judges_verdicts=other_total,
+        people_win_rate=people_wins / people_total if people_total else None,
+        people_verdicts=people_total,
+        excess=excess.value,
+        excess_ci=excess.as_list(),
+        compared_with="people" if people_total else "other judges" if other_total else None,
+    )
 
 
 def _calibration(mine: JudgeVerdicts, expected: np.ndarray) -> Calibration | None:
@@ -533,7 +567,7 @@ def _pair_kappa(a: np.ndarray, b: np.ndarray, minimum: int = MIN_SHARED) -> floa
     return kappa(a[shared], b[shared]) if shared.sum() >= minimum else None
 
 
-def _versus_people(judge: JudgeInfo, picks: np.ndarray, context: _Context) -> dict[str, Any] | None:
+def _versus_people(judge: JudgeInfo, picks: np.ndarray, context: _Context) -> VersusPeople | None:
     """The judge's mean kappa with each person against the people's mean kappa with each other, and
     the difference in units of the people's standard deviation (None with fewer than two values)."""
     with_people = [v for person in context.people if (v := _pair_kappa(picks, context.dense[person])) is not None]
@@ -542,13 +576,13 @@ def _versus_people(judge: JudgeInfo, picks: np.ndarray, context: _Context) -> di
         return None
     judge_mean, people_mean = float(np.mean(with_people)), float(np.mean(people_kappas))
     spread = float(np.std(people_kappas, ddof=1)) if len(people_kappas) > 1 else 0.0
-    return {
-        "judge_mean_kappa": judge_mean,
-        "people": len(with_people),
-        "people_mean_kappa": people_mean,
-        "people_sd": spread if len(people_kappas) > 1 else None,
-        "z": (judge_mean - people_mean) / spread if spread > 0 else None,
-    }
+    return VersusPeople(
+        judge_mean_kappa=judge_mean,
+        people=len(with_people),
+        people_mean_kappa=people_mean,
+        people_sd=spread if len(people_kappas) > 1 else None,
+        z=(judge_mean - people_mean) / spread if spread > 0 else None,
+    )
 
 
 def _people_kappas(people: Sequence[str], dense: Mapping[str, np.ndarray]) -> list[float]:
@@ -569,11 +603,11 @@ def _people_report(context: _Context) -> PeopleReport:
         mine = context.dense[person]
         rated = (mine != ABSENT) & (mine != NO_VERDICT) & (others != ABSENT)
         with_others.append(
-            {
-                "person": person,
-                "pairs": int(rated.sum()),
-                "agreement": float((mine[rated] == others[rated]).mean()) if rated.any() else None,
-            }
+            PersonAgreement(
+                person=person,
+                pairs=int(rated.sum()),
+                agreement=float((mine[rated] == others[rated]).mean()) if rated.any() else None,
+            )
         )
     counts = context.people_counts
     return PeopleReport(
@@ -597,7 +631,7 @@ def summary_row(report: JudgeReport) -> dict[str, Any]:
         "position_flip_rate": report.position.value,
         "longer_share": report.longer_share,
         "people_longer_share": report.people_longer_share,
-        "self_preference_excess": (report.self_preference or {}).get("excess"),
+        "self_preference_excess": report.self_preference.excess if report.self_preference else None,
         "ece": report.calibration.ece if report.calibration else None,
         "brier": report.calibration.brier if report.calibration else None,
     }
