@@ -28,6 +28,7 @@ from evalhub.catalog.models import (
 from evalhub.catalog.tallying import do_count_imported
 from evalhub.core.files.benchmarks import ParsedFile, RowError, detect_format, parse_benchmark_file, unit_of
 from evalhub.core.files.judgments import DEFAULT_CRITERION, UNREADABLE, ParsedJudgments, parse_judgment_file
+from evalhub.core.files.scores import ParsedScores, ScoreRecord, parse_score_file
 from evalhub.core.files.slugs import is_slug
 from evalhub.core.prompts.criteria import check_levels
 from evalhub.core.prompts.criteria_variants import ORIGINAL as ORIGINAL_PROMPT
@@ -465,4 +466,136 @@ def _upsert_judgments(prompts: dict[str, Prompt], parsed: ParsedJudgments, count
         judgments_created=len(new),
         judgments_replaced=len(stale),
         judgments_unchanged=len(wanted) - len(new) - len(stale),
+    )
+
+
+@dataclass
+class ScoreImportSummary:
+    benchmark: Benchmark
+    rows: int
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        c = self.counts
+        return (
+            f"{self.rows} rows: scores {c['scores_created']} new, {c['scores_changed']} changed, "
+            f"{c['scores_unchanged']} unchanged; prompts {c['prompts_created']} new; responses "
+            f"{c['responses_created']} new; {c['models_created']} new model(s), {c['raters_created']} new rater(s), "
+            f"{c['criteria_created']} new criteria."
+        )
+
+
+def check_score_rows(parsed: ParsedScores) -> ParsedScores:
+    """The checks a score file needs against what evalhub holds: a rater known as a person stays one."""
+    models = dict(LanguageModel.objects.values_list("slug", "is_human"))
+    for record in parsed.scores:
+        known_human = models.get(record.rater)
+        if known_human is not None and known_human != record.rater_is_human:
+            what = "a person" if known_human else "a model"
+            parsed.errors.append(
+                RowError(record.line, f"rater {record.rater!r} is {what} in evalhub; rater_kind says otherwise.")
+            )
+    if not parsed.ok:
+        raise ImportRejected(sorted(parsed.errors, key=lambda error: error.line or 0))
+    return parsed
+
+
+def check_score_file(filename: str, data: bytes, *, allow_new_models: bool = False) -> ParsedScores:
+    """Check size, type and every row of a score file. Raises ImportRejected listing all problems."""
+    check_import_size(len(data))
+    try:
+        fmt = detect_format(filename)
+    except ValueError as error:
+        raise ImportRejected([RowError(None, str(error))]) from None
+    known = set(LanguageModel.objects.values_list("slug", flat=True))
+    return check_score_rows(parse_score_file(data, fmt, known_models=known, allow_new_models=allow_new_models))
+
+
+def do_import_scores(
+    *,
+    parsed: ParsedScores,
+    filename: str,
+    data: bytes,
+    benchmark_slug: str,
+    task_type: str = TaskType.OTHER,
+    user: Any = None,
+) -> ScoreImportSummary:
+    """Store a checked score file (check_score_file, or an Inspect log's rows), or nothing at all. A score's
+    natural key is (criterion, rater, response): the same file again changes nothing, and a changed score
+    or rationale is updated in place. Criteria the file names that evalhub lacks are created."""
+    _check_benchmark_slug(benchmark_slug)
+    with transaction.atomic():
+        benchmark, _ = Benchmark.objects.get_or_create(
+            slug=benchmark_slug, defaults={"name": benchmark_slug, "task_type": task_type, "created_by": _real(user)}
+        )
+        counts = {"models_created": _create_models(parsed.benchmark.new_models)}
+        new_raters = [
+            LanguageModel(slug=slug, display_name=slug, is_human=human)
+            for slug, human in sorted(parsed.raters.items())
+            if not LanguageModel.objects.filter(slug=slug).exists()
+        ]
+        LanguageModel.objects.bulk_create(new_raters, ignore_conflicts=True)
+        counts["raters_created"] = len(new_raters)
+        named = {record.criterion for record in parsed.scores}
+        missing = named - set(Criterion.objects.filter(slug__in=named).values_list("slug", flat=True))
+        Criterion.objects.bulk_create(
+            [
+                Criterion(slug=slug, name=slug, definition="Named by an imported score file.", levels={})
+                for slug in sorted(missing)
+            ]
+        )
+        counts["criteria_created"] = len(missing)
+        prompts = _upsert_prompts(benchmark, parsed.benchmark, counts)
+        _upsert_responses(prompts, parsed.benchmark, counts)
+        _upsert_scores(prompts, parsed.scores, counts)
+        _record_import(benchmark, filename, data, parsed.rows, counts, user)
+    return ScoreImportSummary(benchmark=benchmark, rows=parsed.rows, counts=counts)
+
+
+IMPORTED_SCORE_SOURCE = "import-scores"
+
+
+def _upsert_scores(prompts: dict[str, Prompt], records: Sequence[ScoreRecord], counts: dict[str, int]) -> None:
+    models = dict(LanguageModel.objects.values_list("slug", "id"))
+    criteria = dict(Criterion.objects.values_list("slug", "id"))
+    responses = {
+        (prompt_id, model_id): response_id
+        for response_id, prompt_id, model_id in Response.objects.filter(
+            prompt_id__in=[prompt.id for prompt in prompts.values()], parent__isnull=True, variant=""
+        ).values_list("id", "prompt_id", "model_id")
+    }
+    wanted = {
+        (criteria[r.criterion], models[r.rater], responses[(prompts[r.prompt_id].id, models[r.model])]): (
+            r.score,
+            r.rationale,
+        )
+        for r in records
+    }
+    existing = {
+        (c, j, response): (pk, score, rationale)
+        for pk, c, j, response, score, rationale in Judgment.objects.filter(
+            judge_model__isnull=False, response_2__isnull=True, response__in={key[2] for key in wanted}
+        ).values_list("pk", "criterion_id", "judge_model_id", "response_id", "score", "rationale")
+    }
+    changed = [
+        Judgment(pk=existing[key][0], score=value[0], rationale=value[1])
+        for key, value in wanted.items()
+        if key in existing and existing[key][1:] != value
+    ]
+    Judgment.objects.bulk_update(changed, ["score", "rationale"], batch_size=500)
+    new = [
+        Judgment(
+            criterion_id=c,
+            judge_model_id=j,
+            response_id=response,
+            score=score,
+            rationale=rationale,
+            source=IMPORTED_SCORE_SOURCE,
+        )
+        for (c, j, response), (score, rationale) in wanted.items()
+        if (c, j, response) not in existing
+    ]
+    Judgment.objects.bulk_create(new, batch_size=500)
+    counts.update(
+        scores_created=len(new), scores_changed=len(changed), scores_unchanged=len(wanted) - len(new) - len(changed)
     )

@@ -77,9 +77,41 @@ def judgment_rows(benchmark: Benchmark) -> Iterator[dict[str, Any]]:
         }
 
 
+def score_rows(benchmark: Benchmark) -> Iterator[dict[str, Any]]:
+    """Scores of single original responses in the score layout (evalhub.core.files.scores), so the
+    file imports again as it is (`import_scores`)."""
+    scores = (
+        Judgment.objects.filter(
+            response__prompt__benchmark=benchmark,
+            response_2__isnull=True,
+            judge_model__isnull=False,
+            response__parent__isnull=True,
+            response__variant="",
+        )
+        .select_related("criterion", "judge_model", "response__model", "response__prompt")
+        .order_by("response__prompt_id", "response__model__slug", "judge_model__slug", "criterion__slug", "id")
+    )
+    for judgment in scores.iterator(chunk_size=2000):
+        prompt, rater = judgment.response.prompt, judgment.judge_model
+        assert rater is not None  # filtered above
+        yield {
+            "prompt_id": prompt.external_id,
+            "prompt": prompt.text,
+            "category": prompt.category,
+            "model": judgment.response.model.slug,
+            "response": judgment.response.text,
+            "rater": rater.slug,
+            "rater_kind": "human" if rater.is_human else "model",
+            "criterion": judgment.criterion.slug,
+            "score": judgment.score,
+            "rationale": judgment.rationale,
+        }
+
+
 TABLES: dict[str, Callable[[Benchmark], Iterator[dict[str, Any]]]] = {
     "responses": response_rows,
     "judgments": judgment_rows,
+    "scores": score_rows,
 }
 EXPORT_FORMATS = ("jsonl", "csv", "hf")  # hf: a Hugging Face dataset (Parquet and its card, zipped)
 

@@ -5,7 +5,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evalhub.core.statistics.pointwise import ScoresError, meta_evaluation, read_scores
+from evalhub.catalog.models import Benchmark, Judgment
+from evalhub.core.statistics.pointwise import Score, ScoresError, meta_evaluation, read_scores
 
 
 class Command(BaseCommand):
@@ -16,18 +17,22 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument(
-            "--scores",
-            type=Path,
-            required=True,
-            help="CSV: prompt_id,system,rater,rater_kind (person|judge),score[,criterion]",
+        source = parser.add_mutually_exclusive_group(required=True)
+        source.add_argument(
+            "--scores", type=Path, help="CSV: prompt_id,system,rater,rater_kind (person|judge),score[,criterion]"
+        )
+        source.add_argument(
+            "--benchmark", help="Or the scores stored for this benchmark (import_scores: people's, judges', Inspect's)."
         )
         parser.add_argument("--out", type=Path, required=True, help="The JSON report to write.")
         parser.add_argument("--resamples", type=int, default=1000, help="Bootstrap resamples (default 1000).")
 
     def handle(self, *args, **options):
         try:
-            scores = read_scores(options["scores"].read_text(encoding="utf-8"))
+            if options["benchmark"]:
+                scores = stored_scores(options["benchmark"])
+            else:
+                scores = read_scores(options["scores"].read_text(encoding="utf-8"))
         except FileNotFoundError as error:
             raise CommandError(f"{error.filename}: no such file.") from None
         except UnicodeDecodeError:
@@ -52,3 +57,31 @@ def _shown(estimate: dict) -> str:
         f" [{estimate['ci'][0]:.2f}, {estimate['ci'][1]:.2f}]" if estimate["ci"] else " (too few for an interval)"
     )
     return f"{estimate['value']:.3f}{interval} over {estimate['n']} prompts"
+
+
+def stored_scores(slug: str) -> list[Score]:
+    """Every stored score of a single original response on the benchmark, a person's or a judge's."""
+    if not Benchmark.objects.filter(slug=slug).exists():
+        raise ScoresError([f"no benchmark {slug!r}."])
+    rows = Judgment.objects.filter(
+        response__prompt__benchmark__slug=slug,
+        response_2__isnull=True,
+        judge_model__isnull=False,
+        response__parent__isnull=True,
+        response__variant="",
+    ).values_list(
+        "response__prompt__external_id",
+        "response__model__slug",
+        "judge_model__slug",
+        "judge_model__is_human",
+        "score",
+        "criterion__slug",
+    )
+    scores = [
+        Score(prompt, system, rater, human, float(score), criterion)
+        for prompt, system, rater, human, score, criterion in rows
+        if score is not None  # a single response's judgment always has one (a constraint); its type does not say
+    ]
+    if not scores:
+        raise ScoresError([f"{slug} has no stored scores of single responses (import some with import_scores)."])
+    return scores

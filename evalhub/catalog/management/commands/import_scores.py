@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from evalhub.catalog.actions import (
+    ImportRejected,
+    check_import_size,
+    check_score_file,
+    check_score_rows,
+    do_import_scores,
+)
+from evalhub.catalog.models import LanguageModel, TaskType
+from evalhub.core.files.scores import parse_score_rows
+
+
+class Command(BaseCommand):
+    help = (
+        "Import scores of single responses (people's ratings, a metric's or a judge's scores) from a JSONL, CSV "
+        "or Parquet file in evalhub's score layout, or from Inspect AI eval logs (.eval, .json or a folder of "
+        "them); all rows or none."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("path", type=Path)
+        parser.add_argument("--format", default="auto", choices=["auto", "scores", "inspect"])
+        parser.add_argument(
+            "--benchmark", default="", help="Benchmark slug; created when missing (default: imported-scores)."
+        )
+        parser.add_argument("--task-type", default=TaskType.OTHER, choices=TaskType.values)
+        parser.add_argument(
+            "--create-models",
+            action="store_true",
+            help="Create the models that wrote the responses if they do not exist.",
+        )
+
+    def handle(self, *args, **options):
+        from evalhub.catalog import inspect_logs
+
+        path: Path = options["path"]
+        if not path.exists():
+            raise CommandError(f"{path}: no such file or folder.")
+        inspect = options["format"] == "inspect" or (options["format"] == "auto" and inspect_logs.is_inspect_log(path))
+        try:
+            if inspect:
+                files = inspect_logs.log_files(path)
+                check_import_size(sum(file.stat().st_size for file in files))
+                known = set(LanguageModel.objects.values_list("slug", flat=True))
+                rows = list(inspect_logs.score_rows(path))
+                parsed = check_score_rows(
+                    parse_score_rows(
+                        rows, inspect_logs.UNIT, known_models=known, allow_new_models=options["create_models"]
+                    )
+                )
+                data = b"".join(file.read_bytes() for file in files)
+            else:
+                check_import_size(path.stat().st_size)
+                data = path.read_bytes()
+                parsed = check_score_file(path.name, data, allow_new_models=options["create_models"])
+            summary = do_import_scores(
+                parsed=parsed,
+                filename=path.name,
+                data=data,
+                benchmark_slug=options["benchmark"] or "imported-scores",
+                task_type=options["task_type"],
+            )
+        except inspect_logs.InspectMissing as missing:
+            raise CommandError(str(missing)) from None
+        except ImportRejected as rejected:
+            for error in rejected.errors:
+                self.stderr.write(f"{path.name}: {error}")
+            raise CommandError(f"{len(rejected.errors)} problem(s); nothing was imported.") from None
+        self.stdout.write(self.style.SUCCESS(f"{summary.benchmark.slug}: {summary.describe()}"))

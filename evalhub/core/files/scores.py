@@ -1,0 +1,214 @@
+"""Score files: people's (or judges') scores of single responses, several raters per response.
+
+The pointwise counterpart of judgment files, for the meta-evaluation of pointwise judges (G-Eval's
+correlation with people on SummEval, GEM's Table 1 against instructor grades). One row per score
+(JSONL, CSV or Parquet, every row checked before anything is written):
+
+`prompt_id`, `prompt` (on a prompt's first row), `category`, `model` (who wrote the response),
+`response`, `rater` (a person's id or a judge's name, a slug), `rater_kind` (`human` | `model`;
+default: raters whose id starts with `human` are people, as in judgment files), `criterion` (a
+criterion or metric slug; default `overall`), `score` (a number), `scale` (optional, e.g. `1-5`: a
+score outside it is refused), `rationale` (optional).
+
+Inspect AI eval logs become such rows too (evalhub.catalog.inspect_logs): each sample's output is
+the response and each scorer a rater.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalhub.core.files.benchmarks import (
+    MAX_ID_LENGTH,
+    FileError,
+    ParsedFile,
+    RowError,
+    parse_rows,
+    read_rows,
+    unit_of,
+    unstorable_text,
+)
+from evalhub.core.files.judgments import DEFAULT_CRITERION, HUMAN, MAX_JUDGE_LENGTH, MODEL
+from evalhub.core.files.slugs import is_slug
+
+SCORE_COLUMNS = (
+    "prompt_id",
+    "prompt",
+    "category",
+    "model",
+    "response",
+    "rater",
+    "rater_kind",
+    "criterion",
+    "score",
+    "scale",
+    "rationale",
+)
+_SCALE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*[-–]\s*(-?\d+(?:\.\d+)?)\s*$")
+
+
+@dataclass(frozen=True)
+class ScoreRecord:
+    line: int
+    prompt_id: str
+    model: str
+    rater: str
+    rater_is_human: bool
+    criterion: str
+    score: float
+    rationale: str = ""
+
+
+@dataclass
+class ParsedScores:
+    benchmark: ParsedFile  # the prompts and responses, checked as a benchmark file's are
+    scores: list[ScoreRecord] = field(default_factory=list)
+    errors: list[RowError] = field(default_factory=list)
+    rows: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    @property
+    def raters(self) -> dict[str, bool]:
+        """rater slug → is a person."""
+        return {record.rater: record.rater_is_human for record in self.scores}
+
+
+def parse_score_file(
+    data: bytes, fmt: str, *, known_models: Collection[str], allow_new_models: bool = False
+) -> ParsedScores:
+    """Read and check a whole score file; nothing here writes. `errors` names every bad row."""
+    unit = unit_of(fmt)
+    try:
+        rows = list(read_rows(data, fmt, nested=()))
+    except FileError as error:
+        return ParsedScores(ParsedFile(), errors=[RowError(error.line, str(error), unit)])
+    return parse_score_rows(rows, unit, known_models=known_models, allow_new_models=allow_new_models)
+
+
+def parse_score_rows(
+    rows: Iterable[tuple[int, dict[str, Any] | str]],
+    unit: str,
+    *,
+    known_models: Collection[str],
+    allow_new_models: bool = False,
+) -> ParsedScores:
+    """Each score row checked on its own; its prompt and response then go through the benchmark file's
+    checks (one row per response, the first time each is seen)."""
+    parsed = ParsedScores(ParsedFile())
+    benchmark_rows: list[tuple[int, dict[str, Any] | str]] = []
+    responses: dict[tuple[str, str], tuple[int, str]] = {}
+    keys: dict[tuple[str, str, str, str], int] = {}
+    for line, row in rows:
+        parsed.rows += 1
+        if isinstance(row, str):
+            parsed.errors.append(RowError(line, row, unit))
+            continue
+        record = _score(line, row)
+        if isinstance(record, list):
+            parsed.errors.extend(RowError(line, problem, unit) for problem in record)
+            continue
+        key = (record.prompt_id, record.model, record.rater, record.criterion)
+        if key in keys:
+            parsed.errors.append(
+                RowError(line, f"the same rater, response and criterion as on {unit} {keys[key]}.", unit)
+            )
+            continue
+        keys[key] = line
+        seen = responses.get((record.prompt_id, record.model))
+        if seen is None:
+            responses[(record.prompt_id, record.model)] = (line, row["response"])
+            benchmark_rows.append(
+                (
+                    line,
+                    {
+                        "prompt_id": record.prompt_id,
+                        "prompt": row.get("prompt"),
+                        "category": row.get("category"),
+                        "model": record.model,
+                        "response": row["response"],
+                    },
+                )
+            )
+        elif seen[1] != row["response"]:
+            parsed.errors.append(
+                RowError(line, f"the response of {record.model!r} differs from the one on {unit} {seen[0]}.", unit)
+            )
+            continue
+        parsed.scores.append(record)
+    if parsed.rows == 0:
+        parsed.errors.append(RowError(None, "the file has no rows."))
+    if benchmark_rows:
+        checked = parse_rows(benchmark_rows, unit, known_models=known_models, allow_new_models=allow_new_models)
+        parsed.benchmark = checked
+        parsed.errors.extend(checked.errors)
+    parsed.errors.sort(key=lambda error: error.line or 0)
+    return parsed
+
+
+def _score(line: int, row: dict[str, Any]) -> ScoreRecord | list[str]:
+    unknown = sorted(set(row) - set(SCORE_COLUMNS))
+    if unknown:
+        return [f"unknown column(s) {', '.join(unknown)}; a score file has {', '.join(SCORE_COLUMNS)}."]
+    problems = []
+    texts = {}
+    for name in ("prompt_id", "model", "response", "rater"):
+        value = row.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and name == "prompt_id":
+            value = str(value)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            problems.append(f"missing required field {name!r}.")
+        elif not isinstance(value, str):
+            problems.append(f"{name!r} must be text.")
+        elif problem := unstorable_text(value):
+            problems.append(f"{name!r} {problem}")
+        else:
+            texts[name] = value if name == "response" else value.strip()
+    score = _number(row.get("score"))
+    if score is None:
+        problems.append(f"'score' must be a number, not {row.get('score')!r}.")
+    if problems:
+        return problems
+    if len(texts["prompt_id"]) > MAX_ID_LENGTH:
+        problems.append(f"'prompt_id' is longer than {MAX_ID_LENGTH} characters.")
+    rater = texts["rater"]
+    if not is_slug(rater) or len(rater) > MAX_JUDGE_LENGTH:
+        problems.append(f"rater {rater!r} must be a slug of at most {MAX_JUDGE_LENGTH} characters.")
+    kind = row.get("rater_kind") or (HUMAN if rater.startswith("human") else MODEL)
+    if kind not in (HUMAN, MODEL):
+        problems.append(f"'rater_kind' must be human or model, not {kind!r}.")
+    criterion = row.get("criterion") or DEFAULT_CRITERION
+    if not isinstance(criterion, str) or not is_slug(criterion):
+        problems.append(f"'criterion' must be a slug, not {criterion!r}.")
+    scale = row.get("scale")
+    if scale not in (None, ""):
+        bounds = _SCALE.match(str(scale))
+        if bounds is None:
+            problems.append(f"'scale' must read low-high (e.g. 1-5), not {scale!r}.")
+        elif score is not None and not float(bounds[1]) <= score <= float(bounds[2]):
+            problems.append(f"score {score:g} is outside its scale {scale}.")
+    rationale = row.get("rationale") or ""
+    if not isinstance(rationale, str):
+        problems.append("'rationale' must be text.")
+    if problems or score is None:
+        return problems
+    return ScoreRecord(line, texts["prompt_id"], texts["model"], rater, kind == HUMAN, str(criterion), score, rationale)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)

@@ -1,0 +1,201 @@
+"""Scores of single responses (people's ratings, judges' and metrics' scores) and Inspect AI eval logs,
+imported all or nothing, each bad row named."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from evalhub.catalog.actions import ImportRejected, check_score_file, do_import_scores
+from evalhub.catalog.models import Judgment, LanguageModel, Prompt
+
+pytestmark = pytest.mark.django_db
+
+
+def rows() -> list[dict]:
+    out = []
+    for prompt in ("p1", "p2"):
+        for model, text in (("model-a", f"A answers {prompt}"), ("model-b", f"B answers {prompt}")):
+            for rater, score in (("human-ann", 4), ("human-bob", 3)):
+                out.append(
+                    {
+                        "prompt_id": prompt,
+                        "prompt": f"Summarise {prompt}",
+                        "model": model,
+                        "response": text,
+                        "rater": rater,
+                        "criterion": "coherence",
+                        "score": score if model == "model-a" else score - 2,
+                        "scale": "1-5",
+                    }
+                )
+    return out
+
+
+def jsonl(records: list[dict]) -> bytes:
+    return "\n".join(json.dumps(r) for r in records).encode()
+
+
+def imported(records: list[dict], name: str = "scores.jsonl"):
+    data = jsonl(records)
+    parsed = check_score_file(name, data, allow_new_models=True)
+    return do_import_scores(parsed=parsed, filename=name, data=data, benchmark_slug="summaries")
+
+
+def test_peoples_scores_are_stored_per_rater_and_response_and_a_second_import_changes_nothing():
+    summary = imported(rows())
+    assert summary.counts["scores_created"] == 8 and summary.counts["raters_created"] == 2
+    scores = Judgment.objects.filter(response_2__isnull=True, criterion__slug="coherence")
+    assert scores.count() == 8
+    ann = scores.filter(judge_model__slug="human-ann", response__model__slug="model-a").values_list("score", flat=True)
+    assert sorted(ann) == [4.0, 4.0]
+    assert LanguageModel.objects.get(slug="human-bob").is_human
+    again = imported(rows())
+    assert again.counts["scores_unchanged"] == 8 and Judgment.objects.count() == 8
+    edited = rows()
+    edited[0]["score"] = 5
+    assert imported(edited).counts["scores_changed"] == 1
+    assert Judgment.objects.count() == 8, "updated in place"
+
+
+def test_exported_scores_import_again_unchanged(tmp_path):
+    imported(rows())
+    call_command("export_results", "--out", str(tmp_path), "--benchmark", "summaries", "--table", "scores")
+    exported = (tmp_path / "summaries.scores.jsonl").read_bytes()
+    assert len(exported.splitlines()) == 8
+    again = do_import_scores(
+        parsed=check_score_file("again.jsonl", exported),
+        filename="again.jsonl",
+        data=exported,
+        benchmark_slug="summaries",
+    )
+    assert again.counts["scores_unchanged"] == 8 and again.counts["scores_created"] == 0
+
+
+def test_a_bad_file_names_every_bad_row_and_writes_nothing():
+    bad = rows()
+    bad[1]["score"] = "high"
+    bad[2]["score"] = 7  # outside 1-5
+    bad[3] = dict(bad[0])  # the same rater, response and criterion twice
+    bad[4]["rater"] = "Ann Smith"
+    with pytest.raises(ImportRejected) as rejected:
+        check_score_file("scores.jsonl", jsonl(bad), allow_new_models=True)
+    text = "\n".join(str(error) for error in rejected.value.errors)
+    assert "line 2: 'score' must be a number, not 'high'." in text
+    assert "line 3: score 7 is outside its scale 1-5." in text
+    assert "line 4: the same rater, response and criterion as on line 1." in text
+    assert "line 5: rater 'Ann Smith' must be a slug" in text
+    assert Judgment.objects.count() == 0 and Prompt.objects.count() == 0
+
+
+def inspect_log(path, samples_scores: dict[str, dict], model: str = "mockllm/model") -> None:
+    """An Inspect eval log written with inspect-ai's own API."""
+    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSample, EvalSpec, write_eval_log
+    from inspect_ai.model import ModelOutput
+    from inspect_ai.scorer import Score
+
+    spec = EvalSpec(
+        created="2026-11-25T00:00:00+00:00",
+        task="tiny",
+        dataset=EvalDataset(name="tiny", samples=len(samples_scores)),
+        model=model,
+        config=EvalConfig(),
+    )
+    samples = [
+        EvalSample(
+            id=sample_id,
+            epoch=1,
+            input=f"Question {sample_id}?",
+            target="2",
+            output=ModelOutput.from_content(model=model, content=f"Answer to {sample_id}"),
+            scores={name: Score(value=value, explanation=f"{name} on {sample_id}") for name, value in scores.items()},
+        )
+        for sample_id, scores in samples_scores.items()
+    ]
+    write_eval_log(EvalLog(eval=spec, samples=samples, status="success"), str(path))
+
+
+def test_an_inspect_eval_set_becomes_scores_by_each_scorer(tmp_path):
+    logs = tmp_path / "eval-set"
+    logs.mkdir()
+    inspect_log(logs / "first.eval", {"q1": {"match": "C", "model_graded_qa": "I"}, "q2": {"match": 0.5}})
+    inspect_log(logs / "second.json", {"q3": {"model_graded_qa": {"accuracy": 1, "style": 0.25}}}, model="other/m-2")
+    call_command("import_scores", str(logs), "--benchmark", "tiny", "--create-models")
+    stored = {
+        (j.response.prompt.external_id, j.judge_model.slug, j.criterion.slug): (j.score, j.rationale)
+        for j in Judgment.objects.select_related("response__prompt", "judge_model", "criterion")
+    }
+    assert stored == {
+        ("q1", "match", "match"): (1.0, "match on q1"),
+        ("q1", "model_graded_qa", "model_graded_qa"): (0.0, "model_graded_qa on q1"),
+        ("q2", "match", "match"): (0.5, "match on q2"),
+        ("q3", "model_graded_qa", "model_graded_qa-accuracy"): (1.0, "model_graded_qa on q3"),
+        ("q3", "model_graded_qa", "model_graded_qa-style"): (0.25, "model_graded_qa on q3"),
+    }
+    assert set(Judgment.objects.values_list("response__model__slug", flat=True)) == {"mockllm-model", "other-m-2"}
+    assert Prompt.objects.get(external_id="q1").text == "Question q1?"
+
+
+def test_an_inspect_log_with_a_score_that_is_no_number_names_the_sample_and_writes_nothing(tmp_path):
+    inspect_log(tmp_path / "log.eval", {"q1": {"match": "C"}, "q2": {"match": "maybe"}, "q3": {"match": "c"}})
+    errors = io.StringIO()
+    with pytest.raises(CommandError, match="2 problem"):  # Inspect itself would read both as 0
+        call_command("import_scores", str(tmp_path / "log.eval"), "--create-models", stderr=errors)
+    assert "log.eval, sample q2: scorer 'match' gave 'maybe', which is no score." in errors.getvalue()
+    assert Judgment.objects.count() == 0 and Prompt.objects.count() == 0
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"eval": "not a log"}')
+    with pytest.raises(CommandError, match="1 problem"):
+        call_command("import_scores", str(broken), "--create-models")
+
+
+def test_without_inspect_ai_the_command_says_what_to_install(tmp_path, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_inspect(name, *args, **kwargs):
+        if name.startswith("inspect_ai"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    (tmp_path / "log.eval").write_bytes(b"PK")
+    monkeypatch.setattr(builtins, "__import__", no_inspect)
+    with pytest.raises(CommandError, match=r"pip install inspect-ai"):
+        call_command("import_scores", str(tmp_path / "log.eval"))
+
+
+def test_the_pointwise_report_reads_the_stored_scores_as_it_reads_the_same_csv(tmp_path):
+    from evalhub.core.statistics.pointwise import Score, meta_evaluation
+
+    records = rows()
+    judge = [
+        {**r, "rater": "judge-x", "rater_kind": "model", "score": r["score"] + 1}
+        for r in records
+        if r["rater"] == "human-ann"
+    ]
+    imported(records + judge)
+    out = tmp_path / "report.json"
+    call_command("pointwise_report", "--benchmark", "summaries", "--out", str(out), "--resamples", "50")
+    report = json.loads(out.read_text())
+    by_hand = meta_evaluation(
+        [
+            Score(
+                r["prompt_id"],
+                r["model"],
+                r["rater"],
+                r["rater"].startswith("human"),
+                float(r["score"]),
+                r["criterion"],
+            )
+            for r in records + judge
+        ],
+        resamples=50,
+    )
+    assert report == json.loads(json.dumps(by_hand))
+    assert "judge-x" in report["criteria"]["coherence"]["judges"]
+    with pytest.raises(CommandError, match="no benchmark 'nothing'"):
+        call_command("pointwise_report", "--benchmark", "nothing", "--out", str(out))
