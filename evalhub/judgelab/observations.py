@@ -8,10 +8,10 @@ on any screen meet; a verdict is turned into that order with the order its judge
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Hashable, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 from django.db import connection
@@ -239,11 +239,17 @@ def _agents_and_panels(found: Observations, debates: dict[int, _Debate]) -> None
     runs = {debate.run for debate in debates.values()}
     settings = {
         run["id"]: run
-        for run in DebateRun.objects.filter(pk__in=list(runs)).values("id", "agents", "privileged_sources")
+        for run in DebateRun.objects.filter(pk__in=list(runs)).values("id", "agents", "privileged_sources", "rounds")
     }
     models = spec_models({spec for run in settings.values() for spec in run["agents"]})
-    turns = DebateTurn.objects.filter(round=0, debate_id__in=list(debates)).order_by("debate_id", "agent")
-    for debate_id, spec, verdict in turns.values_list("debate_id", "agent_spec", "verdict").iterator(chunk_size=5000):
+    turns = DebateTurn.objects.filter(round__lte=1, debate_id__in=list(debates)).order_by("debate_id", "round", "agent")
+    by_round: dict[int, dict[int, list[int | None]]] = defaultdict(lambda: defaultdict(list))
+    for debate_id, round_, spec, verdict in turns.values_list("debate_id", "round", "agent_spec", "verdict").iterator(
+        chunk_size=5000
+    ):
+        by_round[debate_id][round_].append(verdict)
+        if round_ != 0:
+            continue
         debate = debates[debate_id]
         name, privileged = with_privileged(spec, settings[debate.run]["privileged_sources"])
         info = JudgeInfo(
@@ -255,6 +261,7 @@ def _agents_and_panels(found: Observations, debates: dict[int, _Debate]) -> None
             privileged=privileged,
         )
         found.add(info, debate.item, verdict, debate.first_shown())
+    _multi_llm_consistency(found, debates, settings, by_round)
     for debate in debates.values():
         if debate.verdict is None:
             continue
@@ -267,6 +274,35 @@ def _agents_and_panels(found: Observations, debates: dict[int, _Debate]) -> None
         if debate.status in (DebateStatus.CONSENSUS, DebateStatus.ADJUDICATED):
             how = CONSENSUS if debate.status == DebateStatus.CONSENSUS else ADJUDICATED
             found.settled[debate.item] = Settled(canonical(debate.verdict, debate.first_shown()), how)
+
+
+def _multi_llm_consistency(
+    found: Observations,
+    debates: dict[int, _Debate],
+    settings: Mapping[int, Mapping[str, Any]],
+    by_round: dict[int, dict[int, list[int | None]]],
+) -> None:
+    """ScaleEval's multi-LLM consistency baseline (Section 5, Q1): every agent through two rounds of
+    debate, the verdict the one given most often in the second round (the first, when the agents
+    agreed there and the debate stopped); no verdict when two verdicts tie for most. Only runs of at
+    least two rounds have it."""
+    for debate_id, rounds in by_round.items():
+        debate = debates[debate_id]
+        run = settings[debate.run]
+        if run["rounds"] < 2:
+            continue
+        verdicts = [v for v in rounds.get(1) or rounds.get(0, []) if v is not None]
+        counted = Counter(verdicts).most_common()
+        verdict = counted[0][0] if counted and (len(counted) == 1 or counted[0][1] > counted[1][1]) else None
+        agents = ", ".join(run["agents"])
+        name, privileged = with_privileged(f"Multi-LLM consistency ({agents})", run["privileged_sources"])
+        base = f"multi:Multi-LLM consistency ({agents})" if privileged else None
+        found.add(
+            JudgeInfo(f"multi:{name}", name, PANEL, base=base, privileged=privileged),
+            debate.item,
+            verdict,
+            debate.first_shown(),
+        )
 
 
 def _people(found: Observations, debates: dict[int, _Debate]) -> None:

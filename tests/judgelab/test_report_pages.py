@@ -12,7 +12,7 @@ from evalhub.adjudication.actions import do_reserve_next, do_submit
 from evalhub.adjudication.models import AdjudicationItem, Reservation
 from evalhub.dashboards.caching import fingerprint
 from evalhub.dashboards.judges import judges_board
-from evalhub.debates.models import DebateStatus, DebateTurn
+from evalhub.debates.models import DebateRun, DebateStatus, DebateTurn
 from evalhub.judgelab.observations import Scope
 from evalhub.judgelab.report import compute, judge_key
 from tests.conftest import make_user
@@ -89,6 +89,28 @@ def test_agents_panels_and_people_are_judges_too(arena, login, viewer):
     assert ana.reference_sources == {"people": 1}
     assert report.people.people == 2
     assert report.people.units == 1
+
+
+def test_scaleevals_multi_llm_consistency_is_the_second_rounds_most_given_verdict(arena):
+    """ScaleEval, Section 5 (Q1): every agent through two rounds, the verdict given most often; a tie
+    for most is no verdict. Measured, like the panel, only against people's adjudications."""
+    agreed = arena.debate("alpha", "beta", verdict=2, status=DebateStatus.ADJUDICATED)
+    split = arena.debate("alpha", "beta", verdict=1, status=DebateStatus.ADJUDICATED)
+    early = arena.debate("alpha", "beta", verdict=1)  # consensus in the first round: the debate stopped
+    turns = {agreed: {0: (1, 2, 2), 1: (2, 2, 1)}, split: {0: (1, 2, 0), 1: (1, 2, 0)}, early: {0: (1, 1, 1)}}
+    for debate, rounds in turns.items():
+        for round_, verdicts in rounds.items():
+            for agent, verdict in enumerate(verdicts):
+                DebateTurn.objects.create(
+                    debate=debate, round=round_, agent=agent, agent_spec="heuristic", text="…", verdict=verdict
+                )
+    report = compute(Scope())
+    multi = report_of(report, "multi:Multi-LLM consistency (heuristic)")
+    assert multi.kind_label == "Debate panel"
+    assert multi.judged == 3
+    assert (multi.n, multi.agreement.value) == (2, 0.5), "right where the second round leaned to 2; no verdict on a tie"
+    DebateRun.objects.update(rounds=1)
+    assert not any(r.judge.id.startswith("multi:") for r in compute(Scope()).judges), "one round is no debate"
 
 
 def test_the_pages_list_every_judge_and_show_one_in_full(judged, login, viewer):
