@@ -12,6 +12,7 @@ import random
 import time
 from collections import Counter
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -30,6 +31,8 @@ from evalhub.adjudication.models import (
 )
 from evalhub.core.statistics.agreement import unswap
 from evalhub.debates.actions import broadcast_run, do_settle_debate
+from evalhub.debates.evaluation_events import PairVerdict, pair_events
+from evalhub.system.telemetry import emit_after_commit
 
 CANDIDATES_PER_TRY = 25
 # "Ask one more person" stops here: past the run's number of verdicts plus this many, a split that
@@ -206,6 +209,7 @@ def do_submit(
             )
             reservation.delete()
             _event(item, user, "submitted", verdict=adjudication.verdict, seconds=round(seconds, 1))
+            emit_after_commit(partial(pair_events, [_person_verdict(adjudication, item.debate_id)]))
             _resolve_if_complete(item)
     if problem:
         raise AdjudicationRejected(problem)
@@ -231,6 +235,18 @@ def _resolve_if_complete(item: AdjudicationItem) -> None:
         item.required_verdicts += 1
         item.save(update_fields=["required_verdicts"])
         _event(item, None, "one_more_verdict", verdicts=verdicts)
+
+
+def _person_verdict(adjudication: Adjudication, debate_id: int) -> PairVerdict:
+    """A person's verdict as an evaluation event: named by their user id, never their name."""
+    return PairVerdict(
+        debate_id=debate_id,
+        verdict=adjudication.verdict,
+        evaluator=f"person:{adjudication.user_id}",
+        explanation=adjudication.notes,
+        evaluator_version="adjudication",
+        extra={"adjudication.id": adjudication.pk, "confidence": adjudication.confidence or 0},
+    )
 
 
 def most_verdicts(item: AdjudicationItem) -> int:

@@ -16,6 +16,7 @@ from evalhub.catalog.models import Response
 from evalhub.core.runs.usage import Usage
 from evalhub.core.scaleeval.debate import DebateOutcome, Turn, shown_swapped
 from evalhub.debates import live
+from evalhub.debates.evaluation_events import PairVerdict, pair_events
 from evalhub.debates.models import (
     FINISHED_DEBATE,
     Debate,
@@ -31,6 +32,7 @@ from evalhub.jobs.models import FINISHED as FINISHED_JOB
 from evalhub.jobs.models import Job
 from evalhub.live import broadcast_html
 from evalhub.system.model_access import queue_for
+from evalhub.system.telemetry import emit_after_commit
 
 DEBATE = "debate"
 JUDGE_RUN = "judge_run"
@@ -271,7 +273,20 @@ def do_record_turns(entries: Sequence[tuple[int, Turn, str]]) -> list[DebateTurn
             turn = stored[key]
             broadcast_html(live.debate_group(turn.debate_id), partial(live.turn, turn))
         cache.delete_many([live.in_flight_key(*key) for key in keys])  # a page opened now shows it stored
+        # (a turn a retried task stores again is sent again: these events are at least once)
+        emit_after_commit(partial(pair_events, [_turn_verdict(stored[key]) for key in keys]))
     return [stored[key] for key in keys]
+
+
+def _turn_verdict(turn: DebateTurn) -> PairVerdict:
+    return PairVerdict(
+        debate_id=turn.debate_id,
+        verdict=turn.verdict,
+        evaluator=turn.agent_spec,
+        explanation=turn.text,
+        evaluator_version="debate agent",
+        extra={"round": turn.round, "agent": turn.agent},
+    )
 
 
 def do_finish_debates(entries: Sequence[tuple[Debate, DebateOutcome]]) -> list[Debate]:

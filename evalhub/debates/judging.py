@@ -32,7 +32,8 @@ from evalhub.core.statistics.agreement import (
     unswap,
 )
 from evalhub.debates.actions import JUDGE_RUN, judge_queue
-from evalhub.debates.models import Debate, DebateStatus, JudgeRun, JudgeVerdict, winner_for
+from evalhub.debates.evaluation_events import PairVerdict, pair_events
+from evalhub.debates.models import Debate, DebateStatus, JudgeRun, JudgeVerdict
 from evalhub.debates.runner import PRIVILEGED_TITLES
 from evalhub.debates.tallying import REFERENCE_STATUSES, do_recount_debates
 from evalhub.jobs.chunks import Settled
@@ -138,45 +139,22 @@ def judge_chunk_work(run: JudgeRun, chunk: JobChunk) -> JudgeChunkResult:
     return result
 
 
-PAIR_LABELS = {"a": "response_a_better", "b": "response_b_better", "tie": "tie"}
-SHARE_OF_A = {"a": 1.0, "b": 0.0, "tie": 0.5}
-
-
 def verdict_events(run: JudgeRun, verdicts: Sequence[JudgeVerdict]) -> list[EvaluationResult]:
-    """A single judge's verdicts as evaluation events: the score is response A's share (1 better, ½ a
-    tie, 0 worse), the label which response won, the response id response A's (B's is beside it)."""
-    debates = {
-        d.pk: d
-        for d in Debate.objects.filter(pk__in={v.debate_id for v in verdicts}).select_related(
-            "prompt__benchmark", "run__criterion"
-        )
-    }
-    out = []
-    for verdict in verdicts:
-        debate = debates[verdict.debate_id]
-        winner = (
-            None if verdict.verdict is None else winner_for(verdict.verdict, debate.swapped != verdict.reversed_order)
-        )
-        out.append(
-            EvaluationResult(
-                name=debate.run.criterion.slug,
+    """A single judge's verdicts as evaluation events (evalhub.debates.evaluation_events)."""
+    return pair_events(
+        [
+            PairVerdict(
+                debate_id=verdict.debate_id,
+                verdict=verdict.verdict,
                 evaluator=run.judge,
-                benchmark=debate.prompt.benchmark.slug,
-                score=SHARE_OF_A[winner] if winner else None,
-                label=PAIR_LABELS[winner] if winner else "unreadable",
+                reversed_order=verdict.reversed_order,
                 explanation=verdict.text,
-                response_id=str(debate.response_a_id),
                 evaluator_version=run.criteria_variant,
-                extra={
-                    "response_b.id": str(debate.response_b_id),
-                    "judge_run.id": run.pk,
-                    "debate.id": debate.pk,
-                    "sample": verdict.sample,
-                    "reversed_order": verdict.reversed_order,
-                },
+                extra={"judge_run.id": run.pk, "sample": verdict.sample, "reversed_order": verdict.reversed_order},
             )
-        )
-    return out
+            for verdict in verdicts
+        ]
+    )
 
 
 class JudgeRunRunner(JobRunner[JudgeRun, JudgeChunkResult]):
