@@ -19,6 +19,7 @@ from evalhub.core.statistics.ppi import CorrectedBoard
 from evalhub.dashboards.provenance import stand_in_specs
 from evalhub.judgelab.forms import JudgmentImportForm
 from evalhub.judgelab.observations import Scope
+from evalhub.judgelab.pointwise import pointwise_report, scored_benchmarks
 from evalhub.judgelab.report import judge_key, judge_lab_report, model_as_judge
 from evalhub.system.downloads import download
 
@@ -101,6 +102,18 @@ def corrected_boards(request):
     ]
     query = scope_query(scope)
     return render(request, "judgelab/_corrected_boards.html", {"boards": boards, "scope": scope, "query": query})
+
+
+@role_required()
+def pointwise(request):
+    """Pointwise judges and metrics against people's scores of the same responses, per benchmark."""
+    benchmarks = scored_benchmarks()
+    slug = request.GET.get("benchmark") or (benchmarks[0] if benchmarks else "")
+    if slug and slug not in benchmarks:
+        raise Http404("No stored scores of single responses on that benchmark.")
+    report = pointwise_report(slug) if slug else None
+    criteria = sorted(report["criteria"].items()) if report else []
+    return render(request, "judgelab/pointwise.html", {"benchmarks": benchmarks, "slug": slug, "criteria": criteria})
 
 
 @role_required()

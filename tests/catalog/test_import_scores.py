@@ -199,3 +199,27 @@ def test_the_pointwise_report_reads_the_stored_scores_as_it_reads_the_same_csv(t
     assert "judge-x" in report["criteria"]["coherence"]["judges"]
     with pytest.raises(CommandError, match="no benchmark 'nothing'"):
         call_command("pointwise_report", "--benchmark", "nothing", "--out", str(out))
+
+
+def test_the_judge_lab_shows_each_judge_against_peoples_scores_as_the_command_reports_it(
+    tmp_path, login, viewer, client
+):
+    from evalhub.judgelab.pointwise import pointwise_report
+
+    records = rows()
+    judge = [
+        {**r, "rater": "judge-x", "rater_kind": "model", "score": 6 - r["score"]}
+        for r in records
+        if r["rater"] == "human-ann"
+    ]
+    empty = login(viewer).get("/judges/pointwise/").content.decode()
+    assert 'class="empty"' in empty and "import_scores" in empty
+    imported(records + judge)
+    page = login(viewer).get("/judges/pointwise/").content.decode()
+    entry = pointwise_report("summaries")["criteria"]["coherence"]
+    found = entry["judges"]["judge-x"]
+    assert "judge-x" in page and 'id="criterion-coherence"' in page
+    assert f"{found['item_spearman']['value']:.3f}" in page
+    assert f"{entry['people']} people scored {entry['responses_scored_by_people']} responses" in page
+    assert login(viewer).get("/judges/pointwise/?benchmark=nothing").status_code == 404
+    assert client.logout() is None and client.get("/judges/pointwise/").status_code == 302

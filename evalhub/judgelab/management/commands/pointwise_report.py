@@ -5,8 +5,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evalhub.catalog.models import Benchmark, Judgment
-from evalhub.core.statistics.pointwise import Score, ScoresError, meta_evaluation, read_scores
+from evalhub.core.statistics.pointwise import ScoresError, meta_evaluation, read_scores
+from evalhub.judgelab.pointwise import stored_scores
 
 
 class Command(BaseCommand):
@@ -57,31 +57,3 @@ def _shown(estimate: dict) -> str:
         f" [{estimate['ci'][0]:.2f}, {estimate['ci'][1]:.2f}]" if estimate["ci"] else " (too few for an interval)"
     )
     return f"{estimate['value']:.3f}{interval} over {estimate['n']} prompts"
-
-
-def stored_scores(slug: str) -> list[Score]:
-    """Every stored score of a single original response on the benchmark, a person's or a judge's."""
-    if not Benchmark.objects.filter(slug=slug).exists():
-        raise ScoresError([f"no benchmark {slug!r}."])
-    rows = Judgment.objects.filter(
-        response__prompt__benchmark__slug=slug,
-        response_2__isnull=True,
-        judge_model__isnull=False,
-        response__parent__isnull=True,
-        response__variant="",
-    ).values_list(
-        "response__prompt__external_id",
-        "response__model__slug",
-        "judge_model__slug",
-        "judge_model__is_human",
-        "score",
-        "criterion__slug",
-    )
-    scores = [
-        Score(prompt, system, rater, human, float(score), criterion)
-        for prompt, system, rater, human, score, criterion in rows
-        if score is not None  # a single response's judgment always has one (a constraint); its type does not say
-    ]
-    if not scores:
-        raise ScoresError([f"{slug} has no stored scores of single responses (import some with import_scores)."])
-    return scores
