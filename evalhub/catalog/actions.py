@@ -583,6 +583,8 @@ def _upsert_scores(prompts: dict[str, Prompt], records: Sequence[ScoreRecord], c
         if key in existing and existing[key][1:] != value
     ]
     Judgment.objects.bulk_update(changed, ["score", "rationale"], batch_size=500)
+    if changed:
+        note_change()  # an edited score keeps its row (no new id): cached reports must see it anyway
     new = [
         Judgment(
             criterion_id=c,

@@ -32,10 +32,6 @@ def unregister(kind: str) -> None:
     _LOADED.pop(kind, None)
 
 
-def registered() -> list[str]:
-    return sorted(_PATHS)
-
-
 def runner_for(kind: str) -> Runner | None:
     """The kind's runner class, or None for a kind nobody registered (e.g. a worker check)."""
     if kind not in _LOADED:

@@ -202,7 +202,7 @@ def test_the_pointwise_report_reads_the_stored_scores_as_it_reads_the_same_csv(t
 
 
 def test_the_judge_lab_shows_each_judge_against_peoples_scores_as_the_command_reports_it(
-    tmp_path, login, viewer, client
+    tmp_path, login, viewer, client, django_capture_on_commit_callbacks
 ):
     from evalhub.judgelab.pointwise import pointwise_report
 
@@ -222,4 +222,14 @@ def test_the_judge_lab_shows_each_judge_against_peoples_scores_as_the_command_re
     assert f"{found['item_spearman']['value']:.3f}" in page
     assert f"{entry['people']} people scored {entry['responses_scored_by_people']} responses" in page
     assert login(viewer).get("/judges/pointwise/?benchmark=nothing").status_code == 404
+    edited = [
+        {**r, "score": r["score"] - 1} if r["rater"] == "judge-x" and r["model"] == "model-a" else r
+        for r in records + judge
+    ]
+    with django_capture_on_commit_callbacks(execute=True):
+        imported(edited)  # scores edited in place: no new row, and the cached report must not stay as it was
+    assert (
+        pointwise_report("summaries")["criteria"]["coherence"]["judges"]["judge-x"]["score_distribution"]
+        != found["score_distribution"]
+    )
     assert client.logout() is None and client.get("/judges/pointwise/").status_code == 302
