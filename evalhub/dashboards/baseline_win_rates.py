@@ -132,6 +132,7 @@ def comparisons(selection: Selection) -> list[Comparison]:
     return out
 
 
+PerModel = dict[str, dict[str, float]]  # model → prompt → preference for the model
 WINNER_SHARE = {Winner.A: 1.0, Winner.B: 0.0, Winner.TIE: 0.5}  # model A's share of a debate's outcome
 
 
@@ -170,21 +171,27 @@ def active_rounds(selection: Selection) -> dict[str, tuple[list[dict[str, float]
         agents=[],
     ).exclude(labelling_chances={})
     found: dict[str, tuple[list[dict[str, float]], set[str]]] = {}
-    for run_id, model, chances in runs.order_by("id").values_list("id", "model_b__slug", "labelling_chances"):
-        rounds, drawn = found.setdefault(model, ([], set()))
-        rounds.append(chances)
-        drawn.update(str(p) for p in Debate.objects.filter(run_id=run_id).values_list("prompt_id", flat=True))
+    for model, chances in runs.order_by("id").values_list("model_b__slug", "labelling_chances"):
+        found.setdefault(model, ([], set()))[0].append(chances)
+    for model, prompt in Debate.objects.filter(run__in=runs).values_list("run__model_b__slug", "prompt_id"):
+        found[model][1].add(str(prompt))
     return found
 
 
-def corrected_rows(selection: Selection) -> dict[str, CorrectedWinRate]:
-    """Per model, the judge's win rate corrected by people's labels and people's own (see core.win_rates)."""
-    judge: dict[str, dict[str, float]] = defaultdict(dict)
-    for comparison in comparisons(selection):
+def by_model(selection: Selection, found: list[Comparison] | None = None) -> tuple[PerModel, PerModel]:
+    """model → prompt → preference, the judge's (from `found`, read when not given) and people's."""
+    judge: PerModel = defaultdict(dict)
+    for comparison in comparisons(selection) if found is None else found:
         judge[comparison.model][comparison.prompt] = comparison.preference
-    people: dict[str, dict[str, float]] = defaultdict(dict)
+    people: PerModel = defaultdict(dict)
     for (model, prompt), preference in people_preferences(selection).items():
         people[model][prompt] = preference
+    return judge, people
+
+
+def corrected_rows(selection: Selection, found: list[Comparison] | None = None) -> dict[str, CorrectedWinRate]:
+    """Per model, the judge's win rate corrected by people's labels and people's own (see core.win_rates)."""
+    judge, people = by_model(selection, found)
     active = active_rounds(selection)
     return {
         model: corrected_win_rate(model, prompts, people.get(model, {}), *active.get(model, ((), set())))
@@ -197,8 +204,9 @@ def board(selection: Selection, stamp: str | None = None) -> list[dict[str, Any]
     `corrected` (the judge's win rate corrected by people's labels, and people's own)."""
 
     def compute() -> list[dict[str, Any]]:
-        rows: list[WinRate] = win_rates(comparisons(selection))
-        corrected = corrected_rows(selection)
+        found = comparisons(selection)
+        rows: list[WinRate] = win_rates(found)
+        corrected = corrected_rows(selection, found)
         names = dict(LanguageModel.objects.filter(slug__in=[r.model for r in rows]).values_list("slug", "display_name"))
         return [
             {"name": names.get(r.model, r.model), **asdict(r), "corrected": asdict(corrected[r.model])} for r in rows
@@ -276,15 +284,6 @@ def for_model(slug: str, stamp: str | None = None) -> list[dict[str, Any]]:
     return out
 
 
-def unlabelled_prompts(selection: Selection, model: str) -> list[int]:
-    """Prompts where the judge compared `model` with the baseline and people gave no label yet."""
-    judged = [int(c.prompt) for c in comparisons(selection) if c.model == model]
-    if not judged:
-        raise ValueError(f"{selection.judge} compared no pair of {model!r} with {selection.baseline}.")
-    labelled = {int(prompt) for (who, prompt) in people_preferences(selection) if who == model}
-    return sorted(set(judged) - labelled)
-
-
 RULES = {
     "uniform": "at random",
     "least-sure": "where the judge is least sure",
@@ -309,7 +308,11 @@ def do_ask_people(
 
     if rule not in RULES:
         raise ValueError(f"choose pairs {' or '.join(RULES.values())}, not {rule!r}.")
-    candidates = unlabelled_prompts(selection, model)
+    judges, people_by_model = by_model(selection)
+    judge, people = judges.get(model, {}), people_by_model.get(model, {})
+    if not judge:
+        raise ValueError(f"{selection.judge} compared no pair of {model!r} with {selection.baseline}.")
+    candidates = sorted(int(prompt) for prompt in judge if prompt not in people)
     if not candidates:
         raise ValueError(f"people already labelled every pair of {model} the judge compared with the baseline.")
     rng = np.random.default_rng(seed)
@@ -317,8 +320,6 @@ def do_ask_people(
     if rule == "uniform":
         chosen = [int(p) for p in rng.choice(candidates, size=min(count, len(candidates)), replace=False)]
     else:
-        judge = {c.prompt: c.preference for c in comparisons(selection) if c.model == model}
-        people = {prompt: value for (who, prompt), value in people_preferences(selection).items() if who == model}
         known = [prompt for prompt in people if prompt in judge]
         prompts = sorted(judge, key=int)
         error = expected_error([judge[p] for p in known], [people[p] for p in known], [judge[p] for p in prompts])
