@@ -22,7 +22,7 @@ from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.core.statistics.ppi import labels_needed
 from evalhub.core.statistics.win_rates import Comparison, CorrectedWinRate, WinRate, corrected_win_rate, win_rates
 from evalhub.dashboards.caching import cached
-from evalhub.debates.models import Debate, DebateRun, DebateStatus, Winner
+from evalhub.debates.models import SHARE_OF_A, Debate, DebateRun, DebateStatus, Winner
 
 SHARE_OF_FIRST = {Verdict.FIRST: 1.0, Verdict.SECOND: 0.0, Verdict.NEITHER: 0.5}
 # AlpacaEval's leaderboard columns, in its order, after the model's name.
@@ -133,7 +133,6 @@ def comparisons(selection: Selection) -> list[Comparison]:
 
 
 PerModel = dict[str, dict[str, float]]  # model → prompt → preference for the model
-WINNER_SHARE = {Winner.A: 1.0, Winner.B: 0.0, Winner.TIE: 0.5}  # model A's share of a debate's outcome
 
 
 def people_preferences(selection: Selection) -> dict[tuple[str, str], float]:
@@ -155,7 +154,7 @@ def people_preferences(selection: Selection) -> dict[tuple[str, str], float]:
         .values_list("response_a__model__slug", "response_b__model__slug", "prompt_id", "winner")
     )
     for model_a, model_b, prompt, winner in debates.iterator(chunk_size=5000):
-        share_a = WINNER_SHARE[Winner(winner)]
+        share_a = SHARE_OF_A[Winner(winner)]
         model, share = (model_b, 1.0 - share_a) if model_a == selection.baseline else (model_a, share_a)
         labels[(model, str(prompt))].append(share)
     return {key: sum(values) / len(values) for key, values in labels.items()}

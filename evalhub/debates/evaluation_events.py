@@ -8,10 +8,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from evalhub.core.files.evaluation_events import EvaluationResult
-from evalhub.debates.models import Debate, winner_for
+from evalhub.debates.models import SHARE_OF_A, Debate, winner_for
 
 PAIR_LABELS = {"a": "response_a_better", "b": "response_b_better", "tie": "tie"}
-SHARE_OF_A = {"a": 1.0, "b": 0.0, "tie": 0.5}
 
 
 @dataclass(frozen=True)

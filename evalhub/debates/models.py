@@ -94,6 +94,9 @@ class Winner(models.TextChoices):
     TIE = "tie", "Neither"
 
 
+SHARE_OF_A = {Winner.A: 1.0, Winner.B: 0.0, Winner.TIE: 0.5}  # model A's share of an outcome, a tie half
+
+
 class Debate(models.Model):
     """One pair under one run. `swapped` records the order shown: if set, submission 1 was B's response."""
 
