@@ -325,6 +325,27 @@ class JudgmentImportSummary:
         )
 
 
+def _kind_clash(role: str, slug: str, is_human: bool, known: dict[str, bool]) -> str:
+    """Why a judge or rater the file calls a person (or a model) cannot be one: evalhub holds it as the other."""
+    known_human = known.get(slug)
+    if known_human is None or known_human == is_human:
+        return ""
+    what = "a person" if known_human else "a model"
+    return f"{role} {slug!r} is {what} in evalhub; {role}_kind says otherwise."
+
+
+def _create_judges(kinds: dict[str, bool], names: dict[str, str] | None = None) -> int:
+    """The judges or raters (slug → is a person) evalhub does not hold yet, as models or human authors."""
+    existing = set(LanguageModel.objects.filter(slug__in=kinds).values_list("slug", flat=True))
+    new = [
+        LanguageModel(slug=slug, display_name=(names or {}).get(slug, slug)[:200], is_human=human)
+        for slug, human in sorted(kinds.items())
+        if slug not in existing
+    ]
+    LanguageModel.objects.bulk_create(new, ignore_conflicts=True)
+    return len(new)
+
+
 def check_judgment_file(
     filename: str, data: bytes, *, layout: str = "auto", allow_new_models: bool = False
 ) -> ParsedJudgments:
@@ -341,12 +362,8 @@ def check_judgment_file(
     for record in parsed.judgments:
         if record.criterion not in criteria:
             parsed.errors.append(RowError(record.line, f"unknown criterion {record.criterion!r}.", unit))
-        known_human = models.get(record.judge)
-        if known_human is not None and known_human != record.judge_is_human:
-            what = "a person" if known_human else "a model"
-            parsed.errors.append(
-                RowError(record.line, f"judge {record.judge!r} is {what} in evalhub; judge_kind says otherwise.", unit)
-            )
+        if clash := _kind_clash("judge", record.judge, record.judge_is_human, models):
+            parsed.errors.append(RowError(record.line, clash, unit))
     if not parsed.ok:
         raise ImportRejected(sorted(parsed.errors, key=lambda error: error.line or 0))
     return parsed
@@ -378,14 +395,7 @@ def do_import_judgments(
             defaults={"name": benchmark_slug, "task_type": task_type, "created_by": _real(user)},
         )
         counts = {"models_created": _create_models(parsed.benchmark.new_models, parsed.names)}
-        judges = parsed.judges
-        new_judges = [
-            LanguageModel(slug=slug, display_name=parsed.names.get(slug, slug)[:200], is_human=human)
-            for slug, human in sorted(judges.items())
-            if not LanguageModel.objects.filter(slug=slug).exists()
-        ]
-        LanguageModel.objects.bulk_create(new_judges, ignore_conflicts=True)
-        counts["judges_created"] = len(new_judges)
+        counts["judges_created"] = _create_judges(parsed.judges, parsed.names)
         if DEFAULT_CRITERION in {record.criterion for record in parsed.judgments}:
             Criterion.objects.get_or_create(
                 slug=DEFAULT_CRITERION,
@@ -489,12 +499,8 @@ def check_score_rows(parsed: ParsedScores) -> ParsedScores:
     """The checks a score file needs against what evalhub holds: a rater known as a person stays one."""
     models = dict(LanguageModel.objects.values_list("slug", "is_human"))
     for record in parsed.scores:
-        known_human = models.get(record.rater)
-        if known_human is not None and known_human != record.rater_is_human:
-            what = "a person" if known_human else "a model"
-            parsed.errors.append(
-                RowError(record.line, f"rater {record.rater!r} is {what} in evalhub; rater_kind says otherwise.")
-            )
+        if clash := _kind_clash("rater", record.rater, record.rater_is_human, models):
+            parsed.errors.append(RowError(record.line, clash, parsed.unit))
     if not parsed.ok:
         raise ImportRejected(sorted(parsed.errors, key=lambda error: error.line or 0))
     return parsed
@@ -529,13 +535,7 @@ def do_import_scores(
             slug=benchmark_slug, defaults={"name": benchmark_slug, "task_type": task_type, "created_by": _real(user)}
         )
         counts = {"models_created": _create_models(parsed.benchmark.new_models)}
-        new_raters = [
-            LanguageModel(slug=slug, display_name=slug, is_human=human)
-            for slug, human in sorted(parsed.raters.items())
-            if not LanguageModel.objects.filter(slug=slug).exists()
-        ]
-        LanguageModel.objects.bulk_create(new_raters, ignore_conflicts=True)
-        counts["raters_created"] = len(new_raters)
+        counts["raters_created"] = _create_judges(parsed.raters)
         named = {record.criterion for record in parsed.scores}
         missing = named - set(Criterion.objects.filter(slug__in=named).values_list("slug", flat=True))
         Criterion.objects.bulk_create(

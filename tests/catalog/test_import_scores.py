@@ -233,3 +233,14 @@ def test_the_judge_lab_shows_each_judge_against_peoples_scores_as_the_command_re
         != found["score_distribution"]
     )
     assert client.logout() is None and client.get("/judges/pointwise/").status_code == 302
+
+
+def test_a_rater_evalhub_holds_as_a_person_cannot_come_back_as_a_model():
+    imported(rows())
+    again = rows()
+    again[2]["rater_kind"] = "model"  # human-ann, a person since the first import
+    with pytest.raises(ImportRejected) as rejected:
+        check_score_file("scores.jsonl", jsonl(again), allow_new_models=True)
+    assert [str(e) for e in rejected.value.errors] == [
+        "line 3: rater 'human-ann' is a person in evalhub; rater_kind says otherwise."
+    ]

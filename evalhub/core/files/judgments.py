@@ -372,10 +372,13 @@ def _clashing_names(given: dict[str, str], named: dict[str, tuple[int, str]], li
     return ""
 
 
-def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
-    problems = []
-    texts = {}
-    for name in ("prompt_id", "model_a", "model_b", "response_a", "response_b", "judge", "winner"):
+def required_texts(
+    row: dict[str, Any], names: tuple[str, ...], verbatim: tuple[str, ...]
+) -> tuple[dict[str, str], list[str]]:
+    """The row's required text fields (an integer prompt_id read as text), stripped except those in
+    `verbatim` (responses keep their whitespace), and what is wrong with any of them."""
+    problems, texts = [], {}
+    for name in names:
         value = row.get(name)
         if isinstance(value, int) and not isinstance(value, bool) and name == "prompt_id":
             value = str(value)
@@ -386,7 +389,16 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
         elif problem := unstorable_text(value):
             problems.append(f"{name!r} {problem}")
         else:
-            texts[name] = value.strip() if name != "response_a" and name != "response_b" else value
+            texts[name] = value if name in verbatim else value.strip()
+    return texts, problems
+
+
+def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
+    texts, problems = required_texts(
+        row,
+        ("prompt_id", "model_a", "model_b", "response_a", "response_b", "judge", "winner"),
+        verbatim=("response_a", "response_b"),
+    )
     if problems:
         return problems
     if len(texts["prompt_id"]) > MAX_ID_LENGTH:

@@ -30,9 +30,8 @@ from evalhub.core.files.benchmarks import (
     parse_rows,
     read_rows,
     unit_of,
-    unstorable_text,
 )
-from evalhub.core.files.judgments import DEFAULT_CRITERION, HUMAN, MAX_JUDGE_LENGTH, MODEL
+from evalhub.core.files.judgments import DEFAULT_CRITERION, HUMAN, MAX_JUDGE_LENGTH, MODEL, required_texts
 from evalhub.core.files.slugs import is_slug
 
 SCORE_COLUMNS = (
@@ -69,6 +68,7 @@ class ParsedScores:
     scores: list[ScoreRecord] = field(default_factory=list)
     errors: list[RowError] = field(default_factory=list)
     rows: int = 0
+    unit: str = "line"  # what a row is called in messages: a line, a row of Parquet, a sample of a log
 
     @property
     def ok(self) -> bool:
@@ -101,7 +101,7 @@ def parse_score_rows(
 ) -> ParsedScores:
     """Each score row checked on its own; its prompt and response then go through the benchmark file's
     checks (one row per response, the first time each is seen)."""
-    parsed = ParsedScores(ParsedFile())
+    parsed = ParsedScores(ParsedFile(), unit=unit)
     benchmark_rows: list[tuple[int, dict[str, Any] | str]] = []
     responses: dict[tuple[str, str], tuple[int, str]] = {}
     keys: dict[tuple[str, str, str, str], int] = {}
@@ -156,20 +156,7 @@ def _score(line: int, row: dict[str, Any]) -> ScoreRecord | list[str]:
     unknown = sorted(set(row) - set(SCORE_COLUMNS))
     if unknown:
         return [f"unknown column(s) {', '.join(unknown)}; a score file has {', '.join(SCORE_COLUMNS)}."]
-    problems = []
-    texts = {}
-    for name in ("prompt_id", "model", "response", "rater"):
-        value = row.get(name)
-        if isinstance(value, int) and not isinstance(value, bool) and name == "prompt_id":
-            value = str(value)
-        if value is None or (isinstance(value, str) and not value.strip()):
-            problems.append(f"missing required field {name!r}.")
-        elif not isinstance(value, str):
-            problems.append(f"{name!r} must be text.")
-        elif problem := unstorable_text(value):
-            problems.append(f"{name!r} {problem}")
-        else:
-            texts[name] = value if name == "response" else value.strip()
+    texts, problems = required_texts(row, ("prompt_id", "model", "response", "rater"), verbatim=("response",))
     score = _number(row.get("score"))
     if score is None:
         problems.append(f"'score' must be a number, not {row.get('score')!r}.")
