@@ -9,6 +9,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -28,7 +29,7 @@ from evalhub.catalog.models import (
 from evalhub.catalog.tallying import do_count_imported
 from evalhub.core.files.benchmarks import ParsedFile, RowError, detect_format, parse_benchmark_file, unit_of
 from evalhub.core.files.judgments import DEFAULT_CRITERION, UNREADABLE, ParsedJudgments, parse_judgment_file
-from evalhub.core.files.scores import ParsedScores, ScoreRecord, parse_score_file
+from evalhub.core.files.scores import ParsedScores, ScoreRecord, parse_score_file, parse_score_rows
 from evalhub.core.files.slugs import is_slug
 from evalhub.core.prompts.criteria import check_levels
 from evalhub.core.prompts.criteria_variants import ORIGINAL as ORIGINAL_PROMPT
@@ -515,6 +516,19 @@ def check_score_file(filename: str, data: bytes, *, allow_new_models: bool = Fal
         raise ImportRejected([RowError(None, str(error))]) from None
     known = set(LanguageModel.objects.values_list("slug", flat=True))
     return check_score_rows(parse_score_file(data, fmt, known_models=known, allow_new_models=allow_new_models))
+
+
+def check_inspect_logs(path: Path, *, allow_new_models: bool = False) -> tuple[ParsedScores, bytes]:
+    """An Inspect AI log, or a folder of them, checked as score rows (evalhub.catalog.inspect_logs), and
+    the logs' bytes for the import's record. Raises ImportRejected, or InspectMissing without inspect-ai."""
+    from evalhub.catalog import inspect_logs
+
+    files = inspect_logs.log_files(path)
+    check_import_size(sum(file.stat().st_size for file in files))
+    known = set(LanguageModel.objects.values_list("slug", flat=True))
+    rows = list(inspect_logs.score_rows(path))
+    parsed = parse_score_rows(rows, inspect_logs.UNIT, known_models=known, allow_new_models=allow_new_models)
+    return check_score_rows(parsed), b"".join(file.read_bytes() for file in files)
 
 
 def do_import_scores(

@@ -10,6 +10,17 @@ from django.utils.safestring import SafeString
 register = template.Library()
 
 
+def _svg(label: str, width: object, height: object, parts: list) -> SafeString:
+    """Every chart's frame: an SVG image with its accessible name, around its escaped parts."""
+    return format_html(
+        '<svg role="img" aria-label="{}" width="{}" height="{}" class="chart">{}</svg>',
+        label,
+        width,
+        height,
+        SafeString("".join(parts)),
+    )
+
+
 @register.simple_tag
 def interval_chart(chart: dict, label: str, digits: int = 3) -> SafeString | str:
     """Dot-and-whisker rows (a square for a baseline, so it reads without colour), a zero line and ticks."""
@@ -55,13 +66,7 @@ def interval_chart(chart: dict, label: str, digits: int = 3) -> SafeString | str
             parts.append(
                 format_html('<circle cx="{}" cy="{}" r="5" class="marker"><title>{}</title></circle></g>', x, y, tip)
             )
-    return format_html(
-        '<svg role="img" aria-label="{}" width="{}" height="{}" class="chart">{}</svg>',
-        label,
-        chart["width"],
-        chart["height"],
-        SafeString("".join(parts)),
-    )
+    return _svg(label, chart["width"], chart["height"], parts)
 
 
 @register.simple_tag
@@ -101,13 +106,7 @@ def reliability_diagram(chart: dict | None, label: str) -> SafeString | str:
                 tip,
             )
         )
-    return format_html(
-        '<svg role="img" aria-label="{}" width="{}" height="{}" class="chart">{}</svg>',
-        label,
-        size,
-        size,
-        SafeString("".join(parts)),
-    )
+    return _svg(label, size, size, parts)
 
 
 @register.simple_tag
@@ -144,13 +143,7 @@ def bar_chart(chart: dict, label: str) -> SafeString | str:
                 mark,
             )
         )
-    return format_html(
-        '<svg role="img" aria-label="{}" width="{}" height="{}" class="chart">{}</svg>',
-        label,
-        chart["width"],
-        chart["height"],
-        SafeString("".join(parts)),
-    )
+    return _svg(label, chart["width"], chart["height"], parts)
 
 
 @register.simple_tag
@@ -195,10 +188,4 @@ def rating_chart(chart: dict, label: str) -> SafeString | str:
         )
         for text in chart["labels"]
     ]
-    return format_html(
-        '<svg role="img" aria-label="{}" width="{}" height="{}" class="chart">{}</svg>',
-        label,
-        chart["width"],
-        chart["height"],
-        SafeString("".join(parts)),
-    )
+    return _svg(label, chart["width"], chart["height"], parts)

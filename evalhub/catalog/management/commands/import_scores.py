@@ -7,12 +7,11 @@ from django.core.management.base import BaseCommand, CommandError
 from evalhub.catalog.actions import (
     ImportRejected,
     check_import_size,
+    check_inspect_logs,
     check_score_file,
-    check_score_rows,
     do_import_scores,
 )
-from evalhub.catalog.models import LanguageModel, TaskType
-from evalhub.core.files.scores import parse_score_rows
+from evalhub.catalog.models import TaskType
 
 
 class Command(BaseCommand):
@@ -44,16 +43,7 @@ class Command(BaseCommand):
         inspect = options["format"] == "inspect" or (options["format"] == "auto" and inspect_logs.is_inspect_log(path))
         try:
             if inspect:
-                files = inspect_logs.log_files(path)
-                check_import_size(sum(file.stat().st_size for file in files))
-                known = set(LanguageModel.objects.values_list("slug", flat=True))
-                rows = list(inspect_logs.score_rows(path))
-                parsed = check_score_rows(
-                    parse_score_rows(
-                        rows, inspect_logs.UNIT, known_models=known, allow_new_models=options["create_models"]
-                    )
-                )
-                data = b"".join(file.read_bytes() for file in files)
+                parsed, data = check_inspect_logs(path, allow_new_models=options["create_models"])
             else:
                 check_import_size(path.stat().st_size)
                 data = path.read_bytes()
