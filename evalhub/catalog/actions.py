@@ -480,12 +480,7 @@ def _upsert_judgments(prompts: dict[str, Prompt], parsed: ParsedJudgments, count
     )
 
 
-@dataclass
-class ScoreImportSummary:
-    benchmark: Benchmark
-    rows: int
-    counts: dict[str, int] = field(default_factory=dict)
-
+class ScoreImportSummary(ImportSummary):
     def describe(self) -> str:
         c = self.counts
         return (
