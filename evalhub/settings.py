@@ -108,6 +108,7 @@ INSTALLED_APPS = [
     "evalhub.surveys",
     "evalhub.scoring",
     "evalhub.generation",
+    "evalhub.worklog",
     "evalhub.dashboards",
     "evalhub.judgelab",
     "evalhub.system",

@@ -24,7 +24,7 @@ from evalhub.generation.actions import hints_digest
 from evalhub.generation.models import GenerationRun, PromptHints
 from evalhub.generation.runner import CUT_OFF_NOTE, spec_of, stated_answer
 from evalhub.generation.shapes import GenerationSummary, ModelTierRows, TierAnalysis, TierRow, TierTableRows
-from evalhub.scoring.models import RowIssue
+from evalhub.worklog.models import RowIssue
 
 
 def run_responses(run: GenerationRun):

@@ -13,7 +13,7 @@ from evalhub.generation.runner import GenerationChunkResult, generation_chunk_wo
 from evalhub.jobs.chunks import Settled
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.jobs.runners import JobRunner
-from evalhub.scoring.models import RowIssue
+from evalhub.worklog.actions import do_record_row_issues
 
 
 class GenerationRunner(JobRunner[GenerationRun, GenerationChunkResult]):
@@ -37,7 +37,7 @@ class GenerationRunner(JobRunner[GenerationRun, GenerationChunkResult]):
 
     def write(self, chunk: JobChunk, result: GenerationChunkResult) -> int:
         fresh = do_add_generated_responses(result.responses)
-        RowIssue.objects.bulk_create(result.issues)
+        do_record_row_issues(result.issues)
         usage = result.usage
         GenerationRun.objects.filter(pk=self.run.pk).update(
             made=F("made") + len(fresh),

@@ -31,9 +31,9 @@ from evalhub.jobs.models import JobChunk
 from evalhub.llm import event_loop
 from evalhub.llm.accounting import UsageMeter
 from evalhub.llm.types import LLMError, UnknownProvider
-from evalhub.scoring.models import IssueLog
-from evalhub.scoring.rewrites import RewriteFailed, messages_key, rewrite_all
 from evalhub.system.model_access import chat_client
+from evalhub.worklog.models import IssueLog
+from evalhub.worklog.rewrites import RewriteFailed, messages_key, rewrite_all
 
 CUT_OFF = ("length", "max_tokens")  # OpenAI-style and Anthropic-style finish reasons at the token limit
 

@@ -20,9 +20,9 @@ from evalhub.generation.actions import (
 from evalhub.generation.analysis import run_responses, tier_analysis, tier_of
 from evalhub.generation.forms import AnchorComparisonForm, GenerationRunForm, HintsForm, TemplateForm
 from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate
-from evalhub.scoring.issues import issue_groups
 from evalhub.system.downloads import download
 from evalhub.system.forms import form_reasons
+from evalhub.worklog.issues import issue_groups
 
 
 @role_required()

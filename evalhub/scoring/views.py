@@ -13,9 +13,9 @@ from evalhub.scoring.discernment.results import discernment_summary, score_rows
 from evalhub.scoring.discernment.tables import judge_tables
 from evalhub.scoring.forms import DiscernmentRunForm, GemRunForm
 from evalhub.scoring.gem.results import SETUP_LABELS, gem_summary, response_score_rows, setup_of
-from evalhub.scoring.issues import issue_groups
 from evalhub.scoring.models import DiscernmentRun, GemRun
 from evalhub.system.downloads import download
+from evalhub.worklog.issues import issue_groups
 
 RESPONSES_SHOWN = 500
 

@@ -14,7 +14,8 @@ from evalhub.jobs.models import JobStatus
 from evalhub.jobs.runners import work_chunk
 from evalhub.scoring.actions import do_create_discernment_run
 from evalhub.scoring.discernment.results import score_rows
-from evalhub.scoring.models import JudgeScore, RowIssue
+from evalhub.scoring.models import JudgeScore
+from evalhub.worklog.models import RowIssue
 
 SUMMARIES = [
     f"However, the study of case {n} finds a clear effect. The team measured {n + 3} sites in the north. "

@@ -14,7 +14,8 @@ from evalhub.jobs.chunks import do_requeue_stalled_chunks, do_resume_job
 from evalhub.jobs.models import Job, JobChunk, JobStatus
 from evalhub.jobs.runners import work_chunk
 from evalhub.llm.testing import FakeLLMServer
-from evalhub.scoring.models import JudgeScore, RowIssue
+from evalhub.scoring.models import JudgeScore
+from evalhub.worklog.models import RowIssue
 from tests.jobs.helpers import stop_once_calls_flow
 from tests.scoring.test_discernment import dhp_run, judge_reply, run_all, spec
 

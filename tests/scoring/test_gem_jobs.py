@@ -22,7 +22,8 @@ from evalhub.llm.testing import FakeLLMServer
 from evalhub.scoring.actions import do_create_gem_run
 from evalhub.scoring.gem import runner as gem_runner
 from evalhub.scoring.gem.runner import GemRunner
-from evalhub.scoring.models import DerivedText, GemPairScore, RowIssue
+from evalhub.scoring.models import GemPairScore
+from evalhub.worklog.models import DerivedText, RowIssue
 
 
 def make_run(reviews, eval_lm, **overrides):

@@ -135,7 +135,7 @@ def test_gem_score_names_unknown_models(reviews, eval_lm):
 def test_the_results_and_job_page_make_the_same_number_of_queries_however_many_issues_and_rows(
     client, login, viewer, finished_run, queries_for
 ):
-    from evalhub.scoring.models import RowIssue
+    from evalhub.worklog.models import RowIssue
 
     login(viewer)
     urls = [reverse("gem_results", args=[finished_run.job_id]), finished_run.job.get_absolute_url()]

@@ -9,8 +9,8 @@ from evalhub.catalog.demo import do_load_demo
 from evalhub.catalog.models import Benchmark, LanguageModel
 from evalhub.jobs.models import Job, JobStatus
 from evalhub.scoring.actions import do_create_discernment_run
-from evalhub.scoring.issues import issue_groups
-from evalhub.scoring.models import RowIssue
+from evalhub.worklog.issues import issue_groups
+from evalhub.worklog.models import RowIssue
 
 pytestmark = pytest.mark.django_db
 

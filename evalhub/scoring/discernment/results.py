@@ -16,13 +16,13 @@ from evalhub.scoring.models import (
     DiscernmentFamily,
     DiscernmentRun,
     JudgeScore,
-    RowIssue,
 )
 from evalhub.scoring.shapes import (
     DiscernmentSummary,
     JudgeQuality,
     ScorePair,
 )
+from evalhub.worklog.models import RowIssue
 
 
 def perturbation_key(name: str, severity: str) -> str:

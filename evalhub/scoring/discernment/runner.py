@@ -40,14 +40,14 @@ from evalhub.scoring.discernment.results import discernment_outcome, discernment
 from evalhub.scoring.models import (
     DiscernmentFamily,
     DiscernmentRun,
-    IssueLog,
     JudgeScore,
-    RowIssue,
     ScoringMode,
 )
-from evalhub.scoring.rewrites import stored_completer
 from evalhub.system.model_access import chat_client, local_or_remote_scorer
 from evalhub.system.telemetry import emit_after_commit
+from evalhub.worklog.actions import do_record_row_issues
+from evalhub.worklog.models import IssueLog, RowIssue
+from evalhub.worklog.rewrites import stored_completer
 
 MAX_TOKENS: dict[str, int] = {DiscernmentFamily.DHP: 16, DiscernmentFamily.YESCIEVAL: 400}
 REMINDER: dict[str, str] = {
@@ -328,7 +328,7 @@ class DiscernmentRunner(JobRunner[DiscernmentRun, JudgeChunkResult]):
 
     def write(self, chunk: JobChunk, result: JudgeChunkResult) -> int:
         JudgeScore.objects.bulk_create(result.scores, ignore_conflicts=True)
-        RowIssue.objects.bulk_create(result.issues)
+        do_record_row_issues(result.issues)
         emit_after_commit(partial(score_events, self.run, result.scores))
         return result.failed_calls
 

@@ -13,8 +13,9 @@ from evalhub.core.gem.pairs import group_estimates, mean_difference
 from evalhub.core.gem.validation import STRATEGIES
 from evalhub.core.runs.outcomes import ComponentFailure, Outcome
 from evalhub.core.text.overlap import BASELINES
-from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant, RowIssue
+from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant
 from evalhub.scoring.shapes import Column, GemEntry, GemSummary, ResponseScore, ValidationRow
+from evalhub.worklog.models import RowIssue
 
 VARIANT_LABELS = dict(GemVariant.choices)
 POOLED = "human-pooled"  # the pooled human baseline row's key (no model has this slug: slugs are stored models')

@@ -39,9 +39,11 @@ from evalhub.llm.scoring.chat_template import TemplateError, encode_request
 from evalhub.llm.types import LLMError
 from evalhub.scoring.actions import GEM, gem_queue
 from evalhub.scoring.gem.results import gem_outcome, gem_summary
-from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant, IssueLog, RowIssue
-from evalhub.scoring.rewrites import RewriteFailed, messages_key, rewrite_all, stored_completer
+from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant
 from evalhub.system.model_access import local_or_remote_scorer
+from evalhub.worklog.actions import do_record_row_issues
+from evalhub.worklog.models import IssueLog, RowIssue
+from evalhub.worklog.rewrites import RewriteFailed, messages_key, rewrite_all, stored_completer
 
 logger = logging.getLogger(__name__)
 
@@ -375,7 +377,7 @@ class GemRunner(JobRunner[GemRun, ChunkResult]):
         GemPairScore.objects.bulk_create(rows, ignore_conflicts=True)
         stored = GemPairScore.objects.filter(run=run, candidate__prompt_id__in=chunk.unit_ids).count()
         ExaminerScore.objects.bulk_create(result.examiner, ignore_conflicts=True)
-        RowIssue.objects.bulk_create(result.issues)
+        do_record_row_issues(result.issues)
         GemRun.objects.filter(pk=run.pk).update(
             pairs_done=F("pairs_done") + len(rows),
             tokens_scored=F("tokens_scored") + sum(r.tokens for r in rows),

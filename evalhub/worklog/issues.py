@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from evalhub.jobs.models import Job
-from evalhub.scoring.models import RowIssue
+from evalhub.worklog.models import RowIssue
 
 _NUMBER = re.compile(r"\d+")
 EXAMPLES = 3

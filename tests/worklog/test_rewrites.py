@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from evalhub.llm.types import LLMError
-from evalhub.scoring import rewrites
-from evalhub.scoring.rewrites import RewriteFailed, messages_key, stored_completer
+from evalhub.worklog import rewrites
+from evalhub.worklog.rewrites import RewriteFailed, messages_key, stored_completer
 
 PROMPT = [{"role": "user", "content": "Rewrite this."}]
 

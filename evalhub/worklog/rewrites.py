@@ -17,8 +17,8 @@ from evalhub.core.gem.prompts import PROMPT_VERSION
 from evalhub.llm import event_loop
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import LLMError, UnknownProvider
-from evalhub.scoring.models import DerivedText
 from evalhub.system.model_access import chat_client
+from evalhub.worklog.models import DerivedText
 
 MAX_TOKENS = 4000  # GEM, Appendix C: temperature 0 and at most 4000 output tokens in every call
 
