@@ -22,6 +22,8 @@ from evalhub.generation.actions import do_create_generation_run, do_ensure_built
 from evalhub.generation.models import GenerationRun, PromptTemplate
 from evalhub.llm.tiny import TINY_MODEL_MARKER, save_tiny_model
 from evalhub.scoring.actions import do_create_discernment_run, do_create_gem_run
+from evalhub.scoring.discernment.config import DiscernmentConfig
+from evalhub.scoring.gem.config import GemConfig
 from evalhub.scoring.models import DiscernmentFamily, DiscernmentRun, GemRun
 from evalhub.surveys.actions import do_create_from_template, do_invite, do_publish
 from evalhub.surveys.models import Invitation
@@ -55,42 +57,48 @@ def do_start_demo_runs(tiny_model_path: Path) -> list[str]:
         started.append("a single judge")
     if not GemRun.objects.filter(benchmark=maths).exists():
         do_create_gem_run(
-            benchmark=maths,
-            candidates=_models("demo-thorough", "demo-terse", "demo-sloppy"),
-            references=_models("human-tutor-1", "human-tutor-2"),
-            variants=["gem-raw"],
-            evaluation_lm=ensure_tiny_model(tiny_model_path),
-            device="cpu",
+            GemConfig(
+                benchmark=maths,
+                candidates=_models("demo-thorough", "demo-terse", "demo-sloppy"),
+                references=_models("human-tutor-1", "human-tutor-2"),
+                variants=["gem-raw"],
+                evaluation_lm=ensure_tiny_model(tiny_model_path),
+                device="cpu",
+            ),
         )
         started.append("GEM with a tiny random model")
     discernment = DiscernmentRun.objects.filter(benchmark=demo)
     if not discernment.filter(family=DiscernmentFamily.DHP).exists():
         do_create_discernment_run(
-            benchmark=demo,
-            family=DiscernmentFamily.DHP,
-            task="dhp-question-answering",
-            targets=_models("demo-thorough", "demo-terse"),
-            perturbations=[["random_typos", "major"], ["random_word_deletions", "major"], ["reordering", "major"]],
-            metrics=["answer_quality"],
-            judges=["heuristic", "heuristic:detail"],
-            repeats=1,
+            DiscernmentConfig(
+                benchmark=demo,
+                family=DiscernmentFamily.DHP,
+                task="dhp-question-answering",
+                targets=_models("demo-thorough", "demo-terse"),
+                perturbations=[["random_typos", "major"], ["random_word_deletions", "major"], ["reordering", "major"]],
+                metrics=["answer_quality"],
+                judges=["heuristic", "heuristic:detail"],
+                repeats=1,
+            ),
         )
         started.append("DHP")
     if not discernment.filter(family=DiscernmentFamily.YESCIEVAL).exists():
         do_create_discernment_run(
-            benchmark=demo,
-            family=DiscernmentFamily.YESCIEVAL,
-            task="yescieval",
-            targets=_models("demo-thorough"),
-            perturbations=[
-                ["relevancy_subtle", "subtle"],
-                ["relevancy_extreme", "extreme"],
-                ["correctness_subtle", "subtle"],
-                ["correctness_extreme", "extreme"],
-            ],
-            metrics=["relevancy", "correctness"],
-            judges=["heuristic", "heuristic:detail"],
-            repeats=1,
+            DiscernmentConfig(
+                benchmark=demo,
+                family=DiscernmentFamily.YESCIEVAL,
+                task="yescieval",
+                targets=_models("demo-thorough"),
+                perturbations=[
+                    ["relevancy_subtle", "subtle"],
+                    ["relevancy_extreme", "extreme"],
+                    ["correctness_subtle", "subtle"],
+                    ["correctness_extreme", "extreme"],
+                ],
+                metrics=["relevancy", "correctness"],
+                judges=["heuristic", "heuristic:detail"],
+                repeats=1,
+            ),
         )
         started.append("YESciEval")
     if not GenerationRun.objects.filter(benchmark=maths).exists():

@@ -52,6 +52,12 @@ def run_of(job: Any) -> tuple[Runner, Any] | tuple[None, None]:
     return (runner, run) if runner is not None and run is not None else (None, None)
 
 
+def configuration(job: Any) -> dict[str, Any]:
+    """What the job page lists under "Configuration" (see JobRunner.configuration)."""
+    runner = runner_for(job.kind)
+    return runner.configuration(job) if runner is not None else job.params
+
+
 def results_url(job: Any) -> str:
     """The url of the job's results partial, or "" for a job whose kind shows none."""
     runner, _run = run_of(job)

@@ -30,6 +30,7 @@ from django.db import transaction
 
 from evalhub.celery import DEFAULT_QUEUE
 from evalhub.jobs.chunks import Settled, do_complete_chunk, do_plan_chunks, run_chunk
+from evalhub.jobs.config import RunConfig
 from evalhub.jobs.kinds import runner_for
 from evalhub.jobs.models import Job, JobChunk
 
@@ -50,6 +51,9 @@ class JobRunner(Generic[RunT, ResultT]):
     # Add the calls the work made to the job's usage when the chunk is recorded; False for kinds
     # that add usage as they go.
     count_usage: ClassVar[bool] = True
+    # The kind's configuration, stored once as the run's columns (see evalhub.jobs.config); None
+    # for kinds whose job params hold it.
+    config: ClassVar[type[RunConfig] | None] = None
 
     def __init__(self, run: RunT) -> None:
         self.run = run
@@ -75,6 +79,15 @@ class JobRunner(Generic[RunT, ResultT]):
     def queue(cls, run: RunT) -> str:
         """The Celery queue its chunks go to (`gpu` for work on the worker's own GPU)."""
         return DEFAULT_QUEUE
+
+    @classmethod
+    def configuration(cls, job: Job) -> dict[str, Any]:
+        """What the job page lists under "Configuration": the configuration read back from the run,
+        or the job's params for a kind without one."""
+        run = cls.run_of_job(job)
+        if cls.config is None or run is None:
+            return job.params
+        return cls.config.of_run(run).shown()
 
     @classmethod
     def on_change(cls, run: RunT) -> None:

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_POST
 from evalhub.accounts.roles import ADMIN, has_role, role_required
 from evalhub.jobs.actions import do_expire_worker_check, do_request_stop, do_start_worker_check
 from evalhub.jobs.chunks import do_requeue_stalled_chunks, do_resume_job
-from evalhub.jobs.kinds import results_url, run_of
+from evalhub.jobs.kinds import configuration, results_url, run_of
 from evalhub.jobs.models import Job, StopRequest
 
 
@@ -23,8 +23,10 @@ def job_list(request):
 @role_required()
 def job_detail(request, pk: int):
     job = get_object_or_404(Job, pk=pk)
-    template = "jobs/_job_status.html" if request.htmx else "jobs/job_detail.html"
-    return render(request, template, {"job": job, "results_url": results_url(job)})
+    if request.htmx:
+        return render(request, "jobs/_job_status.html", {"job": job, "results_url": results_url(job)})
+    context = {"job": job, "results_url": results_url(job), "configuration": configuration(job)}
+    return render(request, "jobs/job_detail.html", context)
 
 
 @role_required()

@@ -10,7 +10,8 @@ class ScoringConfig(AppConfig):
 
     def ready(self) -> None:
         from evalhub.jobs import kinds
-        from evalhub.scoring.actions import DISCERNMENT, GEM
+        from evalhub.scoring.discernment.config import DISCERNMENT
+        from evalhub.scoring.gem.config import GEM
 
         kinds.register(GEM, "evalhub.scoring.gem.runner:GemRunner")
         kinds.register(DISCERNMENT, "evalhub.scoring.discernment.runner:DiscernmentRunner")

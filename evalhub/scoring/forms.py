@@ -5,7 +5,9 @@ from django import forms
 from evalhub.catalog.models import Benchmark, LanguageModel, check_variant
 from evalhub.core.gem.validation import STRATEGIES
 from evalhub.jobs.chunks import chosen_prompt_ids
-from evalhub.scoring.actions import check_gem_config, check_preprocessing
+from evalhub.scoring.actions import check_preprocessing
+from evalhub.scoring.discernment.config import DiscernmentConfig
+from evalhub.scoring.gem.config import GemConfig
 from evalhub.scoring.models import GemVariant
 from evalhub.system.forms import OnlyChoicePreselectedForm
 
@@ -78,16 +80,7 @@ class GemRunForm(OnlyChoicePreselectedForm):
         data = super().clean() or {}
         if self.errors:
             return data
-        for error in check_gem_config(
-            candidates=list(data["candidates"]),
-            references=list(data["references"]),
-            variants=data["variants"],
-            evaluation_lm=data["evaluation_lm"].strip(),
-            preprocessing_lm=data["preprocessing_lm"].strip(),
-            validation_strategies=data["validation_strategies"],
-            validation_lm=data["validation_lm"].strip(),
-            examiner_lm=data["examiner_lm"].strip(),
-        ):
+        for error in self.config().errors():
             self.add_error(None, error)
         problem = check_variant(data["benchmark"], data["candidates"], data["candidate_variant"].strip())
         if problem:
@@ -104,24 +97,24 @@ class GemRunForm(OnlyChoicePreselectedForm):
             self.add_error("variants", missing)
         return data
 
-    def run_fields(self) -> dict:
+    def config(self) -> GemConfig:
         data = self.cleaned_data
-        return {
-            "benchmark": data["benchmark"],
-            "candidates": list(data["candidates"]),
-            "references": list(data["references"]),
-            "variants": data["variants"],
-            "evaluation_lm": data["evaluation_lm"].strip(),
-            "dtype": data["dtype"],
-            "preprocessing_lm": data["preprocessing_lm"].strip(),
-            "use_imported_preprocessing": data["use_imported_preprocessing"],
-            "validation_strategies": data["validation_strategies"],
-            "validation_lm": data["validation_lm"].strip(),
-            "examiner_lm": data["examiner_lm"].strip(),
-            "candidate_variant": data["candidate_variant"].strip(),
-            "seed": data["seed"],
-            "bootstrap": data["bootstrap"],
-        }
+        return GemConfig(
+            benchmark=data["benchmark"],
+            candidates=tuple(data["candidates"]),
+            references=tuple(data["references"]),
+            variants=tuple(data["variants"]),
+            evaluation_lm=data["evaluation_lm"].strip(),
+            dtype=data["dtype"],
+            preprocessing_lm=data["preprocessing_lm"].strip(),
+            use_imported_preprocessing=data["use_imported_preprocessing"],
+            validation_strategies=tuple(data["validation_strategies"]),
+            validation_lm=data["validation_lm"].strip(),
+            examiner_lm=data["examiner_lm"].strip(),
+            candidate_variant=data["candidate_variant"].strip(),
+            seed=data["seed"],
+            bootstrap=data["bootstrap"],
+        )
 
 
 def perturbation_choices() -> list[tuple[str, str]]:
@@ -194,7 +187,6 @@ class DiscernmentRunForm(OnlyChoicePreselectedForm):
     def clean(self):
         from evalhub.core.prompts.judges import RUBRIC_LEVELS
         from evalhub.core.prompts.surveys import DHP_TEMPLATES
-        from evalhub.scoring.actions import check_discernment_config
 
         data = super().clean() or {}
         if self.errors:
@@ -211,23 +203,14 @@ class DiscernmentRunForm(OnlyChoicePreselectedForm):
         data["metric_list"] = metrics
         data["judge_list"] = [line.strip() for line in data["judges"].splitlines() if line.strip()]
         data["perturbation_list"] = [choice.split(":", 1) for choice in data["perturbations"]]
-        for error in check_discernment_config(
-            family=family,
-            task=task,
-            perturbations=data["perturbation_list"],
-            metrics=metrics,
-            judges=data["judge_list"],
-            mode=data["mode"],
-            perturbation_lm=data["perturbation_lm"].strip(),
-            repeats=data["repeats"],
-        ):
+        for error in self.config().errors():
             self.add_error(None, error)
         problem = check_variant(data["benchmark"], data["targets"], data["target_variant"].strip())
         if problem:
             self.add_error("target_variant", problem)
         return data
 
-    def run_fields(self) -> dict:
+    def config(self) -> DiscernmentConfig:
         from evalhub.surveys.actions import version_weights
 
         data = self.cleaned_data
@@ -237,21 +220,21 @@ class DiscernmentRunForm(OnlyChoicePreselectedForm):
             expert, respondents = version_weights(version)
             weights = expert.weights
             source = f"{version.survey.title} v{version.number} ({respondents} experts)"
-        return {
-            "benchmark": data["benchmark"],
-            "family": data["family"],
-            "task": data["task"],
-            "targets": list(data["targets"]),
-            "perturbations": data["perturbation_list"],
-            "metrics": data["metric_list"],
-            "judges": data["judge_list"],
-            "repeats": data["repeats"],
-            "mode": data["mode"],
-            "temperature": data["temperature"],
-            "shape": data["shape"],
-            "perturbation_lm": data["perturbation_lm"].strip(),
-            "weights": weights,
-            "weights_source": source,
-            "target_variant": data["target_variant"].strip(),
-            "seed": data["seed"],
-        }
+        return DiscernmentConfig(
+            benchmark=data["benchmark"],
+            family=data["family"],
+            task=data["task"],
+            targets=tuple(data["targets"]),
+            perturbations=data["perturbation_list"],
+            metrics=data["metric_list"],
+            judges=data["judge_list"],
+            repeats=data["repeats"],
+            mode=data["mode"],
+            temperature=data["temperature"],
+            shape=data["shape"],
+            perturbation_lm=data["perturbation_lm"].strip(),
+            weights=weights,
+            weights_source=source,
+            target_variant=data["target_variant"].strip(),
+            seed=data["seed"],
+        )

@@ -25,7 +25,7 @@ RESPONSES_SHOWN = 500
 def gem_create(request):
     form = GemRunForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        run = do_create_gem_run(user=request.user, **form.run_fields())
+        run = do_create_gem_run(form.config(), user=request.user)
         return redirect(run.job)
     return render(request, "scoring/gem_form.html", {"form": form}, status=400 if form.errors else 200)
 
@@ -87,7 +87,7 @@ def discernment_create(request):
     form = DiscernmentRunForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            run = do_create_discernment_run(user=request.user, **form.run_fields())
+            run = do_create_discernment_run(form.config(), user=request.user)
         except ValueError as error:
             form.add_error(None, str(error))
         else:

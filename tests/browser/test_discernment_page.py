@@ -6,6 +6,7 @@ import pytest
 
 from evalhub.jobs.runners import work_chunk
 from evalhub.scoring.actions import do_create_discernment_run
+from evalhub.scoring.discernment.config import DiscernmentConfig
 from tests.browser.test_login_and_browse import ARTIFACTS, log_in, page  # noqa: F401 (fixture)
 from tests.conftest import make_user, requires_chromium
 from tests.scoring.conftest import server, summaries  # noqa: F401 (fixtures)
@@ -18,14 +19,16 @@ pytestmark = [requires_chromium, pytest.mark.browser, pytest.mark.django_db(tran
 def finished_job(summaries, server):  # noqa: F811
     benchmark, system = summaries
     run = do_create_discernment_run(
-        benchmark=benchmark,
-        family="dhp",
-        task="dhp-summarization",
-        targets=[system],
-        perturbations=[["random_deletions", "minor"], ["random_typos", "major"], ["reordering", "major"]],
-        metrics=["coherence", "fluency"],
-        judges=[spec(server, "perfect"), spec(server, "coin")],
-        repeats=1,
+        DiscernmentConfig(
+            benchmark=benchmark,
+            family="dhp",
+            task="dhp-summarization",
+            targets=[system],
+            perturbations=[["random_deletions", "minor"], ["random_typos", "major"], ["reordering", "major"]],
+            metrics=["coherence", "fluency"],
+            judges=[spec(server, "perfect"), spec(server, "coin")],
+            repeats=1,
+        ),
         enqueue=False,
     )
     for pk in run.job.chunks.values_list("pk", flat=True):

@@ -87,17 +87,18 @@ def finished_run(reviews, eval_lm):
     """A GEM run over `reviews`, finished in-process (one validation strategy)."""
     from evalhub.jobs.runners import work_chunk
     from evalhub.scoring.actions import do_create_gem_run
+    from evalhub.scoring.gem.config import GemConfig
     from evalhub.scoring.models import GemRun
 
-    run = do_create_gem_run(
+    config = GemConfig(
         benchmark=reviews["benchmark"],
         candidates=[reviews["model"]],
         references=reviews["humans"],
         variants=["gem-raw"],
         evaluation_lm=eval_lm,
         validation_strategies=["sentence_deletion"],
-        enqueue=False,
     )
+    run = do_create_gem_run(config, enqueue=False)
     for chunk_id in run.chunks.values_list("pk", flat=True):
         work_chunk(chunk_id)
     return GemRun.objects.get(pk=run.pk)

@@ -13,6 +13,7 @@ from evalhub.core.dhp.discernment import discernment
 from evalhub.jobs.models import JobStatus
 from evalhub.jobs.runners import work_chunk
 from evalhub.scoring.actions import do_create_discernment_run
+from evalhub.scoring.discernment.config import DiscernmentConfig
 from evalhub.scoring.discernment.results import score_rows
 from evalhub.scoring.models import JudgeScore
 from evalhub.worklog.models import RowIssue
@@ -60,7 +61,7 @@ def run_all(run) -> list[str]:
     return [work_chunk(pk) for pk in run.job.chunks.values_list("pk", flat=True)]
 
 
-def dhp_run(summaries, judges, **overrides):
+def dhp_run(summaries, judges, *, chunk_prompts=5, **overrides):
     benchmark, system = summaries
     fields = {
         "benchmark": benchmark,
@@ -72,11 +73,9 @@ def dhp_run(summaries, judges, **overrides):
         "judges": judges,
         "repeats": 2,
         "shape": "summeval",
-        "chunk_prompts": 5,
-        "enqueue": False,
         **overrides,
     }
-    return do_create_discernment_run(**fields)
+    return do_create_discernment_run(DiscernmentConfig(**fields), chunk_prompts=chunk_prompts, enqueue=False)
 
 
 def test_a_dhp_run_scores_everything_and_reports_discernment_as_scipy_computes_it(summaries, server):
@@ -180,18 +179,20 @@ def test_expert_weights_change_the_weighted_discernment_only(summaries, server):
 def test_a_yescieval_run_reports_optimism_per_rubric(summaries, server):
     benchmark, system = summaries
     run = do_create_discernment_run(
-        benchmark=benchmark,
-        family="yescieval",
-        task="yescieval",
-        targets=[system],
-        perturbations=[
-            ["cohesion_subtle", "subtle"],
-            ["cohesion_extreme", "extreme"],
-            ["readability_extreme", "extreme"],
-        ],
-        metrics=["cohesion", "readability"],
-        judges=[spec(server, "strict"), spec(server, "optimist")],
-        repeats=1,
+        DiscernmentConfig(
+            benchmark=benchmark,
+            family="yescieval",
+            task="yescieval",
+            targets=[system],
+            perturbations=[
+                ["cohesion_subtle", "subtle"],
+                ["cohesion_extreme", "extreme"],
+                ["readability_extreme", "extreme"],
+            ],
+            metrics=["cohesion", "readability"],
+            judges=[spec(server, "strict"), spec(server, "optimist")],
+            repeats=1,
+        ),
         enqueue=False,
     )
     run_all(run)
@@ -254,14 +255,16 @@ def test_yescieval_judges_cannot_use_next_token_probabilities(summaries):
     benchmark, system = summaries
     with pytest.raises(ValueError, match="JSON: use generation"):
         do_create_discernment_run(
-            benchmark=benchmark,
-            family="yescieval",
-            task="yescieval",
-            targets=[system],
-            perturbations=[["cohesion_subtle", "subtle"]],
-            metrics=["cohesion"],
-            judges=["transformers:/x"],
-            mode="probability",
+            DiscernmentConfig(
+                benchmark=benchmark,
+                family="yescieval",
+                task="yescieval",
+                targets=[system],
+                perturbations=[["cohesion_subtle", "subtle"]],
+                metrics=["cohesion"],
+                judges=["transformers:/x"],
+                mode="probability",
+            ),
             enqueue=False,
         )
 

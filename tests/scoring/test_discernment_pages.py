@@ -12,6 +12,7 @@ from django.urls import reverse
 from evalhub.core.dhp.report import build_report, read_scores
 from evalhub.jobs.runners import work_chunk
 from evalhub.scoring.actions import do_create_discernment_run
+from evalhub.scoring.discernment.config import DiscernmentConfig
 from evalhub.scoring.models import DiscernmentRun
 from tests.scoring.test_discernment import spec
 
@@ -20,14 +21,16 @@ from tests.scoring.test_discernment import spec
 def finished(summaries, server):
     benchmark, system = summaries
     run = do_create_discernment_run(
-        benchmark=benchmark,
-        family="dhp",
-        task="dhp-summarization",
-        targets=[system],
-        perturbations=[["random_deletions", "minor"], ["reordering", "major"]],
-        metrics=["coherence", "fluency"],
-        judges=[spec(server, "perfect"), spec(server, "coin")],
-        repeats=1,
+        DiscernmentConfig(
+            benchmark=benchmark,
+            family="dhp",
+            task="dhp-summarization",
+            targets=[system],
+            perturbations=[["random_deletions", "minor"], ["reordering", "major"]],
+            metrics=["coherence", "fluency"],
+            judges=[spec(server, "perfect"), spec(server, "coin")],
+            repeats=1,
+        ),
         enqueue=False,
     )
     for pk in run.job.chunks.values_list("pk", flat=True):

@@ -21,23 +21,22 @@ from evalhub.llm.scoring.transformers_scorer import TransformersScorer
 from evalhub.llm.testing import FakeLLMServer
 from evalhub.scoring.actions import do_create_gem_run
 from evalhub.scoring.gem import runner as gem_runner
+from evalhub.scoring.gem.config import GemConfig
 from evalhub.scoring.gem.runner import GemRunner
-from evalhub.scoring.models import GemPairScore
+from evalhub.scoring.models import GemPairScore, GemRun
 from evalhub.worklog.models import DerivedText, RowIssue
 
 
-def make_run(reviews, eval_lm, **overrides):
+def make_run(reviews, eval_lm, *, chunk_prompts=2, enqueue=False, **overrides):
     fields = {
         "benchmark": reviews["benchmark"],
         "candidates": [reviews["model"]],
         "references": reviews["humans"],
         "variants": ["gem-raw"],
         "evaluation_lm": eval_lm,
-        "chunk_prompts": 2,
-        "enqueue": False,
         **overrides,
     }
-    return do_create_gem_run(**fields)
+    return do_create_gem_run(GemConfig(**fields), chunk_prompts=chunk_prompts, enqueue=enqueue)
 
 
 def run_all(run):
@@ -398,3 +397,41 @@ def test_cancel_mid_chunk_stops_the_scorer_between_batches_and_keeps_the_finishe
     assert job.status == JobStatus.CANCELLED
     assert len(batches) == 1, "no batch started after the cancel was seen"
     assert GemPairScore.objects.filter(run=run).count() == kept, "the finished chunk is kept, nothing of the other"
+
+
+def test_the_configuration_is_one_value_stored_once_and_read_back_for_the_job_page(
+    reviews, eval_lm, client, admin_user
+):
+    """The run's configuration was written twice (the job's params and the run's columns) from ten
+    keyword arguments passed three times; now the run's columns hold it and the page reads it back."""
+    config = GemConfig(
+        benchmark=reviews["benchmark"],
+        candidates=[reviews["model"]],
+        references=list(reversed(reviews["humans"])),
+        variants=["gem-raw"],
+        evaluation_lm=eval_lm,
+        validation_strategies=["sentence_deletion"],
+        seed=7,
+    )
+    run = do_create_gem_run(config, enqueue=False)
+    assert run.job.params == {}
+    assert GemConfig.of_run(GemRun.objects.get(pk=run.pk)) == config
+    client.force_login(admin_user)
+    page = client.get(f"/jobs/{run.job.pk}/").content.decode()
+    assert "validation strategies</dt><dd>sentence_deletion</dd>" in page
+    assert f"evaluation lm</dt><dd>{eval_lm}</dd>" in page
+
+
+def test_a_frozen_configuration_cannot_change_after_it_was_checked(reviews, eval_lm):
+    import dataclasses
+
+    config = GemConfig(
+        benchmark=reviews["benchmark"],
+        candidates=[],
+        references=reviews["humans"],
+        variants=["gem-raw"],
+        evaluation_lm=eval_lm,
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.evaluation_lm = "openai:gpt-4o"  # type: ignore[misc]
+    assert isinstance(config.references, tuple)

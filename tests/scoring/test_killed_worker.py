@@ -56,18 +56,17 @@ def test_a_gem_worker_killed_mid_chunk_on_the_gpu_pool_leaves_a_job_that_finishe
 ):
     from evalhub.jobs.runners import work_chunk
     from evalhub.scoring.actions import do_create_gem_run
+    from evalhub.scoring.gem.config import GemConfig
     from evalhub.scoring.models import GemPairScore
 
-    fields = {
-        "benchmark": reviews["benchmark"],
-        "candidates": [reviews["model"]],
-        "references": reviews["humans"],
-        "variants": ["gem-raw"],
-        "evaluation_lm": eval_lm,
-        "chunk_prompts": 1,
-        "enqueue": False,
-    }
-    run = do_create_gem_run(**fields)
+    config = GemConfig(
+        benchmark=reviews["benchmark"],
+        candidates=[reviews["model"]],
+        references=reviews["humans"],
+        variants=["gem-raw"],
+        evaluation_lm=eval_lm,
+    )
+    run = do_create_gem_run(config, chunk_prompts=1, enqueue=False)
     # The tiny model scores a chunk in a blink: the workers' scorer waits first, so the kill lands mid-chunk.
     monkeypatch.setenv("SLOW_SCORER_DELAY", "2")
     took = kill_mid_chunk_then_finish(run.job, lambda: True, "solo", "SIGKILL", module="tests.jobs.slow_worker")
@@ -76,7 +75,7 @@ def test_a_gem_worker_killed_mid_chunk_on_the_gpu_pool_leaves_a_job_that_finishe
     assert took < 60
     assert JobChunk.objects.filter(job=job, attempts__gte=2).exists()
     celery_app.conf.task_always_eager = True
-    straight = do_create_gem_run(**fields)
+    straight = do_create_gem_run(config, chunk_prompts=1, enqueue=False)
     for chunk_id in straight.chunks.values_list("pk", flat=True):
         work_chunk(chunk_id)
 

@@ -9,6 +9,7 @@ from evalhub.catalog.demo import do_load_demo
 from evalhub.catalog.models import Benchmark, LanguageModel
 from evalhub.jobs.models import Job, JobStatus
 from evalhub.scoring.actions import do_create_discernment_run
+from evalhub.scoring.discernment.config import DiscernmentConfig
 from evalhub.worklog.issues import issue_groups
 from evalhub.worklog.models import RowIssue
 
@@ -25,14 +26,16 @@ def test_an_offline_dhp_run_with_heuristic_judges_gives_a_d_table(demo, django_c
     benchmark, target = demo
     with django_capture_on_commit_callbacks(execute=True):  # tasks run eagerly in tests
         run = do_create_discernment_run(
-            benchmark=benchmark,
-            family="dhp",
-            task="dhp-question-answering",
-            targets=[target],
-            perturbations=[["random_typos", "major"], ["random_word_deletions", "major"], ["reordering", "major"]],
-            metrics=["answer_quality"],
-            judges=["heuristic", "heuristic:detail"],
-            repeats=1,
+            DiscernmentConfig(
+                benchmark=benchmark,
+                family="dhp",
+                task="dhp-question-answering",
+                targets=[target],
+                perturbations=[["random_typos", "major"], ["random_word_deletions", "major"], ["reordering", "major"]],
+                metrics=["answer_quality"],
+                judges=["heuristic", "heuristic:detail"],
+                repeats=1,
+            ),
         )
     job = Job.objects.get(pk=run.job_id)
     assert job.status == JobStatus.SUCCEEDED, job.message
@@ -51,14 +54,16 @@ def test_an_offline_yescieval_run_with_a_heuristic_judge_gives_the_optimism_tabl
     benchmark, target = demo
     with django_capture_on_commit_callbacks(execute=True):
         run = do_create_discernment_run(
-            benchmark=benchmark,
-            family="yescieval",
-            task="yescieval",
-            targets=[target],
-            perturbations=[["relevancy_subtle", "subtle"], ["relevancy_extreme", "extreme"]],
-            metrics=["relevancy"],
-            judges=["heuristic"],
-            repeats=1,
+            DiscernmentConfig(
+                benchmark=benchmark,
+                family="yescieval",
+                task="yescieval",
+                targets=[target],
+                perturbations=[["relevancy_subtle", "subtle"], ["relevancy_extreme", "extreme"]],
+                metrics=["relevancy"],
+                judges=["heuristic"],
+                repeats=1,
+            ),
         )
     job = Job.objects.get(pk=run.job_id)
     assert job.status == JobStatus.SUCCEEDED, job.message
@@ -72,14 +77,16 @@ def test_an_offline_yescieval_run_with_a_heuristic_judge_gives_the_optimism_tabl
 def test_reported_rows_are_grouped_by_cause_with_counts_and_examples(demo):
     benchmark, target = demo
     run = do_create_discernment_run(
-        benchmark=benchmark,
-        family="dhp",
-        task="dhp-question-answering",
-        targets=[target],
-        perturbations=[["random_typos", "minor"]],
-        metrics=["answer_quality"],
-        judges=["heuristic"],
-        repeats=1,
+        DiscernmentConfig(
+            benchmark=benchmark,
+            family="dhp",
+            task="dhp-question-answering",
+            targets=[target],
+            perturbations=[["random_typos", "minor"]],
+            metrics=["answer_quality"],
+            judges=["heuristic"],
+            repeats=1,
+        ),
         enqueue=False,
     )
     RowIssue.objects.bulk_create(

@@ -35,7 +35,7 @@ from evalhub.jobs.models import Job, JobChunk
 from evalhub.jobs.runners import JobRunner
 from evalhub.llm import event_loop
 from evalhub.llm.types import LLMError, UnknownProvider
-from evalhub.scoring.actions import DISCERNMENT, judge_queue
+from evalhub.scoring.discernment.config import DISCERNMENT, DiscernmentConfig
 from evalhub.scoring.discernment.results import discernment_outcome, discernment_summary, perturbation_key
 from evalhub.scoring.models import (
     DiscernmentFamily,
@@ -43,7 +43,7 @@ from evalhub.scoring.models import (
     JudgeScore,
     ScoringMode,
 )
-from evalhub.system.model_access import chat_client, local_or_remote_scorer
+from evalhub.system.model_access import chat_client, local_or_remote_scorer, queue_for
 from evalhub.system.telemetry import emit_after_commit
 from evalhub.worklog.actions import do_record_row_issues
 from evalhub.worklog.models import IssueLog, RowIssue
@@ -314,6 +314,7 @@ class DiscernmentRunner(JobRunner[DiscernmentRun, JudgeChunkResult]):
     kind = DISCERNMENT
     run_attr = "discernment_run"
     results = "discernment_results"
+    config = DiscernmentConfig
 
     @classmethod
     def load(cls, job_id: int) -> DiscernmentRun:
@@ -321,7 +322,8 @@ class DiscernmentRunner(JobRunner[DiscernmentRun, JudgeChunkResult]):
 
     @classmethod
     def queue(cls, run: DiscernmentRun) -> str:
-        return judge_queue(run)
+        """Local judges (and next-token probabilities, which only they give) run on the GPU workers."""
+        return queue_for(run.judges, local=run.mode == "probability")
 
     def work(self, chunk: JobChunk) -> JudgeChunkResult:
         return judge_chunk_work(self.run, chunk)

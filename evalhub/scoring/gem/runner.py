@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from evalhub.catalog.actions import do_derive_response
 from evalhub.catalog.models import Prompt, Response, variant_matches
+from evalhub.celery import GPU_QUEUE
 from evalhub.core.gem import prompts as gem_prompts
 from evalhub.core.gem.pairs import GemPair, PairScore, score_pairs, task_pairs
 from evalhub.core.gem.validation import STRATEGIES, derive
@@ -37,7 +38,7 @@ from evalhub.jobs.models import Job, JobChunk
 from evalhub.jobs.runners import JobRunner
 from evalhub.llm.scoring.chat_template import TemplateError, encode_request
 from evalhub.llm.types import LLMError
-from evalhub.scoring.actions import GEM, gem_queue
+from evalhub.scoring.gem.config import GEM, GemConfig
 from evalhub.scoring.gem.results import gem_outcome, gem_summary
 from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant
 from evalhub.system.model_access import local_or_remote_scorer
@@ -345,6 +346,7 @@ class GemRunner(JobRunner[GemRun, ChunkResult]):
     kind = GEM
     run_attr = "gem_run"
     results = "gem_results"
+    config = GemConfig
 
     @classmethod
     def load(cls, job_id: int) -> GemRun:
@@ -352,7 +354,7 @@ class GemRunner(JobRunner[GemRun, ChunkResult]):
 
     @classmethod
     def queue(cls, run: GemRun) -> str:
-        return gem_queue(run)
+        return GPU_QUEUE
 
     def work(self, chunk: JobChunk) -> ChunkResult:
         return run_chunk_work(self.run, chunk)

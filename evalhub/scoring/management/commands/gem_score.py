@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from evalhub.catalog.models import Benchmark, LanguageModel
 from evalhub.jobs.cli import report_state, work_here
 from evalhub.scoring.actions import DEFAULT_CHUNK_PROMPTS, do_create_gem_run
+from evalhub.scoring.gem.config import GemConfig
 from evalhub.scoring.gem.results import gem_summary
 from evalhub.scoring.models import GemVariant
 from evalhub.scoring.shapes import GemSummary
@@ -55,21 +56,23 @@ class Command(BaseCommand):
 
         try:
             run = do_create_gem_run(
-                benchmark=benchmark,
-                candidates=models(_slugs(o["candidates"])),
-                references=models(_slugs(o["references"])),
-                variants=_slugs(o["variants"]),
-                evaluation_lm=o["evaluation_lm"],
-                preprocessing_lm=o["preprocessing_lm"],
-                use_imported_preprocessing=not o["no_imported_preprocessing"],
-                candidate_variant=o["candidate_variant"],
-                validation_strategies=_slugs(o["validate"]),
-                validation_lm=o["validation_lm"],
-                examiner_lm=o["examiner_lm"],
-                dtype=o["dtype"],
-                device=o["device"],
-                seed=o["seed"],
-                bootstrap=o["bootstrap"],
+                GemConfig(
+                    benchmark=benchmark,
+                    candidates=models(_slugs(o["candidates"])),
+                    references=models(_slugs(o["references"])),
+                    variants=_slugs(o["variants"]),
+                    evaluation_lm=o["evaluation_lm"],
+                    preprocessing_lm=o["preprocessing_lm"],
+                    use_imported_preprocessing=not o["no_imported_preprocessing"],
+                    candidate_variant=o["candidate_variant"],
+                    validation_strategies=_slugs(o["validate"]),
+                    validation_lm=o["validation_lm"],
+                    examiner_lm=o["examiner_lm"],
+                    dtype=o["dtype"],
+                    device=o["device"],
+                    seed=o["seed"],
+                    bootstrap=o["bootstrap"],
+                ),
                 chunk_prompts=o["chunk_prompts"],
                 enqueue=o["enqueue"],
             )

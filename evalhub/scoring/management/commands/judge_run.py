@@ -9,6 +9,7 @@ from evalhub.catalog.models import Benchmark, LanguageModel
 from evalhub.core.dhp.discernment import describe_summary
 from evalhub.jobs.cli import report_state, work_here
 from evalhub.scoring.actions import DEFAULT_CHUNK_PROMPTS, do_create_discernment_run
+from evalhub.scoring.discernment.config import DiscernmentConfig
 from evalhub.scoring.discernment.results import discernment_summary
 from evalhub.scoring.shapes import DiscernmentSummary
 
@@ -78,22 +79,24 @@ class Command(BaseCommand):
                 raise CommandError(f"cannot read the weights: {error}") from None
         try:
             run = do_create_discernment_run(
-                benchmark=benchmark,
-                family=o["family"],
-                task=o["task"],
-                targets=targets,
-                perturbations=perturbations,
-                metrics=metrics,
-                judges=o["judge"],
-                repeats=o["repeats"],
-                mode=o["mode"],
-                temperature=o["temperature"],
-                perturbation_lm=o["perturbation_lm"],
-                shape=o["shape"],
-                weights=weights,
-                weights_source=o["weights"],
-                seed=o["seed"],
-                target_variant=o["target_variant"],
+                DiscernmentConfig(
+                    benchmark=benchmark,
+                    family=o["family"],
+                    task=o["task"],
+                    targets=targets,
+                    perturbations=perturbations,
+                    metrics=metrics,
+                    judges=o["judge"],
+                    repeats=o["repeats"],
+                    mode=o["mode"],
+                    temperature=o["temperature"],
+                    perturbation_lm=o["perturbation_lm"],
+                    shape=o["shape"],
+                    weights=weights,
+                    weights_source=o["weights"],
+                    seed=o["seed"],
+                    target_variant=o["target_variant"],
+                ),
                 chunk_prompts=o["chunk_prompts"],
                 enqueue=o["enqueue"],
             )
