@@ -43,6 +43,7 @@ from evalhub.generation.actions import (  # noqa: E402
     do_ensure_builtin_templates,
     do_register_candidate,
 )
+from evalhub.generation.config import GenerationConfig  # noqa: E402
 from evalhub.generation.models import PromptHints  # noqa: E402
 from evalhub.jobs.chunks import pending_chunk_ids  # noqa: E402
 from evalhub.jobs.runners import work_chunk  # noqa: E402
@@ -100,13 +101,15 @@ def main() -> None:
         asyncio.run(naive(specs[:1], []))  # import the provider's SDK before either side is timed
         started = time.perf_counter()
         run = do_create_generation_run(
-            benchmark=benchmark,
-            candidates=candidates,
-            template=template,
-            tiers=tiers,
-            hint_count=max(tiers),
-            hint_maker=RULE_BASED,
-            max_tokens=256,
+            GenerationConfig(
+                benchmark=benchmark,
+                candidates=candidates,
+                template=template,
+                tiers=tiers,
+                hint_count=max(tiers),
+                hint_maker=RULE_BASED,
+                max_tokens=256,
+            ),
             chunk_prompts=args.chunk_prompts,
             enqueue=False,
         )

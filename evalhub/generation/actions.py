@@ -11,24 +11,21 @@ from django.utils import timezone
 
 from evalhub.catalog.actions import do_add_model
 from evalhub.catalog.models import Benchmark, LanguageModel, Prompt, Response
-from evalhub.core.privileged.answers import MatchMode
 from evalhub.core.privileged.hints import RULE_BASED, leaking_hints
 from evalhub.core.privileged.tiers import tier_label
 from evalhub.core.prompts.generation import BUILTIN_TEMPLATES, check_template
 from evalhub.debates.actions import RunRejected, do_create_judge_run, do_create_run
 from evalhub.debates.models import DebateRun
+from evalhub.generation.config import GENERATION, GenerationConfig, spec_of
 from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate, response_variant
 from evalhub.jobs.actions import do_create_job
 from evalhub.jobs.chunks import chosen_prompt_ids, do_plan_chunks
 from evalhub.llm.registry import parse_spec
-from evalhub.llm.types import UnknownProvider
 from evalhub.system.model_access import queue_for
 
-GENERATION = "generation"
 # A chunk is the unit a worker takes and the step progress moves by: about this many calls,
 # so a slow API still shows progress every few minutes and several workers share a run.
 CALLS_PER_CHUNK = 40
-MAX_HINTS = 10
 
 
 class GenerationRejected(ValueError):
@@ -82,11 +79,6 @@ def do_save_template(*, slug: str, name: str, system: str, user: str, descriptio
 # --- candidates -----------------------------------------------------------------------------
 
 
-def spec_of(model: LanguageModel) -> str:
-    """The provider spec a candidate model is called with."""
-    return f"{model.provider}:{model.model_id}" if model.model_id else model.provider
-
-
 def candidate_model(spec: str) -> LanguageModel:
     """The model a provider spec names: the stored one with its provider and model id, else a new one,
     not saved (forms check it before anything is written). UnknownProvider for a bad spec."""
@@ -104,54 +96,6 @@ def do_register_candidate(spec: str) -> LanguageModel:
 
 
 # --- runs -----------------------------------------------------------------------------------
-
-
-def check_generation_config(
-    *,
-    candidates: Sequence[LanguageModel],
-    tiers: Sequence[int],
-    hint_count: int,
-    hint_maker: str,
-    samples: int,
-    answer_match: str,
-    anchor: LanguageModel | None = None,
-) -> list[str]:
-    """Every problem with a run's configuration, as sentences a user can act on."""
-    errors = []
-    if not candidates and not (hint_maker and any(t > 0 for t in tiers)):
-        errors.append("Choose the candidate models (or hint tiers and a hint maker, to make the hints only).")
-    for model in candidates:
-        if model.is_human or not model.provider:
-            errors.append(f"{model.display_name} has no provider: it cannot be asked to generate.")
-            continue
-        try:
-            provider = parse_spec(spec_of(model)).provider
-        except UnknownProvider as error:
-            errors.append(f"{model.display_name}: {error}")
-            continue
-        if provider == "heuristic":
-            errors.append(f"{model.display_name} is the heuristic judge: it judges, it writes no responses.")
-    if not tiers or any(t < 0 for t in tiers):
-        errors.append("Choose the hint tiers, e.g. 0 (no hint) or 0, 1, 2, 3.")
-    if not 1 <= hint_count <= MAX_HINTS:
-        errors.append(f"The number of hints must be between 1 and {MAX_HINTS}.")
-    elif tiers and max(tiers) > hint_count:
-        errors.append(f"Tier {max(tiers)} needs {max(tiers)} hints, but {hint_count} are made per prompt.")
-    if any(t > 0 for t in tiers):
-        if not hint_maker:
-            errors.append(f"Hint tiers need a hint maker: a chat provider spec, or {RULE_BASED} (rule-based).")
-        elif hint_maker != RULE_BASED:
-            try:
-                parse_spec(hint_maker)
-            except UnknownProvider as error:
-                errors.append(f"Hint maker: {error}")
-    if not 1 <= samples <= 32:
-        errors.append("Samples per prompt must be between 1 and 32.")
-    if answer_match not in {m.value for m in MatchMode}:
-        errors.append(f"Answer matching is one of {', '.join(m.value for m in MatchMode)}.")
-    if anchor is not None and candidates and anchor not in candidates:
-        errors.append("The anchor model must be one of the candidates (win rates compare responses at one tier).")
-    return errors
 
 
 def plan_generation(
@@ -178,80 +122,22 @@ def plan_generation(
 
 
 def do_create_generation_run(
-    *,
-    user: Any = None,
-    benchmark: Benchmark,
-    candidates: Sequence[LanguageModel],
-    template: PromptTemplate,
-    tiers: Sequence[int] = (0,),
-    hint_count: int = 3,
-    hint_maker: str = "",
-    samples: int = 1,
-    temperature: float = 0.0,
-    max_tokens: int = 1024,
-    seed: int = 0,
-    answer_match: str = MatchMode.SYMBOLIC,
-    anchor: LanguageModel | None = None,
-    prompt_ids: Sequence[int] = (),
-    chunk_prompts: int | None = None,
-    enqueue: bool = True,
+    config: GenerationConfig, *, user: Any = None, chunk_prompts: int | None = None, enqueue: bool = True
 ) -> GenerationRun:
     """Create the job, its run and its chunks; progress counts one unit per planned response
     (per prompt when only hints are made). Chunks are enqueued once committed."""
-    tiers = sorted(set(int(t) for t in tiers))
-    errors = check_generation_config(
-        candidates=candidates,
-        tiers=tiers,
-        hint_count=hint_count,
-        hint_maker=hint_maker,
-        samples=samples,
-        answer_match=answer_match,
-        anchor=anchor,
-    )
+    errors = config.errors()
     if errors:
         raise GenerationRejected(" ".join(errors))
-    ids = chosen_prompt_ids(benchmark, prompt_ids)
+    ids = chosen_prompt_ids(config.benchmark, config.prompt_ids)
     if not ids:
-        raise GenerationRejected(f"{benchmark.name} has no prompts to answer.")
-    per_prompt = len(candidates) * len(tiers) * samples or 1
+        raise GenerationRejected(f"{config.benchmark.name} has no prompts to answer.")
+    per_prompt = len(config.candidates) * len(config.tiers) * config.samples or 1
+    title = f"Generation on {config.benchmark.name}" if config.candidates else f"Hints for {config.benchmark.name}"
     with transaction.atomic():
-        job = do_create_job(
-            GENERATION,
-            f"Generation on {benchmark.name}" if candidates else f"Hints for {benchmark.name}",
-            user=user,
-            total=per_prompt * len(ids),
-            params={
-                "benchmark": benchmark.slug,
-                "prompts": len(ids),
-                "candidates": sorted(m.slug for m in candidates),
-                "template": template.slug,
-                "tiers": tiers,
-                "hint_count": hint_count,
-                "hint_maker": hint_maker,
-                "samples": samples,
-                "temperature": temperature,
-                "max_tokens": max_tokens,
-                "seed": seed,
-                "answer_match": str(answer_match),
-                "anchor": anchor.slug if anchor else "",
-            },
-        )
-        run = GenerationRun.objects.create(
-            job=job,
-            benchmark=benchmark,
-            prompt_ids=list(prompt_ids),
-            template=template,
-            tiers=tiers,
-            hint_count=hint_count,
-            hint_maker=hint_maker,
-            samples=samples,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            seed=seed,
-            answer_match=str(answer_match),
-            anchor=anchor,
-        )
-        run.candidates.set(candidates)
+        job = do_create_job(GENERATION, title, user=user, total=per_prompt * len(ids))
+        run = GenerationRun.objects.create(job=job, **config.columns())
+        config.store_relations(run)
         size = chunk_prompts or max(1, CALLS_PER_CHUNK // per_prompt)
         do_plan_chunks(job, ids, {pk: per_prompt for pk in ids}, size, enqueue=enqueue)
     return run

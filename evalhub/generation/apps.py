@@ -18,7 +18,7 @@ class GenerationConfig(AppConfig):
     verbose_name = "Generation runs and hint tiers"
 
     def ready(self) -> None:
-        from evalhub.generation.actions import GENERATION
+        from evalhub.generation.config import GENERATION
         from evalhub.jobs import kinds
 
         kinds.register(GENERATION, "evalhub.generation.job:GenerationRunner")

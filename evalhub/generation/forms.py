@@ -10,7 +10,8 @@ from evalhub.core.prompts.builtin_criteria import CRITERION_FOR_TASK_TYPE
 from evalhub.core.prompts.generation import PLACEHOLDERS
 from evalhub.debates.forms import DEFAULT_AGENTS, JudgeRunForm
 from evalhub.debates.models import DebateRun
-from evalhub.generation.actions import candidate_model, check_generation_config, do_register_candidate
+from evalhub.generation.actions import candidate_model, do_register_candidate
+from evalhub.generation.config import GenerationConfig
 from evalhub.generation.models import PromptTemplate
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
@@ -97,15 +98,17 @@ class GenerationRunForm(OnlyChoicePreselectedForm):
             return data
         existing = list(data["candidates"])
         new = [candidate_model(spec) for spec in data["new_candidates"]]
-        for error in check_generation_config(
+        config = GenerationConfig(
+            benchmark=data["benchmark"],
             candidates=existing + new,
+            template=data["template"],
             tiers=data["tiers"],
             hint_count=data["hint_count"],
             hint_maker=data["hint_maker"].strip(),
             samples=data["samples"],
             answer_match=data["answer_match"],
-            anchor=None,
-        ):
+        )
+        for error in config.errors():
             self.add_error(None, error)
         try:
             data["prompt_ids"] = select_prompts(data["benchmark"], data["prompts"], data["category"].strip())
@@ -116,26 +119,27 @@ class GenerationRunForm(OnlyChoicePreselectedForm):
             self.add_error("anchor", "The anchor must be one of the candidates: a chosen model's slug or a new spec.")
         return data
 
-    def run_fields(self) -> dict:
+    def config(self) -> GenerationConfig:
+        """The run's configuration, registering the new candidates' models first."""
         data = self.cleaned_data
         new = {spec: do_register_candidate(spec) for spec in data["new_candidates"]}
         candidates = list(data["candidates"]) + list(new.values())
         anchor = data["anchor"].strip()
-        return {
-            "benchmark": data["benchmark"],
-            "prompt_ids": data["prompt_ids"],
-            "candidates": candidates,
-            "template": data["template"],
-            "tiers": data["tiers"],
-            "hint_count": data["hint_count"],
-            "hint_maker": data["hint_maker"].strip(),
-            "samples": data["samples"],
-            "temperature": data["temperature"],
-            "max_tokens": data["max_tokens"],
-            "seed": data["seed"],
-            "answer_match": data["answer_match"],
-            "anchor": new.get(anchor) or next((m for m in candidates if m.slug == anchor), None),
-        }
+        return GenerationConfig(
+            benchmark=data["benchmark"],
+            prompt_ids=data["prompt_ids"],
+            candidates=candidates,
+            template=data["template"],
+            tiers=data["tiers"],
+            hint_count=data["hint_count"],
+            hint_maker=data["hint_maker"].strip(),
+            samples=data["samples"],
+            temperature=data["temperature"],
+            max_tokens=data["max_tokens"],
+            seed=data["seed"],
+            answer_match=data["answer_match"],
+            anchor=new.get(anchor) or next((m for m in candidates if m.slug == anchor), None),
+        )
 
 
 class TemplateForm(forms.Form):

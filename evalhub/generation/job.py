@@ -6,8 +6,9 @@ from __future__ import annotations
 from django.db.models import F
 
 from evalhub.catalog.actions import do_add_generated_responses
-from evalhub.generation.actions import GENERATION, generation_queue
+from evalhub.generation.actions import generation_queue
 from evalhub.generation.analysis import generation_outcome, run_summary
+from evalhub.generation.config import GENERATION, GenerationConfig
 from evalhub.generation.models import GenerationRun
 from evalhub.generation.runner import GenerationChunkResult, generation_chunk_work
 from evalhub.jobs.chunks import Settled
@@ -23,6 +24,7 @@ class GenerationRunner(JobRunner[GenerationRun, GenerationChunkResult]):
     kind = GENERATION
     run_attr = "generation_run"
     results = "generation_results"
+    config = GenerationConfig
 
     @classmethod
     def load(cls, job_id: int) -> GenerationRun:

@@ -25,7 +25,8 @@ from evalhub.core.privileged.hints import (
 from evalhub.core.privileged.tiers import tier_label
 from evalhub.core.prompts.generation import render_messages
 from evalhub.core.runs.usage import Usage
-from evalhub.generation.actions import do_store_hints, hints_digest, spec_of
+from evalhub.generation.actions import do_store_hints, hints_digest
+from evalhub.generation.config import spec_of
 from evalhub.generation.models import GenerationRun, PromptHints
 from evalhub.jobs.models import JobChunk
 from evalhub.llm import event_loop

@@ -15,9 +15,9 @@ from evalhub.generation.actions import (
     do_create_generation_run,
     do_edit_hints,
     do_save_template,
-    spec_of,
 )
 from evalhub.generation.analysis import run_responses, tier_analysis, tier_of
+from evalhub.generation.config import spec_of
 from evalhub.generation.forms import AnchorComparisonForm, GenerationRunForm, HintsForm, TemplateForm
 from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate
 from evalhub.system.downloads import download
@@ -38,7 +38,7 @@ def run_create(request):
     form = GenerationRunForm(request.POST or None, initial={"benchmark": request.GET.get("benchmark")})
     if request.method == "POST" and form.is_valid():
         try:
-            run = do_create_generation_run(user=request.user, **form.run_fields())
+            run = do_create_generation_run(form.config(), user=request.user)
         except GenerationRejected as error:
             form.add_error(None, str(error))
         else:

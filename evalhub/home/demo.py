@@ -19,6 +19,7 @@ from evalhub.debates.actions import do_create_judge_run
 from evalhub.debates.demo import DEMO_RUN_NAME, do_create_demo_debate_run
 from evalhub.debates.models import DebateRun, JudgeRun
 from evalhub.generation.actions import do_create_generation_run, do_ensure_builtin_templates, do_register_candidate
+from evalhub.generation.config import GenerationConfig
 from evalhub.generation.models import GenerationRun, PromptTemplate
 from evalhub.llm.tiny import TINY_MODEL_MARKER, save_tiny_model
 from evalhub.scoring.actions import do_create_discernment_run, do_create_gem_run
@@ -104,13 +105,15 @@ def do_start_demo_runs(tiny_model_path: Path) -> list[str]:
     if not GenerationRun.objects.filter(benchmark=maths).exists():
         do_ensure_builtin_templates()
         do_create_generation_run(
-            benchmark=maths,
-            candidates=[do_register_candidate(DEMO_CANDIDATE)],
-            template=PromptTemplate.objects.get(slug="answer"),
-            tiers=[0, 1, 2, 3],
-            hint_count=3,
-            hint_maker=RULE_BASED,
-            max_tokens=256,
+            GenerationConfig(
+                benchmark=maths,
+                candidates=[do_register_candidate(DEMO_CANDIDATE)],
+                template=PromptTemplate.objects.get(slug="answer"),
+                tiers=[0, 1, 2, 3],
+                hint_count=3,
+                hint_maker=RULE_BASED,
+                max_tokens=256,
+            ),
         )
         started.append("generation at four hint tiers")
     survey = do_create_from_template(DEMO_SURVEY)

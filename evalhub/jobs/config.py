@@ -35,7 +35,7 @@ class RunConfig:
         for field in fields(self):  # type: ignore[arg-type]
             value = getattr(self, field.name)
             if field.name in self.relations:
-                value = tuple(sorted(value, key=lambda model: model.pk))
+                value = tuple(sorted(value, key=lambda model: (model.pk is None, model.pk or 0)))  # unsaved last
             object.__setattr__(self, field.name, _frozen(value))
 
     def errors(self) -> list[str]:

@@ -10,6 +10,7 @@ import pytest
 from evalhub.catalog.models import Response
 from evalhub.celery import app as celery_app
 from evalhub.generation.actions import do_create_generation_run
+from evalhub.generation.config import GenerationConfig
 from evalhub.jobs.chunks import pending_chunk_ids
 from evalhub.jobs.models import Job, JobChunk, JobStatus
 from evalhub.jobs.runners import work_chunk
@@ -32,9 +33,8 @@ def test_a_generation_worker_killed_mid_chunk_leaves_a_run_that_finishes_by_itse
         "samples": 4,
         "temperature": 0.7,
         "seed": random.randrange(10**9),
-        "chunk_prompts": 1,
     }
-    run = do_create_generation_run(enqueue=False, **fields)
+    run = do_create_generation_run(GenerationConfig(**fields), chunk_prompts=1, enqueue=False)
     took = kill_mid_chunk_then_finish(run.job, lambda: server.request_count >= 3)
     job = Job.objects.get(pk=run.job_id)
     assert job.status == JobStatus.SUCCEEDED, job.message
@@ -45,7 +45,7 @@ def test_a_generation_worker_killed_mid_chunk_leaves_a_run_that_finishes_by_itse
 
     celery_app.conf.task_always_eager = True
     Response.objects.filter(model__in=candidates).delete()
-    straight = do_create_generation_run(enqueue=False, **fields)
+    straight = do_create_generation_run(GenerationConfig(**fields), chunk_prompts=1, enqueue=False)
     for chunk_id in pending_chunk_ids(straight.job):
         work_chunk(chunk_id)
     again = Response.objects.filter(model__in=candidates).values_list("prompt_id", "model_id", "variant", "text")

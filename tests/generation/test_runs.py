@@ -10,15 +10,16 @@ from evalhub.generation.actions import (
     do_edit_hints,
     do_register_candidate,
 )
-from evalhub.generation.models import PromptHints, PromptTemplate
+from evalhub.generation.config import GenerationConfig
+from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate
 from evalhub.jobs.chunks import pending_chunk_ids
 from evalhub.jobs.runners import work_chunk
 from evalhub.llm.testing import Fail
 from tests.generation.conftest import spec
 
 
-def run_here(**fields):
-    run = do_create_generation_run(enqueue=False, **fields)
+def run_here(chunk_prompts=None, **fields):
+    run = do_create_generation_run(GenerationConfig(**fields), chunk_prompts=chunk_prompts, enqueue=False)
     for chunk_id in pending_chunk_ids(run.job):
         work_chunk(chunk_id)
     run.refresh_from_db()
@@ -202,7 +203,8 @@ def test_a_run_that_cannot_work_is_refused_before_it_starts(
 ):
     with pytest.raises(GenerationRejected, match=message):
         do_create_generation_run(
-            benchmark=maths["benchmark"], candidates=candidates, template=answer_template, enqueue=False, **fields
+            GenerationConfig(benchmark=maths["benchmark"], candidates=candidates, template=answer_template, **fields),
+            enqueue=False,
         )
 
 
@@ -239,10 +241,12 @@ def test_a_cancelled_run_stops_at_the_next_chunk_and_keeps_what_it_made(maths, s
     from evalhub.jobs.actions import do_request_cancel
 
     run = do_create_generation_run(
-        benchmark=maths["benchmark"],
-        candidates=candidates[:1],
-        template=answer_template,
-        tiers=[0],
+        GenerationConfig(
+            benchmark=maths["benchmark"],
+            candidates=candidates[:1],
+            template=answer_template,
+            tiers=[0],
+        ),
         chunk_prompts=1,
         enqueue=False,
     )
@@ -262,7 +266,8 @@ def test_local_models_go_to_the_gpu_workers_and_api_models_to_the_default_queue(
     api = do_register_candidate(spec(server, "strong"))
     runs = [
         do_create_generation_run(
-            benchmark=maths["benchmark"], candidates=chosen, template=answer_template, enqueue=False
+            GenerationConfig(benchmark=maths["benchmark"], candidates=chosen, template=answer_template),
+            enqueue=False,
         )
         for chosen in ([api], [api, local])
     ]
@@ -280,12 +285,14 @@ def test_chunks_hold_about_forty_calls_so_progress_moves_and_workers_share_a_run
     maths, server, candidates, answer_template
 ):
     run = do_create_generation_run(
-        benchmark=maths["benchmark"],
-        candidates=candidates,
-        template=answer_template,
-        tiers=[0, 1, 2, 3],
-        hint_maker=RULE_BASED,
-        samples=3,
+        GenerationConfig(
+            benchmark=maths["benchmark"],
+            candidates=candidates,
+            template=answer_template,
+            tiers=[0, 1, 2, 3],
+            hint_maker=RULE_BASED,
+            samples=3,
+        ),
         enqueue=False,
     )
     # 2 candidates × 4 tiers × 3 samples = 24 calls per prompt: one prompt per chunk
@@ -332,13 +339,15 @@ def test_cancel_mid_chunk_stops_between_calls_and_stores_none_of_the_chunk(maths
 
     server.state.latency_s = 0.05
     run = do_create_generation_run(
-        benchmark=maths["benchmark"],
-        candidates=candidates,
-        template=answer_template,
-        tiers=[0],
-        samples=8,
-        temperature=0.7,
-        seed=random.randrange(10**9),
+        GenerationConfig(
+            benchmark=maths["benchmark"],
+            candidates=candidates,
+            template=answer_template,
+            tiers=[0],
+            samples=8,
+            temperature=0.7,
+            seed=random.randrange(10**9),
+        ),
         chunk_prompts=3,
         enqueue=False,
     )
@@ -358,9 +367,27 @@ def test_cancel_mid_chunk_stops_between_calls_and_stores_none_of_the_chunk(maths
 def test_a_candidate_that_failed_every_call_fails_the_run_naming_it(maths, server, candidates, answer_template):
     server.state.api_key = "rotated"  # every call is refused: 401
     run = run_here(benchmark=maths["benchmark"], candidates=candidates[:1], template=answer_template, tiers=[0])
-    from evalhub.generation.actions import spec_of
+    from evalhub.generation.config import spec_of
 
     assert run.job.status == "failed"
     assert run.job.message.startswith(f"Candidate {spec_of(candidates[0])} failed every call: ")
     assert "401" in run.job.message or "rejected" in run.job.message
     assert run.made == 0
+
+
+def test_the_configuration_is_stored_once_and_read_back_as_it_was_given(maths, candidates, answer_template):
+    config = GenerationConfig(
+        benchmark=maths["benchmark"],
+        candidates=list(reversed(candidates)),
+        template=answer_template,
+        tiers=[2, 0, 2, 1],
+        hint_count=2,
+        hint_maker=RULE_BASED,
+        samples=2,
+        anchor=candidates[0],
+        prompt_ids=[maths["prompts"]["sum"].pk],
+    )
+    run = do_create_generation_run(config, enqueue=False)
+    assert run.job.params == {}
+    assert config.tiers == (0, 1, 2)
+    assert GenerationConfig.of_run(GenerationRun.objects.get(pk=run.pk)) == config

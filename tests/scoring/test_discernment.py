@@ -15,7 +15,7 @@ from evalhub.jobs.runners import work_chunk
 from evalhub.scoring.actions import do_create_discernment_run
 from evalhub.scoring.discernment.config import DiscernmentConfig
 from evalhub.scoring.discernment.results import score_rows
-from evalhub.scoring.models import JudgeScore
+from evalhub.scoring.models import DiscernmentRun, JudgeScore
 from evalhub.worklog.models import RowIssue
 
 SUMMARIES = [
@@ -333,3 +333,24 @@ def test_each_judge_score_is_sent_as_an_evaluation_event_when_events_are_on(
     assert sample["evalhub.evaluator.name"] == spec(server, "perfect")
     assert sample["evalhub.evaluator.version"] == "dhp-summarization:generate"
     assert sample["evalhub.benchmark"] == run.benchmark.slug and sample["gen_ai.response.id"].isdigit()
+
+
+def test_the_configuration_is_stored_once_and_read_back_as_it_was_given(summaries):
+    benchmark, system = summaries
+    config = DiscernmentConfig(
+        benchmark=benchmark,
+        family="dhp",
+        task="dhp-summarization",
+        targets=[system],
+        perturbations=[["random_deletions", "minor"], ["reordering", "major"]],
+        metrics=["coherence", "fluency"],
+        judges=["transformers:/models/judge"],
+        mode="probability",
+        repeats=4,
+        weights={"random_deletions": {"coherence": 1.0}},
+        weights_source="a survey",
+    )
+    run = do_create_discernment_run(config, enqueue=False)
+    assert run.job.params == {}
+    assert config.repeats == 1  # one forward pass reads the distribution: nothing to repeat
+    assert DiscernmentConfig.of_run(DiscernmentRun.objects.get(pk=run.pk)) == config

@@ -11,6 +11,7 @@ from evalhub.generation.actions import (
     do_register_candidate,
     plan_generation,
 )
+from evalhub.generation.config import GenerationConfig
 from evalhub.generation.models import PromptTemplate
 from evalhub.jobs.cli import report_state, work_here
 from evalhub.llm.types import UnknownProvider
@@ -76,19 +77,21 @@ class Command(BaseCommand):
             return
         try:
             run = do_create_generation_run(
-                benchmark=benchmark,
-                prompt_ids=prompt_ids,
-                candidates=candidates,
-                template=template,
-                tiers=tiers,
-                hint_count=o["hints"],
-                hint_maker=o["hint_maker"],
-                samples=o["samples"],
-                temperature=o["temperature"],
-                max_tokens=o["max_tokens"],
-                seed=o["seed"],
-                answer_match=o["answer_match"],
-                anchor=anchor,
+                GenerationConfig(
+                    benchmark=benchmark,
+                    prompt_ids=prompt_ids,
+                    candidates=candidates,
+                    template=template,
+                    tiers=tiers,
+                    hint_count=o["hints"],
+                    hint_maker=o["hint_maker"],
+                    samples=o["samples"],
+                    temperature=o["temperature"],
+                    max_tokens=o["max_tokens"],
+                    seed=o["seed"],
+                    answer_match=o["answer_match"],
+                    anchor=anchor,
+                ),
                 chunk_prompts=o["chunk_prompts"],
                 enqueue=o["enqueue"],
             )
