@@ -26,13 +26,20 @@ from evalhub.catalog.models import (
     TaskType,
     Verdict,
 )
-from evalhub.catalog.tallying import do_count_imported
+from evalhub.catalog.tallying import battle_key, do_count_imported, do_count_new_labels
 from evalhub.core.files.benchmarks import ParsedFile, RowError, detect_format, parse_benchmark_file, unit_of
-from evalhub.core.files.judgments import DEFAULT_CRITERION, UNREADABLE, ParsedJudgments, parse_judgment_file
+from evalhub.core.files.judgments import (
+    DEFAULT_CRITERION,
+    UNREADABLE,
+    JudgmentRecord,
+    ParsedJudgments,
+    parse_judgment_file,
+)
 from evalhub.core.files.scores import ParsedScores, ScoreRecord, parse_score_file, parse_score_rows
 from evalhub.core.files.slugs import is_slug
 from evalhub.core.prompts.criteria import check_levels
 from evalhub.core.prompts.criteria_variants import ORIGINAL as ORIGINAL_PROMPT
+from evalhub.system.bulk_insert import insert_rows
 from evalhub.tallies.actions import do_mark_stale, note_change
 
 PROMPT_FIELDS = (
@@ -411,12 +418,14 @@ def do_import_judgments(
             )
         prompts = _upsert_prompts(benchmark, parsed.benchmark, counts)
         _upsert_responses(prompts, parsed.benchmark, counts)
-        _upsert_judgments(prompts, parsed, counts)
+        _upsert_judgments(benchmark, prompts, parsed, counts)
         _record_import(benchmark, filename, data, parsed.rows, counts, user)
     return JudgmentImportSummary(benchmark=benchmark, layout=parsed.layout, rows=parsed.rows, counts=counts)
 
 
-def _upsert_judgments(prompts: dict[str, Prompt], parsed: ParsedJudgments, counts: dict[str, int]) -> None:
+def _upsert_judgments(
+    benchmark: Benchmark, prompts: dict[str, Prompt], parsed: ParsedJudgments, counts: dict[str, int]
+) -> None:
     models = dict(LanguageModel.objects.values_list("slug", "id"))
     criteria = dict(Criterion.objects.values_list("slug", "id"))
     responses = {
@@ -425,7 +434,7 @@ def _upsert_judgments(prompts: dict[str, Prompt], parsed: ParsedJudgments, count
             prompt_id__in=[prompt.id for prompt in prompts.values()], parent__isnull=True, variant=""
         ).values_list("id", "prompt_id", "model_id")
     }
-    wanted: dict[tuple[int, int, int, int], tuple[int | None, float | None]] = {}
+    wanted: dict[tuple[int, int, int, int], JudgmentRecord] = {}
     for record in parsed.judgments:
         prompt_id = prompts[record.prompt_id].id
         key = (
@@ -434,7 +443,7 @@ def _upsert_judgments(prompts: dict[str, Prompt], parsed: ParsedJudgments, count
             responses[(prompt_id, models[record.model_a])],
             responses[(prompt_id, models[record.model_b])],
         )
-        wanted[key] = (VERDICT_OF_WINNER[record.winner], record.probability_a)
+        wanted[key] = record
     existing = {
         (c, j, r1, r2): (pk, verdict, probability)
         for pk, c, j, r1, r2, verdict, probability in Judgment.objects.filter(
@@ -442,15 +451,17 @@ def _upsert_judgments(prompts: dict[str, Prompt], parsed: ParsedJudgments, count
             response_2__isnull=False,
             prompt_variant=ORIGINAL_PROMPT,
             response__prompt_id__in=[prompt.id for prompt in prompts.values()],
-        ).values_list("pk", "criterion_id", "judge_model_id", "response_id", "response_2_id", "verdict", "probability")
+        )
+        .values_list("pk", "criterion_id", "judge_model_id", "response_id", "response_2_id", "verdict", "probability")
+        .iterator(chunk_size=5000)
     }
     # A changed verdict is updated in place: the row keeps its place among the judge's labels of the
     # pair, so the order it was first shown in (the earlier label: the file's order, then the import
     # order) does not swap when one verdict is edited and the file imported again.
     changed = [
-        Judgment(pk=existing[key][0], verdict=value[0], probability=value[1])
-        for key, value in wanted.items()
-        if key in existing and existing[key][1:] != value
+        Judgment(pk=existing[key][0], verdict=VERDICT_OF_WINNER[record.winner], probability=record.probability_a)
+        for key, record in wanted.items()
+        if key in existing and existing[key][1:] != (VERDICT_OF_WINNER[record.winner], record.probability_a)
     ]
     stale = [judgment.pk for judgment in changed]
     do_count_imported(stale, -1)
@@ -458,21 +469,28 @@ def _upsert_judgments(prompts: dict[str, Prompt], parsed: ParsedJudgments, count
     do_count_imported(stale, 1)
     if changed:
         note_change()  # a probability alone changes no count, but the win rates and the judge lab read it
-    new = [
-        Judgment(
-            criterion_id=c,
-            judge_model_id=j,
-            response_id=r1,
-            response_2_id=r2,
-            verdict=verdict,
-            probability=probability,
-            source=IMPORTED_JUDGMENT_SOURCE,
+    new = [(key, record) for key, record in wanted.items() if key not in existing]
+    insert_rows(
+        Judgment,
+        ("criterion_id", "judge_model_id", "response_id", "response_2_id", "verdict", "probability"),
+        ((*key, VERDICT_OF_WINNER[record.winner], record.probability_a) for key, record in new),
+        source=IMPORTED_JUDGMENT_SOURCE,
+    )
+    # The new labels' battles come from what the import holds, not from reading a million rows back.
+    do_count_new_labels(
+        (
+            battle_key(
+                record.model_a,
+                record.model_b,
+                record.judge_is_human,
+                record.criterion,
+                prompts[record.prompt_id].category,
+                benchmark.slug,
+            ),
+            VERDICT_OF_WINNER[record.winner],
         )
-        for (c, j, r1, r2), (verdict, probability) in wanted.items()
-        if (c, j, r1, r2) not in existing
-    ]
-    Judgment.objects.bulk_create(new, batch_size=500)
-    do_count_imported([judgment.pk for judgment in new], 1)
+        for _, record in new
+    )
     counts.update(
         judgments_created=len(new),
         judgments_replaced=len(stale),

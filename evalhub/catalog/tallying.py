@@ -5,7 +5,7 @@ verdict is. evalhub.dashboards.battles reads the same rows, one battle each."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 
 from django.db.models import QuerySet
 
@@ -36,6 +36,12 @@ def pairwise_labels() -> QuerySet[Judgment]:
     )
 
 
+def battle_key(first: str, second: str, human: bool, criterion: str, category: str, benchmark: str) -> tuple:
+    """The counts' key of a label by a person (human) or a judge on a pair of these two models."""
+    source = IMPORTED_PEOPLE if human else IMPORTED_JUDGES
+    return (first, second, source, criterion, category or "—", benchmark, IMPORTED_VARIANT)
+
+
 def imported_battles(labels: QuerySet[Judgment]) -> Iterator[tuple[tuple, str, str, int, int]]:
     """(battle key, outcome, judge, response 1, response 2) per label; a model against itself is none."""
     for judge, human, verdict, criterion, category, benchmark, first, second, r1, r2 in (
@@ -43,9 +49,7 @@ def imported_battles(labels: QuerySet[Judgment]) -> Iterator[tuple[tuple, str, s
     ):
         if first == second:
             continue
-        source = IMPORTED_PEOPLE if human else IMPORTED_JUDGES
-        key = (first, second, source, criterion, category or "—", benchmark, IMPORTED_VARIANT)
-        yield key, OUTCOME[verdict], judge, r1, r2
+        yield battle_key(first, second, human, criterion, category, benchmark), OUTCOME[verdict], judge, r1, r2
 
 
 def imported_counts(labels: QuerySet[Judgment] | None = None) -> dict[tuple, list[int]]:
@@ -56,6 +60,18 @@ def imported_counts(labels: QuerySet[Judgment] | None = None) -> dict[tuple, lis
 
 
 IDS_PER_QUERY = 5000  # a query's parameters stay bounded (SQLite refuses past its limit: 300,000 new labels did)
+
+
+def do_count_new_labels(labels: Iterable[tuple[tuple, int | None]]) -> None:
+    """Add the battles of labels just inserted, from what the import holds — (battle key, verdict)
+    each, without reading them back: an unreadable verdict (None) and a model against itself count
+    no battle, as in `imported_battles`."""
+    counts: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for key, verdict in labels:
+        if verdict is not None and key[0] != key[1]:
+            counts[key][("a", "b", "tie").index(OUTCOME[verdict])] += 1
+    if counts:
+        do_add_battles(counts)
 
 
 def do_count_imported(pks: Collection[int], sign: int) -> None:

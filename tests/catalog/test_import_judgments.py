@@ -355,3 +355,22 @@ def test_counting_an_import_of_300000_labels_asks_the_database_in_bounded_querie
         do_count_imported(range(1, 300_001), 1)  # ids nobody holds: nothing to count, but every one asked
     assert len(queries) == 300_000 // IDS_PER_QUERY
     assert max(query["sql"].count(",") for query in queries) < 2 * IDS_PER_QUERY
+
+
+def test_the_counts_of_new_labels_made_from_the_file_equal_a_recount_from_the_stored_rows():
+    """New labels' battles are counted from what the import holds, not read back: the counts must equal
+    a recount of the stored judgments (people and judges, both orders, a tie, an unreadable answer)."""
+    from evalhub.catalog.tallying import imported_counts
+    from evalhub.tallies.models import BATTLE_COUNTS, BATTLE_KEY, BattleCount
+
+    labels = (
+        GENERIC_CSV
+        + "q2,,llama-3,gpt-4o,100,101,gpt-4o,tie,0.5\r\n"
+        + "q2,,gpt-4o,llama-3,101,100,judge-x,unreadable,\r\n"
+    )
+    do_import_judgments(filename="l.csv", data=labels.encode(), benchmark_slug="primes", allow_new_models=True)
+    do_import_judgments(filename="l.csv", data=labels.encode(), benchmark_slug="primes", allow_new_models=True)
+    rows = BattleCount.objects.values_list(*BATTLE_KEY, *BATTLE_COUNTS)
+    kept = {tuple(row[: len(BATTLE_KEY)]): list(row[len(BATTLE_KEY) :]) for row in rows if any(row[len(BATTLE_KEY) :])}
+    assert kept == dict(imported_counts())
+    assert sum(sum(values) for values in kept.values()) == 5  # the unreadable answer is no battle

@@ -1,0 +1,68 @@
+"""Rows inserted without a model instance each are the rows bulk_create would have written."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import IntegrityError, transaction
+from django.forms.models import model_to_dict
+
+from evalhub.catalog.models import Benchmark, Criterion, Judgment, LanguageModel, Prompt, Response
+from evalhub.system.bulk_insert import insert_rows
+
+COLUMNS = ("criterion_id", "judge_model_id", "response_id", "response_2_id", "verdict", "probability")
+
+
+@pytest.fixture
+def pair(db):
+    benchmark = Benchmark.objects.create(slug="b", name="b")
+    prompt = Prompt.objects.create(benchmark=benchmark, external_id="q1", text="Is 221 prime?")
+    a, b, judge = (LanguageModel.objects.create(slug=slug, display_name=slug) for slug in ("a", "b", "judge"))
+    first = Response.objects.create(prompt=prompt, model=a, text="No.")
+    second = Response.objects.create(prompt=prompt, model=b, text="Yes.")
+    criterion = Criterion.objects.create(slug="overall", name="Overall", definition="d", levels={"1": "x"})
+    return criterion, judge, first, second
+
+
+def test_the_rows_equal_those_bulk_create_writes_in_every_column(pair):
+    criterion, judge, first, second = pair
+    Judgment.objects.bulk_create(
+        [
+            Judgment(
+                criterion=criterion,
+                judge_model=judge,
+                response=first,
+                response_2=second,
+                verdict=1,
+                probability=0.75,
+                source="import",
+            )
+        ]
+    )
+    inserted = insert_rows(
+        Judgment, COLUMNS, [(criterion.pk, judge.pk, second.pk, first.pk, 2, None)], batch=1, source="import"
+    )
+    assert inserted == 1
+    made, ours = Judgment.objects.order_by("pk")
+    expected = {**model_to_dict(made), "response": second.pk, "response_2": first.pk, "verdict": 2, "probability": None}
+    assert {**model_to_dict(ours), "id": made.pk} == expected
+    assert abs((ours.created_at - made.created_at).total_seconds()) < 60
+
+
+def test_the_database_still_refuses_a_row_its_constraints_forbid(pair):
+    criterion, judge, first, _ = pair
+    with pytest.raises(IntegrityError), transaction.atomic():
+        insert_rows(Judgment, COLUMNS, [(criterion.pk, judge.pk, first.pk, first.pk, 1, None)])  # a pair of one
+    assert not Judgment.objects.exists()
+
+
+def test_many_rows_go_in_bounded_batches(pair, django_assert_max_num_queries):
+    criterion, judge, first, second = pair
+    rows = [(criterion.pk, judge.pk, first.pk, second.pk, 1, None, f"variant-{n}") for n in range(2_500)]
+    with django_assert_max_num_queries(3):
+        assert insert_rows(Judgment, (*COLUMNS, "prompt_variant"), iter(rows), batch=1_000) == 2_500
+    assert Judgment.objects.count() == 2_500
+
+
+def test_an_unknown_column_is_refused_before_anything_is_written(pair):
+    with pytest.raises(ValueError, match="no column"):
+        insert_rows(Judgment, ("judge_id",), [(1,)])
