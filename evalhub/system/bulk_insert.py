@@ -49,10 +49,19 @@ def insert_rows(
         f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(quote(column_names[name]) for name in names)}) "
         f"VALUES ({', '.join(['%s'] * len(names))})"
     )
+    copy_sql = (
+        f"COPY {quote(model._meta.db_table)} ({', '.join(quote(column_names[name]) for name in names)}) FROM STDIN"
+    )
     inserted = 0
     iterator = iter(rows)
     with connection.cursor() as cursor:
         while part := [(*row, *fixed_values) for row in islice(iterator, batch)]:
-            cursor.executemany(sql, part)
+            if connection.vendor == "postgresql":
+                # COPY: one statement per batch; row-by-row INSERTs kept PostgreSQL busy 2× longer than the app.
+                with connection.wrap_database_errors, cursor.cursor.copy(copy_sql) as copy:
+                    for values in part:
+                        copy.write_row(values)
+            else:
+                cursor.executemany(sql, part)
             inserted += len(part)
     return inserted

@@ -374,3 +374,23 @@ def test_the_counts_of_new_labels_made_from_the_file_equal_a_recount_from_the_st
     kept = {tuple(row[: len(BATTLE_KEY)]): list(row[len(BATTLE_KEY) :]) for row in rows if any(row[len(BATTLE_KEY) :])}
     assert kept == dict(imported_counts())
     assert sum(sum(values) for values in kept.values()) == 5  # the unreadable answer is no battle
+
+
+def test_an_import_of_300000_new_judgments_succeeds_on_the_embedded_database():
+    """260,000 new judgments once failed at the import's last step on SQLite ('too many SQL variables')
+    after minutes of work, and imported nothing; every step now asks in bounded batches."""
+    from evalhub.tallies.models import BattleCount
+
+    models = [f"model-{n}" for n in range(16)]
+    pairs = [(a, b) for i, a in enumerate(models) for b in models[i + 1 :]]  # 120 pairs
+    lines = ["prompt_id,prompt,model_a,model_b,response_a,response_b,judge,winner"]
+    for row in range(300_000):
+        prompt, rest = divmod(row, 1_200)
+        (a, b), judge = pairs[rest // 10], rest % 10
+        text = f"Question {prompt}?" if rest == 0 else ""
+        lines.append(f"p{prompt},{text},{a},{b},{prompt} by {a},{prompt} by {b},judge-{judge},{'ab'[row % 2]}")
+    summary = do_import_judgments(
+        filename="large.csv", data="\n".join(lines).encode(), benchmark_slug="large", allow_new_models=True
+    )
+    assert summary.counts["judgments_created"] == Judgment.objects.count() == 300_000
+    assert sum(BattleCount.objects.values_list("wins_a", flat=True)) == 150_000

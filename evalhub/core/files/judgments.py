@@ -33,9 +33,11 @@ use slugs, like a benchmark file.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import re
-from collections.abc import Callable, Collection, Mapping
+import sys
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,7 +81,7 @@ _SLUG_SOURCE = re.compile("[a-zA-Z0-9]")
 MT_BENCH_PEOPLE = ("expert", "author", "human")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class JudgmentRecord:
     line: int
     prompt_id: str
@@ -127,20 +129,29 @@ def parse_judgment_file(
         raise ValueError(f"unknown layout {layout!r}; use auto, {', '.join(LAYOUTS)}.")
     unit = unit_of(fmt)
     parsed = ParsedJudgments(layout=layout, benchmark=ParsedFile())
+    # Rows are read, converted and checked one at a time: only what a judgment keeps stays in memory.
+    rows = read_rows(data, fmt, check_header=_no_duplicate_columns, nested=())
     try:
-        rows = list(read_rows(data, fmt, check_header=_no_duplicate_columns, nested=()))
+        ahead = []  # the rows up to the first readable one, whose columns say the layout
+        for item in rows:
+            ahead.append(item)
+            if isinstance(item[1], dict):
+                break
+        if layout == "auto":
+            first = next((row for _, row in ahead if isinstance(row, dict)), {})
+            layout = parsed.layout = detect_layout(first)
+        convert = CONVERTERS[layout]
+
+        def generic() -> Iterator[tuple[int, dict[str, Any] | str]]:
+            for line, row in itertools.chain(ahead, rows):
+                parsed.rows += 1
+                yield line, row if isinstance(row, str) else convert(row)
+
+        _check_generic(parsed, generic(), unit, set(known_models), allow_new_models)
     except FileError as error:
-        parsed.errors.append(RowError(error.line, str(error), unit))
+        parsed.judgments.clear()
+        parsed.errors = [RowError(error.line, str(error), unit)]
         return parsed
-    if layout == "auto":
-        first = next((row for _, row in rows if isinstance(row, dict)), {})
-        layout = parsed.layout = detect_layout(first)
-    convert = CONVERTERS[layout]
-    generic: list[tuple[int, dict[str, Any] | str]] = []
-    for line, row in rows:
-        parsed.rows += 1
-        generic.append((line, row if isinstance(row, str) else convert(row)))
-    _check_generic(parsed, generic, unit, set(known_models), allow_new_models)
     if parsed.rows == 0:
         parsed.errors.append(RowError(None, "the file has no rows."))
     return parsed
@@ -300,7 +311,7 @@ CONVERTERS: dict[str, Callable[[dict[str, Any]], dict[str, Any] | str]] = {
 
 def _check_generic(
     parsed: ParsedJudgments,
-    rows: list[tuple[int, dict[str, Any] | str]],
+    rows: Iterable[tuple[int, dict[str, Any] | str]],
     unit: str,
     known_models: set[str],
     allow_new_models: bool,
@@ -380,6 +391,10 @@ def required_texts(
     problems, texts = [], {}
     for name in names:
         value = row.get(name)
+        # The common case first (a million rows pass here): ASCII text holds no lone surrogate.
+        if type(value) is str and value.isascii() and "\x00" not in value and (stripped := value.strip()):
+            texts[name] = value if name in verbatim else stripped
+            continue
         if isinstance(value, int) and not isinstance(value, bool) and name == "prompt_id":
             value = str(value)
         if value is None or (isinstance(value, str) and not value.strip()):
@@ -434,14 +449,15 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
         problems.append(f"'criterion' must be a criterion slug, not {criterion!r}.")
     if problems:
         return problems
+    # A million labels name a few thousand prompts and a few hundred models and judges: one copy of each name.
     return JudgmentRecord(
         line=line,
-        prompt_id=texts["prompt_id"],
-        model_a=texts["model_a"],
-        model_b=texts["model_b"],
-        judge=judge,
+        prompt_id=sys.intern(texts["prompt_id"]),
+        model_a=sys.intern(texts["model_a"]),
+        model_b=sys.intern(texts["model_b"]),
+        judge=sys.intern(judge),
         judge_is_human=kind == HUMAN,
-        winner=winner,
+        winner=sys.intern(winner),
         probability_a=None if probability is None else float(probability),
-        criterion=criterion,
+        criterion=sys.intern(criterion),
     )

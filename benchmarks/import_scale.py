@@ -1,0 +1,152 @@
+"""Imports of 10,000 / 100,000 / 1,000,000 judgments: rows per second and peak memory of the command.
+
+A generic judgments CSV in the shape of a real study (20 models, every pair, 10 judges, a prompt's
+text on its first row only) is made for each size; `manage.py import_judgments` then imports it
+into a fresh database — the embedded SQLite and, with `--postgres`, a fresh PostgreSQL database —
+in a child process, so its peak resident memory is the child's own (wait4). The fixed baseline is
+pandas reading the same file in a child too, interpreter start included (what the issue compared
+with); the two sides run interleaved
+(import, read, import, read …) in one run, CPU time beside wall time, min / median / max over
+`--repeats`.
+
+Bound (issue: scale): the 1,000,000-row import under 1 GiB of peak memory on each database; the
+script exits non-zero when it is missed. The issue's 40,000 rows per second is printed, met or not.
+
+    python benchmarks/import_scale.py                                   # SQLite, 10k / 100k / 1M
+    python benchmarks/import_scale.py --postgres postgres://postgres@127.0.0.1:5432/postgres
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MEMORY_BOUND = 1024**3
+ROWS_PER_SECOND_TARGET = 40_000
+
+
+def write_csv(path: Path, rows: int, seed: int = 0) -> None:
+    models = [f"model-{n}" for n in range(20)]
+    judges = [f"judge-{n}" for n in range(10)]
+    pairs = list(itertools.combinations(models, 2))
+    per_prompt = len(pairs) * len(judges)
+    rng = random.Random(seed)
+    with path.open("w") as out:
+        out.write("prompt_id,prompt,model_a,model_b,response_a,response_b,judge,winner,probability_a\n")
+        for row in range(rows):
+            prompt, rest = divmod(row, per_prompt)
+            (a, b), judge = pairs[rest // len(judges)], judges[rest % len(judges)]
+            text = f"Question {prompt}: which answer is better?" if rest == 0 else ""
+            winner = rng.choice("ab")
+            out.write(f"p{prompt},{text},{a},{b},answer {prompt} by {a},answer {prompt} by {b},{judge},{winner},\n")
+
+
+def run_child(command: list[str], env: dict[str, str]) -> tuple[float, float, int, str]:
+    """(wall s, CPU s, peak RSS bytes, output) of one child process."""
+    started = time.perf_counter()
+    child = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    output = child.stdout.read() if child.stdout else ""
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        raise SystemExit(f"{' '.join(command)} failed:\n{output[-3000:]}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, output
+
+
+def fresh_database(kind: str, postgres: str, workdir: Path, template: Path | None) -> dict[str, str]:
+    env = {**os.environ, "EVALHUB_MAX_IMPORT_BYTES": str(2 * 1024**3), "EVALHUB_DATA_DIR": str(workdir / "data")}
+    if kind == "sqlite":
+        env.pop("DATABASE_URL", None)
+        env.pop("REDIS_URL", None)
+        (workdir / "data").mkdir(exist_ok=True)
+        if template is not None:
+            shutil.copy(template, workdir / "data" / "evalhub.sqlite3")
+        return env
+    import psycopg
+
+    name = "evalhub_import_scale"
+    with psycopg.connect(postgres, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.execute(f"CREATE DATABASE {name}")
+    env.update(DATABASE_URL=postgres.rsplit("/", 1)[0] + f"/{name}", SECRET_KEY="import-scale-benchmark")
+    env.pop("REDIS_URL", None)
+    return env
+
+
+READ = "import sys, pandas; pandas.read_csv(sys.argv[1], dtype=str, keep_default_na=False)"
+
+
+def pandas_read(path: Path) -> tuple[float, float]:
+    """Pandas reading the file, in a child as the import is (this process stays small: a child's peak
+    memory counts what its parent held when it was started)."""
+    wall, cpu, _, _ = run_child([sys.executable, "-c", READ, str(path)], dict(os.environ))
+    return wall, cpu
+
+
+def spread(values: list[float]) -> str:
+    return f"{min(values):.2f} / {statistics.median(values):.2f} / {max(values):.2f}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--postgres", default="", help="an admin URL; a database evalhub_import_scale is made")
+    args = parser.parse_args()
+    kinds = ["sqlite", *(["postgresql"] if args.postgres else [])]
+    missed = []
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        migrated = None
+        for kind in kinds:
+            for rows in (int(size) for size in args.sizes.split(",")):
+                path = workdir / f"judgments-{rows}.csv"
+                if not path.exists():
+                    write_csv(path, rows)
+                walls, cpus, peaks, read_walls, read_cpus = [], [], [], [], []
+                for _ in range(args.repeats):
+                    env = fresh_database(kind, args.postgres, workdir, migrated)
+                    if kind == "postgresql" or migrated is None:
+                        run_child([sys.executable, "manage.py", "migrate", "-v0"], env)
+                        if kind == "sqlite":
+                            migrated = workdir / "migrated.sqlite3"
+                            shutil.copy(workdir / "data" / "evalhub.sqlite3", migrated)
+                    command = [sys.executable, "manage.py", "import_judgments", str(path), "--create-models"]
+                    wall, cpu, peak, _ = run_child([*command, "--benchmark", "scale"], env)
+                    walls.append(wall)
+                    cpus.append(cpu)
+                    peaks.append(peak)
+                    read_wall, read_cpu = pandas_read(path)
+                    read_walls.append(read_wall)
+                    read_cpus.append(read_cpu)
+                rate = rows / statistics.median(walls)
+                print(
+                    f"{kind:10} {rows:>9,} rows ({path.stat().st_size / 2**20:.0f} MiB): "
+                    f"import wall {spread(walls)} s, "
+                    f"CPU {spread(cpus)} s, {rate:,.0f} rows/s, peak {max(peaks) / 2**20:,.0f} MiB; "
+                    f"pandas read wall {spread(read_walls)} s, CPU {spread(read_cpus)} s "
+                    f"(import / read CPU {statistics.median(cpus) / statistics.median(read_cpus):.1f}×)"
+                )
+                if rows >= 1_000_000:
+                    if max(peaks) >= MEMORY_BOUND:
+                        missed.append(f"{kind} {rows:,} rows: peak {max(peaks) / 2**30:.2f} GiB ≥ 1 GiB")
+                    met = "met" if rate >= ROWS_PER_SECOND_TARGET else "not met"
+                    print(f"  target {ROWS_PER_SECOND_TARGET:,} rows/s (printed only): {met}")
+    for line in missed:
+        print(f"BOUND MISSED: {line}")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
