@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import dataclasses
+
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
@@ -12,7 +14,7 @@ from evalhub.scoring.actions import (
 from evalhub.scoring.discernment.results import discernment_summary, score_rows
 from evalhub.scoring.discernment.tables import judge_tables
 from evalhub.scoring.forms import DiscernmentRunForm, GemRunForm
-from evalhub.scoring.gem.results import SETUP_LABELS, gem_summary, response_score_rows, setup_of
+from evalhub.scoring.gem.results import SETUP_LABELS, gem_summary, grade_tables, response_score_rows, setup_of
 from evalhub.scoring.models import DiscernmentRun, GemRun
 from evalhub.system.downloads import download
 from evalhub.worklog.issues import issue_groups
@@ -47,6 +49,7 @@ def results_context(run: GemRun) -> dict:
     groups, total = issue_groups(run.job)
     responses = response_score_rows(run)
     return {
+        "grade_tables": grade_tables(run, responses),
         "run": run,
         "summary": summary,
         "setup": [(SETUP_LABELS.get(key, key), value) for key, value in summary["setup"].items()],
@@ -71,6 +74,12 @@ def gem_export(request, pk: str, what: str, fmt: str):
     run = get_object_or_404(GemRun.objects.select_related("job"), job_id=pk)
     if what == "responses":
         rows = [{key: value for key, value in row.items() if key != "model_pk"} for row in response_score_rows(run)]
+    elif what == "grades":
+        rows = [
+            {"criterion": criterion, **dataclasses.asdict(row)}
+            for criterion, table in grade_tables(run).items()
+            for row in table
+        ]
     else:
         summary = gem_summary(run)
         rows = [

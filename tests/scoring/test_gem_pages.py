@@ -219,3 +219,59 @@ def test_gem_score_names_each_validation_metric_it_prints(reviews, eval_lm):
     assert any(" / gem-raw: d=" in line for line in lines)
     assert any(" / rouge-l: d=" in line for line in lines)
     assert not any("{" in line for line in lines)
+
+
+def test_gem_table_1_correlates_each_metric_with_grades_imported_from_a_file(client, login, viewer, finished_run):
+    """GEM, Table 1: people's grades of the reviews come in through import_scores; each metric's ρ with
+    them equals scipy's on scores computed here from the stored pairs, independently of the page."""
+    from collections import defaultdict
+    from statistics import fmean
+
+    from scipy.stats import spearmanr
+
+    from evalhub.catalog.actions import check_score_file, do_import_scores
+    from evalhub.catalog.models import Response
+    from evalhub.core.text.overlap import rouge_l
+    from evalhub.scoring.gem.results import grade_tables
+
+    originals = Response.objects.filter(prompt__benchmark=finished_run.benchmark, parent__isnull=True).order_by("pk")
+    grades = {response.pk: float(1 + n % 3) for n, response in enumerate(originals)}  # C, B, A as 1, 2, 3
+    records = [
+        {
+            "prompt_id": response.prompt.external_id,
+            "prompt": response.prompt.text,
+            "model": response.model.slug,
+            "response": response.text,
+            "rater": "human-instructor",
+            "criterion": "grade",
+            "score": grades[response.pk],
+            "scale": "1-3",
+        }
+        for response in originals.select_related("prompt", "model")
+    ]
+    data = "\n".join(json.dumps(record) for record in records).encode()
+    parsed = check_score_file("grades.jsonl", data)
+    do_import_scores(parsed=parsed, filename="grades.jsonl", data=data, benchmark_slug=finished_run.benchmark.slug)
+
+    pmi, rouge = defaultdict(list), defaultdict(list)
+    texts = dict(Response.objects.values_list("pk", "text"))
+    for candidate, reference, value in GemPairScore.objects.filter(
+        run=finished_run, variant="gem-raw", candidate__parent__isnull=True
+    ).values_list("candidate_id", "reference_id", "pmi"):
+        pmi[candidate].append(value)
+        rouge[candidate].append(rouge_l(texts[candidate], texts[reference]))
+    table = {row.metric: row for row in grade_tables(finished_run)["grade"]}
+    for metric, per_response in (("GEM-raw", pmi), ("ROUGE-L", rouge)):
+        shared = sorted(set(per_response) & set(grades))
+        expected = spearmanr([fmean(per_response[pk]) for pk in shared], [grades[pk] for pk in shared])
+        assert table[metric].n == len(shared) > 3
+        assert table[metric].rho == pytest.approx(expected.statistic)
+        assert table[metric].p_value == pytest.approx(expected.pvalue)
+
+    login(viewer)
+    page = client.get(reverse("gem_results", args=[finished_run.job_id])).content.decode()
+    assert "Against people's grades: grade (GEM, Table 1)" in page
+    body = client.get(reverse("gem_export", args=[finished_run.job_id, "grades", "csv"])).content.decode()
+    exported = {row["metric"]: row for row in csv.DictReader(io.StringIO(body))}
+    assert float(exported["GEM-raw"]["rho"]) == pytest.approx(table["GEM-raw"].rho)
+    assert exported["GEM-raw"]["n"] == str(table["GEM-raw"].n)

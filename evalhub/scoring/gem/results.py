@@ -1,4 +1,5 @@
-"""A GEM run's results: the GRE-bench table per variant, the validation table, per-response scores.
+"""A GEM run's results: the GRE-bench table per variant, the validation table, per-response scores,
+and each metric against people's grades (GEM's Table 1).
 
 Read with a fixed number of queries whatever the run's size; the maths is evalhub.core.gem.pairs.
 """
@@ -7,8 +8,10 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 
-from evalhub.catalog.models import LanguageModel, Response
+from evalhub.catalog.models import Judgment, LanguageModel, Response
+from evalhub.core.gem.human_grades import GradeCorrelation, grade_table
 from evalhub.core.gem.pairs import group_estimates, mean_difference
 from evalhub.core.gem.validation import STRATEGIES
 from evalhub.core.runs.outcomes import ComponentFailure, Outcome
@@ -216,3 +219,44 @@ def gem_outcome(run: GemRun) -> Outcome:
         failed_components=failed_components,
         cause=cause,
     )
+
+
+def people_grades(response_ids: Iterable[int]) -> dict[str, dict[int, float]]:
+    """Per criterion, each response's mean score by people (e.g. instructors' A/B/C grades imported as
+    3/2/1 with import_scores)."""
+    per: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for criterion, response, score in Judgment.objects.filter(
+        response_id__in=list(response_ids),
+        response_2__isnull=True,
+        judge_model__is_human=True,
+        score__isnull=False,
+    ).values_list("criterion__slug", "response_id", "score"):
+        if score is not None:  # the filter says so; the column's type does not
+            per[criterion][response].append(score)
+    return {
+        criterion: {response: math.fsum(values) / len(values) for response, values in by_response.items()}
+        for criterion, by_response in sorted(per.items())
+    }
+
+
+def grade_tables(run: GemRun, rows: list[ResponseScore] | None = None) -> dict[str, list[GradeCorrelation]]:
+    """GEM's Table 1 per criterion people graded: every GEM variant of the run, ROUGE-L, BLEU and
+    LMExaminer, each as Spearman's ρ with the people's grades over the original responses."""
+    rows = response_score_rows(run) if rows is None else rows
+    originals = [row for row in rows if row["derived_from"] is None]
+    grades = people_grades({row["response_id"] for row in originals})
+    if not grades:
+        return {}
+    metrics: list[tuple[str, dict[int, float]]] = [
+        (VARIANT_LABELS[variant], {r["response_id"]: r["score"] for r in originals if r["variant"] == variant})
+        for variant in run.variants
+    ]
+    original_ids = {row["response_id"] for row in originals}
+    for key, per_response in baseline_response_scores(run).items():
+        metrics.append((BASELINE_LABELS[key], {pk: value for pk, value in per_response.items() if pk in original_ids}))
+    examiner = dict(
+        ExaminerScore.objects.filter(run=run, response_id__in=original_ids).values_list("response_id", "score")
+    )
+    if examiner:
+        metrics.append((BASELINE_LABELS[EXAMINER], examiner))
+    return {criterion: grade_table(metrics, by_response, seed=run.seed) for criterion, by_response in grades.items()}
