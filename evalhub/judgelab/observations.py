@@ -24,6 +24,7 @@ from evalhub.core.judge_lab.measures import FIRST, NO_VERDICT, SECOND, TIE, Labe
 from evalhub.core.judge_lab.report import ADJUDICATED, AGENT, CONSENSUS, MODEL, PANEL, PERSON, JudgeInfo, Settled
 from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.core.statistics.agreement import unswap
+from evalhub.core.text.features import style_features
 from evalhub.dashboards.judges import spec_models
 from evalhub.debates.models import Debate, DebateRun, DebateStatus, DebateTurn, JudgeRun
 from evalhub.debates.queries import judge_verdict_rows
@@ -321,15 +322,41 @@ def _pairs(found: Observations) -> None:
         found.row(item)
     keys = [cast(PairKey, item) for item in found.rows]  # every row is a pair_key
     ids = {response for _, low, high in keys for response in (low, high)}
-    # Lengths in characters, counted by the database: the texts themselves never leave it.
+    # Lengths in characters, counted by the database: the texts themselves never leave it, except
+    # where a judge's formatting bias is measured (below).
     rows = (
         Response.objects.filter(pk__in=ids)
         .annotate(length=Length("text"))
-        .values_list("id", "prompt_id", "model__slug", "length")
+        .values_list("id", "prompt_id", "model__slug", "length", "prompt__category")
     )
-    responses = {pk: (prompt, model, length) for pk, prompt, model, length in rows.iterator(chunk_size=5000)}
+    responses = {pk: rest for pk, *rest in rows.iterator(chunk_size=5000)}
+    formatting = _formatting(found, keys)
     for item in keys:  # in row order, which the arrays index
         _, low, high = item
-        prompt, model_1, length_1 = responses[low]
-        _, model_2, length_2 = responses[high]
-        found.pairs[item] = Pair(cluster=prompt, length_1=length_1, length_2=length_2, model_1=model_1, model_2=model_2)
+        prompt, model_1, length_1, category = responses[low]
+        _, model_2, length_2, _ = responses[high]
+        found.pairs[item] = Pair(
+            cluster=prompt,
+            length_1=length_1,
+            length_2=length_2,
+            model_1=model_1,
+            model_2=model_2,
+            category=category or "",
+            formatting_1=formatting.get(low, 0),
+            formatting_2=formatting.get(high, 0),
+        )
+
+
+def _formatting(found: Observations, keys: list[PairKey]) -> dict[int, int]:
+    """Markdown elements (headers, list items, bold spans) of the responses of the pairs judged by a
+    judge that has a sibling with privileged information, or by that sibling: their formatting bias is
+    measured with and without (the privileged-information paper's Table 2); no other text is read."""
+    compared = {judge.base for judge in found.judges.values() if judge.privileged and judge.base}
+    compared |= {judge.id for judge in found.judges.values() if judge.base in compared}
+    rows: set[int] = set()
+    for judge in compared:
+        rows.update(int(row) for part in found.arrays.get(judge, ()) for row in part.rows)
+        rows.update(found.rows[label.item] for label in found.singles.get(judge, ()))
+    ids = {response for row in rows for response in keys[row][1:]}
+    texts = Response.objects.filter(pk__in=ids).values_list("id", "text")
+    return {pk: sum(style_features(text)[1:]) for pk, text in texts.iterator(chunk_size=2000)}

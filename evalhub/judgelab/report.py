@@ -10,8 +10,8 @@ from evalhub.judgelab.observations import Scope, collect
 
 
 def judge_lab_report(scope: Scope = Scope(), stamp: str | None = None) -> Report:  # noqa: B008 (frozen)
-    # ":2": the report's parts became dataclasses; a report cached before is not read back as one.
-    return cached(f"judge_lab:2:{scope.key}", lambda: compute(scope), stamp=stamp)
+    # ":3": the privileged lift gained its per-category and bias tables; a report cached before lacks them.
+    return cached(f"judge_lab:3:{scope.key}", lambda: compute(scope), stamp=stamp)
 
 
 def compute(scope: Scope) -> Report:

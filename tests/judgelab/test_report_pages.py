@@ -197,3 +197,50 @@ def test_a_judges_k_samples_give_its_probability_as_their_vote_share(arena):
     # Two of three samples for response 1, which the debate (the reference) chose: Brier (2/3 − 1)².
     assert lab.calibration.n == 1
     assert lab.calibration.brier == pytest.approx(1 / 9)
+
+
+def test_the_privileged_tables_by_category_and_by_bias_equal_a_count_by_hand(arena, login, viewer, client):
+    """The privileged-information paper's Table 1 per subset (accuracy without and with, by category) and
+    Table 2 (of the grader's errors, the share the bias alone explains), on planted picks and texts."""
+    import random
+
+    from evalhub.catalog.models import Response
+
+    rng = random.Random(7)
+    plan = []  # (debate, category, reference, plain pick, privileged pick, longer side, markdown side or 0)
+    for n in range(30):
+        category = "chat" if n < 18 else "chat-hard"
+        reference, longer, markdown = rng.choice((1, 2)), rng.choice((1, 2)), rng.choice((0, 1, 2))
+        other = 3 - reference
+        plain = reference if rng.random() < 0.55 else (longer if rng.random() < 0.8 else rng.choice((1, 2)))
+        privileged = reference if rng.random() < 0.9 else other
+        debate = arena.debate("alpha", "beta", verdict=reference, category=category)
+        for side, response in ((1, debate.response_a), (2, debate.response_b)):
+            text = f"{response.text}{' and more' * 40 if side == longer else ''}"
+            Response.objects.filter(pk=response.pk).update(
+                text=text + ("\n- a point\n**bold**" if side == markdown else "")
+            )
+        plan.append((debate, category, reference, plain, privileged, longer, markdown))
+    arena.judge("openai:gpt-judge", {d: [plain] for d, _, _, plain, *_ in plan})
+    arena.judge("openai:gpt-judge", {d: [privileged] for d, _, _, _, privileged, *_ in plan}, privileged=True)
+
+    (lift,) = report_of(compute(Scope()), "openai:gpt-judge").privileged
+    for part in lift.by_category:
+        mine = [row for row in plan if row[1] == part.category]
+        assert part.pairs == len(mine)
+        assert part.without == pytest.approx(sum(r[3] == r[2] for r in mine) / len(mine))
+        assert part.with_ == pytest.approx(sum(r[4] == r[2] for r in mine) / len(mine))
+    assert [part.category for part in lift.by_category] == ["chat", "chat-hard"]
+    rates = {without.bias: (without, with_) for without, with_ in lift.bias_errors}
+    for column, pick in ((0, 3), (1, 4)):
+        wrong = [row for row in plan if row[pick] != row[2]]
+        verbosity, formatting, own = (rates[name][column] for name in ("verbosity", "formatting", "self-enhancement"))
+        assert verbosity.errors == formatting.errors == own.errors == len(wrong)
+        assert verbosity.attributable == sum(row[pick] == row[5] for row in wrong)
+        assert formatting.attributable == sum(row[6] != 0 and row[pick] == row[6] for row in wrong)
+        assert own.attributable == 0  # neither response is the judge's own model's
+    assert rates["verbosity"][0].rate > 0.7  # planted: most of its errors pick the longer response
+
+    login(viewer)
+    page = client.get(f"/judges/{judge_key('openai:gpt-judge')}/").content.decode()
+    assert "Accuracy by category" in page and "Errors a bias alone would make" in page

@@ -61,6 +61,11 @@ class Pair:
     length_2: int
     model_1: str = ""
     model_2: str = ""
+    category: str = ""  # the prompt's category (the subsets of the privileged-information tables)
+    # Markdown elements (headers, list items, bold spans: Chatbot Arena's style features) of each
+    # response, read where a judge's formatting bias is measured; 0 elsewhere.
+    formatting_1: int = 0
+    formatting_2: int = 0
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,32 @@ class Settled:
     how: str  # CONSENSUS or ADJUDICATED
 
 
+@dataclass(frozen=True)
+class CategoryLift:
+    """Accuracy without and with privileged information on the pairs of one prompt category
+    (the privileged-information paper's Table 1, per RewardBench subset)."""
+
+    category: str
+    pairs: int
+    without: float
+    with_: float
+    difference: Interval  # paired bootstrap over prompts; no interval below MIN_FOR_INTERVAL prompts
+
+
+@dataclass(frozen=True)
+class BiasErrors:
+    """The privileged-information paper's Table 2: of a grader's errors, how many its pick shares with
+    what the bias alone would pick (the longer response, the one with more markdown, its own model's)."""
+
+    bias: str
+    errors: int
+    attributable: int
+
+    @property
+    def rate(self) -> float | None:
+        return self.attributable / self.errors if self.errors else None
+
+
 @dataclass
 class PrivilegedLift:
     sources: tuple[str, ...]
@@ -75,6 +101,9 @@ class PrivilegedLift:
     without: float
     with_: float
     difference: Interval
+    by_category: tuple[CategoryLift, ...] = ()
+    # (without, with) per bias, on the same pairs
+    bias_errors: tuple[tuple[BiasErrors, BiasErrors], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -199,6 +228,27 @@ class JudgeReport:
                     "with": lift.with_,
                     "difference": lift.difference.value,
                     "difference_ci": lift.difference.as_list(),
+                    "by_category": [
+                        {
+                            "category": part.category,
+                            "pairs": part.pairs,
+                            "without": part.without,
+                            "with": part.with_,
+                            "difference": part.difference.value,
+                            "difference_ci": part.difference.as_list(),
+                        }
+                        for part in lift.by_category
+                    ],
+                    "bias_errors": [
+                        {
+                            "bias": without.bias,
+                            "errors_without": without.errors,
+                            "rate_without": without.rate,
+                            "errors_with": with_.errors,
+                            "rate_with": with_.rate,
+                        }
+                        for without, with_ in lift.bias_errors
+                    ],
                 }
                 for lift in self.privileged
             ],
@@ -264,6 +314,8 @@ class _Index:
         self.difference = np.array([pairs[i].length_1 - pairs[i].length_2 for i in self.items], dtype=float)
         self.model_1 = np.array([pairs[i].model_1 for i in self.items], dtype=object)
         self.model_2 = np.array([pairs[i].model_2 for i in self.items], dtype=object)
+        self.category = np.array([pairs[i].category for i in self.items], dtype=object)
+        self.formatting = np.array([pairs[i].formatting_1 - pairs[i].formatting_2 for i in self.items], dtype=float)
         self.consensus = np.full(len(self.items), ABSENT)
         self.adjudicated = np.full(len(self.items), ABSENT)
         for item, verdict in settled.items():
@@ -530,10 +582,11 @@ def _calibration(mine: JudgeVerdicts, expected: np.ndarray) -> Calibration | Non
 
 def _privileged(judge: JudgeInfo, picks: np.ndarray, expected: np.ndarray, context: _Context) -> list[PrivilegedLift]:
     """For a judge without privileged information: each of its siblings that had some, on the pairs
-    both judged that have a reference."""
+    both judged that have a reference — overall, per prompt category, and the bias error rates."""
     if judge.privileged:
         return []
     lifts = []
+    index = context.index
     for sibling in context.judges:
         if sibling.base != judge.id or not sibling.privileged:
             continue
@@ -541,24 +594,67 @@ def _privileged(judge: JudgeInfo, picks: np.ndarray, expected: np.ndarray, conte
         both = (picks != ABSENT) & (theirs != ABSENT) & (expected != ABSENT)
         if not both.any():
             continue
-        hits_without, hits_with = picks[both] == expected[both], theirs[both] == expected[both]
+        hits = (picks == expected, theirs == expected)
+        without, with_, difference = _lift(hits, both, context)
+        categories = sorted({str(c) for c in index.category[both] if c})
+        by_category = tuple(
+            CategoryLift(category, int(subset.sum()), *_lift(hits, subset, context))
+            for category in categories
+            if (subset := both & (index.category == category)).any()
+        )
+        biases = _bias_picks(judge, index)
+        bias_errors = tuple(
+            (_bias_errors(name, picks, expected, bias, both), _bias_errors(name, theirs, expected, bias, both))
+            for name, bias in biases.items()
+        )
         lifts.append(
             PrivilegedLift(
                 sources=sibling.privileged,
                 judge=sibling.id,
                 pairs=int(both.sum()),
-                without=float(hits_without.mean()),
-                with_=float(hits_with.mean()),
-                difference=paired_difference(
-                    list(hits_without),
-                    list(hits_with),
-                    list(context.index.cluster[both]),
-                    context.resamples,
-                    context.seed,
-                ),
+                without=without,
+                with_=with_,
+                difference=difference,
+                by_category=by_category,
+                bias_errors=bias_errors,
             )
         )
     return lifts
+
+
+def _lift(hits: tuple[np.ndarray, np.ndarray], subset: np.ndarray, context: _Context) -> tuple[float, float, Interval]:
+    """Accuracy without and with, and their paired difference, on a subset of the pairs."""
+    without, with_ = hits[0][subset], hits[1][subset]
+    difference = paired_difference(
+        list(without), list(with_), list(context.index.cluster[subset]), context.resamples, context.seed
+    )
+    return float(without.mean()), float(with_.mean()), difference
+
+
+def _side(difference: np.ndarray) -> np.ndarray:
+    """FIRST where the first response has more, SECOND where the second has, ABSENT where equal."""
+    return np.where(difference > 0, FIRST, np.where(difference < 0, SECOND, ABSENT))
+
+
+def _bias_picks(judge: JudgeInfo, index: _Index) -> dict[str, np.ndarray]:
+    """Per pair, what a grader relying on the bias alone would pick (ABSENT where the bias has no side):
+    verbosity, the longer response; formatting, the one with more markdown elements; self-enhancement,
+    the response of the grader's own model (Zheng et al. 2023's biases, as the privileged-information
+    paper's Table 2 measures them)."""
+    own = np.full(len(index.items), ABSENT)
+    if judge.model:
+        first, second = index.model_1 == judge.model, index.model_2 == judge.model
+        own[first & ~second], own[second & ~first] = FIRST, SECOND
+    return {
+        "verbosity": _side(index.difference),
+        "formatting": _side(index.formatting),
+        "self-enhancement": own,
+    }
+
+
+def _bias_errors(name: str, picks: np.ndarray, expected: np.ndarray, bias: np.ndarray, pairs: np.ndarray) -> BiasErrors:
+    errors = pairs & (picks != expected)
+    return BiasErrors(name, int(errors.sum()), int((errors & (bias != ABSENT) & (picks == bias)).sum()))
 
 
 def _pair_kappa(a: np.ndarray, b: np.ndarray, minimum: int = MIN_SHARED) -> float | None:
