@@ -312,6 +312,12 @@ class Judgment(models.Model):
                 condition=Q(judge_model__isnull=False, response_2__isnull=False),
                 name="one_pairwise_judgment_per_model_judge",
             ),
+            # A person's score of a response in the browser: a second click changes it, never adds one.
+            models.UniqueConstraint(
+                fields=["criterion", "judge_user", "response"],
+                condition=Q(judge_user__isnull=False, response_2__isnull=True),
+                name="one_score_per_person_and_response",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -11,10 +11,10 @@ from evalhub.dashboards.caching import cached
 
 SINGLE_RESPONSE_SCORES = {
     "response_2__isnull": True,
-    "judge_model__isnull": False,
     "response__parent__isnull": True,
     "response__variant": "",
 }
+PERSON_PREFIX = "person:"  # a person who scored on the rating screen; imported raters are models' slugs
 
 
 def scored_benchmarks() -> list[str]:
@@ -37,12 +37,15 @@ def stored_scores(slug: str) -> list[Score]:
         "response__model__slug",
         "judge_model__slug",
         "judge_model__is_human",
+        "judge_user__username",
         "score",
         "criterion__slug",
     )
     scores = [
-        Score(prompt, system, rater, human, float(score), criterion)
-        for prompt, system, rater, human, score, criterion in rows
+        Score(
+            prompt, system, rater or f"{PERSON_PREFIX}{username}", bool(human) or rater is None, float(score), criterion
+        )
+        for prompt, system, rater, human, username, score, criterion in rows
         if score is not None  # a single response's judgment always has one (a constraint); its type does not say
     ]
     if not scores:

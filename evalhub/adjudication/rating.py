@@ -1,0 +1,104 @@
+"""The rating screen: a person scores responses one at a time under a criterion's Likert levels, as
+G-Eval's and SummEval's annotators did — blind to the model, in an order drawn for them, resumed where
+they stopped, by keyboard (1–5, Ctrl+Enter, s). The scores are people's scores of responses, read by
+the judge lab's pointwise page beside imported ones."""
+
+from __future__ import annotations
+
+import hashlib
+
+from django import forms
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from evalhub.accounts.roles import ADJUDICATOR, role_required
+from evalhub.catalog.actions import RatingRejected, do_rate_response
+from evalhub.catalog.models import Benchmark, Criterion, Judgment, Response
+
+SKIPPED = "rating_skipped"  # session key: {"bench|criterion": [response ids skipped, oldest first]}
+
+
+class RatingChoice(forms.Form):
+    benchmark = forms.ModelChoiceField(Benchmark.objects.all(), to_field_name="slug")
+    criterion = forms.ModelChoiceField(Criterion.objects.all(), to_field_name="slug")
+
+
+def _order_key(user_id: int, response_id: int) -> str:
+    """Each person's own fixed order: no two people walk the responses in the same order, and one
+    person meets them in the same order on every visit."""
+    return hashlib.sha256(f"{user_id}:{response_id}".encode()).hexdigest()
+
+
+def _progress(user, benchmark: Benchmark, criterion: Criterion) -> tuple[list[int], int]:
+    """(the response ids still to rate, in this person's order; how many they rated)."""
+    responses = Response.objects.filter(prompt__benchmark=benchmark, parent__isnull=True).values_list("pk", flat=True)
+    rated = set(
+        Judgment.objects.filter(
+            judge_user=user, criterion=criterion, response_2__isnull=True, response__prompt__benchmark=benchmark
+        ).values_list("response_id", flat=True)
+    )
+    todo = sorted((pk for pk in responses if pk not in rated), key=lambda pk: _order_key(user.pk, pk))
+    return todo, len(rated)
+
+
+def _screen(request, benchmark: Benchmark, criterion: Criterion, status: int = 200):
+    todo, rated = _progress(request.user, benchmark, criterion)
+    skipped = request.session.get(SKIPPED, {}).get(f"{benchmark.slug}|{criterion.slug}", [])
+    todo = [pk for pk in todo if pk not in skipped] + [pk for pk in skipped if pk in set(todo)]  # skipped last
+    response = (
+        Response.objects.select_related("prompt").get(pk=todo[0]) if todo else None
+    )  # the model is never read: the screen is blind
+    context = {
+        "benchmark": benchmark,
+        "criterion": criterion,
+        "levels": sorted(((int(score), text) for score, text in criterion.levels.items())),
+        "response": response,
+        "privileged": response.prompt.privileged_information() if response else {},
+        "rated": rated,
+        "left": len(todo),
+    }
+    template = "adjudication/_rate_screen.html" if request.htmx else "adjudication/rate.html"
+    return render(request, template, context, status=status)
+
+
+@role_required(ADJUDICATOR)
+def rate_choose(request):
+    form = RatingChoice(request.GET or None)
+    if request.GET and form.is_valid():
+        chosen = form.cleaned_data
+        return redirect("rate_screen", benchmark=chosen["benchmark"].slug, criterion=chosen["criterion"].slug)
+    return render(request, "adjudication/rate_choose.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@role_required(ADJUDICATOR)
+def rate_screen(request, benchmark: str, criterion: str):
+    return _screen(request, get_object_or_404(Benchmark, slug=benchmark), get_object_or_404(Criterion, slug=criterion))
+
+
+@role_required(ADJUDICATOR)
+@require_POST
+def rate_submit(request, benchmark: str, criterion: str):
+    bench, crit = get_object_or_404(Benchmark, slug=benchmark), get_object_or_404(Criterion, slug=criterion)
+    # The response must be one of this benchmark's: a forged id of another benchmark is refused.
+    given = request.POST.get("response", "")
+    response = get_object_or_404(Response, pk=int(given) if given.isdigit() else 0, prompt__benchmark=bench)
+    try:
+        do_rate_response(request.user, response, crit, int(request.POST.get("score", "")))
+    except (ValueError, RatingRejected) as error:
+        message = str(error) if isinstance(error, RatingRejected) else "Choose a score."
+        return HttpResponse(f'<p class="error" id="screen-error" hx-swap-oob="true">{message}</p>', status=400)
+    return _screen(request, bench, crit)
+
+
+@role_required(ADJUDICATOR)
+@require_POST
+def rate_skip(request, benchmark: str, criterion: str):
+    bench, crit = get_object_or_404(Benchmark, slug=benchmark), get_object_or_404(Criterion, slug=criterion)
+    skipped = request.session.get(SKIPPED, {})
+    key = f"{bench.slug}|{crit.slug}"
+    response = request.POST.get("response", "")
+    if response.isdigit():
+        skipped[key] = [pk for pk in skipped.get(key, []) if pk != int(response)] + [int(response)]
+        request.session[SKIPPED] = skipped
+    return _screen(request, bench, crit)

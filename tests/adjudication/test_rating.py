@@ -1,0 +1,114 @@
+"""The rating screen: people's scores of single responses, blind, in each person's own order, resumed,
+kept once per person and response, and read by the judge lab's pointwise page."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalhub.catalog.models import Benchmark, Criterion, Judgment, LanguageModel, Prompt, Response
+from tests.conftest import make_user
+
+pytestmark = pytest.mark.django_db
+SCREEN = "/adjudicate/rate/summ/coherence/"
+
+
+@pytest.fixture
+def responses(db):
+    benchmark = Benchmark.objects.create(slug="summ", name="Summaries")
+    Criterion.objects.update_or_create(
+        slug="coherence",
+        defaults={
+            "name": "Coherence",
+            "definition": "How well it hangs together.",
+            "levels": {str(i): f"level {i}" for i in range(1, 6)},
+        },
+    )
+    made = []
+    for n in range(3):
+        prompt = Prompt.objects.create(benchmark=benchmark, external_id=f"d{n}", text=f"Summarise document {n}.")
+        for slug in ("secret-model-a", "secret-model-b"):
+            model, _ = LanguageModel.objects.get_or_create(slug=slug, defaults={"display_name": slug.upper()})
+            made.append(Response.objects.create(prompt=prompt, model=model, text=f"Summary {n} by someone."))
+    return made
+
+
+def shown(page: str) -> int:
+    return int(page.split('name="response" value="')[1].split('"')[0])
+
+
+def test_a_person_rates_blind_each_response_once_and_resumes_where_they_stopped(client, login, adjudicator, responses):
+    login(adjudicator)
+    page = client.get(SCREEN).content.decode()
+    assert "secret-model" not in page.lower() and "SECRET-MODEL" not in page, "blind: no model name"
+    first = shown(page)
+    page = client.post(f"{SCREEN}submit/", {"response": first, "score": 4}).content.decode()
+    second = shown(page)
+    assert second != first and "1 rated by you, 5 to go" in page
+    again = client.post(f"{SCREEN}submit/", {"response": first, "score": 2})  # a second click changes, never adds
+    assert again.status_code == 200
+    assert list(Judgment.objects.filter(judge_user=adjudicator).values_list("response_id", "score")) == [(first, 2.0)]
+    client.logout()
+    login(adjudicator)
+    assert shown(client.get(SCREEN).content.decode()) == second, "resumed at the first response not rated"
+
+
+def test_two_people_walk_the_responses_in_different_orders(client, login, responses):
+    orders = []
+    for name in ("ana", "ben", "cyd", "dee"):
+        login(make_user(name, "adjudicator"))
+        orders.append(shown(client.get(SCREEN).content.decode()))
+    assert len(set(orders)) > 1
+
+
+def test_a_skipped_response_comes_back_after_the_others(client, login, adjudicator, responses):
+    login(adjudicator)
+    first = shown(client.get(SCREEN).content.decode())
+    seen = [shown(client.post(f"{SCREEN}skip/", {"response": first}).content.decode())]
+    for _ in range(5):
+        seen.append(shown(client.post(f"{SCREEN}submit/", {"response": seen[-1], "score": 3}).content.decode()))
+    assert first not in seen[:-1] and seen[-1] == first
+
+
+@pytest.mark.parametrize(
+    ("form", "reason"),
+    [
+        ({"score": 7}, "Choose a score from 1 to 5."),
+        ({"score": ""}, "Choose a score."),
+        ({"score": "four"}, "Choose a score."),
+    ],
+)
+def test_a_score_off_the_scale_is_refused_and_nothing_is_stored(client, login, adjudicator, responses, form, reason):
+    login(adjudicator)
+    response = client.post(f"{SCREEN}submit/", {"response": responses[0].pk, **form})
+    assert response.status_code == 400 and reason in response.content.decode()
+    assert not Judgment.objects.exists()
+
+
+def test_a_forged_response_of_another_benchmark_is_refused(client, login, adjudicator, responses):
+    other = Benchmark.objects.create(slug="other", name="Other")
+    prompt = Prompt.objects.create(benchmark=other, external_id="x", text="x")
+    foreign = Response.objects.create(prompt=prompt, model=responses[0].model, text="not yours to rate here")
+    login(adjudicator)
+    assert client.post(f"{SCREEN}submit/", {"response": foreign.pk, "score": 3}).status_code == 404
+    assert client.post(f"{SCREEN}submit/", {"response": "1 OR 1=1", "score": 3}).status_code == 404
+    assert not Judgment.objects.exists()
+
+
+def test_only_people_with_the_adjudicator_role_rate(client, login, viewer, responses):
+    assert client.get(SCREEN).status_code == 302  # anonymous: to the login page
+    login(viewer)
+    assert client.get(SCREEN).status_code == 403
+    assert client.post(f"{SCREEN}submit/", {"response": responses[0].pk, "score": 3}).status_code == 403
+
+
+def test_the_scores_are_people_on_the_pointwise_page(client, login, adjudicator, responses):
+    from evalhub.judgelab.pointwise import stored_scores
+
+    login(adjudicator)
+    for response in responses:
+        client.post(f"{SCREEN}submit/", {"response": response.pk, "score": 3 + (response.pk % 2)})
+    scores = stored_scores("summ")
+    assert len(scores) == len(responses)
+    assert {(score.rater, score.person) for score in scores} == {("person:ada-adjudicator", True)}
+    done = client.get(SCREEN).content.decode()
+    assert "You have rated every response" in done
