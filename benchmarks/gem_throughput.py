@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
+from accelerator import mfu_line  # noqa: E402
 from synthetic_reviews import abstract, lexicon, review  # noqa: E402
 
 from evalhub.core.gem.pairs import score_pairs, task_pairs  # noqa: E402
@@ -38,7 +39,6 @@ from evalhub.llm.scoring.transformers_scorer import TransformersScorer  # noqa: 
 from evalhub.llm.tiny import build_causal_lm, build_tokenizer, parameter_count  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "iclr2023-reviews"
-H200_BF16_PEAK = 790e12
 
 
 def real_reviews() -> list[list[str]] | None:
@@ -82,7 +82,7 @@ def gre_bench_pairs(corpus: list[list[str]], papers: int, candidates: int, seed:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--arch", default="10m", help="tiny, 10m or llama-3.1-8b (random weights)")
+    parser.add_argument("--arch", default="10m", help="tiny, 10m, llama-3.2-1b or llama-3.1-8b (random weights)")
     parser.add_argument("--papers", type=int, default=12)
     parser.add_argument("--candidates", type=int, default=5, help="candidate reviews per paper besides the humans")
     parser.add_argument("--reviews", type=int, default=3, help="reviews per paper when generating")
@@ -90,6 +90,7 @@ def main() -> None:
     parser.add_argument("--gem-s", action="store_true", help="GEM-S shape: a ~200-word synopsis in every prompt")
     parser.add_argument("--generated", action="store_true", help="ignore the real reviews even if present")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--dtype", choices=["auto", "bfloat16", "float32"], default="auto", help="auto: bf16 on cuda")
     args = parser.parse_args()
 
     corpus = None if args.generated else real_reviews()
@@ -97,7 +98,13 @@ def main() -> None:
     corpus = corpus or generated_reviews(max(200, args.papers * 4), args.reviews, args.seed)
     pairs = gre_bench_pairs(corpus, args.papers, args.candidates, args.seed, synopsis=args.gem_s)
 
-    dtype = torch.bfloat16 if args.device == "cuda" else torch.float32
+    dtype = (
+        getattr(torch, args.dtype)
+        if args.dtype != "auto"
+        else torch.bfloat16
+        if args.device == "cuda"
+        else torch.float32
+    )
     # A tokenizer trained on the whole corpus, so its vocabulary (and the LM head) has a realistic size.
     tokenizer = build_tokenizer([t for texts in corpus for t in texts], vocab_size=args.vocab)
     model = build_causal_lm(len(tokenizer), args.arch, seed=args.seed, dtype=dtype, device=args.device)
@@ -155,9 +162,13 @@ def main() -> None:
         for name, tokens, seconds in (
             ("naive", pair_tokens, naive_s),
             ("engine, hardware", computed, engine_s),
-            ("engine, pair-equivalent", pair_tokens, engine_s),
+            (
+                "engine, pair-equivalent (can pass 100 %: shared marginals and prefixes count once per pair)",
+                pair_tokens,
+                engine_s,
+            ),
         ):
-            print(f"MFU {name}: {2 * params * tokens / seconds / H200_BF16_PEAK:.1%} of 790 TFLOP/s bf16 dense")
+            print(mfu_line(name, params, tokens, seconds, args.device))
 
 
 if __name__ == "__main__":

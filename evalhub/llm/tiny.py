@@ -33,6 +33,18 @@ ARCHITECTURES: dict[str, dict[str, int | float]] = {
         "num_attention_heads": 8,
         "num_key_value_heads": 4,
     },
+    # Llama 3.2 1B's shape (its embeddings are tied to the LM head, as the released model's are).
+    "llama-3.2-1b": {
+        "hidden_size": 2048,
+        "intermediate_size": 8192,
+        "num_hidden_layers": 16,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "vocab_size": 128256,
+        "rope_theta": 500000.0,
+        "max_position_embeddings": 131072,
+        "tie_word_embeddings": True,
+    },
     "llama-3.1-8b": {
         "hidden_size": 4096,
         "intermediate_size": 14336,
@@ -85,9 +97,14 @@ def build_causal_lm(
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    shape = {"vocab_size": vocab_size, "max_position_embeddings": 4096, **ARCHITECTURES[size]}
+    shape = {
+        "vocab_size": vocab_size,
+        "max_position_embeddings": 4096,
+        "tie_word_embeddings": False,
+        **ARCHITECTURES[size],
+    }
     config_class: Any = LlamaConfig  # its stub lacks attn_implementation, which it takes
-    config = config_class(**shape, tie_word_embeddings=False, attn_implementation="sdpa")
+    config = config_class(**shape, attn_implementation="sdpa")
     torch.manual_seed(seed)
     with torch.device(device):
         model: Any = LlamaForCausalLM(config)

@@ -1,0 +1,29 @@
+"""The accelerator a benchmark ran on and its peak dense bf16 throughput, for MFU.
+
+MFU here is 2 × parameters × tokens / time over the chip's published dense bf16 peak (no sparsity):
+989.4 TFLOP/s for the H100 SXM and the H200, which share the compute die (NVIDIA's data sheets). A
+plain bf16 matrix product reaches about 790–800 TFLOP/s on both in this workplace, so ~80 % MFU is
+the practical ceiling.
+"""
+
+from __future__ import annotations
+
+DENSE_BF16_PEAK = {"H100": 989.4e12, "H200": 989.4e12, "A100": 312e12, "L40S": 362.05e12}
+
+
+def accelerator(device: str) -> tuple[str, float | None]:
+    """(the device's name, its dense bf16 peak in FLOP/s or None where unknown)."""
+    if device != "cuda":
+        return "cpu", None
+    import torch
+
+    name = torch.cuda.get_device_name()
+    peak = next((value for key, value in DENSE_BF16_PEAK.items() if key in name), None)
+    return name, peak
+
+
+def mfu_line(label: str, params: int, tokens: int, seconds: float, device: str) -> str:
+    name, peak = accelerator(device)
+    achieved = 2 * params * tokens / seconds
+    share = f"{achieved / peak:.1%} of {peak / 1e12:.0f} TFLOP/s" if peak else "no published peak known"
+    return f"MFU {label}: {achieved / 1e12:.1f} TFLOP/s on {name}, {share} (2 × params × tokens / time)"
