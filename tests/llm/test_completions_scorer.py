@@ -77,3 +77,45 @@ def test_a_refused_connection_fails_at_once_naming_the_address(tiny_tokenizer):
     )
     with pytest.raises(ProviderUnavailable, match=f"connection refused by 127.0.0.1:{port}$"):
         scorer.score(REQUESTS[:1])
+
+
+def test_the_order_invariance_check_passes_a_server_that_answers_each_prompt_alone(tiny_model, tiny_tokenizer):
+    from evalhub.llm.scoring.order_invariance import order_invariance, sample_requests
+
+    with FakeLLMServer(prompt_logprobs=model_backed_logprobs(tiny_model, tiny_tokenizer), api_key="k") as server:
+        scorer = get_scorer(f"openai-compatible:{server.url}/v1|tiny", tokenizer=tiny_tokenizer, api_key="k")
+        report = order_invariance(scorer, sample_requests(8))
+    assert report.ok and report.requests == 8 and report.max_difference < 1e-9
+    assert "order-invariant" in report.describe()
+
+
+def test_the_order_invariance_check_catches_a_server_whose_answers_depend_on_what_came_before(
+    tiny_model, tiny_tokenizer, tmp_path, monkeypatch
+):
+    """A stand-in for a prefix cache gone wrong: every prompt after a first one with the same
+    beginning gets its tokens' log-probabilities shifted."""
+    from django.core.management import CommandError, call_command
+
+    from evalhub.llm.scoring.order_invariance import order_invariance, sample_requests
+
+    honest = model_backed_logprobs(tiny_model, tiny_tokenizer)
+    seen: set[str] = set()
+
+    def cached(prompt: str) -> list[tuple[str, float]]:
+        tokens = honest(prompt)
+        key = prompt[:200]
+        drift = 0.01 if key in seen else 0.0
+        seen.add(key)
+        return [(text, value - drift) for text, value in tokens]
+
+    with FakeLLMServer(prompt_logprobs=cached, api_key="k") as server:
+        scorer = get_scorer(f"openai-compatible:{server.url}/v1|tiny", tokenizer=tiny_tokenizer, api_key="k")
+        report = order_invariance(scorer, sample_requests(8))
+        assert not report.ok and report.max_difference > 0.05
+        tiny_tokenizer.save_pretrained(tmp_path)
+        seen.clear()  # a fresh server for the command
+        monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "k")
+        with pytest.raises(CommandError, match="ORDER-DEPENDENT"):
+            call_command(
+                "check_logprob_server", f"openai-compatible:{server.url}/v1|tiny", "--tokenizer", str(tmp_path)
+            )
