@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import statistics
 from collections import defaultdict
 from typing import Any
 
@@ -22,7 +23,15 @@ from evalhub.core.prompts.criteria_variants import ORIGINAL, VARIANTS
 from evalhub.core.statistics.agreement import Rate, system_agreement_of_counts
 from evalhub.dashboards.caching import cached
 from evalhub.dashboards.counts import judge_tallies
-from evalhub.dashboards.shapes import AgreementLayout, CallCounts, JudgeRow, JudgesBoard, LayoutRow, RateCell
+from evalhub.dashboards.shapes import (
+    AblationRow,
+    AgreementLayout,
+    CallCounts,
+    JudgeRow,
+    JudgesBoard,
+    LayoutRow,
+    RateCell,
+)
 from evalhub.debates.judging import REFERENCE_STATUSES
 from evalhub.debates.models import Debate, DebateTurn, JudgeRun
 from evalhub.jobs.models import JobStatus
@@ -85,7 +94,13 @@ def _compute(stamp: str) -> JudgesBoard:
         )
         for spec, data in sorted(judges.items())
     ]
-    return {"judges": rows, "table4": table4, "table5": table5, "variants": [ORIGINAL, *VARIANTS]}
+    return {
+        "judges": rows,
+        "table4": table4,
+        "table5": table5,
+        "variants": [ORIGINAL, *VARIANTS],
+        "ablation": _privileged_ablation(runs),
+    }
 
 
 def _discernment(judges: dict[str, dict[str, Any]]) -> None:
@@ -132,10 +147,48 @@ def _rate(rate: Rate | None) -> RateCell | None:
     return RateCell(rate=rate.rate, hits=rate.hits, total=rate.total)
 
 
+def _privileged_ablation(runs: dict[int, dict[str, Any]]) -> list[AblationRow]:
+    """Per judge and set of privileged sources (none included), the agreement of each of its runs on
+    the original criteria, and their mean and standard deviation over runs — the privileged-information
+    paper's Table 4 (its "standard deviation is computed with three random seeds"). Shown for judges
+    run with at least two sets of sources or two seeds: an ablation needs something to compare."""
+    groups: dict[tuple[str, tuple[str, ...]], list[tuple[int, float, int]]] = defaultdict(list)
+    for run in runs.values():
+        judged = sum(t.judged for t in run["scenarios"].values())
+        if run["criteria_variant"] != ORIGINAL or not judged:
+            continue
+        hits = sum(t.hits for t in run["scenarios"].values())
+        key = (run["judge"], tuple(sorted(run["privileged_sources"] or ())))
+        groups[key].append((run["seed"], hits / judged, judged))
+    compared = {judge for judge, _ in groups}
+    compared = {
+        j
+        for j in compared
+        if sum(1 for g in groups if g[0] == j) > 1 or any(len(groups[g]) > 1 for g in groups if g[0] == j)
+    }
+    rows = []
+    for (judge, sources), per_run in sorted(groups.items()):
+        if judge not in compared:
+            continue
+        values = [agreement for _, agreement, _ in per_run]
+        rows.append(
+            AblationRow(
+                judge=judge,
+                sources=list(sources),
+                runs=len(per_run),
+                pairs=sum(pairs for *_, pairs in per_run),
+                mean=statistics.fmean(values),
+                sd=statistics.stdev(values) if len(values) > 1 else None,
+                by_seed=sorted(per_run),
+            )
+        )
+    return rows
+
+
 def _judge_runs() -> dict[int, dict[str, Any]]:
     """Every single-judge run, with its counted tallies summed over scenarios (evalhub.tallies) and
     the number of pairs its reference has: a few rows per run, whatever the number of verdicts."""
-    fields = ("id", "judge", "criteria_variant", "privileged_sources", "reference_id", "check_position")
+    fields = ("id", "judge", "criteria_variant", "privileged_sources", "reference_id", "check_position", "seed")
     runs = {
         run["id"]: {**run, "criterion": run.pop("reference__criterion__name"), "scenarios": {}}
         for run in JudgeRun.objects.values(*fields, "reference__criterion__name")

@@ -111,11 +111,25 @@ class AgreementLayout(TypedDict):
     rows: list[LayoutRow]
 
 
+class AblationRow(TypedDict):
+    """One judge with one set of privileged sources, over its runs (seeds): the privileged-information
+    paper's Table 4 layout, with agreement where it has Spearman's ρ."""
+
+    judge: str
+    sources: list[str]
+    runs: int
+    pairs: int  # pairs judged over all its runs
+    mean: float
+    sd: float | None  # over runs (n − 1); None for one run
+    by_seed: list[tuple[int, float, int]]  # (seed, agreement, pairs) per run
+
+
 class JudgesBoard(TypedDict):
     judges: list[JudgeRow]
     table4: AgreementLayout
     table5: AgreementLayout
     variants: list[str]
+    ablation: list[AblationRow]
 
 
 # --- GRE-bench ----------------------------------------------------------------------------

@@ -188,3 +188,42 @@ def test_gre_bench_shows_the_latest_finished_run_per_benchmark_and_evaluation_lm
     assert [(r["model"], r["baseline"]) for r in board["rows"]] == [("alpha", False), ("humans", True)]
     assert board["rows"][0]["cells"]["gem"] == {"mean": 0.9, "low": pytest.approx(0.8), "high": 1.0, "n": 4}
     assert board["rows"][1]["cell_list"] == [{"mean": 0.5, "low": 0.4, "high": 0.6, "n": 9}, None]
+
+
+def test_the_ablation_over_privileged_sources_gives_each_seeds_agreement_and_their_spread(arena, client, viewer, login):
+    """The privileged-information paper's Table 4 layout: a judge run without and with a source, over seeds."""
+    import statistics
+
+    from evalhub.debates.models import JudgeRun
+
+    debates = [arena.debate("alpha", "beta", verdict=v) for v in (1, 2, 1, 2, 1)]
+    plan = {  # seed → picks, without and with the reference answer
+        (0, False): (1, 1, 1, 1, 1),
+        (1, False): (1, 2, 2, 1, 1),
+        (2, False): (2, 2, 1, 1, 2),
+        (0, True): (1, 2, 1, 2, 2),
+        (1, True): (1, 2, 1, 2, 1),
+    }
+    for (seed, privileged), picks in plan.items():
+        run = arena.judge(
+            "openai:gpt-judge", {d: [p] for d, p in zip(debates, picks, strict=True)}, privileged=privileged
+        )
+        JudgeRun.objects.filter(pk=run.pk).update(seed=seed)
+    arena.judge("heuristic", {d: [1] for d in debates})  # one run, one setting: nothing to compare
+
+    rows = {(r["judge"], tuple(r["sources"])): r for r in judges_board(fingerprint())["ablation"]}
+    assert set(rows) == {("openai:gpt-judge", ()), ("openai:gpt-judge", ("reference_answer",))}
+    truth = [d.verdict for d in debates]
+    for privileged, sources in ((False, ()), (True, ("reference_answer",))):
+        agreements = [
+            sum(p == t for p, t in zip(picks, truth, strict=True)) / 5
+            for (seed, shown), picks in sorted(plan.items())
+            if shown == privileged
+        ]
+        row = rows[("openai:gpt-judge", sources)]
+        assert row["runs"] == len(agreements) and row["pairs"] == 5 * len(agreements)
+        assert row["mean"] == pytest.approx(statistics.fmean(agreements))
+        assert row["sd"] == pytest.approx(statistics.stdev(agreements))
+        assert [a for _, a, _ in row["by_seed"]] == pytest.approx(agreements)
+    login(viewer)
+    assert "Privileged sources, run over seeds" in client.get("/leaderboards/").content.decode()
