@@ -98,10 +98,13 @@ class PostgresResponseCache(ResponseCache):
 
     def __init__(self, dsn: str, table: str = "llm_response_cache") -> None:  # not super().__init__: it opens SQLite
         self._dsn, self._table = dsn, table
-        self._lock = threading.Lock()  # guards only the making and closing of the pool
+        self._lock = threading.Lock()  # guards only the making and closing of the pool, never a query
         self._pool: Any = None
 
     def _connections(self) -> Any:
+        pool = self._pool
+        if pool is not None:  # the hot path: no lock once the pool exists
+            return pool
         with self._lock:
             if self._pool is None:
                 from psycopg_pool import ConnectionPool  # imported only where this cache is

@@ -152,3 +152,19 @@ def test_threads_asking_at_once_share_a_bounded_pool_of_the_caches_own_connectio
         assert 1 <= len(pids) <= PostgresResponseCache.MAX_CONNECTIONS
     finally:
         cache.close()
+
+
+def test_once_its_pool_exists_a_query_takes_no_lock():
+    """Threads of one worker ask the shared cache at once: the lock guards making the pool, not a query."""
+
+    class Refusing:
+        def __enter__(self):
+            raise AssertionError("a query waited on the process's lock")
+
+        def __exit__(self, *exc):
+            return False
+
+    cache = PostgresResponseCache("host=127.0.0.1 port=1 dbname=nothing")
+    cache._pool = pool = object()
+    cache._lock = Refusing()
+    assert cache._connections() is pool
