@@ -31,12 +31,14 @@ django.setup()
 import numpy as np  # noqa: E402
 from django.contrib.auth.models import Group, User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
+from django.db import transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 from page_timing import percentile, timed  # noqa: E402  (benchmarks/, beside this script)
 
 from evalhub.catalog.models import Benchmark, Criterion, Judgment, LanguageModel, Prompt, Response  # noqa: E402
 from evalhub.core.judge_lab.measures import agreement_and_kappa  # noqa: E402
+from evalhub.system.bulk_insert import insert_rows  # noqa: E402
 
 
 def build(judges: int, people: int, judgments: int, seed: int) -> None:
@@ -64,31 +66,25 @@ def build(judges: int, people: int, judgments: int, seed: int) -> None:
         ]
     responses = Response.objects.bulk_create(responses, batch_size=2000)
     pairs = [(responses[2 * i], responses[2 * i + 1], rng.choice([1, 2, 0])) for i in range(pairs_count)]
-    rows = []
-    for index, rater in enumerate(raters):
-        skill = 0.9 if rater.is_human else rng.uniform(0.4, 0.85)
-        gives_probability = not rater.is_human and index % 2 == 0
-        for first, second, truth in rng.sample(pairs, per_judge):
-            if rng.random() < 0.5:
-                first, second, truth = second, first, {1: 2, 2: 1}.get(truth, truth)
-            verdict = truth if rng.random() < skill else rng.choice([0, 1, 2])
-            probability = None
-            if gives_probability:
-                probability = min(
-                    1.0, max(0.0, (0.8 if verdict == 1 else 0.2 if verdict == 2 else 0.5) + rng.uniform(-0.1, 0.1))
-                )
-            rows.append(
-                Judgment(
-                    criterion=criterion,
-                    judge_model=rater,
-                    response=first,
-                    response_2=second,
-                    verdict=verdict,
-                    probability=probability,
-                    source="import",
-                )
-            )
-    Judgment.objects.bulk_create(rows, batch_size=5000)
+
+    def rows():
+        for index, rater in enumerate(raters):
+            skill = 0.9 if rater.is_human else rng.uniform(0.4, 0.85)
+            gives_probability = not rater.is_human and index % 2 == 0
+            for first, second, truth in rng.sample(pairs, per_judge):
+                if rng.random() < 0.5:
+                    first, second, truth = second, first, {1: 2, 2: 1}.get(truth, truth)
+                verdict = truth if rng.random() < skill else rng.choice([0, 1, 2])
+                probability = None
+                if gives_probability:
+                    centre = 0.8 if verdict == 1 else 0.2 if verdict == 2 else 0.5
+                    probability = min(1.0, max(0.0, centre + rng.uniform(-0.1, 0.1)))
+                yield criterion.pk, rater.pk, first.pk, second.pk, verdict, probability
+
+    # Rows as tuples in batches (as import_judgments writes them): a million model instances took gigabytes.
+    columns = ("criterion_id", "judge_model_id", "response_id", "response_2_id", "verdict", "probability")
+    with transaction.atomic():
+        insert_rows(Judgment, columns, rows(), source="import")
     print(
         f"built: {len(raters)} judges ({people} people), {Judgment.objects.count():,} judgments on "
         f"{pairs_count:,} pairs"

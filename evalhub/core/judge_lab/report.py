@@ -78,6 +78,16 @@ class CategoryLift:
     with_: float
     difference: Interval  # paired bootstrap over prompts; no interval below MIN_FOR_INTERVAL prompts
 
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "category": self.category,
+            "pairs": self.pairs,
+            "without": self.without,
+            "with": self.with_,
+            "difference": self.difference.value,
+            "difference_ci": self.difference.as_list(),
+        }
+
 
 @dataclass(frozen=True)
 class BiasErrors:
@@ -104,6 +114,26 @@ class PrivilegedLift:
     by_category: tuple[CategoryLift, ...] = ()
     # (without, with) per bias, on the same pairs
     bias_errors: tuple[tuple[BiasErrors, BiasErrors], ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        overall = CategoryLift("", self.pairs, self.without, self.with_, self.difference).as_dict()
+        del overall["category"]
+        return {
+            "sources": list(self.sources),
+            "judge": self.judge,
+            **overall,
+            "by_category": [part.as_dict() for part in self.by_category],
+            "bias_errors": [
+                {
+                    "bias": without.bias,
+                    "errors_without": without.errors,
+                    "rate_without": without.rate,
+                    "errors_with": with_.errors,
+                    "rate_with": with_.rate,
+                }
+                for without, with_ in self.bias_errors
+            ],
+        }
 
 
 @dataclass(frozen=True)
@@ -219,39 +249,7 @@ class JudgeReport:
             "brier": self.calibration.brier if self.calibration else None,
             "calibration_n": self.calibration.n if self.calibration else 0,
             "reliability": self.calibration.bins if self.calibration else [],
-            "privileged_lift": [
-                {
-                    "sources": list(lift.sources),
-                    "judge": lift.judge,
-                    "pairs": lift.pairs,
-                    "without": lift.without,
-                    "with": lift.with_,
-                    "difference": lift.difference.value,
-                    "difference_ci": lift.difference.as_list(),
-                    "by_category": [
-                        {
-                            "category": part.category,
-                            "pairs": part.pairs,
-                            "without": part.without,
-                            "with": part.with_,
-                            "difference": part.difference.value,
-                            "difference_ci": part.difference.as_list(),
-                        }
-                        for part in lift.by_category
-                    ],
-                    "bias_errors": [
-                        {
-                            "bias": without.bias,
-                            "errors_without": without.errors,
-                            "rate_without": without.rate,
-                            "errors_with": with_.errors,
-                            "rate_with": with_.rate,
-                        }
-                        for without, with_ in lift.bias_errors
-                    ],
-                }
-                for lift in self.privileged
-            ],
+            "privileged_lift": [lift.as_dict() for lift in self.privileged],
             "versus_people": asdict(self.versus_people) if self.versus_people else None,
             "corrected_ratings": (
                 {"note": self.corrected}
