@@ -41,6 +41,17 @@ def pytest_terminal_summary(terminalreporter) -> None:
             terminalreporter.write_line(line.strip())
 
 
+@pytest.fixture(autouse=True)
+def _an_empty_response_cache():
+    """Each test starts from an empty response cache. The cache outlives a test's transaction (its own
+    connections commit), and its keys hold a fake server's address: a later test whose server got a
+    port an earlier one used found that test's answers there and made fewer calls than it counted."""
+    from evalhub.system.model_access import shared_cache
+
+    if shared_cache.cache_info().currsize:  # only once a test has made the cache: no connection before
+        shared_cache().clear()  # before the test, while it holds no lock on the table
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
     """pytest-django's, and before its teardown drops the test database on PostgreSQL, the

@@ -84,6 +84,11 @@ class ResponseCache:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
+    def clear(self) -> None:
+        """Forget every stored response (the tests start each from an empty cache)."""
+        with self._lock:
+            self._db.execute("DELETE FROM responses")
+
 
 class PostgresResponseCache(ResponseCache):
     """The same cache in a PostgreSQL table (evalhub.system's CachedResponse makes it), shared by
@@ -149,6 +154,10 @@ class PostgresResponseCache(ResponseCache):
             self._execute(sql, (key, encoded(completion)))
         except Exception as error:  # noqa: BLE001 (the answer is returned anyway; only the saving is lost)
             logger.warning("shared response cache unavailable for a write (%s)", type(error).__name__)
+
+    def clear(self) -> None:
+        with self._connections().connection() as connection:
+            connection.execute(f"DELETE FROM {self._table}")  # noqa: S608 (our own table name)
 
     def close(self) -> None:
         """Close its connections (a later call opens new ones)."""

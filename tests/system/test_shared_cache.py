@@ -168,3 +168,29 @@ def test_once_its_pool_exists_a_query_takes_no_lock():
     cache._pool = pool = object()
     cache._lock = Refusing()
     assert cache._connections() is pool
+
+
+def test_the_file_cache_forgets_everything_when_cleared(tmp_path):
+    from evalhub.llm.cache import ResponseCache
+    from evalhub.llm.types import Completion
+
+    cache = ResponseCache(tmp_path / "cache.sqlite3")
+    cache.put("k", Completion(text="x", provider="p", model="m"))
+    assert len(cache) == 1
+    cache.clear()
+    assert len(cache) == 0 and cache.get("k") is None
+
+
+@on_postgres
+@pytest.mark.django_db(transaction=True)
+def test_the_shared_cache_forgets_everything_when_cleared():
+    from evalhub.llm.types import Completion
+
+    cache = PostgresResponseCache(postgres_dsn(connection.settings_dict))
+    try:
+        cache.put("k", Completion(text="x", provider="p", model="m"))
+        assert len(cache) == 1
+        cache.clear()
+        assert len(cache) == 0 and cache.get("k") is None
+    finally:
+        cache.close()
