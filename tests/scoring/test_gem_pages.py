@@ -275,3 +275,24 @@ def test_gem_table_1_correlates_each_metric_with_grades_imported_from_a_file(cli
     exported = {row["metric"]: row for row in csv.DictReader(io.StringIO(body))}
     assert float(exported["GEM-raw"]["rho"]) == pytest.approx(table["GEM-raw"].rho)
     assert exported["GEM-raw"]["n"] == str(table["GEM-raw"].n)
+
+
+def test_a_finished_runs_baseline_scores_are_computed_once_for_every_later_page(finished_run, monkeypatch):
+    """ROUGE-L and BLEU of every pair cost about a millisecond each: the grades table read them again on
+    every view."""
+    from django.core.cache import cache
+
+    from evalhub.scoring.gem import results
+
+    cache.clear()
+    calls = []
+    counted = {
+        key: (label, lambda a, b, f=metric: calls.append(1) or f(a, b))
+        for key, (label, metric) in results.BASELINES.items()
+    }
+    monkeypatch.setattr(results, "BASELINES", counted)
+    first = results.baseline_response_scores(finished_run)
+    once = len(calls)
+    assert once > 0
+    assert results.baseline_response_scores(GemRun.objects.select_related("job").get(pk=finished_run.pk)) == first
+    assert len(calls) == once
