@@ -424,9 +424,9 @@ def do_import_judgments(
     return JudgmentImportSummary(benchmark=benchmark, layout=parsed.layout, rows=parsed.rows, counts=counts)
 
 
-def _upsert_judgments(
-    benchmark: Benchmark, prompts: dict[str, Prompt], parsed: ParsedJudgments, counts: dict[str, int]
-) -> None:
+def _ids_of(prompts: dict[str, Prompt]) -> tuple[dict[str, int], dict[str, int], dict[tuple[int, int], int]]:
+    """The ids an import's rows point to: models and criteria by slug, these prompts' imported
+    responses by (prompt id, model id)."""
     models = dict(LanguageModel.objects.values_list("slug", "id"))
     criteria = dict(Criterion.objects.values_list("slug", "id"))
     responses = {
@@ -435,6 +435,13 @@ def _upsert_judgments(
             prompt_id__in=[prompt.id for prompt in prompts.values()], parent__isnull=True, variant=""
         ).values_list("id", "prompt_id", "model_id")
     }
+    return models, criteria, responses
+
+
+def _upsert_judgments(
+    benchmark: Benchmark, prompts: dict[str, Prompt], parsed: ParsedJudgments, counts: dict[str, int]
+) -> None:
+    models, criteria, responses = _ids_of(prompts)
     wanted: dict[tuple[int, int, int, int], JudgmentRecord] = {}
     for record in parsed.judgments:
         prompt_id = prompts[record.prompt_id].id
@@ -584,14 +591,7 @@ IMPORTED_SCORE_SOURCE = "import-scores"
 
 
 def _upsert_scores(prompts: dict[str, Prompt], records: Sequence[ScoreRecord], counts: dict[str, int]) -> None:
-    models = dict(LanguageModel.objects.values_list("slug", "id"))
-    criteria = dict(Criterion.objects.values_list("slug", "id"))
-    responses = {
-        (prompt_id, model_id): response_id
-        for response_id, prompt_id, model_id in Response.objects.filter(
-            prompt_id__in=[prompt.id for prompt in prompts.values()], parent__isnull=True, variant=""
-        ).values_list("id", "prompt_id", "model_id")
-    }
+    models, criteria, responses = _ids_of(prompts)
     wanted = {
         (criteria[r.criterion], models[r.rater], responses[(prompts[r.prompt_id].id, models[r.model])]): (
             r.score,

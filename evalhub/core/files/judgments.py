@@ -309,6 +309,25 @@ CONVERTERS: dict[str, Callable[[dict[str, Any]], dict[str, Any] | str]] = {
 # --- the generic rows, checked -----------------------------------------------------------------
 
 
+class ResponsesSeen:
+    """The responses a judgment or score file names, each as a row of the benchmark schema the first
+    time its (prompt, model) is seen; a later row may repeat a response but not change its text."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[int, dict[str, Any] | str]] = []
+        self._first: dict[tuple[str, str], tuple[int, str]] = {}
+
+    def add(self, line: int, row: dict[str, Any], prompt_id: str, model: str, text: str) -> int | None:
+        """None when the response is new or as before; else the line that gave it another text."""
+        seen = self._first.get((prompt_id, model))
+        if seen is None:
+            self._first[(prompt_id, model)] = (line, text)
+            response = {"prompt_id": prompt_id, "prompt": row.get("prompt"), "category": row.get("category")}
+            self.rows.append((line, {**response, "model": model, "response": text}))
+            return None
+        return seen[0] if seen[1] != text else None
+
+
 def _check_generic(
     parsed: ParsedJudgments,
     rows: Iterable[tuple[int, dict[str, Any] | str]],
@@ -318,8 +337,7 @@ def _check_generic(
 ) -> None:
     """Each judgment row checked on its own; its prompt and two responses then go through the
     benchmark file's checks (one row per response, the first time each is seen)."""
-    benchmark_rows: list[tuple[int, dict[str, Any] | str]] = []
-    responses: dict[tuple[str, str], tuple[int, str]] = {}
+    responses = ResponsesSeen()
     keys: dict[tuple[object, ...], int] = {}
     named: dict[str, tuple[int, str]] = {}  # slug → (first line, the name it was made from)
     for line, row in rows:
@@ -342,33 +360,19 @@ def _check_generic(
         keys[key] = line
         conflict = False
         for side in ("a", "b"):
-            model, text = row[f"model_{side}"], row[f"response_{side}"]
-            seen = responses.get((record.prompt_id, model))
-            if seen is None:
-                responses[(record.prompt_id, model)] = (line, text)
-                benchmark_rows.append(
-                    (
-                        line,
-                        {
-                            "prompt_id": record.prompt_id,
-                            "prompt": row.get("prompt"),
-                            "category": row.get("category"),
-                            "model": model,
-                            "response": text,
-                        },
-                    )
-                )
-            elif seen[1] != text:
+            model = row[f"model_{side}"]
+            first = responses.add(line, row, record.prompt_id, model, row[f"response_{side}"])
+            if first is not None:
                 parsed.errors.append(
-                    RowError(line, f"response_{side} of {model!r} differs from the one on {unit} {seen[0]}.", unit)
+                    RowError(line, f"response_{side} of {model!r} differs from the one on {unit} {first}.", unit)
                 )
                 conflict = True
         if not conflict:
             parsed.judgments.append(record)
     parsed.names = {slug: name for slug, (_, name) in named.items() if name != slug}
-    if not benchmark_rows and parsed.errors:
+    if not responses.rows and parsed.errors:
         return
-    checked = parse_rows(benchmark_rows, unit, known_models=known_models, allow_new_models=allow_new_models)
+    checked = parse_rows(responses.rows, unit, known_models=known_models, allow_new_models=allow_new_models)
     parsed.benchmark = checked
     parsed.errors.extend(checked.errors)
     parsed.errors.sort(key=lambda error: error.line or 0)

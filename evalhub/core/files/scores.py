@@ -31,7 +31,14 @@ from evalhub.core.files.benchmarks import (
     read_rows,
     unit_of,
 )
-from evalhub.core.files.judgments import DEFAULT_CRITERION, HUMAN, MAX_JUDGE_LENGTH, MODEL, required_texts
+from evalhub.core.files.judgments import (
+    DEFAULT_CRITERION,
+    HUMAN,
+    MAX_JUDGE_LENGTH,
+    MODEL,
+    ResponsesSeen,
+    required_texts,
+)
 from evalhub.core.files.slugs import is_slug
 
 SCORE_COLUMNS = (
@@ -102,8 +109,7 @@ def parse_score_rows(
     """Each score row checked on its own; its prompt and response then go through the benchmark file's
     checks (one row per response, the first time each is seen)."""
     parsed = ParsedScores(ParsedFile(), unit=unit)
-    benchmark_rows: list[tuple[int, dict[str, Any] | str]] = []
-    responses: dict[tuple[str, str], tuple[int, str]] = {}
+    responses = ResponsesSeen()
     keys: dict[tuple[str, str, str, str], int] = {}
     for line, row in rows:
         parsed.rows += 1
@@ -121,31 +127,17 @@ def parse_score_rows(
             )
             continue
         keys[key] = line
-        seen = responses.get((record.prompt_id, record.model))
-        if seen is None:
-            responses[(record.prompt_id, record.model)] = (line, row["response"])
-            benchmark_rows.append(
-                (
-                    line,
-                    {
-                        "prompt_id": record.prompt_id,
-                        "prompt": row.get("prompt"),
-                        "category": row.get("category"),
-                        "model": record.model,
-                        "response": row["response"],
-                    },
-                )
-            )
-        elif seen[1] != row["response"]:
+        first = responses.add(line, row, record.prompt_id, record.model, row["response"])
+        if first is not None:
             parsed.errors.append(
-                RowError(line, f"the response of {record.model!r} differs from the one on {unit} {seen[0]}.", unit)
+                RowError(line, f"the response of {record.model!r} differs from the one on {unit} {first}.", unit)
             )
             continue
         parsed.scores.append(record)
     if parsed.rows == 0:
         parsed.errors.append(RowError(None, "the file has no rows."))
-    if benchmark_rows:
-        checked = parse_rows(benchmark_rows, unit, known_models=known_models, allow_new_models=allow_new_models)
+    if responses.rows:
+        checked = parse_rows(responses.rows, unit, known_models=known_models, allow_new_models=allow_new_models)
         parsed.benchmark = checked
         parsed.errors.extend(checked.errors)
     parsed.errors.sort(key=lambda error: error.line or 0)

@@ -169,7 +169,10 @@ def baseline_response_scores(run: GemRun) -> dict[str, dict[int, float]]:
     if finished is None:
         return _baseline_response_scores(run)
     key = f"gem:baselines:{run.pk}:{finished.timestamp()}"  # a resumed run finishes again: a new key
-    return cache.get_or_set(key, lambda: _baseline_response_scores(run), BASELINES_KEPT_S)
+    kept: dict[str, dict[int, float]] | None = cache.get_or_set(
+        key, lambda: _baseline_response_scores(run), BASELINES_KEPT_S
+    )
+    return kept if kept is not None else _baseline_response_scores(run)  # a cache that stores nothing
 
 
 def _baseline_response_scores(run: GemRun) -> dict[str, dict[int, float]]:
