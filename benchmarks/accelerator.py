@@ -11,6 +11,15 @@ from __future__ import annotations
 DENSE_BF16_PEAK = {"H100": 989.4e12, "H200": 989.4e12, "A100": 312e12, "L40S": 362.05e12}
 
 
+def torch_dtype(name: str, device: str):  # noqa: ANN201 (a torch.dtype; torch is imported lazily)
+    """The dtype a benchmark runs in: `name` (bfloat16, float32), or for auto bf16 on CUDA, fp32 elsewhere."""
+    import torch
+
+    if name != "auto":
+        return getattr(torch, name)
+    return torch.bfloat16 if device == "cuda" else torch.float32
+
+
 def accelerator(device: str) -> tuple[str, float | None]:
     """(the device's name, its dense bf16 peak in FLOP/s or None where unknown)."""
     if device != "cuda":

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
-from accelerator import mfu_line  # noqa: E402
+from accelerator import mfu_line, torch_dtype  # noqa: E402
 from synthetic_reviews import abstract, lexicon, review  # noqa: E402
 
 from evalhub.core.gem.pairs import score_pairs, task_pairs  # noqa: E402
@@ -98,13 +98,7 @@ def main() -> None:
     corpus = corpus or generated_reviews(max(200, args.papers * 4), args.reviews, args.seed)
     pairs = gre_bench_pairs(corpus, args.papers, args.candidates, args.seed, synopsis=args.gem_s)
 
-    dtype = (
-        getattr(torch, args.dtype)
-        if args.dtype != "auto"
-        else torch.bfloat16
-        if args.device == "cuda"
-        else torch.float32
-    )
+    dtype = torch_dtype(args.dtype, args.device)
     # A tokenizer trained on the whole corpus, so its vocabulary (and the LM head) has a realistic size.
     tokenizer = build_tokenizer([t for texts in corpus for t in texts], vocab_size=args.vocab)
     model = build_causal_lm(len(tokenizer), args.arch, seed=args.seed, dtype=dtype, device=args.device)

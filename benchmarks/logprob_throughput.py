@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
-from accelerator import mfu_line  # noqa: E402
+from accelerator import mfu_line, torch_dtype  # noqa: E402
 from synthetic_reviews import abstract, lexicon, review  # noqa: E402
 
 from evalhub.core.gem.prompts import prediction_messages  # noqa: E402
@@ -76,13 +76,7 @@ def main() -> None:
     parser.add_argument("--dtype", choices=["auto", "bfloat16", "float32"], default="auto", help="auto: bf16 on cuda")
     args = parser.parse_args()
 
-    dtype = (
-        getattr(torch, args.dtype)
-        if args.dtype != "auto"
-        else torch.bfloat16
-        if args.device == "cuda"
-        else torch.float32
-    )
+    dtype = torch_dtype(args.dtype, args.device)
     words = lexicon(12000, args.seed)
     corpus_rng = random.Random(args.seed + 1)
     corpus = (

@@ -97,17 +97,7 @@ class GenerationRunForm(OnlyChoicePreselectedForm):
         if self.errors:
             return data
         existing = list(data["candidates"])
-        new = [candidate_model(spec) for spec in data["new_candidates"]]
-        config = GenerationConfig(
-            benchmark=data["benchmark"],
-            candidates=existing + new,
-            template=data["template"],
-            tiers=data["tiers"],
-            hint_count=data["hint_count"],
-            hint_maker=data["hint_maker"].strip(),
-            samples=data["samples"],
-            answer_match=data["answer_match"],
-        )
+        config = self._config(existing + [candidate_model(spec) for spec in data["new_candidates"]], anchor=None)
         for error in config.errors():
             self.add_error(None, error)
         try:
@@ -125,9 +115,14 @@ class GenerationRunForm(OnlyChoicePreselectedForm):
         new = {spec: do_register_candidate(spec) for spec in data["new_candidates"]}
         candidates = list(data["candidates"]) + list(new.values())
         anchor = data["anchor"].strip()
+        return self._config(candidates, new.get(anchor) or next((m for m in candidates if m.slug == anchor), None))
+
+    def _config(self, candidates: list, anchor) -> GenerationConfig:
+        """The form's configuration with these candidates (unsaved new ones while it is checked)."""
+        data = self.cleaned_data
         return GenerationConfig(
             benchmark=data["benchmark"],
-            prompt_ids=data["prompt_ids"],
+            prompt_ids=data.get("prompt_ids", ()),
             candidates=candidates,
             template=data["template"],
             tiers=data["tiers"],
@@ -138,7 +133,7 @@ class GenerationRunForm(OnlyChoicePreselectedForm):
             max_tokens=data["max_tokens"],
             seed=data["seed"],
             answer_match=data["answer_match"],
-            anchor=new.get(anchor) or next((m for m in candidates if m.slug == anchor), None),
+            anchor=anchor,
         )
 
 
