@@ -453,35 +453,43 @@ def _upsert_judgments(
         )
         wanted[key] = record
     existing = {
-        (c, j, r1, r2): (pk, verdict, probability)
-        for pk, c, j, r1, r2, verdict, probability in Judgment.objects.filter(
+        (c, j, r1, r2): (pk, verdict, probability, grade)
+        for pk, c, j, r1, r2, verdict, probability, grade in Judgment.objects.filter(
             judge_model__isnull=False,
             response_2__isnull=False,
             prompt_variant=ORIGINAL_PROMPT,
             response__prompt_id__in=[prompt.id for prompt in prompts.values()],
         )
-        .values_list("pk", "criterion_id", "judge_model_id", "response_id", "response_2_id", "verdict", "probability")
+        .values_list(
+            "pk", "criterion_id", "judge_model_id", "response_id", "response_2_id", "verdict", "probability", "grade"
+        )
         .iterator(chunk_size=5000)
     }
     # A changed verdict is updated in place: the row keeps its place among the judge's labels of the
     # pair, so the order it was first shown in (the earlier label: the file's order, then the import
     # order) does not swap when one verdict is edited and the file imported again.
     changed = [
-        Judgment(pk=existing[key][0], verdict=VERDICT_OF_WINNER[record.winner], probability=record.probability_a)
+        Judgment(
+            pk=existing[key][0],
+            verdict=VERDICT_OF_WINNER[record.winner],
+            probability=record.probability_a,
+            grade=record.grade,
+        )
         for key, record in wanted.items()
-        if key in existing and existing[key][1:] != (VERDICT_OF_WINNER[record.winner], record.probability_a)
+        if key in existing
+        and existing[key][1:] != (VERDICT_OF_WINNER[record.winner], record.probability_a, record.grade)
     ]
     stale = [judgment.pk for judgment in changed]
     do_count_imported(stale, -1)
-    Judgment.objects.bulk_update(changed, ["verdict", "probability"], batch_size=500)
+    Judgment.objects.bulk_update(changed, ["verdict", "probability", "grade"], batch_size=500)
     do_count_imported(stale, 1)
     if changed:
         note_change()  # a probability alone changes no count, but the win rates and the judge lab read it
     new = [(key, record) for key, record in wanted.items() if key not in existing]
     insert_rows(
         Judgment,
-        ("criterion_id", "judge_model_id", "response_id", "response_2_id", "verdict", "probability"),
-        ((*key, VERDICT_OF_WINNER[record.winner], record.probability_a) for key, record in new),
+        ("criterion_id", "judge_model_id", "response_id", "response_2_id", "verdict", "probability", "grade"),
+        ((*key, VERDICT_OF_WINNER[record.winner], record.probability_a, record.grade) for key, record in new),
         source=IMPORTED_JUDGMENT_SOURCE,
     )
     # The new labels' battles come from what the import holds, not from reading a million rows back.

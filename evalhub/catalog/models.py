@@ -273,6 +273,11 @@ class Judgment(models.Model):
     probability = models.FloatField(
         null=True, blank=True, help_text="Pairwise: the judge's probability that the first response is better."
     )
+    grade = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Pairwise, graded: how much better the first response is, -3 (second much better) to 3.",
+    )
     rationale = models.TextField(blank=True)
     raw_output = models.TextField(blank=True)
     prompt_variant = models.CharField(max_length=50, default="original")
@@ -305,6 +310,15 @@ class Judgment(models.Model):
             models.CheckConstraint(
                 condition=Q(probability__isnull=True) | Q(probability__gte=0, probability__lte=1),
                 name="judgment_probability_0_to_1",
+            ),
+            # A graded preference (the privileged-information paper, Appendix A.1) is a pairwise
+            # verdict with a size: its sign is the verdict.
+            models.CheckConstraint(
+                condition=Q(grade__isnull=True)
+                | (Q(grade__gt=0, grade__lte=3, verdict=1))
+                | (Q(grade__lt=0, grade__gte=-3, verdict=2))
+                | (Q(grade=0, verdict=0)),
+                name="judgment_grade_is_a_sized_verdict",
             ),
             # An imported label is found again by this key: the same file imported twice changes nothing.
             models.UniqueConstraint(

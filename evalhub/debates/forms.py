@@ -4,6 +4,7 @@ from django import forms
 
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.scaleeval.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNANIMOUS
+from evalhub.debates.models import JudgeRun
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
 from evalhub.system.forms import OnlyChoicePreselectedForm
@@ -108,6 +109,12 @@ class JudgeRunForm(OnlyChoicePreselectedForm):
     privileged_sources = forms.MultipleChoiceField(
         choices=PRIVILEGED_CHOICES, required=False, widget=forms.CheckboxSelectMultiple
     )
+    scale = forms.ChoiceField(
+        choices=JudgeRun.SCALES,
+        initial="choice",
+        required=False,  # left out (older scripts, the anchor comparison): ScaleEval's choice
+        help_text="Graded answers are also correlated with people's graded ratings of the same pairs.",
+    )
     samples = forms.IntegerField(min_value=1, max_value=15, initial=1, help_text="k > 1: self-consistency by majority.")
     check_position = forms.BooleanField(required=False, initial=True, label="Also judge each pair in reverse order")
     temperature = forms.FloatField(min_value=0, max_value=2, initial=0)
@@ -119,6 +126,9 @@ class JudgeRunForm(OnlyChoicePreselectedForm):
             return str(parse_spec(self.cleaned_data["judge"].strip()))
         except UnknownProvider as error:
             raise forms.ValidationError(str(error)) from None
+
+    def clean_scale(self) -> str:
+        return self.cleaned_data.get("scale") or "choice"
 
     def clean(self):
         data = super().clean() or {}

@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from evalhub.core.files.evaluation_events import EvaluationResult
+from evalhub.core.privileged.graded import GRADE_REMINDER, graded_prompt, parse_grade, verdict_of_grade
+from evalhub.core.prompts import sections as ps
 from evalhub.core.prompts.criteria_variants import criteria_section
 from evalhub.core.runs.outcomes import ComponentFailure, Outcome
 from evalhub.core.runs.usage import CallStats
-from evalhub.core.scaleeval.debate import DebateSetup, ask_for_verdict, initial_prompt
+from evalhub.core.scaleeval.debate import PRIVILEGED_NOTE, DebateSetup, ask_for_verdict, initial_prompt
 from evalhub.core.statistics.agreement import (
     Rate,
     by_group,
@@ -33,7 +35,7 @@ from evalhub.core.statistics.agreement import (
 )
 from evalhub.debates.actions import JUDGE_RUN, judge_queue
 from evalhub.debates.evaluation_events import PairVerdict, pair_events
-from evalhub.debates.models import Debate, DebateStatus, JudgeRun, JudgeVerdict
+from evalhub.debates.models import GRADED, Debate, DebateStatus, JudgeRun, JudgeVerdict
 from evalhub.debates.runner import PRIVILEGED_TITLES
 from evalhub.debates.tallying import REFERENCE_STATUSES, do_recount_debates
 from evalhub.jobs.chunks import Settled
@@ -43,6 +45,22 @@ from evalhub.llm import event_loop
 from evalhub.llm.types import LLMError, UnknownProvider
 from evalhub.system.model_access import chat_client
 from evalhub.system.telemetry import emit_after_commit
+
+
+def judge_messages(run: JudgeRun, debate: Debate, reversed_order: bool) -> list[dict[str, str]]:
+    """The prompt a single judge is asked: ScaleEval's first round, or Figure 8's for a graded run."""
+    setup = judge_setup(run, debate, reversed_order)
+    if run.scale != GRADED:
+        return initial_prompt(setup)
+    return graded_prompt(
+        setup.question,
+        setup.submission_1,
+        setup.submission_2,
+        criteria=setup.criteria,
+        privileged=setup.privileged,
+        reference_title=PRIVILEGED_TITLES.get("reference_answer", ps.REFERENCE_ANSWER),
+        privileged_note=PRIVILEGED_NOTE,
+    )
 
 
 def judge_setup(run: JudgeRun, debate: Debate, reversed_order: bool) -> DebateSetup:
@@ -107,8 +125,14 @@ def judge_chunk_work(run: JudgeRun, chunk: JobChunk) -> JudgeChunkResult:
             return completion.text, completion.stats()
 
         try:
-            answer = await ask_for_verdict(initial_prompt(judge_setup(run, debate, reversed_order)), ask)
-            text, verdict, reasked, extra = answer.text, answer.verdict, answer.reasked, answer.extra
+            messages = judge_messages(run, debate, reversed_order)
+            if run.scale == GRADED:
+                answer = await ask_for_verdict(messages, ask, parse_grade, GRADE_REMINDER)
+                grade, verdict = answer.verdict, verdict_of_grade(answer.verdict)
+            else:
+                answer = await ask_for_verdict(messages, ask)
+                grade, verdict = None, answer.verdict
+            text, reasked, extra = answer.text, answer.reasked, answer.extra
         except LLMError as error:
             result.failed += 1
             result.first_error = result.first_error or str(error)
@@ -121,6 +145,7 @@ def judge_chunk_work(run: JudgeRun, chunk: JobChunk) -> JudgeChunkResult:
                 sample=sample,
                 text=text,
                 verdict=verdict,
+                grade=grade,
                 reasked=reasked,
                 input_tokens=extra.input_tokens,
                 output_tokens=extra.output_tokens,

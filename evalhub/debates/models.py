@@ -177,6 +177,9 @@ class DebateTurn(models.Model):
         return self.agent + 1
 
 
+GRADED = "graded"  # a judge run's scale: Figure 8's five graded verdicts
+
+
 class JudgeRun(models.Model):
     """One LLM judge on the pairs of a debate run (ScaleEval, Section 5): the debate (or the
     people who settled it) is the reference the judge is measured against."""
@@ -188,6 +191,11 @@ class JudgeRun(models.Model):
     samples = models.PositiveSmallIntegerField(
         default=1, help_text="k answers per pair; their majority is the verdict."
     )
+    SCALES = [
+        ("choice", "1 / 2 / neither (ScaleEval's judge prompt)"),
+        (GRADED, "graded: A >> B … B >> A (Figure 8 of the privileged-information paper)"),
+    ]
+    scale = models.CharField(max_length=10, choices=SCALES, default="choice")
     check_position = models.BooleanField(default=True, help_text="Also ask with the pair in the other order.")
     temperature = models.FloatField(default=0.0)
     max_tokens = models.PositiveIntegerField(default=512)
@@ -203,6 +211,7 @@ class JudgeRun(models.Model):
         extras = [self.criteria_variant] if self.criteria_variant != "original" else []
         extras += ["privileged"] if self.privileged_sources else []
         extras += [f"k={self.samples}"] if self.samples > 1 else []
+        extras += ["graded"] if self.scale == GRADED else []
         return self.judge + (f" ({', '.join(extras)})" if extras else "")
 
 
@@ -213,6 +222,9 @@ class JudgeVerdict(models.Model):
     sample = models.PositiveSmallIntegerField()
     text = models.TextField()
     verdict = models.SmallIntegerField(null=True, blank=True, help_text="In the order this judge was shown.")
+    grade = models.SmallIntegerField(
+        null=True, blank=True, help_text="A graded run's answer, 2 (first much better) to -2, in the order shown."
+    )
     reasked = models.BooleanField(default=False)
     input_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)

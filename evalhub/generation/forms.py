@@ -185,7 +185,7 @@ class AnchorComparisonForm(JudgeRunForm):
         self.fields["privileged_sources"].initial = ["reference_answer"]
         self.fields["criteria_variant"].initial = "original"  # the criterion as written (Table 3)
         self.fields["privileged_sources"].help_text = "The privileged-information paper grades with the reference."
-        for name in ("criteria_variant", "temperature", "max_tokens", "seed"):
+        for name in ("criteria_variant", "scale", "temperature", "max_tokens", "seed"):
             self.fields[name].widget = forms.HiddenInput()
 
     def comparison_fields(self) -> dict:

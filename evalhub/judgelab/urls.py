@@ -11,6 +11,8 @@ urlpatterns = [
     path("judges/model/<slug:slug>/", views.model_section, name="judge_model_section"),
     path("judges/corrected-boards/", views.corrected_boards, name="judge_corrected_boards"),
     path("judges/pointwise/", views.pointwise, name="judge_pointwise"),
+    path("judges/graded/", views.graded, name="judge_graded"),
+    re_path(r"^judges/graded\.(?P<fmt>csv)$", views.graded, name="judge_graded_export"),
     path("judges/<str:key>/", views.judge_detail, name="judge_detail"),
     re_path(r"^judges/(?P<key>[0-9a-f]{12})\.(?P<fmt>csv|json)$", views.judge_export, name="judge_export"),
 ]

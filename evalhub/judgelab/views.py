@@ -18,6 +18,7 @@ from evalhub.core.judge_lab.report import KINDS, MODEL, PANEL, summary_row
 from evalhub.core.statistics.ppi import CorrectedBoard
 from evalhub.dashboards.provenance import stand_in_specs
 from evalhub.judgelab.forms import JudgmentImportForm
+from evalhub.judgelab.graded import csv_rows, graded_table
 from evalhub.judgelab.observations import Scope
 from evalhub.judgelab.pointwise import pointwise_report, scored_benchmarks
 from evalhub.judgelab.report import judge_key, judge_lab_report, model_as_judge
@@ -114,6 +115,23 @@ def pointwise(request):
     report = pointwise_report(slug) if slug else None
     criteria = sorted(report["criteria"].items()) if report else []
     return render(request, "judgelab/pointwise.html", {"benchmarks": benchmarks, "slug": slug, "criteria": criteria})
+
+
+@role_required()
+def graded(request, fmt: str = ""):
+    """Graded preferences against people's average rating (privileged-information paper, Figure 1, Table 4)."""
+    scope = _scope(request)
+    table = graded_table(scope)
+    if fmt == "csv":
+        return _download(to_text(csv_rows(table), "csv"), "graded.csv", "text/csv")
+    context = {
+        "table": table,
+        "scope": scope,
+        "query": scope_query(scope),
+        "benchmarks": Benchmark.objects.order_by("slug").values_list("slug", flat=True),
+        "criteria": Criterion.objects.order_by("slug").values_list("slug", flat=True),
+    }
+    return render(request, "judgelab/graded.html", context)
 
 
 @role_required()

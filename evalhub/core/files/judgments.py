@@ -8,9 +8,11 @@ anything is written:
   (a person's id or a model's name), `judge_kind` (`human` | `model`; default: judges whose id
   starts with `human` are people), `winner` (`a` | `b` | `tie` | `unreadable`: the judge answered
   but no verdict could be read; it is no battle, and the judge lab counts it against the judge),
-  `probability_a` (the judge's probability that a is better), `criterion` (a criterion slug;
-  default `overall`). A judge that saw a pair both ways has two rows; the one earlier in the file
-  (or in an earlier import) is the order first shown;
+  `probability_a` (the judge's probability that a is better), `grade` (a graded preference from
+  a's side, −3 … 3: 3 a is significantly better, 0 of similar quality, as the privileged-information
+  paper's people rate, Appendix A.1; its sign is the winner, which may then be left out),
+  `criterion` (a criterion slug; default `overall`). A judge that saw a pair both ways has two
+  rows; the one earlier in the file (or in an earlier import) is the order first shown;
 - **mt-bench**: MT-Bench's pairwise judgment records (`question_id`, `model_a`, `model_b`,
   `winner` = `model_a` | `model_b` | `tie` | `tie (bothbad)`, `judge`, `turn`, `conversation_a`,
   `conversation_b`). Turn 1 is the first question and answer; turn 2 is the whole two-turn
@@ -71,6 +73,7 @@ GENERIC_COLUMNS = (
     "judge_kind",
     "winner",
     "probability_a",
+    "grade",
     "criterion",
 )
 MT_BENCH_COLUMNS = ("question_id", "model_a", "model_b", "winner", "judge", "turn", "conversation_a", "conversation_b")
@@ -92,6 +95,7 @@ class JudgmentRecord:
     winner: str  # "a" (the first position), "b", "tie" or "unreadable"
     probability_a: float | None
     criterion: str
+    grade: float | None = None  # −3 … 3 from a's side; its sign is `winner`
 
 
 @dataclass
@@ -413,11 +417,17 @@ def required_texts(
 
 
 def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
-    texts, problems = required_texts(
+    grade, problems = _grade(row.get("grade"))
+    if grade is not None and row.get("winner") in (None, ""):
+        row = {**row, "winner": WINNER_OF_GRADE_SIGN[(grade > 0) - (grade < 0)]}
+    texts, missing = required_texts(
         row,
         ("prompt_id", "model_a", "model_b", "response_a", "response_b", "judge", "winner"),
         verbatim=("response_a", "response_b"),
     )
+    if problems:  # a grade was given but is unreadable: that, not a missing winner, is the problem
+        missing = [problem for problem in missing if "'winner'" not in problem]
+    problems += missing
     if problems:
         return problems
     if len(texts["prompt_id"]) > MAX_ID_LENGTH:
@@ -448,6 +458,8 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
         problems.append(f"'probability_a' must be a number between 0 and 1, not {probability!r}.")
     if winner == UNREADABLE and probability is not None:
         problems.append("an unreadable answer has no 'probability_a'.")
+    if grade is not None and winner in WINNERS and winner != WINNER_OF_GRADE_SIGN[(grade > 0) - (grade < 0)]:
+        problems.append(f"'grade' {grade:g} and 'winner' {winner!r} disagree: a grade's sign is its winner.")
     criterion = row.get("criterion") or DEFAULT_CRITERION
     if not isinstance(criterion, str) or not is_slug(criterion):
         problems.append(f"'criterion' must be a criterion slug, not {criterion!r}.")
@@ -464,4 +476,23 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
         winner=sys.intern(winner),
         probability_a=None if probability is None else float(probability),
         criterion=sys.intern(criterion),
+        grade=grade,
     )
+
+
+GRADE_LOW, GRADE_HIGH = -3, 3
+WINNER_OF_GRADE_SIGN = {1: "a", -1: "b", 0: "tie"}
+
+
+def _grade(value: Any) -> tuple[float | None, list[str]]:
+    """An optional graded preference, −3 … 3 (a number, or text holding one)."""
+    if value is None or value == "":
+        return None, []
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not GRADE_LOW <= value <= GRADE_HIGH:
+        return None, [f"'grade' must be a number from {GRADE_LOW} to {GRADE_HIGH}, not {value!r}."]
+    return float(value), []

@@ -9,16 +9,14 @@ MIN_RESPONSES graded responses on.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-import numpy as np
-from scipy.stats import spearmanr
+from evalhub.core.statistics.rank_correlation import BOOTSTRAP, spearman
+from evalhub.core.statistics.rank_correlation import MIN_ITEMS as MIN_RESPONSES
 
-MIN_RESPONSES = 10
-BOOTSTRAP = 1000
+__all__ = ["MIN_RESPONSES", "GradeCorrelation", "grade_correlation", "grade_table"]
 K = TypeVar("K", bound=Hashable)
 
 
@@ -32,12 +30,6 @@ class GradeCorrelation:
     high: float | None
 
 
-def _rho(x: np.ndarray, y: np.ndarray) -> float | None:
-    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return None
-    return float(spearmanr(x, y).statistic)
-
-
 def grade_correlation(
     metric: str,
     scores: Mapping[K, float],
@@ -46,25 +38,8 @@ def grade_correlation(
     seed: int = 0,
 ) -> GradeCorrelation:
     """Spearman's ρ of the metric's scores with the grades, over the responses that have both."""
-    shared = [key for key in scores if key in grades]
-    x = np.array([scores[key] for key in shared], dtype=float)
-    y = np.array([grades[key] for key in shared], dtype=float)
-    rho = _rho(x, y)
-    p_value = None
-    if rho is not None:
-        p = float(spearmanr(x, y).pvalue)
-        p_value = None if math.isnan(p) else p
-    low = high = None
-    if rho is not None and len(shared) >= MIN_RESPONSES:
-        rng = np.random.default_rng(seed)
-        draws = [
-            value
-            for index in rng.integers(0, len(shared), size=(resamples, len(shared)))
-            if (value := _rho(x[index], y[index])) is not None
-        ]
-        if draws:
-            low, high = (float(v) for v in np.percentile(draws, [2.5, 97.5]))
-    return GradeCorrelation(metric, len(shared), rho, p_value, low, high)
+    found = spearman(scores, grades, resamples, seed)
+    return GradeCorrelation(metric, found.n, found.rho, found.p_value, found.low, found.high)
 
 
 def grade_table(

@@ -203,17 +203,20 @@ class VerdictAnswer:
 
 
 async def ask_for_verdict(
-    messages: list[dict[str, str]], ask: Callable[[list[dict[str, str]]], Awaitable[tuple[str, CallStats]]]
+    messages: list[dict[str, str]],
+    ask: Callable[[list[dict[str, str]]], Awaitable[tuple[str, CallStats]]],
+    parse: Callable[[str], int | None] = parse_verdict,
+    reminder: str = FORMAT_REMINDER,
 ) -> VerdictAnswer:
-    """One answer, asked once more with a reminder when its last line holds no verdict. Debate
-    agents and single judges both go through here."""
+    """One answer, asked once more with a reminder when `parse` finds no verdict in it. Debate
+    agents and single judges (graded ones with their own parser and reminder) all go through here."""
     text, extra = await ask(messages)
-    verdict = parse_verdict(text)
+    verdict = parse(text)
     if verdict is not None:
         return VerdictAnswer(text, verdict, False, extra)
-    retry = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": FORMAT_REMINDER}]
+    retry = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": reminder}]
     second, extra = await ask(retry)
-    return VerdictAnswer(second, parse_verdict(second), True, extra, rejected=text)
+    return VerdictAnswer(second, parse(second), True, extra, rejected=text)
 
 
 async def run_debate(

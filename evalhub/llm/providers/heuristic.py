@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from evalhub.core.privileged.graded import RESPONSE_A, RESPONSE_B
 from evalhub.core.prompts import sections as ps
 from evalhub.core.prompts.judges import GEVAL_ANSWER_CUE, YESCIEVAL_ANSWER_CUE
 from evalhub.core.scaleeval.debate import parse_verdict
@@ -86,6 +87,8 @@ class HeuristicJudge(OfflineChatClient):
         sections = ps.parse_sections(prompt)
         if ps.SUBMISSION_1 in sections and ps.SUBMISSION_2 in sections:
             text = self._compare(sections, other_speakers_verdicts(prompt, sections))
+        elif RESPONSE_A in sections and RESPONSE_B in sections:
+            text = self._grade(sections)
         elif ps.RESPONSE in sections:
             text = self._rate(sections)
         elif GEVAL_ANSWER_CUE in prompt:
@@ -137,6 +140,16 @@ class HeuristicJudge(OfflineChatClient):
         lines.append("Neither is clearly better." if verdict == 0 else f"Submission {verdict} is better.")
         lines.append(str(verdict))
         return "\n".join(lines)
+
+    def _grade(self, sections: dict[str, str]) -> str:
+        """Figure 8's graded verdict: a margin past three tie margins is "significantly" better."""
+        reference = _section_starting(sections, ps.REFERENCE_ANSWER)
+        (s1, f1), (s2, f2) = (self.score(sections[RESPONSE_A], reference), self.score(sections[RESPONSE_B], reference))
+        margin, tie = s1 - s2, self.weights.tie_margin
+        relation = "=" if abs(margin) < tie else ">>" if abs(margin) >= 3 * tie else ">"
+        verdict = "A = B" if relation == "=" else f"A {relation} B" if margin > 0 else f"B {relation} A"
+        lines = [self._header(), f"Response A: {f1} → {s1:.2f}.", f"Response B: {f2} → {s2:.2f}."]
+        return "\n".join([*lines, f"My final verdict is: [[{verdict}]]."])
 
     def quality(self, text: str, context: str) -> float:
         """0..1 for one text read alone (DHP / YESciEval): fluency, sentence order, and — when the

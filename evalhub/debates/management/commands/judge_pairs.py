@@ -20,6 +20,9 @@ class Command(BaseCommand):
         parser.add_argument("--criteria-variant", default="original")
         parser.add_argument("--privileged", action="append", default=[], help="Privileged field to show; repeat.")
         parser.add_argument("--samples", type=int, default=1)
+        parser.add_argument(
+            "--scale", choices=("choice", "graded"), default="choice", help="graded: Figure 8's A >> B … B >> A."
+        )
         parser.add_argument("--no-position-check", action="store_true", help="Do not also ask in reverse order.")
         parser.add_argument("--temperature", type=float, default=0.0)
         parser.add_argument("--max-tokens", type=int, default=512)
@@ -36,6 +39,7 @@ class Command(BaseCommand):
                 "criteria_variant": o["criteria_variant"],
                 "privileged_sources": o["privileged"],
                 "samples": o["samples"],
+                "scale": o["scale"],
                 "check_position": not o["no_position_check"],
                 "temperature": o["temperature"],
                 "max_tokens": o["max_tokens"],
