@@ -1,17 +1,121 @@
-"""The judge report for a scope, computed once per fingerprint of the data it reads."""
+"""The judge report for a scope: computed once per fingerprint of the data it reads, kept, and shown
+at once even when labels have landed since (saying so) while a worker computes the new one.
+
+At a million labels a report takes seconds to compute (reading every label, a bootstrap per judge),
+so no page request computes one once any report of its scope exists: the page gets the report for
+the data as it is now from the cache or the last snapshot, or else the last snapshot marked as
+earlier, and one refresh is asked of a worker (at most one in flight per scope). Exports wait for
+the current report instead: a file a researcher keeps must hold the data as it is.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import pickle
+import time
+from dataclasses import dataclass
+from datetime import datetime
 
+from django.core.cache import cache
+from django.utils import timezone
+from django.utils.crypto import constant_time_compare
+
+from evalhub.celery import task_named
 from evalhub.core.judge_lab.report import Report, build_report
-from evalhub.dashboards.caching import cached
+from evalhub.dashboards.caching import TIMEOUT_S, fingerprint
+from evalhub.judgelab.actions import do_store_report_snapshot, sign
+from evalhub.judgelab.models import ReportSnapshot
 from evalhub.judgelab.observations import Scope, collect
+
+# ":3": the privileged lift gained its per-category and bias tables; a report kept before lacks them.
+VERSION = 3
+REFRESH_TASK = "judgelab.refresh_report"
+REFRESH_LOCK_S = 15 * 60  # a refresh asked for and not finished within this is asked for again
+
+
+@dataclass(frozen=True)
+class Freshness:
+    computed_at: datetime
+    seconds: float  # what computing it took
+    current: bool  # computed from the data as it is now
+
+
+def _scope_key(scope: Scope) -> str:
+    return f"{VERSION}|{scope.key}"
+
+
+def _cache_key(scope: Scope, stamp: str) -> str:
+    return f"judge_lab:{_scope_key(scope)}:{stamp}"
 
 
 def judge_lab_report(scope: Scope = Scope(), stamp: str | None = None) -> Report:  # noqa: B008 (frozen)
-    # ":3": the privileged lift gained its per-category and bias tables; a report cached before lacks them.
-    return cached(f"judge_lab:3:{scope.key}", lambda: compute(scope), stamp=stamp)
+    return report_with_freshness(scope, stamp)[0]
+
+
+def report_with_freshness(
+    scope: Scope = Scope(),  # noqa: B008 (frozen)
+    stamp: str | None = None,
+    *,
+    wait: bool = False,
+) -> tuple[Report, Freshness]:
+    """The scope's report and how fresh it is. `wait`: compute it here if the data changed since."""
+    stamp = stamp or fingerprint()
+    found = cache.get(_cache_key(scope, stamp))
+    if found is not None:
+        return found
+    snapshot = _snapshot(scope)
+    if snapshot is not None and snapshot[2] == stamp:
+        found = (snapshot[0], snapshot[1])
+        cache.set(_cache_key(scope, stamp), found, TIMEOUT_S)
+        return found
+    if snapshot is not None and not wait:
+        _ask_for_refresh(scope)
+        again = _snapshot(scope)  # an eager (in-process) refresh may have finished already
+        if again is not None and again[2] == stamp:
+            return again[0], again[1]
+        return snapshot[0], Freshness(snapshot[1].computed_at, snapshot[1].seconds, current=False)
+    return _compute_and_keep(scope, stamp)
+
+
+def refresh_report(scope: Scope) -> None:
+    """A worker's refresh: compute the scope's report unless the kept one is already current."""
+    try:
+        stamp = fingerprint()
+        snapshot = _snapshot(scope)
+        if snapshot is None or snapshot[2] != stamp:
+            _compute_and_keep(scope, stamp)
+    finally:
+        cache.delete(f"judge_lab:refreshing:{_scope_key(scope)}")
+
+
+def _compute_and_keep(scope: Scope, stamp: str) -> tuple[Report, Freshness]:
+    # The fingerprint is taken before reading: labels landing meanwhile make the next request refresh.
+    started, clock = timezone.now(), time.perf_counter()
+    report = compute(scope)
+    freshness = Freshness(started, time.perf_counter() - clock, current=True)
+    do_store_report_snapshot(_scope_key(scope), stamp, report, started, freshness.seconds)
+    cache.set(_cache_key(scope, stamp), (report, freshness), TIMEOUT_S)
+    return report, freshness
+
+
+def _snapshot(scope: Scope) -> tuple[Report, Freshness, str] | None:
+    row = ReportSnapshot.objects.filter(scope=_scope_key(scope)).first()
+    if row is None:
+        return None
+    payload = bytes(row.payload)
+    if not constant_time_compare(sign(payload), row.signature):
+        return None  # not written by this server (or under another secret key): computed again
+    report = _unpickle(payload)
+    return report, Freshness(row.computed_at, row.seconds, current=True), row.fingerprint
+
+
+def _unpickle(payload: bytes) -> Report:
+    return pickle.loads(payload)  # noqa: S301 (its signature was checked: only what this server pickled)
+
+
+def _ask_for_refresh(scope: Scope) -> None:
+    if cache.add(f"judge_lab:refreshing:{_scope_key(scope)}", 1, REFRESH_LOCK_S):
+        task_named(REFRESH_TASK).apply_async(args=[scope.benchmark, scope.criterion])
 
 
 def compute(scope: Scope) -> Report:

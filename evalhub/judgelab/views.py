@@ -21,7 +21,7 @@ from evalhub.judgelab.forms import JudgmentImportForm
 from evalhub.judgelab.graded import csv_rows, graded_table
 from evalhub.judgelab.observations import Scope
 from evalhub.judgelab.pointwise import pointwise_report, scored_benchmarks
-from evalhub.judgelab.report import judge_key, judge_lab_report, model_as_judge
+from evalhub.judgelab.report import judge_key, judge_lab_report, model_as_judge, report_with_freshness
 from evalhub.system.downloads import download
 
 SORTS = {
@@ -49,11 +49,12 @@ def scope_query(scope: Scope) -> str:
 @role_required()
 def judge_list(request):
     scope = _scope(request)
-    report = judge_lab_report(scope)
+    report, freshness = report_with_freshness(scope)
     sort = request.GET.get("sort", "kappa")
     judges = sorted(report.judges, key=SORTS.get(sort, SORTS["kappa"]))
     context = {
         "report": report,
+        "freshness": freshness,
         "judges": [(judge_key(r.judge.id), r) for r in judges],
         "scope": scope,
         "sort": sort if sort in SORTS else "kappa",
@@ -65,8 +66,8 @@ def judge_list(request):
     return render(request, "judgelab/judge_list.html", context)
 
 
-def _find(request, key: str):
-    report = judge_lab_report(_scope(request))
+def _find(request, key: str, *, wait: bool = False):
+    report, _ = report_with_freshness(_scope(request), wait=wait)
     for judge in report.judges:
         if judge_key(judge.judge.id) == key:
             return judge
@@ -143,7 +144,7 @@ def model_section(request, slug: str):
 
 @role_required()
 def judge_export(request, key: str, fmt: str):
-    judge = _find(request, key)
+    judge = _find(request, key, wait=True)  # a file a researcher keeps holds the data as it is
     if fmt == "json":
         return _download(json.dumps(judge.as_json(), indent=2), f"judge-{key}.json", "application/json")
     # One row per reliability bin (the figure's data) after the judge's headline row.
@@ -153,7 +154,7 @@ def judge_export(request, key: str, fmt: str):
 
 @role_required()
 def report_export(request, fmt: str):
-    report = judge_lab_report(_scope(request))
+    report, _ = report_with_freshness(_scope(request), wait=True)  # a kept file holds the data as it is
     if fmt == "json":
         return _download(json.dumps(report.as_json(), indent=2), "judge-report.json", "application/json")
     if fmt == "hf":  # one row per judge, every figure of the JSON report (nested ones as records)

@@ -1,0 +1,114 @@
+"""The judge lab's report is kept: a page request never computes one once its scope has one; after
+new labels it shows the last one, saying so, while one refresh runs on a worker; exports wait for
+the current one; a snapshot this server did not sign is never unpickled."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+
+from evalhub.catalog.actions import do_import_judgments
+from evalhub.judgelab import report as judge_report
+from evalhub.judgelab.models import ReportSnapshot
+
+pytestmark = pytest.mark.django_db
+
+LABELS = (
+    "prompt_id,prompt,model_a,model_b,response_a,response_b,judge,winner\r\n"
+    "q1,Is 221 prime?,gpt-4o,llama-3,No: 13 x 17.,Yes.,human-ana,a\r\n"
+    "q1,,gpt-4o,llama-3,No: 13 x 17.,Yes.,gpt-4o,a\r\n"
+    "q2,Name a prime above 100.,gpt-4o,llama-3,101,100,human-ana,a\r\n"
+    "q2,,gpt-4o,llama-3,101,100,gpt-4o,b\r\n"
+)
+MORE = "q2,,gpt-4o,llama-3,101,100,claude,a\r\n"
+
+
+def imported(text: str) -> None:
+    do_import_judgments(filename="l.csv", data=text.encode(), benchmark_slug="primes", allow_new_models=True)
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """How often a report is computed; `refreshes` lists the refreshes asked of a worker (not run)."""
+    calls = {"compute": 0, "refreshes": []}
+    real = judge_report.compute
+
+    def counting(scope):
+        calls["compute"] += 1
+        return real(scope)
+
+    class Task:
+        def apply_async(self, args):
+            calls["refreshes"].append(tuple(args))
+
+    monkeypatch.setattr(judge_report, "compute", counting)
+    monkeypatch.setattr(judge_report, "task_named", lambda name: Task())
+    return calls
+
+
+def judges_on(page) -> set[str]:
+    return {r.judge.id for _, r in page.context["judges"]}
+
+
+def test_an_emptied_cache_is_served_from_the_snapshot_without_computing(login, viewer, client, counted):
+    imported(LABELS)
+    login(viewer)
+    assert client.get("/judges/").status_code == 200
+    assert counted["compute"] == 1 and ReportSnapshot.objects.count() == 1
+    cache.clear()  # the counts' version goes with it: the kept report can no longer be known current
+    page = client.get("/judges/")
+    assert counted["compute"] == 1, "the kept report, not a new computation"
+    assert judges_on(page) == {"gpt-4o", "human-ana"}
+    assert counted["refreshes"] == [("", "")], "and a worker asked to make sure"
+    judge_report.refresh_report(judge_report.Scope())
+    assert client.get("/judges/").context["freshness"].current
+
+
+def test_after_new_labels_the_last_report_is_shown_as_earlier_and_one_refresh_is_asked(
+    login, viewer, client, counted
+):
+    imported(LABELS)
+    login(viewer)
+    before = judges_on(client.get("/judges/"))
+    imported(LABELS + MORE)  # a new judge's label lands
+    page = client.get("/judges/")
+    assert judges_on(page) == before, "the last report, at once"
+    assert not page.context["freshness"].current
+    assert "before the latest labels landed" in page.content.decode()
+    client.get("/judges/")
+    assert counted == {"compute": 1, "refreshes": [("", "")]}, "one refresh in flight, none computed in a request"
+
+    judge_report.refresh_report(judge_report.Scope())  # the worker's part
+    page = client.get("/judges/")
+    assert "claude" in judges_on(page) and page.context["freshness"].current
+    assert counted["compute"] == 2
+
+
+def test_an_export_waits_for_the_report_of_the_data_as_it_is(login, viewer, client, counted):
+    imported(LABELS)
+    login(viewer)
+    client.get("/judges/")
+    imported(LABELS + MORE)
+    exported = client.get("/judges/report.json").json()
+    assert "claude" in {judge["id"] for judge in exported["judges"]}
+    assert counted["refreshes"] == []
+
+
+def test_a_snapshot_this_server_did_not_sign_is_computed_again_never_unpickled(
+    login, viewer, client, counted, monkeypatch
+):
+    imported(LABELS)
+    login(viewer)
+    client.get("/judges/")
+    ReportSnapshot.objects.update(payload=b"not what was written", signature="0" * 64)
+    cache.clear()
+    monkeypatch.setattr(judge_report, "_unpickle", lambda payload: pytest.fail("unpickled an unsigned payload"))
+    assert client.get("/judges/").status_code == 200
+    assert counted["compute"] == 2
+
+
+def test_a_refresh_asked_for_twice_computes_once(counted):
+    imported(LABELS)
+    judge_report.judge_lab_report()
+    judge_report.refresh_report(judge_report.Scope())
+    assert counted["compute"] == 1, "the kept report is current: nothing to do"
