@@ -142,7 +142,7 @@ async def watch(debate_ids: list[int], user, received: dict[str, float], stop: a
             event = await communicator.output_queue.get()
             now = time.time()
             message = event.get("text", "")
-            if "beforeend:#turn-" in message:
+            if "turn-slot-" in message:  # a turn under way: its whole text so far
                 for word in WORD.findall(message):
                     received.setdefault(word, now)
 

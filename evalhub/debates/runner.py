@@ -14,7 +14,6 @@ import time
 import zlib
 from dataclasses import dataclass
 
-from django.core.cache import cache
 from django.db.models import prefetch_related_objects
 
 from evalhub.core.prompts.criteria_variants import criteria_text
@@ -47,7 +46,6 @@ from evalhub.system.model_access import chat_client
 
 logger = logging.getLogger(__name__)
 FLUSH_INTERVAL_S = 0.04
-IN_FLIGHT_SAVE_S = 1.0
 PRIVILEGED_TITLES = {"reference_answer": "Reference answer", "rating_guidelines": "Rating guidelines"}
 
 
@@ -111,6 +109,7 @@ def run_debates(debate_ids: list[int]) -> dict[int, str]:
 class _Commits:
     turns: GroupCommit
     finishes: GroupCommit
+    texts: live.InFlightTexts  # turns under way, for pages opened mid-turn
 
 
 def _prepared(debates: list[Debate]) -> list[tuple[Debate, DebateSetup, list[Turn]]]:
@@ -128,12 +127,14 @@ async def _run_all(debate_ids: list[int]) -> dict[int, str]:
             clients[key] = chat_client(spec)
         return clients[key]
 
-    async with DatabaseThread() as db, outbox():
+    async with DatabaseThread() as db, outbox(), live.InFlightTexts.saving() as texts:
         # The batch starts in a few queries, however many debates it holds; turns (and debates)
         # that finish together are stored in one transaction. A pause or cancel of the job stops
         # every debate at its next call (evalhub.llm.interrupt), not at its next round.
         prepared = await db.run(lambda: _prepared(do_claim_debates(debate_ids)))
-        commits = _Commits(turns=GroupCommit(db, do_record_turns), finishes=GroupCommit(db, do_finish_debates))
+        commits = _Commits(
+            turns=GroupCommit(db, do_record_turns), finishes=GroupCommit(db, do_finish_debates), texts=texts
+        )
         try:
             ran: list[object] = list(
                 await asyncio.gather(*(_run_one(*entry, client_for, db, commits) for entry in prepared))
@@ -161,7 +162,7 @@ async def _run_one(
     async def ask(agent: int, round_number: int, messages: list[dict[str, str]]):
         # A re-ask starts its text afresh: the same frame as a first ask.
         key = live.in_flight_key(debate_id, round_number, agent)
-        await cache.aset(key, "", live.IN_FLIGHT_TIMEOUT_S)
+        commits.texts.note(key, "")
         await send_html(group, live.turn_in_flight(round_number, agent))
         stream = agents[agent].stream(
             messages,
@@ -171,25 +172,24 @@ async def _run_one(
         )
         # Frames go out in small batches (about every 40 ms), each with the whole text so far, so a
         # viewer who arrives mid-turn is complete at the next one; the cache keeps the text for pages
-        # rendered meanwhile (about every second: it is read only when a page opens).
-        text, flushed_at, saved_at = "", time.monotonic(), time.monotonic()
+        # rendered meanwhile (the batch saves every turn's together: it is read only when a page opens).
+        text, flushed_at = "", time.monotonic()
         unsent = False
         async for chunk in stream:
             text += chunk
             unsent = True
+            commits.texts.note(key, text)
             now = time.monotonic()
             if now - flushed_at >= FLUSH_INTERVAL_S:
                 await send_html(group, live.turn_in_flight(round_number, agent, text))
                 flushed_at, unsent = now, False
-            if now - saved_at >= IN_FLIGHT_SAVE_S:
-                await cache.aset(key, text, live.IN_FLIGHT_TIMEOUT_S)
-                saved_at = now
         if unsent:
             await send_html(group, live.turn_in_flight(round_number, agent, text))
         done_call = stream.completion
         return done_call.text, done_call.stats()
 
     async def on_turn(turn: Turn) -> None:
+        commits.texts.drop(live.in_flight_key(debate_id, turn.round, turn.agent))
         await commits.turns.add((debate_id, turn, str(run.agents[turn.agent])))
 
     try:

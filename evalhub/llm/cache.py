@@ -12,7 +12,7 @@ import json
 import logging
 import sqlite3
 import threading
-from dataclasses import asdict
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,9 @@ def is_cacheable(temperature: float, seed: int | None, repeat: int | None) -> bo
 
 def encoded(completion: Completion) -> str:
     """A completion as the cache stores it (JSON text)."""
-    return json.dumps({**asdict(completion), "cached": False}, ensure_ascii=False, default=str)
+    # Its fields one level deep (asdict copies `raw` recursively first: a tenth of a millisecond per call).
+    fields = {field.name: getattr(completion, field.name) for field in dataclass_fields(completion)}
+    return json.dumps({**fields, "cached": False}, ensure_ascii=False, default=str)
 
 
 def decoded(stored: str) -> Completion:

@@ -374,3 +374,24 @@ async def test_the_response_cache_is_asked_in_a_thread_so_the_loop_streams_other
     running.cancel()
     assert text
     assert ticks >= 25, f"the loop ran only {ticks} times during 0.8 s of cache queries"
+
+
+async def test_openai_style_calls_go_straight_over_http_without_the_sdks_request_path(server, monkeypatch):
+    """The SDK's typing-driven body transform and httpx models cost most of a streamed call's client CPU
+    (benchmarks/openai_stream_cpu.py); the same request goes out without them, headers and all."""
+    import openai._base_client
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the request went through the OpenAI SDK")
+
+    monkeypatch.setattr(openai._base_client.AsyncAPIClient, "request", refuse)
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-test")
+    client = openai_client(server)
+    assert (await client.complete(MESSAGES)).text == "No, 221 is 13 times 17."
+    assert "".join([chunk async for chunk in client.stream(MESSAGES)]) == "No, 221 is 13 times 17."
+    first, second = server.state.requests[-2:]
+    headers = {name.lower(): value for name, value in first["headers"].items()}
+    assert headers["authorization"] == "Bearer test-key"
+    assert headers["openai-organization"] == "org-test"
+    assert (first["body"]["model"], first["body"]["messages"]) == ("gpt-test", MESSAGES)
+    assert second["body"]["stream"] is True and second["body"]["stream_options"] == {"include_usage": True}

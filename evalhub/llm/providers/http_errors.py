@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import errno
+import json
 import re
 
+import aiohttp
 import httpx2
 
 from evalhub.llm.base import Failure
@@ -12,6 +14,25 @@ from evalhub.llm.retry import parse_retry_after
 from evalhub.llm.types import AuthenticationFailed, RequestRejected
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
+
+
+class HTTPStatusFailure(Exception):
+    """An error status from a provider called without its SDK (the streamed OpenAI-style calls)."""
+
+    def __init__(self, status: int, retry_after: str | None, body: str) -> None:
+        self.status, self.retry_after = status, retry_after
+        self.message = _error_message(body)
+        super().__init__(f"HTTP {status}: {self.message[:300]}")
+
+
+def _error_message(body: str) -> str:
+    """The provider's own words where its body is OpenAI's error object, else the body."""
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        return body
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) else body
 
 
 def classify_status(status: int, retry_after: str | None, message: str, key_variable: str) -> Failure:
@@ -31,7 +52,7 @@ def classify_transport(error: Exception) -> Failure | None:
     """A connection that failed under a response already streaming: the SDKs pass their HTTP
     client's error through unwrapped. Retried like any connection failure (while no text has
     reached the caller)."""
-    if isinstance(error, httpx2.TransportError):
+    if isinstance(error, (httpx2.TransportError, aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError)):
         return Failure(retry=True, cause=f"connection failed mid-stream ({type(error).__name__}: {str(error)[:200]})")
     return None
 

@@ -2,21 +2,40 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-import openai
-from openai.types.chat import ChatCompletion
+import aiohttp
 
 from evalhub.llm.base import ChatClient, Failure, Sampling
-from evalhub.llm.providers.http_errors import classify_status, classify_transport, refused_connection
-from evalhub.llm.providers.transport import async_http_client
+from evalhub.llm.providers.http_errors import (
+    HTTPStatusFailure,
+    classify_status,
+    classify_transport,
+    refused_connection,
+)
 from evalhub.llm.types import AuthenticationFailed, Completion, Message, RequestRejected
 
 OPENAI_KEY = "OPENAI_API_KEY"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"  # the SDK's, also when OPENAI_BASE_URL is unset
+
+
+async def event_data(content: aiohttp.StreamReader) -> AsyncIterator[bytes]:
+    """The data lines of a server-sent event stream, read in blocks as they arrive (a readline per
+    line was a fifth of a streamed call's CPU)."""
+    rest = b""
+    async for block in content.iter_any():
+        lines = (rest + block).split(b"\n")
+        rest = lines.pop()
+        for line in lines:
+            if line.startswith(b"data:"):
+                yield line[5:].strip()
+    if rest.startswith(b"data:"):
+        yield rest[5:].strip()
 
 
 class OpenAIChat(ChatClient):
@@ -28,22 +47,7 @@ class OpenAIChat(ChatClient):
         super().__init__(model, endpoint=base_url or "", **options)
         self.base_url = base_url
         self._api_key = api_key
-        self._client: openai.AsyncOpenAI | None = None
-
-    def _sdk(self) -> openai.AsyncOpenAI:
-        if self._client is None:
-            key = self._api_key or os.environ.get(self.key_variable) or self._default_key()
-            if not key:
-                raise AuthenticationFailed(self.provider, self.model, f"no API key: set {self.key_variable}")
-            # Retries are ours (one policy for every provider), so the SDK's are off.
-            self._client = openai.AsyncOpenAI(
-                api_key=key,
-                base_url=self.base_url,
-                max_retries=0,
-                timeout=self.timeout_s,
-                http_client=async_http_client(openai, self.timeout_s, self.heed_rate_headers),
-            )
-        return self._client
+        self._session: aiohttp.ClientSession | None = None
 
     def _default_key(self) -> str:
         return ""
@@ -59,27 +63,37 @@ class OpenAIChat(ChatClient):
             request["seed"] = sampling.seed
         return request
 
-    # Both paths are the SDK's public surface: post() (documented for any endpoint) for a whole
-    # completion, and with_streaming_response for a stream. Each call still gets the SDK's URL,
-    # authentication and typed errors; neither builds a typed model per streamed chunk.
-
     async def _complete_once(self, messages: list[Message], sampling: Sampling) -> Completion:
         started = time.perf_counter()
-        response = await self._sdk().post(
-            "/chat/completions", body=self._request(messages, sampling), cast_to=ChatCompletion
-        )
-        choice = response.choices[0]
-        usage = response.usage
+        async with self._post(self._request(messages, sampling)) as response:
+            body = await response.read()
+        answer = json.loads(body)
+        choices = answer.get("choices") or [{}]
+        usage = answer.get("usage") or {}
         return Completion(
-            text=choice.message.content or "",
+            text=(choices[0].get("message") or {}).get("content") or "",
             provider=self.provider,
             model=self.model,
-            input_tokens=usage.prompt_tokens if usage else 0,
-            output_tokens=usage.completion_tokens if usage else 0,
+            input_tokens=usage.get("prompt_tokens") or 0,
+            output_tokens=usage.get("completion_tokens") or 0,
             latency_s=time.perf_counter() - started,
-            finish_reason=choice.finish_reason or "",
-            raw=response.model_dump(mode="json"),
+            finish_reason=choices[0].get("finish_reason") or "",
+            raw=answer,
         )
+
+    @contextlib.asynccontextmanager
+    async def _post(self, request: dict[str, Any]) -> AsyncIterator[aiohttp.ClientResponse]:
+        """The response to one request, its headers heard and an error status raised. Calls go straight
+        over aiohttp, not through the SDK: its request path (a typing-driven transform of the body,
+        then httpx's models over the aiohttp transport) cost about 0.9 ms of CPU of a streamed call's
+        1.4 ms, where a debate worker makes thousands (benchmarks/openai_stream_cpu.py). The request
+        is the JSON the SDK sends, to the same URL, with the same headers."""
+        session = self._session_for_loop()
+        async with session.post(self._chat_url(), data=json.dumps(request), headers=self._headers()) as response:
+            await self.heed_rate_headers(response.headers)
+            if response.status >= 400:
+                raise HTTPStatusFailure(response.status, response.headers.get("retry-after"), await response.text())
+            yield response
 
     async def _stream_once(
         self, messages: list[Message], sampling: Sampling, emit: Callable[[str], None]
@@ -89,17 +103,13 @@ class OpenAIChat(ChatClient):
         parts: list[str] = []
         finish, usage = "", dict[str, Any]()
         ended = False
-        # The SDK's documented raw-streaming surface: the response unread, its server-sent events
-        # parsed here with a few dict lookups per chunk, where the typed stream builds a model per
-        # chunk (benchmarks/openai_stream_cpu.py: about 6× the CPU per streamed call).
-        async with self._sdk().chat.completions.with_streaming_response.create(**request) as response:
-            async for line in response.iter_lines():
+        async with self._post(request) as response:
+            async for data in event_data(response.content):
                 # After [DONE] the body is read to its end rather than left: a response closed
                 # early takes its connection with it, and the next call pays for a new one.
-                if ended or not line.startswith("data:"):
+                if ended:
                     continue
-                data = line[5:].strip()
-                if data == "[DONE]":
+                if data == b"[DONE]":
                     ended = True
                     continue
                 event = json.loads(data)
@@ -125,17 +135,51 @@ class OpenAIChat(ChatClient):
             raw={"streamed": True},
         )
 
+    def _key(self) -> str:
+        key = self._api_key or os.environ.get(self.key_variable) or self._default_key()
+        if not key:
+            raise AuthenticationFailed(self.provider, self.model, f"no API key: set {self.key_variable}")
+        return key
+
+    def _chat_url(self) -> str:
+        base = self.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        return f"{base.rstrip('/')}/chat/completions"
+
+    def _headers(self) -> dict[str, str]:
+        # The headers the SDK sends for a request, the organisation and project as it reads them.
+        headers = {
+            "Authorization": f"Bearer {self._key()}",
+            "Content-Type": "application/json",
+            "Accept": "text/event-stream",
+        }
+        for header, variable in (("OpenAI-Organization", "OPENAI_ORG_ID"), ("OpenAI-Project", "OPENAI_PROJECT_ID")):
+            if value := os.environ.get(variable):
+                headers[header] = value
+        return headers
+
+    def _session_for_loop(self) -> aiohttp.ClientSession:
+        """One session per client and event loop (closed by aclose); no pool limit of its own: the
+        client's concurrency gate bounds the calls in flight, and so the connections."""
+        if self._session is None:  # aclose forgets a closed one
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0),
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.timeout_s),  # the call's own timeout rules
+            )
+        return self._session
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+        await super().aclose()
+
     def _classify(self, error: Exception) -> Failure:
         if refused := refused_connection(error):
             return refused
-        if isinstance(error, openai.APIStatusError):
-            return classify_status(
-                error.status_code, error.response.headers.get("retry-after"), str(error.message), self.key_variable
-            )
-        if isinstance(error, openai.APITimeoutError):
-            return Failure(retry=True, cause="timed out")
-        if isinstance(error, openai.APIConnectionError):
-            return Failure(retry=True, cause="connection failed")
+        if isinstance(error, HTTPStatusFailure):
+            return classify_status(error.status, error.retry_after, error.message, self.key_variable)
+        if isinstance(error, aiohttp.ClientConnectionError) and not isinstance(error, aiohttp.ServerDisconnectedError):
+            return Failure(retry=True, cause=f"connection failed ({type(error).__name__})")
         return classify_transport(error) or super()._classify(error)
 
 
