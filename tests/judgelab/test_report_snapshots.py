@@ -64,9 +64,7 @@ def test_an_emptied_cache_is_served_from_the_snapshot_without_computing(login, v
     assert client.get("/judges/").context["freshness"].current
 
 
-def test_after_new_labels_the_last_report_is_shown_as_earlier_and_one_refresh_is_asked(
-    login, viewer, client, counted
-):
+def test_after_new_labels_the_last_report_is_shown_as_earlier_and_one_refresh_is_asked(login, viewer, client, counted):
     imported(LABELS)
     login(viewer)
     before = judges_on(client.get("/judges/"))
