@@ -19,6 +19,7 @@ import itertools
 import math
 import os
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -56,8 +57,10 @@ VARIANTS = ["original"] * 7 + ["masked", "gibberish", "shuffled"]
 def build(models: int, debates: int, verdicts: int, seed: int) -> None:
     rng = random.Random(seed)
     benchmark = Benchmark.objects.create(slug="arena", name="Arena")
-    criteria = [
-        Criterion.objects.create(slug=name, name=name.title(), levels={str(i): str(i) for i in range(1, 6)})
+    criteria = [  # the built-in criteria are there already (a migration adds them)
+        Criterion.objects.get_or_create(
+            slug=name, defaults={"name": name.title(), "levels": {str(i): str(i) for i in range(1, 6)}}
+        )[0]
         for name in ("helpfulness", "reasoning")
     ]
     lms = LanguageModel.objects.bulk_create(
@@ -258,13 +261,16 @@ def timing_into(spent: list[float]):
     return wrapper
 
 
-def write_costs(requests: int) -> None:
+WRITE_BOUND = 2.0  # the scale issue: the counts' bookkeeping within 2× of the write it accompanies
+
+
+def write_costs(requests: int) -> bool:
     """Database time of one write with the counts kept, against the same write without them."""
     from django.db import connection, transaction
 
     from evalhub.core.scaleeval.debate import DebateOutcome
-    from evalhub.debates.actions import do_finish_debates
-    from evalhub.debates.tallying import do_recount_debates
+    from evalhub.debates.actions import DEBATES_PER_JUDGE_CHUNK, do_finish_debates
+    from evalhub.debates.tallying import do_recount_debates, do_recount_judge_run
 
     run = JudgeRun.objects.filter(criteria_variant="original").order_by("id").first()
     debates = list(Debate.objects.filter(run_id=run.reference_id).order_by("id")[:requests])
@@ -306,6 +312,39 @@ def write_costs(requests: int) -> None:
                         Debate.objects.filter(pk=debate.pk).update(status=DebateStatus.CONSENSUS, verdict=1, winner="a")
             timings[label].append(time.perf_counter() - start)
             database[label].append(sum(spent))
+    # As a judge run writes: a chunk's verdicts (25 debates, both orders) in one transaction, the chunk's
+    # debates recounted in it; old and new alternate chunk by chunk.
+    chunk = DEBATES_PER_JUDGE_CHUNK
+    pool = list(Debate.objects.filter(run_id=run.reference_id).order_by("id")[: chunk * requests * 2])
+    for index in range(requests):
+        for counted in (False, True):
+            label = "chunk of verdicts, counted" if counted else "chunk of verdicts"
+            start_at = ((2 * index + counted) * chunk) % max(1, len(pool) - chunk)
+            ids = [d.pk for d in pool[start_at : start_at + chunk]]
+            rows = [
+                JudgeVerdict(
+                    judge_run=run,
+                    debate_id=debate_id,
+                    reversed_order=order,
+                    sample=1000 + 2 * index + counted,  # never one already stored
+                    text="…",
+                    verdict=1,
+                    input_tokens=400,
+                    output_tokens=80,
+                    latency_s=1.2,
+                )
+                for debate_id in ids
+                for order in (False, True)
+            ]
+            spent = []
+            start = time.perf_counter()
+            with connection.execute_wrapper(timing_into(spent)), transaction.atomic():
+                JudgeVerdict.objects.bulk_create(rows, ignore_conflicts=True)
+                if counted:
+                    do_recount_judge_run(run.pk, ids)  # as JudgeRunRunner.write does
+            timings.setdefault(label, []).append((time.perf_counter() - start) / len(rows))
+            database.setdefault(label, []).append(sum(spent) / len(rows))
+    chunked = statistics.median(timings["chunk of verdicts, counted"]) / statistics.median(timings["chunk of verdicts"])
     print("one write (ms): the row alone, and with the boards' counts kept in the same transaction")
     print(f"  {'':<32}{'wall p50':>10}{'wall p95':>10}{'db p50':>10}{'db p95':>10}")
     for label, values in timings.items():
@@ -313,7 +352,9 @@ def write_costs(requests: int) -> None:
         db_cells = f"{percentile(db, 50):>10.2f}{percentile(db, 95):>10.2f}" if db else ""
         print(f"  {label:<32}{percentile(values, 50):>10.2f}{percentile(values, 95):>10.2f}{db_cells}")
     print("  (settle, counted is the whole do_finish_debates action: lock, save, counts, live broadcast;")
-    print("   db is the statements' own time, the rest is Python)")
+    print("   db is the statements' own time, the rest is Python; a chunk's figures are per verdict)")
+    print(f"a chunk's verdicts with their counts kept: {chunked:.1f}× the verdicts alone (bound: {WRITE_BOUND}×)")
+    return chunked <= WRITE_BOUND
 
 
 def main() -> None:
@@ -329,17 +370,19 @@ def main() -> None:
     setup_test_environment()
     if django.db.connection.vendor == "sqlite":  # a file in a temporary folder, as a quickstart has
         call_command("migrate", verbosity=0)
-        run(args)
-        return
-    # A database of its own (test_<name>, dropped at the end), never the one DATABASE_URL names.
-    databases = setup_databases(verbosity=0, interactive=False)
-    try:
-        run(args)
-    finally:
-        teardown_databases(databases, verbosity=0)
+        met = run(args)
+    else:
+        # A database of its own (test_<name>, dropped at the end), never the one DATABASE_URL names.
+        databases = setup_databases(verbosity=0, interactive=False)
+        try:
+            met = run(args)
+        finally:
+            teardown_databases(databases, verbosity=0)
+    if not met:
+        sys.exit(1)
 
 
-def run(args: argparse.Namespace) -> None:
+def run(args: argparse.Namespace) -> bool:
     build(args.models, args.debates, args.verdicts, args.seed)
     viewer = User.objects.create_user("bench-viewer")
     viewer.groups.add(Group.objects.get_or_create(name="viewer")[0])
@@ -368,7 +411,7 @@ def run(args: argparse.Namespace) -> None:
             f"{percentile(warm, 95):>10.1f}"
         )
     previous_method(args.requests)
-    write_costs(args.requests)
+    met = write_costs(args.requests)
 
     from evalhub.dashboards.battles import load_battles
     from evalhub.dashboards.caching import fingerprint
@@ -388,6 +431,7 @@ def run(args: argparse.Namespace) -> None:
     )
     print(f"  evalhub (aggregated counts, resamples fitted together): {ours:.3f} s")
     print(f"  ratio: {naive_per_round * 201 / ours:.0f}×")
+    return met
 
 
 if __name__ == "__main__":

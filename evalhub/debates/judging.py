@@ -37,7 +37,7 @@ from evalhub.debates.actions import JUDGE_RUN, judge_queue
 from evalhub.debates.evaluation_events import PairVerdict, pair_events
 from evalhub.debates.models import GRADED, Debate, DebateStatus, JudgeRun, JudgeVerdict
 from evalhub.debates.runner import PRIVILEGED_TITLES
-from evalhub.debates.tallying import REFERENCE_STATUSES, do_recount_debates
+from evalhub.debates.tallying import REFERENCE_STATUSES, do_recount_judge_run
 from evalhub.jobs.chunks import Settled
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.jobs.runners import JobRunner
@@ -203,7 +203,7 @@ class JudgeRunRunner(JobRunner[JudgeRun, JudgeChunkResult]):
 
     def write(self, chunk: JobChunk, result: JudgeChunkResult) -> int:
         JudgeVerdict.objects.bulk_create(result.verdicts, ignore_conflicts=True)  # a retried chunk adds nothing
-        do_recount_debates(chunk.unit_ids)  # the boards' counts, in the chunk's transaction
+        do_recount_judge_run(self.run.pk, chunk.unit_ids)  # the boards' counts, in the chunk's transaction
         emit_after_commit(partial(verdict_events, self.run, result.verdicts))
         return result.failed
 

@@ -81,6 +81,32 @@ def do_recount_debates(debate_ids: Collection[int]) -> None:
         note_change()  # the judge lab reads debates' states, which change without a count changing
 
 
+def do_recount_judge_run(run_id: int, debate_ids: Collection[int]) -> None:
+    """Bring one judge run's counts on these debates up to date after its verdicts on them were
+    written: the debates' own counts do not change, so only that run's majorities are read and
+    rewritten (a whole recount read every judge's verdicts on the debates)."""
+    if not debate_ids:
+        return
+    ids = sorted(set(debate_ids))
+    with transaction.atomic():
+        # The same lock, in the same order, as a whole recount: the two take turns on a debate.
+        list(Debate.objects.select_for_update().filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
+        counted = CountedDebate.objects.in_bulk(ids)
+        if len(counted) < len(ids):  # a debate never counted: the whole recount counts it first
+            do_recount_debates(ids)
+            return
+        verdicts = JudgeVerdict.objects.filter(judge_run_id=run_id, debate_id__in=ids).order_by()
+        fresh = _majorities(verdicts.values_list(*VERDICT_FIELDS))
+        stored = list(JudgeMajority.objects.filter(judge_run_id=run_id, debate_id__in=ids))
+        runs = _runs([run_id])
+        old_battles, old_judges = _contributions(counted, stored, runs)
+        new_battles, new_judges = _contributions(counted, fresh, runs)
+        do_add_battles(_difference(new_battles, old_battles))
+        do_add_judge_tallies(_difference(new_judges, old_judges))
+        _write_changed_majorities(stored, fresh)
+        note_change()
+
+
 def do_count_all() -> tuple[dict, dict]:
     """Count every debate and every judge's verdicts from scratch (the rebuild): the CountedDebate
     and JudgeMajority rows are written anew; the battle and judge counts are returned, to be stored
@@ -102,10 +128,29 @@ def _replace(ids: list[int], fresh_debates: dict[int, CountedDebate], fresh_majo
     new_battles, new_judges = _contributions(fresh_debates, fresh_majorities, runs)
     do_add_battles(_difference(new_battles, old_battles))
     do_add_judge_tallies(_difference(new_judges, old_judges))
-    CountedDebate.objects.filter(debate_id__in=ids).delete()
-    CountedDebate.objects.bulk_create(fresh_debates.values())
-    JudgeMajority.objects.filter(debate_id__in=ids).delete()
-    JudgeMajority.objects.bulk_create(fresh_majorities)
+    # Only the rows that changed are written: a judge run's chunk changes that run's majorities on its
+    # debates, not the other runs' nor the debates' (rewriting all of them was most of a recount).
+    stale_debates = [i for i in ids if _fields(stored_debates.get(i)) != _fields(fresh_debates.get(i))]
+    CountedDebate.objects.filter(debate_id__in=stale_debates).delete()
+    CountedDebate.objects.bulk_create(fresh_debates[i] for i in stale_debates if i in fresh_debates)
+    _write_changed_majorities(stored_majorities, fresh_majorities)
+
+
+def _write_changed_majorities(before: Iterable[JudgeMajority], after: Iterable[JudgeMajority]) -> None:
+    stored = {(m.judge_run_id, m.debate_id): m for m in before}
+    fresh = {(m.judge_run_id, m.debate_id): m for m in after}
+    stale = [key for key in stored.keys() | fresh.keys() if _fields(stored.get(key)) != _fields(fresh.get(key))]
+    gone = [stored[key].pk for key in stale if key in stored]
+    if gone:
+        JudgeMajority.objects.filter(pk__in=gone).delete()
+    JudgeMajority.objects.bulk_create(fresh[key] for key in stale if key in fresh)
+
+
+def _fields(row: CountedDebate | JudgeMajority | None) -> tuple | None:
+    """A count row's values, its own id aside (None for no row): what decides whether it is rewritten."""
+    if row is None:
+        return None
+    return tuple(getattr(row, field.attname) for field in row._meta.concrete_fields if field.name != "id")
 
 
 def _counted(row: dict) -> CountedDebate:

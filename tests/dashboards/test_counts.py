@@ -233,3 +233,28 @@ def test_debates_settling_at_the_same_moment_in_many_workers_are_all_counted(are
     kept = snapshot()
     do_rebuild_tallies()
     assert snapshot() == kept
+
+
+def test_a_judge_runs_chunk_recounts_only_its_own_majorities_and_still_equals_a_count_from_scratch(
+    arena, monkeypatch
+):
+    play(arena, random.Random(3))
+    from evalhub.debates import tallying
+
+    def whole_recount(ids):
+        raise AssertionError("a judge run's chunk recounted every judge's verdicts on its debates")
+
+    monkeypatch.setattr(tallying, "do_recount_debates", whole_recount)
+    monkeypatch.setattr("evalhub.debates.judging.do_recount_debates", whole_recount, raising=False)
+    written = []
+    real = tallying.do_add_judge_tallies
+    monkeypatch.setattr(tallying, "do_add_judge_tallies", lambda deltas: written.append(deltas) or real(deltas))
+    for run, samples in ((arena[0], 3), (arena[1], 1)):
+        do_create_judge_run(
+            reference=run, judge="heuristic:detail", samples=samples, temperature=0.7, check_position=True
+        )
+    assert written, "the chunks were counted by the narrow recount"
+    kept = snapshot()
+    monkeypatch.undo()
+    do_rebuild_tallies()
+    assert snapshot() == kept
