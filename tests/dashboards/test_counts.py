@@ -235,9 +235,7 @@ def test_debates_settling_at_the_same_moment_in_many_workers_are_all_counted(are
     assert snapshot() == kept
 
 
-def test_a_judge_runs_chunk_recounts_only_its_own_majorities_and_still_equals_a_count_from_scratch(
-    arena, monkeypatch
-):
+def test_a_judge_runs_chunk_recounts_only_its_own_majorities_and_still_equals_a_count_from_scratch(arena, monkeypatch):
     play(arena, random.Random(3))
     from evalhub.debates import tallying
 
