@@ -34,6 +34,7 @@ use slugs, like a benchmark file.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import math
@@ -170,8 +171,13 @@ def _no_duplicate_columns(columns: list[str]) -> None:
 # --- the three layouts, each turned into generic rows ----------------------------------------
 
 
+_GENERIC_SET = frozenset(GENERIC_COLUMNS)
+
+
 def _generic(row: dict[str, Any]) -> dict[str, Any] | str:
-    unknown = sorted(set(row) - set(GENERIC_COLUMNS))
+    if row.keys() <= _GENERIC_SET:  # the common case, without building a set per row
+        return row
+    unknown = sorted(set(row) - _GENERIC_SET)
     if unknown:
         return f"unknown column(s) {', '.join(map(repr, unknown))}; a generic file has {', '.join(GENERIC_COLUMNS)}."
     return row
@@ -348,7 +354,8 @@ def _check_generic(
         if isinstance(row, str):
             parsed.errors.append(RowError(line, row, unit))
             continue
-        clash = _clashing_names(row.pop(NAMES_KEY, {}), named, line, unit)
+        given = row.pop(NAMES_KEY, None)  # only converted layouts carry names as the file wrote them
+        clash = _clashing_names(given, named, line, unit) if given else ""
         if clash:
             parsed.errors.append(RowError(line, clash, unit))
             continue
@@ -417,7 +424,8 @@ def required_texts(
 
 
 def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
-    grade, problems = _grade(row.get("grade"))
+    given_grade = row.get("grade")
+    grade, problems = (None, []) if given_grade is None else _grade(given_grade)
     if grade is not None and row.get("winner") in (None, ""):
         row = {**row, "winner": WINNER_OF_GRADE_SIGN[(grade > 0) - (grade < 0)]}
     texts, missing = required_texts(
@@ -438,7 +446,7 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
     if texts["model_a"] == texts["model_b"]:
         problems.append("model_a and model_b are the same model: a pair compares two.")
     judge = texts["judge"]
-    if not is_slug(judge) or len(judge) > MAX_JUDGE_LENGTH:
+    if not _is_slug(judge) or len(judge) > MAX_JUDGE_LENGTH:
         problems.append(f"judge {judge!r} must be a slug of at most {MAX_JUDGE_LENGTH} characters.")
     kind = row.get("judge_kind") or (HUMAN if judge.startswith("human") else MODEL)
     if kind not in (HUMAN, MODEL):
@@ -461,7 +469,7 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
     if grade is not None and winner in WINNERS and winner != WINNER_OF_GRADE_SIGN[(grade > 0) - (grade < 0)]:
         problems.append(f"'grade' {grade:g} and 'winner' {winner!r} disagree: a grade's sign is its winner.")
     criterion = row.get("criterion") or DEFAULT_CRITERION
-    if not isinstance(criterion, str) or not is_slug(criterion):
+    if not isinstance(criterion, str) or not _is_slug(criterion):
         problems.append(f"'criterion' must be a criterion slug, not {criterion!r}.")
     if problems:
         return problems
@@ -480,6 +488,8 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
     )
 
 
+# A file names a few hundred judges and criteria over a million rows: each is checked once.
+_is_slug = functools.lru_cache(maxsize=65536)(is_slug)
 GRADE_LOW, GRADE_HIGH = -3, 3
 WINNER_OF_GRADE_SIGN = {1: "a", -1: "b", 0: "tie"}
 
