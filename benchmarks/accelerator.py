@@ -36,3 +36,33 @@ def mfu_line(label: str, params: int, tokens: int, seconds: float, device: str) 
     achieved = 2 * params * tokens / seconds
     share = f"{achieved / peak:.1%} of {peak / 1e12:.0f} TFLOP/s" if peak else "no published peak known"
     return f"MFU {label}: {achieved / 1e12:.1f} TFLOP/s on {name}, {share} (2 × params × tokens / time)"
+
+
+def interleaved(sides: dict, repeats: int, device: str) -> tuple[dict, dict, dict]:  # noqa: ANN001
+    """Each side of a ratio run `repeats` times, alternating (A B A B …), synchronised on CUDA:
+    ({side: its last result}, {side: wall seconds per run}, {side: CPU seconds per run})."""
+    import time
+
+    import torch
+
+    def sync() -> None:
+        if device == "cuda":
+            torch.cuda.synchronize()
+
+    results, walls, cpus = {}, {name: [] for name in sides}, {name: [] for name in sides}
+    for _ in range(repeats):
+        for name, run in sides.items():
+            sync()
+            wall, cpu = time.perf_counter(), time.process_time()
+            results[name] = run()
+            sync()
+            walls[name].append(time.perf_counter() - wall)
+            cpus[name].append(time.process_time() - cpu)
+    return results, walls, cpus
+
+
+def spread(values: list[float]) -> str:
+    """min / median / max."""
+    import statistics
+
+    return f"{min(values):.3f} / {statistics.median(values):.3f} / {max(values):.3f}"
