@@ -38,9 +38,11 @@ def mfu_line(label: str, params: int, tokens: int, seconds: float, device: str) 
     return f"MFU {label}: {achieved / 1e12:.1f} TFLOP/s on {name}, {share} (2 × params × tokens / time)"
 
 
-def interleaved(sides: dict, repeats: int, device: str) -> tuple[dict, dict, dict]:  # noqa: ANN001
+def interleaved(sides: dict, repeats: int, device: str) -> tuple[dict, dict, dict, dict]:  # noqa: ANN001
     """Each side of a ratio run `repeats` times, alternating (A B A B …), synchronised on CUDA:
-    ({side: its last result}, {side: wall seconds per run}, {side: CPU seconds per run})."""
+    ({side: its last result}, {side: wall seconds per run}, {side: CPU seconds per run}, {side: peak
+    GiB: the GPU's allocations on CUDA, the process's resident set elsewhere})."""
+    import resource
     import time
 
     import torch
@@ -49,16 +51,26 @@ def interleaved(sides: dict, repeats: int, device: str) -> tuple[dict, dict, dic
         if device == "cuda":
             torch.cuda.synchronize()
 
-    results, walls, cpus = {}, {name: [] for name in sides}, {name: [] for name in sides}
+    results, peaks = {}, dict.fromkeys(sides, 0.0)
+    walls: dict = {name: [] for name in sides}
+    cpus: dict = {name: [] for name in sides}
     for _ in range(repeats):
         for name, run in sides.items():
             sync()
+            if device == "cuda":
+                torch.cuda.reset_peak_memory_stats()
             wall, cpu = time.perf_counter(), time.process_time()
             results[name] = run()
             sync()
             walls[name].append(time.perf_counter() - wall)
             cpus[name].append(time.process_time() - cpu)
-    return results, walls, cpus
+            peak = (
+                torch.cuda.max_memory_allocated() / 2**30
+                if device == "cuda"
+                else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+            )
+            peaks[name] = max(peaks[name], peak)
+    return results, walls, cpus, peaks
 
 
 def spread(values: list[float]) -> str:

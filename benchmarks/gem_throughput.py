@@ -128,7 +128,7 @@ def main() -> None:
         scorer.forward_calls = scorer.computed_tokens = 0
         return [s.pmi for s in score_pairs(scorer, pairs)]
 
-    results, walls, cpus = interleaved({"naive": naive_pmi, "engine": engine_pmi}, args.repeats, args.device)
+    results, walls, cpus, _ = interleaved({"naive": naive_pmi, "engine": engine_pmi}, args.repeats, args.device)
     naive, engine = results["naive"], results["engine"]
     naive_s, engine_s = statistics.median(walls["naive"]), statistics.median(walls["engine"])
     print(f"{args.repeats} interleaved runs each; wall s (min / median / max), CPU s:")

@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import argparse
 import random
-import resource
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -45,23 +43,6 @@ def gem_requests(tasks: int, responses: int, lines: int, seed: int, words: list[
             prefix = prediction_messages(synopsis, candidate)
             requests += [ScoreRequest.of(prefix, other) for j, other in enumerate(texts) if j != i]
     return requests
-
-
-def timed(run, device: str):
-    if device == "cuda":
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-    start = time.perf_counter()
-    result = run()
-    if device == "cuda":
-        torch.cuda.synchronize()
-    elapsed = time.perf_counter() - start
-    peak = (
-        torch.cuda.max_memory_allocated() / 2**30
-        if device == "cuda"
-        else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-    )
-    return result, elapsed, peak
 
 
 def main() -> None:
@@ -104,20 +85,17 @@ def main() -> None:
     scorer.score(requests[:4])  # warm-up (kernels, allocator) for both methods
     score_one_at_a_time(model, tokenizer, requests[:2])
 
-    # The peaks from one run each, then both sides alternated (A B A B …) for the times.
-    _, _, naive_peak = timed(lambda: score_one_at_a_time(model, tokenizer, naive_requests), args.device)
-    _, _, fast_peak = timed(lambda: scorer.score(requests), args.device)
-
     def batched() -> list[float]:
         scorer.forward_calls = scorer.computed_tokens = 0
         return scorer.score(requests)
 
-    results, walls, cpus = interleaved(
+    results, walls, cpus, peaks = interleaved(
         {"naive": lambda: score_one_at_a_time(model, tokenizer, naive_requests), "batched": batched},
         args.repeats,
         args.device,
     )
     naive, fast = results["naive"], results["batched"]
+    naive_peak, fast_peak = peaks["naive"], peaks["batched"]
     naive_s, fast_s = statistics.median(walls["naive"]), statistics.median(walls["batched"])
     print(f"{args.repeats} interleaved runs each; wall s (min / median / max), CPU s:")
     for name in walls:
