@@ -218,11 +218,12 @@ def kappa(predicted: Sequence[int] | np.ndarray, reference: Sequence[int] | np.n
     return None if math.isnan(value) else value
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=2)
 def _resample_weights(clusters: int, resamples: int, seed: int) -> np.ndarray:
     """How often each cluster is drawn in each bootstrap resample: (resamples, clusters). The same
     (clusters, resamples, seed) always gives the same draws, so judges with as many prompts share
-    one matrix (read-only: it is cached)."""
+    one matrix (read-only: it is cached). Two are kept, not sixteen: at a million labels one is 80 MB,
+    and sixteen held a report's refresh at 1.3 GB more for a few percent of its time."""
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, clusters, size=(resamples, clusters)) + (np.arange(resamples) * clusters)[:, None]
     # float32: counts stay exact, and the one matrix product per judge costs half.
