@@ -292,3 +292,23 @@ def test_a_half_finished_judge_run_shows_the_same_agreement_on_its_run_page_and_
     row = board.split("<code>scripted-0</code>", 1)[1].split("</tr>", 1)[0]
     assert re.search(r'<span data-sort="1.0">1.000 <small class="muted">\(1/1\)</small></span>', row), row
     assert "judged 1 of 2" in row
+
+
+def test_a_graded_run_asks_figure_8s_prompt_and_stores_grades_whose_sign_is_the_verdict(reference, agents):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    answers = itertools.cycle(["Both fine. [[A >> B]]", "Hmm. [[B > A]]", "No verdict here.", "[[A = B]]"])
+    log = agents(lambda agent, messages: next(answers))
+    out = StringIO()
+    call_command("judge_pairs", "--run", str(reference.pk), "--judge", "heuristic", "--scale", "graded", stdout=out)
+    run = reference.judge_runs.get()
+    assert run.scale == "graded" and "graded" in str(run)
+    assert all("[[A >> B]]" in m[-1]["content"] and "Response A" in m[-1]["content"] for m in log if len(m) == 1)
+    stored = list(run.verdicts.order_by("id").values_list("grade", "verdict", "reasked"))
+    assert len(stored) == 6
+    for grade, verdict, _ in stored:
+        assert verdict == (None if grade is None else 1 if grade > 0 else 2 if grade < 0 else 0)
+    assert any(reasked for _, _, reasked in stored), "an answer without a verdict is asked once more"
+    assert {grade for grade, _, _ in stored} <= {2, -1, 0, None}
