@@ -7,8 +7,9 @@ grade is read from the side of the model whose slug sorts first (alpha over beta
 shown first), so the same two responses judged in any order meet and every pair of the same two
 models is read the same way round. ρ over pairs depends on that choice where several model pairs
 are mixed (turning one pair round changes it), as the paper's depends on which response it showed
-as A. Judge runs that differ only in their seed are one configuration: the table gives
-ρ of all their answers averaged, and Table 4's mean ± sd of each seed's ρ.
+as A. Judge runs on the same pairs (one debate run) that differ only in their seed are one
+configuration: the table gives ρ of all their answers averaged, and Table 4's mean ± sd of each
+seed's ρ.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class GradedRow:
     grades: int  # the grades it rests on (samples × orders × pairs)
     seeds: tuple[int, ...] = ()
     spread: SeedSpread | None = None  # Table 4: each seed's ρ, their mean and sd
+    on: str = ""  # judge runs: the debate run whose pairs they judged
 
     @property
     def seed_values(self) -> list[tuple[int, float | None]]:
@@ -52,11 +54,11 @@ class GradedTable:
 
 
 def graded_table(scope: Scope) -> GradedTable:
-    people, judges, counts = _imported(scope)
+    people, judges, ratings = _imported(scope)
     reference = people_average(people)
-    table = GradedTable(pairs=len(reference), ratings=counts.get("people", 0), people=len(people), min_pairs=MIN_ITEMS)
+    table = GradedTable(pairs=len(reference), ratings=sum(ratings.values()), people=len(people))
     for person, correlation in sorted(each_person(people).items()):
-        table.rows.append(GradedRow(person, PERSON, (), correlation, counts.get(person, 0)))
+        table.rows.append(GradedRow(person, PERSON, (), correlation, ratings[person]))
     for judge, rows in sorted(judges.items()):
         table.rows.append(GradedRow(judge, MODEL, (), spearman(mean_grades(rows), reference), len(rows)))
     table.rows += _judge_runs(scope, reference)
@@ -66,7 +68,8 @@ def graded_table(scope: Scope) -> GradedTable:
 def _imported(
     scope: Scope,
 ) -> tuple[dict[str, dict[Hashable, float]], dict[str, list[tuple[Hashable, float]]], dict[str, int]]:
-    """People's mean grade per pair (each person's own mean) and every imported judge's grades."""
+    """People's mean grade per pair (each person's own mean), every imported judge's grades, and how
+    many ratings each person gave."""
     rows = Judgment.objects.filter(grade__isnull=False, prompt_variant=ORIGINAL, judge_model__isnull=False)
     if scope.benchmark:
         rows = rows.filter(response__prompt__benchmark__slug=scope.benchmark)
@@ -84,17 +87,14 @@ def _imported(
     )
     people: dict[str, list[tuple[Hashable, float]]] = defaultdict(list)
     judges: dict[str, list[tuple[Hashable, float]]] = defaultdict(list)
-    counts: dict[str, int] = defaultdict(int)
     for judge, is_human, criterion, first, first_model, second, second_model, grade in (
         rows.order_by().values_list(*fields).iterator(2000)
     ):
         (people if is_human else judges)[judge].append(
             oriented(criterion, first, first_model, second, second_model, grade)
         )
-        if is_human:
-            counts["people"] += 1
-            counts[judge] += 1
-    return {person: mean_grades(grades) for person, grades in people.items()}, judges, counts
+    ratings = {person: len(grades) for person, grades in people.items()}
+    return {person: mean_grades(grades) for person, grades in people.items()}, judges, ratings
 
 
 def oriented(
@@ -107,17 +107,18 @@ def oriented(
 
 
 def _judge_runs(scope: Scope, reference: Mapping[Hashable, float]) -> list[GradedRow]:
-    runs = list(JudgeRun.objects.filter(scale=GRADED, criteria_variant=ORIGINAL).order_by("id"))
+    graded = JudgeRun.objects.filter(scale=GRADED, criteria_variant=ORIGINAL).select_related("reference")
+    if scope.benchmark:
+        graded = graded.filter(reference__benchmark__slug=scope.benchmark)
+    if scope.criterion:
+        graded = graded.filter(reference__criterion__slug=scope.criterion)
+    runs = list(graded.order_by("id"))
     if not runs:
         return []
-    debates = Debate.objects.filter(run__judge_runs__in=runs)
-    if scope.benchmark:
-        debates = debates.filter(run__benchmark__slug=scope.benchmark)
-    if scope.criterion:
-        debates = debates.filter(run__criterion__slug=scope.criterion)
+    debates = Debate.objects.filter(run_id__in={run.reference_id for run in runs})
     shown = {  # debate → (criterion, the agents' first response and its model, then the second)
         pk: (criterion, *((b, b_model, a, a_model) if swapped else (a, a_model, b, b_model)))
-        for pk, criterion, a, a_model, b, b_model, swapped in debates.distinct().values_list(
+        for pk, criterion, a, a_model, b, b_model, swapped in debates.values_list(
             "pk",
             "run__criterion__slug",
             "response_a_id",
@@ -139,9 +140,11 @@ def _judge_runs(scope: Scope, reference: Mapping[Hashable, float]) -> list[Grade
             if reversed_order:
                 first, first_model, second, second_model = second, second_model, first, first_model
             answers[run_id].append(oriented(criterion, first, first_model, second, second_model, grade))
+    # One configuration: the same judge, settings and pairs; only the seed differs.
     configurations: dict[tuple, list[JudgeRun]] = defaultdict(list)
     for run in runs:
-        key = (run.judge, tuple(sorted(run.privileged_sources)), run.samples, run.check_position, run.temperature)
+        sources = tuple(sorted(run.privileged_sources))
+        key = (run.judge, sources, run.samples, run.check_position, run.temperature, run.reference_id)
         configurations[key].append(run)
     out = []
     for (judge, sources, *_), group in configurations.items():
@@ -157,6 +160,7 @@ def _judge_runs(scope: Scope, reference: Mapping[Hashable, float]) -> list[Grade
                 len(pooled),
                 tuple(run.seed for run in group),
                 SeedSpread.of(per_seed),
+                on=group[0].reference.name,
             )
         )
     return out
@@ -176,6 +180,7 @@ def csv_rows(table: GradedTable) -> list[dict[str, object]]:
                 "judge": row.judge,
                 "kind": row.kind,
                 "privileged": " + ".join(row.sources),
+                "on": row.on,
                 "n_pairs": c.n,
                 "rho": cell(c.rho),
                 "low": cell(c.low),

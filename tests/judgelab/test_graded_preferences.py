@@ -277,3 +277,68 @@ def test_the_database_refuses_a_grade_whose_sign_is_not_its_verdict(study):
         Judgment.objects.filter(pk=row.pk).update(verdict=2)
     with pytest.raises(IntegrityError), transaction.atomic():
         Judgment.objects.filter(pk=row.pk).update(grade=3.5)
+
+
+def test_graded_runs_stay_in_their_scope_and_are_grouped_over_seeds_only_on_the_same_pairs(study):
+    """A run on another benchmark is no row under this one's filter, and a run of the same judge on
+    other pairs is a row of its own: Table 4's spread is over seeds of one set of pairs."""
+    alpha, beta = LanguageModel.objects.get(slug="alpha"), LanguageModel.objects.get(slug="beta")
+    criterion = Criterion.objects.get(slug="overall")
+    vibe = do_create_run(
+        name="vibe pairs",
+        benchmark=Benchmark.objects.get(slug="vibe"),
+        criterion=criterion,
+        model_a=alpha,
+        model_b=beta,
+        agents=["heuristic"],
+    )
+    rows = [
+        {
+            "prompt_id": "o1",
+            "prompt": "Other?",
+            "model_a": "alpha",
+            "model_b": "beta",
+            "response_a": "x",
+            "response_b": "y",
+            "judge": "human-ana",
+            "grade": 1,
+        },
+    ]
+    do_import_judgments(filename="o.jsonl", data=jsonl(rows), benchmark_slug="other")
+    other = do_create_run(
+        name="other pairs",
+        benchmark=Benchmark.objects.get(slug="other"),
+        criterion=criterion,
+        model_a=alpha,
+        model_b=beta,
+        agents=["heuristic"],
+    )
+    for reference, seed in ((vibe, 1), (other, 2)):
+        do_create_judge_run(reference=reference, judge="heuristic", scale="graded", seed=seed)
+
+    in_vibe = [row for row in graded_table(Scope(benchmark="vibe")).rows if row.kind == RUNS]
+    assert [(row.on, row.seeds) for row in in_vibe] == [("vibe pairs", (1,))]
+    everywhere = sorted((row.on, row.seeds) for row in graded_table(Scope()).rows if row.kind == RUNS)
+    assert everywhere == [("other pairs", (2,)), ("vibe pairs", (1,))]
+
+
+def test_a_person_slugged_people_is_counted_as_one_person(db):
+    rows = [
+        {
+            "prompt_id": f"p{i}",
+            "prompt": f"Q{i}?",
+            "model_a": "alpha",
+            "model_b": "beta",
+            "response_a": f"a{i}",
+            "response_b": f"b{i}",
+            "judge": judge,
+            "judge_kind": "human",
+            "grade": (i % 5) - 2,
+        }
+        for i in range(4)
+        for judge in ("people", "human-ben")
+    ]
+    do_import_judgments(filename="g.jsonl", data=jsonl(rows), benchmark_slug="vibe", allow_new_models=True)
+    table = graded_table(Scope())
+    assert (table.people, table.ratings) == (2, 8)
+    assert {row.judge: row.grades for row in table.rows} == {"people": 4, "human-ben": 4}
