@@ -63,17 +63,16 @@ def report_with_freshness(
     found = cache.get(_cache_key(scope, stamp))
     if found is not None:
         return found
-    snapshot = _snapshot(scope)
-    if snapshot is not None and snapshot[2] == stamp:
-        found = (snapshot[0], snapshot[1])
-        cache.set(_cache_key(scope, stamp), found, TIMEOUT_S)
-        return found
-    if snapshot is not None and not wait:
+    kept = _kept_fingerprint(scope)
+    if kept is not None and kept != stamp and not wait:
         _ask_for_refresh(scope)
-        again = _snapshot(scope)  # an eager (in-process) refresh may have finished already
-        if again is not None and again[2] == stamp:
-            return again[0], again[1]
-        return snapshot[0], Freshness(snapshot[1].computed_at, snapshot[1].seconds, current=False)
+        kept = _kept_fingerprint(scope)  # an eager (in-process) refresh may have made it current
+    if kept == stamp and (snapshot := _snapshot(scope)) is not None:
+        cache.set(_cache_key(scope, stamp), snapshot, TIMEOUT_S)
+        return snapshot
+    if kept is not None and not wait and (snapshot := _snapshot(scope)) is not None:
+        report, freshness = snapshot
+        return report, Freshness(freshness.computed_at, freshness.seconds, current=False)
     return _compute_and_keep(scope, stamp)
 
 
@@ -81,8 +80,7 @@ def refresh_report(scope: Scope) -> None:
     """A worker's refresh: compute the scope's report unless the kept one is already current."""
     try:
         stamp = fingerprint()
-        snapshot = _snapshot(scope)
-        if snapshot is None or snapshot[2] != stamp:
+        if _kept_fingerprint(scope) != stamp:
             _compute_and_keep(scope, stamp)
     finally:
         cache.delete(f"judge_lab:refreshing:{_scope_key(scope)}")
@@ -98,15 +96,20 @@ def _compute_and_keep(scope: Scope, stamp: str) -> tuple[Report, Freshness]:
     return report, freshness
 
 
-def _snapshot(scope: Scope) -> tuple[Report, Freshness, str] | None:
+def _kept_fingerprint(scope: Scope) -> str | None:
+    """The fingerprint of the data the kept report was computed from (None: none kept), read alone:
+    the report itself is large and is unpickled only when it is shown."""
+    return ReportSnapshot.objects.filter(scope=_scope_key(scope)).values_list("fingerprint", flat=True).first()
+
+
+def _snapshot(scope: Scope) -> tuple[Report, Freshness] | None:
     row = ReportSnapshot.objects.filter(scope=_scope_key(scope)).first()
     if row is None:
         return None
     payload = bytes(row.payload)
     if not constant_time_compare(sign(payload), row.signature):
         return None  # not written by this server (or under another secret key): computed again
-    report = _unpickle(payload)
-    return report, Freshness(row.computed_at, row.seconds, current=True), row.fingerprint
+    return _unpickle(payload), Freshness(row.computed_at, row.seconds, current=True)
 
 
 def _unpickle(payload: bytes) -> Report:

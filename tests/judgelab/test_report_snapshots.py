@@ -64,12 +64,18 @@ def test_an_emptied_cache_is_served_from_the_snapshot_without_computing(login, v
     assert client.get("/judges/").context["freshness"].current
 
 
-def test_after_new_labels_the_last_report_is_shown_as_earlier_and_one_refresh_is_asked(login, viewer, client, counted):
+def test_after_new_labels_the_last_report_is_shown_as_earlier_and_one_refresh_is_asked(
+    login, viewer, client, counted, monkeypatch
+):
     imported(LABELS)
     login(viewer)
     before = judges_on(client.get("/judges/"))
     imported(LABELS + MORE)  # a new judge's label lands
+    unpickled = []
+    real_unpickle = judge_report._unpickle
+    monkeypatch.setattr(judge_report, "_unpickle", lambda payload: unpickled.append(1) or real_unpickle(payload))
     page = client.get("/judges/")
+    assert len(unpickled) == 1, "the kept report is read once a request"
     assert judges_on(page) == before, "the last report, at once"
     assert not page.context["freshness"].current
     assert "before the latest labels landed" in page.content.decode()
