@@ -12,8 +12,8 @@ agents' concurrency limits), and the p50/p95 delay from a chunk leaving the serv
 reaching a connected WebSocket client.
 
 The server keeps connections alive between calls, as providers do (`--connections close`
-for one connection per call). `--http-client httpx` runs the same with the SDK's default
-HTTP client instead of its aiohttp one, for comparison.
+for one connection per call). The agents' calls go over aiohttp directly, as evalhub's OpenAI-style
+client makes them (`benchmarks/openai_stream_cpu.py` sets them beside the SDK's two paths).
 
     python benchmarks/debate_throughput.py --debates 100 --latency 0.2
 """
@@ -52,7 +52,6 @@ from evalhub.catalog.models import Benchmark, Criterion, LanguageModel, Prompt, 
 from evalhub.debates.actions import do_create_run, do_start_run  # noqa: E402
 from evalhub.debates.consumers import DebateConsumer  # noqa: E402
 from evalhub.debates.runner import run_debates  # noqa: E402
-from evalhub.llm.providers.transport import HTTP_CLIENT_VARIABLE, HTTP_CLIENTS  # noqa: E402
 from evalhub.llm.testing import ServerProcess  # noqa: E402
 
 WORD = re.compile(r"w\d+")
@@ -186,22 +185,15 @@ def main() -> None:
     )
     parser.add_argument("--worker-part", default="", help=argparse.SUPPRESS)  # internal: debate ids for a child
     parser.add_argument(
-        "--http-client",
-        choices=HTTP_CLIENTS,
-        default=HTTP_CLIENTS[0],
-        help="the provider SDK's HTTP client: its aiohttp one (evalhub's default) or its default httpx one",
-    )
-    parser.add_argument(
         "--connections",
         choices=("keep-alive", "close"),
         default="keep-alive",
         help="the server streams chunked on connections that stay open, as providers do, or closes each after its call",
     )
     args = parser.parse_args()
-    os.environ[HTTP_CLIENT_VARIABLE] = args.http_client
     if args.worker_part:  # a child of --workers: get ready, wait for the go, run its share, report its CPU
         ids = [int(i) for i in args.worker_part.split(",")]
-        import openai  # noqa: F401  (what a worker that is up has imported already)
+        import aiohttp  # noqa: F401  (what a worker that is up has imported already)
 
         assert Prompt.objects.filter(debates__in=ids).count() == len(ids)  # the database is open
         print("ready", flush=True)
@@ -239,10 +231,7 @@ def main() -> None:
     sent = {word: at for word, at in chunk_log}
     delays = sorted((received[word] - sent[word]) * 1000 for word in received if word in sent)
     p95 = delays[int(0.95 * (len(delays) - 1))] if delays else float("nan")
-    print(
-        f"server latency {args.latency * 1000:.0f} ms + {args.words} streamed words per answer; 3 agents × 3 rounds; "
-        f"SDK HTTP client: {args.http_client}"
-    )
+    print(f"server latency {args.latency * 1000:.0f} ms + {args.words} streamed words per answer; 3 agents × 3 rounds")
     print(f"1 debate:    {one:6.2f} s")
     print(f"{args.debates} debates: {many:6.2f} s  → {many / one:.2f}× one debate (target ≤ 3×)")
     print(

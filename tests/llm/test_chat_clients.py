@@ -393,5 +393,7 @@ async def test_openai_style_calls_go_straight_over_http_without_the_sdks_request
     headers = {name.lower(): value for name, value in first["headers"].items()}
     assert headers["authorization"] == "Bearer test-key"
     assert headers["openai-organization"] == "org-test"
+    assert headers["accept"] == "application/json"
+    assert {name.lower(): value for name, value in second["headers"].items()}["accept"] == "text/event-stream"
     assert (first["body"]["model"], first["body"]["messages"]) == ("gpt-test", MESSAGES)
     assert second["body"]["stream"] is True and second["body"]["stream_options"] == {"include_usage": True}

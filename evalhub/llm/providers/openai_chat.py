@@ -89,7 +89,8 @@ class OpenAIChat(ChatClient):
         1.4 ms, where a debate worker makes thousands (benchmarks/openai_stream_cpu.py). The request
         is the JSON the SDK sends, to the same URL, with the same headers."""
         session = self._session_for_loop()
-        async with session.post(self._chat_url(), data=json.dumps(request), headers=self._headers()) as response:
+        headers = self._headers(streamed=bool(request.get("stream")))
+        async with session.post(self._chat_url(), data=json.dumps(request), headers=headers) as response:
             await self.heed_rate_headers(response.headers)
             if response.status >= 400:
                 raise HTTPStatusFailure(response.status, response.headers.get("retry-after"), await response.text())
@@ -145,12 +146,12 @@ class OpenAIChat(ChatClient):
         base = self.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         return f"{base.rstrip('/')}/chat/completions"
 
-    def _headers(self) -> dict[str, str]:
+    def _headers(self, *, streamed: bool) -> dict[str, str]:
         # The headers the SDK sends for a request, the organisation and project as it reads them.
         headers = {
             "Authorization": f"Bearer {self._key()}",
             "Content-Type": "application/json",
-            "Accept": "text/event-stream",
+            "Accept": "text/event-stream" if streamed else "application/json",
         }
         for header, variable in (("OpenAI-Organization", "OPENAI_ORG_ID"), ("OpenAI-Project", "OPENAI_PROJECT_ID")):
             if value := os.environ.get(variable):

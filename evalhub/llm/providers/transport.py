@@ -1,10 +1,11 @@
-"""The HTTP client under the provider SDKs.
+"""The HTTP client under a provider SDK (Anthropic's; OpenAI-style calls use aiohttp directly,
+evalhub.llm.providers.openai_chat).
 
-Both SDKs ship an aiohttp-backed client (their `aiohttp` extra) beside their default httpx
+The SDKs ship an aiohttp-backed client (their `aiohttp` extra) beside their default httpx
 one, with the same interface. It is used where installed: a worker with hundreds of streamed
 calls in flight spent most of its CPU in the default client's pure-Python connection pool,
 HTTP parser and per-read cancel scopes; aiohttp parses in C on asyncio's own streams
-(benchmarks/debate_throughput.py --http-client compares the two).
+(benchmarks/openai_stream_cpu.py --http-client compares the two under the OpenAI SDK).
 """
 
 from __future__ import annotations
