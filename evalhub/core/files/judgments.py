@@ -427,7 +427,7 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
     given_grade = row.get("grade")
     grade, problems = (None, []) if given_grade is None else _grade(given_grade)
     if grade is not None and row.get("winner") in (None, ""):
-        row = {**row, "winner": WINNER_OF_GRADE_SIGN[(grade > 0) - (grade < 0)]}
+        row = {**row, "winner": _winner_of(grade)}
     texts, missing = required_texts(
         row,
         ("prompt_id", "model_a", "model_b", "response_a", "response_b", "judge", "winner"),
@@ -466,7 +466,7 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
         problems.append(f"'probability_a' must be a number between 0 and 1, not {probability!r}.")
     if winner == UNREADABLE and probability is not None:
         problems.append("an unreadable answer has no 'probability_a'.")
-    if grade is not None and winner in WINNERS and winner != WINNER_OF_GRADE_SIGN[(grade > 0) - (grade < 0)]:
+    if grade is not None and winner in WINNERS and winner != _winner_of(grade):
         problems.append(f"'grade' {grade:g} and 'winner' {winner!r} disagree: a grade's sign is its winner.")
     criterion = row.get("criterion") or DEFAULT_CRITERION
     if not isinstance(criterion, str) or not _is_slug(criterion):
@@ -491,7 +491,11 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
 # A file names a few hundred judges and criteria over a million rows: each is checked once.
 _is_slug = functools.lru_cache(maxsize=65536)(is_slug)
 GRADE_LOW, GRADE_HIGH = -3, 3
-WINNER_OF_GRADE_SIGN = {1: "a", -1: "b", 0: "tie"}
+
+
+def _winner_of(grade: float) -> str:
+    """The winner a grade's sign names: a (first) above 0, b below, a tie at 0."""
+    return "a" if grade > 0 else "b" if grade < 0 else "tie"
 
 
 def _grade(value: Any) -> tuple[float | None, list[str]]:
