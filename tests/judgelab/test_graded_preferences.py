@@ -79,6 +79,18 @@ def planted():
     return truth, rows, dict(people), imported_judge
 
 
+def alpha_beta_pairs(benchmark: str, agents=("heuristic",)):
+    """A debate run of alpha against beta on the benchmark's prompts, under the default criterion."""
+    return do_create_run(
+        name=f"{benchmark} pairs",
+        benchmark=Benchmark.objects.get(slug=benchmark),
+        criterion=Criterion.objects.get(slug="overall"),
+        model_a=LanguageModel.objects.get(slug="alpha"),
+        model_b=LanguageModel.objects.get(slug="beta"),
+        agents=list(agents),
+    )
+
+
 @pytest.fixture
 def study():
     truth, rows, people, imported_judge = planted()
@@ -144,14 +156,7 @@ def grade_answer(grade: int, alpha_first: bool) -> str:
 def test_figure_1_and_table_4_rebuilt_cell_by_cell(study, monkeypatch, login, viewer, outsider, client):
     truth, people, imported_judge = study
     benchmark = Benchmark.objects.get(slug="vibe")
-    run = do_create_run(
-        name="vibe pairs",
-        benchmark=benchmark,
-        criterion=Criterion.objects.get(slug="overall"),
-        model_a=LanguageModel.objects.get(slug="alpha"),
-        model_b=LanguageModel.objects.get(slug="beta"),
-        agents=["scripted-0"],
-    )
+    run = alpha_beta_pairs(benchmark.slug, agents=["scripted-0"])
     assert run.debates.count() == PROMPTS
 
     # The graded judge: per seed, a planted grade of alpha over beta per (prompt, order, sample).
@@ -253,14 +258,7 @@ def test_figure_1_and_table_4_rebuilt_cell_by_cell(study, monkeypatch, login, vi
 
 
 def test_the_offline_judge_answers_figure_8s_prompt_so_a_graded_run_needs_no_key(study):
-    run = do_create_run(
-        name="vibe pairs",
-        benchmark=Benchmark.objects.get(slug="vibe"),
-        criterion=Criterion.objects.get(slug="overall"),
-        model_a=LanguageModel.objects.get(slug="alpha"),
-        model_b=LanguageModel.objects.get(slug="beta"),
-        agents=["heuristic"],
-    )
+    run = alpha_beta_pairs("vibe")
     judge_run = do_create_judge_run(reference=run, judge="heuristic", scale="graded", check_position=True)
     assert judge_run.verdicts.count() == 2 * PROMPTS
     assert not judge_run.verdicts.filter(grade__isnull=True).exists(), "every answer holds a verdict"
@@ -282,16 +280,7 @@ def test_the_database_refuses_a_grade_whose_sign_is_not_its_verdict(study):
 def test_graded_runs_stay_in_their_scope_and_are_grouped_over_seeds_only_on_the_same_pairs(study):
     """A run on another benchmark is no row under this one's filter, and a run of the same judge on
     other pairs is a row of its own: Table 4's spread is over seeds of one set of pairs."""
-    alpha, beta = LanguageModel.objects.get(slug="alpha"), LanguageModel.objects.get(slug="beta")
-    criterion = Criterion.objects.get(slug="overall")
-    vibe = do_create_run(
-        name="vibe pairs",
-        benchmark=Benchmark.objects.get(slug="vibe"),
-        criterion=criterion,
-        model_a=alpha,
-        model_b=beta,
-        agents=["heuristic"],
-    )
+    vibe = alpha_beta_pairs("vibe")
     rows = [
         {
             "prompt_id": "o1",
@@ -305,14 +294,7 @@ def test_graded_runs_stay_in_their_scope_and_are_grouped_over_seeds_only_on_the_
         },
     ]
     do_import_judgments(filename="o.jsonl", data=jsonl(rows), benchmark_slug="other")
-    other = do_create_run(
-        name="other pairs",
-        benchmark=Benchmark.objects.get(slug="other"),
-        criterion=criterion,
-        model_a=alpha,
-        model_b=beta,
-        agents=["heuristic"],
-    )
+    other = alpha_beta_pairs("other")
     for reference, seed in ((vibe, 1), (other, 2)):
         do_create_judge_run(reference=reference, judge="heuristic", scale="graded", seed=seed)
 
