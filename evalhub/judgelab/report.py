@@ -11,6 +11,7 @@ the current report instead: a file a researcher keeps must hold the data as it i
 from __future__ import annotations
 
 import hashlib
+import logging
 import pickle
 import time
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from evalhub.judgelab.actions import do_store_report_snapshot, sign
 from evalhub.judgelab.models import ReportSnapshot
 from evalhub.judgelab.observations import Scope, collect
 
+logger = logging.getLogger(__name__)
 # ":3": the privileged lift gained its per-category and bias tables; a report kept before lacks them.
 VERSION = 3
 REFRESH_TASK = "judgelab.refresh_report"
@@ -38,6 +40,7 @@ class Freshness:
     computed_at: datetime
     seconds: float  # what computing it took
     current: bool  # computed from the data as it is now
+    refreshing: bool = False  # not current, and a worker has been asked for the current one
 
 
 def _scope_key(scope: Scope) -> str:
@@ -63,16 +66,16 @@ def report_with_freshness(
     found = cache.get(_cache_key(scope, stamp))
     if found is not None:
         return found
-    kept = _kept_fingerprint(scope)
+    kept, asked = _kept_fingerprint(scope), False
     if kept is not None and kept != stamp and not wait:
-        _ask_for_refresh(scope)
+        asked = _ask_for_refresh(scope)
         kept = _kept_fingerprint(scope)  # an eager (in-process) refresh may have made it current
     if kept == stamp and (snapshot := _snapshot(scope)) is not None:
         cache.set(_cache_key(scope, stamp), snapshot, TIMEOUT_S)
         return snapshot
     if kept is not None and not wait and (snapshot := _snapshot(scope)) is not None:
         report, freshness = snapshot
-        return report, Freshness(freshness.computed_at, freshness.seconds, current=False)
+        return report, Freshness(freshness.computed_at, freshness.seconds, current=False, refreshing=asked)
     return _compute_and_keep(scope, stamp)
 
 
@@ -116,9 +119,19 @@ def _unpickle(payload: bytes) -> Report:
     return pickle.loads(payload)  # noqa: S301 (its signature was checked: only what this server pickled)
 
 
-def _ask_for_refresh(scope: Scope) -> None:
-    if cache.add(f"judge_lab:refreshing:{_scope_key(scope)}", 1, REFRESH_LOCK_S):
+def _ask_for_refresh(scope: Scope) -> bool:
+    """Whether a worker computes the scope's report now: asked here, or by an earlier request. A broker
+    that does not answer is logged and said, not a failed page; the next request asks again."""
+    lock = f"judge_lab:refreshing:{_scope_key(scope)}"
+    if not cache.add(lock, 1, REFRESH_LOCK_S):
+        return True
+    try:
         task_named(REFRESH_TASK).apply_async(args=[scope.benchmark, scope.criterion])
+    except Exception as error:  # noqa: BLE001 (the kept report is still shown)
+        cache.delete(lock)
+        logger.warning("could not ask a worker for the judge lab's report (%s)", type(error).__name__)
+        return False
+    return True
 
 
 def compute(scope: Scope) -> Report:

@@ -116,3 +116,26 @@ def test_a_refresh_asked_for_twice_computes_once(counted):
     judge_report.judge_lab_report()
     judge_report.refresh_report(judge_report.Scope())
     assert counted["compute"] == 1, "the kept report is current: nothing to do"
+
+
+def test_a_broker_that_does_not_answer_leaves_the_kept_report_shown_and_says_no_worker_was_asked(
+    login, viewer, client, counted, monkeypatch
+):
+    imported(LABELS)
+    login(viewer)
+    client.get("/judges/")
+    imported(LABELS + MORE)
+
+    class Down:
+        def apply_async(self, args):
+            raise ConnectionError("broker down")
+
+    monkeypatch.setattr(judge_report, "task_named", lambda name: Down())
+    page = client.get("/judges/")
+    assert page.status_code == 200 and "claude" not in judges_on(page)
+    assert not page.context["freshness"].refreshing
+    assert "no worker could be asked" in page.content.decode()
+    monkeypatch.setattr(
+        judge_report, "task_named", lambda name: type("Up", (), {"apply_async": lambda self, args: None})()
+    )
+    assert client.get("/judges/").context["freshness"].refreshing, "the next request asks again"
