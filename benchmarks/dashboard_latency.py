@@ -3,7 +3,8 @@
 single judges, cold (cache emptied before every request) and warm, read from the counts kept as
 verdicts are written (evalhub.tallies); beside it, in the same run, the previous method: the same
 boards' data read and regrouped from every verdict. Then what keeping the counts costs a write
-(one judge's verdict, one settled debate), and the Bradley–Terry bootstrap the naive way (Arena's
+(one judge's verdict, one settled debate, a judge run's chunk of verdicts alone and as the runner
+records it; exit 1 when the chunk's counts cost more than its verdicts' write), and the Bradley–Terry bootstrap the naive way (Arena's
 notebook: one logistic regression per resample over the battles) against evalhub's.
 
     python benchmarks/dashboard_latency.py                     # SQLite in a temporary folder
@@ -313,38 +314,29 @@ def write_costs(requests: int) -> bool:
             timings[label].append(time.perf_counter() - start)
             database[label].append(sum(spent))
     # As a judge run writes: a chunk's verdicts (25 debates, both orders) in one transaction, the chunk's
-    # debates recounted in it; old and new alternate chunk by chunk.
+    # debates recounted in it. Each chunk is a new run's first (its debates judged by no earlier chunk
+    # of it), as a run's chunks are; the two sides alternate chunk by chunk.
     chunk = DEBATES_PER_JUDGE_CHUNK
-    pool = list(Debate.objects.filter(run_id=run.reference_id).order_by("id")[: chunk * requests * 2])
+    pool = list(Debate.objects.filter(run_id=run.reference_id).order_by("id").values_list("pk", flat=True)[:chunk])
     for index in range(requests):
         for counted in (False, True):
             label = "chunk of verdicts, counted" if counted else "chunk of verdicts"
-            start_at = ((2 * index + counted) * chunk) % max(1, len(pool) - chunk)
-            ids = [d.pk for d in pool[start_at : start_at + chunk]]
-            rows = [
-                JudgeVerdict(
-                    judge_run=run,
-                    debate_id=debate_id,
-                    reversed_order=order,
-                    sample=1000 + 2 * index + counted,  # never one already stored
-                    text="…",
-                    verdict=1,
-                    input_tokens=400,
-                    output_tokens=80,
-                    latency_s=1.2,
-                )
-                for debate_id in ids
-                for order in (False, True)
-            ]
+            fresh_run = JudgeRun.objects.create(reference_id=run.reference_id, judge=f"openai:chunk{index}-{counted}")
+            rows = chunk_verdicts(fresh_run, pool)
             spent = []
             start = time.perf_counter()
             with connection.execute_wrapper(timing_into(spent)), transaction.atomic():
                 JudgeVerdict.objects.bulk_create(rows, ignore_conflicts=True)
                 if counted:
-                    do_recount_judge_run(run.pk, ids)  # as JudgeRunRunner.write does
+                    do_recount_judge_run(fresh_run, pool)  # as JudgeRunRunner.write does
             timings.setdefault(label, []).append((time.perf_counter() - start) / len(rows))
             database.setdefault(label, []).append(sum(spent) / len(rows))
     chunked = statistics.median(timings["chunk of verdicts, counted"]) / statistics.median(timings["chunk of verdicts"])
+    # The same chunk as the runner records it: the whole transaction that marks the chunk done (its
+    # lock, the verdicts, the job's progress and usage), with the counts kept and with them left out.
+    for label, per_verdict in record_chunks(run, requests).items():
+        timings[label], database[label] = per_verdict
+    recorded = statistics.median(timings["chunk recorded, counted"]) / statistics.median(timings["chunk recorded"])
     print("one write (ms): the row alone, and with the boards' counts kept in the same transaction")
     print(f"  {'':<32}{'wall p50':>10}{'wall p95':>10}{'db p50':>10}{'db p95':>10}")
     for label, values in timings.items():
@@ -354,7 +346,62 @@ def write_costs(requests: int) -> bool:
     print("  (settle, counted is the whole do_finish_debates action: lock, save, counts, live broadcast;")
     print("   db is the statements' own time, the rest is Python; a chunk's figures are per verdict)")
     print(f"a chunk's verdicts with their counts kept: {chunked:.1f}× the verdicts alone (bound: {WRITE_BOUND}×)")
+    print(f"a chunk recorded by the runner with its counts kept: {recorded:.1f}× the same record without them")
     return chunked <= WRITE_BOUND
+
+
+def chunk_verdicts(judge_run: JudgeRun, debate_ids: list[int]) -> list[JudgeVerdict]:
+    """A chunk's verdicts as a judge run writes them: one sample, both orders, a spread of answers."""
+    return [
+        JudgeVerdict(
+            judge_run=judge_run,
+            debate_id=debate_id,
+            reversed_order=order,
+            sample=0,
+            text="…",
+            verdict=(debate_id + order) % 3,
+            input_tokens=400,
+            output_tokens=80,
+            latency_s=1.2,
+        )
+        for debate_id in debate_ids
+        for order in (False, True)
+    ]
+
+
+def record_chunks(run: JudgeRun, requests: int) -> dict[str, tuple[list[float], list[float]]]:
+    """Per verdict, wall and database time of JudgeRunRunner.record on a new judge run's chunks, the
+    counts kept and (their recount replaced by nothing) not, alternated chunk by chunk."""
+    from unittest import mock
+
+    from django.db import connection
+
+    from evalhub.debates import judging
+    from evalhub.debates.actions import do_create_judge_run
+    from evalhub.debates.judging import JudgeChunkResult, JudgeRunRunner
+
+    out: dict[str, tuple[list[float], list[float]]] = {}
+    for index in range(requests):
+        for counted in (False, True):
+            label = "chunk recorded, counted" if counted else "chunk recorded"
+            judge_run = do_create_judge_run(
+                reference=run.reference, judge=f"openai:record{index}-{counted}", samples=1, enqueue=False
+            )
+            chunk = judge_run.job.chunks.order_by("index").first()
+            verdicts = chunk_verdicts(judge_run, chunk.unit_ids)
+            runner = JudgeRunRunner(JudgeRunRunner.load(judge_run.job_id))
+            spent: list[float] = []
+            recount = judging.do_recount_judge_run if counted else (lambda *args: None)
+            start = time.perf_counter()
+            with (
+                connection.execute_wrapper(timing_into(spent)),
+                mock.patch.object(judging, "do_recount_judge_run", recount),
+            ):
+                runner.record(chunk, JudgeChunkResult(verdicts=verdicts))
+            wall, db = out.setdefault(label, ([], []))
+            wall.append((time.perf_counter() - start) / len(verdicts))
+            db.append(sum(spent) / len(verdicts))
+    return out
 
 
 def main() -> None:
@@ -392,6 +439,9 @@ def run(args: argparse.Namespace) -> bool:
 
     start = time.perf_counter()
     call_command("rebuild_tallies", stdout=open(os.devnull, "w"))  # noqa: SIM115 (the rows were bulk-inserted)
+    if django.db.connection.vendor == "postgresql":  # the planner's statistics, as autovacuum keeps them
+        with django.db.connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
     print(f"counting everything from scratch (rebuild_tallies): {time.perf_counter() - start:.1f} s")
 
     print(f"database: {django.db.connection.vendor}; {args.requests} requests each; times are server time (ms)")

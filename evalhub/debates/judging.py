@@ -203,7 +203,7 @@ class JudgeRunRunner(JobRunner[JudgeRun, JudgeChunkResult]):
 
     def write(self, chunk: JobChunk, result: JudgeChunkResult) -> int:
         JudgeVerdict.objects.bulk_create(result.verdicts, ignore_conflicts=True)  # a retried chunk adds nothing
-        do_recount_judge_run(self.run.pk, chunk.unit_ids)  # the boards' counts, in the chunk's transaction
+        do_recount_judge_run(self.run, chunk.unit_ids)  # the boards' counts, in the chunk's transaction
         emit_after_commit(partial(verdict_events, self.run, result.verdicts))
         return result.failed
 

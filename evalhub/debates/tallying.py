@@ -16,11 +16,13 @@ position flips.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
-from collections.abc import Collection, Iterable
-from typing import Any
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
 
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import Model
 
 from evalhub.catalog.models import IMPORTED_VARIANT
 from evalhub.core.prompts.criteria_variants import ORIGINAL
@@ -36,6 +38,7 @@ from evalhub.debates.models import (
 )
 from evalhub.tallies.actions import do_add_battles, do_add_judge_tallies, note_change
 from evalhub.tallies.models import CONSENSUS, HUMAN, JUDGE_COUNTS, JUDGE_SUMS, SINGLE_JUDGE
+from evalhub.tallies.sql import columns, placeholders, select, table, upsert
 
 BATTLE_SOURCE = {DebateStatus.CONSENSUS: CONSENSUS, DebateStatus.ADJUDICATED: HUMAN}
 REFERENCE_STATUSES = (DebateStatus.CONSENSUS, DebateStatus.ADJUDICATED)
@@ -66,6 +69,67 @@ VERDICT_FIELDS = (
 )
 JUDGE_FIELDS = JUDGE_COUNTS + JUDGE_SUMS
 SLOT = {name: index for index, name in enumerate(JUDGE_FIELDS)}
+COUNTED_KEY = ("debate_id",)
+COUNTED_VALUES = (
+    "run_id",
+    "model_a",
+    "model_b",
+    "criterion",
+    "scenario",
+    "benchmark",
+    "responses",
+    "swapped",
+    "source",
+    "outcome",
+    "reference",
+)
+MAJORITY_KEY = ("judge_run_id", "debate_id")
+MAJORITY_VALUES = (
+    "same",
+    "has_same",
+    "reversed",
+    "has_reversed",
+    "calls",
+    "cached",
+    "input_tokens",
+    "output_tokens",
+    "latency_s",
+)
+# Debates per statement of a recount: the ids go in an IN list.
+IDS_PER_STATEMENT = 1000
+
+
+class Counted(NamedTuple):
+    """A CountedDebate row's values (COUNTED_KEY + COUNTED_VALUES): what a debate adds to the counts."""
+
+    debate_id: int
+    run_id: int
+    model_a: str
+    model_b: str
+    criterion: str
+    scenario: str
+    benchmark: str
+    responses: str
+    swapped: bool
+    source: str
+    outcome: str
+    reference: int | None
+
+
+class Majority(NamedTuple):
+    """A JudgeMajority row's values (MAJORITY_KEY + MAJORITY_VALUES): one judge run on one debate."""
+
+    judge_run_id: int
+    debate_id: int
+    same: int | None
+    has_same: bool
+    reversed: int | None
+    has_reversed: bool
+    calls: int
+    cached: int
+    input_tokens: int
+    output_tokens: int
+    latency_s: float
 
 
 def do_recount_debates(debate_ids: Collection[int]) -> None:
@@ -73,36 +137,41 @@ def do_recount_debates(debate_ids: Collection[int]) -> None:
     if not debate_ids:
         return
     ids = sorted(set(debate_ids))
-    with transaction.atomic():  # the caller's transaction; its own when called on its own
+    # The caller's transaction (no savepoint: an error ends it anyway); its own when called on its own.
+    with transaction.atomic(savepoint=False):
         # Locked in id order: two writers recounting the same debate take turns, and never deadlock.
         list(Debate.objects.select_for_update().filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
         fresh = {row["id"]: _counted(row) for row in Debate.objects.filter(pk__in=ids).values(*DEBATE_FIELDS)}
-        _replace(ids, fresh, _majorities_now(ids))
+        stored = {row.debate_id: row for row in _stored_counted(ids)}
+        stored_majorities = _stored_majorities(ids)
+        fresh_majorities = _majorities(_verdict_rows(ids))
+        runs = _runs({m.judge_run_id for m in stored_majorities} | {m.judge_run_id for m in fresh_majorities})
+        _add_difference(stored, stored_majorities, fresh, fresh_majorities, runs)
+        # Only the rows that changed are written: a settled debate changes its own row and no judge's.
+        stale = [i for i in ids if stored.get(i) != fresh.get(i)]
+        CountedDebate.objects.filter(debate_id__in=[i for i in stale if i not in fresh]).delete()
+        upsert(CountedDebate, COUNTED_KEY, COUNTED_VALUES, [fresh[i] for i in stale if i in fresh], add=False)
+        _write_changed_majorities(stored_majorities, fresh_majorities)
         note_change()  # the judge lab reads debates' states, which change without a count changing
 
 
-def do_recount_judge_run(run_id: int, debate_ids: Collection[int]) -> None:
+def do_recount_judge_run(run: JudgeRun, debate_ids: Collection[int]) -> None:
     """Bring one judge run's counts on these debates up to date after its verdicts on them were
     written: the debates' own counts do not change, so only that run's majorities are read and
-    rewritten (a whole recount read every judge's verdicts on the debates)."""
+    rewritten (a whole recount reads every judge's verdicts on the debates). Three statements read
+    and three write, whatever the chunk's size, so that a chunk's bookkeeping stays near the cost
+    of its verdicts' own write (benchmarks/dashboard_latency.py)."""
     if not debate_ids:
         return
     ids = sorted(set(debate_ids))
-    with transaction.atomic():
-        # The same lock, in the same order, as a whole recount: the two take turns on a debate.
-        list(Debate.objects.select_for_update().filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
-        counted = CountedDebate.objects.in_bulk(ids)
+    with transaction.atomic(savepoint=False):
+        counted, stored = _lock_with_majorities(run.pk, ids)
         if len(counted) < len(ids):  # a debate never counted: the whole recount counts it first
             do_recount_debates(ids)
             return
-        verdicts = JudgeVerdict.objects.filter(judge_run_id=run_id, debate_id__in=ids).order_by()
-        fresh = _majorities(verdicts.values_list(*VERDICT_FIELDS))
-        stored = list(JudgeMajority.objects.filter(judge_run_id=run_id, debate_id__in=ids))
-        runs = _runs([run_id])
-        old_battles, old_judges = _contributions(counted, stored, runs)
-        new_battles, new_judges = _contributions(counted, fresh, runs)
-        do_add_battles(_difference(new_battles, old_battles))
-        do_add_judge_tallies(_difference(new_judges, old_judges))
+        fresh = _majorities(_verdict_rows(ids, run.pk))
+        runs = {run.pk: {"criteria_variant": run.criteria_variant, "check_position": run.check_position}}
+        _add_difference(counted, stored, counted, fresh, runs)
         _write_changed_majorities(stored, fresh)
         note_change()
 
@@ -115,47 +184,104 @@ def do_count_all() -> tuple[dict, dict]:
     JudgeMajority.objects.all().delete()
     debates = {row["id"]: _counted(row) for row in Debate.objects.order_by().values(*DEBATE_FIELDS).iterator(5000)}
     judged = _majorities(JudgeVerdict.objects.order_by().values_list(*VERDICT_FIELDS).iterator(20000))
-    CountedDebate.objects.bulk_create(debates.values(), batch_size=2000)
-    JudgeMajority.objects.bulk_create(judged, batch_size=2000)
+    upsert(CountedDebate, COUNTED_KEY, COUNTED_VALUES, list(debates.values()), add=False)
+    upsert(JudgeMajority, MAJORITY_KEY, MAJORITY_VALUES, judged, add=False)
     return _contributions(debates, judged, _runs({m.judge_run_id for m in judged}))
 
 
-def _replace(ids: list[int], fresh_debates: dict[int, CountedDebate], fresh_majorities: list[JudgeMajority]) -> None:
-    stored_debates = CountedDebate.objects.in_bulk(ids)
-    stored_majorities = list(JudgeMajority.objects.filter(debate_id__in=ids))
-    runs = _runs({m.judge_run_id for m in stored_majorities} | {m.judge_run_id for m in fresh_majorities})
-    old_battles, old_judges = _contributions(stored_debates, stored_majorities, runs)
-    new_battles, new_judges = _contributions(fresh_debates, fresh_majorities, runs)
+def _add_difference(
+    stored: Mapping[int, Counted],
+    stored_majorities: Iterable[Majority],
+    fresh: Mapping[int, Counted],
+    fresh_majorities: Iterable[Majority],
+    runs: dict[int, dict],
+) -> None:
+    old_battles, old_judges = _contributions(stored, stored_majorities, runs)
+    new_battles, new_judges = _contributions(fresh, fresh_majorities, runs)
     do_add_battles(_difference(new_battles, old_battles))
     do_add_judge_tallies(_difference(new_judges, old_judges))
-    # Only the rows that changed are written: a judge run's chunk changes that run's majorities on its
-    # debates, not the other runs' nor the debates' (rewriting all of them was most of a recount).
-    stale_debates = [i for i in ids if _fields(stored_debates.get(i)) != _fields(fresh_debates.get(i))]
-    CountedDebate.objects.filter(debate_id__in=stale_debates).delete()
-    CountedDebate.objects.bulk_create(fresh_debates[i] for i in stale_debates if i in fresh_debates)
-    _write_changed_majorities(stored_majorities, fresh_majorities)
 
 
-def _write_changed_majorities(before: Iterable[JudgeMajority], after: Iterable[JudgeMajority]) -> None:
+def _write_changed_majorities(before: Iterable[Majority], after: Iterable[Majority]) -> None:
     stored = {(m.judge_run_id, m.debate_id): m for m in before}
     fresh = {(m.judge_run_id, m.debate_id): m for m in after}
-    stale = [key for key in stored.keys() | fresh.keys() if _fields(stored.get(key)) != _fields(fresh.get(key))]
-    gone = [stored[key].pk for key in stale if key in stored]
-    if gone:
-        JudgeMajority.objects.filter(pk__in=gone).delete()
-    JudgeMajority.objects.bulk_create(fresh[key] for key in stale if key in fresh)
+    gone = [key for key in stored.keys() - fresh.keys()]
+    for run_id, debate_id in gone:  # verdicts deleted: a deletion marks the counts stale too, so this is rare
+        JudgeMajority.objects.filter(judge_run_id=run_id, debate_id=debate_id).delete()
+    changed = [fresh[key] for key in sorted(fresh) if stored.get(key) != fresh[key]]
+    upsert(JudgeMajority, MAJORITY_KEY, MAJORITY_VALUES, changed, add=False)
 
 
-def _fields(row: CountedDebate | JudgeMajority | None) -> tuple | None:
-    """A count row's values, its own id aside (None for no row): what decides whether it is rewritten."""
-    if row is None:
-        return None
-    return tuple(getattr(row, field.attname) for field in row._meta.concrete_fields if field.name != "id")
+def _lock_with_majorities(run_id: int, ids: list[int]) -> tuple[dict[int, Counted], list[Majority]]:
+    """Lock these debates (in id order, as a whole recount does: the two take turns on a debate) and
+    read, in the same statement, how they are counted and this run's majorities on them."""
+    counted: dict[int, Counted] = {}
+    majorities: list[Majority] = []
+    width = len(COUNTED_KEY) + len(COUNTED_VALUES)
+    for part in _parts(ids):
+        for row in select(_lock_statement(len(part), connection.vendor), [run_id, *part]):
+            if row[0] is not None:
+                counted[row[0]] = Counted._make(row[:width])
+            if row[width] is not None:
+                majorities.append(Majority._make(row[width:]))
+    return counted, majorities
 
 
-def _counted(row: dict) -> CountedDebate:
+@functools.cache
+def _lock_statement(debates: int, vendor: str) -> str:
+    counted_columns = ", ".join(f"c.{column}" for column in columns(CountedDebate, (*COUNTED_KEY, *COUNTED_VALUES)))
+    majority_columns = ", ".join(f"m.{column}" for column in columns(JudgeMajority, (*MAJORITY_KEY, *MAJORITY_VALUES)))
+    counted_debate, majority_debate, majority_run = (
+        *columns(CountedDebate, ("debate_id",)),
+        *columns(JudgeMajority, ("debate_id", "judge_run_id")),
+    )
+    debate_pk = connection.ops.quote_name(Debate._meta.pk.column)
+    lock = " FOR UPDATE OF d" if connection.features.has_select_for_update_of else ""
+    return (
+        f"SELECT {counted_columns}, {majority_columns} FROM {table(Debate)} d "
+        f"LEFT JOIN {table(CountedDebate)} c ON c.{counted_debate} = d.{debate_pk} "
+        f"LEFT JOIN {table(JudgeMajority)} m ON m.{majority_debate} = d.{debate_pk} AND m.{majority_run} = %s "
+        f"WHERE d.{debate_pk} IN ({', '.join(['%s'] * debates)}) ORDER BY d.{debate_pk}{lock}"
+    )
+
+
+def _stored_counted(ids: list[int]) -> list[Counted]:
+    fields = (*COUNTED_KEY, *COUNTED_VALUES)
+    return [Counted._make(row) for row in _select_where(CountedDebate, fields, "debate_id", ids)]
+
+
+def _stored_majorities(ids: list[int]) -> list[Majority]:
+    fields = (*MAJORITY_KEY, *MAJORITY_VALUES)
+    return [Majority._make(row) for row in _select_where(JudgeMajority, fields, "debate_id", ids)]
+
+
+def _verdict_rows(ids: list[int], run_id: int | None = None) -> list[tuple]:
+    """VERDICT_FIELDS of the verdicts on these debates (by one run, if given)."""
+    return _select_where(JudgeVerdict, VERDICT_FIELDS, "debate_id", ids, ("judge_run_id", run_id) if run_id else None)
+
+
+def _select_where(
+    model: type[Model], fields: Sequence[str], field: str, ids: list[int], also: tuple[str, Any] | None = None
+) -> list[tuple]:
+    """These fields of the model's rows whose `field` is one of the ids (and whose also[0] is also[1])."""
+    names = ", ".join(columns(model, fields))
+    column = columns(model, (field,))[0]
+    extra, extra_params = (f" AND {columns(model, (also[0],))[0]} = %s", [also[1]]) if also else ("", [])
+    rows: list[tuple] = []
+    for part in _parts(ids):
+        sql = f"SELECT {names} FROM {table(model)} WHERE {column} IN ({placeholders(part)}){extra}"
+        rows += select(sql, [*part, *extra_params])
+    return rows
+
+
+def _parts(ids: list[int]) -> Iterator[list[int]]:
+    for start in range(0, len(ids), IDS_PER_STATEMENT):
+        yield ids[start : start + IDS_PER_STATEMENT]
+
+
+def _counted(row: dict) -> Counted:
     settled = row["status"] in REFERENCE_STATUSES
-    return CountedDebate(
+    return Counted(
         debate_id=row["id"],
         run_id=row["run_id"],
         model_a=row["response_a__model__slug"],
@@ -171,12 +297,8 @@ def _counted(row: dict) -> CountedDebate:
     )
 
 
-def _majorities_now(ids: list[int]) -> list[JudgeMajority]:
-    return _majorities(JudgeVerdict.objects.filter(debate_id__in=ids).order_by().values_list(*VERDICT_FIELDS))
-
-
-def _majorities(rows: Iterable[tuple]) -> list[JudgeMajority]:
-    """One JudgeMajority per (judge run, debate) from its verdict rows (VERDICT_FIELDS)."""
+def _majorities(rows: Iterable[tuple]) -> list[Majority]:
+    """One majority per (judge run, debate) from its verdict rows (VERDICT_FIELDS)."""
     grouped: dict[tuple[int, int], list[tuple]] = defaultdict(list)
     for row in rows:
         grouped[(row[0], row[1])].append(row)
@@ -184,7 +306,7 @@ def _majorities(rows: Iterable[tuple]) -> list[JudgeMajority]:
     for (run_id, debate_id), samples in grouped.items():
         same, reversed_, _ = majorities((debate_id, bool(r[2]), r[3]) for r in samples)
         out.append(
-            JudgeMajority(
+            Majority(
                 judge_run_id=run_id,
                 debate_id=debate_id,
                 same=same.get(debate_id),
@@ -207,7 +329,7 @@ def _runs(run_ids: Iterable[int]) -> dict[int, dict]:
 
 
 def _contributions(
-    debates: dict[int, CountedDebate], judged: Iterable[JudgeMajority], runs: dict[int, dict]
+    debates: Mapping[int, Counted], judged: Iterable[Majority], runs: dict[int, dict]
 ) -> tuple[dict, dict]:
     """What these debates and majorities add to the battle counts and to the judges' tallies."""
     battles: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0])
@@ -239,7 +361,7 @@ def _contributions(
     return battles, judges
 
 
-def _add_battle(battles: dict, counted: CountedDebate, source: str, outcome: str) -> None:
+def _add_battle(battles: dict, counted: Counted, source: str, outcome: str) -> None:
     key = (
         counted.model_a,
         counted.model_b,

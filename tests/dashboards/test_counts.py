@@ -8,7 +8,8 @@ import threading
 from collections import Counter
 
 import pytest
-from django.db import connection, connections
+from django.db import connection, connections, transaction
+from django.test.utils import CaptureQueriesContext
 
 from evalhub.adjudication.actions import do_override
 from evalhub.adjudication.models import AdjudicationItem
@@ -25,7 +26,8 @@ from evalhub.dashboards.judges import judges_board
 from evalhub.dashboards.pairwise import pairwise_board
 from evalhub.dashboards.verdicts import judge_run_majorities
 from evalhub.debates.actions import do_create_judge_run, do_create_run, do_finish_debates
-from evalhub.debates.models import Debate, JudgeRun
+from evalhub.debates.models import Debate, JudgeRun, JudgeVerdict
+from evalhub.debates.tallying import do_recount_judge_run
 from evalhub.tallies.models import BATTLE_COUNTS, BATTLE_KEY, JUDGE_COUNTS, JUDGE_KEY, BattleCount, JudgeTally
 from tests.conftest import make_user
 
@@ -254,5 +256,34 @@ def test_a_judge_runs_chunk_recounts_only_its_own_majorities_and_still_equals_a_
     assert written, "the chunks were counted by the narrow recount"
     kept = snapshot()
     monkeypatch.undo()
+    do_rebuild_tallies()
+    assert snapshot() == kept
+
+
+def test_a_judge_runs_chunk_keeps_its_counts_in_the_same_few_statements_whatever_its_size(arena):
+    """A chunk's bookkeeping is one statement that locks its debates and reads how they and the run's
+    majorities are counted, one that reads its verdicts, and one upsert per table written, however many
+    debates, scenarios and battle kinds it touches: an UPDATE (and a savepointed INSERT) per count row
+    and an ORM query per step made it several times the verdicts' own write (the scale issue)."""
+    play(arena, random.Random(3))
+    debates = list(Debate.objects.filter(run=arena[0]).select_related("prompt").order_by("id"))
+    assert len({debate.prompt.category for debate in debates}) >= 2, "the chunk spans several scenarios"
+    statements = {}
+    for size in (1, len(debates)):
+        run = JudgeRun.objects.create(reference=arena[0], judge=f"heuristic:{size}", samples=2, check_position=True)
+        chunk = debates[:size]
+        JudgeVerdict.objects.bulk_create(
+            JudgeVerdict(judge_run=run, debate=debate, reversed_order=order, sample=sample, text="…", verdict=verdict)
+            for debate in chunk
+            for order in (False, True)
+            for sample, verdict in enumerate(((debate.pk + order) % 3, debate.pk % 3))
+        )
+        with transaction.atomic(), CaptureQueriesContext(connection) as queries:  # the chunk's transaction
+            do_recount_judge_run(run, [debate.pk for debate in chunk])
+        statements[size] = [query["sql"].split()[0] for query in queries.captured_queries]
+        statements[size] = [word for word in statements[size] if word not in ("SAVEPOINT", "RELEASE")]
+    assert statements[len(debates)] == ["SELECT", "SELECT", "INSERT", "INSERT", "INSERT"], statements
+    assert len(statements[1]) <= len(statements[len(debates)])
+    kept = snapshot()
     do_rebuild_tallies()
     assert snapshot() == kept
