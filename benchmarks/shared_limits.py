@@ -15,7 +15,10 @@ run:
 Reported: the most calls and tokens the provider saw in any window against its limits, its 429s,
 the calls that failed, and the wall time. Then, with DATABASE_URL on PostgreSQL, the same calls
 made again from other processes through the shared response cache
-(evalhub.llm.cache.PostgresResponseCache): the provider sees none.
+(evalhub.llm.cache.PostgresResponseCache): the provider sees none. Exits 1 when a bound is missed:
+under the shared limits the provider refuses a call (a 429: it refills its budget as a bucket, so a
+window's count may pass the limit by a call and still be within it) or a call fails, or a repeated
+call reaches the provider.
 
     REDIS_URL=redis://127.0.0.1:6379/0 DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \\
         python benchmarks/shared_limits.py --workers 4 --calls 60 --limit 120 --tokens 2400 --window 60
@@ -125,6 +128,7 @@ def main() -> None:
         f"{args.window:g} s ({args.limit * 60 / args.window:g} calls/min), and each client is told the same"
     )
     print(f"{'limits':<26}{'peak calls':>14}{'peak tokens':>15}{'429s':>7}{'failed':>8}{'wall s':>9}")
+    missed: list[str] = []
     for label, shared, headers in (
         ("per process, no headers", "", False),
         ("per process", "", True),
@@ -161,6 +165,10 @@ def main() -> None:
                 f"{label:<26}{calls:>8} / {args.limit:<5}{used:>8} / {args.tokens or '-':<6}{seen['rate_limited']:>7}"
                 f"{failed:>8}{wall:>9.1f}"
             )
+            # The provider refills its budget as a bucket (a window may see a little more than the limit
+            # and still be within it): the bound is what it says, no 429, and no call failed.
+            if shared and (seen["rate_limited"] or failed):
+                missed.append(f"shared limits: the provider refused {seen['rate_limited']} calls, {failed} failed")
         finally:
             server.terminate()
             server.wait(timeout=10)
@@ -168,6 +176,7 @@ def main() -> None:
     database_url = os.environ.get("DATABASE_URL", "")
     if not database_url.startswith("postgres"):
         print("(set DATABASE_URL to PostgreSQL to measure the shared response cache)")
+        finish(missed)
         return
     import psycopg
 
@@ -196,11 +205,25 @@ def main() -> None:
             f"same {total} calls from {args.workers} new processes: {again} provider calls, {failed} failed, "
             f"{total - again - failed} served from the cache"
         )
+        if again or failed:
+            missed.append(f"shared response cache: {again} calls asked again, {failed} failed")
     finally:
         server.terminate()
         server.wait(timeout=10)
         with psycopg.connect(database_url, autocommit=True) as connection:
             connection.execute(f"DROP TABLE {table}")
+    finish(missed)
+
+
+def finish(missed: list[str]) -> None:
+    """Exit 1 when a bound was missed: the shared limits let through no more than the provider allows
+    and fail no call; the same calls from new processes are all served by the shared cache."""
+    if missed:
+        print("BOUND MISSED: " + "; ".join(missed))
+        sys.exit(1)
+    print(
+        "bounds met: the provider refused nothing under the shared limits, no call failed, the cache served each repeat"
+    )
 
 
 if __name__ == "__main__":
