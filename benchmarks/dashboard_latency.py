@@ -4,8 +4,9 @@ single judges, cold (cache emptied before every request) and warm, read from the
 verdicts are written (evalhub.tallies); beside it, in the same run, the previous method: the same
 boards' data read and regrouped from every verdict. Then what keeping the counts costs a write
 (one judge's verdict, one settled debate, a judge run's chunk of verdicts alone and as the runner
-records it; exit 1 when the chunk's counts cost more than its verdicts' write), and the Bradley–Terry bootstrap the naive way (Arena's
-notebook: one logistic regression per resample over the battles) against evalhub's.
+records it; exit 1 when a chunk's verdicts with their counts take over twice the verdicts alone),
+and the Bradley–Terry bootstrap the naive way (Arena's notebook: one logistic regression per
+resample over the battles) against evalhub's.
 
     python benchmarks/dashboard_latency.py                     # SQLite in a temporary folder
     python benchmarks/dashboard_latency.py --verdicts 500000   # the larger size (issue 23)
