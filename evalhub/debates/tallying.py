@@ -139,9 +139,10 @@ def do_recount_debates(debate_ids: Collection[int]) -> None:
     ids = sorted(set(debate_ids))
     # The caller's transaction (no savepoint: an error ends it anyway); its own when called on its own.
     with transaction.atomic(savepoint=False):
-        # Locked in id order: two writers recounting the same debate take turns, and never deadlock.
-        list(Debate.objects.select_for_update().filter(pk__in=ids).order_by("pk").values_list("pk", flat=True))
-        fresh = {row["id"]: _counted(row) for row in Debate.objects.filter(pk__in=ids).values(*DEBATE_FIELDS)}
+        # Locked in id order, and read by the same statement: two writers recounting the same debate
+        # take turns, and never deadlock (only the debates' rows are locked, not the rows joined to them).
+        locked = Debate.objects.select_for_update(of=("self",)).filter(pk__in=ids).order_by("pk")
+        fresh = {row["id"]: _counted(row) for row in locked.values(*DEBATE_FIELDS)}
         stored = {row.debate_id: row for row in _stored_counted(ids)}
         stored_majorities = _stored_majorities(ids)
         fresh_majorities = _majorities(_verdict_rows(ids))

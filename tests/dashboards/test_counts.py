@@ -27,7 +27,7 @@ from evalhub.dashboards.pairwise import pairwise_board
 from evalhub.dashboards.verdicts import judge_run_majorities
 from evalhub.debates.actions import do_create_judge_run, do_create_run, do_finish_debates
 from evalhub.debates.models import Debate, JudgeRun, JudgeVerdict
-from evalhub.debates.tallying import do_recount_judge_run
+from evalhub.debates.tallying import do_recount_debates, do_recount_judge_run
 from evalhub.tallies.models import BATTLE_COUNTS, BATTLE_KEY, JUDGE_COUNTS, JUDGE_KEY, BattleCount, JudgeTally
 from tests.conftest import make_user
 
@@ -284,6 +284,23 @@ def test_a_judge_runs_chunk_keeps_its_counts_in_the_same_few_statements_whatever
         statements[size] = [word for word in statements[size] if word not in ("SAVEPOINT", "RELEASE")]
     assert statements[len(debates)] == ["SELECT", "SELECT", "INSERT", "INSERT", "INSERT"], statements
     assert len(statements[1]) <= len(statements[len(debates)])
+    kept = snapshot()
+    do_rebuild_tallies()
+    assert snapshot() == kept
+
+
+def test_a_recount_locks_and_reads_its_debates_in_one_statement(arena):
+    """A recount reads its debates once, under their lock (the lock and the read were two statements:
+    one round trip more for every debate that settles and every person's verdict)."""
+    debate = Debate.objects.filter(run=arena[0]).order_by("id").first()
+    do_finish_debates([(debate, DebateOutcome(verdict=1, rounds_used=1, turns=[]))])
+    Debate.objects.filter(pk=debate.pk).update(verdict=2, winner="b")  # as an override would change it
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        do_recount_debates([debate.pk])
+    reads = [query["sql"] for query in queries.captured_queries if 'FROM "debates_debate"' in query["sql"]]
+    assert len(reads) == 1, reads
+    if connection.features.has_select_for_update:
+        assert "FOR UPDATE" in reads[0]
     kept = snapshot()
     do_rebuild_tallies()
     assert snapshot() == kept
