@@ -15,7 +15,7 @@ the server's capacity, where queueing on two cores dominates whatever the code d
 The two sides alternate over `--repeats` rounds (one, N, one, N …), each round on a queue of its
 own. It prints, per side, p50 / p95 of reserve and submit pooled over the rounds, the spread (min /
 median / max) of each round's submit p95, and the web server's CPU time per verdict (its processes'
-own clocks, read from /proc) beside the wall time; then the ratio of the median submit p95s (bound:
+own clocks, from the kernel's accounting) beside the wall time; then the ratio of the median submit p95s (bound:
 under 4×, exit 1 otherwise) and the invariants from the database: every item got exactly the
 verdicts it needs, nobody judged an item twice, and every verdict a person was told was stored is
 stored (exit 1 when one breaks).
