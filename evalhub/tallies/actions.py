@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from django.core.cache import cache
 from django.db import transaction
 
+from evalhub.system.bulk_insert import upsert
 from evalhub.tallies.models import (
     BATTLE_COUNTS,
     BATTLE_KEY,
@@ -19,7 +20,6 @@ from evalhub.tallies.models import (
     JudgeTally,
     TallyState,
 )
-from evalhub.tallies.sql import upsert
 
 VERSION_KEY = "tallies:version"
 

@@ -1,13 +1,16 @@
-"""Rows inserted without a model instance each are the rows bulk_create would have written."""
+"""Rows inserted without a model instance each are the rows bulk_create would have written; an upsert
+adds to or replaces the rows already there, on every configured database."""
 
 from __future__ import annotations
 
 import pytest
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.forms.models import model_to_dict
 
 from evalhub.catalog.models import Benchmark, Criterion, Judgment, LanguageModel, Prompt, Response
-from evalhub.system.bulk_insert import insert_rows
+from evalhub.system.bulk_insert import UPSERT_ROWS, insert_rows, upsert
+from evalhub.tallies.models import BATTLE_COUNTS, BATTLE_KEY, BattleCount
 
 COLUMNS = ("criterion_id", "judge_model_id", "response_id", "response_2_id", "verdict", "probability")
 
@@ -66,3 +69,41 @@ def test_many_rows_go_in_bounded_batches(pair, django_assert_max_num_queries):
 def test_an_unknown_column_is_refused_before_anything_is_written(pair):
     with pytest.raises(ValueError, match="no column"):
         insert_rows(Judgment, ("judge_id",), [(1,)])
+
+
+@pytest.fixture(params=sorted(settings.DATABASES))
+def alias(request):  # PostgreSQL and SQLite on CI: the embedded mode and production each run upserts
+    return request.param
+
+
+def key(n: int) -> tuple[str, ...]:
+    return (f"model-{n}", "model-x", "consensus", "helpfulness", "math", "demo", "original")
+
+
+def counts(alias: str) -> dict[tuple, tuple[int, int, int]]:
+    return {
+        tuple(row[: len(BATTLE_KEY)]): tuple(row[len(BATTLE_KEY) :])
+        for row in BattleCount.objects.using(alias).values_list(*BATTLE_KEY, *BATTLE_COUNTS)
+    }
+
+
+@pytest.mark.django_db(databases="__all__")
+def test_an_upsert_adding_creates_the_rows_not_there_and_adds_to_those_that_are(alias):
+    BattleCount.objects.using(alias).create(**dict(zip(BATTLE_KEY, key(0), strict=True)), wins_a=5, wins_b=1, ties=2)
+    upsert(BattleCount, BATTLE_KEY, BATTLE_COUNTS, [(*key(0), 1, 0, -1), (*key(1), 0, 3, 0)], add=True, using=alias)
+    assert counts(alias) == {key(0): (6, 1, 1), key(1): (0, 3, 0)}
+
+
+@pytest.mark.django_db(databases="__all__")
+def test_an_upsert_replacing_overwrites_the_values_and_keeps_one_row_per_key(alias):
+    upsert(BattleCount, BATTLE_KEY, BATTLE_COUNTS, [(*key(0), 4, 4, 4)], add=False, using=alias)
+    upsert(BattleCount, BATTLE_KEY, BATTLE_COUNTS, [(*key(0), 1, 2, 3)], add=False, using=alias)
+    assert counts(alias) == {key(0): (1, 2, 3)}
+
+
+@pytest.mark.django_db(databases="__all__")
+def test_an_upsert_of_more_rows_than_one_statement_holds_are_all_written(alias):
+    rows = [(*key(n), n, 1, 0) for n in range(2 * UPSERT_ROWS + 7)]
+    upsert(BattleCount, BATTLE_KEY, BATTLE_COUNTS, rows, add=True, using=alias)
+    upsert(BattleCount, BATTLE_KEY, BATTLE_COUNTS, rows, add=True, using=alias)
+    assert counts(alias) == {tuple(row[:7]): (2 * row[7], 2, 0) for row in rows}
