@@ -170,7 +170,6 @@ class Person:
         self.submit_seconds: list[float] = []
         self.stored: list[int] = []
         self.errors: list[str] = []
-        self.rate = 0.0  # verdicts per second of the whole group
 
     def work(self, rng_seed: int, think: float) -> None:
         import random
@@ -216,14 +215,10 @@ def drain(base: str, sessions: list[str], think: float) -> list[Person]:
             person.errors.append(repr(error))
 
     threads = [threading.Thread(target=run, args=(person, seed)) for seed, person in enumerate(people)]
-    started = time.perf_counter()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    elapsed = time.perf_counter() - started
-    for person in people:
-        person.rate = sum(len(p.stored) for p in people) / elapsed
     return people
 
 
