@@ -1,34 +1,45 @@
-"""Rows inserted without a model instance each are the rows bulk_create would have written; an upsert
-adds to or replaces the rows already there, on every configured database."""
+"""Rows inserted without a model instance each are the rows bulk_create would have written, in the
+order given; an upsert adds to or replaces the rows already there; both on every configured database."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, transaction
 from django.forms.models import model_to_dict
+from django.test.utils import CaptureQueriesContext
 
 from evalhub.catalog.models import Benchmark, Criterion, Judgment, LanguageModel, Prompt, Response
-from evalhub.system.bulk_insert import UPSERT_ROWS, insert_rows, upsert
+from evalhub.system.bulk_insert import UPSERT_ROWS, insert_rows, table, upsert
 from evalhub.tallies.models import BATTLE_COUNTS, BATTLE_KEY, BattleCount
 
 COLUMNS = ("criterion_id", "judge_model_id", "response_id", "response_2_id", "verdict", "probability")
 
 
+@pytest.fixture(params=sorted(settings.DATABASES))
+def alias(request):  # PostgreSQL and SQLite on CI: the embedded mode and production each run these
+    return request.param
+
+
 @pytest.fixture
-def pair(db):
-    benchmark = Benchmark.objects.create(slug="b", name="b")
-    prompt = Prompt.objects.create(benchmark=benchmark, external_id="q1", text="Is 221 prime?")
-    a, b, judge = (LanguageModel.objects.create(slug=slug, display_name=slug) for slug in ("a", "b", "judge"))
-    first = Response.objects.create(prompt=prompt, model=a, text="No.")
-    second = Response.objects.create(prompt=prompt, model=b, text="Yes.")
-    criterion = Criterion.objects.create(slug="overall", name="Overall", definition="d", levels={"1": "x"})
+def pair(alias):
+    benchmark = Benchmark.objects.using(alias).create(slug="b", name="b")
+    prompt = Prompt.objects.using(alias).create(benchmark=benchmark, external_id="q1", text="Is 221 prime?")
+    a, b, judge = (
+        LanguageModel.objects.using(alias).create(slug=slug, display_name=slug) for slug in ("a", "b", "judge")
+    )
+    first = Response.objects.using(alias).create(prompt=prompt, model=a, text="No.")
+    second = Response.objects.using(alias).create(prompt=prompt, model=b, text="Yes.")
+    criterion = Criterion.objects.using(alias).create(slug="overall", name="Overall", definition="d", levels={"1": "x"})
     return criterion, judge, first, second
 
 
-def test_the_rows_equal_those_bulk_create_writes_in_every_column(pair):
+@pytest.mark.django_db(databases="__all__")
+def test_the_rows_equal_those_bulk_create_writes_in_every_column(alias, pair):
     criterion, judge, first, second = pair
-    Judgment.objects.bulk_create(
+    Judgment.objects.using(alias).bulk_create(
         [
             Judgment(
                 criterion=criterion,
@@ -42,38 +53,48 @@ def test_the_rows_equal_those_bulk_create_writes_in_every_column(pair):
         ]
     )
     inserted = insert_rows(
-        Judgment, COLUMNS, [(criterion.pk, judge.pk, second.pk, first.pk, 2, None)], batch=1, source="import"
+        Judgment,
+        COLUMNS,
+        [(criterion.pk, judge.pk, second.pk, first.pk, 2, None)],
+        batch=1,
+        using=alias,
+        source="import",
     )
     assert inserted == 1
-    made, ours = Judgment.objects.order_by("pk")
+    made, ours = Judgment.objects.using(alias).order_by("pk")
     expected = {**model_to_dict(made), "response": second.pk, "response_2": first.pk, "verdict": 2, "probability": None}
     assert {**model_to_dict(ours), "id": made.pk} == expected
     assert abs((ours.created_at - made.created_at).total_seconds()) < 60
 
 
-def test_the_database_still_refuses_a_row_its_constraints_forbid(pair):
-    criterion, judge, first, _ = pair
-    with pytest.raises(IntegrityError), transaction.atomic():
-        insert_rows(Judgment, COLUMNS, [(criterion.pk, judge.pk, first.pk, first.pk, 1, None)])  # a pair of one
-    assert not Judgment.objects.exists()
-
-
-def test_many_rows_go_in_bounded_batches(pair, django_assert_max_num_queries):
+@pytest.mark.django_db(databases="__all__")
+def test_the_database_still_refuses_a_row_its_constraints_forbid_and_a_later_insert_still_works(alias, pair):
     criterion, judge, first, second = pair
-    rows = [(criterion.pk, judge.pk, first.pk, second.pk, 1, None, f"variant-{n}") for n in range(2_500)]
-    with django_assert_max_num_queries(3):
-        assert insert_rows(Judgment, (*COLUMNS, "prompt_variant"), iter(rows), batch=1_000) == 2_500
-    assert Judgment.objects.count() == 2_500
+    with pytest.raises(IntegrityError), transaction.atomic(using=alias):
+        insert_rows(Judgment, COLUMNS, [(criterion.pk, judge.pk, first.pk, first.pk, 1, None)], using=alias)
+    assert not Judgment.objects.using(alias).exists()
+    assert insert_rows(Judgment, COLUMNS, [(criterion.pk, judge.pk, first.pk, second.pk, 1, None)], using=alias) == 1
 
 
-def test_an_unknown_column_is_refused_before_anything_is_written(pair):
+@pytest.mark.django_db(databases="__all__")
+def test_many_rows_go_in_bounded_batches_in_the_order_given(alias, pair):
+    criterion, judge, first, second = pair
+    variants = [f"variant-{n}" for n in range(2_500)]
+    random.Random(0).shuffle(variants)
+    rows = ((criterion.pk, judge.pk, first.pk, second.pk, 1, None, variant) for variant in variants)
+    with CaptureQueriesContext(connections[alias]) as queries:  # PostgreSQL's COPY goes unrecorded
+        assert insert_rows(Judgment, (*COLUMNS, "prompt_variant"), rows, batch=1_000, using=alias) == 2_500
+    assert list(Judgment.objects.using(alias).order_by("pk").values_list("prompt_variant", flat=True)) == variants
+    into_judgments = [query for query in queries if query["sql"].startswith(f"INSERT INTO {table(Judgment, alias)}")]
+    if connections[alias].vendor == "sqlite":
+        # Staged, then one INSERT … SELECT into the indexed table whatever the number of rows.
+        assert len(into_judgments) == 1 and len(queries) == 6  # create, three batches, insert, drop
+
+
+@pytest.mark.django_db(databases="__all__")
+def test_an_unknown_column_is_refused_before_anything_is_written(alias):
     with pytest.raises(ValueError, match="no column"):
-        insert_rows(Judgment, ("judge_id",), [(1,)])
-
-
-@pytest.fixture(params=sorted(settings.DATABASES))
-def alias(request):  # PostgreSQL and SQLite on CI: the embedded mode and production each run upserts
-    return request.param
+        insert_rows(Judgment, ("judge_id",), [(1,)], using=alias)
 
 
 def key(n: int) -> tuple[str, ...]:
