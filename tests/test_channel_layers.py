@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from channels.layers import InMemoryChannelLayer
 
 from evalhub.channel_layers import ThreadSafeInMemoryChannelLayer
 from tests.conftest import REDIS_URL, requires_redis
@@ -72,3 +73,24 @@ async def test_worker_threads_sending_to_many_groups_at_once_hold_no_more_redis_
         assert (await layer.receive(channels[0]))["type"] == "html.fragment", "every send went through"
     finally:
         await layer.flush()
+
+
+async def test_the_embedded_layer_sweeps_for_expired_messages_once_a_second_not_on_every_message(monkeypatch):
+    sweeps = []
+    real = InMemoryChannelLayer._clean_expired
+    monkeypatch.setattr(InMemoryChannelLayer, "_clean_expired", lambda layer: sweeps.append(1) or real(layer))
+    layer = ThreadSafeInMemoryChannelLayer(expiry=0.05)
+    channel = await layer.new_channel()
+    await layer.group_add("debate.1", channel)
+    for n in range(50):  # a streamed answer's chunks: a group send and a receive each
+        await layer.group_send("debate.1", {"type": "html.fragment", "html": f"w{n}"})
+        assert (await layer.receive(channel))["html"] == f"w{n}"
+    assert len(sweeps) == 1
+
+    # An expired message is still dropped, at the next sweep.
+    await layer.send(channel, {"type": "html.fragment", "html": "stale"})
+    await asyncio.sleep(0.1)
+    monkeypatch.setattr(layer, "SWEEP_EVERY_S", 0.0)
+    await layer.send(channel, {"type": "html.fragment", "html": "fresh"})
+    assert (await layer.receive(channel))["html"] == "fresh"
+    assert len(sweeps) > 1
