@@ -27,6 +27,7 @@ from django.db.models import Model
 
 BATCH_ROWS = 5000  # rows per executemany: bounded memory whatever the number of rows
 UPSERT_ROWS = 500  # rows per upsert statement: well under every database's limit on its parameters
+UPSERT_ARRAY_ROWS = 5000  # rows per upsert on PostgreSQL, one array per column: a bounded statement
 
 
 def columns(model: type[Model], fields: Sequence[str], using: str = DEFAULT_DB_ALIAS) -> list[str]:
@@ -139,7 +140,17 @@ def upsert(
     """Write rows of key values then field values (the key a unique constraint): a row whose key is
     there is added to (add=True) or replaced, one that is not is inserted. Rows go in the order given
     (callers sort them, so that two writers lock shared rows in one order)."""
-    with connections[using].cursor() as cursor:
+    connection = connections[using]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # One array per column, unnested: a short statement whatever the number of rows, which
+            # psycopg converts once and caches, where it split a VALUES list of ~300 placeholders
+            # with a regular expression on every call (a quarter of a judge run chunk's bookkeeping).
+            statement = _upsert_statement(model, tuple(key_fields), tuple(fields), add, 0, using)
+            for start in range(0, len(rows), UPSERT_ARRAY_ROWS):
+                batch = rows[start : start + UPSERT_ARRAY_ROWS]
+                cursor.execute(statement, [list(column) for column in zip(*batch, strict=True)])
+            return
         for start in range(0, len(rows), UPSERT_ROWS):
             batch = rows[start : start + UPSERT_ROWS]
             statement = _upsert_statement(model, tuple(key_fields), tuple(fields), add, len(batch), using)
@@ -157,8 +168,15 @@ def _upsert_statement(
         assignments = ", ".join(f"{column} = {name}.{column} + excluded.{column}" for column in values)
     else:
         assignments = ", ".join(f"{column} = excluded.{column}" for column in values)
-    placeholder = "(" + ", ".join(["%s"] * len(names)) + ")"
+    if rows == 0:  # PostgreSQL: the rows come as one array per column
+        connection = connections[using]
+        fields_by_name = {field.attname: field for field in model._meta.concrete_fields}
+        fields_by_name |= {field.name: field for field in model._meta.concrete_fields}
+        arrays = ", ".join(f"%s::{fields_by_name[name].db_type(connection)}[]" for name in (*key_fields, *fields))
+        source = f"SELECT * FROM unnest({arrays})"
+    else:
+        placeholder = "(" + ", ".join(["%s"] * len(names)) + ")"
+        source = f"VALUES {', '.join([placeholder] * rows)}"
     return (
-        f"INSERT INTO {name} ({', '.join(names)}) VALUES {', '.join([placeholder] * rows)} "
-        f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {assignments}"
+        f"INSERT INTO {name} ({', '.join(names)}) {source} ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {assignments}"
     )

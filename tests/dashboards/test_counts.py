@@ -3,6 +3,7 @@ the boards made from them equal to the boards made from every verdict."""
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 from collections import Counter
@@ -26,7 +27,7 @@ from evalhub.dashboards.judges import judges_board
 from evalhub.dashboards.pairwise import pairwise_board
 from evalhub.dashboards.verdicts import judge_run_majorities
 from evalhub.debates.actions import do_create_judge_run, do_create_run, do_finish_debates
-from evalhub.debates.models import Debate, JudgeRun, JudgeVerdict
+from evalhub.debates.models import CountedDebate, Debate, JudgeRun, JudgeVerdict
 from evalhub.debates.tallying import do_recount_debates, do_recount_judge_run
 from evalhub.tallies.models import BATTLE_COUNTS, BATTLE_KEY, JUDGE_COUNTS, JUDGE_KEY, BattleCount, JudgeTally
 from tests.conftest import make_user
@@ -301,6 +302,77 @@ def test_a_recount_locks_and_reads_its_debates_in_one_statement(arena):
     assert len(reads) == 1, reads
     if connection.features.has_select_for_update:
         assert "FOR UPDATE" in reads[0]
+    kept = snapshot()
+    do_rebuild_tallies()
+    assert snapshot() == kept
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="a PostgreSQL plan")
+def test_a_judge_runs_chunk_reads_its_debates_counted_rows_by_key_not_every_counted_debate(arena):
+    """The chunk's lock statement named its ids for the debates only; PostgreSQL does not carry an IN
+    list across a join's equality and hashed every counted debate to join the chunk's few (a sequential
+    scan or a whole index walked, so a chunk's cost grew with every debate ever counted)."""
+    play(arena, random.Random(3))
+    CountedDebate.objects.bulk_create(
+        CountedDebate(
+            debate_id=10**6 + n,
+            run_id=0,
+            model_a="a",
+            model_b="b",
+            criterion="c",
+            scenario="s",
+            benchmark="b",
+            responses="1-2",
+        )
+        for n in range(20_000)
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE debates_counteddebate, debates_debate, debates_judgemajority")
+    debates = list(Debate.objects.filter(run=arena[0]).order_by("id").values_list("pk", flat=True))
+    run = JudgeRun.objects.create(reference=arena[0], judge="heuristic:plan")
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        do_recount_judge_run(run, debates)
+    lock = next(query["sql"] for query in queries.captured_queries if "FOR UPDATE" in query["sql"])
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (FORMAT JSON) " + lock)
+        plan = cursor.fetchone()[0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+
+    def nodes(node: dict):
+        yield node
+        for child in node.get("Plans", []):
+            yield from nodes(child)
+
+    scans = [node for node in nodes(plan[0]["Plan"]) if node.get("Relation Name") == "debates_counteddebate"]
+    # Each scan of the counted rows reads the chunk's few, not the 20,000 (a sequential scan, or a whole
+    # index walked for a merge join, is what the plan was before).
+    assert scans and all(node["Plan Rows"] <= 10 * len(debates) for node in scans), scans
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's statements")
+def test_a_judge_runs_chunk_sends_postgresql_one_parameter_per_column_not_one_per_value(arena):
+    """Each of a chunk's statements carries its ids and rows as arrays: a statement psycopg converts
+    once and caches. A VALUES list of ~300 placeholders (and IN lists) was split with a regular
+    expression on every call, a quarter of the chunk's bookkeeping."""
+    play(arena, random.Random(3))
+    debates = list(Debate.objects.filter(run=arena[0]).order_by("id"))
+    run = JudgeRun.objects.create(reference=arena[0], judge="heuristic:arrays", samples=2, check_position=True)
+    JudgeVerdict.objects.bulk_create(
+        JudgeVerdict(judge_run=run, debate=debate, reversed_order=order, sample=sample, text="…", verdict=verdict)
+        for debate in debates
+        for order in (False, True)
+        for sample, verdict in enumerate(((debate.pk + order) % 3, debate.pk % 3))
+    )
+    parameters: list[int] = []
+
+    def count(execute, sql, params, many, context):
+        parameters.append(len(params or ()))
+        return execute(sql, params, many, context)
+
+    with transaction.atomic(), connection.execute_wrapper(count):
+        do_recount_judge_run(run, [debate.pk for debate in debates])
+    assert len(debates) > 10 and len(parameters) == 5
+    assert max(parameters) <= 17, parameters  # one per column: the widest table written, the judges' tallies, has 17
     kept = snapshot()
     do_rebuild_tallies()
     assert snapshot() == kept

@@ -12,7 +12,7 @@ from django.forms.models import model_to_dict
 from django.test.utils import CaptureQueriesContext
 
 from evalhub.catalog.models import Benchmark, Criterion, Judgment, LanguageModel, Prompt, Response
-from evalhub.system.bulk_insert import UPSERT_ROWS, insert_rows, table, upsert
+from evalhub.system.bulk_insert import UPSERT_ARRAY_ROWS, UPSERT_ROWS, insert_rows, table, upsert
 from evalhub.tallies.models import BATTLE_COUNTS, BATTLE_KEY, BattleCount
 
 COLUMNS = ("criterion_id", "judge_model_id", "response_id", "response_2_id", "verdict", "probability")
@@ -124,7 +124,8 @@ def test_an_upsert_replacing_overwrites_the_values_and_keeps_one_row_per_key(ali
 
 @pytest.mark.django_db(databases="__all__")
 def test_an_upsert_of_more_rows_than_one_statement_holds_are_all_written(alias):
-    rows = [(*key(n), n, 1, 0) for n in range(2 * UPSERT_ROWS + 7)]
+    per_statement = UPSERT_ARRAY_ROWS if connections[alias].vendor == "postgresql" else UPSERT_ROWS
+    rows = [(*key(n), n, 1, 0) for n in range(2 * per_statement + 7)]
     upsert(BattleCount, BATTLE_KEY, BATTLE_COUNTS, rows, add=True, using=alias)
     upsert(BattleCount, BATTLE_KEY, BATTLE_COUNTS, rows, add=True, using=alias)
     assert counts(alias) == {tuple(row[:7]): (2 * row[7], 2, 0) for row in rows}
