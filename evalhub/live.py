@@ -11,6 +11,7 @@ import contextvars
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from urllib.parse import parse_qs
 
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
@@ -131,9 +132,9 @@ class FragmentConsumer(AsyncWebsocketConsumer):
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         # Whatever changed between the page render (or a dropped socket) and now.
-        current = await database_sync_to_async(self.current_html)()
-        if current:
-            await self.send(text_data=current)
+        for fragment in await database_sync_to_async(self.current_fragments)():
+            if fragment:
+                await self.send(text_data=fragment)
 
     def group_for_user(self, user) -> str | None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -141,6 +142,16 @@ class FragmentConsumer(AsyncWebsocketConsumer):
     def current_html(self) -> str:
         """The fragment(s) that bring a freshly connected page up to date; '' for none."""
         return ""
+
+    def current_fragments(self) -> list[str]:
+        """current_html, or several messages where one cannot hold them all (a table's rows and a
+        block beside the table: htmx parses a message whose first element is a row as table rows)."""
+        return [self.current_html()]
+
+    def query(self, name: str) -> str | None:
+        """A parameter of the socket's URL (the page it serves, e.g. ?page=2)."""
+        values = parse_qs(self.scope.get("query_string", b"").decode("latin-1")).get(name)
+        return values[0] if values else None
 
     async def disconnect(self, code: int) -> None:
         if self.group:

@@ -8,6 +8,7 @@ from functools import partial
 from typing import Any
 
 from django.core.cache import cache
+from django.core.paginator import Page, Paginator
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -65,6 +66,15 @@ STATUS_COUNTS = {"total": Count("id"), **{s: Count("id", filter=Q(status=s)) for
 
 def run_counts(run: DebateRun) -> dict[str, int]:
     return _counted(run.debates.aggregate(**STATUS_COUNTS))
+
+
+RUN_PAGE_DEBATES = 100  # rows on a run's page
+
+
+def run_debates_page(run: DebateRun, number: str | int | None) -> Page:
+    """The debates a run's page lists (a page of RUN_PAGE_DEBATES, in id order)."""
+    debates = run.debates.select_related("prompt").order_by("id")
+    return Paginator(debates, RUN_PAGE_DEBATES).get_page(number)
 
 
 def runs_counts(runs: Iterable[DebateRun]) -> dict[int, dict[str, int]]:

@@ -4,7 +4,8 @@ from django.template.loader import render_to_string
 
 from evalhub.accounts.roles import READERS, has_role
 from evalhub.debates import live
-from evalhub.debates.models import Debate
+from evalhub.debates.actions import run_counts, run_debates_page
+from evalhub.debates.models import Debate, DebateRun
 from evalhub.live import FragmentConsumer
 
 
@@ -36,3 +37,16 @@ class DebateRunsConsumer(FragmentConsumer):
             return None
         run_id = self.scope["url_route"]["kwargs"].get("run_id")
         return live.run_group(run_id) if run_id else live.RUNS_GROUP
+
+    def current_fragments(self) -> list[str]:
+        """A run's page as it is now: its summary, and the rows of the page it shows. Its debates may
+        have finished between the page's render and this socket joining the run's group (answers
+        served from the response cache take milliseconds): without this the page stayed "running"."""
+        run_id = self.scope["url_route"]["kwargs"].get("run_id")
+        run = DebateRun.objects.select_related("job").filter(pk=run_id).first() if run_id else None
+        if run is None:
+            return []
+        page = run_debates_page(run, self.query("page"))
+        for debate in page:
+            debate.run = run  # the row's template reads the run's job
+        return [live.run_summary(run, run_counts(run)), "".join(live.run_row(debate) for debate in page)]

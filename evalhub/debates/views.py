@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -15,6 +14,7 @@ from evalhub.debates.actions import (
     do_start_run,
     failure_groups,
     run_counts,
+    run_debates_page,
     runs_counts,
 )
 from evalhub.debates.forms import DebateRunForm, JudgeRunForm
@@ -53,8 +53,7 @@ def run_detail(request, pk: int):
     run = get_object_or_404(
         DebateRun.objects.select_related("benchmark", "criterion", "model_a", "model_b", "job"), pk=pk
     )
-    debates = run.debates.select_related("prompt").order_by("id")
-    page = Paginator(debates, 100).get_page(request.GET.get("page"))
+    page = run_debates_page(run, request.GET.get("page"))
     return render(request, "debates/run_detail.html", {"run": run, "counts": run_counts(run), "page": page})
 
 

@@ -130,6 +130,32 @@ async def test_a_viewer_receives_the_transcript_then_new_turns_in_order(make_run
 
 
 @pytest.mark.django_db(transaction=True)
+async def test_a_run_pages_socket_brings_the_page_up_to_date_when_it_connects(make_run):
+    """A run's debates can finish between its page's render and the page's socket joining the run's
+    group (answers served from the response cache take milliseconds); the page then stayed on
+    "running", as a browser test caught once. On connecting, the socket sends the run's summary and
+    the rows of the page the browser shows, as they are now."""
+    run = await sync_to_async(make_run)()
+    debates = await sync_to_async(lambda: list(run.debates.order_by("id")))()
+    await sync_to_async(lambda: run.debates.update(status=DebateStatus.CONSENSUS, verdict=1, winner="a"))()
+    viewer = await sync_to_async(make_user)("v", "viewer")
+    communicator, connected = await open_socket(f"/ws/debate-runs/{run.pk}/?page=1", viewer)
+    assert connected
+    summary = await communicator.receive_from(timeout=5)
+    rows = await communicator.receive_from(timeout=5)
+    assert f'id="run-summary-{run.pk}"' in summary and 'hx-swap-oob="true"' in summary
+    assert f"{len(debates)} of {len(debates)} debates finished" in summary
+    assert rows.startswith("<tr"), "a message that opens with a row is parsed as table rows"
+    assert [f'id="debate-row-{debate.pk}"' in rows for debate in debates] == [True] * len(debates)
+    assert rows.count('class="badge consensus"') == len(debates)
+    await communicator.disconnect()
+    # The list of every run gets no rows (it shows none).
+    communicator, connected = await open_socket("/ws/debate-runs/", viewer)
+    assert connected and await communicator.receive_nothing(timeout=0.3)
+    await communicator.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
 async def test_fragments_are_relayed_without_a_hop_to_a_database_thread(make_run, monkeypatch):
     hops = []
 

@@ -129,3 +129,18 @@ def test_an_upsert_of_more_rows_than_one_statement_holds_are_all_written(alias):
     upsert(BattleCount, BATTLE_KEY, BATTLE_COUNTS, rows, add=True, using=alias)
     upsert(BattleCount, BATTLE_KEY, BATTLE_COUNTS, rows, add=True, using=alias)
     assert counts(alias) == {tuple(row[:7]): (2 * row[7], 2, 0) for row in rows}
+
+
+@pytest.mark.django_db(databases="__all__")
+def test_an_upsert_keeps_text_that_array_literals_and_sql_quote_exactly(alias):
+    # PostgreSQL gets the rows as one array per column: commas, braces, quotes, backslashes and the
+    # word NULL inside an array literal must come back as the text they were.
+    texts = ["a,b", "{x}", '"q"', "back\\slash", "it's", "NULL", "null", "", " sp ", "é漢"]
+    rows = [
+        (f"model-{n}", "model-x", "consensus", "helpfulness", text, "demo", "original", 1, 0, 0)
+        for n, text in enumerate(texts)
+    ]
+    upsert(BattleCount, BATTLE_KEY, BATTLE_COUNTS, rows, add=True, using=alias)
+    assert sorted(BattleCount.objects.using(alias).values_list("model_a", "scenario")) == sorted(
+        (f"model-{n}", text) for n, text in enumerate(texts)
+    )
