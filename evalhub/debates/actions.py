@@ -77,6 +77,16 @@ def run_debates_page(run: DebateRun, number: str | int | None) -> Page:
     return Paginator(debates, RUN_PAGE_DEBATES).get_page(number)
 
 
+LISTED_RUNS = 50  # runs on the debates page, newest first
+
+
+def listed_runs() -> list[tuple[DebateRun, dict[str, int]]]:
+    """The runs the debates page lists, each with its counts (two queries)."""
+    runs = list(DebateRun.objects.select_related("benchmark", "criterion", "model_a", "model_b", "job")[:LISTED_RUNS])
+    counts = runs_counts(runs)
+    return [(run, counts[run.pk]) for run in runs]
+
+
 def runs_counts(runs: Iterable[DebateRun]) -> dict[int, dict[str, int]]:
     """run_counts for many runs in one query (list pages)."""
     ids = [run.pk for run in runs]

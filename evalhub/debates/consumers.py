@@ -4,7 +4,7 @@ from django.template.loader import render_to_string
 
 from evalhub.accounts.roles import READERS, has_role
 from evalhub.debates import live
-from evalhub.debates.actions import run_counts, run_debates_page
+from evalhub.debates.actions import listed_runs, run_counts, run_debates_page
 from evalhub.debates.models import Debate, DebateRun
 from evalhub.live import FragmentConsumer
 
@@ -39,11 +39,14 @@ class DebateRunsConsumer(FragmentConsumer):
         return live.run_group(run_id) if run_id else live.RUNS_GROUP
 
     def current_fragments(self) -> list[str]:
-        """A run's page as it is now: its summary, and the rows of the page it shows. Its debates may
+        """A run's page as it is now: its summary, and the rows of the page it shows (the debates page:
+        the summaries of the runs it lists). Its debates may
         have finished between the page's render and this socket joining the run's group (answers
         served from the response cache take milliseconds): without this the page stayed "running"."""
         run_id = self.scope["url_route"]["kwargs"].get("run_id")
-        run = DebateRun.objects.select_related("job").filter(pk=run_id).first() if run_id else None
+        if not run_id:  # the debates page: the summaries of the runs it lists
+            return ["".join(live.run_summary(run, counts) for run, counts in listed_runs())]
+        run = DebateRun.objects.select_related("job").filter(pk=run_id).first()
         if run is None:
             return []
         page = run_debates_page(run, self.query("page"))

@@ -13,9 +13,9 @@ from evalhub.debates.actions import (
     do_create_run,
     do_start_run,
     failure_groups,
+    listed_runs,
     run_counts,
     run_debates_page,
-    runs_counts,
 )
 from evalhub.debates.forms import DebateRunForm, JudgeRunForm
 from evalhub.debates.judging import meta_evaluation
@@ -25,10 +25,7 @@ from evalhub.jobs.actions import do_request_stop
 
 @role_required()
 def debate_index(request):
-    runs = list(DebateRun.objects.select_related("benchmark", "criterion", "model_a", "model_b", "job")[:50])
-    counts = runs_counts(runs)
-    rows = [(run, counts[run.pk]) for run in runs]
-    return render(request, "debates/index.html", {"rows": rows})
+    return render(request, "debates/index.html", {"rows": listed_runs()})
 
 
 @role_required(ADMIN)

@@ -149,9 +149,12 @@ async def test_a_run_pages_socket_brings_the_page_up_to_date_when_it_connects(ma
     assert [f'id="debate-row-{debate.pk}"' in rows for debate in debates] == [True] * len(debates)
     assert rows.count('class="badge consensus"') == len(debates)
     await communicator.disconnect()
-    # The list of every run gets no rows (it shows none).
+    # The debates page: the summaries of the runs it lists, as they are now.
     communicator, connected = await open_socket("/ws/debate-runs/", viewer)
-    assert connected and await communicator.receive_nothing(timeout=0.3)
+    assert connected
+    listed = await communicator.receive_from(timeout=5)
+    assert f'id="run-summary-{run.pk}"' in listed
+    assert f"{len(debates)} of {len(debates)} debates finished" in listed
     await communicator.disconnect()
 
 
