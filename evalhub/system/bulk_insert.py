@@ -9,9 +9,9 @@ JSON), then shared by every row: PostgreSQL gets them by COPY; SQLite stages the
 bare temporary table and adds the shared ones in one INSERT … SELECT. The database still checks
 every constraint.
 
-`upsert` is INSERT … ON CONFLICT … DO UPDATE, the same text on SQLite (3.24+) and PostgreSQL, which
-the ORM has no form for: with `add`, the values are added to a row's in the statement itself, so two
-writers never lose one another's increments.
+`upsert` is INSERT … ON CONFLICT … DO UPDATE on SQLite (3.24+, from a VALUES list) and PostgreSQL
+(from one array per column), which the ORM has no form for: with `add`, the values are added to a
+row's in the statement itself, so two writers never lose one another's increments.
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def upsert(
             # One array per column, unnested: a short statement whatever the number of rows, which
             # psycopg converts once and caches, where it split a VALUES list of ~300 placeholders
             # with a regular expression on every call (a quarter of a judge run chunk's bookkeeping).
-            statement = _upsert_statement(model, tuple(key_fields), tuple(fields), add, 0, using)
+            statement = _upsert_statement(model, tuple(key_fields), tuple(fields), add, None, using)
             for start in range(0, len(rows), UPSERT_ARRAY_ROWS):
                 batch = rows[start : start + UPSERT_ARRAY_ROWS]
                 cursor.execute(statement, [list(column) for column in zip(*batch, strict=True)])
@@ -159,8 +159,9 @@ def upsert(
 
 @functools.cache
 def _upsert_statement(
-    model: type[Model], key_fields: tuple[str, ...], fields: tuple[str, ...], add: bool, rows: int, using: str
+    model: type[Model], key_fields: tuple[str, ...], fields: tuple[str, ...], add: bool, rows: int | None, using: str
 ) -> str:
+    """The upsert of `rows` rows from a VALUES list, or (None) of one array per column."""
     name = table(model, using)
     names = _columns(model, (*key_fields, *fields), using)
     keys, values = names[: len(key_fields)], names[len(key_fields) :]
@@ -168,11 +169,11 @@ def _upsert_statement(
         assignments = ", ".join(f"{column} = {name}.{column} + excluded.{column}" for column in values)
     else:
         assignments = ", ".join(f"{column} = excluded.{column}" for column in values)
-    if rows == 0:  # PostgreSQL: the rows come as one array per column
+    if rows is None:
         connection = connections[using]
-        fields_by_name = {field.attname: field for field in model._meta.concrete_fields}
-        fields_by_name |= {field.name: field for field in model._meta.concrete_fields}
-        arrays = ", ".join(f"%s::{fields_by_name[name].db_type(connection)}[]" for name in (*key_fields, *fields))
+        by_name = {field.attname: field for field in model._meta.concrete_fields}
+        by_name |= {field.name: field for field in model._meta.concrete_fields}
+        arrays = ", ".join(f"%s::{by_name[each].db_type(connection)}[]" for each in (*key_fields, *fields))
         source = f"SELECT * FROM unnest({arrays})"
     else:
         placeholder = "(" + ", ".join(["%s"] * len(names)) + ")"
