@@ -39,10 +39,10 @@ class DebateRunsConsumer(FragmentConsumer):
         return live.run_group(run_id) if run_id else live.RUNS_GROUP
 
     def current_fragments(self) -> list[str]:
-        """A run's page as it is now: its summary, and the rows of the page it shows (the debates page:
-        the summaries of the runs it lists). Its debates may
-        have finished between the page's render and this socket joining the run's group (answers
-        served from the response cache take milliseconds): without this the page stayed "running"."""
+        """A run's page as it is now: its summary and the rows of the page it shows (the debates page:
+        the summaries of the runs it lists). Debates may finish between the page's render and this
+        socket joining the group (answers served from the response cache take milliseconds): without
+        this the page stayed "running"."""
         run_id = self.scope["url_route"]["kwargs"].get("run_id")
         if not run_id:  # the debates page: the summaries of the runs it lists
             return ["".join(live.run_summary(run, counts) for run, counts in listed_runs())]

@@ -219,7 +219,7 @@ def _lock_with_majorities(run_id: int, ids: list[int]) -> tuple[dict[int, Counte
     majorities: list[Majority] = []
     width = len(COUNTED_KEY) + len(COUNTED_VALUES)
     for part in _parts(ids):
-        statement = _lock_statement(0 if _as_array() else len(part), connection.vendor)
+        statement = _lock_statement(_listed(part), connection.vendor)
         for row in _select(statement, [*_ids(part), run_id, *_ids(part)]):
             if row[0] is not None:
                 counted[row[0]] = Counted._make(row[:width])
@@ -229,7 +229,7 @@ def _lock_with_majorities(run_id: int, ids: list[int]) -> tuple[dict[int, Counte
 
 
 @functools.cache
-def _lock_statement(debates: int, vendor: str) -> str:
+def _lock_statement(debates: int | None, vendor: str) -> str:
     counted_columns = ", ".join(f"c.{column}" for column in columns(CountedDebate, (*COUNTED_KEY, *COUNTED_VALUES)))
     majority_columns = ", ".join(f"m.{column}" for column in columns(JudgeMajority, (*MAJORITY_KEY, *MAJORITY_VALUES)))
     counted_debate, majority_debate, majority_run = (
@@ -249,19 +249,20 @@ def _lock_statement(debates: int, vendor: str) -> str:
     )
 
 
-def _as_array() -> bool:
-    # On PostgreSQL the ids go as one array: a short statement that psycopg converts once and caches,
-    # where it splits an IN list's placeholders with a regular expression on every call.
-    return connection.vendor == "postgresql"
+def _listed(ids: list[int]) -> int | None:
+    """The placeholders an IN list of these ids takes; None on PostgreSQL, where they go as one array:
+    a short statement that psycopg converts once and caches, where it splits an IN list's
+    placeholders with a regular expression on every call."""
+    return None if connection.vendor == "postgresql" else len(ids)
 
 
-def _among(column: str, count: int) -> str:
-    """SQL saying that `column` is one of `count` ids, given as `_ids(ids)`."""
-    return f"{column} = ANY(%s::bigint[])" if _as_array() else f"{column} IN ({', '.join(['%s'] * count)})"
+def _among(column: str, listed: int | None) -> str:
+    """SQL saying that `column` is one of the ids `_listed` measured, given as `_ids(ids)`."""
+    return f"{column} = ANY(%s::bigint[])" if listed is None else f"{column} IN ({', '.join(['%s'] * listed)})"
 
 
 def _ids(ids: list[int]) -> list[Any]:
-    return [ids] if _as_array() else ids
+    return [ids] if _listed(ids) is None else ids
 
 
 def _stored_counted(ids: list[int]) -> list[Counted]:
@@ -289,7 +290,7 @@ def _select_where(
     extra, extra_params = (f" AND {columns(model, (also[0],))[0]} = %s", [also[1]]) if also else ("", [])
     rows: list[tuple] = []
     for part in _parts(ids):
-        sql = f"SELECT {names} FROM {table(model)} WHERE {_among(column, len(part))}{extra}"
+        sql = f"SELECT {names} FROM {table(model)} WHERE {_among(column, _listed(part))}{extra}"
         rows += _select(sql, [*_ids(part), *extra_params])
     return rows
 

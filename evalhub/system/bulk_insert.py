@@ -23,7 +23,7 @@ from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import Model
+from django.db.models import Field, Model
 
 BATCH_ROWS = 5000  # rows per executemany: bounded memory whatever the number of rows
 UPSERT_ROWS = 500  # rows per upsert statement: well under every database's limit on its parameters
@@ -40,10 +40,15 @@ def table(model: type[Model], using: str = DEFAULT_DB_ALIAS) -> str:
 
 
 @functools.cache
+def _fields(model: type[Model]) -> dict[str, Field]:
+    """The model's concrete fields by name and by attribute name (`judge_model` and `judge_model_id`)."""
+    by_name: dict[str, Field] = {field.name: field for field in model._meta.concrete_fields}
+    return by_name | {field.attname: field for field in model._meta.concrete_fields}
+
+
+@functools.cache
 def _columns(model: type[Model], fields: tuple[str, ...], using: str) -> tuple[str, ...]:
-    by_name = {field.name: field.column for field in model._meta.concrete_fields}
-    by_name |= {field.attname: field.column for field in model._meta.concrete_fields}
-    return tuple(connections[using].ops.quote_name(by_name[name]) for name in fields)
+    return tuple(connections[using].ops.quote_name(_fields(model)[name].column) for name in fields)
 
 
 def insert_rows(
@@ -170,10 +175,8 @@ def _upsert_statement(
     else:
         assignments = ", ".join(f"{column} = excluded.{column}" for column in values)
     if rows is None:
-        connection = connections[using]
-        by_name = {field.attname: field for field in model._meta.concrete_fields}
-        by_name |= {field.name: field for field in model._meta.concrete_fields}
-        arrays = ", ".join(f"%s::{by_name[each].db_type(connection)}[]" for each in (*key_fields, *fields))
+        types = [_fields(model)[each].db_type(connections[using]) for each in (*key_fields, *fields)]
+        arrays = ", ".join(f"%s::{kind}[]" for kind in types)
         source = f"SELECT * FROM unnest({arrays})"
     else:
         placeholder = "(" + ", ".join(["%s"] * len(names)) + ")"
