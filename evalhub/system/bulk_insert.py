@@ -24,6 +24,7 @@ from typing import Any
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Field, Model
+from psycopg.adapt import PyFormat, Transformer
 
 BATCH_ROWS = 5000  # rows per executemany: bounded memory whatever the number of rows
 UPSERT_ROWS = 500  # rows per upsert statement: well under every database's limit on its parameters
@@ -90,12 +91,24 @@ def _copy_rows(
     """PostgreSQL: COPY, one statement per batch (row-by-row INSERTs kept it busy 2× longer than the app)."""
     inserted = 0
     with connection.cursor() as cursor:
-        while part := [(*row, *fixed) for row in islice(rows, batch)]:
+        shared = _as_text(cursor.cursor, fixed)
+        while part := [(*row, *shared) for row in islice(rows, batch)]:
             with connection.wrap_database_errors, cursor.cursor.copy(copy_sql) as copy:
                 for values in part:
                     copy.write_row(values)
             inserted += len(part)
     return inserted
+
+
+def _as_text(cursor: Any, values: tuple[Any, ...]) -> tuple[str | None, ...]:
+    """The shared values in PostgreSQL's text form, converted once: COPY then sends them as they are,
+    where it dumped each row's JSON again (two `json.dumps` a row, over half of the client's COPY time
+    for a million judgments); the server reads the text as the column's type."""
+    transformer = Transformer.from_context(cursor)
+    return tuple(
+        None if value is None else bytes(transformer.get_dumper(value, PyFormat.TEXT).dump(value)).decode()
+        for value in values
+    )
 
 
 STAGED = "evalhub_staged_rows"

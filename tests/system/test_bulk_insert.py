@@ -92,6 +92,37 @@ def test_many_rows_go_in_bounded_batches_in_the_order_given(alias, pair):
 
 
 @pytest.mark.django_db(databases="__all__")
+def test_shared_values_keep_every_awkward_character_and_their_json(alias, pair):
+    criterion, judge, first, second = pair
+    awkward = "tab\there, line\nend, back\\slash \\N, é漢 and a quote '\""
+    metadata = {"note": awkward, "nested": [1, None, {"x": "\\."}]}
+    insert_rows(
+        Judgment,
+        COLUMNS,
+        [(criterion.pk, judge.pk, first.pk, second.pk, 1, 0.5)],
+        using=alias,
+        rationale=awkward,
+        metadata=metadata,
+        privileged_sources=["reference_answer"],
+    )
+    stored = Judgment.objects.using(alias).get()
+    assert (stored.rationale, stored.metadata, stored.privileged_sources) == (awkward, metadata, ["reference_answer"])
+
+
+@pytest.mark.django_db(databases="__all__")
+def test_the_shared_json_is_converted_once_not_once_a_row(alias, pair, monkeypatch):
+    from psycopg.types import json as psycopg_json
+
+    criterion, judge, first, second = pair
+    dumped = []
+    original = psycopg_json._JsonDumper.dump
+    monkeypatch.setattr(psycopg_json._JsonDumper, "dump", lambda self, obj: dumped.append(1) or original(self, obj))
+    rows = [(criterion.pk, judge.pk, first.pk, second.pk, 1, None, f"variant-{n}") for n in range(300)]
+    assert insert_rows(Judgment, (*COLUMNS, "prompt_variant"), rows, batch=100, using=alias) == 300
+    assert len(dumped) <= 2  # the two JSON columns (metadata, privileged_sources), once each; old: 600
+
+
+@pytest.mark.django_db(databases="__all__")
 def test_an_unknown_column_is_refused_before_anything_is_written(alias):
     with pytest.raises(ValueError, match="no column"):
         insert_rows(Judgment, ("judge_id",), [(1,)], using=alias)
