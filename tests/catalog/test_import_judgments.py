@@ -198,6 +198,14 @@ def test_two_names_that_would_make_one_slug_are_refused_with_the_line():
             5,
             "same model",
         ),
+        (
+            "bad.csv",
+            "prompt_id,prompt,model_a,model_b,response_a,response_b,judge,judge_kind,winner\r\n"
+            "q1,Is 221 prime?,gpt-4o,llama-3,No.,Yes.,ana,human,a\r\n"
+            "q2,Name a prime.,gpt-4o,llama-3,101,100,ana,,a\r\n",  # no kind: a model, by her name
+            3,
+            "judge 'ana' is a person on line 2, not here",
+        ),
         ("bad.jsonl", jsonl(MT_BENCH[0], {**MT_BENCH[1], "winner": "model_c"}), 2, "'winner' must be model_a"),
         ("bad.jsonl", jsonl({**MT_BENCH[0], "turn": 3}), 1, "'turn' must be 1 or 2"),
         ("bad.jsonl", jsonl(ALPACA[0], {**ALPACA[1], "preference": 7}), 2, "'preference' must be between"),

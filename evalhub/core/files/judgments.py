@@ -350,6 +350,7 @@ def _check_generic(
     responses = ResponsesSeen()
     keys: dict[tuple[object, ...], int] = {}
     named: dict[str, tuple[int, str]] = {}  # slug → (first line, the name it was made from)
+    kinds: dict[str, tuple[int, bool]] = {}  # judge → (first line, is a person)
     for line, row in rows:
         if isinstance(row, str):
             parsed.errors.append(RowError(line, row, unit))
@@ -369,6 +370,14 @@ def _check_generic(
             parsed.errors.append(RowError(line, f"the same judge, pair and criterion as on {unit} {keys[key]}.", unit))
             continue
         keys[key] = line
+        # One judge is a person or a model throughout: its labels count on one side of the boards.
+        first_kind = kinds.setdefault(record.judge, (line, record.judge_is_human))
+        if first_kind[1] != record.judge_is_human:
+            what = "a person" if first_kind[1] else "a model"
+            parsed.errors.append(
+                RowError(line, f"judge {record.judge!r} is {what} on {unit} {first_kind[0]}, not here.", unit)
+            )
+            continue
         conflict = False
         for side in ("a", "b"):
             model = row[f"model_{side}"]
