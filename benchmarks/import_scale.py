@@ -11,6 +11,9 @@ with); the two sides run interleaved
 
 Bound (issue: scale): the 1,000,000-row import under 1 GiB of peak memory on each database; the
 script exits non-zero when it is missed. The issue's 40,000 rows per second is printed, met or not.
+On PostgreSQL the server's own time to store the same rows (copied aside, then one INSERT … SELECT
+with every index and foreign key checked, and its commit) is printed beside the import: no client
+can import faster than that.
 
     python benchmarks/import_scale.py                                   # SQLite, 10k / 100k / 1M
     python benchmarks/import_scale.py --postgres postgres://postgres@127.0.0.1:5432/postgres
@@ -94,6 +97,30 @@ def pandas_read(path: Path) -> tuple[float, float]:
     return wall, cpu
 
 
+def server_alone(url: str) -> float:
+    """Seconds PostgreSQL itself takes to store the judgments just imported again (copied aside, the
+    table emptied, then one INSERT … SELECT and its commit, every index and foreign key checked): the
+    most an import from a client could reach on this machine and database."""
+    import psycopg
+
+    with psycopg.connect(url) as db:
+        names = [
+            row[0]
+            for row in db.execute(
+                "SELECT column_name FROM information_schema.columns "
+                "WHERE table_name = 'catalog_judgment' AND column_name <> 'id' ORDER BY ordinal_position"
+            )
+        ]
+        columns = ", ".join(f'"{name}"' for name in names)
+        db.execute(f"CREATE TABLE judgments_aside AS SELECT {columns} FROM catalog_judgment")
+        db.execute("TRUNCATE catalog_judgment CASCADE")
+        db.commit()
+        started = time.perf_counter()
+        db.execute(f"INSERT INTO catalog_judgment ({columns}) SELECT {columns} FROM judgments_aside")
+        db.commit()
+        return time.perf_counter() - started
+
+
 def spread(values: list[float]) -> str:
     return f"{min(values):.2f} / {statistics.median(values):.2f} / {max(values):.2f}"
 
@@ -114,7 +141,7 @@ def main() -> int:
                 path = workdir / f"judgments-{rows}.csv"
                 if not path.exists():
                     write_csv(path, rows)
-                walls, cpus, peaks, read_walls, read_cpus = [], [], [], [], []
+                walls, cpus, peaks, read_walls, read_cpus, alone = [], [], [], [], [], []
                 for _ in range(args.repeats):
                     env = fresh_database(kind, args.postgres, workdir, migrated)
                     if kind == "postgresql" or migrated is None:
@@ -127,6 +154,8 @@ def main() -> int:
                     walls.append(wall)
                     cpus.append(cpu)
                     peaks.append(peak)
+                    if kind == "postgresql":
+                        alone.append(server_alone(env["DATABASE_URL"]))
                     read_wall, read_cpu = pandas_read(path)
                     read_walls.append(read_wall)
                     read_cpus.append(read_cpu)
@@ -138,6 +167,11 @@ def main() -> int:
                     f"pandas read wall {spread(read_walls)} s, CPU {spread(read_cpus)} s "
                     f"(import / read CPU {statistics.median(cpus) / statistics.median(read_cpus):.1f}×)"
                 )
+                if alone:
+                    print(
+                        f"  PostgreSQL storing the same rows itself (no client): {spread(alone)} s, "
+                        f"{rows / statistics.median(alone):,.0f} rows/s — the most an import can reach here"
+                    )
                 if rows >= 1_000_000:
                     if max(peaks) >= MEMORY_BOUND:
                         missed.append(f"{kind} {rows:,} rows: peak {max(peaks) / 2**30:.2f} GiB ≥ 1 GiB")
