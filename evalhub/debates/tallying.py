@@ -166,11 +166,11 @@ def do_recount_judge_run(run: JudgeRun, debate_ids: Collection[int]) -> None:
         return
     ids = sorted(set(debate_ids))
     with transaction.atomic(savepoint=False):
-        counted, stored = _lock_with_majorities(run.pk, ids)
+        counted, stored, verdicts = _lock_and_read(run.pk, ids)
         if len(counted) < len(ids):  # a debate never counted: the whole recount counts it first
             do_recount_debates(ids)
             return
-        fresh = _majorities(_verdict_rows(ids, run.pk))
+        fresh = _majorities(verdicts)
         runs = {run.pk: {"criteria_variant": run.criteria_variant, "check_position": run.check_position}}
         _add_difference(counted, stored, counted, fresh, runs)
         _write_changed_majorities(stored, fresh)
@@ -212,41 +212,59 @@ def _write_changed_majorities(before: Iterable[Majority], after: Iterable[Majori
     upsert(JudgeMajority, MAJORITY_KEY, MAJORITY_VALUES, changed, add=False)
 
 
-def _lock_with_majorities(run_id: int, ids: list[int]) -> tuple[dict[int, Counted], list[Majority]]:
-    """Lock these debates (in id order, as a whole recount does: the two take turns on a debate) and
-    read, in the same statement, how they are counted and this run's majorities on them."""
+def _lock_and_read(run_id: int, ids: list[int]) -> tuple[dict[int, Counted], list[Majority], list[tuple]]:
+    """Lock these debates (in id order, as a whole recount does: the two take turns on a debate), then
+    read in one statement how they are counted, this run's majorities on them and its verdicts
+    (VERDICT_FIELDS). The read is a statement of its own: one that also locked would return the
+    rows as they were when it began, before it waited for a lock, and count against what the
+    holder of the lock has since committed (PostgreSQL refreshes only the locked row)."""
     counted: dict[int, Counted] = {}
-    majorities: list[Majority] = []
-    width = len(COUNTED_KEY) + len(COUNTED_VALUES)
+    majorities: dict[int, Majority] = {}
+    verdicts: list[tuple] = []
+    counted_width, majority_width = len(COUNTED_KEY) + len(COUNTED_VALUES), len(MAJORITY_KEY) + len(MAJORITY_VALUES)
     for part in _parts(ids):
-        statement = _lock_statement(_listed(part), connection.vendor)
-        for row in _select(statement, [*_ids(part), run_id, *_ids(part)]):
+        lock, read = _statements(_listed(part), connection.vendor)
+        if connection.features.has_select_for_update:  # SQLite's IMMEDIATE transaction holds the database
+            _select(lock, _ids(part))
+        for row in _select(read, [*_ids(part), run_id, run_id, *_ids(part)]):
             if row[0] is not None:
-                counted[row[0]] = Counted._make(row[:width])
-            if row[width] is not None:
-                majorities.append(Majority._make(row[width:]))
-    return counted, majorities
+                counted[row[0]] = Counted._make(row[:counted_width])
+            majority = row[counted_width : counted_width + majority_width]
+            if majority[0] is not None:
+                majorities[majority[1]] = Majority._make(majority)
+            verdict = row[counted_width + majority_width :]
+            if verdict[0] is not None:
+                verdicts.append(verdict)
+    return counted, list(majorities.values()), verdicts
 
 
 @functools.cache
-def _lock_statement(debates: int | None, vendor: str) -> str:
+def _statements(debates: int | None, vendor: str) -> tuple[str, str]:
+    """A chunk's lock, and its read of the counted rows, the run's majorities and its verdicts."""
     counted_columns = ", ".join(f"c.{column}" for column in columns(CountedDebate, (*COUNTED_KEY, *COUNTED_VALUES)))
     majority_columns = ", ".join(f"m.{column}" for column in columns(JudgeMajority, (*MAJORITY_KEY, *MAJORITY_VALUES)))
-    counted_debate, majority_debate, majority_run = (
+    verdict_columns = ", ".join(f"v.{column}" for column in columns(JudgeVerdict, VERDICT_FIELDS))
+    counted_debate, majority_debate, majority_run, verdict_debate, verdict_run = (
         *columns(CountedDebate, ("debate_id",)),
         *columns(JudgeMajority, ("debate_id", "judge_run_id")),
+        *columns(JudgeVerdict, ("debate_id", "judge_run_id")),
     )
     debate_pk = connection.ops.quote_name(Debate._meta.pk.column)
-    lock = " FOR UPDATE OF d" if connection.features.has_select_for_update_of else ""
+    lock = (
+        f"SELECT d.{debate_pk} FROM {table(Debate)} d WHERE {_among(f'd.{debate_pk}', debates)} "
+        f"ORDER BY d.{debate_pk} FOR UPDATE"
+    )
     # The ids are named for the counted rows too: PostgreSQL does not carry an IN list across a join's
     # equality, and without it hashed every counted debate (a sequential scan) to join a chunk's 25.
-    return (
-        f"SELECT {counted_columns}, {majority_columns} FROM {table(Debate)} d "
+    read = (
+        f"SELECT {counted_columns}, {majority_columns}, {verdict_columns} FROM {table(Debate)} d "
         f"LEFT JOIN {table(CountedDebate)} c "
         f"ON c.{counted_debate} = d.{debate_pk} AND {_among(f'c.{counted_debate}', debates)} "
         f"LEFT JOIN {table(JudgeMajority)} m ON m.{majority_debate} = d.{debate_pk} AND m.{majority_run} = %s "
-        f"WHERE {_among(f'd.{debate_pk}', debates)} ORDER BY d.{debate_pk}{lock}"
+        f"LEFT JOIN {table(JudgeVerdict)} v ON v.{verdict_debate} = d.{debate_pk} AND v.{verdict_run} = %s "
+        f"WHERE {_among(f'd.{debate_pk}', debates)} ORDER BY d.{debate_pk}"
     )
+    return lock, read
 
 
 def _listed(ids: list[int]) -> int | None:
@@ -275,23 +293,18 @@ def _stored_majorities(ids: list[int]) -> list[Majority]:
     return [Majority._make(row) for row in _select_where(JudgeMajority, fields, "debate_id", ids)]
 
 
-def _verdict_rows(ids: list[int], run_id: int | None = None) -> list[tuple]:
-    """VERDICT_FIELDS of the verdicts on these debates (by one run, if given)."""
-    also = None if run_id is None else ("judge_run_id", run_id)
-    return _select_where(JudgeVerdict, VERDICT_FIELDS, "debate_id", ids, also)
+def _verdict_rows(ids: list[int]) -> list[tuple]:
+    """VERDICT_FIELDS of the verdicts on these debates."""
+    return _select_where(JudgeVerdict, VERDICT_FIELDS, "debate_id", ids)
 
 
-def _select_where(
-    model: type[Model], fields: Sequence[str], field: str, ids: list[int], also: tuple[str, Any] | None = None
-) -> list[tuple]:
-    """These fields of the model's rows whose `field` is one of the ids (and whose also[0] is also[1])."""
+def _select_where(model: type[Model], fields: Sequence[str], field: str, ids: list[int]) -> list[tuple]:
+    """These fields of the model's rows whose `field` is one of the ids."""
     names = ", ".join(columns(model, fields))
     column = columns(model, (field,))[0]
-    extra, extra_params = (f" AND {columns(model, (also[0],))[0]} = %s", [also[1]]) if also else ("", [])
     rows: list[tuple] = []
     for part in _parts(ids):
-        sql = f"SELECT {names} FROM {table(model)} WHERE {_among(column, _listed(part))}{extra}"
-        rows += _select(sql, [*_ids(part), *extra_params])
+        rows += _select(f"SELECT {names} FROM {table(model)} WHERE {_among(column, _listed(part))}", _ids(part))
     return rows
 
 

@@ -238,6 +238,61 @@ def test_debates_settling_at_the_same_moment_in_many_workers_are_all_counted(are
     assert snapshot() == kept
 
 
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks are what is tested: DATABASE_URL=postgres://…")
+def test_a_judge_runs_chunk_that_waited_for_its_debates_lock_counts_what_the_holder_committed(arena):
+    """A debate settles (its reference is set, and its counts) while a judge run's chunk on it waits for
+    its lock. The chunk must count against what the settling committed: it read the counts in the same
+    statement as its lock, and PostgreSQL then returns the rows of the statement's start (a row lock
+    waited on refreshes the locked row only), so the judge's verdict was counted as if unsettled."""
+    debate = Debate.objects.filter(run=arena[0]).order_by("id").first()
+    do_recount_debates([debate.pk])  # counted, unsettled
+    judge_run = JudgeRun.objects.create(reference=arena[0], judge="heuristic:race", samples=1)
+    holding, release, errors = threading.Event(), threading.Event(), []
+
+    def settle() -> None:
+        try:
+            with transaction.atomic():
+                do_finish_debates([(debate, DebateOutcome(verdict=1, rounds_used=1, turns=[]))])
+                holding.set()
+                release.wait(20)
+        except BaseException as error:
+            errors.append(error)
+        finally:
+            holding.set()
+            connections.close_all()
+
+    def judge() -> None:
+        try:
+            with transaction.atomic():  # as the runner writes a chunk
+                JudgeVerdict.objects.create(
+                    judge_run=judge_run, debate=debate, reversed_order=False, sample=0, text="…", verdict=1
+                )
+                do_recount_judge_run(judge_run, [debate.pk])
+        except BaseException as error:
+            errors.append(error)
+        finally:
+            connections.close_all()
+
+    settler = threading.Thread(target=settle)
+    settler.start()
+    holding.wait(20)
+    judging = threading.Thread(target=judge)
+    judging.start()
+    for _ in range(200):  # until the chunk waits for the debate's lock
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
+            if cursor.fetchone()[0]:
+                break
+        judging.join(0.05)
+    release.set()
+    settler.join(30)
+    judging.join(30)
+    assert not errors, errors
+    kept = snapshot()
+    do_rebuild_tallies()
+    assert snapshot() == kept
+
+
 def test_a_judge_runs_chunk_recounts_only_its_own_majorities_and_still_equals_a_count_from_scratch(arena, monkeypatch):
     play(arena, random.Random(3))
     from evalhub.debates import tallying
@@ -262,8 +317,8 @@ def test_a_judge_runs_chunk_recounts_only_its_own_majorities_and_still_equals_a_
 
 
 def test_a_judge_runs_chunk_keeps_its_counts_in_the_same_few_statements_whatever_its_size(arena):
-    """A chunk's bookkeeping is one statement that locks its debates and reads how they and the run's
-    majorities are counted, one that reads its verdicts, and one upsert per table written, however many
+    """A chunk's bookkeeping is one statement that locks its debates, one that reads how they and the
+    run's majorities are counted and its verdicts, and one upsert per table written, however many
     debates, scenarios and battle kinds it touches: an UPDATE (and a savepointed INSERT) per count row
     and an ORM query per step made it several times the verdicts' own write (the scale issue). On
     PostgreSQL each statement carries its ids and rows as arrays, one parameter per column whatever the
@@ -295,7 +350,9 @@ def test_a_judge_runs_chunk_keeps_its_counts_in_the_same_few_statements_whatever
             do_recount_judge_run(run, [debate.pk for debate in chunk])
         statements[size] = [query["sql"].split()[0] for query in queries.captured_queries]
         statements[size] = [word for word in statements[size] if word not in ("SAVEPOINT", "RELEASE")]
-    assert statements[len(debates)] == ["SELECT", "SELECT", "INSERT", "INSERT", "INSERT"], statements
+    # Its lock (PostgreSQL: SQLite's transaction holds the whole database), its read, an upsert per table.
+    locks = ["SELECT"] if connection.features.has_select_for_update else []
+    assert statements[len(debates)] == [*locks, "SELECT", "INSERT", "INSERT", "INSERT"], statements
     assert len(statements[1]) <= len(statements[len(debates)])
     if connection.vendor == "postgresql":  # one per column: the widest table written, the judges' tallies, has 17
         assert max(parameters[len(debates)]) <= 17 and len(debates) > 10, parameters
@@ -323,7 +380,7 @@ def test_a_recount_locks_and_reads_its_debates_in_one_statement(arena):
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="a PostgreSQL plan")
 def test_a_judge_runs_chunk_reads_its_debates_counted_rows_by_key_not_every_counted_debate(arena):
-    """The chunk's lock statement named its ids for the debates only; PostgreSQL does not carry an IN
+    """The chunk's read of its counts named its ids for the debates only; PostgreSQL does not carry an IN
     list across a join's equality and hashed every counted debate to join the chunk's few (a sequential
     scan or a whole index walked, so a chunk's cost grew with every debate ever counted)."""
     play(arena, random.Random(3))
@@ -346,9 +403,9 @@ def test_a_judge_runs_chunk_reads_its_debates_counted_rows_by_key_not_every_coun
     run = JudgeRun.objects.create(reference=arena[0], judge="heuristic:plan")
     with transaction.atomic(), CaptureQueriesContext(connection) as queries:
         do_recount_judge_run(run, debates)
-    lock = next(query["sql"] for query in queries.captured_queries if "FOR UPDATE" in query["sql"])
+    read = next(query["sql"] for query in queries.captured_queries if 'JOIN "debates_counteddebate"' in query["sql"])
     with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN (FORMAT JSON) " + lock)
+        cursor.execute("EXPLAIN (FORMAT JSON) " + read)
         plan = cursor.fetchone()[0]
     plan = json.loads(plan) if isinstance(plan, str) else plan
 

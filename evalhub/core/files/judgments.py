@@ -6,8 +6,9 @@ anything is written:
 - **generic**, one row per judgment: `prompt_id`, `prompt` (on a prompt's first row), `category`,
   `model_a`, `model_b`, `response_a`, `response_b` (as shown: a was in the first position), `judge`
   (a person's id or a model's name), `judge_kind` (`human` | `model`; default: judges whose id
-  starts with `human` are people; one judge is one kind throughout a file), `winner` (`a` | `b` | `tie` | `unreadable`: the judge answered
-  but no verdict could be read; it is no battle, and the judge lab counts it against the judge),
+  starts with `human` are people; one judge is one kind throughout a file), `winner` (`a` | `b` |
+  `tie` | `unreadable`: the judge answered but no verdict could be read; it is no battle, and the
+  judge lab counts it against the judge),
   `probability_a` (the judge's probability that a is better), `grade` (a graded preference from
   a's side, −3 … 3: 3 a is significantly better, 0 of similar quality, as the privileged-information
   paper's people rate, Appendix A.1; its sign is the winner, which may then be left out),
