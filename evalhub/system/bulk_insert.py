@@ -105,10 +105,8 @@ def _as_text(cursor: Any, values: tuple[Any, ...]) -> tuple[str | None, ...]:
     where it dumped each row's JSON again (two `json.dumps` a row, over half of the client's COPY time
     for a million judgments); the server reads the text as the column's type."""
     transformer = Transformer.from_context(cursor)
-    return tuple(
-        None if value is None else bytes(transformer.get_dumper(value, PyFormat.TEXT).dump(value)).decode()
-        for value in values
-    )
+    dumped = (None if value is None else transformer.get_dumper(value, PyFormat.TEXT).dump(value) for value in values)
+    return tuple(None if text is None else bytes(text).decode() for text in dumped)
 
 
 STAGED = "evalhub_staged_rows"
