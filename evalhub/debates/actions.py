@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.cache import cache
 from django.core.paginator import Page, Paginator
-from django.db import transaction
+from django.db import DEFAULT_DB_ALIAS, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
@@ -32,6 +32,7 @@ from evalhub.jobs.chunks import do_plan_chunks, do_resume_job
 from evalhub.jobs.models import FINISHED as FINISHED_JOB
 from evalhub.jobs.models import Job
 from evalhub.live import broadcast_html
+from evalhub.system.bulk_insert import insert_new
 from evalhub.system.model_access import queue_for
 from evalhub.system.telemetry import emit_after_commit
 
@@ -253,12 +254,29 @@ def do_claim_debates(debate_ids: Sequence[int]) -> list[Debate]:
     return claimed
 
 
+TURN_KEY = ("debate_id", "round", "agent")
+TURN_COLUMNS = (
+    *TURN_KEY,
+    "agent_spec",
+    "text",
+    "verdict",
+    "reasked",
+    "rejected_text",
+    "input_tokens",
+    "output_tokens",
+    "latency_s",
+    "cached",
+    "cost_usd",
+)
+
+
 def do_record_turns(entries: Sequence[tuple[int, Turn, str]]) -> list[DebateTurn]:
     """Store finished turns, each (debate id, turn, agent spec) once, in one transaction, and show
     them to watchers. A turn already stored (a retried task) is kept as it is and shown again.
 
     A batch runner hands over every turn that finished while its previous write ran (see
     GroupCommit), so a busy worker pays for one transaction per batch, not per turn."""
+    created_at = timezone.now()
     rows = [
         DebateTurn(
             debate_id=debate_id,
@@ -274,21 +292,34 @@ def do_record_turns(entries: Sequence[tuple[int, Turn, str]]) -> list[DebateTurn
             latency_s=turn.extra.latency_s,
             cached=turn.extra.cached,
             cost_usd=turn.extra.cost_usd,
+            created_at=created_at,
         )
         for debate_id, turn, agent_spec in entries
     ]
     keys = [(row.debate_id, row.round, row.agent) for row in rows]
     with transaction.atomic():
-        DebateTurn.objects.bulk_create(rows, ignore_conflicts=True)
-        stored = {
-            (t.debate_id, t.round, t.agent): t
-            for t in DebateTurn.objects.filter(
-                debate_id__in={k[0] for k in keys}, round__in={k[1] for k in keys}, agent__in={k[2] for k in keys}
-            )
-        }
-        missing = [key for key in keys if key not in stored]
-        if missing:  # SQLite's INSERT OR IGNORE also skips rows that break a CHECK constraint
-            raise ValueError(f"turns not stored (debate, round, agent): {missing}")
+        # The rows inserted are the ones in hand (with their new keys): only a retried task's turns,
+        # stored before, are read back.
+        inserted = insert_new(
+            DebateTurn,
+            TURN_KEY,
+            TURN_COLUMNS,
+            [tuple(getattr(row, name) for name in TURN_COLUMNS) for row in rows],
+            created_at=created_at,
+        )
+        stored: dict[tuple[int, int, int], DebateTurn] = {}
+        for key, row in zip(keys, rows, strict=True):
+            if key in inserted and key not in stored:
+                row.pk, row._state.adding, row._state.db = inserted[key], False, DEFAULT_DB_ALIAS
+                stored[key] = row
+        if len(stored) < len(set(keys)):
+            stored |= {
+                (t.debate_id, t.round, t.agent): t
+                for t in DebateTurn.objects.filter(
+                    debate_id__in={k[0] for k in keys}, round__in={k[1] for k in keys}, agent__in={k[2] for k in keys}
+                )
+                if (t.debate_id, t.round, t.agent) not in stored
+            }
         for key in keys:
             turn = stored[key]
             broadcast_html(live.debate_group(turn.debate_id), partial(live.turn, turn))

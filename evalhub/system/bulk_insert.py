@@ -65,6 +65,21 @@ def insert_rows(
     `constants` and the model's defaults for the other columns; the number of rows inserted.
     Call it inside the caller's transaction: a failing batch leaves nothing when that rolls back."""
     connection = connections[using]
+    names, fixed_values = _with_shared(model, columns, constants, connection)
+    quoted = ", ".join(_columns(model, tuple(names), using))
+    iterator = iter(rows)
+    if connection.vendor == "postgresql":
+        return _copy_rows(
+            connection, f"COPY {table(model, using)} ({quoted}) FROM STDIN", iterator, fixed_values, batch
+        )
+    return _stage_rows(connection, model, len(columns), quoted, iterator, fixed_values, batch)
+
+
+def _with_shared(
+    model: type[Model], columns: Sequence[str], constants: dict[str, Any], connection: BaseDatabaseWrapper
+) -> tuple[list[str], tuple[Any, ...]]:
+    """Every column's name, the given ones first, and the values shared by every row for the others:
+    `constants` as given, else the model's defaults (`auto_now_add`: now), prepared once as the ORM would."""
     template = model(**constants)
     fields = [field for field in model._meta.concrete_fields if not field.primary_key]
     varying = set(columns)
@@ -73,16 +88,13 @@ def insert_rows(
         raise ValueError(f"{model.__name__} has no column(s) {', '.join(sorted(unknown))}")
     fixed = [field for field in fields if field.attname not in varying]
     fixed_values = tuple(
-        field.get_db_prep_save(field.pre_save(template, add=True), connection=connection) for field in fixed
-    )
-    names = [*columns, *(field.attname for field in fixed)]
-    quoted = ", ".join(_columns(model, tuple(names), using))
-    iterator = iter(rows)
-    if connection.vendor == "postgresql":
-        return _copy_rows(
-            connection, f"COPY {table(model, using)} ({quoted}) FROM STDIN", iterator, fixed_values, batch
+        field.get_db_prep_save(
+            constants[field.attname] if field.attname in constants else field.pre_save(template, add=True),
+            connection=connection,
         )
-    return _stage_rows(connection, model, len(columns), quoted, iterator, fixed_values, batch)
+        for field in fixed
+    )
+    return [*columns, *(field.attname for field in fixed)], fixed_values
 
 
 def _copy_rows(
@@ -173,6 +185,55 @@ def upsert(
             cursor.execute(statement, [value for row in batch for value in row])
 
 
+def insert_new(
+    model: type[Model],
+    key_fields: Sequence[str],
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    using: str = DEFAULT_DB_ALIAS,
+    **constants: Any,
+) -> dict[tuple[Any, ...], Any]:
+    """Insert the rows whose key (`key_fields`, a unique constraint) is not there yet, with `constants`
+    and the model's defaults for the other columns; a row whose key is there is left as it is. The
+    primary keys of the rows inserted, by key. `bulk_create` with `ignore_conflicts` assembled each
+    row's SQL field by field (the largest part of storing a debate's turns) and returned no keys;
+    SQLite's INSERT OR IGNORE also skipped rows that broke a CHECK constraint, which this refuses."""
+    connection = connections[using]
+    names, shared = _with_shared(model, columns, constants, connection)
+    inserted: dict[tuple[Any, ...], Any] = {}
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            statement = _insert_new_statement(model, tuple(key_fields), tuple(names), len(columns), None, using)
+            for start in range(0, len(rows), UPSERT_ARRAY_ROWS):
+                batch = rows[start : start + UPSERT_ARRAY_ROWS]
+                cursor.execute(statement, [*shared, *(list(column) for column in zip(*batch, strict=True))])
+                inserted.update((tuple(row[1:]), row[0]) for row in cursor.fetchall())
+            return inserted
+        for start in range(0, len(rows), UPSERT_ROWS):
+            batch = rows[start : start + UPSERT_ROWS]
+            statement = _insert_new_statement(model, tuple(key_fields), tuple(names), len(columns), len(batch), using)
+            cursor.execute(statement, [value for row in batch for value in (*row, *shared)])
+            inserted.update((tuple(row[1:]), row[0]) for row in cursor.fetchall())
+    return inserted
+
+
+@functools.cache
+def _insert_new_statement(
+    model: type[Model], key_fields: tuple[str, ...], names: tuple[str, ...], given: int, rows: int | None, using: str
+) -> str:
+    """INSERT … ON CONFLICT DO NOTHING RETURNING the key, of `rows` rows from a VALUES list, or (None)
+    of one array per given column with the shared values bound once."""
+    quoted = _columns(model, names, using)
+    keys = _columns(model, key_fields, using)
+    pk = connections[using].ops.quote_name(model._meta.pk.column)
+    source = _source(model, names, given, rows, using)
+    return (
+        f"INSERT INTO {table(model, using)} ({', '.join(quoted)}) {source} "
+        f"ON CONFLICT ({', '.join(keys)}) DO NOTHING RETURNING {pk}, {', '.join(keys)}"
+    )
+
+
 @functools.cache
 def _upsert_statement(
     model: type[Model], key_fields: tuple[str, ...], fields: tuple[str, ...], add: bool, rows: int | None, using: str
@@ -185,13 +246,19 @@ def _upsert_statement(
         assignments = ", ".join(f"{column} = {name}.{column} + excluded.{column}" for column in values)
     else:
         assignments = ", ".join(f"{column} = excluded.{column}" for column in values)
-    if rows is None:
-        types = [_fields(model)[each].db_type(connections[using]) for each in (*key_fields, *fields)]
-        arrays = ", ".join(f"%s::{kind}[]" for kind in types)
-        source = f"SELECT * FROM unnest({arrays})"
-    else:
-        placeholder = "(" + ", ".join(["%s"] * len(names)) + ")"
-        source = f"VALUES {', '.join([placeholder] * rows)}"
+    columns = (*key_fields, *fields)
+    source = _source(model, columns, len(columns), rows, using)
     return (
         f"INSERT INTO {name} ({', '.join(names)}) {source} ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {assignments}"
     )
+
+
+def _source(model: type[Model], names: Sequence[str], given: int, rows: int | None, using: str) -> str:
+    """The rows an INSERT takes: `rows` rows of a VALUES list (a placeholder per column and row), or
+    (None) one array per given column, unnested, then a placeholder per shared value (bound once)."""
+    if rows is None:
+        types = [_fields(model)[each].db_type(connections[using]) for each in names[:given]]
+        shared = "".join(", %s" for _ in names[given:])
+        return f"SELECT u.*{shared} FROM unnest({', '.join(f'%s::{kind}[]' for kind in types)}) AS u"
+    placeholder = "(" + ", ".join(["%s"] * len(names)) + ")"
+    return f"VALUES {', '.join([placeholder] * rows)}"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from django.db import connection
+from django.db import IntegrityError, connection
 from django.test.utils import CaptureQueriesContext
 
 from evalhub.adjudication.models import AdjudicationItem
@@ -57,6 +57,25 @@ def test_a_turn_stored_before_is_kept_as_it_was_and_shown_again(make_run, sent):
     assert [(t.text, t.verdict) for t in again] == [("the original\n1", 1), ("new\n1", 1)]
     assert DebateTurn.objects.filter(debate=debate).count() == 2
     assert "the original" in sent[-2][1]
+
+
+def test_new_turns_are_stored_in_one_statement_and_not_read_back(make_run, sent):
+    debates = list(make_run().debates.order_by("id"))
+    entries = [(debate.pk, Turn(agent, 0, f"speaker {agent}\n1", 1), "s") for debate in debates for agent in range(3)]
+    with CaptureQueriesContext(connection) as captured:
+        stored = do_record_turns(entries)
+    turn_queries = [query["sql"] for query in captured if "debates_debateturn" in query["sql"]]
+    assert len(turn_queries) == 1 and turn_queries[0].startswith("INSERT"), turn_queries
+    assert {(t.pk, t.debate_id, t.round, t.agent, t.created_at) for t in stored} == set(
+        DebateTurn.objects.values_list("pk", "debate_id", "round", "agent", "created_at")
+    )
+
+
+def test_a_turn_its_constraints_forbid_is_refused_not_skipped(make_run, sent):
+    debate = make_run().debates.first()
+    with pytest.raises(IntegrityError):
+        do_record_turns([(debate.pk, Turn(0, 0, "fine\n1", 1), "s"), (debate.pk, Turn(-1, 0, "no agent\n1", 1), "s")])
+    assert not DebateTurn.objects.exists()
 
 
 def test_storing_a_batch_takes_the_same_queries_for_two_turns_as_for_twelve(make_run, sent):

@@ -12,7 +12,7 @@ from django.forms.models import model_to_dict
 from django.test.utils import CaptureQueriesContext
 
 from evalhub.catalog.models import Benchmark, Criterion, Judgment, LanguageModel, Prompt, Response
-from evalhub.system.bulk_insert import UPSERT_ARRAY_ROWS, UPSERT_ROWS, insert_rows, table, upsert
+from evalhub.system.bulk_insert import UPSERT_ARRAY_ROWS, UPSERT_ROWS, insert_new, insert_rows, table, upsert
 from evalhub.tallies.models import BATTLE_COUNTS, BATTLE_KEY, BattleCount
 
 COLUMNS = ("criterion_id", "judge_model_id", "response_id", "response_2_id", "verdict", "probability")
@@ -175,3 +175,16 @@ def test_an_upsert_keeps_text_that_array_literals_and_sql_quote_exactly(alias):
     assert sorted(BattleCount.objects.using(alias).values_list("model_a", "scenario")) == sorted(
         (f"model-{n}", text) for n, text in enumerate(texts)
     )
+
+
+@pytest.mark.django_db(databases="__all__")
+def test_insert_new_adds_the_rows_not_there_leaves_the_others_and_returns_the_new_keys(alias):
+    kept = BattleCount.objects.using(alias).create(**dict(zip(BATTLE_KEY, key(0), strict=True)), wins_a=5, ties=2)
+    per_statement = UPSERT_ARRAY_ROWS if connections[alias].vendor == "postgresql" else UPSERT_ROWS
+    rows = [(*key(n), 9) for n in range(per_statement + 3)]  # key(0) is there; two statements' worth
+    inserted = insert_new(BattleCount, BATTLE_KEY, (*BATTLE_KEY, "wins_a"), rows, using=alias, ties=7)
+    assert set(inserted) == {key(n) for n in range(1, per_statement + 3)}
+    columns = BattleCount.objects.using(alias).values_list(*BATTLE_KEY, "pk", *BATTLE_COUNTS)
+    stored = {tuple(row[:7]): row[7:] for row in columns}
+    assert stored[key(0)] == (kept.pk, 5, 0, 2)  # left as it was
+    assert all(stored[k] == (pk, 9, 0, 7) for k, pk in inserted.items())  # given, default, constant
