@@ -52,6 +52,7 @@ from evalhub.catalog.models import Benchmark, Criterion, LanguageModel, Prompt, 
 from evalhub.debates.actions import do_create_run, do_start_run  # noqa: E402
 from evalhub.debates.consumers import DebateConsumer  # noqa: E402
 from evalhub.debates.runner import run_debates  # noqa: E402
+from evalhub.llm.cache import cache_thread  # noqa: E402
 from evalhub.llm.testing import ServerProcess  # noqa: E402
 
 WORD = re.compile(r"w\d+")
@@ -221,6 +222,7 @@ def main() -> None:
             received: dict[str, float] = {}
         else:
             many, received = asyncio.run(measure(many_ids, user, args.watched))
+            cache_thread().submit(lambda: None).result()  # the cache writes not waited for are counted too
             app_cpu = cpu_seconds() - app_before
         stats = server.stats()
     finally:

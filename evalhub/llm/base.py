@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from evalhub.llm import interrupt
 from evalhub.llm.accounting import Price, UsageMeter, price_for, record_everywhere
-from evalhub.llm.cache import ResponseCache, cache_key, is_cacheable
+from evalhub.llm.cache import ResponseCache, cache_key, cache_thread, is_cacheable
 from evalhub.llm.limits import LocalLimits
 from evalhub.llm.rate_headers import Need, wait_for_budget
 from evalhub.llm.retry import RetryPolicy
@@ -227,7 +227,7 @@ class ChatClient:
         # batch's event loop streams its other debates meanwhile instead of waiting on a query.
         if not key or self.cache is None:
             return None
-        return await asyncio.to_thread(self.cache.get, key)
+        return await asyncio.wrap_future(cache_thread().submit(self.cache.get, key))
 
     async def _finish(self, completion: Completion, key: str | None) -> Completion:
         price = price_for(self.prices, self.provider, self.model)
@@ -236,7 +236,7 @@ class ChatClient:
             price.cost(completion.input_tokens, completion.output_tokens) if price else completion.cost_usd
         )
         if key and self.cache is not None:
-            await asyncio.to_thread(self.cache.put, key, completion)
+            cache_thread().submit(self.cache.put, key, completion)  # not waited for (see cache_thread)
         record_everywhere(self.meter, completion)
         return completion
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import sqlite3
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
@@ -42,6 +44,25 @@ def decoded(stored: str) -> Completion:
     completion = Completion(**json.loads(stored))
     completion.cached, completion.cost_usd, completion.latency_s = True, 0.0, 0.0
     return completion
+
+
+_thread: tuple[int, ThreadPoolExecutor] | None = None
+_thread_made = threading.Lock()
+
+
+def cache_thread() -> ThreadPoolExecutor:
+    """The one thread of this process that reads and writes response caches, in the order asked: a
+    caller need not wait for a write, since any read asked after it is made after it (a thread hop
+    awaited per write was a twentieth of a debate worker's CPU). A forked worker makes its own: a
+    child has none of its parent's threads."""
+    global _thread
+    made = _thread
+    if made is not None and made[0] == os.getpid():
+        return made[1]
+    with _thread_made:
+        if _thread is None or _thread[0] != os.getpid():
+            _thread = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="response-cache"))
+        return _thread[1]
 
 
 class ResponseCache:
