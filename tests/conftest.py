@@ -46,9 +46,11 @@ def _an_empty_response_cache():
     """Each test starts from an empty response cache. The cache outlives a test's transaction (its own
     connections commit), and its keys hold a fake server's address: a later test whose server got a
     port an earlier one used found that test's answers there and made fewer calls than it counted."""
+    from evalhub.llm.cache import cache_thread
     from evalhub.system.model_access import shared_cache
 
     if shared_cache.cache_info().currsize:  # only once a test has made the cache: no connection before
+        cache_thread().submit(lambda: None).result()  # an earlier test's writes not waited for land first
         shared_cache().clear()  # before the test, while it holds no lock on the table
 
 
@@ -61,10 +63,12 @@ def django_db_setup(django_db_setup, django_db_blocker):
     yield
     from django.db import connection
 
+    from evalhub.llm.cache import cache_thread
     from evalhub.system.model_access import shared_cache
 
     if shared_cache.cache_info().currsize:
         cache = shared_cache()
+        cache_thread().submit(lambda: None).result()  # its last writes, before its connections close
         if hasattr(cache, "close"):
             cache.close()
     if connection.vendor == "postgresql":
