@@ -52,9 +52,9 @@ _thread_made = threading.Lock()
 
 def cache_thread() -> ThreadPoolExecutor:
     """The one thread of this process that reads and writes response caches, in the order asked: a
-    caller need not wait for a write, since any read asked after it is made after it (a thread hop
-    awaited per write was a twentieth of a debate worker's CPU). A forked worker makes its own: a
-    child has none of its parent's threads."""
+    caller need not wait for a write, since any read asked after it is made after it (awaiting a
+    thread hop per write was about a seventh of a debate worker's CPU, measured). A forked worker
+    makes its own: a child has none of its parent's threads."""
     global _thread
     made = _thread
     if made is not None and made[0] == os.getpid():

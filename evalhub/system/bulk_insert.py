@@ -11,7 +11,9 @@ every constraint.
 
 `upsert` is INSERT … ON CONFLICT … DO UPDATE on SQLite (3.24+, from a VALUES list) and PostgreSQL
 (from one array per column), which the ORM has no form for: with `add`, the values are added to a
-row's in the statement itself, so two writers never lose one another's increments.
+row's in the statement itself, so two writers never lose one another's increments. `insert_new`
+is INSERT … ON CONFLICT DO NOTHING RETURNING the new rows' keys (SQLite 3.35+), in the same two
+forms: the rows a retried task stored before are left as they were, and only those are read back.
 """
 
 from __future__ import annotations
