@@ -8,11 +8,11 @@ from collections import Counter
 
 import pytest
 from django.conf import settings
-from django.db import connections
 
 from evalhub.adjudication.actions import CANDIDATES_PER_TRY, AdjudicationRejected, do_reserve_next, do_submit
 from evalhub.adjudication.models import Adjudication, AdjudicationItem, ItemStatus, Reservation
 from tests.conftest import make_user
+from tests.worker_threads import WorkerThreads
 
 POSTGRES = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
 pytestmark = [
@@ -27,39 +27,31 @@ def test_twenty_adjudicators_on_fifty_items_never_collide(make_items):
     people = [make_user(f"person{i}", "adjudicator") for i in range(20)]
     submitted: list[tuple[int, int]] = []
     refused: list[str] = []
-    errors: list[BaseException] = []
     lock = threading.Lock()
     start = threading.Barrier(len(people))
 
     def work(person) -> None:
         rng = random.Random(person.pk)
-        try:
-            start.wait()
-            while True:
-                reservation = do_reserve_next(person)
-                if reservation is None:
-                    return
-                try:
-                    # A double click now and then: the second submit must store nothing.
-                    for _ in range(2 if rng.random() < 0.2 else 1):
-                        adjudication, created = do_submit(person, reservation.item_id, rng.choice([0, 1, 2]))
-                        if created:
-                            with lock:
-                                submitted.append((reservation.item_id, person.pk))
-                except AdjudicationRejected as error:
-                    with lock:
-                        refused.append(str(error))
-        except BaseException as error:  # surfaced in the main thread
-            errors.append(error)
-        finally:
-            connections.close_all()
+        start.wait()
+        while True:
+            reservation = do_reserve_next(person)
+            if reservation is None:
+                return
+            try:
+                # A double click now and then: the second submit must store nothing.
+                for _ in range(2 if rng.random() < 0.2 else 1):
+                    adjudication, created = do_submit(person, reservation.item_id, rng.choice([0, 1, 2]))
+                    if created:
+                        with lock:
+                            submitted.append((reservation.item_id, person.pk))
+            except AdjudicationRejected as error:
+                with lock:
+                    refused.append(str(error))
 
-    threads = [threading.Thread(target=work, args=(person,)) for person in people]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not errors, errors
+    workers = WorkerThreads()
+    for person in people:
+        workers.start(work, person)
+    workers.join(120)
     assert not refused, f"a granted reservation must always be accepted: {refused[:3]}"
     per_item = Counter(item_id for item_id, _ in submitted)
     assert len(per_item) == 50, "every item got exactly the two verdicts it needs"
@@ -78,24 +70,16 @@ def reserve_at_once(people: list) -> list[int | None]:
     each one got (None: "all done"), in the order given."""
     start = threading.Barrier(len(people))
     got: list[int | None] = [None] * len(people)
-    errors: list[BaseException] = []
 
     def reserve(index: int, person) -> None:
-        try:
-            start.wait()
-            reservation = do_reserve_next(person)
-            got[index] = reservation.item_id if reservation else None
-        except BaseException as error:
-            errors.append(error)
-        finally:
-            connections.close_all()
+        start.wait()
+        reservation = do_reserve_next(person)
+        got[index] = reservation.item_id if reservation else None
 
-    threads = [threading.Thread(target=reserve, args=pair) for pair in enumerate(people)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not errors, errors
+    workers = WorkerThreads()
+    for index, person in enumerate(people):
+        workers.start(reserve, index, person)
+    workers.join()
     return got
 
 

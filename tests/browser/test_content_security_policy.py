@@ -8,7 +8,6 @@ import threading
 import time
 
 import pytest
-from django.db import connections
 
 from evalhub.catalog.demo import do_load_demo
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
@@ -19,6 +18,7 @@ from evalhub.surveys.actions import do_create_from_template, do_invite, do_publi
 from tests.browser.test_login_and_browse import ARTIFACTS, page  # noqa: F401  (fixture)
 from tests.conftest import make_user, requires_chromium
 from tests.site_pages import demo_pages
+from tests.worker_threads import WorkerThreads
 
 pytestmark = [requires_chromium, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -88,20 +88,9 @@ def site(db, settings):
 
 def in_another_thread(work) -> None:
     """ORM work while the browser runs (this thread belongs to Playwright's event loop)."""
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            work()
-        except BaseException as error:
-            errors.append(error)
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join(30)
-    assert not errors, errors
+    worker = WorkerThreads()
+    worker.start(work)
+    worker.join(30)
 
 
 def test_every_page_works_under_the_policy_and_htmx_and_the_socket_still_do(asgi_server, site, page):  # noqa: F811

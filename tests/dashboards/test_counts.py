@@ -9,7 +9,7 @@ import threading
 from collections import Counter
 
 import pytest
-from django.db import connection, connections, transaction
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from evalhub.adjudication.actions import do_override
@@ -31,6 +31,7 @@ from evalhub.debates.models import CountedDebate, Debate, JudgeRun, JudgeVerdict
 from evalhub.debates.tallying import do_recount_debates, do_recount_judge_run
 from evalhub.tallies.models import BATTLE_COUNTS, BATTLE_KEY, JUDGE_COUNTS, JUDGE_KEY, BattleCount, JudgeTally
 from tests.conftest import make_user
+from tests.worker_threads import WorkerThreads
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the judge runs' chunks commit as they would in a worker
 
@@ -214,23 +215,15 @@ def test_debates_settling_at_the_same_moment_in_many_workers_are_all_counted(are
     shared count (an increment lost to a race would leave fewer), and nobody deadlocks."""
     debates = list(Debate.objects.filter(run=arena[0]).order_by("id")[:8])
     start = threading.Barrier(len(debates))
-    errors: list[BaseException] = []
 
     def settle(debate: Debate) -> None:
-        try:
-            start.wait()
-            do_finish_debates([(debate, DebateOutcome(verdict=1, rounds_used=1, turns=[]))])
-        except BaseException as error:
-            errors.append(error)
-        finally:
-            connections.close_all()
+        start.wait()
+        do_finish_debates([(debate, DebateOutcome(verdict=1, rounds_used=1, turns=[]))])
 
-    threads = [threading.Thread(target=settle, args=(debate,)) for debate in debates]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not errors, errors
+    workers = WorkerThreads()
+    for debate in debates:
+        workers.start(settle, debate)
+    workers.join()
     counted = BattleCount.objects.filter(source="consensus")
     assert sum(row.wins_a + row.wins_b + row.ties for row in counted) == len(debates)
     kept = snapshot()
@@ -247,7 +240,7 @@ def test_a_judge_runs_chunk_that_waited_for_its_debates_lock_counts_what_the_hol
     debate = Debate.objects.filter(run=arena[0]).order_by("id").first()
     do_recount_debates([debate.pk])  # counted, unsettled
     judge_run = JudgeRun.objects.create(reference=arena[0], judge="heuristic:race", samples=1)
-    holding, release, errors = threading.Event(), threading.Event(), []
+    holding, release = threading.Event(), threading.Event()
 
     def settle() -> None:
         try:
@@ -255,29 +248,20 @@ def test_a_judge_runs_chunk_that_waited_for_its_debates_lock_counts_what_the_hol
                 do_finish_debates([(debate, DebateOutcome(verdict=1, rounds_used=1, turns=[]))])
                 holding.set()
                 release.wait(20)
-        except BaseException as error:
-            errors.append(error)
         finally:
             holding.set()
-            connections.close_all()
 
     def judge() -> None:
-        try:
-            with transaction.atomic():  # as the runner writes a chunk
-                JudgeVerdict.objects.create(
-                    judge_run=judge_run, debate=debate, reversed_order=False, sample=0, text="…", verdict=1
-                )
-                do_recount_judge_run(judge_run, [debate.pk])
-        except BaseException as error:
-            errors.append(error)
-        finally:
-            connections.close_all()
+        with transaction.atomic():  # as the runner writes a chunk
+            JudgeVerdict.objects.create(
+                judge_run=judge_run, debate=debate, reversed_order=False, sample=0, text="…", verdict=1
+            )
+            do_recount_judge_run(judge_run, [debate.pk])
 
-    settler = threading.Thread(target=settle)
-    settler.start()
+    workers = WorkerThreads()
+    workers.start(settle)
     holding.wait(20)
-    judging = threading.Thread(target=judge)
-    judging.start()
+    judging = workers.start(judge)
     for _ in range(200):  # until the chunk waits for the debate's lock
         with connection.cursor() as cursor:
             cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
@@ -285,9 +269,7 @@ def test_a_judge_runs_chunk_that_waited_for_its_debates_lock_counts_what_the_hol
                 break
         judging.join(0.05)
     release.set()
-    settler.join(30)
-    judging.join(30)
-    assert not errors, errors
+    workers.join(30)
     kept = snapshot()
     do_rebuild_tallies()
     assert snapshot() == kept
