@@ -227,10 +227,10 @@ def _lock_and_read(run_id: int, ids: list[int]) -> tuple[dict[int, Counted], lis
         if connection.features.has_select_for_update:  # SQLite's IMMEDIATE transaction holds the database
             _select(lock, _ids(part))
         for row in _select(read, [*_ids(part), run_id, run_id, *_ids(part)]):
-            if row[0] is not None:
+            if row[0] is not None and row[0] not in counted:  # a row per verdict: the debate's first
                 counted[row[0]] = Counted._make(row[:counted_width])
             majority = row[counted_width : counted_width + majority_width]
-            if majority[0] is not None:
+            if majority[0] is not None and majority[1] not in majorities:
                 majorities[majority[1]] = Majority._make(majority)
             verdict = row[counted_width + majority_width :]
             if verdict[0] is not None:
