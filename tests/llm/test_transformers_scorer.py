@@ -74,6 +74,20 @@ def test_batched_prefix_sharing_scores_equal_the_unbatched_reference(tiny_model,
     assert len(set(fast)) > len(fast) // 2, "different requests get different scores"
 
 
+def test_a_pass_appends_to_each_layers_cache_once(tiny_model, tiny_tokenizer, monkeypatch):
+    """A pass on top of a parent's rows gets those rows' keys as they are: appending them to an empty
+    cache first copied every row's whole prefix once more per layer."""
+    from transformers.cache_utils import DynamicLayer
+
+    scorer = TransformersScorer(model=tiny_model, tokenizer=tiny_tokenizer, max_batch_tokens=100_000)
+    appends = []
+    update = DynamicLayer.update
+    monkeypatch.setattr(DynamicLayer, "update", lambda self, *a, **k: appends.append(self) or update(self, *a, **k))
+    scored = scorer.score(papers_shaped_requests())
+    assert len(appends) == scorer.forward_calls * tiny_model.config.num_hidden_layers
+    assert scored == pytest.approx(score_one_at_a_time(tiny_model, tiny_tokenizer, papers_shaped_requests()), abs=1e-4)
+
+
 def test_a_papers_abstract_runs_once_for_all_its_candidates(tiny_model, tiny_tokenizer):
     requests = papers_shaped_requests(papers=1, candidates=3)
     scorer = TransformersScorer(model=tiny_model, tokenizer=tiny_tokenizer, max_batch_tokens=100_000)
