@@ -224,11 +224,13 @@ def _resample_weights(clusters: int, resamples: int, seed: int) -> np.ndarray:
     (clusters, resamples, seed) always gives the same draws, so judges with as many prompts share
     one matrix (read-only: it is cached). Two are kept, not sixteen: at a million labels one is 80 MB,
     and sixteen held a report's refresh at 1.3 GB more for a few percent of its time."""
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, clusters, size=(resamples, clusters)) + (np.arange(resamples) * clusters)[:, None]
+    draws = np.random.default_rng(seed).integers(0, clusters, size=(resamples, clusters))
     # float32: counts stay exact, and the one matrix product per judge costs half.
-    weights = np.bincount(draws.ravel(), minlength=resamples * clusters).reshape(resamples, clusters)
-    weights = weights.astype(np.float32)
+    weights = np.empty((resamples, clusters), dtype=np.float32)
+    for resample, drawn in enumerate(draws):
+        # A count per resample, not one over every draw offset by its resample: the same counts, with
+        # each count's table small enough to stay in cache (3.4x faster at 20,000 clusters).
+        weights[resample] = np.bincount(drawn, minlength=clusters)
     weights.flags.writeable = False
     return weights
 

@@ -4,6 +4,7 @@ statsmodels) and hand-computed values, and a report that finds planted biases.""
 from __future__ import annotations
 
 import random
+import tracemalloc
 import warnings
 
 import krippendorff
@@ -19,6 +20,7 @@ from evalhub.core.judge_lab.measures import (
     TIE,
     Label,
     Pair,
+    _resample_weights,
     agreement_and_kappa,
     calibration,
     confusion,
@@ -322,3 +324,25 @@ def test_the_self_preference_excess_interval_is_newcombes_as_statsmodels_compute
     assert interval.low == pytest.approx(low, abs=1e-9)
     assert interval.high == pytest.approx(high, abs=1e-9)
     assert difference_of_rates(3, 4, 50, 100).low is None
+
+
+def test_resample_weights_count_each_resamples_draws_holding_no_second_copy_of_them():
+    """Row r, column c: how often cluster c was drawn in resample r, from one (resamples, clusters)
+    draw; counted a resample at a time (counting every draw at once, offset by its resample, held a
+    second and a third array the size of the draws: at a million labels a report's refresh spent most
+    of its time there)."""
+    resamples, clusters = 200, 5000
+    draws = np.random.default_rng(3).integers(0, clusters, size=(resamples, clusters))
+    expected = np.stack([np.bincount(row, minlength=clusters) for row in draws])
+    _resample_weights.cache_clear()
+    tracemalloc.start()
+    try:
+        weights = _resample_weights(clusters, resamples, 3)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        _resample_weights.cache_clear()
+    assert weights.dtype == np.float32 and not weights.flags.writeable
+    assert np.array_equal(weights, expected)
+    assert (weights.sum(axis=1) == clusters).all()
+    assert peak < draws.nbytes + weights.nbytes + 2**20
