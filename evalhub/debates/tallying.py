@@ -36,7 +36,7 @@ from evalhub.debates.models import (
     JudgeVerdict,
     winner_for,
 )
-from evalhub.system.bulk_insert import columns, table, upsert
+from evalhub.system.bulk_insert import array, columns, table, upsert
 from evalhub.tallies.actions import do_add_battles, do_add_judge_tallies, note_change
 from evalhub.tallies.models import CONSENSUS, HUMAN, JUDGE_COUNTS, JUDGE_SUMS, SINGLE_JUDGE
 
@@ -280,7 +280,7 @@ def _among(column: str, listed: int | None) -> str:
 
 
 def _ids(ids: list[int]) -> list[Any]:
-    return [ids] if _listed(ids) is None else ids
+    return [array(ids)] if _listed(ids) is None else ids
 
 
 def _stored_counted(ids: list[int]) -> list[Counted]:

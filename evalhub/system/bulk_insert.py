@@ -179,7 +179,7 @@ def upsert(
             statement = _upsert_statement(model, tuple(key_fields), tuple(fields), add, None, using)
             for start in range(0, len(rows), UPSERT_ARRAY_ROWS):
                 batch = rows[start : start + UPSERT_ARRAY_ROWS]
-                cursor.execute(statement, [list(column) for column in zip(*batch, strict=True)])
+                cursor.execute(statement, [array(column) for column in zip(*batch, strict=True)])
             return
         for start in range(0, len(rows), UPSERT_ROWS):
             batch = rows[start : start + UPSERT_ROWS]
@@ -209,7 +209,7 @@ def insert_new(
             statement = _insert_new_statement(model, tuple(key_fields), tuple(names), len(columns), None, using)
             for start in range(0, len(rows), UPSERT_ARRAY_ROWS):
                 batch = rows[start : start + UPSERT_ARRAY_ROWS]
-                cursor.execute(statement, [*shared, *(list(column) for column in zip(*batch, strict=True))])
+                cursor.execute(statement, [*shared, *(array(column) for column in zip(*batch, strict=True))])
                 inserted.update((tuple(row[1:]), row[0]) for row in cursor.fetchall())
             return inserted
         for start in range(0, len(rows), UPSERT_ROWS):
@@ -218,6 +218,26 @@ def insert_new(
             cursor.execute(statement, [value for row in batch for value in (*row, *shared)])
             inserted.update((tuple(row[1:]), row[0]) for row in cursor.fetchall())
     return inserted
+
+
+def array(values: Sequence[Any]) -> Any:
+    """A PostgreSQL array parameter of these values, for a statement that casts it (`%s::bigint[]`):
+    the array's text form where every value is None, a bool, a number or text, else the values as a
+    list for psycopg to adapt. psycopg checks and converts a list element by element, which for the
+    forty arrays of a judge run chunk's counts was a fifth of what keeping them cost."""
+    items = []
+    for value in values:
+        if value is None:
+            items.append("NULL")
+        elif value is True or value is False:
+            items.append("t" if value else "f")
+        elif type(value) is int or type(value) is float:
+            items.append(repr(value))  # inf and nan are float8's own spellings too
+        elif type(value) is str:
+            items.append('"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"')
+        else:
+            return list(values)
+    return "{" + ",".join(items) + "}"
 
 
 @functools.cache

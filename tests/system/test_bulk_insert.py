@@ -3,7 +3,9 @@ order given; an upsert adds to or replaces the rows already there; both on every
 
 from __future__ import annotations
 
+import math
 import random
+from decimal import Decimal
 
 import pytest
 from django.conf import settings
@@ -12,7 +14,15 @@ from django.forms.models import model_to_dict
 from django.test.utils import CaptureQueriesContext
 
 from evalhub.catalog.models import Benchmark, Criterion, Judgment, LanguageModel, Prompt, Response
-from evalhub.system.bulk_insert import UPSERT_ARRAY_ROWS, UPSERT_ROWS, insert_new, insert_rows, table, upsert
+from evalhub.system.bulk_insert import (
+    UPSERT_ARRAY_ROWS,
+    UPSERT_ROWS,
+    array,
+    insert_new,
+    insert_rows,
+    table,
+    upsert,
+)
 from evalhub.tallies.models import BATTLE_COUNTS, BATTLE_KEY, BattleCount
 
 COLUMNS = ("criterion_id", "judge_model_id", "response_id", "response_2_id", "verdict", "probability")
@@ -177,6 +187,42 @@ def test_an_upsert_keeps_text_that_array_literals_and_sql_quote_exactly(alias):
     assert sorted(BattleCount.objects.using(alias).values_list("model_a", "scenario")) == sorted(
         (f"model-{n}", text) for n, text in enumerate(texts)
     )
+
+
+def postgresql_aliases() -> list[str]:
+    return [alias for alias in sorted(settings.DATABASES) if connections[alias].vendor == "postgresql"]
+
+
+@pytest.mark.django_db(databases="__all__")
+@pytest.mark.parametrize("alias", postgresql_aliases() or [pytest.param("", marks=pytest.mark.skip("no PostgreSQL"))])
+def test_an_array_in_its_text_form_comes_back_as_the_values_it_was(alias):
+    values = {
+        "double precision": [1.5, float("inf"), float("-inf"), None, 1e-05, 1e16, -0.0, 0.1 + 0.2],
+        "varchar(100)": ["a,b", "{x}", '"q"', "back\\slash", "\\N", "it's", "NULL", "", " sp ", "é漢\n\t", None],
+        "bigint": [1, -2, 2**62, None],
+        "boolean": [True, False, None],
+        "integer": [],
+    }
+    with connections[alias].cursor() as cursor:
+        cursor.execute(
+            "SELECT " + ", ".join(f"%s::{kind}[]" for kind in values), [array(column) for column in values.values()]
+        )
+        assert list(cursor.fetchone()) == list(values.values())
+        cursor.execute("SELECT %s::double precision[]", [array([float("nan")])])
+        assert math.isnan(cursor.fetchone()[0][0])
+    assert isinstance(array([1, 2.5]), str)
+    assert array([1, Decimal("2.5")]) == [1, Decimal("2.5")], "anything else is left for psycopg to adapt"
+
+
+@pytest.mark.django_db(databases="__all__")
+@pytest.mark.parametrize("alias", postgresql_aliases() or [pytest.param("", marks=pytest.mark.skip("no PostgreSQL"))])
+def test_an_upserts_columns_go_in_their_text_form_not_as_lists_psycopg_adapts(alias):
+    # psycopg checks and converts a list element by element, and writes its own cast after it.
+    with CaptureQueriesContext(connections[alias]) as queries:
+        upsert(BattleCount, BATTLE_KEY, BATTLE_COUNTS, [(*key(0), 1, 0, 0), (*key(1), 0, 2, 0)], add=True, using=alias)
+    (statement,) = [query["sql"] for query in queries.captured_queries]
+    assert "'{1,0}'::integer[]" in statement and "::int2[]" not in statement
+    assert counts(alias) == {key(0): (1, 0, 0), key(1): (0, 2, 0)}
 
 
 @pytest.mark.django_db(databases="__all__")
