@@ -54,5 +54,5 @@ def test_a_raise_dropped_with_a_rolled_back_savepoint_is_asked_again_by_a_later_
     with transaction.atomic():
         note_change()
         with transaction.atomic():
-            note_change()  # already pending outside this savepoint
-    assert tally_version() == before + 2
+            note_change()  # in a savepoint: asked again, in case only this one is kept
+    assert tally_version() > before + 1
