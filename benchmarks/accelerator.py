@@ -73,6 +73,13 @@ def interleaved(sides: dict, repeats: int, device: str) -> tuple[dict, dict, dic
     return results, walls, cpus, peaks
 
 
+def median_rate(amounts: list[float], seconds: list[float]) -> float:
+    """The median over runs of each run's own amount per second (runs of other sizes, with --fresh)."""
+    import statistics
+
+    return statistics.median(amount / wall for amount, wall in zip(amounts, seconds, strict=True))
+
+
 def spread(values: list[float]) -> str:
     """min / median / max."""
     import statistics

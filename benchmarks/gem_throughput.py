@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import sys
 from pathlib import Path
 
@@ -33,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
-from accelerator import interleaved, mfu_line, spread, torch_dtype  # noqa: E402
+from accelerator import interleaved, median_rate, mfu_line, spread, torch_dtype  # noqa: E402
 from synthetic_reviews import abstract, lexicon, review  # noqa: E402
 
 from evalhub.core.gem.pairs import score_pairs, task_pairs  # noqa: E402
@@ -160,11 +159,11 @@ def main() -> None:
     for name in walls:
         print(f"  {name:<8}{spread(walls[name]):>28}   CPU {spread(cpus[name])}")
 
-    def median_rate(name: str, part: int) -> float:
-        return statistics.median(run[part] / wall for run, wall in zip(runs[name], walls[name], strict=True))
+    def rate(name: str, part: int) -> float:
+        return median_rate([run[part] for run in runs[name]], walls[name])
 
-    naive_pps, engine_pps = median_rate("naive", 0), median_rate("engine", 0)
-    naive_tps, engine_tps = median_rate("naive", 1), median_rate("engine", 1)
+    naive_pps, engine_pps = rate("naive", 0), rate("engine", 0)
+    naive_tps, engine_tps = rate("naive", 1), rate("engine", 1)
     difference = max(abs(a - b) for a, b in zip(naive, engine, strict=True))
     print(f"{'method':<34}{'pairs/s':>10}{'tokens/s':>12}{'forwards':>10}")
     print(f"{'naive (2 forwards per pair)':<34}{naive_pps:>10.1f}{naive_tps:>12.0f}{2 * len(sets[-1]):>10}")
@@ -180,7 +179,7 @@ def main() -> None:
         print(f"engine computed {computed} tokens for {served} pair tokens ({served / computed:.1f}x reuse)")
         for name, tokens_per_second in (
             ("naive", naive_tps),
-            ("engine, hardware", median_rate("engine", 2)),
+            ("engine, hardware", rate("engine", 2)),
             ("engine, pair-equivalent (can pass 100 %: shared marginals and prefixes count once per pair)", engine_tps),
         ):
             print(mfu_line(name, params, tokens_per_second, 1.0, args.device))

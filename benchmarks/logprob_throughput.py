@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import sys
 from pathlib import Path
 
@@ -27,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import torch  # noqa: E402
-from accelerator import interleaved, mfu_line, spread, torch_dtype  # noqa: E402
+from accelerator import interleaved, median_rate, mfu_line, spread, torch_dtype  # noqa: E402
 from synthetic_reviews import abstract, lexicon, review  # noqa: E402
 
 from evalhub.core.gem.prompts import prediction_messages  # noqa: E402
@@ -124,12 +123,13 @@ def main() -> None:
     for name in walls:
         print(f"  {name:<8}{spread(walls[name]):>28}   CPU {spread(cpus[name])}")
 
-    def median_rate(name: str, per_run) -> float:  # noqa: ANN001 (a function of one run's counts)
-        return statistics.median(per_run(run) / wall for run, wall in zip(runs[name], walls[name], strict=True))
+    def rate(name: str, part: int) -> float:
+        return median_rate([run[part] for run in runs[name]], walls[name])
 
-    naive_rps = median_rate("naive", lambda run: limit)
-    fast_rps = median_rate("batched", lambda run: len(requests))
-    naive_tps, fast_tps = median_rate("naive", lambda run: run[0]), median_rate("batched", lambda run: run[0])
+    naive_rps = median_rate([limit] * args.repeats, walls["naive"])
+    fast_rps = median_rate([len(requests)] * args.repeats, walls["batched"])
+    naive_tps, fast_tps = rate("naive", 0), rate("batched", 0)
+
     difference = max(abs(a - b) for a, b in zip(naive_scores, fast, strict=False))
     print(f"{'method':<28}{'requests/s':>12}{'tokens/s':>12}{'forwards':>10}{'peak mem':>12}")
     print(f"{'naive (1 pair per forward)':<28}{naive_rps:>12.1f}{naive_tps:>12.0f}{limit:>10}{naive_peak:>10.2f}Gi")
@@ -145,7 +145,7 @@ def main() -> None:
     if args.device == "cuda":
         served, computed = runs["batched"][-1]
         print(f"batched computed {computed} tokens for {served} request tokens ({served / computed:.1f}x reuse)")
-        hardware_tps = median_rate("batched", lambda run: run[1])
+        hardware_tps = rate("batched", 1)
         for name, tokens_per_second in (
             ("naive", naive_tps),
             ("batched, hardware (tokens computed)", hardware_tps),
