@@ -31,7 +31,7 @@ def accelerator(device: str) -> tuple[str, float | None]:
     return name, peak
 
 
-def mfu_line(label: str, params: int, tokens: int, seconds: float, device: str) -> str:
+def mfu_line(label: str, params: int, tokens: float, seconds: float, device: str) -> str:
     name, peak = accelerator(device)
     achieved = 2 * params * tokens / seconds
     share = f"{achieved / peak:.1%} of {peak / 1e12:.0f} TFLOP/s" if peak else "no published peak known"
