@@ -85,35 +85,35 @@ def main() -> None:
         for repeat in range(args.repeats if args.fresh else 1)
     ]
     requests = sets[0]
-    encoded = [encode_request(tokenizer, list(r.prefix), r.answer) for r in requests]
     params = parameter_count(model)
-    print(
-        f"model: {args.arch} ({params / 1e6:.1f}M parameters, vocabulary {len(tokenizer)}, {dtype}, {args.device}); "
-        f"{len(requests)} requests ({args.tasks} tasks × {args.responses}·{args.responses - 1} ordered pairs), "
-        f"{sum(e.length for e in encoded) / len(requests):.0f} tokens per request on average"
-        + (f"; a new set each repeat ({len(sets)} sets)" if args.fresh else "")
-    )
 
     def tokens_of(chosen: list[ScoreRequest]) -> int:
         return sum(encode_request(tokenizer, list(r.prefix), r.answer).length for r in chosen)
 
-    limit = args.naive_limit or len(requests)
+    print(
+        f"model: {args.arch} ({params / 1e6:.1f}M parameters, vocabulary {len(tokenizer)}, {dtype}, {args.device}); "
+        f"{len(requests)} requests ({args.tasks} tasks × {args.responses}·{args.responses - 1} ordered pairs), "
+        f"{tokens_of(requests) / len(requests):.0f} tokens per request on average"
+        + (f"; a new set each repeat ({len(sets)} sets)" if args.fresh else "")
+    )
+
+    limit = min(args.naive_limit or len(requests), len(requests))
     scorer = TransformersScorer(model=model, tokenizer=tokenizer)
     scorer.score(requests[:4])  # warm-up (kernels, allocator) for both methods
     score_one_at_a_time(model, tokenizer, requests[:2])
-    # Per run, in order: the set it scored, its request tokens and (batched) the tokens it computed.
-    runs: dict[str, list[tuple[int, int]]] = {"naive": [], "batched": []}
+    # Per run, in order: its requests, their tokens and (batched) the tokens it computed.
+    runs: dict[str, list[tuple[int, int, int]]] = {"naive": [], "batched": []}
 
     def naive() -> list[float]:
         chosen = sets[len(runs["naive"]) % len(sets)][:limit]
-        runs["naive"].append((tokens_of(chosen), 0))
+        runs["naive"].append((len(chosen), tokens_of(chosen), 0))
         return score_one_at_a_time(model, tokenizer, chosen)
 
     def batched() -> list[float]:
         chosen = sets[len(runs["batched"]) % len(sets)]
         scorer.forward_calls = scorer.computed_tokens = 0
         scores = scorer.score(chosen)
-        runs["batched"].append((tokens_of(chosen), scorer.computed_tokens))
+        runs["batched"].append((len(chosen), tokens_of(chosen), scorer.computed_tokens))
         return scores
 
     results, walls, cpus, peaks = interleaved({"naive": naive, "batched": batched}, args.repeats, args.device)
@@ -126,9 +126,8 @@ def main() -> None:
     def rate(name: str, part: int) -> float:
         return median_rate([run[part] for run in runs[name]], walls[name])
 
-    naive_rps = median_rate([limit] * args.repeats, walls["naive"])
-    fast_rps = median_rate([len(requests)] * args.repeats, walls["batched"])
-    naive_tps, fast_tps = rate("naive", 0), rate("batched", 0)
+    naive_rps, fast_rps = rate("naive", 0), rate("batched", 0)
+    naive_tps, fast_tps = rate("naive", 1), rate("batched", 1)
 
     difference = max(abs(a - b) for a, b in zip(naive_scores, fast, strict=False))
     print(f"{'method':<28}{'requests/s':>12}{'tokens/s':>12}{'forwards':>10}{'peak mem':>12}")
@@ -143,9 +142,9 @@ def main() -> None:
     )
     bound_missed = fast_rps <= naive_rps or (dtype == torch.float32 and difference > 1e-3)
     if args.device == "cuda":
-        served, computed = runs["batched"][-1]
+        _, served, computed = runs["batched"][-1]
         print(f"batched computed {computed} tokens for {served} request tokens ({served / computed:.1f}x reuse)")
-        hardware_tps = rate("batched", 1)
+        hardware_tps = rate("batched", 2)
         for name, tokens_per_second in (
             ("naive", naive_tps),
             ("batched, hardware (tokens computed)", hardware_tps),
