@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from evalhub.tallies.actions import _bump_version, do_mark_stale, is_stale
-from evalhub.tallies.models import TallyState
+from evalhub.tallies.models import JUDGE_COUNTS, JUDGE_SUMS, TallyState
 
 
 def test_a_cascade_marking_the_counts_stale_row_by_row_raises_the_version_once(db, django_capture_on_commit_callbacks):
@@ -31,7 +31,7 @@ def test_a_transaction_raises_the_version_once_however_many_of_its_writes_ask(tr
     before = tally_version()
     with transaction.atomic():  # a judge run's chunk: battles, judge tallies, and a change noted
         do_add_battles({("a", "b", "single_judge", "overall", "", "", ""): (1, 0, 0)})
-        do_add_judge_tallies({(7, ""): (1,) + (0,) * 14})
+        do_add_judge_tallies({(7, ""): (1,) + (0,) * (len(JUDGE_COUNTS + JUDGE_SUMS) - 1)})
         note_change()
     assert tally_version() == before + 1
 

@@ -218,6 +218,9 @@ def kappa(predicted: Sequence[int] | np.ndarray, reference: Sequence[int] | np.n
     return None if math.isnan(value) else value
 
 
+RESAMPLES_PER_DRAW = 32  # resamples drawn at once: 32 × 20,000 clusters is 5 MB of draws
+
+
 @functools.lru_cache(maxsize=2)
 def _resample_weights(clusters: int, resamples: int, seed: int) -> np.ndarray:
     """How often each cluster is drawn in each bootstrap resample: (resamples, clusters). The same
@@ -237,9 +240,6 @@ def _resample_weights(clusters: int, resamples: int, seed: int) -> np.ndarray:
             weights[start + offset] = np.bincount(drawn, minlength=clusters)
     weights.flags.writeable = False
     return weights
-
-
-RESAMPLES_PER_DRAW = 32
 
 
 def _percentiles(values: np.ndarray) -> tuple[float | None, float | None]:

@@ -16,6 +16,7 @@ from sklearn.metrics import cohen_kappa_score
 from evalhub.core.judge_lab.measures import (
     FIRST,
     NO_VERDICT,
+    RESAMPLES_PER_DRAW,
     SECOND,
     TIE,
     Label,
@@ -344,5 +345,5 @@ def test_resample_weights_count_each_resamples_draws_holding_no_second_copy_of_t
     assert weights.dtype == np.float32 and not weights.flags.writeable
     assert np.array_equal(weights, expected)
     assert (weights.sum(axis=1) == clusters).all()
-    block = 32 * clusters * draws.itemsize  # one block of resamples' draws (1.3 MB here; all of them: 8 MB)
+    block = RESAMPLES_PER_DRAW * clusters * draws.itemsize  # one block's draws (1.3 MB here; all: 8 MB)
     assert peak < weights.nbytes + 3 * block
