@@ -353,11 +353,11 @@ class TransformersScorer:
     def _rows_of(self, cache: Any, rows: Any, columns: Any) -> Any:
         """A cache of `rows` of `cache` (a row may repeat), restricted to `columns` where given.
 
-        The columns are taken first, from the parent's fewer rows; each layer is then copied once
-        here and once more when the pass appends its own keys. Filling the layers directly matters:
-        `DynamicCache(ddp_cache_data=...)` would copy every layer once more (it appends to an empty
-        cache): in a profile of an 8B model on an H100 the appends took a tenth of the GPU's kernel
-        time, half of it that copy of each row's whole prefix.
+        The columns, where some go unused, are taken first from the parent's fewer rows; each row's
+        keys are then copied once here and once more when the pass appends its own. Filling the layers
+        directly matters: `DynamicCache(ddp_cache_data=...)` would copy every layer once more (it
+        appends to an empty cache): in a profile of an 8B model on an H100 the appends took a tenth
+        of the GPU's kernel time, half of it that copy of each row's whole prefix.
         """
         from transformers import DynamicCache
         from transformers.cache_utils import DynamicLayer
