@@ -36,7 +36,7 @@ from evalhub.debates.models import (
     JudgeVerdict,
     winner_for,
 )
-from evalhub.system.bulk_insert import array, columns, table, upsert
+from evalhub.system.bulk_insert import array, columns, table, upsert, upserts_together
 from evalhub.tallies.actions import do_add_battles, do_add_judge_tallies, note_change
 from evalhub.tallies.models import CONSENSUS, HUMAN, JUDGE_COUNTS, JUDGE_SUMS, SINGLE_JUDGE
 
@@ -147,12 +147,15 @@ def do_recount_debates(debate_ids: Collection[int]) -> None:
         stored_majorities = _stored_majorities(ids)
         fresh_majorities = _majorities(_verdict_rows(ids))
         runs = _runs({m.judge_run_id for m in stored_majorities} | {m.judge_run_id for m in fresh_majorities})
-        _add_difference(stored, stored_majorities, fresh, fresh_majorities, runs)
-        # Only the rows that changed are written: a settled debate changes its own row and no judge's.
-        stale = [i for i in ids if stored.get(i) != fresh.get(i)]
-        CountedDebate.objects.filter(debate_id__in=[i for i in stale if i not in fresh]).delete()
-        upsert(CountedDebate, COUNTED_KEY, COUNTED_VALUES, [fresh[i] for i in stale if i in fresh], add=False)
-        _write_changed_majorities(stored_majorities, fresh_majorities)
+        # One statement for the upserts on PostgreSQL; the deletions go at once (their rows are these
+        # debates' own, which no upsert here writes, and held by their lock).
+        with upserts_together():
+            _add_difference(stored, stored_majorities, fresh, fresh_majorities, runs)
+            # Only the rows that changed are written: a settled debate changes its own row and no judge's.
+            stale = [i for i in ids if stored.get(i) != fresh.get(i)]
+            CountedDebate.objects.filter(debate_id__in=[i for i in stale if i not in fresh]).delete()
+            upsert(CountedDebate, COUNTED_KEY, COUNTED_VALUES, [fresh[i] for i in stale if i in fresh], add=False)
+            _write_changed_majorities(stored_majorities, fresh_majorities)
         note_change()  # the judge lab reads debates' states, which change without a count changing
 
 
@@ -160,8 +163,8 @@ def do_recount_judge_run(run: JudgeRun, debate_ids: Collection[int]) -> None:
     """Bring one judge run's counts on these debates up to date after its verdicts on them were
     written: the debates' own counts do not change, so only that run's majorities are read and
     rewritten (a whole recount reads every judge's verdicts on the debates). Two statements read
-    and three write, whatever the chunk's size, so that a chunk's bookkeeping stays near the cost
-    of its verdicts' own write (benchmarks/dashboard_latency.py)."""
+    and one writes (PostgreSQL; elsewhere one per table), whatever the chunk's size, so that a
+    chunk's bookkeeping stays near the cost of its verdicts' own write (benchmarks/dashboard_latency.py)."""
     if not debate_ids:
         return
     ids = sorted(set(debate_ids))
@@ -172,8 +175,9 @@ def do_recount_judge_run(run: JudgeRun, debate_ids: Collection[int]) -> None:
             return
         fresh = _majorities(verdicts)
         runs = {run.pk: {"criteria_variant": run.criteria_variant, "check_position": run.check_position}}
-        _add_difference(counted, stored, counted, fresh, runs)
-        _write_changed_majorities(stored, fresh)
+        with upserts_together():  # battles, judges' tallies, majorities: one statement on PostgreSQL
+            _add_difference(counted, stored, counted, fresh, runs)
+            _write_changed_majorities(stored, fresh)
         note_change()
 
 

@@ -14,14 +14,17 @@ every constraint.
 row's in the statement itself, so two writers never lose one another's increments. `insert_new`
 is INSERT … ON CONFLICT DO NOTHING RETURNING the new rows' keys (SQLite 3.35+), in the same two
 forms: the rows a retried task stored before are left as they were, and only those are read back.
+Inside `upserts_together()`, PostgreSQL gets a block's upserts as one statement at its end.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from itertools import islice
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -158,6 +161,59 @@ def _stage_rows(
     return inserted
 
 
+class _Upsert(NamedTuple):
+    """One array upsert held back by `upserts_together`: its statement's parts and its parameters."""
+
+    model: type[Model]
+    key_fields: tuple[str, ...]
+    fields: tuple[str, ...]
+    add: bool
+    params: list[Any]
+
+
+# The upserts held back on each database alias, while an `upserts_together` block is open there.
+_held: ContextVar[dict[str, list[_Upsert]] | None] = ContextVar("evalhub_upserts_held", default=None)
+
+
+@contextmanager
+def upserts_together(using: str = DEFAULT_DB_ALIAS) -> Iterator[None]:
+    """The block's upserts reach PostgreSQL as one statement when it ends (nothing, if it raises):
+    every statement costs a judge run chunk about half a millisecond of round trip and of the
+    server's per-statement work on top of its few rows (its three upserts, 0.6–0.8 ms each, ran in
+    0.1–0.3 ms). Each upsert waits for the one before it to finish (it reads that one's count), so
+    the rows are locked in the order the upserts were asked, as one statement each would: two
+    writers never wait on each other in a cycle. Code inside the block must not read what its
+    upserts write, nor upsert one row twice (one statement may change a row once). Other databases
+    run each upsert when asked; a block inside a block is the outer one."""
+    connection = connections[using]
+    held = _held.get() or {}
+    if connection.vendor != "postgresql" or using in held:
+        yield
+        return
+    upserts: list[_Upsert] = []
+    token = _held.set(held | {using: upserts})
+    try:
+        yield
+    finally:
+        _held.reset(token)
+    if upserts:
+        with connection.cursor() as cursor:
+            cursor.execute(_chained(upserts, using), [param for each in upserts for param in each.params])
+
+
+def _chained(upserts: list[_Upsert], using: str) -> str:
+    """One statement of these upserts, each but the first fed only once the one before has finished."""
+    if len(upserts) == 1:
+        first = upserts[0]
+        return _upsert_statement(first.model, first.key_fields, first.fields, first.add, None, using)
+    steps = []
+    for n, each in enumerate(upserts):
+        after = f"upsert_{n - 1}" if n else ""
+        statement = _upsert_statement(each.model, each.key_fields, each.fields, each.add, None, using, after)
+        steps.append(f"upsert_{n} AS ({statement} RETURNING 1)")
+    return f"WITH {', '.join(steps)} SELECT count(*) FROM upsert_{len(upserts) - 1}"
+
+
 def upsert(
     model: type[Model],
     key_fields: Sequence[str],
@@ -177,9 +233,14 @@ def upsert(
             # psycopg converts once and caches, where it split a VALUES list of ~300 placeholders
             # with a regular expression on every call (a quarter of a judge run chunk's bookkeeping).
             statement = _upsert_statement(model, tuple(key_fields), tuple(fields), add, None, using)
+            held = (_held.get() or {}).get(using)
             for start in range(0, len(rows), UPSERT_ARRAY_ROWS):
                 batch = rows[start : start + UPSERT_ARRAY_ROWS]
-                cursor.execute(statement, [array(column) for column in zip(*batch, strict=True)])
+                params = [array(column) for column in zip(*batch, strict=True)]
+                if held is None:
+                    cursor.execute(statement, params)
+                else:
+                    held.append(_Upsert(model, tuple(key_fields), tuple(fields), add, params))
             return
         for start in range(0, len(rows), UPSERT_ROWS):
             batch = rows[start : start + UPSERT_ROWS]
@@ -258,9 +319,16 @@ def _insert_new_statement(
 
 @functools.cache
 def _upsert_statement(
-    model: type[Model], key_fields: tuple[str, ...], fields: tuple[str, ...], add: bool, rows: int | None, using: str
+    model: type[Model],
+    key_fields: tuple[str, ...],
+    fields: tuple[str, ...],
+    add: bool,
+    rows: int | None,
+    using: str,
+    after: str = "",
 ) -> str:
-    """The upsert of `rows` rows from a VALUES list, or (None) of one array per column."""
+    """The upsert of `rows` rows from a VALUES list, or (None) of one array per column; `after` names
+    a WITH query (an upsert RETURNING a row per row written) that must finish before a row is taken."""
     name = table(model, using)
     names = _columns(model, (*key_fields, *fields), using)
     keys, values = names[: len(key_fields)], names[len(key_fields) :]
@@ -270,6 +338,8 @@ def _upsert_statement(
         assignments = ", ".join(f"{column} = excluded.{column}" for column in values)
     columns = (*key_fields, *fields)
     source = _source(model, columns, len(columns), rows, using)
+    if after:  # a condition on the whole of `after`: PostgreSQL runs it to its end before this one's first row
+        source += f" WHERE (SELECT count(*) FROM {after}) >= 0"
     return (
         f"INSERT INTO {name} ({', '.join(names)}) {source} ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {assignments}"
     )
