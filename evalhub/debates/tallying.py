@@ -162,9 +162,9 @@ def do_recount_debates(debate_ids: Collection[int]) -> None:
 def do_recount_judge_run(run: JudgeRun, debate_ids: Collection[int]) -> None:
     """Bring one judge run's counts on these debates up to date after its verdicts on them were
     written: the debates' own counts do not change, so only that run's majorities are read and
-    rewritten (a whole recount reads every judge's verdicts on the debates). Two statements read
-    and one writes (PostgreSQL; elsewhere one per table), whatever the chunk's size, so that a
-    chunk's bookkeeping stays near the cost of its verdicts' own write (benchmarks/dashboard_latency.py)."""
+    rewritten (a whole recount reads every judge's verdicts on the debates). One statement locks
+    and reads, one writes (PostgreSQL; elsewhere one per table), whatever the chunk's size, so that
+    a chunk's bookkeeping stays near the cost of its verdicts' own write (benchmarks/dashboard_latency.py)."""
     if not debate_ids:
         return
     ids = sorted(set(debate_ids))
@@ -176,7 +176,8 @@ def do_recount_judge_run(run: JudgeRun, debate_ids: Collection[int]) -> None:
         fresh = _majorities(verdicts)
         runs = {run.pk: {"criteria_variant": run.criteria_variant, "check_position": run.check_position}}
         with upserts_together():  # battles, judges' tallies, majorities: one statement on PostgreSQL
-            _add_difference(counted, stored, counted, fresh, runs)
+            # The debates' own battles are the same before and after: only the majorities' part is counted.
+            _add_difference(counted, stored, counted, fresh, runs, debates_changed=False)
             _write_changed_majorities(stored, fresh)
         note_change()
 
@@ -200,9 +201,11 @@ def _add_difference(
     fresh: Mapping[int, Counted],
     fresh_majorities: Iterable[Majority],
     runs: dict[int, dict],
+    *,
+    debates_changed: bool = True,
 ) -> None:
-    old_battles, old_judges = _contributions(stored, stored_majorities, runs)
-    new_battles, new_judges = _contributions(fresh, fresh_majorities, runs)
+    old_battles, old_judges = _contributions(stored, stored_majorities, runs, own_battles=debates_changed)
+    new_battles, new_judges = _contributions(fresh, fresh_majorities, runs, own_battles=debates_changed)
     do_add_battles(_difference(new_battles, old_battles))
     do_add_judge_tallies(_difference(new_judges, old_judges))
 
@@ -217,21 +220,24 @@ def _write_changed_majorities(before: Iterable[Majority], after: Iterable[Majori
 
 
 def _lock_and_read(run_id: int, ids: list[int]) -> tuple[dict[int, Counted], list[Majority], list[tuple]]:
-    """Lock these debates (in id order, as a whole recount does: the two take turns on a debate), then
-    read in one statement how they are counted, this run's majorities on them and its verdicts
-    (VERDICT_FIELDS). The read is a statement of its own: one that also locked would return the
-    rows as they were when it began, before it waited for a lock, and count against what the
-    holder of the lock has since committed (PostgreSQL refreshes only the locked row)."""
+    """Lock these debates and their counted rows (in id order: a whole recount locks the debates in
+    the same order, so the two take turns on a debate) and read, in the same statement, how they are
+    counted, this run's majorities on them and its verdicts (VERDICT_FIELDS).
+
+    A statement that waited for a lock returns the rows of its start, except the rows it locks, which
+    PostgreSQL gives as the holder left them: a debate settling while this chunk waited changed its
+    counted row, so that row is locked too (reading it unlocked counted the judge as if the debate had
+    not settled). This run's majorities and verdicts need no lock: only this run's chunk on these
+    debates writes them, and a second delivery of it waited for the first's verdicts before this.
+    A debate never counted has no row here: the caller counts it with a whole recount."""
     counted: dict[int, Counted] = {}
     majorities: dict[int, Majority] = {}
     verdicts: list[tuple] = []
     counted_width, majority_width = len(COUNTED_KEY) + len(COUNTED_VALUES), len(MAJORITY_KEY) + len(MAJORITY_VALUES)
     for part in _parts(ids):
-        lock, read = _statements(_listed(part), connection.vendor)
-        if connection.features.has_select_for_update:  # SQLite's IMMEDIATE transaction holds the database
-            _select(lock, _ids(part))
+        read = _locking_read(_listed(part), connection.features.has_select_for_update)
         for row in _select(read, [*_ids(part), run_id, run_id, *_ids(part)]):
-            if row[0] is not None and row[0] not in counted:  # a row per verdict: the debate's first
+            if row[0] not in counted:  # a row per verdict: the debate's first
                 counted[row[0]] = Counted._make(row[:counted_width])
             majority = row[counted_width : counted_width + majority_width]
             if majority[0] is not None and majority[1] not in majorities:
@@ -243,8 +249,9 @@ def _lock_and_read(run_id: int, ids: list[int]) -> tuple[dict[int, Counted], lis
 
 
 @functools.cache
-def _statements(debates: int | None, vendor: str) -> tuple[str, str]:
-    """A chunk's lock, and its read of the counted rows, the run's majorities and its verdicts."""
+def _locking_read(debates: int | None, locks: bool) -> str:
+    """A chunk's read of its counted rows, the run's majorities and its verdicts, locking its debates
+    and their counted rows where the database has row locks (SQLite's IMMEDIATE transaction holds it all)."""
     counted_columns = ", ".join(f"c.{column}" for column in columns(CountedDebate, (*COUNTED_KEY, *COUNTED_VALUES)))
     majority_columns = ", ".join(f"m.{column}" for column in columns(JudgeMajority, (*MAJORITY_KEY, *MAJORITY_VALUES)))
     verdict_columns = ", ".join(f"v.{column}" for column in columns(JudgeVerdict, VERDICT_FIELDS))
@@ -254,21 +261,16 @@ def _statements(debates: int | None, vendor: str) -> tuple[str, str]:
         *columns(JudgeVerdict, ("debate_id", "judge_run_id")),
     )
     debate_pk = connection.ops.quote_name(Debate._meta.pk.column)
-    lock = (
-        f"SELECT d.{debate_pk} FROM {table(Debate)} d WHERE {_among(f'd.{debate_pk}', debates)} "
-        f"ORDER BY d.{debate_pk} FOR UPDATE"
-    )
     # The ids are named for the counted rows too: PostgreSQL does not carry an IN list across a join's
     # equality, and without it hashed every counted debate (a sequential scan) to join a chunk's 25.
-    read = (
+    return (
         f"SELECT {counted_columns}, {majority_columns}, {verdict_columns} FROM {table(Debate)} d "
-        f"LEFT JOIN {table(CountedDebate)} c "
+        f"JOIN {table(CountedDebate)} c "
         f"ON c.{counted_debate} = d.{debate_pk} AND {_among(f'c.{counted_debate}', debates)} "
         f"LEFT JOIN {table(JudgeMajority)} m ON m.{majority_debate} = d.{debate_pk} AND m.{majority_run} = %s "
         f"LEFT JOIN {table(JudgeVerdict)} v ON v.{verdict_debate} = d.{debate_pk} AND v.{verdict_run} = %s "
-        f"WHERE {_among(f'd.{debate_pk}', debates)} ORDER BY d.{debate_pk}"
+        f"WHERE {_among(f'd.{debate_pk}', debates)} ORDER BY d.{debate_pk}" + (" FOR UPDATE OF d, c" if locks else "")
     )
-    return lock, read
 
 
 def _listed(ids: list[int]) -> int | None:
@@ -375,12 +377,13 @@ def _runs(run_ids: Iterable[int]) -> dict[int, dict]:
 
 
 def _contributions(
-    debates: Mapping[int, Counted], judged: Iterable[Majority], runs: dict[int, dict]
+    debates: Mapping[int, Counted], judged: Iterable[Majority], runs: dict[int, dict], *, own_battles: bool = True
 ) -> tuple[dict, dict]:
-    """What these debates and majorities add to the battle counts and to the judges' tallies."""
+    """What these debates (unless not `own_battles`) and majorities add to the battle counts and to the
+    judges' tallies."""
     battles: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0])
     judges: dict[tuple, list[float]] = defaultdict(lambda: [0] * len(JUDGE_FIELDS))
-    for counted in debates.values():
+    for counted in debates.values() if own_battles else ():
         if counted.outcome and counted.model_a != counted.model_b:
             _add_battle(battles, counted, counted.source, counted.outcome)
     for majority in judged:

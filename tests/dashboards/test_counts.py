@@ -244,7 +244,8 @@ def test_a_judge_runs_chunk_that_waited_for_its_debates_lock_counts_what_the_hol
     """A debate settles (its reference is set, and its counts) while a judge run's chunk on it waits for
     its lock. The chunk must count against what the settling committed: it read the counts in the same
     statement as its lock, and PostgreSQL then returns the rows of the statement's start (a row lock
-    waited on refreshes the locked row only), so the judge's verdict was counted as if unsettled."""
+    waited on refreshes the locked rows only), so the judge's verdict was counted as if unsettled. The
+    statement that locks and reads now locks the debate's counted row too."""
     debate = Debate.objects.filter(run=arena[0]).order_by("id").first()
     do_recount_debates([debate.pk])  # counted, unsettled
     judge_run = JudgeRun.objects.create(reference=arena[0], judge="heuristic:race", samples=1)
@@ -307,8 +308,8 @@ def test_a_judge_runs_chunk_recounts_only_its_own_majorities_and_still_equals_a_
 
 
 def test_a_judge_runs_chunk_keeps_its_counts_in_the_same_few_statements_whatever_its_size(arena):
-    """A chunk's bookkeeping is one statement that locks its debates, one that reads how they and the
-    run's majorities are counted and its verdicts, and its upserts (one statement on PostgreSQL), however
+    """A chunk's bookkeeping is one statement that locks its debates and reads how they and the run's
+    majorities are counted and its verdicts, and its upserts (one statement on PostgreSQL), however
     many debates, scenarios and battle kinds it touches: an UPDATE (and a savepointed INSERT) per count row
     and an ORM query per step made it several times the verdicts' own write (the scale issue). On
     PostgreSQL each statement carries its ids and rows as arrays, one parameter per column whatever the
@@ -340,11 +341,11 @@ def test_a_judge_runs_chunk_keeps_its_counts_in_the_same_few_statements_whatever
             do_recount_judge_run(run, [debate.pk for debate in chunk])
         statements[size] = [query["sql"].split()[0] for query in queries.captured_queries]
         statements[size] = [word for word in statements[size] if word not in ("SAVEPOINT", "RELEASE")]
-    # PostgreSQL: its lock, its read and one statement for its three upserts (battles, judges' tallies,
-    # majorities: half a millisecond each was round trip and per-statement work). SQLite, where the
-    # transaction holds the whole database: its read and an upsert per table.
+    # PostgreSQL: its read under the lock it takes and one statement for its three upserts (battles,
+    # judges' tallies, majorities: half a millisecond each was round trip and per-statement work).
+    # SQLite, where the transaction holds the whole database: its read and an upsert per table.
     if connection.vendor == "postgresql":
-        assert statements[len(debates)] == ["SELECT", "SELECT", "WITH"], statements
+        assert statements[len(debates)] == ["SELECT", "WITH"], statements
     else:
         assert statements[len(debates)] == ["SELECT", "INSERT", "INSERT", "INSERT"], statements
     assert len(statements[1]) <= len(statements[len(debates)])
