@@ -346,8 +346,8 @@ def write_costs(requests: int) -> bool:
         print(f"  {label:<32}{percentile(values, 50):>10.2f}{percentile(values, 95):>10.2f}{db_cells}")
     print("  (settle, counted is the whole do_finish_debates action: lock, save, counts, live broadcast;")
     print("   db is the statements' own time, the rest is Python; a chunk's figures are per verdict)")
-    print(f"a chunk's verdicts with their counts kept: {chunked:.1f}× the verdicts alone (bound: {WRITE_BOUND}×)")
-    print(f"a chunk recorded by the runner with its counts kept: {recorded:.1f}× the same record without them")
+    print(f"a chunk's verdicts with their counts kept: {chunked:.2f}× the verdicts alone (bound: {WRITE_BOUND}×)")
+    print(f"a chunk recorded by the runner with its counts kept: {recorded:.2f}× the same record without them")
     return chunked <= WRITE_BOUND
 
 
