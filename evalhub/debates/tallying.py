@@ -162,9 +162,9 @@ def do_recount_debates(debate_ids: Collection[int]) -> None:
 def do_recount_judge_run(run: JudgeRun, debate_ids: Collection[int]) -> None:
     """Bring one judge run's counts on these debates up to date after its verdicts on them were
     written: the debates' own counts do not change, so only that run's majorities are read and
-    rewritten (a whole recount reads every judge's verdicts on the debates). One statement locks
-    and reads, one writes (PostgreSQL; elsewhere one per table), whatever the chunk's size, so that
-    a chunk's bookkeeping stays near the cost of its verdicts' own write (benchmarks/dashboard_latency.py)."""
+    rewritten (a whole recount reads every judge's verdicts on the debates). Two statements read
+    and one writes (PostgreSQL; elsewhere one per table), whatever the chunk's size, so that a
+    chunk's bookkeeping stays near the cost of its verdicts' own write (benchmarks/dashboard_latency.py)."""
     if not debate_ids:
         return
     ids = sorted(set(debate_ids))
@@ -220,24 +220,21 @@ def _write_changed_majorities(before: Iterable[Majority], after: Iterable[Majori
 
 
 def _lock_and_read(run_id: int, ids: list[int]) -> tuple[dict[int, Counted], list[Majority], list[tuple]]:
-    """Lock these debates and their counted rows (in id order: a whole recount locks the debates in
-    the same order, so the two take turns on a debate) and read, in the same statement, how they are
-    counted, this run's majorities on them and its verdicts (VERDICT_FIELDS).
-
-    A statement that waited for a lock returns the rows of its start, except the rows it locks, which
-    PostgreSQL gives as the holder left them: a debate settling while this chunk waited changed its
-    counted row, so that row is locked too (reading it unlocked counted the judge as if the debate had
-    not settled). This run's majorities and verdicts need no lock: only this run's chunk on these
-    debates writes them, and a second delivery of it waited for the first's verdicts before this.
-    A debate never counted has no row here: the caller counts it with a whole recount."""
+    """Lock these debates (in id order, as a whole recount does: the two take turns on a debate), then
+    read in one statement how they are counted, this run's majorities on them and its verdicts
+    (VERDICT_FIELDS). The read is a statement of its own: one that also locked would return the
+    rows as they were when it began, before it waited for a lock, and count against what the
+    holder of the lock has since committed (PostgreSQL refreshes only the locked row)."""
     counted: dict[int, Counted] = {}
     majorities: dict[int, Majority] = {}
     verdicts: list[tuple] = []
     counted_width, majority_width = len(COUNTED_KEY) + len(COUNTED_VALUES), len(MAJORITY_KEY) + len(MAJORITY_VALUES)
     for part in _parts(ids):
-        read = _locking_read(_listed(part), connection.features.has_select_for_update)
+        lock, read = _statements(_listed(part), connection.vendor)
+        if connection.features.has_select_for_update:  # SQLite's IMMEDIATE transaction holds the database
+            _select(lock, _ids(part))
         for row in _select(read, [*_ids(part), run_id, run_id, *_ids(part)]):
-            if row[0] not in counted:  # a row per verdict: the debate's first
+            if row[0] is not None and row[0] not in counted:  # a row per verdict: the debate's first
                 counted[row[0]] = Counted._make(row[:counted_width])
             majority = row[counted_width : counted_width + majority_width]
             if majority[0] is not None and majority[1] not in majorities:
@@ -249,9 +246,8 @@ def _lock_and_read(run_id: int, ids: list[int]) -> tuple[dict[int, Counted], lis
 
 
 @functools.cache
-def _locking_read(debates: int | None, locks: bool) -> str:
-    """A chunk's read of its counted rows, the run's majorities and its verdicts, locking its debates
-    and their counted rows where the database has row locks (SQLite's IMMEDIATE transaction holds it all)."""
+def _statements(debates: int | None, vendor: str) -> tuple[str, str]:
+    """A chunk's lock, and its read of the counted rows, the run's majorities and its verdicts."""
     counted_columns = ", ".join(f"c.{column}" for column in columns(CountedDebate, (*COUNTED_KEY, *COUNTED_VALUES)))
     majority_columns = ", ".join(f"m.{column}" for column in columns(JudgeMajority, (*MAJORITY_KEY, *MAJORITY_VALUES)))
     verdict_columns = ", ".join(f"v.{column}" for column in columns(JudgeVerdict, VERDICT_FIELDS))
@@ -261,16 +257,21 @@ def _locking_read(debates: int | None, locks: bool) -> str:
         *columns(JudgeVerdict, ("debate_id", "judge_run_id")),
     )
     debate_pk = connection.ops.quote_name(Debate._meta.pk.column)
+    lock = (
+        f"SELECT d.{debate_pk} FROM {table(Debate)} d WHERE {_among(f'd.{debate_pk}', debates)} "
+        f"ORDER BY d.{debate_pk} FOR UPDATE"
+    )
     # The ids are named for the counted rows too: PostgreSQL does not carry an IN list across a join's
     # equality, and without it hashed every counted debate (a sequential scan) to join a chunk's 25.
-    return (
+    read = (
         f"SELECT {counted_columns}, {majority_columns}, {verdict_columns} FROM {table(Debate)} d "
-        f"JOIN {table(CountedDebate)} c "
+        f"LEFT JOIN {table(CountedDebate)} c "
         f"ON c.{counted_debate} = d.{debate_pk} AND {_among(f'c.{counted_debate}', debates)} "
         f"LEFT JOIN {table(JudgeMajority)} m ON m.{majority_debate} = d.{debate_pk} AND m.{majority_run} = %s "
         f"LEFT JOIN {table(JudgeVerdict)} v ON v.{verdict_debate} = d.{debate_pk} AND v.{verdict_run} = %s "
-        f"WHERE {_among(f'd.{debate_pk}', debates)} ORDER BY d.{debate_pk}" + (" FOR UPDATE OF d, c" if locks else "")
+        f"WHERE {_among(f'd.{debate_pk}', debates)} ORDER BY d.{debate_pk}"
     )
+    return lock, read
 
 
 def _listed(ids: list[int]) -> int | None:

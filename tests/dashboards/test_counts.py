@@ -9,7 +9,7 @@ import threading
 from collections import Counter
 
 import pytest
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from evalhub.adjudication.actions import do_override
@@ -26,6 +26,7 @@ from evalhub.dashboards.counts import do_rebuild_tallies, fresh
 from evalhub.dashboards.judges import judges_board
 from evalhub.dashboards.pairwise import pairwise_board
 from evalhub.dashboards.verdicts import judge_run_majorities
+from evalhub.debates import tallying
 from evalhub.debates.actions import do_create_judge_run, do_create_run, do_finish_debates
 from evalhub.debates.models import CountedDebate, Debate, JudgeRun, JudgeVerdict
 from evalhub.debates.tallying import MAJORITY_KEY, MAJORITY_VALUES, do_recount_debates, do_recount_judge_run
@@ -244,8 +245,7 @@ def test_a_judge_runs_chunk_that_waited_for_its_debates_lock_counts_what_the_hol
     """A debate settles (its reference is set, and its counts) while a judge run's chunk on it waits for
     its lock. The chunk must count against what the settling committed: it read the counts in the same
     statement as its lock, and PostgreSQL then returns the rows of the statement's start (a row lock
-    waited on refreshes the locked rows only), so the judge's verdict was counted as if unsettled. The
-    statement that locks and reads now locks the debate's counted row too."""
+    waited on refreshes the locked row only), so the judge's verdict was counted as if unsettled."""
     debate = Debate.objects.filter(run=arena[0]).order_by("id").first()
     do_recount_debates([debate.pk])  # counted, unsettled
     judge_run = JudgeRun.objects.create(reference=arena[0], judge="heuristic:race", samples=1)
@@ -284,6 +284,45 @@ def test_a_judge_runs_chunk_that_waited_for_its_debates_lock_counts_what_the_hol
     assert snapshot() == kept
 
 
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks are what is tested: DATABASE_URL=postgres://…")
+def test_a_chunk_with_a_debate_never_counted_holds_every_debates_lock_before_counting_it(arena, monkeypatch):
+    """Every writer locks debates in id order, so none waits for a debate while holding a later one. A
+    chunk that locked only its counted debates with their counted rows (one statement, tried) and then
+    the others to count them could wait in a cycle with a settle of the same debates: it held a later
+    debate while waiting for an earlier one the settle held."""
+    debates = list(Debate.objects.filter(run=arena[0]).order_by("id").values_list("pk", flat=True)[:3])
+    do_recount_debates([debates[0], debates[2]])  # the middle one was never counted
+    judge_run = JudgeRun.objects.create(reference=arena[0], judge="heuristic:gap", samples=1)
+    JudgeVerdict.objects.bulk_create(
+        JudgeVerdict(judge_run=judge_run, debate_id=pk, reversed_order=False, sample=0, text="…", verdict=1)
+        for pk in debates
+    )
+    probed: list[bool] = []
+    whole_recount = tallying.do_recount_debates
+
+    def counting_the_rest(ids) -> None:  # the chunk's way to count a debate never counted
+        def probe() -> None:
+            try:
+                with transaction.atomic():
+                    list(Debate.objects.select_for_update(nowait=True).filter(pk=debates[1]))
+                probed.append(False)
+            except DatabaseError:
+                probed.append(True)  # the chunk holds it already
+
+        workers = WorkerThreads()
+        workers.start(probe)
+        workers.join(30)
+        whole_recount(ids)
+
+    monkeypatch.setattr(tallying, "do_recount_debates", counting_the_rest)
+    with transaction.atomic():
+        do_recount_judge_run(judge_run, debates)
+    assert probed == [True]
+    kept = snapshot()
+    do_rebuild_tallies()
+    assert snapshot() == kept
+
+
 def test_a_judge_runs_chunk_recounts_only_its_own_majorities_and_still_equals_a_count_from_scratch(arena, monkeypatch):
     play(arena, random.Random(3))
     from evalhub.debates import tallying
@@ -308,8 +347,8 @@ def test_a_judge_runs_chunk_recounts_only_its_own_majorities_and_still_equals_a_
 
 
 def test_a_judge_runs_chunk_keeps_its_counts_in_the_same_few_statements_whatever_its_size(arena):
-    """A chunk's bookkeeping is one statement that locks its debates and reads how they and the run's
-    majorities are counted and its verdicts, and its upserts (one statement on PostgreSQL), however
+    """A chunk's bookkeeping is one statement that locks its debates, one that reads how they and the
+    run's majorities are counted and its verdicts, and its upserts (one statement on PostgreSQL), however
     many debates, scenarios and battle kinds it touches: an UPDATE (and a savepointed INSERT) per count row
     and an ORM query per step made it several times the verdicts' own write (the scale issue). On
     PostgreSQL each statement carries its ids and rows as arrays, one parameter per column whatever the
@@ -341,11 +380,11 @@ def test_a_judge_runs_chunk_keeps_its_counts_in_the_same_few_statements_whatever
             do_recount_judge_run(run, [debate.pk for debate in chunk])
         statements[size] = [query["sql"].split()[0] for query in queries.captured_queries]
         statements[size] = [word for word in statements[size] if word not in ("SAVEPOINT", "RELEASE")]
-    # PostgreSQL: its read under the lock it takes and one statement for its three upserts (battles,
-    # judges' tallies, majorities: half a millisecond each was round trip and per-statement work).
-    # SQLite, where the transaction holds the whole database: its read and an upsert per table.
+    # PostgreSQL: its lock, its read and one statement for its three upserts (battles, judges' tallies,
+    # majorities: half a millisecond each was round trip and per-statement work). SQLite, where the
+    # transaction holds the whole database: its read and an upsert per table.
     if connection.vendor == "postgresql":
-        assert statements[len(debates)] == ["SELECT", "WITH"], statements
+        assert statements[len(debates)] == ["SELECT", "SELECT", "WITH"], statements
     else:
         assert statements[len(debates)] == ["SELECT", "INSERT", "INSERT", "INSERT"], statements
     assert len(statements[1]) <= len(statements[len(debates)])
