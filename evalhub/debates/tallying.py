@@ -177,7 +177,7 @@ def do_recount_judge_run(run: JudgeRun, debate_ids: Collection[int]) -> None:
         runs = {run.pk: {"criteria_variant": run.criteria_variant, "check_position": run.check_position}}
         with upserts_together():  # battles, judges' tallies, majorities: one statement on PostgreSQL
             # The debates' own battles are the same before and after: only the majorities' part is counted.
-            _add_difference(counted, stored, counted, fresh, runs, debates_changed=False)
+            _add_difference(counted, stored, counted, fresh, runs, own_battles=False)
             _write_changed_majorities(stored, fresh)
         note_change()
 
@@ -202,10 +202,10 @@ def _add_difference(
     fresh_majorities: Iterable[Majority],
     runs: dict[int, dict],
     *,
-    debates_changed: bool = True,
+    own_battles: bool = True,
 ) -> None:
-    old_battles, old_judges = _contributions(stored, stored_majorities, runs, own_battles=debates_changed)
-    new_battles, new_judges = _contributions(fresh, fresh_majorities, runs, own_battles=debates_changed)
+    old_battles, old_judges = _contributions(stored, stored_majorities, runs, own_battles=own_battles)
+    new_battles, new_judges = _contributions(fresh, fresh_majorities, runs, own_battles=own_battles)
     do_add_battles(_difference(new_battles, old_battles))
     do_add_judge_tallies(_difference(new_judges, old_judges))
 

@@ -30,15 +30,7 @@ from evalhub.debates import tallying
 from evalhub.debates.actions import do_create_judge_run, do_create_run, do_finish_debates
 from evalhub.debates.models import CountedDebate, Debate, JudgeRun, JudgeVerdict
 from evalhub.debates.tallying import MAJORITY_KEY, MAJORITY_VALUES, do_recount_debates, do_recount_judge_run
-from evalhub.tallies.models import (
-    BATTLE_COUNTS,
-    BATTLE_KEY,
-    JUDGE_COUNTS,
-    JUDGE_KEY,
-    JUDGE_SUMS,
-    BattleCount,
-    JudgeTally,
-)
+from evalhub.tallies.models import BATTLE_COUNTS, BATTLE_KEY, JUDGE_COUNTS, JUDGE_KEY, BattleCount, JudgeTally
 from tests.conftest import make_user
 from tests.worker_threads import WorkerThreads
 
@@ -389,7 +381,7 @@ def test_a_judge_runs_chunk_keeps_its_counts_in_the_same_few_statements_whatever
         assert statements[len(debates)] == ["SELECT", "INSERT", "INSERT", "INSERT"], statements
     assert len(statements[1]) <= len(statements[len(debates)])
     if connection.vendor == "postgresql":  # one per column of each table written, whatever the chunk's size
-        widths = len(BATTLE_KEY + BATTLE_COUNTS) + len(JUDGE_KEY + JUDGE_COUNTS + JUDGE_SUMS)
+        widths = len(BATTLE_KEY + BATTLE_COUNTS) + len(JUDGE_KEY + tallying.JUDGE_FIELDS)
         widths += len(MAJORITY_KEY + MAJORITY_VALUES)
         assert max(parameters[len(debates)]) <= widths and len(debates) > 10, parameters
     kept = snapshot()

@@ -15,6 +15,7 @@ from django.forms.models import model_to_dict
 from django.test.utils import CaptureQueriesContext
 
 from evalhub.catalog.models import Benchmark, Criterion, Judgment, LanguageModel, Prompt, Response
+from evalhub.debates.tallying import JUDGE_FIELDS  # the judges' tallies' columns after their key
 from evalhub.system.bulk_insert import (
     UPSERT_ARRAY_ROWS,
     UPSERT_ROWS,
@@ -25,15 +26,7 @@ from evalhub.system.bulk_insert import (
     upsert,
     upserts_together,
 )
-from evalhub.tallies.models import (
-    BATTLE_COUNTS,
-    BATTLE_KEY,
-    JUDGE_COUNTS,
-    JUDGE_KEY,
-    JUDGE_SUMS,
-    BattleCount,
-    JudgeTally,
-)
+from evalhub.tallies.models import BATTLE_COUNTS, BATTLE_KEY, JUDGE_KEY, BattleCount, JudgeTally
 from tests.worker_threads import WorkerThreads
 
 COLUMNS = ("criterion_id", "judge_model_id", "response_id", "response_2_id", "verdict", "probability")
@@ -255,7 +248,7 @@ def tallies(alias: str) -> dict[tuple, tuple[int, int]]:
 
 
 def tally(run: int, judged: int, hits: int) -> tuple:
-    return (run, "math", judged, hits, *[0] * (len(JUDGE_COUNTS + JUDGE_SUMS) - 2))
+    return (run, "math", judged, hits, *[0] * (len(JUDGE_FIELDS) - 2))
 
 
 def add_battles(alias: str, rows: list[tuple]) -> None:
@@ -263,7 +256,7 @@ def add_battles(alias: str, rows: list[tuple]) -> None:
 
 
 def add_tallies(alias: str, rows: list[tuple]) -> None:
-    upsert(JudgeTally, JUDGE_KEY, JUDGE_COUNTS + JUDGE_SUMS, rows, add=True, using=alias)
+    upsert(JudgeTally, JUDGE_KEY, JUDGE_FIELDS, rows, add=True, using=alias)
 
 
 @pytest.mark.django_db(databases="__all__")
@@ -289,12 +282,22 @@ def test_upserts_together_reach_postgresql_as_one_statement_when_the_block_ends(
 
 @pytest.mark.django_db(databases="__all__")
 def test_a_block_of_upserts_that_raises_writes_nothing_and_the_next_upsert_goes_at_once(alias):
-    with pytest.raises(RuntimeError), transaction.atomic(using=alias), upserts_together(alias):
-        add_battles(alias, [(*key(0), 1, 0, 0)])
-        raise RuntimeError("the chunk failed")
+    postgresql = connections[alias].vendor == "postgresql"
+
+    def writes(queries: CaptureQueriesContext) -> int:
+        return sum(query["sql"].startswith(("INSERT", "WITH")) for query in queries.captured_queries)
+
+    with CaptureQueriesContext(connections[alias]) as queries:
+        with pytest.raises(RuntimeError), transaction.atomic(using=alias), upserts_together(alias):
+            add_battles(alias, [(*key(0), 1, 0, 0)])
+            raise RuntimeError("the chunk failed")
     assert counts(alias) == {}
-    with upserts_together(alias), upserts_together(alias):  # a block inside a block is the outer one
-        add_battles(alias, [(*key(0), 1, 0, 0)])
+    assert writes(queries) == (0 if postgresql else 1)  # PostgreSQL: never sent; SQLite: rolled back
+    with CaptureQueriesContext(connections[alias]) as queries, upserts_together(alias):
+        with upserts_together(alias):  # a block inside a block is the outer one: it sends nothing itself
+            add_battles(alias, [(*key(0), 1, 0, 0)])
+        assert writes(queries) == (0 if postgresql else 1)
+    assert writes(queries) == 1
     add_battles(alias, [(*key(1), 0, 1, 0)])
     assert counts(alias) == {key(0): (1, 0, 0), key(1): (0, 1, 0)}
 
