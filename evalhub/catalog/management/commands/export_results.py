@@ -2,14 +2,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from evalhub.catalog.exports import EXPORT_FORMATS, TABLES
 from evalhub.catalog.models import Benchmark
 from evalhub.core.files.tables import write_csv, write_jsonl
+from evalhub.system.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Export every table of every benchmark (or the chosen ones) as JSONL or CSV files."
 
     def add_arguments(self, parser):

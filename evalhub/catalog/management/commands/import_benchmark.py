@@ -2,13 +2,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from evalhub.catalog.actions import ImportRejected, check_import_size, do_import_benchmark
 from evalhub.catalog.models import TaskType
+from evalhub.system.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Import prompts and responses from a JSONL, CSV or Parquet file (all rows or none)."
 
     def add_arguments(self, parser):

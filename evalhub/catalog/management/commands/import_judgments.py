@@ -2,14 +2,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from evalhub.catalog.actions import ImportRejected, check_import_size, do_import_judgments
 from evalhub.catalog.models import TaskType
 from evalhub.core.files.judgments import LAYOUTS
+from evalhub.system.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Import pairwise judgments (people's labels, judges' verdicts) from a JSONL, CSV or Parquet file: "
         "generic, MT-Bench or AlpacaEval records (all rows or none)."

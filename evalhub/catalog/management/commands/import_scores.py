@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from evalhub.catalog.actions import (
     ImportRejected,
@@ -12,9 +12,10 @@ from evalhub.catalog.actions import (
     do_import_scores,
 )
 from evalhub.catalog.models import TaskType
+from evalhub.system.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Import scores of single responses (people's ratings, a metric's or a judge's scores) from a JSONL, CSV "
         "or Parquet file in evalhub's score layout, or from Inspect AI eval logs (.eval, .json or a folder of "

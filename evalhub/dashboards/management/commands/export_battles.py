@@ -3,14 +3,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from evalhub.dashboards.arena_battles import arena_records
 from evalhub.dashboards.battles import SOURCES, Filters, load_battles
 from evalhub.dashboards.caching import fingerprint
+from evalhub.system.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Write every battle in LMArena's battle schema (JSON lines: question_id, model_a, model_b, winner, judge, "
         "turn, conversation_a, conversation_b, plus criterion, benchmark, source): arena-rank reads it, and "

@@ -2,16 +2,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db.models import Q
 
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.files.judgments import DEFAULT_CRITERION
 from evalhub.core.files.tables import to_text
 from evalhub.dashboards.baseline_win_rates import Selection, board, export_rows, labelled_by_people
+from evalhub.system.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Write one judge's win rates against a baseline in AlpacaEval's leaderboard columns (percent), one row "
         "per model, named as its imported file named it: diff it against AlpacaEval's leaderboard CSV."

@@ -3,14 +3,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from evalhub.catalog.models import Benchmark, Criterion
 from evalhub.judgelab.observations import Scope
 from evalhub.judgelab.report import compute
+from evalhub.system.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Write every judge's report (agreement, kappa, calibration, biases, with intervals) as JSON."
 
     def add_arguments(self, parser):

@@ -3,13 +3,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from evalhub.core.statistics.pointwise import ScoresError, meta_evaluation, read_scores
 from evalhub.judgelab.pointwise import stored_scores
+from evalhub.system.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Pointwise judges and metrics against people's scores of the same responses: item- and system-level "
         "Spearman and Kendall with bootstrap intervals over prompts, Krippendorff's alpha among people, and "

@@ -3,13 +3,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from evalhub.core.dhp.discernment import describe_summary
 from evalhub.core.dhp.report import ReportError, build_report, read_scores
+from evalhub.system.commands import DataCommand
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "DHP discernment scores from a CSV of original/perturbed scores (and optional expert weights)."
 
     def add_arguments(self, parser):
