@@ -6,7 +6,7 @@ import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, transaction
 
 from evalhub.catalog.models import Benchmark, Criterion, Judgment, LanguageModel, Prompt, Response
 
@@ -176,3 +176,41 @@ def test_the_database_refuses_a_slug_no_url_can_carry(world, slug):
     ]
     assert [rejected(alias, make) for make in makers] == [True] * len(makers)
     LanguageModel.objects.using(alias).create(slug="m-3_ok", display_name="fine")
+
+
+def test_judgments_are_indexed_by_person_only_where_a_person_judged(world):
+    """A model's verdicts (nearly every row: imports, judge runs) add no entry to the index people's
+    judgments are found by; a lookup by person still uses it."""
+    alias = world["alias"]
+    connection = connections[alias]
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql LIKE '%(\"judge_user_id\")%'"
+            )
+            assert cursor.fetchall() == [
+                (
+                    "judgment_by_a_person",
+                    'CREATE INDEX "judgment_by_a_person" ON "catalog_judgment" ("judge_user_id") '
+                    'WHERE "judge_user_id" IS NOT NULL',
+                )
+            ]
+            return
+        cursor.execute(
+            "SELECT indexrelid::regclass::text, pg_get_expr(indpred, indrelid) FROM pg_index "
+            "WHERE indrelid = 'catalog_judgment'::regclass AND indkey::text = %s",
+            [str(_attnum(cursor, "judge_user_id"))],
+        )
+        assert cursor.fetchall() == [("judgment_by_a_person", "(judge_user_id IS NOT NULL)")]
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        person = User.objects.db_manager(alias).create_user("rater")
+        sql, params = Judgment.objects.using(alias).filter(judge_user=person).values("pk").query.sql_with_params()
+        cursor.execute(f"EXPLAIN {sql}", params)
+        assert "judgment_by_a_person" in " ".join(row[0] for row in cursor.fetchall())
+
+
+def _attnum(cursor, column: str) -> int:
+    cursor.execute(
+        "SELECT attnum FROM pg_attribute WHERE attrelid = 'catalog_judgment'::regclass AND attname = %s", [column]
+    )
+    return cursor.fetchone()[0]
