@@ -169,7 +169,7 @@ def _references(model: type[Model], names: tuple[str, ...], width: int, using: s
     references = []
     for position, name in enumerate(names):
         field = fields[name]
-        if not isinstance(field, ForeignKey):
+        if not isinstance(field, ForeignKey) or not field.db_constraint:  # no constraint, nothing to check
             continue
         target = field.target_field
         if target.model._meta.db_table == model._meta.db_table:

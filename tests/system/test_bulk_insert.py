@@ -10,15 +10,16 @@ from decimal import Decimal
 
 import pytest
 from django.conf import settings
-from django.db import DatabaseError, IntegrityError, connections, transaction
+from django.db import DatabaseError, IntegrityError, connections, models, transaction
 from django.forms.models import model_to_dict
-from django.test.utils import CaptureQueriesContext
+from django.test.utils import CaptureQueriesContext, isolate_apps
 
 from evalhub.catalog.models import Benchmark, Criterion, Judgment, LanguageModel, Prompt, Response
 from evalhub.debates.tallying import JUDGE_FIELDS  # the judges' tallies' columns after their key
 from evalhub.system.bulk_insert import (
     UPSERT_ARRAY_ROWS,
     UPSERT_ROWS,
+    _references,
     array,
     insert_new,
     insert_rows,
@@ -464,3 +465,24 @@ def test_a_row_pointed_at_by_a_value_every_row_shares_is_checked_once_too(alias,
             Judgment, columns, [(judge.pk, second.pk, first.pk, 2)], using=alias, criterion_id=criterion.pk + 99
         )
     assert Judgment.objects.using(alias).get().criterion_id == criterion.pk
+
+
+@isolate_apps("evalhub.catalog")
+def test_only_keys_the_database_constrains_are_checked_and_none_on_a_table_pointing_at_itself():
+    class Loose(models.Model):  # noqa: DJ008
+        criterion = models.ForeignKey(Criterion, on_delete=models.DO_NOTHING, db_constraint=False)
+        judge = models.ForeignKey(LanguageModel, on_delete=models.DO_NOTHING)
+
+        class Meta:
+            app_label = "catalog"  # a model made for this test only (isolate_apps keeps it out of the registry)
+
+    class Tree(models.Model):  # noqa: DJ008
+        parent = models.ForeignKey("self", null=True, on_delete=models.CASCADE)
+        judge = models.ForeignKey(LanguageModel, on_delete=models.DO_NOTHING)
+
+        class Meta:
+            app_label = "catalog"  # a model made for this test only (isolate_apps keeps it out of the registry)
+
+    assert [each.column for each in _references(Loose, ("criterion_id", "judge_id"), 2, "default")] == ["judge_id"]
+    # A row may point at one copied in the same batch: PostgreSQL's triggers check those at commit.
+    assert _references(Tree, ("parent_id", "judge_id"), 2, "default") == ()
