@@ -169,7 +169,8 @@ def _references(model: type[Model], names: tuple[str, ...], width: int, using: s
     references = []
     for position, name in enumerate(names):
         field = fields[name]
-        if not isinstance(field, ForeignKey) or not field.db_constraint:  # no constraint, nothing to check
+        # A key declared without a database constraint has nothing to check (django-stubs lacks the attribute).
+        if not isinstance(field, ForeignKey) or not getattr(field, "db_constraint", True):
             continue
         target = field.target_field
         if target.model._meta.db_table == model._meta.db_table:
