@@ -76,8 +76,8 @@ def insert_rows(
     iterator = iter(rows)
     if connection.vendor == "postgresql":
         copy_sql = f"COPY {table(model, using)} ({quoted}) FROM STDIN"
-        references = _references(model, tuple(names), len(columns), using)
-        return _copy_rows(connection, copy_sql, iterator, fixed_values, batch, references)
+        references = _references(model, tuple(names), using)
+        return _copy_rows(connection, copy_sql, iterator, fixed_values, batch, references, len(columns))
     return _stage_rows(connection, model, len(columns), quoted, iterator, fixed_values, batch)
 
 
@@ -110,6 +110,7 @@ def _copy_rows(
     fixed: tuple[Any, ...],
     batch: int,
     references: tuple[_Reference, ...],
+    width: int,
 ) -> int:
     """PostgreSQL: COPY, one statement per batch (row-by-row INSERTs kept it busy 2× longer than the app).
 
@@ -123,14 +124,14 @@ def _copy_rows(
     with connection.cursor() as cursor:
         shared = _as_text(cursor.cursor, fixed)
         restore = _checking_references_here(cursor, connection) if references else None
+        # The first `width` values of a row vary; a reference among the shared ones is one row, locked
+        # once (with its value as given, not its text form).
+        varying = [reference for reference in references if reference.position < width]
         try:
-            varying = [reference for reference in references if reference.position < reference.width]
             if restore is not None:
-                # A reference among the shared values is one row, locked once (with its value as
-                # given, not its text form).
                 for reference in references:
-                    if reference.position >= reference.width:
-                        _lock(connection, cursor, reference, {fixed[reference.position - reference.width]})
+                    if reference.position >= width:
+                        _lock(connection, cursor, reference, {fixed[reference.position - width]})
             locked: list[set[Any]] = [set() for _ in varying]
             while part := [(*row, *shared) for row in islice(rows, batch)]:
                 if restore is not None:
@@ -153,7 +154,6 @@ class _Reference(NamedTuple):
     the shared ones) and the row it points to."""
 
     position: int
-    width: int  # how many of the row's values vary; the rest are shared
     column: str
     constraint_table: str
     target_table: str
@@ -162,9 +162,9 @@ class _Reference(NamedTuple):
 
 
 @functools.cache
-def _references(model: type[Model], names: tuple[str, ...], width: int, using: str) -> tuple[_Reference, ...]:
-    """The foreign keys among `names` (every column of the row, the `width` given ones first); none
-    where one points at the model's own table, whose targets may come in the same batch."""
+def _references(model: type[Model], names: tuple[str, ...], using: str) -> tuple[_Reference, ...]:
+    """The foreign keys among `names` (every column of the row, in order); none where one points at
+    the model's own table, whose targets may come in the same batch."""
     fields = _fields(model)
     references = []
     for position, name in enumerate(names):
@@ -178,7 +178,6 @@ def _references(model: type[Model], names: tuple[str, ...], width: int, using: s
         references.append(
             _Reference(
                 position,
-                width,
                 field.column,
                 model._meta.db_table,
                 target.model._meta.db_table,
