@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from evalhub.catalog.models import (
     Benchmark,
@@ -39,7 +39,7 @@ from evalhub.core.files.scores import ParsedScores, ScoreRecord, parse_score_fil
 from evalhub.core.files.slugs import is_slug
 from evalhub.core.prompts.criteria import check_levels
 from evalhub.core.prompts.criteria_variants import ORIGINAL as ORIGINAL_PROMPT
-from evalhub.system.bulk_insert import insert_rows
+from evalhub.system.bulk_insert import RowWriter, reserve_ids
 from evalhub.tallies.actions import do_mark_stale, note_change
 
 PROMPT_FIELDS = (
@@ -161,11 +161,14 @@ def _real(user: Any) -> Any:
     return user if getattr(user, "is_authenticated", False) else None
 
 
-def _create_models(slugs: set[str], names: dict[str, str] | None = None) -> int:
-    """New candidate models; `names` gives a display name where the file named a model otherwise than its slug."""
-    names = names or {}
+def _create_models(slugs: set[str], names: dict[str, str] | None = None, ids: Mapping[str, int] | None = None) -> int:
+    """New candidate models; `names` gives a display name where the file named a model otherwise than its
+    slug, `ids` the key reserved for one (`reserve_ids`) that rows already written point to."""
+    names, ids = names or {}, ids or {}
     created = [
-        LanguageModel(slug=slug, display_name=names.get(slug, slug)[:200], is_human=slug.startswith("human"))
+        LanguageModel(
+            id=ids.get(slug), slug=slug, display_name=names.get(slug, slug)[:200], is_human=slug.startswith("human")
+        )
         for slug in sorted(slugs)
     ]
     # ignore_conflicts: another import may have created the same model a moment ago.
@@ -209,7 +212,15 @@ def _upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str, 
     return {prompt.external_id: prompt for prompt in benchmark.prompts.all()}
 
 
-def _upsert_responses(prompts: dict[str, Prompt], parsed: ParsedFile, counts: dict[str, int]) -> None:
+def _upsert_responses(
+    prompts: dict[str, Prompt],
+    parsed: ParsedFile,
+    counts: dict[str, int],
+    ids: Mapping[tuple[str, str], int] | None = None,
+) -> None:
+    """The file's responses created or brought up to date; `ids` gives the key reserved for a new one
+    (prompt id, model slug) that rows already written point to."""
+    ids = ids or {}
     models = dict(LanguageModel.objects.values_list("slug", "id"))
     prompt_ids = [prompts[external_id].id for external_id in {record.prompt_id for record in parsed.responses}]
     existing = {
@@ -220,9 +231,12 @@ def _upsert_responses(prompts: dict[str, Prompt], parsed: ParsedFile, counts: di
     for record in parsed.responses:
         key = (prompts[record.prompt_id].id, models[record.model], record.variant)
         response = existing.get(key)
+        if response is not None and not record.variant and (record.prompt_id, record.model) in ids:
+            raise _made_meanwhile(f"the response of {record.model!r} to prompt {record.prompt_id!r}")
         if response is None:
             new.append(
                 Response(
+                    id=None if record.variant else ids.get((record.prompt_id, record.model)),
                     prompt_id=key[0],
                     model_id=key[1],
                     variant=record.variant,
@@ -343,11 +357,16 @@ def _kind_clash(role: str, slug: str, is_human: bool, known: dict[str, bool]) ->
     return f"{role} {slug!r} is {what} in evalhub; {role}_kind says otherwise."
 
 
-def _create_judges(kinds: dict[str, bool], names: dict[str, str] | None = None) -> int:
-    """The judges or raters (slug → is a person) evalhub does not hold yet, as models or human authors."""
+def _create_judges(
+    kinds: dict[str, bool], names: dict[str, str] | None = None, ids: Mapping[str, int] | None = None
+) -> int:
+    """The judges or raters (slug → is a person) evalhub does not hold yet, as models or human authors
+    (with the key reserved for one in `ids`, as `_create_models`)."""
     existing = set(LanguageModel.objects.filter(slug__in=kinds).values_list("slug", flat=True))
     new = [
-        LanguageModel(slug=slug, display_name=(names or {}).get(slug, slug)[:200], is_human=human)
+        LanguageModel(
+            id=(ids or {}).get(slug), slug=slug, display_name=(names or {}).get(slug, slug)[:200], is_human=human
+        )
         for slug, human in sorted(kinds.items())
         if slug not in existing
     ]
@@ -356,18 +375,27 @@ def _create_judges(kinds: dict[str, bool], names: dict[str, str] | None = None) 
 
 
 def check_judgment_file(
-    filename: str, data: bytes, *, layout: str = "auto", allow_new_models: bool = False
+    filename: str,
+    data: bytes,
+    *,
+    layout: str = "auto",
+    allow_new_models: bool = False,
+    on_judgment: Callable[[JudgmentRecord], object] | None = None,
 ) -> ParsedJudgments:
-    """Check size, type and every row of a judgment file. Raises ImportRejected listing all problems."""
+    """Check size, type and every row of a judgment file. Raises ImportRejected listing all problems.
+    `on_judgment` gets each judgment as its row is read (`parse_judgment_file`)."""
     check_import_size(len(data))
     try:
         fmt = detect_format(filename)
     except ValueError as error:
         raise ImportRejected([RowError(None, str(error))]) from None
     models = dict(LanguageModel.objects.values_list("slug", "is_human"))
-    parsed = parse_judgment_file(data, fmt, layout=layout, known_models=models, allow_new_models=allow_new_models)
-    unit = unit_of(fmt)
+    # Read before the rows: `on_judgment` may be writing them to the database as they come.
     criteria = set(Criterion.objects.values_list("slug", flat=True)) | {DEFAULT_CRITERION}
+    parsed = parse_judgment_file(
+        data, fmt, layout=layout, known_models=models, allow_new_models=allow_new_models, on_judgment=on_judgment
+    )
+    unit = unit_of(fmt)
     for record in parsed.judgments:
         if record.criterion not in criteria:
             parsed.errors.append(RowError(record.line, f"unknown criterion {record.criterion!r}.", unit))
@@ -397,18 +425,155 @@ def do_import_judgments(
     raises the counts' version, so every cached board sees the change).
     """
     _check_benchmark_slug(benchmark_slug)
-    parsed = check_judgment_file(filename, data, layout=layout, allow_new_models=allow_new_models)
+    # On PostgreSQL each judgment goes to the server as its row is read, in the import's transaction:
+    # the server stores a million while the file is read (15 s each on the developer machine, side by
+    # side rather than one after the other). SQLite is this process: there the file is read first, so
+    # that the database's write lock is held only while writing.
+    as_read = connection.vendor == "postgresql"
+    checked = None if as_read else check_judgment_file(filename, data, layout=layout, allow_new_models=allow_new_models)
     with transaction.atomic():
         benchmark, _ = Benchmark.objects.get_or_create(
             slug=benchmark_slug,
             defaults={"name": benchmark_slug, "task_type": task_type, "created_by": _real(user)},
         )
-        counts = {"models_created": _create_models(parsed.benchmark.new_models, parsed.names)}
-        counts["judges_created"] = _create_judges(parsed.judges, parsed.names)
-        if DEFAULT_CRITERION in {record.criterion for record in parsed.judgments}:
-            Criterion.objects.get_or_create(
+        with _JudgmentImport(benchmark) as judgments:
+            if checked is None:
+                parsed = check_judgment_file(
+                    filename, data, layout=layout, allow_new_models=allow_new_models, on_judgment=judgments.add
+                )
+            else:
+                parsed = checked
+                for record in parsed.judgments:
+                    judgments.add(record)
+            counts = judgments.store(parsed)
+        _record_import(benchmark, filename, data, parsed.rows, counts, user)
+    return JudgmentImportSummary(benchmark=benchmark, layout=parsed.layout, rows=parsed.rows, counts=counts)
+
+
+def _made_meanwhile(what: str) -> ImportRejected:
+    return ImportRejected(
+        [RowError(None, f"{what} was added by someone else during this import; import the file again.")]
+    )
+
+
+class _JudgmentImport:
+    """A judgment file's labels, each written as it comes (`add`), then what they point to (`store`).
+
+    A label is written at once, before the rows it points to may exist: a new judge, the default
+    criterion and a new response get their key reserved (`reserve_ids`) when first met, and are
+    created with it by `store`. A label's natural key is (criterion, judge, the pair in the order
+    shown): one already stored is left as it is, or updated in place where its verdict, probability
+    or grade changed. The stored labels are read per judge, when the file first names one evalhub
+    holds. Use it as a context manager, inside the import's transaction: leaving it writes the last
+    labels and checks what every one points to; a refused file is undone by that transaction."""
+
+    KEY = ("criterion_id", "judge_model_id", "response_id", "response_2_id")
+    COLUMNS = (*KEY, "verdict", "probability", "grade")
+    FIRST_RESERVED, MOST_RESERVED = 64, 4096  # response keys reserved at a time, doubling: few unused
+
+    def __init__(self, benchmark: Benchmark) -> None:
+        self.benchmark = benchmark
+        self.writer = RowWriter(Judgment, self.COLUMNS, source=IMPORTED_JUDGMENT_SOURCE)
+        self.models = dict(LanguageModel.objects.values_list("slug", "id"))
+        self.criteria = dict(Criterion.objects.values_list("slug", "id"))
+        self.responses: dict[tuple[str, str], int] = {
+            (prompt, model): response
+            for response, prompt, model in Response.objects.filter(
+                prompt__benchmark=benchmark, parent__isnull=True, variant=""
+            ).values_list("id", "prompt__external_id", "model__slug")
+        }
+        self.stored: dict[tuple[int, int, int, int], tuple[int, int | None, float | None, float | None]] = {}
+        self.judges_read: set[str] = set()
+        # What this import creates with a key it reserved: models and judges, criteria, responses.
+        self.new_models: dict[str, int] = {}
+        self.new_criteria: dict[str, int] = {}
+        self.new_responses: dict[tuple[str, str], int] = {}
+        self.spare: list[int] = []  # response keys reserved and not given yet
+        self.new: list[JudgmentRecord] = []
+        self.changed: list[Judgment] = []
+        self.unchanged = 0
+
+    def __enter__(self) -> _JudgmentImport:
+        self.writer.__enter__()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: Any) -> None:
+        self.writer.__exit__(kind, error, trace)
+
+    def add(self, record: JudgmentRecord) -> None:
+        if record.criterion not in self.criteria and record.criterion != DEFAULT_CRITERION:
+            return  # an unknown criterion: the file is refused once read
+        # A million labels name a few judges, criteria and thousands of responses: a dict lookup each, as a rule.
+        responses = self.responses
+        key = (
+            self.criteria.get(record.criterion) or self._criterion(record.criterion),
+            self.models[record.judge] if record.judge in self.judges_read else self._judge(record.judge),
+            responses.get((record.prompt_id, record.model_a)) or self._response(record.prompt_id, record.model_a),
+            responses.get((record.prompt_id, record.model_b)) or self._response(record.prompt_id, record.model_b),
+        )
+        verdict = VERDICT_OF_WINNER[record.winner]
+        stored = self.stored.get(key)
+        if stored is None:
+            self.writer.write((*key, verdict, record.probability_a, record.grade))
+            self.new.append(record)
+        elif stored[1:] != (verdict, record.probability_a, record.grade):
+            # Updated in place: the row keeps its place among the judge's labels of the pair, so the
+            # order it was first shown in (the earlier label) does not swap when one verdict is edited.
+            self.changed.append(
+                Judgment(pk=stored[0], verdict=verdict, probability=record.probability_a, grade=record.grade)
+            )
+        else:
+            self.unchanged += 1
+
+    def _criterion(self, slug: str) -> int:
+        if slug not in self.criteria:
+            self.writer.pause()
+            self.criteria[slug] = self.new_criteria[slug] = reserve_ids(Criterion, 1)[0]
+        return self.criteria[slug]
+
+    def _judge(self, slug: str) -> int:
+        if slug not in self.models:
+            self.writer.pause()
+            self.models[slug] = self.new_models[slug] = reserve_ids(LanguageModel, 1)[0]
+        elif slug not in self.judges_read and slug not in self.new_models:
+            self.writer.pause()
+            self.stored.update(
+                ((c, j, r1, r2), (pk, verdict, probability, grade))
+                for pk, c, j, r1, r2, verdict, probability, grade in Judgment.objects.filter(
+                    judge_model_id=self.models[slug],
+                    response_2__isnull=False,
+                    prompt_variant=ORIGINAL_PROMPT,
+                    response__prompt__benchmark=self.benchmark,
+                )
+                .values_list("pk", *self.KEY, "verdict", "probability", "grade")
+                .iterator(chunk_size=5000)
+            )
+        self.judges_read.add(slug)
+        return self.models[slug]
+
+    def _response(self, prompt: str, model: str) -> int:
+        key = (prompt, model)
+        if key not in self.responses:
+            if not self.spare:
+                self.writer.pause()
+                wanted = min(self.MOST_RESERVED, max(self.FIRST_RESERVED, 2 * len(self.new_responses)))
+                self.spare = reserve_ids(Response, wanted)[::-1]
+            self.responses[key] = self.new_responses[key] = self.spare.pop()
+        return self.responses[key]
+
+    def store(self, parsed: ParsedJudgments) -> dict[str, int]:
+        """Create what the labels point to, update the changed ones, count them all; the import's counts."""
+        self.writer.pause()
+        counts = {"models_created": _create_models(parsed.benchmark.new_models, parsed.names, self.new_models)}
+        counts["judges_created"] = _create_judges(parsed.judges, parsed.names, self.new_models)
+        for slug, id_ in LanguageModel.objects.filter(slug__in=self.new_models).values_list("slug", "id"):
+            if id_ != self.new_models[slug]:  # its creation was skipped: another import made it first
+                raise _made_meanwhile(f"model {slug!r}")
+        if DEFAULT_CRITERION in self.new_criteria:
+            criterion, created = Criterion.objects.get_or_create(
                 slug=DEFAULT_CRITERION,
                 defaults={
+                    "id": self.new_criteria[DEFAULT_CRITERION],
                     "name": "Overall preference",
                     "definition": "Which response is better overall (imported labels that name no criterion).",
                     "levels": {
@@ -417,15 +582,39 @@ def do_import_judgments(
                     },
                 },
             )
-        prompts = _upsert_prompts(benchmark, parsed.benchmark, counts)
-        _upsert_responses(prompts, parsed.benchmark, counts)
-        _upsert_judgments(benchmark, prompts, parsed, counts)
-        _record_import(benchmark, filename, data, parsed.rows, counts, user)
-    return JudgmentImportSummary(benchmark=benchmark, layout=parsed.layout, rows=parsed.rows, counts=counts)
+            if not created:
+                raise _made_meanwhile(f"criterion {DEFAULT_CRITERION!r}")
+        prompts = _upsert_prompts(self.benchmark, parsed.benchmark, counts)
+        _upsert_responses(prompts, parsed.benchmark, counts, self.new_responses)
+        stale = [judgment.pk for judgment in self.changed]
+        do_count_imported(stale, -1)
+        Judgment.objects.bulk_update(self.changed, ["verdict", "probability", "grade"], batch_size=500)
+        do_count_imported(stale, 1)
+        if self.changed:
+            note_change()  # a probability alone changes no count, but the win rates and the judge lab read it
+        # The new labels' battles come from what the import holds, not from reading a million rows back.
+        do_count_new_labels(
+            (
+                battle_key(
+                    record.model_a,
+                    record.model_b,
+                    record.judge_is_human,
+                    record.criterion,
+                    prompts[record.prompt_id].category,
+                    self.benchmark.slug,
+                ),
+                VERDICT_OF_WINNER[record.winner],
+            )
+            for record in self.new
+        )
+        counts.update(
+            judgments_created=len(self.new), judgments_replaced=len(stale), judgments_unchanged=self.unchanged
+        )
+        return counts
 
 
 def _ids_of(prompts: dict[str, Prompt]) -> tuple[dict[str, int], dict[str, int], dict[tuple[int, int], int]]:
-    """The ids an import's rows point to: models and criteria by slug, these prompts' imported
+    """The ids a score import's rows point to: models and criteria by slug, these prompts' imported
     responses by (prompt id, model id)."""
     models = dict(LanguageModel.objects.values_list("slug", "id"))
     criteria = dict(Criterion.objects.values_list("slug", "id"))
@@ -436,82 +625,6 @@ def _ids_of(prompts: dict[str, Prompt]) -> tuple[dict[str, int], dict[str, int],
         ).values_list("id", "prompt_id", "model_id")
     }
     return models, criteria, responses
-
-
-def _upsert_judgments(
-    benchmark: Benchmark, prompts: dict[str, Prompt], parsed: ParsedJudgments, counts: dict[str, int]
-) -> None:
-    models, criteria, responses = _ids_of(prompts)
-    wanted: dict[tuple[int, int, int, int], JudgmentRecord] = {}
-    for record in parsed.judgments:
-        prompt_id = prompts[record.prompt_id].id
-        key = (
-            criteria[record.criterion],
-            models[record.judge],
-            responses[(prompt_id, models[record.model_a])],
-            responses[(prompt_id, models[record.model_b])],
-        )
-        wanted[key] = record
-    existing = {
-        (c, j, r1, r2): (pk, verdict, probability, grade)
-        for pk, c, j, r1, r2, verdict, probability, grade in Judgment.objects.filter(
-            judge_model__isnull=False,
-            response_2__isnull=False,
-            prompt_variant=ORIGINAL_PROMPT,
-            response__prompt_id__in=[prompt.id for prompt in prompts.values()],
-        )
-        .values_list(
-            "pk", "criterion_id", "judge_model_id", "response_id", "response_2_id", "verdict", "probability", "grade"
-        )
-        .iterator(chunk_size=5000)
-    }
-    # A changed verdict is updated in place: the row keeps its place among the judge's labels of the
-    # pair, so the order it was first shown in (the earlier label: the file's order, then the import
-    # order) does not swap when one verdict is edited and the file imported again.
-    changed = [
-        Judgment(
-            pk=existing[key][0],
-            verdict=VERDICT_OF_WINNER[record.winner],
-            probability=record.probability_a,
-            grade=record.grade,
-        )
-        for key, record in wanted.items()
-        if key in existing
-        and existing[key][1:] != (VERDICT_OF_WINNER[record.winner], record.probability_a, record.grade)
-    ]
-    stale = [judgment.pk for judgment in changed]
-    do_count_imported(stale, -1)
-    Judgment.objects.bulk_update(changed, ["verdict", "probability", "grade"], batch_size=500)
-    do_count_imported(stale, 1)
-    if changed:
-        note_change()  # a probability alone changes no count, but the win rates and the judge lab read it
-    new = [(key, record) for key, record in wanted.items() if key not in existing]
-    insert_rows(
-        Judgment,
-        ("criterion_id", "judge_model_id", "response_id", "response_2_id", "verdict", "probability", "grade"),
-        ((*key, VERDICT_OF_WINNER[record.winner], record.probability_a, record.grade) for key, record in new),
-        source=IMPORTED_JUDGMENT_SOURCE,
-    )
-    # The new labels' battles come from what the import holds, not from reading a million rows back.
-    do_count_new_labels(
-        (
-            battle_key(
-                record.model_a,
-                record.model_b,
-                record.judge_is_human,
-                record.criterion,
-                prompts[record.prompt_id].category,
-                benchmark.slug,
-            ),
-            VERDICT_OF_WINNER[record.winner],
-        )
-        for _, record in new
-    )
-    counts.update(
-        judgments_created=len(new),
-        judgments_replaced=len(stale),
-        judgments_unchanged=len(wanted) - len(new) - len(stale),
-    )
 
 
 class ScoreImportSummary(ImportSummary):

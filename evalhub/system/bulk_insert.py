@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
-from itertools import islice
 from typing import Any, NamedTuple
 
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections
@@ -70,15 +69,152 @@ def insert_rows(
     """Insert `rows` (one value per name in `columns`, field attnames such as `judge_model_id`) with
     `constants` and the model's defaults for the other columns; the number of rows inserted.
     Call it inside the caller's transaction: a failing batch leaves nothing when that rolls back."""
-    connection = connections[using]
-    names, fixed_values = _with_shared(model, columns, constants, connection)
-    quoted = ", ".join(_columns(model, tuple(names), using))
-    iterator = iter(rows)
-    if connection.vendor == "postgresql":
-        copy_sql = f"COPY {table(model, using)} ({quoted}) FROM STDIN"
-        references = _references(model, tuple(names), using)
-        return _copy_rows(connection, copy_sql, iterator, fixed_values, batch, references, len(columns))
-    return _stage_rows(connection, model, len(columns), quoted, iterator, fixed_values, batch)
+    with RowWriter(model, columns, using=using, batch=batch, **constants) as writer:
+        for row in rows:
+            writer.write(row)
+    return writer.written
+
+
+class RowWriter:
+    """Rows of one model written as they are made, for a caller that makes them while it reads a file
+    (`insert_rows`, for one that has them all). On PostgreSQL they stream into one COPY, which the
+    server stores while the caller goes on: for a million judgments that was the server's 15 s beside
+    the reading's 15, where a COPY per batch made each wait for the other. `pause()` ends the COPY so
+    that other statements can run (the next row starts another: while one runs, another statement on
+    the connection would wait for it forever, psycopg's lock being the COPY's); leaving the block without an error
+    ends it and checks the rows' foreign keys (below). On SQLite the rows are staged and go into the
+    table when the block ends. Use it inside the caller's transaction, and as a context manager.
+
+    Where the connection may, PostgreSQL's triggers are off while a COPY runs and the rows' foreign
+    keys are checked here instead, a set at a time, as the block ends: the keys seen are locked (FOR
+    KEY SHARE, the lock the trigger would take) and a missing one is refused. Until then nothing else
+    can rely on them: a row pointed at that is deleted before the lock is found missing, and after it
+    cannot be deleted before commit. The rows may therefore point at rows written after them, by the
+    end of the block (PostgreSQL's own triggers, where they check, check at commit: Django's keys are
+    deferred)."""
+
+    def __init__(
+        self,
+        model: type[Model],
+        columns: Sequence[str],
+        *,
+        using: str = DEFAULT_DB_ALIAS,
+        batch: int = BATCH_ROWS,
+        **constants: Any,
+    ) -> None:
+        self.connection = connections[using]
+        self.model, self.width, self.batch = model, len(columns), batch
+        names, self.fixed = _with_shared(model, columns, constants, self.connection)
+        self.quoted = ", ".join(_columns(model, tuple(names), using))
+        self.postgresql = self.connection.vendor == "postgresql"
+        self.references = _references(model, tuple(names), using) if self.postgresql else ()
+        # The first `width` values of a row vary: their keys are gathered row by row; a shared one is one key.
+        self.varying = [reference for reference in self.references if reference.position < self.width]
+        self.keys: list[set[Any]] = [set() for _ in self.varying]
+        self._gather = [(reference.position, keys) for reference, keys in zip(self.varying, self.keys, strict=True)]
+        self.written = 0
+        self._pending: list[Sequence[Any]] = []
+        self._stack: ExitStack | None = None  # the COPY and the triggers' setting, while a COPY runs
+        self._copy: Any = None
+        self._cursor: Any = None
+        self._shared: tuple[str | None, ...] = ()
+        self._checks_here: bool | None = None  # None: not asked yet
+
+    def __enter__(self) -> RowWriter:
+        self._cursor = self.connection.cursor()
+        if self.postgresql:
+            self._shared = _as_text(self._cursor.cursor, self.fixed)
+        else:
+            staged = ", ".join(f"c{n}" for n in range(self.width))
+            self._cursor.execute(f"CREATE TEMP TABLE {STAGED} ({staged})")
+        return self
+
+    def write(self, row: Sequence[Any]) -> None:
+        if not self.postgresql:
+            self._pending.append(row)
+            if len(self._pending) >= self.batch:
+                self._stage()
+            return
+        if self._copy is None:
+            self._start_copy()
+        for position, keys in self._gather:
+            keys.add(row[position])
+        self._copy.write_row((*row, *self._shared))
+        self.written += 1
+
+    def pause(self) -> None:
+        """End the COPY running, if one is (PostgreSQL): the connection can run other statements."""
+        if self._stack is not None:
+            stack, self._stack, self._copy = self._stack, None, None
+            stack.close()
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: Any) -> None:
+        try:
+            if self._stack is not None:
+                stack, self._stack, self._copy = self._stack, None, None
+                stack.__exit__(kind, error, trace)  # on an error psycopg ends the COPY as failed
+            if kind is None:
+                if self.postgresql:
+                    self._check_references()
+                else:
+                    self._stage()
+                    self._insert_staged()
+        finally:
+            try:
+                if not self.postgresql:
+                    self._cursor.execute(f"DROP TABLE IF EXISTS temp.{STAGED}")
+            finally:
+                self._cursor.close()
+
+    # --- PostgreSQL ---------------------------------------------------------------------------
+
+    def _start_copy(self) -> None:
+        stack = ExitStack()
+        if self._checks_here is None:
+            self._checks_here = bool(self.references) and _may_turn_triggers_off(self._cursor, self.connection)
+        if self._checks_here:
+            restore = _turn_triggers_off(self._cursor)
+            stack.callback(self._turn_triggers_on, restore)
+        stack.enter_context(self.connection.wrap_database_errors)
+        sql = f"COPY {table(self.model, self.connection.alias)} ({self.quoted}) FROM STDIN"
+        self._copy = stack.enter_context(self._cursor.cursor.copy(sql))
+        self._stack = stack
+
+    def _turn_triggers_on(self, restore: str) -> None:
+        # Also after a refused row; a failed statement aborted the transaction, whose rollback restores them.
+        if self._cursor.cursor.connection.info.transaction_status != TransactionStatus.INERROR:
+            self._cursor.execute("SELECT set_config('session_replication_role', %s, true)", [restore])
+
+    def _check_references(self) -> None:
+        if not self._checks_here:
+            return
+        for reference, keys in zip(self.varying, self.keys, strict=True):
+            _lock(self.connection, self._cursor, reference, keys)
+        for reference in self.references:
+            if reference.position >= self.width:  # with its value as given, not its text form
+                _lock(self.connection, self._cursor, reference, {self.fixed[reference.position - self.width]})
+
+    # --- SQLite ---------------------------------------------------------------------------------
+
+    def _stage(self) -> None:
+        """The varying columns into a bare temporary table (no index, no constraint); the table's rowid
+        keeps the rows in the order given. Inserting each row into the real table with its ~16 values
+        and seven indexes cost twice as much: 200,000 judgments 2.2 → 1.0 CPU-s, side by side."""
+        if self._pending:
+            placeholders = ", ".join(["%s"] * self.width)
+            self._cursor.executemany(f"INSERT INTO {STAGED} VALUES ({placeholders})", self._pending)
+            self.written += len(self._pending)
+            self._pending = []
+
+    def _insert_staged(self) -> None:
+        """One INSERT … SELECT with the shared values bound once."""
+        staged = ", ".join(f"c{n}" for n in range(self.width))
+        shared = ", ".join(["%s"] * len(self.fixed))
+        self._cursor.execute(
+            f"INSERT INTO {table(self.model, self.connection.alias)} ({self.quoted}) "
+            f"SELECT {staged}{', ' if self.fixed else ''}{shared} FROM {STAGED} ORDER BY rowid",
+            self.fixed,
+        )
 
 
 def _with_shared(
@@ -101,52 +237,6 @@ def _with_shared(
         for field in fixed
     )
     return [*columns, *(field.attname for field in fixed)], fixed_values
-
-
-def _copy_rows(
-    connection: BaseDatabaseWrapper,
-    copy_sql: str,
-    rows: Iterator[Sequence[Any]],
-    fixed: tuple[Any, ...],
-    batch: int,
-    references: tuple[_Reference, ...],
-    width: int,
-) -> int:
-    """PostgreSQL: COPY, one statement per batch (row-by-row INSERTs kept it busy 2× longer than the app).
-
-    Where the connection may, the rows' foreign keys are checked here, a set at a time, rather than
-    by PostgreSQL's triggers, one lookup per key per row at commit: for a million judgments (four
-    keys each) those lookups were two thirds of the server's work, 28 of 43 s. Each batch's rows
-    referenced are locked (FOR KEY SHARE, the lock the trigger would take) before it is copied with
-    the triggers off for this transaction only (`session_replication_role`, as `pg_restore
-    --disable-triggers` loads), so a row referenced can neither be missing nor vanish before commit."""
-    inserted = 0
-    with connection.cursor() as cursor:
-        shared = _as_text(cursor.cursor, fixed)
-        restore = _checking_references_here(cursor, connection) if references else None
-        # The first `width` values of a row vary; a reference among the shared ones is one row, locked
-        # once (with its value as given, not its text form).
-        varying = [reference for reference in references if reference.position < width]
-        try:
-            if restore is not None:
-                for reference in references:
-                    if reference.position >= width:
-                        _lock(connection, cursor, reference, {fixed[reference.position - width]})
-            locked: list[set[Any]] = [set() for _ in varying]
-            while part := [(*row, *shared) for row in islice(rows, batch)]:
-                if restore is not None:
-                    for reference, done in zip(varying, locked, strict=True):
-                        done |= _lock(connection, cursor, reference, {row[reference.position] for row in part} - done)
-                with connection.wrap_database_errors, cursor.cursor.copy(copy_sql) as copy:
-                    for values in part:
-                        copy.write_row(values)
-                inserted += len(part)
-        finally:
-            # The triggers are on again for the rest of the transaction, also after a refused
-            # reference; a failed statement aborted the transaction, whose rollback restores them.
-            if restore is not None and cursor.cursor.connection.info.transaction_status != TransactionStatus.INERROR:
-                cursor.execute("SELECT set_config('session_replication_role', %s, true)", [restore])
-    return inserted
 
 
 class _Reference(NamedTuple):
@@ -188,25 +278,26 @@ def _references(model: type[Model], names: tuple[str, ...], using: str) -> tuple
     return tuple(references)
 
 
-def _checking_references_here(cursor: Any, connection: BaseDatabaseWrapper) -> str | None:
-    """Turn this transaction's triggers off if the role may (a superuser, or one granted SET on
-    `session_replication_role`, PostgreSQL 15+): the value to restore after, else None, and the
-    triggers check each row as usual. Outside a transaction each COPY commits alone: no change."""
+def _may_turn_triggers_off(cursor: Any, connection: BaseDatabaseWrapper) -> bool:
+    """Whether this transaction may turn its triggers off: a superuser, or a role granted SET on
+    `session_replication_role` (PostgreSQL 15+); else the triggers check each row as usual. Outside a
+    transaction each COPY commits alone: no change."""
     if not connection.in_atomic_block:
-        return None
+        return False
+    cursor.execute("SELECT current_setting('is_superuser') = 'on', current_setting('server_version_num')::int")
+    superuser, version = cursor.fetchone()
+    if superuser or version < 150000:
+        return bool(superuser)
+    cursor.execute("SELECT has_parameter_privilege('session_replication_role', 'SET')")
+    return bool(cursor.fetchone()[0])
+
+
+def _turn_triggers_off(cursor: Any) -> str:
+    """Triggers off for this transaction only, as `pg_restore --disable-triggers` loads: the value to restore."""
     cursor.execute(
-        "SELECT current_setting('session_replication_role'), current_setting('is_superuser') = 'on', "
-        "current_setting('server_version_num')::int"
+        "SELECT current_setting('session_replication_role'), set_config('session_replication_role', 'replica', true)"
     )
-    restore, superuser, version = cursor.fetchone()
-    allowed = superuser
-    if not allowed and version >= 150000:
-        cursor.execute("SELECT has_parameter_privilege('session_replication_role', 'SET')")
-        allowed = cursor.fetchone()[0]
-    if not allowed:
-        return None
-    cursor.execute("SELECT set_config('session_replication_role', 'replica', true)")
-    return restore
+    return str(cursor.fetchone()[0])
 
 
 def _lock(connection: BaseDatabaseWrapper, cursor: Any, reference: _Reference, wanted: set[Any]) -> set[Any]:
@@ -242,36 +333,37 @@ def _as_text(cursor: Any, values: tuple[Any, ...]) -> tuple[str | None, ...]:
 STAGED = "evalhub_staged_rows"
 
 
-def _stage_rows(
-    connection: BaseDatabaseWrapper,
-    model: type[Model],
-    width: int,
-    quoted: str,
-    rows: Iterator[Sequence[Any]],
-    fixed: tuple[Any, ...],
-    batch: int,
-) -> int:
-    """SQLite: the varying columns into a bare temporary table (no index, no constraint), then one
-    INSERT … SELECT with the shared values bound once. Inserting each row into the real table with
-    its ~16 values and seven indexes cost twice as much: measured side by side, 200,000 judgments
-    2.2 → 1.0 CPU-s. The table's rowid keeps the rows in the order given."""
-    staged = ", ".join(f"c{n}" for n in range(width))
-    inserted = 0
+def reserve_ids(model: type[Model], count: int, using: str = DEFAULT_DB_ALIAS) -> list[int]:
+    """`count` primary keys for rows of `model` that the caller will write later in its transaction,
+    with these keys (a row written before may already point at one). PostgreSQL takes them from the
+    key's sequence; SQLite moves the table's AUTOINCREMENT counter on (Django's tables have one),
+    which holds the database's write lock until the transaction ends, so nobody else takes them either.
+    A key reserved and not used stays a gap, as a rolled-back insert leaves one."""
+    if count <= 0:
+        return []
+    connection = connections[using]
+    name, pk = model._meta.db_table, model._meta.pk.column
     with connection.cursor() as cursor:
-        cursor.execute(f"CREATE TEMP TABLE {STAGED} ({staged})")
-        try:
-            while part := list(islice(rows, batch)):
-                cursor.executemany(f"INSERT INTO {STAGED} VALUES ({', '.join(['%s'] * width)})", part)
-                inserted += len(part)
-            shared = ", ".join(["%s"] * len(fixed))
+        if connection.vendor == "postgresql":
             cursor.execute(
-                f"INSERT INTO {table(model, connection.alias)} ({quoted}) "
-                f"SELECT {staged}{', ' if fixed else ''}{shared} FROM {STAGED} ORDER BY rowid",
-                fixed,
+                "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+                [connection.ops.quote_name(name), pk, count],
             )
-        finally:
-            cursor.execute(f"DROP TABLE IF EXISTS temp.{STAGED}")
-    return inserted
+            return [row[0] for row in cursor.fetchall()]
+        if connection.vendor != "sqlite":
+            raise NotImplementedError(f"reserving keys on {connection.vendor}")
+        cursor.execute(
+            "INSERT INTO sqlite_sequence (name, seq) SELECT %s, 0 "
+            "WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = %s)",
+            [name, name],
+        )
+        cursor.execute(
+            f"UPDATE sqlite_sequence SET seq = max(seq, (SELECT coalesce(max({connection.ops.quote_name(pk)}), 0) "
+            f"FROM {connection.ops.quote_name(name)})) + %s WHERE name = %s RETURNING seq",
+            [count, name],
+        )
+        last = cursor.fetchone()[0]
+    return list(range(last - count + 1, last + 1))
 
 
 class _Upsert(NamedTuple):

@@ -402,3 +402,102 @@ def test_an_import_of_300000_new_judgments_succeeds_on_the_embedded_database():
     )
     assert summary.counts["judgments_created"] == Judgment.objects.count() == 300_000
     assert sum(BattleCount.objects.values_list("wins_a", flat=True)) == 150_000
+
+
+# --- labels stored as the file is read ------------------------------------------------------------
+
+
+def many_labels(rows: int, last: str = "") -> bytes:
+    lines = ["prompt_id,prompt,model_a,model_b,response_a,response_b,judge,winner"]
+    lines += [f"q{n},Question {n}?,gpt-4o,llama-3,A{n},B{n},new-judge,a" for n in range(rows)]
+    return ("\r\n".join(lines + ([last] if last else [])) + "\r\n").encode()
+
+
+def test_on_postgresql_labels_reach_the_server_while_the_file_is_still_read(monkeypatch):
+    """The server stores the first labels while the client reads the rest (a million took 15 s on each
+    side, one after the other); on SQLite, this process's own database, the file is read first."""
+    from django.db import connection
+
+    from evalhub.catalog import actions
+    from evalhub.core.files import judgments
+
+    read = {"rows": 0, "at first write": None}
+    reader = judgments.read_rows
+
+    def counting(*args, **kwargs):
+        for row in reader(*args, **kwargs):
+            read["rows"] += 1
+            yield row
+
+    writer_write = actions.RowWriter.write
+
+    def first_write(self, row):
+        if read["at first write"] is None:
+            read["at first write"] = read["rows"]
+        writer_write(self, row)
+
+    monkeypatch.setattr(judgments, "read_rows", counting)
+    monkeypatch.setattr(actions.RowWriter, "write", first_write)
+    summary = do_import_judgments(
+        filename="labels.csv", data=many_labels(500), benchmark_slug="stream", allow_new_models=True
+    )
+    assert summary.counts["judgments_created"] == Judgment.objects.count() == 500
+    assert read["rows"] == 500
+    if connection.vendor == "postgresql":
+        assert read["at first write"] == 1
+    else:
+        assert read["at first write"] == 500
+    # What they point to was made after them, with the keys reserved for it.
+    judge = LanguageModel.objects.get(slug="new-judge")
+    assert set(Judgment.objects.values_list("judge_model_id", flat=True)) == {judge.pk}
+    assert Response.objects.filter(prompt__benchmark__slug="stream").count() == 1000
+    assert not Judgment.objects.exclude(response__prompt__benchmark__slug="stream").exists()
+
+
+@pytest.mark.parametrize(
+    "last",
+    [
+        "q9,,gpt-4o,llama-3,A9,B9,new-judge,maybe",  # a bad verdict
+        "q0,,gpt-4o,llama-3,another text,B0,other-judge,a",  # a response that differs from its first
+        "q9,,gpt-4o,llama-3,A9,B9,new-judge,a,",  # a column too many
+    ],
+)
+def test_a_bad_last_row_leaves_nothing_of_the_labels_already_stored(last):
+    with pytest.raises(ImportRejected) as rejected:
+        do_import_judgments(
+            filename="labels.csv", data=many_labels(300, last), benchmark_slug="late", allow_new_models=True
+        )
+    assert [error.line for error in rejected.value.errors] == [302]
+    assert not Judgment.objects.exists()
+    assert not LanguageModel.objects.filter(slug__in=["new-judge", "gpt-4o", "llama-3"]).exists()
+    assert not Response.objects.exists() and not Prompt.objects.exists()
+
+
+def test_an_unknown_criterion_mid_file_is_named_and_nothing_is_stored():
+    data = many_labels(3).decode().replace("winner\r\n", "winner,criterion\r\n", 1)
+    data = data.replace(",a\r\n", ",a,overall\r\n").replace(
+        "q1,Question 1?,gpt-4o,llama-3,A1,B1,new-judge,a,overall",
+        "q1,Question 1?,gpt-4o,llama-3,A1,B1,new-judge,a,no-such",
+    )
+    with pytest.raises(ImportRejected) as rejected:
+        do_import_judgments(filename="labels.csv", data=data.encode(), benchmark_slug="c", allow_new_models=True)
+    assert [str(error) for error in rejected.value.errors] == ["line 3: unknown criterion 'no-such'."]
+    assert not Judgment.objects.exists() and not Criterion.objects.filter(slug="overall").exists()
+
+
+def test_a_judge_another_import_made_meanwhile_refuses_the_file_with_a_reason(monkeypatch):
+    """Its key was reserved when the file named it; the other import's row has another: the labels
+    written would point at nothing, so the file is refused, to be imported again."""
+    from evalhub.catalog import actions
+
+    create_models = actions._create_models
+
+    def another_import_first(*args, **kwargs):
+        LanguageModel.objects.create(slug="new-judge", display_name="made by another import")
+        return create_models(*args, **kwargs)
+
+    monkeypatch.setattr(actions, "_create_models", another_import_first)
+    with pytest.raises(ImportRejected) as rejected:
+        do_import_judgments(filename="labels.csv", data=many_labels(3), benchmark_slug="m", allow_new_models=True)
+    assert "model 'new-judge' was added by someone else during this import" in str(rejected.value.errors[0])
+    assert not Judgment.objects.exists()

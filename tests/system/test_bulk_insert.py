@@ -19,10 +19,12 @@ from evalhub.debates.tallying import JUDGE_FIELDS  # the judges' tallies' column
 from evalhub.system.bulk_insert import (
     UPSERT_ARRAY_ROWS,
     UPSERT_ROWS,
+    RowWriter,
     _references,
     array,
     insert_new,
     insert_rows,
+    reserve_ids,
     table,
     upsert,
     upserts_together,
@@ -486,3 +488,36 @@ def test_only_keys_the_database_constrains_are_checked_and_none_on_a_table_point
     assert [each.column for each in _references(Loose, ("criterion_id", "judge_id"), "default")] == ["judge_id"]
     # A row may point at one copied in the same batch: PostgreSQL's triggers check those at commit.
     assert _references(Tree, ("parent_id", "judge_id"), "default") == ()
+
+
+@pytest.mark.django_db(databases="__all__")
+def test_reserved_keys_are_given_to_no_one_else_and_rows_may_point_at_one_before_it_is_written(alias, pair):
+    """A judgment import writes its labels as it reads them, before the new responses they point to:
+    their keys are reserved first, and the responses created with them once the file is read."""
+    criterion, judge, first, second = pair
+    other = LanguageModel.objects.using(alias).create(slug="c", display_name="c")
+    with transaction.atomic(using=alias):
+        reserved = reserve_ids(Response, 3, using=alias)
+        assert len(set(reserved)) == 3 and min(reserved) > second.pk
+        with RowWriter(Judgment, COLUMNS, using=alias) as writer:
+            writer.write((criterion.pk, judge.pk, first.pk, reserved[1], 1, None))
+            writer.pause()  # another statement may run; the next row starts another COPY
+            Response.objects.using(alias).create(id=reserved[1], prompt=first.prompt, model=judge, text="Maybe.")
+            writer.write((criterion.pk, judge.pk, reserved[1], first.pk, 2, 0.25))
+        later = Response.objects.using(alias).create(prompt=first.prompt, model=other, text="Perhaps.")
+    assert later.pk > max(reserved)
+    assert sorted(Judgment.objects.using(alias).values_list("response_id", "response_2_id", "verdict")) == sorted(
+        [(first.pk, reserved[1], 1), (reserved[1], first.pk, 2)]
+    )
+    assert reserve_ids(Response, 0, using=alias) == []
+
+
+@pytest.mark.django_db(databases="__all__")
+def test_a_row_pointing_at_a_reserved_key_never_written_is_refused_when_the_writer_ends(alias, pair):
+    postgresql_only(alias)
+    criterion, judge, first, _ = pair
+    with pytest.raises(IntegrityError, match="is not present"), transaction.atomic(using=alias):
+        reserved = reserve_ids(Response, 1, using=alias)[0]
+        with RowWriter(Judgment, COLUMNS, using=alias) as writer:
+            writer.write((criterion.pk, judge.pk, first.pk, reserved, 1, None))
+    assert not Judgment.objects.using(alias).exists()

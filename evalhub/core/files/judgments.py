@@ -128,9 +128,19 @@ def detect_layout(columns: Collection[str]) -> str:
 
 
 def parse_judgment_file(
-    data: bytes, fmt: str, *, layout: str = "auto", known_models: Collection[str], allow_new_models: bool = False
+    data: bytes,
+    fmt: str,
+    *,
+    layout: str = "auto",
+    known_models: Collection[str],
+    allow_new_models: bool = False,
+    on_judgment: Callable[[JudgmentRecord], object] | None = None,
 ) -> ParsedJudgments:
-    """Read and check a whole judgment file; nothing here writes. `errors` names every bad row."""
+    """Read and check a whole judgment file; nothing here writes. `errors` names every bad row.
+
+    `on_judgment` is given each judgment as soon as its row passes its own checks, while the rest of
+    the file is still being read (a caller may store it at once, and must undo that if `errors` is
+    not empty at the end: a later row, or the file's prompts and responses, may still be refused)."""
     if layout not in ("auto", *LAYOUTS):
         raise ValueError(f"unknown layout {layout!r}; use auto, {', '.join(LAYOUTS)}.")
     unit = unit_of(fmt)
@@ -153,7 +163,7 @@ def parse_judgment_file(
                 parsed.rows += 1
                 yield line, row if isinstance(row, str) else convert(row)
 
-        _check_generic(parsed, generic(), unit, set(known_models), allow_new_models)
+        _check_generic(parsed, generic(), unit, set(known_models), allow_new_models, on_judgment)
     except FileError as error:
         parsed.judgments.clear()
         parsed.errors = [RowError(error.line, str(error), unit)]
@@ -345,6 +355,7 @@ def _check_generic(
     unit: str,
     known_models: set[str],
     allow_new_models: bool,
+    on_judgment: Callable[[JudgmentRecord], object] | None = None,
 ) -> None:
     """Each judgment row checked on its own; its prompt and two responses then go through the
     benchmark file's checks (one row per response, the first time each is seen)."""
@@ -390,6 +401,8 @@ def _check_generic(
                 conflict = True
         if not conflict:
             parsed.judgments.append(record)
+            if on_judgment is not None:
+                on_judgment(record)
     parsed.names = {slug: name for slug, (_, name) in named.items() if name != slug}
     if not responses.rows and parsed.errors:
         return
