@@ -68,7 +68,8 @@ def insert_rows(
 ) -> int:
     """Insert `rows` (one value per name in `columns`, field attnames such as `judge_model_id`) with
     `constants` and the model's defaults for the other columns; the number of rows inserted.
-    Call it inside the caller's transaction: a failing batch leaves nothing when that rolls back."""
+    Call it inside the caller's transaction: a refused row leaves nothing when that rolls back.
+    `batch` is how many rows SQLite stages at a time; PostgreSQL streams them all in one COPY."""
     with RowWriter(model, columns, using=using, batch=batch, **constants) as writer:
         for row in rows:
             writer.write(row)
