@@ -39,6 +39,7 @@ from evalhub.core.files.scores import ParsedScores, ScoreRecord, parse_score_fil
 from evalhub.core.files.slugs import is_slug
 from evalhub.core.prompts.criteria import check_levels
 from evalhub.core.prompts.criteria_variants import ORIGINAL as ORIGINAL_PROMPT
+from evalhub.system.bounded_queries import where_in
 from evalhub.system.bulk_insert import RowWriter, reserve_ids
 from evalhub.tallies.actions import do_mark_stale, note_change
 
@@ -225,7 +226,7 @@ def _upsert_responses(
     prompt_ids = [prompts[external_id].id for external_id in {record.prompt_id for record in parsed.responses}]
     existing = {
         (response.prompt_id, response.model_id, response.variant): response
-        for response in Response.objects.filter(prompt_id__in=prompt_ids, parent__isnull=True)
+        for response in where_in(Response.objects.filter(parent__isnull=True), "prompt_id", prompt_ids)
     }
     new, changed = [], []
     for record in parsed.responses:
@@ -362,7 +363,7 @@ def _create_judges(
 ) -> int:
     """The judges or raters (slug → is a person) evalhub does not hold yet, as models or human authors
     (with the key reserved for one in `ids`, as `_create_models`)."""
-    existing = set(LanguageModel.objects.filter(slug__in=kinds).values_list("slug", flat=True))
+    existing = set(where_in(LanguageModel.objects.values_list("slug", flat=True), "slug", kinds))
     new = [
         LanguageModel(
             id=(ids or {}).get(slug), slug=slug, display_name=(names or {}).get(slug, slug)[:200], is_human=human
@@ -566,7 +567,7 @@ class _JudgmentImport:
         self.writer.pause()
         counts = {"models_created": _create_models(parsed.benchmark.new_models, parsed.names, self.new_models)}
         counts["judges_created"] = _create_judges(parsed.judges, parsed.names, self.new_models)
-        for slug, id_ in LanguageModel.objects.filter(slug__in=self.new_models).values_list("slug", "id"):
+        for slug, id_ in where_in(LanguageModel.objects.values_list("slug", "id"), "slug", self.new_models):
             if id_ != self.new_models[slug]:  # its creation was skipped: another import made it first
                 raise _made_meanwhile(f"model {slug!r}")
         if DEFAULT_CRITERION in self.new_criteria:
@@ -620,9 +621,11 @@ def _ids_of(prompts: dict[str, Prompt]) -> tuple[dict[str, int], dict[str, int],
     criteria = dict(Criterion.objects.values_list("slug", "id"))
     responses = {
         (prompt_id, model_id): response_id
-        for response_id, prompt_id, model_id in Response.objects.filter(
-            prompt_id__in=[prompt.id for prompt in prompts.values()], parent__isnull=True, variant=""
-        ).values_list("id", "prompt_id", "model_id")
+        for response_id, prompt_id, model_id in where_in(
+            Response.objects.filter(parent__isnull=True, variant="").values_list("id", "prompt_id", "model_id"),
+            "prompt_id",
+            (prompt.id for prompt in prompts.values()),
+        )
     }
     return models, criteria, responses
 
@@ -693,7 +696,7 @@ def do_import_scores(
         counts = {"models_created": _create_models(parsed.benchmark.new_models)}
         counts["raters_created"] = _create_judges(parsed.raters)
         named = {record.criterion for record in parsed.scores}
-        missing = named - set(Criterion.objects.filter(slug__in=named).values_list("slug", flat=True))
+        missing = named - set(where_in(Criterion.objects.values_list("slug", flat=True), "slug", named))
         Criterion.objects.bulk_create(
             [
                 Criterion(slug=slug, name=slug, definition="Named by an imported score file.", levels={})
@@ -722,9 +725,13 @@ def _upsert_scores(prompts: dict[str, Prompt], records: Sequence[ScoreRecord], c
     }
     existing = {
         (c, j, response): (pk, score, rationale)
-        for pk, c, j, response, score, rationale in Judgment.objects.filter(
-            judge_model__isnull=False, response_2__isnull=True, response__in={key[2] for key in wanted}
-        ).values_list("pk", "criterion_id", "judge_model_id", "response_id", "score", "rationale")
+        for pk, c, j, response, score, rationale in where_in(
+            Judgment.objects.filter(judge_model__isnull=False, response_2__isnull=True).values_list(
+                "pk", "criterion_id", "judge_model_id", "response_id", "score", "rationale"
+            ),
+            "response_id",
+            (key[2] for key in wanted),
+        )
     }
     changed = [
         Judgment(pk=existing[key][0], score=value[0], rationale=value[1])

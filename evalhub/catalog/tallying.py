@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 
 from evalhub.catalog.models import IMPORTED_VARIANT, Judgment
 from evalhub.core.prompts.criteria_variants import ORIGINAL
+from evalhub.system.bounded_queries import in_parts
 from evalhub.tallies.actions import do_add_battles
 from evalhub.tallies.models import IMPORTED_JUDGES, IMPORTED_PEOPLE
 
@@ -59,9 +60,6 @@ def imported_counts(labels: QuerySet[Judgment] | None = None) -> dict[tuple, lis
     return counts
 
 
-IDS_PER_QUERY = 5000  # a query's parameters stay bounded (SQLite refuses past its limit: 300,000 new labels did)
-
-
 def do_count_new_labels(labels: Iterable[tuple[tuple, int | None]]) -> None:
     """Add the battles of labels just inserted, from what the import holds — (battle key, verdict)
     each, without reading them back: an unreadable verdict (None) and a model against itself count
@@ -76,11 +74,9 @@ def do_count_new_labels(labels: Iterable[tuple[tuple, int | None]]) -> None:
 
 def do_count_imported(pks: Collection[int], sign: int) -> None:
     """Add (sign 1) or take away (sign -1) these labels' battles, in the caller's transaction."""
-    ids = sorted(pks)
     counts: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0])
-    for start in range(0, len(ids), IDS_PER_QUERY):
-        part = imported_counts(pairwise_labels().filter(pk__in=ids[start : start + IDS_PER_QUERY]))
-        for key, values in part.items():
+    for ids in in_parts(sorted(pks)):
+        for key, values in imported_counts(pairwise_labels().filter(pk__in=ids)).items():
             counts[key] = [total + n for total, n in zip(counts[key], values, strict=True)]
     if counts:
         do_add_battles({key: [sign * n for n in values] for key, values in counts.items()})

@@ -15,23 +15,18 @@ from typing import Any
 
 from evalhub.catalog.models import Response
 from evalhub.dashboards.battles import Battle
+from evalhub.system.bounded_queries import where_in
 from evalhub.tallies.models import CONSENSUS, HUMAN
 
 WINNER = {"a": "model_a", "b": "model_b", "tie": "tie"}
 # The judge named for battles no single judge gave; `human…` makes people of them on import.
 JUDGE_OF_SOURCE = {CONSENSUS: "debate-panel", HUMAN: "human-adjudication"}
-IDS_PER_QUERY = 5000
 
 
 def _texts(ids: set[int]) -> dict[int, tuple[str, str, str]]:
     """Response id → (its prompt's id, the prompt, the response), in bounded queries."""
-    ordered, found = sorted(ids), {}
-    for start in range(0, len(ordered), IDS_PER_QUERY):
-        rows = Response.objects.filter(pk__in=ordered[start : start + IDS_PER_QUERY]).values_list(
-            "id", "prompt__external_id", "prompt__text", "text"
-        )
-        found.update({pk: (external, prompt, text) for pk, external, prompt, text in rows})
-    return found
+    rows = Response.objects.values_list("id", "prompt__external_id", "prompt__text", "text")
+    return {pk: (external, prompt, text) for pk, external, prompt, text in where_in(rows, "pk", sorted(ids))}
 
 
 def _conversation(prompt: str, answer: str) -> list[dict[str, str]]:

@@ -357,7 +357,8 @@ def test_counting_an_import_of_300000_labels_asks_the_database_in_bounded_querie
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from evalhub.catalog.tallying import IDS_PER_QUERY, do_count_imported
+    from evalhub.catalog.tallying import do_count_imported
+    from evalhub.system.bounded_queries import PER_QUERY as IDS_PER_QUERY
 
     with CaptureQueriesContext(connection) as queries:
         do_count_imported(range(1, 300_001), 1)  # ids nobody holds: nothing to count, but every one asked
