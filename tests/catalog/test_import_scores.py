@@ -75,6 +75,33 @@ def test_exported_scores_import_again_unchanged(tmp_path):
     assert again.counts["scores_unchanged"] == 8 and again.counts["scores_created"] == 0
 
 
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_a_score_file_in_csv_or_parquet_imports_as_its_jsonl_does(fmt):
+    """CSV and Parquet score files were refused at their header ('unknown column 'rater''): the
+    benchmark schema's header check was applied to them."""
+    import pandas as pd
+
+    frame = pd.DataFrame(rows())
+    data = frame.to_csv(index=False).encode() if fmt == "csv" else frame.to_parquet()
+    parsed = check_score_file(f"scores.{fmt}", data, allow_new_models=True)
+    summary = do_import_scores(parsed=parsed, filename=f"scores.{fmt}", data=data, benchmark_slug="summaries")
+    assert summary.counts["scores_created"] == 8
+    assert imported(rows()).counts["scores_unchanged"] == 8, "the same scores as the JSONL file's"
+
+
+def test_a_csv_with_an_unknown_or_repeated_column_is_refused_once_at_its_header():
+    cases = {
+        "prompt_id,prompt,model,response,rater,score,grader": "unknown column(s) grader; a score file has prompt_id,",
+        "prompt_id,model,response,rater,score,score": "duplicate column(s): score.",
+    }
+    for header, message in cases.items():
+        data = (header + "\n" + "\n".join("p1,Q,m,text,human-ann,3,x" for _ in range(50))).encode()
+        with pytest.raises(ImportRejected) as rejected:
+            check_score_file("scores.csv", data, allow_new_models=True)
+        assert [error.line for error in rejected.value.errors] == [1]
+        assert message in rejected.value.errors[0].message
+
+
 def test_a_bad_file_names_every_bad_row_and_writes_nothing():
     bad = rows()
     bad[1]["score"] = "high"

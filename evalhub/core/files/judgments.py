@@ -146,7 +146,7 @@ def parse_judgment_file(
     unit = unit_of(fmt)
     parsed = ParsedJudgments(layout=layout, benchmark=ParsedFile())
     # Rows are read, converted and checked one at a time: only what a judgment keeps stays in memory.
-    rows = read_rows(data, fmt, check_header=_no_duplicate_columns, nested=())
+    rows = read_rows(data, fmt, check_header=no_duplicate_columns, nested=())
     try:
         ahead = []  # the rows up to the first readable one, whose columns say the layout
         for item in rows:
@@ -173,7 +173,7 @@ def parse_judgment_file(
     return parsed
 
 
-def _no_duplicate_columns(columns: list[str]) -> None:
+def no_duplicate_columns(columns: list[str]) -> None:
     duplicates = sorted({name for name in columns if columns.count(name) > 1})
     if duplicates:
         raise FileError(f"duplicate column(s): {', '.join(duplicates)}.", 1)

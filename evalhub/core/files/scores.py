@@ -37,6 +37,7 @@ from evalhub.core.files.judgments import (
     MAX_JUDGE_LENGTH,
     MODEL,
     ResponsesSeen,
+    no_duplicate_columns,
     required_texts,
 )
 from evalhub.core.files.slugs import is_slug
@@ -93,7 +94,7 @@ def parse_score_file(
     """Read and check a whole score file; nothing here writes. `errors` names every bad row."""
     unit = unit_of(fmt)
     try:
-        rows = list(read_rows(data, fmt, nested=()))
+        rows = list(read_rows(data, fmt, check_header=_check_header, nested=()))
     except FileError as error:
         return ParsedScores(ParsedFile(), errors=[RowError(error.line, str(error), unit)])
     return parse_score_rows(rows, unit, known_models=known_models, allow_new_models=allow_new_models)
@@ -144,10 +145,21 @@ def parse_score_rows(
     return parsed
 
 
+def _check_header(columns: list[str]) -> None:
+    """A CSV's or Parquet file's columns, refused once at line 1 (a JSONL file's keys, row by row)."""
+    no_duplicate_columns(columns)
+    if problem := _unknown_columns(columns):
+        raise FileError(problem, 1)
+
+
+def _unknown_columns(columns: Iterable[str]) -> str:
+    unknown = sorted(set(columns) - set(SCORE_COLUMNS))
+    return f"unknown column(s) {', '.join(unknown)}; a score file has {', '.join(SCORE_COLUMNS)}." if unknown else ""
+
+
 def _score(line: int, row: dict[str, Any]) -> ScoreRecord | list[str]:
-    unknown = sorted(set(row) - set(SCORE_COLUMNS))
-    if unknown:
-        return [f"unknown column(s) {', '.join(unknown)}; a score file has {', '.join(SCORE_COLUMNS)}."]
+    if problem := _unknown_columns(row):
+        return [problem]
     texts, problems = required_texts(row, ("prompt_id", "model", "response", "rater"), verbatim=("response",))
     score = _number(row.get("score"))
     if score is None:
