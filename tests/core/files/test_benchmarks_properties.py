@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalhub.core.files.benchmarks import MAX_DEPTH, NESTED, PROMPT_TEXT_FIELDS, ParsedFile, parse_benchmark_file
+from evalhub.core.files.tables import from_spreadsheet_safe
 
 MODELS = {"alpha", "beta"}
 PROPERTIES = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -102,5 +103,9 @@ def test_a_csv_written_by_any_spreadsheet_reads_back_cell_for_cell_or_names_a_li
     every_error_names_a_line(parsed, data.count(b"\n") + data.count(b"\r") + 1)  # a bare CR ends a line too
     if parsed.ok:
         storable(parsed)
-        written: dict[str, Any] = {prompt_id: prompt for prompt_id, (prompt, _) in zip(prompt_ids, cells, strict=True)}
+        # A cell with an apostrophe before = + - @ tab or CR reads without it: the escape evalhub's own CSV
+        # exports write against spreadsheet formulas (test_tables), which must import back unchanged.
+        written: dict[str, Any] = {
+            prompt_id: from_spreadsheet_safe(prompt) for prompt_id, (prompt, _) in zip(prompt_ids, cells, strict=True)
+        }
         assert {record.external_id: record.text for record in parsed.prompts} == written, "no cell lost or merged"
