@@ -1,7 +1,8 @@
 """Imports of 10,000 / 100,000 / 1,000,000 judgments: rows per second and peak memory of the command.
 
 A generic judgments CSV in the shape of a real study (20 models, every pair, 10 judges, a prompt's
-text on its first row only) is made for each size; `manage.py import_judgments` then imports it
+text on its first row only) is made for each size — with `--scores`, a score file (JSONL) of 20 models'
+answers each scored by 10 judges, through `import_scores` — and `manage.py import_judgments` imports it
 into a fresh database — the embedded SQLite and, with `--postgres`, a fresh PostgreSQL database —
 in a child process, so its peak resident memory is the child's own (wait4). The fixed baseline is
 pandas reading the same file in a child too, interpreter start included (what the issue compared
@@ -17,12 +18,14 @@ keys checked by PostgreSQL's triggers and as the import checks them: no client c
 
     python benchmarks/import_scale.py                                   # SQLite, 10k / 100k / 1M
     python benchmarks/import_scale.py --postgres postgres://postgres@127.0.0.1:5432/postgres
+    python benchmarks/import_scale.py --scores ...                      # a score file, import_scores
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
 import random
 import shutil
@@ -52,6 +55,23 @@ def write_csv(path: Path, rows: int, seed: int = 0) -> None:
             text = f"Question {prompt}: which answer is better?" if rest == 0 else ""
             winner = rng.choice("ab")
             out.write(f"p{prompt},{text},{a},{b},answer {prompt} by {a},answer {prompt} by {b},{judge},{winner},\n")
+
+
+def write_scores(path: Path, rows: int, seed: int = 0) -> None:
+    """A score file in JSONL (CSV score files were refused before a39b2b8): 20 models' answers to each
+    prompt, each scored by 10 judges under one criterion, a prompt's text on its first row only."""
+    models = [f"model-{n}" for n in range(20)]
+    raters = [f"judge-{n}" for n in range(10)]
+    rng = random.Random(seed)
+    with path.open("w") as out:
+        for row in range(rows):
+            prompt, rest = divmod(row, len(models) * len(raters))
+            model, rater = models[rest // len(raters)], raters[rest % len(raters)]
+            record = {"prompt_id": f"p{prompt}", "model": model, "response": f"answer {prompt} by {model}"}
+            if rest == 0:
+                record["prompt"] = f"Question {prompt}: how good is the answer?"
+            record |= {"rater": rater, "criterion": "coherence", "score": rng.randint(1, 5), "scale": "1-5"}
+            out.write(json.dumps(record) + "\n")
 
 
 def run_child(command: list[str], env: dict[str, str]) -> tuple[float, float, int, str]:
@@ -88,12 +108,14 @@ def fresh_database(kind: str, postgres: str, workdir: Path, template: Path | Non
 
 
 READ = "import sys, pandas; pandas.read_csv(sys.argv[1], dtype=str, keep_default_na=False)"
+READ_JSONL = "import sys, pandas; pandas.read_json(sys.argv[1], lines=True, dtype=str)"
 
 
 def pandas_read(path: Path) -> tuple[float, float]:
     """Pandas reading the file, in a child as the import is (this process stays small: a child's peak
     memory counts what its parent held when it was started)."""
-    wall, cpu, _, _ = run_child([sys.executable, "-c", READ, str(path)], dict(os.environ))
+    reader = READ_JSONL if path.suffix == ".jsonl" else READ
+    wall, cpu, _, _ = run_child([sys.executable, "-c", reader, str(path)], dict(os.environ))
     return wall, cpu
 
 
@@ -148,6 +170,7 @@ def main() -> int:
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--postgres", default="", help="an admin URL; a database evalhub_import_scale is made")
+    parser.add_argument("--scores", action="store_true", help="a score file (JSONL) through import_scores instead")
     args = parser.parse_args()
     kinds = ["sqlite", *(["postgresql"] if args.postgres else [])]
     missed = []
@@ -156,9 +179,9 @@ def main() -> int:
         migrated = None
         for kind in kinds:
             for rows in (int(size) for size in args.sizes.split(",")):
-                path = workdir / f"judgments-{rows}.csv"
+                path = workdir / (f"scores-{rows}.jsonl" if args.scores else f"judgments-{rows}.csv")
                 if not path.exists():
-                    write_csv(path, rows)
+                    (write_scores if args.scores else write_csv)(path, rows)
                 walls, cpus, peaks, read_walls, read_cpus, alone, alone_by_sets = [], [], [], [], [], [], []
                 for _ in range(args.repeats):
                     env = fresh_database(kind, args.postgres, workdir, migrated)
@@ -167,7 +190,8 @@ def main() -> int:
                         if kind == "sqlite":
                             migrated = workdir / "migrated.sqlite3"
                             shutil.copy(workdir / "data" / "evalhub.sqlite3", migrated)
-                    command = [sys.executable, "manage.py", "import_judgments", str(path), "--create-models"]
+                    kind_of_import = "import_scores" if args.scores else "import_judgments"
+                    command = [sys.executable, "manage.py", kind_of_import, str(path), "--create-models"]
                     wall, cpu, peak, _ = run_child([*command, "--benchmark", "scale"], env)
                     walls.append(wall)
                     cpus.append(cpu)

@@ -20,6 +20,7 @@ import math
 import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
+from sys import intern
 from typing import Any
 
 from evalhub.core.files.benchmarks import (
@@ -58,7 +59,7 @@ SCORE_COLUMNS = (
 _SCALE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*[-–]\s*(-?\d+(?:\.\d+)?)\s*$")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # a million of them in a large file
 class ScoreRecord:
     line: int
     prompt_id: str
@@ -93,11 +94,11 @@ def parse_score_file(
 ) -> ParsedScores:
     """Read and check a whole score file; nothing here writes. `errors` names every bad row."""
     unit = unit_of(fmt)
+    rows = read_rows(data, fmt, check_header=_check_header, nested=())  # read as checked: a row at a time in memory
     try:
-        rows = list(read_rows(data, fmt, check_header=_check_header, nested=()))
-    except FileError as error:
+        return parse_score_rows(rows, unit, known_models=known_models, allow_new_models=allow_new_models)
+    except FileError as error:  # the file cannot be read on (an unclosed quote, say): that alone is said
         return ParsedScores(ParsedFile(), errors=[RowError(error.line, str(error), unit)])
-    return parse_score_rows(rows, unit, known_models=known_models, allow_new_models=allow_new_models)
 
 
 def parse_score_rows(
@@ -189,7 +190,9 @@ def _score(line: int, row: dict[str, Any]) -> ScoreRecord | list[str]:
         problems.append("'rationale' must be text.")
     if problems or score is None:
         return problems
-    return ScoreRecord(line, texts["prompt_id"], texts["model"], rater, kind == HUMAN, str(criterion), score, rationale)
+    # Interned: a file repeats few models, raters and criteria a million times, each read as a new string.
+    prompt_id, model = intern(texts["prompt_id"]), intern(texts["model"])
+    return ScoreRecord(line, prompt_id, model, intern(rater), kind == HUMAN, intern(str(criterion)), score, rationale)
 
 
 def _number(value: Any) -> float | None:
