@@ -20,6 +20,7 @@ Inside `upserts_together()`, PostgreSQL gets a block's upserts as one statement 
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
@@ -114,6 +115,7 @@ class RowWriter:
         self.keys: list[set[Any]] = [set() for _ in self.varying]
         self._gather = [(reference.position, keys) for reference, keys in zip(self.varying, self.keys, strict=True)]
         self.written = 0
+        self.staged = f"{STAGED}_{next(_writers)}"
         self._pending: list[Sequence[Any]] = []
         self._stack: ExitStack | None = None  # the COPY and the triggers' setting, while a COPY runs
         self._copy: Any = None
@@ -127,7 +129,7 @@ class RowWriter:
             self._shared = _as_text(self._cursor.cursor, self.fixed)
         else:
             staged = ", ".join(f"c{n}" for n in range(self.width))
-            self._cursor.execute(f"CREATE TEMP TABLE {STAGED} ({staged})")
+            self._cursor.execute(f"CREATE TEMP TABLE {self.staged} ({staged})")
         return self
 
     def write(self, row: Sequence[Any]) -> None:
@@ -163,7 +165,7 @@ class RowWriter:
         finally:
             try:
                 if not self.postgresql:
-                    self._cursor.execute(f"DROP TABLE IF EXISTS temp.{STAGED}")
+                    self._cursor.execute(f"DROP TABLE IF EXISTS temp.{self.staged}")
             finally:
                 self._cursor.close()
 
@@ -203,7 +205,7 @@ class RowWriter:
         and seven indexes cost twice as much: 200,000 judgments 2.2 → 1.0 CPU-s, side by side."""
         if self._pending:
             placeholders = ", ".join(["%s"] * self.width)
-            self._cursor.executemany(f"INSERT INTO {STAGED} VALUES ({placeholders})", self._pending)
+            self._cursor.executemany(f"INSERT INTO {self.staged} VALUES ({placeholders})", self._pending)
             self.written += len(self._pending)
             self._pending = []
 
@@ -213,7 +215,7 @@ class RowWriter:
         shared = ", ".join(["%s"] * len(self.fixed))
         self._cursor.execute(
             f"INSERT INTO {table(self.model, self.connection.alias)} ({self.quoted}) "
-            f"SELECT {staged}{', ' if self.fixed else ''}{shared} FROM {STAGED} ORDER BY rowid",
+            f"SELECT {staged}{', ' if self.fixed else ''}{shared} FROM {self.staged} ORDER BY rowid",
             self.fixed,
         )
 
@@ -224,8 +226,9 @@ def _with_shared(
     """Every column's name, the given ones first, and the values shared by every row for the others:
     `constants` as given, else the model's defaults (`auto_now_add`: now), prepared once as the ORM would."""
     template = model(**constants)
-    fields = [field for field in model._meta.concrete_fields if not field.primary_key]
     varying = set(columns)
+    # The key is the database's to give unless the rows bring their own (keys reserved with `reserve_ids`).
+    fields = [field for field in model._meta.concrete_fields if not field.primary_key or field.attname in varying]
     unknown = varying - {field.attname for field in fields}
     if unknown:
         raise ValueError(f"{model.__name__} has no column(s) {', '.join(sorted(unknown))}")
@@ -332,6 +335,7 @@ def _as_text(cursor: Any, values: tuple[Any, ...]) -> tuple[str | None, ...]:
 
 
 STAGED = "evalhub_staged_rows"
+_writers = itertools.count()  # a staged table per writer: one may be open (paused) while another writes
 
 
 def reserve_ids(model: type[Model], count: int, using: str = DEFAULT_DB_ALIAS) -> list[int]:

@@ -521,3 +521,23 @@ def test_a_row_pointing_at_a_reserved_key_never_written_is_refused_when_the_writ
         with RowWriter(Judgment, COLUMNS, using=alias) as writer:
             writer.write((criterion.pk, judge.pk, first.pk, reserved, 1, None))
     assert not Judgment.objects.using(alias).exists()
+
+
+@pytest.mark.django_db(databases="__all__")
+def test_rows_may_bring_their_reserved_keys_and_a_second_writer_may_run_while_the_first_is_paused(alias, pair):
+    """An import writes its labels (one writer, paused) and then the responses they point to with the
+    keys it reserved (a second writer): SQLite staged both in one temporary table's name, and a key
+    given with the rows was refused as an unknown column."""
+    criterion, judge, first, _ = pair
+    with transaction.atomic(using=alias):
+        reserved = reserve_ids(Response, 1, using=alias)[0]
+        with RowWriter(Judgment, COLUMNS, using=alias) as labels:
+            labels.write((criterion.pk, judge.pk, first.pk, reserved, 1, None))
+            labels.pause()
+            with RowWriter(Response, ("id", "prompt_id", "model_id", "text"), using=alias) as responses:
+                responses.write((reserved, first.prompt_id, judge.pk, "Maybe."))
+            labels.write((criterion.pk, judge.pk, reserved, first.pk, 2, None))
+    stored = Response.objects.using(alias).get(pk=reserved)
+    assert (stored.text, stored.model_id, stored.metadata) == ("Maybe.", judge.pk, {})
+    assert Judgment.objects.using(alias).filter(response_2_id=reserved).count() == 1
+    assert Judgment.objects.using(alias).count() == 2

@@ -25,6 +25,7 @@ A row without `model` defines (or repeats) only the prompt.
 
 from __future__ import annotations
 
+import codecs
 import difflib
 import io
 import json
@@ -71,7 +72,7 @@ class RowError:
         return f"{self.unit} {self.line}: {self.message}" if self.line is not None else self.message
 
 
-@dataclass
+@dataclass(slots=True)  # a million of them in a large file
 class PromptRecord:
     external_id: str
     line: int
@@ -85,7 +86,7 @@ class PromptRecord:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class ResponseRecord:
     prompt_id: str
     model: str
@@ -126,11 +127,10 @@ def parse_benchmark_file(
 ) -> ParsedFile:
     """Read and check a whole file. Nothing here writes; `errors` lists every bad row."""
     unit = unit_of(fmt)
-    try:
-        rows = list(read_rows(data, fmt))
-    except FileError as error:
+    try:  # read as checked: one row at a time in memory, not the whole file's dicts
+        parsed = parse_rows(read_rows(data, fmt), unit, known_models=known_models, allow_new_models=allow_new_models)
+    except FileError as error:  # the file cannot be read on: that alone is said
         return ParsedFile(errors=[RowError(error.line, str(error), unit)])
-    parsed = parse_rows(rows, unit, known_models=known_models, allow_new_models=allow_new_models)
     if parsed.rows == 0:
         parsed.errors.append(RowError(None, "the file has no rows."))
     return parsed
@@ -183,7 +183,7 @@ def read_rows(
     imported; `nested` names the JSONL/Parquet objects spread into dotted columns."""
     check = check_header or _check_header
     if fmt == "jsonl":
-        yield from _read_jsonl(_decode(data), nested)
+        yield from _read_jsonl(_decoded_lines(data), nested)
     elif fmt == "json":
         yield from _read_json_array(_decode(data), nested)
     elif fmt == "csv":
@@ -210,9 +210,24 @@ def _bounded_int(digits: str) -> int:
     return int(digits)
 
 
-def _read_jsonl(text: str, nested: Collection[str]) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    # split("\n"), not splitlines(): JSON strings may hold a raw U+2028, which is not a line end.
-    for number, line in enumerate(text.split("\n"), start=1):
+def _decoded_lines(data: bytes) -> Iterator[str]:
+    """The file's lines decoded one at a time, as `_decode(data).split("\n")` gives them (not
+    splitlines(): JSON strings may hold a raw U+2028, which is not a line end; UTF-8 never has the byte
+    of "\n" inside a character), without a decoded copy of a large file beside its bytes."""
+    start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    while start <= len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end == -1 else end
+        try:
+            yield data[start:end].decode("utf-8")
+        except UnicodeDecodeError:
+            _decode(data)  # the whole file's message: the first bad byte's offset and line
+            raise
+        start = end + 1
+
+
+def _read_jsonl(lines: Iterable[str], nested: Collection[str]) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:

@@ -4,6 +4,7 @@ line and a reason, or returns records that every database evalhub runs on can st
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 from typing import Any
@@ -50,7 +51,7 @@ rows = st.fixed_dictionaries(
 def storable(parsed: ParsedFile) -> None:
     """What the database layer needs: UTF-8 text without NUL, and JSON without NaN that PostgreSQL's jsonb takes."""
     for record in [*parsed.prompts, *parsed.responses]:
-        for value in vars(record).values():
+        for value in (getattr(record, item.name) for item in dataclasses.fields(record)):
             if isinstance(value, str):
                 assert "\x00" not in value
                 value.encode("utf-8")
