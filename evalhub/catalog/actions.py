@@ -47,7 +47,7 @@ from evalhub.core.files.scores import ParsedScores, ScoreRecord, parse_score_fil
 from evalhub.core.files.slugs import is_slug
 from evalhub.core.prompts.criteria import check_levels
 from evalhub.core.prompts.criteria_variants import ORIGINAL as ORIGINAL_PROMPT
-from evalhub.system.bounded_queries import where_in
+from evalhub.system.bounded_queries import in_slices, where_in
 from evalhub.system.bulk_insert import RowWriter, reserve_ids
 from evalhub.tallies.actions import do_mark_stale, note_change
 
@@ -191,6 +191,7 @@ class StoredPrompt(NamedTuple):
 
     id: int
     category: str
+    created: bool = False  # by this import: no response of it is stored yet
 
 
 def _json(value: Any) -> str:
@@ -198,50 +199,58 @@ def _json(value: Any) -> str:
 
 
 def _upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str, int]) -> dict[str, StoredPrompt]:
-    """The file's prompts created or brought up to date, each by its id in the file. New ones go in one
-    RowWriter stream with keys reserved first (so nothing is read back): bulk_create spent half of a
-    200,000-prompt import building a model instance per prompt and its SQL field by field."""
-    existing = {
-        external_id: (pk, values)
-        for external_id, pk, *values in benchmark.prompts.values_list("external_id", "pk", *PROMPT_FIELDS).iterator(
-            chunk_size=5000
-        )
-    }
-    fresh = sum(record.external_id not in existing for record in parsed.prompts)
-    spare = reserve_ids(Prompt, fresh)[::-1] if fresh else []
+    """The file's prompts created or brought up to date, each by its id in the file. A slice of the
+    file's prompts at a time is compared with what is stored (memory stays bounded however large the
+    benchmark); new ones go in one RowWriter stream with keys reserved first, so nothing is read back
+    (bulk_create spent half of a 200,000-prompt import building a model instance per prompt)."""
     stored_prompts: dict[str, StoredPrompt] = {}
-    changed, stale = [], False
+    changed, stale = 0, False
+    held = benchmark.prompts.exists()  # a new benchmark's first file has nothing to compare with
     with RowWriter(Prompt, ("id", "external_id", *PROMPT_FIELDS), benchmark_id=benchmark.pk) as new:
-        for record in parsed.prompts:
-            values = [
-                record.text,
-                record.category,
-                record.synopsis,
-                record.source,
-                record.reference_answer,
-                record.rating_guidelines,
-                record.privileged,
-                record.metadata,
-            ]
-            stored = existing.get(record.external_id)
-            if stored is None:
-                pk = spare.pop()
-                new.write((pk, record.external_id, *values[:-2], _json(record.privileged), _json(record.metadata)))
-            else:
-                pk = stored[0]
+        for part in in_slices(parsed.prompts):
+            new.pause()  # the queries below run between the stream's COPYs (PostgreSQL)
+            existing = {
+                external_id: (pk, values)
+                for external_id, pk, *values in (benchmark.prompts if held else Prompt.objects.none())
+                .filter(external_id__in=[record.external_id for record in part])
+                .order_by()
+                .values_list("external_id", "pk", *PROMPT_FIELDS)
+            }
+            fresh = sum(record.external_id not in existing for record in part)
+            spare = reserve_ids(Prompt, fresh)[::-1] if fresh else []
+            edited = []
+            for record in part:
+                values = [
+                    record.text,
+                    record.category,
+                    record.synopsis,
+                    record.source,
+                    record.reference_answer,
+                    record.rating_guidelines,
+                    record.privileged,
+                    record.metadata,
+                ]
+                stored = existing.get(record.external_id)
+                if stored is None:
+                    pk = spare.pop()
+                    new.write((pk, record.external_id, *values[:-2], _json(record.privileged), _json(record.metadata)))
+                    stored_prompts[record.external_id] = StoredPrompt(pk, record.category, created=True)
+                    continue
                 if stored[1] != values:
                     stale = stale or stored[1][PROMPT_FIELDS.index("category")] != record.category
-                    changed.append(Prompt(pk=pk, **dict(zip(PROMPT_FIELDS, values, strict=True))))
-            stored_prompts[record.external_id] = StoredPrompt(pk, record.category)
+                    edited.append(Prompt(pk=stored[0], **dict(zip(PROMPT_FIELDS, values, strict=True))))
+                stored_prompts[record.external_id] = StoredPrompt(stored[0], record.category)
+            new.pause()
+            Prompt.objects.bulk_update(edited, PROMPT_FIELDS, batch_size=500)
+            changed += len(edited)
     if stale:
         do_mark_stale()  # the boards count battles per scenario: a prompt's category names it
-    Prompt.objects.bulk_update(changed, PROMPT_FIELDS, batch_size=500)
     if changed:
         note_change()  # the win rates read a prompt's metadata (instruction_difficulty): cached boards must see it
     counts.update(
         prompts_created=new.written,
-        prompts_updated=len(changed),
-        prompts_unchanged=len(parsed.prompts) - new.written - len(changed),
+        prompts_updated=changed,
+        prompts_unchanged=len(parsed.prompts) - new.written - changed,
     )
     return stored_prompts
 
@@ -252,52 +261,53 @@ def _upsert_responses(
     counts: dict[str, int],
     ids: Mapping[tuple[str, str], int] | None = None,
 ) -> None:
-    """The file's responses created or brought up to date; `ids` gives the key reserved for a new one
-    (prompt id, model slug) that rows already written point to. New ones go in one RowWriter stream,
-    each with a key: the one reserved, or one reserved here."""
+    """The file's responses created or brought up to date, a slice of them at a time as the prompts
+    are; `ids` gives the key reserved for a new one (prompt id, model slug) that rows already written
+    point to. New ones go in one RowWriter stream, each with a key: the one reserved, or one reserved here."""
     ids = ids or {}
     models = dict(LanguageModel.objects.values_list("slug", "id"))
-    prompt_ids = [prompts[external_id].id for external_id in {record.prompt_id for record in parsed.responses}]
-    existing = {
-        (prompt_id, model_id, variant): (pk, text, metadata)
-        for pk, prompt_id, model_id, variant, text, metadata in where_in(
-            Response.objects.filter(parent__isnull=True).values_list(
-                "pk", "prompt_id", "model_id", "variant", "text", "metadata"
-            ),
-            "prompt_id",
-            prompt_ids,
-        )
-    }
-
-    def key_of(record: ResponseRecord) -> tuple[int, int, str]:
-        return prompts[record.prompt_id].id, models[record.model], record.variant
 
     def reserved(record: ResponseRecord) -> int | None:
         return None if record.variant else ids.get((record.prompt_id, record.model))
 
-    # Two passes over the records, not a list of the new ones: a million-response file holds enough.
-    changed, unreserved = [], 0
-    for record in parsed.responses:
-        stored = existing.get(key_of(record))
-        if stored is None:
-            unreserved += reserved(record) is None
-        elif reserved(record) is not None:
-            raise _made_meanwhile(f"the response of {record.model!r} to prompt {record.prompt_id!r}")
-        elif stored[1] != record.text or any(stored[2].get(k) != v for k, v in record.metadata.items()):
-            # The file's metadata keys are set; others (a generation run's, say) stay as they are.
-            changed.append(Response(pk=stored[0], text=record.text, metadata={**stored[2], **record.metadata}))
-    spare = reserve_ids(Response, unreserved)[::-1] if unreserved else []
+    changed = 0
     with RowWriter(Response, ("id", "prompt_id", "model_id", "variant", "text", "metadata")) as new:
-        for record in parsed.responses:
-            key = key_of(record)
-            if key not in existing:
+        for part in in_slices(parsed.responses):
+            new.pause()
+            keyed = [((prompts[record.prompt_id].id, models[record.model], record.variant), record) for record in part]
+            held = {prompts[record.prompt_id].id for record in part if not prompts[record.prompt_id].created}
+            existing = {
+                (prompt_id, model_id, variant): (pk, text, metadata)
+                for pk, prompt_id, model_id, variant, text, metadata in (
+                    Response.objects if held else Response.objects.none()
+                )
+                .filter(parent__isnull=True, prompt_id__in=held)
+                .order_by()
+                .values_list("pk", "prompt_id", "model_id", "variant", "text", "metadata")
+            }
+            fresh = [(key, record) for key, record in keyed if key not in existing]
+            unreserved = sum(reserved(record) is None for _, record in fresh)
+            spare = reserve_ids(Response, unreserved)[::-1] if unreserved else []
+            for key, record in fresh:
                 pk = reserved(record)
                 new.write((spare.pop() if pk is None else pk, *key, record.text, _json(record.metadata)))
-    Response.objects.bulk_update(changed, ["text", "metadata"], batch_size=500)
+            edited = []
+            for key, record in keyed:
+                stored = existing.get(key)
+                if stored is None:
+                    continue
+                if reserved(record) is not None:
+                    raise _made_meanwhile(f"the response of {record.model!r} to prompt {record.prompt_id!r}")
+                if stored[1] != record.text or any(stored[2].get(k) != v for k, v in record.metadata.items()):
+                    # The file's metadata keys are set; others (a generation run's, say) stay as they are.
+                    edited.append(Response(pk=stored[0], text=record.text, metadata={**stored[2], **record.metadata}))
+            new.pause()
+            Response.objects.bulk_update(edited, ["text", "metadata"], batch_size=500)
+            changed += len(edited)
     counts.update(
         responses_created=new.written,
-        responses_updated=len(changed),
-        responses_unchanged=len(parsed.responses) - new.written - len(changed),
+        responses_updated=changed,
+        responses_unchanged=len(parsed.responses) - new.written - changed,
     )
 
 

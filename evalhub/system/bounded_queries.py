@@ -7,7 +7,7 @@ minutes of work, importing nothing. Every `__in` over values a file or a job bro
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from django.db.models import QuerySet
@@ -22,6 +22,13 @@ def in_parts(values: Iterable[Value]) -> Iterator[list[Value]]:
     distinct = list(dict.fromkeys(values))
     for start in range(0, len(distinct), PER_QUERY):
         yield distinct[start : start + PER_QUERY]
+
+
+def in_slices(items: Sequence[Value]) -> Iterator[Sequence[Value]]:
+    """The items in order, PER_QUERY at a time: an import's records, each slice asked about in one query,
+    so that what is read back for them stays bounded too."""
+    for start in range(0, len(items), PER_QUERY):
+        yield items[start : start + PER_QUERY]
 
 
 def where_in(queryset: QuerySet[Any, Row], field: str, values: Iterable[object]) -> Iterator[Row]:
