@@ -39,6 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MEMORY_BOUND = 1024**3
 ROWS_PER_SECOND_TARGET = 40_000
+DATABASE = "evalhub_import_scale"  # made fresh for each PostgreSQL import, dropped at the end
 
 
 def write_csv(path: Path, rows: int, seed: int = 0) -> None:
@@ -87,6 +88,13 @@ def run_child(command: list[str], env: dict[str, str]) -> tuple[float, float, in
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, output
 
 
+def drop_database(postgres: str) -> None:
+    import psycopg
+
+    with psycopg.connect(postgres, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
+
+
 def fresh_database(kind: str, postgres: str, workdir: Path, template: Path | None) -> dict[str, str]:
     env = {**os.environ, "EVALHUB_MAX_IMPORT_BYTES": str(2 * 1024**3), "EVALHUB_DATA_DIR": str(workdir / "data")}
     if kind == "sqlite":
@@ -98,7 +106,7 @@ def fresh_database(kind: str, postgres: str, workdir: Path, template: Path | Non
         return env
     import psycopg
 
-    name = "evalhub_import_scale"
+    name = DATABASE
     with psycopg.connect(postgres, autocommit=True) as admin:
         admin.execute(f"DROP DATABASE IF EXISTS {name}")
         admin.execute(f"CREATE DATABASE {name}")
@@ -223,6 +231,8 @@ def main() -> int:
                         missed.append(f"{kind} {rows:,} rows: peak {max(peaks) / 2**30:.2f} GiB ≥ 1 GiB")
                     met = "met" if rate >= ROWS_PER_SECOND_TARGET else "not met"
                     print(f"  target {ROWS_PER_SECOND_TARGET:,} rows/s (printed only): {met}")
+    if args.postgres:
+        drop_database(args.postgres)
     for line in missed:
         print(f"BOUND MISSED: {line}")
     return 1 if missed else 0
