@@ -502,3 +502,26 @@ def test_a_judge_another_import_made_meanwhile_refuses_the_file_with_a_reason(mo
         do_import_judgments(filename="labels.csv", data=many_labels(3), benchmark_slug="m", allow_new_models=True)
     assert "model 'new-judge' was added by someone else during this import" in str(rejected.value.errors[0])
     assert not Judgment.objects.exists()
+
+
+def test_a_response_another_import_made_meanwhile_refuses_the_file_with_a_reason(monkeypatch):
+    """The labels point at the key reserved for the response of gpt-4o to q0 when the file named it;
+    another import storing that response first gave it another key, so the file is refused."""
+    from evalhub.catalog import actions
+
+    for slug in ("gpt-4o", "llama-3"):
+        LanguageModel.objects.create(slug=slug, display_name=slug)
+    do_import_judgments(filename="first.csv", data=many_labels(1), benchmark_slug="m")  # q0 is stored
+    Response.objects.filter(prompt__external_id="q0").delete()
+    upsert_prompts = actions._upsert_prompts
+
+    def another_import_first(*args, **kwargs):
+        prompts = upsert_prompts(*args, **kwargs)
+        Response.objects.create(prompt_id=prompts["q0"].id, model=LanguageModel.objects.get(slug="gpt-4o"), text="A0")
+        return prompts
+
+    monkeypatch.setattr(actions, "_upsert_prompts", another_import_first)
+    with pytest.raises(ImportRejected) as rejected:
+        do_import_judgments(filename="labels.csv", data=many_labels(1), benchmark_slug="m")
+    assert "the response of 'gpt-4o' to prompt 'q0' was added by someone else" in str(rejected.value.errors[0])
+    assert not Judgment.objects.exists()
