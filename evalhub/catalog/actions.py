@@ -61,6 +61,7 @@ PROMPT_FIELDS = (
     "privileged",
     "metadata",
 )
+CATEGORY = PROMPT_FIELDS.index("category")
 
 
 class ImportRejected(Exception):
@@ -237,7 +238,7 @@ def _upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str, 
                     stored_prompts[record.external_id] = StoredPrompt(pk, record.category, created=True)
                     continue
                 if stored[1] != values:
-                    stale = stale or stored[1][PROMPT_FIELDS.index("category")] != record.category
+                    stale = stale or stored[1][CATEGORY] != record.category
                     edited.append(Prompt(pk=stored[0], **dict(zip(PROMPT_FIELDS, values, strict=True))))
                 stored_prompts[record.external_id] = StoredPrompt(stored[0], record.category)
             new.pause()

@@ -17,11 +17,9 @@ Value = TypeVar("Value")
 Row = TypeVar("Row")
 
 
-def in_parts(values: Iterable[Value]) -> Iterator[list[Value]]:
+def in_parts(values: Iterable[Value]) -> Iterator[Sequence[Value]]:
     """The distinct values, in their first order, PER_QUERY at a time."""
-    distinct = list(dict.fromkeys(values))
-    for start in range(0, len(distinct), PER_QUERY):
-        yield distinct[start : start + PER_QUERY]
+    return in_slices(list(dict.fromkeys(values)))
 
 
 def in_slices(items: Sequence[Value]) -> Iterator[Sequence[Value]]:

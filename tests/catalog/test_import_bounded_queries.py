@@ -39,9 +39,13 @@ def bounded(monkeypatch):
         connection.connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, before)
 
 
+def in_lists(sql: str) -> list[int]:
+    """How many values each `IN (…)` list of a statement names."""
+    return [len(values.split(",")) for values in re.findall(r"\bIN \(([^()]*)\)", sql)]
+
+
 def longest_in_list(queries: CaptureQueriesContext) -> int:
-    lists = [found for query in queries for found in re.findall(r"\bIN \(([^()]*)\)", query["sql"])]
-    return max(len(values.split(",")) for values in lists)
+    return max(n for query in queries for n in in_lists(query["sql"]))
 
 
 def answer(n: int) -> dict[str, object]:
@@ -94,5 +98,4 @@ def test_a_small_file_added_to_a_large_benchmark_reads_back_only_its_own_prompts
         for q in queries
         if q["sql"].startswith('SELECT "') and re.search(r'FROM "catalog_(prompt|response)"', q["sql"])
     ]
-    asked = [re.findall(r"\bIN \(([^()]*)\)", sql) for sql in reads]
-    assert reads and all(lists and max(len(v.split(",")) for v in lists) <= 3 for lists in asked), reads
+    assert reads and all(in_lists(sql) and max(in_lists(sql)) <= 3 for sql in reads), reads

@@ -56,6 +56,7 @@ SCORE_COLUMNS = (
     "scale",
     "rationale",
 )
+_SCORE_COLUMN_SET = frozenset(SCORE_COLUMNS)
 _SCALE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*[-–]\s*(-?\d+(?:\.\d+)?)\s*$")
 
 
@@ -154,7 +155,7 @@ def _check_header(columns: list[str]) -> None:
 
 
 def _unknown_columns(columns: Iterable[str]) -> str:
-    unknown = sorted(set(columns) - set(SCORE_COLUMNS))
+    unknown = sorted(set(columns) - _SCORE_COLUMN_SET)  # asked of every JSONL row: the set is built once
     return f"unknown column(s) {', '.join(unknown)}; a score file has {', '.join(SCORE_COLUMNS)}." if unknown else ""
 
 
