@@ -245,3 +245,30 @@ def test_the_responses_csv_download_neutralises_formulas_and_imports_back_unchan
     assert list(response_rows(Benchmark.objects.get(slug="evil-copy"))) == list(
         response_rows(Benchmark.objects.get(slug="evil"))
     )
+
+
+def test_edited_prompts_are_updated_in_place_slice_by_slice_and_a_new_category_marks_the_counts_stale(
+    models, monkeypatch
+):
+    """The file's prompts are compared with the stored ones a slice at a time: an edit in any slice is
+    found and stored in place, and only a changed category (the boards count battles per scenario)
+    marks the counts stale."""
+    from evalhub.system import bounded_queries
+    from evalhub.tallies.actions import is_stale
+    from evalhub.tallies.models import TallyState
+
+    monkeypatch.setattr(bounded_queries, "PER_QUERY", 2)
+    rows = [{"prompt_id": f"q{n}", "prompt": f"Question {n}?", "category": "math"} for n in range(5)]
+    do_import_benchmark(filename="f.jsonl", data=as_bytes(rows, "jsonl"), benchmark_slug="b")
+    keys = dict(Prompt.objects.values_list("external_id", "pk"))
+    TallyState.objects.update_or_create(pk=1, defaults={"stale": False})
+    rows[3]["prompt"] = "Question 3, reworded?"
+    summary = do_import_benchmark(filename="f.jsonl", data=as_bytes(rows, "jsonl"), benchmark_slug="b")
+    assert (summary.counts["prompts_updated"], summary.counts["prompts_unchanged"]) == (1, 4)
+    assert Prompt.objects.get(external_id="q3").text == "Question 3, reworded?"
+    assert not is_stale()
+    rows[4]["category"] = "logic"
+    summary = do_import_benchmark(filename="f.jsonl", data=as_bytes(rows, "jsonl"), benchmark_slug="b")
+    assert (summary.counts["prompts_updated"], summary.counts["prompts_unchanged"]) == (1, 4)
+    assert is_stale()
+    assert dict(Prompt.objects.values_list("external_id", "pk")) == keys, "updated in place"
