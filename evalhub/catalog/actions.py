@@ -30,6 +30,7 @@ from evalhub.catalog.models import (
 from evalhub.catalog.tallying import battle_key, do_count_imported, do_count_new_labels
 from evalhub.core.files.benchmarks import (
     ParsedFile,
+    PromptRecord,
     ResponseRecord,
     RowError,
     detect_format,
@@ -76,13 +77,13 @@ class ImportRejected(Exception):
 class ImportSummary:
     benchmark: Benchmark
     rows: int
-    counts: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, Any] = field(default_factory=dict)
 
     def describe(self) -> str:
         c = self.counts
         return (
-            f"{self.rows} rows: prompts {c['prompts_created']} new, {c['prompts_updated']} updated, "
-            f"{c['prompts_unchanged']} unchanged; responses {c['responses_created']} new, "
+            f"{self.rows} rows: prompts {c['prompts_created']} new, {c['prompts_updated']} updated"
+            f"{_described_fields(c)}, {c['prompts_unchanged']} unchanged; responses {c['responses_created']} new, "
             f"{c['responses_updated']} updated, {c['responses_unchanged']} unchanged; "
             f"{c['models_created']} new model(s)."
         )
@@ -199,13 +200,20 @@ def _json(value: Any) -> str:
     return json.dumps(value)  # as Django's JSONField writes it; PostgreSQL reads the text as jsonb
 
 
-def _upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str, int]) -> dict[str, StoredPrompt]:
+def _upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str, Any]) -> dict[str, StoredPrompt]:
     """The file's prompts created or brought up to date, each by its id in the file. A slice of the
     file's prompts at a time is compared with what is stored (memory stays bounded however large the
     benchmark); new ones go in one RowWriter stream with keys reserved first, so nothing is read back
-    (bulk_create spent half of a 200,000-prompt import building a model instance per prompt)."""
+    (bulk_create spent half of a 200,000-prompt import building a model instance per prompt).
+
+    Imports add; they never blank: a stored prompt takes only the fields the file carried
+    (`PromptRecord.given`, and the privileged and metadata keys it names), so a labels file or another
+    model's responses leave its reference answer, guidelines and metadata as they are. The fields that
+    changed are named in `counts["prompt_fields_updated"]`."""
     stored_prompts: dict[str, StoredPrompt] = {}
     changed, stale = 0, False
+    fields: set[str] = set()
+    untitled: list[RowError] = []
     held = benchmark.prompts.exists()  # a new benchmark's first file has nothing to compare with
     with RowWriter(Prompt, ("id", "external_id", *PROMPT_FIELDS), benchmark_id=benchmark.pk) as new:
         for part in in_slices(parsed.prompts):
@@ -221,29 +229,27 @@ def _upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str, 
             spare = reserve_ids(Prompt, fresh)[::-1] if fresh else []
             edited = []
             for record in part:
-                values = [
-                    record.text,
-                    record.category,
-                    record.synopsis,
-                    record.source,
-                    record.reference_answer,
-                    record.rating_guidelines,
-                    record.privileged,
-                    record.metadata,
-                ]
                 stored = existing.get(record.external_id)
                 if stored is None:
                     pk = spare.pop()
-                    new.write((pk, record.external_id, *values[:-2], _json(record.privileged), _json(record.metadata)))
+                    if "text" not in record.given:
+                        untitled.append(_untitled(record))
+                        continue
+                    values = [getattr(record, name) for name in PROMPT_TEXT_ATTRIBUTES]
+                    new.write((pk, record.external_id, *values, _json(record.privileged), _json(record.metadata)))
                     stored_prompts[record.external_id] = StoredPrompt(pk, record.category, created=True)
                     continue
-                if stored[1] != values:
-                    stale = stale or stored[1][CATEGORY] != record.category
+                values, named = _merged_prompt(stored[1], record)
+                if named:
+                    fields.update(named)
+                    stale = stale or values[CATEGORY] != stored[1][CATEGORY]
                     edited.append(Prompt(pk=stored[0], **dict(zip(PROMPT_FIELDS, values, strict=True))))
-                stored_prompts[record.external_id] = StoredPrompt(stored[0], record.category)
+                stored_prompts[record.external_id] = StoredPrompt(stored[0], values[CATEGORY])
             new.pause()
             Prompt.objects.bulk_update(edited, PROMPT_FIELDS, batch_size=500)
             changed += len(edited)
+    if untitled:  # the import's transaction undoes what was written
+        raise ImportRejected(untitled)
     if stale:
         do_mark_stale()  # the boards count battles per scenario: a prompt's category names it
     if changed:
@@ -253,13 +259,51 @@ def _upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str, 
         prompts_updated=changed,
         prompts_unchanged=len(parsed.prompts) - new.written - changed,
     )
+    if fields:
+        counts["prompt_fields_updated"] = sorted(fields)
     return stored_prompts
+
+
+PROMPT_TEXT_ATTRIBUTES = ("text", *PROMPT_FIELDS[1:-2])  # a PromptRecord's text fields, in PROMPT_FIELDS order
+
+
+def _merged_prompt(stored: list[Any], record: PromptRecord) -> tuple[list[Any], list[str]]:
+    """A stored prompt's values with what the file carried laid over them, and the names of the fields
+    (`privileged.NAME`, `metadata.NAME` for keys) that this changes."""
+    values = list(stored)
+    named = []
+    for index, name in enumerate(PROMPT_TEXT_ATTRIBUTES):
+        if name in record.given and values[index] != getattr(record, name):
+            values[index] = getattr(record, name)
+            named.append("prompt" if name == "text" else name)
+    for index, prefix, given in ((-2, "privileged", record.privileged), (-1, "metadata", record.metadata)):
+        merged = {**values[index], **given}
+        for key in record.cleared:
+            if key.startswith(f"{prefix}."):
+                merged.pop(key.split(".", 1)[1], None)
+        if merged != values[index]:
+            keys = set(merged) | set(values[index])
+            named += [f"{prefix}.{key}" for key in sorted(keys) if merged.get(key) != values[index].get(key)]
+            values[index] = merged
+    return values, named
+
+
+def _untitled(record: PromptRecord) -> RowError:
+    line = record.line
+    return RowError(line, f"missing required field 'prompt' (first row of prompt_id {record.external_id!r}, new here).")
+
+
+def _described_fields(counts: Mapping[str, Any]) -> str:
+    """': category, reference_answer' after "N updated" when prompts were changed by name."""
+    names = counts.get("prompt_fields_updated") or []
+    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    return f" ({shown})" if shown else ""
 
 
 def _upsert_responses(
     prompts: Mapping[str, StoredPrompt],
     parsed: ParsedFile,
-    counts: dict[str, int],
+    counts: dict[str, Any],
     ids: Mapping[tuple[str, str], int] | None = None,
 ) -> None:
     """The file's responses created or brought up to date, a slice of them at a time as the prompts
@@ -391,14 +435,15 @@ class JudgmentImportSummary:
     benchmark: Benchmark
     layout: str
     rows: int
-    counts: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, Any] = field(default_factory=dict)
 
     def describe(self) -> str:
         c = self.counts
         return (
             f"{self.rows} rows ({self.layout}): judgments {c['judgments_created']} new, "
             f"{c['judgments_replaced']} changed, {c['judgments_unchanged']} unchanged; "
-            f"prompts {c['prompts_created']} new; responses {c['responses_created']} new; "
+            f"prompts {c['prompts_created']} new, {c['prompts_updated']} updated{_described_fields(c)}; "
+            f"responses {c['responses_created']} new; "
             f"{c['models_created']} new model(s), {c['judges_created']} new judge(s)."
         )
 
@@ -689,7 +734,8 @@ class ScoreImportSummary(ImportSummary):
         c = self.counts
         return (
             f"{self.rows} rows: scores {c['scores_created']} new, {c['scores_changed']} changed, "
-            f"{c['scores_unchanged']} unchanged; prompts {c['prompts_created']} new; responses "
+            f"{c['scores_unchanged']} unchanged; prompts {c['prompts_created']} new, "
+            f"{c['prompts_updated']} updated{_described_fields(c)}; responses "
             f"{c['responses_created']} new; {c['models_created']} new model(s), {c['raters_created']} new rater(s), "
             f"{c['criteria_created']} new criteria."
         )
@@ -768,7 +814,7 @@ def do_import_scores(
 IMPORTED_SCORE_SOURCE = "import-scores"
 
 
-def _upsert_scores(prompts: Mapping[str, StoredPrompt], records: Sequence[ScoreRecord], counts: dict[str, int]) -> None:
+def _upsert_scores(prompts: Mapping[str, StoredPrompt], records: Sequence[ScoreRecord], counts: dict[str, Any]) -> None:
     """New scores written as they are matched, changed ones updated in place (the parser refused a file
     that scores one response twice under one criterion and rater, so each record is its own key)."""
     models, criteria, responses = _ids_of(prompts)

@@ -19,14 +19,21 @@ are given once on its first row. Columns:
 | response_variant | no | tells apart several responses of one model to one prompt |
 | response_metadata.NAME | no | free metadata of the response (e.g. `preprocessed`, GEM's C.1 text) |
 
-In JSONL, `privileged`, `metadata` and `response_metadata` may also be objects. Empty cells mean "not given".
-A row without `model` defines (or repeats) only the prompt.
+In JSONL, `privileged`, `metadata` and `response_metadata` may also be objects. A row without `model`
+defines (or repeats) only the prompt.
+
+Imports add; they never blank. A prompt field is changed only by a file that carries its column: a column
+the file lacks leaves the stored value as it is, and an empty value in a column the file has clears it (the
+explicit way to remove a reference answer, a privileged or metadata key). `prompt` may be left out for a
+prompt the benchmark already holds; the importer refuses a new prompt without it (`PromptRecord.given`
+says which fields a row carried; `ParsedFile.untitled` lists the prompts whose text no row gave).
 """
 
 from __future__ import annotations
 
 import codecs
 import difflib
+import functools
 import io
 import json
 import math
@@ -72,6 +79,11 @@ class RowError:
         return f"{self.unit} {self.line}: {self.message}" if self.line is not None else self.message
 
 
+# The prompt's text fields by the column that carries each.
+TEXT_FIELD_OF_COLUMN = {"prompt": "text", **{name: name for name in PROMPT_TEXT_FIELDS[1:]}}
+ALL_TEXT_FIELDS = frozenset(TEXT_FIELD_OF_COLUMN.values())
+
+
 @dataclass(slots=True)  # a million of them in a large file
 class PromptRecord:
     external_id: str
@@ -84,6 +96,11 @@ class PromptRecord:
     rating_guidelines: str = ""
     privileged: dict[str, str] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
+    # Which text fields (`text`, `category`, …) the file carried for this prompt: only these change a
+    # stored prompt. Every one by default, as for a prompt written in full.
+    given: frozenset[str] = ALL_TEXT_FIELDS
+    # `privileged.NAME` / `metadata.NAME` columns the file carried empty: these keys are removed.
+    cleared: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -103,6 +120,9 @@ class ParsedFile:
     errors: list[RowError] = field(default_factory=list)
     new_models: set[str] = field(default_factory=set)
     rows: int = 0
+    # Prompts no row gave a text, by id → the line that first named them: allowed only where the
+    # benchmark already holds the prompt, which the importer checks.
+    untitled: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -384,6 +404,8 @@ class _Checker:
             for problem in problems:
                 self.error(line, problem)
             return
+        cleared = tuple(f"privileged.{key}" for key, value in privileged.items() if not value)
+        cleared += tuple(f"metadata.{key}" for key, value in metadata.items() if value is None)
         record = PromptRecord(
             external_id=prompt_id,
             line=line,
@@ -395,6 +417,8 @@ class _Checker:
             rating_guidelines=texts["rating_guidelines"],
             privileged={key: value for key, value in privileged.items() if value},
             metadata={key: value for key, value in metadata.items() if value is not None},
+            given=_given_fields(row),
+            cleared=cleared,
         )
         if not self._merge_prompt(line, record, has_response=bool(texts["model"] or texts["response"])):
             return
@@ -438,18 +462,22 @@ class _Checker:
         first = self.prompts.get(record.external_id)
         if first is None:
             if not record.text.strip():
-                self.error(line, f"missing required field 'prompt' (first row of prompt_id {record.external_id!r}).")
-                return False
+                # Only a prompt the benchmark holds may go without its text: the importer checks.
+                record.given -= {"text"}
+                self.parsed.untitled[record.external_id] = line
             self.prompts[record.external_id] = record
             self.parsed.prompts.append(record)
             return True
         if not has_response:
             self.error(line, f"duplicate prompt_id {record.external_id!r} (first on {self.unit} {first.line}).")
             return False
+        # A field the prompt's first row left out may come on a later row (a judgments file names a prompt
+        # on many rows); a field both give must agree.
+        adopted = {name for name in record.given - first.given if getattr(record, name)}
         conflicts = [
             name
             for name in ("text", "category", "synopsis", "source", "reference_answer", "rating_guidelines")
-            if getattr(record, name) and getattr(record, name) != getattr(first, name)
+            if name not in adopted and getattr(record, name) and getattr(record, name) != getattr(first, name)
         ]
         conflicts += [
             f"privileged.{key}" for key, value in record.privileged.items() if first.privileged.get(key, value) != value
@@ -464,6 +492,11 @@ class _Checker:
                 f"prompt_id {record.external_id!r} has a different {shown} than on {self.unit} {first.line}.",
             )
             return False
+        for name in adopted:
+            setattr(first, name, getattr(record, name))
+        first.given |= adopted
+        if "text" in adopted:
+            self.parsed.untitled.pop(first.external_id, None)
         for key, value in record.privileged.items():
             first.privileged.setdefault(key, value)
         for key, value in record.metadata.items():
@@ -505,6 +538,19 @@ class _Checker:
             return
         self.responses[key] = line
         self.parsed.responses.append(ResponseRecord(prompt_id, model, variant, text, line, metadata))
+
+
+@functools.cache
+def _given_of(columns: frozenset[str]) -> frozenset[str]:
+    return frozenset(TEXT_FIELD_OF_COLUMN[name] for name in columns)
+
+
+_TEXT_COLUMNS = frozenset(TEXT_FIELD_OF_COLUMN)
+
+
+def _given_fields(row: Mapping[str, Any]) -> frozenset[str]:
+    """The text fields a row carries, by its columns (one shared set per distinct layout of a row)."""
+    return _given_of(_TEXT_COLUMNS.intersection(row))
 
 
 def unstorable_text(text: str) -> str | None:

@@ -80,6 +80,7 @@ GENERIC_COLUMNS = (
 )
 MT_BENCH_COLUMNS = ("question_id", "model_a", "model_b", "winner", "judge", "turn", "conversation_a", "conversation_b")
 ALPACA_COLUMNS = ("instruction", "output_1", "output_2", "generator_1", "generator_2", "preference", "annotator")
+PROMPT_COLUMNS = ("prompt", "category")  # the prompt fields a labels row may carry
 MAX_JUDGE_LENGTH = 100  # a judge becomes a LanguageModel slug
 NAMES_KEY = "_names"  # a converted row's {slug: name as the file wrote it}
 _SLUG_SOURCE = re.compile("[a-zA-Z0-9]")
@@ -310,7 +311,7 @@ def _alpaca_eval(row: dict[str, Any]) -> dict[str, Any] | str:
     return {
         "prompt_id": f"ae-{digest[:12]}",
         "prompt": row["instruction"],
-        "category": row.get("dataset"),
+        **({"category": row["dataset"]} if "dataset" in row else {}),
         **names,
         "response_a": row["output_1"],
         "response_b": row["output_2"],
@@ -343,7 +344,8 @@ class ResponsesSeen:
         seen = self._first.get((prompt_id, model))
         if seen is None:
             self._first[(prompt_id, model)] = (line, text)
-            response = {"prompt_id": prompt_id, "prompt": row.get("prompt"), "category": row.get("category")}
+            # Only the prompt fields the row carries: a labels file leaves the rest of a stored prompt as it is.
+            response = {"prompt_id": prompt_id, **{name: row[name] for name in PROMPT_COLUMNS if name in row}}
             self.rows.append((line, {**response, "model": model, "response": text}))
             return None
         return seen[0] if seen[1] != text else None

@@ -1,0 +1,262 @@
+"""Imports add; they never blank: a benchmark imported with every prompt field, then people's labels,
+scores or another model's responses that do not restate those fields, leaves every prompt as it was.
+A field is cleared only by a file that carries its column empty, and a changed field is named."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+
+from evalhub.catalog.actions import (
+    ImportRejected,
+    check_score_file,
+    do_import_benchmark,
+    do_import_judgments,
+    do_import_scores,
+)
+from evalhub.catalog.models import LanguageModel, Prompt
+
+pytestmark = pytest.mark.django_db
+
+HAIKU = "Write a haiku."
+SAY_HI = "Say hi."
+AE_ID = "ae-" + hashlib.sha1(SAY_HI.encode(), usedforsecurity=False).hexdigest()[:12]
+
+
+def full_prompt(prompt_id: str, text: str) -> dict:
+    """A benchmark row with every field a prompt can carry."""
+    return {
+        "prompt_id": prompt_id,
+        "prompt": text,
+        "category": "writing",
+        "synopsis": f"synopsis of {prompt_id}",
+        "source": f"source of {prompt_id}",
+        "reference_answer": f"reference of {prompt_id}",
+        "rating_guidelines": f"guidelines of {prompt_id}",
+        "privileged": {"hint": f"hint of {prompt_id}", "rubric": "be kind"},
+        "metadata": {"instruction_difficulty": 2.5, "source_dataset": "demo"},
+        "model": "alpha",
+        "response": f"alpha on {prompt_id}",
+    }
+
+
+def jsonl(rows: list[dict]) -> bytes:
+    return "\n".join(json.dumps(row) for row in rows).encode()
+
+
+def prompt_fields() -> dict[str, tuple]:
+    return {
+        prompt.external_id: (
+            prompt.text,
+            prompt.category,
+            prompt.synopsis,
+            prompt.source,
+            prompt.reference_answer,
+            prompt.rating_guidelines,
+            prompt.privileged,
+            prompt.metadata,
+        )
+        for prompt in Prompt.objects.filter(benchmark__slug="bench")
+    }
+
+
+@pytest.fixture
+def stored(db):
+    """The benchmark as a team imports it first, and what its prompts hold."""
+    for slug in ("alpha", "beta"):
+        LanguageModel.objects.create(slug=slug, display_name=slug)
+    rows = [full_prompt("q1", "Is 221 prime?"), full_prompt("81", HAIKU), full_prompt(AE_ID, SAY_HI)]
+    do_import_benchmark(filename="bench.jsonl", data=jsonl(rows), benchmark_slug="bench")
+    before = prompt_fields()
+    assert before["q1"][4] == "reference of q1" and before["81"][6]["hint"] == "hint of 81"
+    return before
+
+
+def test_another_models_responses_without_the_prompt_fields_leave_every_prompt_as_it_was(stored):
+    rows = [
+        {"prompt_id": "q1", "model": "beta", "response": "No."},
+        {"prompt_id": "81", "model": "beta", "response": "Snow."},
+    ]
+    summary = do_import_benchmark(filename="beta.jsonl", data=jsonl(rows), benchmark_slug="bench")
+    assert prompt_fields() == stored
+    assert (summary.counts["prompts_updated"], summary.counts["responses_created"]) == (0, 2)
+    # The same in CSV, with the prompt restated unchanged and no column for the rest.
+    csv = b"prompt_id,prompt,model,response\r\nq1,Is 221 prime?,beta,No.\r\n"
+    do_import_benchmark(filename="beta.csv", data=csv, benchmark_slug="bench")
+    assert prompt_fields() == stored
+
+
+def test_generic_labels_in_csv_imported_twice_leave_every_prompt_as_it_was(stored):
+    labels = (
+        b"prompt_id,prompt,model_a,model_b,response_a,response_b,judge,winner\r\n"
+        b"q1,Is 221 prime?,alpha,beta,alpha on q1,No.,human-ana,a\r\n"
+        b"q1,,alpha,beta,alpha on q1,No.,human-bo,b\r\n"
+    )
+    for _ in range(2):
+        summary = do_import_judgments(filename="labels.csv", data=labels, benchmark_slug="bench", allow_new_models=True)
+        assert prompt_fields() == stored
+        assert summary.counts["prompts_updated"] == 0
+
+
+def test_labels_that_leave_out_the_prompt_text_are_taken_for_a_prompt_the_benchmark_holds(stored):
+    labels = jsonl(
+        [
+            {
+                "prompt_id": "q1",
+                "model_a": "alpha",
+                "model_b": "beta",
+                "response_a": "alpha on q1",
+                "response_b": "No.",
+                "judge": "human-ana",
+                "winner": "a",
+            }
+        ]
+    )
+    summary = do_import_judgments(filename="labels.jsonl", data=labels, benchmark_slug="bench")
+    assert prompt_fields() == stored
+    assert summary.counts["judgments_created"] == 1
+
+
+def test_a_new_prompt_still_needs_its_text_and_nothing_is_written_without_it(stored):
+    labels = jsonl(
+        [
+            {
+                "prompt_id": "q-new",
+                "model_a": "alpha",
+                "model_b": "beta",
+                "response_a": "a",
+                "response_b": "b",
+                "judge": "human-ana",
+                "winner": "a",
+            }
+        ]
+    )
+    with pytest.raises(ImportRejected) as rejected:
+        do_import_judgments(filename="labels.jsonl", data=labels, benchmark_slug="bench", allow_new_models=True)
+    assert [str(error) for error in rejected.value.errors] == [
+        "line 1: missing required field 'prompt' (first row of prompt_id 'q-new', new here)."
+    ]
+    assert prompt_fields() == stored
+    assert not LanguageModel.objects.filter(slug="human-ana").exists()
+
+
+def test_mt_bench_and_arena_style_records_leave_every_prompt_as_it_was(stored):
+    conversation = [{"role": "user", "content": HAIKU}, {"role": "assistant", "content": "Snow falls."}]
+    record = {
+        "question_id": 81,
+        "model_a": "alpha",
+        "model_b": "beta",
+        "winner": "model_a",
+        "judge": "arena_user_1",
+        "turn": 1,
+        "conversation_a": conversation,
+        "conversation_b": [conversation[0], {"role": "assistant", "content": "A poem."}],
+    }
+    do_import_judgments(filename="arena.jsonl", data=jsonl([record]), benchmark_slug="bench", allow_new_models=True)
+    assert prompt_fields() == stored
+
+
+def test_alpaca_eval_annotations_leave_every_prompt_as_it_was(stored):
+    annotation = {
+        "instruction": SAY_HI,
+        "output_1": "Hi!",
+        "output_2": "Hello!",
+        "generator_1": "alpha",
+        "generator_2": "beta",
+        "preference": 1.25,
+        "annotator": "alpaca_eval_gpt4",
+    }
+    data = json.dumps([annotation]).encode()
+    do_import_judgments(filename="annotations.json", data=data, benchmark_slug="bench", allow_new_models=True)
+    assert prompt_fields() == stored
+
+
+def test_scores_leave_every_prompt_as_it_was(stored):
+    scores = jsonl(
+        [
+            {"prompt_id": "q1", "model": "alpha", "response": "alpha on q1", "rater": "human-ana", "score": 4},
+            {
+                "prompt_id": "81",
+                "prompt": HAIKU,
+                "model": "beta",
+                "response": "Snow.",
+                "rater": "human-ana",
+                "score": 2,
+            },
+        ]
+    )
+    parsed = check_score_file("scores.jsonl", scores)
+    do_import_scores(parsed=parsed, filename="scores.jsonl", data=scores, benchmark_slug="bench")
+    assert prompt_fields() == stored
+
+
+def test_an_inspect_log_leaves_every_prompt_as_it_was(stored, tmp_path):
+    from tests.catalog.test_import_scores import inspect_log
+
+    Prompt.objects.filter(external_id="q1").update(text="Question q1?")
+    stored["q1"] = ("Question q1?", *stored["q1"][1:])
+    inspect_log(tmp_path / "log.eval", {"q1": {"match": "C"}})
+    call_command("import_scores", str(tmp_path / "log.eval"), "--benchmark", "bench", "--create-models")
+    assert prompt_fields() == stored
+
+
+def test_the_labels_upload_page_leaves_every_prompt_as_it_was(stored, admin_user, login):
+    labels = (
+        b"prompt_id,model_a,model_b,response_a,response_b,judge,winner\r\nq1,alpha,beta,alpha on q1,No.,human-ana,a\r\n"
+    )
+    response = login(admin_user).post(
+        "/judges/import/",
+        {"file": SimpleUploadedFile("labels.csv", labels), "benchmark": "bench", "layout": "auto"},
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert prompt_fields() == stored
+
+
+def test_a_field_changes_only_where_the_file_carries_it_and_the_summary_names_it(stored):
+    rows = [
+        {
+            "prompt_id": "q1",
+            "category": "maths",
+            "reference_answer": "No: 13 x 17.",
+            "privileged": {"hint": "try 13"},
+            "metadata": {"instruction_difficulty": 3.0},
+        }
+    ]
+    summary = do_import_benchmark(filename="edit.jsonl", data=jsonl(rows), benchmark_slug="bench")
+    after = prompt_fields()
+    text, category, synopsis, source, reference, guidelines, privileged, metadata = after["q1"]
+    assert (text, category, synopsis, source, reference, guidelines) == (
+        "Is 221 prime?",
+        "maths",
+        "synopsis of q1",
+        "source of q1",
+        "No: 13 x 17.",
+        "guidelines of q1",
+    )
+    assert privileged == {"hint": "try 13", "rubric": "be kind"}
+    assert metadata == {"instruction_difficulty": 3.0, "source_dataset": "demo"}
+    assert {key: after[key] for key in ("81", AE_ID)} == {key: stored[key] for key in ("81", AE_ID)}
+    assert summary.counts["prompts_updated"] == 1
+    assert summary.counts["prompt_fields_updated"] == [
+        "category",
+        "metadata.instruction_difficulty",
+        "privileged.hint",
+        "reference_answer",
+    ]
+    assert (
+        "prompts 0 new, 1 updated (category, metadata.instruction_difficulty, privileged.hint, " in summary.describe()
+    )
+
+
+def test_an_empty_value_in_a_column_the_file_has_is_the_explicit_way_to_clear_a_field(stored):
+    csv = b"prompt_id,reference_answer,privileged.hint,metadata.source_dataset\r\nq1,,,\r\n"
+    summary = do_import_benchmark(filename="clear.csv", data=csv, benchmark_slug="bench")
+    text, category, _, _, reference, guidelines, privileged, metadata = prompt_fields()["q1"]
+    assert (text, category, reference, guidelines) == ("Is 221 prime?", "writing", "", "guidelines of q1")
+    assert privileged == {"rubric": "be kind"}
+    assert metadata == {"instruction_difficulty": 2.5}
+    assert summary.counts["prompt_fields_updated"] == ["metadata.source_dataset", "privileged.hint", "reference_answer"]
