@@ -78,10 +78,14 @@ try:
     # A chunk whose worker has not beaten for EVALHUB_STALL_SECONDS is sent back to the queue.
     EVALHUB_HEARTBEAT_SECONDS = env.int("EVALHUB_HEARTBEAT_SECONDS", 2, minimum=1)
     EVALHUB_STALL_SECONDS = env.int("EVALHUB_STALL_SECONDS", 20, minimum=2)
+    # A chunk sent to the broker and taken by no worker for this long past its queue's current wait (its
+    # message was lost: a task that failed before it claimed the chunk) is sent again.
+    EVALHUB_UNCLAIMED_SECONDS = env.int("EVALHUB_UNCLAIMED_SECONDS", 180, minimum=10)
     # Connections to Redis per process for the channel layer's sends, and for the cache; work waits for one.
     EVALHUB_REDIS_MAX_CONNECTIONS = env.int("EVALHUB_REDIS_MAX_CONNECTIONS", 20, minimum=2)
     # PostgreSQL connections per process come from one pool of at most this many (0: no pool, one
-    # connection per thread); a query that finds none free waits up to the timeout, then fails.
+    # connection per thread); a query that finds none free waits up to the timeout, then fails. A worker
+    # grows its own pool to what its threads need (evalhub.db_pool.fit_pool_to_worker).
     EVALHUB_DB_POOL_MAX_SIZE = env.int("EVALHUB_DB_POOL_MAX_SIZE", 10, minimum=0)
     EVALHUB_DB_POOL_TIMEOUT = env.int("EVALHUB_DB_POOL_TIMEOUT", 30, minimum=1)
     # Optional: an OTLP/HTTP logs endpoint; every stored judgment is sent there as an OpenTelemetry
@@ -152,7 +156,9 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
+# Health checks: a pooled connection is checked as it is taken (psycopg_pool's check_connection), so after
+# PostgreSQL restarts or drops connections a dead one is replaced instead of failing a request with 500.
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0, conn_health_checks=True)}
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
     # WAL lets the web server read while the in-process worker writes.

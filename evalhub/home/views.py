@@ -3,6 +3,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.db import connection
 from django.db.models import Count, Q
@@ -106,10 +107,33 @@ def home(request):
 @login_not_required
 @require_GET
 def healthz(request):
-    """For load balancers and docker healthchecks: is the database reachable?"""
+    """For load balancers and docker healthchecks: are the database and Redis reachable? Each says
+    "ok", the error's type, or (Redis in the embedded mode) "not used"."""
+    checks = {"database": _database_check(), "redis": _redis_check()}
+    healthy = all(state in ("ok", "not used") for state in checks.values())
+    return JsonResponse({"status": "ok" if healthy else "error", **checks}, status=200 if healthy else 503)
+
+
+def _database_check() -> str:
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
     except Exception as error:  # report, don't raise: a health check answers
-        return JsonResponse({"status": "error", "database": type(error).__name__}, status=503)
-    return JsonResponse({"status": "ok"})
+        return type(error).__name__
+    return "ok"
+
+
+def _redis_check() -> str:
+    if not settings.REDIS_URL:
+        return "not used"
+    import redis
+
+    try:
+        client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=2)
+        try:
+            client.ping()
+        finally:
+            client.close()
+    except Exception as error:  # report, don't raise
+        return type(error).__name__
+    return "ok"

@@ -1,6 +1,30 @@
 from __future__ import annotations
 
+import logging
+import os
+
 from django.apps import AppConfig
+
+logger = logging.getLogger("evalhub.jobs")
+
+
+def fit_database_pool(sender=None, **_signal_kwargs) -> str:
+    """At `worker_init`: this worker process's connection pool holds every thread it runs (evalhub.db_pool);
+    a configured size too small for them is raised, and said loudly in the worker's log."""
+    from evalhub.db_pool import fit_pool_to_worker
+
+    concurrency = getattr(sender, "concurrency", 1)
+    pool = getattr(sender, "pool_cls", "prefork")
+    name = pool if isinstance(pool, str) else f"{getattr(pool, '__module__', '')}.{getattr(pool, '__name__', '')}"
+    threaded = "thread" in name.lower() or "gevent" in name.lower() or "eventlet" in name.lower()
+    if not isinstance(concurrency, int):  # "auto", resolved after this signal: as many as the cores
+        concurrency = os.cpu_count() or 1
+    warning = fit_pool_to_worker(
+        concurrency, "threads" if threaded else "prefork", explicit="EVALHUB_DB_POOL_MAX_SIZE" in os.environ
+    )
+    if warning:
+        logger.warning(warning)
+    return warning
 
 
 class JobsConfig(AppConfig):
@@ -12,6 +36,8 @@ class JobsConfig(AppConfig):
 
         from evalhub.jobs import watchdog
 
+        # Before the worker's first task: its pool is made on the first connection.
+        signals.worker_init.connect(fit_database_pool, weak=False, dispatch_uid="evalhub-fit-database-pool")
         # Sent by `celery worker` in the process that runs tasks (threads and solo pools); the
         # embedded worker starts its watchdog itself (evalhub.system.embedded).
         signals.worker_ready.connect(watchdog.start, weak=False, dispatch_uid="evalhub-watchdog-start")

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, TypeVar
 
@@ -106,7 +107,10 @@ def enqueue_chunks(job: Job, chunk_ids: Sequence[int] | None = None) -> None:
     if runner is None:
         raise LookupError(f"job {job.pk} has no registered kind with a run ({job.kind!r})")
     task, queue = task_named(CHUNK_TASK), runner.queue(run)
-    for chunk_id in pending_chunk_ids(job) if chunk_ids is None else chunk_ids:
+    ids = pending_chunk_ids(job) if chunk_ids is None else list(chunk_ids)
+    # Stamped before sending: a worker may take a message at once, and its claim must come after this.
+    JobChunk.objects.filter(pk__in=ids, done_at__isnull=True).update(sent_at=timezone.now(), queue=queue)
+    for chunk_id in ids:
         task.apply_async(args=[chunk_id], queue=queue)
 
 
@@ -121,7 +125,6 @@ def do_resume_job(job: Job, message: str = "Resumed: what was stored is kept.") 
         reopened = job.chunks.filter(done_at__isnull=False, units_failed__gt=0)
         if not (reopened.exists() or job.chunks.filter(done_at__isnull=True).exists()):
             return job  # nothing would run: the job keeps its state rather than waiting forever as Queued
-        give_back = sum(reopened.values_list("units_planned", flat=True))
         reopened.update(done_at=None, units_failed=0, first_error="")
         # Lost claims go back; a chunk a live worker is beating stays its (a resume never runs one twice).
         job.chunks.filter(done_at__isnull=True, heartbeat_at__lt=timezone.now() - stall_after()).update(
@@ -129,12 +132,23 @@ def do_resume_job(job: Job, message: str = "Resumed: what was stored is kept.") 
         )
         job.status, job.finished_at, job.requested, job.error = JobStatus.QUEUED, None, "", ""
         job.units_failed = job.units_invalid = 0
-        job.progress_done = max(0, job.progress_done - give_back)
+        # Counted again from the facts: a chunk recorded while the job stood failed (another chunk's
+        # error) added no progress then, and a resumed job that stores every unit must read n of n.
+        job.progress_done = _progress_from_facts(job)
         job.message = message
         job.save()
         broadcast_job(job)
         transaction.on_commit(lambda: enqueue_chunks(job))
     return job
+
+
+def _progress_from_facts(job: Job) -> int:
+    """The kind's own count where it keeps one, else the planned units of the chunks recorded."""
+    runner, run = kinds.run_of(job)
+    counted = runner(run).progress_done(job) if runner is not None and run is not None else None
+    if counted is not None:
+        return counted
+    return sum(job.chunks.filter(done_at__isnull=False).values_list("units_planned", flat=True))
 
 
 def worker_name() -> str:
@@ -203,7 +217,8 @@ def _claim(chunk_id: int) -> tuple[JobChunk | None, str]:
         if chunk.heartbeat_at is not None and chunk.heartbeat_at >= now - stall_after():
             return None, "in progress elsewhere"
         chunk.attempts, chunk.heartbeat_at, chunk.worker = chunk.attempts + 1, now, worker_name()[:200]
-        chunk.save(update_fields=["attempts", "heartbeat_at", "worker"])
+        chunk.claimed_at = now
+        chunk.save(update_fields=["attempts", "heartbeat_at", "worker", "claimed_at"])
     return chunk, ""
 
 
@@ -318,4 +333,59 @@ def do_requeue_stalled_chunks(job: Job | None = None) -> int:
                 owner, 0, f"Chunk {chunk.index + 1}: its worker stopped answering at {seen}; sent back to the queue."
             )
             transaction.on_commit(partial(enqueue_chunks, owner, [chunk.pk]))
+    return count
+
+
+WAIT_WINDOW = timedelta(minutes=15)  # the claims a queue's current wait is read from
+
+
+def queue_wait(queue: str, now: datetime) -> timedelta:
+    """How long the queue's chunks waited for a worker lately: the longest wait of those taken in the
+    last WAIT_WINDOW (nothing taken: no wait to add)."""
+    claims = (
+        JobChunk.objects.filter(queue=queue, claimed_at__gte=now - WAIT_WINDOW, sent_at__isnull=False)
+        .order_by("-claimed_at")
+        .values_list("claimed_at", "sent_at")[:1000]
+    )
+    waits = [claimed - sent for claimed, sent in claims if claimed is not None and sent is not None]
+    return max((wait for wait in waits if wait >= timedelta(0)), default=timedelta(0))
+
+
+def unclaimed_chunks(job: Job | None = None):
+    """Chunks sent to the broker that no worker has taken, of running and queued jobs."""
+    waiting = JobChunk.objects.filter(
+        done_at__isnull=True,
+        heartbeat_at__isnull=True,
+        sent_at__isnull=False,
+        job__status__in=[JobStatus.QUEUED, JobStatus.RUNNING],
+        job__requested="",
+    )
+    return waiting if job is None else waiting.filter(job=job)
+
+
+def do_resend_unclaimed_chunks(job: Job | None = None) -> int:
+    """Send again every chunk whose message went to the broker and was taken by no worker for
+    EVALHUB_UNCLAIMED_SECONDS past its queue's current wait: its message was lost (a task that failed
+    before it claimed the chunk acknowledged it all the same). A second message is harmless: a delivery
+    finds its chunk done or in hand. Safe from many watchdogs at once: each chunk is sent by one."""
+    now = timezone.now()
+    bound = timedelta(seconds=settings.EVALHUB_UNCLAIMED_SECONDS)
+    waiting = unclaimed_chunks(job).filter(sent_at__lt=now - bound)
+    waits: dict[str, timedelta] = {}
+    count = 0
+    for chunk in waiting.select_related("job"):
+        if chunk.queue not in waits:
+            waits[chunk.queue] = queue_wait(chunk.queue, now)
+        if chunk.sent_at is None or chunk.sent_at >= now - bound - waits[chunk.queue]:
+            continue
+        with transaction.atomic():
+            taken = JobChunk.objects.filter(pk=chunk.pk, sent_at=chunk.sent_at, heartbeat_at__isnull=True)
+            if not taken.update(sent_at=now):
+                continue  # another watchdog sent it, or a worker took it meanwhile
+            count += 1
+            sent = timezone.localtime(chunk.sent_at).strftime("%H:%M:%S")
+            do_progress_job(
+                chunk.job, 0, f"Chunk {chunk.index + 1}: sent at {sent} and taken by no worker; sent again."
+            )
+            transaction.on_commit(partial(enqueue_chunks, chunk.job, [chunk.pk]))
     return count

@@ -176,6 +176,11 @@ class JobChunk(models.Model):
     worker = models.CharField(max_length=200, blank=True, help_text="host:pid of the worker on it now.")
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     done_at = models.DateTimeField(null=True, blank=True)
+    # When its message last went to the broker, on which queue, and when a worker last took it: a chunk
+    # sent and never taken (its message lost) is sent again (evalhub.jobs.chunks.do_resend_unclaimed_chunks).
+    queue = models.CharField(max_length=50, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["job", "index"]

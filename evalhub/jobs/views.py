@@ -2,13 +2,14 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.db.models import Count, Min
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from evalhub.accounts.roles import ADMIN, has_role, role_required
 from evalhub.jobs.actions import do_expire_worker_check, do_request_stop, do_start_worker_check
-from evalhub.jobs.chunks import do_requeue_stalled_chunks, do_resume_job
+from evalhub.jobs.chunks import do_requeue_stalled_chunks, do_resend_unclaimed_chunks, do_resume_job, unclaimed_chunks
 from evalhub.jobs.kinds import configuration, results_url, run_of
 from evalhub.jobs.models import Job, StopRequest
 
@@ -36,7 +37,7 @@ def check_job(request, pk: int):
     closed, and chunks whose workers stopped beating go back to the queue now, even when no worker's
     watchdog is alive to notice."""
     job = do_expire_worker_check(get_object_or_404(Job, pk=pk))
-    if do_requeue_stalled_chunks(job):
+    if do_requeue_stalled_chunks(job) + do_resend_unclaimed_chunks(job):
         job.refresh_from_db()
     return render(request, "jobs/_job_status.html", {"job": job, "results_url": results_url(job)})
 
@@ -54,6 +55,7 @@ def job_controls(request, pk: int):
         "may_stop": may_stop(request.user, job),
         "may_resume": has_role(request.user, ADMIN) and run_of(job)[1] is not None,
         "stalled_since": job.stalled_since(),
+        "waiting": unclaimed_chunks(job).aggregate(chunks=Count("pk"), since=Min("sent_at")),
     }
     return render(request, "jobs/_job_controls.html", context)
 

@@ -4,7 +4,8 @@ A worker killed mid-chunk (SIGKILL, an OOM kill, a redeploy's SIGTERM-then-SIGKI
 message unacknowledged in the broker until the visibility timeout (hours). Its chunk's heartbeat
 stops instead, and whichever live worker's watchdog looks next requeues it within
 EVALHUB_STALL_SECONDS plus one look. Many watchdogs are safe together: each chunk is taken back
-by one of them (evalhub.jobs.chunks.do_requeue_stalled_chunks).
+by one of them (evalhub.jobs.chunks.do_requeue_stalled_chunks). It also sends again a chunk whose
+message no worker ever took (do_resend_unclaimed_chunks): a lost message delays a job, never strands it.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ _started: threading.Event | None = None
 
 
 def look_once() -> int:
-    from evalhub.jobs.chunks import do_requeue_stalled_chunks
+    from evalhub.jobs.chunks import do_requeue_stalled_chunks, do_resend_unclaimed_chunks
 
     try:
         count = do_requeue_stalled_chunks()
+        resent = do_resend_unclaimed_chunks()
     except Exception:  # a database hiccup must not end the watchdog
         logger.exception("the stall check failed; trying again at the next look")
         return 0
@@ -32,7 +34,9 @@ def look_once() -> int:
         close_old_connections()
     if count:
         logger.warning("sent %d chunk(s) of dead workers back to the queue", count)
-    return count
+    if resent:
+        logger.warning("sent %d chunk(s) again that no worker had taken (a lost message)", resent)
+    return count + resent
 
 
 def _watch(stop: threading.Event) -> None:

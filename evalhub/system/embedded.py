@@ -88,7 +88,14 @@ def serve(host: str, port: int, on_ready: Callable[[], None] = lambda: None) -> 
             if self.started:
                 on_ready()
 
-    config = uvicorn.Config("evalhub.asgi:application", host=host, port=port, log_level="warning", lifespan="off")
+    config = uvicorn.Config(
+        "evalhub.asgi:application",
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="off",
+        timeout_graceful_shutdown=10,
+    )
     try:
         AnnouncingServer(config).run()
     except KeyboardInterrupt:

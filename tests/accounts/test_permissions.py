@@ -26,8 +26,16 @@ def test_anonymous_visitors_are_sent_to_the_login_page(client, demo, url):
     assert response.url.startswith("/login/?next=")
 
 
-def test_the_health_check_needs_no_login(client):
-    assert client.get("/healthz").json() == {"status": "ok"}
+def test_the_health_check_needs_no_login(client, settings):
+    answer = client.get("/healthz").json()
+    assert answer == {"status": "ok", "database": "ok", "redis": "ok" if settings.REDIS_URL else "not used"}
+
+
+def test_the_health_check_names_what_is_down(client, settings):
+    settings.REDIS_URL = "redis://127.0.0.1:1/0"  # nothing listens there
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json() == {"status": "error", "database": "ok", "redis": "ConnectionError"}
 
 
 @pytest.mark.parametrize("url", PAGES[1:])

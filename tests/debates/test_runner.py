@@ -20,6 +20,7 @@ from evalhub.debates.runner import run_debate
 from evalhub.jobs.actions import do_request_stop
 from evalhub.jobs.models import Job, JobStatus
 from evalhub.jobs.runners import work_chunk
+from evalhub.llm import interrupt
 from evalhub.llm.types import ProviderUnavailable
 from tests.debates.conftest import sections_of
 
@@ -216,14 +217,15 @@ def test_a_run_stopped_mid_chunk_tells_one_story_on_every_page(make_run, monkeyp
     run = start(make_run(rounds=2))
     agreeing, splitting, slow = run.debates.select_related("response_a", "response_b").order_by("id")
     texts = {d.pk: {d.response_a.text, d.response_b.text} for d in (agreeing, splitting, slow)}
-    asked = threading.Event()
+    asked, requested = threading.Event(), threading.Event()
 
     def stop_once_two_settled():
         try:
-            for _ in range(500):  # SQLite lets one writer in at a time: a locked table is tried again
+            for _ in range(1500):  # SQLite lets one writer in at a time: a locked table is tried again
                 try:
                     if run_counts(run)["finished"] >= 2:
                         do_request_stop(Job.objects.get(pk=run.job_id), stop)
+                        requested.set()
                         return
                 except OperationalError:
                     pass
@@ -237,7 +239,13 @@ def test_a_run_stopped_mid_chunk_tells_one_story_on_every_page(make_run, monkeyp
                 if not asked.is_set():  # the user stops the run while the third debate is under way
                     asked.set()
                     threading.Thread(target=stop_once_two_settled).start()
-                await asyncio.sleep(0.5)  # the heartbeat reads the request meanwhile; the next call stops
+                # Held here until the heartbeat has read the request (the call then stops), however slow
+                # the machine: the third debate cannot finish before the stop lands.
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    if requested.is_set():
+                        interrupt.check()
+                    await asyncio.sleep(0.02)
             return await super()._complete_once(messages, sampling)
 
     def decide(agent, messages):
