@@ -35,24 +35,31 @@ def release_connection(alias: str = "default") -> None:
 CONNECTIONS_PER_TASK = 3
 # The process's own: the stall watchdog and the worker's main thread (worker checks, signals).
 CONNECTIONS_PER_PROCESS = 2
-THREADED_POOLS = ("threads", "thread", "gevent", "eventlet")  # pools that run many tasks in one process
+THREADED_POOLS = ("thread", "gevent", "eventlet")  # Celery pools that run many tasks in one process
 
 
-def connections_needed(concurrency: int, pool: str) -> int:
+def pool_name(pool_cls: object) -> str:
+    """A Celery pool as the worker was given it (an alias such as "threads", or the class)."""
+    if isinstance(pool_cls, str):
+        return pool_cls
+    return f"{getattr(pool_cls, '__module__', '')}.{getattr(pool_cls, '__qualname__', pool_cls)}"
+
+
+def connections_needed(concurrency: int, pool_cls: object) -> int:
     """The pooled connections a worker process needs so that no thread of it ever waits for one: a
-    threads pool runs `concurrency` tasks in this process; prefork and solo run one per process."""
-    tasks = max(1, concurrency) if pool.lower() in THREADED_POOLS else 1
-    return tasks * CONNECTIONS_PER_TASK + CONNECTIONS_PER_PROCESS
+    threaded pool runs `concurrency` tasks in this process; prefork and solo run one per process."""
+    threaded = any(word in pool_name(pool_cls).lower() for word in THREADED_POOLS)
+    return (max(1, concurrency) if threaded else 1) * CONNECTIONS_PER_TASK + CONNECTIONS_PER_PROCESS
 
 
-def fit_pool_to_worker(concurrency: int, pool: str, *, explicit: bool, alias: str = "default") -> str:
+def fit_pool_to_worker(concurrency: int, pool_cls: object, *, explicit: bool, alias: str = "default") -> str:
     """Grow this process's connection pool to what its worker runs, before any connection is made;
     returns a warning when a configured size (`explicit`) was too small, "" otherwise. The pool is
     never shrunk: the configured size is a floor (the web processes' size)."""
     options = connections.settings[alias].get("OPTIONS", {}).get("pool")
     if not isinstance(options, dict):
         return ""
-    needed = connections_needed(concurrency, pool)
+    needed = connections_needed(concurrency, pool_cls)
     configured = int(options.get("max_size", 0) or 0)
     if configured >= needed:
         return ""
@@ -63,7 +70,8 @@ def fit_pool_to_worker(concurrency: int, pool: str, *, explicit: bool, alias: st
     if not explicit:
         return ""
     return (
-        f"EVALHUB_DB_POOL_MAX_SIZE={configured} cannot hold this worker's threads ({pool} pool, concurrency "
-        f"{concurrency}: {CONNECTIONS_PER_TASK} connections a task, {CONNECTIONS_PER_PROCESS} for the process); "
-        f"its pool holds {needed} instead. Make sure PostgreSQL's max_connections allows every process's pool."
+        f"EVALHUB_DB_POOL_MAX_SIZE={configured} cannot hold this worker's threads ({pool_name(pool_cls)} pool, "
+        f"concurrency {concurrency}: {CONNECTIONS_PER_TASK} connections a task, {CONNECTIONS_PER_PROCESS} for the "
+        f"process); its pool holds up to {needed} instead. Make sure PostgreSQL's max_connections allows every "
+        "process's pool."
     )

@@ -29,6 +29,7 @@ from evalhub.catalog.models import (
 )
 from evalhub.catalog.tallying import battle_key, do_count_imported, do_count_new_labels
 from evalhub.core.files.benchmarks import (
+    PROMPT_TEXT_ATTRIBUTES,
     ParsedFile,
     PromptRecord,
     ResponseRecord,
@@ -52,16 +53,7 @@ from evalhub.system.bounded_queries import in_slices, where_in
 from evalhub.system.bulk_insert import RowWriter, reserve_ids
 from evalhub.tallies.actions import do_mark_stale, note_change
 
-PROMPT_FIELDS = (
-    "text",
-    "category",
-    "synopsis",
-    "source",
-    "reference_answer",
-    "rating_guidelines",
-    "privileged",
-    "metadata",
-)
+PROMPT_FIELDS = (*PROMPT_TEXT_ATTRIBUTES, "privileged", "metadata")  # the Prompt columns an import writes
 CATEGORY = PROMPT_FIELDS.index("category")
 
 
@@ -233,7 +225,7 @@ def _upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str, 
                 if stored is None:
                     pk = spare.pop()
                     if "text" not in record.given:
-                        untitled.append(_untitled(record))
+                        untitled.append(_untitled(record, parsed.unit))
                         continue
                     values = [getattr(record, name) for name in PROMPT_TEXT_ATTRIBUTES]
                     new.write((pk, record.external_id, *values, _json(record.privileged), _json(record.metadata)))
@@ -264,9 +256,6 @@ def _upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str, 
     return stored_prompts
 
 
-PROMPT_TEXT_ATTRIBUTES = ("text", *PROMPT_FIELDS[1:-2])  # a PromptRecord's text fields, in PROMPT_FIELDS order
-
-
 def _merged_prompt(stored: list[Any], record: PromptRecord) -> tuple[list[Any], list[str]]:
     """A stored prompt's values with what the file carried laid over them, and the names of the fields
     (`privileged.NAME`, `metadata.NAME` for keys) that this changes."""
@@ -288,9 +277,10 @@ def _merged_prompt(stored: list[Any], record: PromptRecord) -> tuple[list[Any], 
     return values, named
 
 
-def _untitled(record: PromptRecord) -> RowError:
-    line = record.line
-    return RowError(line, f"missing required field 'prompt' (first row of prompt_id {record.external_id!r}, new here).")
+def _untitled(record: PromptRecord, unit: str) -> RowError:
+    return RowError(
+        record.line, f"missing required field 'prompt' (first row of prompt_id {record.external_id!r}, new here).", unit
+    )
 
 
 def _described_fields(counts: Mapping[str, Any]) -> str:

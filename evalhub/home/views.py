@@ -128,6 +128,8 @@ def _redis_check() -> str:
         return "not used"
     import redis
 
+    # A client of its own with short timeouts: the cache's pooled client waits its pool's 20 s when busy,
+    # and a health check must answer within the container check's 5 s.
     try:
         client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2, socket_timeout=2)
         try:

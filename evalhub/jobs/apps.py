@@ -14,14 +14,10 @@ def fit_database_pool(sender=None, **_signal_kwargs) -> str:
     from evalhub.db_pool import fit_pool_to_worker
 
     concurrency = getattr(sender, "concurrency", 1)
-    pool = getattr(sender, "pool_cls", "prefork")
-    name = pool if isinstance(pool, str) else f"{getattr(pool, '__module__', '')}.{getattr(pool, '__name__', '')}"
-    threaded = "thread" in name.lower() or "gevent" in name.lower() or "eventlet" in name.lower()
     if not isinstance(concurrency, int):  # "auto", resolved after this signal: as many as the cores
         concurrency = os.cpu_count() or 1
-    warning = fit_pool_to_worker(
-        concurrency, "threads" if threaded else "prefork", explicit="EVALHUB_DB_POOL_MAX_SIZE" in os.environ
-    )
+    pool_cls = getattr(sender, "pool_cls", "prefork")
+    warning = fit_pool_to_worker(concurrency, pool_cls, explicit="EVALHUB_DB_POOL_MAX_SIZE" in os.environ)
     if warning:
         logger.warning(warning)
     return warning

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections, connection, transaction
+from django.db.models import DurationField, ExpressionWrapper, F, Max
 from django.utils import timezone
 
 from evalhub.celery import task_named
@@ -145,7 +146,7 @@ def do_resume_job(job: Job, message: str = "Resumed: what was stored is kept.") 
 def _progress_from_facts(job: Job) -> int:
     """The kind's own count where it keeps one, else the planned units of the chunks recorded."""
     runner, run = kinds.run_of(job)
-    counted = runner(run).progress_done(job) if runner is not None and run is not None else None
+    counted = runner(run).progress_done(job) if runner is not None else None
     if counted is not None:
         return counted
     return sum(job.chunks.filter(done_at__isnull=False).values_list("units_planned", flat=True))
@@ -342,13 +343,10 @@ WAIT_WINDOW = timedelta(minutes=15)  # the claims a queue's current wait is read
 def queue_wait(queue: str, now: datetime) -> timedelta:
     """How long the queue's chunks waited for a worker lately: the longest wait of those taken in the
     last WAIT_WINDOW (nothing taken: no wait to add)."""
-    claims = (
-        JobChunk.objects.filter(queue=queue, claimed_at__gte=now - WAIT_WINDOW, sent_at__isnull=False)
-        .order_by("-claimed_at")
-        .values_list("claimed_at", "sent_at")[:1000]
-    )
-    waits = [claimed - sent for claimed, sent in claims if claimed is not None and sent is not None]
-    return max((wait for wait in waits if wait >= timedelta(0)), default=timedelta(0))
+    longest = JobChunk.objects.filter(queue=queue, claimed_at__gte=now - WAIT_WINDOW, sent_at__isnull=False).aggregate(
+        wait=Max(ExpressionWrapper(F("claimed_at") - F("sent_at"), output_field=DurationField()))
+    )["wait"]
+    return max(longest or timedelta(0), timedelta(0))  # a chunk sent again after its claim waited nothing
 
 
 def unclaimed_chunks(job: Job | None = None):
@@ -370,22 +368,19 @@ def do_resend_unclaimed_chunks(job: Job | None = None) -> int:
     finds its chunk done or in hand. Safe from many watchdogs at once: each chunk is sent by one."""
     now = timezone.now()
     bound = timedelta(seconds=settings.EVALHUB_UNCLAIMED_SECONDS)
-    waiting = unclaimed_chunks(job).filter(sent_at__lt=now - bound)
-    waits: dict[str, timedelta] = {}
+    overdue = unclaimed_chunks(job).filter(sent_at__lt=now - bound)
     count = 0
-    for chunk in waiting.select_related("job"):
-        if chunk.queue not in waits:
-            waits[chunk.queue] = queue_wait(chunk.queue, now)
-        if chunk.sent_at is None or chunk.sent_at >= now - bound - waits[chunk.queue]:
-            continue
-        with transaction.atomic():
-            taken = JobChunk.objects.filter(pk=chunk.pk, sent_at=chunk.sent_at, heartbeat_at__isnull=True)
-            if not taken.update(sent_at=now):
-                continue  # another watchdog sent it, or a worker took it meanwhile
-            count += 1
-            sent = timezone.localtime(chunk.sent_at).strftime("%H:%M:%S")
-            do_progress_job(
-                chunk.job, 0, f"Chunk {chunk.index + 1}: sent at {sent} and taken by no worker; sent again."
-            )
-            transaction.on_commit(partial(enqueue_chunks, chunk.job, [chunk.pk]))
+    for queue in set(overdue.values_list("queue", flat=True)):
+        cutoff = now - bound - queue_wait(queue, now)
+        for chunk in overdue.filter(queue=queue, sent_at__lt=cutoff).select_related("job"):
+            with transaction.atomic():
+                taken = JobChunk.objects.filter(pk=chunk.pk, sent_at=chunk.sent_at, heartbeat_at__isnull=True)
+                if not taken.update(sent_at=now):
+                    continue  # another watchdog sent it, or a worker took it meanwhile
+                count += 1
+                sent = timezone.localtime(chunk.sent_at).strftime("%H:%M:%S")
+                do_progress_job(
+                    chunk.job, 0, f"Chunk {chunk.index + 1}: sent at {sent} and taken by no worker; sent again."
+                )
+                transaction.on_commit(partial(enqueue_chunks, chunk.job, [chunk.pk]))
     return count

@@ -5,8 +5,10 @@ A field is cleared only by a file that carries its column empty, and a changed f
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 
+import pandas as pd
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
@@ -102,39 +104,28 @@ def test_generic_labels_in_csv_imported_twice_leave_every_prompt_as_it_was(store
         assert summary.counts["prompts_updated"] == 0
 
 
+def label(prompt_id: str, response_a: str, response_b: str) -> dict:
+    """A person's label in the generic layout, with no prompt text."""
+    return {
+        "prompt_id": prompt_id,
+        "model_a": "alpha",
+        "model_b": "beta",
+        "response_a": response_a,
+        "response_b": response_b,
+        "judge": "human-ana",
+        "winner": "a",
+    }
+
+
 def test_labels_that_leave_out_the_prompt_text_are_taken_for_a_prompt_the_benchmark_holds(stored):
-    labels = jsonl(
-        [
-            {
-                "prompt_id": "q1",
-                "model_a": "alpha",
-                "model_b": "beta",
-                "response_a": "alpha on q1",
-                "response_b": "No.",
-                "judge": "human-ana",
-                "winner": "a",
-            }
-        ]
-    )
+    labels = jsonl([label("q1", "alpha on q1", "No.")])
     summary = do_import_judgments(filename="labels.jsonl", data=labels, benchmark_slug="bench")
     assert prompt_fields() == stored
     assert summary.counts["judgments_created"] == 1
 
 
 def test_a_new_prompt_still_needs_its_text_and_nothing_is_written_without_it(stored):
-    labels = jsonl(
-        [
-            {
-                "prompt_id": "q-new",
-                "model_a": "alpha",
-                "model_b": "beta",
-                "response_a": "a",
-                "response_b": "b",
-                "judge": "human-ana",
-                "winner": "a",
-            }
-        ]
-    )
+    labels = jsonl([label("q-new", "a", "b")])
     with pytest.raises(ImportRejected) as rejected:
         do_import_judgments(filename="labels.jsonl", data=labels, benchmark_slug="bench", allow_new_models=True)
     assert [str(error) for error in rejected.value.errors] == [
@@ -142,6 +133,14 @@ def test_a_new_prompt_still_needs_its_text_and_nothing_is_written_without_it(sto
     ]
     assert prompt_fields() == stored
     assert not LanguageModel.objects.filter(slug="human-ana").exists()
+    # A Parquet file's errors count rows, as its other errors do.
+    buffer = io.BytesIO()
+    pd.DataFrame([{"prompt_id": "q-new", "model": "beta", "response": "r"}]).to_parquet(buffer)
+    with pytest.raises(ImportRejected) as rejected:
+        do_import_benchmark(filename="new.parquet", data=buffer.getvalue(), benchmark_slug="bench")
+    assert [str(error) for error in rejected.value.errors] == [
+        "row 1: missing required field 'prompt' (first row of prompt_id 'q-new', new here)."
+    ]
 
 
 def test_mt_bench_and_arena_style_records_leave_every_prompt_as_it_was(stored):
@@ -204,16 +203,31 @@ def test_an_inspect_log_leaves_every_prompt_as_it_was(stored, tmp_path):
     assert prompt_fields() == stored
 
 
-def test_the_labels_upload_page_leaves_every_prompt_as_it_was(stored, admin_user, login):
+def test_a_team_uploads_a_benchmark_then_labels_twice_and_the_prompt_page_still_shows_its_privileged_box(
+    db, admin_user, login
+):
+    for slug in ("alpha", "beta"):
+        LanguageModel.objects.create(slug=slug, display_name=slug)
+    client = login(admin_user)
+    benchmark = jsonl([full_prompt("q1", "Is 221 prime?"), {"prompt_id": "q1", "model": "beta", "response": "No."}])
+    uploaded = client.post(
+        "/benchmarks/import/",
+        {"file": SimpleUploadedFile("bench.jsonl", benchmark), "benchmark": "bench", "task_type": "other"},
+    )
+    assert uploaded.status_code == 302, uploaded.content.decode()[:2000]
     labels = (
         b"prompt_id,model_a,model_b,response_a,response_b,judge,winner\r\nq1,alpha,beta,alpha on q1,No.,human-ana,a\r\n"
     )
-    response = login(admin_user).post(
-        "/judges/import/",
-        {"file": SimpleUploadedFile("labels.csv", labels), "benchmark": "bench", "layout": "auto"},
-    )
-    assert response.status_code == 302, response.content.decode()[:2000]
-    assert prompt_fields() == stored
+    for _ in range(2):  # the same labels file again, as a second upload of it
+        response = client.post(
+            "/judges/import/",
+            {"file": SimpleUploadedFile("labels.csv", labels), "benchmark": "bench", "layout": "auto"},
+        )
+        assert response.status_code == 302, response.content.decode()[:2000]
+    prompt = Prompt.objects.get(benchmark__slug="bench", external_id="q1")
+    page = client.get(f"/benchmarks/bench/prompts/{prompt.pk}/").content.decode()
+    assert "Privileged information" in page
+    assert "reference of q1" in page and "hint of q1" in page
 
 
 def test_a_field_changes_only_where_the_file_carries_it_and_the_summary_names_it(stored):

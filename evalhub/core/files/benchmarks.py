@@ -26,7 +26,7 @@ Imports add; they never blank. A prompt field is changed only by a file that car
 the file lacks leaves the stored value as it is, and an empty value in a column the file has clears it (the
 explicit way to remove a reference answer, a privileged or metadata key). `prompt` may be left out for a
 prompt the benchmark already holds; the importer refuses a new prompt without it (`PromptRecord.given`
-says which fields a row carried; `ParsedFile.untitled` lists the prompts whose text no row gave).
+says which fields a row carried).
 """
 
 from __future__ import annotations
@@ -79,9 +79,10 @@ class RowError:
         return f"{self.unit} {self.line}: {self.message}" if self.line is not None else self.message
 
 
-# The prompt's text fields by the column that carries each.
+# The prompt's text fields (PromptRecord's and the Prompt model's names) by the column that carries each.
 TEXT_FIELD_OF_COLUMN = {"prompt": "text", **{name: name for name in PROMPT_TEXT_FIELDS[1:]}}
-ALL_TEXT_FIELDS = frozenset(TEXT_FIELD_OF_COLUMN.values())
+PROMPT_TEXT_ATTRIBUTES = tuple(TEXT_FIELD_OF_COLUMN.values())
+ALL_TEXT_FIELDS = frozenset(PROMPT_TEXT_ATTRIBUTES)
 
 
 @dataclass(slots=True)  # a million of them in a large file
@@ -120,9 +121,7 @@ class ParsedFile:
     errors: list[RowError] = field(default_factory=list)
     new_models: set[str] = field(default_factory=set)
     rows: int = 0
-    # Prompts no row gave a text, by id → the line that first named them: allowed only where the
-    # benchmark already holds the prompt, which the importer checks.
-    untitled: dict[str, int] = field(default_factory=dict)
+    unit: str = "line"  # what a row is called in messages (a Parquet file's are rows)
 
     @property
     def ok(self) -> bool:
@@ -164,7 +163,7 @@ def parse_rows(
     allow_new_models: bool = False,
 ) -> ParsedFile:
     """Check rows already read (as `read_rows` gives them) against this schema."""
-    parsed = ParsedFile()
+    parsed = ParsedFile(unit=unit)
     checker = _Checker(parsed, set(known_models), allow_new_models, unit)
     for location, row in rows:
         parsed.rows += 1
@@ -464,7 +463,6 @@ class _Checker:
             if not record.text.strip():
                 # Only a prompt the benchmark holds may go without its text: the importer checks.
                 record.given -= {"text"}
-                self.parsed.untitled[record.external_id] = line
             self.prompts[record.external_id] = record
             self.parsed.prompts.append(record)
             return True
@@ -476,7 +474,7 @@ class _Checker:
         adopted = {name for name in record.given - first.given if getattr(record, name)}
         conflicts = [
             name
-            for name in ("text", "category", "synopsis", "source", "reference_answer", "rating_guidelines")
+            for name in PROMPT_TEXT_ATTRIBUTES
             if name not in adopted and getattr(record, name) and getattr(record, name) != getattr(first, name)
         ]
         conflicts += [
@@ -495,8 +493,6 @@ class _Checker:
         for name in adopted:
             setattr(first, name, getattr(record, name))
         first.given |= adopted
-        if "text" in adopted:
-            self.parsed.untitled.pop(first.external_id, None)
         for key, value in record.privileged.items():
             first.privileged.setdefault(key, value)
         for key, value in record.metadata.items():
