@@ -10,6 +10,7 @@ from a foreign loop is handed to the loop the consumers receive on.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 
 import redis
@@ -74,6 +75,29 @@ class ThreadSafeInMemoryChannelLayer(InMemoryChannelLayer):
         return await self._at_home(super().group_discard, group, channel)
 
 
+@functools.cache
+def cancel_honouring(connection_class: type[aioredis.Connection]) -> type[aioredis.Connection]:
+    """The URL's connection class (plain, TLS or Unix socket), raising a cancellation that its
+    write swallowed.
+
+    redis-py writes each command under asyncio.wait_for, and Python 3.11's wait_for returns the
+    write's result instead of raising when a cancel lands in the step the write finished (CPython
+    gh-86296, fixed in 3.12). A closed socket's channel-layer receive then lost its cancel and
+    popped on, every 5 s, for ever: the socket's ASGI task never ended and uvicorn waited on it at
+    SIGTERM. The reply of a command cut off here is never read, so the connection is dropped."""
+
+    class CancelHonouring(connection_class):  # type: ignore[valid-type,misc]
+        async def send_packed_command(self, command, check_health: bool = True) -> None:
+            await super().send_packed_command(command, check_health)
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                await self.disconnect(nowait=True)
+                raise asyncio.CancelledError
+
+    CancelHonouring.__name__ = CancelHonouring.__qualname__ = f"CancelHonouring{connection_class.__name__}"
+    return CancelHonouring
+
+
 class WatchedRedisChannelLayer(RedisChannelLayer):
     """channels-redis, plus has_members(): whether any socket is in a group, so a page nobody has
     open is not rendered and sent through Redis on every write (one ZCARD instead).
@@ -91,10 +115,13 @@ class WatchedRedisChannelLayer(RedisChannelLayer):
     def create_pool(self, index: int) -> aioredis.ConnectionPool:
         options = dict(self.hosts[index])
         if "address" not in options or "max_connections" not in options:
-            return super().create_pool(index)
-        address = options.pop("address")
-        options.setdefault("timeout", options.pop("pool_timeout", 20))
-        return aioredis.BlockingConnectionPool.from_url(address, **options)
+            pool = super().create_pool(index)
+        else:
+            address = options.pop("address")
+            options.setdefault("timeout", options.pop("pool_timeout", 20))
+            pool = aioredis.BlockingConnectionPool.from_url(address, **options)
+        pool.connection_class = cancel_honouring(pool.connection_class)
+        return pool
 
     async def send(self, channel, message):
         return await on_process_loop(super().send(channel, message))

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
+import threading
+import time
 
 import pytest
 
@@ -156,3 +159,33 @@ def tiny_model(tiny_tokenizer):
     from evalhub.llm.tiny import build_causal_lm
 
     return build_causal_lm(len(tiny_tokenizer), "tiny", seed=1)
+
+
+def start_asgi_server():
+    """evalhub.asgi under uvicorn in a thread of this process (it sees the test database): its
+    address, the server (set should_exit to stop it) and its thread."""
+    import uvicorn
+
+    from evalhub.asgi import application
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(application, host="127.0.0.1", port=port, lifespan="off", log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    return f"http://127.0.0.1:{port}", server, thread
+
+
+@pytest.fixture
+def asgi_server():
+    url, server, thread = start_asgi_server()
+    yield url
+    server.should_exit = True
+    thread.join(10)

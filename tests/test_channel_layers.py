@@ -94,3 +94,51 @@ async def test_the_embedded_layer_sweeps_for_expired_messages_once_a_second_not_
     await layer.send(channel, {"type": "html.fragment", "html": "fresh"})
     assert (await layer.receive(channel))["html"] == "fresh"
     assert len(sweeps) > 1
+
+
+@requires_redis
+@pytest.mark.redis
+async def test_a_receive_whose_cancel_a_redis_write_swallowed_still_ends(monkeypatch):
+    """A closed socket's receive is cancelled; Python 3.11's asyncio.wait_for (around each redis-py
+    write) can swallow that cancel when it lands as the write finishes (CPython gh-86296). The
+    receive then popped on for ever and uvicorn never exited on SIGTERM. Here the swallow is made
+    on purpose, the way wait_for does it: cancel requested, CancelledError caught, the write returns."""
+    import uuid
+
+    from django.conf import settings
+    from redis.asyncio.connection import AbstractConnection
+
+    from evalhub.channel_layers import WatchedRedisChannelLayer
+
+    shipped = settings.CHANNEL_LAYERS["default"]["CONFIG"]["hosts"][0]  # its socket timeout outlasts a pop
+    layer = WatchedRedisChannelLayer(hosts=[{**shipped, "address": REDIS_URL, "max_connections": 4}])
+    channel = await layer.new_channel()
+    receiving: asyncio.Task | None = None
+    swallow = {"armed": False}
+    write = AbstractConnection.send_packed_command
+
+    async def write_that_swallows_a_cancel(connection, command, check_health=True):
+        await write(connection, command, check_health)
+        if swallow["armed"] and asyncio.current_task() is receiving:
+            swallow["armed"] = False
+            receiving.cancel()
+            try:
+                await asyncio.sleep(0)
+            except asyncio.CancelledError:
+                pass  # what wait_for does when its inner write is already done
+
+    monkeypatch.setattr(AbstractConnection, "send_packed_command", write_that_swallows_a_cancel)
+    try:
+        receiving = asyncio.ensure_future(layer.receive(channel))
+        swallow["armed"] = True
+        done, _ = await asyncio.wait({receiving}, timeout=20)  # ends at once; before, it never did
+        assert receiving in done and receiving.cancelled()
+
+        # The layer goes on: a later receive on the same channel gets what is sent to it.
+        await layer.send(channel, {"type": "html.fragment", "html": f"after {uuid.uuid4().hex}"})
+        assert (await asyncio.wait_for(layer.receive(channel), 10))["html"].startswith("after ")
+    finally:
+        if receiving is not None and not receiving.done():
+            receiving.cancel()
+            await asyncio.wait({receiving}, timeout=10)
+        await layer.flush()

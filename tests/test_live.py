@@ -81,3 +81,43 @@ def test_a_layer_that_cannot_tell_who_watches_gets_every_fragment(monkeypatch, d
     with django_capture_on_commit_callbacks(execute=True):
         live.broadcast_html("debate.2", recording(rendered, "maybe watched"))
     assert rendered == ["maybe watched"]
+
+
+@requires_redis
+@pytest.mark.redis
+@pytest.mark.django_db(transaction=True)
+def test_the_web_server_stops_at_once_after_twenty_viewers_came_and_went(settings):
+    """uvicorn waits for every socket's task at SIGTERM; a viewer's channel-layer receive that lost
+    its cancel (see test_channel_layers) kept it waiting for ever, so a deploy waited out its grace."""
+    import asyncio
+
+    from django.test import Client
+    from websockets.asyncio.client import connect
+
+    from evalhub.jobs.actions import do_create_job
+    from tests.conftest import make_user, start_asgi_server
+
+    settings.ALLOWED_HOSTS = ["127.0.0.1"]
+    job = do_create_job("worker_check", "Watched job", total=3)
+    client = Client()
+    client.force_login(make_user("vera", "viewer"))
+    url, server, thread = start_asgi_server()
+    address = url.replace("http://", "ws://") + f"/ws/jobs/{job.pk}/"
+
+    async def twenty_viewers_come_and_go() -> None:
+        viewers = []
+        for _ in range(20):
+            viewer = await connect(
+                address, origin=url, additional_headers={"Cookie": f"sessionid={client.cookies['sessionid'].value}"}
+            )
+            await asyncio.wait_for(viewer.recv(), 10)  # the job's current state: the socket is live
+            viewers.append(viewer)
+        for viewer in viewers:
+            await viewer.close()
+
+    try:
+        asyncio.run(twenty_viewers_come_and_go())
+    finally:
+        server.should_exit = True  # what uvicorn's SIGTERM handler sets
+        thread.join(30)
+    assert not thread.is_alive(), "the server still waits on a closed viewer's task"

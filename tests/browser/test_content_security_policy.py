@@ -3,10 +3,6 @@ refused, htmx still swaps, and the live socket still streams."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
-
 import pytest
 
 from evalhub.catalog.demo import do_load_demo
@@ -28,30 +24,6 @@ window.__csp = [];
 document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(
   e.violatedDirective + ' refused ' + (e.blockedURI || 'inline') + ' at ' + e.sourceFile + ':' + e.lineNumber));
 """
-
-
-@pytest.fixture
-def asgi_server():
-    """evalhub.asgi under uvicorn in a thread of this process (it sees the test database)."""
-    import uvicorn
-
-    from evalhub.asgi import application
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(application, host="127.0.0.1", port=port, lifespan="off", log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from evalhub.catalog.models import Benchmark, Prompt
-from tests.browser.test_content_security_policy import RECORD_VIOLATIONS, asgi_server  # noqa: F401  (fixture)
+from tests.browser.test_content_security_policy import RECORD_VIOLATIONS
 from tests.browser.test_login_and_browse import ARTIFACTS, page  # noqa: F401  (fixture)
 from tests.conftest import make_user, requires_chromium
 
@@ -28,7 +28,7 @@ def prompt_with_maths(db, settings):
 
 
 def test_formulas_are_typeset_as_mathml_under_the_policy_and_a_link_command_stays_text(
-    asgi_server,  # noqa: F811
+    asgi_server,
     prompt_with_maths,
     page,  # noqa: F811
 ):
