@@ -283,7 +283,10 @@ class ChatClient:
                 async with self._turn(need):
                     interrupt.check()  # a call that waited for its turn does not start after a stop
                     started = time.perf_counter()
-                    completion = await asyncio.wait_for(call(), self.timeout_s)
+                    # asyncio.timeout, not wait_for: 3.11's wait_for drops a cancel that lands as the
+                    # answer arrives (CPython gh-86296), and the caller would go on after being stopped.
+                    async with asyncio.timeout(self.timeout_s):
+                        completion = await call()
                 completion.latency_s = completion.latency_s or time.perf_counter() - started
                 # Charged its estimate before, the call now counts what it used (a failed attempt
                 # keeps its charge: the provider may have counted it too).

@@ -45,3 +45,28 @@ def test_outside_a_block_nothing_is_ever_interrupted():
     asyncio.run(judge.complete(RATE))
     interrupt.check()
     assert judge.meter.calls == 1
+
+
+async def test_a_call_cancelled_as_its_answer_arrives_is_cancelled_not_answered():
+    """A cancel (a closed socket, a stopped worker) landing in the step a provider's answer arrived
+    was swallowed by Python 3.11's asyncio.wait_for around the call (CPython gh-86296): the caller
+    got the answer and went on as if nothing had asked it to stop."""
+    from evalhub.llm.base import ChatClient
+    from evalhub.llm.types import Completion
+
+    started, answer = asyncio.Event(), asyncio.Event()
+
+    class SlowModel(ChatClient):
+        provider = "slow"
+
+        async def _complete_once(self, messages, sampling) -> Completion:
+            started.set()
+            await answer.wait()
+            return Completion("1", self.provider, self.model)
+
+    calling = asyncio.ensure_future(SlowModel("m").complete(RATE))
+    await started.wait()
+    answer.set()  # the answer arrives...
+    calling.cancel()  # ...in the same step as the cancel
+    await asyncio.wait({calling}, timeout=10)
+    assert calling.cancelled()
