@@ -24,7 +24,9 @@ on_postgres = pytest.mark.skipif(
 )
 
 
-def start_worker(name: str, pool: str, data_dir: str, module: str = "celery", **more_env: str) -> subprocess.Popen:
+def start_worker(
+    name: str, pool: str, data_dir: str, module: str = "celery", concurrency: int = 2, **more_env: str
+) -> subprocess.Popen:
     db = connection.settings_dict
     env = {
         **os.environ,
@@ -37,7 +39,7 @@ def start_worker(name: str, pool: str, data_dir: str, module: str = "celery", **
         **more_env,
     }
     command = [sys.executable, "-m", module, "-A", "evalhub", "worker", "-Q", ",".join(QUEUES), "-P", pool]
-    command += ["-c", "2"] if pool == "threads" else []
+    command += ["-c", str(concurrency)] if pool == "threads" else []
     command += ["-n", f"{name}@%h", "--without-mingle", "--without-gossip", "-l", "WARNING"]
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
