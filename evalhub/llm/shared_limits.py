@@ -100,7 +100,8 @@ end
 return 1
 """
 
-POLL_S = 0.05  # how often a call waiting for an in-flight slot asks again
+POLL_S = 0.05  # how soon a call waiting for another process's in-flight slot first asks again
+MAX_POLL_S = 0.8  # and how seldom at most, as it waits on
 HOLD_S = 10.0  # a slot's hold, renewed every third of it while its call runs: a dead worker's returns soon
 RETRY_REDIS_S = 5.0  # after Redis did not answer, the local limits hold this long before it is asked again
 REDIS_TIMEOUT_S = 2.0  # a Redis that hangs counts as one that does not answer
@@ -204,23 +205,31 @@ class SharedLimits:
 
     @asynccontextmanager
     async def slot(self, limit: int) -> AsyncIterator[None]:
-        """Hold one of `limit` in-flight slots for the call; released after, or expired if the worker dies."""
-        holder = secrets.token_hex(8)
-        while True:
-            taken = await self._eval(_TAKE, "inflight", limit, holder, self.hold_s)
-            if taken is None:  # Redis does not answer: this process's own slots
-                async with self.local.slot(limit):
+        """Hold one of `limit` in-flight slots for the call; released after, or expired if the worker dies.
+
+        A call first takes one of the client's own `limit` slots, and only then asks Redis: the calls
+        queued behind them (hundreds, in a DHP chunk) wait without a round trip. When each asked every
+        50 ms, they filled the process's connections to Redis, checks waited past the pool's bound, and
+        the limits fell back to this process's own as if Redis were down. A call that waits on other
+        processes' slots asks less often as it waits."""
+        async with self.local.slot(limit):  # also the slots while Redis does not answer
+            holder = secrets.token_hex(8)
+            wait = POLL_S
+            while True:
+                taken = await self._eval(_TAKE, "inflight", limit, holder, self.hold_s)
+                if taken is None:  # Redis does not answer: this process's own slots, held already
                     yield
-                return
-            if int(taken):
-                break
-            await asyncio.sleep(POLL_S)
-        renewing = asyncio.create_task(self._renew(holder))
-        try:
-            yield
-        finally:
-            renewing.cancel()
-            await self._ask(lambda redis: redis.zrem(f"{self._prefix}:inflight", holder))
+                    return
+                if int(taken):
+                    break
+                await asyncio.sleep(wait)
+                wait = min(2 * wait, MAX_POLL_S)
+            renewing = asyncio.create_task(self._renew(holder))
+            try:
+                yield
+            finally:
+                renewing.cancel()
+                await self._ask(lambda redis: redis.zrem(f"{self._prefix}:inflight", holder))
 
     async def _renew(self, holder: str) -> None:
         """Keep a live call's hold from running out; a killed worker stops renewing, and its slot returns."""

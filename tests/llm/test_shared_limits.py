@@ -279,3 +279,35 @@ def test_every_limit_of_a_process_shares_one_bounded_pool_whatever_the_threads_a
         thread.join(60)
     assert len(held) == 4
     assert 1 <= max(held) <= shared_limits.MAX_CONNECTIONS
+
+
+async def test_calls_waiting_for_a_slot_in_one_client_do_not_each_ask_redis():
+    """A DHP chunk queues hundreds of calls behind a client's 8 slots. Each asked Redis for a slot every
+    50 ms, which filled the process's connections to Redis: checks waited past the pool's bound and
+    were read as "Redis did not answer", and the limits stopped being shared (the deployment load test).
+    Now only the calls that hold one of the client's own slots ask Redis."""
+    limits = SharedLimits(REDIS_URL, "openai", "m", secrets.token_hex(8))
+    takes = []
+    ask = limits._eval
+
+    async def counted(script, key, *args):
+        if key == "inflight" and len(args) == 3:  # a take: (limit, holder, hold)
+            takes.append(args[1])
+        return await ask(script, key, *args)
+
+    limits._eval = counted  # type: ignore[method-assign]
+    inside, release = asyncio.Semaphore(0), asyncio.Event()
+
+    async def call() -> None:
+        async with limits.slot(2):
+            inside.release()
+            await release.wait()
+
+    calls = [asyncio.ensure_future(call()) for _ in range(50)]
+    await inside.acquire()
+    await inside.acquire()  # two calls hold the two slots; 48 wait
+    await asyncio.sleep(0.3)  # time for waiting calls to ask (before: each at once, then every 50 ms)
+    assert len(takes) == 2, f"{len(takes)} asks for a slot while two calls held both"
+    release.set()
+    await asyncio.wait_for(asyncio.gather(*calls), 30)
+    assert len(set(takes)) == 50, "every call held a slot in Redis, once each"
