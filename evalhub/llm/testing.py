@@ -414,13 +414,20 @@ _Handler.do_GET = _stats_get  # type: ignore[attr-defined]  # noqa: N815 (http.s
 
 
 def debate_bench_reply(words_per_answer: int) -> Callable[[str, list[dict[str, Any]]], str]:
-    """Agents that disagree by model name (judge-1 says 2, the others 1), with numbered words."""
+    """Agents that disagree by model name (judge-1 says 2, the others 1), with numbered words; a model
+    named dhp-… answers a score, yesci-… a YESciEval rating in JSON, writer-… numbered words only."""
     counter = iter(range(10**9))
     lock = threading.Lock()
 
     def reply(model: str, messages: list[dict[str, Any]]) -> str:
         with lock:
             words = " ".join(f"w{next(counter)}" for _ in range(words_per_answer))
+        if model.startswith("dhp-"):
+            return str(2 + len(str(messages[-1].get("content", ""))) % 4)  # 2 to 5, by what it rated
+        if model.startswith("yesci-"):
+            return json.dumps({"rating": 4, "rationale": words})
+        if model.startswith("writer-"):
+            return words
         return f"{words}\n{'2' if model == 'judge-1' else '1'}"
 
     return reply
