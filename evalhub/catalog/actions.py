@@ -39,6 +39,7 @@ from evalhub.core.files.benchmarks import (
     unit_of,
 )
 from evalhub.core.files.judgments import (
+    AUTO,
     DEFAULT_CRITERION,
     UNREADABLE,
     JudgmentRecord,
@@ -470,10 +471,12 @@ def check_judgment_file(
     *,
     layout: str = "auto",
     allow_new_models: bool = False,
+    judges_are: str = AUTO,
     on_judgment: Callable[[JudgmentRecord], object] | None = None,
 ) -> ParsedJudgments:
     """Check size, type and every row of a judgment file. Raises ImportRejected listing all problems.
-    `on_judgment` gets each judgment as its row is read (`parse_judgment_file`)."""
+    `on_judgment` gets each judgment as its row is read (`parse_judgment_file`); `judges_are` says
+    whether judges the file does not classify are people or models."""
     check_import_size(len(data))
     try:
         fmt = detect_format(filename)
@@ -483,7 +486,13 @@ def check_judgment_file(
     # Read before the rows: `on_judgment` may be writing them to the database as they come.
     criteria = set(Criterion.objects.values_list("slug", flat=True)) | {DEFAULT_CRITERION}
     parsed = parse_judgment_file(
-        data, fmt, layout=layout, known_models=models, allow_new_models=allow_new_models, on_judgment=on_judgment
+        data,
+        fmt,
+        layout=layout,
+        known_models=models,
+        allow_new_models=allow_new_models,
+        judges_are=judges_are,
+        on_judgment=on_judgment,
     )
     unit = unit_of(fmt)
     for record in parsed.judgments:
@@ -504,6 +513,7 @@ def do_import_judgments(
     layout: str = "auto",
     task_type: str = TaskType.OTHER,
     allow_new_models: bool = False,
+    judges_are: str = AUTO,
     user: Any = None,
 ) -> JudgmentImportSummary:
     """Import a whole judgment file, or nothing at all.
@@ -520,7 +530,8 @@ def do_import_judgments(
     # side rather than one after the other). SQLite is this process: there the file is read first, so
     # that the database's write lock is held only while writing.
     as_read = connection.vendor == "postgresql"
-    checked = None if as_read else check_judgment_file(filename, data, layout=layout, allow_new_models=allow_new_models)
+    checking: dict[str, Any] = {"layout": layout, "allow_new_models": allow_new_models, "judges_are": judges_are}
+    checked = None if as_read else check_judgment_file(filename, data, **checking)
     with transaction.atomic():
         benchmark, _ = Benchmark.objects.get_or_create(
             slug=benchmark_slug,
@@ -528,9 +539,7 @@ def do_import_judgments(
         )
         with _JudgmentImport(benchmark) as judgments:
             if checked is None:
-                parsed = check_judgment_file(
-                    filename, data, layout=layout, allow_new_models=allow_new_models, on_judgment=judgments.add
-                )
+                parsed = check_judgment_file(filename, data, **checking, on_judgment=judgments.add)
             else:
                 parsed = checked
                 for record in parsed.judgments:

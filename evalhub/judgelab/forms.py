@@ -2,12 +2,14 @@ from __future__ import annotations
 
 from django import forms
 
-from evalhub.core.files.judgments import LAYOUTS
+from evalhub.core.files.judgments import AUTO, LAYOUTS, MODELS, PEOPLE
 from evalhub.system.forms import OnlyChoicePreselectedForm
 
 
 class JudgmentImportForm(OnlyChoicePreselectedForm):
-    file = forms.FileField(help_text="JSONL, CSV or Parquet: generic, MT-Bench or AlpacaEval records.")
+    file = forms.FileField(
+        help_text="JSONL, CSV, Parquet or JSON: generic, MT-Bench / LMArena battles or AlpacaEval records."
+    )
     layout = forms.ChoiceField(
         choices=[("auto", "Detect from the columns"), *[(layout, layout) for layout in LAYOUTS]], initial="auto"
     )
@@ -16,4 +18,14 @@ class JudgmentImportForm(OnlyChoicePreselectedForm):
     )
     create_models = forms.BooleanField(
         required=False, help_text="Create candidate models named in the file that evalhub does not know yet."
+    )
+    judges_are = forms.ChoiceField(
+        label="The file's judges are",
+        choices=[
+            (AUTO, "Told by their names (expert_, author_, human, arena_user_: people; others: models)"),
+            (PEOPLE, "People"),
+            (MODELS, "Models"),
+        ],
+        initial=AUTO,
+        help_text="For judges the file does not classify itself (a generic file's judge_kind column wins).",
     )

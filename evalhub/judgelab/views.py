@@ -183,6 +183,7 @@ def import_judgments(request):
                 benchmark_slug=form.cleaned_data["benchmark"],
                 layout=form.cleaned_data["layout"],
                 allow_new_models=form.cleaned_data["create_models"],
+                judges_are=form.cleaned_data["judges_are"],
                 user=request.user,
             )
         except ImportRejected as rejected:

@@ -17,8 +17,9 @@ anything is written:
 - **mt-bench**: MT-Bench's pairwise judgment records (`question_id`, `model_a`, `model_b`,
   `winner` = `model_a` | `model_b` | `tie` | `tie (bothbad)`, `judge`, `turn`, `conversation_a`,
   `conversation_b`). Turn 1 is the first question and answer; turn 2 is the whole two-turn
-  exchange (prompt id `QID-turn-2`). The records do not say which side a person saw first, so
-  model_a counts as the first position. Judges named `expert_…`, `author_…` or `human…` are people;
+  exchange (prompt id `QID-turn-2`). LMArena's battles use this layout too. The records do not say
+  which side a person saw first, so model_a counts as the first position. Judges named `expert_…`,
+  `author_…`, `human…` or `arena_user_…` (Arena's voters) are people;
   a judge given as a list (`["gpt-4", "pair-v2"]`) is one model judge named by its parts;
 - **alpaca-eval**: AlpacaEval annotation records (`instruction`, `output_1`, `output_2`,
   `generator_1`, `generator_2`, `preference`, `annotator`, optional `dataset` as the category), as
@@ -26,6 +27,10 @@ anything is written:
   1 + the judge's probability that output_2 is better (1: output_1, 2: output_2, 1.5 or 0: a tie); a
   fractional one is kept as P(output_1 better) = 2 − preference beside the verdict, the likelier side.
   The prompt id is `ae-` and the first 12 hex digits of the instruction's SHA-1.
+
+Where a file does not say who its judges are (every mt-bench and alpaca-eval file, and a generic file
+without `judge_kind`), `judges_are` may say it for the whole file: `people` or `models` (`auto`: by the
+names, as above).
 
 In mt-bench and alpaca-eval files, model and judge names are made slugs (`gpt-3.5-turbo` →
 `gpt-3-5-turbo`) and a new model keeps the file's name as its display name; a name with no letter
@@ -84,7 +89,12 @@ PROMPT_COLUMNS = ("prompt", "category")  # the prompt fields a labels row may ca
 MAX_JUDGE_LENGTH = 100  # a judge becomes a LanguageModel slug
 NAMES_KEY = "_names"  # a converted row's {slug: name as the file wrote it}
 _SLUG_SOURCE = re.compile("[a-zA-Z0-9]")
-MT_BENCH_PEOPLE = ("expert", "author", "human")
+# MT-Bench's human judgments name experts and authors; LMArena's battles (the same layout) name each
+# voter `arena_user_…`: all people. Other judge names (gpt4_pair, …) are models.
+MT_BENCH_PEOPLE = ("expert", "author", "human", "arena_user")
+# Who a file's judges are, where the file does not say (a generic file's `judge_kind` column does).
+AUTO, PEOPLE, MODELS = "auto", "people", "models"
+JUDGES_ARE = (AUTO, PEOPLE, MODELS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,15 +145,19 @@ def parse_judgment_file(
     layout: str = "auto",
     known_models: Collection[str],
     allow_new_models: bool = False,
+    judges_are: str = AUTO,
     on_judgment: Callable[[JudgmentRecord], object] | None = None,
 ) -> ParsedJudgments:
     """Read and check a whole judgment file; nothing here writes. `errors` names every bad row.
+    `judges_are` (people | models) classifies the judges where the file does not.
 
     `on_judgment` is given each judgment as soon as its row passes its own checks, while the rest of
     the file is still being read (a caller may store it at once, and must undo that if `errors` is
     not empty at the end: a later row, or the file's prompts and responses, may still be refused)."""
     if layout not in ("auto", *LAYOUTS):
         raise ValueError(f"unknown layout {layout!r}; use auto, {', '.join(LAYOUTS)}.")
+    if judges_are not in JUDGES_ARE:
+        raise ValueError(f"unknown judges_are {judges_are!r}; use {', '.join(JUDGES_ARE)}.")
     unit = unit_of(fmt)
     parsed = ParsedJudgments(layout=layout, benchmark=ParsedFile())
     # Rows are read, converted and checked one at a time: only what a judgment keeps stays in memory.
@@ -158,6 +172,8 @@ def parse_judgment_file(
             first = next((row for _, row in ahead if isinstance(row, dict)), {})
             layout = parsed.layout = detect_layout(first)
         convert = CONVERTERS[layout]
+        if judges_are != AUTO:
+            convert = _judges_said(convert, HUMAN if judges_are == PEOPLE else MODEL, says=layout == GENERIC)
 
         def generic() -> Iterator[tuple[int, dict[str, Any] | str]]:
             for line, row in itertools.chain(ahead, rows):
@@ -172,6 +188,22 @@ def parse_judgment_file(
     if parsed.rows == 0:
         parsed.errors.append(RowError(None, "the file has no rows."))
     return parsed
+
+
+def _judges_said(
+    convert: Callable[[dict[str, Any]], dict[str, Any] | str], kind: str, *, says: bool
+) -> Callable[[dict[str, Any]], dict[str, Any] | str]:
+    """`convert`, with every judge of `kind`; where the layout `says` (a generic file's own
+    `judge_kind` column), a row that gives one keeps it."""
+
+    def converted(row: dict[str, Any]) -> dict[str, Any] | str:
+        given = row.get("judge_kind") if says else None
+        out = convert(row)
+        if isinstance(out, dict) and not given:
+            out = {**out, "judge_kind": kind}
+        return out
+
+    return converted
 
 
 def no_duplicate_columns(columns: list[str]) -> None:

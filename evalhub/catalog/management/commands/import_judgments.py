@@ -6,7 +6,7 @@ from django.core.management.base import CommandError
 
 from evalhub.catalog.actions import ImportRejected, check_import_size, do_import_judgments
 from evalhub.catalog.models import TaskType
-from evalhub.core.files.judgments import LAYOUTS
+from evalhub.core.files.judgments import AUTO, JUDGES_ARE, LAYOUTS
 from evalhub.system.commands import DataCommand
 
 
@@ -28,6 +28,13 @@ class Command(DataCommand):
             action="store_true",
             help="Create candidate models named in the file that do not exist yet.",
         )
+        parser.add_argument(
+            "--judges-are",
+            default=AUTO,
+            choices=JUDGES_ARE,
+            help="Who the file's judges are where it does not say (auto: people are named expert_, author_, "
+            "human or arena_user_; a generic file's judge_kind column wins).",
+        )
 
     def handle(self, *args, **options):
         path: Path = options["path"]
@@ -42,6 +49,7 @@ class Command(DataCommand):
                 layout=options["layout"],
                 task_type=options["task_type"],
                 allow_new_models=options["create_models"],
+                judges_are=options["judges_are"],
             )
         except ImportRejected as rejected:
             for error in rejected.errors:
