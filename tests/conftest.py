@@ -82,6 +82,17 @@ def django_db_setup(django_db_setup, django_db_blocker):
             )
 
 
+@pytest.fixture(autouse=True)
+def empty_cache():
+    """Every test starts and ends with an empty cache: a board cached by one test (its key holds a
+    counts stamp that a rolled-back database repeats) must never answer another's page."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 def make_user(username: str, *roles: str, superuser: bool = False):
     from django.contrib.auth.models import Group, User
 

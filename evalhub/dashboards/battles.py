@@ -6,7 +6,11 @@ Sources (each battle says where it came from, and the board can be filtered on i
 - `single_judge`: a single LLM judge's verdict on a debate's pair (the majority of its
   samples in the debate's order; the reversed order is there to measure position bias), with
   the original criteria prompt only: verdicts under gibberish or masked criteria measure the
-  judge, not the models.
+  judge, not the models;
+- `imported_people` / `imported_judges`: labels files' verdicts, by people (Arena's voters,
+  MT-Bench's experts, …) or by model judges (AlpacaEval's annotators, …).
+
+With no source ticked, a board counts what its other filters find (`default_sources`).
 
 A verdict is about the two responses as they were shown; `Debate.winner` (and the same
 mapping for judges) turns it into model A, model B or a tie, so order never leaks into a rating.
@@ -14,7 +18,8 @@ mapping for judges) turns it into model A, model B or a tie, so order never leak
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from evalhub.catalog.models import IMPORTED_VARIANT
@@ -33,6 +38,19 @@ SOURCES = {
     IMPORTED_JUDGES: "Imported judge verdicts",
 }
 DEFAULT_SOURCES = (CONSENSUS, HUMAN)
+REFERENCE_SOURCES = (CONSENSUS, HUMAN, IMPORTED_PEOPLE)  # panels' and people's verdicts; the rest are judges'
+
+
+def default_sources(present: Collection[str]) -> tuple[str, ...]:
+    """The sources a board counts when none is ticked, from those with battles under its other filters:
+    the panels' and people's verdicts where there are any, else the judges' (an AlpacaEval import has
+    judge verdicts only); debates and people when there is nothing yet. Single judges' verdicts beside
+    people's are what the judge lab measures against them, not more evidence on the board."""
+    reference = tuple(source for source in SOURCES if source in present and source in REFERENCE_SOURCES)
+    judges = tuple(source for source in SOURCES if source in present and source not in REFERENCE_SOURCES)
+    return reference or judges or DEFAULT_SOURCES
+
+
 OUTCOME: dict[str, str] = {Winner.A: "a", Winner.B: "b", Winner.TIE: "tie"}
 
 
@@ -133,6 +151,9 @@ class Filters:
     style: bool = False  # also fit with style control, and order the board by it
     interval: str = "bootstrap"  # or "sandwich": arena-rank's closed-form intervals
     reweighted: bool = False  # each battle weighs 1 / max(battles of its pair, 50), as arena-rank can
+
+    def with_sources(self, sources: tuple[str, ...]) -> Filters:
+        return replace(self, sources=sources)
 
     @property
     def with_judges(self) -> bool:

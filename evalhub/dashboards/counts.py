@@ -51,6 +51,17 @@ def battle_counts(filters: Filters, model: str = "") -> list[BattleCount]:
     return list(rows.order_by())
 
 
+def sources_with_battles(filters: Filters) -> set[str]:
+    """The sources that have counted battles under the filters' criterion, scenario, benchmark and
+    responses, whichever sources the filters tick."""
+    fresh()
+    rows = BattleCount.objects.all()
+    for field in ("criterion", "scenario", "benchmark", "responses"):
+        if getattr(filters, field):
+            rows = rows.filter(**{field: getattr(filters, field)})
+    return set(rows.order_by().values_list("source", flat=True).distinct())
+
+
 def battle_options() -> dict[str, set[str]]:
     """Every criterion, scenario, benchmark and response variant some counted battle has."""
     fresh()

@@ -2,11 +2,13 @@ from __future__ import annotations
 
 from django import forms
 
-from evalhub.dashboards.battles import DEFAULT_SOURCES, SOURCES, Filters
+from evalhub.dashboards.battles import SOURCES, Filters, default_sources
+from evalhub.dashboards.counts import sources_with_battles
 
 
 class BattleFilterForm(forms.Form):
-    """The pairwise board's filters (GET). Blank means all; sources default to debates and people."""
+    """The pairwise board's filters (GET). Blank means all; with no source ticked, the sources that have
+    battles under the other filters (`default_sources`)."""
 
     source = forms.MultipleChoiceField(
         choices=list(SOURCES.items()), required=False, widget=forms.CheckboxSelectMultiple, label="Verdicts from"
@@ -25,8 +27,8 @@ class BattleFilterForm(forms.Form):
 
     def filters(self) -> Filters:
         data = self.cleaned_data
-        return Filters(
-            sources=tuple(s for s in SOURCES if s in data["source"]) or DEFAULT_SOURCES,
+        filters = Filters(
+            sources=tuple(s for s in SOURCES if s in data["source"]),
             criterion=data["criterion"],
             scenario=data["scenario"],
             benchmark=data["benchmark"],
@@ -35,3 +37,4 @@ class BattleFilterForm(forms.Form):
             interval=data["interval"] or "bootstrap",
             reweighted=data["reweighted"],
         )
+        return filters if filters.sources else filters.with_sources(default_sources(sources_with_battles(filters)))

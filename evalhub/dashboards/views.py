@@ -19,6 +19,7 @@ from evalhub.dashboards import gre_bench, judges, pairwise
 from evalhub.dashboards.arena_battles import arena_records
 from evalhub.dashboards.battles import SOURCES, load_battles
 from evalhub.dashboards.caching import cached, fingerprint
+from evalhub.dashboards.counts import sources_with_battles
 from evalhub.dashboards.forms import BattleFilterForm
 from evalhub.dashboards.model_sections import section_context
 from evalhub.dashboards.profiles import model_profile
@@ -36,6 +37,12 @@ def _filters(request):
     """The battle filters from the query string; None (with the form's errors) when they are invalid."""
     form = BattleFilterForm(request.GET)
     return form, (form.filters() if form.is_valid() else None)
+
+
+def unticked_with_battles(filters) -> list[str]:
+    """For a board with no battle: the sources it does not count that have some under its other filters."""
+    present = sources_with_battles(filters)
+    return [source for source in SOURCES if source in present and source not in filters.sources]
 
 
 def _bad_filters(form) -> HttpResponseBadRequest:
@@ -59,6 +66,7 @@ def leaderboards(request):
             "query": request.GET.urlencode(),
             "sources": SOURCES,
             "board": board,
+            "unticked_with_battles": [] if board["battles"] else unticked_with_battles(filters),
             "chart": pairwise.rating_chart(board["ratings"], names, style=board["style"] is not None),
             "names": names,
         }

@@ -270,7 +270,7 @@ def test_imported_labels_and_verdicts_are_battles_on_the_pairwise_board():
     judges = pairwise_board(Filters(sources=(IMPORTED_JUDGES,)), fingerprint())
     assert judges["battles"] == 2, "gpt-4o won both orders"
     assert judges["ratings"][0]["wins"] == 2, "gpt-4o won both orders"
-    assert pairwise_board(Filters(), fingerprint())["battles"] == 0, "not among the default sources"
+    assert pairwise_board(Filters(), fingerprint())["battles"] == 0, "a Filters' own sources: debates and people"
 
 
 def test_a_database_made_by_migrate_alone_knows_the_built_in_criteria():
@@ -525,3 +525,96 @@ def test_a_response_another_import_made_meanwhile_refuses_the_file_with_a_reason
         do_import_judgments(filename="labels.csv", data=many_labels(1), benchmark_slug="m")
     assert "the response of 'gpt-4o' to prompt 'q0' was added by someone else" in str(rejected.value.errors[0])
     assert not Judgment.objects.exists()
+
+
+ARENA = [
+    {
+        "question_id": "5f2a",
+        "model_a": "chatglm-6b",
+        "model_b": "koala-13b",
+        "winner": winner,
+        "judge": f"arena_user_{voter}",
+        "turn": 1,
+        "conversation_a": conversation("Name a prime.", "7"),
+        "conversation_b": conversation("Name a prime.", "8"),
+    }
+    for voter, winner in ((973, "model_a"), (421, "model_b"), (555, "tie"))
+]
+
+
+def test_arena_voters_are_people_and_their_votes_reach_peoples_labels():
+    """LMArena's battles name each voter arena_user_…: people, not LLM judges (they were listed under
+    /judges/ as models, and their votes never reached people's labels)."""
+    do_import_judgments(filename="arena.jsonl", data=jsonl(*ARENA), benchmark_slug="arena", allow_new_models=True)
+    voters = LanguageModel.objects.filter(slug__startswith="arena_user_")
+    assert voters.count() == 3
+    assert all(voter.is_human for voter in voters)
+    assert Judgment.objects.filter(judge_model__is_human=True).count() == 3
+
+
+@pytest.mark.parametrize(("judges_are", "people"), [("models", False), ("people", True)])
+def test_the_file_may_say_who_its_judges_are_on_the_command_and_the_page(judges_are, people, tmp_path, client):
+    from tests.conftest import make_user
+
+    path = tmp_path / "arena.jsonl"
+    path.write_bytes(jsonl(*ARENA))
+    call_command("import_judgments", str(path), "--benchmark", "arena", "--create-models", "--judges-are", judges_are)
+    assert {m.is_human for m in LanguageModel.objects.filter(slug__startswith="arena_user_")} == {people}
+
+    # The upload page, with AlpacaEval annotations whose annotator's name says nothing.
+    client.force_login(make_user("ida", "admin"))
+    upload = tmp_path / "annotations.json"
+    upload.write_text(json.dumps(ALPACA[:2]))
+    with upload.open("rb") as file:
+        answer = client.post(
+            "/judges/import/",
+            {"file": file, "layout": "auto", "benchmark": "alpaca", "create_models": "on", "judges_are": judges_are},
+        )
+    assert answer.status_code == 302, answer.content.decode()[:2000]
+    assert LanguageModel.objects.get(slug="alpaca_eval_gpt4").is_human is people
+
+
+def test_a_generic_files_own_judge_kind_wins_over_the_files_choice():
+    labels = GENERIC_CSV.replace(",judge,winner,", ",judge,judge_kind,winner,").replace(",human-ana,", ",human-ana,,")
+    labels = labels.replace(",gpt-4o,a,0.9", ",gpt-4o,model,a,0.9").replace(",gpt-4o,b,0.2", ",gpt-4o,model,b,0.2")
+    do_import_judgments(
+        filename="l.csv", data=labels.encode(), benchmark_slug="primes", allow_new_models=True, judges_are="people"
+    )
+    assert LanguageModel.objects.get(slug="human-ana").is_human
+    assert not LanguageModel.objects.get(slug="gpt-4o").is_human, "the file said: a model"
+
+
+def test_imported_arena_votes_show_on_the_board_with_its_default_filters(client):
+    """The board's sources defaulted to debates and adjudication: after an Arena import it said "No battles
+    match" and sent the user to start a debate run."""
+    from tests.conftest import make_user
+
+    do_import_judgments(filename="arena.jsonl", data=jsonl(*ARENA), benchmark_slug="arena", allow_new_models=True)
+    client.force_login(make_user("vic", "viewer"))
+    page = client.get("/leaderboards/", {"benchmark": "arena"}).content.decode()
+    assert "No battles match" not in page
+    assert "3 battles (Imported human labels: 3)" in page
+    assert 'value="imported_people" checked' in page, "the board says what it counts"
+
+
+def test_judges_verdicts_count_by_default_only_where_no_people_or_panel_decided(client):
+    from tests.conftest import make_user
+
+    do_import_judgments(filename="ae.jsonl", data=jsonl(*ALPACA[:2]), benchmark_slug="alpaca", allow_new_models=True)
+    client.force_login(make_user("vic", "viewer"))
+    page = client.get("/leaderboards/", {"benchmark": "alpaca"}).content.decode()
+    assert "2 battles (Imported judge verdicts: 2)" in page, "AlpacaEval's annotations: judges only"
+
+    do_import_judgments(filename="ae.jsonl", data=jsonl(ALPACA[2]), benchmark_slug="alpaca")
+    page = client.get("/leaderboards/", {"benchmark": "alpaca"}).content.decode()
+    assert "1 battle (Imported human labels: 1)" in page, "people decided here: the judges are measured against them"
+
+
+def test_a_board_with_no_battle_under_the_ticked_sources_names_the_sources_that_have_some(client):
+    from tests.conftest import make_user
+
+    do_import_judgments(filename="arena.jsonl", data=jsonl(*ARENA), benchmark_slug="arena", allow_new_models=True)
+    client.force_login(make_user("vic", "viewer"))
+    page = client.get("/leaderboards/", {"benchmark": "arena", "source": "consensus"}).content.decode()
+    assert "No battles match the sources ticked" in page
+    assert "<strong>Imported human labels</strong>" in page

@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from django.core.cache import cache
 from django.utils import timezone
 
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel, Prompt, Response
@@ -16,13 +15,6 @@ from evalhub.jobs.models import Job, JobStatus
 from evalhub.tallies.models import TallyState
 
 _ids = itertools.count(1)
-
-
-@pytest.fixture(autouse=True)
-def empty_cache():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 @pytest.fixture(autouse=True)

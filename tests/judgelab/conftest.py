@@ -1,3 +1,3 @@
 from __future__ import annotations
 
-from tests.dashboards.conftest import arena, empty_cache  # noqa: F401  (fixtures)
+from tests.dashboards.conftest import arena  # noqa: F401  (fixture)
