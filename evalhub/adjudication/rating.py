@@ -8,20 +8,29 @@ from __future__ import annotations
 import hashlib
 
 from django import forms
-from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from evalhub.accounts.roles import ADJUDICATOR, role_required
 from evalhub.catalog.actions import RatingRejected, do_rate_response
 from evalhub.catalog.models import Benchmark, Criterion, Judgment, Response
+from evalhub.system.screen_errors import screen_error
 
 SKIPPED = "rating_skipped"  # session key: {"bench|criterion": [response ids skipped, oldest first]}
 
 
+def ratable_criteria():
+    """Criteria a person can rate on: those with levels (one an import named without a 1..n scale has none)."""
+    return Criterion.objects.exclude(levels={})
+
+
 class RatingChoice(forms.Form):
     benchmark = forms.ModelChoiceField(Benchmark.objects.all(), to_field_name="slug")
-    criterion = forms.ModelChoiceField(Criterion.objects.all(), to_field_name="slug")
+    criterion = forms.ModelChoiceField(
+        ratable_criteria(),
+        to_field_name="slug",
+        help_text="Criteria with levels to rate on; one an import named without a 1-to-n scale has none.",
+    )
 
 
 def _order_key(user_id: int, response_id: int) -> str:
@@ -68,7 +77,8 @@ def rate_choose(request):
     if request.GET and form.is_valid():
         chosen = form.cleaned_data
         return redirect("rate_screen", benchmark=chosen["benchmark"].slug, criterion=chosen["criterion"].slug)
-    return render(request, "adjudication/rate_choose.html", {"form": form}, status=400 if form.errors else 200)
+    context = {"form": form, "without_levels": Criterion.objects.filter(levels={}).order_by("slug")}
+    return render(request, "adjudication/rate_choose.html", context, status=400 if form.errors else 200)
 
 
 @role_required(ADJUDICATOR)
@@ -87,7 +97,7 @@ def rate_submit(request, benchmark: str, criterion: str):
         do_rate_response(request.user, response, crit, int(request.POST.get("score", "")))
     except (ValueError, RatingRejected) as error:
         message = str(error) if isinstance(error, RatingRejected) else "Choose a score."
-        return HttpResponse(f'<p class="error" id="screen-error" hx-swap-oob="true">{message}</p>', status=400)
+        return screen_error(message)
     return _screen(request, bench, crit)
 
 

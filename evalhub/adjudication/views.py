@@ -23,6 +23,7 @@ from evalhub.adjudication.reports import agreement_report, export_rows, export_v
 from evalhub.core.files.tables import to_text
 from evalhub.core.statistics.agreement import unswap
 from evalhub.debates.models import DebateRun
+from evalhub.system.screen_errors import screen_error
 
 # What the screen shows, read in one query (with the turns in a second): each submit renders the next
 # item, and under load every query of that render is paid by every person waiting behind it.
@@ -92,7 +93,7 @@ def submit(request, pk: int):
     except (ValueError, AdjudicationItem.DoesNotExist) as error:
         message = str(error) if isinstance(error, AdjudicationRejected) else "Choose 1, 2 or 0 (and confidence 1–3)."
         if request.htmx:
-            return HttpResponse(f'<p class="error" id="screen-error" hx-swap-oob="true">{message}</p>', status=400)
+            return screen_error(message)
         messages.error(request, message)
         return redirect("adjudication_queue")
     return _next_or_done(request)

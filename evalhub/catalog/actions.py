@@ -48,7 +48,7 @@ from evalhub.core.files.judgments import (
 )
 from evalhub.core.files.scores import ParsedScores, ScoreRecord, parse_score_file, parse_score_rows
 from evalhub.core.files.slugs import is_slug
-from evalhub.core.prompts.criteria import check_levels
+from evalhub.core.prompts.criteria import check_levels, levels_for_scale
 from evalhub.core.prompts.criteria_variants import ORIGINAL as ORIGINAL_PROMPT
 from evalhub.system.bounded_queries import in_slices, where_in
 from evalhub.system.bulk_insert import RowWriter, reserve_ids
@@ -794,15 +794,7 @@ def do_import_scores(
         )
         counts = {"models_created": _create_models(parsed.benchmark.new_models)}
         counts["raters_created"] = _create_judges(parsed.raters)
-        named = {record.criterion for record in parsed.scores}
-        missing = named - set(where_in(Criterion.objects.values_list("slug", flat=True), "slug", named))
-        Criterion.objects.bulk_create(
-            [
-                Criterion(slug=slug, name=slug, definition="Named by an imported score file.", levels={})
-                for slug in sorted(missing)
-            ]
-        )
-        counts["criteria_created"] = len(missing)
+        counts["criteria_created"] = _create_criteria({record.criterion for record in parsed.scores}, parsed.scales)
         prompts = _upsert_prompts(benchmark, parsed.benchmark, counts)
         _upsert_responses(prompts, parsed.benchmark, counts)
         _upsert_scores(prompts, parsed.scores, counts)
@@ -811,6 +803,28 @@ def do_import_scores(
 
 
 IMPORTED_SCORE_SOURCE = "import-scores"
+
+
+def _create_criteria(named: set[str], scales: Mapping[str, tuple[float, float]]) -> int:
+    """The criteria a score file names that evalhub lacks, with levels from the file's `scale` (a 1-5 scale:
+    five levels a person can rate on); a stored criterion without levels gets them the same way (an
+    import adds, it never blanks). Returns how many were created."""
+    stored = dict(where_in(Criterion.objects.values_list("slug", "levels"), "slug", named))
+    Criterion.objects.bulk_create(
+        [
+            Criterion(
+                slug=slug,
+                name=slug,
+                definition="Named by an imported score file.",
+                levels=levels_for_scale(*scales[slug]) if slug in scales else {},
+            )
+            for slug in sorted(named - set(stored))
+        ]
+    )
+    for slug, levels in stored.items():
+        if not levels and slug in scales and (given := levels_for_scale(*scales[slug])):
+            Criterion.objects.filter(slug=slug).update(levels=given)
+    return len(named - set(stored))
 
 
 def _upsert_scores(prompts: Mapping[str, StoredPrompt], records: Sequence[ScoreRecord], counts: dict[str, Any]) -> None:

@@ -112,3 +112,19 @@ def test_the_scores_are_people_on_the_pointwise_page(client, login, adjudicator,
     assert {(score.rater, score.person) for score in scores} == {("person:ada-adjudicator", True)}
     done = client.get(SCREEN).content.decode()
     assert "You have rated every response" in done
+
+
+def test_a_criterion_without_levels_is_not_offered_and_its_screen_says_why(client, login, adjudicator, responses):
+    """An import that named a criterion without a 1-to-n scale made it with no levels: offered, its screen
+    had no score to choose and every submit was refused."""
+    from evalhub.catalog.models import Criterion
+
+    Criterion.objects.create(slug="accuracy", name="Accuracy", definition="Named by an import.", levels={})
+    login(adjudicator)
+    choose = client.get("/adjudicate/rate/").content.decode()
+    assert 'value="accuracy"' not in choose
+    assert "Not offered, for want of levels to rate on: <code>accuracy</code>" in choose
+    assert client.get("/adjudicate/rate/", {"benchmark": "summ", "criterion": "accuracy"}).status_code == 400
+    screen = client.get("/adjudicate/rate/summ/accuracy/")
+    assert screen.status_code == 200
+    assert "Accuracy has no levels to rate on" in screen.content.decode()

@@ -3,6 +3,7 @@ s skips."""
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -40,3 +41,63 @@ def test_a_rater_scores_two_responses_and_skips_one_with_the_keyboard(live_serve
     with ThreadPoolExecutor(1) as pool:  # Django refuses ORM calls in Playwright's event-loop thread
         stored = pool.submit(lambda: sorted(Judgment.objects.values_list("response_id", "score"))).result()
     assert stored == sorted(scored)
+
+
+SCORES = "\n".join(
+    json.dumps(
+        {
+            "prompt_id": f"p{n}",
+            "prompt": f"Question {n}?",
+            "model": "m1",
+            "response": f"Answer {n}.",
+            "rater": "gpt-judge",
+            "criterion": "correctness",
+            "score": 3,
+            "scale": "1-5",
+        }
+    )
+    for n in range(3)
+).encode()
+
+
+@pytest.fixture
+def imported(db):
+    """A score file that names a criterion evalhub did not have, on a 1-5 scale."""
+    from evalhub.catalog.actions import check_score_file, do_import_scores
+
+    parsed = check_score_file("scores.jsonl", SCORES, allow_new_models=True)
+    do_import_scores(parsed=parsed, filename="scores.jsonl", data=SCORES, benchmark_slug="qa")
+    return make_user("rosa", "adjudicator")
+
+
+def test_a_criterion_an_import_created_is_rated_by_keyboard_and_a_refused_submit_says_why(
+    live_server,
+    imported,
+    page,  # noqa: F811
+):
+    """Before, the imported criterion had no levels: no digit did anything, and Ctrl+Enter answered 400 with
+    nothing on screen (htmx does not swap a 4xx unless told to)."""
+    page.goto(f"{live_server.url}/login/")
+    page.fill("#id_username", "rosa")
+    page.fill("#id_password", "pw")
+    page.click("button[type=submit]")
+    page.goto(f"{live_server.url}/adjudicate/rate/qa/correctness/")
+    page.wait_for_load_state("load")
+    # A page older than its criterion's levels (here: a radio made to say 9) is refused with the reason shown.
+    page.evaluate("document.querySelector('input[name=score]').value = '9'")
+    page.keyboard.press("9")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector("#screen-error:has-text('Choose a score from 1 to 5')")
+    page.goto(f"{live_server.url}/adjudicate/rate/qa/correctness/")
+    page.wait_for_load_state("load")
+    for key in ("5", "1"):
+        shown = page.locator("#rating-area").get_attribute("data-response")
+        page.keyboard.press(key)
+        page.keyboard.press("Control+Enter")
+        page.wait_for_selector(f"#rating-area:not([data-response='{shown}'])")
+    assert "2 rated by you, 1 to go" in page.locator("#rating-area h1").inner_text()
+    with ThreadPoolExecutor(1) as pool:
+        stored = pool.submit(
+            lambda: sorted(Judgment.objects.filter(judge_user__isnull=False).values_list("score", flat=True))
+        ).result()
+    assert stored == [1.0, 5.0]

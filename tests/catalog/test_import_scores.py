@@ -271,3 +271,40 @@ def test_a_rater_evalhub_holds_as_a_person_cannot_come_back_as_a_model():
     assert [str(e) for e in rejected.value.errors] == [
         "line 3: rater 'human-ann' is a person in evalhub; rater_kind says otherwise."
     ]
+
+
+def scored(criterion: str, scale: str) -> bytes:
+    return jsonl([{**row, "criterion": criterion, "scale": scale} for row in rows()])
+
+
+def import_scored(data: bytes) -> None:
+    parsed = check_score_file("s.jsonl", data, allow_new_models=True)
+    do_import_scores(parsed=parsed, filename="s.jsonl", data=data, benchmark_slug="summ")
+
+
+def test_a_criterion_a_score_file_creates_takes_its_levels_from_the_files_scale():
+    """It was created with no levels, and the rating screen had nothing to rate on."""
+    from evalhub.catalog.models import Criterion
+
+    import_scored(scored("correctness", "1-5"))
+    assert Criterion.objects.get(slug="correctness").levels == {
+        "1": "1 of 5: the lowest",
+        "2": "2 of 5",
+        "3": "3 of 5",
+        "4": "4 of 5",
+        "5": "5 of 5: the highest",
+    }
+    import_scored(jsonl([{**row, "criterion": "accuracy", "scale": "0-1", "score": 1} for row in rows()]))
+    assert Criterion.objects.get(slug="accuracy").levels == {}, "0-1 is no Likert scale to rate on"
+
+
+def test_a_criterion_without_levels_gets_them_from_a_later_file_and_keeps_levels_it_has():
+    from evalhub.catalog.models import Criterion
+
+    import_scored(jsonl([{k: v for k, v in row.items() if k != "scale"} | {"criterion": "clarity"} for row in rows()]))
+    assert Criterion.objects.get(slug="clarity").levels == {}
+    import_scored(scored("clarity", "1-7"))
+    assert len(Criterion.objects.get(slug="clarity").levels) == 7, "an import adds what was missing"
+    Criterion.objects.filter(slug="clarity").update(levels={"1": "poor", "2": "fine", "3": "good"})
+    import_scored(scored("clarity", "1-5"))
+    assert Criterion.objects.get(slug="clarity").levels == {"1": "poor", "2": "fine", "3": "good"}, "never replaced"

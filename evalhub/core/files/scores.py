@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from sys import intern
 from typing import Any
@@ -79,6 +79,7 @@ class ParsedScores:
     errors: list[RowError] = field(default_factory=list)
     rows: int = 0
     unit: str = "line"  # what a row is called in messages: a line, a row of Parquet, a sample of a log
+    scales: dict[str, tuple[float, float]] = field(default_factory=dict)  # criterion → the (low, high) it gave
 
     @property
     def ok(self) -> bool:
@@ -130,6 +131,8 @@ def parse_score_rows(
             )
             continue
         keys[key] = line
+        if scale := scale_of(row):
+            parsed.scales.setdefault(record.criterion, scale)
         first = responses.add(line, row, record.prompt_id, record.model, row["response"])
         if first is not None:
             parsed.errors.append(
@@ -145,6 +148,12 @@ def parse_score_rows(
         parsed.errors.extend(checked.errors)
     parsed.errors.sort(key=lambda error: error.line or 0)
     return parsed
+
+
+def scale_of(row: Mapping[str, Any]) -> tuple[float, float] | None:
+    """A checked row's `scale` as (low, high), or None where it gives none."""
+    bounds = _SCALE.match(str(row.get("scale") or ""))
+    return (float(bounds[1]), float(bounds[2])) if bounds else None
 
 
 def _check_header(columns: list[str]) -> None:
