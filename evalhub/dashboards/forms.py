@@ -2,13 +2,12 @@ from __future__ import annotations
 
 from django import forms
 
-from evalhub.dashboards.battles import SOURCES, Filters, default_sources
-from evalhub.dashboards.counts import sources_with_battles
+from evalhub.dashboards.battles import SOURCES, Filters
 
 
 class BattleFilterForm(forms.Form):
-    """The pairwise board's filters (GET). Blank means all; with no source ticked, the sources that have
-    battles under the other filters (`default_sources`)."""
+    """The pairwise board's filters (GET). Blank means all; no source ticked leaves `sources` empty, for
+    the view to fill with the sources that have battles under the other filters (`with_default_sources`)."""
 
     source = forms.MultipleChoiceField(
         choices=list(SOURCES.items()), required=False, widget=forms.CheckboxSelectMultiple, label="Verdicts from"
@@ -37,4 +36,4 @@ class BattleFilterForm(forms.Form):
             interval=data["interval"] or "bootstrap",
             reweighted=data["reweighted"],
         )
-        return filters if filters.sources else filters.with_sources(default_sources(sources_with_battles(filters)))
+        return filters

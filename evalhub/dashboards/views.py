@@ -17,7 +17,7 @@ from evalhub.catalog.models import LanguageModel
 from evalhub.dashboards import baseline_win_rates as baseline
 from evalhub.dashboards import gre_bench, judges, pairwise
 from evalhub.dashboards.arena_battles import arena_records
-from evalhub.dashboards.battles import SOURCES, load_battles
+from evalhub.dashboards.battles import SOURCES, default_sources, load_battles
 from evalhub.dashboards.caching import cached, fingerprint
 from evalhub.dashboards.counts import sources_with_battles
 from evalhub.dashboards.forms import BattleFilterForm
@@ -33,10 +33,17 @@ def _names() -> dict[str, str]:
     return dict(LanguageModel.objects.values_list("slug", "display_name"))
 
 
-def _filters(request):
-    """The battle filters from the query string; None (with the form's errors) when they are invalid."""
+def _filters(request, stamp: str):
+    """The battle filters from the query string, with no source ticked meaning those that have battles
+    under the other filters (read once per fingerprint); None (with the form's errors) when invalid."""
     form = BattleFilterForm(request.GET)
-    return form, (form.filters() if form.is_valid() else None)
+    if not form.is_valid():
+        return form, None
+    filters = form.filters()
+    if not filters.sources:
+        present = cached(f"sources:{filters.key}", lambda: sources_with_battles(filters), stamp=stamp)
+        filters = filters.with_sources(default_sources(present))
+    return form, filters
 
 
 def unticked_with_battles(filters) -> list[str]:
@@ -51,10 +58,11 @@ def _bad_filters(form) -> HttpResponseBadRequest:
 
 @role_required()
 def leaderboards(request):
-    form, filters = _filters(request)
+    stamp = fingerprint()
+    form, filters = _filters(request, stamp)
     if filters is None:
         return render(request, "dashboards/leaderboards.html", {"form": form}, status=400)
-    stamp, names = fingerprint(), _names()
+    names = _names()
     # Rendered sections are cached too (the matrices and layouts are thousands of cells); their
     # key adds the display names, so a renamed model shows at once.
     page_stamp = f"{stamp}-{hashlib.sha1(repr(sorted(names.items())).encode(), usedforsecurity=False).hexdigest()[:12]}"
@@ -103,10 +111,11 @@ def leaderboards(request):
 
 @role_required()
 def leaderboard_export(request, table: str, fmt: str):
-    form, filters = _filters(request)
+    stamp = fingerprint()
+    form, filters = _filters(request, stamp)
     if filters is None:
         return _bad_filters(form)
-    stamp, names = fingerprint(), _names()
+    names = _names()
     if table in ("ratings", "win_rates"):
         rows = pairwise.export_rows(pairwise.pairwise_board(filters, stamp), table, names)
     elif table == "gre_bench":
@@ -201,10 +210,11 @@ def baseline_win_rates_export(request, fmt: str):
 @role_required()
 def battles_export(request, fmt: str = "jsonl"):
     """The board's battles under its filters, in LMArena's battle schema (JSON lines, or a dataset)."""
-    form, filters = _filters(request)
+    stamp = fingerprint()
+    form, filters = _filters(request, stamp)
     if filters is None:
         return _bad_filters(form)
-    battles = [b for b in load_battles(fingerprint(), filters.with_judges) if filters.keep(b)]
+    battles = [b for b in load_battles(stamp, filters.with_judges) if filters.keep(b)]
     if fmt == "hf":
         return download(list(arena_records(battles)), "hf", "battles", "the pairwise board's battles")
     body = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in arena_records(battles))
@@ -216,10 +226,10 @@ def battles_export(request, fmt: str = "jsonl"):
 @role_required()
 def model_detail(request, slug: str):
     model = get_object_or_404(LanguageModel, slug=slug)
-    form, filters = _filters(request)
+    stamp = fingerprint()
+    form, filters = _filters(request, stamp)
     if filters is None:
         return render(request, "dashboards/model_detail.html", {"model": model, "form": form}, status=400)
-    stamp = fingerprint()
     profile = model_profile(model.slug, filters, stamp)
     return render(
         request,
@@ -239,10 +249,11 @@ def model_detail(request, slug: str):
 @role_required()
 def model_export(request, slug: str, table: str, fmt: str):
     model = get_object_or_404(LanguageModel, slug=slug)
-    form, filters = _filters(request)
+    stamp = fingerprint()
+    form, filters = _filters(request, stamp)
     if filters is None:
         return _bad_filters(form)
-    profile = model_profile(model.slug, filters, fingerprint())
+    profile = model_profile(model.slug, filters, stamp)
     if table == "gre_bench":
         rows = [
             {"benchmark": e["benchmark"], "evaluation_lm": e["evaluation_lm"], "job": e["job"], **score}

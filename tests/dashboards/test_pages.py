@@ -196,13 +196,15 @@ def test_a_human_authors_page_does_not_suggest_generating_responses_for_them(vie
 def test_a_model_whose_battles_are_all_filtered_out_says_so_and_links_to_them(client, arena, viewer, login):
     debates = [arena.debate("alpha", "beta", verdict=None, status=DebateStatus.UNRESOLVED) for _ in range(3)]
     arena.judge("openai:judge", {debate: [1] for debate in debates})  # single-judge battles only
-    page = login(viewer).get("/models/alpha/").content.decode()
+    page = login(viewer).get("/models/alpha/?source=consensus&source=human").content.decode()
     assert "No pairwise battles for this model under the current filters" in page
     assert "3 from single llm judges" in page
     assert "yet: put it in a debate run" not in page
     assert '/models/alpha/?source=single_judge">Show them</a>' in page
     shown = client.get("/models/alpha/?source=single_judge").content.decode()
     assert "3 won · 0 lost · 0 tied" in shown
+    unticked = client.get("/models/alpha/").content.decode()
+    assert "3 won · 0 lost · 0 tied" in unticked, "no source ticked: what there is (no panel or person decided)"
 
 
 def test_a_model_with_no_battle_at_all_is_told_how_to_get_some(client, arena, viewer, login):
