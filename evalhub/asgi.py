@@ -8,9 +8,15 @@ from __future__ import annotations
 
 import os
 
-from django.core.asgi import get_asgi_application
+# A web process does its numerical work (a board's fit, a page's statistics) on one BLAS thread: several
+# processes and the workers share the cores, and each library's own pool of a thread per core made a
+# page's fit take several times its CPU while workers ran. Set before numpy loads; a value given wins.
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
 
-from evalhub.startup import settings_or_exit, settle_loaded_objects
+from django.core.asgi import get_asgi_application  # noqa: E402
+
+from evalhub.startup import settings_or_exit, settle_loaded_objects  # noqa: E402
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
 settings_or_exit()
