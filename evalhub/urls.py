@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import admin
+from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 urlpatterns = [
     path("", include("evalhub.home.urls")),
@@ -16,4 +19,9 @@ urlpatterns = [
     path("adjudicate/", include("evalhub.adjudication.urls")),
     path("surveys/", include("evalhub.surveys.urls")),
     path("admin/", admin.site.urls),
+    # Asked for by browsers and feed readers whatever the page says (a download, a plain-text answer).
+    path(
+        "favicon.ico",
+        login_not_required(RedirectView.as_view(url=f"{settings.STATIC_URL}favicon.svg", permanent=True)),
+    ),
 ]

@@ -121,3 +121,10 @@ def test_the_gre_bench_exports_name_the_job_the_pages_show(admin_client):
     assert rows
     assert {row["job"] for row in rows} == {gem.job_id}
     assert "gem_run" not in rows[0]
+
+
+def test_favicon_ico_leads_to_the_sites_icon_without_a_login(client):
+    """Browsers ask for /favicon.ico whatever the page says (a download, a plain-text answer): it was 404."""
+    answer = client.get("/favicon.ico")
+    assert answer.status_code == 301
+    assert answer["Location"].endswith("/favicon.svg")
