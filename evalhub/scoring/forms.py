@@ -120,15 +120,12 @@ class GemRunForm(OnlyChoicePreselectedForm):
 def perturbation_choices() -> list[tuple[str, str]]:
     from evalhub.core.dhp.perturbations import REGISTRY
 
-    return [
-        (
-            f"{name}:{severity}",
-            f"{p.family.upper() if p.family == 'dhp' else 'YESciEval'} · {p.level} · {p.label}"
-            f" ({severity}){' · LLM' if p.llm else ''}",
-        )
-        for name, p in REGISTRY.items()
-        for severity in p.severities
-    ]
+    def label(p, severity: str) -> str:
+        said = p.label.endswith(f"({severity})")  # YESciEval's variants name their severity already
+        family = p.family.upper() if p.family == "dhp" else "YESciEval"
+        return f"{family} · {p.level} · {p.label}{'' if said else f' ({severity})'}{' · LLM' if p.llm else ''}"
+
+    return [(f"{name}:{severity}", label(p, severity)) for name, p in REGISTRY.items() for severity in p.severities]
 
 
 class DiscernmentRunForm(OnlyChoicePreselectedForm):

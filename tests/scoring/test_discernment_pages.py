@@ -156,3 +156,15 @@ def test_judge_run_runs_in_process_and_prints_discernment(summaries, server, tmp
         call_command("judge_run", "--benchmark=summ", "--targets=nobody", "--perturbations=x:y", "--judge=heuristic")
     with pytest.raises(CommandError, match="name:severity"):
         call_command("judge_run", "--benchmark=summ", "--targets=sys-a", "--perturbations=typos", "--judge=heuristic")
+
+
+def test_no_perturbation_on_the_form_says_its_severity_twice():
+    """YESciEval's variants are named "Cohesion (subtle)"; the form added " (subtle)" again."""
+    import re
+
+    from evalhub.scoring.forms import perturbation_choices
+
+    labels = [label for _, label in perturbation_choices()]
+    assert "YESciEval · S · Cohesion (subtle)" in labels or any(label.endswith("Cohesion (subtle)") for label in labels)
+    assert not [label for label in labels if re.search(r"\((\w+)\) \(\1\)", label)]
+    assert any(label.endswith("(minor)") for label in labels), "DHP's still say theirs"

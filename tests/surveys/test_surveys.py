@@ -372,3 +372,10 @@ def test_an_invitation_lifetime_out_of_range_is_a_form_error_not_a_server_error(
     assert response.status_code == 200
     assert message in response.content.decode()
     assert not Invitation.objects.exists()
+
+
+def test_the_survey_list_counts_one_issue_in_the_singular(login, admin_user):
+    survey = do_create_from_template("yescieval")
+    do_edit(survey, "Rate each.", METRICS[:2], ISSUES)
+    page = login(admin_user).get("/surveys/").content.decode()
+    assert "1 issue · 2 metrics<" in page, "it said 1 issues"
