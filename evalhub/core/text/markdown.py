@@ -132,7 +132,9 @@ def _highlight(code: str, language: str, attrs: str) -> str:
 
 def _parser() -> MarkdownIt:
     parser = MarkdownIt("commonmark", {"html": False, "highlight": _highlight}).enable(["table", "strikethrough"])
-    parser.use(dollarmath_plugin, allow_digits=False, double_inline=True)
+    # Pandoc's rule for $…$: no space just inside either dollar, and no digit just after the closing one,
+    # so prose between two amounts ("$5 or $ 6", "$7000 … $7560") stays prose.
+    parser.use(dollarmath_plugin, allow_digits=False, allow_space=False, double_inline=True)
     parser.inline.ruler.before("escape", "latex_text", _latex_brackets)
     for kind in (*MATH_DELIMITERS, "latex_text"):
         parser.add_render_rule(kind, _render_math)

@@ -82,6 +82,13 @@ def test_dollar_amounts_are_not_mistaken_for_maths():
     assert render_markdown("it costs $5 and $6") == "<p>it costs $5 and $6</p>\n"
 
 
+@pytest.mark.parametrize("prose", ["Pay $x or $ 7560 later.", "from $7000 to $ 7560", "a $ b$ c"])
+def test_a_dollar_with_a_space_just_inside_opens_or_closes_no_maths(prose):
+    """As pandoc reads $…$: prose between two amounts was typeset as one formula ("$x or $")."""
+    assert 'class="math' not in render_markdown(prose)
+    assert render_markdown("so $a + b$ holds") == '<p>so <span class="math">$a + b$</span> holds</p>\n'
+
+
 def test_an_empty_text_renders_to_nothing():
     assert render_markdown("") == ""
 
