@@ -208,6 +208,15 @@ def test_two_names_that_would_make_one_slug_are_refused_with_the_line():
         ),
         ("bad.jsonl", jsonl(MT_BENCH[0], {**MT_BENCH[1], "winner": "model_c"}), 2, "'winner' must be model_a"),
         ("bad.jsonl", jsonl({**MT_BENCH[0], "turn": 3}), 1, "'turn' must be 1 or 2"),
+        (
+            "bad.jsonl",
+            jsonl(
+                MT_BENCH[0],
+                {**MT_BENCH[0], "question_id": 82, "conversation_a": MT_BENCH[0]["conversation_a"][::-1]},
+            ),
+            2,
+            "'conversation_a' must start with the user's message, not 'assistant'",
+        ),
         ("bad.jsonl", jsonl(ALPACA[0], {**ALPACA[1], "preference": 7}), 2, "'preference' must be between"),
         ("bad.jsonl", jsonl(ALPACA[0], {**ALPACA[1], "output_1": "Bye.\u0000"}), 2, "NUL"),
     ],

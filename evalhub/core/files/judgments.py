@@ -298,6 +298,9 @@ def _exchange(conversation: Any, turn: int) -> tuple[str, str] | str:
     """The questions and the answers of the first `turn` turns, as one prompt and one response."""
     if not isinstance(conversation, (list, tuple)) or not all(isinstance(m, Mapping) for m in conversation):
         return "must be a list of messages with 'role' and 'content'."
+    if conversation and conversation[0].get("role") != "user":
+        # An exchange that opens with the assistant would pair each answer with the wrong question.
+        return f"must start with the user's message, not {conversation[0].get('role')!r}."
     users = [m.get("content") for m in conversation if m.get("role") == "user"]
     answers = [m.get("content") for m in conversation if m.get("role") == "assistant"]
     if len(users) < turn or len(answers) < turn:
