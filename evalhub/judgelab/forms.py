@@ -27,5 +27,6 @@ class JudgmentImportForm(OnlyChoicePreselectedForm):
             (MODELS, "Models"),
         ],
         initial=AUTO,
+        required=False,  # a post without it (a script's, an older page's) keeps the names' rule
         help_text="For judges the file does not classify itself (a generic file's judge_kind column wins).",
     )

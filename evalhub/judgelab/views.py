@@ -12,6 +12,7 @@ from evalhub.accounts.roles import ADMIN, role_required
 from evalhub.catalog.actions import ImportRejected, check_import_size, do_import_judgments
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.charts import bias_chart, reliability_chart
+from evalhub.core.files.judgments import AUTO
 from evalhub.core.files.tables import to_text
 from evalhub.core.judge_lab.measures import CONFUSION_COLUMNS, CONFUSION_ROWS
 from evalhub.core.judge_lab.report import KINDS, MODEL, PANEL, summary_row
@@ -183,7 +184,7 @@ def import_judgments(request):
                 benchmark_slug=form.cleaned_data["benchmark"],
                 layout=form.cleaned_data["layout"],
                 allow_new_models=form.cleaned_data["create_models"],
-                judges_are=form.cleaned_data["judges_are"],
+                judges_are=form.cleaned_data["judges_are"] or AUTO,
                 user=request.user,
             )
         except ImportRejected as rejected:
