@@ -324,8 +324,12 @@ def test_upserts_together_lock_their_rows_in_the_order_they_were_asked(alias, fi
             holding.set()
             release.wait(20)
 
+    writer: list[int] = []  # its backend's pid: the lock waits of other sessions say nothing of it
+
     def write_both() -> None:
         writes = [lambda: add_battles(alias, [(*key(0), 1, 0, 0)]), lambda: add_tallies(alias, [tally(7, 1, 1)])]
+        connections[alias].ensure_connection()
+        writer.append(connections[alias].connection.info.backend_pid)
         with transaction.atomic(using=alias), upserts_together(alias):
             for write in writes if first == "battles" else writes[::-1]:
                 write()
@@ -341,7 +345,8 @@ def test_upserts_together_lock_their_rows_in_the_order_they_were_asked(alias, fi
     try:
         with connections[alias].cursor() as cursor:
             for _ in range(200):  # until the writer waits for the second row's lock
-                cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
+                waits = "SELECT count(*) FROM pg_stat_activity WHERE pid = %s AND wait_event_type = 'Lock'"
+                cursor.execute(waits, [writer[0] if writer else 0])
                 if cursor.fetchone()[0]:
                     break
                 writing.join(0.05)
