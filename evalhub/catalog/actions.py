@@ -37,6 +37,7 @@ from evalhub.core.files.benchmarks import (
     detect_format,
     parse_benchmark_file,
     unit_of,
+    unpacked,
 )
 from evalhub.core.files.judgments import (
     AUTO,
@@ -84,13 +85,8 @@ class ImportSummary:
 
 def check_import_file(filename: str, data: bytes, *, allow_new_models: bool = False) -> ParsedFile:
     """Check size, type and every row of a file. Raises ImportRejected listing all problems."""
-    limit = settings.EVALHUB_MAX_IMPORT_BYTES
-    if len(data) > limit:
-        raise ImportRejected([RowError(None, _too_large(len(data), limit))])
-    try:
-        fmt = detect_format(filename)
-    except ValueError as error:
-        raise ImportRejected([RowError(None, str(error))]) from None
+    check_import_size(len(data))
+    fmt, data = _format_and_data(filename, data)
     known = set(LanguageModel.objects.values_list("slug", flat=True))
     parsed = parse_benchmark_file(data, fmt, known_models=known, allow_new_models=allow_new_models)
     if not parsed.ok:
@@ -103,6 +99,15 @@ def check_import_size(size: int) -> None:
     limit = settings.EVALHUB_MAX_IMPORT_BYTES
     if size > limit:
         raise ImportRejected([RowError(None, _too_large(size, limit))])
+
+
+def _format_and_data(filename: str, data: bytes) -> tuple[str, bytes]:
+    """The file's format by its name and its bytes, unpacked first when gzipped (within the import limit)."""
+    try:
+        filename, data = unpacked(filename, data, settings.EVALHUB_MAX_IMPORT_BYTES)
+        return detect_format(filename), data
+    except ValueError as error:
+        raise ImportRejected([RowError(None, str(error))]) from None
 
 
 def _too_large(size: int, limit: int) -> str:
@@ -478,10 +483,7 @@ def check_judgment_file(
     `on_judgment` gets each judgment as its row is read (`parse_judgment_file`); `judges_are` says
     whether judges the file does not classify are people or models."""
     check_import_size(len(data))
-    try:
-        fmt = detect_format(filename)
-    except ValueError as error:
-        raise ImportRejected([RowError(None, str(error))]) from None
+    fmt, data = _format_and_data(filename, data)
     models = dict(LanguageModel.objects.values_list("slug", "is_human"))
     # Read before the rows: `on_judgment` may be writing them to the database as they come.
     criteria = set(Criterion.objects.values_list("slug", flat=True)) | {DEFAULT_CRITERION}
@@ -754,10 +756,7 @@ def check_score_rows(parsed: ParsedScores) -> ParsedScores:
 def check_score_file(filename: str, data: bytes, *, allow_new_models: bool = False) -> ParsedScores:
     """Check size, type and every row of a score file. Raises ImportRejected listing all problems."""
     check_import_size(len(data))
-    try:
-        fmt = detect_format(filename)
-    except ValueError as error:
-        raise ImportRejected([RowError(None, str(error))]) from None
+    fmt, data = _format_and_data(filename, data)
     known = set(LanguageModel.objects.values_list("slug", flat=True))
     return check_score_rows(parse_score_file(data, fmt, known_models=known, allow_new_models=allow_new_models))
 

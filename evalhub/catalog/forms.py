@@ -7,7 +7,9 @@ from evalhub.system.forms import OnlyChoicePreselectedForm
 
 
 class ImportForm(OnlyChoicePreselectedForm):
-    file = forms.FileField(help_text="JSONL, CSV or Parquet in the documented schema.")
+    file = forms.FileField(
+        help_text="JSONL, CSV, Parquet or a JSON array in the documented schema, each also gzipped (.gz)."
+    )
     benchmark = forms.SlugField(
         max_length=100,
         help_text="Slug of an existing benchmark, or of a new one to create.",

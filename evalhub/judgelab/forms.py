@@ -8,7 +8,8 @@ from evalhub.system.forms import OnlyChoicePreselectedForm
 
 class JudgmentImportForm(OnlyChoicePreselectedForm):
     file = forms.FileField(
-        help_text="JSONL, CSV, Parquet or JSON: generic, MT-Bench / LMArena battles or AlpacaEval records."
+        help_text="JSONL, CSV, Parquet or JSON, each also gzipped (.gz): generic, MT-Bench / LMArena battles or "
+        "AlpacaEval records."
     )
     layout = forms.ChoiceField(
         choices=[("auto", "Detect from the columns"), *[(layout, layout) for layout in LAYOUTS]], initial="auto"

@@ -627,3 +627,44 @@ def test_a_board_with_no_battle_under_the_ticked_sources_names_the_sources_that_
     page = client.get("/leaderboards/", {"benchmark": "arena", "source": "consensus"}).content.decode()
     assert "No battles match the sources ticked" in page
     assert "<strong>Imported human labels</strong>" in page
+
+
+def test_gzipped_files_import_as_their_contents_do_and_a_bad_or_huge_one_is_refused(settings, client):
+    """AlpacaEval ships its annotations gzipped; a .gz was refused as an unsupported file type."""
+    import gzip
+
+    from evalhub.catalog.actions import check_import_file, check_score_file
+    from tests.conftest import make_user
+
+    summary = do_import_judgments(
+        filename="annotations.json.gz",
+        data=gzip.compress(json.dumps(ALPACA[:2]).encode()),
+        benchmark_slug="alpaca",
+        allow_new_models=True,
+    )
+    assert summary.layout == "alpaca-eval" and summary.counts["judgments_created"] == 2
+    benchmark = jsonl({"prompt_id": "p1", "prompt": "Hi?", "model": "gpt-4o", "response": "Hello."})
+    assert len(check_import_file("b.jsonl.gz", gzip.compress(benchmark), allow_new_models=True).prompts) == 1
+    scores = jsonl({"prompt_id": "p1", "prompt": "Hi?", "model": "m", "response": "Hello.", "rater": "r", "score": 2})
+    assert len(check_score_file("s.jsonl.gz", gzip.compress(scores), allow_new_models=True).scores) == 1
+
+    def refused(data: bytes) -> str:
+        with pytest.raises(ImportRejected) as rejected:
+            check_import_file("b.jsonl.gz", data, allow_new_models=True)
+        return rejected.value.errors[0].message
+
+    assert "is not a readable gzip file" in refused(b"not gzip at all")
+    assert "is cut short" in refused(gzip.compress(benchmark)[:-12])
+    settings.EVALHUB_MAX_IMPORT_BYTES = 10_000
+    assert "unpacks to over 0.0 MB" in refused(gzip.compress(b"\n" * 50_000))  # 50 kB of nothing, packed small
+
+    client.force_login(make_user("ida", "admin"))
+    settings.EVALHUB_MAX_IMPORT_BYTES = 10_000_000
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    upload = SimpleUploadedFile("labels.csv.gz", gzip.compress(GENERIC_CSV.encode()))
+    answer = client.post(
+        "/judges/import/", {"file": upload, "layout": "auto", "benchmark": "primes", "create_models": "on"}
+    )
+    assert answer.status_code == 302, answer.content.decode()[:2000]
+    assert Judgment.objects.filter(response__prompt__benchmark__slug="primes").count() == 4

@@ -37,6 +37,7 @@ import functools
 import io
 import json
 import math
+import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -128,11 +129,33 @@ class ParsedFile:
         return not self.errors
 
 
+def unpacked(filename: str, data: bytes, limit: int) -> tuple[str, bytes]:
+    """A gzipped file (`x.jsonl.gz`, as AlpacaEval ships its annotations) as its name and bytes inside,
+    unpacked at most `limit` bytes far (a small file may unpack to gigabytes); any other file as it is."""
+    if PurePath(filename).suffix.lower() != ".gz":
+        return filename, data
+    inner = filename[: -len(".gz")]
+    unpacker = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # the gzip header and trailer
+    try:
+        out = unpacker.decompress(data, limit + 1)
+    except zlib.error as error:
+        raise ValueError(f"{filename} is not a readable gzip file ({error}).") from None
+    if len(out) > limit:
+        raise ValueError(
+            f"{filename} unpacks to over {limit / 1e6:.1f} MB, the import limit (EVALHUB_MAX_IMPORT_BYTES); "
+            "split it or raise the limit."
+        )
+    if not unpacker.eof:
+        raise ValueError(f"{filename} ends before its gzip stream does: the file is cut short.")
+    return inner, out
+
+
 def detect_format(filename: str) -> str:
     suffix = PurePath(filename).suffix.lower()
     if suffix not in FORMATS:
         raise ValueError(
-            f"unsupported file type {suffix or '(none)'!r}; use .jsonl, .json (one array of records), .csv or .parquet."
+            f"unsupported file type {suffix or '(none)'!r}; use .jsonl, .json (one array of records), .csv or "
+            ".parquet, each also gzipped (.gz)."
         )
     return FORMATS[suffix]
 

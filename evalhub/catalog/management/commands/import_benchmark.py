@@ -10,7 +10,7 @@ from evalhub.system.commands import DataCommand
 
 
 class Command(DataCommand):
-    help = "Import prompts and responses from a JSONL, CSV or Parquet file (all rows or none)."
+    help = "Import prompts and responses from a JSONL, CSV, Parquet or JSON file, gzipped or not (all rows or none)."
 
     def add_arguments(self, parser):
         parser.add_argument("path", type=Path)
