@@ -714,15 +714,17 @@ class _JudgmentImport:
         return counts
 
 
-def _ids_of(prompts: Mapping[str, StoredPrompt]) -> tuple[dict[str, int], dict[str, int], dict[tuple[int, int], int]]:
+def _ids_of(
+    prompts: Mapping[str, StoredPrompt],
+) -> tuple[dict[str, int], dict[str, int], dict[tuple[int, int, str], int]]:
     """The ids a score import's rows point to: models and criteria by slug, these prompts' imported
-    responses by (prompt id, model id)."""
+    responses by (prompt id, model id, variant)."""
     models = dict(LanguageModel.objects.values_list("slug", "id"))
     criteria = dict(Criterion.objects.values_list("slug", "id"))
     responses = {
-        (prompt_id, model_id): response_id
-        for response_id, prompt_id, model_id in where_in(
-            Response.objects.filter(parent__isnull=True, variant="").values_list("id", "prompt_id", "model_id"),
+        (prompt_id, model_id, variant): response_id
+        for response_id, prompt_id, model_id, variant in where_in(
+            Response.objects.filter(parent__isnull=True).values_list("id", "prompt_id", "model_id", "variant"),
             "prompt_id",
             (prompt.id for prompt in prompts.values()),
         )
@@ -832,7 +834,7 @@ def _upsert_scores(prompts: Mapping[str, StoredPrompt], records: Sequence[ScoreR
     models, criteria, responses = _ids_of(prompts)
 
     def response_of(record: ScoreRecord) -> int:
-        return responses[(prompts[record.prompt_id].id, models[record.model])]
+        return responses[(prompts[record.prompt_id].id, models[record.model], record.variant)]
 
     existing = {
         (c, j, response): (pk, score, rationale)

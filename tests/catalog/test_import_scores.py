@@ -308,3 +308,23 @@ def test_a_criterion_without_levels_gets_them_from_a_later_file_and_keeps_levels
     Criterion.objects.filter(slug="clarity").update(levels={"1": "poor", "2": "fine", "3": "good"})
     import_scored(scored("clarity", "1-5"))
     assert Criterion.objects.get(slug="clarity").levels == {"1": "poor", "2": "fine", "3": "good"}, "never replaced"
+
+
+def test_scores_name_which_of_a_models_responses_by_its_variant():
+    """Hint tiers give one model several responses to a prompt; a score file could not say which it scored
+    ("unknown column response_variant") and matched only the variant-less one."""
+    from evalhub.catalog.models import Response
+
+    tiers = [
+        {**row, "response": f"{row['response']} (tier {tier})", "response_variant": f"answer:{tier}h"}
+        for row in rows()
+        for tier in (0, 1)
+    ]
+    import_scored(jsonl(tiers))
+    tiered = Response.objects.filter(variant__in=["answer:0h", "answer:1h"])
+    assert tiered.count() == 8, "2 prompts x 2 models x 2 tiers"
+    scores = Judgment.objects.filter(response__in=tiered)
+    assert scores.count() == 16, "two raters each"
+    assert scores.filter(response__variant="answer:1h", response__text__endswith="(tier 1)").count() == 8
+    import_scored(jsonl(tiers))
+    assert Judgment.objects.count() == 16, "the same file again changes nothing"

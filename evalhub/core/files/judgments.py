@@ -368,20 +368,23 @@ CONVERTERS: dict[str, Callable[[dict[str, Any]], dict[str, Any] | str]] = {
 
 class ResponsesSeen:
     """The responses a judgment or score file names, each as a row of the benchmark schema the first
-    time its (prompt, model) is seen; a later row may repeat a response but not change its text."""
+    time its (prompt, model, variant) is seen; a later row may repeat a response but not change its text."""
 
     def __init__(self) -> None:
         self.rows: list[tuple[int, dict[str, Any] | str]] = []
-        self._first: dict[tuple[str, str], tuple[int, str]] = {}
+        self._first: dict[tuple[str, str, str], tuple[int, str]] = {}
 
-    def add(self, line: int, row: dict[str, Any], prompt_id: str, model: str, text: str) -> int | None:
+    def add(
+        self, line: int, row: dict[str, Any], prompt_id: str, model: str, text: str, variant: str = ""
+    ) -> int | None:
         """None when the response is new or as before; else the line that gave it another text."""
-        seen = self._first.get((prompt_id, model))
+        seen = self._first.get((prompt_id, model, variant))
         if seen is None:
-            self._first[(prompt_id, model)] = (line, text)
+            self._first[(prompt_id, model, variant)] = (line, text)
             # Only the prompt fields the row carries: a labels file leaves the rest of a stored prompt as it is.
             response = {"prompt_id": prompt_id, **{name: row[name] for name in PROMPT_COLUMNS if name in row}}
-            self.rows.append((line, {**response, "model": model, "response": text}))
+            response |= {"model": model, "response": text, **({"response_variant": variant} if variant else {})}
+            self.rows.append((line, response))
             return None
         return seen[0] if seen[1] != text else None
 

@@ -8,7 +8,9 @@ correlation with people on SummEval, GEM's Table 1 against instructor grades). O
 `response`, `rater` (a person's id or a judge's name, a slug), `rater_kind` (`human` | `model`;
 default: raters whose id starts with `human` are people, as in judgment files), `criterion` (a
 criterion or metric slug; default `overall`), `score` (a number), `scale` (optional, e.g. `1-5`: a
-score outside it is refused), `rationale` (optional).
+score outside it is refused; a new criterion takes its levels from a 1-to-n scale), `rationale`
+(optional), `response_variant` (optional: which of a model's responses to the prompt, e.g. one hint
+tier's, as in benchmark files).
 
 Inspect AI eval logs become such rows too (evalhub.catalog.inspect_logs): each sample's output is
 the response and each scorer a rater.
@@ -55,6 +57,7 @@ SCORE_COLUMNS = (
     "score",
     "scale",
     "rationale",
+    "response_variant",
 )
 _SCORE_COLUMN_SET = frozenset(SCORE_COLUMNS)
 _SCALE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*[-–]\s*(-?\d+(?:\.\d+)?)\s*$")
@@ -70,6 +73,7 @@ class ScoreRecord:
     criterion: str
     score: float
     rationale: str = ""
+    variant: str = ""  # the response's variant ("" for a model's one response to the prompt)
 
 
 @dataclass
@@ -114,7 +118,7 @@ def parse_score_rows(
     checks (one row per response, the first time each is seen)."""
     parsed = ParsedScores(ParsedFile(), unit=unit)
     responses = ResponsesSeen()
-    keys: dict[tuple[str, str, str, str], int] = {}
+    keys: dict[tuple[str, str, str, str, str], int] = {}
     for line, row in rows:
         parsed.rows += 1
         if isinstance(row, str):
@@ -124,7 +128,7 @@ def parse_score_rows(
         if isinstance(record, list):
             parsed.errors.extend(RowError(line, problem, unit) for problem in record)
             continue
-        key = (record.prompt_id, record.model, record.rater, record.criterion)
+        key = (record.prompt_id, record.model, record.variant, record.rater, record.criterion)
         if key in keys:
             parsed.errors.append(
                 RowError(line, f"the same rater, response and criterion as on {unit} {keys[key]}.", unit)
@@ -133,7 +137,7 @@ def parse_score_rows(
         keys[key] = line
         if scale := scale_of(row):
             parsed.scales.setdefault(record.criterion, scale)
-        first = responses.add(line, row, record.prompt_id, record.model, row["response"])
+        first = responses.add(line, row, record.prompt_id, record.model, row["response"], record.variant)
         if first is not None:
             parsed.errors.append(
                 RowError(line, f"the response of {record.model!r} differs from the one on {unit} {first}.", unit)
@@ -198,11 +202,15 @@ def _score(line: int, row: dict[str, Any]) -> ScoreRecord | list[str]:
     rationale = row.get("rationale") or ""
     if not isinstance(rationale, str):
         problems.append("'rationale' must be text.")
+    variant = row.get("response_variant") or ""
+    if not isinstance(variant, str):
+        problems.append("'response_variant' must be text.")
     if problems or score is None:
         return problems
     # Interned: a file repeats few models, raters and criteria a million times, each read as a new string.
     prompt_id, model = intern(texts["prompt_id"]), intern(texts["model"])
-    return ScoreRecord(line, prompt_id, model, intern(rater), kind == HUMAN, intern(str(criterion)), score, rationale)
+    rater, criterion = intern(rater), intern(str(criterion))
+    return ScoreRecord(line, prompt_id, model, rater, kind == HUMAN, criterion, score, rationale, intern(variant))
 
 
 def _number(value: Any) -> float | None:
