@@ -6,10 +6,12 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_http_methods
 
 from evalhub.accounts.roles import ADMIN, role_required
 from evalhub.catalog.actions import ImportRejected, check_import_size, do_import_judgments
+from evalhub.catalog.imported_pages import pages_showing
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.charts import bias_chart, reliability_chart
 from evalhub.core.files.judgments import AUTO
@@ -169,6 +171,13 @@ def _download(body: str, filename: str, content_type: str) -> HttpResponse:
     return response
 
 
+def imported_message(filename: str, summary) -> str:
+    """What an import did, and links to the pages that now show it."""
+    pages = pages_showing(summary.benchmark.slug)
+    links = format_html_join(", ", '<a href="{}">{}</a>', ((url, label) for label, url in pages))
+    return format_html("Imported {}: {} See it on {}.", filename, summary.describe(), links)
+
+
 @role_required(ADMIN)
 @require_http_methods(["GET", "POST"])
 def import_judgments(request):
@@ -190,7 +199,7 @@ def import_judgments(request):
         except ImportRejected as rejected:
             errors = rejected.errors
         else:
-            messages.success(request, f"Imported {upload.name}: {summary.describe()}")
+            messages.success(request, imported_message(upload.name, summary))
             return redirect("judge_list")
     context = {"form": form, "errors": errors[:MAX_ERRORS_SHOWN], "error_count": len(errors)}
     return render(request, "judgelab/import.html", context, status=400 if errors else 200)

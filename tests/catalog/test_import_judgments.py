@@ -249,6 +249,7 @@ def test_the_command_imports_and_names_each_bad_line(tmp_path, capsys):
     bad.write_bytes(jsonl(ALPACA[0], {**ALPACA[1], "preference": "left"}))
     call_command("import_judgments", str(good), "--format", "alpaca-eval", "--create-models")
     assert Judgment.objects.count() == 3
+    assert "See it on the pairwise board (/leaderboards/?benchmark=imported-judgments)" in capsys.readouterr().out
     with pytest.raises(CommandError, match="nothing was imported"):
         call_command("import_judgments", str(bad), "--create-models")
     assert "bad.jsonl: line 2: 'preference' must be a number" in capsys.readouterr().err
@@ -668,3 +669,23 @@ def test_gzipped_files_import_as_their_contents_do_and_a_bad_or_huge_one_is_refu
     )
     assert answer.status_code == 302, answer.content.decode()[:2000]
     assert Judgment.objects.filter(response__prompt__benchmark__slug="primes").count() == 4
+
+
+def test_after_an_upload_the_message_links_to_the_pages_that_show_it(tmp_path, client):
+    """The success message said what was imported and linked nowhere."""
+    from tests.conftest import make_user
+
+    client.force_login(make_user("ida", "admin"))
+    upload = tmp_path / "arena.jsonl"
+    upload.write_bytes(jsonl(*ARENA))
+    with upload.open("rb") as file:
+        page = client.post(
+            "/judges/import/",
+            {"file": file, "layout": "auto", "benchmark": "arena", "create_models": "on"},
+            follow=True,
+        ).content.decode()
+    assert "Imported arena.jsonl: " in page
+    assert '<a href="/leaderboards/?benchmark=arena">the pairwise board</a>' in page
+    assert '<a href="/leaderboards/baseline/?benchmark=arena">win rates against a baseline</a>' in page
+    board = client.get("/leaderboards/?benchmark=arena").content.decode()
+    assert "3 battles (Imported human labels: 3)" in board, "the link leads to what was imported"

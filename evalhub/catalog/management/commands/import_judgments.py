@@ -5,6 +5,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from evalhub.catalog.actions import ImportRejected, check_import_size, do_import_judgments
+from evalhub.catalog.imported_pages import pages_showing
 from evalhub.catalog.models import TaskType
 from evalhub.core.files.judgments import AUTO, JUDGES_ARE, LAYOUTS
 from evalhub.system.commands import DataCommand
@@ -56,3 +57,5 @@ class Command(DataCommand):
                 self.stderr.write(f"{path.name}: {error}")
             raise CommandError(f"{len(rejected.errors)} problem(s); nothing was imported.") from None
         self.stdout.write(self.style.SUCCESS(f"{summary.benchmark.slug}: {summary.describe()}"))
+        pages = pages_showing(summary.benchmark.slug)
+        self.stdout.write("See it on " + ", ".join(f"{label} ({path})" for label, path in pages) + ".")
