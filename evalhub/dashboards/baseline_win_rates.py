@@ -65,16 +65,22 @@ def choices() -> list[dict[str, Any]]:
     group = ("response__prompt__benchmark__slug", "judge_model__slug", "criterion__slug")
     pairs: Counter[tuple[str, str, str]] = Counter()
     seen: dict[tuple[str, str, str], Counter[str]] = {}
+    people: set[str] = set()
     # Two grouped queries (a model's pairs in either position), whatever the number of groups.
     for side in ("response__model__slug", "response_2__model__slug"):
-        for *key, model, n in _judged_pairs().values_list(*group, side).annotate(n=Count("id")).order_by():
-            seen.setdefault(tuple(key), Counter())[model] += n
+        rows = _judged_pairs().values_list(*group, "judge_model__is_human", side).annotate(n=Count("id")).order_by()
+        for benchmark, judge, criterion, person, model, n in rows:
+            key = (benchmark, judge, criterion)
+            seen.setdefault(key, Counter())[model] += n
+            if person:
+                people.add(judge)
             if side == "response__model__slug":
-                pairs[tuple(key)] += n
+                pairs[key] += n
     return [
         {
             "benchmark": benchmark,
             "judge": judge,
+            "judge_is_person": judge in people,
             "criterion": criterion,
             "pairs": pairs[(benchmark, judge, criterion)],
             "baseline": max(sorted(models), key=lambda m: models[m]),
@@ -82,6 +88,12 @@ def choices() -> list[dict[str, Any]]:
         }
         for (benchmark, judge, criterion), models in sorted(seen.items())
     ]
+
+
+def first_choice(choices: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the page opens on when nothing is asked: the model judge with the most judged pairs (people's
+    labels are what a judge is measured against, not the judge to read first)."""
+    return max(choices, key=lambda choice: (not choice["judge_is_person"], choice["pairs"]))
 
 
 def _against_baseline(selection: Selection, judgments) -> dict[tuple[str, int], list[tuple[float, int, int, Any]]]:

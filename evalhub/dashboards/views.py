@@ -126,13 +126,14 @@ def leaderboard_export(request, table: str, fmt: str):
 
 
 def _baseline_selection(request) -> tuple[list[dict], dict | None, baseline.Selection | None]:
-    """Every (benchmark, judge, criterion) judged, the one asked for (or the first), and the selection
-    with its baseline; None when nothing judged matches what was asked."""
+    """Every (benchmark, judge, criterion) judged, the one asked for (or, asked nothing, the model judge
+    with the most pairs), and the selection with its baseline; None when nothing judged matches."""
     choices = cached("baseline_choices", baseline.choices)
     wanted = {key: request.GET.get(key, "") for key in ("benchmark", "judge", "criterion", "baseline")}
     if request.GET.get("run", "").count("|") == 2:  # the page's one select: benchmark|judge|criterion
         wanted["benchmark"], wanted["judge"], wanted["criterion"] = request.GET["run"].split("|")
-    for choice in choices:
+    asked = any(wanted[key] for key in ("benchmark", "judge", "criterion"))
+    for choice in choices if asked or not choices else [baseline.first_choice(choices)]:
         if all(not wanted[key] or wanted[key] == choice[key] for key in ("benchmark", "judge", "criterion")):
             chosen = wanted["baseline"] if wanted["baseline"] in choice["models"] else choice["baseline"]
             selection = baseline.Selection(choice["benchmark"], choice["judge"], chosen, choice["criterion"])

@@ -202,3 +202,19 @@ def test_a_benchmark_nobody_judged_is_a_clear_404_not_an_empty_sentence(client, 
     assert response.status_code == 404
     assert "No judge has judged pairs on that benchmark" in response.content.decode()
     assert login(viewer).get("/leaderboards/baseline.csv?benchmark=nope").status_code == 400
+
+
+def test_the_page_opens_on_the_model_judge_with_the_most_pairs_not_a_person(client, viewer, login):
+    """It opened on the alphabetically first (benchmark, judge): a person's labels ("human-ana") before
+    the LLM judge whose win rates the page is for."""
+    from evalhub.catalog.actions import do_import_judgments
+
+    labels = (
+        "prompt_id,prompt,model_a,model_b,response_a,response_b,judge,winner\r\n"
+        + "".join(f"q{n},Q{n}?,base,cand,b{n},c{n},human-ana,a\r\n" for n in range(3))
+        + "".join(f"q{n},,base,cand,b{n},c{n},gpt-judge,b\r\n" for n in range(3))
+        + "".join(f"q{n},,base,cand,b{n},c{n},aaa-judge,b\r\n" for n in range(2))
+    )
+    do_import_judgments(filename="l.csv", data=labels.encode(), benchmark_slug="alpha", allow_new_models=True)
+    page = login(viewer).get("/leaderboards/baseline/")
+    assert page.context["selection"].judge == "gpt-judge"
