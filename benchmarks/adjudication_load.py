@@ -67,6 +67,28 @@ def drop_database(server: str, name: str = BENCH_DATABASE) -> None:
         connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
+def fresh_deployment(
+    server: str, name: str, redis_url: str, data_dir: str, *, flush_redis: bool = True
+) -> dict[str, str]:
+    """A database of the benchmark's own, made afresh, and (`flush_redis`) its own Redis database emptied:
+    the environment of the evalhub processes it starts (production settings, plain HTTP on loopback)."""
+    if flush_redis:
+        import redis
+
+        redis.Redis.from_url(redis_url).flushdb()
+    recreate_database(server, name)
+    return {
+        "DATABASE_URL": database_url(server, name),
+        "REDIS_URL": redis_url,
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "EVALHUB_DATA_DIR": str(Path(os.environ.get("TMPDIR", "/tmp")) / data_dir),
+        "EVALHUB_ALLOWED_HOSTS": "127.0.0.1",
+        "EVALHUB_SSL_REDIRECT": "false",
+        "EVALHUB_SECURE_COOKIES": "false",
+        "EVALHUB_LOG_LEVEL": "WARNING",
+    }
+
+
 def setup_django(env: dict[str, str]) -> None:
     os.environ.update(env)
     os.environ["DJANGO_SETTINGS_MODULE"] = "evalhub.settings"
@@ -285,18 +307,10 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    url = database_url(args.database_server)
-    recreate_database(args.database_server)
-    env = {
-        "DATABASE_URL": url,
-        "SECRET_KEY": secrets.token_urlsafe(50),
-        "EVALHUB_DATA_DIR": str(Path(os.environ.get("TMPDIR", "/tmp")) / "evalhub-bench-adjudication"),
-        "EVALHUB_ALLOWED_HOSTS": "127.0.0.1",
-        "EVALHUB_SSL_REDIRECT": "false",
-        "EVALHUB_SECURE_COOKIES": "false",
-        "EVALHUB_LOG_LEVEL": "WARNING",
-        "REDIS_URL": args.redis_url,
-    }
+    # Its Redis may be the one REDIS_URL names (or none): not flushed.
+    env = fresh_deployment(
+        args.database_server, BENCH_DATABASE, args.redis_url, "evalhub-bench-adjudication", flush_redis=False
+    )
     server = None
     try:
         setup_django(env)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import secrets
 import signal
 import sys
 import time
@@ -32,9 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.adjudication_load import (  # noqa: E402
     Server,
-    database_url,
     drop_database,
-    recreate_database,
+    fresh_deployment,
     session_for,
     setup_django,
 )
@@ -190,18 +188,7 @@ def main() -> None:
 
     import redis
 
-    redis.Redis.from_url(args.redis_url).flushdb()
-    recreate_database(args.database_server, BENCH_DATABASE)
-    env = {
-        "DATABASE_URL": database_url(args.database_server, BENCH_DATABASE),
-        "REDIS_URL": args.redis_url,
-        "SECRET_KEY": secrets.token_urlsafe(50),
-        "EVALHUB_DATA_DIR": str(Path(os.environ.get("TMPDIR", "/tmp")) / "evalhub-bench-deployment"),
-        "EVALHUB_ALLOWED_HOSTS": "127.0.0.1",
-        "EVALHUB_SSL_REDIRECT": "false",
-        "EVALHUB_SECURE_COOKIES": "false",
-        "EVALHUB_LOG_LEVEL": "WARNING",
-    }
+    env = fresh_deployment(args.database_server, BENCH_DATABASE, args.redis_url, "evalhub-bench-deployment")
     os.environ.pop("EVALHUB_DB_POOL_MAX_SIZE", None)  # the shipped defaults
     agents = ServerProcess(args.latency, args.chunk_delay, args.words, keep_alive=True)
     server = None
