@@ -49,8 +49,8 @@ def demo_with_a_script(db):
     response.save()
 
 
-def log_in(page, base_url: str, password: str) -> None:
-    page.fill("#id_username", "vera")
+def log_in(page, base_url: str, password: str, username: str = "vera") -> None:
+    page.fill("#id_username", username)
     page.fill("#id_password", password)
     page.click("button[type=submit]")
 

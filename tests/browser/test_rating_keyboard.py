@@ -10,7 +10,7 @@ import pytest
 
 from evalhub.catalog.models import Judgment
 from tests.adjudication.test_rating import responses  # noqa: F401  (fixture)
-from tests.browser.test_login_and_browse import page  # noqa: F401  (fixture)
+from tests.browser.test_login_and_browse import log_in, page  # noqa: F401  (fixture)
 from tests.conftest import make_user, requires_chromium
 
 pytestmark = [requires_chromium, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -23,9 +23,7 @@ def rita(responses):  # noqa: F811
 
 def test_a_rater_scores_two_responses_and_skips_one_with_the_keyboard(live_server, rita, page):  # noqa: F811
     page.goto(f"{live_server.url}/login/")
-    page.fill("#id_username", "rita")
-    page.fill("#id_password", "pw")
-    page.click("button[type=submit]")
+    log_in(page, live_server.url, "pw", "rita")
     page.goto(f"{live_server.url}/adjudicate/rate/summ/coherence/")
     page.wait_for_load_state("load")  # the keyboard handler is a deferred script
     scored = []
@@ -78,9 +76,7 @@ def test_a_criterion_an_import_created_is_rated_by_keyboard_and_a_refused_submit
     """Before, the imported criterion had no levels: no digit did anything, and Ctrl+Enter answered 400 with
     nothing on screen (htmx does not swap a 4xx unless told to)."""
     page.goto(f"{live_server.url}/login/")
-    page.fill("#id_username", "rosa")
-    page.fill("#id_password", "pw")
-    page.click("button[type=submit]")
+    log_in(page, live_server.url, "pw", "rosa")
     page.goto(f"{live_server.url}/adjudicate/rate/qa/correctness/")
     page.wait_for_load_state("load")
     # A page older than its criterion's levels (here: a radio made to say 9) is refused with the reason shown.

@@ -8,13 +8,14 @@ import uuid
 
 import pytest
 
-from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
-from evalhub.debates.actions import do_create_judge_run, do_create_run, do_start_run
+from evalhub.catalog.demo import do_load_demo
+from evalhub.debates.actions import do_create_judge_run, do_start_run
 from evalhub.debates.models import DebateTurn
 from evalhub.jobs.chunks import enqueue_chunks
 from evalhub.jobs.models import Job, JobStatus
 from evalhub.llm.testing import FakeLLMServer
 from tests.conftest import requires_redis
+from tests.debates.test_killed_worker import make_run
 from tests.jobs.workers import on_postgres, start_worker, stop_all, through_the_broker, wait_for  # noqa: F401
 
 pytestmark = [requires_redis, on_postgres, pytest.mark.redis, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -25,22 +26,6 @@ def agreeing(model: str, messages) -> str:
     return "Both are fine; the first is clearer.\n1"
 
 
-def debate_run(server, tag: str, n: int):
-    from evalhub.catalog.demo import do_load_demo
-
-    if not Benchmark.objects.filter(slug="demo").exists():
-        do_load_demo()
-    return do_create_run(
-        name=f"busy {tag} {n}",
-        benchmark=Benchmark.objects.get(slug="demo"),
-        criterion=Criterion.objects.get(slug="helpfulness"),
-        model_a=LanguageModel.objects.get(slug="demo-thorough"),
-        model_b=LanguageModel.objects.get(slug="demo-terse"),
-        agents=[f"openai-compatible:{server.url}/v1|agent-{tag}-{n}-{i}" for i in range(3)],
-        rounds=2,
-    )
-
-
 def test_runs_queued_at_once_on_a_sixteen_thread_worker_with_a_pool_of_four_all_succeed(monkeypatch):
     """Before, the pool kept its configured 4 connections for 16 threads (each task also holds its
     heartbeat's and its database thread's): threads waited past the pool's timeout and runs failed
@@ -48,7 +33,8 @@ def test_runs_queued_at_once_on_a_sixteen_thread_worker_with_a_pool_of_four_all_
     monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "test-key")
     tag = uuid.uuid4().hex[:8]  # fresh agent names: no answer comes from a response cache
     with FakeLLMServer(reply_for_model=agreeing, api_key="test-key", latency_s=0.3) as server:
-        runs = [do_start_run(debate_run(server, tag, n), enqueue=False) for n in range(8)]
+        do_load_demo()
+        runs = [do_start_run(make_run(server, f"{tag}-{n}"), enqueue=False) for n in range(8)]
         judge = f"openai-compatible:{server.url}/v1|judge-{tag}"
         jobs = [run.job for run in runs]
 
