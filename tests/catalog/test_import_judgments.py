@@ -648,6 +648,9 @@ def test_gzipped_files_import_as_their_contents_do_and_a_bad_or_huge_one_is_refu
     assert len(check_import_file("b.jsonl.gz", gzip.compress(benchmark), allow_new_models=True).prompts) == 1
     scores = jsonl({"prompt_id": "p1", "prompt": "Hi?", "model": "m", "response": "Hello.", "rater": "r", "score": 2})
     assert len(check_score_file("s.jsonl.gz", gzip.compress(scores), allow_new_models=True).scores) == 1
+    second = jsonl({"prompt_id": "p2", "prompt": "Bye?", "model": "gpt-4o", "response": "Bye."})
+    members = gzip.compress(benchmark + b"\n") + gzip.compress(second)  # `cat a.gz b.gz`: one file, two members
+    assert len(check_import_file("b.jsonl.gz", members, allow_new_models=True).prompts) == 2
 
     def refused(data: bytes) -> str:
         with pytest.raises(ImportRejected) as rejected:

@@ -134,20 +134,22 @@ def unpacked(filename: str, data: bytes, limit: int) -> tuple[str, bytes]:
     unpacked at most `limit` bytes far (a small file may unpack to gigabytes); any other file as it is."""
     if PurePath(filename).suffix.lower() != ".gz":
         return filename, data
-    inner = filename[: -len(".gz")]
-    unpacker = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # the gzip header and trailer
-    try:
-        out = unpacker.decompress(data, limit + 1)
-    except zlib.error as error:
-        raise ValueError(f"{filename} is not a readable gzip file ({error}).") from None
-    if len(out) > limit:
-        raise ValueError(
-            f"{filename} unpacks to over {limit / 1e6:.1f} MB, the import limit (EVALHUB_MAX_IMPORT_BYTES); "
-            "split it or raise the limit."
-        )
-    if not unpacker.eof:
-        raise ValueError(f"{filename} ends before its gzip stream does: the file is cut short.")
-    return inner, out
+    out, rest = bytearray(), data
+    while rest:  # a gzip file may hold several members one after another (`cat a.gz b.gz`): all are read
+        unpacker = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # the gzip header and trailer
+        try:
+            out += unpacker.decompress(rest, limit + 1 - len(out))
+        except zlib.error as error:
+            raise ValueError(f"{filename} is not a readable gzip file ({error}).") from None
+        if len(out) > limit:
+            raise ValueError(
+                f"{filename} unpacks to over {limit / 1e6:.1f} MB, the import limit (EVALHUB_MAX_IMPORT_BYTES); "
+                "split it or raise the limit."
+            )
+        if not unpacker.eof:
+            raise ValueError(f"{filename} ends before its gzip stream does: the file is cut short.")
+        rest = unpacker.unused_data
+    return filename[: -len(".gz")], bytes(out)
 
 
 def detect_format(filename: str) -> str:
