@@ -9,7 +9,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -735,12 +735,13 @@ def _ids_of(
 class ScoreImportSummary(ImportSummary):
     def describe(self) -> str:
         c = self.counts
+        left_out = f"; {c['left_out']} sample(s) with no output or no score left out" if c.get("left_out") else ""
         return (
             f"{self.rows} rows: scores {c['scores_created']} new, {c['scores_changed']} changed, "
             f"{c['scores_unchanged']} unchanged; prompts {c['prompts_created']} new, "
             f"{c['prompts_updated']} updated{_described_fields(c)}; responses "
             f"{c['responses_created']} new; {c['models_created']} new model(s), {c['raters_created']} new rater(s), "
-            f"{c['criteria_created']} new criteria."
+            f"{c['criteria_created']} new criteria{left_out}."
         )
 
 
@@ -765,14 +766,20 @@ def check_score_file(filename: str, data: bytes, *, allow_new_models: bool = Fal
 
 def check_inspect_logs(path: Path, *, allow_new_models: bool = False) -> tuple[ParsedScores, bytes]:
     """An Inspect AI log, or a folder of them, checked as score rows (evalhub.catalog.inspect_logs), and
-    the logs' bytes for the import's record. Raises ImportRejected, or InspectMissing without inspect-ai."""
+    the logs' bytes for the import's record. Problems name the file and sample id. Raises ImportRejected,
+    or InspectMissing without inspect-ai."""
     from evalhub.catalog import inspect_logs
 
     files = inspect_logs.log_files(path)
     check_import_size(sum(file.stat().st_size for file in files))
     known = set(LanguageModel.objects.values_list("slug", flat=True))
-    rows = list(inspect_logs.score_rows(path))
-    parsed = parse_score_rows(rows, inspect_logs.UNIT, known_models=known, allow_new_models=allow_new_models)
+    logs = inspect_logs.LogRows(path)
+    parsed = parse_score_rows(list(logs), inspect_logs.UNIT, known_models=known, allow_new_models=allow_new_models)
+    parsed.left_out = logs.samples - logs.scored
+    if logs.samples and not logs.scored:
+        parsed.errors = [e for e in parsed.errors if e.line is not None]
+        parsed.errors.append(RowError(None, f"{logs.samples} sample(s), none scored: nothing to import."))
+    parsed.errors = [replace(e, place=logs.places.get(e.line or 0, "")) for e in parsed.errors]
     return check_score_rows(parsed), b"".join(file.read_bytes() for file in files)
 
 
@@ -793,7 +800,7 @@ def do_import_scores(
         benchmark, _ = Benchmark.objects.get_or_create(
             slug=benchmark_slug, defaults={"name": benchmark_slug, "task_type": task_type, "created_by": _real(user)}
         )
-        counts = {"models_created": _create_models(parsed.benchmark.new_models)}
+        counts = {"models_created": _create_models(parsed.benchmark.new_models), "left_out": parsed.left_out}
         counts["raters_created"] = _create_judges(parsed.raters)
         counts["criteria_created"] = _create_criteria({record.criterion for record in parsed.scores}, parsed.scales)
         prompts = _upsert_prompts(benchmark, parsed.benchmark, counts)

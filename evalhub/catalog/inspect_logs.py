@@ -2,16 +2,20 @@
 
 Read with inspect-ai's own log reader (an optional dependency: `pip install inspect-ai`), so every
 format it writes is read as it reads it: `.eval` (its zip of sample shards) and `.json`, one log or a
-folder of them (an eval set's logs, read one by one). A sample becomes a prompt (`id`, or `id#eN`
-for epoch N > 1, so repeated epochs stay apart) whose response is the log's model's completion; each
-score becomes a row of evalhub's score layout (evalhub.core.files.scores) with the scorer as rater
-and criterion, its explanation as the rationale, and its value made a number as Inspect makes it
-(`value_to_float`: C 1, P 0.5, I and N 0; a dict of values gives one criterion per key,
-`scorer-key`). Samples with no output or no score are left out, and the summary says how many.
+folder of them (an eval set's logs, read one by one). A sample becomes a prompt (`task/id`, or
+`task/id#eN` for epoch N > 1, so an eval set's tasks and repeated epochs stay apart) whose response
+is the log's model's completion; each score becomes a row of evalhub's score layout
+(evalhub.core.files.scores) with the scorer as rater and criterion, its explanation as the rationale,
+and its value made a number as Inspect makes it (`value_to_float`: C 1, P 0.5, I and N 0; a dict of
+values gives one criterion per key, `scorer-key`). Samples with no output or no score are left out,
+and the summary says how many.
 """
 
 from __future__ import annotations
 
+import math
+import zipfile
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -55,68 +59,96 @@ def log_files(path: Path) -> list[Path]:
     return sorted(file for file in path.rglob("*") if file.suffix in (".eval", ".json") and file.is_file())
 
 
-def score_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    """(sample number, a score row or why the sample cannot be one), over every log at `path`."""
-    read_eval_log, to_float = _inspect()
-    number = 0
-    for file in log_files(path):
-        try:
-            log = read_eval_log(str(file))
-        except Exception as error:  # whatever the reader raises, the file is named and nothing is written
+class LogRows:
+    """(number, a score row or why a sample cannot be one) over every log at `path`, once iterated;
+    `places` names each number's file and sample id for messages (a number counts across the folder),
+    `samples` and `scored` count what the logs held."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.places: dict[int, str] = {}
+        self.samples = 0
+        self.scored = 0
+
+    def __iter__(self) -> Iterator[tuple[int, dict[str, Any] | str]]:
+        read_eval_log, to_float = _inspect()
+        number = 0
+        for file in log_files(self.path):
+            name = str(file.relative_to(self.path)) if self.path.is_dir() else file.name
             number += 1
-            yield number, f"{file.name} is not an Inspect log Inspect can read: {type(error).__name__}: {error}"
-            continue
-        model = log.eval.model
-        for sample in log.samples or []:
-            number += 1
-            yield from _sample_rows(number, file.name, model, sample, to_float)
+            self.places[number] = name
+            try:
+                log = read_eval_log(str(file))
+            except Exception as error:  # whatever the reader raises, the file is named and nothing is written
+                yield number, f"not an Inspect log Inspect can read: {type(error).__name__}: {error}"
+                continue
+            if twice := _entries_twice(file):
+                yield number, f"the log holds {', '.join(twice)} twice; Inspect's reader keeps only one of each."
+            seen: set[tuple[str, int]] = set()
+            for sample in log.samples or []:
+                number += 1
+                self.samples += 1
+                epoch = f" (epoch {sample.epoch})" if sample.epoch != 1 else ""
+                self.places[number] = f"{name}, sample {sample.id}{epoch}"
+                if (str(sample.id), sample.epoch) in seen:
+                    yield number, "a second sample with this id; a sample id names one sample of a task."
+                    continue
+                seen.add((str(sample.id), sample.epoch))
+                rows = list(_sample_rows(log.eval.task, log.eval.model, sample, to_float))
+                self.scored += bool(rows)
+                for row in rows:
+                    yield number, row
 
 
-def _sample_rows(number: int, file: str, model: str, sample: Any, to_float: Any) -> Iterator[tuple[int, dict | str]]:
+def _entries_twice(file: Path) -> list[str]:
+    """A `.eval` file's sample entries that its zip holds twice (a zip may repeat a name; the reader
+    then sees the last), which would otherwise replace a sample without a word."""
+    if file.suffix != ".eval" or not zipfile.is_zipfile(file):
+        return []
+    names = Counter(zipfile.ZipFile(file).namelist())
+    return sorted(name for name, count in names.items() if count > 1 and name.startswith("samples/"))
+
+
+def _sample_rows(task: str, model: str, sample: Any, to_float: Any) -> Iterator[dict | str]:
     completion = sample.output.completion if sample.output is not None else ""
     if not completion or not sample.scores:
         return
-    prompt_id = str(sample.id) if sample.epoch == 1 else f"{sample.id}#e{sample.epoch}"
+    # The task is part of the key: an eval set's tasks each number their samples from 1.
+    prompt_id = f"{task}/{sample.id}" if sample.epoch == 1 else f"{task}/{sample.id}#e{sample.epoch}"
     prompt = sample.input if isinstance(sample.input, str) else "\n\n".join(m.text for m in sample.input)
     for scorer, score in sample.scores.items():
         values = score.value if isinstance(score.value, dict) else {None: score.value}
         for key, value in values.items():
-            if not _readable(value):  # Inspect's own conversion reads anything else as 0, with a warning
-                yield number, f"{file}, sample {sample.id}: scorer {scorer!r} gave {value!r}, which is no score."
+            if not readable(value):  # Inspect's own conversion reads it as 0, with only a warning in its log
+                yield f"scorer {scorer!r} gave {value!r}, which is no score."
                 continue
-            number_value = to_float(value)
             name = slug_for(scorer if key is None else f"{scorer}-{key}")
-            yield (
-                number,
-                {
-                    "prompt_id": prompt_id,
-                    "prompt": prompt,
-                    "model": slug_for(model),
-                    "response": completion,
-                    "rater": slug_for(scorer),
-                    "rater_kind": "model",
-                    "criterion": name,
-                    "score": number_value,
-                    "rationale": score.explanation or "",
-                },
-            )
+            yield {
+                "prompt_id": prompt_id,
+                "prompt": prompt,
+                "model": slug_for(model),
+                "response": completion,
+                "rater": slug_for(scorer),
+                "rater_kind": "model",
+                "criterion": name,
+                "score": to_float(value),
+                "rationale": score.explanation or "",
+            }
 
 
-GRADES = {"C", "I", "P", "N"}  # as written: Inspect reads "c" as no grade
-WORDS = {"yes", "no", "true", "false"}  # in any case
+GRADES = {"C", "I", "P", "N"}  # exactly as written: Inspect reads "c" or " C" as no grade
+WORDS = {"yes", "no", "true", "false"}  # in any case, but not padded: Inspect reads " yes" as no word
 
 
-def _readable(value: Any) -> bool:
-    """A value Inspect's value_to_float reads as meant: a number, a boolean, C/I/P/N, yes/no, or a
-    number written as text."""
-    if isinstance(value, (bool, int, float)):
-        return value == value  # NaN is no score
+def readable(value: Any) -> bool:
+    """A value Inspect's `value_to_float` reads as meant, branch for branch: C/I/P/N, a finite number or
+    boolean, yes/no/true/false in any case, or text `float` reads as a finite number. Anything else it
+    reads as 0 (NaN and infinities as themselves), which evalhub refuses rather than stores."""
     if isinstance(value, str):
-        if value.strip() in GRADES or value.strip().lower() in WORDS:
+        if value in GRADES or value.lower() in WORDS:
             return True
         try:
-            float(value)
+            return math.isfinite(float(value))
         except ValueError:
             return False
-        return True
-    return False
+    return isinstance(value, (bool, int, float)) and math.isfinite(value)

@@ -118,16 +118,19 @@ def test_a_bad_file_names_every_bad_row_and_writes_nothing():
     assert Judgment.objects.count() == 0 and Prompt.objects.count() == 0
 
 
-def inspect_log(path, samples_scores: dict[str, dict], model: str = "mockllm/model") -> None:
-    """An Inspect eval log written with inspect-ai's own API."""
+def inspect_log(
+    path, samples_scores: dict[str, dict] | list[tuple[str, dict]], model: str = "mockllm/model", task: str = "tiny"
+) -> None:
+    """An Inspect eval log written with inspect-ai's own API (a list of (id, scores) may repeat an id)."""
     from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSample, EvalSpec, write_eval_log
     from inspect_ai.model import ModelOutput
     from inspect_ai.scorer import Score
 
+    listed = list(samples_scores.items()) if isinstance(samples_scores, dict) else samples_scores
     spec = EvalSpec(
         created="2026-11-25T00:00:00+00:00",
-        task="tiny",
-        dataset=EvalDataset(name="tiny", samples=len(samples_scores)),
+        task=task,
+        dataset=EvalDataset(name=task, samples=len(listed)),
         model=model,
         config=EvalConfig(),
     )
@@ -140,7 +143,7 @@ def inspect_log(path, samples_scores: dict[str, dict], model: str = "mockllm/mod
             output=ModelOutput.from_content(model=model, content=f"Answer to {sample_id}"),
             scores={name: Score(value=value, explanation=f"{name} on {sample_id}") for name, value in scores.items()},
         )
-        for sample_id, scores in samples_scores.items()
+        for sample_id, scores in listed
     ]
     write_eval_log(EvalLog(eval=spec, samples=samples, status="success"), str(path))
 
@@ -156,14 +159,138 @@ def test_an_inspect_eval_set_becomes_scores_by_each_scorer(tmp_path):
         for j in Judgment.objects.select_related("response__prompt", "judge_model", "criterion")
     }
     assert stored == {
-        ("q1", "match", "match"): (1.0, "match on q1"),
-        ("q1", "model_graded_qa", "model_graded_qa"): (0.0, "model_graded_qa on q1"),
-        ("q2", "match", "match"): (0.5, "match on q2"),
-        ("q3", "model_graded_qa", "model_graded_qa-accuracy"): (1.0, "model_graded_qa on q3"),
-        ("q3", "model_graded_qa", "model_graded_qa-style"): (0.25, "model_graded_qa on q3"),
+        ("tiny/q1", "match", "match"): (1.0, "match on q1"),
+        ("tiny/q1", "model_graded_qa", "model_graded_qa"): (0.0, "model_graded_qa on q1"),
+        ("tiny/q2", "match", "match"): (0.5, "match on q2"),
+        ("tiny/q3", "model_graded_qa", "model_graded_qa-accuracy"): (1.0, "model_graded_qa on q3"),
+        ("tiny/q3", "model_graded_qa", "model_graded_qa-style"): (0.25, "model_graded_qa on q3"),
     }
     assert set(Judgment.objects.values_list("response__model__slug", flat=True)) == {"mockllm-model", "other-m-2"}
-    assert Prompt.objects.get(external_id="q1").text == "Question q1?"
+    assert Prompt.objects.get(external_id="tiny/q1").text == "Question q1?"
+
+
+def test_an_eval_sets_tasks_that_number_their_samples_alike_import_in_one_call(tmp_path):
+    logs = tmp_path / "eval-set"
+    logs.mkdir()
+    for task in ("arithmetic", "trivia"):  # inspect eval-set: one log per task, each numbering from 1
+        inspect_log(logs / f"{task}.eval", {1: {"match": "C"}, 2: {"match": "I"}}, task=task)
+    inspect_log(logs / "trivia-other.eval", {1: {"match": "I"}}, task="trivia", model="other/m-2")
+    out = io.StringIO()
+    call_command("import_scores", str(logs), "--benchmark", "set", "--create-models", stdout=out)
+    assert set(Prompt.objects.values_list("external_id", flat=True)) == {
+        "arithmetic/1",
+        "arithmetic/2",
+        "trivia/1",
+        "trivia/2",
+    }
+    # The same task's sample by two models is one prompt with two responses.
+    assert Judgment.objects.filter(response__prompt__external_id="trivia/1").count() == 2
+
+
+def test_an_inspect_problem_names_the_file_and_the_sample_id_not_a_count_across_the_folder(tmp_path):
+    logs = tmp_path / "eval-set"
+    logs.mkdir()
+    inspect_log(logs / "a.eval", {f"s{i}": {"match": "C"} for i in range(10)})
+    inspect_log(logs / "b.json", {"x7": {"match": "maybe"}}, task="other")
+    errors = io.StringIO()
+    with pytest.raises(CommandError, match="1 problem"):
+        call_command("import_scores", str(logs), "--create-models", stderr=errors)
+    assert "b.json, sample x7: scorer 'match' gave 'maybe', which is no score." in errors.getvalue()
+    assert "sample 12" not in errors.getvalue()
+
+
+def test_a_log_whose_samples_carry_no_scores_says_so(tmp_path):
+    inspect_log(tmp_path / "log.eval", {"q1": {}, "q2": {}, "q3": {}})
+    errors = io.StringIO()
+    with pytest.raises(CommandError, match="1 problem"):
+        call_command("import_scores", str(tmp_path / "log.eval"), "--create-models", stderr=errors)
+    assert "3 sample(s), none scored: nothing to import." in errors.getvalue()
+    assert "no rows" not in errors.getvalue()
+
+
+def test_samples_with_no_score_beside_scored_ones_are_left_out_and_counted(tmp_path):
+    inspect_log(tmp_path / "log.eval", {"q1": {"match": "C"}, "q2": {}})
+    out = io.StringIO()
+    call_command("import_scores", str(tmp_path / "log.eval"), "--create-models", stdout=out)
+    assert "1 sample(s) with no output or no score left out" in out.getvalue()
+    assert Judgment.objects.count() == 1
+
+
+def test_a_log_with_one_sample_id_twice_is_refused_rather_than_one_replacing_the_other(tmp_path):
+    inspect_log(tmp_path / "log.json", [("q1", {"match": "C"}), ("q1", {"match": "I"})])
+    errors = io.StringIO()
+    with pytest.raises(CommandError, match="1 problem"):
+        call_command("import_scores", str(tmp_path / "log.json"), "--create-models", stderr=errors)
+    assert "log.json, sample q1: a second sample with this id" in errors.getvalue()
+    assert Judgment.objects.count() == 0
+
+
+def test_a_eval_zip_holding_a_sample_entry_twice_is_refused(tmp_path):
+    import zipfile
+
+    inspect_log(tmp_path / "log.eval", {"q1": {"match": "C"}})
+    with zipfile.ZipFile(tmp_path / "log.eval") as source:
+        entries = [(name, source.read(name)) for name in source.namelist()]
+    with pytest.warns(UserWarning, match="Duplicate name"), zipfile.ZipFile(tmp_path / "twice.eval", "w") as target:
+        for name, data in entries + [(n, d) for n, d in entries if n.startswith("samples/")]:
+            target.writestr(name, data)
+    errors = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("import_scores", str(tmp_path / "twice.eval"), "--create-models", stderr=errors)
+    assert "twice.eval: the log holds samples/q1_epoch_1.json twice" in errors.getvalue()
+
+
+INSPECT_VALUES = [
+    "C",
+    "I",
+    "P",
+    "N",
+    "c",
+    " C",
+    "C ",
+    "yes",
+    "Yes",
+    " yes",
+    "no ",
+    "TRUE",
+    "false",
+    "maybe",
+    "1",
+    " 5 ",
+    "0.25",
+    "1e3",
+    "-2",
+    "nan",
+    "NaN",
+    "inf",
+    "-inf",
+    "",
+    1,
+    0,
+    0.5,
+    True,
+    False,
+    float("nan"),
+    float("inf"),
+    [1],
+    None,
+]
+
+
+@pytest.mark.parametrize("value", INSPECT_VALUES, ids=repr)
+def test_a_value_is_taken_exactly_when_inspects_own_reading_is_a_finite_number_it_meant(value, caplog):
+    """Against inspect-ai's value_to_float: it warns when it falls back to 0, and passes NaN and
+    infinities through; evalhub takes a value exactly when neither happens."""
+    import math
+
+    from inspect_ai.scorer import value_to_float
+
+    from evalhub.catalog.inspect_logs import readable
+
+    caplog.clear()
+    read = value_to_float()(value)
+    fell_back = any("Unable to convert" in record.getMessage() for record in caplog.records)
+    assert readable(value) == (not fell_back and math.isfinite(read))
 
 
 def test_an_inspect_log_with_a_score_that_is_no_number_names_the_sample_and_writes_nothing(tmp_path):

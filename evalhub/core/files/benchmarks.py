@@ -75,8 +75,11 @@ class RowError:
     line: int | None
     message: str
     unit: str = "line"
+    place: str = ""  # where a row is better named than by its number (an Inspect log's file and sample id)
 
     def __str__(self) -> str:
+        if self.place:
+            return f"{self.place}: {self.message}"
         return f"{self.unit} {self.line}: {self.message}" if self.line is not None else self.message
 
 

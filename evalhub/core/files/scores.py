@@ -84,6 +84,7 @@ class ParsedScores:
     rows: int = 0
     unit: str = "line"  # what a row is called in messages: a line, a row of Parquet, a sample of a log
     scales: dict[str, tuple[float, float]] = field(default_factory=dict)  # criterion → the (low, high) it gave
+    left_out: int = 0  # an Inspect log's samples with no output or no score
 
     @property
     def ok(self) -> bool:
