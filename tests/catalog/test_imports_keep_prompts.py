@@ -196,8 +196,9 @@ def test_scores_leave_every_prompt_as_it_was(stored):
 def test_an_inspect_log_leaves_every_prompt_as_it_was(stored, tmp_path):
     from tests.catalog.test_import_scores import inspect_log
 
-    Prompt.objects.filter(external_id="q1").update(text="Question q1?")
-    stored["q1"] = ("Question q1?", *stored["q1"][1:])
+    # The benchmark's prompt as an Inspect task's sample is keyed (task/sample id).
+    Prompt.objects.filter(external_id="q1").update(external_id="tiny/q1", text="Question q1?")
+    stored["tiny/q1"] = ("Question q1?", *stored.pop("q1")[1:])
     inspect_log(tmp_path / "log.eval", {"q1": {"match": "C"}})
     call_command("import_scores", str(tmp_path / "log.eval"), "--benchmark", "bench", "--create-models")
     assert prompt_fields() == stored
