@@ -41,6 +41,7 @@ from evalhub.core.files.benchmarks import (
 )
 from evalhub.core.files.judgments import (
     AUTO,
+    BOTH_BAD,
     DEFAULT_CRITERION,
     UNREADABLE,
     JudgmentRecord,
@@ -420,9 +421,12 @@ VERDICT_OF_WINNER: dict[str, int | None] = {
     "a": Verdict.FIRST,
     "b": Verdict.SECOND,
     "tie": Verdict.NEITHER,
+    BOTH_BAD: Verdict.NEITHER,
     UNREADABLE: None,  # answered, unreadable: no battle, a miss in the judge lab
 }
 IMPORTED_JUDGMENT_SOURCE = "import"
+ARENA_WINNER = "arena_winner"  # a label's metadata key for Arena's winner where it says more than the verdict
+BOTH_BAD_METADATA = {False: "{}", True: json.dumps({ARENA_WINNER: BOTH_BAD})}  # as the writer takes JSON
 PERSON_SCORE_SOURCE = "human"  # a score a person gave on the rating screen
 
 
@@ -569,7 +573,7 @@ class _JudgmentImport:
     labels and checks what every one points to; a refused file is undone by that transaction."""
 
     KEY = ("criterion_id", "judge_model_id", "response_id", "response_2_id")
-    COLUMNS = (*KEY, "verdict", "probability", "grade")
+    COLUMNS = (*KEY, "verdict", "probability", "grade", "metadata")
     FIRST_RESERVED, MOST_RESERVED = 64, 4096  # response keys reserved at a time, doubling: few unused
 
     def __init__(self, benchmark: Benchmark) -> None:
@@ -614,14 +618,21 @@ class _JudgmentImport:
         )
         verdict = VERDICT_OF_WINNER[record.winner]
         stored = self.stored.get(key)
+        both_bad = record.winner == BOTH_BAD
         if stored is None:
-            self.writer.write((*key, verdict, record.probability_a, record.grade))
+            self.writer.write((*key, verdict, record.probability_a, record.grade, BOTH_BAD_METADATA[both_bad]))
             self.new.append(record)
-        elif stored[1:] != (verdict, record.probability_a, record.grade):
+        elif stored[1:] != (verdict, record.probability_a, record.grade, both_bad):
             # Updated in place: the row keeps its place among the judge's labels of the pair, so the
             # order it was first shown in (the earlier label) does not swap when one verdict is edited.
             self.changed.append(
-                Judgment(pk=stored[0], verdict=verdict, probability=record.probability_a, grade=record.grade)
+                Judgment(
+                    pk=stored[0],
+                    verdict=verdict,
+                    probability=record.probability_a,
+                    grade=record.grade,
+                    metadata=json.loads(BOTH_BAD_METADATA[both_bad]),
+                )
             )
         else:
             self.unchanged += 1
@@ -639,14 +650,14 @@ class _JudgmentImport:
         elif slug not in self.judges_read and slug not in self.new_models:
             self.writer.pause()
             self.stored.update(
-                ((c, j, r1, r2), (pk, verdict, probability, grade))
-                for pk, c, j, r1, r2, verdict, probability, grade in Judgment.objects.filter(
+                ((c, j, r1, r2), (pk, verdict, probability, grade, arena_winner == BOTH_BAD))
+                for pk, c, j, r1, r2, verdict, probability, grade, arena_winner in Judgment.objects.filter(
                     judge_model_id=self.models[slug],
                     response_2__isnull=False,
                     prompt_variant=ORIGINAL_PROMPT,
                     response__prompt__benchmark=self.benchmark,
                 )
-                .values_list("pk", *self.KEY, "verdict", "probability", "grade")
+                .values_list("pk", *self.KEY, "verdict", "probability", "grade", f"metadata__{ARENA_WINNER}")
                 .iterator(chunk_size=5000)
             )
         self.judges_read.add(slug)
@@ -689,7 +700,7 @@ class _JudgmentImport:
         _upsert_responses(prompts, parsed.benchmark, counts, self.new_responses)
         stale = [judgment.pk for judgment in self.changed]
         do_count_imported(stale, -1)
-        Judgment.objects.bulk_update(self.changed, ["verdict", "probability", "grade"], batch_size=500)
+        Judgment.objects.bulk_update(self.changed, ["verdict", "probability", "grade", "metadata"], batch_size=500)
         do_count_imported(stale, 1)
         if self.changed:
             note_change()  # a probability alone changes no count, but the win rates and the judge lab read it

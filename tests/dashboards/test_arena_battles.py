@@ -72,7 +72,9 @@ def test_battles_exported_in_arenas_schema_import_back_as_the_same_battles_and_r
     assert len(exported) == len(RECORDS)
     first = exported[0]
     assert set(first) >= {"question_id", "model_a", "model_b", "winner", "judge", "turn", "conversation_a"}
-    assert {r["winner"] for r in exported} == {"model_a", "model_b", "tie"}
+    ties = {str(r["question_id"]): r["winner"] for r in RECORDS if r["winner"].startswith("tie")}
+    assert {r["question_id"]: r["winner"] for r in exported if r["winner"].startswith("tie")} == ties
+    assert "tie (bothbad)" in ties.values(), "Arena's tie where neither is good comes back as itself"
     assert first["conversation_a"][0] == {"role": "user", "content": f"Question {first['question_id']}?"}
     assert first["conversation_b"][1]["content"] == f"{first['model_b']} on {first['question_id']}"
     after = imported("arena-back", exported)
@@ -116,3 +118,12 @@ def test_the_criterion_of_an_exported_battle_comes_back_with_it():
     imported("arena-in", [{**record, "criterion": "helpfulness"} for record in RECORDS[:3]])
     criteria = {b.criterion for b in load_battles(fingerprint(), True) if b.benchmark == "arena-in"}
     assert criteria == {"helpfulness"}
+
+
+def test_a_bothbad_tie_that_a_later_file_calls_a_plain_tie_is_exported_as_the_file_now_says(tmp_path):
+    records = RECORDS[:3]
+    imported("arena-in", records)
+    imported("arena-in", [{**r, "winner": "tie"} if r["winner"] == "tie (bothbad)" else r for r in records])
+    out = tmp_path / "battles.jsonl"
+    call_command("export_battles", "--benchmark", "arena-in", "--out", str(out))
+    assert sorted(json.loads(line)["winner"] for line in out.read_text().splitlines()) == ["model_a", "model_b", "tie"]

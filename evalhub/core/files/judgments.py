@@ -7,8 +7,9 @@ anything is written:
   `model_a`, `model_b`, `response_a`, `response_b` (as shown: a was in the first position), `judge`
   (a person's id or a model's name), `judge_kind` (`human` | `model`; default: judges whose id
   starts with `human` are people; one judge is one kind throughout a file), `winner` (`a` | `b` |
-  `tie` | `unreadable`: the judge answered but no verdict could be read; it is no battle, and the
-  judge lab counts it against the judge),
+  `tie` | `tie (bothbad)` (Arena's tie where neither is good: a tie, kept for export) | `unreadable`:
+  the judge answered but no verdict could be read; it is no battle, and the judge lab counts it
+  against the judge),
   `probability_a` (the judge's probability that a is better), `grade` (a graded preference from
   a's side, −3 … 3: 3 a is significantly better, 0 of similar quality, as the privileged-information
   paper's people rate, Appendix A.1; its sign is the winner, which may then be left out),
@@ -66,7 +67,9 @@ GENERIC, MT_BENCH, ALPACA_EVAL = "generic", "mt-bench", "alpaca-eval"
 LAYOUTS = (GENERIC, MT_BENCH, ALPACA_EVAL)
 HUMAN, MODEL = "human", "model"
 UNREADABLE = "unreadable"  # the judge answered, but no verdict could be read from its answer
-WINNERS = ("a", "b", "tie", UNREADABLE)
+# LMArena's "neither is good" tie: a tie to every figure, kept apart so that an export gives it back.
+BOTH_BAD = "tie (bothbad)"
+WINNERS = ("a", "b", "tie", BOTH_BAD, UNREADABLE)
 DEFAULT_CRITERION = "overall"
 GENERIC_COLUMNS = (
     "prompt_id",
@@ -105,7 +108,7 @@ class JudgmentRecord:
     model_b: str
     judge: str
     judge_is_human: bool
-    winner: str  # "a" (the first position), "b", "tie" or "unreadable"
+    winner: str  # "a" (the first position), "b", "tie", "tie (bothbad)" or "unreadable"
     probability_a: float | None
     criterion: str
     grade: float | None = None  # −3 … 3 from a's side; its sign is `winner`
@@ -246,7 +249,7 @@ def _mt_bench(row: dict[str, Any]) -> dict[str, Any] | str:
     (questions_a, answer_a), (questions_b, answer_b) = exchanges
     if questions_a != questions_b:
         return "'conversation_a' and 'conversation_b' ask different questions."
-    winner = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "tie"}.get(row["winner"])
+    winner = {"model_a": "a", "model_b": "b", "tie": "tie", BOTH_BAD: BOTH_BAD}.get(row["winner"])
     if winner is None:
         return f"'winner' must be model_a, model_b, tie or 'tie (bothbad)', not {row['winner']!r}."
     judge = row["judge"]
@@ -505,7 +508,7 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
         problems.append(f"'prompt_id' is longer than {MAX_ID_LENGTH} characters.")
     winner = texts["winner"].lower()
     if winner not in WINNERS:
-        problems.append(f"'winner' must be a, b, tie or unreadable, not {texts['winner']!r}.")
+        problems.append(f"'winner' must be a, b, tie, 'tie (bothbad)' or unreadable, not {texts['winner']!r}.")
     if texts["model_a"] == texts["model_b"]:
         problems.append("model_a and model_b are the same model: a pair compares two.")
     judge = texts["judge"]
@@ -529,7 +532,7 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
         problems.append(f"'probability_a' must be a number between 0 and 1, not {probability!r}.")
     if winner == UNREADABLE and probability is not None:
         problems.append("an unreadable answer has no 'probability_a'.")
-    if grade is not None and winner in WINNERS and winner != _winner_of(grade):
+    if grade is not None and winner in WINNERS and winner.split(" ")[0] != _winner_of(grade):
         problems.append(f"'grade' {grade:g} and 'winner' {winner!r} disagree: a grade's sign is its winner.")
     criterion = row.get("criterion") or DEFAULT_CRITERION
     if not isinstance(criterion, str) or not _is_slug(criterion):
