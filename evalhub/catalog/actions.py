@@ -587,7 +587,8 @@ class _JudgmentImport:
                 prompt__benchmark=benchmark, parent__isnull=True, variant=""
             ).values_list("id", "prompt__external_id", "model__slug")
         }
-        self.stored: dict[tuple[int, int, int, int], tuple[int, int | None, float | None, float | None]] = {}
+        # key → (pk, verdict, probability, grade, whether Arena called it a tie where neither is good)
+        self.stored: dict[tuple[int, int, int, int], tuple[int, int | None, float | None, float | None, bool]] = {}
         self.judges_read: set[str] = set()
         # What this import creates with a key it reserved: models and judges, criteria, responses.
         self.new_models: dict[str, int] = {}
