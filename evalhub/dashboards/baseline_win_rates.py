@@ -252,15 +252,19 @@ def target_of(text: str) -> tuple[float | None, str]:
 
 def with_labels_needed(rows: list[dict[str, Any]], target: float) -> list[dict[str, Any]]:
     """Each row with `labels_needed`: people's labels its corrected interval needs to be ± `target`
-    points (None: the judge's own uncertainty is wider, or there is no correction yet)."""
+    points (None: the judge's own uncertainty is wider, or there is no correction yet), and
+    `labels_beyond_pairs` where that is more than the pairs the judge judged: people can label no more."""
     out = []
     for row in rows:
         corrected = row["corrected"]
         needed = None
         if corrected["label_variance"] is not None:
             needed = labels_needed(corrected["label_variance"], corrected["judge_term"], target)
+        beyond = needed is not None and needed > row["n_total"]
+        if beyond:
+            needed = None
         more = max(0, needed - corrected["n_human"]) if needed is not None else None
-        out.append({**row, "labels_needed": needed, "labels_more": more})
+        out.append({**row, "labels_needed": needed, "labels_more": more, "labels_beyond_pairs": beyond})
     return out
 
 

@@ -157,15 +157,49 @@ def test_the_page_says_how_many_labels_reach_a_chosen_width_and_refuses_a_bad_ta
     corrected = row["corrected"]
     half_width = (corrected["corrected_ci_high"] - corrected["corrected_ci_low"]) / 2
     floor = 1.959963984540054 * corrected["judge_term"] ** 0.5  # the judge's own part, which labels do not shrink
-    target = round((floor + half_width) / 2, 2)
-    needed = labels_needed(corrected["label_variance"], corrected["judge_term"], target)
-    assert needed > LABELLED
+    for share in (0.9, 0.8, 0.7, 0.6, 0.5):  # a target narrower than today's, within the 40 pairs judged
+        target = round(floor + (half_width - floor) * share, 2)
+        needed = labels_needed(corrected["label_variance"], corrected["judge_term"], target)
+        if LABELLED < needed <= row["n_total"]:
+            break
+    assert LABELLED < needed <= row["n_total"]
     page = client.get("/leaderboards/baseline/", {"judge": JUDGE, "baseline": BASELINE, "target": target})
     html = page.content.decode()
     assert f"Labels for ± {target}" in html
     assert f'{needed} <small class="muted">({needed - LABELLED} more)</small>' in html
     refused = client.get("/leaderboards/baseline/", {"judge": JUDGE, "baseline": BASELINE, "target": "lots"})
     assert "is not a number of points" in refused.content.decode()
+
+
+def test_labels_needed_past_the_pairs_the_judge_judged_are_called_not_reachable_not_counted(
+    judged_and_labelled, viewer, login
+):
+    from evalhub.dashboards.baseline_win_rates import board
+
+    row = next(r for r in board(Selection("ae", JUDGE, BASELINE, DEFAULT_CRITERION)) if r["name"] == "claude-2.1")
+    corrected = row["corrected"]
+    half_width = (corrected["corrected_ci_high"] - corrected["corrected_ci_low"]) / 2
+    floor = 1.959963984540054 * corrected["judge_term"] ** 0.5
+    for share in (0.5, 0.2, 0.1, 0.05, 0.02, 0.01):  # nearer the judge's own floor, more labels
+        target = round(floor + (half_width - floor) * share, 2)
+        needed = labels_needed(corrected["label_variance"], corrected["judge_term"], target)
+        if needed is not None and needed > row["n_total"]:
+            break
+    assert needed is not None and needed > row["n_total"] == 40
+    html = login(viewer).get("/leaderboards/baseline/", {"judge": JUDGE, "baseline": BASELINE, "target": target})
+    text = html.content.decode()
+    assert "not reachable with these pairs: it needs more labels than the 40 pairs judged" in text
+    assert f"{needed} <small" not in text
+
+
+def test_a_win_rates_intervals_stay_between_0_and_100():
+    from evalhub.core.statistics.win_rates import corrected_win_rate
+
+    judge = {f"p{i}": 0.95 for i in range(40)}
+    people = {f"p{i}": 1.0 if i else 0.0 for i in range(10)}  # 9 of 10 for the model: mean ± 1.96·SE passes 1
+    row = corrected_win_rate("m", judge, people)
+    assert row.human_only_ci_high == 100.0 and row.human_only_ci_low < 90
+    assert 0.0 <= row.corrected_ci_low <= row.corrected_win_rate <= row.corrected_ci_high <= 100.0
 
 
 def test_an_admin_sends_unlabelled_pairs_to_peoples_queue_and_their_verdicts_feed_the_correction(
@@ -272,6 +306,8 @@ def test_pairs_drawn_where_the_judge_is_least_sure_are_weighted_by_their_chance_
     assert drawn and not drawn & before, "only pairs nobody labelled yet are sent"
     waiting = corrected_rows(selection)["claude-2-1"]
     assert f"{len(drawn)} drawn still await people's labels" in waiting.note
+    # Weighted as if every drawn pair were labelled, the ones labelled first would bias it: it waits.
+    assert waiting.corrected_win_rate is None and waiting.corrected_ci_low is None
     for _ in drawn:  # people prefer the model on each pair they are shown
         reservation = do_reserve_next(adjudicator)
         debate = run.debates.get(adjudication_item__pk=reservation.item_id)

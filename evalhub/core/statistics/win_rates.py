@@ -292,21 +292,28 @@ def corrected_win_rate(
         waiting = sum(1 for prompt in drawn if prompt in judge and prompt not in people)
         notes.append(f"{n - beforehand} drawn where the judge was least sure, weighted by their chance")
         if waiting:
-            notes.append(f"{waiting} drawn still await people's labels")
+            # The weights assume every drawn pair is labelled: leaving the waiting ones out biases the
+            # estimate towards the pairs people happened to label first, so it waits for them.
+            notes.append(f"{waiting} drawn still await people's labels: the corrected figure waits for them")
+            return CorrectedWinRate(model, n, note="; ".join(notes))
         # SE² ≈ Var/n at this design, for "labels needed"
         label_variance, judge_term = corrected.standard_error**2 * n, 0.0
     else:
         corrected = ppi_mean(y, [judge[prompt] for prompt in labelled], unlabelled).scaled(100)
         label_variance, judge_term = corrected.label_variance, corrected.judge_term
+
+    def clip(percent: float) -> float:  # a win rate lies in [0, 100]: a bound past it claims what no data could
+        return min(100.0, max(0.0, percent))
+
     return CorrectedWinRate(
         model,
         n,
-        corrected_win_rate=corrected.value,
-        corrected_ci_low=corrected.low if interval else None,
-        corrected_ci_high=corrected.high if interval else None,
+        corrected_win_rate=clip(corrected.value),
+        corrected_ci_low=clip(corrected.low) if interval else None,
+        corrected_ci_high=clip(corrected.high) if interval else None,
         human_only_win_rate=human.value,
-        human_only_ci_low=human.low if interval else None,
-        human_only_ci_high=human.high if interval else None,
+        human_only_ci_low=clip(human.low) if interval else None,
+        human_only_ci_high=clip(human.high) if interval else None,
         effective_n=corrected.effective_n,
         judge_weight=corrected.lam,
         note="; ".join(notes),
