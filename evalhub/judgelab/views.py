@@ -18,6 +18,7 @@ from evalhub.core.files.judgments import AUTO
 from evalhub.core.files.tables import to_text
 from evalhub.core.judge_lab.measures import CONFUSION_COLUMNS, CONFUSION_ROWS
 from evalhub.core.judge_lab.report import KINDS, MODEL, PANEL, summary_row
+from evalhub.core.statistics.pointwise import MIN_PROMPTS, MIN_SYSTEMS
 from evalhub.core.statistics.ppi import CorrectedBoard
 from evalhub.dashboards.provenance import stand_in_specs
 from evalhub.judgelab.forms import JudgmentImportForm
@@ -118,7 +119,10 @@ def pointwise(request):
         raise Http404("No stored scores of single responses on that benchmark.")
     report = pointwise_report(slug) if slug else None
     criteria = sorted(report["criteria"].items()) if report else []
-    return render(request, "judgelab/pointwise.html", {"benchmarks": benchmarks, "slug": slug, "criteria": criteria})
+    limits = {"min_prompts": MIN_PROMPTS, "min_systems": MIN_SYSTEMS}
+    return render(
+        request, "judgelab/pointwise.html", {"benchmarks": benchmarks, "slug": slug, "criteria": criteria, **limits}
+    )
 
 
 @role_required()

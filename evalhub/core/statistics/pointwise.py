@@ -8,6 +8,9 @@ Definitions (each stated where it is computed):
   both, or where either side gives every system the same score, have no correlation and are left out
   (their count is reported).
 - **System level**: each system's mean score over the prompts both scored, correlated across systems.
+  Its n is the systems it correlates (at least 3 for a value), and it has an interval from
+  MIN_SYSTEMS systems up: over three or four systems a rank correlation takes a handful of values,
+  and resampling prompts cannot show how little so few systems say.
 - Spearman's ρ and Kendall's τ-b are scipy's `spearmanr` and `kendalltau`; intervals are 95 %
   percentile bootstraps over prompts (all of a prompt's responses move together), none below
   MIN_PROMPTS prompts.
@@ -29,6 +32,7 @@ import numpy as np
 from scipy.stats import kendalltau, spearmanr
 
 MIN_PROMPTS = 10  # below this, a figure shows its value and n, and no interval
+MIN_SYSTEMS = 5  # a system-level figure over fewer systems shows its value and n, and no interval
 BOOTSTRAP = 1000
 SEED = 0
 CORRELATIONS = {"spearman": spearmanr, "kendall": kendalltau}
@@ -49,10 +53,16 @@ class Estimate:
     value: float | None
     low: float | None = None
     high: float | None = None
-    n: int = 0  # prompts (or units) it rests on
+    n: int = 0  # prompts (or units, or systems for a system-level figure) it rests on
+    unit: str = "prompts"
 
     def as_json(self) -> dict[str, Any]:
-        return {"value": self.value, "ci": None if self.low is None else [self.low, self.high], "n": self.n}
+        return {
+            "value": self.value,
+            "ci": None if self.low is None else [self.low, self.high],
+            "n": self.n,
+            "unit": self.unit,
+        }
 
 
 Table = dict[Hashable, dict[str, float]]  # prompt → system → score
@@ -70,6 +80,10 @@ def _per_prompt(kind: str, judge: Table, people: Table, prompts: Sequence[Hashab
         systems = sorted(set(judge.get(prompt, {})) & set(people.get(prompt, {})))
         out.append(_correlation(kind, [judge[prompt][s] for s in systems], [people[prompt][s] for s in systems]))
     return out
+
+
+def _systems(judge: Table, people: Table, prompts: Sequence[Hashable]) -> int:
+    return len({system for prompt in prompts for system in set(judge.get(prompt, {})) & set(people.get(prompt, {}))})
 
 
 def _system_level(kind: str, judge: Table, people: Table, prompts: Sequence[Hashable]) -> float | None:
@@ -108,10 +122,12 @@ def correlations(judge: Table, people: Table, resamples: int = BOOTSTRAP, seed: 
         item_draws = [float(np.nanmean(defined[d])) if np.isfinite(defined[d]).any() else None for d in draws]
         low, high = _percentile_interval(item_draws, usable) if item is not None else (None, None)
         out[f"item_{kind}"] = Estimate(item, low, high, usable)
-        system = _system_level(kind, judge, people, prompts)
-        system_draws = [_system_level(kind, judge, people, [prompts[i] for i in d]) for d in draws]
-        low, high = _percentile_interval(system_draws, len(prompts)) if system is not None else (None, None)
-        out[f"system_{kind}"] = Estimate(system, low, high, len(prompts))
+        system, systems = _system_level(kind, judge, people, prompts), _systems(judge, people, prompts)
+        low = high = None
+        if system is not None and systems >= MIN_SYSTEMS:
+            system_draws = [_system_level(kind, judge, people, [prompts[i] for i in d]) for d in draws]
+            low, high = _percentile_interval(system_draws, len(prompts))
+        out[f"system_{kind}"] = Estimate(system, low, high, systems, "systems")
     out["prompts_without_item_correlation"] = len(prompts) - out["item_spearman"].n
     return out
 
@@ -271,6 +287,7 @@ def meta_evaluation(scores: Sequence[Score], resamples: int = BOOTSTRAP, seed: i
     return {
         "criteria": {name: criterion_report(found, resamples, seed) for name, found in sorted(by_criterion.items())},
         "min_prompts_for_interval": MIN_PROMPTS,
+        "min_systems_for_interval": MIN_SYSTEMS,
     }
 
 

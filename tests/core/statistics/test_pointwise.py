@@ -116,3 +116,15 @@ def test_the_scores_file_names_every_bad_line():
     with pytest.raises(ScoresError) as refused:
         read_scores(BAD)
     assert [e.split(":")[0] for e in refused.value.errors] == ["line 3", "line 4", "line 5"]
+
+
+def test_a_system_level_figure_counts_its_systems_and_draws_no_interval_over_too_few():
+    from evalhub.core.statistics.pointwise import MIN_SYSTEMS
+
+    for systems, interval in ((3, False), (MIN_SYSTEMS - 1, False), (MIN_SYSTEMS, True)):
+        scores = survey(1, prompts=12, systems=systems)  # many prompts, however few systems
+        found = correlations(tables(scores, "good-judge"), people_mean(scores), resamples=50)
+        system = found["system_spearman"]
+        assert (system.n, system.unit) == (systems, "systems") and system.value is not None
+        assert (system.low is not None) == interval, systems
+        assert found["item_spearman"].n == 12 and found["item_spearman"].low is not None
