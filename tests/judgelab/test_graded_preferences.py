@@ -324,3 +324,14 @@ def test_a_person_slugged_people_is_counted_as_one_person(db):
     table = graded_table(Scope())
     assert (table.people, table.ratings) == (2, 8)
     assert {row.judge: row.grades for row in table.rows} == {"people": 4, "human-ben": 4}
+
+
+def test_the_csv_writes_every_figure_in_full_precision_a_tiny_p_value_included():
+    from evalhub.core.files.tables import to_text
+    from evalhub.core.statistics.rank_correlation import RankCorrelation
+    from evalhub.judgelab.graded import GradedRow, GradedTable, csv_rows
+
+    row = GradedRow("judge-x", MODEL, (), RankCorrelation(40, 0.7123456789, 1.3e-7, 0.51, 0.84), 40)
+    written = next(csv.DictReader(io.StringIO(to_text(csv_rows(GradedTable(rows=[row])), "csv"))))
+    assert float(written["p_value"]) == 1.3e-7
+    assert float(written["rho"]) == 0.7123456789
