@@ -244,3 +244,46 @@ def test_the_privileged_tables_by_category_and_by_bias_equal_a_count_by_hand(are
     login(viewer)
     page = client.get(f"/judges/{judge_key('openai:gpt-judge')}/").content.decode()
     assert "Accuracy by category" in page and "Errors a bias alone would make" in page
+
+
+def test_peoples_alpha_does_not_depend_on_which_response_a_file_listed_first(db):
+    """The same people's labels of the same pairs, imported twice: once as written, once with every
+    other pair listed the other way round (its winner flipped with it). Alpha is the same."""
+    import random
+
+    from evalhub.catalog.actions import do_import_judgments
+
+    rng = random.Random(4)
+    labels = []
+    for prompt in range(16):
+        truth = rng.choice("abab" + "t")
+        for person in ("human-ann", "human-bob", "human-cy"):
+            winner = truth if rng.random() < 0.7 else rng.choice("abt")
+            labels.append((prompt, person, {"t": "tie"}.get(winner, winner)))
+
+    def row(prompt: int, person: str, winner: str, flipped: bool) -> dict:
+        a, b = ("beta", "alpha") if flipped else ("alpha", "beta")
+        shown = {"a": "b", "b": "a"}.get(winner, winner) if flipped else winner
+        return {
+            "prompt_id": f"p{prompt}",
+            "prompt": f"Prompt {prompt}",
+            "model_a": a,
+            "model_b": b,
+            "response_a": f"{a} on {prompt}",
+            "response_b": f"{b} on {prompt}",
+            "judge": person,
+            "winner": shown,
+        }
+
+    alphas = []
+    for benchmark, flip_every_other in (("as-written", False), ("other-way", True)):
+        rows = [row(p, person, w, flip_every_other and p % 2 == 1) for p, person, w in labels]
+        do_import_judgments(
+            filename="labels.jsonl",
+            data="".join(json.dumps(r) + "\n" for r in rows).encode(),
+            benchmark_slug=benchmark,
+            allow_new_models=True,
+        )
+        alphas.append(compute(Scope(benchmark=benchmark)).people.alpha.value)
+    assert alphas[0] is not None
+    assert alphas[0] == pytest.approx(alphas[1], abs=1e-12)

@@ -690,6 +690,17 @@ def _people_kappas(people: Sequence[str], dense: Mapping[str, np.ndarray]) -> li
     return values
 
 
+def _by_model_order(index: _Index, counts: np.ndarray) -> np.ndarray:
+    """(pairs × 3) counts with FIRST meaning the model whose slug sorts first won, as the graded table
+    reads a pair. A pair's own first response is whichever a file happened to list first (the lower
+    id), and nominal alpha's expected disagreement pools the categories over pairs: flipping some
+    pairs' order changed alpha (0.4999 against 0.4167 on one case)."""
+    flip = index.model_1 > index.model_2
+    out = counts.copy()
+    out[flip, COLUMN[FIRST]], out[flip, COLUMN[SECOND]] = counts[flip, COLUMN[SECOND]], counts[flip, COLUMN[FIRST]]
+    return out
+
+
 def _people_report(context: _Context) -> PeopleReport:
     with_others = []
     for person in sorted(context.people):
@@ -703,7 +714,7 @@ def _people_report(context: _Context) -> PeopleReport:
                 agreement=float((mine[rated] == others[rated]).mean()) if rated.any() else None,
             )
         )
-    counts = context.people_counts
+    counts = _by_model_order(context.index, context.people_counts)
     return PeopleReport(
         people=len(context.people),
         units=int((counts.sum(axis=1) >= 2).sum()),
