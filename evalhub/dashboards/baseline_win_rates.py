@@ -278,6 +278,7 @@ def export_rows(rows: list[dict[str, Any]], corrected: bool = False) -> list[dic
     out = []
     for row in rows:
         line = {"name": row["name"], **{column: row[column] for column in COLUMNS}, "lc_note": row["lc_note"]}
+        line["lc_prediction_sem"] = row["lc_prediction_sem"]  # AlpacaEval's own lc_standard_error
         if corrected:
             line.update({column: row["corrected"][column] for column in CORRECTED_COLUMNS})
             line["corrected_note"] = row["corrected"]["note"]

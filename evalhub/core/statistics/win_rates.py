@@ -56,8 +56,9 @@ class WinRate:
     discrete_win_rate: float
     avg_length: int
     length_controlled_winrate: float | None = None
-    lc_standard_error: float | None = None
+    lc_standard_error: float | None = None  # the LC estimate's own standard error (see `length_controlled`)
     lc_note: str = ""  # why there is no length-controlled figure, or how difficulty was stood in for
+    lc_prediction_sem: float | None = None  # AlpacaEval's `lc_standard_error` (see LengthControl)
 
 
 def head_to_head(model: str, preferences: Sequence[float], lengths: Sequence[int]) -> WinRate:
@@ -87,7 +88,10 @@ class LengthControl:
     """The fitted length-controlled GLM of every model judged against one baseline by one judge."""
 
     winrate: dict[str, float]  # percent
-    standard_error: dict[str, float]  # percent
+    standard_error: dict[str, float]  # percent: the estimate's own (delta method, clustered sandwich)
+    # percent: AlpacaEval's `lc_standard_error`, the SEM of the per-prompt predictions at Δlength = 0
+    # (`pd.Series(predicted).sem()`): how the predictions spread over prompts, not the fit's uncertainty
+    prediction_sem: dict[str, float]
     length_slope: float  # φ: logit change per unit of tanh(standardised length difference)
     difficulty: str  # "given" (AlpacaEval's instruction_difficulty), "estimated" or "none"
     skipped: dict[str, str]  # model → why it has no controlled figure
@@ -114,7 +118,12 @@ def length_controlled(comparisons: Sequence[Comparison], min_prompts: int = MIN_
       with a N(0, 1/PROMPT_RIDGE) prior (needs at least two models; with one, there is no term);
     - plain maximum likelihood (the prior on γ aside), not scikit-learn's L1 path with 5-fold CV.
 
-    Standard errors come from the delta method on the sandwich covariance clustered by prompt."""
+    Standard errors come from the delta method on the sandwich covariance clustered by prompt: the
+    uncertainty of the estimate itself. AlpacaEval's `lc_standard_error` is another quantity, the SEM
+    of the per-prompt predictions at Δlength = 0, which spread only through the difficulty term and
+    leave out the fitted coefficients' own error; it is kept beside ours as `prediction_sem`. On
+    AlpacaEval's files, FuseChat: published 0.667, ours 1.32, evalhub's prediction SEM 0.40 (its
+    estimated difficulties are shrunk towards 0, so its predictions spread less than AlpacaEval's)."""
     counts = Counter(c.model for c in comparisons)
     skipped = {
         m: f"{n} prompts; length control needs at least {min_prompts}." for m, n in counts.items() if n < min_prompts
@@ -122,7 +131,7 @@ def length_controlled(comparisons: Sequence[Comparison], min_prompts: int = MIN_
     kept_models = sorted(m for m in counts if m not in skipped)
     rows = [c for c in comparisons if c.model not in skipped]
     if not rows:
-        return LengthControl({}, {}, 0.0, "none", skipped)
+        return LengthControl({}, {}, {}, 0.0, "none", skipped)
     given = all(c.difficulty is not None and math.isfinite(c.difficulty) for c in rows)
     prompts = sorted({c.prompt for c in rows})
     m_index = {m: i for i, m in enumerate(kept_models)}
@@ -169,13 +178,14 @@ def length_controlled(comparisons: Sequence[Comparison], min_prompts: int = MIN_
     predicted = 1 / (1 + np.exp(-eta))
     covariance = _clustered_sandwich(design, y, theta, penalty, prompt_of)
     slope = predicted * (1 - predicted)
-    winrate, errors = {}, {}
+    winrate, errors, spread = {}, {}, {}
     for m, i in m_index.items():
         mine = model_of == i
         winrate[m] = float(predicted[mine].mean()) * 100
+        spread[m] = float(predicted[mine].std(ddof=1) / math.sqrt(mine.sum())) * 100
         gradient = np.asarray(at_zero[mine].multiply(slope[mine][:, None]).sum(axis=0)).ravel() / mine.sum()
         errors[m] = math.sqrt(max(float(gradient @ covariance @ gradient), 0.0)) * 100
-    return LengthControl(winrate, errors, float(theta[k]), mode, skipped)
+    return LengthControl(winrate, errors, spread, float(theta[k]), mode, skipped)
 
 
 def _fit_logistic(design: sparse.csr_matrix, y: np.ndarray, penalty: np.ndarray) -> np.ndarray:
@@ -224,6 +234,7 @@ def win_rates(comparisons: Sequence[Comparison], min_prompts: int = MIN_PROMPTS)
                 length_controlled_winrate=control.winrate[model],
                 lc_standard_error=control.standard_error[model],
                 lc_note=note,
+                lc_prediction_sem=control.prediction_sem[model],
             )
         else:
             row = replace(row, lc_note=control.skipped.get(model, ""))

@@ -123,6 +123,25 @@ def test_length_control_with_given_difficulty_takes_alpaca_evals_form_and_equals
         assert fitted.winrate[model] == pytest.approx(expected, rel=1e-6)
 
 
+def test_alpaca_evals_lc_standard_error_is_kept_apart_as_the_sem_of_the_predictions():
+    """AlpacaEval's `lc_standard_error` is `pd.Series(predicted).sem() * 100` (glm_winrate.py): the spread
+    of the per-prompt predictions at no length difference, not the estimate's own error."""
+    import pandas as pd
+
+    comparisons = _simulated({"a": 0.5, "b": -0.3, "c": -1.0}, 120, seed=2, difficulty=True)
+    fitted = length_controlled(comparisons)
+    models, x, y = _design(comparisons, with_difficulty=True)
+    glm = sm.GLM(y, x, family=sm.families.Binomial()).fit()
+    for i, model in enumerate(models):
+        at_zero = x[x[:, i] == 1].copy()
+        at_zero[:, len(models)] = 0
+        predicted = pd.Series(1 / (1 + np.exp(-(at_zero @ glm.params))))
+        assert fitted.prediction_sem[model] == pytest.approx(predicted.sem() * 100, rel=1e-5)
+    # With no difficulty term every prediction is the same: AlpacaEval's figure is 0, the estimate's is not.
+    alone = length_controlled(_simulated({"m": 0.4}, 300, seed=1))
+    assert alone.prediction_sem["m"] == pytest.approx(0.0, abs=1e-9) and alone.standard_error["m"] > 1
+
+
 def test_estimated_prompt_difficulty_maximises_the_stated_penalised_likelihood():
     comparisons = _simulated({"a": 0.5, "b": -0.3, "c": -1.0}, 60, seed=4)
     fitted = length_controlled(comparisons)
