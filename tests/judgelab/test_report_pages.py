@@ -239,11 +239,17 @@ def test_the_privileged_tables_by_category_and_by_bias_equal_a_count_by_hand(are
         assert verbosity.attributable == sum(row[pick] == row[5] for row in wrong)
         assert formatting.attributable == sum(row[6] != 0 and row[pick] == row[6] for row in wrong)
         assert own.attributable == 0  # neither response is the judge's own model's
+        # ... so self-enhancement is not measured here, rather than a rate of 0.
+        assert not own.measured and own.rate is None and verbosity.measured
     assert rates["verbosity"][0].rate > 0.7  # planted: most of its errors pick the longer response
 
     login(viewer)
     page = client.get(f"/judges/{judge_key('openai:gpt-judge')}/").content.decode()
     assert "Accuracy by category" in page and "Errors a bias alone would make" in page
+    assert "by the verdict each judge gave in the order it first saw the pair" in page
+    table = page[page.index("Errors a bias alone would make") :]
+    row = table[table.index("<td>self-enhancement</td>") : table.index("</tr>", table.index("<td>self-enhancement"))]
+    assert "not measured" in row and "0.000" not in row
 
 
 def test_peoples_alpha_does_not_depend_on_which_response_a_file_listed_first(db):

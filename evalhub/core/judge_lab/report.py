@@ -97,10 +97,13 @@ class BiasErrors:
     bias: str
     errors: int
     attributable: int
+    # False where the bias takes no side on any of the pairs (equal lengths throughout; a judge whose
+    # own model is not matched to a candidate): the rate is then not measured, rather than 0.
+    measured: bool = True
 
     @property
     def rate(self) -> float | None:
-        return self.attributable / self.errors if self.errors else None
+        return self.attributable / self.errors if self.errors and self.measured else None
 
 
 @dataclass
@@ -130,6 +133,7 @@ class PrivilegedLift:
                     "rate_without": without.rate,
                     "errors_with": with_.errors,
                     "rate_with": with_.rate,
+                    "measured": without.measured and with_.measured,
                 }
                 for without, with_ in self.bias_errors
             ],
@@ -652,7 +656,10 @@ def _bias_picks(judge: JudgeInfo, index: _Index) -> dict[str, np.ndarray]:
 
 def _bias_errors(name: str, picks: np.ndarray, expected: np.ndarray, bias: np.ndarray, pairs: np.ndarray) -> BiasErrors:
     errors = pairs & (picks != expected)
-    return BiasErrors(name, int(errors.sum()), int((errors & (bias != ABSENT) & (picks == bias)).sum()))
+    sided = bias != ABSENT
+    return BiasErrors(
+        name, int(errors.sum()), int((errors & sided & (picks == bias)).sum()), bool((pairs & sided).any())
+    )
 
 
 def _pair_kappa(a: np.ndarray, b: np.ndarray, minimum: int = MIN_SHARED) -> float | None:
