@@ -753,7 +753,7 @@ class ScoreImportSummary(ImportSummary):
             f"{c['scores_unchanged']} unchanged; prompts {c['prompts_created']} new, "
             f"{c['prompts_updated']} updated{_described_fields(c)}; responses "
             f"{c['responses_created']} new; {c['models_created']} new model(s), {c['raters_created']} new rater(s), "
-            f"{c['criteria_created']} new criteria{left_out}."
+            f"{c['criteria_created']} new {'criterion' if c['criteria_created'] == 1 else 'criteria'}{left_out}."
         )
 
 
@@ -793,6 +793,25 @@ def check_inspect_logs(path: Path, *, allow_new_models: bool = False) -> tuple[P
         parsed.errors.append(RowError(None, f"{logs.samples} sample(s), none scored: nothing to import."))
     parsed.errors = [replace(e, place=logs.places.get(e.line or 0, "")) for e in parsed.errors]
     return check_score_rows(parsed), b"".join(file.read_bytes() for file in files)
+
+
+def check_uploaded_scores(filename: str, data: bytes, *, allow_new_models: bool = False) -> ParsedScores:
+    """An uploaded score file, or Inspect logs (a `.eval`, a log `.json`, or a `.zip` of a log folder),
+    checked. Raises ImportRejected, or InspectMissing without inspect-ai."""
+    import tempfile
+
+    from evalhub.catalog import inspect_logs
+
+    check_import_size(len(data))
+    if not inspect_logs.is_uploaded_log(filename, data[:4096]):
+        return check_score_file(filename, data, allow_new_models=allow_new_models)
+    with tempfile.TemporaryDirectory(prefix="evalhub-inspect-") as folder:
+        try:
+            path = inspect_logs.unpack_upload(filename, data, Path(folder), settings.EVALHUB_MAX_IMPORT_BYTES)
+        except ValueError as error:
+            raise ImportRejected([RowError(None, str(error))]) from None
+        parsed, _ = check_inspect_logs(path, allow_new_models=allow_new_models)
+    return parsed
 
 
 def do_import_scores(

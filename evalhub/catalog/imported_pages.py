@@ -17,3 +17,12 @@ def pages_showing(benchmark_slug: str) -> tuple[tuple[str, str], ...]:
         ("win rates against a baseline", f"{reverse('baseline_win_rates')}?{benchmark}"),
         ("the judge lab", reverse("judge_list")),
     )
+
+
+def pages_showing_scores(benchmark_slug: str) -> tuple[tuple[str, str], ...]:
+    """The pages that show a scores import: (label, path)."""
+    benchmark = urlencode({"benchmark": benchmark_slug})
+    return (
+        ("pointwise judges against people", f"{reverse('judge_pointwise')}?{benchmark}"),
+        ("the rating screen", reverse("rate_choose")),
+    )

@@ -13,6 +13,7 @@ and the summary says how many.
 
 from __future__ import annotations
 
+import io
 import math
 import zipfile
 from collections import Counter
@@ -52,11 +53,52 @@ def is_inspect_log(path: Path) -> bool:
     return False
 
 
+LOG_SUFFIXES = (".eval", ".json")
+
+
+def is_uploaded_log(filename: str, head: bytes) -> bool:
+    """An upload that holds Inspect logs: a `.eval`, a `.zip` of a log folder, or a `.json` that opens
+    like a log (an object with an `eval` header) rather than a JSON array of score rows."""
+    name = filename.lower()
+    if name.endswith((".eval", ".zip")):
+        return True
+    return name.endswith(".json") and head.lstrip().startswith(b"{") and b'"eval"' in head[:4096]
+
+
+def unpack_upload(filename: str, data: bytes, folder: Path, limit: int) -> Path:
+    """Write an uploaded log (or unpack a zip of a log folder) under `folder`; the path to read. A zip's
+    members other than logs are skipped; one that would land outside `folder`, or a zip that unpacks to
+    more than `limit` bytes, is refused (ValueError) before anything is written."""
+    name = Path(filename).name or "log.eval"
+    if not name.lower().endswith(".zip"):
+        (folder / name).write_bytes(data)
+        return folder / name
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile:
+        raise ValueError(f"{name} is not a zip file.") from None
+    members = [m for m in archive.infolist() if not m.is_dir() and m.filename.lower().endswith(LOG_SUFFIXES)]
+    if not members:
+        raise ValueError(f"{name} holds no Inspect log (.eval or .json).")
+    if sum(m.file_size for m in members) > limit:
+        raise ValueError(f"{name} unpacks to more than the import limit of {limit / 1e6:.1f} MB.")
+    root = folder / "logs"
+    for member in members:
+        target = (root / member.filename).resolve()
+        if not target.is_relative_to(root.resolve()):
+            raise ValueError(f"{name}: {member.filename!r} would be written outside the folder.")
+    for member in members:
+        target = root / member.filename
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(archive.read(member))
+    return root
+
+
 def log_files(path: Path) -> list[Path]:
     """The log, or every `.eval` and `.json` log under a folder (an eval set's, in name order)."""
     if not path.is_dir():
         return [path]
-    return sorted(file for file in path.rglob("*") if file.suffix in (".eval", ".json") and file.is_file())
+    return sorted(file for file in path.rglob("*") if file.suffix in LOG_SUFFIXES and file.is_file())
 
 
 class LogRows:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django import forms
 
+from evalhub.catalog.models import TaskType
 from evalhub.core.files.judgments import AUTO, LAYOUTS, MODELS, PEOPLE
 from evalhub.system.forms import OnlyChoicePreselectedForm
 
@@ -30,4 +31,20 @@ class JudgmentImportForm(OnlyChoicePreselectedForm):
         initial=AUTO,
         required=False,  # a post without it (a script's, an older page's) keeps the names' rule
         help_text="For judges the file does not classify itself (a generic file's judge_kind column wins).",
+    )
+
+
+class ScoreImportForm(OnlyChoicePreselectedForm):
+    file = forms.FileField(
+        help_text="A score file (JSONL, CSV, Parquet or a JSON array, each also gzipped: .gz), or Inspect AI logs: "
+        "a .eval, a log .json, or a .zip of a log folder (an eval set's)."
+    )
+    benchmark = forms.SlugField(
+        max_length=100,
+        initial="imported-scores",
+        help_text="Slug of the benchmark the prompts belong to (created when missing).",
+    )
+    task_type = forms.ChoiceField(choices=TaskType.choices, initial=TaskType.OTHER)
+    create_models = forms.BooleanField(
+        required=False, help_text="Create the models that wrote the responses if evalhub does not know them yet."
     )

@@ -8,6 +8,7 @@ urlpatterns = [
     path("judges/", views.judge_list, name="judge_list"),
     re_path(r"^judges/report\.(?P<fmt>csv|json|hf)$", views.report_export, name="judge_report_export"),
     path("judges/import/", views.import_judgments, name="import_judgments"),
+    path("judges/import-scores/", views.import_scores, name="import_scores"),
     path("judges/model/<slug:slug>/", views.model_section, name="judge_model_section"),
     path("judges/corrected-boards/", views.corrected_boards, name="judge_corrected_boards"),
     path("judges/pointwise/", views.pointwise, name="judge_pointwise"),

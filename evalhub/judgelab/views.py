@@ -6,12 +6,20 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_http_methods
 
 from evalhub.accounts.roles import ADMIN, role_required
-from evalhub.catalog.actions import ImportRejected, check_import_size, do_import_judgments
-from evalhub.catalog.imported_pages import pages_showing
+from evalhub.catalog.actions import (
+    ImportRejected,
+    check_import_size,
+    check_uploaded_scores,
+    do_import_judgments,
+    do_import_scores,
+)
+from evalhub.catalog.imported_pages import pages_showing, pages_showing_scores
+from evalhub.catalog.inspect_logs import InspectMissing
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.charts import bias_chart, reliability_chart
 from evalhub.core.files.judgments import AUTO
@@ -21,7 +29,7 @@ from evalhub.core.judge_lab.report import KINDS, MODEL, PANEL, summary_row
 from evalhub.core.statistics.pointwise import MIN_PROMPTS, MIN_SYSTEMS
 from evalhub.core.statistics.ppi import CorrectedBoard
 from evalhub.dashboards.provenance import stand_in_specs
-from evalhub.judgelab.forms import JudgmentImportForm
+from evalhub.judgelab.forms import JudgmentImportForm, ScoreImportForm
 from evalhub.judgelab.graded import csv_rows, graded_table
 from evalhub.judgelab.observations import Scope
 from evalhub.judgelab.pointwise import pointwise_report, scored_benchmarks
@@ -175,9 +183,9 @@ def _download(body: str, filename: str, content_type: str) -> HttpResponse:
     return response
 
 
-def imported_message(filename: str, summary) -> str:
+def imported_message(filename: str, summary, pages: tuple[tuple[str, str], ...] | None = None) -> str:
     """What an import did, and links to the pages that now show it."""
-    pages = pages_showing(summary.benchmark.slug)
+    pages = pages_showing(summary.benchmark.slug) if pages is None else pages
     links = format_html_join(", ", '<a href="{}">{}</a>', ((url, label) for label, url in pages))
     return format_html("Imported {}: {} See it on {}.", filename, summary.describe(), links)
 
@@ -207,3 +215,35 @@ def import_judgments(request):
             return redirect("judge_list")
     context = {"form": form, "errors": errors[:MAX_ERRORS_SHOWN], "error_count": len(errors)}
     return render(request, "judgelab/import.html", context, status=400 if errors else 200)
+
+
+@role_required(ADMIN)
+@require_http_methods(["GET", "POST"])
+def import_scores(request):
+    """Scores of single responses: a score file, or Inspect AI logs (one, or a zipped log folder)."""
+    form = ScoreImportForm(request.POST or None, request.FILES or None)
+    errors: list = []
+    if request.method == "POST" and form.is_valid():
+        upload, create = form.cleaned_data["file"], form.cleaned_data["create_models"]
+        try:
+            check_import_size(upload.size)  # before reading a byte of it
+            data = upload.read()
+            parsed = check_uploaded_scores(upload.name, data, allow_new_models=create)
+            summary = do_import_scores(
+                parsed=parsed,
+                filename=upload.name,
+                data=data,
+                benchmark_slug=form.cleaned_data["benchmark"],
+                task_type=form.cleaned_data["task_type"],
+                user=request.user,
+            )
+        except ImportRejected as rejected:
+            errors = rejected.errors
+        except InspectMissing as missing:
+            errors = [str(missing)]
+        else:
+            pages = pages_showing_scores(summary.benchmark.slug)
+            messages.success(request, imported_message(upload.name, summary, pages))
+            return redirect(f"{reverse('judge_pointwise')}?{urlencode({'benchmark': summary.benchmark.slug})}")
+    context = {"form": form, "errors": errors[:MAX_ERRORS_SHOWN], "error_count": len(errors)}
+    return render(request, "judgelab/import_scores.html", context, status=400 if errors else 200)

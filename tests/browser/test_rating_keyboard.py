@@ -59,24 +59,28 @@ SCORES = "\n".join(
 
 
 @pytest.fixture
-def imported(db):
-    """A score file that names a criterion evalhub did not have, on a 1-5 scale."""
-    from evalhub.catalog.actions import check_score_file, do_import_scores
-
-    parsed = check_score_file("scores.jsonl", SCORES, allow_new_models=True)
-    do_import_scores(parsed=parsed, filename="scores.jsonl", data=SCORES, benchmark_slug="qa")
-    return make_user("rosa", "adjudicator")
+def rosa(db):
+    """An admin who also rates: she uploads the score file, then rates on its new criterion."""
+    return make_user("rosa", "admin", "adjudicator")
 
 
-def test_a_criterion_an_import_created_is_rated_by_keyboard_and_a_refused_submit_says_why(
+def test_a_criterion_an_uploaded_score_file_created_is_rated_by_keyboard_and_a_refused_submit_says_why(
     live_server,
-    imported,
+    rosa,
     page,  # noqa: F811
 ):
-    """Before, the imported criterion had no levels: no digit did anything, and Ctrl+Enter answered 400 with
-    nothing on screen (htmx does not swap a 4xx unless told to)."""
+    """The file names a criterion evalhub did not have, on a 1-5 scale. Before, such a criterion had no
+    levels: no digit did anything, and Ctrl+Enter answered 400 with nothing on screen (htmx does not
+    swap a 4xx unless told to)."""
     page.goto(f"{live_server.url}/login/")
     log_in(page, live_server.url, "pw", "rosa")
+    page.goto(f"{live_server.url}/judges/import-scores/")
+    page.set_input_files("#id_file", files=[{"name": "scores.jsonl", "mimeType": "application/json", "buffer": SCORES}])
+    page.fill("#id_benchmark", "qa")
+    page.check("#id_create_models")
+    page.click("form.card button[type=submit]")
+    page.wait_for_url(f"{live_server.url}/judges/pointwise/?benchmark=qa")
+    assert "1 new criterion." in page.content()
     page.goto(f"{live_server.url}/adjudicate/rate/qa/correctness/")
     page.wait_for_load_state("load")
     # A page older than its criterion's levels (here: a radio made to say 9) is refused with the reason shown.

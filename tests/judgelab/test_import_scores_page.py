@@ -1,0 +1,99 @@
+"""The scores import page: a score file or Inspect logs (one log, or a zipped eval-set folder) uploaded
+in the browser, all or nothing, then shown on the pointwise page."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from evalhub.catalog.models import Judgment, Prompt
+from tests.catalog.test_import_scores import inspect_log
+
+pytestmark = pytest.mark.django_db
+
+PEOPLE_CSV = (
+    "prompt_id,prompt,model,response,rater,criterion,score,scale\r\n"
+    + "".join(
+        f"arithmetic/{i},Question {i}?,mockllm-model,Answer to {i},human-ana,match,{i % 2},0-1\r\n" for i in (1, 2)
+    )
+).encode()
+
+
+def eval_set_zip(tmp_path, *, extra: dict[str, bytes] | None = None) -> bytes:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for task in ("arithmetic", "trivia"):
+        inspect_log(logs / f"{task}.eval", {1: {"match": "C"}, 2: {"match": "I"}}, task=task)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for log in sorted(logs.iterdir()):
+            archive.write(log, f"eval-set/{log.name}")
+        for name, data in (extra or {}).items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def upload(client, name: str, data: bytes, benchmark: str = "set"):
+    return client.post(
+        "/judges/import-scores/",
+        {"file": SimpleUploadedFile(name, data), "benchmark": benchmark, "task_type": "other", "create_models": "on"},
+    )
+
+
+def test_a_zipped_eval_set_imports_every_task_and_the_pointwise_page_shows_its_scorers(tmp_path, admin_user, login):
+    client = login(admin_user)
+    assert upload(client, "people.csv", PEOPLE_CSV).status_code == 302
+    response = upload(client, "eval-set.zip", eval_set_zip(tmp_path))
+    assert response.status_code == 302 and response["Location"] == "/judges/pointwise/?benchmark=set"
+    assert set(Prompt.objects.values_list("external_id", flat=True)) == {
+        "arithmetic/1",
+        "arithmetic/2",
+        "trivia/1",
+        "trivia/2",
+    }
+    page = client.get(response["Location"])
+    html = page.content.decode()
+    assert "Imported eval-set.zip" in html and 'href="/judges/pointwise/?benchmark=set"' in html
+    section = html[html.index('id="criterion-match"') :]
+    assert "<td>match</td>" in section and "1 person scored 2 responses" in section
+
+
+def test_one_eval_log_imports_and_a_second_upload_changes_nothing(tmp_path, admin_user, login):
+    inspect_log(tmp_path / "run.eval", {"q1": {"match": "C"}, "q2": {"match": 0.5}})
+    client = login(admin_user)
+    data = (tmp_path / "run.eval").read_bytes()
+    assert upload(client, "run.eval", data).status_code == 302
+    assert upload(client, "run.eval", data).status_code == 302
+    assert sorted(Judgment.objects.values_list("score", flat=True)) == [0.5, 1.0]
+
+
+def test_a_zip_whose_member_would_land_outside_its_folder_is_refused_and_writes_nothing(tmp_path, admin_user, login):
+    client = login(admin_user)
+    response = upload(client, "sneaky.zip", eval_set_zip(tmp_path, extra={"../../outside.json": b"{}"}))
+    assert response.status_code == 400
+    assert "would be written outside the folder" in response.content.decode()
+    assert not Judgment.objects.exists() and not Prompt.objects.exists()
+
+
+def test_a_bad_score_file_names_its_rows_and_a_zip_with_no_log_says_so(tmp_path, admin_user, login):
+    client = login(admin_user)
+    bad = PEOPLE_CSV.replace(b",0,0-1", b",7,0-1")
+    response = upload(client, "people.csv", bad)
+    assert response.status_code == 400 and "score 7 is outside its scale 0-1" in response.content.decode()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("notes.txt", "no logs here")
+    response = upload(client, "notes.zip", buffer.getvalue())
+    assert response.status_code == 400 and "holds no Inspect log" in response.content.decode()
+    assert not Judgment.objects.exists()
+
+
+@pytest.mark.parametrize("role", ["viewer", "adjudicator", "outsider"])
+def test_only_admins_import_scores(role, request, login):
+    client = login(request.getfixturevalue(role))
+    assert client.get("/judges/import-scores/").status_code == 403
+    assert upload(client, "people.csv", PEOPLE_CSV).status_code == 403
+    assert not Judgment.objects.exists()
