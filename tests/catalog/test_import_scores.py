@@ -213,6 +213,7 @@ def test_samples_with_no_score_beside_scored_ones_are_left_out_and_counted(tmp_p
     out = io.StringIO()
     call_command("import_scores", str(tmp_path / "log.eval"), "--create-models", stdout=out)
     assert "1 sample(s) with no output or no score left out" in out.getvalue()
+    assert "See it on pointwise judges against people (/judges/pointwise/?benchmark=imported-scores)" in out.getvalue()
     assert Judgment.objects.count() == 1
 
 

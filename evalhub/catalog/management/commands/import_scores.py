@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.core.management.base import CommandError
+from django.urls import NoReverseMatch
 
 from evalhub.catalog.actions import (
     ImportRejected,
@@ -11,6 +12,7 @@ from evalhub.catalog.actions import (
     check_score_file,
     do_import_scores,
 )
+from evalhub.catalog.imported_pages import pages_showing_scores
 from evalhub.catalog.models import TaskType
 from evalhub.system.commands import DataCommand
 
@@ -63,3 +65,8 @@ class Command(DataCommand):
                 self.stderr.write(f"{path.name}: {error}")
             raise CommandError(f"{len(rejected.errors)} problem(s); nothing was imported.") from None
         self.stdout.write(self.style.SUCCESS(f"{summary.benchmark.slug}: {summary.describe()}"))
+        try:
+            pages = pages_showing_scores(summary.benchmark.slug)
+        except NoReverseMatch:  # an import runs without the site's URLs too: the summary is enough
+            return
+        self.stdout.write("See it on " + ", ".join(f"{label} ({path})" for label, path in pages) + ".")
