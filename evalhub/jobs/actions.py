@@ -24,6 +24,7 @@ WORKER_CHECK_TIMEOUT_S = 30
 def broadcast_job(job: Job) -> None:
     """The job's status card to its watchers, and the kind's own pages (a debate run's summary)."""
     broadcast_html(live.job_group(job.pk), lambda: live.job_status(job))
+    broadcast_html(live.job_group(job.pk, embedded=True), lambda: live.job_status(job, embedded=True))
     runner, run = run_of(job)
     if runner is not None:
         runner.on_change(run)

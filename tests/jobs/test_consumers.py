@@ -81,3 +81,25 @@ async def test_an_unknown_socket_path_is_closed_with_a_4404_code_not_a_server_er
     communicator, (connected, code) = await open_socket("/ws/no-such-thing/", viewer, with_code=True)
     assert not connected
     assert code == 4404
+
+
+async def test_a_page_that_embeds_the_card_hears_it_without_the_results_loader_it_has_no_slot_for(job, monkeypatch):
+    """A debate run's page shows the job's card but no #job-results-slot: the card it hears must not load
+    results into that slot (htmx logged a target error on every finished run's page)."""
+    from evalhub.jobs.models import JobStatus
+
+    monkeypatch.setattr("evalhub.jobs.live.results_url", lambda job: "/jobs/results-of-this-kind/")
+    viewer = await sync_to_async(make_user)("v", "viewer")
+    own, _ = await open_socket(f"/ws/jobs/{job.pk}/", viewer)
+    embedded, connected = await open_socket(f"/ws/jobs/{job.pk}/?embedded=1", viewer)
+    assert connected
+    for socket in (own, embedded):
+        await socket.receive_from(timeout=5)  # the state as it is now
+    job.status = JobStatus.SUCCEEDED
+    await sync_to_async(job.save)()
+    await sync_to_async(broadcast_job)(job)
+    on_its_page, elsewhere = await own.receive_from(timeout=5), await embedded.receive_from(timeout=5)
+    assert 'hx-target="#job-results-slot"' in on_its_page
+    assert "job-results-slot" not in elsewhere and "Succeeded" in elsewhere
+    for socket in (own, embedded):
+        await socket.disconnect()
