@@ -119,13 +119,14 @@ def _in_hand(job: Job) -> bool:
 
 
 def do_request_stop(job: Job, what: str) -> Job:
-    """Pause or cancel. A job with no chunk in hand (queued, or its workers gone) stops at once;
-    otherwise its workers stop between calls, within seconds, and the last one settles it."""
+    """Pause or cancel (a paused job can still be cancelled). A job with no chunk in hand (queued,
+    paused, or its workers gone) stops at once; otherwise its workers stop between calls, within
+    seconds, and the last one settles it."""
     if what not in (StopRequest.PAUSE, StopRequest.CANCEL):
         raise ValueError(f"unknown stop request {what!r}")
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
-        if not job.can_stop:
+        if not (job.can_cancel if what == StopRequest.CANCEL else job.can_stop):
             return job
         job.requested = what
         job.save(update_fields=["requested"])

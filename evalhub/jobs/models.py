@@ -120,6 +120,11 @@ class Job(models.Model):
         return self.status in (JobStatus.QUEUED, JobStatus.RUNNING) and not self.requested
 
     @property
+    def can_cancel(self) -> bool:
+        """Cancel applies where Pause does, and to a paused job too (nothing is in hand: it ends at once)."""
+        return self.can_stop or (self.status == JobStatus.PAUSED and not self.requested)
+
+    @property
     def can_resume(self) -> bool:
         """Resume (or Retry failed) has something to run: a partial job only when units failed —
         invalid answers were answered and stored, so running again would change nothing."""

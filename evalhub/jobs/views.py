@@ -86,7 +86,9 @@ def resume_job(request, pk: int):
     job = get_object_or_404(Job, pk=pk)
     if run_of(job)[1] is None:
         raise Http404("This kind of job cannot be resumed.")
-    do_resume_job(job)
+    job = do_resume_job(job)
+    if request.htmx:  # the card updates where it is (a debate run's page stays that page)
+        return render(request, "jobs/_job_status.html", {"job": job, "results_url": results_url(job)})
     return redirect(job)
 
 

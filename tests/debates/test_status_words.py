@@ -66,7 +66,7 @@ def test_a_failed_run_states_its_cause_in_one_sentence_at_the_top_of_its_pages(m
     [
         (JobStatus.QUEUED, ["Pause", "Cancel"]),
         (JobStatus.RUNNING, ["Pause", "Cancel"]),
-        (JobStatus.PAUSED, ["Resume"]),
+        (JobStatus.PAUSED, ["Cancel", "Resume"]),  # a paused run can still be ended
         (JobStatus.CANCELLED, ["Resume"]),
         (JobStatus.SUCCEEDED, []),
     ],

@@ -158,6 +158,27 @@ def test_a_new_kind_has_the_job_page_and_its_controls(word_count, responses, log
     assert "Resume" in controls, "a kind with a run (here the job itself) can be resumed"
 
 
+def test_a_paused_job_can_be_cancelled_and_resume_answers_where_it_was_pressed(
+    word_count, responses, sent, login, admin_user
+):
+    job = word_count.do_start(None, title="Count words", unit_ids=responses, size=3, enqueue=False)
+    do_request_stop(job, "pause")
+    job.refresh_from_db()
+    assert job.status == JobStatus.PAUSED
+    client = login(admin_user)
+    controls = client.get(f"/jobs/{job.pk}/controls/").content.decode()
+    assert "Cancel" in controls and "Pause" not in controls
+    # Resume from a page that embeds the card (a debate run's) answers with the card, not a redirect.
+    resumed = client.post(f"/jobs/{job.pk}/resume/", HTTP_HX_REQUEST="true")
+    assert resumed.status_code == 200 and 'id="job-status"' in resumed.content.decode()
+    assert client.post(f"/jobs/{job.pk}/resume/").status_code == 302, "without htmx: the job page, as before"
+    do_request_stop(Job.objects.get(pk=job.pk), "pause")
+    cancelled = client.post(f"/jobs/{job.pk}/cancel/", HTTP_HX_REQUEST="true")
+    assert cancelled.status_code == 200 and "Cancelled" in cancelled.content.decode()
+    job.refresh_from_db()
+    assert job.status == JobStatus.CANCELLED and job.finished_at is not None
+
+
 def test_a_kind_nobody_registered_is_named_when_its_chunk_comes():
     job = Job.objects.create(kind="nobody", title="?")
     chunk = JobChunk.objects.create(job=job, index=0, unit_ids=[1])
