@@ -348,10 +348,12 @@ def do_ask_people(
         chosen = [int(p) for p, c in zip(prompts, chance, strict=True) if rng.uniform() < c and int(p) in unlabelled]
         if not chosen:
             raise ValueError("the draw chose no unlabelled pair this time (each has a small chance): ask again.")
+    named = f"People's labels: {model} vs {selection.baseline} ({selection.judge}'s pairs)"[:180]
+    asked = DebateRun.objects.filter(name__startswith=named, agents=[]).count()  # each ask its own name
     run = do_create_labelling_run(
         user,
         prompt_ids=chosen,
-        name=f"People's labels: {model} vs {selection.baseline} ({selection.judge}'s pairs)"[:200],
+        name=f"{named}, ask {asked + 1}",
         benchmark=Benchmark.objects.get(slug=selection.benchmark),
         criterion=Criterion.objects.get(slug=selection.criterion),
         model_a=LanguageModel.objects.get(slug=selection.baseline),

@@ -65,8 +65,14 @@ class DebateRun(models.Model):
         return reverse("debate_run_detail", args=[self.pk])
 
     @property
+    def is_labelling(self) -> bool:
+        """People's labels asked for directly: no agents, its debates straight in people's queue."""
+        return not self.agents
+
+    @property
     def is_draft(self) -> bool:
-        return self.job_id is None
+        """Made, not started: a labelling run has no job to start (its items are in the queue at once)."""
+        return self.job_id is None and not self.is_labelling
 
 
 class DebateStatus(models.TextChoices):

@@ -222,7 +222,8 @@ def test_an_admin_sends_unlabelled_pairs_to_peoples_queue_and_their_verdicts_fee
     assert response.status_code == 302 and response["Location"] == run.get_absolute_url()
     assert run.agents == [] and run.debates.count() == 12
     assert AdjudicationItem.objects.filter(debate__run=run, status="open").count() == 12
-    assert client.get(run.get_absolute_url()).status_code == 200
+    run_page = client.get(run.get_absolute_url()).content.decode()
+    assert "With people" in run_page and "Draft" not in run_page and ">Start</button>" not in run_page
     assert client.get(run.debates.first().get_absolute_url()).status_code == 200
     person = Client()  # another browser: the admin's stays signed in
     person.force_login(adjudicator)
@@ -239,6 +240,7 @@ def test_an_admin_sends_unlabelled_pairs_to_peoples_queue_and_their_verdicts_fee
     assert again.status_code == 302
     latest = DebateRun.objects.filter(name__startswith="People's labels: phi-2").order_by("-id").first()
     assert latest.debates.count() == 40 - 12, "only pairs nobody labelled, and no more than are left"
+    assert (run.name.endswith(", ask 1"), latest.name.endswith(", ask 2")) == (True, True), "each ask its own name"
     refused = client.post(f"/leaderboards/baseline/ask-people/{query}", {"model": "nobody", "count": 3}, follow=True)
     assert "compared no pair of &#x27;nobody&#x27;" in refused.content.decode()
 
