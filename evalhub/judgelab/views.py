@@ -33,7 +33,7 @@ from evalhub.judgelab.forms import JudgmentImportForm, ScoreImportForm
 from evalhub.judgelab.graded import csv_rows, graded_table
 from evalhub.judgelab.observations import Scope
 from evalhub.judgelab.pointwise import pointwise_report, scored_benchmarks
-from evalhub.judgelab.report import judge_key, judge_lab_report, model_as_judge, report_with_freshness
+from evalhub.judgelab.report import judge_key, model_as_judge, report_with_freshness
 from evalhub.system.downloads import download
 
 SORTS = {
@@ -106,16 +106,20 @@ def judge_detail(request, key: str):
 @role_required()
 def corrected_boards(request):
     """The leaderboard loads this after it renders: each judge on the board whose battles people labelled
-    in part, with its ratings corrected by people's labels (the judge page's own table)."""
+    in part, with its ratings corrected by people's labels (the judge page's own table); the judges
+    whose battles people labelled too few of, with why; and, where there is neither, a line saying so."""
     scope = _scope(request)
     kinds = set(request.GET.getlist("kind")) & {MODEL, PANEL}
-    boards = [
-        (judge, judge.corrected)
-        for judge in judge_lab_report(scope).judges
-        if judge.judge.kind in kinds and isinstance(judge.corrected, CorrectedBoard)
-    ]
-    query = scope_query(scope)
-    return render(request, "judgelab/_corrected_boards.html", {"boards": boards, "scope": scope, "query": query})
+    report, freshness = report_with_freshness(scope)
+    judges = [judge for judge in report.judges if judge.judge.kind in kinds and judge.corrected is not None]
+    context = {
+        "boards": [(judge, judge.corrected) for judge in judges if isinstance(judge.corrected, CorrectedBoard)],
+        "reasons": [(judge, judge.corrected) for judge in judges if isinstance(judge.corrected, str)],
+        "freshness": freshness,
+        "scope": scope,
+        "query": scope_query(scope),
+    }
+    return render(request, "judgelab/_corrected_boards.html", context)
 
 
 @role_required()

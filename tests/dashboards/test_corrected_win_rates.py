@@ -143,7 +143,9 @@ def test_the_pairwise_board_loads_the_same_corrected_ratings_for_the_judges_it_s
     table = section[section.index("<table") : section.index("</table>")]
     assert table in judge_page, "the judge's page shows the same table, number for number"
     assert "human_panel" not in section, "people are not corrected by themselves"
-    assert client.get("/judges/corrected-boards/", {"benchmark": "ae", "kind": "panel"}).content.strip() == b""
+    # No panel judged here: the section says why it has no table, rather than loading an empty body.
+    none = client.get("/judges/corrected-boards/", {"benchmark": "ae", "kind": "panel"}).content.decode()
+    assert "People labelled none of the battles this board's judges judged" in none
     assert Client().get("/judges/corrected-boards/").status_code == 302, "login first"
 
 
@@ -258,6 +260,15 @@ def test_a_models_page_shows_the_same_corrected_numbers_as_the_win_rate_page(jud
     from evalhub.dashboards.baseline_win_rates import for_model
 
     assert all(w["selection"]["judge"] != JUDGE for w in for_model(BASELINE)), "the baseline is not its own rival"
+
+
+def test_a_judge_whose_battles_people_labelled_too_few_of_is_named_with_why(judged_and_labelled, login, viewer):
+    files, _ = judged_and_labelled
+    records = files["phi-2"]
+    do_import_judgments(filename="j.json", data=json.dumps(records).encode(), benchmark_slug="few")
+    do_import_judgments(filename="p.json", data=json.dumps(people_label(records, 3)).encode(), benchmark_slug="few")
+    section = login(viewer).get("/judges/corrected-boards/", {"benchmark": "few", "kind": "model"}).content.decode()
+    assert "Not corrected:" in section and "3 battles people labelled: too few" in section
 
 
 def test_a_judge_people_never_labelled_has_no_corrected_section(judged_and_labelled, login, viewer):
