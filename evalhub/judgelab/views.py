@@ -79,17 +79,31 @@ def judge_list(request):
 
 
 def _find(request, key: str, *, wait: bool = False):
-    report, _ = report_with_freshness(_scope(request), wait=wait)
+    judge, _ = _find_with_freshness(request, key, wait=wait)
+    if judge is None:
+        raise Http404("No judge with this id in this scope.")
+    return judge
+
+
+def _find_with_freshness(request, key: str, *, wait: bool = False):
+    """The judge and the report's freshness; None for a judge the kept report predates (the latest
+    data add it). Raises Http404 for a judge the current report does not hold."""
+    report, freshness = report_with_freshness(_scope(request), wait=wait)
     for judge in report.judges:
         if judge_key(judge.judge.id) == key:
-            return judge
+            return judge, freshness
+    if not freshness.current:
+        return None, freshness
     raise Http404("No judge with this id in this scope.")
 
 
 @role_required()
 def judge_detail(request, key: str):
-    judge = _find(request, key)
+    judge, freshness = _find_with_freshness(request, key)
+    if judge is None:
+        return render(request, "judgelab/judge_pending.html", {"freshness": freshness}, status=404)
     context = {
+        "freshness": freshness,
         "r": judge,
         "key": key,
         "kind": KINDS[judge.judge.kind],

@@ -139,3 +139,18 @@ def test_a_broker_that_does_not_answer_leaves_the_kept_report_shown_and_says_no_
         judge_report, "task_named", lambda name: type("Up", (), {"apply_async": lambda self, args: None})()
     )
     assert client.get("/judges/").context["freshness"].refreshing, "the next request asks again"
+
+
+def test_a_judge_page_served_from_an_earlier_report_says_so_and_a_judge_not_in_it_yet_says_why(
+    login, viewer, client, counted
+):
+    from evalhub.judgelab.report import judge_key
+
+    imported(LABELS)
+    login(viewer)
+    client.get("/judges/")
+    imported(LABELS + MORE)  # a new judge's label lands; the kept report predates it
+    page = client.get(f"/judges/{judge_key('gpt-4o')}/").content.decode()
+    assert "before the latest labels landed" in page and "appears when the report is" in page
+    missing = client.get(f"/judges/{judge_key('claude')}/")
+    assert missing.status_code == 404 and "A worker is computing the report" in missing.content.decode()
