@@ -149,6 +149,11 @@ def _style_control(kept: list[Battle], ratings: list[RatingRow], seed: int) -> S
         for row in ratings:
             if row["model"] in fitted:
                 row["style_rating"], row["style_low"], row["style_high"] = fitted[row["model"]]
+        # The board is ordered by these ratings: its Rank column is theirs (Arena's "Rank (StyleCtrl)").
+        rated = [row for row in ratings if row["model"] in fitted]
+        lows, highs = [fitted[row["model"]][1] for row in rated], [fitted[row["model"]][2] for row in rated]
+        for row, rank in zip(rated, bt.ranks(lows, highs), strict=True):
+            row["style_rank"] = rank
         if group == 1:
             coefficients = dict(zip(STYLE_FEATURES, (float(g) for g in gamma), strict=True))
             used = len(mine)

@@ -137,8 +137,15 @@ def test_style_control_is_fitted_on_the_responses_texts_and_orders_the_board(are
         "bold",
     }
     assert all(r["style_rating"] is not None for r in board["ratings"])
+    # The Rank column is the style-controlled one the board is ordered by (Arena's), the raw beside it.
+    from evalhub.core.statistics.bradley_terry import ranks
+
+    rows = board["ratings"]
+    assert [r["style_rank"] for r in rows] == ranks([r["style_low"] for r in rows], [r["style_high"] for r in rows])
     body = login(viewer).get("/leaderboards/?style=on").content.decode()
-    assert "Style-controlled" in body
+    assert "Style-controlled" in body and "Rank, style-controlled (raw)" in body
+    first = rows[0]
+    assert f'title="without style control: rank {first["rank"]}">{first["style_rank"]} ' in body
 
 
 def test_a_group_with_too_few_battles_gets_no_style_controlled_rating_and_the_board_says_why(arena, login, viewer):

@@ -252,6 +252,7 @@ class RatingDict(TypedDict):
     style_rating: float | None
     style_low: float | None
     style_high: float | None
+    style_rank: int | None
     win_rate: float | None
 
 
@@ -270,6 +271,7 @@ class Rating:
     style_rating: float | None = None  # with style control (length and markdown held equal)
     style_low: float | None = None
     style_high: float | None = None
+    style_rank: int | None = None  # Arena's rank from the style-controlled intervals, within the group
 
     @property
     def win_rate(self) -> float | None:
@@ -290,6 +292,7 @@ class Rating:
             style_rating=self.style_rating,
             style_low=self.style_low,
             style_high=self.style_high,
+            style_rank=self.style_rank,
             win_rate=self.win_rate,
         )
 
