@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import Avg
+
 from evalhub.catalog.models import Benchmark, Judgment
+from evalhub.core.charts import IntervalChart, interval_chart
 from evalhub.core.statistics.pointwise import Score, ScoresError, meta_evaluation
 from evalhub.dashboards.caching import cached
+from evalhub.scoring.models import JudgeScore
 
 SINGLE_RESPONSE_SCORES = {
     "response_2__isnull": True,
@@ -17,15 +21,25 @@ SINGLE_RESPONSE_SCORES = {
 PERSON_PREFIX = "person:"  # a person who scored on the rating screen; imported raters are models' slugs
 
 
-def scored_benchmarks() -> list[str]:
-    """Benchmarks with stored scores of single responses."""
-    return sorted(
-        set(
-            Judgment.objects.filter(**SINGLE_RESPONSE_SCORES).values_list(
-                "response__prompt__benchmark__slug", flat=True
-            )
-        )
+def _dhp_scores():
+    """DHP and YESciEval judge runs' valid scores of original texts (their perturbed copies are the
+    method's own business): each a pointwise judge of the texts people may have scored too."""
+    return JudgeScore.objects.filter(
+        valid=True, score__isnull=False, response__parent__isnull=True, response__variant=""
     )
+
+
+def dhp_rater(judge: str, run_id: int) -> str:
+    return f"{judge} (DHP run {run_id})"
+
+
+def scored_benchmarks() -> list[str]:
+    """Benchmarks with stored scores of single responses, imported, rated or a DHP run's."""
+    found = set(
+        Judgment.objects.filter(**SINGLE_RESPONSE_SCORES).values_list("response__prompt__benchmark__slug", flat=True)
+    )
+    found |= set(_dhp_scores().values_list("response__prompt__benchmark__slug", flat=True).distinct())
+    return sorted(found)
 
 
 def stored_scores(slug: str) -> list[Score]:
@@ -48,6 +62,24 @@ def stored_scores(slug: str) -> list[Score]:
         for prompt, system, rater, human, username, score, criterion in rows
         if score is not None  # a single response's judgment always has one (a constraint); its type does not say
     ]
+    runs = (
+        _dhp_scores()
+        .filter(response__prompt__benchmark__slug=slug)
+        .values("run_id", "judge", "response__prompt__external_id", "response__model__slug", "metric")
+        .annotate(mean=Avg("score"))  # its repeats averaged, as DHP reads them
+        .order_by()
+    )
+    scores += [
+        Score(
+            row["response__prompt__external_id"],
+            row["response__model__slug"],
+            dhp_rater(row["judge"], row["run_id"]),
+            False,
+            float(row["mean"]),
+            row["metric"],
+        )
+        for row in runs
+    ]
     if not scores:
         raise ScoresError([f"{slug} has no stored scores of single responses (import some with import_scores)."])
     return scores
@@ -57,3 +89,33 @@ def pointwise_report(slug: str, stamp: str | None = None) -> dict[str, Any]:
     """The meta-evaluation of the benchmark's stored scores (1000 bootstrap resamples), cached until
     the data change."""
     return cached(f"pointwise:{slug}", lambda: meta_evaluation(stored_scores(slug)), stamp=stamp)
+
+
+def item_chart(entry: dict[str, Any]) -> IntervalChart:
+    """Each judge's item-level Spearman ρ with its 95 % interval, for one criterion."""
+    return interval_chart(
+        [
+            {
+                "name": judge,
+                "mean": r["item_spearman"]["value"],
+                "low": (r["item_spearman"]["ci"] or [None, None])[0],
+                "high": (r["item_spearman"]["ci"] or [None, None])[1],
+            }
+            for judge, r in entry["judges"].items()
+        ]
+    )
+
+
+def export_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per criterion and judge: every figure of the page, intervals as low and high."""
+    rows = []
+    for criterion, entry in sorted(report["criteria"].items()):
+        for judge, r in entry["judges"].items():
+            row: dict[str, Any] = {"criterion": criterion, "judge": judge, "people": entry["people"]}
+            for name in ("item_spearman", "item_kendall", "system_spearman", "system_kendall"):
+                ci = r[name]["ci"] or [None, None]
+                row.update({name: r[name]["value"], f"{name}_low": ci[0], f"{name}_high": ci[1]})
+                row[f"{name}_n"] = r[name]["n"]
+            row["mean_item_spearman_with_each_person"] = r["mean_item_spearman_with_each_person"]
+            rows.append(row)
+    return rows

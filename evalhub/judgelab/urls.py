@@ -12,6 +12,7 @@ urlpatterns = [
     path("judges/model/<slug:slug>/", views.model_section, name="judge_model_section"),
     path("judges/corrected-boards/", views.corrected_boards, name="judge_corrected_boards"),
     path("judges/pointwise/", views.pointwise, name="judge_pointwise"),
+    re_path(r"^judges/pointwise\.(?P<fmt>csv|json)$", views.pointwise, name="judge_pointwise_export"),
     path("judges/graded/", views.graded, name="judge_graded"),
     re_path(r"^judges/graded\.(?P<fmt>csv)$", views.graded, name="judge_graded_export"),
     path("judges/<str:key>/", views.judge_detail, name="judge_detail"),

@@ -32,7 +32,8 @@ from evalhub.dashboards.provenance import stand_in_specs
 from evalhub.judgelab.forms import JudgmentImportForm, ScoreImportForm
 from evalhub.judgelab.graded import csv_rows, graded_table
 from evalhub.judgelab.observations import Scope
-from evalhub.judgelab.pointwise import pointwise_report, scored_benchmarks
+from evalhub.judgelab.pointwise import export_rows as pointwise_export_rows
+from evalhub.judgelab.pointwise import item_chart, pointwise_report, scored_benchmarks
 from evalhub.judgelab.report import judge_key, model_as_judge, report_with_freshness
 from evalhub.system.downloads import download
 
@@ -137,14 +138,21 @@ def corrected_boards(request):
 
 
 @role_required()
-def pointwise(request):
+def pointwise(request, fmt: str = ""):
     """Pointwise judges and metrics against people's scores of the same responses, per benchmark."""
     benchmarks = scored_benchmarks()
     slug = request.GET.get("benchmark") or (benchmarks[0] if benchmarks else "")
     if slug and slug not in benchmarks:
         raise Http404("No stored scores of single responses on that benchmark.")
     report = pointwise_report(slug) if slug else None
-    criteria = sorted(report["criteria"].items()) if report else []
+    if fmt == "json":
+        return _download(json.dumps(report, indent=2), f"pointwise-{slug}.json", "application/json")
+    if fmt == "csv":
+        rows = pointwise_export_rows(report) if report else []
+        return _download(to_text(rows, "csv"), f"pointwise-{slug}.csv", "text/csv")
+    criteria = (
+        [(name, entry, item_chart(entry)) for name, entry in sorted(report["criteria"].items())] if report else []
+    )
     limits = {"min_prompts": MIN_PROMPTS, "min_systems": MIN_SYSTEMS}
     return render(
         request, "judgelab/pointwise.html", {"benchmarks": benchmarks, "slug": slug, "criteria": criteria, **limits}

@@ -456,3 +456,56 @@ def test_scores_name_which_of_a_models_responses_by_its_variant():
     assert scores.filter(response__variant="answer:1h", response__text__endswith="(tier 1)").count() == 8
     import_scored(jsonl(tiers))
     assert Judgment.objects.count() == 16, "the same file again changes nothing"
+
+
+def test_the_pointwise_page_exports_what_it_shows_and_plots_each_judges_item_rho(login, viewer):
+    import csv as csv_module
+
+    from evalhub.judgelab.pointwise import pointwise_report
+
+    records = rows()
+    judge = [{**r, "rater": "judge-x", "rater_kind": "model"} for r in records if r["rater"] == "human-ann"]
+    imported(records + judge)
+    client = login(viewer)
+    page = client.get("/judges/pointwise/").content.decode()
+    assert "Item-level Spearman ρ per judge" in page and "<svg" in page
+    report = pointwise_report("summaries")
+    assert client.get("/judges/pointwise.json", {"benchmark": "summaries"}).json() == json.loads(json.dumps(report))
+    body = client.get("/judges/pointwise.csv", {"benchmark": "summaries"}).content.decode()
+    (row,) = list(csv_module.DictReader(io.StringIO(body)))
+    found = report["criteria"]["coherence"]["judges"]["judge-x"]
+    assert (row["criterion"], row["judge"]) == ("coherence", "judge-x")
+    assert float(row["item_spearman"]) == found["item_spearman"]["value"]
+    assert int(row["system_spearman_n"]) == found["system_spearman"]["n"]
+
+
+def test_a_dhp_runs_scores_of_the_original_texts_are_a_pointwise_judge_beside_peoples():
+    from evalhub.catalog.models import Response
+    from evalhub.jobs.models import Job
+    from evalhub.judgelab.pointwise import dhp_rater, pointwise_report, scored_benchmarks
+    from evalhub.scoring.models import DiscernmentRun, JudgeScore
+
+    records = rows()
+    imported(records)
+    run = DiscernmentRun.objects.create(
+        job=Job.objects.create(kind="discernment", title="DHP"),
+        benchmark=Prompt.objects.first().benchmark,
+        family="dhp",
+        task="dhp-summarization",
+        perturbations=[],
+        metrics=["coherence"],
+        judges=["heuristic"],
+    )
+    for response in Response.objects.all():
+        for repeat, score in enumerate((2.0, 4.0) if response.model.slug == "model-a" else (1.0, 2.0)):
+            JudgeScore.objects.create(
+                run=run, judge="heuristic", response=response, metric="coherence", repeat=repeat, score=score
+            )
+        child = Response.objects.create(
+            prompt=response.prompt, model=response.model, text=response.text + "!", parent=response, perturbation="typo"
+        )
+        JudgeScore.objects.create(run=run, judge="heuristic", response=child, metric="coherence", score=5.0)
+    assert scored_benchmarks() == ["summaries"]
+    judges = pointwise_report("summaries")["criteria"]["coherence"]["judges"]
+    dhp = judges[dhp_rater("heuristic", run.pk)]
+    assert dhp["score_distribution"] == {"3.0": 2, "1.5": 2}, "repeats averaged, perturbed copies left out"
