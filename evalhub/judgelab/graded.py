@@ -19,6 +19,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from evalhub.catalog.models import Judgment
+from evalhub.core.charts import IntervalChart, interval_chart
 from evalhub.core.privileged.graded import SeedSpread, each_person, mean_grades, people_average
 from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.core.statistics.rank_correlation import MIN_ITEMS, RankCorrelation, spearman
@@ -195,3 +196,20 @@ def csv_rows(table: GradedTable) -> list[dict[str, object]]:
             }
         )
     return out
+
+
+def rho_chart(table: GradedTable) -> IntervalChart:
+    """Figure 1's comparison: every row's ρ with its 95 % interval, people (each against the others)
+    drawn as squares beside the judges."""
+    return interval_chart(
+        [
+            {
+                "name": row.judge,
+                "mean": row.correlation.rho,
+                "low": row.correlation.low,
+                "high": row.correlation.high,
+                "baseline": row.kind == PERSON,
+            }
+            for row in table.rows
+        ]
+    )

@@ -30,7 +30,7 @@ from evalhub.core.statistics.pointwise import MIN_PROMPTS, MIN_SYSTEMS
 from evalhub.core.statistics.ppi import CorrectedBoard
 from evalhub.dashboards.provenance import stand_in_specs
 from evalhub.judgelab.forms import JudgmentImportForm, ScoreImportForm
-from evalhub.judgelab.graded import csv_rows, graded_table
+from evalhub.judgelab.graded import csv_rows, graded_table, rho_chart
 from evalhub.judgelab.observations import Scope
 from evalhub.judgelab.pointwise import export_rows as pointwise_export_rows
 from evalhub.judgelab.pointwise import item_chart, pointwise_report, scored_benchmarks
@@ -168,6 +168,7 @@ def graded(request, fmt: str = ""):
         return _download(to_text(csv_rows(table), "csv"), "graded.csv", "text/csv")
     context = {
         "table": table,
+        "chart": rho_chart(table),
         "scope": scope,
         "query": scope_query(scope),
         "benchmarks": Benchmark.objects.order_by("slug").values_list("slug", flat=True),

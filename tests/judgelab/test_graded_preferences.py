@@ -250,6 +250,9 @@ def test_figure_1_and_table_4_rebuilt_cell_by_cell(study, monkeypatch, login, vi
     page = client.get("/judges/graded/")
     assert page.status_code == 200
     assert f"{expected.statistic:.3f}" in page.content.decode()
+    chart = page.context["chart"]  # Figure 1: every row's rho on one axis, people as squares
+    assert {r["label"] for r in chart["rows"]} == {row.judge for row in table.rows if row.correlation.rho is not None}
+    assert sum(r["baseline"] for r in chart["rows"]) == 4 and "<svg" in page.content.decode()
     exported = list(csv.DictReader(io.StringIO(client.get("/judges/graded.csv").content.decode())))
     line = next(r for r in exported if r["judge"] == "scripted-0 + reference_answer")
     assert float(line["rho"]) == pytest.approx(expected.statistic, abs=1e-6)
