@@ -43,7 +43,11 @@ def load_causal_lm(path: str, device: str | None = None, dtype: str | None = Non
 @lru_cache(maxsize=4)
 def _load(path: str, device: str, dtype: str) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as transformers_logging
 
+    # A worker's (or quickstart's) output is a log: a progress bar per load interleaved with it, in
+    # carriage returns; the job page shows progress.
+    transformers_logging.disable_progress_bar()
     tokenizer = AutoTokenizer.from_pretrained(path)
     model: Any = AutoModelForCausalLM.from_pretrained(path, dtype=pick_dtype(device, dtype or None))
     return model.to(device).eval(), tokenizer

@@ -221,3 +221,18 @@ def test_an_out_of_memory_batch_is_split_and_still_scores_everything(tiny_model,
     assert len(calls) >= 3
     assert scorer.max_batch_tokens == 50_000
     assert scores == pytest.approx(score_one_at_a_time(tiny_model, tiny_tokenizer, requests), abs=1e-4)
+
+
+def test_loading_a_local_model_draws_no_progress_bar_into_the_processs_output(
+    tiny_model, tiny_tokenizer, tmp_path, capfd
+):
+    """Quickstart's in-process worker shares its terminal: transformers' 'Loading weights' bar came
+    through between its lines."""
+    from evalhub.llm.local_models import _load
+
+    tiny_model.save_pretrained(tmp_path)
+    tiny_tokenizer.save_pretrained(tmp_path)
+    capfd.readouterr()
+    _load(str(tmp_path), "cpu", "")
+    out, err = capfd.readouterr()
+    assert "Loading weights" not in err + out and "\r" not in err + out
