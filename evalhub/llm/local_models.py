@@ -47,7 +47,7 @@ def _load(path: str, device: str, dtype: str) -> tuple[Any, Any]:
 
     # A worker's (or quickstart's) output is a log: a progress bar per load interleaved with it, in
     # carriage returns; the job page shows progress.
-    transformers_logging.disable_progress_bar()
+    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     tokenizer = AutoTokenizer.from_pretrained(path)
     model: Any = AutoModelForCausalLM.from_pretrained(path, dtype=pick_dtype(device, dtype or None))
     return model.to(device).eval(), tokenizer
