@@ -34,13 +34,26 @@ class IntervalChart(TypedDict, total=False):
     label_width: int
 
 
+LABEL_CHAR_PX = 7  # a generous average glyph width at the charts' 12 px font: a label this wide fits
+LABEL_MIN_PX, LABEL_MAX_PX = 120, 320
+
+
+def label_chars(label_width: int) -> int:
+    """How many characters of a row's label fit in `label_width` (the rest is cut, with an ellipsis)."""
+    return max(4, (label_width - 16) // LABEL_CHAR_PX)
+
+
 def interval_chart(
-    entries: Sequence[Mapping[str, Any]], width: int = 640, row_height: int = 26, label_width: int = 220
+    entries: Sequence[Mapping[str, Any]], width: int = 640, row_height: int = 26, label_width: int | None = None
 ) -> IntervalChart:
     """Positions for a server-rendered SVG dot-and-whisker chart (GEM, Figure 4): one row per model,
     the mean as a marker (a square for the human baseline, so it reads without colour), the
-    interval as a line with end caps."""
+    interval as a line with end caps. The label column is as wide as the longest label needs (within
+    LABEL_MIN_PX and LABEL_MAX_PX): a fixed 220 px cut long model names at the chart's left edge."""
     points = [e for e in entries if e.get("mean") is not None]
+    if label_width is None:
+        longest = max((len(str(e["name"])) for e in points), default=0)
+        label_width = min(LABEL_MAX_PX, max(LABEL_MIN_PX, 16 + LABEL_CHAR_PX * longest))
     values = [v for e in points for v in (e["mean"], e.get("low"), e.get("high")) if v is not None]
     if not values:
         return IntervalChart(rows=[], height=0, width=width)

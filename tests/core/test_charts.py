@@ -37,3 +37,14 @@ def test_nothing_to_draw_is_an_empty_chart():
 def test_ticks_sit_at_round_steps_with_short_labels(low, high, labels):
     # GEM's chart once showed -0.00502, and the judge lab's -0.0718.
     assert [label for _, label in nice_ticks(low, high)] == labels
+
+
+def test_the_label_column_fits_a_long_model_name_whole():
+    """GEM's chart cut 'Mixtral-8x7B-Instruct-v0.1_concise' at its left edge: a fixed 220 px column."""
+    from evalhub.core.charts import LABEL_CHAR_PX, label_chars
+
+    name = "Mixtral-8x7B-Instruct-v0.1_concise (GEM-S)"
+    chart = interval_chart([{"name": name, "mean": 1.0}, {"name": "phi-2", "mean": 2.0}])
+    assert label_chars(chart["label_width"]) >= len(name)
+    assert chart["label_width"] - 8 >= LABEL_CHAR_PX * len(name), "the text, right-aligned, starts inside the chart"
+    assert min(row["x"] for row in chart["rows"]) > chart["label_width"]

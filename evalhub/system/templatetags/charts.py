@@ -7,6 +7,8 @@ from django import template
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from evalhub.core.charts import label_chars
+
 register = template.Library()
 
 
@@ -40,10 +42,17 @@ def interval_chart(chart: dict, label: str, digits: int = 3) -> SafeString | str
     )
     for row in chart["rows"]:
         y, x = row["y"], row["x"]
-        name = row["label"] if len(row["label"]) <= 30 else row["label"][:29] + "…"
+        fits = label_chars(chart["label_width"])
+        name = row["label"] if len(row["label"]) <= fits else row["label"][: fits - 1] + "…"
         tip = f"{row['label']}: {row['mean']:.{digits}f}"
         parts.append(
-            format_html('<g><text x="{}" y="{}" text-anchor="end">{}</text>', chart["label_width"] - 8, y + 4, name)
+            format_html(
+                '<g><text x="{}" y="{}" text-anchor="end">{}<title>{}</title></text>',
+                chart["label_width"] - 8,
+                y + 4,
+                name,
+                row["label"],
+            )
         )
         if row.get("x_low") is not None:
             low, high = row["x_low"], row["x_high"]
