@@ -340,3 +340,28 @@ def test_pairs_drawn_where_the_judge_is_least_sure_are_weighted_by_their_chance_
     assert f"{len(drawn)} drawn where the judge was least sure" in row.note and "await" not in row.note
     bad = client.post(f"/leaderboards/baseline/ask-people/{query}", {"model": "claude-2-1", "count": 3, "rule": "x"})
     assert bad.status_code == 302 and DebateRun.objects.filter(name__startswith="People's labels").count() == 1
+
+
+def test_a_new_label_by_people_costs_no_new_length_controlled_fit_but_a_judges_new_verdict_does(
+    judged_and_labelled, viewer, login, monkeypatch, django_capture_on_commit_callbacks
+):
+    from evalhub.dashboards import baseline_win_rates as module
+
+    fits = []
+    real = module.win_rates
+    monkeypatch.setattr(module, "win_rates", lambda found: fits.append(1) or real(found))
+    files, people = judged_and_labelled
+    client = login(viewer)
+    page = {"judge": JUDGE, "baseline": BASELINE}
+    assert client.get("/leaderboards/baseline/", page).status_code == 200 and len(fits) == 1
+    one_more = people_label(files["claude-2.1"], LABELLED + 1)[LABELLED:]
+    do_import_judgments(filename="more.json", data=json.dumps(one_more).encode(), benchmark_slug="ae")
+    after = client.get("/leaderboards/baseline/", page)
+    row = next(r for r in after.context["rows"] if r["name"] == "claude-2.1")
+    assert row["corrected"]["n_human"] == LABELLED + 1, "the page shows the new label"
+    assert len(fits) == 1, "and the judge's fit, which the label does not change, is not redone"
+    edited = [{**files["phi-2"][0], "preference": 2.0 if files["phi-2"][0]["preference"] < 1.5 else 1.0}]
+    with django_capture_on_commit_callbacks(execute=True):  # an edit in place: the version moves on commit
+        do_import_judgments(filename="judge.json", data=json.dumps(edited).encode(), benchmark_slug="ae")
+    client.get("/leaderboards/baseline/", page)
+    assert len(fits) == 2, "a judge's changed preference is a new fit"
