@@ -5,12 +5,27 @@ from django import forms
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.scaleeval.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNANIMOUS
 from evalhub.debates.models import JudgeRun
+from evalhub.llm.reasoning import NOT_REASONING_PREFIXES, REASONING_PREFIXES, is_reasoning_spec
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
 from evalhub.system.forms import OnlyChoicePreselectedForm
 
 PRIVILEGED_CHOICES = [("reference_answer", "Reference answer"), ("rating_guidelines", "Rating guidelines")]
 DEFAULT_AGENTS = "heuristic\nheuristic:reference\nheuristic:detail"
+
+
+NO_TEMPERATURE_HELP = (
+    "Not sent to reasoning models (OpenAI's o-series and GPT-5, or a spec with ?reasoning=true): they take "
+    "only their own default."
+)
+MAX_TOKENS_HELP = "A reasoning model's count includes its reasoning: give it room."
+# The page's script makes the field read-only where every spec named is a reasoning model's (static/js/specs.js).
+TEMPERATURE_WIDGET = forms.NumberInput(
+    attrs={
+        "data-ignored-by-reasoning": ",".join(REASONING_PREFIXES),
+        "data-not-reasoning": ",".join(NOT_REASONING_PREFIXES),
+    }
+)
 
 
 class DebateRunForm(OnlyChoicePreselectedForm):
@@ -28,7 +43,7 @@ class DebateRunForm(OnlyChoicePreselectedForm):
         "at one hint tier.",
     )
     agents = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 4}),
+        widget=forms.Textarea(attrs={"rows": 4, "data-specs": "agents"}),
         initial=DEFAULT_AGENTS,
         help_text="One provider spec per line, e.g. openai:gpt-4o-mini, anthropic:claude-3-5-sonnet-latest, "
         "openai-compatible:http://host:8000/v1|model, transformers:/path, heuristic[:reference|detail|concise].",
@@ -45,8 +60,10 @@ class DebateRunForm(OnlyChoicePreselectedForm):
     other_privileged = forms.CharField(
         required=False, max_length=300, help_text="Other privileged field names to show, comma-separated."
     )
-    temperature = forms.FloatField(min_value=0, max_value=2, initial=0)
-    max_tokens = forms.IntegerField(min_value=16, max_value=8192, initial=512)
+    temperature = forms.FloatField(
+        min_value=0, max_value=2, initial=0, help_text=NO_TEMPERATURE_HELP, widget=TEMPERATURE_WIDGET
+    )
+    max_tokens = forms.IntegerField(min_value=16, max_value=8192, initial=512, help_text=MAX_TOKENS_HELP)
     seed = forms.IntegerField(initial=0)
     human_verdicts = forms.IntegerField(
         min_value=1, max_value=9, initial=1, help_text="Independent human verdicts per unresolved debate."
@@ -101,7 +118,12 @@ class DebateRunForm(OnlyChoicePreselectedForm):
 
 
 class JudgeRunForm(OnlyChoicePreselectedForm):
-    judge = forms.CharField(max_length=300, initial="heuristic", help_text="Provider spec of the single judge.")
+    judge = forms.CharField(
+        max_length=300,
+        initial="heuristic",
+        help_text="Provider spec of the single judge (e.g. openai:gpt-5-mini?reasoning_effort=low).",
+        widget=forms.TextInput(attrs={"data-specs": "judge"}),
+    )
     criteria_variant = forms.ChoiceField(
         choices=[(v, v.capitalize()) for v in ("original", "shortened", "gibberish", "shuffled", "flipped", "masked")],
         help_text="ScaleEval Table 5: how robust is the judge to a reworded criterion?",
@@ -117,8 +139,10 @@ class JudgeRunForm(OnlyChoicePreselectedForm):
     )
     samples = forms.IntegerField(min_value=1, max_value=15, initial=1, help_text="k > 1: self-consistency by majority.")
     check_position = forms.BooleanField(required=False, initial=True, label="Also judge each pair in reverse order")
-    temperature = forms.FloatField(min_value=0, max_value=2, initial=0)
-    max_tokens = forms.IntegerField(min_value=16, max_value=8192, initial=512)
+    temperature = forms.FloatField(
+        min_value=0, max_value=2, initial=0, help_text=NO_TEMPERATURE_HELP, widget=TEMPERATURE_WIDGET
+    )
+    max_tokens = forms.IntegerField(min_value=16, max_value=8192, initial=512, help_text=MAX_TOKENS_HELP)
     seed = forms.IntegerField(initial=0)
 
     def clean_judge(self) -> str:
@@ -132,6 +156,8 @@ class JudgeRunForm(OnlyChoicePreselectedForm):
 
     def clean(self):
         data = super().clean() or {}
-        if data.get("samples", 1) > 1 and data.get("temperature", 0) == 0:
+        # A reasoning model is sent no temperature: it samples at its own default, so k samples differ.
+        reasoning = is_reasoning_spec(data.get("judge", ""))
+        if data.get("samples", 1) > 1 and data.get("temperature", 0) == 0 and not reasoning:
             self.add_error("temperature", "Several samples need a temperature above 0 to differ.")
         return data

@@ -42,6 +42,7 @@ class UsageMeter:
             output_tokens=completion.output_tokens,
             cached=completion.cached,
             cost_usd=completion.cost_usd,
+            reasoning_tokens=completion.reasoning_tokens,
         )
         with self._lock:
             self._usage = self._usage + call

@@ -4,6 +4,8 @@ A spec is a short string or a dict:
     "openai:gpt-4o-mini"
     "anthropic:claude-3-5-sonnet-latest"
     "openai-compatible:http://127.0.0.1:8001/v1|meta-llama/Llama-3.1-8B-Instruct"
+    "openai:o3-mini?reasoning_effort=high"  (options after ?, as in a URL's query)
+    "azure:my-gpt-4o-deployment"            (Azure OpenAI; endpoint and API version from the environment)
     "transformers:/models/llama"            (a local path, or a hub id where a hub is reachable)
     "heuristic" or "heuristic:reference"    (the offline judge and its variants)
     {"provider": "openai", "model": "gpt-4o-mini", "max_concurrency": 4}
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
 CHAT_PROVIDERS = {
     "openai": "evalhub.llm.providers.openai_chat:OpenAIChat",
     "openai-compatible": "evalhub.llm.providers.openai_chat:OpenAICompatibleChat",
+    "azure": "evalhub.llm.providers.openai_chat:AzureOpenAIChat",
     "anthropic": "evalhub.llm.providers.anthropic_chat:AnthropicChat",
     "transformers": "evalhub.llm.providers.transformers_chat:TransformersChat",
     "heuristic": "evalhub.llm.providers.heuristic:HeuristicJudge",
@@ -34,6 +37,14 @@ SCORERS = {
     "openai-compatible": "evalhub.llm.scoring.completions_scorer:CompletionsScorer",
 }
 DEFAULT_MODELS = {"heuristic": "balanced", "arithmetic": "calculator"}
+# Options a string spec may carry after `?` (a dict spec may carry any its client takes): the values
+# are text, except the booleans.
+SPEC_OPTIONS = {"reasoning": bool, "reasoning_effort": str, "api_version": str}
+OPTIONS_OF_PROVIDER = {
+    "openai": {"reasoning", "reasoning_effort"},
+    "openai-compatible": {"reasoning", "reasoning_effort"},
+    "azure": {"reasoning", "reasoning_effort", "api_version"},
+}
 
 
 @dataclass(frozen=True)
@@ -44,9 +55,14 @@ class ProviderSpec:
     options: dict[str, Any] = field(default_factory=dict)
 
     def __str__(self) -> str:
+        from urllib.parse import urlencode
+
+        query = {name: value for name, value in self.options.items() if name in SPEC_OPTIONS}
+        suffix = "?" + urlencode({k: str(v).lower() if isinstance(v, bool) else v for k, v in query.items()})
+        suffix = suffix if query else ""
         if self.base_url:
-            return f"{self.provider}:{self.base_url}|{self.model}"
-        return f"{self.provider}:{self.model}"
+            return f"{self.provider}:{self.base_url}|{self.model}{suffix}"
+        return f"{self.provider}:{self.model}{suffix}"
 
 
 def parse_spec(spec: str | dict[str, Any] | ProviderSpec) -> ProviderSpec:
@@ -61,12 +77,19 @@ def parse_spec(spec: str | dict[str, Any] | ProviderSpec) -> ProviderSpec:
     if not isinstance(spec, str) or not spec.strip():
         raise UnknownProvider(f"a provider spec must be a non-empty string or a dict, not {spec!r}.")
     provider, _, rest = spec.strip().partition(":")
+    rest, options = _spec_options(spec, rest)
+    if unsupported := sorted(set(options) - OPTIONS_OF_PROVIDER.get(provider, set())):
+        raise UnknownProvider(f"{spec!r}: {provider} takes no {', '.join(unsupported)} option.")
     base_url = None
-    if provider == "openai-compatible":
+    if (
+        provider in ("openai-compatible", "azure")
+        and rest.startswith(("http://", "https://"))
+        or (provider == "openai-compatible")
+    ):
         base_url, bar, model = rest.rpartition("|")
         if not bar or not base_url.startswith(("http://", "https://")):
             raise UnknownProvider(
-                f"{spec!r}: write openai-compatible specs as 'openai-compatible:http://host:port/v1|model-name'."
+                f"{spec!r}: write {provider} specs with a server as '{provider}:https://host/…|model-name'."
             )
     elif provider == "anthropic" and rest.startswith(("http://", "https://")):
         # An Anthropic-compatible server, named like openai-compatible ones: anthropic:URL|model.
@@ -77,7 +100,25 @@ def parse_spec(spec: str | dict[str, Any] | ProviderSpec) -> ProviderSpec:
             )
     else:
         model = rest or DEFAULT_MODELS.get(provider, "")
-    return _checked(ProviderSpec(provider, model, base_url))
+    return _checked(ProviderSpec(provider, model, base_url, options))
+
+
+def _spec_options(spec: str, rest: str) -> tuple[str, dict[str, Any]]:
+    """The spec without its `?name=value&…` part, and those options (only the SPEC_OPTIONS)."""
+    from urllib.parse import parse_qsl
+
+    rest, _, query = rest.partition("?")
+    options: dict[str, Any] = {}
+    for name, value in parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)) if query else ():
+        if name not in SPEC_OPTIONS:
+            raise UnknownProvider(f"{spec!r}: unknown option {name!r}; a spec takes {', '.join(sorted(SPEC_OPTIONS))}.")
+        if SPEC_OPTIONS[name] is bool:
+            if value.lower() not in ("true", "false", "1", "0"):
+                raise UnknownProvider(f"{spec!r}: {name} is true or false, not {value!r}.")
+            options[name] = value.lower() in ("true", "1")
+        else:
+            options[name] = value
+    return rest, options
 
 
 def _checked(spec: ProviderSpec) -> ProviderSpec:

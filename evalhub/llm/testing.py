@@ -45,8 +45,42 @@ class Drop:
     events: int = 0
 
 
+@dataclass
+class Unusable:
+    """Answer one call with a 200 that holds no answer: `no-choices` (an empty `choices`), `refusal`
+    (the content empty and a refusal given) or `content-filter` (a content-filter stop), streamed or not."""
+
+    kind: str
+    refusal: str = "I can't help with that."
+
+
 class _Dropped(Exception):
     pass
+
+
+# OpenAI's reasoning models, as its API treats them ("Reasoning models" guide): max_tokens, a temperature
+# other than the default 1 and log-probabilities are refused with a 400 naming the parameter.
+REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+REASONING_TOKENS = 7  # what a reasoning model reports it spent reasoning on every answer here
+
+
+def _reasoning_rule_broken(body: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(param, code, message) of the first parameter a reasoning model refuses, or None."""
+    if "max_tokens" in body:
+        message = (
+            "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."
+        )
+        return "max_tokens", "unsupported_parameter", message
+    if body.get("temperature", 1) != 1:
+        message = (
+            f"Unsupported value: 'temperature' does not support {body['temperature']} with this model. "
+            "Only the default (1) value is supported."
+        )
+        return "temperature", "unsupported_value", message
+    for param in ("logprobs", "top_logprobs"):
+        if body.get(param):
+            return param, "unsupported_parameter", f"Unsupported parameter: '{param}' is not supported with this model."
+    return None
 
 
 def openai_limit_headers(budget: str, limit: int, remaining: int, reset: str) -> dict[str, str]:
@@ -88,6 +122,7 @@ class FakeServerState:
     rate_limited: int = 0
     limit_headers: bool = True  # False: limits enforced without a word, as many self-hosted proxies do
     response_headers: dict[str, str] = field(default_factory=dict)  # sent with every answer
+    reasoning_rules: bool = True  # models named like OpenAI's reasoning models follow its rules for them
 
 
 class _Server(ThreadingHTTPServer):
@@ -112,7 +147,7 @@ class FakeLLMServer:
     def request_count(self) -> int:
         return len(self.state.requests)
 
-    def fail_next(self, *outcomes: Fail | Stall | Drop) -> None:
+    def fail_next(self, *outcomes: Fail | Stall | Drop | Unusable) -> None:
         self.state.script.extend(outcomes)
 
     def __enter__(self) -> FakeLLMServer:
@@ -148,7 +183,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
         self.events_left = None  # a kept-alive connection serves several calls: no Drop carries over
         body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-        anthropic = self.path.rstrip("/").endswith("/messages")
+        path = self.path.split("?", 1)[0].rstrip("/")  # Azure's calls carry ?api-version=
+        anthropic = path.endswith("/messages")
         with self.state.lock:
             self.state.requests.append({"path": self.path, "body": body, "headers": dict(self.headers)})
             outcome = self.state.script.popleft() if self.state.script else None
@@ -160,7 +196,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.state.arrivals.append(now)
             self.arrival = now
         bearer = self.headers.get("authorization", "").removeprefix("Bearer ")
-        key = (self.headers.get("x-api-key") or bearer) if anthropic else bearer
+        key = (self.headers.get("x-api-key") or bearer) if anthropic else (self.headers.get("api-key") or bearer)
         if key != self.state.api_key:
             return self._error(Fail(401, message="invalid api key"), anthropic)
         if isinstance(outcome, Stall):
@@ -171,11 +207,11 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(self.state.latency_s)
         self.events_left = outcome.events if isinstance(outcome, Drop) else None
         try:
-            if self.path.rstrip("/").endswith("/chat/completions"):
-                return self._openai_chat(body)
+            if path.endswith("/chat/completions"):
+                return self._openai_chat(body, outcome if isinstance(outcome, Unusable) else None)
             if anthropic:
                 return self._anthropic(body)
-            if self.path.rstrip("/").endswith("/completions"):
+            if path.endswith("/completions"):
                 return self._completions(body)
             return self._json(404, {"error": {"message": f"no route {self.path}"}})
         except _Dropped:
@@ -291,31 +327,48 @@ class _Handler(BaseHTTPRequestHandler):
             return self.state.reply_for_model(body.get("model", ""), body.get("messages", []))
         return self.state.reply(body.get("messages", []))
 
-    def _openai_chat(self, body: dict[str, Any]) -> None:
+    def _openai_chat(self, body: dict[str, Any], unusable: Unusable | None = None) -> None:
+        reasoning = self.state.reasoning_rules and str(body.get("model", "")).startswith(REASONING_PREFIXES)
+        if reasoning and (broken := _reasoning_rule_broken(body)):
+            param, code, message = broken
+            error = {"message": message, "type": "invalid_request_error", "param": param, "code": code}
+            return self._json(400, {"error": error})
         text, finish = self._reply(body), "stop"
-        limit = body.get("max_tokens")
+        limit = body.get("max_completion_tokens") if reasoning else body.get("max_tokens")
         if self.state.honour_max_tokens and limit and len(text.split()) > limit:
             text, finish = " ".join(text.split()[:limit]), "length"
+        refusal = None
+        if unusable is not None:
+            text, finish = "", "content_filter" if unusable.kind == "content-filter" else "stop"
+            refusal = unusable.refusal if unusable.kind == "refusal" else None
         prompt_tokens, completion_tokens = self._usage(body, text)
-        usage = {
+        usage: dict[str, Any] = {
             "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
+            "completion_tokens": completion_tokens + (REASONING_TOKENS if reasoning else 0),
+            "total_tokens": prompt_tokens + completion_tokens + (REASONING_TOKENS if reasoning else 0),
         }
+        if reasoning:
+            usage["completion_tokens_details"] = {"reasoning_tokens": REASONING_TOKENS}
         base = {"id": "chatcmpl-fake", "created": int(time.time()), "model": body.get("model", "")}
+        no_choices = unusable is not None and unusable.kind == "no-choices"
         if not body.get("stream"):
-            choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
-            return self._json(200, {**base, "object": "chat.completion", "choices": [choice], "usage": usage})
+            answer: dict[str, Any] = {"role": "assistant", "content": text or None, "refusal": refusal}
+            choices = [] if no_choices else [{"index": 0, "message": answer, "finish_reason": finish}]
+            return self._json(200, {**base, "object": "chat.completion", "choices": choices, "usage": usage})
         self._start_stream()
-        for piece in self._chunks(text):
+        for piece in [] if no_choices else self._chunks(text) if text else []:
             if self.state.chunk_delay_s:
                 time.sleep(self.state.chunk_delay_s)
             delta = {"index": 0, "delta": {"content": piece}, "finish_reason": None}
             if self.state.chunk_log is not None:
                 self.state.chunk_log.append((piece.strip(), time.time()))
             self._event({**base, "object": "chat.completion.chunk", "choices": [delta]})
-        done = {"index": 0, "delta": {}, "finish_reason": finish}
-        self._event({**base, "object": "chat.completion.chunk", "choices": [done]})
+        if refusal:
+            delta = {"index": 0, "delta": {"refusal": refusal}, "finish_reason": None}
+            self._event({**base, "object": "chat.completion.chunk", "choices": [delta]})
+        if not no_choices:
+            done = {"index": 0, "delta": {}, "finish_reason": finish}
+            self._event({**base, "object": "chat.completion.chunk", "choices": [done]})
         self._event({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage})
         self._event("[DONE]")
         self._end_stream()
@@ -388,6 +441,59 @@ class _Handler(BaseHTTPRequestHandler):
                 "usage": {"prompt_tokens": len(tokens), "completion_tokens": 0, "total_tokens": len(tokens)},
             },
         )
+
+
+class ForwardingProxy:
+    """A plain HTTP forward proxy on loopback (`with ForwardingProxy() as proxy:`, `proxy.url`): it
+    takes requests for absolute URLs, as clients send them to a proxy, forwards each and records its
+    URL in `proxy.seen`. For testing that a client honours HTTP_PROXY / HTTPS_PROXY."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        seen = self.seen
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                import http.client
+                from urllib.parse import urlsplit
+
+                seen.append(self.path)
+                target = urlsplit(self.path)
+                body = self.rfile.read(int(self.headers.get("content-length", 0)))
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("proxy-connection", "host")}
+                upstream = http.client.HTTPConnection(target.hostname or "127.0.0.1", target.port, timeout=30)
+                upstream.request("POST", target.path + (f"?{target.query}" if target.query else ""), body, headers)
+                answer = upstream.getresponse()
+                data = answer.read()  # a stream arrives whole: enough to show the call went this way
+                self.send_response(answer.status)
+                for name, value in answer.getheaders():
+                    if name.lower() not in ("transfer-encoding", "connection", "content-length"):
+                        self.send_header(name, value)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                upstream.close()
+
+        self.httpd = _Server(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __enter__(self) -> ForwardingProxy:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
 
 
 def _stats_get(self: _Handler) -> None:

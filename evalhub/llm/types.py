@@ -23,6 +23,7 @@ class Completion:
     cached: bool = False
     cost_usd: float | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+    reasoning_tokens: int = 0  # of output_tokens, those a reasoning model spent reasoning
 
     def stats(self) -> CallStats:
         """The call's tokens, latency, cache hit and cost, for the row that records it."""

@@ -312,3 +312,40 @@ def test_a_graded_run_asks_figure_8s_prompt_and_stores_grades_whose_sign_is_the_
         assert verdict == (None if grade is None else 1 if grade > 0 else 2 if grade < 0 else 0)
     assert any(reasked for _, _, reasked in stored), "an answer without a verdict is asked once more"
     assert {grade for grade, _, _ in stored} <= {2, -1, 0, None}
+
+
+def test_a_judge_run_on_a_reasoning_model_succeeds_against_a_server_that_keeps_openais_rules(reference, monkeypatch):
+    """gpt-5-mini refuses max_tokens and any temperature but the default (as OpenAI's API does, and the
+    test server with it); every call failed before. Now every verdict is read, and the job counts the
+    reasoning tokens."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from evalhub.jobs.models import Job
+    from evalhub.llm.testing import REASONING_TOKENS, FakeLLMServer
+
+    with FakeLLMServer(reply=lambda messages: "The first is right.\n1", api_key="test-key") as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+        out = StringIO()
+        call_command("judge_pairs", "--run", str(reference.pk), "--judge", "openai:gpt-5-mini", stdout=out)
+        bodies = [request["body"] for request in server.state.requests]
+    assert ": Succeeded." in out.getvalue(), out.getvalue()
+    verdicts = JudgeVerdict.objects.filter(judge_run__judge="openai:gpt-5-mini")
+    assert verdicts.count() == 6 and not verdicts.filter(verdict__isnull=True).exists()
+    assert all("max_completion_tokens" in body and "temperature" not in body for body in bodies)
+    job = Job.objects.get(pk=verdicts.first().judge_run.job_id)
+    assert job.usage_value.reasoning_tokens == 6 * REASONING_TOKENS
+
+
+def test_the_judge_form_takes_k_samples_of_a_reasoning_model_at_its_default_temperature(reference):
+    """A reasoning model is sent no temperature and samples at its own: k samples at 'temperature 0'
+    differ, so the form does not refuse them (it still does for a model that takes a temperature)."""
+    from evalhub.debates.forms import JudgeRunForm
+
+    fields = {"criteria_variant": "original", "samples": 3, "temperature": 0, "max_tokens": 512, "seed": 0}
+    assert JudgeRunForm({**fields, "judge": "openai:gpt-5-mini"}).is_valid()
+    assert JudgeRunForm({**fields, "judge": "openai-compatible:http://h/v1|local?reasoning=true"}).is_valid()
+    refused = JudgeRunForm({**fields, "judge": "openai:gpt-4o-mini"})
+    assert not refused.is_valid() and "temperature above 0" in str(refused.errors)

@@ -32,6 +32,7 @@ class Usage:
     output_tokens: int = 0
     cost_usd: float = 0.0
     calls_without_price: int = 0  # cost_usd then undercounts: the page says so
+    reasoning_tokens: int = 0  # of output_tokens, those a reasoning model spent reasoning (billed as output)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -41,10 +42,13 @@ class Usage:
             output_tokens=self.output_tokens + other.output_tokens,
             cost_usd=round(self.cost_usd + other.cost_usd, 6),
             calls_without_price=self.calls_without_price + other.calls_without_price,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
 
     @classmethod
-    def of_call(cls, *, input_tokens: int, output_tokens: int, cached: bool, cost_usd: float | None) -> Usage:
+    def of_call(
+        cls, *, input_tokens: int, output_tokens: int, cached: bool, cost_usd: float | None, reasoning_tokens: int = 0
+    ) -> Usage:
         """One call's usage; a cached call costs nothing and counts no tokens."""
         if cached:
             return cls(calls=1, cached_calls=1)
@@ -54,6 +58,7 @@ class Usage:
             output_tokens=int(output_tokens),
             cost_usd=float(cost_usd or 0.0),
             calls_without_price=int(cost_usd is None),
+            reasoning_tokens=int(reasoning_tokens),
         )
 
     @classmethod

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import json
 import re
 
 import aiohttp
@@ -14,25 +13,6 @@ from evalhub.llm.retry import parse_retry_after
 from evalhub.llm.types import AuthenticationFailed, RequestRejected
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 529}
-
-
-class HTTPStatusFailure(Exception):
-    """An error status from a provider called without its SDK (the streamed OpenAI-style calls)."""
-
-    def __init__(self, status: int, retry_after: str | None, body: str) -> None:
-        self.status, self.retry_after = status, retry_after
-        self.message = _error_message(body)
-        super().__init__(f"HTTP {status}: {self.message[:300]}")
-
-
-def _error_message(body: str) -> str:
-    """The provider's own words where its body is OpenAI's error object, else the body."""
-    try:
-        error = json.loads(body).get("error")
-    except (ValueError, AttributeError):
-        return body
-    message = error.get("message") if isinstance(error, dict) else None
-    return message if isinstance(message, str) else body
 
 
 def classify_status(status: int, retry_after: str | None, message: str, key_variable: str) -> Failure:

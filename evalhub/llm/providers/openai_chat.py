@@ -1,41 +1,61 @@
-"""OpenAI's chat completions, and any server that speaks them (vLLM, Ollama, llama.cpp, LM Studio)."""
+"""OpenAI's chat completions through the official SDK, on OpenAI, Azure OpenAI and any server that speaks
+them (vLLM, Ollama, llama.cpp, LM Studio, LiteLLM's proxy, OpenRouter).
+
+The SDK is the transport (`openai.AsyncOpenAI`, `openai.AsyncAzureOpenAI`) on its aiohttp-backed HTTP
+client where installed (evalhub.llm.providers.transport): it reads the proxy variables
+(`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`), the organisation and project, and follows OpenAI's new
+parameters and endpoints as they come. evalhub keeps its own retries, limits, cache and accounting
+around it (evalhub.llm.base): the SDK's own retries are off.
+
+Reasoning models (OpenAI's o-series and GPT-5 family, by name, or any model with `reasoning=true` in
+its spec) are called as OpenAI defines them: `max_completion_tokens` instead of `max_tokens`, no
+temperature (only the default is accepted), `reasoning_effort` when the spec gives one, and the
+reasoning tokens counted in the call's usage. An answer with no choice, a refusal or a content-filter
+stop is a failed call with its reason, never an empty answer.
+"""
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
-import aiohttp
+import openai
 
 from evalhub.llm.base import ChatClient, Failure, Sampling
-from evalhub.llm.providers.http_errors import (
-    HTTPStatusFailure,
-    classify_status,
-    classify_transport,
-    refused_connection,
-)
+from evalhub.llm.providers.http_errors import classify_status, classify_transport, refused_connection
+from evalhub.llm.providers.transport import async_http_client
+from evalhub.llm.reasoning import is_reasoning_model
 from evalhub.llm.types import AuthenticationFailed, Completion, Message, RequestRejected
 
 OPENAI_KEY = "OPENAI_API_KEY"
-DEFAULT_BASE_URL = "https://api.openai.com/v1"  # the SDK's, also when OPENAI_BASE_URL is unset
+AZURE_KEY = "AZURE_OPENAI_API_KEY"
+AZURE_ENDPOINT = "AZURE_OPENAI_ENDPOINT"
+AZURE_API_VERSION = "OPENAI_API_VERSION"  # the variable the SDK itself reads
+# Served only by the Responses API, which evalhub does not call: said before any request is made.
+RESPONSES_ONLY_PREFIXES = ("o1-pro", "o3-pro", "o3-deep-research", "o4-mini-deep-research", "gpt-5-pro", "codex")
+REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+# What to do about a parameter a model refuses (the 400's `param`), in evalhub's terms.
+PARAMETER_ADVICE = {
+    "max_tokens": "it is a reasoning model: add ?reasoning=true to the judge's spec, and evalhub sends "
+    "max_completion_tokens and no temperature",
+    "temperature": "it takes only its default temperature: add ?reasoning=true to the judge's spec",
+    "reasoning_effort": "it takes no reasoning effort: drop ?reasoning_effort from the judge's spec",
+    "logprobs": "it gives no log-probabilities: run the judge without probabilities",
+    "top_logprobs": "it gives no log-probabilities: run the judge without probabilities",
+    "seed": "it takes no seed: run it without one",
+}
 
 
-async def event_data(content: aiohttp.StreamReader) -> AsyncIterator[bytes]:
-    """The data lines of a server-sent event stream, read in blocks as they arrive (a readline per
-    line was a fifth of a streamed call's CPU)."""
-    rest = b""
-    async for block in content.iter_any():
-        lines = (rest + block).split(b"\n")
-        rest = lines.pop()
-        for line in lines:
-            if line.startswith(b"data:"):
-                yield line[5:].strip()
-    if rest.startswith(b"data:"):
-        yield rest[5:].strip()
+class UnusableAnswer(Exception):
+    """A 200 answer that holds no answer: no choice, a refusal, a content-filter stop, or every
+    token spent reasoning. `retry`: whether asking again may help (a missing choice may be a
+    server's hiccup; a refusal or a filter will come again)."""
+
+    def __init__(self, cause: str, *, retry: bool) -> None:
+        super().__init__(cause)
+        self.cause, self.retry = cause, retry
 
 
 class OpenAIChat(ChatClient):
@@ -43,98 +63,31 @@ class OpenAIChat(ChatClient):
     shares_limits = True
     key_variable = OPENAI_KEY
 
-    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        reasoning: bool | None = None,
+        reasoning_effort: str | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(model, endpoint=base_url or "", **options)
         self.base_url = base_url
         self._api_key = api_key
-        self._session: aiohttp.ClientSession | None = None
+        self.reasoning = self._is_reasoning(model) if reasoning is None else bool(reasoning)
+        if reasoning_effort is not None and reasoning_effort not in REASONING_EFFORTS:
+            raise ValueError(
+                f"reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}, not {reasoning_effort!r}"
+            )
+        self.reasoning_effort = reasoning_effort
+        self._client: openai.AsyncOpenAI | None = None
 
-    def _default_key(self) -> str:
-        return ""
+    def _is_reasoning(self, model: str) -> bool:
+        return is_reasoning_model(model)
 
-    def _request(self, messages: list[Message], sampling: Sampling) -> dict[str, Any]:
-        request = {
-            "model": self.model,
-            "messages": messages,
-            "temperature": sampling.temperature,
-            "max_tokens": sampling.max_tokens,
-        }
-        if sampling.seed is not None:
-            request["seed"] = sampling.seed
-        return request
-
-    async def _complete_once(self, messages: list[Message], sampling: Sampling) -> Completion:
-        started = time.perf_counter()
-        async with self._post(self._request(messages, sampling)) as response:
-            body = await response.read()
-        answer = json.loads(body)
-        choices = answer.get("choices") or [{}]
-        usage = answer.get("usage") or {}
-        return Completion(
-            text=(choices[0].get("message") or {}).get("content") or "",
-            provider=self.provider,
-            model=self.model,
-            input_tokens=usage.get("prompt_tokens") or 0,
-            output_tokens=usage.get("completion_tokens") or 0,
-            latency_s=time.perf_counter() - started,
-            finish_reason=choices[0].get("finish_reason") or "",
-            raw=answer,
-        )
-
-    @contextlib.asynccontextmanager
-    async def _post(self, request: dict[str, Any]) -> AsyncIterator[aiohttp.ClientResponse]:
-        """The response to one request, its headers heard and an error status raised. Calls go straight
-        over aiohttp, not through the SDK: its request path (a typing-driven transform of the body,
-        then httpx's models over the aiohttp transport) cost about 0.9 ms of CPU of a streamed call's
-        1.4 ms, where a debate worker makes thousands (benchmarks/openai_stream_cpu.py). The request
-        is the JSON the SDK sends, to the same URL, with the same headers."""
-        session = self._session_for_loop()
-        headers = self._headers(streamed=bool(request.get("stream")))
-        async with session.post(self._chat_url(), data=json.dumps(request), headers=headers) as response:
-            await self.heed_rate_headers(response.headers)
-            if response.status >= 400:
-                raise HTTPStatusFailure(response.status, response.headers.get("retry-after"), await response.text())
-            yield response
-
-    async def _stream_once(
-        self, messages: list[Message], sampling: Sampling, emit: Callable[[str], None]
-    ) -> Completion:
-        started = time.perf_counter()
-        request = {**self._request(messages, sampling), "stream": True, "stream_options": {"include_usage": True}}
-        parts: list[str] = []
-        finish, usage = "", dict[str, Any]()
-        ended = False
-        async with self._post(request) as response:
-            async for data in event_data(response.content):
-                # After [DONE] the body is read to its end rather than left: a response closed
-                # early takes its connection with it, and the next call pays for a new one.
-                if ended:
-                    continue
-                if data == b"[DONE]":
-                    ended = True
-                    continue
-                event = json.loads(data)
-                if "error" in event:
-                    raise RequestRejected(self.provider, self.model, f"error in stream: {event['error']}")
-                usage = event.get("usage") or usage
-                for choice in event.get("choices") or ():
-                    text = (choice.get("delta") or {}).get("content")
-                    if text:
-                        parts.append(text)
-                        emit(text)
-                    finish = choice.get("finish_reason") or finish
-        if not (ended or finish):  # the connection closed early: what came is not the whole answer
-            raise ConnectionError("the stream ended before its last chunk")
-        return Completion(
-            text="".join(parts),
-            provider=self.provider,
-            model=self.model,
-            input_tokens=usage.get("prompt_tokens", 0),
-            output_tokens=usage.get("completion_tokens", 0),
-            latency_s=time.perf_counter() - started,
-            finish_reason=finish,
-            raw={"streamed": True},
-        )
+    # --- the SDK client ----------------------------------------------------------------
 
     def _key(self) -> str:
         key = self._api_key or os.environ.get(self.key_variable) or self._default_key()
@@ -142,50 +95,172 @@ class OpenAIChat(ChatClient):
             raise AuthenticationFailed(self.provider, self.model, f"no API key: set {self.key_variable}")
         return key
 
-    def _chat_url(self) -> str:
-        base = self.base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        return f"{base.rstrip('/')}/chat/completions"
+    def _default_key(self) -> str:
+        return ""
 
-    def _headers(self, *, streamed: bool) -> dict[str, str]:
-        # The headers the SDK sends for a request, the organisation and project as it reads them.
-        headers = {
-            "Authorization": f"Bearer {self._key()}",
-            "Content-Type": "application/json",
-            "Accept": "text/event-stream" if streamed else "application/json",
-        }
-        for header, variable in (("OpenAI-Organization", "OPENAI_ORG_ID"), ("OpenAI-Project", "OPENAI_PROJECT_ID")):
-            if value := os.environ.get(variable):
-                headers[header] = value
-        return headers
-
-    def _session_for_loop(self) -> aiohttp.ClientSession:
-        """One session per client and event loop (closed by aclose); no pool limit of its own: the
-        client's concurrency gate bounds the calls in flight, and so the connections."""
-        if self._session is None:  # aclose forgets a closed one
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0),
-                timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.timeout_s),  # the call's own timeout rules
+    def _sdk(self) -> openai.AsyncOpenAI:
+        if self._client is None:
+            self._client = self._make_sdk(
+                api_key=self._key(),
+                max_retries=0,  # evalhub.llm.base retries, under its shared limits
+                timeout=self.timeout_s,
+                http_client=async_http_client(openai, self.timeout_s, self.heed_rate_headers),
             )
-        return self._session
+        return self._client
+
+    def _make_sdk(self, **common: Any) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(base_url=self.base_url, **common)
+
+    # --- requests ----------------------------------------------------------------------
+
+    def _request(self, messages: list[Message], sampling: Sampling) -> dict[str, Any]:
+        name = self.model.rsplit("/", 1)[-1].lower()
+        if self.provider != "openai-compatible" and name.startswith(RESPONSES_ONLY_PREFIXES):
+            raise RequestRejected(
+                self.provider,
+                self.model,
+                "this model is served only by OpenAI's Responses API, which evalhub does not call; "
+                "use a chat-completions model (e.g. o3, gpt-5)",
+            )
+        request: dict[str, Any] = {"model": self.model, "messages": messages}
+        if self.reasoning:
+            request["max_completion_tokens"] = sampling.max_tokens
+            if self.reasoning_effort:
+                request["reasoning_effort"] = self.reasoning_effort
+        else:
+            request["max_tokens"] = sampling.max_tokens
+            request["temperature"] = sampling.temperature
+        if sampling.seed is not None:
+            request["seed"] = sampling.seed
+        return request
+
+    async def _complete_once(self, messages: list[Message], sampling: Sampling) -> Completion:
+        started = time.perf_counter()
+        response = await self._sdk().chat.completions.create(**self._request(messages, sampling))
+        if not response.choices:
+            raise UnusableAnswer("the answer held no choice (an empty answer from the server)", retry=True)
+        choice = response.choices[0]
+        text = choice.message.content or ""
+        self._check_usable(text, getattr(choice.message, "refusal", None), choice.finish_reason or "")
+        usage = response.usage
+        return Completion(
+            text=text,
+            provider=self.provider,
+            model=self.model,
+            input_tokens=usage.prompt_tokens if usage else 0,
+            output_tokens=usage.completion_tokens if usage else 0,
+            latency_s=time.perf_counter() - started,
+            finish_reason=choice.finish_reason or "",
+            raw=response.model_dump(mode="json", exclude_unset=True),
+            reasoning_tokens=_reasoning_tokens(usage),
+        )
+
+    async def _stream_once(
+        self, messages: list[Message], sampling: Sampling, emit: Callable[[str], None]
+    ) -> Completion:
+        started = time.perf_counter()
+        request = {**self._request(messages, sampling), "stream": True, "stream_options": {"include_usage": True}}
+        parts: list[str] = []
+        refusal: list[str] = []
+        finish, usage, chunks = "", None, 0
+        stream = await self._sdk().chat.completions.create(**request)
+        async with stream:
+            async for chunk in stream:
+                chunks += 1
+                usage = chunk.usage or usage
+                for choice in chunk.choices:
+                    delta = choice.delta
+                    if delta.content:
+                        parts.append(delta.content)
+                        emit(delta.content)
+                    if getattr(delta, "refusal", None):
+                        refusal.append(delta.refusal or "")
+                    finish = choice.finish_reason or finish
+        if not finish:  # the connection closed early: what came is not the whole answer
+            if chunks and not parts and usage is not None:
+                raise UnusableAnswer("the answer held no choice (an empty answer from the server)", retry=True)
+            raise ConnectionError("the stream ended before its last chunk")
+        text = "".join(parts)
+        self._check_usable(text, "".join(refusal) or None, finish)
+        return Completion(
+            text=text,
+            provider=self.provider,
+            model=self.model,
+            input_tokens=usage.prompt_tokens if usage else 0,
+            output_tokens=usage.completion_tokens if usage else 0,
+            latency_s=time.perf_counter() - started,
+            finish_reason=finish,
+            raw={"streamed": True},
+            reasoning_tokens=_reasoning_tokens(usage),
+        )
+
+    def _check_usable(self, text: str, refusal: str | None, finish: str) -> None:
+        if text:
+            return
+        if refusal:
+            raise UnusableAnswer(f"the model refused: {refusal[:300]}", retry=False)
+        if finish == "content_filter":
+            raise UnusableAnswer("the provider's content filter stopped the answer", retry=False)
+        if finish == "length" and self.reasoning:
+            raise UnusableAnswer(
+                "the model spent every token it was allowed on reasoning and gave no answer: "
+                "raise the run's max tokens (a reasoning model's count includes its reasoning)",
+                retry=False,
+            )
 
     async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
         await super().aclose()
 
+    # --- failures ----------------------------------------------------------------------
+
     def _classify(self, error: Exception) -> Failure:
+        if isinstance(error, UnusableAnswer):
+            return Failure(retry=error.retry, cause=error.cause, error=RequestRejected)
         if refused := refused_connection(error):
             return refused
-        if isinstance(error, HTTPStatusFailure):
-            return classify_status(error.status, error.retry_after, error.message, self.key_variable)
-        if isinstance(error, aiohttp.ClientConnectionError) and not isinstance(error, aiohttp.ServerDisconnectedError):
-            return Failure(retry=True, cause=f"connection failed ({type(error).__name__})")
+        if isinstance(error, openai.APIStatusError):
+            message = _message_of(error)
+            if error.status_code == 400 and (param := _param_of(error)) in PARAMETER_ADVICE:
+                cause = f"{self.model} does not take {param!r} ({message[:200]}): {PARAMETER_ADVICE[param]}"
+                return Failure(retry=False, cause=cause, error=RequestRejected)
+            retry_after = error.response.headers.get("retry-after") if error.response is not None else None
+            return classify_status(error.status_code, retry_after, message, self.key_variable)
+        if isinstance(error, openai.APITimeoutError):
+            return Failure(retry=True, cause=f"timed out after {self.timeout_s:.0f} s")
+        if isinstance(error, openai.APIConnectionError):
+            return Failure(retry=True, cause=f"connection failed ({type(error.__cause__ or error).__name__})")
         return classify_transport(error) or super()._classify(error)
 
 
+def _error_object(error: openai.APIStatusError) -> dict[str, Any]:
+    body = error.body if isinstance(error.body, dict) else {}
+    inner = body["error"] if isinstance(body.get("error"), dict) else body
+    return inner
+
+
+def _message_of(error: openai.APIStatusError) -> str:
+    """The provider's own words (OpenAI's error object's `message`), else the SDK's."""
+    message = _error_object(error).get("message")
+    return message if isinstance(message, str) and message else str(error.message or error)
+
+
+def _param_of(error: openai.APIStatusError) -> str:
+    """The parameter a 400 names (OpenAI's error object has `param`); "" where it names none."""
+    param = getattr(error, "param", None) or _error_object(error).get("param")
+    return param if isinstance(param, str) else ""
+
+
+def _reasoning_tokens(usage: Any) -> int:
+    details = getattr(usage, "completion_tokens_details", None) if usage is not None else None
+    return int(getattr(details, "reasoning_tokens", 0) or 0)
+
+
 class OpenAICompatibleChat(OpenAIChat):
-    """A self-hosted OpenAI-compatible server; a key is optional (OPENAI_COMPATIBLE_API_KEY)."""
+    """A self-hosted OpenAI-compatible server; a key is optional (OPENAI_COMPATIBLE_API_KEY). Its models
+    are not OpenAI's: one is called as a reasoning model only when its spec says `reasoning=true`."""
 
     provider = "openai-compatible"
     key_variable = "OPENAI_COMPATIBLE_API_KEY"
@@ -193,5 +268,35 @@ class OpenAICompatibleChat(OpenAIChat):
     def __init__(self, model: str, *, base_url: str, **options: Any) -> None:
         super().__init__(model, base_url=base_url, **options)
 
+    def _is_reasoning(self, model: str) -> bool:
+        return False
+
     def _default_key(self) -> str:
         return "not-needed"  # most local servers ignore the key, but the SDK insists on one
+
+
+class AzureOpenAIChat(OpenAIChat):
+    """Azure OpenAI through the SDK's `AsyncAzureOpenAI`: the spec names the deployment (`azure:DEPLOYMENT`,
+    or `azure:https://RESOURCE.openai.azure.com|DEPLOYMENT`), the endpoint comes from the spec or
+    AZURE_OPENAI_ENDPOINT, the API version from `?api_version=` or OPENAI_API_VERSION, the key from
+    AZURE_OPENAI_API_KEY. A deployment's name need not be its model's: `?reasoning=true` marks a
+    reasoning model's deployment (names that start like OpenAI's reasoning models are one already)."""
+
+    provider = "azure"
+    key_variable = AZURE_KEY
+
+    def __init__(self, model: str, *, api_version: str | None = None, **options: Any) -> None:
+        super().__init__(model, **options)
+        self.api_version = api_version
+
+    def _make_sdk(self, **common: Any) -> openai.AsyncOpenAI:
+        endpoint = self.base_url or os.environ.get(AZURE_ENDPOINT)
+        version = self.api_version or os.environ.get(AZURE_API_VERSION)
+        if not endpoint or not version:
+            missing = [name for name, value in ((AZURE_ENDPOINT, endpoint), (AZURE_API_VERSION, version)) if not value]
+            raise RequestRejected(
+                self.provider,
+                self.model,
+                f"Azure OpenAI needs {' and '.join(missing)} (or the spec's endpoint and ?api_version=)",
+            )
+        return openai.AsyncAzureOpenAI(azure_endpoint=endpoint, api_version=version, **common)

@@ -1,5 +1,4 @@
-"""The HTTP client under a provider SDK (Anthropic's; OpenAI-style calls use aiohttp directly,
-evalhub.llm.providers.openai_chat).
+"""The HTTP client under a provider SDK (OpenAI's and Anthropic's).
 
 The SDKs ship an aiohttp-backed client (their `aiohttp` extra) beside their default httpx
 one, with the same interface. It is used where installed: a worker with hundreds of streamed

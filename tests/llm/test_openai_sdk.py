@@ -1,0 +1,148 @@
+"""OpenAI's chat completions through the official SDK: reasoning models called as OpenAI defines them,
+proxies from the environment, Azure OpenAI, and answers that hold no answer failing with their reason.
+Against a loopback server that follows OpenAI's documented rules (evalhub.llm.testing)."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalhub.llm import get_chat_client as make_chat_client
+from evalhub.llm.providers.transport import HTTP_CLIENT_VARIABLE, HTTP_CLIENTS
+from evalhub.llm.registry import parse_spec
+from evalhub.llm.retry import RetryPolicy
+from evalhub.llm.testing import REASONING_TOKENS, FakeLLMServer, ForwardingProxy, Unusable
+from evalhub.llm.types import ProviderUnavailable, RequestRejected, UnknownProvider
+
+FAST = RetryPolicy(max_attempts=2, base_delay_s=0.01, max_delay_s=0.02)
+MESSAGES = [{"role": "user", "content": "Which is better, A or B?"}]
+_made: list = []
+
+
+def client_for(spec, server, **options):
+    client = make_chat_client(spec, base_url=f"{server.url}/v1", api_key="test-key", retry=FAST, **options)
+    _made.append(client)
+    return client
+
+
+@pytest.fixture(autouse=True, params=HTTP_CLIENTS)
+def http_client(request, monkeypatch):
+    monkeypatch.setenv(HTTP_CLIENT_VARIABLE, request.param)
+    return request.param
+
+
+@pytest.fixture(autouse=True)
+async def close_clients():
+    yield
+    while _made:
+        await _made.pop().aclose()
+
+
+@pytest.fixture
+def server():
+    with FakeLLMServer(reply=lambda messages: "[[A]]") as fake:
+        yield fake
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_reasoning_model_gets_max_completion_tokens_no_temperature_and_its_reasoning_counted(server, streamed):
+    client = client_for("openai:gpt-5-mini?reasoning_effort=low", server)
+    if streamed:
+        stream = client.stream(MESSAGES, temperature=0.0, max_tokens=300)
+        text = "".join([chunk async for chunk in stream])
+        completion = stream.completion
+    else:
+        completion = await client.complete(MESSAGES, temperature=0.0, max_tokens=300)
+        text = completion.text
+    assert text == "[[A]]"
+    body = server.state.requests[-1]["body"]
+    assert body["max_completion_tokens"] == 300 and body["reasoning_effort"] == "low"
+    assert "max_tokens" not in body and "temperature" not in body
+    assert completion.reasoning_tokens == REASONING_TOKENS
+    assert client.meter.usage().reasoning_tokens == REASONING_TOKENS
+
+
+async def test_the_test_server_refuses_a_reasoning_model_what_openai_refuses_it(server):
+    """The rules the test above is held to: max_tokens and a temperature other than 1 are refused by
+    name, and the refusal names what to set (not 'request rejected')."""
+    plain = client_for({"provider": "openai", "model": "o3-mini", "reasoning": False}, server)
+    with pytest.raises(RequestRejected, match=r"does not take 'max_tokens'.*reasoning=true"):
+        await plain.complete(MESSAGES)
+    assert server.request_count == 1, "not retried"
+
+
+async def test_a_compatible_servers_model_is_a_reasoning_model_only_when_its_spec_says_so(server):
+    await client_for(f"openai-compatible:{server.url}/v1|o3-like-local?reasoning=true", server).complete(MESSAGES)
+    assert "max_completion_tokens" in server.state.requests[-1]["body"]
+    server.state.reasoning_rules = False  # a local server that takes max_tokens from every model
+    await client_for(f"openai-compatible:{server.url}/v1|gpt-5-local", server).complete(MESSAGES)
+    body = server.state.requests[-1]["body"]
+    assert "max_tokens" in body and "temperature" in body, "a local model named like OpenAI's is not one of theirs"
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize(
+    ("kind", "reason", "asked"),
+    [
+        ("no-choices", "held no choice", 2),  # a server's hiccup may pass: asked again, then failed
+        ("refusal", "the model refused: I can't help with that.", 1),
+        ("content-filter", "content filter stopped the answer", 1),
+    ],
+)
+async def test_an_answer_that_holds_no_answer_is_a_failed_call_with_its_reason(server, kind, reason, asked, streamed):
+    client = client_for("openai:gpt-4o-mini", server)
+    server.fail_next(Unusable(kind), Unusable(kind))
+    with pytest.raises((RequestRejected, ProviderUnavailable), match=reason):
+        if streamed:
+            [chunk async for chunk in client.stream(MESSAGES)]
+        else:
+            await client.complete(MESSAGES)
+    assert server.request_count == asked
+
+
+async def test_calls_go_through_a_proxy_named_only_in_the_environment(server, monkeypatch):
+    with ForwardingProxy() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.setenv("HTTPS_PROXY", proxy.url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        client = client_for("openai:gpt-4o-mini", server)
+        assert (await client.complete(MESSAGES)).text == "[[A]]"
+        assert "".join([chunk async for chunk in client.stream(MESSAGES)]) == "[[A]]"
+    assert proxy.seen == [f"{server.url}/v1/chat/completions"] * 2
+
+
+async def test_azure_openai_calls_its_deployment_with_its_api_version_and_key(server, monkeypatch):
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("OPENAI_API_VERSION", "2024-10-21")
+    client = make_chat_client(f"azure:{server.url}|my-gpt4o", retry=FAST)
+    _made.append(client)
+    assert (await client.complete(MESSAGES)).text == "[[A]]"
+    request = server.state.requests[-1]
+    assert request["path"] == "/openai/deployments/my-gpt4o/chat/completions?api-version=2024-10-21"
+    assert {k.lower(): v for k, v in request["headers"].items()}["api-key"] == "test-key"
+    monkeypatch.delenv("OPENAI_API_VERSION")
+    monkeypatch.delenv("AZURE_OPENAI_ENDPOINT", raising=False)
+    unset = make_chat_client("azure:other", retry=FAST)
+    _made.append(unset)
+    with pytest.raises(RequestRejected, match="AZURE_OPENAI_ENDPOINT and OPENAI_API_VERSION"):
+        await unset.complete(MESSAGES)
+
+
+async def test_a_model_only_the_responses_api_serves_is_refused_before_any_request(server):
+    with pytest.raises(RequestRejected, match="only by OpenAI's Responses API"):
+        await client_for("openai:o3-pro", server).complete(MESSAGES)
+    assert server.request_count == 0
+
+
+def test_spec_options_are_checked_and_written_back():
+    assert str(parse_spec("openai:o3?reasoning_effort=high")) == "openai:o3?reasoning_effort=high"
+    assert parse_spec("azure:dep?api_version=2024-10-21").options == {"api_version": "2024-10-21"}
+    for bad, said in (
+        ("openai:o3?effort=high", "unknown option 'effort'"),
+        ("openai:o3?reasoning=maybe", "true or false"),
+        ("anthropic:claude?reasoning=true", "anthropic takes no reasoning option"),
+    ):
+        with pytest.raises(UnknownProvider, match=said):
+            parse_spec(bad)
+    with pytest.raises(ValueError, match="reasoning_effort must be one of"):
+        make_chat_client("openai:o3?reasoning_effort=extreme")
