@@ -16,6 +16,7 @@ stop is a failed call with its reason, never an empty answer.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -158,40 +159,52 @@ class OpenAIChat(ChatClient):
     async def _stream_once(
         self, messages: list[Message], sampling: Sampling, emit: Callable[[str], None]
     ) -> Completion:
+        """Through the SDK's documented raw surface (`with_streaming_response`): its request, headers,
+        proxies and errors, with the server-sent events read here. Its typed stream made a pydantic
+        object of every chunk: 13 ms of CPU for a 200-word answer against 1.7 ms this way, for a
+        worker streaming hundreds of debate turns at once (benchmarks/openai_stream_cpu.py)."""
         started = time.perf_counter()
         request = {**self._request(messages, sampling), "stream": True, "stream_options": {"include_usage": True}}
         parts: list[str] = []
         refusal: list[str] = []
-        finish, usage, chunks = "", None, 0
-        stream = await self._sdk().chat.completions.create(**request)
-        async with stream:
-            async for chunk in stream:
-                chunks += 1
-                usage = chunk.usage or usage
-                for choice in chunk.choices:
-                    delta = choice.delta
-                    if delta.content:
-                        parts.append(delta.content)
-                        emit(delta.content)
-                    if getattr(delta, "refusal", None):
-                        refusal.append(delta.refusal or "")
-                    finish = choice.finish_reason or finish
+        finish, usage, events = "", dict[str, Any](), 0
+        async with self._sdk().chat.completions.with_streaming_response.create(**request) as response:
+            async for line in response.iter_lines():
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    continue
+                event = json.loads(data)
+                events += 1
+                if "error" in event:
+                    raise RequestRejected(self.provider, self.model, f"error in stream: {event['error']}")
+                usage = event.get("usage") or usage
+                for choice in event.get("choices") or ():
+                    delta = choice.get("delta") or {}
+                    if text := delta.get("content"):
+                        parts.append(text)
+                        emit(text)
+                    if said := delta.get("refusal"):
+                        refusal.append(said)
+                    finish = choice.get("finish_reason") or finish
         if not finish:  # the connection closed early: what came is not the whole answer
-            if chunks and not parts and usage is not None:
+            if events and not parts and usage:
                 raise UnusableAnswer("the answer held no choice (an empty answer from the server)", retry=True)
             raise ConnectionError("the stream ended before its last chunk")
         text = "".join(parts)
         self._check_usable(text, "".join(refusal) or None, finish)
+        details = usage.get("completion_tokens_details") or {}
         return Completion(
             text=text,
             provider=self.provider,
             model=self.model,
-            input_tokens=usage.prompt_tokens if usage else 0,
-            output_tokens=usage.completion_tokens if usage else 0,
+            input_tokens=usage.get("prompt_tokens") or 0,
+            output_tokens=usage.get("completion_tokens") or 0,
             latency_s=time.perf_counter() - started,
             finish_reason=finish,
             raw={"streamed": True},
-            reasoning_tokens=_reasoning_tokens(usage),
+            reasoning_tokens=int(details.get("reasoning_tokens") or 0),
         )
 
     def _check_usable(self, text: str, refusal: str | None, finish: str) -> None:
