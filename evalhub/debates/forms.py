@@ -4,8 +4,8 @@ from django import forms
 
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.scaleeval.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNANIMOUS
-from evalhub.debates.models import JudgeRun
-from evalhub.llm.reasoning import NOT_REASONING_PREFIXES, REASONING_PREFIXES, is_reasoning_spec
+from evalhub.debates.models import GRADED, JudgeRun
+from evalhub.llm.capabilities import NOT_REASONING_PREFIXES, REASONING_PREFIXES, gives_logprobs, is_reasoning_spec
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
 from evalhub.system.forms import OnlyChoicePreselectedForm
@@ -144,6 +144,12 @@ class JudgeRunForm(OnlyChoicePreselectedForm):
     )
     max_tokens = forms.IntegerField(min_value=16, max_value=8192, initial=512, help_text=MAX_TOKENS_HELP)
     seed = forms.IntegerField(initial=0)
+    probabilities = forms.BooleanField(
+        required=False,
+        label="Read the judge's probability of each verdict",
+        help_text="From its token log-probabilities (OpenAI chat models, OpenAI-compatible servers such as vLLM): "
+        "the judge lab's calibration and the corrected boards then use them instead of vote shares over samples.",
+    )
 
     def clean_judge(self) -> str:
         try:
@@ -160,4 +166,13 @@ class JudgeRunForm(OnlyChoicePreselectedForm):
         reasoning = is_reasoning_spec(data.get("judge", ""))
         if data.get("samples", 1) > 1 and data.get("temperature", 0) == 0 and not reasoning:
             self.add_error("temperature", "Several samples need a temperature above 0 to differ.")
+        if data.get("probabilities") and data.get("judge") and not gives_logprobs(data["judge"]):
+            self.add_error(
+                "probabilities",
+                f"{data['judge']} gives no token log-probabilities (reasoning models, Anthropic and the offline "
+                "judges do not): untick this, and its probability is the vote share over its samples.",
+            )
+            data["probabilities"] = False
+        if data.get("probabilities") and data.get("scale") == GRADED:
+            self.add_error("probabilities", "Probabilities are read for the 1 / 2 / neither scale only.")
         return data

@@ -13,6 +13,7 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 from evalhub.core.files.evaluation_events import EvaluationResult
 from evalhub.core.privileged.graded import GRADE_REMINDER, graded_prompt, parse_grade, verdict_of_grade
@@ -21,6 +22,7 @@ from evalhub.core.prompts.criteria_variants import criteria_section
 from evalhub.core.runs.outcomes import ComponentFailure, Outcome
 from evalhub.core.runs.usage import CallStats
 from evalhub.core.scaleeval.debate import PRIVILEGED_NOTE, DebateSetup, ask_for_verdict, initial_prompt
+from evalhub.core.scaleeval.verdict_probabilities import TokenLogprobs, verdict_probabilities
 from evalhub.core.statistics.agreement import (
     Rate,
     by_group,
@@ -92,6 +94,18 @@ class JudgeChunkResult:
     first_error: str = ""
 
 
+TOP_LOGPROBS = 5  # alternatives per token: the three verdict digits and room for their look-alikes
+
+
+def _probabilities(tokens: list[list[Any]] | None, verdict: int | None) -> dict[str, float] | None:
+    """The verdict's three probabilities from the answer's token log-probabilities, where it has them."""
+    if not tokens:
+        return None
+    read = [TokenLogprobs(t[0], t[1], tuple((a[0], a[1]) for a in t[2])) for t in tokens]
+    found = verdict_probabilities(read, verdict)
+    return found.as_dict() if found else None
+
+
 def judge_chunk_work(run: JudgeRun, chunk: JobChunk) -> JudgeChunkResult:
     """Ask the judge about every (debate, order, sample) of the chunk not stored yet. A failed call
     is counted with its cause (a resume asks again); the verdicts are written when the chunk is."""
@@ -114,6 +128,8 @@ def judge_chunk_work(run: JudgeRun, chunk: JobChunk) -> JudgeChunkResult:
             None if run.temperature == 0 else zlib.crc32(f"{run.seed}:{debate.pk}:{reversed_order}:{sample}".encode())
         )
 
+        latest: dict[str, Any] = {}  # the last answer's token log-probabilities (the one the verdict is read from)
+
         async def ask(messages: list[dict[str, str]]) -> tuple[str, CallStats]:
             completion = await client.complete(
                 messages,
@@ -121,7 +137,9 @@ def judge_chunk_work(run: JudgeRun, chunk: JobChunk) -> JudgeChunkResult:
                 max_tokens=run.max_tokens,
                 seed=seed,
                 repeat=sample if run.samples > 1 else None,
+                top_logprobs=TOP_LOGPROBS if run.probabilities else 0,
             )
+            latest["tokens"] = completion.token_logprobs
             return completion.text, completion.stats()
 
         try:
@@ -147,6 +165,7 @@ def judge_chunk_work(run: JudgeRun, chunk: JobChunk) -> JudgeChunkResult:
                 verdict=verdict,
                 grade=grade,
                 reasked=reasked,
+                probabilities=_probabilities(latest.get("tokens"), verdict) if run.scale != GRADED else None,
                 input_tokens=extra.input_tokens,
                 output_tokens=extra.output_tokens,
                 latency_s=extra.latency_s,

@@ -206,6 +206,9 @@ class JudgeRun(models.Model):
     temperature = models.FloatField(default=0.0)
     max_tokens = models.PositiveIntegerField(default=512)
     seed = models.IntegerField(default=0)
+    probabilities = models.BooleanField(
+        default=False, help_text="Read each verdict's probability from the judge's token log-probabilities."
+    )
     job = models.OneToOneField("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="judge_run")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -218,6 +221,7 @@ class JudgeRun(models.Model):
         extras += ["privileged"] if self.privileged_sources else []
         extras += [f"k={self.samples}"] if self.samples > 1 else []
         extras += ["graded"] if self.scale == GRADED else []
+        extras += ["probabilities"] if self.probabilities else []
         return self.judge + (f" ({', '.join(extras)})" if extras else "")
 
 
@@ -232,6 +236,9 @@ class JudgeVerdict(models.Model):
         null=True, blank=True, help_text="A graded run's answer, 2 (first much better) to -2, in the order shown."
     )
     reasked = models.BooleanField(default=False)
+    # The judge's own probabilities of the three verdicts at its verdict's token, in the order shown
+    # ({"first", "second", "tie"}); null where the run asked for none or the answer gave none.
+    probabilities = models.JSONField(null=True, blank=True)
     input_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
     latency_s = models.FloatField(default=0)

@@ -19,3 +19,16 @@ def judge_verdict_rows() -> Iterator[tuple[int, int, bool, int | None]]:
         while rows := cursor.fetchmany(20000):
             for run, debate, reversed_order, verdict in rows:
                 yield run, debate, bool(reversed_order), verdict
+
+
+def judge_verdict_shares() -> dict[tuple[int, int, bool], list[float]]:
+    """(judge run, debate, shown reversed) → the judge's own probability for the response shown first
+    (a tie half), one per answer that gave probabilities (runs with `probabilities`)."""
+    rows = JudgeVerdict.objects.filter(probabilities__isnull=False, judge_run__probabilities=True).values_list(
+        "judge_run_id", "debate_id", "reversed_order", "probabilities"
+    )
+    out: dict[tuple[int, int, bool], list[float]] = {}
+    for run, debate, reversed_order, given in rows.iterator(chunk_size=5000):
+        if isinstance(given, dict):
+            out.setdefault((run, debate, bool(reversed_order)), []).append(given["first"] + 0.5 * given["tie"])
+    return out

@@ -27,7 +27,7 @@ from evalhub.core.statistics.agreement import unswap
 from evalhub.core.text.features import style_features
 from evalhub.dashboards.judges import spec_models
 from evalhub.debates.models import Debate, DebateRun, DebateStatus, DebateTurn, JudgeRun
-from evalhub.debates.queries import judge_verdict_rows
+from evalhub.debates.queries import judge_verdict_rows, judge_verdict_shares
 
 
 @dataclass(frozen=True)
@@ -206,6 +206,7 @@ def _single_judges(found: Observations, debates: dict[int, _Debate]) -> None:
     if not runs:
         return
     models = spec_models({run["judge"] for run in runs.values()})
+    shares = judge_verdict_shares()
     grouped: dict[tuple[int, int, bool], list[int | None]] = defaultdict(list)
     for run_id, debate_id, reversed_order, verdict in judge_verdict_rows():
         if run_id in runs and debate_id in debates:
@@ -222,7 +223,12 @@ def _single_judges(found: Observations, debates: dict[int, _Debate]) -> None:
             privileged=privileged,
         )
         first_shown = debate.first_shown(reversed_order)
-        share = _first_share(verdicts) if run["samples"] > 1 else None
+        # The judge's own probabilities where it gave them (its token log-probabilities), else the vote
+        # share of its k samples.
+        if own := shares.get((run_id, debate_id, reversed_order)):
+            share: float | None = sum(own) / len(own)
+        else:
+            share = _first_share(verdicts) if run["samples"] > 1 else None
         probability = None if share is None else (share if first_shown else 1 - share)  # of the pair's response 1
         for verdict in verdicts:
             found.add(info, debate.item, verdict, first_shown, probability)

@@ -45,14 +45,18 @@ class Sampling:
     max_tokens: int = 1024
     seed: int | None = None
     repeat: int | None = None  # the n-th sample of the same call; part of the cache key only
+    top_logprobs: int = 0  # > 0: each answer token's log-probability and its top alternatives
 
     def cache_params(self) -> dict[str, Any]:
-        return {
+        params: dict[str, Any] = {
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "seed": self.seed,
             "repeat": self.repeat,
         }
+        if self.top_logprobs:  # absent otherwise: every response cached before keeps its key
+            params["top_logprobs"] = self.top_logprobs
+        return params
 
 
 def estimate_need(messages: list[Message], sampling: Sampling) -> Need:
@@ -81,6 +85,7 @@ class ChatClient:
     # A provider reached over the network shares its limits across the deployment (SharedLimits);
     # an in-process model or an offline stand-in belongs to its process alone.
     shares_limits: ClassVar[bool] = False
+    gives_logprobs: ClassVar[bool] = False  # can return the answer's token log-probabilities
     _client: Any = None  # a provider SDK's client, made on first use (aclose closes it)
 
     def __init__(
@@ -152,9 +157,14 @@ class ChatClient:
         max_tokens: int = 1024,
         seed: int | None = None,
         repeat: int | None = None,
+        top_logprobs: int = 0,
     ) -> Completion:
+        """The answer; with `top_logprobs`, each of its tokens' log-probability and top alternatives
+        (`Completion.token_logprobs`), where the provider gives them (RequestRejected where not)."""
         interrupt.check()
-        sampling = Sampling(temperature, max_tokens, seed, repeat)
+        if top_logprobs and not self.gives_logprobs:
+            raise RequestRejected(self.provider, self.model, "this provider gives no log-probabilities")
+        sampling = Sampling(temperature, max_tokens, seed, repeat, top_logprobs)
         key = self._cache_key(messages, sampling)
         if (hit := await self._cached(key)) is not None:
             record_everywhere(self.meter, hit)

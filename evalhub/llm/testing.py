@@ -123,6 +123,10 @@ class FakeServerState:
     limit_headers: bool = True  # False: limits enforced without a word, as many self-hosted proxies do
     response_headers: dict[str, str] = field(default_factory=dict)  # sent with every answer
     reasoning_rules: bool = True  # models named like OpenAI's reasoning models follow its rules for them
+    # Asked for log-probabilities, a token of the answer (whitespace joined to the word after it) gets
+    # log 1 and itself as its only alternative, except a verdict digit alone: its alternatives are
+    # these (digit → probability), e.g. {"1": 0.7, "2": 0.2, "0": 0.1}.
+    verdict_probabilities: dict[str, float] = field(default_factory=lambda: {"1": 0.7, "2": 0.2, "0": 0.1})
 
 
 class _Server(ThreadingHTTPServer):
@@ -353,7 +357,10 @@ class _Handler(BaseHTTPRequestHandler):
         no_choices = unusable is not None and unusable.kind == "no-choices"
         if not body.get("stream"):
             answer: dict[str, Any] = {"role": "assistant", "content": text or None, "refusal": refusal}
-            choices = [] if no_choices else [{"index": 0, "message": answer, "finish_reason": finish}]
+            choice: dict[str, Any] = {"index": 0, "message": answer, "finish_reason": finish}
+            if body.get("logprobs"):
+                choice["logprobs"] = {"content": self._token_logprobs(text, int(body.get("top_logprobs") or 0))}
+            choices = [] if no_choices else [choice]
             return self._json(200, {**base, "object": "chat.completion", "choices": choices, "usage": usage})
         self._start_stream()
         for piece in [] if no_choices else self._chunks(text) if text else []:
@@ -372,6 +379,22 @@ class _Handler(BaseHTTPRequestHandler):
         self._event({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage})
         self._event("[DONE]")
         self._end_stream()
+
+    def _token_logprobs(self, text: str, top: int) -> list[dict[str, Any]]:
+        import math
+        import re
+
+        out = []
+        for token in re.findall(r"\s*\S+", text):
+            if token.strip() in self.state.verdict_probabilities:
+                prefix = token[: len(token) - len(token.lstrip())]
+                ranked = sorted(self.state.verdict_probabilities.items(), key=lambda item: -item[1])[: max(top, 1)]
+                alternatives = [{"token": prefix + digit, "logprob": math.log(p), "bytes": None} for digit, p in ranked]
+                own = math.log(self.state.verdict_probabilities[token.strip()])
+            else:
+                alternatives, own = [{"token": token, "logprob": 0.0, "bytes": None}], 0.0
+            out.append({"token": token, "logprob": own, "bytes": None, "top_logprobs": alternatives})
+        return out
 
     def _anthropic(self, body: dict[str, Any]) -> None:
         text = self._reply(body)

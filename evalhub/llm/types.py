@@ -24,6 +24,8 @@ class Completion:
     cost_usd: float | None = None
     raw: dict[str, Any] = field(default_factory=dict)
     reasoning_tokens: int = 0  # of output_tokens, those a reasoning model spent reasoning
+    # Asked for (top_logprobs): each answer token as [token, log-probability, [[alternative, log-probability], …]]
+    token_logprobs: list[list[Any]] | None = None
 
     def stats(self) -> CallStats:
         """The call's tokens, latency, cache hit and cost, for the row that records it."""

@@ -1,6 +1,6 @@
 // A run form's temperature is not sent to reasoning models (they take only their default): where every
 // spec named is one, the field turns read-only and says so. The server decides the same way
-// (evalhub.llm.reasoning); this only shows it while the specs are typed.
+// (evalhub.llm.capabilities); this only shows it while the specs are typed.
 (function () {
   "use strict";
   const field = document.querySelector("input[data-ignored-by-reasoning]");

@@ -349,3 +349,40 @@ def test_the_judge_form_takes_k_samples_of_a_reasoning_model_at_its_default_temp
     assert JudgeRunForm({**fields, "judge": "openai-compatible:http://h/v1|local?reasoning=true"}).is_valid()
     refused = JudgeRunForm({**fields, "judge": "openai:gpt-4o-mini"})
     assert not refused.is_valid() and "temperature above 0" in str(refused.errors)
+
+
+def test_a_judge_run_with_probabilities_stores_each_verdicts_probabilities_and_the_lab_calibrates_on_them(
+    reference, monkeypatch
+):
+    """The test server gives the verdict token "1" 0.7, "2" 0.2 and "0" 0.1: every verdict stores
+    those, and the judge lab's calibration reads the judge's own probability (0.75 for the response
+    shown first, a tie half) where a run of one sample had none to read before."""
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    from evalhub.judgelab.observations import Scope
+    from evalhub.judgelab.report import compute
+    from evalhub.llm.testing import FakeLLMServer
+
+    with FakeLLMServer(reply=lambda messages: "The first is right.\n1", api_key="test-key") as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+        for extra in (["--probabilities"], []):
+            out = StringIO()
+            judge = "openai:gpt-4o-mini" if extra else "openai:gpt-4o"
+            call_command("judge_pairs", "--run", str(reference.pk), "--judge", judge, *extra, stdout=out)
+            assert ": Succeeded." in out.getvalue()
+    given = JudgeVerdict.objects.filter(judge_run__judge="openai:gpt-4o-mini")
+    assert given.count() == 6
+    for verdict in given:
+        assert verdict.probabilities == pytest.approx({"first": 0.7, "second": 0.2, "tie": 0.1})
+    assert not JudgeVerdict.objects.filter(judge_run__judge="openai:gpt-4o", probabilities__isnull=False).exists()
+    report = {judge.judge.id: judge for judge in compute(Scope()).judges}
+    calibrated = report["openai:gpt-4o-mini"].calibration
+    assert calibrated is not None and calibrated.n == 2, "the two decided pairs"
+    confidences = {round(b["confidence"], 6) for b in calibrated.bins if b["n"]}
+    assert confidences <= {0.75, 0.25}
+    assert report["openai:gpt-4o"].calibration is None, "one sample, no probabilities: nothing to calibrate"
+    with pytest.raises(CommandError, match="gives no token log-probabilities"):
+        call_command("judge_pairs", "--run", str(reference.pk), "--judge", "heuristic", "--probabilities")

@@ -146,3 +146,23 @@ def test_spec_options_are_checked_and_written_back():
             parse_spec(bad)
     with pytest.raises(ValueError, match="reasoning_effort must be one of"):
         make_chat_client("openai:o3?reasoning_effort=extreme")
+
+
+async def test_token_log_probabilities_come_back_where_asked_and_are_refused_where_no_model_gives_them(server):
+    import math
+
+    client = client_for("openai:gpt-4o-mini", server)
+    answer = await client.complete(MESSAGES, top_logprobs=5)
+    assert server.state.requests[-1]["body"]["logprobs"] is True
+    assert server.state.requests[-1]["body"]["top_logprobs"] == 5
+    last_token, logprob, alternatives = answer.token_logprobs[-1]
+    assert last_token == "[[A]]" and logprob == 0.0 and alternatives == [["[[A]]", 0.0]]
+    plain = await client.complete(MESSAGES)
+    assert plain.token_logprobs is None and "logprobs" not in server.state.requests[-1]["body"]
+    with pytest.raises(RequestRejected, match="reasoning model gives no log-probabilities"):
+        await client_for("openai:o3-mini", server).complete(MESSAGES, top_logprobs=5)
+    anthropic = make_chat_client("anthropic:claude-x", base_url=server.url, api_key="test-key", retry=FAST)
+    _made.append(anthropic)
+    with pytest.raises(RequestRejected, match="gives no log-probabilities"):
+        await anthropic.complete(MESSAGES, top_logprobs=5)
+    assert math.isclose(sum(server.state.verdict_probabilities.values()), 1.0)

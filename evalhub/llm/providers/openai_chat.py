@@ -25,9 +25,9 @@ from typing import Any
 import openai
 
 from evalhub.llm.base import ChatClient, Failure, Sampling
+from evalhub.llm.capabilities import is_reasoning_model
 from evalhub.llm.providers.http_errors import classify_status, classify_transport, refused_connection
 from evalhub.llm.providers.transport import async_http_client
-from evalhub.llm.reasoning import is_reasoning_model
 from evalhub.llm.types import AuthenticationFailed, Completion, Message, RequestRejected
 
 OPENAI_KEY = "OPENAI_API_KEY"
@@ -62,6 +62,7 @@ class UnusableAnswer(Exception):
 class OpenAIChat(ChatClient):
     provider = "openai"
     shares_limits = True
+    gives_logprobs = True  # chat models do; a reasoning model's call is refused below
     key_variable = OPENAI_KEY
 
     def __init__(
@@ -133,6 +134,12 @@ class OpenAIChat(ChatClient):
             request["temperature"] = sampling.temperature
         if sampling.seed is not None:
             request["seed"] = sampling.seed
+        if sampling.top_logprobs:
+            if self.reasoning:
+                raise RequestRejected(
+                    self.provider, self.model, "a reasoning model gives no log-probabilities: run without probabilities"
+                )
+            request["logprobs"], request["top_logprobs"] = True, sampling.top_logprobs
         return request
 
     async def _complete_once(self, messages: list[Message], sampling: Sampling) -> Completion:
@@ -152,8 +159,9 @@ class OpenAIChat(ChatClient):
             output_tokens=usage.completion_tokens if usage else 0,
             latency_s=time.perf_counter() - started,
             finish_reason=choice.finish_reason or "",
-            raw=response.model_dump(mode="json", exclude_unset=True),
+            raw=response.model_dump(mode="json", exclude_unset=True, exclude={"choices": {0: {"logprobs"}}}),
             reasoning_tokens=_reasoning_tokens(usage),
+            token_logprobs=_token_logprobs(choice) if sampling.top_logprobs else None,
         )
 
     async def _stream_once(
@@ -264,6 +272,15 @@ def _param_of(error: openai.APIStatusError) -> str:
     """The parameter a 400 names (OpenAI's error object has `param`); "" where it names none."""
     param = getattr(error, "param", None) or _error_object(error).get("param")
     return param if isinstance(param, str) else ""
+
+
+def _token_logprobs(choice: Any) -> list[list[Any]] | None:
+    """The answer's tokens with their top alternatives, as Completion keeps them; None where the
+    server sent none (a compatible server may ignore the request)."""
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    if not content:
+        return None
+    return [[t.token, t.logprob, [[a.token, a.logprob] for a in t.top_logprobs or ()]] for t in content]
 
 
 def _reasoning_tokens(usage: Any) -> int:

@@ -27,6 +27,12 @@ class Command(BaseCommand):
         parser.add_argument("--temperature", type=float, default=0.0)
         parser.add_argument("--max-tokens", type=int, default=512)
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--probabilities",
+            action="store_true",
+            help="Read each verdict's probability from the judge's token log-probabilities (OpenAI chat models, "
+            "OpenAI-compatible servers).",
+        )
         parser.add_argument("--enqueue", action="store_true", help="Hand the chunks to the workers.")
 
     def handle(self, *args, **o):
@@ -44,6 +50,7 @@ class Command(BaseCommand):
                 "temperature": o["temperature"],
                 "max_tokens": o["max_tokens"],
                 "seed": o["seed"],
+                "probabilities": o["probabilities"],
             }
         )
         if not form.is_valid():  # the form's checks, so the command refuses what the page refuses

@@ -1,0 +1,51 @@
+"""What a spec's model can do, as its provider defines it, without importing any SDK (forms ask too).
+
+- Reasoning models: OpenAI's o-series and GPT-5 family take `max_completion_tokens` instead of
+  `max_tokens` and only their default temperature ("Reasoning models" in OpenAI's API guide). A spec
+  may say so itself (`?reasoning=true`), for a deployment or a compatible server's model whose name
+  does not tell.
+- Log-probabilities of the answer's tokens: OpenAI's chat models and OpenAI-compatible servers (vLLM,
+  llama.cpp…) give them; reasoning models, Anthropic and the offline judges do not."""
+
+from __future__ import annotations
+
+from typing import Any
+
+REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+NOT_REASONING_PREFIXES = ("gpt-5-chat",)  # the GPT-5 family's chat model takes both
+NAMED_BY_OPENAI = ("openai", "azure")  # providers whose model names are OpenAI's own
+
+
+def is_reasoning_model(model: str) -> bool:
+    name = model.rsplit("/", 1)[-1].lower()
+    return name.startswith(REASONING_PREFIXES) and not name.startswith(NOT_REASONING_PREFIXES)
+
+
+def is_reasoning_spec(spec: str | dict[str, Any]) -> bool:
+    """A spec whose calls are made as a reasoning model's (no temperature is sent); False for a spec
+    that does not parse (the form says why elsewhere)."""
+    from evalhub.llm.registry import parse_spec
+    from evalhub.llm.types import UnknownProvider
+
+    try:
+        parsed = parse_spec(spec)
+    except UnknownProvider:
+        return False
+    if "reasoning" in parsed.options:
+        return bool(parsed.options["reasoning"])
+    return parsed.provider in NAMED_BY_OPENAI and is_reasoning_model(parsed.model)
+
+
+LOGPROB_PROVIDERS = ("openai", "azure", "openai-compatible")
+
+
+def gives_logprobs(spec: str | dict[str, Any]) -> bool:
+    """Whether the spec's calls can return the answer's token log-probabilities."""
+    from evalhub.llm.registry import parse_spec
+    from evalhub.llm.types import UnknownProvider
+
+    try:
+        parsed = parse_spec(spec)
+    except UnknownProvider:
+        return False
+    return parsed.provider in LOGPROB_PROVIDERS and not is_reasoning_spec(spec)
