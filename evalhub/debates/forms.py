@@ -147,7 +147,8 @@ class JudgeRunForm(OnlyChoicePreselectedForm):
     probabilities = forms.BooleanField(
         required=False,
         label="Read the judge's probability of each verdict",
-        help_text="From its token log-probabilities (OpenAI chat models, OpenAI-compatible servers such as vLLM): "
+        help_text="From its token log-probabilities (OpenAI chat models, OpenAI-compatible servers such as vLLM, "
+        "in-process transformers models): "
         "the judge lab's calibration and the corrected boards then use them instead of vote shares over samples.",
     )
 

@@ -4,8 +4,9 @@
   `max_tokens` and only their default temperature ("Reasoning models" in OpenAI's API guide). A spec
   may say so itself (`?reasoning=true`), for a deployment or a compatible server's model whose name
   does not tell.
-- Log-probabilities of the answer's tokens: OpenAI's chat models and OpenAI-compatible servers (vLLM,
-  llama.cpp…) give them; reasoning models, Anthropic and the offline judges do not."""
+- Log-probabilities of the answer's tokens: OpenAI's chat models, OpenAI-compatible servers (vLLM,
+  llama.cpp…) and in-process transformers models give them; reasoning models, Anthropic and the
+  offline judges do not."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def is_reasoning_spec(spec: str | dict[str, Any]) -> bool:
     return parsed.provider in NAMED_BY_OPENAI and is_reasoning_model(parsed.model)
 
 
-LOGPROB_PROVIDERS = ("openai", "azure", "openai-compatible")
+LOGPROB_PROVIDERS = ("openai", "azure", "openai-compatible", "transformers")
 
 
 def gives_logprobs(spec: str | dict[str, Any]) -> bool:

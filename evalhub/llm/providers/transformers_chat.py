@@ -18,6 +18,7 @@ from evalhub.llm.types import Completion, Message
 
 class TransformersChat(ChatClient):
     provider = "transformers"
+    gives_logprobs = True  # the model's own next-token distribution, read as it generates
 
     def __init__(
         self,
@@ -70,6 +71,9 @@ class TransformersChat(ChatClient):
         }
         if sampling.temperature > 0:
             arguments["temperature"] = sampling.temperature
+        if sampling.top_logprobs and emit is None:
+            # The raw logits of each step (not the sampler's processed scores): the model's distribution.
+            arguments.update(output_logits=True, return_dict_in_generate=True)
         streamer = None
         if emit is not None:
             streamer = TextIteratorStreamer(self.tokenizer, skip_prompt=True, skip_special_tokens=True)
@@ -90,6 +94,10 @@ class TransformersChat(ChatClient):
                 if "error" in result.get("output", {}):
                     raise result["output"]["error"]
                 output = result["output"]["tokens"]
+        token_logprobs = None
+        if sampling.top_logprobs and emit is None:
+            token_logprobs = self._token_logprobs(output.sequences[0, input_ids.shape[1] :], output.logits, sampling)
+            output = output.sequences
         new_tokens = output[0, input_ids.shape[1] :]
         finished = bool(len(new_tokens)) and int(new_tokens[-1]) == self.tokenizer.eos_token_id
         return Completion(
@@ -101,7 +109,20 @@ class TransformersChat(ChatClient):
             latency_s=time.perf_counter() - started,
             finish_reason="stop" if finished else "length",
             cost_usd=0.0,
+            token_logprobs=token_logprobs,
         )
+
+    def _token_logprobs(self, tokens: Any, logits: Any, sampling: Sampling) -> list[list[Any]]:
+        """Each generated token, its log-probability and the top alternatives, as OpenAI's API gives them."""
+        import torch
+
+        out: list[list[Any]] = []
+        for token, step in zip(tokens.tolist(), logits, strict=False):
+            logprobs = torch.log_softmax(step[0].float(), dim=-1)
+            values, ids = torch.topk(logprobs, sampling.top_logprobs)
+            top = [[self.tokenizer.decode([i]), float(v)] for v, i in zip(values.tolist(), ids.tolist(), strict=True)]
+            out.append([self.tokenizer.decode([token]), float(logprobs[token]), top])
+        return out
 
     def _generate_quietly(self, arguments: dict[str, Any]) -> dict[str, Any]:
         import torch
