@@ -6,35 +6,21 @@ from __future__ import annotations
 
 import pytest
 
-from evalhub.llm import get_chat_client as make_chat_client
-from evalhub.llm.providers.transport import HTTP_CLIENT_VARIABLE, HTTP_CLIENTS
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.retry import RetryPolicy
 from evalhub.llm.testing import REASONING_TOKENS, FakeLLMServer, ForwardingProxy, Unusable
 from evalhub.llm.types import ProviderUnavailable, RequestRejected, UnknownProvider
 
+# Both HTTP clients under the SDK, and every client closed in its test's loop, as for the other clients.
+from tests.llm.test_chat_clients import close_clients, http_client  # noqa: F401 (autouse fixtures)
+from tests.llm.test_chat_clients import get_chat_client as make_chat_client
+
 FAST = RetryPolicy(max_attempts=2, base_delay_s=0.01, max_delay_s=0.02)
 MESSAGES = [{"role": "user", "content": "Which is better, A or B?"}]
-_made: list = []
 
 
 def client_for(spec, server, **options):
-    client = make_chat_client(spec, base_url=f"{server.url}/v1", api_key="test-key", retry=FAST, **options)
-    _made.append(client)
-    return client
-
-
-@pytest.fixture(autouse=True, params=HTTP_CLIENTS)
-def http_client(request, monkeypatch):
-    monkeypatch.setenv(HTTP_CLIENT_VARIABLE, request.param)
-    return request.param
-
-
-@pytest.fixture(autouse=True)
-async def close_clients():
-    yield
-    while _made:
-        await _made.pop().aclose()
+    return make_chat_client(spec, base_url=f"{server.url}/v1", api_key="test-key", retry=FAST, **options)
 
 
 @pytest.fixture
@@ -115,7 +101,6 @@ async def test_azure_openai_calls_its_deployment_with_its_api_version_and_key(se
     monkeypatch.setenv("AZURE_OPENAI_API_KEY", "test-key")
     monkeypatch.setenv("OPENAI_API_VERSION", "2024-10-21")
     client = make_chat_client(f"azure:{server.url}|my-gpt4o", retry=FAST)
-    _made.append(client)
     assert (await client.complete(MESSAGES)).text == "[[A]]"
     request = server.state.requests[-1]
     assert request["path"] == "/openai/deployments/my-gpt4o/chat/completions?api-version=2024-10-21"
@@ -123,7 +108,6 @@ async def test_azure_openai_calls_its_deployment_with_its_api_version_and_key(se
     monkeypatch.delenv("OPENAI_API_VERSION")
     monkeypatch.delenv("AZURE_OPENAI_ENDPOINT", raising=False)
     unset = make_chat_client("azure:other", retry=FAST)
-    _made.append(unset)
     with pytest.raises(RequestRejected, match="AZURE_OPENAI_ENDPOINT and OPENAI_API_VERSION"):
         await unset.complete(MESSAGES)
 
@@ -162,7 +146,6 @@ async def test_token_log_probabilities_come_back_where_asked_and_are_refused_whe
     with pytest.raises(RequestRejected, match="reasoning model gives no log-probabilities"):
         await client_for("openai:o3-mini", server).complete(MESSAGES, top_logprobs=5)
     anthropic = make_chat_client("anthropic:claude-x", base_url=server.url, api_key="test-key", retry=FAST)
-    _made.append(anthropic)
     with pytest.raises(RequestRejected, match="gives no log-probabilities"):
         await anthropic.complete(MESSAGES, top_logprobs=5)
     assert math.isclose(sum(server.state.verdict_probabilities.values()), 1.0)
