@@ -85,8 +85,8 @@ def clocked(action) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def refit(found):
-    return baseline_win_rates.win_rates(found)
+def refit(found, selection=None):
+    return baseline_win_rates.win_rates(found), None
 
 
 def busy(stop) -> None:  # a CPU-bound job: multithreaded BLAS, as a worker's numpy would run

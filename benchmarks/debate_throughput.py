@@ -7,9 +7,9 @@ then streams its words; the three agents disagree, so every debate takes all its
 (N × 3 agents × 3 rounds calls).
 
 Prints wall time for one debate and for N, their ratio (target: N=100 within 3.5× one
-debate, restated for the SDK path: 3× before, with the hand client it replaced), calls/s, the peak number of open connections to the server (bounded by the
-agents' concurrency limits), and the p50/p95 delay from a chunk leaving the server to it
-reaching a connected WebSocket client.
+debate, restated for the SDK path: 3× before, with the hand client it replaced), calls/s, the
+peak number of open connections to the server (bounded by the agents' concurrency limits), and
+the p50/p95 delay from a chunk leaving the server to it reaching a connected WebSocket client.
 
 The server keeps connections alive between calls, as providers do (`--connections close`
 for one connection per call). The agents' calls go through the OpenAI SDK's streaming response on its

@@ -10,21 +10,28 @@ mean of the two preferences. The arithmetic is evalhub.core.statistics.win_rates
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from typing import Any
 
+from django.core.cache import cache
 from django.db.models import Count, Q
 from django.db.models.functions import Length
+from django.utils import timezone
 
 from evalhub.catalog.models import Judgment, LanguageModel, Verdict
+from evalhub.celery import task_named
 from evalhub.core.files.judgments import DEFAULT_CRITERION
 from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.core.statistics.ppi import labels_needed
 from evalhub.core.statistics.win_rates import Comparison, CorrectedWinRate, WinRate, corrected_win_rate, win_rates
-from evalhub.dashboards.caching import cached, cached_forever
+from evalhub.dashboards.caching import TIMEOUT_S, cached
 from evalhub.debates.models import SHARE_OF_A, Debate, DebateRun, DebateStatus, Winner
+from evalhub.tallies.actions import note_change
 
+logger = logging.getLogger(__name__)
 SHARE_OF_FIRST = {Verdict.FIRST: 1.0, Verdict.SECOND: 0.0, Verdict.NEITHER: 0.5}
 # AlpacaEval's leaderboard columns, in its order, after the model's name.
 COLUMNS = (
@@ -211,14 +218,74 @@ def corrected_rows(selection: Selection, found: list[Comparison] | None = None) 
     }
 
 
-def judge_rows(found: list[Comparison]) -> list[WinRate]:
-    """The judge's own rows, length-controlled fit included, kept by what they are computed from: a
-    label by people (or anything else the page's fingerprint follows) changes no judge's preference,
-    so it costs no new fit (the fit was most of a cold page: about 0.5 CPU-s on AlpacaEval's 8 models)."""
+# A fit over this many comparisons is made by a worker, the last one shown meanwhile and marked (as the
+# judge lab does its report): on AlpacaEval's 8 models (6,434) it takes about 0.3 CPU-s in the request.
+BACKGROUND_AT = 20_000
+REFIT_TASK = "dashboards.refit_baseline"
+REFIT_LOCK_S = 15 * 60  # a refit asked for and not finished within this is asked for again
+
+
+def _digest(found: list[Comparison]) -> str:
     digest = hashlib.sha1(usedforsecurity=False)
     for c in sorted(found, key=lambda c: (c.model, c.prompt)):
         digest.update(repr((c.model, c.prompt, c.preference, c.model_length, c.baseline_length, c.difficulty)).encode())
-    return list(cached_forever(f"baseline_fit:{digest.hexdigest()}", lambda: win_rates(found)))
+    return digest.hexdigest()
+
+
+def judge_rows(found: list[Comparison], selection: Selection | None = None) -> tuple[list[WinRate], datetime | None]:
+    """The judge's own rows, length-controlled fit included, and None; or, for a large fit whose data
+    changed, the selection's last rows and when they were fitted (a worker fits the current data).
+
+    Kept by what they are computed from: a label by people (or anything else the page's fingerprint
+    follows) changes no judge's preference, so it costs no new fit (the fit was most of a cold page)."""
+    key = f"dashboards:baseline_fit:{_digest(found)}"
+    if (kept := cache.get(key)) is not None:
+        return kept, None
+    if selection is not None and len(found) >= BACKGROUND_AT:
+        last = cache.get(_last_key(selection))
+        if last is not None:
+            _ask_for_refit(selection)
+            return last["rows"], last["fitted_at"]
+    return _fit(found, key, selection), None
+
+
+def _last_key(selection: Selection) -> str:
+    return f"dashboards:baseline_fit_last:{selection.key}"
+
+
+def _fit(found: list[Comparison], key: str, selection: Selection | None) -> list[WinRate]:
+    rows = win_rates(found)
+    cache.set(key, rows, TIMEOUT_S)
+    if selection is not None:
+        cache.set(_last_key(selection), {"rows": rows, "fitted_at": timezone.now()}, None)
+    return rows
+
+
+def _ask_for_refit(selection: Selection) -> None:
+    """A worker fits the selection's current data, once however many pages ask; a broker that does not
+    answer is logged, and the next page asks again."""
+    lock = f"dashboards:baseline_refitting:{selection.key}"
+    if not cache.add(lock, 1, REFIT_LOCK_S):
+        return
+    try:
+        task_named(REFIT_TASK).apply_async(args=[asdict(selection)])
+    except Exception as error:  # noqa: BLE001 (the last fit is still shown)
+        cache.delete(lock)
+        logger.warning("could not ask a worker for a win-rate fit (%s)", type(error).__name__)
+
+
+def refit(selection: Selection) -> None:
+    """A worker's part: fit the selection's current comparisons, keep the rows, and move the pages'
+    fingerprint on so that their cached boards are made again with them."""
+    found = comparisons(selection)
+    _fit(found, f"dashboards:baseline_fit:{_digest(found)}", selection)
+    cache.delete(f"dashboards:baseline_refitting:{selection.key}")
+    note_change()
+
+
+def _uncorrected(model: str) -> dict[str, Any]:
+    """A model an earlier fit holds that the current comparisons do not."""
+    return asdict(CorrectedWinRate(model, 0, note="not in the current data"))
 
 
 def board(selection: Selection, stamp: str | None = None) -> list[dict[str, Any]]:
@@ -227,11 +294,17 @@ def board(selection: Selection, stamp: str | None = None) -> list[dict[str, Any]
 
     def compute() -> list[dict[str, Any]]:
         found = comparisons(selection)
-        rows = judge_rows(found)
+        rows, fitted_at = judge_rows(found, selection)
         corrected = corrected_rows(selection, found)
         names = dict(LanguageModel.objects.filter(slug__in=[r.model for r in rows]).values_list("slug", "display_name"))
         return [
-            {"name": names.get(r.model, r.model), **asdict(r), "corrected": asdict(corrected[r.model])} for r in rows
+            {
+                "name": names.get(r.model, r.model),
+                **asdict(r),
+                "corrected": asdict(corrected[r.model]) if r.model in corrected else _uncorrected(r.model),
+                "fitted_at": fitted_at,  # set where the rows are an earlier fit's (a worker fits the current data)
+            }
+            for r in rows
         ]
 
     return list(cached(f"baseline_win_rates:{selection.key}", compute, stamp=stamp))

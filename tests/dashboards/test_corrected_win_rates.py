@@ -365,3 +365,41 @@ def test_a_new_label_by_people_costs_no_new_length_controlled_fit_but_a_judges_n
         do_import_judgments(filename="judge.json", data=json.dumps(edited).encode(), benchmark_slug="ae")
     client.get("/leaderboards/baseline/", page)
     assert len(fits) == 2, "a judge's changed preference is a new fit"
+
+
+def test_a_large_fit_whose_data_changed_is_made_by_a_worker_while_the_page_shows_the_last_one_marked(
+    judged_and_labelled, viewer, login, monkeypatch, django_capture_on_commit_callbacks
+):
+    from evalhub.dashboards import baseline_win_rates as module
+
+    monkeypatch.setattr(module, "BACKGROUND_AT", 10)  # AlpacaEval's shape here counts as large
+    fits, asked = [], []
+    real = module.win_rates
+    monkeypatch.setattr(module, "win_rates", lambda found: fits.append(1) or real(found))
+
+    class Task:
+        def apply_async(self, args):
+            asked.append(args)
+
+    monkeypatch.setattr(module, "task_named", lambda name: Task())
+    files, _ = judged_and_labelled
+    client = login(viewer)
+    page = {"judge": JUDGE, "baseline": BASELINE}
+    first = client.get("/leaderboards/baseline/", page)
+    assert len(fits) == 1 and "fit-freshness" not in first.content.decode(), "nothing kept yet: fitted here"
+    before = {r["name"]: r["win_rate"] for r in first.context["rows"]}
+    edited = [{**r, "preference": 1.0} for r in files["phi-2"][:10]]  # the judge changes its mind
+    with django_capture_on_commit_callbacks(execute=True):
+        do_import_judgments(filename="judge.json", data=json.dumps(edited).encode(), benchmark_slug="ae")
+    stale = client.get("/leaderboards/baseline/", page)
+    assert len(fits) == 1, "no fit in the request"
+    assert 'id="fit-freshness"' in stale.content.decode()
+    assert {r["name"]: r["win_rate"] for r in stale.context["rows"]} == before, "the last fit, marked"
+    client.get("/leaderboards/baseline/", page)
+    assert len(asked) == 1, "one worker asked, however many pages ask"
+    with django_capture_on_commit_callbacks(execute=True):
+        module.refit(Selection(**asked[0][0]))  # the worker's part
+    fresh = client.get("/leaderboards/baseline/", page)
+    assert len(fits) == 2 and "fit-freshness" not in fresh.content.decode()
+    phi = next(r for r in fresh.context["rows"] if r["model"] == "phi-2")
+    assert phi["win_rate"] < before[phi["name"]], "the worker's fit of the edited verdicts"
