@@ -207,7 +207,7 @@ class JudgeReport:
         return KINDS[self.judge.kind]
 
     def as_json(self) -> dict[str, Any]:
-        """The export's object: the names the issue and the README promise, plain values only."""
+        """The export's object: the names the issue and the manual promise, plain values only."""
         return {
             "id": self.judge.id,
             "name": self.judge.name,

@@ -219,5 +219,5 @@ def test_it_reproduces_alpaca_evals_published_leaderboard():
     lc = [row.length_controlled_winrate for row in rows]
     published_lc = [float(table[row.model]["length_controlled_winrate"]) for row in rows]
     assert stats.spearmanr(lc, published_lc).statistic >= 0.95
-    # The README states the largest gap (4.7 points) and its cause: no instruction_difficulty, no df_gamed.
+    # docs/boards.md states the largest gap (4.7 points) and its cause: no instruction_difficulty, no df_gamed.
     assert max(abs(a - b) for a, b in zip(lc, published_lc, strict=True)) < 5.0
