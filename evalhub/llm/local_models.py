@@ -33,6 +33,16 @@ def pick_dtype(device: str, dtype: str | None = None) -> Any:
     return torch.bfloat16 if device.startswith("cuda") else torch.float32
 
 
+def quiet_progress_bars() -> None:
+    """No progress bars from transformers or the hub library: a worker's (or quickstart's) output is a
+    log, and a bar per load or save came through it in carriage returns (the job page shows progress)."""
+    from huggingface_hub.utils import disable_progress_bars
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    disable_progress_bars()
+
+
 def load_causal_lm(path: str, device: str | None = None, dtype: str | None = None) -> tuple[Any, Any]:
     """(model, tokenizer) for a local path or hub id, loaded once per (path, device, dtype)."""
     resolved = pick_device(device)
@@ -43,11 +53,8 @@ def load_causal_lm(path: str, device: str | None = None, dtype: str | None = Non
 @lru_cache(maxsize=4)
 def _load(path: str, device: str, dtype: str) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from transformers.utils import logging as transformers_logging
 
-    # A worker's (or quickstart's) output is a log: a progress bar per load interleaved with it, in
-    # carriage returns; the job page shows progress.
-    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    quiet_progress_bars()
     tokenizer = AutoTokenizer.from_pretrained(path)
     model: Any = AutoModelForCausalLM.from_pretrained(path, dtype=pick_dtype(device, dtype or None))
     return model.to(device).eval(), tokenizer

@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from evalhub.llm.local_models import quiet_progress_bars
+
 CHAT_TEMPLATE = (
     "{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}<|end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
@@ -134,6 +136,7 @@ def save_tiny_model(
     tokenizer = build_tokenizer(corpus, vocab_size=vocab_size)
     model = build_causal_lm(len(tokenizer), size, seed=seed)
     model.generation_config.pad_token_id = tokenizer.pad_token_id
+    quiet_progress_bars()  # quickstart makes one: its "Writing model shards" bar came through its output
     tokenizer.save_pretrained(target)
     model.save_pretrained(target)
     (target / TINY_MODEL_MARKER).write_text(TINY_MODEL_NOTE + "\n", encoding="utf-8")

@@ -28,3 +28,14 @@ def test_make_tiny_model_into_an_unwritable_place_is_a_clear_error(tmp_path):
     blocker.write_text("not a folder")
     with pytest.raises(CommandError, match="cannot write the model to"):
         call_command("make_tiny_model", str(blocker / "tiny"))
+
+
+def test_writing_the_tiny_model_draws_no_progress_bar_into_the_output(tmp_path, capfd):
+    """Quickstart writes one before serving: transformers' "Writing model shards" bar came through
+    between its lines."""
+    from evalhub.llm.tiny import save_tiny_model
+
+    capfd.readouterr()
+    save_tiny_model(tmp_path / "tiny", ["a few words to build a vocabulary from"], vocab_size=300)
+    out, err = capfd.readouterr()
+    assert "model shards" not in out + err and "\r" not in out + err
