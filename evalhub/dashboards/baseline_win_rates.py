@@ -238,26 +238,32 @@ def judge_rows(found: list[Comparison], selection: Selection | None = None) -> t
 
     Kept by what they are computed from: a label by people (or anything else the page's fingerprint
     follows) changes no judge's preference, so it costs no new fit (the fit was most of a cold page)."""
-    key = f"dashboards:baseline_fit:{_digest(found)}"
-    if (kept := cache.get(key)) is not None:
+    digest = _digest(found)
+    if (kept := cache.get(_fit_key(digest))) is not None:
         return kept, None
-    if selection is not None and len(found) >= BACKGROUND_AT:
-        last = cache.get(_last_key(selection))
-        if last is not None:
-            _ask_for_refit(selection)
-            return last["rows"], last["fitted_at"]
-    return _fit(found, key, selection), None
+    last = cache.get(_last_key(selection)) if selection is not None else None
+    if last is not None and last["digest"] == digest:  # only the digest's entry was evicted: still current
+        cache.set(_fit_key(digest), last["rows"], TIMEOUT_S)
+        return last["rows"], None
+    if selection is not None and last is not None and len(found) >= BACKGROUND_AT:
+        _ask_for_refit(selection)
+        return last["rows"], last["fitted_at"]
+    return _fit(found, digest, selection), None
+
+
+def _fit_key(digest: str) -> str:
+    return f"dashboards:baseline_fit:{digest}"
 
 
 def _last_key(selection: Selection) -> str:
     return f"dashboards:baseline_fit_last:{selection.key}"
 
 
-def _fit(found: list[Comparison], key: str, selection: Selection | None) -> list[WinRate]:
+def _fit(found: list[Comparison], digest: str, selection: Selection | None) -> list[WinRate]:
     rows = win_rates(found)
-    cache.set(key, rows, TIMEOUT_S)
+    cache.set(_fit_key(digest), rows, TIMEOUT_S)
     if selection is not None:
-        cache.set(_last_key(selection), {"rows": rows, "fitted_at": timezone.now()}, None)
+        cache.set(_last_key(selection), {"rows": rows, "fitted_at": timezone.now(), "digest": digest}, None)
     return rows
 
 
@@ -278,7 +284,7 @@ def refit(selection: Selection) -> None:
     """A worker's part: fit the selection's current comparisons, keep the rows, and move the pages'
     fingerprint on so that their cached boards are made again with them."""
     found = comparisons(selection)
-    _fit(found, f"dashboards:baseline_fit:{_digest(found)}", selection)
+    _fit(found, _digest(found), selection)
     cache.delete(f"dashboards:baseline_refitting:{selection.key}")
     note_change()
 

@@ -401,5 +401,13 @@ def test_a_large_fit_whose_data_changed_is_made_by_a_worker_while_the_page_shows
         module.refit(Selection(**asked[0][0]))  # the worker's part
     fresh = client.get("/leaderboards/baseline/", page)
     assert len(fits) == 2 and "fit-freshness" not in fresh.content.decode()
+    from django.core.cache import cache
+
+    # The fit's own entry evicted, the data unchanged: the last fit is the current one, shown unmarked.
+    cache.delete(module._fit_key(module._digest(module.comparisons(Selection(**asked[0][0])))))
+    with django_capture_on_commit_callbacks(execute=True):
+        module.note_change()
+    evicted = client.get("/leaderboards/baseline/", page)
+    assert "fit-freshness" not in evicted.content.decode() and len(fits) == 2 and len(asked) == 1
     phi = next(r for r in fresh.context["rows"] if r["model"] == "phi-2")
     assert phi["win_rate"] < before[phi["name"]], "the worker's fit of the edited verdicts"
