@@ -74,7 +74,7 @@ def unpack_upload(filename: str, data: bytes, folder: Path, limit: int) -> Path:
         (folder / name).write_bytes(data)
         return folder / name
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
+        archive = zipfile.ZipFile(io.BytesIO(data))  # in memory: nothing to close
     except zipfile.BadZipFile:
         raise ValueError(f"{name} is not a zip file.") from None
     members = [m for m in archive.infolist() if not m.is_dir() and m.filename.lower().endswith(LOG_SUFFIXES)]
@@ -147,7 +147,8 @@ def _entries_twice(file: Path) -> list[str]:
     then sees the last), which would otherwise replace a sample without a word."""
     if file.suffix != ".eval" or not zipfile.is_zipfile(file):
         return []
-    names = Counter(zipfile.ZipFile(file).namelist())
+    with zipfile.ZipFile(file) as archive:
+        names = Counter(archive.namelist())
     return sorted(name for name, count in names.items() if count > 1 and name.startswith("samples/"))
 
 
