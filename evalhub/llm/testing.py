@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 
 @dataclass
@@ -133,12 +133,10 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 1024  # the default backlog (5) refuses bursts of concurrent clients
 
 
-class FakeLLMServer:
-    """Start with `with FakeLLMServer() as server:`; `server.url` is http://127.0.0.1:PORT."""
+class _LoopbackServer:
+    """A threaded HTTP server on a free loopback port, served while in its `with` block."""
 
-    def __init__(self, **state: Any) -> None:
-        self.state = FakeServerState(**state)
-        handler = type("Handler", (_Handler,), {"state": self.state})
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
         self.httpd = _Server(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -147,20 +145,28 @@ class FakeLLMServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
-    @property
-    def request_count(self) -> int:
-        return len(self.state.requests)
-
-    def fail_next(self, *outcomes: Fail | Stall | Drop | Unusable) -> None:
-        self.state.script.extend(outcomes)
-
-    def __enter__(self) -> FakeLLMServer:
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class FakeLLMServer(_LoopbackServer):
+    """Start with `with FakeLLMServer() as server:`; `server.url` is http://127.0.0.1:PORT."""
+
+    def __init__(self, **state: Any) -> None:
+        self.state = FakeServerState(**state)
+        super().__init__(type("Handler", (_Handler,), {"state": self.state}))
+
+    @property
+    def request_count(self) -> int:
+        return len(self.state.requests)
+
+    def fail_next(self, *outcomes: Fail | Stall | Drop | Unusable) -> None:
+        self.state.script.extend(outcomes)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -466,7 +472,7 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
 
-class ForwardingProxy:
+class ForwardingProxy(_LoopbackServer):
     """A plain HTTP forward proxy on loopback (`with ForwardingProxy() as proxy:`, `proxy.url`): it
     takes requests for absolute URLs, as clients send them to a proxy, forwards each and records its
     URL in `proxy.seen`. For testing that a client honours HTTP_PROXY / HTTPS_PROXY."""
@@ -502,21 +508,7 @@ class ForwardingProxy:
                 self.wfile.write(data)
                 upstream.close()
 
-        self.httpd = _Server(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def __enter__(self) -> ForwardingProxy:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler)
 
 
 def _stats_get(self: _Handler) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalhub.llm.registry import parse_spec
+from evalhub.llm.registry import CHAT_PROVIDERS, parse_spec
 from evalhub.llm.retry import RetryPolicy
 from evalhub.llm.testing import REASONING_TOKENS, FakeLLMServer, ForwardingProxy, Unusable
 from evalhub.llm.types import ProviderUnavailable, RequestRejected, UnknownProvider
@@ -133,8 +133,6 @@ def test_spec_options_are_checked_and_written_back():
 
 
 async def test_token_log_probabilities_come_back_where_asked_and_are_refused_where_no_model_gives_them(server):
-    import math
-
     client = client_for("openai:gpt-4o-mini", server)
     answer = await client.complete(MESSAGES, top_logprobs=5)
     assert server.state.requests[-1]["body"]["logprobs"] is True
@@ -148,4 +146,12 @@ async def test_token_log_probabilities_come_back_where_asked_and_are_refused_whe
     anthropic = make_chat_client("anthropic:claude-x", base_url=server.url, api_key="test-key", retry=FAST)
     with pytest.raises(RequestRejected, match="gives no log-probabilities"):
         await anthropic.complete(MESSAGES, top_logprobs=5)
-    assert math.isclose(sum(server.state.verdict_probabilities.values()), 1.0)
+
+
+@pytest.mark.parametrize("provider", sorted(CHAT_PROVIDERS))
+def test_what_forms_are_told_about_log_probabilities_is_what_each_client_does(provider):
+    """Forms ask evalhub.llm.capabilities (no SDK imported); clients say it themselves. The two agree."""
+    from evalhub.llm.capabilities import LOGPROB_PROVIDERS
+    from evalhub.llm.registry import _load
+
+    assert _load(CHAT_PROVIDERS[provider]).gives_logprobs == (provider in LOGPROB_PROVIDERS)
