@@ -224,9 +224,9 @@ def previous_method(requests: int) -> None:
     fit; timed on the same database, beside the pages above."""
     from django.core.cache import cache
 
-    from evalhub.dashboards.battles import Filters, load_battles
-    from evalhub.dashboards.caching import fingerprint
-    from evalhub.dashboards.verdicts import judge_run_majorities
+    from evalhub.reads.battles import Filters, load_battles
+    from evalhub.reads.caching import fingerprint
+    from evalhub.reads.verdicts import judge_run_majorities
 
     times = {"leaderboard": [], "leaderboard, single judges too": []}
     for _ in range(requests):
@@ -464,8 +464,8 @@ def run(args: argparse.Namespace) -> bool:
     previous_method(args.requests)
     met = write_costs(args.requests)
 
-    from evalhub.dashboards.battles import load_battles
-    from evalhub.dashboards.caching import fingerprint
+    from evalhub.reads.battles import load_battles
+    from evalhub.reads.caching import fingerprint
 
     battles = [b.opponent_pair for b in load_battles(fingerprint(), with_judges=False)]
     naive_bootstrap(battles, 1, args.seed)  # import scikit-learn outside the timing

@@ -21,7 +21,7 @@ REGISTRIES = [
     ("evalhub.jobs.kinds", "register", ("kinds.register(",)),
     ("evalhub.core.files.judgments", "CONVERTERS", ("evalhub/core/files/judgments.py", "CONVERTERS")),
     ("evalhub.core.gem.validation", "STRATEGIES", ("evalhub/core/gem/validation.py", "STRATEGIES")),
-    ("evalhub.dashboards.model_sections", "register", ("evalhub.dashboards.model_sections.register",)),
+    ("evalhub.reads.model_sections", "register", ("evalhub.reads.model_sections.register",)),
     ("evalhub.catalog.exports", "TABLES", ("evalhub/catalog/exports.py", "TABLES")),
 ]
 

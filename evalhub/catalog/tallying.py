@@ -1,6 +1,6 @@
 """Imported pairwise labels in the boards' counts (evalhub.tallies): each person's label and each
 judge's verdict on a pair, under the original criteria prompt, is one battle, as a single judge's
-verdict is. evalhub.dashboards.battles reads the same rows, one battle each."""
+verdict is. evalhub.reads.battles reads the same rows, one battle each."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from typing import Any
 from evalhub.catalog.actions import ARENA_WINNER
 from evalhub.catalog.models import Judgment, Response
 from evalhub.core.files.judgments import BOTH_BAD
-from evalhub.dashboards.battles import Battle
+from evalhub.reads.battles import Battle
 from evalhub.system.bounded_queries import where_in
 from evalhub.tallies.models import CONSENSUS, HUMAN
 

@@ -27,8 +27,8 @@ from evalhub.core.files.judgments import DEFAULT_CRITERION
 from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.core.statistics.ppi import labels_needed
 from evalhub.core.statistics.win_rates import Comparison, CorrectedWinRate, WinRate, corrected_win_rate, win_rates
-from evalhub.dashboards.caching import TIMEOUT_S, cached
 from evalhub.debates.models import SHARE_OF_A, Debate, DebateRun, DebateStatus, Winner
+from evalhub.reads.caching import TIMEOUT_S, cached
 from evalhub.tallies.actions import note_change
 
 logger = logging.getLogger(__name__)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any, cast
 
 from evalhub.core.charts import interval_chart
-from evalhub.dashboards.caching import cached
 from evalhub.dashboards.shapes import GreBoard, GreRow, ScoreCell, VariantColumn
 from evalhub.jobs.models import JobStatus
+from evalhub.reads.caching import cached
 from evalhub.scoring.gem.results import VARIANT_LABELS
 from evalhub.scoring.models import GemRun, GemVariant
 

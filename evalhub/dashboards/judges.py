@@ -18,10 +18,8 @@ from typing import Any
 
 from django.db.models import Avg, Count, Q, Sum
 
-from evalhub.catalog.models import LanguageModel
 from evalhub.core.prompts.criteria_variants import ORIGINAL, VARIANTS
 from evalhub.core.statistics.agreement import Rate, system_agreement_of_counts
-from evalhub.dashboards.caching import cached
 from evalhub.dashboards.counts import judge_tallies
 from evalhub.dashboards.shapes import (
     AblationRow,
@@ -35,8 +33,8 @@ from evalhub.dashboards.shapes import (
 from evalhub.debates.judging import REFERENCE_STATUSES
 from evalhub.debates.models import Debate, DebateTurn, JudgeRun
 from evalhub.jobs.models import JobStatus
-from evalhub.llm.registry import parse_spec
-from evalhub.llm.types import UnknownProvider
+from evalhub.reads.caching import cached
+from evalhub.reads.spec_names import spec_models
 from evalhub.scoring.models import DiscernmentFamily, DiscernmentRun, JudgeScore
 
 PLAIN, PRIVILEGED = "plain", "privileged"
@@ -44,31 +42,6 @@ PLAIN, PRIVILEGED = "plain", "privileged"
 
 def judges_board(stamp: str) -> JudgesBoard:
     return cached("judges", lambda: _compute(stamp), stamp=stamp)
-
-
-def spec_models(specs: set[str]) -> dict[str, str]:
-    """spec → the slug of the LanguageModel it names, matched on (provider, model id), or on a
-    model id (or slug) equal to the whole spec; specs with no such model are left out."""
-    by_key: dict[tuple[str, str], str] = {}
-    by_text: dict[str, str] = {}
-    for slug, provider, model_id in LanguageModel.objects.exclude(is_human=True).values_list(
-        "slug", "provider", "model_id"
-    ):
-        if provider and model_id:
-            by_key[(provider, model_id)] = slug
-        by_text.setdefault(model_id, slug)
-        by_text.setdefault(slug, slug)
-    out = {}
-    for spec in specs:
-        try:
-            parsed = parse_spec(spec)
-            key = (parsed.provider, parsed.model)
-        except UnknownProvider:
-            key = ("", "")
-        found = by_key.get(key) or by_text.get(spec)
-        if found:
-            out[spec] = found
-    return out
 
 
 def _compute(stamp: str) -> JudgesBoard:

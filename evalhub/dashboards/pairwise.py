@@ -13,11 +13,11 @@ from evalhub.catalog.models import Response
 from evalhub.core.charts import IntervalChart, interval_chart
 from evalhub.core.statistics import bradley_terry as bt
 from evalhub.core.text.features import STYLE_FEATURES, style_features
-from evalhub.dashboards.battles import SOURCES, Battle, Filters, load_battles
-from evalhub.dashboards.caching import cached, cached_forever
 from evalhub.dashboards.counts import battle_counts, battle_options
 from evalhub.dashboards.shapes import FilterOptions, MatrixCell, MatrixRow, PairwiseBoard, RatingRow, StyleControl
 from evalhub.debates.models import DebateRun
+from evalhub.reads.battles import SOURCES, Battle, Filters, load_battles
+from evalhub.reads.caching import cached, cached_forever
 
 ROUNDS = 200  # Arena's bootstrap; the issue asks for at least 200 resamples
 

@@ -9,8 +9,6 @@ from collections.abc import Callable
 from django.db.models import F, Q
 
 from evalhub.catalog.models import IMPORTED_VARIANT
-from evalhub.dashboards.battles import CONSENSUS, HUMAN, SOURCES, Filters
-from evalhub.dashboards.caching import cached
 from evalhub.dashboards.counts import battle_counts
 from evalhub.dashboards.gre_bench import gre_bench_board
 from evalhub.dashboards.judges import judges_board
@@ -25,6 +23,8 @@ from evalhub.dashboards.shapes import (
     Tally,
 )
 from evalhub.debates.models import Debate, DebateStatus, Winner
+from evalhub.reads.battles import CONSENSUS, HUMAN, SOURCES, Filters
+from evalhub.reads.caching import cached
 from evalhub.tallies.models import BattleCount
 
 EXAMPLES = 5

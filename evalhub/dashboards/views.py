@@ -17,14 +17,14 @@ from evalhub.catalog.models import LanguageModel
 from evalhub.dashboards import baseline_win_rates as baseline
 from evalhub.dashboards import gre_bench, judges, pairwise
 from evalhub.dashboards.arena_battles import arena_records
-from evalhub.dashboards.battles import SOURCES, default_sources, load_battles
-from evalhub.dashboards.caching import cached, fingerprint
 from evalhub.dashboards.counts import sources_with_battles
-from evalhub.dashboards.forms import BattleFilterForm
-from evalhub.dashboards.model_sections import section_context
 from evalhub.dashboards.profiles import model_profile
-from evalhub.dashboards.provenance import stand_in_specs
 from evalhub.dashboards.shapes import GroupRecord, ModelProfile, OpponentRecord
+from evalhub.reads.battle_filters import BattleFilterForm
+from evalhub.reads.battles import SOURCES, default_sources, load_battles
+from evalhub.reads.caching import cached, fingerprint
+from evalhub.reads.model_sections import section_context
+from evalhub.reads.provenance import stand_in_specs
 from evalhub.system.downloads import download
 from evalhub.system.forms import form_reasons
 

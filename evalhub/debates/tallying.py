@@ -7,7 +7,7 @@ settles or overrides a debate or stores judges' verdicts calls it with the debat
 second call changes nothing. Deleting what the counts were made from (an admin's cleanup) marks
 them for a rebuild instead.
 
-What counts is the same as evalhub.dashboards.battles builds from every verdict (the rebuild
+What counts is the same as evalhub.reads.battles builds from every verdict (the rebuild
 command's test holds the two equal): a settled debate is a battle; a single judge's majority on a
 pair, under the original criteria prompt, is a battle; a pair with a reference verdict counts
 towards the judge's agreement (an unreadable answer as a miss), a pair judged both ways towards its
@@ -43,7 +43,7 @@ from evalhub.tallies.models import CONSENSUS, HUMAN, JUDGE_COUNTS, JUDGE_SUMS, S
 BATTLE_SOURCE = {DebateStatus.CONSENSUS: CONSENSUS, DebateStatus.ADJUDICATED: HUMAN}
 REFERENCE_STATUSES = (DebateStatus.CONSENSUS, DebateStatus.ADJUDICATED)
 # What names a debate's battle (its models, criterion, scenario, benchmark, variant) and its outcome:
-# read here to count, and by the boards' every-battle path (evalhub.dashboards.battles).
+# read here to count, and by the boards' every-battle path (evalhub.reads.battles).
 BATTLE_FIELDS = (
     "id",
     "status",

@@ -17,13 +17,13 @@ from evalhub.catalog.models import LanguageModel, Prompt, Response
 from evalhub.core.privileged.answers import answers_match, extract_answer
 from evalhub.core.privileged.tiers import TierTable, tier_label, tier_table, win_value
 from evalhub.core.runs.outcomes import ComponentFailure, Outcome
-from evalhub.dashboards.battles import SOURCES, load_battles
-from evalhub.dashboards.caching import cached, fingerprint
 from evalhub.debates.models import Debate
 from evalhub.generation.actions import hints_digest
 from evalhub.generation.models import GenerationRun, PromptHints
 from evalhub.generation.runner import CUT_OFF_NOTE, spec_of, stated_answer
 from evalhub.generation.shapes import GenerationSummary, ModelTierRows, TierAnalysis, TierRow, TierTableRows
+from evalhub.reads.battles import SOURCES, load_battles
+from evalhub.reads.caching import cached, fingerprint
 from evalhub.worklog.models import RowIssue
 
 

@@ -23,8 +23,8 @@ class GenerationConfig(AppConfig):
 
         kinds.register(GENERATION, "evalhub.generation.job:GenerationRunner")
 
-        from evalhub.dashboards import model_sections
         from evalhub.generation.analysis import model_tier_rows
+        from evalhub.reads import model_sections
 
         model_sections.register("hint_tiers", model_tier_rows)
         post_migrate.connect(ensure_builtin_templates, sender=self, dispatch_uid="generation-builtin-templates")

@@ -7,8 +7,6 @@ from django.views.decorators.http import require_http_methods
 
 from evalhub.accounts.roles import ADMIN, role_required
 from evalhub.catalog.models import Benchmark
-from evalhub.dashboards.battles import SOURCES
-from evalhub.dashboards.forms import BattleFilterForm
 from evalhub.generation.actions import (
     GenerationRejected,
     do_compare_with_anchor,
@@ -20,6 +18,8 @@ from evalhub.generation.analysis import run_responses, tier_analysis, tier_of
 from evalhub.generation.config import spec_of
 from evalhub.generation.forms import AnchorComparisonForm, GenerationRunForm, HintsForm, TemplateForm
 from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate
+from evalhub.reads.battle_filters import BattleFilterForm
+from evalhub.reads.battles import SOURCES
 from evalhub.system.downloads import download
 from evalhub.system.forms import form_reasons
 from evalhub.worklog.issues import issue_groups

@@ -25,9 +25,9 @@ from evalhub.core.judge_lab.report import ADJUDICATED, AGENT, CONSENSUS, MODEL, 
 from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.core.statistics.agreement import unswap
 from evalhub.core.text.features import style_features
-from evalhub.dashboards.judges import spec_models
 from evalhub.debates.models import Debate, DebateRun, DebateStatus, DebateTurn, JudgeRun
 from evalhub.debates.queries import judge_verdict_rows, judge_verdict_shares
+from evalhub.reads.spec_names import spec_models
 
 
 @dataclass(frozen=True)

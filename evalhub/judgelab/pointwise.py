@@ -10,7 +10,7 @@ from django.db.models import Avg
 from evalhub.catalog.models import Benchmark, Judgment
 from evalhub.core.charts import IntervalChart, interval_chart
 from evalhub.core.statistics.pointwise import Score, ScoresError, meta_evaluation
-from evalhub.dashboards.caching import cached
+from evalhub.reads.caching import cached
 from evalhub.scoring.models import JudgeScore
 
 SINGLE_RESPONSE_SCORES = {

@@ -23,10 +23,10 @@ from django.utils.crypto import constant_time_compare
 
 from evalhub.celery import task_named
 from evalhub.core.judge_lab.report import Report, build_report
-from evalhub.dashboards.caching import TIMEOUT_S, fingerprint
 from evalhub.judgelab.actions import do_store_report_snapshot, sign
 from evalhub.judgelab.models import ReportSnapshot
 from evalhub.judgelab.observations import Scope, collect
+from evalhub.reads.caching import TIMEOUT_S, fingerprint
 
 logger = logging.getLogger(__name__)
 # ":3": the privileged lift gained its per-category and bias tables; a report kept before lacks them.

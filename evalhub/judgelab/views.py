@@ -28,13 +28,13 @@ from evalhub.core.judge_lab.measures import CONFUSION_COLUMNS, CONFUSION_ROWS
 from evalhub.core.judge_lab.report import KINDS, MODEL, PANEL, summary_row
 from evalhub.core.statistics.pointwise import MIN_PROMPTS, MIN_SYSTEMS
 from evalhub.core.statistics.ppi import CorrectedBoard
-from evalhub.dashboards.provenance import stand_in_specs
 from evalhub.judgelab.forms import JudgmentImportForm, ScoreImportForm
 from evalhub.judgelab.graded import csv_rows, graded_table, rho_chart
 from evalhub.judgelab.observations import Scope
 from evalhub.judgelab.pointwise import export_rows as pointwise_export_rows
 from evalhub.judgelab.pointwise import item_chart, pointwise_report, scored_benchmarks
 from evalhub.judgelab.report import judge_key, model_as_judge, report_with_freshness
+from evalhub.reads.provenance import stand_in_specs
 from evalhub.system.downloads import download
 
 SORTS = {

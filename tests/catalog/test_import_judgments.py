@@ -269,9 +269,9 @@ def test_imported_human_labels_are_the_reference_of_imported_model_judges():
 
 
 def test_imported_labels_and_verdicts_are_battles_on_the_pairwise_board():
-    from evalhub.dashboards.battles import IMPORTED_JUDGES, IMPORTED_PEOPLE, Filters
-    from evalhub.dashboards.caching import fingerprint
     from evalhub.dashboards.pairwise import pairwise_board
+    from evalhub.reads.battles import IMPORTED_JUDGES, IMPORTED_PEOPLE, Filters
+    from evalhub.reads.caching import fingerprint
 
     do_import_judgments(filename="l.csv", data=GENERIC_CSV.encode(), benchmark_slug="primes", allow_new_models=True)
     people = pairwise_board(Filters(sources=(IMPORTED_PEOPLE,)), fingerprint())
@@ -336,9 +336,9 @@ def test_a_judge_asked_in_both_orders_has_its_agreement_per_order_and_averaged()
 def test_an_unreadable_answer_is_kept_as_a_miss_for_the_judge_and_is_no_battle():
     from django.core.cache import cache
 
-    from evalhub.dashboards.battles import IMPORTED_JUDGES, Filters
-    from evalhub.dashboards.caching import fingerprint
     from evalhub.dashboards.pairwise import pairwise_board
+    from evalhub.reads.battles import IMPORTED_JUDGES, Filters
+    from evalhub.reads.caching import fingerprint
 
     cache.clear()  # a rolled-back test can leave a board under the same fingerprint
     labels = GENERIC_CSV.replace(

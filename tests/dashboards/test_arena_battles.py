@@ -10,8 +10,8 @@ from django.core.management import CommandError, call_command
 from evalhub.catalog.actions import ImportRejected, do_import_judgments
 from evalhub.catalog.models import Benchmark
 from evalhub.core.statistics import bradley_terry as bt
-from evalhub.dashboards.battles import SOURCES, Filters, load_battles
-from evalhub.dashboards.caching import fingerprint
+from evalhub.reads.battles import SOURCES, Filters, load_battles
+from evalhub.reads.caching import fingerprint
 
 pytestmark = pytest.mark.django_db
 

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from evalhub.catalog.models import LanguageModel
 from evalhub.core.statistics import bradley_terry as bt
-from evalhub.dashboards.battles import CONSENSUS, HUMAN, SINGLE_JUDGE, Filters, load_battles
-from evalhub.dashboards.caching import fingerprint
 from evalhub.dashboards.pairwise import pairwise_board
 from evalhub.debates.models import DebateStatus
+from evalhub.reads.battles import CONSENSUS, HUMAN, SINGLE_JUDGE, Filters, load_battles
+from evalhub.reads.caching import fingerprint
 
 
 def outcomes(battles, source=None):

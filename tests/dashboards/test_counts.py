@@ -20,16 +20,16 @@ from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.scaleeval.debate import DebateOutcome
 from evalhub.core.statistics import bradley_terry as bt
 from evalhub.core.statistics.agreement import coverage, judged_pairs, position_flip_rate, system_agreement, unswap
-from evalhub.dashboards.battles import SOURCES, Filters, load_battles
-from evalhub.dashboards.caching import fingerprint
 from evalhub.dashboards.counts import do_rebuild_tallies, fresh
 from evalhub.dashboards.judges import judges_board
 from evalhub.dashboards.pairwise import pairwise_board
-from evalhub.dashboards.verdicts import judge_run_majorities
 from evalhub.debates import tallying
 from evalhub.debates.actions import do_create_judge_run, do_create_run, do_finish_debates
 from evalhub.debates.models import CountedDebate, Debate, JudgeRun, JudgeVerdict
 from evalhub.debates.tallying import MAJORITY_KEY, MAJORITY_VALUES, do_recount_debates, do_recount_judge_run
+from evalhub.reads.battles import SOURCES, Filters, load_battles
+from evalhub.reads.caching import fingerprint
+from evalhub.reads.verdicts import judge_run_majorities
 from evalhub.tallies.models import BATTLE_COUNTS, BATTLE_KEY, JUDGE_COUNTS, JUDGE_KEY, BattleCount, JudgeTally
 from tests.conftest import make_user
 from tests.worker_threads import WorkerThreads

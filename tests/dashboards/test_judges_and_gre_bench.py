@@ -2,10 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from evalhub.dashboards.caching import fingerprint
 from evalhub.dashboards.gre_bench import gre_bench_board
-from evalhub.dashboards.judges import judges_board, spec_models
+from evalhub.dashboards.judges import judges_board
 from evalhub.debates.models import DebateStatus
+from evalhub.reads.caching import fingerprint
+from evalhub.reads.spec_names import spec_models
 from evalhub.scoring.models import DiscernmentRun, GemRun
 
 

@@ -223,9 +223,9 @@ def test_a_rating_links_to_the_battles_it_comes_from_under_the_same_filters(clie
 
 def test_the_board_offers_arena_ranks_sandwich_intervals_and_pair_reweighting(client, played, viewer, login):
     from evalhub.core.statistics import bradley_terry as bt
-    from evalhub.dashboards.battles import Filters
-    from evalhub.dashboards.caching import fingerprint
     from evalhub.dashboards.pairwise import pairwise_board
+    from evalhub.reads.battles import Filters
+    from evalhub.reads.caching import fingerprint
 
     client = login(viewer)
     page = client.get("/leaderboards/?interval=sandwich&reweighted=on").content.decode()

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from evalhub.dashboards.provenance import stand_in_specs
 from evalhub.debates.actions import do_create_judge_run
 from evalhub.debates.models import DebateTurn, JudgeVerdict
+from evalhub.reads.provenance import stand_in_specs
 from tests.debates.conftest import demo, make_run  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.django_db

@@ -10,11 +10,11 @@ from django.core.management import call_command
 
 from evalhub.adjudication.actions import do_reserve_next, do_submit
 from evalhub.adjudication.models import AdjudicationItem, Reservation
-from evalhub.dashboards.caching import fingerprint
 from evalhub.dashboards.judges import judges_board
 from evalhub.debates.models import DebateRun, DebateStatus, DebateTurn
 from evalhub.judgelab.observations import Scope
 from evalhub.judgelab.report import compute, judge_key
+from evalhub.reads.caching import fingerprint
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,8 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from evalhub.dashboards.arena_battles import arena_records
-from evalhub.dashboards.battles import SOURCES, Filters, load_battles
-from evalhub.dashboards.caching import fingerprint
+from evalhub.reads.battles import SOURCES, Filters, load_battles
+from evalhub.reads.caching import fingerprint
 from evalhub.system.commands import DataCommand
 
 

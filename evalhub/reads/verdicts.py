@@ -7,9 +7,9 @@ from collections import defaultdict
 from typing import Any
 
 from evalhub.core.statistics.agreement import majorities
-from evalhub.dashboards.caching import cached
 from evalhub.debates.models import JudgeRun
 from evalhub.debates.queries import judge_verdict_rows
+from evalhub.reads.caching import cached
 
 Majorities = dict[int, int | None]  # debate → verdict in the debate's order (None: no majority)
 

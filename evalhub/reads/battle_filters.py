@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django import forms
 
-from evalhub.dashboards.battles import SOURCES, Filters
+from evalhub.reads.battles import SOURCES, Filters
 
 
 class BattleFilterForm(forms.Form):
