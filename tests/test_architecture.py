@@ -44,12 +44,13 @@ def test_every_app_has_its_migrations_committed():
 
 
 def test_the_import_contracts_hold():
-    """Layers, no cycle among the apps (function-level imports count), actions that enqueue by name:
-    the contracts in pyproject.toml, checked by import-linter on the whole package."""
+    """Layers, no cycle among the apps (function-level imports count), actions that enqueue by name,
+    methods that do not read the boards, a job engine with no domain query: the contracts in
+    pyproject.toml, checked by import-linter on the whole package."""
     linter = Path(sys.executable).with_name("lint-imports")
     result = subprocess.run([str(linter)], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-4000:]
-    assert "4 kept, 0 broken" in result.stdout
+    assert "6 kept, 0 broken" in result.stdout
 
 
 WRITES = {"create", "bulk_create", "bulk_update", "update", "delete", "get_or_create", "update_or_create"}
@@ -133,3 +134,38 @@ def test_the_check_of_cross_app_writes_sees_one(tmp_path):
         ("generation", "scoring.RowIssue"),
         ("adjudication", "debates.Debate"),
     }
+
+
+# The job engine's own steps; a kind reaches them only through JobRunner.create and JobRunner.start.
+JOB_MAKING_CALLS = {"do_create_job", "do_plan_chunks", "do_create_chunks"}
+
+
+def job_making_calls(package: Path = ROOT / "evalhub") -> list[str]:
+    """file:line of every call that makes a job or its chunks outside evalhub/jobs."""
+    import ast
+
+    found = []
+    for path in sorted(package.glob("**/*.py")):
+        if path.relative_to(package).parts[0] == "jobs":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+                if name in JOB_MAKING_CALLS:
+                    found.append(f"{path.relative_to(package)}:{node.lineno}")
+    return found
+
+
+def test_no_kind_makes_its_own_job():
+    """Every kind's run starts through JobRunner.create (a draft debate run through JobRunner.start):
+    one place makes the job, the run and the chunks, so every kind's job page, progress total and
+    chunk plan come about the same way."""
+    assert job_making_calls() == []
+
+
+def test_the_check_of_job_making_calls_sees_one(tmp_path):
+    (tmp_path / "scoring").mkdir()
+    (tmp_path / "scoring" / "actions.py").write_text(
+        "from evalhub.jobs.actions import do_create_job\n\ndef start():\n    return do_create_job('gem', 'GEM')\n"
+    )
+    assert job_making_calls(tmp_path) == ["scoring/actions.py:4"]

@@ -17,6 +17,7 @@ from evalhub.catalog.models import Response
 from evalhub.core.runs.usage import Usage
 from evalhub.core.scaleeval.debate import DebateOutcome, Turn, shown_swapped
 from evalhub.debates import live
+from evalhub.debates.config import DEBATE, JUDGE_RUN, DebateConfig, JudgeRunConfig
 from evalhub.debates.evaluation_events import PairVerdict, pair_events
 from evalhub.debates.models import (
     FINISHED_DEBATE,
@@ -27,8 +28,9 @@ from evalhub.debates.models import (
     JudgeRun,
 )
 from evalhub.debates.tallying import do_recount_debates
-from evalhub.jobs.actions import do_add_usage, do_create_job, do_set_progress
-from evalhub.jobs.chunks import do_plan_chunks, do_resume_job
+from evalhub.jobs.actions import do_add_usage, do_set_progress
+from evalhub.jobs.chunks import do_resume_job
+from evalhub.jobs.kinds import registered_runner
 from evalhub.jobs.models import FINISHED as FINISHED_JOB
 from evalhub.jobs.models import Job
 from evalhub.live import broadcast_html
@@ -36,8 +38,6 @@ from evalhub.system.bulk_insert import insert_new
 from evalhub.system.model_access import queue_for
 from evalhub.system.telemetry import emit_after_commit
 
-DEBATE = "debate"
-JUDGE_RUN = "judge_run"
 # Debates per chunk (one Celery task): they run concurrently on the task's event loop, so a
 # worker thread keeps many LLM calls in flight; several chunks spread a run over the workers.
 DEBATES_PER_TASK = 25
@@ -162,7 +162,7 @@ def _new_run(user: Any, fields: dict[str, Any]) -> DebateRun:
     return DebateRun(created_by=user if getattr(user, "is_authenticated", False) else None, **fields)
 
 
-def _create_debates(run: DebateRun, pairs: Iterable[tuple[Any, Response, Response]], **fields: Any) -> list[Debate]:
+def do_create_debates(run: DebateRun, pairs: Iterable[tuple[Any, Response, Response]], **fields: Any) -> list[Debate]:
     """One debate per pair, each with its shown order drawn from the run's seed."""
     return Debate.objects.bulk_create(
         Debate(
@@ -178,13 +178,13 @@ def _create_debates(run: DebateRun, pairs: Iterable[tuple[Any, Response, Respons
 
 
 def do_create_run(user: Any = None, **fields: Any) -> DebateRun:
-    """Create a run and one debate per pair, each with its shown order drawn from the seed."""
-    with transaction.atomic():
-        run = _new_run(user, fields)
-        if not run.agents:
-            raise RunRejected("a debate needs at least one agent.")
-        run.save()
-        _create_debates(run, check_pairs(run))
+    """A draft run (`DebateRunner.create` with start=False): the run and one debate per pair, each with
+    its shown order drawn from the seed; `do_start_run` makes its job."""
+    try:
+        config = DebateConfig(**fields)
+    except TypeError as error:  # a field the configuration does not have
+        raise RunRejected(str(error)) from None
+    run: DebateRun = registered_runner(DEBATE).create(config, user, start=False)
     return run
 
 
@@ -200,7 +200,7 @@ def do_create_labelling_run(user: Any = None, *, prompt_ids: Sequence[int], **fi
         if not pairs:
             raise RunRejected("none of the chosen prompts has responses from both models.")
         run.save()
-        debates = _create_debates(run, pairs, status=DebateStatus.UNRESOLVED)
+        debates = do_create_debates(run, pairs, status=DebateStatus.UNRESOLVED)
         for handler in UNRESOLVED_HANDLERS:
             handler(debates)
         broadcast_run(run)
@@ -218,13 +218,7 @@ def do_start_run(run: DebateRun, *, enqueue: bool = True) -> DebateRun:
                 do_resume_job(run.job, "Resumed: finished debates are kept.")
                 count_progress(run)
             return run
-        ids = list(run.debates.order_by("id").values_list("id", flat=True))
-        title = f"Debates: {run.name}"[:200]
-        job = do_create_job(DEBATE, title, user=run.created_by, total=len(ids), params={"debate_run": run.pk})
-        run.job = job
-        run.save(update_fields=["job"])
-        do_plan_chunks(job, ids, None, DEBATES_PER_TASK, enqueue=enqueue)
-        broadcast_run(run)
+        registered_runner(DEBATE).start(run, user=run.created_by, enqueue=enqueue)
     return run
 
 
@@ -416,22 +410,9 @@ def turn_usage(turn: Turn) -> Usage:
 DEBATES_PER_JUDGE_CHUNK = 25
 
 
-def do_create_judge_run(user=None, *, enqueue: bool = True, **fields) -> JudgeRun:
+def do_create_judge_run(user: Any = None, *, enqueue: bool = True, **fields: Any) -> JudgeRun:
     """A single judge on a debate run's pairs, as a job (chunks of debates) on its judge's queue."""
-    with transaction.atomic():
-        run = JudgeRun.objects.create(created_by=user if getattr(user, "is_authenticated", False) else None, **fields)
-        per_pair = run.samples * (2 if run.check_position else 1)
-        ids = list(run.reference.debates.order_by("id").values_list("id", flat=True))
-        job = do_create_job(
-            JUDGE_RUN,
-            f"Judge {run} on {run.reference.name}"[:200],
-            user=user,
-            params={"judge_run": run.pk},
-            total=len(ids) * per_pair,
-        )
-        run.job = job
-        run.save(update_fields=["job"])
-        do_plan_chunks(job, ids, {pk: per_pair for pk in ids}, DEBATES_PER_JUDGE_CHUNK, enqueue=enqueue)
+    run: JudgeRun = registered_runner(JUDGE_RUN).create(JudgeRunConfig(**fields), user, enqueue=enqueue)
     return run
 
 

@@ -8,7 +8,7 @@ class DebatesConfig(AppConfig):
     label = "debates"
 
     def ready(self) -> None:
-        from evalhub.debates.actions import DEBATE, JUDGE_RUN
+        from evalhub.debates.config import DEBATE, JUDGE_RUN
         from evalhub.jobs import kinds
 
         kinds.register(DEBATE, "evalhub.debates.runner:DebateRunner")

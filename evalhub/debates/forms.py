@@ -4,8 +4,9 @@ from django import forms
 
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.scaleeval.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNANIMOUS
-from evalhub.debates.models import GRADED, JudgeRun
-from evalhub.llm.capabilities import NOT_REASONING_PREFIXES, REASONING_PREFIXES, gives_logprobs, is_reasoning_spec
+from evalhub.debates.config import probabilities_error
+from evalhub.debates.models import JudgeRun
+from evalhub.llm.capabilities import NOT_REASONING_PREFIXES, REASONING_PREFIXES, is_reasoning_spec
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
 from evalhub.system.forms import OnlyChoicePreselectedForm
@@ -167,13 +168,8 @@ class JudgeRunForm(OnlyChoicePreselectedForm):
         reasoning = is_reasoning_spec(data.get("judge", ""))
         if data.get("samples", 1) > 1 and data.get("temperature", 0) == 0 and not reasoning:
             self.add_error("temperature", "Several samples need a temperature above 0 to differ.")
-        if data.get("probabilities") and data.get("judge") and not gives_logprobs(data["judge"]):
-            self.add_error(
-                "probabilities",
-                f"{data['judge']} gives no token log-probabilities (reasoning models, Anthropic and the offline "
-                "judges do not): untick this, and its probability is the vote share over its samples.",
-            )
+        problem = probabilities_error(data.get("judge", ""), data.get("probabilities", False), data.get("scale", ""))
+        if problem:
+            self.add_error("probabilities", problem)
             data["probabilities"] = False
-        if data.get("probabilities") and data.get("scale") == GRADED:
-            self.add_error("probabilities", "Probabilities are read for the 1 / 2 / neither scale only.")
         return data

@@ -35,14 +35,15 @@ from evalhub.core.statistics.agreement import (
     system_agreement,
     unswap,
 )
-from evalhub.debates.actions import JUDGE_RUN, judge_queue
+from evalhub.debates.actions import DEBATES_PER_JUDGE_CHUNK, RunRejected, judge_queue
+from evalhub.debates.config import JUDGE_RUN, JudgeRunConfig
 from evalhub.debates.evaluation_events import PairVerdict, pair_events
 from evalhub.debates.models import GRADED, Debate, DebateStatus, JudgeRun, JudgeVerdict
 from evalhub.debates.runner import PRIVILEGED_TITLES
 from evalhub.debates.tallying import REFERENCE_STATUSES, do_recount_judge_run
 from evalhub.jobs.chunks import Settled
 from evalhub.jobs.models import Job, JobChunk
-from evalhub.jobs.runners import JobRunner
+from evalhub.jobs.runners import JobRunner, Plan
 from evalhub.llm import event_loop
 from evalhub.llm.types import LLMError, UnknownProvider
 from evalhub.system.model_access import chat_client
@@ -208,6 +209,17 @@ class JudgeRunRunner(JobRunner[JudgeRun, JudgeChunkResult]):
     kind = JUDGE_RUN
     run_attr = "judge_run"
     results = "debate_judge_run_results"
+    config = JudgeRunConfig
+    rejected = RunRejected
+
+    @classmethod
+    def plan(cls, config: JudgeRunConfig, run: JudgeRun, size: int | None) -> Plan:
+        """Chunks of debates; progress counts each answer asked for (k samples, both orders where asked)."""
+        per_pair = run.samples * (2 if run.check_position else 1)
+        ids = list(run.reference.debates.order_by("id").values_list("id", flat=True))
+        return Plan(
+            f"Judge {run} on {run.reference.name}", ids, size or DEBATES_PER_JUDGE_CHUNK, {pk: per_pair for pk in ids}
+        )
 
     @classmethod
     def load(cls, job_id: int) -> JudgeRun:

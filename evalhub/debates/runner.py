@@ -13,6 +13,7 @@ import logging
 import time
 import zlib
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import prefetch_related_objects
 
@@ -23,19 +24,23 @@ from evalhub.core.scaleeval.debate import DebateSetup, Turn
 from evalhub.core.scaleeval.debate import run_debate as run_protocol
 from evalhub.debates import live
 from evalhub.debates.actions import (
-    DEBATE,
+    DEBATES_PER_TASK,
+    RunRejected,
     broadcast_run,
+    check_pairs,
     debate_queue,
     do_claim_debates,
+    do_create_debates,
     do_finish_debates,
     do_record_turns,
     do_release_debate,
     run_counts,
 )
+from evalhub.debates.config import DEBATE, DebateConfig
 from evalhub.debates.models import Debate, DebateRun, DebateStatus, DebateTurn
 from evalhub.jobs.chunks import Settled
 from evalhub.jobs.models import Job, JobChunk
-from evalhub.jobs.runners import JobRunner
+from evalhub.jobs.runners import JobRunner, Plan
 from evalhub.live import outbox, send_html
 from evalhub.llm import event_loop
 from evalhub.llm.base import ChatClient
@@ -215,7 +220,21 @@ class DebateRunner(JobRunner[DebateRun, dict[int, str]]):
     kind = DEBATE
     run_attr = "debate_run"
     results = "debate_run_results"
+    config = DebateConfig
+    rejected = RunRejected
     count_usage = False  # added as each debate settles
+
+    @classmethod
+    def make_run(cls, config: DebateConfig, user: Any) -> DebateRun:
+        """The run and one debate per pair of the two models' responses (refused when no prompt has both)."""
+        run: DebateRun = super().make_run(config, user)
+        do_create_debates(run, check_pairs(run))
+        return run
+
+    @classmethod
+    def plan(cls, config: DebateConfig, run: DebateRun, size: int | None) -> Plan:
+        ids = list(run.debates.order_by("id").values_list("id", flat=True))
+        return Plan(f"Debates: {run.name}", ids, size or DEBATES_PER_TASK)
 
     @classmethod
     def load(cls, job_id: int) -> DebateRun:

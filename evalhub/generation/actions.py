@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from evalhub.catalog.actions import do_add_model
 from evalhub.catalog.models import Benchmark, LanguageModel, Prompt, Response
+from evalhub.catalog.queries import chosen_prompt_ids
 from evalhub.core.privileged.hints import RULE_BASED, leaking_hints
 from evalhub.core.privileged.tiers import tier_label
 from evalhub.core.prompts.generation import BUILTIN_TEMPLATES, check_template
@@ -18,8 +19,7 @@ from evalhub.debates.actions import RunRejected, do_create_judge_run, do_create_
 from evalhub.debates.models import DebateRun
 from evalhub.generation.config import GENERATION, GenerationConfig, spec_of
 from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate, response_variant
-from evalhub.jobs.actions import do_create_job
-from evalhub.jobs.chunks import chosen_prompt_ids, do_plan_chunks
+from evalhub.jobs.kinds import registered_runner
 from evalhub.llm.registry import parse_spec
 from evalhub.system.model_access import queue_for
 
@@ -124,22 +124,9 @@ def plan_generation(
 def do_create_generation_run(
     config: GenerationConfig, *, user: Any = None, chunk_prompts: int | None = None, enqueue: bool = True
 ) -> GenerationRun:
-    """Create the job, its run and its chunks; progress counts one unit per planned response
-    (per prompt when only hints are made). Chunks are enqueued once committed."""
-    errors = config.errors()
-    if errors:
-        raise GenerationRejected(" ".join(errors))
-    ids = chosen_prompt_ids(config.benchmark, config.prompt_ids)
-    if not ids:
-        raise GenerationRejected(f"{config.benchmark.name} has no prompts to answer.")
-    per_prompt = len(config.candidates) * len(config.tiers) * config.samples or 1
-    title = f"Generation on {config.benchmark.name}" if config.candidates else f"Hints for {config.benchmark.name}"
-    with transaction.atomic():
-        job = do_create_job(GENERATION, title, user=user, total=per_prompt * len(ids))
-        run = GenerationRun.objects.create(job=job, **config.columns())
-        config.store_relations(run)
-        size = chunk_prompts or max(1, CALLS_PER_CHUNK // per_prompt)
-        do_plan_chunks(job, ids, {pk: per_prompt for pk in ids}, size, enqueue=enqueue)
+    """Create the run, its job and its chunks (`JobRunner.create`); progress counts one unit per planned
+    response (per prompt when only hints are made). Chunks are enqueued once committed."""
+    run: GenerationRun = registered_runner(GENERATION).create(config, user, enqueue=enqueue, size=chunk_prompts)
     return run
 
 

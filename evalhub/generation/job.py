@@ -6,14 +6,15 @@ from __future__ import annotations
 from django.db.models import F
 
 from evalhub.catalog.actions import do_add_generated_responses
-from evalhub.generation.actions import generation_queue
+from evalhub.catalog.queries import chosen_prompt_ids
+from evalhub.generation.actions import CALLS_PER_CHUNK, GenerationRejected, generation_queue
 from evalhub.generation.analysis import generation_outcome, run_summary
 from evalhub.generation.config import GENERATION, GenerationConfig
 from evalhub.generation.models import GenerationRun
 from evalhub.generation.runner import GenerationChunkResult, generation_chunk_work
 from evalhub.jobs.chunks import Settled
 from evalhub.jobs.models import Job, JobChunk
-from evalhub.jobs.runners import JobRunner
+from evalhub.jobs.runners import JobRunner, Plan
 from evalhub.worklog.actions import do_record_row_issues
 
 
@@ -25,6 +26,18 @@ class GenerationRunner(JobRunner[GenerationRun, GenerationChunkResult]):
     run_attr = "generation_run"
     results = "generation_results"
     config = GenerationConfig
+    rejected = GenerationRejected
+
+    @classmethod
+    def plan(cls, config: GenerationConfig, run: GenerationRun, size: int | None) -> Plan:
+        """Chunks of prompts, about CALLS_PER_CHUNK calls each; progress counts one unit per planned
+        response (per prompt when only hints are made)."""
+        ids = chosen_prompt_ids(config.benchmark, config.prompt_ids)
+        if not ids:
+            raise GenerationRejected(f"{config.benchmark.name} has no prompts to answer.")
+        per_prompt = len(config.candidates) * len(config.tiers) * config.samples or 1
+        title = f"Generation on {config.benchmark.name}" if config.candidates else f"Hints for {config.benchmark.name}"
+        return Plan(title, ids, size or max(1, CALLS_PER_CHUNK // per_prompt), {pk: per_prompt for pk in ids})
 
     @classmethod
     def load(cls, job_id: int) -> GenerationRun:

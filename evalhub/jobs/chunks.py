@@ -93,14 +93,6 @@ def pending_chunk_ids(job: Job) -> list[int]:
     return list(job.chunks.filter(done_at__isnull=True).values_list("pk", flat=True))
 
 
-def chosen_prompt_ids(benchmark, subset: Sequence[int] = ()) -> list[int]:
-    """The benchmark's prompt ids in order, or only those of `subset` (empty = all)."""
-    prompts = benchmark.prompts.order_by("pk")
-    if subset:
-        prompts = prompts.filter(pk__in=subset)
-    return list(prompts.values_list("pk", flat=True))
-
-
 def enqueue_chunks(job: Job, chunk_ids: Sequence[int] | None = None) -> None:
     """Send chunks (by default every unfinished one) to the kind's task, by name, on its queue.
     Call after commit. A chunk sent twice is harmless: the second delivery finds it done or in hand."""

@@ -45,6 +45,14 @@ def runner_for(kind: str) -> Runner | None:
     return _LOADED[kind]
 
 
+def registered_runner(kind: str) -> Runner:
+    """The kind's runner class (what an app's create action calls); LookupError for an unknown kind."""
+    runner = runner_for(kind)
+    if runner is None:
+        raise LookupError(f"no app registered the job kind {kind!r}")
+    return runner
+
+
 def run_of(job: Any) -> tuple[Runner, Any] | tuple[None, None]:
     """(the job's runner class, its run), or (None, None) for a job without a registered kind or run."""
     runner = runner_for(job.kind)

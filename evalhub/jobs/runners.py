@@ -17,13 +17,18 @@ To add a kind (docs/extending/job-kinds.md):
         def finish(self, job):            # when the last chunk is recorded
             return Settled(...)
 
+        @classmethod
+        def plan(cls, config, run, size):  # the job's title and units, in order
+            return Plan("Count words", config.response_ids, size or 50)
+
     kinds.register("word_count", "myapp.jobs:WordCount")   # in the app's AppConfig.ready
-    WordCount.do_start(job_or_run, unit_ids=[...], size=50)
+    kinds.runner_for("word_count").create(WordCountConfig(...), user)   # from the app's actions
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 from django.db import transaction
@@ -36,6 +41,18 @@ from evalhub.jobs.models import Job, JobChunk
 
 RunT = TypeVar("RunT")
 ResultT = TypeVar("ResultT")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A run's job before it is made: its title, its units in order, units per chunk (`size`), and
+    each unit's weight in the job's progress (None: one each)."""
+
+    title: str
+    unit_ids: Sequence[int]
+    size: int
+    units: Mapping[int, int] | None = None
+    total: int | None = None  # progress total, when it is not the units' sum
 
 
 class JobRunner(Generic[RunT, ResultT]):
@@ -87,6 +104,8 @@ class JobRunner(Generic[RunT, ResultT]):
         run = cls.run_of_job(job)
         if cls.config is None or run is None:
             return job.params
+        if not cls.run_attr:  # the job is the run: its params hold the configuration's columns
+            return cls.config(**job.params).shown()
         return cls.config.of_run(run).shown()
 
     @classmethod
@@ -141,34 +160,103 @@ class JobRunner(Generic[RunT, ResultT]):
             progress_done=self.progress_done,
         )
 
+    # -- a run's start: the same for every kind ------------------------------------------------
+
+    # What `create` raises for a configuration with errors (each kind's own "rejected" error).
+    rejected: ClassVar[type[Exception]] = ValueError
+
     @classmethod
-    def do_start(
-        cls,
-        run: RunT,
-        *,
-        title: str,
-        unit_ids: Sequence[int],
-        size: int,
-        units: dict[int, int] | None = None,
-        user: Any = None,
-        params: dict[str, Any] | None = None,
-        total: int | None = None,
-        enqueue: bool = True,
+    def create(
+        cls, config: Any, user: Any = None, *, start: bool = True, enqueue: bool = True, size: int | None = None
+    ) -> Any:
+        """The one way a run starts: check `config`, make the run (`make_run`) and, unless `start` is
+        False (a draft, for a kind whose run may exist without a job), its job and chunks, in one
+        transaction; the chunks are queued once it commits (`enqueue=False` leaves them to the caller,
+        e.g. a command working them in-process). Returns the run (the job, for a kind whose job is its run)."""
+        errors = config.errors()
+        if errors:
+            raise cls.rejected(" ".join(errors))
+        with transaction.atomic():
+            if cls._run_needs_its_job():
+                plan = cls.plan(config, None, size)
+                job = cls._create_job(plan, config, user)
+                run = cls.make_run(config, user, job=job)
+                cls._create_chunks(job, run, plan, enqueue)
+                return run if cls.run_attr else job
+            run = cls.make_run(config, user)
+            if start:
+                cls.start(run, config, user=user, enqueue=enqueue, size=size)
+        return run
+
+    @classmethod
+    def start(
+        cls, run: Any, config: Any = None, *, user: Any = None, enqueue: bool = True, size: int | None = None
     ) -> Job:
-        """Make the run's job and its chunks and queue them once the transaction commits. `run` is
-        saved with its job; for a kind whose job is its run, pass None and use the job returned."""
+        """Make the job and chunks of a run made without them (a draft). `config` defaults to the one
+        read back from the run."""
+        if config is None:
+            config = cls.config.of_run(run) if cls.config is not None else None
+        with transaction.atomic():
+            plan = cls.plan(config, run, size)
+            job = cls._create_job(plan, config, user)
+            run.job = job
+            run.save(update_fields=["job"])
+            cls._create_chunks(job, run, plan, enqueue)
+        return job
+
+    @classmethod
+    def make_run(cls, config: Any, user: Any, **columns: Any) -> Any:
+        """Store the configuration as the run's columns and relations (None for a kind whose job is its
+        run: its job's params keep the configuration). Override to add what the run makes with itself
+        (a debate run's debates)."""
+        if not cls.run_attr:
+            return None
+        model = cls._run_model()
+        columns.update(config.columns(), **cls.more_columns(config))
+        if any(field.name == "created_by" for field in model._meta.get_fields()):
+            columns["created_by"] = user if getattr(user, "is_authenticated", False) else None
+        run = model.objects.create(**columns)
+        config.store_relations(run)
+        return run
+
+    @classmethod
+    def more_columns(cls, config: Any) -> dict[str, Any]:
+        """Columns the run stores beside its configuration (e.g. the prompt version it was made with)."""
+        return {}
+
+    @classmethod
+    def plan(cls, config: Any, run: Any, size: int | None) -> Plan:
+        """The job's title, its units in order and how many chunks hold them (`size`: the caller's
+        chunk size, None for the kind's own). `run` is None for a run made with its job (its job
+        column is required). Raise `rejected` when there is nothing to do."""
+        raise NotImplementedError
+
+    @classmethod
+    def _run_model(cls) -> Any:
+        return Job._meta.get_field(cls.run_attr).related_model
+
+    @classmethod
+    def _run_needs_its_job(cls) -> bool:
+        return not cls.run_attr or not cls._run_model()._meta.get_field("job").null
+
+    @classmethod
+    def _create_job(cls, plan: Plan, config: Any, user: Any) -> Job:
         from evalhub.jobs.actions import do_create_job
 
-        with transaction.atomic():
-            planned = len(unit_ids) if units is None else sum(units.get(i, 0) for i in unit_ids)
-            job = do_create_job(
-                cls.kind, title[:200], user=user, params=params, total=planned if total is None else total
-            )
-            if cls.run_attr and run is not None:
-                run.job = job  # type: ignore[attr-defined]
-                run.save(update_fields=["job"])  # type: ignore[attr-defined]
-            do_plan_chunks(job, unit_ids, units, size, enqueue=enqueue)
-        return job
+        planned = len(plan.unit_ids) if plan.units is None else sum(plan.units.get(i, 0) for i in plan.unit_ids)
+        return do_create_job(
+            cls.kind,
+            plan.title[:200],
+            user=user,
+            params=config.columns() if not cls.run_attr and config is not None else {},
+            total=planned if plan.total is None else plan.total,
+        )
+
+    @classmethod
+    def _create_chunks(cls, job: Job, run: Any, plan: Plan, enqueue: bool) -> None:
+        do_plan_chunks(job, plan.unit_ids, plan.units, plan.size, enqueue=enqueue)
+        if cls.run_attr:
+            transaction.on_commit(lambda: cls.on_change(run))
 
 
 def work_chunk(chunk_id: int) -> str:

@@ -3,11 +3,11 @@ from __future__ import annotations
 from django import forms
 
 from evalhub.catalog.models import Benchmark, LanguageModel, check_variant
+from evalhub.catalog.queries import chosen_prompt_ids
 from evalhub.core.gem.validation import STRATEGIES
-from evalhub.jobs.chunks import chosen_prompt_ids
-from evalhub.scoring.actions import check_preprocessing
 from evalhub.scoring.discernment.config import DiscernmentConfig
 from evalhub.scoring.gem.config import GemConfig
+from evalhub.scoring.gem.planning import check_preprocessing
 from evalhub.scoring.models import GemVariant
 from evalhub.system.forms import OnlyChoicePreselectedForm
 

@@ -17,6 +17,8 @@ class GemVariant(models.TextChoices):
 
 
 PREPROCESSED_VARIANTS = (GemVariant.GEM, GemVariant.ABSTRACT, GemVariant.ASSW)
+# Prompts per chunk of a GEM or judge run, unless the caller chooses: a chunk is what one worker takes.
+DEFAULT_CHUNK_PROMPTS = 10
 
 
 class GemRun(models.Model):

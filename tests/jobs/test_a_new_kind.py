@@ -5,7 +5,10 @@ for every kind, and the job page with its controls."""
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.test import override_settings
@@ -17,17 +20,35 @@ from evalhub.jobs import kinds
 from evalhub.jobs.actions import do_request_stop
 from evalhub.jobs.chunks import Settled, do_requeue_stalled_chunks, do_resume_job
 from evalhub.jobs.models import Job, JobChunk, JobStatus
-from evalhub.jobs.runners import JobRunner, work_chunk
+from evalhub.jobs.config import RunConfig
+from evalhub.jobs.runners import JobRunner, Plan, work_chunk
 from evalhub.llm import interrupt
 
 pytestmark = pytest.mark.django_db
 KIND = "word_count"
 
 
+@dataclass(frozen=True)
+class WordCountConfig(RunConfig):
+    response_ids: Sequence[int]
+
+    def errors(self) -> list[str]:
+        return [] if self.response_ids else ["Choose the responses to count."]
+
+    def shown(self) -> dict[str, Any]:
+        return {"responses": len(self.response_ids)}
+
+
 class WordCount(JobRunner[Job, dict[int, int]]):
-    """Counts the words of responses (the job is its own run: nothing else to store)."""
+    """Counts the words of responses (the job is its own run: its params hold the configuration)."""
 
     kind = KIND
+    config = WordCountConfig
+    size = 3  # responses per chunk
+
+    @classmethod
+    def plan(cls, config: WordCountConfig, run: None, size: int | None) -> Plan:
+        return Plan("Count words", config.response_ids, size or cls.size)
     pause_after_first = False  # a test asks for a pause once the first unit is counted
 
     def work(self, chunk: JobChunk) -> dict[int, int]:
@@ -94,7 +115,7 @@ def test_a_new_kind_is_queued_worked_and_settled_by_the_shared_engine(
     word_count, responses, sent, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        job = word_count.do_start(None, title="Count words", unit_ids=responses, size=2)
+        job = word_count.create(WordCountConfig(responses), size=2)
     assert job.kind == KIND and job.progress_total == 6 and job.chunks.count() == 3
     assert sorted(args[0] for args, _ in sent) == sorted(job.chunks.values_list("pk", flat=True))
     assert {queue for _, queue in sent} == {"default"}
@@ -115,7 +136,7 @@ def test_a_new_kind_is_queued_worked_and_settled_by_the_shared_engine(
 def test_a_new_kind_pauses_between_units_and_resumes_exactly_what_is_left(
     word_count, responses, sent, django_capture_on_commit_callbacks
 ):
-    job = word_count.do_start(None, title="Count words", unit_ids=responses, size=3, enqueue=False)
+    job = word_count.create(WordCountConfig(responses), size=3, enqueue=False)
     first, second = job.chunks.order_by("index")
     WordCount.pause_after_first = True
     assert work_chunk(first.pk) == "pause"
@@ -131,7 +152,7 @@ def test_a_new_kind_pauses_between_units_and_resumes_exactly_what_is_left(
 
 
 def test_a_new_kind_is_cancelled_and_a_lost_chunk_goes_back_to_the_queue(word_count, responses, sent, settings):
-    job = word_count.do_start(None, title="Count words", unit_ids=responses, size=3, enqueue=False)
+    job = word_count.create(WordCountConfig(responses), size=3, enqueue=False)
     first, second = job.chunks.order_by("index")
     # A worker took the first chunk and died: its heartbeat stopped long ago.
     long_ago = timezone.now() - timedelta(seconds=settings.EVALHUB_STALL_SECONDS + 60)
@@ -148,7 +169,7 @@ def test_a_new_kind_is_cancelled_and_a_lost_chunk_goes_back_to_the_queue(word_co
 
 
 def test_a_new_kind_has_the_job_page_and_its_controls(word_count, responses, login, admin_user):
-    job = word_count.do_start(None, title="Count words", unit_ids=responses, size=3, enqueue=False)
+    job = word_count.create(WordCountConfig(responses), size=3, enqueue=False)
     do_request_stop(job, "pause")
     work_chunk(job.chunks.order_by("index").first().pk)
     client = login(admin_user)
@@ -161,7 +182,7 @@ def test_a_new_kind_has_the_job_page_and_its_controls(word_count, responses, log
 def test_a_paused_job_can_be_cancelled_and_resume_answers_where_it_was_pressed(
     word_count, responses, sent, login, admin_user
 ):
-    job = word_count.do_start(None, title="Count words", unit_ids=responses, size=3, enqueue=False)
+    job = word_count.create(WordCountConfig(responses), size=3, enqueue=False)
     do_request_stop(job, "pause")
     job.refresh_from_db()
     assert job.status == JobStatus.PAUSED
@@ -198,7 +219,7 @@ def test_a_registration_whose_class_names_another_kind_is_refused():
 def test_opening_a_job_page_writes_nothing_and_its_check_sends_a_lost_chunk_back(
     word_count, responses, sent, login, viewer, settings, django_capture_on_commit_callbacks
 ):
-    job = word_count.do_start(None, title="Count words", unit_ids=responses, size=3, enqueue=False)
+    job = word_count.create(WordCountConfig(responses), size=3, enqueue=False)
     first = job.chunks.order_by("index").first()
     long_ago = timezone.now() - timedelta(seconds=settings.EVALHUB_STALL_SECONDS + 60)
     JobChunk.objects.filter(pk=first.pk).update(heartbeat_at=long_ago, worker="gone:1:1", attempts=1)

@@ -18,7 +18,7 @@ from evalhub.jobs.chunks import do_resend_unclaimed_chunks, do_resume_job
 from evalhub.jobs.models import Job, JobChunk, JobStatus
 from evalhub.jobs.runners import work_chunk
 from evalhub.jobs.watchdog import look_once
-from tests.jobs.test_a_new_kind import responses, sent, word_count  # noqa: F401
+from tests.jobs.test_a_new_kind import WordCountConfig, responses, sent, word_count  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,7 +34,7 @@ def test_a_chunk_whose_message_was_lost_is_sent_again_past_its_queues_wait_and_t
     # The watchdog's thread ends its connection after a look; here the look runs in the test's transaction.
     monkeypatch.setattr("evalhub.jobs.watchdog.close_old_connections", lambda: None)
     with django_capture_on_commit_callbacks(execute=True):
-        job = word_count.do_start(None, title="Count words", unit_ids=responses, size=3)
+        job = word_count.create(WordCountConfig(responses), size=3)
     first, second = job.chunks.order_by("index")
     assert [args[0] for args, _ in sent] == [first.pk, second.pk]
     sent.clear()  # both messages dropped on purpose: as a task that failed before its claim leaves them
@@ -67,7 +67,7 @@ def test_the_job_page_says_how_many_chunks_wait_for_a_worker_and_since_when(
     django_capture_on_commit_callbacks,
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        job = word_count.do_start(None, title="Count words", unit_ids=responses, size=3)
+        job = word_count.create(WordCountConfig(responses), size=3)
     Job.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, started_at=timezone.now())
     since = timezone.localtime(job.chunks.order_by("sent_at").first().sent_at).strftime("%H:%M:%S")
     controls = login(viewer).get(f"/jobs/{job.pk}/controls/").content.decode()
@@ -138,7 +138,7 @@ def test_a_job_that_failed_while_another_chunk_finished_reads_n_of_n_once_resume
     responses,  # noqa: F811
     sent,  # noqa: F811
 ):
-    job = word_count.do_start(None, title="Count words", unit_ids=responses, size=3, enqueue=False)
+    job = word_count.create(WordCountConfig(responses), size=3, enqueue=False)
     first, second = job.chunks.order_by("index")
     # The second chunk's worker took it; then the first chunk's error failed the job, and the second
     # chunk's worker went on and recorded its results (as a worker past its claim does).

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import math
 import zlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -32,12 +32,13 @@ from evalhub.core.prompts.judge_outputs import parse_likert_score, parse_rubric_
 from evalhub.core.prompts.judges import TASKS, geval_messages, rubric_messages
 from evalhub.jobs.chunks import Settled
 from evalhub.jobs.models import Job, JobChunk
-from evalhub.jobs.runners import JobRunner
+from evalhub.jobs.runners import JobRunner, Plan
 from evalhub.llm import event_loop
 from evalhub.llm.types import LLMError, UnknownProvider
 from evalhub.scoring.discernment.config import DISCERNMENT, DiscernmentConfig
 from evalhub.scoring.discernment.results import discernment_outcome, discernment_summary, perturbation_key
 from evalhub.scoring.models import (
+    DEFAULT_CHUNK_PROMPTS,
     DiscernmentFamily,
     DiscernmentRun,
     JudgeScore,
@@ -315,6 +316,18 @@ class DiscernmentRunner(JobRunner[DiscernmentRun, JudgeChunkResult]):
     run_attr = "discernment_run"
     results = "discernment_results"
     config = DiscernmentConfig
+
+    @classmethod
+    def plan(cls, config: DiscernmentConfig, run: DiscernmentRun, size: int | None) -> Plan:
+        """Chunks of prompts; progress counts one unit per original response of the targets."""
+        ids = list(config.benchmark.prompts.order_by("pk").values_list("pk", flat=True))
+        units = Counter(
+            Response.objects.filter(
+                variant_q(config.target_variant), prompt_id__in=ids, parent__isnull=True, model__in=config.targets
+            ).values_list("prompt_id", flat=True)
+        )
+        label = "DHP" if config.family == "dhp" else "YESciEval"
+        return Plan(f"{label} on {config.benchmark.name}", ids, size or DEFAULT_CHUNK_PROMPTS, units)
 
     @classmethod
     def load(cls, job_id: int) -> DiscernmentRun:

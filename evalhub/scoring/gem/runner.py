@@ -29,18 +29,20 @@ from django.utils import timezone
 
 from evalhub.catalog.actions import do_derive_response
 from evalhub.catalog.models import Prompt, Response, variant_matches
+from evalhub.catalog.queries import chosen_prompt_ids
 from evalhub.celery import GPU_QUEUE
 from evalhub.core.gem import prompts as gem_prompts
 from evalhub.core.gem.pairs import GemPair, PairScore, score_pairs, task_pairs
 from evalhub.core.gem.validation import STRATEGIES, derive
 from evalhub.jobs.chunks import Settled
 from evalhub.jobs.models import Job, JobChunk
-from evalhub.jobs.runners import JobRunner
+from evalhub.jobs.runners import JobRunner, Plan
 from evalhub.llm.scoring.chat_template import TemplateError, encode_request
 from evalhub.llm.types import LLMError
 from evalhub.scoring.gem.config import GEM, GemConfig
+from evalhub.scoring.gem.planning import check_preprocessing, planned_pairs
 from evalhub.scoring.gem.results import gem_outcome, gem_summary
-from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant
+from evalhub.scoring.models import DEFAULT_CHUNK_PROMPTS, ExaminerScore, GemPairScore, GemRun, GemVariant
 from evalhub.system.model_access import local_or_remote_scorer
 from evalhub.worklog.actions import do_record_row_issues
 from evalhub.worklog.models import IssueLog, RowIssue
@@ -347,6 +349,35 @@ class GemRunner(JobRunner[GemRun, ChunkResult]):
     run_attr = "gem_run"
     results = "gem_results"
     config = GemConfig
+
+    @classmethod
+    def more_columns(cls, config: GemConfig) -> dict[str, Any]:
+        return {"prompt_version": gem_prompts.PROMPT_VERSION}
+
+    @classmethod
+    def plan(cls, config: GemConfig, run: GemRun, size: int | None) -> Plan:
+        """Chunks of prompts; progress counts the pairs each prompt plans. Texts GEM cannot score
+        (not preprocessed, no preprocessing LM) refuse the run before anything is written."""
+        ids = chosen_prompt_ids(config.benchmark, config.prompt_ids)
+        candidate_ids, reference_ids = {m.pk for m in config.candidates}, {m.pk for m in config.references}
+        missing = check_preprocessing(
+            ids,
+            candidate_ids | reference_ids,
+            config.variants,
+            config.preprocessing_lm,
+            config.use_imported_preprocessing,
+        )
+        if missing:
+            raise cls.rejected(missing)
+        planned = planned_pairs(
+            ids,
+            candidate_ids,
+            reference_ids,
+            len(config.variants),
+            len(config.validation_strategies),
+            config.candidate_variant,
+        )
+        return Plan(f"GEM on {config.benchmark.name}", ids, size or DEFAULT_CHUNK_PROMPTS, planned)
 
     @classmethod
     def load(cls, job_id: int) -> GemRun:
