@@ -225,9 +225,9 @@ class DebateRunner(JobRunner[DebateRun, dict[int, str]]):
     count_usage = False  # added as each debate settles
 
     @classmethod
-    def make_run(cls, config: DebateConfig, user: Any) -> DebateRun:
+    def make_run(cls, config: DebateConfig, user: Any, **columns: Any) -> DebateRun:
         """The run and one debate per pair of the two models' responses (refused when no prompt has both)."""
-        run: DebateRun = super().make_run(config, user)
+        run: DebateRun = super().make_run(config, user, **columns)
         do_create_debates(run, check_pairs(run))
         return run
 

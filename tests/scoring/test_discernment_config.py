@@ -38,7 +38,10 @@ def test_a_complete_configuration_has_no_errors():
         ({"task": "dhp-poetry"}, "Choose a DHP task among"),
         ({"metrics": ("wit",)}, "has metrics coherence"),
         ({"family": "yescieval", "task": "yescieval", "metrics": ("wit",)}, "Unknown rubrics wit"),
-        ({"family": "yescieval", "task": "yescieval", "metrics": ("relevancy",), "mode": "probability"}, "answer in JSON"),
+        (
+            {"family": "yescieval", "task": "yescieval", "metrics": ("relevancy",), "mode": "probability"},
+            "answer in JSON",
+        ),
         ({"metrics": ()}, "Choose at least one metric"),
         ({"perturbations": ()}, "Choose at least one perturbation"),
         ({"perturbations": (("random_typos", "extreme"),)}, "Unknown perturbation random_typos (extreme)"),
