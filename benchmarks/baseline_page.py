@@ -48,7 +48,7 @@ from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 
-from evalhub.catalog.actions import do_import_judgments  # noqa: E402
+from evalhub.catalog.actions.judgments import do_import_judgments  # noqa: E402
 from evalhub.dashboards import baseline_win_rates  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "alpacaeval2"

@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from evalhub.accounts.roles import ADJUDICATOR, role_required
-from evalhub.catalog.actions import RatingRejected, do_rate_response
+from evalhub.catalog.actions.ratings import RatingRejected, do_rate_response
 from evalhub.catalog.models import Benchmark, Criterion, Judgment, Response
 from evalhub.system.screen_errors import screen_error
 

@@ -8,7 +8,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from evalhub.accounts.roles import ADMIN, role_required
-from evalhub.catalog.actions import ImportRejected, check_import_size, do_import_benchmark
+from evalhub.catalog.actions.benchmarks import do_import_benchmark
+from evalhub.catalog.actions.importing import ImportRejected, check_import_size
 from evalhub.catalog.exports import EXPORT_FORMATS, TABLES
 from evalhub.catalog.forms import ImportForm
 from evalhub.catalog.models import Benchmark, Judgment, LanguageModel, Prompt, Response

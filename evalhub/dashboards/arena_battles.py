@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from evalhub.catalog.actions import ARENA_WINNER
+from evalhub.catalog.actions.judgments import ARENA_WINNER
 from evalhub.catalog.models import Judgment, Response
 from evalhub.core.files.judgments import BOTH_BAD
 from evalhub.reads.battles import Battle

@@ -9,7 +9,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from evalhub.catalog.actions import do_add_model
+from evalhub.catalog.actions.responses import do_add_model
 from evalhub.catalog.models import Benchmark, LanguageModel, Prompt, Response
 from evalhub.catalog.queries import chosen_prompt_ids
 from evalhub.core.privileged.hints import RULE_BASED, leaking_hints

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db.models import F
 
-from evalhub.catalog.actions import do_add_generated_responses
+from evalhub.catalog.actions.responses import do_add_generated_responses
 from evalhub.catalog.queries import chosen_prompt_ids
 from evalhub.generation.actions import CALLS_PER_CHUNK, GenerationRejected, generation_queue
 from evalhub.generation.analysis import generation_outcome, run_summary

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from django.utils.crypto import salted_hmac
 
-from evalhub.core.judge_lab.report import Report
+from evalhub.core.judge_lab.report_types import Report
 from evalhub.judgelab.models import ReportSnapshot
 
 SIGNING_SALT = "evalhub.judgelab.report-snapshot"

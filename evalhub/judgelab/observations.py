@@ -21,7 +21,16 @@ from django.db.models.functions import Coalesce, Length
 from evalhub.adjudication.models import Adjudication
 from evalhub.catalog.models import Criterion, Judgment, LanguageModel, Response
 from evalhub.core.judge_lab.measures import FIRST, NO_VERDICT, SECOND, TIE, Label, LabelArrays, Pair
-from evalhub.core.judge_lab.report import ADJUDICATED, AGENT, CONSENSUS, MODEL, PANEL, PERSON, JudgeInfo, Settled
+from evalhub.core.judge_lab.report_types import (
+    ADJUDICATED,
+    AGENT,
+    CONSENSUS,
+    MODEL,
+    PANEL,
+    PERSON,
+    DebateReference,
+    JudgeInfo,
+)
 from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.core.statistics.agreement import unswap
 from evalhub.core.text.features import style_features
@@ -50,7 +59,7 @@ class Observations:
     arrays: dict[str, list[LabelArrays]] = field(default_factory=lambda: defaultdict(list))
     singles: dict[str, list[Label]] = field(default_factory=lambda: defaultdict(list))
     pairs: dict[Hashable, Pair] = field(default_factory=dict)  # in row order
-    settled: dict[Hashable, Settled] = field(default_factory=dict)
+    settled: dict[Hashable, DebateReference] = field(default_factory=dict)
 
     def row(self, item: Hashable) -> int:
         return self.rows.setdefault(item, len(self.rows))
@@ -280,7 +289,7 @@ def _agents_and_panels(found: Observations, debates: dict[int, _Debate]) -> None
             found.add(info, debate.item, debate.verdict, debate.first_shown())
         if debate.status in (DebateStatus.CONSENSUS, DebateStatus.ADJUDICATED):
             how = CONSENSUS if debate.status == DebateStatus.CONSENSUS else ADJUDICATED
-            found.settled[debate.item] = Settled(canonical(debate.verdict, debate.first_shown()), how)
+            found.settled[debate.item] = DebateReference(canonical(debate.verdict, debate.first_shown()), how)
 
 
 def _multi_llm_consistency(

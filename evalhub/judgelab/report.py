@@ -22,7 +22,8 @@ from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 
 from evalhub.celery import task_named
-from evalhub.core.judge_lab.report import Report, build_report
+from evalhub.core.judge_lab.report import build_report
+from evalhub.core.judge_lab.report_types import Report
 from evalhub.judgelab.actions import do_store_report_snapshot, sign
 from evalhub.judgelab.models import ReportSnapshot
 from evalhub.judgelab.observations import Scope, collect

@@ -11,13 +11,9 @@ from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_http_methods
 
 from evalhub.accounts.roles import ADMIN, role_required
-from evalhub.catalog.actions import (
-    ImportRejected,
-    check_import_size,
-    check_uploaded_scores,
-    do_import_judgments,
-    do_import_scores,
-)
+from evalhub.catalog.actions.importing import ImportRejected, check_import_size
+from evalhub.catalog.actions.judgments import do_import_judgments
+from evalhub.catalog.actions.scores import check_uploaded_scores, do_import_scores
 from evalhub.catalog.imported_pages import pages_showing, pages_showing_scores
 from evalhub.catalog.inspect_logs import InspectMissing
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
@@ -25,7 +21,7 @@ from evalhub.core.charts import bias_chart, reliability_chart
 from evalhub.core.files.judgments import AUTO
 from evalhub.core.files.tables import to_text
 from evalhub.core.judge_lab.measures import CONFUSION_COLUMNS, CONFUSION_ROWS
-from evalhub.core.judge_lab.report import KINDS, MODEL, PANEL, summary_row
+from evalhub.core.judge_lab.report_types import KINDS, MODEL, PANEL, summary_row
 from evalhub.core.statistics.pointwise import MIN_PROMPTS, MIN_SYSTEMS
 from evalhub.core.statistics.ppi import CorrectedBoard
 from evalhub.judgelab.forms import JudgmentImportForm, ScoreImportForm

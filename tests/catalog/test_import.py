@@ -11,7 +11,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
-from evalhub.catalog.actions import ImportRejected, do_import_benchmark
+from evalhub.catalog.actions.benchmarks import do_import_benchmark
+from evalhub.catalog.actions.importing import ImportRejected
 from evalhub.catalog.exports import response_rows
 from evalhub.catalog.models import Benchmark, DataImport, LanguageModel, Prompt, Response
 from evalhub.core.files.tables import to_text

@@ -16,7 +16,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from evalhub.catalog.actions import check_score_file, do_import_benchmark, do_import_judgments, do_import_scores
+from evalhub.catalog.actions.benchmarks import do_import_benchmark
+from evalhub.catalog.actions.judgments import do_import_judgments
+from evalhub.catalog.actions.scores import check_score_file, do_import_scores
 from evalhub.catalog.models import Judgment, Prompt, Response
 from evalhub.system import bounded_queries
 

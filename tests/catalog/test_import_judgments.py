@@ -8,7 +8,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from evalhub.catalog.actions import ImportRejected, do_import_judgments
+from evalhub.catalog.actions.importing import ImportRejected
+from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.catalog.models import Criterion, Judgment, LanguageModel, Prompt, Response
 from evalhub.core.files.judgments import parse_judgment_file
 from evalhub.judgelab.observations import Scope
@@ -429,8 +430,8 @@ def test_on_postgresql_labels_reach_the_server_while_the_file_is_still_read(monk
     side, one after the other); on SQLite, this process's own database, the file is read first."""
     from django.db import connection
 
-    from evalhub.catalog import actions
     from evalhub.core.files import judgments
+    from evalhub.system.bulk_insert import RowWriter
 
     read = {"rows": 0, "at first write": None}
     reader = judgments.read_rows
@@ -440,7 +441,7 @@ def test_on_postgresql_labels_reach_the_server_while_the_file_is_still_read(monk
             read["rows"] += 1
             yield row
 
-    writer_write = actions.RowWriter.write
+    writer_write = RowWriter.write
 
     def first_write(self, row):
         if read["at first write"] is None:
@@ -448,7 +449,7 @@ def test_on_postgresql_labels_reach_the_server_while_the_file_is_still_read(monk
         writer_write(self, row)
 
     monkeypatch.setattr(judgments, "read_rows", counting)
-    monkeypatch.setattr(actions.RowWriter, "write", first_write)
+    monkeypatch.setattr(RowWriter, "write", first_write)
     summary = do_import_judgments(
         filename="labels.csv", data=many_labels(500), benchmark_slug="stream", allow_new_models=True
     )
@@ -499,15 +500,15 @@ def test_an_unknown_criterion_mid_file_is_named_and_nothing_is_stored():
 def test_a_judge_another_import_made_meanwhile_refuses_the_file_with_a_reason(monkeypatch):
     """Its key was reserved when the file named it; the other import's row has another: the labels
     written would point at nothing, so the file is refused, to be imported again."""
-    from evalhub.catalog import actions
+    from evalhub.catalog.actions import judgments as actions  # where the judgments import calls it
 
-    create_models = actions._create_models
+    create_models = actions.do_create_models
 
     def another_import_first(*args, **kwargs):
         LanguageModel.objects.create(slug="new-judge", display_name="made by another import")
         return create_models(*args, **kwargs)
 
-    monkeypatch.setattr(actions, "_create_models", another_import_first)
+    monkeypatch.setattr(actions, "do_create_models", another_import_first)
     with pytest.raises(ImportRejected) as rejected:
         do_import_judgments(filename="labels.csv", data=many_labels(3), benchmark_slug="m", allow_new_models=True)
     assert "model 'new-judge' was added by someone else during this import" in str(rejected.value.errors[0])
@@ -517,20 +518,20 @@ def test_a_judge_another_import_made_meanwhile_refuses_the_file_with_a_reason(mo
 def test_a_response_another_import_made_meanwhile_refuses_the_file_with_a_reason(monkeypatch):
     """The labels point at the key reserved for the response of gpt-4o to q0 when the file named it;
     another import storing that response first gave it another key, so the file is refused."""
-    from evalhub.catalog import actions
+    from evalhub.catalog.actions import judgments as actions  # where the judgments import calls it
 
     for slug in ("gpt-4o", "llama-3"):
         LanguageModel.objects.create(slug=slug, display_name=slug)
     do_import_judgments(filename="first.csv", data=many_labels(1), benchmark_slug="m")  # q0 is stored
     Response.objects.filter(prompt__external_id="q0").delete()
-    upsert_prompts = actions._upsert_prompts
+    upsert_prompts = actions.do_upsert_prompts
 
     def another_import_first(*args, **kwargs):
         prompts = upsert_prompts(*args, **kwargs)
         Response.objects.create(prompt_id=prompts["q0"].id, model=LanguageModel.objects.get(slug="gpt-4o"), text="A0")
         return prompts
 
-    monkeypatch.setattr(actions, "_upsert_prompts", another_import_first)
+    monkeypatch.setattr(actions, "do_upsert_prompts", another_import_first)
     with pytest.raises(ImportRejected) as rejected:
         do_import_judgments(filename="labels.csv", data=many_labels(1), benchmark_slug="m")
     assert "the response of 'gpt-4o' to prompt 'q0' was added by someone else" in str(rejected.value.errors[0])
@@ -634,7 +635,8 @@ def test_gzipped_files_import_as_their_contents_do_and_a_bad_or_huge_one_is_refu
     """AlpacaEval ships its annotations gzipped; a .gz was refused as an unsupported file type."""
     import gzip
 
-    from evalhub.catalog.actions import check_import_file, check_score_file
+    from evalhub.catalog.actions.benchmarks import check_import_file
+    from evalhub.catalog.actions.scores import check_score_file
     from tests.conftest import make_user
 
     summary = do_import_judgments(

@@ -13,7 +13,8 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalhub.catalog.actions import ImportRejected, do_import_benchmark
+from evalhub.catalog.actions.benchmarks import do_import_benchmark
+from evalhub.catalog.actions.importing import ImportRejected
 from tests.catalog.test_import import table_sizes
 from tests.core.files.test_benchmarks_properties import rows
 

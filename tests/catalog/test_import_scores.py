@@ -9,7 +9,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from evalhub.catalog.actions import ImportRejected, check_score_file, do_import_scores
+from evalhub.catalog.actions.importing import ImportRejected
+from evalhub.catalog.actions.scores import check_score_file, do_import_scores
 from evalhub.catalog.models import Judgment, LanguageModel, Prompt
 
 pytestmark = pytest.mark.django_db

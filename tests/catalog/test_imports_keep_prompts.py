@@ -13,13 +13,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
-from evalhub.catalog.actions import (
-    ImportRejected,
-    check_score_file,
-    do_import_benchmark,
-    do_import_judgments,
-    do_import_scores,
-)
+from evalhub.catalog.actions.benchmarks import do_import_benchmark
+from evalhub.catalog.actions.importing import ImportRejected
+from evalhub.catalog.actions.judgments import do_import_judgments
+from evalhub.catalog.actions.scores import check_score_file, do_import_scores
 from evalhub.catalog.models import LanguageModel, Prompt
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from evalhub.catalog.actions import ImportRejected, do_import_judgments
+from evalhub.catalog.actions.importing import ImportRejected
+from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.catalog.models import Benchmark
 from evalhub.core.statistics import bradley_terry as bt
 from evalhub.reads.battles import SOURCES, Filters, load_battles

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from evalhub.catalog.actions import do_import_judgments
+from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.core.statistics.win_rates import Comparison, win_rates
 
 pytestmark = pytest.mark.django_db
@@ -158,7 +158,7 @@ def test_a_prompts_instruction_difficulty_gives_alpaca_evals_own_form_of_length_
 def test_a_reimported_benchmark_with_new_difficulties_is_seen_by_the_cached_board(
     imported, django_capture_on_commit_callbacks
 ):
-    from evalhub.catalog.actions import do_import_benchmark
+    from evalhub.catalog.actions.benchmarks import do_import_benchmark
     from evalhub.catalog.models import Prompt
     from evalhub.dashboards.baseline_win_rates import Selection, board
 
@@ -207,7 +207,7 @@ def test_a_benchmark_nobody_judged_is_a_clear_404_not_an_empty_sentence(client, 
 def test_the_page_opens_on_the_model_judge_with_the_most_pairs_not_a_person(client, viewer, login):
     """It opened on the alphabetically first (benchmark, judge): a person's labels ("human-ana") before
     the LLM judge whose win rates the page is for."""
-    from evalhub.catalog.actions import do_import_judgments
+    from evalhub.catalog.actions.judgments import do_import_judgments
 
     labels = (
         "prompt_id,prompt,model_a,model_b,response_a,response_b,judge,winner\r\n"

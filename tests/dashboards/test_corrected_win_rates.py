@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from evalhub.catalog.actions import do_import_judgments
+from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.files.judgments import DEFAULT_CRITERION
 from evalhub.core.statistics.ppi import classical_mean, labels_needed, ppi_mean

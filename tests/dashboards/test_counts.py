@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from evalhub.adjudication.actions import do_override
 from evalhub.adjudication.models import AdjudicationItem
-from evalhub.catalog.actions import do_import_judgments
+from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.catalog.demo import do_load_demo
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.scaleeval.debate import DebateOutcome

@@ -19,8 +19,8 @@ from evalhub.core.runs.outcomes import Outcome
 from evalhub.jobs import kinds
 from evalhub.jobs.actions import do_request_stop
 from evalhub.jobs.chunks import Settled, do_requeue_stalled_chunks, do_resume_job
-from evalhub.jobs.models import Job, JobChunk, JobStatus
 from evalhub.jobs.config import RunConfig
+from evalhub.jobs.models import Job, JobChunk, JobStatus
 from evalhub.jobs.runners import JobRunner, Plan, work_chunk
 from evalhub.llm import interrupt
 
@@ -49,6 +49,7 @@ class WordCount(JobRunner[Job, dict[int, int]]):
     @classmethod
     def plan(cls, config: WordCountConfig, run: None, size: int | None) -> Plan:
         return Plan("Count words", config.response_ids, size or cls.size)
+
     pause_after_first = False  # a test asks for a pause once the first unit is counted
 
     def work(self, chunk: JobChunk) -> dict[int, int]:

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from evalhub.catalog.actions import ImportRejected, do_import_judgments
+from evalhub.catalog.actions.importing import ImportRejected
+from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.catalog.models import Benchmark, Criterion, Judgment, LanguageModel
 from evalhub.core.prompts import sections as ps
 from evalhub.debates.actions import do_create_judge_run, do_create_run

@@ -257,7 +257,7 @@ def test_peoples_alpha_does_not_depend_on_which_response_a_file_listed_first(db)
     other pair listed the other way round (its winner flipped with it). Alpha is the same."""
     import random
 
-    from evalhub.catalog.actions import do_import_judgments
+    from evalhub.catalog.actions.judgments import do_import_judgments
 
     rng = random.Random(4)
     labels = []

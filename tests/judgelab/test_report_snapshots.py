@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.core.cache import cache
 
-from evalhub.catalog.actions import do_import_judgments
+from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.judgelab import report as judge_report
 from evalhub.judgelab.models import ReportSnapshot
 

@@ -229,7 +229,7 @@ def test_gem_table_1_correlates_each_metric_with_grades_imported_from_a_file(cli
 
     from scipy.stats import spearmanr
 
-    from evalhub.catalog.actions import check_score_file, do_import_scores
+    from evalhub.catalog.actions.scores import check_score_file, do_import_scores
     from evalhub.catalog.models import Response
     from evalhub.core.text.overlap import rouge_l
     from evalhub.scoring.gem.results import grade_tables

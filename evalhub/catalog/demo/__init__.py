@@ -16,7 +16,9 @@ from pathlib import Path
 
 from django.db import transaction
 
-from evalhub.catalog.actions import ImportSummary, do_ensure_criterion, do_import_benchmark
+from evalhub.catalog.actions.benchmarks import do_import_benchmark
+from evalhub.catalog.actions.importing import ImportSummary
+from evalhub.catalog.actions.responses import do_ensure_criterion
 from evalhub.catalog.models import LanguageModel, TaskType
 from evalhub.core.prompts.builtin_criteria import BUILTIN_CRITERIA
 

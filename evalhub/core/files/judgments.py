@@ -51,16 +51,8 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalhub.core.files.benchmarks import (
-    MAX_ID_LENGTH,
-    FileError,
-    ParsedFile,
-    RowError,
-    parse_rows,
-    read_rows,
-    unit_of,
-    unstorable_text,
-)
+from evalhub.core.files.benchmarks import MAX_ID_LENGTH, ParsedFile, parse_rows
+from evalhub.core.files.rows import FileError, RowError, read_rows, unit_of, unstorable_text
 from evalhub.core.files.slugs import is_slug, slug_for
 
 GENERIC, MT_BENCH, ALPACA_EVAL = "generic", "mt-bench", "alpaca-eval"

@@ -25,15 +25,7 @@ from dataclasses import dataclass, field
 from sys import intern
 from typing import Any
 
-from evalhub.core.files.benchmarks import (
-    MAX_ID_LENGTH,
-    FileError,
-    ParsedFile,
-    RowError,
-    parse_rows,
-    read_rows,
-    unit_of,
-)
+from evalhub.core.files.benchmarks import MAX_ID_LENGTH, ParsedFile, parse_rows
 from evalhub.core.files.judgments import (
     DEFAULT_CRITERION,
     HUMAN,
@@ -43,6 +35,7 @@ from evalhub.core.files.judgments import (
     no_duplicate_columns,
     required_texts,
 )
+from evalhub.core.files.rows import FileError, RowError, read_rows, unit_of
 from evalhub.core.files.slugs import is_slug
 
 SCORE_COLUMNS = (

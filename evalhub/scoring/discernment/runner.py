@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from evalhub.catalog.actions import do_derive_response
+from evalhub.catalog.actions.responses import do_derive_response
 from evalhub.catalog.models import Prompt, Response, variant_q
 from evalhub.core.dhp import perturbations as registry
 from evalhub.core.dhp.perturbations import split_sentences

@@ -8,7 +8,8 @@ import json
 import pandas as pd
 import pytest
 
-from evalhub.core.files.benchmarks import detect_format, parse_benchmark_file
+from evalhub.core.files.benchmarks import parse_benchmark_file
+from evalhub.core.files.rows import detect_format
 
 MODELS = {"gpt-4o", "claude-3", "human-expert"}
 

@@ -12,7 +12,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalhub.core.files.benchmarks import MAX_DEPTH, NESTED, PROMPT_TEXT_FIELDS, ParsedFile, parse_benchmark_file
+from evalhub.core.files.benchmarks import NESTED, PROMPT_TEXT_FIELDS, ParsedFile, parse_benchmark_file
+from evalhub.core.files.rows import MAX_DEPTH
 from evalhub.core.files.tables import from_spreadsheet_safe
 
 MODELS = {"alpha", "beta"}

@@ -34,7 +34,8 @@ from evalhub.core.judge_lab.measures import (
     verdicts_of,
     wilson,
 )
-from evalhub.core.judge_lab.report import CONSENSUS, MODEL, PERSON, JudgeInfo, Settled, build_report
+from evalhub.core.judge_lab.report import build_report
+from evalhub.core.judge_lab.report_types import CONSENSUS, MODEL, PERSON, DebateReference, JudgeInfo
 
 
 def random_verdicts(seed: int, n: int, agree: float) -> tuple[list[int], list[int]]:
@@ -213,7 +214,7 @@ def planted(seed: int = 7, prompts: int = 150):
         noisy = min(1.0, max(0.0, p_first + rng.gauss(0, 0.35)))
         pick = FIRST if noisy >= 0.5 else SECOND
         labels["overconfident"].append(Label("overconfident", item, pick, probability=0.99 if pick == FIRST else 0.01))
-        settled[item] = Settled(truth, CONSENSUS)
+        settled[item] = DebateReference(truth, CONSENSUS)
     return judges, labels, pairs, settled
 
 
@@ -282,7 +283,7 @@ def test_a_judge_whose_kappa_rests_on_too_few_prompts_sorts_after_judges_with_an
         item = ("overall", i)
         pairs[item] = Pair(f"prompt-{i}", 10, 20)
         truth = FIRST if rng.random() < 0.5 else SECOND
-        settled[item] = Settled(truth, CONSENSUS)
+        settled[item] = DebateReference(truth, CONSENSUS)
         labels["many"].append(
             Label("many", item, truth if rng.random() < 0.8 else (SECOND if truth == FIRST else FIRST))
         )

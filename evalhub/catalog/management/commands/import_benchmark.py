@@ -4,7 +4,8 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from evalhub.catalog.actions import ImportRejected, check_import_size, do_import_benchmark
+from evalhub.catalog.actions.benchmarks import do_import_benchmark
+from evalhub.catalog.actions.importing import ImportRejected, check_import_size
 from evalhub.catalog.models import TaskType
 from evalhub.system.commands import DataCommand
 

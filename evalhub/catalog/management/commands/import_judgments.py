@@ -5,7 +5,8 @@ from pathlib import Path
 from django.core.management.base import CommandError
 from django.urls import NoReverseMatch
 
-from evalhub.catalog.actions import ImportRejected, check_import_size, do_import_judgments
+from evalhub.catalog.actions.importing import ImportRejected, check_import_size
+from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.catalog.imported_pages import pages_showing
 from evalhub.catalog.models import TaskType
 from evalhub.core.files.judgments import AUTO, JUDGES_ARE, LAYOUTS

@@ -5,13 +5,8 @@ from pathlib import Path
 from django.core.management.base import CommandError
 from django.urls import NoReverseMatch
 
-from evalhub.catalog.actions import (
-    ImportRejected,
-    check_import_size,
-    check_inspect_logs,
-    check_score_file,
-    do_import_scores,
-)
+from evalhub.catalog.actions.importing import ImportRejected, check_import_size
+from evalhub.catalog.actions.scores import check_inspect_logs, check_score_file, do_import_scores
 from evalhub.catalog.imported_pages import pages_showing_scores
 from evalhub.catalog.models import TaskType
 from evalhub.system.commands import DataCommand

@@ -1,0 +1,317 @@
+"""What every catalog import shares: the size and format checks, the refusal listing every problem,
+the audit record, new models and judges, and prompts and responses upserted by their natural keys
+(a field the file does not carry is left as stored: an import adds, it never blanks)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from django.conf import settings
+
+from evalhub.catalog.models import (
+    Benchmark,
+    DataImport,
+    LanguageModel,
+    Prompt,
+    Response,
+)
+from evalhub.core.files.benchmarks import PROMPT_TEXT_ATTRIBUTES, ParsedFile, PromptRecord, ResponseRecord
+from evalhub.core.files.rows import RowError, detect_format, unpacked
+from evalhub.core.files.slugs import is_slug
+from evalhub.system.bounded_queries import in_slices, where_in
+from evalhub.system.bulk_insert import RowWriter, reserve_ids
+from evalhub.tallies.actions import do_mark_stale, note_change
+
+PROMPT_FIELDS = (*PROMPT_TEXT_ATTRIBUTES, "privileged", "metadata")  # the Prompt columns an import writes
+
+
+CATEGORY = PROMPT_FIELDS.index("category")
+
+
+class ImportRejected(Exception):
+    """The file was not imported; `errors` says why, row by row."""
+
+    def __init__(self, errors: list[RowError]) -> None:
+        super().__init__(f"{len(errors)} problem(s); nothing was imported.")
+        self.errors = errors
+
+
+@dataclass
+class ImportSummary:
+    benchmark: Benchmark
+    rows: int
+    counts: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        c = self.counts
+        return (
+            f"{self.rows} rows: prompts {c['prompts_created']} new, {c['prompts_updated']} updated"
+            f"{described_fields(c)}, {c['prompts_unchanged']} unchanged; responses {c['responses_created']} new, "
+            f"{c['responses_updated']} updated, {c['responses_unchanged']} unchanged; "
+            f"{c['models_created']} new model(s)."
+        )
+
+
+def check_import_size(size: int) -> None:
+    """Reject a file by its size alone, before reading it."""
+    limit = settings.EVALHUB_MAX_IMPORT_BYTES
+    if size > limit:
+        raise ImportRejected([RowError(None, _too_large(size, limit))])
+
+
+def format_and_data(filename: str, data: bytes) -> tuple[str, bytes]:
+    """The file's format by its name and its bytes, unpacked first when gzipped (within the import limit)."""
+    try:
+        filename, data = unpacked(filename, data, settings.EVALHUB_MAX_IMPORT_BYTES)
+        return detect_format(filename), data
+    except ValueError as error:
+        raise ImportRejected([RowError(None, str(error))]) from None
+
+
+def _too_large(size: int, limit: int) -> str:
+    return (
+        f"the file is {size / 1e6:.1f} MB, over the import limit of {limit / 1e6:.1f} MB "
+        "(EVALHUB_MAX_IMPORT_BYTES); split it or raise the limit."
+    )
+
+
+def check_benchmark_slug(slug: str) -> None:
+    if not is_slug(slug):
+        raise ImportRejected([RowError(None, f"benchmark {slug!r} is not a slug (letters, digits, '-' and '_' only).")])
+
+
+def do_record_import(benchmark: Benchmark, filename: str, data: bytes, rows: int, counts: dict, user: Any) -> None:
+    digest = hashlib.sha256(data).hexdigest()
+    changed = any(value for key, value in counts.items() if not key.endswith("_unchanged"))
+    # The audit trail records what changed data; the same file again is not news.
+    if changed or not benchmark.imports.filter(sha256=digest).exists():
+        DataImport.objects.create(
+            benchmark=benchmark,
+            filename=filename[:300],
+            sha256=digest,
+            rows=rows,
+            counts=counts,
+            imported_by=real_user(user),
+        )
+
+
+def real_user(user: Any) -> Any:
+    return user if getattr(user, "is_authenticated", False) else None
+
+
+def do_create_models(slugs: set[str], names: dict[str, str] | None = None, ids: Mapping[str, int] | None = None) -> int:
+    """New candidate models; `names` gives a display name where the file named a model otherwise than its
+    slug, `ids` the key reserved for one (`reserve_ids`) that rows already written point to."""
+    names, ids = names or {}, ids or {}
+    created = [
+        LanguageModel(
+            id=ids.get(slug), slug=slug, display_name=names.get(slug, slug)[:200], is_human=slug.startswith("human")
+        )
+        for slug in sorted(slugs)
+    ]
+    # ignore_conflicts: another import may have created the same model a moment ago.
+    LanguageModel.objects.bulk_create(created, ignore_conflicts=True)
+    return len(created)
+
+
+class StoredPrompt(NamedTuple):
+    """What an import's later steps need of a prompt it stored: its key, and its category (the boards
+    count battles per scenario)."""
+
+    id: int
+    category: str
+    created: bool = False  # by this import: no response of it is stored yet
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value)  # as Django's JSONField writes it; PostgreSQL reads the text as jsonb
+
+
+def do_upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str, Any]) -> dict[str, StoredPrompt]:
+    """The file's prompts created or brought up to date, each by its id in the file. A slice of the
+    file's prompts at a time is compared with what is stored (memory stays bounded however large the
+    benchmark); new ones go in one RowWriter stream with keys reserved first, so nothing is read back
+    (bulk_create spent half of a 200,000-prompt import building a model instance per prompt).
+
+    Imports add; they never blank: a stored prompt takes only the fields the file carried
+    (`PromptRecord.given`, and the privileged and metadata keys it names), so a labels file or another
+    model's responses leave its reference answer, guidelines and metadata as they are. The fields that
+    changed are named in `counts["prompt_fields_updated"]`."""
+    stored_prompts: dict[str, StoredPrompt] = {}
+    changed, stale = 0, False
+    fields: set[str] = set()
+    untitled: list[RowError] = []
+    held = benchmark.prompts.exists()  # a new benchmark's first file has nothing to compare with
+    with RowWriter(Prompt, ("id", "external_id", *PROMPT_FIELDS), benchmark_id=benchmark.pk) as new:
+        for part in in_slices(parsed.prompts):
+            new.pause()  # the queries below run between the stream's COPYs (PostgreSQL)
+            existing = {
+                external_id: (pk, values)
+                for external_id, pk, *values in (benchmark.prompts if held else Prompt.objects.none())
+                .filter(external_id__in=[record.external_id for record in part])
+                .order_by()
+                .values_list("external_id", "pk", *PROMPT_FIELDS)
+            }
+            fresh = sum(record.external_id not in existing for record in part)
+            spare = reserve_ids(Prompt, fresh)[::-1] if fresh else []
+            edited = []
+            for record in part:
+                stored = existing.get(record.external_id)
+                if stored is None:
+                    pk = spare.pop()
+                    if "text" not in record.given:
+                        untitled.append(_untitled(record, parsed.unit))
+                        continue
+                    values = [getattr(record, name) for name in PROMPT_TEXT_ATTRIBUTES]
+                    new.write((pk, record.external_id, *values, _json(record.privileged), _json(record.metadata)))
+                    stored_prompts[record.external_id] = StoredPrompt(pk, record.category, created=True)
+                    continue
+                values, named = _merged_prompt(stored[1], record)
+                if named:
+                    fields.update(named)
+                    stale = stale or values[CATEGORY] != stored[1][CATEGORY]
+                    edited.append(Prompt(pk=stored[0], **dict(zip(PROMPT_FIELDS, values, strict=True))))
+                stored_prompts[record.external_id] = StoredPrompt(stored[0], values[CATEGORY])
+            new.pause()
+            Prompt.objects.bulk_update(edited, PROMPT_FIELDS, batch_size=500)
+            changed += len(edited)
+    if untitled:  # the import's transaction undoes what was written
+        raise ImportRejected(untitled)
+    if stale:
+        do_mark_stale()  # the boards count battles per scenario: a prompt's category names it
+    if changed:
+        note_change()  # the win rates read a prompt's metadata (instruction_difficulty): cached boards must see it
+    counts.update(
+        prompts_created=new.written,
+        prompts_updated=changed,
+        prompts_unchanged=len(parsed.prompts) - new.written - changed,
+    )
+    if fields:
+        counts["prompt_fields_updated"] = sorted(fields)
+    return stored_prompts
+
+
+def _merged_prompt(stored: list[Any], record: PromptRecord) -> tuple[list[Any], list[str]]:
+    """A stored prompt's values with what the file carried laid over them, and the names of the fields
+    (`privileged.NAME`, `metadata.NAME` for keys) that this changes."""
+    values = list(stored)
+    named = []
+    for index, name in enumerate(PROMPT_TEXT_ATTRIBUTES):
+        if name in record.given and values[index] != getattr(record, name):
+            values[index] = getattr(record, name)
+            named.append("prompt" if name == "text" else name)
+    for index, prefix, given in ((-2, "privileged", record.privileged), (-1, "metadata", record.metadata)):
+        merged = {**values[index], **given}
+        for key in record.cleared:
+            if key.startswith(f"{prefix}."):
+                merged.pop(key.split(".", 1)[1], None)
+        if merged != values[index]:
+            keys = set(merged) | set(values[index])
+            named += [f"{prefix}.{key}" for key in sorted(keys) if merged.get(key) != values[index].get(key)]
+            values[index] = merged
+    return values, named
+
+
+def _untitled(record: PromptRecord, unit: str) -> RowError:
+    return RowError(
+        record.line, f"missing required field 'prompt' (first row of prompt_id {record.external_id!r}, new here).", unit
+    )
+
+
+def described_fields(counts: Mapping[str, Any]) -> str:
+    """': category, reference_answer' after "N updated" when prompts were changed by name."""
+    names = counts.get("prompt_fields_updated") or []
+    shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    return f" ({shown})" if shown else ""
+
+
+def do_upsert_responses(
+    prompts: Mapping[str, StoredPrompt],
+    parsed: ParsedFile,
+    counts: dict[str, Any],
+    ids: Mapping[tuple[str, str], int] | None = None,
+) -> None:
+    """The file's responses created or brought up to date, a slice of them at a time as the prompts
+    are; `ids` gives the key reserved for a new one (prompt id, model slug) that rows already written
+    point to. New ones go in one RowWriter stream, each with a key: the one reserved, or one reserved here."""
+    ids = ids or {}
+    models = dict(LanguageModel.objects.values_list("slug", "id"))
+
+    def reserved(record: ResponseRecord) -> int | None:
+        return None if record.variant else ids.get((record.prompt_id, record.model))
+
+    changed = 0
+    with RowWriter(Response, ("id", "prompt_id", "model_id", "variant", "text", "metadata")) as new:
+        for part in in_slices(parsed.responses):
+            new.pause()
+            keyed = [((prompts[record.prompt_id].id, models[record.model], record.variant), record) for record in part]
+            held = {prompts[record.prompt_id].id for record in part if not prompts[record.prompt_id].created}
+            existing = {
+                (prompt_id, model_id, variant): (pk, text, metadata)
+                for pk, prompt_id, model_id, variant, text, metadata in (
+                    Response.objects if held else Response.objects.none()
+                )
+                .filter(parent__isnull=True, prompt_id__in=held)
+                .order_by()
+                .values_list("pk", "prompt_id", "model_id", "variant", "text", "metadata")
+            }
+            fresh = [(key, record) for key, record in keyed if key not in existing]
+            unreserved = sum(reserved(record) is None for _, record in fresh)
+            spare = reserve_ids(Response, unreserved)[::-1] if unreserved else []
+            for key, record in fresh:
+                pk = reserved(record)
+                new.write((spare.pop() if pk is None else pk, *key, record.text, _json(record.metadata)))
+            edited = []
+            for key, record in keyed:
+                stored = existing.get(key)
+                if stored is None:
+                    continue
+                if reserved(record) is not None:
+                    raise made_meanwhile(f"the response of {record.model!r} to prompt {record.prompt_id!r}")
+                if stored[1] != record.text or any(stored[2].get(k) != v for k, v in record.metadata.items()):
+                    # The file's metadata keys are set; others (a generation run's, say) stay as they are.
+                    edited.append(Response(pk=stored[0], text=record.text, metadata={**stored[2], **record.metadata}))
+            new.pause()
+            Response.objects.bulk_update(edited, ["text", "metadata"], batch_size=500)
+            changed += len(edited)
+    counts.update(
+        responses_created=new.written,
+        responses_updated=changed,
+        responses_unchanged=len(parsed.responses) - new.written - changed,
+    )
+
+
+def kind_clash(role: str, slug: str, is_human: bool, known: dict[str, bool]) -> str:
+    """Why a judge or rater the file calls a person (or a model) cannot be one: evalhub holds it as the other."""
+    known_human = known.get(slug)
+    if known_human is None or known_human == is_human:
+        return ""
+    what = "a person" if known_human else "a model"
+    return f"{role} {slug!r} is {what} in evalhub; {role}_kind says otherwise."
+
+
+def do_create_judges(
+    kinds: dict[str, bool], names: dict[str, str] | None = None, ids: Mapping[str, int] | None = None
+) -> int:
+    """The judges or raters (slug → is a person) evalhub does not hold yet, as models or human authors
+    (with the key reserved for one in `ids`, as `do_create_models`)."""
+    existing = set(where_in(LanguageModel.objects.values_list("slug", flat=True), "slug", kinds))
+    new = [
+        LanguageModel(
+            id=(ids or {}).get(slug), slug=slug, display_name=(names or {}).get(slug, slug)[:200], is_human=human
+        )
+        for slug, human in sorted(kinds.items())
+        if slug not in existing
+    ]
+    LanguageModel.objects.bulk_create(new, ignore_conflicts=True)
+    return len(new)
+
+
+def made_meanwhile(what: str) -> ImportRejected:
+    return ImportRejected(
+        [RowError(None, f"{what} was added by someone else during this import; import the file again.")]
+    )

@@ -1,0 +1,337 @@
+"""Importing pairwise judgments (people's labels and judges' verdicts: generic, MT-Bench, AlpacaEval,
+Arena files), whole or not at all."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import connection, transaction
+
+from evalhub.catalog.actions.importing import (
+    ImportRejected,
+    check_benchmark_slug,
+    check_import_size,
+    described_fields,
+    do_create_judges,
+    do_create_models,
+    do_record_import,
+    do_upsert_prompts,
+    do_upsert_responses,
+    format_and_data,
+    kind_clash,
+    made_meanwhile,
+    real_user,
+)
+from evalhub.catalog.models import (
+    Benchmark,
+    Criterion,
+    Judgment,
+    LanguageModel,
+    Response,
+    TaskType,
+    Verdict,
+)
+from evalhub.catalog.tallying import battle_key, do_count_imported, do_count_new_labels
+from evalhub.core.files.judgments import (
+    AUTO,
+    BOTH_BAD,
+    DEFAULT_CRITERION,
+    UNREADABLE,
+    JudgmentRecord,
+    ParsedJudgments,
+    parse_judgment_file,
+)
+from evalhub.core.files.rows import RowError, unit_of
+from evalhub.core.prompts.criteria_variants import ORIGINAL as ORIGINAL_PROMPT
+from evalhub.system.bounded_queries import where_in
+from evalhub.system.bulk_insert import RowWriter, reserve_ids
+from evalhub.tallies.actions import note_change
+
+# --- pairwise judgments from files (human labels and judges' verdicts) ---------------------------
+
+VERDICT_OF_WINNER: dict[str, int | None] = {
+    "a": Verdict.FIRST,
+    "b": Verdict.SECOND,
+    "tie": Verdict.NEITHER,
+    BOTH_BAD: Verdict.NEITHER,
+    UNREADABLE: None,  # answered, unreadable: no battle, a miss in the judge lab
+}
+
+
+IMPORTED_JUDGMENT_SOURCE = "import"
+
+
+ARENA_WINNER = "arena_winner"  # a label's metadata key for Arena's winner where it says more than the verdict
+
+
+BOTH_BAD_METADATA = {False: "{}", True: json.dumps({ARENA_WINNER: BOTH_BAD})}  # as the writer takes JSON
+
+
+PERSON_SCORE_SOURCE = "human"  # a score a person gave on the rating screen
+
+
+@dataclass
+class JudgmentImportSummary:
+    benchmark: Benchmark
+    layout: str
+    rows: int
+    counts: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        c = self.counts
+        return (
+            f"{self.rows} rows ({self.layout}): judgments {c['judgments_created']} new, "
+            f"{c['judgments_replaced']} changed, {c['judgments_unchanged']} unchanged; "
+            f"prompts {c['prompts_created']} new, {c['prompts_updated']} updated{described_fields(c)}; "
+            f"responses {c['responses_created']} new; "
+            f"{c['models_created']} new model(s), {c['judges_created']} new judge(s)."
+        )
+
+
+def check_judgment_file(
+    filename: str,
+    data: bytes,
+    *,
+    layout: str = "auto",
+    allow_new_models: bool = False,
+    judges_are: str = AUTO,
+    on_judgment: Callable[[JudgmentRecord], object] | None = None,
+) -> ParsedJudgments:
+    """Check size, type and every row of a judgment file. Raises ImportRejected listing all problems.
+    `on_judgment` gets each judgment as its row is read (`parse_judgment_file`); `judges_are` says
+    whether judges the file does not classify are people or models."""
+    check_import_size(len(data))
+    fmt, data = format_and_data(filename, data)
+    models = dict(LanguageModel.objects.values_list("slug", "is_human"))
+    # Read before the rows: `on_judgment` may be writing them to the database as they come.
+    criteria = set(Criterion.objects.values_list("slug", flat=True)) | {DEFAULT_CRITERION}
+    parsed = parse_judgment_file(
+        data,
+        fmt,
+        layout=layout,
+        known_models=models,
+        allow_new_models=allow_new_models,
+        judges_are=judges_are,
+        on_judgment=on_judgment,
+    )
+    unit = unit_of(fmt)
+    for record in parsed.judgments:
+        if record.criterion not in criteria:
+            parsed.errors.append(RowError(record.line, f"unknown criterion {record.criterion!r}.", unit))
+        if clash := kind_clash("judge", record.judge, record.judge_is_human, models):
+            parsed.errors.append(RowError(record.line, clash, unit))
+    if not parsed.ok:
+        raise ImportRejected(sorted(parsed.errors, key=lambda error: error.line or 0))
+    return parsed
+
+
+def do_import_judgments(
+    *,
+    filename: str,
+    data: bytes,
+    benchmark_slug: str,
+    layout: str = "auto",
+    task_type: str = TaskType.OTHER,
+    allow_new_models: bool = False,
+    judges_are: str = AUTO,
+    user: Any = None,
+) -> JudgmentImportSummary:
+    """Import a whole judgment file, or nothing at all.
+
+    Prompts, responses and candidate models are created or matched as by `do_import_benchmark`;
+    judges are created as models (people as human authors). A judgment's natural key is (criterion,
+    judge, the pair in the order shown): the same file again changes nothing, and a judgment whose
+    verdict or probability changed is updated in place (its counts taken away and added again, which
+    raises the counts' version, so every cached board sees the change).
+    """
+    check_benchmark_slug(benchmark_slug)
+    # On PostgreSQL each judgment goes to the server as its row is read, in the import's transaction:
+    # the server stores a million while the file is read (15 s each on the developer machine, side by
+    # side rather than one after the other). SQLite is this process: there the file is read first, so
+    # that the database's write lock is held only while writing.
+    as_read = connection.vendor == "postgresql"
+    checking: dict[str, Any] = {"layout": layout, "allow_new_models": allow_new_models, "judges_are": judges_are}
+    checked = None if as_read else check_judgment_file(filename, data, **checking)
+    with transaction.atomic():
+        benchmark, _ = Benchmark.objects.get_or_create(
+            slug=benchmark_slug,
+            defaults={"name": benchmark_slug, "task_type": task_type, "created_by": real_user(user)},
+        )
+        with _JudgmentImport(benchmark) as judgments:
+            if checked is None:
+                parsed = check_judgment_file(filename, data, **checking, on_judgment=judgments.add)
+            else:
+                parsed = checked
+                for record in parsed.judgments:
+                    judgments.add(record)
+            counts = judgments.store(parsed)
+        do_record_import(benchmark, filename, data, parsed.rows, counts, user)
+    return JudgmentImportSummary(benchmark=benchmark, layout=parsed.layout, rows=parsed.rows, counts=counts)
+
+
+class _JudgmentImport:
+    """A judgment file's labels, each written as it comes (`add`), then what they point to (`store`).
+
+    A label is written at once, before the rows it points to may exist: a new judge, the default
+    criterion and a new response get their key reserved (`reserve_ids`) when first met, and are
+    created with it by `store`. A label's natural key is (criterion, judge, the pair in the order
+    shown): one already stored is left as it is, or updated in place where its verdict, probability
+    or grade changed. The stored labels are read per judge, when the file first names one evalhub
+    holds. Use it as a context manager, inside the import's transaction: leaving it writes the last
+    labels and checks what every one points to; a refused file is undone by that transaction."""
+
+    KEY = ("criterion_id", "judge_model_id", "response_id", "response_2_id")
+    COLUMNS = (*KEY, "verdict", "probability", "grade", "metadata")
+    FIRST_RESERVED, MOST_RESERVED = 64, 4096  # response keys reserved at a time, doubling: few unused
+
+    def __init__(self, benchmark: Benchmark) -> None:
+        self.benchmark = benchmark
+        self.writer = RowWriter(Judgment, self.COLUMNS, source=IMPORTED_JUDGMENT_SOURCE)
+        self.models = dict(LanguageModel.objects.values_list("slug", "id"))
+        self.criteria = dict(Criterion.objects.values_list("slug", "id"))
+        self.responses: dict[tuple[str, str], int] = {
+            (prompt, model): response
+            for response, prompt, model in Response.objects.filter(
+                prompt__benchmark=benchmark, parent__isnull=True, variant=""
+            ).values_list("id", "prompt__external_id", "model__slug")
+        }
+        # key → (pk, verdict, probability, grade, whether Arena called it a tie where neither is good)
+        self.stored: dict[tuple[int, int, int, int], tuple[int, int | None, float | None, float | None, bool]] = {}
+        self.judges_read: set[str] = set()
+        # What this import creates with a key it reserved: models and judges, criteria, responses.
+        self.new_models: dict[str, int] = {}
+        self.new_criteria: dict[str, int] = {}
+        self.new_responses: dict[tuple[str, str], int] = {}
+        self.spare: list[int] = []  # response keys reserved and not given yet
+        self.new: list[JudgmentRecord] = []
+        self.changed: list[Judgment] = []
+        self.unchanged = 0
+
+    def __enter__(self) -> _JudgmentImport:
+        self.writer.__enter__()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: Any) -> None:
+        self.writer.__exit__(kind, error, trace)
+
+    def add(self, record: JudgmentRecord) -> None:
+        if record.criterion not in self.criteria and record.criterion != DEFAULT_CRITERION:
+            return  # an unknown criterion: the file is refused once read
+        # A million labels name a few judges, criteria and thousands of responses: a dict lookup each, as a rule.
+        responses = self.responses
+        key = (
+            self.criteria.get(record.criterion) or self._criterion(record.criterion),
+            self.models[record.judge] if record.judge in self.judges_read else self._judge(record.judge),
+            responses.get((record.prompt_id, record.model_a)) or self._response(record.prompt_id, record.model_a),
+            responses.get((record.prompt_id, record.model_b)) or self._response(record.prompt_id, record.model_b),
+        )
+        verdict = VERDICT_OF_WINNER[record.winner]
+        stored = self.stored.get(key)
+        both_bad = record.winner == BOTH_BAD
+        if stored is None:
+            self.writer.write((*key, verdict, record.probability_a, record.grade, BOTH_BAD_METADATA[both_bad]))
+            self.new.append(record)
+        elif stored[1:] != (verdict, record.probability_a, record.grade, both_bad):
+            # Updated in place: the row keeps its place among the judge's labels of the pair, so the
+            # order it was first shown in (the earlier label) does not swap when one verdict is edited.
+            self.changed.append(
+                Judgment(
+                    pk=stored[0],
+                    verdict=verdict,
+                    probability=record.probability_a,
+                    grade=record.grade,
+                    metadata=json.loads(BOTH_BAD_METADATA[both_bad]),
+                )
+            )
+        else:
+            self.unchanged += 1
+
+    def _criterion(self, slug: str) -> int:
+        if slug not in self.criteria:
+            self.writer.pause()
+            self.criteria[slug] = self.new_criteria[slug] = reserve_ids(Criterion, 1)[0]
+        return self.criteria[slug]
+
+    def _judge(self, slug: str) -> int:
+        if slug not in self.models:
+            self.writer.pause()
+            self.models[slug] = self.new_models[slug] = reserve_ids(LanguageModel, 1)[0]
+        elif slug not in self.judges_read and slug not in self.new_models:
+            self.writer.pause()
+            self.stored.update(
+                ((c, j, r1, r2), (pk, verdict, probability, grade, arena_winner == BOTH_BAD))
+                for pk, c, j, r1, r2, verdict, probability, grade, arena_winner in Judgment.objects.filter(
+                    judge_model_id=self.models[slug],
+                    response_2__isnull=False,
+                    prompt_variant=ORIGINAL_PROMPT,
+                    response__prompt__benchmark=self.benchmark,
+                )
+                .values_list("pk", *self.KEY, "verdict", "probability", "grade", f"metadata__{ARENA_WINNER}")
+                .iterator(chunk_size=5000)
+            )
+        self.judges_read.add(slug)
+        return self.models[slug]
+
+    def _response(self, prompt: str, model: str) -> int:
+        key = (prompt, model)
+        if key not in self.responses:
+            if not self.spare:
+                self.writer.pause()
+                wanted = min(self.MOST_RESERVED, max(self.FIRST_RESERVED, 2 * len(self.new_responses)))
+                self.spare = reserve_ids(Response, wanted)[::-1]
+            self.responses[key] = self.new_responses[key] = self.spare.pop()
+        return self.responses[key]
+
+    def store(self, parsed: ParsedJudgments) -> dict[str, int]:
+        """Create what the labels point to, update the changed ones, count them all; the import's counts."""
+        self.writer.pause()
+        counts = {"models_created": do_create_models(parsed.benchmark.new_models, parsed.names, self.new_models)}
+        counts["judges_created"] = do_create_judges(parsed.judges, parsed.names, self.new_models)
+        for slug, id_ in where_in(LanguageModel.objects.values_list("slug", "id"), "slug", self.new_models):
+            if id_ != self.new_models[slug]:  # its creation was skipped: another import made it first
+                raise made_meanwhile(f"model {slug!r}")
+        if DEFAULT_CRITERION in self.new_criteria:
+            criterion, created = Criterion.objects.get_or_create(
+                slug=DEFAULT_CRITERION,
+                defaults={
+                    "id": self.new_criteria[DEFAULT_CRITERION],
+                    "name": "Overall preference",
+                    "definition": "Which response is better overall (imported labels that name no criterion).",
+                    "levels": {
+                        str(i): f"{word} overall"
+                        for i, word in enumerate(("Very poor", "Poor", "Acceptable", "Good", "Excellent"), start=1)
+                    },
+                },
+            )
+            if not created:
+                raise made_meanwhile(f"criterion {DEFAULT_CRITERION!r}")
+        prompts = do_upsert_prompts(self.benchmark, parsed.benchmark, counts)
+        do_upsert_responses(prompts, parsed.benchmark, counts, self.new_responses)
+        stale = [judgment.pk for judgment in self.changed]
+        do_count_imported(stale, -1)
+        Judgment.objects.bulk_update(self.changed, ["verdict", "probability", "grade", "metadata"], batch_size=500)
+        do_count_imported(stale, 1)
+        if self.changed:
+            note_change()  # a probability alone changes no count, but the win rates and the judge lab read it
+        # The new labels' battles come from what the import holds, not from reading a million rows back.
+        do_count_new_labels(
+            (
+                battle_key(
+                    record.model_a,
+                    record.model_b,
+                    record.judge_is_human,
+                    record.criterion,
+                    prompts[record.prompt_id].category,
+                    self.benchmark.slug,
+                ),
+                VERDICT_OF_WINNER[record.winner],
+            )
+            for record in self.new
+        )
+        counts.update(
+            judgments_created=len(self.new), judgments_replaced=len(stale), judgments_unchanged=self.unchanged
+        )
+        return counts

@@ -1,0 +1,224 @@
+"""Importing pointwise scores (score files, Inspect logs): prompts and responses they name, raters, criteria
+and the scores, whole or not at all."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from evalhub.catalog.actions.importing import (
+    ImportRejected,
+    ImportSummary,
+    StoredPrompt,
+    check_benchmark_slug,
+    check_import_size,
+    described_fields,
+    do_create_judges,
+    do_create_models,
+    do_record_import,
+    do_upsert_prompts,
+    do_upsert_responses,
+    format_and_data,
+    kind_clash,
+    real_user,
+)
+from evalhub.catalog.models import (
+    Benchmark,
+    Criterion,
+    Judgment,
+    LanguageModel,
+    Response,
+    TaskType,
+)
+from evalhub.core.files.rows import RowError
+from evalhub.core.files.scores import ParsedScores, ScoreRecord, parse_score_file, parse_score_rows
+from evalhub.core.prompts.criteria import levels_for_scale
+from evalhub.system.bounded_queries import where_in
+from evalhub.system.bulk_insert import RowWriter
+from evalhub.tallies.actions import note_change
+
+
+def _ids_of(
+    prompts: Mapping[str, StoredPrompt],
+) -> tuple[dict[str, int], dict[str, int], dict[tuple[int, int, str], int]]:
+    """The ids a score import's rows point to: models and criteria by slug, these prompts' imported
+    responses by (prompt id, model id, variant)."""
+    models = dict(LanguageModel.objects.values_list("slug", "id"))
+    criteria = dict(Criterion.objects.values_list("slug", "id"))
+    responses = {
+        (prompt_id, model_id, variant): response_id
+        for response_id, prompt_id, model_id, variant in where_in(
+            Response.objects.filter(parent__isnull=True).values_list("id", "prompt_id", "model_id", "variant"),
+            "prompt_id",
+            (prompt.id for prompt in prompts.values()),
+        )
+    }
+    return models, criteria, responses
+
+
+class ScoreImportSummary(ImportSummary):
+    def describe(self) -> str:
+        c = self.counts
+        left_out = f"; {c['left_out']} sample(s) with no output or no score left out" if c.get("left_out") else ""
+        return (
+            f"{self.rows} rows: scores {c['scores_created']} new, {c['scores_changed']} changed, "
+            f"{c['scores_unchanged']} unchanged; prompts {c['prompts_created']} new, "
+            f"{c['prompts_updated']} updated{described_fields(c)}; responses "
+            f"{c['responses_created']} new; {c['models_created']} new model(s), {c['raters_created']} new rater(s), "
+            f"{c['criteria_created']} new {'criterion' if c['criteria_created'] == 1 else 'criteria'}{left_out}."
+        )
+
+
+def check_score_rows(parsed: ParsedScores) -> ParsedScores:
+    """The checks a score file needs against what evalhub holds: a rater known as a person stays one."""
+    models = dict(LanguageModel.objects.values_list("slug", "is_human"))
+    for record in parsed.scores:
+        if clash := kind_clash("rater", record.rater, record.rater_is_human, models):
+            parsed.errors.append(RowError(record.line, clash, parsed.unit))
+    if not parsed.ok:
+        raise ImportRejected(sorted(parsed.errors, key=lambda error: error.line or 0))
+    return parsed
+
+
+def check_score_file(filename: str, data: bytes, *, allow_new_models: bool = False) -> ParsedScores:
+    """Check size, type and every row of a score file. Raises ImportRejected listing all problems."""
+    check_import_size(len(data))
+    fmt, data = format_and_data(filename, data)
+    known = set(LanguageModel.objects.values_list("slug", flat=True))
+    return check_score_rows(parse_score_file(data, fmt, known_models=known, allow_new_models=allow_new_models))
+
+
+def check_inspect_logs(path: Path, *, allow_new_models: bool = False) -> tuple[ParsedScores, bytes]:
+    """An Inspect AI log, or a folder of them, checked as score rows (evalhub.catalog.inspect_logs), and
+    the logs' bytes for the import's record. Problems name the file and sample id. Raises ImportRejected,
+    or InspectMissing without inspect-ai."""
+    from evalhub.catalog import inspect_logs
+
+    files = inspect_logs.log_files(path)
+    check_import_size(sum(file.stat().st_size for file in files))
+    known = set(LanguageModel.objects.values_list("slug", flat=True))
+    logs = inspect_logs.LogRows(path)
+    parsed = parse_score_rows(list(logs), inspect_logs.UNIT, known_models=known, allow_new_models=allow_new_models)
+    parsed.left_out = logs.samples - logs.scored
+    if logs.samples and not logs.scored:
+        parsed.errors = [e for e in parsed.errors if e.line is not None]
+        parsed.errors.append(RowError(None, f"{logs.samples} sample(s), none scored: nothing to import."))
+    parsed.errors = [replace(e, place=logs.places.get(e.line or 0, "")) for e in parsed.errors]
+    return check_score_rows(parsed), b"".join(file.read_bytes() for file in files)
+
+
+def check_uploaded_scores(filename: str, data: bytes, *, allow_new_models: bool = False) -> ParsedScores:
+    """An uploaded score file, or Inspect logs (a `.eval`, a log `.json`, or a `.zip` of a log folder),
+    checked. Raises ImportRejected, or InspectMissing without inspect-ai."""
+    import tempfile
+
+    from evalhub.catalog import inspect_logs
+
+    check_import_size(len(data))
+    if not inspect_logs.is_uploaded_log(filename, data[:4096]):
+        return check_score_file(filename, data, allow_new_models=allow_new_models)
+    with tempfile.TemporaryDirectory(prefix="evalhub-inspect-") as folder:
+        try:
+            path = inspect_logs.unpack_upload(filename, data, Path(folder), settings.EVALHUB_MAX_IMPORT_BYTES)
+        except ValueError as error:
+            raise ImportRejected([RowError(None, str(error))]) from None
+        parsed, _ = check_inspect_logs(path, allow_new_models=allow_new_models)
+    return parsed
+
+
+def do_import_scores(
+    *,
+    parsed: ParsedScores,
+    filename: str,
+    data: bytes,
+    benchmark_slug: str,
+    task_type: str = TaskType.OTHER,
+    user: Any = None,
+) -> ScoreImportSummary:
+    """Store a checked score file (check_score_file, or an Inspect log's rows), or nothing at all. A score's
+    natural key is (criterion, rater, response): the same file again changes nothing, and a changed score
+    or rationale is updated in place. Criteria the file names that evalhub lacks are created."""
+    check_benchmark_slug(benchmark_slug)
+    with transaction.atomic():
+        benchmark, _ = Benchmark.objects.get_or_create(
+            slug=benchmark_slug,
+            defaults={"name": benchmark_slug, "task_type": task_type, "created_by": real_user(user)},
+        )
+        counts = {"models_created": do_create_models(parsed.benchmark.new_models), "left_out": parsed.left_out}
+        counts["raters_created"] = do_create_judges(parsed.raters)
+        counts["criteria_created"] = _create_criteria({record.criterion for record in parsed.scores}, parsed.scales)
+        prompts = do_upsert_prompts(benchmark, parsed.benchmark, counts)
+        do_upsert_responses(prompts, parsed.benchmark, counts)
+        _upsert_scores(prompts, parsed.scores, counts)
+        do_record_import(benchmark, filename, data, parsed.rows, counts, user)
+    return ScoreImportSummary(benchmark=benchmark, rows=parsed.rows, counts=counts)
+
+
+IMPORTED_SCORE_SOURCE = "import-scores"
+
+
+def _create_criteria(named: set[str], scales: Mapping[str, tuple[float, float]]) -> int:
+    """The criteria a score file names that evalhub lacks, with levels from the file's `scale` (a 1-5 scale:
+    five levels a person can rate on); a stored criterion without levels gets them the same way (an
+    import adds, it never blanks). Returns how many were created."""
+    stored = dict(where_in(Criterion.objects.values_list("slug", "levels"), "slug", named))
+    Criterion.objects.bulk_create(
+        [
+            Criterion(
+                slug=slug,
+                name=slug,
+                definition="Named by an imported score file.",
+                levels=levels_for_scale(*scales[slug]) if slug in scales else {},
+            )
+            for slug in sorted(named - set(stored))
+        ]
+    )
+    for slug, levels in stored.items():
+        if not levels and slug in scales and (given := levels_for_scale(*scales[slug])):
+            Criterion.objects.filter(slug=slug).update(levels=given)
+    return len(named - set(stored))
+
+
+def _upsert_scores(prompts: Mapping[str, StoredPrompt], records: Sequence[ScoreRecord], counts: dict[str, Any]) -> None:
+    """New scores written as they are matched, changed ones updated in place (the parser refused a file
+    that scores one response twice under one criterion and rater, so each record is its own key)."""
+    models, criteria, responses = _ids_of(prompts)
+
+    def response_of(record: ScoreRecord) -> int:
+        return responses[(prompts[record.prompt_id].id, models[record.model], record.variant)]
+
+    existing = {
+        (c, j, response): (pk, score, rationale)
+        for pk, c, j, response, score, rationale in where_in(
+            Judgment.objects.filter(judge_model__isnull=False, response_2__isnull=True).values_list(
+                "pk", "criterion_id", "judge_model_id", "response_id", "score", "rationale"
+            ),
+            "response_id",
+            (response_of(record) for record in records),
+        )
+    }
+    changed = []
+    # Rows straight to the database, as a judgments import's: bulk_create spent 90 % of a 200,000-score
+    # import building a model instance per score and its SQL field by field.
+    columns = ("criterion_id", "judge_model_id", "response_id", "score", "rationale")
+    with RowWriter(Judgment, columns, source=IMPORTED_SCORE_SOURCE) as new:
+        for record in records:
+            key = (criteria[record.criterion], models[record.rater], response_of(record))
+            stored = existing.get(key)
+            if stored is None:
+                new.write((*key, record.score, record.rationale))
+            elif stored[1:] != (record.score, record.rationale):
+                changed.append(Judgment(pk=stored[0], score=record.score, rationale=record.rationale))
+    Judgment.objects.bulk_update(changed, ["score", "rationale"], batch_size=500)
+    if changed:
+        note_change()  # an edited score keeps its row (no new id): cached reports must see it anyway
+    counts.update(
+        scores_created=new.written,
+        scores_changed=len(changed),
+        scores_unchanged=len(records) - new.written - len(changed),
+    )

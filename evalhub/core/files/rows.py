@@ -1,0 +1,292 @@
+"""Reading a row file (JSONL, one JSON array, CSV, Parquet; each also gzipped) one row at a time, for
+every import schema (benchmarks, judgments, scores): a row is a flat dict (nested objects spread into
+dotted columns) or the reason it cannot be read, numbered as the user sees it. Also the checks that a
+value can be stored at all (PostgreSQL refuses NUL, deep nesting, huge integers)."""
+
+from __future__ import annotations
+
+import codecs
+import io
+import json
+import math
+import zlib
+from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any
+
+from evalhub.core.files.tables import csv_records, flatten
+
+# `.json` is one JSON array of records (AlpacaEval's annotations.json and model_outputs.json are).
+FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
+
+
+UNITS = {"parquet": "row", "json": "record"}  # what an error's number counts; "line" otherwise
+
+
+def unit_of(fmt: str) -> str:
+    return UNITS.get(fmt, "line")
+
+
+# Metadata deeper than this is refused by name: PostgreSQL's and the JSON encoder's own limits
+# (stack depth, recursion) would otherwise fail the write with a traceback instead of a line number.
+MAX_DEPTH = 32
+
+
+# A JSON integer longer than this is an id written as a number, or garbage; Python refuses to turn
+# ints of over 4,300 digits into text at all, which crashed the read.
+MAX_INT_DIGITS = 100
+
+
+@dataclass(frozen=True)
+class RowError:
+    """A problem with one row (`line` set) or with the whole file (`line` None)."""
+
+    line: int | None
+    message: str
+    unit: str = "line"
+    place: str = ""  # where a row is better named than by its number (an Inspect log's file and sample id)
+
+    def __str__(self) -> str:
+        if self.place:
+            return f"{self.place}: {self.message}"
+        return f"{self.unit} {self.line}: {self.message}" if self.line is not None else self.message
+
+
+def unpacked(filename: str, data: bytes, limit: int) -> tuple[str, bytes]:
+    """A gzipped file (`x.jsonl.gz`, as AlpacaEval ships its annotations) as its name and bytes inside,
+    unpacked at most `limit` bytes far (a small file may unpack to gigabytes); any other file as it is."""
+    if PurePath(filename).suffix.lower() != ".gz":
+        return filename, data
+    out, rest = bytearray(), data
+    while rest:  # a gzip file may hold several members one after another (`cat a.gz b.gz`): all are read
+        unpacker = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # the gzip header and trailer
+        try:
+            out += unpacker.decompress(rest, limit + 1 - len(out))
+        except zlib.error as error:
+            raise ValueError(f"{filename} is not a readable gzip file ({error}).") from None
+        if len(out) > limit:
+            raise ValueError(
+                f"{filename} unpacks to over {limit / 1e6:.1f} MB, the import limit (EVALHUB_MAX_IMPORT_BYTES); "
+                "split it or raise the limit."
+            )
+        if not unpacker.eof:
+            raise ValueError(f"{filename} ends before its gzip stream does: the file is cut short.")
+        rest = unpacker.unused_data
+    return filename[: -len(".gz")], bytes(out)
+
+
+def detect_format(filename: str) -> str:
+    suffix = PurePath(filename).suffix.lower()
+    if suffix not in FORMATS:
+        raise ValueError(
+            f"unsupported file type {suffix or '(none)'!r}; use .jsonl, .json (one array of records), .csv or "
+            ".parquet, each also gzipped (.gz)."
+        )
+    return FORMATS[suffix]
+
+
+class FileError(Exception):
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise FileError(
+            f"the file is not valid UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start}); "
+            "save it as UTF-8 and try again.",
+            line,
+        ) from None
+
+
+def read_rows(
+    data: bytes,
+    fmt: str,
+    *,
+    check_header: Callable[[list[str]], None],
+    nested: Collection[str] = (),
+) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """Yield (line or row number, row dict), or (number, error message) for an unreadable row.
+
+    `check_header` (the schema's) raises FileError for a header that cannot be imported; `nested`
+    names the JSONL/Parquet objects spread into dotted columns."""
+    check = check_header
+    if fmt == "jsonl":
+        yield from _read_jsonl(_decoded_lines(data), nested)
+    elif fmt == "json":
+        yield from _read_json_array(_decode(data), nested)
+    elif fmt == "csv":
+        yield from _read_csv(_decode(data), check)
+    elif fmt == "parquet":
+        yield from _read_parquet(data, check, nested)
+    else:
+        raise FileError(f"unknown format {fmt!r}.")
+
+
+class _Unreadable(ValueError):
+    """A JSON value the parser accepts and evalhub cannot store; the message is the user's reason."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _Unreadable(f"{name} is not a JSON value (JSON has no NaN or Infinity); leave it out or write it as text.")
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise _Unreadable(
+            f"a number with {len(digits.lstrip('-'))} digits (at most {MAX_INT_DIGITS}); write long ids as text."
+        )
+    return int(digits)
+
+
+def _decoded_lines(data: bytes) -> Iterator[str]:
+    """The file's lines decoded one at a time, as `_decode(data).split("\n")` gives them (not
+    splitlines(): JSON strings may hold a raw U+2028, which is not a line end; UTF-8 never has the byte
+    of "\n" inside a character), without a decoded copy of a large file beside its bytes."""
+    start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    while start <= len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end == -1 else end
+        try:
+            yield data[start:end].decode("utf-8")
+        except UnicodeDecodeError:
+            _decode(data)  # the whole file's message: the first bad byte's offset and line
+            raise
+        start = end + 1
+
+
+def _read_jsonl(lines: Iterable[str], nested: Collection[str]) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line, parse_constant=_no_constant, parse_int=_bounded_int)
+        except json.JSONDecodeError as error:
+            yield number, f"not valid JSON ({error.msg} at column {error.colno})."
+            continue
+        except _Unreadable as error:
+            yield number, str(error)
+            continue
+        except RecursionError:
+            yield number, f"the JSON is nested too deeply to read (metadata may be at most {MAX_DEPTH} levels deep)."
+            continue
+        if not isinstance(value, dict):
+            yield number, f"each line must be a JSON object, not {type(value).__name__}."
+            continue
+        yield number, flatten(value, nested)
+
+
+def _read_json_array(text: str, nested: Collection[str]) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """A whole file that is one JSON array of objects; a record's number is its place in the array (from 1)."""
+    try:
+        value = json.loads(text, parse_constant=_no_constant, parse_int=_bounded_int)
+    except json.JSONDecodeError as error:
+        raise FileError(
+            f"not valid JSON ({error.msg} at line {error.lineno}, column {error.colno}).", error.lineno
+        ) from None
+    except _Unreadable as error:
+        raise FileError(str(error)) from None
+    except RecursionError:
+        raise FileError(
+            f"the JSON is nested too deeply to read (metadata may be at most {MAX_DEPTH} levels deep)."
+        ) from None
+    if not isinstance(value, list):
+        raise FileError(
+            f"a .json file must be one array of records, not {type(value).__name__}; for one record a line, use .jsonl."
+        )
+    for number, record in enumerate(value, start=1):
+        if isinstance(record, dict):
+            yield number, flatten(record, nested)
+        else:
+            yield number, f"each record must be a JSON object, not {type(record).__name__}."
+
+
+def _read_csv(text: str, check_header: Callable[[list[str]], None]) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    records = csv_records(text)
+    first = next(records, None)
+    if first is None:
+        return
+    if isinstance(first[1], str):
+        raise FileError(f"the CSV header cannot be read: {first[1]}.", first[0])
+    header = first[1]
+    check_header(header)
+    for start, cells in records:
+        if isinstance(cells, str):
+            yield start, f"the CSV cannot be read here: {cells}."
+        elif len(cells) != len(header):
+            yield start, f"has {len(cells)} cells but the header has {len(header)} columns."
+        else:
+            yield start, {name: (cell if cell != "" else None) for name, cell in zip(header, cells, strict=True)}
+
+
+def _read_parquet(
+    data: bytes, check_header: Callable[[list[str]], None], nested: Collection[str]
+) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    import pandas as pd
+
+    try:
+        frame = pd.read_parquet(io.BytesIO(data))
+    except Exception as error:  # pyarrow raises several types for a corrupt file
+        raise FileError(f"not a readable Parquet file ({type(error).__name__}: {error}).") from None
+    check_header([str(column) for column in frame.columns])
+    for number, record in enumerate(frame.to_dict("records"), start=1):
+        yield number, flatten({str(key): _plain(value) for key, value in record.items()}, nested)
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars and arrays to Python values; NaN/NA to None."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, dict):
+        return {key: _plain(inner) for key, inner in value.items()}
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if value is not None and type(value).__name__ in {"NAType", "NaTType"}:
+        return None
+    return value
+
+
+def unstorable_text(text: str) -> str | None:
+    """Why a string cannot be stored (PostgreSQL text and jsonb refuse NUL; UTF-8 has no lone surrogates)."""
+    if "\x00" in text:
+        return "contains a NUL character (\\u0000), which cannot be stored; remove it."
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return (
+            f"contains a lone surrogate (\\u{ord(text[error.start]):04x} at character {error.start + 1}), "
+            "which is not valid Unicode."
+        )
+    return None
+
+
+def unstorable_value(path: str, value: Any, depth: int) -> str | None:
+    """Why a metadata value cannot be stored as JSON, naming where in it; None when it can."""
+    if depth > MAX_DEPTH:
+        return f"{path!r} is nested more than {MAX_DEPTH} levels deep."
+    if isinstance(value, str):
+        problem = unstorable_text(value)
+        return f"{path!r} {problem}" if problem else None
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{path!r} is {value}, not a finite number; leave it out or write it as text."
+    if isinstance(value, int) and not isinstance(value, bool) and len(str(abs(value))) > MAX_INT_DIGITS:
+        return f"{path!r} is a number with more than {MAX_INT_DIGITS} digits; write it as text."
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            problem = unstorable_text(str(key))
+            if problem:
+                return f"a key in {path!r} {problem}"
+            problem = unstorable_value(f"{path}.{key}", inner, depth + 1)
+            if problem:
+                return problem
+    if isinstance(value, (list, tuple)):
+        for index, inner in enumerate(value):
+            problem = unstorable_value(f"{path}[{index}]", inner, depth + 1)
+            if problem:
+                return problem
+    return None
