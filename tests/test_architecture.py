@@ -169,3 +169,29 @@ def test_the_check_of_job_making_calls_sees_one(tmp_path):
         "from evalhub.jobs.actions import do_create_job\n\ndef start():\n    return do_create_job('gem', 'GEM')\n"
     )
     assert job_making_calls(tmp_path) == ["scoring/actions.py:4"]
+
+
+LONG_MODULE = 500
+
+
+def long_modules(package: Path = ROOT / "evalhub") -> set[str]:
+    return {
+        f"evalhub/{path.relative_to(package)}"
+        for path in package.glob("**/*.py")
+        if "migrations" not in path.parts and len(path.read_text().splitlines()) > LONG_MODULE
+    }
+
+
+def test_a_module_over_500_lines_says_why_in_the_architecture_page():
+    """Rooms by concept: a module past 500 lines is split, or docs/architecture.md names it with the
+    one concept that fills it."""
+    explained = (ROOT / "docs" / "architecture.md").read_text()
+    assert sorted(m for m in long_modules() if f"`{m}`" not in explained) == []
+
+
+def test_the_check_of_long_modules_sees_one(tmp_path):
+    (tmp_path / "catalog").mkdir()
+    (tmp_path / "catalog" / "actions.py").write_text("x = 1\n" * (LONG_MODULE + 1))
+    (tmp_path / "catalog" / "migrations").mkdir()
+    (tmp_path / "catalog" / "migrations" / "0001_initial.py").write_text("x = 1\n" * (LONG_MODULE + 1))
+    assert long_modules(tmp_path) == {"evalhub/catalog/actions.py"}
