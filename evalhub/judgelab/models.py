@@ -12,8 +12,9 @@ class ReportSnapshot(models.Model):
     fingerprint = models.CharField(max_length=40)
     computed_at = models.DateTimeField()
     seconds = models.FloatField(help_text="How long computing it took.")
-    payload = models.BinaryField()
-    signature = models.CharField(max_length=64, help_text="HMAC of the payload under the secret key.")
+    payload = models.BinaryField(
+        help_text="The report as MessagePack of its own types (evalhub.core.judge_lab.snapshots)."
+    )
 
     def __str__(self) -> str:
         return f"judge lab report {self.scope} at {self.computed_at:%Y-%m-%d %H:%M}"

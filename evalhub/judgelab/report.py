@@ -12,26 +12,23 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import pickle
 import time
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.core.cache import cache
 from django.utils import timezone
-from django.utils.crypto import constant_time_compare
 
 from evalhub.celery import task_named
 from evalhub.core.judge_lab.report import build_report
 from evalhub.core.judge_lab.report_types import Report
-from evalhub.judgelab.actions import do_store_report_snapshot, sign
+from evalhub.core.judge_lab.snapshots import SCHEMA_VERSION, decode_report
+from evalhub.judgelab.actions import do_store_report_snapshot
 from evalhub.judgelab.models import ReportSnapshot
 from evalhub.judgelab.observations import Scope, collect
 from evalhub.reads.caching import TIMEOUT_S, fingerprint
 
 logger = logging.getLogger(__name__)
-# ":3": the privileged lift gained its per-category and bias tables; a report kept before lacks them.
-VERSION = 3
 REFRESH_TASK = "judgelab.refresh_report"
 REFRESH_LOCK_S = 15 * 60  # a refresh asked for and not finished within this is asked for again
 
@@ -45,7 +42,9 @@ class Freshness:
 
 
 def _scope_key(scope: Scope) -> str:
-    return f"{VERSION}|{scope.key}"
+    # The report's schema version (computed from its types, evalhub.core.judge_lab.snapshots): a report
+    # kept by an evalhub whose report had other fields is not this scope's kept report.
+    return f"{SCHEMA_VERSION}|{scope.key}"
 
 
 def _cache_key(scope: Scope, stamp: str) -> str:
@@ -102,7 +101,7 @@ def _compute_and_keep(scope: Scope, stamp: str) -> tuple[Report, Freshness]:
 
 def _kept_fingerprint(scope: Scope) -> str | None:
     """The fingerprint of the data the kept report was computed from (None: none kept), read alone:
-    the report itself is large and is unpickled only when it is shown."""
+    the report itself is large and is decoded only when it is shown."""
     return ReportSnapshot.objects.filter(scope=_scope_key(scope)).values_list("fingerprint", flat=True).first()
 
 
@@ -110,14 +109,10 @@ def _snapshot(scope: Scope) -> tuple[Report, Freshness] | None:
     row = ReportSnapshot.objects.filter(scope=_scope_key(scope)).first()
     if row is None:
         return None
-    payload = bytes(row.payload)
-    if not constant_time_compare(sign(payload), row.signature):
-        return None  # not written by this server (or under another secret key): computed again
-    return _unpickle(payload), Freshness(row.computed_at, row.seconds, current=True)
-
-
-def _unpickle(payload: bytes) -> Report:
-    return pickle.loads(payload)  # noqa: S301 (its signature was checked: only what this server pickled)
+    report = decode_report(bytes(row.payload))
+    if report is None:
+        return None  # kept under another schema (an older evalhub), or not a report: computed again
+    return report, Freshness(row.computed_at, row.seconds, current=True)
 
 
 def _ask_for_refresh(scope: Scope) -> bool:

@@ -1,15 +1,21 @@
 """The judge lab's report is kept: a page request never computes one once its scope has one; after
 new labels it shows the last one, saying so, while one refresh runs on a worker; exports wait for
-the current one; a snapshot this server did not sign is never unpickled."""
+the current one; a snapshot is read into the report's own types, never unpickled."""
 
 from __future__ import annotations
+
+import pickle
+from dataclasses import make_dataclass
 
 import pytest
 from django.core.cache import cache
 
 from evalhub.catalog.actions.judgments import do_import_judgments
+from evalhub.core.judge_lab.report import build_report
+from evalhub.core.judge_lab.snapshots import SCHEMA_VERSION, decode_report, encode_report, schema_version
 from evalhub.judgelab import report as judge_report
 from evalhub.judgelab.models import ReportSnapshot
+from tests.core.judge_lab.test_measures import planted
 
 pytestmark = pytest.mark.django_db
 
@@ -71,11 +77,11 @@ def test_after_new_labels_the_last_report_is_shown_as_earlier_and_one_refresh_is
     login(viewer)
     before = judges_on(client.get("/judges/"))
     imported(LABELS + MORE)  # a new judge's label lands
-    unpickled = []
-    real_unpickle = judge_report._unpickle
-    monkeypatch.setattr(judge_report, "_unpickle", lambda payload: unpickled.append(1) or real_unpickle(payload))
+    decoded = []
+    real_decode = judge_report.decode_report
+    monkeypatch.setattr(judge_report, "decode_report", lambda payload: decoded.append(1) or real_decode(payload))
     page = client.get("/judges/")
-    assert len(unpickled) == 1, "the kept report is read once a request"
+    assert len(decoded) == 1, "the kept report is read once a request"
     assert judges_on(page) == before, "the last report, at once"
     assert not page.context["freshness"].current
     assert "before the latest labels landed" in page.content.decode()
@@ -98,17 +104,40 @@ def test_an_export_waits_for_the_report_of_the_data_as_it_is(login, viewer, clie
     assert counted["refreshes"] == []
 
 
-def test_a_snapshot_this_server_did_not_sign_is_computed_again_never_unpickled(
-    login, viewer, client, counted, monkeypatch
-):
+def test_a_snapshot_that_is_not_a_report_of_this_schema_is_computed_again(login, viewer, client, counted):
+    """Snapshots are MessagePack of the report's own types, read into those types (no pickle: reading one
+    runs no code): bytes that are not such a report, or a report of another schema, are computed again."""
     imported(LABELS)
     login(viewer)
     client.get("/judges/")
-    ReportSnapshot.objects.update(payload=b"not what was written", signature="0" * 64)
-    cache.clear()
-    monkeypatch.setattr(judge_report, "_unpickle", lambda payload: pytest.fail("unpickled an unsigned payload"))
-    assert client.get("/judges/").status_code == 200
-    assert counted["compute"] == 2
+    stored = bytes(ReportSnapshot.objects.get().payload)
+    assert decode_report(stored) is not None
+    for payload in (
+        pickle.dumps({"judges": []}),
+        b"not what was written",
+        stored.replace(SCHEMA_VERSION.encode(), b"0" * 16),
+    ):
+        ReportSnapshot.objects.update(payload=payload)
+        cache.clear()
+        before = counted["compute"]
+        assert client.get("/judges/").status_code == 200
+        assert counted["compute"] == before + 1
+
+
+def test_a_report_round_trips_through_its_snapshot_equal_to_itself():
+    judges, labels, pairs, settled = planted()
+    report = build_report(judges, labels, pairs, settled, resamples=50)
+    assert decode_report(encode_report(report)) == report
+
+
+def test_the_schema_version_changes_when_a_type_inside_the_report_does():
+    """A field added two levels down changes the version, so a report kept before it is computed again."""
+    inner = make_dataclass("Inner", [("value", float)])
+    wider_inner = make_dataclass("Inner", [("value", float), ("low", float | None, None)])
+    outer = make_dataclass("Outer", [("rows", list[inner])])
+    wider_outer = make_dataclass("Outer", [("rows", list[wider_inner])])
+    assert schema_version(outer) != schema_version(wider_outer)
+    assert schema_version(outer) == schema_version(make_dataclass("Outer", [("rows", list[inner])]))
 
 
 def test_a_refresh_asked_for_twice_computes_once(counted):
