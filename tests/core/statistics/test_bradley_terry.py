@@ -391,3 +391,60 @@ def test_the_win_matrices_of_many_resamples_equal_the_battles_counted_one_by_one
             expected[r, i, j] += counts[r, cell] * share
             expected[r, j, i] += counts[r, cell] * (1 - share)
     assert wins == pytest.approx(expected, abs=1e-12)
+
+
+# The 97.5th percentile of the standard normal: a 95 % two-sided interval is rating ± this many SEs.
+Z_95 = 1.959963984540054
+
+
+def test_a_bootstrap_board_draws_exactly_the_2_5th_and_97_5th_percentiles_of_its_resamples():
+    """The coverage test above accepts a miscalibrated level (a 97.5 % interval covers 0.88-0.99 too);
+    this one pins the level: the bounds are those percentiles of the same resamples."""
+    battles = simulate(TRUTH, 400, seed=5)
+    board = bt.leaderboard(battles, rounds=120, seed=9)
+    collected = bt.collect(battles)
+    resampled = bt.bootstrap_ratings(collected, 120, seed=9)
+    low, high = np.percentile(resampled, [2.5, 97.5], axis=0)
+    for r in board.ratings:
+        i = collected.models.index(r.model)
+        assert (r.low, r.high) == pytest.approx((low[i], high[i]), abs=1e-9)
+
+
+def test_a_sandwich_board_draws_exactly_z_0_975_standard_errors_either_side():
+    battles = _uneven_battles(seed=3)
+    board = bt.leaderboard(battles, interval=bt.SANDWICH)
+    collected = bt.collect(battles)
+    rating = np.array([next(r.rating for r in board.ratings if r.model == m) for m in collected.models])
+    se = np.sqrt(np.diag(bt.sandwich_covariance(collected, rating))) * bt._ELO_PER_NAT
+    for r in board.ratings:
+        i = collected.models.index(r.model)
+        assert (r.low, r.high) == pytest.approx((r.rating - Z_95 * se[i], r.rating + Z_95 * se[i]), abs=1e-9)
+
+
+def test_a_style_controlled_board_draws_exactly_the_2_5th_and_97_5th_percentiles_of_its_resamples():
+    rng = np.random.default_rng(4)
+    battles = simulate(TRUTH, 300, seed=6)
+    first, second = rng.integers(50, 500, (len(battles), 1)), rng.integers(50, 500, (len(battles), 1))
+    models = sorted(TRUTH)
+    controlled, _ = bt.style_controlled(battles, first, second, models, rounds=40, seed=2)
+    index = {m: i for i, m in enumerate(models)}
+    a = np.array([index[x] for x, _, _ in battles])
+    b = np.array([index[y] for _, y, _ in battles])
+    outcome = np.array([{bt.A: 1.0, bt.B: 0.0, bt.TIE: 0.5}[o] for _, _, o in battles])
+    features = bt.style_differences(first, second)
+    draws = np.random.default_rng(2)
+    resampled = [
+        bt.fit_with_style(
+            a,
+            b,
+            outcome,
+            features,
+            len(models),
+            bt.DEFAULT_RIDGE,
+            np.bincount(draws.integers(0, len(battles), len(battles)), minlength=len(battles)),
+        )[0]
+        for _ in range(40)
+    ]
+    low, high = np.percentile(bt.to_rating(np.array(resampled)), [2.5, 97.5], axis=0)
+    for model, (_, model_low, model_high) in controlled.items():
+        assert (model_low, model_high) == pytest.approx((low[index[model]], high[index[model]]), abs=1e-9)
