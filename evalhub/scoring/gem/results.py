@@ -168,7 +168,8 @@ def baseline_response_scores(run: GemRun) -> dict[str, dict[int, float]]:
     finished = run.job.finished_at
     if finished is None:
         return _baseline_response_scores(run)
-    key = f"gem:baselines:{run.pk}:{finished.timestamp()}"  # a resumed run finishes again: a new key
+    # A resumed run finishes again: a new key. "nltk": the baselines' tokens since they follow GEM's D.1.
+    key = f"gem:baselines:nltk:{run.pk}:{finished.timestamp()}"
     kept: dict[str, dict[int, float]] | None = cache.get_or_set(
         key, lambda: _baseline_response_scores(run), BASELINES_KEPT_S
     )
