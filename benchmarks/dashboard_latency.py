@@ -272,7 +272,7 @@ def write_costs(requests: int) -> bool:
 
     from evalhub.core.scaleeval.debate import DebateOutcome
     from evalhub.debates.actions import DEBATES_PER_JUDGE_CHUNK, do_finish_debates
-    from evalhub.debates.tallying import do_recount_debates, do_recount_judge_run
+    from evalhub.debates.verdict_counts import do_recount_debates, do_recount_judge_run
 
     run = JudgeRun.objects.filter(criteria_variant="original").order_by("id").first()
     debates = list(Debate.objects.filter(run_id=run.reference_id).order_by("id")[:requests])

@@ -13,8 +13,8 @@ from collections import defaultdict
 from django.db import transaction
 from django.db.models import Q
 
-from evalhub.catalog.tallying import imported_counts
-from evalhub.debates.tallying import do_count_all
+from evalhub.catalog.label_counts import imported_counts
+from evalhub.debates.verdict_counts import do_count_all
 from evalhub.reads.battles import Filters
 from evalhub.tallies.actions import do_replace_counts, is_stale, lock_state
 from evalhub.tallies.models import JUDGE_COUNTS, JUDGE_SUMS, BattleCount, JudgeTally

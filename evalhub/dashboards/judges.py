@@ -197,7 +197,7 @@ def _agreement(
         pooled = example[(judge, variant, mode_key)]
         tallies = run["scenarios"].values()
         # The same pairs as the run's meta-evaluation page (evalhub.core.statistics.agreement.judged_pairs),
-        # counted as the verdicts were written (evalhub.debates.tallying).
+        # counted as the verdicts were written (evalhub.debates.verdict_counts).
         judged = sum(t.judged for t in tallies)
         covered[(judge, variant, mode_key)][0] += judged
         covered[(judge, variant, mode_key)][1] += run["reference_pairs"]

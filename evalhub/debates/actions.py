@@ -27,7 +27,7 @@ from evalhub.debates.models import (
     DebateTurn,
     JudgeRun,
 )
-from evalhub.debates.tallying import do_recount_debates
+from evalhub.debates.verdict_counts import do_recount_debates
 from evalhub.jobs.actions import do_add_usage, do_set_progress
 from evalhub.jobs.chunks import do_resume_job
 from evalhub.jobs.kinds import registered_runner

@@ -40,7 +40,7 @@ from evalhub.debates.config import JUDGE_RUN, JudgeRunConfig
 from evalhub.debates.evaluation_events import PairVerdict, pair_events
 from evalhub.debates.models import GRADED, Debate, DebateStatus, JudgeRun, JudgeVerdict
 from evalhub.debates.runner import PRIVILEGED_TITLES
-from evalhub.debates.tallying import REFERENCE_STATUSES, do_recount_judge_run
+from evalhub.debates.verdict_counts import REFERENCE_STATUSES, do_recount_judge_run
 from evalhub.jobs.chunks import Settled
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.jobs.runners import JobRunner, Plan

@@ -260,7 +260,7 @@ class JudgeVerdict(models.Model):
 class CountedDebate(models.Model):
     """What one debate adds to the boards' counts now (evalhub.tallies): its battle, if settled, and
     its reference verdict for the judges. Plain ids, no foreign key: a deleted debate's row stays
-    long enough for its counts to be taken away (see evalhub.debates.tallying)."""
+    long enough for its counts to be taken away (see evalhub.debates.verdict_counts)."""
 
     debate_id = models.IntegerField(primary_key=True)
     run_id = models.IntegerField()

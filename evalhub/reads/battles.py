@@ -22,11 +22,11 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+from evalhub.catalog.label_counts import imported_battles, pairwise_labels
 from evalhub.catalog.models import IMPORTED_VARIANT
-from evalhub.catalog.tallying import imported_battles, pairwise_labels
 from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.debates.models import Debate, DebateStatus, Winner, winner_for
-from evalhub.debates.tallying import BATTLE_FIELDS
+from evalhub.debates.verdict_counts import BATTLE_FIELDS
 from evalhub.reads.verdicts import judge_run_majorities
 from evalhub.tallies.models import CONSENSUS, HUMAN, IMPORTED_JUDGES, IMPORTED_PEOPLE, SINGLE_JUDGE
 

@@ -368,7 +368,7 @@ def test_counting_an_import_of_300000_labels_asks_the_database_in_bounded_querie
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from evalhub.catalog.tallying import do_count_imported
+    from evalhub.catalog.label_counts import do_count_imported
     from evalhub.system.bounded_queries import PER_QUERY as IDS_PER_QUERY
 
     with CaptureQueriesContext(connection) as queries:
@@ -380,7 +380,7 @@ def test_counting_an_import_of_300000_labels_asks_the_database_in_bounded_querie
 def test_the_counts_of_new_labels_made_from_the_file_equal_a_recount_from_the_stored_rows():
     """New labels' battles are counted from what the import holds, not read back: the counts must equal
     a recount of the stored judgments (people and judges, both orders, a tie, an unreadable answer)."""
-    from evalhub.catalog.tallying import imported_counts
+    from evalhub.catalog.label_counts import imported_counts
     from evalhub.tallies.models import BATTLE_COUNTS, BATTLE_KEY, BattleCount
 
     labels = (

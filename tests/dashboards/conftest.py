@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel, Prompt, Response
 from evalhub.debates.models import Debate, DebateRun, DebateStatus, JudgeRun, JudgeVerdict, winner_for
-from evalhub.debates.tallying import do_recount_debates
+from evalhub.debates.verdict_counts import do_recount_debates
 from evalhub.jobs.models import Job, JobStatus
 from evalhub.tallies.models import TallyState
 

@@ -23,10 +23,10 @@ from evalhub.core.statistics.agreement import coverage, judged_pairs, position_f
 from evalhub.dashboards.counts import do_rebuild_tallies, fresh
 from evalhub.dashboards.judges import judges_board
 from evalhub.dashboards.pairwise import pairwise_board
-from evalhub.debates import tallying
+from evalhub.debates import verdict_counts
 from evalhub.debates.actions import do_create_judge_run, do_create_run, do_finish_debates
 from evalhub.debates.models import CountedDebate, Debate, JudgeRun, JudgeVerdict
-from evalhub.debates.tallying import MAJORITY_KEY, MAJORITY_VALUES, do_recount_debates, do_recount_judge_run
+from evalhub.debates.verdict_counts import MAJORITY_KEY, MAJORITY_VALUES, do_recount_debates, do_recount_judge_run
 from evalhub.reads.battles import SOURCES, Filters, load_battles
 from evalhub.reads.caching import fingerprint
 from evalhub.reads.verdicts import judge_run_majorities
@@ -290,7 +290,7 @@ def test_a_chunk_with_a_debate_never_counted_holds_every_debates_lock_before_cou
         for pk in debates
     )
     probed: list[bool] = []
-    whole_recount = tallying.do_recount_debates
+    whole_recount = verdict_counts.do_recount_debates
 
     def counting_the_rest(ids) -> None:  # the chunk's way to count a debate never counted
         def probe() -> None:
@@ -306,7 +306,7 @@ def test_a_chunk_with_a_debate_never_counted_holds_every_debates_lock_before_cou
         workers.join(30)
         whole_recount(ids)
 
-    monkeypatch.setattr(tallying, "do_recount_debates", counting_the_rest)
+    monkeypatch.setattr(verdict_counts, "do_recount_debates", counting_the_rest)
     with transaction.atomic():
         do_recount_judge_run(judge_run, debates)
     assert probed == [True]
@@ -317,16 +317,16 @@ def test_a_chunk_with_a_debate_never_counted_holds_every_debates_lock_before_cou
 
 def test_a_judge_runs_chunk_recounts_only_its_own_majorities_and_still_equals_a_count_from_scratch(arena, monkeypatch):
     play(arena, random.Random(3))
-    from evalhub.debates import tallying
+    from evalhub.debates import verdict_counts
 
     def whole_recount(ids):
         raise AssertionError("a judge run's chunk recounted every judge's verdicts on its debates")
 
-    monkeypatch.setattr(tallying, "do_recount_debates", whole_recount)
+    monkeypatch.setattr(verdict_counts, "do_recount_debates", whole_recount)
     monkeypatch.setattr("evalhub.debates.judging.do_recount_debates", whole_recount, raising=False)
     written = []
-    real = tallying.do_add_judge_tallies
-    monkeypatch.setattr(tallying, "do_add_judge_tallies", lambda deltas: written.append(deltas) or real(deltas))
+    real = verdict_counts.do_add_judge_tallies
+    monkeypatch.setattr(verdict_counts, "do_add_judge_tallies", lambda deltas: written.append(deltas) or real(deltas))
     for run, samples in ((arena[0], 3), (arena[1], 1)):
         do_create_judge_run(
             reference=run, judge="heuristic:detail", samples=samples, temperature=0.7, check_position=True
@@ -381,7 +381,7 @@ def test_a_judge_runs_chunk_keeps_its_counts_in_the_same_few_statements_whatever
         assert statements[len(debates)] == ["SELECT", "INSERT", "INSERT", "INSERT"], statements
     assert len(statements[1]) <= len(statements[len(debates)])
     if connection.vendor == "postgresql":  # one per column of each table written, whatever the chunk's size
-        widths = len(BATTLE_KEY + BATTLE_COUNTS) + len(JUDGE_KEY + tallying.JUDGE_FIELDS)
+        widths = len(BATTLE_KEY + BATTLE_COUNTS) + len(JUDGE_KEY + verdict_counts.JUDGE_FIELDS)
         widths += len(MAJORITY_KEY + MAJORITY_VALUES)
         assert max(parameters[len(debates)]) <= widths and len(debates) > 10, parameters
     kept = snapshot()

@@ -15,7 +15,7 @@ from django.forms.models import model_to_dict
 from django.test.utils import CaptureQueriesContext, isolate_apps
 
 from evalhub.catalog.models import Benchmark, Criterion, Judgment, LanguageModel, Prompt, Response
-from evalhub.debates.tallying import JUDGE_FIELDS  # the judges' tallies' columns after their key
+from evalhub.debates.verdict_counts import JUDGE_FIELDS  # the judges' tallies' columns after their key
 from evalhub.system.bulk_insert import (
     UPSERT_ARRAY_ROWS,
     UPSERT_ROWS,

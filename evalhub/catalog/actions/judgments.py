@@ -25,6 +25,7 @@ from evalhub.catalog.actions.importing import (
     made_meanwhile,
     real_user,
 )
+from evalhub.catalog.label_counts import battle_key, do_count_imported, do_count_new_labels
 from evalhub.catalog.models import (
     Benchmark,
     Criterion,
@@ -34,7 +35,6 @@ from evalhub.catalog.models import (
     TaskType,
     Verdict,
 )
-from evalhub.catalog.tallying import battle_key, do_count_imported, do_count_new_labels
 from evalhub.core.files.judgments import (
     AUTO,
     BOTH_BAD,
