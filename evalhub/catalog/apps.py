@@ -1,6 +1,15 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+def ensure_builtin_criteria(sender, **kwargs) -> None:
+    # After every migrate and every flush (tests flush between transactional tests; `flush` in
+    # production): a labels file naming `helpfulness` imports on any database, as after migrate alone.
+    from evalhub.catalog.actions.responses import do_ensure_builtin_criteria
+
+    do_ensure_builtin_criteria()
 
 
 class CatalogConfig(AppConfig):
@@ -20,3 +29,4 @@ class CatalogConfig(AppConfig):
         watch_changes(Criterion, ("slug",))
         watch_changes(Prompt, ("category", "benchmark_id"))
         watch_changes(Response, ("model_id", "prompt_id"))
+        post_migrate.connect(ensure_builtin_criteria, sender=self, dispatch_uid="catalog-builtin-criteria")

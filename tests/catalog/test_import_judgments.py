@@ -284,6 +284,22 @@ def test_imported_labels_and_verdicts_are_battles_on_the_pairwise_board():
     assert pairwise_board(Filters(), fingerprint())["battles"] == 0, "a Filters' own sources: debates and people"
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_flushed_database_gets_the_built_in_criteria_back_and_an_edited_one_is_kept():
+    """Transactional tests flush the database between them, and so does `manage.py flush`: the built-in
+    criteria came from a data migration only, so after a flush a labels file naming `helpfulness` was
+    refused, and which tests failed depended on their order (they did under pytest-xdist)."""
+    from evalhub.core.prompts.builtin_criteria import BUILTIN_CRITERIA
+
+    call_command("flush", interactive=False, verbosity=0)
+    assert set(BUILTIN_CRITERIA) <= set(Criterion.objects.values_list("slug", flat=True))
+    Criterion.objects.filter(slug="helpfulness").update(definition="Ours.")
+    call_command("flush", interactive=False, verbosity=0)
+    Criterion.objects.filter(slug="helpfulness").update(definition="Ours.")
+    call_command("migrate", verbosity=0)  # a later migrate leaves an existing one as it is
+    assert Criterion.objects.get(slug="helpfulness").definition == "Ours."
+
+
 def test_a_database_made_by_migrate_alone_knows_the_built_in_criteria():
     from evalhub.core.prompts.builtin_criteria import BUILTIN_CRITERIA
 

@@ -74,3 +74,25 @@ def do_ensure_criterion(slug: str, name: str, definition: str, levels: dict, *, 
         defaults={"name": name, "definition": definition, "levels": checked, "scenario": scenario, "builtin": True},
     )
     return criterion
+
+
+def do_ensure_builtin_criteria() -> int:
+    """The built-in criteria (evalhub.core.prompts.builtin_criteria), each made where its slug is free; a
+    criterion someone has under one of these slugs is left as it is. Returns how many were made. Run
+    after every migrate and flush (CatalogConfig), as migration 0004 first made them."""
+    from evalhub.core.prompts.builtin_criteria import BUILTIN_CRITERIA
+
+    made = 0
+    for slug, spec in BUILTIN_CRITERIA.items():
+        _, created = Criterion.objects.get_or_create(
+            slug=slug,
+            defaults={
+                "name": spec["name"],
+                "definition": spec["definition"],
+                "levels": {str(score): text for score, text in check_levels(spec["levels"]).items()},
+                "scenario": spec["scenario"],
+                "builtin": True,
+            },
+        )
+        made += created
+    return made
