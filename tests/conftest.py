@@ -22,6 +22,12 @@ requires_chromium = pytest.mark.skipif(
 )
 
 
+def pytest_xdist_auto_num_workers(config) -> int:
+    """`-n auto`: a worker per core, at most eight (each starts Celery workers and servers of its own,
+    and Redis has 15 databases for them besides the given one)."""
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
 def pytest_report_header(config) -> list[str]:
     database = "PostgreSQL (DATABASE_URL)" if DATABASE_URL.startswith("postgres") else "SQLite (DATABASE_URL unset)"
     lines = [
@@ -80,6 +86,54 @@ def django_db_setup(django_db_setup, django_db_blocker):
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                 "WHERE datname = current_database() AND pid <> pg_backend_pid()"
             )
+
+
+def _pooled_in_use() -> int | None:
+    """Connections of this process's PostgreSQL pool taken by other threads than this one (None before the
+    pool is made, or with none): the test's own thread keeps its connection from test to test."""
+    from django.db import connections
+
+    pool = getattr(type(connections["default"]), "_connection_pools", {}).get("default")
+    if pool is None:
+        return None
+    stats = pool.get_stats()
+    own = connections["default"].connection is not None
+    return stats.get("pool_size", 0) - stats.get("pool_available", 0) - own
+
+
+_LEFT_TAKEN: dict[str, int] = {}  # test → pooled connections its threads ended holding
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Measured around the whole test, its fixtures' teardown included (an async test's event loop and its
+    executor threads are gone by then, and with them what they held for a while)."""
+    before = _pooled_in_use()
+    yield
+    if before is not None:
+        from asgiref.sync import SyncToAsync
+        from django.db import connections
+
+        # The thread where channels' database_sync_to_async runs (a socket's login, a consumer's reads)
+        # lives on from test to test; the connection it keeps is given back here, as a web process
+        # would keep it for its next socket.
+        SyncToAsync.single_thread_executor.submit(connections.close_all).result(timeout=30)
+    after = _pooled_in_use()
+    if before is not None and after is not None and after > before:
+        _LEFT_TAKEN[item.nodeid] = after - before
+
+
+@pytest.fixture(autouse=True)
+def _no_pooled_connection_left_taken():
+    """A thread a test starts that ends holding a pooled connection keeps it from the pool for good: ten
+    such and a later test, far from the cause, waited 30 s and failed with "couldn't get a connection".
+    The next test fails at once, naming the one that left it (close a thread's connections as it ends:
+    tests/worker_threads.py)."""
+    if _LEFT_TAKEN:
+        left = ", ".join(f"{test} ({n})" for test, n in _LEFT_TAKEN.items())
+        _LEFT_TAKEN.clear()
+        pytest.fail(f"pooled database connections left taken by the threads of: {left}")
+    yield
 
 
 @pytest.fixture(autouse=True)

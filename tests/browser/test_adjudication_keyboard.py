@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
 
 from evalhub.adjudication.models import Adjudication
@@ -12,6 +10,7 @@ from tests.adjudication.conftest import make_items  # noqa: F401  (fixture)
 from tests.browser.test_login_and_browse import ARTIFACTS, page  # noqa: F401  (fixture)
 from tests.conftest import make_user, requires_chromium
 from tests.debates.conftest import demo  # noqa: F401  (fixture)
+from tests.worker_threads import in_a_thread_of_its_own
 
 pytestmark = [requires_chromium, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -42,8 +41,7 @@ def test_an_adjudicator_decides_two_items_with_the_keyboard(live_server, queue_o
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "adjudication-third-item.png"), full_page=True)
     # Playwright runs an event loop in this thread, where Django refuses ORM calls: ask from another.
-    with ThreadPoolExecutor(1) as pool:
-        stored = pool.submit(lambda: {a.item_id: (a.verdict, a.swapped) for a in Adjudication.objects.all()}).result()
+    stored = in_a_thread_of_its_own(lambda: {a.item_id: (a.verdict, a.swapped) for a in Adjudication.objects.all()})
     assert sorted(stored) == sorted(item for item, _ in seen)
     for item, key in seen:
         verdict, swapped = stored[item]

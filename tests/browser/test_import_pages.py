@@ -72,12 +72,10 @@ def test_a_zipped_inspect_eval_set_uploaded_shows_its_scorers_on_the_pointwise_p
     tmp_path,
     page,  # noqa: F811
 ):
-    from concurrent.futures import ThreadPoolExecutor
-
     from tests.judgelab.test_import_scores_page import PEOPLE_CSV, eval_set_zip
+    from tests.worker_threads import in_a_thread_of_its_own
 
-    with ThreadPoolExecutor(1) as pool:  # inspect-ai writes the logs outside Playwright's event loop
-        bundle = pool.submit(eval_set_zip, tmp_path).result()
+    bundle = in_a_thread_of_its_own(lambda: eval_set_zip(tmp_path))  # outside Playwright's event loop
     page.goto(f"{live_server.url}/login/")
     log_in(page, live_server.url, "pw", "ada")
     for name, data in (("people.csv", PEOPLE_CSV), ("eval-set.zip", bundle)):

@@ -4,7 +4,6 @@ s skips."""
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -12,6 +11,7 @@ from evalhub.catalog.models import Judgment
 from tests.adjudication.test_rating import responses  # noqa: F401  (fixture)
 from tests.browser.test_login_and_browse import log_in, page  # noqa: F401  (fixture)
 from tests.conftest import make_user, requires_chromium
+from tests.worker_threads import in_a_thread_of_its_own
 
 pytestmark = [requires_chromium, pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -36,8 +36,8 @@ def test_a_rater_scores_two_responses_and_skips_one_with_the_keyboard(live_serve
             scored.append((int(shown), float(key)))
         page.wait_for_selector(f"#rating-area:not([data-response='{shown}'])")  # CSP: no wait_for_function
     assert "2 rated by you, 4 to go" in page.locator("#rating-area h1").inner_text()
-    with ThreadPoolExecutor(1) as pool:  # Django refuses ORM calls in Playwright's event-loop thread
-        stored = pool.submit(lambda: sorted(Judgment.objects.values_list("response_id", "score"))).result()
+    # Playwright's event loop owns this thread, where Django refuses ORM calls: asked from another.
+    stored = in_a_thread_of_its_own(lambda: sorted(Judgment.objects.values_list("response_id", "score")))
     assert stored == sorted(scored)
 
 
@@ -96,8 +96,7 @@ def test_a_criterion_an_uploaded_score_file_created_is_rated_by_keyboard_and_a_r
         page.keyboard.press("Control+Enter")
         page.wait_for_selector(f"#rating-area:not([data-response='{shown}'])")
     assert "2 rated by you, 1 to go" in page.locator("#rating-area h1").inner_text()
-    with ThreadPoolExecutor(1) as pool:
-        stored = pool.submit(
-            lambda: sorted(Judgment.objects.filter(judge_user__isnull=False).values_list("score", flat=True))
-        ).result()
+    stored = in_a_thread_of_its_own(
+        lambda: sorted(Judgment.objects.filter(judge_user__isnull=False).values_list("score", flat=True))
+    )
     assert stored == [1.0, 5.0]

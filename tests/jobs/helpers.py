@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from channels.db import database_sync_to_async as sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.db import connections
 from django.test import Client
 
 from evalhub.asgi import application
@@ -41,9 +42,12 @@ def stop_once_calls_flow(server, job_id: int, what: str, after: int):
     from evalhub.jobs.models import Job
 
     def stop() -> None:
-        while server.request_count < after:
-            time.sleep(0.01)
-        do_request_stop(Job.objects.get(pk=job_id), what)
+        try:
+            while server.request_count < after:
+                time.sleep(0.01)
+            do_request_stop(Job.objects.get(pk=job_id), what)
+        finally:
+            connections.close_all()  # an ended thread holding a pooled connection keeps it from the pool
 
     thread = threading.Thread(target=stop)
     thread.start()

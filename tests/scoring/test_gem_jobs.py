@@ -7,6 +7,7 @@ import statistics
 from collections import defaultdict
 
 import pytest
+from django.db import connections
 from django.db.models import F
 
 from evalhub.catalog.models import Response
@@ -384,7 +385,9 @@ def test_cancel_mid_chunk_stops_the_scorer_between_batches_and_keeps_the_finishe
     def slow_batch(self, *args):
         batches.append(1)
         if len(batches) == 1:  # the user cancels while the first batch of the chunk runs
-            canceller = threading.Thread(target=lambda: do_request_stop(Job.objects.get(pk=run.job_id), "cancel"))
+            canceller = threading.Thread(
+                target=lambda: (do_request_stop(Job.objects.get(pk=run.job_id), "cancel"), connections.close_all())
+            )
             canceller.start()
             canceller.join()
             time.sleep(0.3)  # the chunk's heartbeat reads the request
