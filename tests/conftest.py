@@ -25,7 +25,8 @@ requires_chromium = pytest.mark.skipif(
 def pytest_xdist_auto_num_workers(config) -> int:
     """`-n auto`: a worker per core, at most eight (each starts Celery workers and servers of its own,
     and Redis has 15 databases for them besides the given one)."""
-    return max(1, min(os.cpu_count() or 1, 8))
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(usable, 8))
 
 
 def pytest_report_header(config) -> list[str]:
