@@ -118,7 +118,7 @@ def pytest_runtest_protocol(item, nextitem):
         # The thread where channels' database_sync_to_async runs (a socket's login, a consumer's reads)
         # lives on from test to test; the connection it keeps is given back here, as a web process
         # would keep it for its next socket.
-        SyncToAsync.single_thread_executor.submit(connections.close_all).result(timeout=30)
+        SyncToAsync.single_thread_executor.submit(lambda: connections["default"].close()).result(timeout=30)
     after = _pooled_in_use()
     if before is not None and after is not None and after > before:
         _LEFT_TAKEN[item.nodeid] = after - before
