@@ -27,10 +27,3 @@ CELERY_TASK_EAGER_PROPAGATES = True
 # When the suite runs on PostgreSQL, constraint tests also run on SQLite, through this alias.
 if not DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["sqlite"] = {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}
-
-# The test process runs at once what a deployment spreads over processes (the web app, in-process Celery
-# workers and ASGI servers, socket consumers, a finished test's threads winding down): with the web
-# default of 10, a test's setup waited 30 s for a connection once in about two full runs. A connection a
-# thread leaves taken is caught by tests/conftest.py, whatever this size.
-if "pool" in DATABASES["default"].get("OPTIONS", {}):
-    DATABASES["default"]["OPTIONS"]["pool"]["max_size"] = max(30, DATABASES["default"]["OPTIONS"]["pool"]["max_size"])

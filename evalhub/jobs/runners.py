@@ -22,7 +22,7 @@ To add a kind (docs/extending/job-kinds.md):
             return Plan("Count words", config.response_ids, size or 50)
 
     kinds.register("word_count", "myapp.jobs:WordCount")   # in the app's AppConfig.ready
-    kinds.runner_for("word_count").create(WordCountConfig(...), user)   # from the app's actions
+    kinds.registered_runner("word_count").create(WordCountConfig(...), user)   # from the app's actions
 """
 
 from __future__ import annotations
