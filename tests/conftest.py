@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+from tests.query_sizes import bounded  # noqa: F401  (a fixture the bounded-query tests share)
+
 REDIS_URL = os.environ.get("REDIS_URL", "")
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else "")

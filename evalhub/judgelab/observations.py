@@ -37,6 +37,7 @@ from evalhub.core.text.features import style_features
 from evalhub.debates.models import Debate, DebateRun, DebateStatus, DebateTurn, JudgeRun
 from evalhub.debates.queries import judge_verdict_rows, judge_verdict_shares
 from evalhub.reads.spec_names import spec_models
+from evalhub.system.bounded_queries import where_in
 
 
 @dataclass(frozen=True)
@@ -149,8 +150,8 @@ def _imported(found: Observations, scope: Scope) -> None:
     label_rows = row_of_key[inverse.ravel()]
     judges = {
         pk: JudgeInfo(slug, slug, PERSON if human else MODEL, model=None if human else slug)
-        for pk, slug, human in LanguageModel.objects.filter(pk__in=set(judge_pk.astype(int).tolist())).values_list(
-            "pk", "slug", "is_human"
+        for pk, slug, human in where_in(
+            LanguageModel.objects.values_list("pk", "slug", "is_human"), "pk", judge_pk.astype(int).tolist()
         )
     }
     order = np.argsort(judge_pk, kind="stable")  # stable: each judge's labels stay in the order given
@@ -255,13 +256,13 @@ def _agents_and_panels(found: Observations, debates: dict[int, _Debate]) -> None
     runs = {debate.run for debate in debates.values()}
     settings = {
         run["id"]: run
-        for run in DebateRun.objects.filter(pk__in=list(runs)).values("id", "agents", "privileged_sources", "rounds")
+        for run in where_in(DebateRun.objects.values("id", "agents", "privileged_sources", "rounds"), "pk", runs)
     }
     models = spec_models({spec for run in settings.values() for spec in run["agents"]})
-    turns = DebateTurn.objects.filter(round__lte=1, debate_id__in=list(debates)).order_by("debate_id", "round", "agent")
+    turns = DebateTurn.objects.filter(round__lte=1).order_by("debate_id", "round", "agent")
     by_round: dict[int, dict[int, list[int | None]]] = defaultdict(lambda: defaultdict(list))
-    for debate_id, round_, spec, verdict in turns.values_list("debate_id", "round", "agent_spec", "verdict").iterator(
-        chunk_size=5000
+    for debate_id, round_, spec, verdict in where_in(
+        turns.values_list("debate_id", "round", "agent_spec", "verdict"), "debate_id", sorted(debates)
     ):
         by_round[debate_id][round_].append(verdict)
         if round_ != 0:
@@ -322,10 +323,8 @@ def _multi_llm_consistency(
 
 
 def _people(found: Observations, debates: dict[int, _Debate]) -> None:
-    rows = Adjudication.objects.filter(item__debate_id__in=list(debates)).order_by("pk")
-    for debate_id, username, verdict, swapped in rows.values_list(
-        "item__debate_id", "user__username", "verdict", "swapped"
-    ).iterator(chunk_size=5000):
+    rows = Adjudication.objects.values_list("pk", "item__debate_id", "user__username", "verdict", "swapped")
+    for _, debate_id, username, verdict, swapped in sorted(where_in(rows, "item__debate_id", debates)):
         debate = debates[debate_id]
         info = JudgeInfo(f"user:{username}", username, PERSON)
         # Stored in the agents' order; the person saw the reverse when `swapped` (position bias reads that).
@@ -339,12 +338,10 @@ def _pairs(found: Observations) -> None:
     ids = {response for _, low, high in keys for response in (low, high)}
     # Lengths in characters, counted by the database: the texts themselves never leave it, except
     # where a judge's formatting bias is measured (below).
-    rows = (
-        Response.objects.filter(pk__in=ids)
-        .annotate(length=Length("text"))
-        .values_list("id", "prompt_id", "model__slug", "length", "prompt__category")
+    rows = Response.objects.annotate(length=Length("text")).values_list(
+        "id", "prompt_id", "model__slug", "length", "prompt__category"
     )
-    responses = {pk: rest for pk, *rest in rows.iterator(chunk_size=5000)}
+    responses = {pk: rest for pk, *rest in where_in(rows, "pk", sorted(ids))}
     formatting = _formatting(found, keys)
     for item in keys:  # in row order, which the arrays index
         _, low, high = item
@@ -373,5 +370,5 @@ def _formatting(found: Observations, keys: list[PairKey]) -> dict[int, int]:
         rows.update(int(row) for part in found.arrays.get(judge, ()) for row in part.rows)
         rows.update(found.rows[label.item] for label in found.singles.get(judge, ()))
     ids = {response for row in rows for response in keys[row][1:]}
-    texts = Response.objects.filter(pk__in=ids).values_list("id", "text")
-    return {pk: sum(style_features(text)[1:]) for pk, text in texts.iterator(chunk_size=2000)}
+    texts = where_in(Response.objects.values_list("id", "text"), "pk", sorted(ids))
+    return {pk: sum(style_features(text)[1:]) for pk, text in texts}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 
 import pytest
 from django.db import connection
@@ -20,34 +19,10 @@ from evalhub.catalog.actions.benchmarks import do_import_benchmark
 from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.catalog.actions.scores import check_score_file, do_import_scores
 from evalhub.catalog.models import Judgment, Prompt, Response
-from evalhub.system import bounded_queries
+from tests.query_sizes import PER_QUERY, in_lists, longest_in_list
 
 pytestmark = pytest.mark.django_db
 PROMPTS = 1_200
-PER_QUERY = 200
-
-
-@pytest.fixture
-def bounded(monkeypatch):
-    """Queries captured (and, on SQLite, its variable limit lowered) for the test's imports."""
-    monkeypatch.setattr(bounded_queries, "PER_QUERY", PER_QUERY)
-    connection.ensure_connection()
-    limited = connection.vendor == "sqlite"
-    if limited:
-        before = connection.connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)
-    with CaptureQueriesContext(connection) as queries:
-        yield queries
-    if limited:
-        connection.connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, before)
-
-
-def in_lists(sql: str) -> list[int]:
-    """How many values each `IN (…)` list of a statement names."""
-    return [len(values.split(",")) for values in re.findall(r"\bIN \(([^()]*)\)", sql)]
-
-
-def longest_in_list(queries: CaptureQueriesContext) -> int:
-    return max(n for query in queries for n in in_lists(query["sql"]))
 
 
 def answer(n: int) -> dict[str, object]:

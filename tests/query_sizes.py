@@ -1,0 +1,39 @@
+"""What the bounded-query tests share: the value lists each statement names, and a fixture that holds
+every bounded query to PER_QUERY values and SQLite to 999 variables (its limit before 3.32), so that a
+test's data of a few thousand rows is "larger than the limit"."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from evalhub.system import bounded_queries
+
+PER_QUERY = 200
+
+
+@pytest.fixture
+def bounded(monkeypatch):
+    """The test's queries, captured, with bounded queries of PER_QUERY values and SQLite's limit lowered."""
+    monkeypatch.setattr(bounded_queries, "PER_QUERY", PER_QUERY)
+    connection.ensure_connection()
+    limited = connection.vendor == "sqlite"
+    if limited:
+        before = connection.connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)
+    with CaptureQueriesContext(connection) as queries:
+        yield queries
+    if limited:
+        connection.connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, before)
+
+
+def in_lists(sql: str) -> list[int]:
+    """How many values each `IN (…)` list of a statement names."""
+    return [len(values.split(",")) for values in re.findall(r"\bIN \(([^()]*)\)", sql)]
+
+
+def longest_in_list(queries: CaptureQueriesContext) -> int:
+    return max(n for query in queries for n in in_lists(query["sql"]))

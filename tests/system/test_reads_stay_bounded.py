@@ -1,0 +1,102 @@
+"""Every page and export over imported labels asks the database in queries of bounded size.
+
+The judge lab read every labelled pair's responses in one `filter(pk__in=…)`: on SQLite past its
+variable limit (250,000 in Debian's build: 135,000 labelled pairs) `/judges/` answered 500 while the
+boards answered; on PostgreSQL it built an 80,000-id statement in Python. Here SQLite is held to 999
+variables and each bounded query to 200 values, so 1,200 labelled pairs are "more than the limit"; on
+PostgreSQL the same test checks that no statement names more than 200 values.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.core.cache import cache
+
+from evalhub.catalog.actions.judgments import do_import_judgments
+from evalhub.catalog.actions.scores import check_score_file, do_import_scores
+from evalhub.judgelab.report import judge_key
+from tests.query_sizes import PER_QUERY, longest_in_list
+
+pytestmark = pytest.mark.django_db
+PAIRS = 1_200
+JUDGE = "gpt-judge"
+
+
+def pair(n: int) -> str:
+    """Prompt n's columns and its two responses: m1 against m2 on odd prompts, m2 against m3 on even."""
+    a, b = ("m1", "m2") if n % 2 else ("m2", "m3")
+    return f"q{n},Question {n}?,{'math' if n % 3 else 'writing'},{a},{b},A {n},B {n} longer"
+
+
+def labels() -> bytes:
+    """Each pair judged by a model; two in three by a person too, who calls one in seven a tie."""
+    lines = ["prompt_id,prompt,category,model_a,model_b,response_a,response_b,judge,judge_kind,winner"]
+    for n in range(PAIRS):
+        verdict = "ab"[n % 5 % 2]
+        lines.append(f"{pair(n)},{JUDGE},model,{verdict}")
+        if n % 3:
+            lines.append(f"{pair(n)},human-ann,human,{'tie' if n % 7 == 0 else verdict}")
+    return "\n".join(lines).encode()
+
+
+def scores() -> bytes:
+    """Both responses of each pair scored by the model and by two people."""
+    lines = ["prompt_id,prompt,category,model,response,rater,rater_kind,criterion,scale,score"]
+    for n in range(PAIRS):
+        prompt, question, category, model_a, model_b, text_a, text_b = pair(n).split(",")
+        for model, text, score in ((model_a, text_a, n % 5), (model_b, text_b, (n + 2) % 5)):
+            for rater, kind, shift in ((JUDGE, "model", 0), ("human-ann", "human", 0), ("human-ben", "human", n % 2)):
+                row = [
+                    prompt,
+                    question,
+                    category,
+                    model,
+                    text,
+                    rater,
+                    kind,
+                    "coherence",
+                    "1-5",
+                    1 + (score + shift) % 5,
+                ]
+                lines.append(",".join(map(str, row)))
+    return "\n".join(lines).encode()
+
+
+@pytest.fixture
+def imported():
+    do_import_judgments(filename="l.csv", data=labels(), benchmark_slug="big", allow_new_models=True)
+    data = scores()
+    parsed = check_score_file("s.csv", data, allow_new_models=True)
+    do_import_scores(parsed=parsed, filename="s.csv", data=data, benchmark_slug="big")
+
+
+PAGES = [
+    "/judges/",
+    f"/judges/{judge_key(JUDGE)}/",
+    f"/judges/{judge_key(JUDGE)}.csv",
+    "/judges/report.csv",
+    "/judges/report.json",
+    "/judges/corrected-boards/?kind=model",
+    "/judges/pointwise/",
+    "/judges/pointwise.csv",
+    "/leaderboards/",
+    "/leaderboards/?source=imported_people&source=imported_judges",
+    f"/leaderboards/baseline/?benchmark=big&judge={JUDGE}&baseline=m2",
+    f"/leaderboards/baseline.csv?benchmark=big&judge={JUDGE}&baseline=m2",
+    "/leaderboards/battles.jsonl",
+    "/models/m1/",
+    "/benchmarks/big/",
+    "/benchmarks/big/export/judgments.csv",
+]
+
+
+@pytest.mark.parametrize("url", PAGES)
+def test_a_page_over_more_labelled_pairs_than_a_query_may_name_answers_in_bounded_queries(
+    imported, bounded, url, login, viewer
+):
+    cache.clear()
+    response = login(viewer).get(url)
+    assert response.status_code == 200, response.content[:500]
+    if response.streaming:
+        b"".join(response.streaming_content)
+    assert longest_in_list(bounded) <= PER_QUERY
