@@ -18,6 +18,7 @@ from evalhub.dashboards.shapes import FilterOptions, MatrixCell, MatrixRow, Pair
 from evalhub.debates.models import DebateRun
 from evalhub.reads.battles import SOURCES, Battle, Filters, load_battles
 from evalhub.reads.caching import cached, cached_forever
+from evalhub.system.bounded_queries import where_in
 
 ROUNDS = 200  # Arena's bootstrap; the issue asks for at least 200 resamples
 
@@ -117,12 +118,9 @@ STYLE_ROUNDS = 100  # each resample is a logistic regression over the battles th
 def _style_control(kept: list[Battle], ratings: list[RatingRow], seed: int) -> StyleControl:
     """Style-controlled ratings (Chatbot Arena's style control) written into `ratings`, fitted per
     connected group; the coefficients of the largest group are returned with the battles used."""
-    texts = dict(
-        Response.objects.filter(pk__in={i for b in kept for i in (b.response_a, b.response_b)}).values_list(
-            "id", "text"
-        )
-    )
-    features = {pk: style_features(text) for pk, text in texts.items()}
+    compared = {i for b in kept for i in (b.response_a, b.response_b)}
+    texts = where_in(Response.objects.values_list("id", "text"), "pk", sorted(compared))
+    features = {pk: style_features(text) for pk, text in texts}
     group_of = {r["model"]: r["group"] for r in ratings}
     coefficients: dict[str, float] = {}
     used = 0

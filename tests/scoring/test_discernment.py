@@ -176,9 +176,9 @@ def test_expert_weights_change_the_weighted_discernment_only(summaries, server):
     assert weighted.job.result["weights_source"] == "survey v1"
 
 
-def test_a_yescieval_run_reports_optimism_per_rubric(summaries, server):
+def yescieval_run(summaries, server) -> DiscernmentRun:
     benchmark, system = summaries
-    run = do_create_discernment_run(
+    return do_create_discernment_run(
         DiscernmentConfig(
             benchmark=benchmark,
             family="yescieval",
@@ -195,6 +195,10 @@ def test_a_yescieval_run_reports_optimism_per_rubric(summaries, server):
         ),
         enqueue=False,
     )
+
+
+def test_a_yescieval_run_reports_optimism_per_rubric(summaries, server):
+    run = yescieval_run(summaries, server)
     run_all(run)
     run.job.refresh_from_db()
     # Originals on both rubrics; each adversarial copy only on the rubric its attack targets.
@@ -354,3 +358,25 @@ def test_the_configuration_is_stored_once_and_read_back_as_it_was_given(summarie
     assert run.job.params == {}
     assert config.repeats == 1  # one forward pass reads the distribution: nothing to repeat
     assert DiscernmentConfig.of_run(DiscernmentRun.objects.get(pk=run.pk)) == config
+
+
+def test_a_runs_results_read_its_responses_in_bounded_queries_and_come_out_the_same(summaries, server, monkeypatch):
+    """The results read every scored response in one `IN` list: past SQLite's variable limit a finished
+    run's report failed. With each bounded query naming at most two values, the rows and the summaries
+    of a DHP and a YESciEval run are those read in one query."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from evalhub.scoring.discernment.results import discernment_summary
+    from evalhub.system import bounded_queries
+    from tests.query_sizes import longest_in_list
+
+    runs = [dhp_run(summaries, [spec(server, "perfect")]), yescieval_run(summaries, server)]
+    for run in runs:
+        run_all(run)
+    whole = [(sorted(score_rows(run), key=repr), discernment_summary(run)) for run in runs]
+    monkeypatch.setattr(bounded_queries, "PER_QUERY", 2)
+    with CaptureQueriesContext(connection) as queries:
+        parted = [(sorted(score_rows(run), key=repr), discernment_summary(run)) for run in runs]
+    assert parted == whole
+    assert longest_in_list(queries) <= 2

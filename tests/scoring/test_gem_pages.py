@@ -221,21 +221,13 @@ def test_gem_score_names_each_validation_metric_it_prints(reviews, eval_lm):
     assert not any("{" in line for line in lines)
 
 
-def test_gem_table_1_correlates_each_metric_with_grades_imported_from_a_file(client, login, viewer, finished_run):
-    """GEM, Table 1: people's grades of the reviews come in through import_scores; each metric's ρ with
-    them equals scipy's on scores computed here from the stored pairs, independently of the page."""
-    from collections import defaultdict
-    from statistics import fmean
-
-    from scipy.stats import spearmanr
-
+def import_grades(finished_run: GemRun) -> dict[int, float]:
+    """People's grades (C, B, A as 1, 2, 3) of the run's original responses, imported with import_scores."""
     from evalhub.catalog.actions.scores import check_score_file, do_import_scores
     from evalhub.catalog.models import Response
-    from evalhub.core.text.overlap import rouge_l
-    from evalhub.scoring.gem.results import grade_tables
 
     originals = Response.objects.filter(prompt__benchmark=finished_run.benchmark, parent__isnull=True).order_by("pk")
-    grades = {response.pk: float(1 + n % 3) for n, response in enumerate(originals)}  # C, B, A as 1, 2, 3
+    grades = {response.pk: float(1 + n % 3) for n, response in enumerate(originals)}
     records = [
         {
             "prompt_id": response.prompt.external_id,
@@ -252,6 +244,22 @@ def test_gem_table_1_correlates_each_metric_with_grades_imported_from_a_file(cli
     data = "\n".join(json.dumps(record) for record in records).encode()
     parsed = check_score_file("grades.jsonl", data)
     do_import_scores(parsed=parsed, filename="grades.jsonl", data=data, benchmark_slug=finished_run.benchmark.slug)
+    return grades
+
+
+def test_gem_table_1_correlates_each_metric_with_grades_imported_from_a_file(client, login, viewer, finished_run):
+    """GEM, Table 1: people's grades of the reviews come in through import_scores; each metric's ρ with
+    them equals scipy's on scores computed here from the stored pairs, independently of the page."""
+    from collections import defaultdict
+    from statistics import fmean
+
+    from scipy.stats import spearmanr
+
+    from evalhub.catalog.models import Response
+    from evalhub.core.text.overlap import rouge_l
+    from evalhub.scoring.gem.results import grade_tables
+
+    grades = import_grades(finished_run)
 
     pmi, rouge = defaultdict(list), defaultdict(list)
     texts = dict(Response.objects.values_list("pk", "text"))
@@ -296,3 +304,28 @@ def test_a_finished_runs_baseline_scores_are_computed_once_for_every_later_page(
     assert once > 0
     assert results.baseline_response_scores(GemRun.objects.select_related("job").get(pk=finished_run.pk)) == first
     assert len(calls) == once
+
+
+def test_a_finished_runs_pages_and_exports_read_its_responses_in_bounded_queries(
+    client, login, viewer, finished_run, monkeypatch
+):
+    """A run's responses, their texts and people's grades were each read in one `IN` list as long as the
+    run: past SQLite's variable limit its results page answered 500. Each bounded query here names at most
+    two values, fewer than the run has responses."""
+    from django.core.cache import cache
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from evalhub.system import bounded_queries
+    from tests.query_sizes import longest_in_list
+
+    import_grades(finished_run)
+    assert GemPairScore.objects.filter(run=finished_run).values("candidate").distinct().count() > 2
+    monkeypatch.setattr(bounded_queries, "PER_QUERY", 2)
+    cache.clear()
+    login(viewer)
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(reverse("gem_results", args=[finished_run.job_id])).status_code == 200
+        for table in ("responses", "grades"):
+            assert client.get(reverse("gem_export", args=[finished_run.job_id, table, "csv"])).status_code == 200
+    assert longest_in_list(queries) <= 2

@@ -81,6 +81,7 @@ PAGES = [
     "/judges/pointwise.csv",
     "/leaderboards/",
     "/leaderboards/?source=imported_people&source=imported_judges",
+    "/leaderboards/?source=imported_people&source=imported_judges&style=on",
     f"/leaderboards/baseline/?benchmark=big&judge={JUDGE}&baseline=m2",
     f"/leaderboards/baseline.csv?benchmark=big&judge={JUDGE}&baseline=m2",
     "/leaderboards/battles.jsonl",

@@ -22,6 +22,7 @@ from evalhub.scoring.shapes import (
     JudgeQuality,
     ScorePair,
 )
+from evalhub.system.bounded_queries import where_in
 from evalhub.worklog.models import RowIssue
 
 
@@ -43,8 +44,12 @@ def mean_scores(run: DiscernmentRun) -> dict[tuple[str, int, str], float]:
 def score_rows(run: DiscernmentRun) -> list[ScorePair]:
     """The dhp_report input rows (one per judge, item, perturbation and metric), from the stored scores."""
     means = mean_scores(run)
-    derived = Response.objects.filter(pk__in={response for _, response, _ in means}, parent__isnull=False).values_list(
-        "pk", "parent_id", "perturbation", "perturbation_severity", "perturbation_level"
+    derived = where_in(
+        Response.objects.filter(parent__isnull=False).values_list(
+            "pk", "parent_id", "perturbation", "perturbation_severity", "perturbation_level"
+        ),
+        "pk",
+        sorted({response for _, response, _ in means}),
     )
     rows: list[ScorePair] = []
     for pk, parent, name, severity, level in derived:
@@ -101,8 +106,12 @@ def discernment_summary(run: DiscernmentRun) -> DiscernmentSummary:
     summary = DiscernmentSummary(family=run.family, quality=quality, issues=run.job.row_issues.count())
     if run.family == DiscernmentFamily.YESCIEVAL:
         means = mean_scores(run)
-        responses = dict(Response.objects.filter(pk__in={r for _, r, _ in means}).values_list("pk", "perturbation"))
-        parents = dict(Response.objects.filter(pk__in=list(responses)).values_list("pk", "parent_id"))
+        found = where_in(
+            Response.objects.values_list("pk", "perturbation", "parent_id"), "pk", sorted({r for _, r, _ in means})
+        )
+        responses, parents = {}, {}
+        for pk, perturbation, parent in found:
+            responses[pk], parents[pk] = perturbation, parent
         ratings = []
         for (judge, response, metric), rating in means.items():
             name = responses[response]

@@ -20,6 +20,7 @@ from evalhub.core.runs.outcomes import ComponentFailure, Outcome
 from evalhub.core.text.overlap import BASELINES
 from evalhub.scoring.models import ExaminerScore, GemPairScore, GemRun, GemVariant
 from evalhub.scoring.shapes import Column, GemEntry, GemSummary, ResponseScore, ValidationRow
+from evalhub.system.bounded_queries import where_in
 from evalhub.worklog.models import RowIssue
 
 VARIANT_LABELS = dict(GemVariant.choices)
@@ -38,8 +39,12 @@ def response_score_rows(run: GemRun) -> list[ResponseScore]:
             truncated.add((variant, candidate))
     responses = {
         r["pk"]: r
-        for r in Response.objects.filter(pk__in={c for _, c in sums}).values(
-            "pk", "prompt_id", "prompt__external_id", "model_id", "model__slug", "parent_id", "perturbation"
+        for r in where_in(
+            Response.objects.values(
+                "pk", "prompt_id", "prompt__external_id", "model_id", "model__slug", "parent_id", "perturbation"
+            ),
+            "pk",
+            sorted({c for _, c in sums}),
         )
     }
     rows: list[ResponseScore] = []
@@ -180,7 +185,9 @@ def _baseline_response_scores(run: GemRun) -> dict[str, dict[int, float]]:
     pairs = list(
         GemPairScore.objects.filter(run=run, variant=run.variants[0]).values_list("candidate_id", "reference_id")
     )
-    texts = dict(Response.objects.filter(pk__in={i for pair in pairs for i in pair}).values_list("pk", "text"))
+    texts = dict(
+        where_in(Response.objects.values_list("pk", "text"), "pk", sorted({i for pair in pairs for i in pair}))
+    )
     out: dict[str, dict[int, float]] = {}
     for key, (_, metric) in BASELINES.items():
         per: dict[int, list[float]] = defaultdict(list)
@@ -244,12 +251,10 @@ def people_grades(response_ids: Iterable[int]) -> dict[str, dict[int, float]]:
     """Per criterion, each response's mean score by people (e.g. instructors' A/B/C grades imported as
     3/2/1 with import_scores)."""
     per: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for criterion, response, score in Judgment.objects.filter(
-        response_id__in=list(response_ids),
-        response_2__isnull=True,
-        judge_model__is_human=True,
-        score__isnull=False,
-    ).values_list("criterion__slug", "response_id", "score"):
+    scored = Judgment.objects.filter(response_2__isnull=True, judge_model__is_human=True, score__isnull=False)
+    for criterion, response, score in where_in(
+        scored.values_list("criterion__slug", "response_id", "score"), "response_id", sorted(set(response_ids))
+    ):
         if score is not None:  # the filter says so; the column's type does not
             per[criterion][response].append(score)
     return {
@@ -274,7 +279,7 @@ def grade_tables(run: GemRun, rows: list[ResponseScore] | None = None) -> dict[s
     for key, per_response in baseline_response_scores(run).items():
         metrics.append((BASELINE_LABELS[key], {pk: value for pk, value in per_response.items() if pk in original_ids}))
     examiner = dict(
-        ExaminerScore.objects.filter(run=run, response_id__in=original_ids).values_list("response_id", "score")
+        where_in(ExaminerScore.objects.filter(run=run).values_list("response_id", "score"), "response_id", original_ids)
     )
     if examiner:
         metrics.append((BASELINE_LABELS[EXAMINER], examiner))
