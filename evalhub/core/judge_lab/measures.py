@@ -12,7 +12,8 @@ Definitions (each one the page, the export and `judge_report` use):
 - the reference (`judge_report._reference`): the people's adjudication of a debate, else the
   people's majority, else the debate's consensus; a person is measured against the others;
 - intervals are 95 % percentile bootstraps over prompts (all pairs of a resampled prompt go
-  together: pairs of one prompt are not independent), seeded, `BOOTSTRAP` resamples;
+  together: pairs of one prompt are not independent), seeded, `BOOTSTRAP` resamples, Poisson
+  weights (`ClusterDraws`) drawn once per report, so every judge of a report reads the same draws;
 - position: on pairs the judge saw in both orders, the share whose verdict changes with the
   order (Wilson interval);
 - length: lengths in characters; the share of decisive verdicts that pick the longer response (on pairs
@@ -25,7 +26,6 @@ Definitions (each one the page, the export and `judge_report` use):
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -218,28 +218,67 @@ def kappa(predicted: Sequence[int] | np.ndarray, reference: Sequence[int] | np.n
     return None if math.isnan(value) else value
 
 
-RESAMPLES_PER_DRAW = 32  # resamples drawn at once: 32 × 20,000 clusters is 5 MB of draws
+CLUSTERS_PER_PRODUCT = 16_384  # clusters gathered at once: 16,384 × 1,000 resamples is 64 MB of float32
 
 
-@functools.lru_cache(maxsize=2)
-def _resample_weights(clusters: int, resamples: int, seed: int) -> np.ndarray:
-    """How often each cluster is drawn in each bootstrap resample: (resamples, clusters). The same
-    (clusters, resamples, seed) always gives the same draws, so judges with as many prompts share
-    one matrix (read-only: it is cached). Two are kept, not sixteen: at a million labels one is 80 MB,
-    and sixteen held a report's refresh at 1.3 GB more for a few percent of its time."""
-    rng = np.random.default_rng(seed)
-    # float32: counts stay exact, and the one matrix product per judge costs half.
-    weights = np.empty((resamples, clusters), dtype=np.float32)
-    # Drawn a few resamples at a time (the same stream as one (resamples, clusters) draw: a test holds
-    # it) and counted a resample at a time, so no array the size of all the draws is ever held: at
-    # 20,000 clusters that was 160 MB per judge, and counting every draw at once, offset by its
-    # resample, held two more.
-    for start in range(0, resamples, RESAMPLES_PER_DRAW):
-        block = rng.integers(0, clusters, size=(min(RESAMPLES_PER_DRAW, resamples - start), clusters))
-        for offset, drawn in enumerate(block):
-            weights[start + offset] = np.bincount(drawn, minlength=clusters)
-    weights.flags.writeable = False
-    return weights
+class ClusterDraws:
+    """A Poisson bootstrap over clusters (prompts): in each resample every cluster counts k times, k drawn
+    from Poisson(1), independently for each cluster, once for all the clusters of a scope.
+
+    Poisson, not multinomial: a multinomial resample's counts depend on how many clusters are drawn from,
+    so each judge (on its own prompts) needed its own matrix of draws, rebuilt for nearly every judge of
+    a report (at a million labels 40 % of a refresh). Poisson counts of one cluster do not depend on the
+    others, so one matrix drawn for the scope serves every judge (its rows for the judge's prompts), and
+    two judges on the same prompts are resampled together. For the ratios measured here (agreement, κ,
+    shares) the Poisson bootstrap is the multinomial's large-sample equivalent (Hanley & MacGibbon 2006,
+    "Poisson bootstrap"; Chamandy et al. 2012); a simulation in the tests finds the same coverage.
+    """
+
+    def __init__(self, clusters: Iterable[Hashable] | np.ndarray, resamples: int = BOOTSTRAP, seed: int = SEED):
+        self.keys = np.unique(np.asarray(clusters if isinstance(clusters, np.ndarray) else list(clusters)))
+        self.resamples = resamples
+        # A row per cluster (its count in each resample): a judge's clusters are whole rows to gather.
+        self.counts = _poisson_counts(np.random.default_rng(seed), len(self.keys), resamples)
+
+    def sums(self, keys: np.ndarray, per_cluster: np.ndarray) -> np.ndarray:
+        """Per resample, the weighted sum of the rows of `per_cluster`, one row per cluster of `keys`
+        (sorted and distinct, as `np.unique` gives them, each a cluster of the scope): (resamples, columns)."""
+        rows = np.searchsorted(self.keys, keys)
+        if len(keys) and (rows.max() >= len(self.keys) or (self.keys[rows] != keys).any()):
+            raise ValueError("some clusters were not in the scope the draws were made for")
+        values = np.asarray(per_cluster, dtype=np.float32).reshape(len(keys), -1)
+        out = np.zeros((values.shape[1], self.resamples))
+        for start in range(0, len(rows), CLUSTERS_PER_PRODUCT):
+            part = slice(start, start + CLUSTERS_PER_PRODUCT)
+            # float32: counts stay exact below 2**24, and the product costs half of float64's.
+            out += values[part].T @ self.counts[rows[part]].astype(np.float32)
+        return out.T
+
+
+# P(K ≤ k) for K ~ Poisson(1), k = 0, 1, … while below 1 in double precision (18 values).
+_POISSON_CDF = np.cumsum([math.exp(-1) / math.factorial(k) for k in range(19)])
+_POISSON_CDF = _POISSON_CDF[_POISSON_CDF < 1]
+
+
+def _poisson_counts(rng: np.random.Generator, rows: int, columns: int) -> np.ndarray:
+    """(rows, columns) Poisson(1) counts as uint8 (a quarter of float32's memory; none passes 18), by the
+    inverse of the distribution function: a count is how many of its values a uniform draw passes. Six
+    times numpy's own Poisson sampler here; drawn a block of rows at a time so no float array of them
+    all is held."""
+    counts = np.empty((rows, columns), dtype=np.uint8)
+    for start in range(0, rows, 1024):
+        uniform = rng.random((min(1024, rows - start), columns))
+        block = counts[start : start + len(uniform)]
+        block[:] = 0
+        for value in _POISSON_CDF:
+            block += uniform >= value
+    return counts
+
+
+def _clusters(clusters: Sequence[Hashable] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct clusters, sorted; each item's position among them)."""
+    keys, groups = np.unique(np.asarray(clusters), return_inverse=True)
+    return keys, groups.ravel()
 
 
 def _percentiles(values: np.ndarray) -> tuple[float | None, float | None]:
@@ -256,24 +295,26 @@ def agreement_and_kappa(
     clusters: Sequence[Hashable] | np.ndarray,
     resamples: int = BOOTSTRAP,
     seed: int = SEED,
+    *,
+    draws: ClusterDraws | None = None,
 ) -> tuple[Interval, Interval]:
     """Agreement and kappa, each with a 95 % bootstrap interval over clusters (prompts), from one set
-    of resampled confusion tables."""
+    of resampled confusion tables (`draws`: a report's, shared by its judges; else drawn here)."""
     if not len(predicted):
         return Interval(None), Interval(None)
-    _, groups = np.unique(np.asarray(clusters), return_inverse=True)
-    count = int(groups.max()) + 1
+    keys, groups = _clusters(clusters)
+    count = len(keys)
     per_cluster = confusion_tables(predicted, reference, groups, count).reshape(count, -1)
     total = per_cluster.sum(axis=0).reshape(len(CONFUSION_ROWS), len(CONFUSION_COLUMNS)).astype(float)
-    tables = _resample_weights(count, resamples, seed) @ per_cluster.astype(np.float32)
-    tables = tables.reshape(resamples, *total.shape).astype(float)
-    hits = tables[:, 0, 0] + tables[:, 1, 1] + tables[:, 2, 2]
-    agreement = Interval(
-        float(total[0, 0] + total[1, 1] + total[2, 2]) / len(predicted), *_percentiles(hits / tables.sum(axis=(1, 2)))
-    )
+    rate = float(total[0, 0] + total[1, 1] + total[2, 2]) / len(predicted)
     value = float(_kappa_of_tables(total))
     if count < MIN_FOR_INTERVAL:
-        return Interval(agreement.value), Interval(None if math.isnan(value) else value)
+        return Interval(rate), Interval(None if math.isnan(value) else value)
+    draws = draws or ClusterDraws(keys, resamples, seed)
+    tables = draws.sums(keys, per_cluster).reshape(draws.resamples, *total.shape)
+    hits = tables[:, 0, 0] + tables[:, 1, 1] + tables[:, 2, 2]
+    with np.errstate(divide="ignore", invalid="ignore"):  # a resample that drew none of the prompts: left out
+        agreement = Interval(rate, *_percentiles(hits / tables.sum(axis=(1, 2))))
     if math.isnan(value):
         return agreement, Interval(None)
     return agreement, Interval(value, *_percentiles(_kappa_of_tables(tables)))
@@ -298,22 +339,25 @@ def order_agreement(
     clusters: np.ndarray,
     resamples: int = BOOTSTRAP,
     seed: int = SEED,
+    *,
+    draws: ClusterDraws | None = None,
 ) -> OrderAgreement | None:
     """`first` and `second`: the judge's verdicts on the same pairs in the order first shown and in the
     other; 95 % bootstrap intervals over clusters (prompts), none below MIN_FOR_INTERVAL of them."""
     if not len(first):
         return None
     hits = np.stack([np.asarray(first) == reference, np.asarray(second) == reference, np.ones(len(first))], axis=1)
-    _, groups = np.unique(np.asarray(clusters), return_inverse=True)
-    count = int(groups.max()) + 1
+    keys, groups = _clusters(clusters)
+    count = len(keys)
     per_cluster = np.zeros((count, 3))
-    np.add.at(per_cluster, groups.ravel(), hits.astype(float))
+    np.add.at(per_cluster, groups, hits.astype(float))
     total = per_cluster.sum(axis=0)
     values = (total[0] / total[2], total[1] / total[2], (total[0] + total[1]) / (2 * total[2]))
     if count < MIN_FOR_INTERVAL:
         return OrderAgreement(len(first), *(Interval(v) for v in values))
-    sums = _resample_weights(count, resamples, seed) @ per_cluster.astype(np.float32)
-    resampled = (sums[:, 0] / sums[:, 2], sums[:, 1] / sums[:, 2], (sums[:, 0] + sums[:, 1]) / (2 * sums[:, 2]))
+    sums = (draws or ClusterDraws(keys, resamples, seed)).sums(keys, per_cluster)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a resample that drew none of the prompts: left out
+        resampled = (sums[:, 0] / sums[:, 2], sums[:, 1] / sums[:, 2], (sums[:, 0] + sums[:, 1]) / (2 * sums[:, 2]))
     first_i, second_i, averaged = (
         Interval(v, *_percentiles(r.astype(float))) for v, r in zip(values, resampled, strict=True)
     )
@@ -483,18 +527,18 @@ def paired_difference(
     clusters: Sequence[Hashable],
     resamples: int = BOOTSTRAP,
     seed: int = SEED,
+    *,
+    draws: ClusterDraws | None = None,
 ) -> Interval:
     """Agreement of b minus agreement of a on the same pairs, with a paired bootstrap over clusters."""
     if not hits_a:
         return Interval(None)
-    index = {cluster: i for i, cluster in enumerate(dict.fromkeys(clusters))}
-    if len(index) < MIN_FOR_INTERVAL:
+    keys, groups = _clusters(clusters)
+    if len(keys) < MIN_FOR_INTERVAL:
         return Interval((sum(hits_b) - sum(hits_a)) / len(hits_a))
-    per_cluster = np.zeros((len(index), 3))
-    for a, b, c in zip(hits_a, hits_b, clusters, strict=True):
-        per_cluster[index[c]] += (a, b, 1)
-    weights = _resample_weights(len(index), resamples, seed)
-    sums = weights @ per_cluster
+    per_cluster = np.zeros((len(keys), 3))
+    np.add.at(per_cluster, groups, np.stack([hits_a, hits_b, np.ones(len(hits_a))], axis=1).astype(float))
+    sums = (draws or ClusterDraws(keys, resamples, seed)).sums(keys, per_cluster)
     with np.errstate(divide="ignore", invalid="ignore"):
         differences = (sums[:, 1] - sums[:, 0]) / sums[:, 2]
     low, high = _percentiles(differences)
@@ -515,24 +559,35 @@ def _alpha_of(coincidence: np.ndarray) -> np.ndarray:
         return np.asarray(1 - observed / expected)
 
 
-def krippendorff_alpha_from_counts(counts: np.ndarray, resamples: int = BOOTSTRAP, seed: int = SEED) -> Interval:
+def krippendorff_alpha_from_counts(
+    counts: np.ndarray,
+    resamples: int = BOOTSTRAP,
+    seed: int = SEED,
+    *,
+    clusters: Sequence[Hashable] | np.ndarray | None = None,
+    draws: ClusterDraws | None = None,
+) -> Interval:
     """Nominal alpha from a units × categories table of rating counts, with a 95 % bootstrap interval
-    over units. Units with fewer than two ratings add nothing; each unit's coincidences are
-    (n_c n_k − [c = k] n_c) / (m − 1) (Krippendorff 2011, 'Computing Krippendorff's alpha')."""
+    over units, or over `clusters` (each unit's prompt: a report's draws). Units with fewer than two
+    ratings add nothing; each unit's coincidences are (n_c n_k − [c = k] n_c) / (m − 1) (Krippendorff
+    2011, 'Computing Krippendorff's alpha')."""
     counts = np.asarray(counts, dtype=float)
     m = counts.sum(axis=1)
-    counts = counts[m >= 2]
+    rated = m >= 2
+    counts, m = counts[rated], m[rated]
     if not len(counts):
         return Interval(None)
-    m = m[m >= 2]
     k = counts.shape[1]
     per_unit = (counts[:, :, None] * counts[:, None, :] - counts[:, :, None] * np.eye(k)) / (m - 1)[:, None, None]
     value = float(_alpha_of(per_unit.sum(axis=0)))
     if math.isnan(value):
         return Interval(None)
-    if len(counts) < MIN_FOR_INTERVAL:
+    keys, groups = _clusters(np.arange(len(counts)) if clusters is None else np.asarray(clusters)[rated])
+    if len(keys) < MIN_FOR_INTERVAL:
         return Interval(value)
-    resampled = (_resample_weights(len(counts), resamples, seed) @ per_unit.reshape(len(counts), -1)).reshape(-1, k, k)
+    per_cluster = np.zeros((len(keys), k * k))
+    np.add.at(per_cluster, groups, per_unit.reshape(len(counts), -1))
+    resampled = (draws or ClusterDraws(keys, resamples, seed)).sums(keys, per_cluster).reshape(-1, k, k)
     low, high = _percentiles(_alpha_of(resampled))
     return Interval(value, low, high)
 

@@ -4,29 +4,29 @@ statsmodels) and hand-computed values, and a report that finds planted biases.""
 from __future__ import annotations
 
 import random
-import tracemalloc
 import warnings
 
 import krippendorff
 import numpy as np
 import pytest
 import statsmodels.api as sm
+from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
 from evalhub.core.judge_lab.measures import (
     FIRST,
     NO_VERDICT,
-    RESAMPLES_PER_DRAW,
     SECOND,
     TIE,
+    ClusterDraws,
     Label,
     Pair,
-    _resample_weights,
     agreement_and_kappa,
     calibration,
     confusion,
     kappa,
     krippendorff_alpha,
+    krippendorff_alpha_from_counts,
     length_slope,
     logistic_fit,
     paired_difference,
@@ -103,6 +103,12 @@ def test_krippendorffs_alpha_equals_the_krippendorff_package(seed):
     result = krippendorff_alpha(ratings)
     assert result.value == pytest.approx(expected, abs=1e-12)
     assert result.low < result.value < result.high
+    # Resampled by prompt (two pairs each here), as a report does: the same alpha, an interval over prompts.
+    counts = np.array([[unit.count(c) for c in (0, 1, 2)] for unit in ratings], dtype=float)
+    by_prompt = krippendorff_alpha_from_counts(counts, clusters=[u // 2 for u in range(len(ratings))])
+    assert by_prompt.value == result.value
+    assert by_prompt.low < result.value < by_prompt.high
+    assert krippendorff_alpha_from_counts(counts, clusters=range(len(ratings))) == result
 
 
 def test_ece_and_brier_by_hand():
@@ -328,23 +334,52 @@ def test_the_self_preference_excess_interval_is_newcombes_as_statsmodels_compute
     assert difference_of_rates(3, 4, 50, 100).low is None
 
 
-def test_resample_weights_count_each_resamples_draws_holding_no_second_copy_of_them():
-    """Row r, column c: how often cluster c was drawn in resample r, the draws those of one
-    (resamples, clusters) draw; made a few resamples at a time, holding no array the size of all the
-    draws (three were held: at a million labels a report's refresh spent most of its time there)."""
-    resamples, clusters = 200, 5000
-    draws = np.random.default_rng(3).integers(0, clusters, size=(resamples, clusters))
-    expected = np.stack([np.bincount(row, minlength=clusters) for row in draws])
-    _resample_weights.cache_clear()
-    tracemalloc.start()
-    try:
-        weights = _resample_weights(clusters, resamples, 3)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-        _resample_weights.cache_clear()
-    assert weights.dtype == np.float32 and not weights.flags.writeable
-    assert np.array_equal(weights, expected)
-    assert (weights.sum(axis=1) == clusters).all()
-    block = RESAMPLES_PER_DRAW * clusters * draws.itemsize  # one block's draws (1.3 MB here; all: 8 MB)
-    assert peak < weights.nbytes + 3 * block
+def test_a_judges_draws_are_the_scopes_rows_for_its_prompts(monkeypatch):
+    """One Poisson draw per prompt and resample for the scope; a judge on some of the prompts reads
+    those prompts' rows, whatever the others are, a block of prompts at a time (two here)."""
+    from evalhub.core.judge_lab import measures
+
+    monkeypatch.setattr(measures, "CLUSTERS_PER_PRODUCT", 2)
+    scope = ClusterDraws(range(1000, 1300), resamples=300, seed=3)
+    assert scope.counts.shape == (300, 300) and scope.counts.dtype == np.uint8  # a row per prompt
+    frequencies = np.bincount(scope.counts.ravel(), minlength=6)[:6] / scope.counts.size
+    assert frequencies == pytest.approx(stats.poisson.pmf(range(6), 1.0), abs=0.004)  # 90,000 draws
+    keys = np.array([1003, 1100, 1299])
+    per_cluster = np.array([[1.0, 2.0], [0.0, 5.0], [3.0, 1.0]])
+    expected = scope.counts[keys - 1000].T.astype(float) @ per_cluster
+    assert np.array_equal(scope.sums(keys, per_cluster), expected)
+    assert np.array_equal(ClusterDraws(range(1000, 1300), 300, 3).counts, scope.counts), "seeded"
+    with pytest.raises(ValueError, match="not in the scope"):
+        scope.sums(np.array([5]), np.ones((1, 2)))
+
+
+def _multinomial_agreement_interval(hits: np.ndarray, clusters: np.ndarray, rng) -> tuple[float, float]:
+    """The ordinary cluster bootstrap (draw as many prompts as there are, with replacement)."""
+    per = np.stack([np.bincount(clusters, hits), np.bincount(clusters)], axis=1)
+    drawn = rng.integers(0, len(per), size=(1000, len(per)))
+    sums = per[drawn].sum(axis=1)
+    return tuple(np.percentile(sums[:, 0] / sums[:, 1], [2.5, 97.5]))
+
+
+def test_the_poisson_bootstrap_covers_as_often_as_the_multinomial_one():
+    """300 simulated judges on 60 prompts of 1 to 5 pairs each, agreeing with people with probability
+    0.7 on each pair (prompts' pairs correlated: a prompt's own rate varies): the Poisson intervals
+    and the ordinary cluster bootstrap's cover the true agreement about as often, near 95 %."""
+    rng = np.random.default_rng(11)
+    truth, covered = 0.7, {"poisson": 0, "multinomial": 0}
+    # The population's agreement: a prompt's rate clipped to [0, 1] (prompt sizes do not depend on it).
+    expected = float(np.clip(truth + np.random.default_rng(0).normal(0, 0.15, size=2_000_000), 0, 1).mean())
+    trials = 300
+    for trial in range(trials):
+        sizes = rng.integers(1, 6, size=60)
+        rates = np.clip(truth + rng.normal(0, 0.15, size=60), 0, 1)
+        clusters = np.repeat(np.arange(60), sizes)
+        hits = rng.random(len(clusters)) < rates[clusters]
+        predicted = np.where(hits, FIRST, SECOND)
+        agreement, _ = agreement_and_kappa(predicted, np.full(len(hits), FIRST), clusters, seed=trial)
+        covered["poisson"] += agreement.low <= expected <= agreement.high
+        low, high = _multinomial_agreement_interval(hits.astype(float), clusters, rng)
+        covered["multinomial"] += low <= expected <= high
+    poisson, multinomial = covered["poisson"] / trials, covered["multinomial"] / trials
+    assert 0.90 <= poisson <= 0.99 and 0.90 <= multinomial <= 0.99, covered
+    assert abs(poisson - multinomial) <= 0.03, covered
