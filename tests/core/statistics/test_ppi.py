@@ -258,6 +258,25 @@ def test_too_few_labels_or_an_unlabelled_model_give_a_reason_not_a_board():
     assert "some model is in no battle people labelled" in corrected_bradley_terry(first, second, judge, people)
 
 
+def test_a_model_people_labelled_every_battle_of_is_corrected_too():
+    """The first fit (the judge weighted 1) reads the curvature of the battles people did not label
+    only: a model in none of them has no optimum there, and the board said the battles did not connect
+    every model. PPI++ tunes the weight from people's own fit instead, and the board is drawn."""
+    first, second, judge, people, truth = arena(12)
+    with_gamma = np.array(["gamma" in pair for pair in zip(first, second, strict=True)])
+    people[with_gamma] = (np.random.default_rng(12).uniform(size=with_gamma.sum()) < judge[with_gamma]).astype(float)
+    keep = with_gamma | ~np.isnan(people) | (np.arange(len(people)) % 2 == 0)
+    first, second = (
+        [m for m, k in zip(first, keep, strict=True) if k],
+        [m for m, k in zip(second, keep, strict=True) if k],
+    )
+    board = corrected_bradley_terry(first, second, judge[keep], people[keep])
+    assert isinstance(board, CorrectedBoard), board
+    assert 0 <= board.judge_weight < 1
+    gamma = next(r for r in board.ratings if r.model == "gamma")
+    assert gamma.corrected_low <= truth["gamma"] <= gamma.corrected_high
+
+
 def test_the_labels_needed_for_a_target_width_give_that_width_when_people_label_that_many():
     y, yhat, unlabelled = judged(11, n=60, big_n=3000, noise=0.1)
     now = ppi_mean(y, yhat, unlabelled, lam=0.8)
