@@ -12,8 +12,8 @@ Definitions (each one the page, the export and `judge_report` use):
 - the reference (`judge_report._reference`): the people's adjudication of a debate, else the
   people's majority, else the debate's consensus; a person is measured against the others;
 - intervals are 95 % percentile bootstraps over prompts (all pairs of a resampled prompt go
-  together: pairs of one prompt are not independent), seeded, `BOOTSTRAP` resamples, Poisson
-  weights (`ClusterDraws`) drawn once per report, so every judge of a report reads the same draws;
+  together: pairs of one prompt are not independent), seeded, `BOOTSTRAP` resamples, each prompt
+  counted a Poisson(1) number of times (`poisson_resampled_sums`);
 - position: on pairs the judge saw in both orders, the share whose verdict changes with the
   order (Wilson interval);
 - length: lengths in characters; the share of decisive verdicts that pick the longer response (on pairs
@@ -218,61 +218,45 @@ def kappa(predicted: Sequence[int] | np.ndarray, reference: Sequence[int] | np.n
     return None if math.isnan(value) else value
 
 
-CLUSTERS_PER_PRODUCT = 16_384  # clusters gathered at once: 16,384 × 1,000 resamples is 64 MB of float32
+PATTERNS_PER_DRAW = 4096  # distinct rows drawn for at once: 1,000 resamples × 4,096 is 32 MB of counts
 
 
-class ClusterDraws:
-    """A Poisson bootstrap over clusters (prompts): in each resample every cluster counts k times, k drawn
-    from Poisson(1), independently for each cluster, once for all the clusters of a scope.
+def poisson_resampled_sums(per_cluster: np.ndarray, resamples: int = BOOTSTRAP, seed: int = SEED) -> np.ndarray:
+    """A Poisson bootstrap over clusters (prompts): per resample, the sum of the clusters' rows of
+    `per_cluster`, each cluster counted k times, k drawn from Poisson(1) independently: (resamples, columns).
 
-    Poisson, not multinomial: a multinomial resample's counts depend on how many clusters are drawn from,
-    so each judge (on its own prompts) needed its own matrix of draws, rebuilt for nearly every judge of
-    a report (at a million labels 40 % of a refresh). Poisson counts of one cluster do not depend on the
-    others, so one matrix drawn for the scope serves every judge (its rows for the judge's prompts), and
-    two judges on the same prompts are resampled together. For the ratios measured here (agreement, κ,
-    shares) the Poisson bootstrap is the multinomial's large-sample equivalent (Hanley & MacGibbon 2006,
-    "Poisson bootstrap"; Chamandy et al. 2012); a simulation in the tests finds the same coverage.
+    Poisson, not multinomial: the counts of different clusters are independent, so clusters whose rows
+    are the same can be drawn together (the sum of g Poisson(1) counts is one Poisson(g) count: the same
+    distribution). A judge's rows are its confusion counts per prompt, and 20,000 prompts of a pair or
+    two each have a few dozen distinct rows: the bootstrap costs a draw per distinct row, not a matrix of
+    resamples × prompts per judge (at a million labels that matrix was 40 % of a report's refresh). For
+    the ratios measured here (agreement, κ, shares) the Poisson bootstrap is the multinomial's
+    large-sample equivalent (Hanley & MacGibbon 2006; Chamandy et al. 2012); a simulation in the tests
+    finds the same coverage as the ordinary cluster bootstrap.
     """
-
-    def __init__(self, clusters: Iterable[Hashable] | np.ndarray, resamples: int = BOOTSTRAP, seed: int = SEED):
-        self.keys = np.unique(np.asarray(clusters if isinstance(clusters, np.ndarray) else list(clusters)))
-        self.resamples = resamples
-        # A row per cluster (its count in each resample): a judge's clusters are whole rows to gather.
-        self.counts = _poisson_counts(np.random.default_rng(seed), len(self.keys), resamples)
-
-    def sums(self, keys: np.ndarray, per_cluster: np.ndarray) -> np.ndarray:
-        """Per resample, the weighted sum of the rows of `per_cluster`, one row per cluster of `keys`
-        (sorted and distinct, as `np.unique` gives them, each a cluster of the scope): (resamples, columns)."""
-        rows = np.searchsorted(self.keys, keys)
-        if len(keys) and (rows.max() >= len(self.keys) or (self.keys[rows] != keys).any()):
-            raise ValueError("some clusters were not in the scope the draws were made for")
-        values = np.asarray(per_cluster, dtype=np.float32).reshape(len(keys), -1)
-        out = np.zeros((values.shape[1], self.resamples))
-        for start in range(0, len(rows), CLUSTERS_PER_PRODUCT):
-            part = slice(start, start + CLUSTERS_PER_PRODUCT)
-            # float32: counts stay exact below 2**24, and the product costs half of float64's.
-            out += values[part].T @ self.counts[rows[part]].astype(np.float32)
-        return out.T
+    rows = np.asarray(per_cluster, dtype=float)
+    patterns, multiplicity = _distinct_rows(rows.reshape(len(rows), -1))
+    rng = np.random.default_rng(seed)
+    sums = np.zeros((resamples, rows.shape[1]))
+    for start in range(0, len(patterns), PATTERNS_PER_DRAW):
+        part = slice(start, start + PATTERNS_PER_DRAW)
+        counts = rng.poisson(multiplicity[part], size=(resamples, len(multiplicity[part])))
+        sums += counts @ patterns[part]
+    return sums
 
 
-# P(K ≤ k) for K ~ Poisson(1), k = 0, 1, … while below 1 in double precision (18 values).
-_POISSON_CDF = np.cumsum([math.exp(-1) / math.factorial(k) for k in range(19)])
-_POISSON_CDF = _POISSON_CDF[_POISSON_CDF < 1]
-
-
-def _poisson_counts(rng: np.random.Generator, rows: int, columns: int) -> np.ndarray:
-    """(rows, columns) Poisson(1) counts as uint8 (a quarter of float32's memory; none passes 18), by the
-    inverse of the distribution function: a count is how many of its values a uniform draw passes. Six
-    times numpy's own Poisson sampler here; drawn a block of rows at a time so no float array of them
-    all is held."""
-    counts = np.empty((rows, columns), dtype=np.uint8)
-    for start in range(0, rows, 1024):
-        uniform = rng.random((min(1024, rows - start), columns))
-        block = counts[start : start + len(uniform)]
-        block[:] = 0
-        for value in _POISSON_CDF:
-            block += uniform >= value
-    return counts
+def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows (in lexicographic order) and how many times each occurs. Rows of small
+    non-negative integers (counts) are keyed by one integer each, their digits in mixed radix: np.unique
+    over rows sorts them as bytes, and took 2.5 s of a million-label report."""
+    if len(rows) and (rows >= 0).all() and (rows == np.floor(rows)).all():
+        base = rows.max(axis=0).astype(np.int64) + 1
+        if float(np.prod(base.astype(float))) < 2**62:
+            place = np.cumprod(np.r_[1, base[::-1][:-1]])[::-1]  # column j's digit counts prod(base[j+1:])
+            _, first, counts = np.unique(rows.astype(np.int64) @ place, return_index=True, return_counts=True)
+            return rows[first], counts
+    patterns, counts = np.unique(rows, axis=0, return_counts=True)
+    return patterns, counts
 
 
 def _clusters(clusters: Sequence[Hashable] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -295,11 +279,9 @@ def agreement_and_kappa(
     clusters: Sequence[Hashable] | np.ndarray,
     resamples: int = BOOTSTRAP,
     seed: int = SEED,
-    *,
-    draws: ClusterDraws | None = None,
 ) -> tuple[Interval, Interval]:
     """Agreement and kappa, each with a 95 % bootstrap interval over clusters (prompts), from one set
-    of resampled confusion tables (`draws`: a report's, shared by its judges; else drawn here)."""
+    of resampled confusion tables."""
     if not len(predicted):
         return Interval(None), Interval(None)
     keys, groups = _clusters(clusters)
@@ -310,8 +292,7 @@ def agreement_and_kappa(
     value = float(_kappa_of_tables(total))
     if count < MIN_FOR_INTERVAL:
         return Interval(rate), Interval(None if math.isnan(value) else value)
-    draws = draws or ClusterDraws(keys, resamples, seed)
-    tables = draws.sums(keys, per_cluster).reshape(draws.resamples, *total.shape)
+    tables = poisson_resampled_sums(per_cluster, resamples, seed).reshape(resamples, *total.shape)
     hits = tables[:, 0, 0] + tables[:, 1, 1] + tables[:, 2, 2]
     with np.errstate(divide="ignore", invalid="ignore"):  # a resample that drew none of the prompts: left out
         agreement = Interval(rate, *_percentiles(hits / tables.sum(axis=(1, 2))))
@@ -339,8 +320,6 @@ def order_agreement(
     clusters: np.ndarray,
     resamples: int = BOOTSTRAP,
     seed: int = SEED,
-    *,
-    draws: ClusterDraws | None = None,
 ) -> OrderAgreement | None:
     """`first` and `second`: the judge's verdicts on the same pairs in the order first shown and in the
     other; 95 % bootstrap intervals over clusters (prompts), none below MIN_FOR_INTERVAL of them."""
@@ -355,7 +334,7 @@ def order_agreement(
     values = (total[0] / total[2], total[1] / total[2], (total[0] + total[1]) / (2 * total[2]))
     if count < MIN_FOR_INTERVAL:
         return OrderAgreement(len(first), *(Interval(v) for v in values))
-    sums = (draws or ClusterDraws(keys, resamples, seed)).sums(keys, per_cluster)
+    sums = poisson_resampled_sums(per_cluster, resamples, seed)
     with np.errstate(divide="ignore", invalid="ignore"):  # a resample that drew none of the prompts: left out
         resampled = (sums[:, 0] / sums[:, 2], sums[:, 1] / sums[:, 2], (sums[:, 0] + sums[:, 1]) / (2 * sums[:, 2]))
     first_i, second_i, averaged = (
@@ -527,8 +506,6 @@ def paired_difference(
     clusters: Sequence[Hashable],
     resamples: int = BOOTSTRAP,
     seed: int = SEED,
-    *,
-    draws: ClusterDraws | None = None,
 ) -> Interval:
     """Agreement of b minus agreement of a on the same pairs, with a paired bootstrap over clusters."""
     if not hits_a:
@@ -538,7 +515,7 @@ def paired_difference(
         return Interval((sum(hits_b) - sum(hits_a)) / len(hits_a))
     per_cluster = np.zeros((len(keys), 3))
     np.add.at(per_cluster, groups, np.stack([hits_a, hits_b, np.ones(len(hits_a))], axis=1).astype(float))
-    sums = (draws or ClusterDraws(keys, resamples, seed)).sums(keys, per_cluster)
+    sums = poisson_resampled_sums(per_cluster, resamples, seed)
     with np.errstate(divide="ignore", invalid="ignore"):
         differences = (sums[:, 1] - sums[:, 0]) / sums[:, 2]
     low, high = _percentiles(differences)
@@ -565,10 +542,9 @@ def krippendorff_alpha_from_counts(
     seed: int = SEED,
     *,
     clusters: Sequence[Hashable] | np.ndarray | None = None,
-    draws: ClusterDraws | None = None,
 ) -> Interval:
     """Nominal alpha from a units × categories table of rating counts, with a 95 % bootstrap interval
-    over units, or over `clusters` (each unit's prompt: a report's draws). Units with fewer than two
+    over units, or over `clusters` (each unit's prompt, as a report resamples). Units with fewer than two
     ratings add nothing; each unit's coincidences are (n_c n_k − [c = k] n_c) / (m − 1) (Krippendorff
     2011, 'Computing Krippendorff's alpha')."""
     counts = np.asarray(counts, dtype=float)
@@ -587,7 +563,7 @@ def krippendorff_alpha_from_counts(
         return Interval(value)
     per_cluster = np.zeros((len(keys), k * k))
     np.add.at(per_cluster, groups, per_unit.reshape(len(counts), -1))
-    resampled = (draws or ClusterDraws(keys, resamples, seed)).sums(keys, per_cluster).reshape(-1, k, k)
+    resampled = poisson_resampled_sums(per_cluster, resamples, seed).reshape(-1, k, k)
     low, high = _percentiles(_alpha_of(resampled))
     return Interval(value, low, high)
 

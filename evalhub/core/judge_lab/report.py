@@ -19,7 +19,6 @@ from evalhub.core.judge_lab.measures import (
     SEED,
     TIE,
     Calibration,
-    ClusterDraws,
     Interval,
     JudgeVerdicts,
     Label,
@@ -141,7 +140,6 @@ def build_report(
         judges=judges,
         resamples=resamples,
         seed=seed,
-        draws=ClusterDraws(index.cluster, resamples, seed),  # one bootstrap for every judge of the report
     )
     reports = []
     for judge in judges:
@@ -210,7 +208,6 @@ class _Context:
     judges: Sequence[JudgeInfo]
     resamples: int
     seed: int
-    draws: ClusterDraws
 
 
 def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], context: _Context) -> JudgeReport:
@@ -219,7 +216,9 @@ def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], co
     judged = picks != ABSENT
     expected, source = reference
     scored = judged & (expected != ABSENT)
-    agreement, kappa = agreement_and_kappa(picks[scored], expected[scored], index.cluster[scored], draws=context.draws)
+    agreement, kappa = agreement_and_kappa(
+        picks[scored], expected[scored], index.cluster[scored], context.resamples, context.seed
+    )
     flips, both = position_flips(mine)
     others = context.people_counts - context.person_counts.get(judge.id, 0)
     longer, longer_total = _longer(index.difference, judged, (picks == FIRST) * 1.0, (picks == SECOND) * 1.0)
@@ -231,7 +230,8 @@ def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], co
         mine.other_order[both_ways],
         expected[both_ways],
         index.cluster[both_ways],
-        draws=context.draws,
+        context.resamples,
+        context.seed,
     )
     return JudgeReport(
         judge=judge,
@@ -388,7 +388,9 @@ def _privileged(judge: JudgeInfo, picks: np.ndarray, expected: np.ndarray, conte
 def _lift(hits: tuple[np.ndarray, np.ndarray], subset: np.ndarray, context: _Context) -> tuple[float, float, Interval]:
     """Accuracy without and with, and their paired difference, on a subset of the pairs."""
     without, with_ = hits[0][subset], hits[1][subset]
-    difference = paired_difference(list(without), list(with_), list(context.index.cluster[subset]), draws=context.draws)
+    difference = paired_difference(
+        list(without), list(with_), list(context.index.cluster[subset]), context.resamples, context.seed
+    )
     return float(without.mean()), float(with_.mean()), difference
 
 
@@ -484,6 +486,6 @@ def _people_report(context: _Context) -> PeopleReport:
     return PeopleReport(
         people=len(context.people),
         units=int((counts.sum(axis=1) >= 2).sum()),
-        alpha=krippendorff_alpha_from_counts(counts, clusters=context.index.cluster, draws=context.draws),
+        alpha=krippendorff_alpha_from_counts(counts, context.resamples, context.seed, clusters=context.index.cluster),
         with_others=with_others,
     )
