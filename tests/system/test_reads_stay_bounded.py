@@ -101,3 +101,14 @@ def test_a_page_over_more_labelled_pairs_than_a_query_may_name_answers_in_bounde
     if response.streaming:
         b"".join(response.streaming_content)
     assert longest_in_list(bounded) <= PER_QUERY
+
+
+def test_imported_labels_read_a_batch_at_a_time_give_the_same_report(imported, monkeypatch):
+    """Every row as a tuple at once held 2 GiB at ten million labels; read in batches (of 7 here), the
+    report is the one read in one."""
+    from evalhub.judgelab import observations
+    from evalhub.judgelab.report import compute
+
+    whole = compute(observations.Scope()).as_json()
+    monkeypatch.setattr(observations, "ROWS_PER_FETCH", 7)
+    assert compute(observations.Scope()).as_json() == whole
