@@ -36,5 +36,7 @@ def in_lists(sql: str) -> list[int]:
 
 
 def longest_in_list(queries: CaptureQueriesContext) -> int:
-    """The most values one `IN` list named, the roles' own list (four group names per request) aside."""
-    return max(n for query in queries if '"auth_group"' not in query["sql"] for n in in_lists(query["sql"]))
+    """The most values one `IN` list named (0 when none did: integers go as one parameter on PostgreSQL),
+    the roles' own list (four group names per request) aside."""
+    lists = (n for query in queries if '"auth_group"' not in query["sql"] for n in in_lists(query["sql"]))
+    return max(lists, default=0)

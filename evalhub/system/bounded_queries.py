@@ -7,10 +7,11 @@ minutes of work, importing nothing. Every `__in` over values a file or a job bro
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from django.db.models import QuerySet
+from django.db.models import Field, ForeignObject, Lookup, QuerySet
 
 PER_QUERY = 5000
 Value = TypeVar("Value")
@@ -29,8 +30,29 @@ def in_slices(items: Sequence[Value]) -> Iterator[Sequence[Value]]:
         yield items[start : start + PER_QUERY]
 
 
+class InIntegers(Lookup):
+    """`field__in_integers=[…]`: the integers as one parameter (an array on PostgreSQL, a JSON list
+    SQLite's json_each reads), not one placeholder each. Django prepares and quotes every value of an
+    `__in` list in Python: 800,000 response ids cost the judge lab 9 of its 60 s at ten million labels."""
+
+    lookup_name = "in_integers"
+    prepare_rhs = False
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        values = [int(value) for value in self.rhs]
+        if connection.vendor == "postgresql":
+            return f"{lhs} = ANY(%s::bigint[])", [*lhs_params, values]
+        return f"{lhs} IN (SELECT value FROM json_each(%s))", [*lhs_params, json.dumps(values)]
+
+
+Field.register_lookup(InIntegers)
+ForeignObject.register_lookup(InIntegers)  # foreign keys take only the lookups registered here
+
+
 def where_in(queryset: QuerySet[Any, Row], field: str, values: Iterable[object]) -> Iterator[Row]:
     """The rows of `queryset` (models, or `values_list` tuples) whose `field` is one of `values`, in
-    queries of at most PER_QUERY values each."""
+    queries of at most PER_QUERY values each (integers as one parameter: `InIntegers`)."""
     for part in in_parts(values):
-        yield from queryset.filter(**{f"{field}__in": part})
+        integers = all(type(value) is int for value in part)
+        yield from queryset.filter(**{f"{field}__{'in_integers' if integers else 'in'}": part})
