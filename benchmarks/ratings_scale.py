@@ -2,8 +2,9 @@
 
 Synthetic battles as Arena's are: uneven pair frequencies (a few popular models in most battles),
 10 % ties, strengths spread over 600 Elo. For each size it times the board with sandwich intervals
-(arena-rank's closed form) and with 200 bootstrap resamples, and counts peak memory of the numpy
-arrays (tracemalloc). The fixed baseline is the aggregation the boards used before (a dense
+(arena-rank's closed form) and with 200 bootstrap resamples, each call in a forked child: wall and CPU
+time, and the memory the call added to the process (peak resident set, from the kernel; nothing is
+traced inside the timed region). The fixed baseline is the aggregation the boards used before (a dense
 cells × M² map), kept here only to measure against: the two run interleaved (ABAB…) in this process,
 CPU time beside wall time, min / median / max over `--repeats`. Both must give the same ratings.
 
@@ -19,8 +20,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
-import tracemalloc
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -28,6 +27,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from measured import in_child, machine  # noqa: E402  (benchmarks/, beside this script)
 
 from evalhub.core.statistics import bradley_terry as bt  # noqa: E402
 
@@ -71,17 +72,9 @@ def arena_battles(models: int, battles: int, seed: int = 0) -> bt.Battles:
 
 
 def measure(run: Callable[[], object]) -> tuple[float, float, float, object]:
-    """(wall s, CPU s, peak MiB of traced allocations, result); a MemoryError is reported, not raised."""
-    tracemalloc.start()
-    wall, cpu = time.perf_counter(), time.process_time()
-    try:
-        result: object = run()
-    except MemoryError as error:
-        result = error
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    peak = tracemalloc.get_traced_memory()[1] / 2**20
-    tracemalloc.stop()
-    return wall, cpu, peak, result
+    """(wall s, CPU s, MiB the call added to the process's peak, result); a MemoryError is reported."""
+    measured = in_child(run)
+    return measured.wall_s, measured.cpu_s, measured.added_mib, measured.result
 
 
 def main() -> None:
@@ -93,7 +86,8 @@ def main() -> None:
     args = parser.parse_args()
     missed = False
     header = f"{'models':>6} {'battles':>9} {'cells':>7} {'interval':>9} {'aggregation':>11}"
-    print(f"{header}  wall s (min/med/max)  CPU s   peak MiB")
+    print(machine())
+    print(f"{header}  wall s (min/med/max)  CPU s  added MiB")
     for size in args.sizes.split(","):
         models, count = (int(part) for part in size.split(":"))
         battles = arena_battles(models, count)
