@@ -6,6 +6,7 @@ the judge lab's pointwise page beside imported ones."""
 from __future__ import annotations
 
 import hashlib
+import secrets
 
 from django import forms
 from django.shortcuts import get_object_or_404, redirect, render
@@ -17,6 +18,11 @@ from evalhub.catalog.models import Benchmark, Criterion, Judgment, Response
 from evalhub.system.screen_errors import screen_error
 
 SKIPPED = "rating_skipped"  # session key: {"bench|criterion": [response ids skipped, oldest first]}
+# Session key: {handle: response id} of the responses this person was last shown, newest last. The forms
+# post the handle, never the id: ids follow an import's file order, which can give the model away (on
+# one benchmark `id mod 3` was the model), and another person's handles mean nothing here.
+SHOWN = "rating_shown"
+KEPT_HANDLES = 50  # enough for a few open tabs and the back button
 
 
 def ratable_criteria():
@@ -51,6 +57,22 @@ def _progress(user, benchmark: Benchmark, criterion: Criterion) -> tuple[list[in
     return todo, len(rated)
 
 
+def _handle(request, response_id: int) -> str:
+    """This person's opaque handle for a response: the same one while it is kept (a reload shows the
+    same response under the same handle), random otherwise."""
+    shown: dict[str, int] = request.session.get(SHOWN, {})
+    handle = next((key for key, pk in shown.items() if pk == response_id), None) or secrets.token_urlsafe(12)
+    shown.pop(handle, None)
+    shown[handle] = response_id
+    request.session[SHOWN] = dict(list(shown.items())[-KEPT_HANDLES:])
+    return handle
+
+
+def _shown_response_id(request) -> int | None:
+    """The response a form's handle names, if this person was shown it."""
+    return request.session.get(SHOWN, {}).get(request.POST.get("response", ""))
+
+
 def _screen(request, benchmark: Benchmark, criterion: Criterion, status: int = 200):
     todo, rated = _progress(request.user, benchmark, criterion)
     skipped = request.session.get(SKIPPED, {}).get(f"{benchmark.slug}|{criterion.slug}", [])
@@ -63,6 +85,7 @@ def _screen(request, benchmark: Benchmark, criterion: Criterion, status: int = 2
         "criterion": criterion,
         "levels": sorted(((int(score), text) for score, text in criterion.levels.items())),
         "response": response,
+        "handle": _handle(request, response.pk) if response else "",
         "privileged": response.prompt.privileged_information() if response else {},
         "rated": rated,
         "left": len(todo),
@@ -90,9 +113,8 @@ def rate_screen(request, benchmark: str, criterion: str):
 @require_POST
 def rate_submit(request, benchmark: str, criterion: str):
     bench, crit = get_object_or_404(Benchmark, slug=benchmark), get_object_or_404(Criterion, slug=criterion)
-    # The response must be one of this benchmark's: a forged id of another benchmark is refused.
-    given = request.POST.get("response", "")
-    response = get_object_or_404(Response, pk=int(given) if given.isdigit() else 0, prompt__benchmark=bench)
+    # The response must be one this person was shown, of this benchmark: any other handle is refused.
+    response = get_object_or_404(Response, pk=_shown_response_id(request) or 0, prompt__benchmark=bench)
     try:
         do_rate_response(request.user, response, crit, int(request.POST.get("score", "")))
     except (ValueError, RatingRejected) as error:
@@ -107,8 +129,7 @@ def rate_skip(request, benchmark: str, criterion: str):
     bench, crit = get_object_or_404(Benchmark, slug=benchmark), get_object_or_404(Criterion, slug=criterion)
     skipped = request.session.get(SKIPPED, {})
     key = f"{bench.slug}|{crit.slug}"
-    response = request.POST.get("response", "")
-    if response.isdigit():
-        skipped[key] = [pk for pk in skipped.get(key, []) if pk != int(response)] + [int(response)]
+    if (response := _shown_response_id(request)) is not None:
+        skipped[key] = [pk for pk in skipped.get(key, []) if pk != response] + [response]
         request.session[SKIPPED] = skipped
     return _screen(request, bench, crit)

@@ -8,7 +8,7 @@ import pytest
 from evalhub.adjudication.actions import do_reserve_next
 from evalhub.adjudication.models import Adjudication, Reservation
 from evalhub.catalog.models import Judgment
-from tests.adjudication.test_rating import SCREEN, responses  # noqa: F401  (fixture)
+from tests.adjudication.test_rating import SCREEN, response_of, responses, shown  # noqa: F401  (fixture)
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db
@@ -34,17 +34,18 @@ def test_another_adjudicator_cannot_open_submit_skip_or_keep_alive_a_reservation
     assert client.get(f"{item}/review/").status_code == 403, "the review of an item is for admins"
 
 
-def test_a_forged_response_id_on_the_rating_screen_changes_only_the_senders_own_score(
+def test_a_forged_response_on_the_rating_screen_changes_nothing_of_anyone_elses(
     client,
     login,
     responses,  # noqa: F811
 ):
     ana, ben = make_user("ana", "adjudicator"), make_user("ben", "adjudicator")
-    target = responses[0]
     login(ana)
-    assert client.post(f"{SCREEN}submit/", {"response": target.pk, "score": 5}).status_code == 200
+    handle = shown(client.get(SCREEN).content.decode())
+    assert client.post(f"{SCREEN}submit/", {"response": handle, "score": 5}).status_code == 200
+    target = response_of(client, handle)
     login(ben)
-    assert client.post(f"{SCREEN}submit/", {"response": target.pk, "score": 1}).status_code == 200
-    scores = dict(Judgment.objects.filter(response=target).values_list("judge_user__username", "score"))
-    assert scores == {"ana": 5.0, "ben": 1.0}, "ben's click adds ben's score; ana's stays hers"
-    assert client.post(f"{SCREEN}submit/", {"response": 10**9, "score": 1}).status_code == 404
+    for forged in (handle, target, 10**9):  # ana's handle, the response's id, an id of nothing
+        assert client.post(f"{SCREEN}submit/", {"response": forged, "score": 1}).status_code == 404
+    scores = dict(Judgment.objects.filter(response_id=target).values_list("judge_user__username", "score"))
+    assert scores == {"ana": 5.0}, "ana's score stays hers, and ben scored nothing he was not shown"

@@ -32,8 +32,16 @@ def responses(db):
     return made
 
 
-def shown(page: str) -> int:
-    return int(page.split('name="response" value="')[1].split('"')[0])
+def shown(page: str) -> str:
+    """The handle the page's forms post for the response it shows."""
+    return page.split('name="response" value="')[1].split('"')[0]
+
+
+def response_of(client, handle: str) -> int:
+    """The response a handle stands for, read from the person's session (the page never says)."""
+    from evalhub.adjudication.rating import SHOWN
+
+    return client.session[SHOWN][handle]
 
 
 def test_a_person_rates_blind_each_response_once_and_resumes_where_they_stopped(client, login, adjudicator, responses):
@@ -44,12 +52,15 @@ def test_a_person_rates_blind_each_response_once_and_resumes_where_they_stopped(
     page = client.post(f"{SCREEN}submit/", {"response": first, "score": 4}).content.decode()
     second = shown(page)
     assert second != first and "1 rated by you, 5 to go" in page
+    second_id = response_of(client, second)
     again = client.post(f"{SCREEN}submit/", {"response": first, "score": 2})  # a second click changes, never adds
     assert again.status_code == 200
-    assert list(Judgment.objects.filter(judge_user=adjudicator).values_list("response_id", "score")) == [(first, 2.0)]
+    rated = [(response_of(client, first), 2.0)]
+    assert list(Judgment.objects.filter(judge_user=adjudicator).values_list("response_id", "score")) == rated
     client.logout()
     login(adjudicator)
-    assert shown(client.get(SCREEN).content.decode()) == second, "resumed at the first response not rated"
+    resumed = shown(client.get(SCREEN).content.decode())
+    assert response_of(client, resumed) == second_id, "resumed at the first response not rated"
 
 
 def test_two_people_walk_the_responses_in_different_orders(client, login, responses):
@@ -79,7 +90,7 @@ def test_a_skipped_response_comes_back_after_the_others(client, login, adjudicat
 )
 def test_a_score_off_the_scale_is_refused_and_nothing_is_stored(client, login, adjudicator, responses, form, reason):
     login(adjudicator)
-    response = client.post(f"{SCREEN}submit/", {"response": responses[0].pk, **form})
+    response = client.post(f"{SCREEN}submit/", {"response": shown(client.get(SCREEN).content.decode()), **form})
     assert response.status_code == 400 and reason in response.content.decode()
     assert not Judgment.objects.exists()
 
@@ -105,8 +116,11 @@ def test_the_scores_are_people_on_the_pointwise_page(client, login, adjudicator,
     from evalhub.judgelab.pointwise import stored_scores
 
     login(adjudicator)
-    for response in responses:
-        client.post(f"{SCREEN}submit/", {"response": response.pk, "score": 3 + (response.pk % 2)})
+    page = client.get(SCREEN).content.decode()
+    for _ in responses:
+        handle = shown(page)
+        page = client.post(f"{SCREEN}submit/", {"response": handle, "score": 3 + response_of(client, handle) % 2})
+        page = page.content.decode()
     scores = stored_scores("summ")
     assert len(scores) == len(responses)
     assert {(score.rater, score.person) for score in scores} == {("person:ada-adjudicator", True)}
@@ -128,3 +142,20 @@ def test_a_criterion_without_levels_is_not_offered_and_its_screen_says_why(clien
     screen = client.get("/adjudicate/rate/summ/accuracy/")
     assert screen.status_code == 200
     assert "Accuracy has no levels to rate on" in screen.content.decode()
+
+
+def test_the_screen_names_no_response_id_and_a_handle_is_the_persons_own(client, login, responses):
+    """Ids follow an import's file order, which can give the model away (on one benchmark `id mod 3` was
+    the model): the page carries an opaque handle instead, and another person's handle is refused."""
+    ana, ben = make_user("ana", "adjudicator"), make_user("ben", "adjudicator")
+    login(ana)
+    page = client.get(SCREEN).content.decode()
+    handle = shown(page)
+    shown_id = response_of(client, handle)
+    assert not handle.isdigit() and f'name="response" value="{handle}"' in page
+    assert f'name="response" value="{shown_id}"' not in page and f'data-response="{shown_id}"' not in page
+    assert client.get(SCREEN).content.decode().count(handle) == 3, "a reload shows it under the same handle"
+    login(ben)
+    assert client.post(f"{SCREEN}submit/", {"response": handle, "score": 3}).status_code == 404
+    assert client.post(f"{SCREEN}submit/", {"response": shown_id, "score": 3}).status_code == 404
+    assert not Judgment.objects.exists()
