@@ -20,6 +20,9 @@ from evalhub.llm.providers.transport import HTTP_CLIENT_VARIABLE, HTTP_CLIENTS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 PLACEHOLDER_SECRET_KEY = "change-me"  # what .env.example ships; refused in production
+# 128 MiB takes a million-row judgments CSV (75 MiB; about 800 MiB of memory to import), which the 50 MiB
+# before refused unread.
+DEFAULT_MAX_IMPORT_BYTES = 128 * 1024 * 1024
 # Everything from this server, nothing inline: no page has an inline script or style attribute, and
 # htmx is told not to inject its indicator styles (templates/base.html). WebSockets are same-origin.
 DEFAULT_CSP = (
@@ -47,7 +50,7 @@ try:
     ALLOWED_HOSTS = env.list("EVALHUB_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
     CSRF_TRUSTED_ORIGINS = env.list("EVALHUB_CSRF_TRUSTED_ORIGINS", [])
     # Bytes, checked before an uploaded or given file is read.
-    EVALHUB_MAX_IMPORT_BYTES = env.int("EVALHUB_MAX_IMPORT_BYTES", 50 * 1024 * 1024, minimum=1)
+    EVALHUB_MAX_IMPORT_BYTES = env.int("EVALHUB_MAX_IMPORT_BYTES", DEFAULT_MAX_IMPORT_BYTES, minimum=1)
     # Production (a database or Redis server, not DEBUG) is served over HTTPS: secure cookies, a
     # redirect to HTTPS and HSTS by default. Set them false only for a trial over plain HTTP.
     PRODUCTION = not EMBEDDED and not DEBUG
