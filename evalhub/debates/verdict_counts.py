@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from django.db import connection, transaction
@@ -36,6 +36,7 @@ from evalhub.debates.models import (
     JudgeVerdict,
     winner_for,
 )
+from evalhub.system.bounded_queries import in_slices
 from evalhub.system.bulk_insert import array, columns, table, upsert, upserts_together
 from evalhub.tallies.actions import do_add_battles, do_add_judge_tallies, note_change
 from evalhub.tallies.models import CONSENSUS, HUMAN, JUDGE_COUNTS, JUDGE_SUMS, SINGLE_JUDGE
@@ -229,7 +230,7 @@ def _lock_and_read(run_id: int, ids: list[int]) -> tuple[dict[int, Counted], lis
     majorities: dict[int, Majority] = {}
     verdicts: list[tuple] = []
     counted_width, majority_width = len(COUNTED_KEY) + len(COUNTED_VALUES), len(MAJORITY_KEY) + len(MAJORITY_VALUES)
-    for part in _parts(ids):
+    for part in in_slices(ids, IDS_PER_STATEMENT):
         lock, read = _statements(_listed(part), connection.vendor)
         if connection.features.has_select_for_update:  # SQLite's IMMEDIATE transaction holds the database
             _select(lock, _ids(part))
@@ -274,7 +275,7 @@ def _statements(debates: int | None, vendor: str) -> tuple[str, str]:
     return lock, read
 
 
-def _listed(ids: list[int]) -> int | None:
+def _listed(ids: Sequence[int]) -> int | None:
     """The placeholders an IN list of these ids takes; None on PostgreSQL, where they go as one array:
     a short statement that psycopg converts once and caches, where it splits an IN list's
     placeholders with a regular expression on every call."""
@@ -286,8 +287,8 @@ def _among(column: str, listed: int | None) -> str:
     return f"{column} = ANY(%s::bigint[])" if listed is None else f"{column} IN ({', '.join(['%s'] * listed)})"
 
 
-def _ids(ids: list[int]) -> list[Any]:
-    return [array(ids)] if _listed(ids) is None else ids
+def _ids(ids: Sequence[int]) -> list[Any]:
+    return [array(ids)] if _listed(ids) is None else list(ids)
 
 
 def _stored_counted(ids: list[int]) -> list[Counted]:
@@ -310,7 +311,7 @@ def _select_where(model: type[Model], fields: Sequence[str], field: str, ids: li
     names = ", ".join(columns(model, fields))
     column = columns(model, (field,))[0]
     rows: list[tuple] = []
-    for part in _parts(ids):
+    for part in in_slices(ids, IDS_PER_STATEMENT):
         rows += _select(f"SELECT {names} FROM {table(model)} WHERE {_among(column, _listed(part))}", _ids(part))
     return rows
 
@@ -321,11 +322,6 @@ def _select(sql: str, params: list[Any]) -> list[tuple]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
-
-
-def _parts(ids: list[int]) -> Iterator[list[int]]:
-    for start in range(0, len(ids), IDS_PER_STATEMENT):
-        yield ids[start : start + IDS_PER_STATEMENT]
 
 
 def _counted(row: dict) -> Counted:

@@ -21,6 +21,7 @@ from evalhub.generation.config import GENERATION, GenerationConfig, spec_of
 from evalhub.generation.models import GenerationRun, PromptHints, PromptTemplate, response_variant
 from evalhub.jobs.kinds import registered_runner
 from evalhub.llm.registry import parse_spec
+from evalhub.system.bounded_queries import count_where_in
 from evalhub.system.model_access import queue_for
 
 # A chunk is the unit a worker takes and the step progress moves by: about this many calls,
@@ -110,12 +111,10 @@ def plan_generation(
     get tier 0 only (no reference solution). Hints not yet made may cut tiers further."""
     ids = chosen_prompt_ids(benchmark, prompt_ids)
     variants = [response_variant(template.slug, t, s) for t in tiers for s in range(samples)]
-    found = Response.objects.filter(
-        prompt_id__in=ids, model__in=candidates, parent__isnull=True, variant__in=variants
-    ).count()
-    without_reference = (
-        Prompt.objects.filter(pk__in=ids, reference_answer="").count() if any(t > 0 for t in tiers) else 0
-    )
+    responses = Response.objects.filter(model__in=candidates, parent__isnull=True, variant__in=variants)
+    found = count_where_in(responses, "prompt_id", ids)
+    unreferenced = Prompt.objects.filter(reference_answer="")
+    without_reference = count_where_in(unreferenced, "pk", ids) if any(t > 0 for t in tiers) else 0
     higher = sum(1 for t in tiers if t > 0) * samples * len(candidates)
     planned = len(ids) * len(tiers) * samples * len(candidates) - without_reference * higher
     return {"prompts": len(ids), "calls": planned - found, "found": found, "tier_0_only": without_reference}

@@ -13,6 +13,8 @@ from typing import Any, TypeVar
 
 from django.db.models import Field, ForeignObject, Lookup, QuerySet
 
+from evalhub.system.bulk_insert import array
+
 PER_QUERY = 5000
 Value = TypeVar("Value")
 Row = TypeVar("Row")
@@ -23,11 +25,12 @@ def in_parts(values: Iterable[Value]) -> Iterator[Sequence[Value]]:
     return in_slices(list(dict.fromkeys(values)))
 
 
-def in_slices(items: Sequence[Value]) -> Iterator[Sequence[Value]]:
-    """The items in order, PER_QUERY at a time: an import's records, each slice asked about in one query,
-    so that what is read back for them stays bounded too."""
-    for start in range(0, len(items), PER_QUERY):
-        yield items[start : start + PER_QUERY]
+def in_slices(items: Sequence[Value], size: int | None = None) -> Iterator[Sequence[Value]]:
+    """The items in order, `size` (PER_QUERY) at a time: an import's records, each slice asked about in
+    one query, so that what is read back for them stays bounded too."""
+    size = size or PER_QUERY
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
 
 
 class InIntegers(Lookup):
@@ -41,8 +44,8 @@ class InIntegers(Lookup):
     def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
         lhs, lhs_params = self.process_lhs(compiler, connection)
         values = [int(value) for value in self.rhs]
-        if connection.vendor == "postgresql":
-            return f"{lhs} = ANY(%s::bigint[])", [*lhs_params, values]
+        if connection.vendor == "postgresql":  # the array's text form: psycopg adapts a list value by value
+            return f"{lhs} = ANY(%s::bigint[])", [*lhs_params, array(values)]
         return f"{lhs} IN (SELECT value FROM json_each(%s))", [*lhs_params, json.dumps(values)]
 
 
@@ -54,5 +57,15 @@ def where_in(queryset: QuerySet[Any, Row], field: str, values: Iterable[object])
     """The rows of `queryset` (models, or `values_list` tuples) whose `field` is one of `values`, in
     queries of at most PER_QUERY values each (integers as one parameter: `InIntegers`)."""
     for part in in_parts(values):
-        integers = all(type(value) is int for value in part)
-        yield from queryset.filter(**{f"{field}__{'in_integers' if integers else 'in'}": part})
+        yield from queryset.filter(**_among(field, part))
+
+
+def count_where_in(queryset: QuerySet[Any, Any], field: str, values: Iterable[object]) -> int:
+    """How many rows of `queryset` have `field` in `values`, counted PER_QUERY distinct values at a time
+    (each row has one value, so the parts' counts add up)."""
+    return sum(queryset.filter(**_among(field, part)).count() for part in in_parts(values))
+
+
+def _among(field: str, part: Sequence[object]) -> dict[str, Sequence[object]]:
+    integers = all(type(value) is int for value in part)
+    return {f"{field}__{'in_integers' if integers else 'in'}": part}

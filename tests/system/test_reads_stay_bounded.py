@@ -132,3 +132,29 @@ def test_integer_ids_go_to_the_database_as_one_parameter_and_other_values_as_a_l
     first, second = (query["sql"] for query in queries)
     assert "IN (" not in first.replace("IN (SELECT", "")
     assert "IN ('m3', 'm4', 'x')" in second or "IN (%s, %s, %s)" in second
+
+
+def test_runs_on_a_benchmark_of_more_prompts_than_a_query_may_name_are_planned_in_bounded_queries(bounded):
+    """Planning a GEM, DHP or generation run named every prompt of the benchmark in one IN list: on
+    SQLite past its variable limit the form answered 500 before any job was made."""
+    from types import SimpleNamespace
+
+    from evalhub.catalog.models import Benchmark, LanguageModel, Prompt, Response
+    from evalhub.generation.actions import do_ensure_builtin_templates, plan_generation
+    from evalhub.scoring.discernment.runner import DiscernmentRunner
+    from evalhub.scoring.gem.planning import check_preprocessing, planned_pairs
+
+    benchmark = Benchmark.objects.create(slug="big", name="Big")
+    a, b = (LanguageModel.objects.create(slug=slug, display_name=slug) for slug in ("a", "b"))
+    prompts = Prompt.objects.bulk_create(
+        Prompt(benchmark=benchmark, external_id=f"q{n}", text=f"Q{n}") for n in range(PAIRS)
+    )
+    Response.objects.bulk_create(Response(prompt=p, model=m, text=f"{m.slug} {p.pk}") for p in prompts for m in (a, b))
+    ids = [p.pk for p in prompts]
+    assert check_preprocessing(ids, {a.pk, b.pk}, ["gem"], "", use_imported=True)  # none is preprocessed
+    assert sum(planned_pairs(ids, {a.pk}, {b.pk}, variants=1, strategies=0).values()) == PAIRS
+    plan = plan_generation(benchmark, [a], do_ensure_builtin_templates()[0], tiers=[0, 1])
+    assert (plan["tier_0_only"], plan["calls"]) == (PAIRS, PAIRS)  # no prompt has a reference to hint from
+    config = SimpleNamespace(benchmark=benchmark, target_variant="", targets=[a], family="dhp")
+    assert sum(DiscernmentRunner.plan(config, None, None).units.values()) == PAIRS
+    assert longest_in_list(bounded) <= PER_QUERY

@@ -44,6 +44,7 @@ from evalhub.scoring.models import (
     JudgeScore,
     ScoringMode,
 )
+from evalhub.system.bounded_queries import where_in
 from evalhub.system.model_access import chat_client, local_or_remote_scorer, queue_for
 from evalhub.system.telemetry import emit_after_commit
 from evalhub.worklog.actions import do_record_row_issues
@@ -321,11 +322,10 @@ class DiscernmentRunner(JobRunner[DiscernmentRun, JudgeChunkResult]):
     def plan(cls, config: DiscernmentConfig, run: DiscernmentRun, size: int | None) -> Plan:
         """Chunks of prompts; progress counts one unit per original response of the targets."""
         ids = list(config.benchmark.prompts.order_by("pk").values_list("pk", flat=True))
-        units = Counter(
-            Response.objects.filter(
-                variant_q(config.target_variant), prompt_id__in=ids, parent__isnull=True, model__in=config.targets
-            ).values_list("prompt_id", flat=True)
+        targets = Response.objects.filter(
+            variant_q(config.target_variant), parent__isnull=True, model__in=config.targets
         )
+        units = Counter(where_in(targets.values_list("prompt_id", flat=True), "prompt_id", ids))
         label = "DHP" if config.family == "dhp" else "YESciEval"
         return Plan(f"{label} on {config.benchmark.name}", ids, size or DEFAULT_CHUNK_PROMPTS, units)
 

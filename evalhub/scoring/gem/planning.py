@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 
 from evalhub.catalog.models import Response, variant_matches
 from evalhub.scoring.models import PREPROCESSED_VARIANTS, GemVariant
+from evalhub.system.bounded_queries import count_where_in, where_in
 
 
 def check_preprocessing(
@@ -23,13 +24,10 @@ def check_preprocessing(
         return "GEM-S (ASSW) needs a preprocessing LM for its C.4 strengths-and-weaknesses summary: name one."
     if not needs:
         return ""
-    responses = Response.objects.filter(prompt_id__in=list(prompt_ids), parent__isnull=True, model_id__in=model_ids)
-    total = responses.count()
-    imported = (
-        responses.filter(metadata__has_key="preprocessed").exclude(metadata__preprocessed="").count()
-        if use_imported
-        else 0
-    )
+    responses = Response.objects.filter(parent__isnull=True, model_id__in=model_ids)
+    total = count_where_in(responses, "prompt_id", prompt_ids)
+    preprocessed = responses.filter(metadata__has_key="preprocessed").exclude(metadata__preprocessed="")
+    imported = count_where_in(preprocessed, "prompt_id", prompt_ids) if use_imported else 0
     if total and imported == total:
         return ""
     labels = ", ".join(dict(GemVariant.choices)[v] for v in needs)
@@ -49,9 +47,13 @@ def planned_pairs(
     candidate_variant: str = "",
 ) -> Counter:
     """Pairs per prompt before anything fails: candidates (with their derived copies) × other references."""
-    rows = Response.objects.filter(
-        prompt_id__in=list(prompt_ids), parent__isnull=True, model_id__in=candidate_ids | reference_ids
-    ).values_list("prompt_id", "model_id", "variant")
+    rows = where_in(
+        Response.objects.filter(parent__isnull=True, model_id__in=candidate_ids | reference_ids).values_list(
+            "prompt_id", "model_id", "variant"
+        ),
+        "prompt_id",
+        prompt_ids,
+    )
     per_prompt: dict[int, list[tuple[int, str]]] = {}
     for prompt_id, model_id, variant in rows:
         per_prompt.setdefault(prompt_id, []).append((model_id, variant))
