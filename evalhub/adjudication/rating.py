@@ -113,8 +113,11 @@ def rate_screen(request, benchmark: str, criterion: str):
 @require_POST
 def rate_submit(request, benchmark: str, criterion: str):
     bench, crit = get_object_or_404(Benchmark, slug=benchmark), get_object_or_404(Criterion, slug=criterion)
-    # The response must be one this person was shown, of this benchmark: any other handle is refused.
-    response = get_object_or_404(Response, pk=_shown_response_id(request) or 0, prompt__benchmark=bench)
+    shown = _shown_response_id(request)
+    if shown is None:  # another person's handle, an id, or a tab older than the last 50 responses shown
+        return screen_error("This response is no longer on your screen's list: reload the page to go on.", 410)
+    # A handle shown on another benchmark's screen names none of this one's responses.
+    response = get_object_or_404(Response, pk=shown, prompt__benchmark=bench)
     try:
         do_rate_response(request.user, response, crit, int(request.POST.get("score", "")))
     except (ValueError, RatingRejected) as error:

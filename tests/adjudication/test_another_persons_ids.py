@@ -46,6 +46,6 @@ def test_a_forged_response_on_the_rating_screen_changes_nothing_of_anyone_elses(
     target = response_of(client, handle)
     login(ben)
     for forged in (handle, target, 10**9):  # ana's handle, the response's id, an id of nothing
-        assert client.post(f"{SCREEN}submit/", {"response": forged, "score": 1}).status_code == 404
+        assert client.post(f"{SCREEN}submit/", {"response": forged, "score": 1}).status_code == 410
     scores = dict(Judgment.objects.filter(response_id=target).values_list("judge_user__username", "score"))
     assert scores == {"ana": 5.0}, "ana's score stays hers, and ben scored nothing he was not shown"

@@ -100,8 +100,8 @@ def test_a_forged_response_of_another_benchmark_is_refused(client, login, adjudi
     prompt = Prompt.objects.create(benchmark=other, external_id="x", text="x")
     foreign = Response.objects.create(prompt=prompt, model=responses[0].model, text="not yours to rate here")
     login(adjudicator)
-    assert client.post(f"{SCREEN}submit/", {"response": foreign.pk, "score": 3}).status_code == 404
-    assert client.post(f"{SCREEN}submit/", {"response": "1 OR 1=1", "score": 3}).status_code == 404
+    assert client.post(f"{SCREEN}submit/", {"response": foreign.pk, "score": 3}).status_code == 410
+    assert client.post(f"{SCREEN}submit/", {"response": "1 OR 1=1", "score": 3}).status_code == 410
     assert not Judgment.objects.exists()
 
 
@@ -156,6 +156,7 @@ def test_the_screen_names_no_response_id_and_a_handle_is_the_persons_own(client,
     assert f'name="response" value="{shown_id}"' not in page and f'data-response="{shown_id}"' not in page
     assert client.get(SCREEN).content.decode().count(handle) == 3, "a reload shows it under the same handle"
     login(ben)
-    assert client.post(f"{SCREEN}submit/", {"response": handle, "score": 3}).status_code == 404
-    assert client.post(f"{SCREEN}submit/", {"response": shown_id, "score": 3}).status_code == 404
+    refused = client.post(f"{SCREEN}submit/", {"response": handle, "score": 3})
+    assert refused.status_code == 410 and "reload the page to go on" in refused.content.decode(), "said on the screen"
+    assert client.post(f"{SCREEN}submit/", {"response": shown_id, "score": 3}).status_code == 410
     assert not Judgment.objects.exists()
