@@ -259,10 +259,10 @@ def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return patterns, counts
 
 
-def _clusters(clusters: Sequence[Hashable] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(the distinct clusters, sorted; each item's position among them)."""
+def _clusters(clusters: Sequence[Hashable] | np.ndarray) -> tuple[int, np.ndarray]:
+    """(how many distinct clusters; each item's position among them, sorted)."""
     keys, groups = np.unique(np.asarray(clusters), return_inverse=True)
-    return keys, groups.ravel()
+    return len(keys), groups.ravel()
 
 
 def _percentiles(values: np.ndarray) -> tuple[float | None, float | None]:
@@ -284,8 +284,7 @@ def agreement_and_kappa(
     of resampled confusion tables."""
     if not len(predicted):
         return Interval(None), Interval(None)
-    keys, groups = _clusters(clusters)
-    count = len(keys)
+    count, groups = _clusters(clusters)
     per_cluster = confusion_tables(predicted, reference, groups, count).reshape(count, -1)
     total = per_cluster.sum(axis=0).reshape(len(CONFUSION_ROWS), len(CONFUSION_COLUMNS)).astype(float)
     rate = float(total[0, 0] + total[1, 1] + total[2, 2]) / len(predicted)
@@ -326,8 +325,7 @@ def order_agreement(
     if not len(first):
         return None
     hits = np.stack([np.asarray(first) == reference, np.asarray(second) == reference, np.ones(len(first))], axis=1)
-    keys, groups = _clusters(clusters)
-    count = len(keys)
+    count, groups = _clusters(clusters)
     per_cluster = np.zeros((count, 3))
     np.add.at(per_cluster, groups, hits.astype(float))
     total = per_cluster.sum(axis=0)
@@ -510,10 +508,10 @@ def paired_difference(
     """Agreement of b minus agreement of a on the same pairs, with a paired bootstrap over clusters."""
     if not hits_a:
         return Interval(None)
-    keys, groups = _clusters(clusters)
-    if len(keys) < MIN_FOR_INTERVAL:
+    count, groups = _clusters(clusters)
+    if count < MIN_FOR_INTERVAL:
         return Interval((sum(hits_b) - sum(hits_a)) / len(hits_a))
-    per_cluster = np.zeros((len(keys), 3))
+    per_cluster = np.zeros((count, 3))
     np.add.at(per_cluster, groups, np.stack([hits_a, hits_b, np.ones(len(hits_a))], axis=1).astype(float))
     sums = poisson_resampled_sums(per_cluster, resamples, seed)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -558,10 +556,10 @@ def krippendorff_alpha_from_counts(
     value = float(_alpha_of(per_unit.sum(axis=0)))
     if math.isnan(value):
         return Interval(None)
-    keys, groups = _clusters(np.arange(len(counts)) if clusters is None else np.asarray(clusters)[rated])
-    if len(keys) < MIN_FOR_INTERVAL:
+    count, groups = _clusters(np.arange(len(counts)) if clusters is None else np.asarray(clusters)[rated])
+    if count < MIN_FOR_INTERVAL:
         return Interval(value)
-    per_cluster = np.zeros((len(keys), k * k))
+    per_cluster = np.zeros((count, k * k))
     np.add.at(per_cluster, groups, per_unit.reshape(len(counts), -1))
     resampled = poisson_resampled_sums(per_cluster, resamples, seed).reshape(-1, k, k)
     low, high = _percentiles(_alpha_of(resampled))
