@@ -179,19 +179,32 @@ def ratings(battles: Battles, ridge: float = DEFAULT_RIDGE, weights: np.ndarray 
     )
 
 
+STACK_BYTES = 256 * 2**20  # what one stack of resamples may hold while it is fitted
+
+
+def resamples_per_stack(models: int, cells: int, budget: int = STACK_BYTES) -> int:
+    """How many resamples are drawn and fitted at once within `budget` bytes. Each holds about ten
+    M × M float arrays in the Newton fit (wins, games, p, weights, Hessian, the objective's terms) and
+    seven per-cell ones while drawn and aggregated: at 1,000 models a stack of 100 held 6.7 GiB."""
+    per_resample = 8 * (10 * models * models + 7 * cells)
+    return max(1, min(100, budget // per_resample))
+
+
 def bootstrap_ratings(
     battles: Battles,
     rounds: int = DEFAULT_ROUNDS,
     seed: int = 0,
     ridge: float = DEFAULT_RIDGE,
-    batch: int = 100,
     weights: np.ndarray | None = None,
+    budget: int = STACK_BYTES,
 ) -> np.ndarray:
     """(rounds, M) ratings, each fitted on N battles drawn with replacement from the N observed (each
-    drawn battle keeping its cell's weight, as arena-rank's bootstrap does)."""
+    drawn battle keeping its cell's weight, as arena-rank's bootstrap does). Resamples are fitted in
+    stacks sized by `budget`; the draws are the same whatever the stack size."""
     rng = np.random.default_rng(seed)
     share = battles.count / battles.count.sum()
     prior = _weighted_ridge(battles, weights, ridge)
+    batch = resamples_per_stack(len(battles.models), len(battles.count), budget)
     out = []
     for start in range(0, rounds, batch):
         draws = rng.multinomial(battles.total, share, size=min(batch, rounds - start)).astype(float)
@@ -199,6 +212,18 @@ def bootstrap_ratings(
             draws = draws * weights[None, :]
         out.append(to_rating(fit_strengths(_aggregate(battles, draws), prior)))
     return np.concatenate(out) if out else np.zeros((0, len(battles.models)))
+
+
+def _share_above(resampled: np.ndarray, budget: int = STACK_BYTES) -> np.ndarray:
+    """(M, M): the share of resamples in which model i is rated above model j, counted a stack of
+    resamples at a time (all at once is rounds × M² booleans, then as many floats)."""
+    rounds, m = resampled.shape
+    step = max(1, budget // (m * m))  # one byte per comparison
+    above = np.zeros((m, m))
+    for start in range(0, rounds, step):
+        stack = resampled[start : start + step]
+        above += (stack[:, :, None] > stack[:, None, :]).sum(axis=0)
+    return above / rounds
 
 
 def sandwich_covariance(
@@ -386,7 +411,7 @@ def leaderboard(
             part_low, part_high, above = _sandwich_bounds(part, part_point, ridge, weights, confidence)
         elif len(resampled):
             part_low, part_high = np.percentile(resampled, [tail, 100 - tail], axis=0)
-            above = (resampled[:, :, None] > resampled[:, None, :]).mean(axis=0)
+            above = _share_above(resampled)
         else:
             part_low, part_high = part_point.copy(), part_point.copy()
             above = (part_point[:, None] > part_point[None, :]).astype(float)

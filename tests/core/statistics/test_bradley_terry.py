@@ -149,6 +149,48 @@ def test_a_bootstrap_resample_is_a_draw_of_the_same_number_of_battles():
     assert np.allclose(samples.mean(axis=1), bt.CENTRE)
 
 
+def many_model_battles(models: int, battles: int, seed: int = 0) -> bt.Battles:
+    rng = np.random.default_rng(seed)
+    first, second = rng.integers(models, size=(2, battles))
+    keep = first != second
+    strength = rng.normal(0, 1, models)
+    won = rng.uniform(size=battles) < 1 / (1 + np.exp(strength[second] - strength[first]))
+    names = [f"m{i:03d}" for i in range(models)]
+    return bt.collect(
+        (names[a], names[b], "a" if w else "b") for a, b, w in zip(first[keep], second[keep], won[keep], strict=True)
+    )
+
+
+def test_bootstrap_resamples_are_the_same_whatever_the_stack_they_are_fitted_in():
+    battles = many_model_battles(12, 600, seed=2)
+    one_stack = bt.bootstrap_ratings(battles, rounds=25, seed=3)
+    one_at_a_time = bt.bootstrap_ratings(battles, rounds=25, seed=3, budget=1)
+    assert bt.resamples_per_stack(12, len(battles.count), budget=1) == 1
+    assert np.allclose(one_stack, one_at_a_time, atol=1e-8)
+
+
+def test_a_bootstrap_stays_within_its_memory_budget():
+    """At 1,000 models a stack of 100 resamples held 6.7 GiB; the stack is now sized by a budget."""
+    import tracemalloc
+
+    battles = many_model_battles(250, 20_000, seed=1)
+    budget = 16 * 2**20
+    tracemalloc.start()
+    try:
+        bt.bootstrap_ratings(battles, rounds=20, seed=0, budget=budget)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 * budget
+    assert bt.resamples_per_stack(1000, 3_000_000) == 1
+
+
+def test_the_share_of_resamples_above_is_counted_in_stacks_as_at_once():
+    resampled = np.random.default_rng(0).normal(size=(37, 9))
+    at_once = (resampled[:, :, None] > resampled[:, None, :]).mean(axis=0)
+    assert np.array_equal(bt._share_above(resampled, budget=2 * 81), at_once)
+
+
 def test_the_fit_is_deterministic_for_a_seed():
     battles = simulate(TRUTH, 300, seed=5)
     one, two = bt.leaderboard(battles, rounds=40, seed=9), bt.leaderboard(battles, rounds=40, seed=9)
