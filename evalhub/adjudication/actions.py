@@ -25,13 +25,16 @@ from evalhub.adjudication.models import (
     Adjudication,
     AdjudicationEvent,
     AdjudicationItem,
+    BlindVerdict,
     FinalSource,
     ItemStatus,
     Reservation,
 )
+from evalhub.core.scaleeval.aids import aid_for
 from evalhub.core.statistics.agreement import unswap
 from evalhub.debates.actions import broadcast_run, do_settle_debate
 from evalhub.debates.evaluation_events import PairVerdict, pair_events
+from evalhub.debates.models import BLIND_FIRST, DebateRun
 from evalhub.system.telemetry import emit_after_commit
 
 CANDIDATES_PER_TRY = 25
@@ -147,11 +150,45 @@ def _reserve_once(user: Any, now, prefer_run: int | None) -> Reservation | None:
             # one that their other request made this instant stays, and this insert then fails.
             Reservation.objects.filter(user=user).exclude(expires_at__gt=now, item__status=ItemStatus.OPEN).delete()
             reservation = Reservation.objects.create(
-                item=item, user=user, swapped=random.random() < 0.5, expires_at=now + _ttl()
+                item=item, user=user, swapped=random.random() < 0.5, aid=_aid(item, user), expires_at=now + _ttl()
             )
-            _event(item, user, "reserved", swapped=reservation.swapped)
+            _event(item, user, "reserved", swapped=reservation.swapped, aid=reservation.aid)
             return reservation
     return None
+
+
+def is_blind_first(run: DebateRun) -> bool:
+    """People give a blind verdict before any aid: a blind-first run with agents (a labelling run has no aid)."""
+    return run.adjudication_flow == BLIND_FIRST and not run.is_labelling
+
+
+def blind_verdict_pending(user: Any, debate_id: int) -> str:
+    """Why this person may not read the debate's turns yet: they hold its item in a blind-first run
+    and their blind verdict is not stored (a second role must not open the aid early), or ""."""
+    if not getattr(user, "is_authenticated", False):
+        return ""
+    held = Reservation.objects.filter(
+        user=user,
+        item__debate_id=debate_id,
+        item__debate__run__adjudication_flow=BLIND_FIRST,
+        expires_at__gt=timezone.now(),
+    ).exclude(item__blind_verdicts__user=user)
+    if held.exists():
+        return "You hold this debate on the adjudication screen: its turns open after your blind verdict there."
+    return ""
+
+
+def _aid(item: AdjudicationItem, user: Any) -> str:
+    """The aid this person sees on this item after their blind verdict ("" in a one-stage run): the one
+    drawn when they gave it, if they did; else the next in their balanced sequence for the run."""
+    run = DebateRun.objects.get(debates__adjudication_item=item)
+    if not is_blind_first(run):
+        return ""
+    given = BlindVerdict.objects.filter(item=item, user=user).values_list("aid", flat=True).first()
+    if given is not None:
+        return given
+    position = BlindVerdict.objects.filter(user=user, item__debate__run=run).count()
+    return aid_for(run.seed, user.pk, position, run.aids)
 
 
 def do_extend(user: Any, item_id: int) -> bool:
@@ -168,14 +205,70 @@ def do_skip(reservation: Reservation) -> None:
         reservation.delete()
 
 
-def do_submit(
-    user: Any, item_id: int, verdict_seen: int, *, confidence: int | None = None, notes: str = ""
-) -> tuple[Adjudication, bool]:
-    """Store the person's verdict (given in the order they saw); returns (verdict, created)."""
+def _holding_problem(item: AdjudicationItem, user: Any, reservation: Reservation | None, now) -> str:
+    """Why this person may not give a verdict on the item now, or ""."""
+    others = item.reservations.filter(expires_at__gt=now).exclude(user=user).count()
+    if reservation is None:
+        return "this item is not reserved for you; start again from the queue."
+    if item.status != ItemStatus.OPEN:
+        return "this item was settled meanwhile; your reservation was released."
+    if reservation.expires_at <= now and item.adjudications.count() + others >= item.required_verdicts:
+        return "your reservation expired and the item went to someone else."
+    return ""
+
+
+def _refuse(item: AdjudicationItem, user: Any, reservation: Reservation | None, problem: str) -> None:
+    if reservation is not None:
+        reservation.delete()  # committed: the stale hold goes even though the verdict is refused
+        _event(item, user, "refused", reason=problem)
+
+
+def _check_verdict(verdict_seen: int, confidence: int | None = None) -> None:
     if verdict_seen not in (0, 1, 2):
         raise AdjudicationRejected("a verdict is 1, 2 or 0.")
     if confidence is not None and confidence not in (1, 2, 3):
         raise AdjudicationRejected("confidence is 1, 2 or 3.")
+
+
+def do_submit_blind(user: Any, item_id: int, verdict_seen: int) -> tuple[BlindVerdict, bool]:
+    """Store a person's verdict before any aid is shown (blind-first runs); returns (verdict, created).
+    Once stored it is never changed: the screen then shows the aid, and the verdict after it is
+    `do_submit`'s. A second submit (a double click, another tab) finds the first and stores nothing."""
+    _check_verdict(verdict_seen)
+    now = timezone.now()
+    problem = ""
+    with transaction.atomic():
+        item = AdjudicationItem.objects.select_for_update().select_related("debate__run").get(pk=item_id)
+        if not is_blind_first(item.debate.run):
+            raise AdjudicationRejected("this run shows the debate from the start: give your verdict once.")
+        existing = BlindVerdict.objects.filter(item=item, user=user).first()
+        if existing is not None:
+            return existing, False
+        reservation = Reservation.objects.filter(item=item, user=user).first()
+        problem = _holding_problem(item, user, reservation, now)
+        if problem or reservation is None:
+            _refuse(item, user, reservation, problem)
+        else:
+            blind = BlindVerdict.objects.create(
+                item=item,
+                user=user,
+                verdict=unswap(verdict_seen) if reservation.swapped else verdict_seen,
+                swapped=reservation.swapped,
+                aid=reservation.aid,
+                seconds_spent=(now - reservation.started_at).total_seconds(),
+            )
+            _event(item, user, "blind_verdict", verdict=blind.verdict, aid=blind.aid)
+    if problem:
+        raise AdjudicationRejected(problem)
+    return blind, True
+
+
+def do_submit(
+    user: Any, item_id: int, verdict_seen: int, *, confidence: int | None = None, notes: str = ""
+) -> tuple[Adjudication, bool]:
+    """Store the person's verdict (given in the order they saw); returns (verdict, created). In a
+    blind-first run this is the verdict after the aid, and the blind one must be stored first."""
+    _check_verdict(verdict_seen, confidence)
     now = timezone.now()
     problem = ""
     with transaction.atomic():
@@ -183,20 +276,18 @@ def do_submit(
         existing = Adjudication.objects.filter(item=item, user=user).first()
         if existing is not None:  # a double click, or a second tab: the first verdict stands
             return existing, False
+        blind = None
+        if is_blind_first(item.debate.run):
+            blind = BlindVerdict.objects.filter(item=item, user=user).first()
+            if blind is None:  # the reveal step was never shown: a forged or stale form
+                raise AdjudicationRejected("give your verdict before the aid is shown; reload the page to go on.")
         reservation = Reservation.objects.filter(item=item, user=user).first()
-        others = item.reservations.filter(expires_at__gt=now).exclude(user=user).count()
-        if reservation is None:
-            problem = "this item is not reserved for you; start again from the queue."
-        elif item.status != ItemStatus.OPEN:
-            problem = "this item was settled meanwhile; your reservation was released."
-        elif reservation.expires_at <= now and item.adjudications.count() + others >= item.required_verdicts:
-            problem = "your reservation expired and the item went to someone else."
+        problem = _holding_problem(item, user, reservation, now)
         if problem or reservation is None:
-            if reservation is not None:
-                reservation.delete()  # committed: the stale hold goes even though the verdict is refused
-                _event(item, user, "refused", reason=problem)
+            _refuse(item, user, reservation, problem)
         else:
             seconds = (now - reservation.started_at).total_seconds()
+            reading = seconds if blind is None else blind.seconds_spent  # the time to the first verdict
             adjudication = Adjudication.objects.create(
                 item=item,
                 user=user,
@@ -205,10 +296,12 @@ def do_submit(
                 confidence=confidence,
                 notes=notes[:5000],
                 seconds_spent=seconds,
-                flagged_fast=seconds < settings.EVALHUB_FAST_VERDICT_SECONDS,
+                flagged_fast=reading < settings.EVALHUB_FAST_VERDICT_SECONDS,  # too fast to have read the pair
+                blind=blind,
             )
             reservation.delete()
-            _event(item, user, "submitted", verdict=adjudication.verdict, seconds=round(seconds, 1))
+            detail = {} if blind is None else {"changed_after_reveal": adjudication.changed_after_reveal}
+            _event(item, user, "submitted", verdict=adjudication.verdict, seconds=round(seconds, 1), **detail)
             emit_after_commit(partial(pair_events, [_person_verdict(adjudication, item.debate_id)]))
             _resolve_if_complete(item)
     if problem:

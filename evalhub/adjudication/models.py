@@ -50,6 +50,7 @@ class Reservation(models.Model):
     item = models.ForeignKey(AdjudicationItem, on_delete=models.CASCADE, related_name="reservations")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reservations")
     swapped = models.BooleanField(help_text="Shown in the reverse of the agents' order.")
+    aid = models.CharField(max_length=20, blank=True, help_text="Blind first: the aid shown after the blind verdict.")
     started_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
 
@@ -60,6 +61,29 @@ class Reservation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} holds item {self.item_id}"
+
+
+class BlindVerdict(models.Model):
+    """A person's verdict before they saw any aid (blind-first runs), in the agents' order. Stored once,
+    never edited: the verdict after the reveal is the Adjudication that points here."""
+
+    item = models.ForeignKey(AdjudicationItem, on_delete=models.CASCADE, related_name="blind_verdicts")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="blind_verdicts")
+    verdict = models.SmallIntegerField(choices=[(0, "Neither"), (1, "Submission 1"), (2, "Submission 2")])
+    swapped = models.BooleanField(help_text="The person saw the pair in the reverse of the agents' order.")
+    aid = models.CharField(max_length=20, help_text="The aid this item was assigned for this person.")
+    seconds_spent = models.FloatField(help_text="From the reservation to the blind verdict.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "user"], name="one_blind_verdict_per_item_and_person"),
+            models.CheckConstraint(condition=models.Q(verdict__in=[0, 1, 2]), name="blind_verdict_0_1_2"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user}: blind {self.verdict} on item {self.item_id}"
 
 
 class Adjudication(models.Model):
@@ -73,6 +97,8 @@ class Adjudication(models.Model):
     notes = models.TextField(blank=True)
     seconds_spent = models.FloatField()
     flagged_fast = models.BooleanField(default=False)
+    # Blind-first runs: the verdict before the reveal (this row's verdict is the one after it).
+    blind = models.OneToOneField(BlindVerdict, null=True, blank=True, on_delete=models.PROTECT, related_name="revealed")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -88,6 +114,10 @@ class Adjudication(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user}: {self.verdict} on item {self.item_id}"
+
+    @property
+    def changed_after_reveal(self) -> bool | None:
+        return None if self.blind is None else self.blind.verdict != self.verdict
 
 
 class AdjudicationEvent(models.Model):

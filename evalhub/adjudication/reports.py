@@ -8,8 +8,19 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-from evalhub.adjudication.models import AdjudicationItem, ItemStatus
-from evalhub.core.statistics.agreement import Rate, cohen_kappa, fleiss_kappa, mode, percent_agreement, rating_table
+from evalhub.adjudication.models import Adjudication, AdjudicationItem, ItemStatus
+from evalhub.catalog.models import Judgment
+from evalhub.core.scaleeval.aids import AidEffect, RevealedVerdict, aid_effects, majority
+from evalhub.core.statistics.agreement import (
+    Rate,
+    cohen_kappa,
+    fleiss_kappa,
+    mode,
+    percent_agreement,
+    rating_table,
+    unswap,
+)
+from evalhub.system.bounded_queries import where_in
 
 
 @dataclass
@@ -26,7 +37,11 @@ class AgreementReport:
 
 
 def _last_round_verdicts(item: AdjudicationItem) -> dict[int, int | None]:
-    turns = list(item.debate.turns.all())
+    return _last_round_verdicts_of(item.debate)
+
+
+def _last_round_verdicts_of(debate) -> dict[int, int | None]:
+    turns = list(debate.turns.all())
     last = max((t.round for t in turns), default=0)
     return {t.agent: t.verdict for t in turns if t.round == last}
 
@@ -86,12 +101,65 @@ def agreement_report(run) -> AgreementReport:
     return report
 
 
+def imported_gold(run, debates) -> dict[int, int]:
+    """debate id → the verdict (in the agents' order) people's imported labels agree on for its pair
+    under the run's criterion: every such label the same, in either order shown. A pair without one,
+    or whose labels differ, has no gold."""
+    shown = {
+        (d.response_b_id, d.response_a_id) if d.swapped else (d.response_a_id, d.response_b_id): d.pk for d in debates
+    }
+    responses = {r for pair in shown for r in pair}
+    labels: dict[int, set[int]] = defaultdict(set)
+    found = where_in(
+        Judgment.objects.filter(
+            criterion_id=run.criterion_id, judge_model__is_human=True, verdict__isnull=False, response_2__isnull=False
+        ).values_list("response_id", "response_2_id", "verdict"),
+        "response_id",
+        responses,
+    )
+    for first, second, verdict in found:
+        if verdict is None:  # not asked for; for the type checker
+            continue
+        if (first, second) in shown:
+            labels[shown[(first, second)]].add(verdict)
+        elif (second, first) in shown:
+            labels[shown[(second, first)]].add(unswap(verdict))
+    return {debate: next(iter(verdicts)) for debate, verdicts in labels.items() if len(verdicts) == 1}
+
+
+def aid_effect_report(run) -> list[AidEffect]:
+    """How much each aid moved people in a blind-first run (evalhub.core.scaleeval.aids): every verdict
+    given after a blind one, the agents' majority in their last round, and gold where imported people's
+    labels agree on the pair."""
+    adjudications = list(
+        Adjudication.objects.filter(item__debate__run=run, blind__isnull=False)
+        .select_related("blind", "item__debate")
+        .prefetch_related("item__debate__turns")
+    )
+    debates = {a.item.debate.pk: a.item.debate for a in adjudications}
+    gold = imported_gold(run, debates.values())
+    agents = {pk: majority(list(_last_round_verdicts_of(debate).values())) for pk, debate in debates.items()}
+    rows = [
+        RevealedVerdict(
+            item=a.item_id,
+            aid=blind.aid,
+            blind=blind.verdict,
+            revealed=a.verdict,
+            agents=agents[a.item.debate.pk],
+            gold=gold.get(a.item.debate.pk),
+        )
+        for a in adjudications
+        if (blind := a.blind) is not None
+    ]
+    return aid_effects(rows)
+
+
 def export_rows(run) -> Iterator[dict[str, Any]]:
     """One row per item: the pair, the order each person saw, every verdict, the final label and its source."""
     items = (
         AdjudicationItem.objects.filter(debate__run=run)
         .select_related("debate__prompt", "debate__response_a__model", "debate__response_b__model")
-        .prefetch_related("adjudications__user")
+        .prefetch_related("adjudications__user", "adjudications__blind")
         .order_by("id")
     )
     for item in items:
@@ -116,6 +184,9 @@ def export_rows(run) -> Iterator[dict[str, Any]]:
                     "flagged_fast": a.flagged_fast,
                     "notes": a.notes,
                     "at": a.created_at.isoformat(),
+                    # Blind-first runs: the verdict before the aid, the aid, and whether it changed.
+                    **_blind_columns(debate, a.blind),
+                    "changed_after_reveal": a.changed_after_reveal,
                 }
                 for a in item.adjudications.all()
             ],
@@ -126,7 +197,34 @@ def export_rows(run) -> Iterator[dict[str, Any]]:
         }
 
 
-VERDICT_COLUMNS = ("person", "saw_first", "verdict", "winner", "confidence", "seconds", "flagged_fast", "notes", "at")
+BLIND_COLUMNS = ("aid", "blind_verdict", "blind_winner", "blind_seconds", "blind_at")
+
+
+def _blind_columns(debate, blind) -> dict[str, Any]:
+    if blind is None:
+        return dict.fromkeys(BLIND_COLUMNS)
+    return {
+        "aid": blind.aid,
+        "blind_verdict": blind.verdict,
+        "blind_winner": debate.winner_of(blind.verdict),
+        "blind_seconds": round(blind.seconds_spent, 1),
+        "blind_at": blind.created_at.isoformat(),
+    }
+
+
+VERDICT_COLUMNS = (
+    "person",
+    "saw_first",
+    "verdict",
+    "winner",
+    "confidence",
+    "seconds",
+    "flagged_fast",
+    "notes",
+    "at",
+    *BLIND_COLUMNS,
+    "changed_after_reveal",
+)
 
 
 def export_verdict_rows(run) -> Iterator[dict[str, Any]]:

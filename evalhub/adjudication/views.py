@@ -15,12 +15,15 @@ from evalhub.adjudication.actions import (
     do_reserve_next,
     do_skip,
     do_submit,
+    do_submit_blind,
+    is_blind_first,
     queue_counts,
     runs_with_open_items,
 )
-from evalhub.adjudication.models import AdjudicationItem, ItemStatus, Reservation
-from evalhub.adjudication.reports import agreement_report, export_rows, export_verdict_rows
+from evalhub.adjudication.models import AdjudicationItem, BlindVerdict, ItemStatus, Reservation
+from evalhub.adjudication.reports import agreement_report, aid_effect_report, export_rows, export_verdict_rows
 from evalhub.core.files.tables import to_text
+from evalhub.core.scaleeval.aids import AID_NAMES, CRITIQUE, DEBATE, critic_of
 from evalhub.core.statistics.agreement import unswap
 from evalhub.debates.models import DebateRun
 from evalhub.system.screen_errors import screen_error
@@ -30,13 +33,16 @@ from evalhub.system.screen_errors import screen_error
 SCREEN_RELATIONS = ("debate__run__criterion", "debate__prompt", "debate__response_a", "debate__response_b")
 
 
+BLIND, REVEAL, ONE_STAGE = "blind", "reveal", "one_stage"  # the screen's steps
+
+
 def _screen_context(reservation: Reservation) -> dict:
     item = AdjudicationItem.objects.select_related(*SCREEN_RELATIONS).get(pk=reservation.item_id)
     debate = item.debate
     first, second = debate.shown
     if reservation.swapped:  # each person sees their own random order
         first, second = second, first
-    return {
+    context = {
         "item": item,
         "debate": debate,
         "run": debate.run,
@@ -44,10 +50,29 @@ def _screen_context(reservation: Reservation) -> dict:
         "second": second,
         "reservation": reservation,
         "privileged": debate.prompt.privileged_information(),
-        # Agents' verdicts, in the order this person sees (their texts keep the agents' numbering).
-        "turns": [(turn, unswap(turn.verdict) if reservation.swapped else turn.verdict) for turn in debate.turns.all()],
         "seconds_left": max(0, int((reservation.expires_at - timezone.now()).total_seconds())),
+        "step": ONE_STAGE,
+        "turns": [],
     }
+    shown_turns = list(debate.turns.all())
+    if is_blind_first(debate.run):
+        # The aid is read only once the blind verdict is stored: before that it is in no response.
+        blind = BlindVerdict.objects.filter(item=item, user=reservation.user_id).first()
+        context["step"] = BLIND if blind is None else REVEAL
+        if blind is None:
+            return context
+        context |= {"blind": unswap(blind.verdict) if reservation.swapped else blind.verdict, "aid": blind.aid}
+        context["aid_name"] = AID_NAMES.get(blind.aid, blind.aid)
+        if blind.aid == CRITIQUE:
+            last = max((turn.round for turn in shown_turns), default=0)
+            speakers = [turn.speaker for turn in shown_turns if turn.round == last]
+            critic = critic_of(debate.run.seed, item.pk, speakers) if speakers else None
+            shown_turns = [turn for turn in shown_turns if turn.round == last and turn.speaker == critic]
+        elif blind.aid != DEBATE:
+            shown_turns = []
+    # Agents' verdicts, in the order this person sees (their texts keep the agents' numbering).
+    context["turns"] = [(turn, unswap(turn.verdict) if reservation.swapped else turn.verdict) for turn in shown_turns]
+    return context
 
 
 def _next_or_done(request, prefer_run: int | None = None):
@@ -85,8 +110,12 @@ def screen(request, pk: int):
 @role_required(ADJUDICATOR)
 @require_POST
 def submit(request, pk: int):
+    step = request.POST.get("step", ONE_STAGE)
     try:
         verdict = int(request.POST.get("verdict", ""))
+        if step == BLIND:  # the blind verdict: the same item again, now with its aid
+            do_submit_blind(request.user, pk, verdict)
+            return _this_item(request, pk)
         raw_confidence = request.POST.get("confidence", "")
         confidence = int(raw_confidence) if raw_confidence else None
         do_submit(request.user, pk, verdict, confidence=confidence, notes=request.POST.get("notes", ""))
@@ -97,6 +126,15 @@ def submit(request, pk: int):
         messages.error(request, message)
         return redirect("adjudication_queue")
     return _next_or_done(request)
+
+
+def _this_item(request, pk: int):
+    reservation = Reservation.objects.filter(item_id=pk, user=request.user).first()
+    if reservation is None:  # settled or taken meanwhile: on to the next
+        return _next_or_done(request)
+    if request.htmx:
+        return render(request, "adjudication/_screen.html", _screen_context(reservation))
+    return redirect("adjudication_screen", pk=pk)
 
 
 @role_required(ADJUDICATOR)
@@ -149,7 +187,13 @@ def overview(request):
 @role_required(ADMIN, "viewer")
 def agreement(request, run_pk: int):
     run = get_object_or_404(DebateRun, pk=run_pk)
-    return render(request, "adjudication/agreement.html", {"run": run, "report": agreement_report(run)})
+    context = {
+        "run": run,
+        "report": agreement_report(run),
+        "blind_first": is_blind_first(run),
+        "effects": [(effect, AID_NAMES.get(effect.aid, effect.aid)) for effect in aid_effect_report(run)],
+    }
+    return render(request, "adjudication/agreement.html", context)
 
 
 @role_required(ADMIN, "viewer")

@@ -21,6 +21,7 @@ from evalhub.debates.config import DEBATE, JUDGE_RUN, DebateConfig, JudgeRunConf
 from evalhub.debates.evaluation_events import PairVerdict, pair_events
 from evalhub.debates.models import (
     FINISHED_DEBATE,
+    ONE_STAGE,
     Debate,
     DebateRun,
     DebateStatus,
@@ -195,6 +196,7 @@ def do_create_labelling_run(user: Any = None, *, prompt_ids: Sequence[int], **fi
     with transaction.atomic():
         run = _new_run(user, fields)
         run.agents, run.rounds = [], 0
+        run.adjudication_flow, run.aids = ONE_STAGE, []  # no agents, no aid: every verdict is blind
         wanted = set(prompt_ids)
         pairs = [pair for pair in check_pairs(run) if pair[0].pk in wanted]
         if not pairs:

@@ -9,8 +9,9 @@ from typing import Any
 
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.prompts.criteria_variants import ORIGINAL, VARIANTS
+from evalhub.core.scaleeval.aids import AIDS
 from evalhub.core.scaleeval.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNANIMOUS
-from evalhub.debates.models import GRADED, DebateRun, JudgeRun
+from evalhub.debates.models import BLIND_FIRST, FLOWS, GRADED, DebateRun, JudgeRun
 from evalhub.jobs.config import RunConfig
 from evalhub.llm.capabilities import gives_logprobs
 
@@ -54,6 +55,8 @@ class DebateConfig(RunConfig):
     seed: int = 0
     human_verdicts: int = 1
     tie_policy: str = "another"
+    adjudication_flow: str = BLIND_FIRST
+    aids: Sequence[str] = AIDS  # blind first: the aids items are assigned at random
 
     def errors(self) -> list[str]:
         # Specs are checked where people type them (the forms, the commands); tests and embedders may
@@ -71,6 +74,14 @@ class DebateConfig(RunConfig):
             errors.append("Unresolved debates need at least one person's verdict.")
         if self.tie_policy not in TIE_POLICIES:
             errors.append(f"The tie policy is one of {', '.join(TIE_POLICIES)}.")
+        if self.adjudication_flow not in dict(FLOWS):
+            errors.append(f"The adjudication flow is one of {', '.join(dict(FLOWS))}.")
+        if self.adjudication_flow == BLIND_FIRST and not self.aids:
+            errors.append("A blind-first run needs at least one aid to assign (none, the control, is one).")
+        if unknown := sorted(set(self.aids) - set(AIDS)):
+            errors.append(f"Unknown aid(s) {', '.join(unknown)}: choose from {', '.join(AIDS)}.")
+        if len(set(self.aids)) != len(self.aids):
+            errors.append("Name each aid once.")
         if self.max_tokens < 1:
             errors.append("Max tokens must be at least 1.")
         return errors
@@ -94,6 +105,10 @@ class DebateConfig(RunConfig):
             "seed": self.seed,
             "human_verdicts": self.human_verdicts,
             "tie_policy": self.tie_policy,
+            "adjudication_flow": dict(FLOWS)[self.adjudication_flow]
+            if self.adjudication_flow in dict(FLOWS)
+            else self.adjudication_flow,
+            "aids": list(self.aids) if self.adjudication_flow == BLIND_FIRST else "the debate, shown from the start",
         }
 
 

@@ -6,6 +6,7 @@ from evalhub.accounts.roles import READERS, has_role
 from evalhub.debates import live
 from evalhub.debates.actions import listed_runs, run_counts, run_debates_page
 from evalhub.debates.models import Debate, DebateRun
+from evalhub.debates.visibility import turns_withheld
 from evalhub.live import FragmentConsumer
 
 
@@ -15,6 +16,8 @@ class DebateConsumer(FragmentConsumer):
     def group_for_user(self, user) -> str | None:
         debate_id = self.scope["url_route"]["kwargs"]["debate_id"]
         if not has_role(user, *READERS) or not Debate.objects.filter(pk=debate_id).exists():
+            return None
+        if turns_withheld(user, int(debate_id)):
             return None
         return f"debate.{debate_id}"
 

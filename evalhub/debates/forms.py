@@ -3,9 +3,10 @@ from __future__ import annotations
 from django import forms
 
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
+from evalhub.core.scaleeval.aids import AID_NAMES, AIDS
 from evalhub.core.scaleeval.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNANIMOUS
 from evalhub.debates.config import probabilities_error
-from evalhub.debates.models import JudgeRun
+from evalhub.debates.models import BLIND_FIRST, FLOWS, JudgeRun
 from evalhub.llm.capabilities import NOT_REASONING_PREFIXES, REASONING_PREFIXES, is_reasoning_spec
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
@@ -73,6 +74,20 @@ class DebateRunForm(OnlyChoicePreselectedForm):
         choices=[("another", "Ask one more person"), ("admin", "Send to an admin")],
         help_text="When the people disagree without a majority.",
     )
+    adjudication_flow = forms.ChoiceField(
+        choices=FLOWS,
+        initial=BLIND_FIRST,
+        required=False,  # a form that does not say (a script's post) gets the default
+        help_text="Blind first: people decide before they see any aid, then keep or change their verdict, "
+        "so the aid's pull on them is measured (and the agents are not scored against verdicts they wrote).",
+    )
+    aids = forms.MultipleChoiceField(
+        choices=[(aid, AID_NAMES[aid]) for aid in AIDS],
+        initial=list(AIDS),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Blind first: each item is assigned one of these at random, balanced per person.",
+    )
     start = forms.BooleanField(required=False, initial=True, label="Start now")
 
     def clean_agents(self) -> list[str]:
@@ -90,6 +105,9 @@ class DebateRunForm(OnlyChoicePreselectedForm):
         data = super().clean() or {}
         if data.get("model_a") and data.get("model_a") == data.get("model_b"):
             self.add_error("model_b", "Model B must differ from model A.")
+        data["adjudication_flow"] = data.get("adjudication_flow") or BLIND_FIRST
+        if data["adjudication_flow"] == BLIND_FIRST and not data.get("aids"):
+            self.add_error("aids", "Choose at least one aid (no aid, the control, is one).")
         others = [name.strip() for name in data.get("other_privileged", "").split(",") if name.strip()]
         data["privileged_sources"] = [*data.get("privileged_sources", []), *others]
         return data
@@ -114,6 +132,8 @@ class DebateRunForm(OnlyChoicePreselectedForm):
             "seed",
             "human_verdicts",
             "tie_policy",
+            "adjudication_flow",
+            "aids",
         )
         return {name: data[name] for name in names}
 

@@ -6,7 +6,15 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
+from evalhub.core.scaleeval.aids import AIDS
 from evalhub.core.scaleeval.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNANIMOUS
+
+BLIND_FIRST, ONE_STAGE = "blind_first", "one_stage"  # how people adjudicate a run's unresolved debates
+FLOWS = ((BLIND_FIRST, "Blind first, then the aid"), (ONE_STAGE, "The debate shown from the start"))
+
+
+def every_aid() -> list[str]:
+    return list(AIDS)
 
 
 class DebateRun(models.Model):
@@ -44,6 +52,17 @@ class DebateRun(models.Model):
         choices=[("another", "Ask one more person"), ("admin", "Send to an admin")],
         default="another",
         help_text="What happens when the people disagree without a majority.",
+    )
+    adjudication_flow = models.CharField(
+        max_length=20,
+        choices=FLOWS,
+        default=BLIND_FIRST,
+        help_text="Blind first: people give a verdict before they see any aid, then keep or change it.",
+    )
+    aids = models.JSONField(
+        default=every_aid,
+        blank=True,
+        help_text="Blind first: the aids an item may be assigned at random (debate, critique, none).",
     )
     # A labelling run that drew its pairs where the judge was least sure: every judged prompt's chance
     # (prompt id → π) of being drawn, so corrected estimates can weight its labels by 1/π (active

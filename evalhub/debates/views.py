@@ -20,6 +20,7 @@ from evalhub.debates.actions import (
 from evalhub.debates.forms import DebateRunForm, JudgeRunForm
 from evalhub.debates.judging import meta_evaluation
 from evalhub.debates.models import Debate, DebateRun, JudgeRun
+from evalhub.debates.visibility import turns_withheld
 from evalhub.jobs.actions import do_request_stop
 
 
@@ -96,6 +97,8 @@ def debate_detail(request, pk: int):
         ).prefetch_related("turns"),
         pk=pk,
     )
+    if reason := turns_withheld(request.user, debate.pk):
+        return render(request, "debates/withheld.html", {"reason": reason}, status=403)
     first, second = debate.shown
     context = {
         "debate": debate,

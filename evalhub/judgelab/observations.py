@@ -39,15 +39,24 @@ from evalhub.debates.queries import judge_verdict_rows, judge_verdict_shares
 from evalhub.reads.spec_names import spec_models
 from evalhub.system.bounded_queries import where_in
 
+BLIND, AFTER_REVEAL = "blind", "after_reveal"  # people's verdicts in the judge lab (Scope.people)
+PEOPLES_VERDICTS = {
+    BLIND: "blind: given before any aid",
+    AFTER_REVEAL: "after the reveal: given having seen the aid",
+}
+
 
 @dataclass(frozen=True)
 class Scope:
     benchmark: str = ""  # slug; blank: all
     criterion: str = ""  # slug; blank: all
+    # Which of a person's verdicts in a blind-first run is theirs: the one before any aid (the default,
+    # the agents not in it), or the one after the reveal (which the aid may have moved toward the agents).
+    people: str = BLIND
 
     @property
     def key(self) -> str:
-        return f"{self.benchmark}|{self.criterion}"
+        return f"{self.benchmark}|{self.criterion}" + ("" if self.people == BLIND else f"|{self.people}")
 
 
 PairKey = tuple[str, int, int]  # (criterion, lower response id, higher response id): see pair_key
@@ -110,8 +119,8 @@ def collect(scope: Scope) -> Observations:
     _imported(found, scope)
     debates = _debates(scope)
     _single_judges(found, debates)
-    _agents_and_panels(found, debates)
-    _people(found, debates)
+    _agents_and_panels(found, debates, scope.people)
+    _people(found, debates, scope.people)
     _pairs(found)
     return found
 
@@ -271,12 +280,17 @@ def _first_share(verdicts: list[int | None]) -> float | None:
     return (sum(v == FIRST for v in read) + 0.5 * sum(v == TIE for v in read)) / len(read)
 
 
-def _agents_and_panels(found: Observations, debates: dict[int, _Debate]) -> None:
+def _agents_and_panels(found: Observations, debates: dict[int, _Debate], people: str = BLIND) -> None:
     runs = {debate.run for debate in debates.values()}
-    settings = {
-        run["id"]: run
-        for run in where_in(DebateRun.objects.values("id", "agents", "privileged_sources", "rounds"), "pk", runs)
-    }
+    fields = ("id", "agents", "privileged_sources", "rounds")
+    settings = {run["id"]: run for run in where_in(DebateRun.objects.values(*fields), "pk", runs)}
+    # Debates people settled with a verdict given after the reveal: their blind verdicts are the reference.
+    given = Adjudication.objects.filter(blind__isnull=False)
+    blind_given = (
+        set(where_in(given.values_list("item__debate_id", flat=True), "item__debate_id", sorted(debates)))
+        if people == BLIND
+        else set()
+    )
     models = spec_models({spec for run in settings.values() for spec in run["agents"]})
     turns = DebateTurn.objects.filter(round__lte=1).order_by("debate_id", "round", "agent")
     by_round: dict[int, dict[int, list[int | None]]] = defaultdict(lambda: defaultdict(list))
@@ -298,7 +312,7 @@ def _agents_and_panels(found: Observations, debates: dict[int, _Debate]) -> None
         )
         found.add(info, debate.item, verdict, debate.first_shown())
     _multi_llm_consistency(found, debates, settings, by_round)
-    for debate in debates.values():
+    for debate_id, debate in debates.items():
         if debate.verdict is None:
             continue
         if debate.status == DebateStatus.CONSENSUS:
@@ -309,6 +323,8 @@ def _agents_and_panels(found: Observations, debates: dict[int, _Debate]) -> None
             found.add(info, debate.item, debate.verdict, debate.first_shown())
         if debate.status in (DebateStatus.CONSENSUS, DebateStatus.ADJUDICATED):
             how = CONSENSUS if debate.status == DebateStatus.CONSENSUS else ADJUDICATED
+            if how == ADJUDICATED and debate_id in blind_given:
+                continue
             found.settled[debate.item] = DebateReference(canonical(debate.verdict, debate.first_shown()), how)
 
 
@@ -341,9 +357,13 @@ def _multi_llm_consistency(
         )
 
 
-def _people(found: Observations, debates: dict[int, _Debate]) -> None:
-    rows = Adjudication.objects.values_list("pk", "item__debate_id", "user__username", "verdict", "swapped")
-    for _, debate_id, username, verdict, swapped in sorted(where_in(rows, "item__debate_id", debates)):
+def _people(found: Observations, debates: dict[int, _Debate], people: str = BLIND) -> None:
+    rows = Adjudication.objects.values_list(
+        "pk", "item__debate_id", "user__username", "verdict", "swapped", "blind__verdict"
+    )
+    for _, debate_id, username, final, swapped, blind in sorted(where_in(rows, "item__debate_id", debates)):
+        # A blind-first run's person: their blind verdict unless the scope asks for the one after the reveal.
+        verdict = blind if blind is not None and people == BLIND else final
         debate = debates[debate_id]
         info = JudgeInfo(f"user:{username}", username, PERSON)
         # Stored in the agents' order; the person saw the reverse when `swapped` (position bias reads that).

@@ -122,7 +122,7 @@ def _ask_for_refresh(scope: Scope) -> bool:
     if not cache.add(lock, 1, REFRESH_LOCK_S):
         return True
     try:
-        task_named(REFRESH_TASK).apply_async(args=[scope.benchmark, scope.criterion])
+        task_named(REFRESH_TASK).apply_async(args=[scope.benchmark, scope.criterion, scope.people])
     except Exception as error:  # noqa: BLE001 (the kept report is still shown)
         cache.delete(lock)
         logger.warning("could not ask a worker for the judge lab's report (%s)", type(error).__name__)

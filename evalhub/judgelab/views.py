@@ -26,7 +26,7 @@ from evalhub.core.statistics.pointwise import MIN_PROMPTS, MIN_SYSTEMS
 from evalhub.core.statistics.ppi import CorrectedBoard
 from evalhub.judgelab.forms import JudgmentImportForm, ScoreImportForm
 from evalhub.judgelab.graded import csv_rows, graded_table, rho_chart
-from evalhub.judgelab.observations import Scope
+from evalhub.judgelab.observations import BLIND, PEOPLES_VERDICTS, Scope
 from evalhub.judgelab.pointwise import export_rows as pointwise_export_rows
 from evalhub.judgelab.pointwise import item_chart, pointwise_report, scored_benchmarks
 from evalhub.judgelab.report import judge_key, model_as_judge, report_with_freshness
@@ -46,13 +46,18 @@ MAX_ERRORS_SHOWN = 50
 
 
 def _scope(request) -> Scope:
-    return Scope(benchmark=request.GET.get("benchmark", ""), criterion=request.GET.get("criterion", ""))
+    people = request.GET.get("people", BLIND)
+    return Scope(
+        benchmark=request.GET.get("benchmark", ""),
+        criterion=request.GET.get("criterion", ""),
+        people=people if people in PEOPLES_VERDICTS else BLIND,
+    )
 
 
 def scope_query(scope: Scope) -> str:
-    return urlencode(
-        {key: value for key, value in (("benchmark", scope.benchmark), ("criterion", scope.criterion)) if value}
-    )
+    given = (("benchmark", scope.benchmark), ("criterion", scope.criterion))
+    query = {key: value for key, value in given if value}
+    return urlencode(query | ({} if scope.people == BLIND else {"people": scope.people}))
 
 
 @role_required()
@@ -70,6 +75,8 @@ def judge_list(request):
         "benchmarks": Benchmark.objects.order_by("slug").values_list("slug", flat=True),
         "criteria": Criterion.objects.order_by("slug").values_list("slug", flat=True),
         "query": request.GET.urlencode(),
+        "scope_query": scope_query(scope),
+        "peoples_verdicts": PEOPLES_VERDICTS,
         "stand_ins": stand_in_specs(),
     }
     return render(request, "judgelab/judge_list.html", context)

@@ -1,4 +1,5 @@
 // Keyboard adjudication: 1 / 2 / 0 choose, Ctrl+Enter submits and loads the next item, s skips, ? helps.
+// After a blind verdict (data-step="reveal") plain Enter keeps or changes it and goes on.
 // The listener sits on the document, so it keeps working after htmx swaps in the next item.
 document.addEventListener("keydown", (event) => {
   const form = document.getElementById("verdict-form");
@@ -10,6 +11,11 @@ document.addEventListener("keydown", (event) => {
     return;
   }
   if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (event.key === "Enter" && form.dataset.step === "reveal") {
+    event.preventDefault();
+    form.requestSubmit();
+    return;
+  }
   if (["0", "1", "2"].includes(event.key)) {
     const choice = form.querySelector(`input[name=verdict][value="${event.key}"]`);
     if (choice) { choice.checked = true; choice.focus(); event.preventDefault(); }

@@ -5,7 +5,7 @@ import pytest
 from evalhub.adjudication.models import AdjudicationItem
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.debates.actions import do_create_run
-from evalhub.debates.models import DebateStatus
+from evalhub.debates.models import ONE_STAGE, DebateStatus
 from tests.debates.conftest import demo  # noqa: F401  (fixture)
 
 
@@ -13,7 +13,14 @@ from tests.debates.conftest import demo  # noqa: F401  (fixture)
 def make_items(demo):  # noqa: F811
     """A run whose debates all went unresolved: one adjudication item each."""
 
-    def make(required: int = 1, tie_policy: str = "another", category: str = "", name: str = "run") -> list:
+    def make(
+        required: int = 1,
+        tie_policy: str = "another",
+        category: str = "",
+        name: str = "run",
+        flow: str = ONE_STAGE,  # the queue's rules hold in either flow; test_blind_first.py tests the other
+        **fields,
+    ) -> list:
         run = do_create_run(
             name=name,
             benchmark=Benchmark.objects.get(slug="demo"),
@@ -24,6 +31,8 @@ def make_items(demo):  # noqa: F811
             category=category,
             human_verdicts=required,
             tie_policy=tie_policy,
+            adjudication_flow=flow,
+            **fields,
         )
         run.debates.update(status=DebateStatus.UNRESOLVED, rounds_used=3)
         return [

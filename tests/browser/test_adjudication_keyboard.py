@@ -7,7 +7,7 @@ import pytest
 from evalhub.adjudication.models import Adjudication
 from evalhub.core.statistics.agreement import unswap
 from tests.adjudication.conftest import make_items  # noqa: F401  (fixture)
-from tests.browser.test_login_and_browse import ARTIFACTS, page  # noqa: F401  (fixture)
+from tests.browser.test_login_and_browse import ARTIFACTS, log_in, page  # noqa: F401  (fixture)
 from tests.conftest import make_user, requires_chromium
 from tests.debates.conftest import demo  # noqa: F401  (fixture)
 from tests.worker_threads import in_a_thread_of_its_own
@@ -23,9 +23,7 @@ def queue_of_three(make_items):  # noqa: F811
 
 def test_an_adjudicator_decides_two_items_with_the_keyboard(live_server, queue_of_three, page):  # noqa: F811
     page.goto(f"{live_server.url}/login/")
-    page.fill("#id_username", "ada")
-    page.fill("#id_password", "pw")
-    page.click("button[type=submit]")
+    log_in(page, live_server.url, "pw", username="ada")
     page.goto(f"{live_server.url}/adjudicate/")
     page.click("text=Start")
     page.wait_for_load_state("load")  # the keyboard handler is a deferred script: press keys after it ran

@@ -103,8 +103,9 @@ def test_a_broken_collector_never_fails_the_write(make_run, agents, caplog):
 
 
 def test_debate_agents_turns_and_peoples_verdicts_are_sent_too(make_run, agents, exporter, adjudicator):
-    from evalhub.adjudication.actions import do_reserve_next, do_submit
+    from evalhub.adjudication.actions import do_reserve_next
     from evalhub.debates.actions import do_start_run
+    from tests.adjudication.verdicts import give_verdict
 
     agents(lambda agent, messages: f"My view.\n{1 if agent == 0 else 2}")  # no consensus: people decide
     run = make_run(rounds=1)
@@ -114,7 +115,7 @@ def test_debate_agents_turns_and_peoples_verdicts_are_sent_too(make_run, agents,
     assert {a["evalhub.evaluator.name"] for a in turns} == {"scripted-0", "scripted-1", "scripted-2"}
     assert {a["evalhub.round"] for a in turns} == {0}
     reservation = do_reserve_next(adjudicator)
-    do_submit(adjudicator, reservation.item_id, 0, notes="Both are fine.")
+    give_verdict(adjudicator, reservation.item_id, 0, notes="Both are fine.")
     (person,) = [a for _, a in events(exporter) if a["evalhub.evaluator.version"] == "adjudication"]
     assert person["evalhub.evaluator.name"] == f"person:{adjudicator.pk}", "a user id, never a name"
     assert (person["gen_ai.evaluation.score.label"], person["gen_ai.evaluation.score.value"]) == ("tie", 0.5)

@@ -161,8 +161,8 @@ def test_a_human_adjudication_joins_the_reference_once_given(reference, agents):
 
     from django.utils import timezone
 
-    from evalhub.adjudication.actions import do_submit
     from evalhub.adjudication.models import AdjudicationItem, Reservation
+    from tests.adjudication.verdicts import give_verdict
     from tests.conftest import make_user
 
     agents(lambda agent, messages: "x\n1")
@@ -172,7 +172,7 @@ def test_a_human_adjudication_joins_the_reference_once_given(reference, agents):
     item = AdjudicationItem.objects.create(debate=unresolved)
     person = make_user("person", "adjudicator")
     Reservation.objects.create(item=item, user=person, swapped=False, expires_at=timezone.now() + timedelta(minutes=5))
-    do_submit(person, item.pk, 1)
+    give_verdict(person, item.pk, 1)
     (report,), with_reference, waiting = meta_evaluation(reference)
     assert (with_reference, waiting) == (3, 0)
     assert (report.example.hits, report.example.total) == (2, 3)

@@ -58,12 +58,15 @@ def test_an_admin_creates_a_run_from_the_form_and_its_debates_run(login, admin_u
         "seed": 1,
         "human_verdicts": 2,
         "tie_policy": "admin",
+        "adjudication_flow": "blind_first",
+        "aids": ["debate", "none"],
         "start": "on",
     }
     response = login(admin_user).post("/debates/new/", form)
     run = DebateRun.objects.get(name="form run")
     assert response.status_code == 302
     assert response.url == f"/debates/runs/{run.pk}/"
+    assert (run.adjudication_flow, run.aids) == ("blind_first", ["debate", "none"])
     assert (run.privileged_sources, run.agents[1]) == (["reference_answer"], "heuristic:reference")
     assert run.job is not None, "started as a job"
     assert run.job.kind == "debate", "started as a job"

@@ -8,13 +8,14 @@ import json
 import pytest
 from django.core.management import call_command
 
-from evalhub.adjudication.actions import do_reserve_next, do_submit
+from evalhub.adjudication.actions import do_reserve_next, do_submit, do_submit_blind
 from evalhub.adjudication.models import AdjudicationItem, Reservation
 from evalhub.dashboards.judges import judges_board
 from evalhub.debates.models import DebateRun, DebateStatus, DebateTurn
-from evalhub.judgelab.observations import Scope
+from evalhub.judgelab.observations import AFTER_REVEAL, Scope
 from evalhub.judgelab.report import compute, judge_key
 from evalhub.reads.caching import fingerprint
+from tests.adjudication.verdicts import give_verdict
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db
@@ -71,7 +72,7 @@ def test_agents_panels_and_people_are_judges_too(arena, login, viewer):
         person = make_user(name, "adjudicator")
         do_reserve_next(person)
         Reservation.objects.filter(user=person).update(swapped=False)  # both see the agents' order
-        do_submit(person, item.pk, verdict)
+        give_verdict(person, item.pk, verdict)
     report = compute(Scope())
     agent = report_of(report, "agent:heuristic")
     assert agent.kind_label == "Debate agent"
@@ -293,3 +294,26 @@ def test_peoples_alpha_does_not_depend_on_which_response_a_file_listed_first(db)
         alphas.append(compute(Scope(benchmark=benchmark)).people.alpha.value)
     assert alphas[0] is not None
     assert alphas[0] == pytest.approx(alphas[1], abs=1e-12)
+
+
+def test_people_are_read_by_their_blind_verdicts_unless_the_page_asks_for_those_after_the_reveal(arena, login, viewer):
+    unresolved = arena.debate("alpha", "beta", verdict=None, status=DebateStatus.UNRESOLVED)
+    assert unresolved.run.adjudication_flow == "blind_first"
+    DebateTurn.objects.create(debate=unresolved, round=0, agent=0, agent_spec="heuristic", text="…", verdict=1)
+    item = AdjudicationItem.objects.create(debate=unresolved, required_verdicts=2)
+    for name in ("ana", "ben"):  # blind: submission 2; having read the agent: submission 1, as it said
+        person = make_user(name, "adjudicator")
+        do_reserve_next(person)
+        Reservation.objects.filter(user=person).update(swapped=False)
+        do_submit_blind(person, item.pk, 2)
+        do_submit(person, item.pk, 1)
+    blind = report_of(compute(Scope()), "agent:heuristic")
+    revealed = report_of(compute(Scope(people=AFTER_REVEAL)), "agent:heuristic")
+    assert (blind.agreement.value, blind.n) == (0.0, 1), "against what people said before they saw it"
+    assert (revealed.agreement.value, revealed.n) == (1.0, 1), "against what they said after: flattering"
+    assert Scope().key != Scope(people=AFTER_REVEAL).key, "each kept and refreshed on its own"
+    client = login(viewer)
+    assert "<strong>blind</strong>" in client.get("/judges/").content.decode()
+    page = client.get("/judges/?people=after_reveal").content.decode()
+    assert "<strong>after the reveal</strong>" in page
+    assert "people=after_reveal&amp;sort=" in page, "the sort links keep the choice"

@@ -210,6 +210,15 @@ def _kappa_of_tables(tables: np.ndarray) -> np.ndarray:
     return np.where(certain, np.where(np.abs(observed - 1) < 1e-12, 1.0, np.nan), kappa)
 
 
+def weighted_kappas(
+    predicted: Sequence[int] | np.ndarray, reference: Sequence[int] | np.ndarray, weights: np.ndarray
+) -> np.ndarray:
+    """Cohen's kappa once per row of `weights` (R, n): each verdict pair counted as often as its weight
+    says (a resample's draw counts); NaN where undefined."""
+    per_pair = confusion_tables(predicted, reference, groups=np.arange(len(predicted)), count=len(predicted))
+    return np.asarray(_kappa_of_tables(np.tensordot(np.asarray(weights, dtype=float), per_pair, axes=(1, 0))))
+
+
 def kappa(predicted: Sequence[int] | np.ndarray, reference: Sequence[int] | np.ndarray) -> float | None:
     """Cohen's kappa of a judge's verdicts (NO_VERDICT its own category) against the reference."""
     if not len(predicted):

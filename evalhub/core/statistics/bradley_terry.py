@@ -223,7 +223,7 @@ def _share_above(resampled: np.ndarray, budget: int = STACK_BYTES) -> np.ndarray
     for start in range(0, rounds, step):
         stack = resampled[start : start + step]
         above += (stack[:, :, None] > stack[:, None, :]).sum(axis=0)
-    return above / rounds
+    return np.asarray(above / rounds)
 
 
 def sandwich_covariance(

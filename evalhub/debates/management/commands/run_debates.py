@@ -5,9 +5,11 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
+from evalhub.core.scaleeval.aids import AIDS
 from evalhub.core.scaleeval.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNANIMOUS
 from evalhub.debates.actions import RunRejected, do_create_run, do_start_run, run_counts
 from evalhub.debates.forms import DEFAULT_AGENTS
+from evalhub.debates.models import BLIND_FIRST, ONE_STAGE
 from evalhub.jobs.cli import report_state, work_here
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
@@ -36,6 +38,18 @@ class Command(BaseCommand):
         parser.add_argument("--name", default="")
         parser.add_argument("--human-verdicts", type=int, default=1, help="People needed per unresolved debate.")
         parser.add_argument("--tie-policy", choices=["another", "admin"], default="another")
+        parser.add_argument(
+            "--flow",
+            choices=[BLIND_FIRST, ONE_STAGE],
+            default=BLIND_FIRST,
+            help="How people adjudicate unresolved debates: a blind verdict first, then the aid (default).",
+        )
+        parser.add_argument(
+            "--aid",
+            action="append",
+            choices=list(AIDS),
+            help="Blind first: an aid items may be assigned (repeat; default: all of debate, critique, none).",
+        )
         parser.add_argument(
             "--enqueue", action="store_true", help="Queue for the Celery workers instead of running here."
         )
@@ -72,6 +86,8 @@ class Command(BaseCommand):
                 seed=o["seed"],
                 human_verdicts=o["human_verdicts"],
                 tie_policy=o["tie_policy"],
+                adjudication_flow=o["flow"],
+                aids=o["aid"] or list(AIDS),
                 **fields,
             )
         except RunRejected as error:
