@@ -26,6 +26,7 @@ from evalhub.core.files.tables import to_text
 from evalhub.core.scaleeval.aids import AID_NAMES, CRITIQUE, DEBATE, critic_of
 from evalhub.core.statistics.agreement import unswap
 from evalhub.debates.models import DebateRun
+from evalhub.llm.stand_ins import stand_ins
 from evalhub.system.screen_errors import screen_error
 
 # What the screen shows, read in one query (with the turns in a second): each submit renders the next
@@ -192,6 +193,7 @@ def agreement(request, run_pk: int):
         "report": agreement_report(run),
         "blind_first": is_blind_first(run),
         "effects": [(effect, AID_NAMES.get(effect.aid, effect.aid)) for effect in aid_effect_report(run)],
+        "stand_ins": stand_ins(run.agents),
     }
     return render(request, "adjudication/agreement.html", context)
 

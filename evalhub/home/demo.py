@@ -2,6 +2,7 @@
 
 Each run goes through the same actions, jobs and workers as any other (nothing is pre-computed):
 a debate run whose unresolved debates wait for adjudication, a single judge measured against it,
+a blind-first adjudication by two simulated people (run here, so its page shows the aid's effect),
 GEM on the arithmetic benchmark with a tiny random model (GRE-bench with the tutors as the
 human baseline), DHP and YESciEval with the heuristic judges, a generation run whose offline
 calculator answers at four hint tiers, and a published expert survey with an invitation link.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evalhub.adjudication.demo import do_demo_blind_first_adjudication
 from evalhub.catalog.demo import DEMO_BENCHMARK, DEMO_MATHS_BENCHMARK, demo_texts
 from evalhub.catalog.models import Benchmark, LanguageModel
 from evalhub.core.privileged.hints import RULE_BASED
@@ -56,6 +58,8 @@ def do_start_demo_runs(tiny_model_path: Path) -> list[str]:
         # Three samples: the vote share is a probability, so the calibration section has data.
         do_create_judge_run(reference=debates, judge=DEMO_JUDGE, privileged_sources=[], samples=3)
         started.append("a single judge")
+    if do_demo_blind_first_adjudication():
+        started.append("a blind-first adjudication by two simulated people")
     if not GemRun.objects.filter(benchmark=maths).exists():
         do_create_gem_run(
             GemConfig(

@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from evalhub.accounts.roles import ADMIN, READERS, has_role
+from evalhub.adjudication.demo import SIMULATED_PEOPLE
 from evalhub.adjudication.models import Adjudication, AdjudicationItem, ItemStatus
 from evalhub.catalog.models import Benchmark, DataImport, Judgment, LanguageModel, Prompt, Response
 from evalhub.debates.models import Debate, DebateRun, DebateTurn, JudgeRun, JudgeVerdict
@@ -52,7 +53,7 @@ def next_steps(waiting: int) -> list[NextStep]:
         ),
         NextStep(
             "Adjudicate what the agents did not settle",
-            Adjudication.objects.exists(),
+            Adjudication.objects.exclude(user__username__in=SIMULATED_PEOPLE).exists(),  # done by a real person
             reverse("adjudication_queue"),
             f"{waiting} item{pluralize(waiting)} waiting; keys 1, 2, 0 and s.",
         ),

@@ -24,6 +24,7 @@ from evalhub.core.judge_lab.measures import CONFUSION_COLUMNS, CONFUSION_ROWS
 from evalhub.core.judge_lab.report_types import KINDS, MODEL, PANEL, summary_row
 from evalhub.core.statistics.pointwise import MIN_PROMPTS, MIN_SYSTEMS
 from evalhub.core.statistics.ppi import CorrectedBoard
+from evalhub.debates.models import DebateRun
 from evalhub.judgelab.forms import JudgmentImportForm, ScoreImportForm
 from evalhub.judgelab.graded import csv_rows, graded_table, rho_chart
 from evalhub.judgelab.observations import BLIND, PEOPLES_VERDICTS, Scope
@@ -77,9 +78,20 @@ def judge_list(request):
         "query": request.GET.urlencode(),
         "scope_query": scope_query(scope),
         "peoples_verdicts": PEOPLES_VERDICTS,
+        "blind_first_runs": blind_first_runs(scope),
         "stand_ins": stand_in_specs(),
     }
     return render(request, "judgelab/judge_list.html", context)
+
+
+def blind_first_runs(scope: Scope):
+    """The debate runs in scope whose people gave blind verdicts: each page shows how much the aid moved them."""
+    runs = DebateRun.objects.filter(debates__adjudication_item__adjudications__blind__isnull=False)
+    if scope.benchmark:
+        runs = runs.filter(benchmark__slug=scope.benchmark)
+    if scope.criterion:
+        runs = runs.filter(criterion__slug=scope.criterion)
+    return runs.distinct().order_by("-id").values("pk", "name")[:20]
 
 
 def _find(request, key: str, *, wait: bool = False):

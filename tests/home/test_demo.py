@@ -6,8 +6,10 @@ import re
 
 import pytest
 
-from evalhub.adjudication.models import AdjudicationItem
+from evalhub.adjudication.demo import DEMO_BLIND_RUN_NAME
+from evalhub.adjudication.models import AdjudicationItem, BlindVerdict
 from evalhub.catalog.demo import do_load_demo
+from evalhub.debates.demo import DEMO_RUN_NAME
 from evalhub.debates.models import DebateRun, JudgeRun
 from evalhub.generation.analysis import accuracy_observations
 from evalhub.generation.models import GenerationRun
@@ -30,6 +32,7 @@ def test_every_demo_run_succeeds_offline(demo_runs):
     assert demo_runs == [
         "debates",
         "a single judge",
+        "a blind-first adjudication by two simulated people",
         "GEM with a tiny random model",
         "DHP",
         "YESciEval",
@@ -80,7 +83,7 @@ def test_every_demo_page_shows_data_and_says_its_numbers_come_from_stand_ins(adm
 def test_a_page_on_a_real_provider_carries_no_workflow_demo_notice(admin_client):
     DebateRun.objects.update(agents=["openai:gpt-4o", "anthropic:claude-3-5-sonnet-latest"])
     JudgeRun.objects.update(judge="openai:gpt-4o-mini")
-    run = DebateRun.objects.get()
+    run = DebateRun.objects.get(name=DEMO_RUN_NAME)
     assert "Workflow demo:" not in admin_client.get(f"/debates/runs/{run.pk}/").content.decode()
     assert "Workflow demo:" not in admin_client.get("/judges/").content.decode()
 
@@ -128,3 +131,13 @@ def test_favicon_ico_leads_to_the_sites_icon_without_a_login(client):
     answer = client.get("/favicon.ico")
     assert answer.status_code == 301
     assert answer["Location"].endswith("/favicon.svg")
+
+
+def test_the_demo_shows_how_much_each_aid_moved_its_simulated_people(admin_client):
+    run = DebateRun.objects.get(name=DEMO_BLIND_RUN_NAME)
+    assert run.adjudication_flow == "blind_first"
+    assert BlindVerdict.objects.filter(item__debate__run=run).count() >= 2
+    page = admin_client.get(f"/adjudicate/runs/{run.pk}/agreement/").content.decode()
+    assert "Workflow demo:" in page
+    assert "How much the aid moved people" in page and "No verdict after a reveal yet" not in page
+    assert AdjudicationItem.objects.filter(debate__run=run, status="resolved").exists()

@@ -317,3 +317,4 @@ def test_people_are_read_by_their_blind_verdicts_unless_the_page_asks_for_those_
     page = client.get("/judges/?people=after_reveal").content.decode()
     assert "<strong>after the reveal</strong>" in page
     assert "people=after_reveal&amp;sort=" in page, "the sort links keep the choice"
+    assert f"/adjudicate/runs/{unresolved.run_id}/agreement/#aid-effects" in page, "how much the aid moved them"
