@@ -129,6 +129,7 @@ def judge_detail(request, key: str):
         "bias": bias_chart(judge),
         "corrected_board": None if isinstance(judge.corrected, str) else judge.corrected,
         "query": request.GET.urlencode(),
+        "scope": _scope(request),
     }
     return render(request, "judgelab/judge_detail.html", context)
 

@@ -115,6 +115,11 @@ def test_the_judges_page_shows_its_ratings_corrected_by_people_on_the_same_battl
     page = client.get(f"/judges/{judge_key(JUDGE)}/").content.decode()
     assert "Its ratings, corrected by people" in page
     assert f"{2 * LABELLED} battles they labelled too" in page
+    assert "People's labels here are their blind verdicts" in page, "the page says which verdicts"
+    assert (
+        "their verdicts after the reveal"
+        in client.get(f"/judges/{judge_key(JUDGE)}/?people=after_reveal").content.decode()
+    )
     exported = json.loads(client.get("/judges/report.json").content)
     mine = next(judge for judge in exported["judges"] if judge["id"] == JUDGE)["corrected_ratings"]
     assert (mine["n_human"], mine["n_judge"]) == (2 * LABELLED, 80)
