@@ -283,6 +283,17 @@ class Judgment(models.Model):
         blank=True,
         help_text="Pairwise, graded: how much better the first response is, -3 (second much better) to 3.",
     )
+    # A person's labels from a blind-first study: the verdict before they saw an aid (`verdict` is the
+    # one after), and the aid. The judge lab reads the blind one by default, as for adjudications.
+    blind_verdict = models.SmallIntegerField(
+        null=True,
+        blank=True,
+        choices=Verdict.choices,
+        help_text="A person's verdict before any aid, in the order shown.",
+    )
+    aid = models.CharField(
+        max_length=20, blank=True, help_text="What the person saw before `verdict`: debate, critique, none."
+    )
     rationale = models.TextField(blank=True)
     raw_output = models.TextField(blank=True)
     prompt_variant = models.CharField(max_length=50, default="original")

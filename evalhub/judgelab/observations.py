@@ -150,7 +150,9 @@ def _imported(found: Observations, scope: Scope) -> None:
     if scope.criterion:
         rows = rows.filter(criterion__slug=scope.criterion)
     fields = ("judge_model_id", "criterion_id", "response_id", "response_2_id", "read", "given")
-    rows = rows.annotate(given=Coalesce("probability", Value(-1.0)), read=Coalesce("verdict", Value(NO_VERDICT)))
+    # People's labels from a blind-first study carry the verdict before the aid: theirs, unless asked otherwise.
+    verdicts = ("blind_verdict", "verdict") if scope.people == BLIND else ("verdict",)
+    rows = rows.annotate(given=Coalesce("probability", Value(-1.0)), read=Coalesce(*verdicts, Value(NO_VERDICT)))
     rows = rows.order_by("pk").values_list(*fields)
     table = _numbers(*rows.query.sql_with_params(), columns=len(fields))
     if not len(table):

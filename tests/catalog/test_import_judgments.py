@@ -710,3 +710,62 @@ def test_after_an_upload_the_message_links_to_the_pages_that_show_it(tmp_path, c
     assert '<a href="/leaderboards/baseline/?benchmark=arena">win rates against a baseline</a>' in page
     board = client.get("/leaderboards/?benchmark=arena").content.decode()
     assert "3 battles (Imported human labels: 3)" in board, "the link leads to what was imported"
+
+
+BLIND_FIRST_STUDY = [  # people's verdicts before and after the aid, and a model judge of the same pairs
+    {"prompt_id": f"p{i}", "prompt": f"Question {i}?", "model_a": "alpha", "model_b": "beta",
+     "response_a": f"A{i}", "response_b": f"B{i}", "judge": "human-ana", "judge_kind": "human",
+     "blind_winner": "b", "winner": "a", "aid": "debate"}
+    for i in range(3)
+] + [
+    {"prompt_id": f"p{i}", "model_a": "alpha", "model_b": "beta", "response_a": f"A{i}",
+     "response_b": f"B{i}", "judge": "llm-judge", "judge_kind": "model", "winner": "a"}
+    for i in range(3)
+]  # fmt: skip
+
+
+def test_a_blind_first_studys_labels_keep_both_verdicts_and_the_judge_lab_reads_the_blind_one():
+    summary = do_import_judgments(
+        filename="study.jsonl", data=jsonl(*BLIND_FIRST_STUDY), benchmark_slug="study", allow_new_models=True
+    )
+    assert summary.counts["judgments_created"] == 6
+    person = Judgment.objects.filter(judge_model__slug="human-ana")
+    assert set(person.values_list("blind_verdict", "verdict", "aid")) == {(2, 1, "debate")}
+    assert set(Judgment.objects.filter(judge_model__slug="llm-judge").values_list("blind_verdict", "aid")) == {
+        (None, "")
+    }
+    blind = next(r for r in compute(Scope(benchmark="study")).judges if r.judge.id == "llm-judge")
+    after = next(
+        r for r in compute(Scope(benchmark="study", people="after_reveal")).judges if r.judge.id == "llm-judge"
+    )
+    assert (blind.agreement.value, after.agreement.value) == (0.0, 1.0), (
+        "the judge agrees only with what people said after"
+    )
+
+    again = do_import_judgments(
+        filename="study.jsonl", data=jsonl(*BLIND_FIRST_STUDY), benchmark_slug="study", allow_new_models=True
+    )
+    assert (again.counts["judgments_unchanged"], again.counts["judgments_replaced"]) == (6, 0)
+    edited = [dict(BLIND_FIRST_STUDY[0], blind_winner="a"), *BLIND_FIRST_STUDY[1:]]
+    changed = do_import_judgments(
+        filename="study.jsonl", data=jsonl(*edited), benchmark_slug="study", allow_new_models=True
+    )
+    assert changed.counts["judgments_replaced"] == 1
+    assert person.filter(response__prompt__external_id="p0").get().blind_verdict == 1
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"blind_winner": "maybe"}, "'blind_winner' must be a, b or tie"),
+        ({"blind_winner": "a", "judge": "llm-judge", "judge_kind": "model"}, "this judge is a model"),
+        ({"blind_winner": "a", "aid": "a hint"}, "'aid' must be one of debate, critique, none"),
+        ({"blind_winner": None, "aid": "debate"}, "give 'blind_winner' too"),
+    ],
+)
+def test_a_blind_verdict_that_cannot_be_one_is_refused_with_its_reason(fields, problem):
+    row = {**BLIND_FIRST_STUDY[0], **fields}
+    with pytest.raises(ImportRejected) as refused:
+        do_import_judgments(filename="study.jsonl", data=jsonl(row), benchmark_slug="study", allow_new_models=True)
+    assert [problem in error.message for error in refused.value.errors] == [True]
+    assert not Judgment.objects.exists()

@@ -184,7 +184,7 @@ class _JudgmentImport:
     labels and checks what every one points to; a refused file is undone by that transaction."""
 
     KEY = ("criterion_id", "judge_model_id", "response_id", "response_2_id")
-    COLUMNS = (*KEY, "verdict", "probability", "grade", "metadata")
+    COLUMNS = (*KEY, "verdict", "probability", "grade", "metadata", "blind_verdict", "aid")
     FIRST_RESERVED, MOST_RESERVED = 64, 4096  # response keys reserved at a time, doubling: few unused
 
     def __init__(self, benchmark: Benchmark) -> None:
@@ -198,8 +198,9 @@ class _JudgmentImport:
                 prompt__benchmark=benchmark, parent__isnull=True, variant=""
             ).values_list("id", "prompt__external_id", "model__slug")
         }
-        # key → (pk, verdict, probability, grade, whether Arena called it a tie where neither is good)
-        self.stored: dict[tuple[int, int, int, int], tuple[int, int | None, float | None, float | None, bool]] = {}
+        # key → (pk, verdict, probability, grade, whether Arena called it a tie where neither is good,
+        # the verdict before an aid, the aid)
+        self.stored: dict[tuple[int, int, int, int], tuple[Any, ...]] = {}
         self.judges_read: set[str] = set()
         # What this import creates with a key it reserved: models and judges, criteria, responses.
         self.new_models: dict[str, int] = {}
@@ -229,12 +230,15 @@ class _JudgmentImport:
             responses.get((record.prompt_id, record.model_b)) or self._response(record.prompt_id, record.model_b),
         )
         verdict = VERDICT_OF_WINNER[record.winner]
+        blind = None if record.blind_winner is None else VERDICT_OF_WINNER[record.blind_winner]
         stored = self.stored.get(key)
         both_bad = record.winner == BOTH_BAD
         if stored is None:
-            self.writer.write((*key, verdict, record.probability_a, record.grade, BOTH_BAD_METADATA[both_bad]))
+            self.writer.write(
+                (*key, verdict, record.probability_a, record.grade, BOTH_BAD_METADATA[both_bad], blind, record.aid)
+            )
             self.new.append(record)
-        elif stored[1:] != (verdict, record.probability_a, record.grade, both_bad):
+        elif stored[1:] != (verdict, record.probability_a, record.grade, both_bad, blind, record.aid):
             # Updated in place: the row keeps its place among the judge's labels of the pair, so the
             # order it was first shown in (the earlier label) does not swap when one verdict is edited.
             self.changed.append(
@@ -244,6 +248,8 @@ class _JudgmentImport:
                     probability=record.probability_a,
                     grade=record.grade,
                     metadata=json.loads(BOTH_BAD_METADATA[both_bad]),
+                    blind_verdict=blind,
+                    aid=record.aid,
                 )
             )
         else:
@@ -262,14 +268,23 @@ class _JudgmentImport:
         elif slug not in self.judges_read and slug not in self.new_models:
             self.writer.pause()
             self.stored.update(
-                ((c, j, r1, r2), (pk, verdict, probability, grade, arena_winner == BOTH_BAD))
-                for pk, c, j, r1, r2, verdict, probability, grade, arena_winner in Judgment.objects.filter(
+                ((c, j, r1, r2), (pk, verdict, probability, grade, arena_winner == BOTH_BAD, blind, aid))
+                for pk, c, j, r1, r2, verdict, probability, grade, arena_winner, blind, aid in Judgment.objects.filter(
                     judge_model_id=self.models[slug],
                     response_2__isnull=False,
                     prompt_variant=ORIGINAL_PROMPT,
                     response__prompt__benchmark=self.benchmark,
                 )
-                .values_list("pk", *self.KEY, "verdict", "probability", "grade", f"metadata__{ARENA_WINNER}")
+                .values_list(
+                    "pk",
+                    *self.KEY,
+                    "verdict",
+                    "probability",
+                    "grade",
+                    f"metadata__{ARENA_WINNER}",
+                    "blind_verdict",
+                    "aid",
+                )
                 .iterator(chunk_size=5000)
             )
         self.judges_read.add(slug)
@@ -312,7 +327,9 @@ class _JudgmentImport:
         do_upsert_responses(prompts, parsed.benchmark, counts, self.new_responses)
         stale = [judgment.pk for judgment in self.changed]
         do_count_imported(stale, -1)
-        Judgment.objects.bulk_update(self.changed, ["verdict", "probability", "grade", "metadata"], batch_size=500)
+        Judgment.objects.bulk_update(
+            self.changed, ["verdict", "probability", "grade", "metadata", "blind_verdict", "aid"], batch_size=500
+        )
         do_count_imported(stale, 1)
         if self.changed:
             note_change()  # a probability alone changes no count, but the win rates and the judge lab read it

@@ -77,7 +77,13 @@ GENERIC_COLUMNS = (
     "probability_a",
     "grade",
     "criterion",
+    "blind_winner",  # a person's verdict before an aid (a blind-first study), a / b / tie
+    "aid",  # what they saw before `winner`: debate, critique or none
 )
+BLIND_WINNERS = ("a", "b", "tie")
+# The aids of a blind-first study, as evalhub.core.scaleeval.aids names them (a test holds the two equal:
+# importing that module here would close a cycle, scaleeval → judge_lab → statistics → files).
+AIDS = ("debate", "critique", "none")
 MT_BENCH_COLUMNS = ("question_id", "model_a", "model_b", "winner", "judge", "turn", "conversation_a", "conversation_b")
 ALPACA_COLUMNS = ("instruction", "output_1", "output_2", "generator_1", "generator_2", "preference", "annotator")
 PROMPT_COLUMNS = ("prompt", "category")  # the prompt fields a labels row may carry
@@ -104,6 +110,8 @@ class JudgmentRecord:
     probability_a: float | None
     criterion: str
     grade: float | None = None  # −3 … 3 from a's side; its sign is `winner`
+    blind_winner: str | None = None  # a person's verdict before they saw `aid` ("a", "b", "tie"); `winner` after
+    aid: str = ""
 
 
 @dataclass
@@ -529,6 +537,7 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
     criterion = row.get("criterion") or DEFAULT_CRITERION
     if not isinstance(criterion, str) or not _is_slug(criterion):
         problems.append(f"'criterion' must be a criterion slug, not {criterion!r}.")
+    blind, aid = _blind(row, kind, problems)
     if problems:
         return problems
     # A million labels name a few thousand prompts and a few hundred models and judges: one copy of each name.
@@ -543,7 +552,27 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
         probability_a=None if probability is None else float(probability),
         criterion=sys.intern(criterion),
         grade=grade,
+        blind_winner=blind,
+        aid=aid,
     )
+
+
+def _blind(row: dict[str, Any], kind: str, problems: list[str]) -> tuple[str | None, str]:
+    """A blind-first study's columns: the person's verdict before the aid, and the aid (both optional)."""
+    blind, aid = row.get("blind_winner"), row.get("aid")
+    blind = str(blind).strip().lower() if blind not in (None, "") else None
+    aid = str(aid).strip().lower() if aid not in (None, "") else ""
+    if blind is None:
+        if aid:
+            problems.append("'aid' says what a person saw after a blind verdict: give 'blind_winner' too.")
+        return None, ""
+    if blind not in BLIND_WINNERS:
+        problems.append(f"'blind_winner' must be a, b or tie, not {row['blind_winner']!r}.")
+    if kind != HUMAN:
+        problems.append("'blind_winner' is a person's verdict before an aid: this judge is a model.")
+    if aid and aid not in AIDS:
+        problems.append(f"'aid' must be one of {', '.join(AIDS)}, not {row['aid']!r}.")
+    return sys.intern(blind), sys.intern(aid)
 
 
 # A file names a few hundred judges and criteria over a million rows: each is checked once.

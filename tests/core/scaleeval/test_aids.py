@@ -155,3 +155,9 @@ def test_effects_are_given_per_aid_in_a_fixed_order():
     rows = [RevealedVerdict(**{**row.__dict__, "aid": (NO_AID, CRITIQUE)[i % 2]}) for i, row in enumerate(rows)]
     assert [effect.aid for effect in aid_effects(rows)] == [CRITIQUE, NO_AID]
     assert aid_effects([]) == []
+
+
+def test_a_judgment_file_names_the_same_aids():
+    from evalhub.core.files import judgments
+
+    assert judgments.AIDS == AIDS
