@@ -8,9 +8,17 @@ from collections import Counter
 
 import pytest
 from django.conf import settings
+from django.db.models import F
 
-from evalhub.adjudication.actions import CANDIDATES_PER_TRY, AdjudicationRejected, do_reserve_next, do_submit
-from evalhub.adjudication.models import Adjudication, AdjudicationItem, ItemStatus, Reservation
+from evalhub.adjudication.actions import (
+    CANDIDATES_PER_TRY,
+    AdjudicationRejected,
+    do_reserve_next,
+    do_submit,
+    do_submit_blind,
+)
+from evalhub.adjudication.models import Adjudication, AdjudicationItem, BlindVerdict, ItemStatus, Reservation
+from evalhub.debates.models import BLIND_FIRST
 from tests.conftest import make_user
 from tests.worker_threads import WorkerThreads
 
@@ -106,3 +114,39 @@ def test_as_many_people_as_free_items_starting_at_once_each_get_one_and_nobody_h
     got = reserve_at_once([make_user(f"p{i}", "adjudicator") for i in range(10)])
     assert None not in got, f"told 'all done' with free items left: {got}"
     assert sorted(got) == sorted(item.pk for item in items), "each item once"
+
+
+def test_twenty_people_in_a_blind_first_run_give_each_verdict_once_whatever_they_click(make_items):
+    """Both steps double-clicked now and then, at the same moment as nineteen others: one blind verdict
+    and one verdict after the reveal per person and item, each pointing to its blind one."""
+    items = [
+        item for name in "abcde" for item in make_items(required=2, tie_policy="admin", name=name, flow=BLIND_FIRST)
+    ][:30]
+    AdjudicationItem.objects.exclude(pk__in=[i.pk for i in items]).delete()
+    people = [make_user(f"person{i}", "adjudicator") for i in range(20)]
+    refused: list[str] = []
+    lock = threading.Lock()
+    start = threading.Barrier(len(people))
+
+    def work(person) -> None:
+        rng = random.Random(person.pk)
+        start.wait()
+        while (reservation := do_reserve_next(person)) is not None:
+            try:
+                for _ in range(2 if rng.random() < 0.3 else 1):
+                    do_submit_blind(person, reservation.item_id, rng.choice([0, 1, 2]))
+                for _ in range(2 if rng.random() < 0.3 else 1):
+                    do_submit(person, reservation.item_id, rng.choice([0, 1, 2]))
+            except AdjudicationRejected as error:
+                with lock:
+                    refused.append(str(error))
+
+    workers = WorkerThreads()
+    for person in people:
+        workers.start(work, person)
+    workers.join(120)
+    assert not refused, f"a granted reservation must always be accepted: {refused[:3]}"
+    assert set(Counter(Adjudication.objects.values_list("item_id", flat=True)).values()) == {2}
+    assert BlindVerdict.objects.count() == Adjudication.objects.count() == 60
+    assert not Adjudication.objects.filter(blind__isnull=True).exists()
+    assert not Adjudication.objects.exclude(blind__user=F("user")).exists(), "each points to its own blind verdict"
