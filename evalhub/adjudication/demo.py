@@ -16,11 +16,10 @@ from django.contrib.auth import get_user_model
 
 from evalhub.adjudication.actions import do_reserve_next, do_skip, do_submit, do_submit_blind
 from evalhub.adjudication.models import BlindVerdict
-from evalhub.catalog.demo import DEMO_BENCHMARK
-from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.scaleeval.aids import AIDS, CRITIQUE, DEBATE, critic_of, majority
 from evalhub.core.statistics.agreement import unswap
 from evalhub.debates.actions import do_create_run, do_start_run
+from evalhub.debates.demo import demo_run_fields
 from evalhub.debates.models import DebateRun
 from evalhub.jobs.cli import work_here
 
@@ -36,12 +35,7 @@ def do_demo_blind_first_adjudication(seed: int = 0) -> DebateRun | None:
         return None
     run = do_create_run(
         name=DEMO_BLIND_RUN_NAME,
-        benchmark=Benchmark.objects.get(slug=DEMO_BENCHMARK),
-        criterion=Criterion.objects.get(slug="helpfulness"),
-        model_a=LanguageModel.objects.get(slug="demo-thorough"),
-        model_b=LanguageModel.objects.get(slug="demo-terse"),
-        agents=["heuristic", "heuristic:reference", "heuristic:detail"],
-        privileged_sources=["reference_answer", "rating_guidelines"],
+        **demo_run_fields(),
         rounds=1,  # no discussion: the agents disagree more often, and people get more items
         human_verdicts=len(SIMULATED_PEOPLE),
         seed=seed,
