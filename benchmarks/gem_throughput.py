@@ -148,7 +148,7 @@ def main() -> None:
 
     def engine_pmi() -> list[float]:
         chosen = sets[len(runs["engine"]) % len(sets)]
-        scorer.forward_calls = scorer.computed_tokens = 0
+        scorer.forward_calls = scorer.computed_tokens = scorer.padded_tokens = 0
         out = [s.pmi for s in score_pairs(scorer, chosen)]
         runs["engine"].append((len(chosen), tokens_of(chosen), scorer.computed_tokens))
         return out
@@ -176,7 +176,11 @@ def main() -> None:
     bound_missed = engine_pps <= naive_pps or (dtype == torch.float32 and difference > 1e-3)
     if args.device == "cuda":
         _, served, computed = runs["engine"][-1]
-        print(f"engine computed {computed} tokens for {served} pair tokens ({served / computed:.1f}x reuse)")
+        print(
+            f"engine computed {computed} tokens for {served} pair tokens ({served / computed:.1f}x reuse), "
+            f"{scorer.padded_tokens} with padding, in {scorer.forward_calls} passes (a pass's fixed cost measured "
+            f"as {scorer.pass_overhead_tokens:.0f} tokens' worth)"
+        )
         for name, tokens_per_second in (
             ("naive", naive_tps),
             ("engine, hardware", rate("engine", 2)),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import random
 
@@ -11,7 +12,14 @@ import torch
 from evalhub.llm.scoring.base import ScoreRequest
 from evalhub.llm.scoring.chat_template import TemplateError, encode_request
 from evalhub.llm.scoring.reference import score_one_at_a_time
-from evalhub.llm.scoring.transformers_scorer import TransformersScorer, _Group, _halves, _Trunk, shared_trunks
+from evalhub.llm.scoring.transformers_scorer import (
+    TransformersScorer,
+    _Group,
+    _halves,
+    _Trunk,
+    length_runs,
+    shared_trunks,
+)
 from evalhub.llm.tiny import build_tokenizer
 from tests.tiny_models import CORPUS
 
@@ -201,6 +209,76 @@ def test_the_next_token_distribution_matches_a_full_softmax(tiny_model, tiny_tok
     expected = sum(int(d) * p for d, p in distribution.probabilities.items()) / distribution.mass
     assert distribution.expected_score() == pytest.approx(expected)
     assert 0 < distribution.mass < 1
+
+
+def padded_cost(runs: list[list[int]], lengths: list[int], overhead: float) -> float:
+    return sum(len(run) * max(lengths[row] for row in run) + overhead for run in runs)
+
+
+def every_split(rows: list[int]):
+    """Every partition of `rows` into non-empty sets (Bell-number many: for a handful of rows)."""
+    if not rows:
+        yield []
+        return
+    first, rest = rows[0], rows[1:]
+    for split in every_split(rest):
+        yield [[first], *split]
+        for i in range(len(split)):
+            yield [*split[:i], [first, *split[i]], *split[i + 1 :]]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_passes_of_like_length_rows_cost_the_least_of_every_possible_split(seed):
+    rng = random.Random(seed)
+    rows = rng.randint(1, 7)
+    lengths = [rng.randint(1, 40) for _ in range(rows)]
+    widths = [rng.randint(0, 30) for _ in range(rows)]
+    capacity, overhead = rng.choice([70, 150, 10_000]), rng.choice([0, 5, 30, 400])
+
+    def fits(run: list[int]) -> bool:
+        return len(run) == 1 or len(run) * (max(lengths[r] for r in run) + max(widths[r] for r in run)) <= capacity
+
+    runs = length_runs(lengths, widths, capacity, overhead)
+    assert sorted(row for run in runs for row in run) == list(range(rows)), "every row in exactly one pass"
+    assert all(fits(run) for run in runs)
+    # Equal widths make the best split one of neighbours by length, which the planner finds exactly.
+    if len(set(widths)) == 1:
+        best = min(
+            padded_cost(split, lengths, overhead) for split in every_split(list(range(rows))) if all(map(fits, split))
+        )
+        assert padded_cost(runs, lengths, overhead) == best
+
+
+def test_with_no_cost_per_pass_no_row_is_padded_and_with_a_high_one_rows_share_a_pass():
+    lengths = [5, 50, 5, 49, 500]
+    assert sorted(map(sorted, length_runs(lengths, [0] * 5, 10_000, 0))) == [[0, 2], [1], [3], [4]]
+    assert length_runs(lengths, [0] * 5, 10_000, 10_000) == [[4, 1, 3, 0, 2]]
+    # 50 and 49 share a pass (one token of padding saves a pass), 5 and 50 do not (45 would)
+    assert sorted(map(sorted, length_runs(lengths, [0] * 5, 10_000, 60))) == [[0, 2], [1, 3], [4]]
+
+
+def test_branches_of_unlike_length_run_in_passes_of_like_length(tiny_model, tiny_tokenizer):
+    """One paper's candidates, a one-sentence review and a twenty-sentence one: padding every branch to
+    the longest computed the short ones' prefixes many times over."""
+    sentences = list(dict.fromkeys(CORPUS))
+    requests = [
+        ScoreRequest.of(prefix("Abstract: attention. Review: " + " ".join(sentences[:k])), y)
+        for k in (1, 1, 2, 20, 21)
+        for y in sentences[:2]
+    ]
+    scorer = TransformersScorer(
+        model=tiny_model, tokenizer=tiny_tokenizer, max_batch_tokens=100_000, pass_overhead_tokens=0
+    )
+    scored = scorer.score(requests)
+    assert scorer.padded_tokens == scorer.computed_tokens, "a pass per length: no padding"
+    assert scored == pytest.approx(score_one_at_a_time(tiny_model, tiny_tokenizer, requests), abs=1e-4)
+
+
+def test_a_passs_fixed_cost_is_measured_as_a_power_of_two_tokens(tiny_model, tiny_tokenizer):
+    scorer = TransformersScorer(model=tiny_model, tokenizer=tiny_tokenizer, max_batch_tokens=100_000)
+    measured = scorer._measured_pass_overhead()
+    assert 16 <= measured <= 65536 and measured == 2 ** round(math.log2(measured))
+    assert scorer.forward_calls == scorer.padded_tokens == 0, "the probe is not counted as scoring work"
 
 
 def test_an_out_of_memory_batch_is_split_and_still_scores_everything(tiny_model, tiny_tokenizer, monkeypatch):

@@ -14,7 +14,10 @@ How a batch runs:
    trunk's real length; the last real position of each branch gives the log-probability of
    its answers' first token.
 3. The same again one level down: the prefix cache is copied to one row per answer and the
-   answers (minus their last token) run on top of it, in chunks of rows alike in length.
+   answers (minus their last token) run on top of it.
+Branches and answers run in passes of rows alike in length (`length_runs`): each pass costs
+its rows times its longest row, plus a fixed cost per forward (launching a small model's
+kernels on a GPU costs as much as hundreds of tokens), and the split minimises the sum.
 Right padding everywhere means no query row is ever fully masked (left-padded rows would
 be, and their NaNs leak through zero attention weights), and trailing pads cannot affect
 earlier positions under a causal mask; the padding left inside a cache is masked out.
@@ -27,9 +30,12 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from evalhub.llm import interrupt
 from evalhub.llm.scoring.base import ScoreRequest, ScoreResult, TokenDistribution
@@ -60,13 +66,14 @@ class _Trunk:
 
 @dataclass
 class _Context:
-    """What a pass leaves for the next level: its KV cache, which cache columns are real
-    tokens (per row), each row's count of real tokens so far, and the hidden states."""
+    """What a pass leaves for the next level: its KV cache and hidden states (on the device), and
+    on the host which cache columns are real tokens per row and each row's count of real tokens so
+    far. Kept on the host so the next pass plans its columns without waiting for the device."""
 
     cache: Any  # torch values: torch is imported on first use, so they are typed loosely
-    mask: Any
-    lengths: Any
     hidden: Any
+    mask: np.ndarray
+    lengths: np.ndarray
 
 
 def common_length(a: Sequence[int], b: Sequence[int]) -> int:
@@ -113,6 +120,34 @@ def shared_trunks(groups: list[_Group], window: int = 64) -> list[_Trunk]:
     return trunks[::-1]
 
 
+def length_runs(lengths: Sequence[int], widths: Sequence[int], capacity: int, overhead: float) -> list[list[int]]:
+    """Rows split into passes of rows alike in length, at the least padded compute.
+
+    A pass computes its rows times its longest row's tokens, plus `overhead` tokens' worth of fixed
+    cost, and must hold rows × (longest + widest cache it reads) within `capacity` (a single row
+    always runs). Sorted longest first, the best split is into runs of neighbours, found by dynamic
+    programming: cost[j] = min over i of cost[i] + (j − i) · length of row i + overhead.
+    """
+    order = sorted(range(len(lengths)), key=lambda row: (-lengths[row], -widths[row]))
+    cost = [0.0] + [math.inf] * len(order)
+    start = [0] * (len(order) + 1)
+    for j in range(1, len(order) + 1):
+        widest = 0
+        for i in range(j - 1, -1, -1):  # the run order[i:j]; its longest row is order[i]
+            widest = max(widest, widths[order[i]])
+            rows, longest = j - i, lengths[order[i]]
+            if rows > 1 and rows * (longest + widest) > capacity:
+                break  # longer runs only grow: no earlier start fits either
+            if cost[i] + rows * longest + overhead <= cost[j]:  # on a tie, the longer run: fewer passes
+                cost[j], start[j] = cost[i] + rows * longest + overhead, i
+    runs: list[list[int]] = []
+    j = len(order)
+    while j:
+        runs.append(order[start[j] : j])
+        j = start[j]
+    return runs[::-1]
+
+
 def _halves(batch: list[_Trunk]) -> list[list[_Trunk]] | None:
     """A batch split in two for a retry after running out of memory (None: one request, no split)."""
     if len(batch) > 1:
@@ -143,6 +178,7 @@ class TransformersScorer:
         max_batch_tokens: int | None = None,
         logit_chunk_tokens: int | None = None,
         max_length: int | None = None,
+        pass_overhead_tokens: float | None = None,
     ) -> None:
         import torch
 
@@ -162,6 +198,12 @@ class TransformersScorer:
         self._check_head()
         self.scored_tokens = 0
         self.computed_tokens = 0  # real (unpadded) tokens run through the model: trunks, branches, answers once each
+        self.padded_tokens = 0  # the same with the padding each pass ran
+        # What a forward pass costs besides its tokens, in tokens' worth: how much padding a
+        # split into passes of like-length rows may add to save a pass (see `length_runs`).
+        self.pass_overhead_tokens = (
+            self._default_pass_overhead() if pass_overhead_tokens is None else pass_overhead_tokens
+        )
 
     # --- public interface ----------------------------------------------------------------
 
@@ -221,6 +263,47 @@ class TransformersScorer:
         # between the projection, the log-softmax and the gather: measured a third faster for the
         # 10M benchmark model than 2048 positions at a time.
         return max(16, int(2**23 // self.model.get_output_embeddings().out_features))
+
+    def _default_pass_overhead(self) -> float:
+        if self.device != "cuda":
+            return 16.0  # CPU kernels run in step with Python: padding costs far more than a call
+        return self._measured_pass_overhead()
+
+    def _measured_pass_overhead(self) -> float:
+        """A forward's fixed cost in tokens' worth, measured on this model and host.
+
+        Each pass launches every layer's kernels from Python; for a small model on a GPU that takes
+        longer than the GPU's work on a few thousand tokens (on a lent H200 with a 1B model, ~65 ms a
+        pass: 397 passes of like-length rows, no padding, ran 7× slower than 23 padded ones). A pass of 8 tokens
+        times that cost; passes four times larger each, until one takes four times as long, give the
+        cost of a token. Rounded to a power of two, so plans stay the same from run to run.
+        """
+        torch = self._torch
+        vocab = self.model.get_output_embeddings().out_features
+        probe = [(7 * i + 3) % vocab for i in range(2048)]
+        sync = torch.cuda.synchronize if self.device == "cuda" else (lambda: None)
+
+        def seconds(rows: int, length: int) -> float:
+            with torch.inference_mode():
+                parent = self._extend(None, None, [probe[:64]])
+                sync()
+                start = time.perf_counter()
+                self._extend(parent, [0] * rows, [probe[:length]] * rows)
+                sync()
+            return time.perf_counter() - start
+
+        seconds(1, 8)  # the first pass of a shape chooses its kernels
+        fixed = min(seconds(1, 8) for _ in range(3))
+        rows = 1
+        while True:
+            seconds(rows, 1024)
+            large = min(seconds(rows, 1024) for _ in range(2))
+            if large > 4 * fixed or rows * 1024 * 4 > self.max_batch_tokens:
+                break
+            rows *= 4
+        per_token = max(large - fixed, 1e-12) / (rows * 1024 - 8)
+        self.forward_calls = self.padded_tokens = 0
+        return float(2 ** round(math.log2(min(max(fixed / per_token, 16), 65536))))
 
     def _batches(self, encoded: list[EncodedRequest]) -> list[list[_Trunk]]:
         groups: dict[tuple[int, ...], _Group] = {}
@@ -285,70 +368,98 @@ class TransformersScorer:
 
     def _run(self, batch: list[_Trunk], encoded: list[EncodedRequest], results: list[Any]) -> None:
         torch = self._torch
-        device = self.device
         groups = [group for trunk in batch for group in trunk.groups]
-        rows = [(group_row, index) for group_row, group in enumerate(groups) for index in group.members]
-        row_group = torch.tensor([group_row for group_row, _ in rows], device=device)
-        targets = [encoded[index].target_ids for _, index in rows]
-
+        owner = [row for row, trunk in enumerate(batch) for _ in trunk.groups]
+        branches = [group.prefix_ids[trunk.length :] for trunk in batch for group in trunk.groups]
+        trunk_widths = [batch[row].length for row in owner]
+        scored: list[tuple[list[int], Any]] = []  # (request indices, their totals on the device)
         with torch.inference_mode():
             trunks = self._extend(None, None, [trunk.ids for trunk in batch])
-            branches = [group.prefix_ids[trunk.length :] for trunk in batch for group in trunk.groups]
-            owner = torch.tensor([row for row, trunk in enumerate(batch) for _ in trunk.groups], device=device)
-            prefixes = self._extend(trunks, owner, branches)
-            del trunks  # the prefix caches hold copies: free the trunks' before the answer passes
-            # Each answer's first token is predicted at its prefix's last real position.
-            ends = torch.tensor([len(branch) - 1 for branch in branches], device=device)
-            last_hidden = prefixes.hidden[torch.arange(len(groups), device=device), ends]
-            first_targets = torch.tensor([t[0] for t in targets], device=device)
-            totals = self._target_logprobs(last_hidden[row_group], first_targets).double()
-            # Answers run on the prefix cache in chunks of rows alike in answer length and prefix
-            # width, so padding stays small; the per-row copies of the prefix KV cache exist for
-            # one chunk at a time.
-            widths = [len(groups[group_row].prefix_ids) for group_row, _ in rows]
-            for chunk in self._answer_chunks(targets, widths):
-                totals = self._answer_pass(prefixes, chunk, row_group, targets, totals)
-
-        for (_, index), total, target in zip(rows, totals.tolist(), targets, strict=True):
+            for run in length_runs(
+                [len(b) for b in branches], trunk_widths, self.max_batch_tokens, self.pass_overhead_tokens
+            ):
+                prefixes = self._extend(trunks, [owner[g] for g in run], [branches[g] for g in run])
+                run_groups = [groups[g] for g in run]
+                scored.append(self._score_answers(prefixes, run_groups, [len(branches[g]) for g in run], encoded))
+                del prefixes  # one run's prefix caches at a time
+            # One wait for the device per batch, here: every pass before it was queued without one.
+            totals = torch.cat([t for _, t in scored]).tolist()
+        indices = [index for members, _ in scored for index in members]
+        for index, total in zip(indices, totals, strict=True):
+            request = encoded[index]
             results[index] = ScoreResult(
-                logprob=total, tokens=len(target), end_token_appended=encoded[index].end_token_appended
+                logprob=total, tokens=len(request.target_ids), end_token_appended=request.end_token_appended
             )
-        self.scored_tokens += sum(len(t) for t in targets)
-        self.computed_tokens += (
-            sum(trunk.length for trunk in batch) + sum(map(len, branches)) + sum(len(t) - 1 for t in targets)
-        )
+        self.scored_tokens += sum(len(encoded[index].target_ids) for index in indices)
+        self.computed_tokens += sum(trunk.length for trunk in batch) + sum(map(len, branches))
 
-    def _extend(self, parent: _Context | None, source: Any, segments: Sequence[Sequence[int]]) -> _Context:
+    def _score_answers(
+        self, prefixes: _Context, groups: list[_Group], branch_lengths: list[int], encoded: list[EncodedRequest]
+    ) -> tuple[list[int], Any]:
+        """Every answer of `groups`, whose prefixes are the rows of `prefixes`: (the request indices,
+        their summed log-probabilities, still on the device)."""
+        rows = [(group_row, index) for group_row, group in enumerate(groups) for index in group.members]
+        row_group = [group_row for group_row, _ in rows]
+        targets = [encoded[index].target_ids for _, index in rows]
+        # Each answer's first token is predicted at its prefix's last real position.
+        width = prefixes.hidden.shape[1]
+        ends = self._to_device([row * width + length - 1 for row, length in enumerate(branch_lengths)])
+        last_hidden = prefixes.hidden.flatten(0, 1).index_select(0, ends)
+        firsts = self._to_device([t[0] for t in targets])
+        totals = self._target_logprobs(last_hidden.index_select(0, self._to_device(row_group)), firsts).double()
+        # The per-row copies of the prefix KV cache exist for one pass of answers at a time.
+        widths = [len(groups[group_row].prefix_ids) for group_row in row_group]
+        rest = [len(t) - 1 for t in targets]  # the answer's tokens after the first, run on the prefix cache
+        for chunk in length_runs(rest, widths, self.max_batch_tokens, self.pass_overhead_tokens):
+            if rest[chunk[0]]:  # the longest of its pass: a pass of one-token answers has nothing to run
+                totals = self._answer_pass(prefixes, chunk, row_group, targets, totals)
+        self.computed_tokens += sum(rest)
+        return [index for _, index in rows], totals
+
+    def _to_device(self, values: Any) -> Any:
+        """Integers sent to the device without waiting for it: a copy from ordinary host memory
+        first waits for every queued kernel, so each pass would start only when the last had ended."""
+        host = self._torch.as_tensor(np.asarray(values, dtype=np.int64))
+        if self.device != "cuda":
+            return host
+        return host.pin_memory().to(self.device, non_blocking=True)
+
+    def _extend(self, parent: _Context | None, source: list[int] | None, segments: Sequence[Sequence[int]]) -> _Context:
         """Run `segments` (one per row, right-padded) on top of rows `source` of `parent`'s cache,
         or from the start when there is no parent."""
-        torch = self._torch
-        device, pad = self.device, self.tokenizer.pad_token_id or 0
+        pad = self.tokenizer.pad_token_id or 0
         width = max(1, max(map(len, segments)))
+        lengths = np.array([len(segment) for segment in segments], dtype=np.int64)
         # Padded on the host and sent in one copy: a copy per row waited for the GPU each time.
-        ids = torch.tensor([[*segment, *[pad] * (width - len(segment))] for segment in segments], device=device)
-        lengths = torch.tensor([len(segment) for segment in segments], device=device)
-        own_mask = (torch.arange(width, device=device)[None, :] < lengths[:, None]).long()
+        ids = np.full((len(segments), width), pad, dtype=np.int64)
+        for row, segment in enumerate(segments):
+            ids[row, : len(segment)] = segment
+        own_mask = np.arange(width)[None, :] < lengths[:, None]
         self.forward_calls += 1
+        self.padded_tokens += ids.size
         if parent is None:
             # No attention mask: the pads are on the right, so under the causal mask no real
             # token sees them, and attention can take its fast causal path.
-            out = self.model.base_model(input_ids=ids, use_cache=True)
-            return _Context(out.past_key_values, own_mask, lengths, out.last_hidden_state)
-        parent_mask = parent.mask.index_select(0, source)
+            out = self.model.base_model(input_ids=self._to_device(ids), use_cache=True)
+            return _Context(out.past_key_values, out.last_hidden_state, own_mask, lengths)
+        assert source is not None
+        parent_mask = parent.mask[source]
         # Only the cache columns some selected row uses: the parent pass padded to its widest row.
-        used = parent_mask.any(0).nonzero()[:, 0]
+        used = np.flatnonzero(parent_mask.any(0))
         columns = None if len(used) == parent_mask.shape[1] else used
-        mask = torch.cat([parent_mask if columns is None else parent_mask.index_select(1, columns), own_mask], dim=1)
-        offsets = parent.lengths.index_select(0, source)
-        positions = offsets[:, None] + torch.arange(width, device=device)[None, :]
+        mask = np.concatenate([parent_mask if columns is None else parent_mask[:, columns], own_mask], axis=1)
+        offsets = parent.lengths[source]
+        positions = offsets[:, None] + np.arange(width)[None, :]
         out = self.model.base_model(
-            input_ids=ids,
-            attention_mask=mask,
-            position_ids=positions,
-            past_key_values=self._rows_of(parent.cache, source, columns),
+            input_ids=self._to_device(ids),
+            attention_mask=self._to_device(mask),
+            position_ids=self._to_device(positions),
+            past_key_values=self._rows_of(
+                parent.cache, self._to_device(source), None if columns is None else self._to_device(columns)
+            ),
             use_cache=True,
         )
-        return _Context(out.past_key_values, mask, offsets + lengths, out.last_hidden_state)
+        return _Context(out.past_key_values, out.last_hidden_state, mask, offsets + lengths)
 
     def _rows_of(self, cache: Any, rows: Any, columns: Any) -> Any:
         """A cache of `rows` of `cache` (a row may repeat), restricted to `columns` where given.
@@ -375,43 +486,20 @@ class TransformersScorer:
                 layer.update(keys, values)
         return filled
 
-    # A chunk's rows are padded to its longest answer and widest prefix; starting a new chunk
-    # when a row is under this fraction of either bounds the padding at about a quarter.
-    PADDING_RATIO = 0.8
-
-    def _answer_chunks(self, targets: Sequence[Sequence[int]], widths: list[int]) -> list[list[int]]:
-        def bucket(row: int) -> int:
-            return int(math.log(max(widths[row], 1)) / math.log(1 / self.PADDING_RATIO))
-
-        order = sorted(range(len(targets)), key=lambda row: (-bucket(row), -len(targets[row])))
-        chunks: list[list[int]] = []
-        current: list[int] = []
-        for row in order:
-            if current:
-                longest, widest = len(targets[current[0]]), max(widths[r] for r in current)
-                full = (len(current) + 1) * (max(widest, widths[row]) + longest) > self.max_batch_tokens
-                unlike = bucket(row) != bucket(current[0]) or len(targets[row]) < self.PADDING_RATIO * longest
-                if full or unlike:
-                    chunks.append(current)
-                    current = []
-            current.append(row)
-        return [*chunks, current] if current else chunks
-
-    def _answer_pass(self, prefixes: _Context, chunk: list[int], row_group: Any, targets: Any, totals: Any) -> Any:
+    def _answer_pass(
+        self, prefixes: _Context, chunk: list[int], row_group: list[int], targets: Any, totals: Any
+    ) -> Any:
         """Score tokens 2..n of each answer in `chunk` on top of its prefix's cached keys and values."""
-        torch = self._torch
-        if len(targets[chunk[0]]) <= 1:  # chunks are sorted longest first
-            return totals
-        rows = torch.tensor(chunk, device=self.device)
-        answers = self._extend(prefixes, row_group[rows], [targets[row][:-1] for row in chunk])
+        answers = self._extend(prefixes, [row_group[row] for row in chunk], [targets[row][:-1] for row in chunk])
         width = answers.hidden.shape[1]
-        labels = torch.tensor(
-            [[*targets[row][1:], *[-1] * (width - len(targets[row]) + 1)] for row in chunk], device=self.device
-        )
-        scored = labels >= 0
-        values = self._target_logprobs(answers.hidden[scored], labels[scored])
-        row_of = rows[:, None].expand_as(labels)[scored]
-        return totals.index_add(0, row_of, values.double())
+        # The scored positions, flattened, and the token each predicts: planned on the host, so
+        # selecting them needs no count back from the device.
+        positions = [k * width + p for k, row in enumerate(chunk) for p in range(len(targets[row]) - 1)]
+        labels = [token for row in chunk for token in targets[row][1:]]
+        owners = [row for row in chunk for _ in range(len(targets[row]) - 1)]
+        hidden = answers.hidden.flatten(0, 1).index_select(0, self._to_device(positions))
+        values = self._target_logprobs(hidden, self._to_device(labels))
+        return totals.index_add(0, self._to_device(owners), values.double())
 
     def _target_logprobs(self, hidden: Any, targets: Any) -> Any:
         """log p(target) at each row of `hidden`, in float32, a chunk of rows at a time."""
