@@ -288,7 +288,10 @@ def _corrected_board(mine: JudgeVerdicts, context: _Context) -> CorrectedBoard |
     if not (battles & ~np.isnan(people)).any():
         return None  # people labelled none of its battles: nothing to correct with, nothing to say
 
-    return corrected_bradley_terry(index.model_1[battles], index.model_2[battles], share[battles], people[battles])
+    # Battles on one prompt share its difficulty and style: the intervals are cluster-robust by prompt.
+    return corrected_bradley_terry(
+        index.model_1[battles], index.model_2[battles], share[battles], people[battles], clusters=index.cluster[battles]
+    )
 
 
 def _longer(difference: np.ndarray, judged: np.ndarray, first: np.ndarray, second: np.ndarray) -> tuple[float, int]:

@@ -275,6 +275,33 @@ def _tuned_weight(theta: np.ndarray, x: Rows, y: Rows, yhat: Rows, x_u: Rows, yh
     return float(np.clip(tuned, 0.0, 1.0))
 
 
+def _clustered_spread(
+    grads: np.ndarray, grads_u: np.ndarray, weight: float, clusters: np.ndarray, clusters_u: np.ndarray
+) -> np.ndarray:
+    """The covariance of the rectified estimating equation when rows of one cluster (battles on one
+    prompt) are not independent: Σ_c Ψ_c Ψ_cᵀ · G/(G − 1) · (m − 1)/(m − d), Ψ_c the sum over cluster
+    c's rows of (∇ℓ − λ∇ℓ̂ − its mean)/n on labelled rows and λ(∇ℓ' − its mean)/N on the others; G
+    clusters, m rows, d coefficients: the small-sample factor statsmodels and Stata apply by default. A
+    cluster's labelled and unlabelled rows enter one sum, so their dependence is counted too."""
+    if len(clusters) != len(grads) or len(clusters_u) != len(grads_u):
+        raise ValueError("one cluster per row: labelled and unlabelled")
+    if weight == 0:  # the judge's rows carry nothing: a cluster of them alone is not a cluster of the fit
+        grads_u, clusters_u = grads_u[:0], clusters_u[:0]
+    n, big_n = len(grads), len(grads_u)
+    terms = (grads - grads.mean(0)) / n
+    if big_n:
+        terms = np.concatenate([terms, weight * (grads_u - grads_u.mean(0)) / big_n])
+    codes = np.unique(np.concatenate([clusters, clusters_u]), return_inverse=True)[1].ravel()
+    sums = np.zeros((int(codes.max()) + 1, terms.shape[1]))
+    np.add.at(sums, codes, terms)
+    groups = len(sums)
+    if groups < 2:
+        raise ValueError("a cluster-robust interval needs at least two clusters")
+    rows, d = terms.shape
+    out: np.ndarray = sums.T @ sums * groups / (groups - 1) * (rows - 1) / max(rows - d, 1)
+    return out
+
+
 def ppi_logistic(
     x: np.ndarray,
     y: np.ndarray,
@@ -282,12 +309,19 @@ def ppi_logistic(
     x_unlabelled: np.ndarray,
     yhat_unlabelled: np.ndarray,
     lam: float | None = None,
+    clusters: np.ndarray | None = None,
+    clusters_unlabelled: np.ndarray | None = None,
 ) -> LogisticEstimate:
     """Prediction-powered logistic regression without intercept (PPI++), as ppi-python's ppi_logistic_ci
     computes it: people's labels `y` on rows `x`, the judge's `yhat` on the same rows and
     `yhat_unlabelled` on `x_unlabelled`. `lam=None` tunes the judge's weight as that function does
     (at the plain PPI fit, then once more at the fit with that weight). Standard errors from the
-    sandwich H⁻¹(n/N·Cov(λ∇ℓ') + Cov(∇ℓ − λ∇ℓ̂))H⁻¹ / n."""
+    sandwich H⁻¹(n/N·Cov(λ∇ℓ') + Cov(∇ℓ − λ∇ℓ̂))H⁻¹ / n.
+
+    `clusters` and `clusters_unlabelled` (e.g. each battle's prompt) make the standard errors
+    cluster-robust: battles on one prompt share its difficulty and style, so they are not independent,
+    and the independent sandwich is too narrow (the middle term is then `_clustered_spread`'s; the fit
+    and λ are unchanged: λ tunes efficiency, and any λ keeps the interval valid)."""
     x, x_u = np.asarray(x, dtype=float), np.asarray(x_unlabelled, dtype=float)
     y, yhat, yhat_u = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_unlabelled))
     n, big_n, d = len(y), len(yhat_u), x.shape[1]
@@ -300,7 +334,8 @@ def ppi_logistic(
             start = _rectified_fit(x, y, yhat, x_u, yhat_u, 0.0)
         first = _tuned_weight(start, x, y, yhat, x_u, yhat_u)
         theta = _rectified_fit(x, y, yhat, x_u, yhat_u, first)
-        return ppi_logistic(x, y, yhat, x_u, yhat_u, lam=_tuned_weight(theta, x, y, yhat, x_u, yhat_u))
+        tuned = _tuned_weight(theta, x, y, yhat, x_u, yhat_u)
+        return ppi_logistic(x, y, yhat, x_u, yhat_u, tuned, clusters, clusters_unlabelled)
     weight = float(lam)
     theta = _rectified_fit(x, y, yhat, x_u, yhat_u, weight)
     hessian, grads, grads_hat, grads_u = _logistic_parts(theta, x, y, yhat, x_u, yhat_u)
@@ -308,6 +343,13 @@ def ppi_logistic(
         mu = _expit(x @ theta)
         hessian = (x.T * (mu * (1 - mu))) @ x / n
     inverse = np.linalg.inv(hessian)
+    if clusters is not None:
+        clusters_u = np.asarray(clusters_unlabelled if clusters_unlabelled is not None else [], dtype=object)
+        middle = _clustered_spread(
+            grads - weight * grads_hat, grads_u, weight, np.asarray(clusters, dtype=object), clusters_u
+        )
+        covariance = inverse @ middle @ inverse
+        return LogisticEstimate(theta, np.sqrt(np.diag(covariance)), weight, n, big_n, covariance)
     spread_u = np.cov((weight * grads_u).T).reshape(d, d)
     spread = np.cov((grads - weight * grads_hat).T).reshape(d, d)
     sigma = inverse @ (n / big_n * spread_u + spread) @ inverse
@@ -342,6 +384,7 @@ class CorrectedBoard:
     n_judge: int  # battles the judge judged
     judge_weight: float  # PPI++'s λ
     note: str = ""
+    prompts: int = 0  # the prompts the battles are on, where the intervals are cluster-robust by prompt
 
 
 def _centred(estimate: LogisticEstimate, models: int, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -360,11 +403,13 @@ def corrected_bradley_terry(
     judge_share: Sequence[float],
     people_share: Sequence[float],
     alpha: float = 0.05,
+    clusters: Sequence[object] | np.ndarray | None = None,
 ) -> CorrectedBoard | str:
     """Bradley–Terry ratings from a judge's battles corrected by people's labels on some of them
     (prediction-powered logistic regression). `judge_share` is the judge's share for model_1 (1 a
     win, ½ a tie, or its probability); `people_share` people's, NaN where nobody labelled the battle.
-    Returns the board, or why there is none."""
+    `clusters` (each battle's prompt) make every interval cluster-robust: several battles on one prompt
+    are not independent (see `ppi_logistic`). Returns the board, or why there is none."""
     first, second = np.asarray(model_1, dtype=object), np.asarray(model_2, dtype=object)
     judge, people = np.asarray(judge_share, dtype=float), np.asarray(people_share, dtype=float)
     labelled = ~np.isnan(people)
@@ -386,10 +431,12 @@ def corrected_bradley_terry(
     design[np.arange(len(judge)), column_2] -= 1
     design = design[:, :-1]  # the last model at θ = 0: the ratings are identified
     x, x_u = design[labelled], design[~labelled]
+    group = None if clusters is None else np.asarray(clusters, dtype=object)
+    c, c_u = (None, None) if group is None else (group[labelled], group[~labelled])
     try:
-        corrected = ppi_logistic(x, people[labelled], judge[labelled], x_u, judge[~labelled])
-        alone = ppi_logistic(x, people[labelled], judge[labelled], x_u, judge[~labelled], lam=0.0)
-        judge_only = ppi_logistic(design, judge, judge, x_u, judge[~labelled], lam=0.0)
+        corrected = ppi_logistic(x, people[labelled], judge[labelled], x_u, judge[~labelled], None, c, c_u)
+        alone = ppi_logistic(x, people[labelled], judge[labelled], x_u, judge[~labelled], 0.0, c, c_u)
+        judge_only = ppi_logistic(design, judge, judge, x_u, judge[~labelled], 0.0, group, c_u)
     except np.linalg.LinAlgError:
         return "the battles do not connect every model (or one always wins): no ratings can be fitted"
     boards = [_centred(estimate, len(models), alpha) for estimate in (judge_only, corrected, alone)]
@@ -398,4 +445,5 @@ def corrected_bradley_terry(
         for i, model in enumerate(models)
     ]
     ratings.sort(key=lambda r: -r.corrected)
-    return CorrectedBoard(ratings, n, len(judge), corrected.lam)
+    prompts = 0 if group is None else len(set(group.tolist()))
+    return CorrectedBoard(ratings, n, len(judge), corrected.lam, prompts=prompts)

@@ -51,9 +51,10 @@ def test_the_corrected_board_is_ppi_on_shares_with_ties_as_half_for_the_judge_an
         [pairs[item].model_2 for item in items],
         [SHARE[label.pick] for label in labels["judge"]],
         [people.get(item, math.nan) for item in items],
+        clusters=[pairs[item].cluster for item in items],  # every interval cluster-robust by prompt
     )
     assert isinstance(expected, CorrectedBoard)
-    assert (board.n_human, board.n_judge) == (expected.n_human, expected.n_judge) == (45, 90)
+    assert (board.n_human, board.n_judge, board.prompts) == (expected.n_human, expected.n_judge, 90) == (45, 90, 90)
     assert board.judge_weight == pytest.approx(expected.judge_weight, abs=1e-12)
     ours = {r.model: r for r in board.ratings}
     for rating in expected.ratings:  # the judge's own board, the corrected one and the people's, with intervals
