@@ -21,10 +21,12 @@ from django.db.models import Count, Q
 from django.db.models.functions import Length
 from django.utils import timezone
 
-from evalhub.catalog.models import Judgment, LanguageModel, Verdict
+from evalhub.catalog.models import Judgment, LanguageModel, Prompt, Verdict
 from evalhub.celery import task_named
 from evalhub.core.files.judgments import DEFAULT_CRITERION
 from evalhub.core.prompts.criteria_variants import ORIGINAL
+from evalhub.core.statistics.estimators import AUTO, ESTIMATORS
+from evalhub.core.statistics.estimators import LABEL as ESTIMATOR_LABEL
 from evalhub.core.statistics.ppi import labels_needed
 from evalhub.core.statistics.win_rates import Comparison, CorrectedWinRate, WinRate, corrected_win_rate, win_rates
 from evalhub.debates.models import SHARE_OF_A, Debate, DebateRun, DebateStatus, Winner
@@ -58,6 +60,30 @@ class Selection:
     @property
     def key(self) -> str:
         return f"{self.benchmark}|{self.judge}|{self.baseline}|{self.criterion}"
+
+
+@dataclass(frozen=True)
+class Correction:
+    """How the corrected columns are estimated: the estimator asked for (AUTO: by evalhub's rule) and
+    whether the intervals stay valid however often one looks (confidence sequences)."""
+
+    estimator: str = AUTO
+    anytime: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.estimator}|{int(self.anytime)}"
+
+
+ESTIMATOR_CHOICES = [(AUTO, "chosen by evalhub"), *((name, ESTIMATOR_LABEL[name]) for name in ESTIMATORS)]
+
+
+def correction_of(query: Any) -> tuple[Correction, str]:
+    """The correction a page's query asks for, or the default and why the asked one cannot be used."""
+    estimator = query.get("estimator", "") or AUTO
+    if estimator not in dict(ESTIMATOR_CHOICES):
+        return Correction(anytime=query.get("interval") == "anytime"), "unknown estimator: chosen by evalhub"
+    return Correction(estimator, query.get("interval") == "anytime"), ""
 
 
 def _judged_pairs():
@@ -208,12 +234,51 @@ def by_model(selection: Selection, found: list[Comparison] | None = None) -> tup
     return judge, people
 
 
-def corrected_rows(selection: Selection, found: list[Comparison] | None = None) -> dict[str, CorrectedWinRate]:
-    """Per model, the judge's win rate corrected by people's labels and people's own (see core.win_rates)."""
+def other_judges(selection: Selection) -> list[PerModel]:
+    """The other model judges' preferences on the selection's pairs (model → prompt → preference), one
+    per judge: several judges of the same pairs are combined where each judged every one of them."""
+    out = []
+    for choice in baseline_choices():
+        same = (choice["benchmark"], choice["criterion"]) == (selection.benchmark, selection.criterion)
+        if same and choice["judge"] != selection.judge and not choice["judge_is_person"]:
+            if selection.baseline in choice["models"]:
+                other = Selection(selection.benchmark, choice["judge"], selection.baseline, selection.criterion)
+                out.append(by_model(other)[0])
+    return out
+
+
+def baseline_choices() -> list[dict[str, Any]]:
+    return list(cached("baseline_choices", choices))
+
+
+def categories_of(selection: Selection) -> dict[str, str]:
+    """prompt → its category, where the benchmark's prompts have one (the strata of stratified PPI++)."""
+    rows = Prompt.objects.filter(benchmark__slug=selection.benchmark).exclude(category="")
+    return {str(prompt): category for prompt, category in rows.values_list("id", "category")}
+
+
+def corrected_rows(
+    selection: Selection, found: list[Comparison] | None = None, correction: Correction | None = None
+) -> dict[str, CorrectedWinRate]:
+    """Per model, the judge's win rate corrected by people's labels and people's own (see core.win_rates),
+    by the estimator `correction` asks for (evalhub.core.statistics.estimators)."""
+    correction = correction or Correction()
     judge, people = by_model(selection, found)
     active = active_rounds(selection)
+    labelled = any(len(set(people.get(model, {})) & set(prompts)) >= 2 for model, prompts in judge.items())
+    categories = categories_of(selection) if labelled else {}
+    others = other_judges(selection) if labelled and not correction.anytime else []
     return {
-        model: corrected_win_rate(model, prompts, people.get(model, {}), *active.get(model, ((), set())))
+        model: corrected_win_rate(
+            model,
+            prompts,
+            people.get(model, {}),
+            *active.get(model, ((), set())),
+            categories=categories,
+            others=[other[model] for other in others if model in other],
+            estimator=correction.estimator,
+            anytime=correction.anytime,
+        )
         for model, prompts in judge.items()
     }
 
@@ -294,14 +359,15 @@ def _uncorrected(model: str) -> dict[str, Any]:
     return asdict(CorrectedWinRate(model, 0, note="not in the current data"))
 
 
-def board(selection: Selection, stamp: str | None = None) -> list[dict[str, Any]]:
+def board(selection: Selection, stamp: str | None = None, correction: Correction | None = None) -> list[dict[str, Any]]:
     """The rows, best win rate first, each with `name` (the model's name as its file gave it) and
     `corrected` (the judge's win rate corrected by people's labels, and people's own)."""
+    correction = correction or Correction()
 
     def compute() -> list[dict[str, Any]]:
         found = comparisons(selection)
         rows, fitted_at = judge_rows(found, selection)
-        corrected = corrected_rows(selection, found)
+        corrected = corrected_rows(selection, found, correction)
         names = dict(LanguageModel.objects.filter(slug__in=[r.model for r in rows]).values_list("slug", "display_name"))
         return [
             {
@@ -313,7 +379,7 @@ def board(selection: Selection, stamp: str | None = None) -> list[dict[str, Any]
             for r in rows
         ]
 
-    return list(cached(f"baseline_win_rates:{selection.key}", compute, stamp=stamp))
+    return list(cached(f"baseline_win_rates:{selection.key}|{correction.key}", compute, stamp=stamp))
 
 
 CORRECTED_COLUMNS = (
@@ -324,6 +390,11 @@ CORRECTED_COLUMNS = (
     "human_only_ci_low",
     "human_only_ci_high",
     "n_human",
+    "effective_n",
+    "ceiling_n",
+    "estimator",
+    "estimator_reason",
+    "anytime",
 )
 
 

@@ -144,7 +144,8 @@ def _baseline_selection(request) -> tuple[list[dict], dict | None, baseline.Sele
 @role_required()
 def baseline_win_rates(request):
     choices, choice, selection = _baseline_selection(request)
-    rows = baseline.board(selection) if selection else []
+    correction, correction_error = baseline.correction_of(request.GET)
+    rows = baseline.board(selection, correction=correction) if selection else []
     target, target_error = baseline.target_of(request.GET.get("target", ""))
     if target:
         rows = baseline.with_labels_needed(rows, target)
@@ -159,6 +160,9 @@ def baseline_win_rates(request):
             "corrected": baseline.labelled_by_people(rows),
             "target": target,
             "target_error": target_error,
+            "correction": correction,
+            "correction_error": correction_error,
+            "estimator_choices": baseline.ESTIMATOR_CHOICES,
             "names": _names(),
             "query": request.GET.urlencode(),
         },
@@ -202,7 +206,7 @@ def baseline_win_rates_export(request, fmt: str):
     _, _, selection = _baseline_selection(request)
     if selection is None:
         return HttpResponseBadRequest("No judge has judged pairs matching these choices.", content_type="text/plain")
-    rows = baseline.board(selection)
+    rows = baseline.board(selection, correction=baseline.correction_of(request.GET)[0])
     return download(
         baseline.export_rows(rows, corrected=baseline.labelled_by_people(rows)), fmt, f"win-rates-{selection.baseline}"
     )

@@ -75,7 +75,7 @@ def _z(alpha: float) -> float:
     return float(norm.ppf(1 - alpha / 2))
 
 
-def classical_mean(y: Sequence[float], alpha: float = 0.05) -> MeanEstimate:
+def classical_mean(y: Values, alpha: float = 0.05) -> MeanEstimate:
     """People's labels alone: the mean with its normal interval (the population SD / √n, as ppi-python's
     classical_mean_ci and the corrected estimate's own variances, so the two compare like for like)."""
     values = np.asarray(y, dtype=float)
@@ -100,9 +100,9 @@ def power_tuning(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray) -
 
 
 def ppi_mean(
-    y: Sequence[float],
-    yhat: Sequence[float],
-    yhat_unlabelled: Sequence[float],
+    y: Values,
+    yhat: Values,
+    yhat_unlabelled: Values,
     alpha: float = 0.05,
     lam: float | None = None,
 ) -> MeanEstimate:

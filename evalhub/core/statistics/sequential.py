@@ -59,7 +59,9 @@ def half_width(n: int | np.ndarray, variance: float | np.ndarray, alpha: float, 
     return out
 
 
-def running(values: Sequence[float] | np.ndarray, alpha: float = 0.05, planned_n: int | None = None):
+def running(
+    values: Sequence[float] | np.ndarray, alpha: float = 0.05, planned_n: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The confidence sequence at every prefix of `values`: (n, mean, low, high) arrays, one per look.
     The variance at each look is the running one (population form), so a look uses only what came so far."""
     data = np.asarray(values, dtype=float)

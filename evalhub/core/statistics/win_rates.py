@@ -261,6 +261,14 @@ class CorrectedWinRate:
     # The corrected SE² = label_variance / n_human + judge_term (percent²): what more labels would buy.
     label_variance: float | None = None
     judge_term: float | None = None
+    estimator: str = ""  # which corrected estimator (evalhub.core.statistics.estimators), and why
+    estimator_reason: str = ""
+    anytime: bool = False  # intervals valid at every look (confidence sequences), not at one fixed n
+    ceiling_n: float | None = None  # the most people's labels the corrected estimate could be worth with this judge
+    ceiling_note: str = ""
+
+
+PLANNED_LABELS = 200  # where an anytime-valid interval is made narrowest: fixed in advance, never from the data
 
 
 def corrected_win_rate(
@@ -269,6 +277,11 @@ def corrected_win_rate(
     people: dict[str, float],
     rounds: Sequence[Mapping[str, float]] = (),
     drawn: Collection[str] = (),
+    *,
+    categories: Mapping[str, str] | None = None,
+    others: Sequence[Mapping[str, float]] = (),
+    estimator: str = "auto",
+    anytime: bool = False,
 ) -> CorrectedWinRate:
     """`judge` and `people`: prompt → preference for the model in [0, 1] (people's averaged over raters).
     Prompts people labelled are the labelled items; the judge's other prompts are the unlabelled ones.
@@ -277,8 +290,15 @@ def corrected_win_rate(
     drawing each prompt; `drawn`: the prompts those rounds drew. Labels on other prompts count as a
     uniform draw made beforehand; each labelled prompt is then weighted by its chance of being labelled
     at all (active inference, `evalhub.core.statistics.ppi.active_mean`). A drawn prompt people have not labelled
-    yet is left out as if it had not been drawn, and the note says how many."""
+    yet is left out as if it had not been drawn, and the note says how many.
+
+    Otherwise the estimator is `estimator` (or chosen by `estimators.choose` under "auto"), with
+    `categories` (prompt → category) as strata and `others` (other judges' prompt → preference) as
+    further judges. `anytime`: people-only and PPI++ intervals as confidence sequences, valid however
+    often one looks as labels arrive (`evalhub.core.statistics.sequential`)."""
+    from evalhub.core.statistics import estimators
     from evalhub.core.statistics.ppi import active_mean, classical_mean, inclusion_probability, ppi_mean
+    from evalhub.core.statistics.sequential import corrected_sequence, mean_sequence
 
     labelled = sorted(prompt for prompt in people if prompt in judge)
     unlabelled = [judge[prompt] for prompt in judge if prompt not in people]
@@ -290,6 +310,8 @@ def corrected_win_rate(
     human = classical_mean(y).scaled(100)
     interval = n >= MIN_PROMPTS
     notes = [] if interval else [f"{n} labels: too few for an interval"]
+    ceiling = n * estimators.label_ceiling(y, [judge[prompt] for prompt in labelled])
+    used, reason = "active", "labels drawn where the judge was least sure, each weighted by its chance"
     if rounds:
         prompts = list(judge)
         chosen = np.array([prompt in people for prompt in prompts])
@@ -309,8 +331,42 @@ def corrected_win_rate(
             return CorrectedWinRate(model, n, note="; ".join(notes))
         # SE² ≈ Var/n at this design, for "labels needed"
         label_variance, judge_term = corrected.standard_error**2 * n, 0.0
+    elif anytime:
+        yhat = [judge[prompt] for prompt in labelled]
+        lam = 0.0 if estimator == estimators.CLASSICAL else ppi_mean(y, yhat, unlabelled).lam
+        sequence = corrected_sequence(y, yhat, unlabelled, lam, planned_n=PLANNED_LABELS)
+        people_sequence = mean_sequence(y, planned_n=PLANNED_LABELS)
+        fixed = ppi_mean(y, yhat, unlabelled, lam=lam).scaled(100)
+        # The point estimates are the fixed-n ones; only the intervals widen for looking at will.
+        corrected = replace(fixed, low=100 * sequence.low, high=100 * sequence.high)
+        human = replace(human, low=100 * people_sequence.low, high=100 * people_sequence.high)
+        label_variance, judge_term = corrected.label_variance, corrected.judge_term
+        used = estimators.CLASSICAL if lam == 0 else estimators.PPI
+        reason = (
+            f"anytime-valid: confidence sequences (Waudby-Smith et al. 2024) planned at {PLANNED_LABELS} labels, "
+            "valid however often you look"
+        )
     else:
-        corrected = ppi_mean(y, [judge[prompt] for prompt in labelled], unlabelled).scaled(100)
+        prompts_u = [prompt for prompt in judge if prompt not in people]
+        strata = strata_u = other = other_u = None
+        if categories:
+            strata = [categories.get(prompt, "") for prompt in labelled]
+            strata_u = [categories.get(prompt, "") for prompt in prompts_u]
+        if others:  # NaN where a judge did not judge a pair: `choose` then combines no judges
+            other = np.array([[o.get(p, np.nan) for o in others] for p in labelled], dtype=float)
+            other_u = np.array([[o.get(p, np.nan) for o in others] for p in prompts_u], dtype=float)
+        picked = estimators.choose(
+            y,
+            [judge[prompt] for prompt in labelled],
+            unlabelled,
+            strata=strata,
+            strata_unlabelled=strata_u,
+            others=other,
+            others_unlabelled=other_u,
+            asked=estimator,
+        )
+        corrected = picked.estimate.scaled(100)
+        used, reason = picked.estimator, picked.reason
         label_variance, judge_term = corrected.label_variance, corrected.judge_term
 
     def clip(percent: float) -> float:  # a win rate lies in [0, 100]: a bound past it claims what no data could
@@ -330,4 +386,21 @@ def corrected_win_rate(
         note="; ".join(notes),
         label_variance=label_variance,
         judge_term=judge_term,
+        estimator=used,
+        estimator_reason=reason,
+        anytime=anytime and not rounds,
+        ceiling_n=ceiling if math.isfinite(ceiling) else None,
+        ceiling_note=ceiling_note(corrected.effective_n, ceiling, n),
     )
+
+
+NEAR_CEILING = 0.9  # "worth" at this share of the ceiling or more: the judge gives about all it can
+
+
+def ceiling_note(worth: float, ceiling: float, n: int) -> str:
+    """A plain sentence where the judge's ceiling matters to what to do next."""
+    if math.isfinite(ceiling) and worth >= NEAR_CEILING * ceiling and ceiling > n:
+        return "near this judge's ceiling: only a judge closer to people, or more of their labels, narrows it"
+    if ceiling <= 2 * n:
+        return "this judge can at most halve the labels needed (ρ² ≤ ½)"
+    return ""

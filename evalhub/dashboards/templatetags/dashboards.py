@@ -4,6 +4,8 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
+from evalhub.core.statistics.estimators import LABEL as ESTIMATOR_LABEL
+
 register = template.Library()
 
 
@@ -43,3 +45,9 @@ def fixed(value, digits: int = 3) -> str:
         return f"{float(value):.{int(digits)}f}"
     except (TypeError, ValueError):
         return ""
+
+
+@register.filter
+def estimator_label(name: str) -> str:
+    """A corrected estimator's name as a reader knows it (evalhub.core.statistics.estimators)."""
+    return {**ESTIMATOR_LABEL, "active": "active inference (least-sure draw)"}.get(name, name)

@@ -8,7 +8,14 @@ from django.db.models import Q
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.files.judgments import DEFAULT_CRITERION
 from evalhub.core.files.tables import to_text
-from evalhub.dashboards.baseline_win_rates import Selection, board, export_rows, labelled_by_people
+from evalhub.dashboards.baseline_win_rates import (
+    ESTIMATOR_CHOICES,
+    Correction,
+    Selection,
+    board,
+    export_rows,
+    labelled_by_people,
+)
 from evalhub.system.commands import DataCommand
 
 
@@ -28,7 +35,17 @@ class Command(DataCommand):
             "--corrected-by",
             choices=["people"],
             help="Add the judge's win rate corrected by people's labels on the same pairs (PPI++), people's own, "
-            "and n_human: corrected_win_rate, corrected_ci_low/high, human_only_win_rate, human_only_ci_low/high.",
+            "and n_human: corrected_win_rate, corrected_ci_low/high, human_only_win_rate, human_only_ci_low/high, "
+            "with the estimator that gave them and why.",
+        )
+        parser.add_argument(
+            "--estimator",
+            choices=[value for value, _ in ESTIMATOR_CHOICES],
+            default="auto",
+            help="The corrected estimator (default: chosen by evalhub's rule; docs/boards.md).",
+        )
+        parser.add_argument(
+            "--anytime", action="store_true", help="Intervals valid at every look (confidence sequences)."
         )
 
     def handle(self, *args, **options) -> None:
@@ -42,7 +59,7 @@ class Command(DataCommand):
             baseline=_model(options["baseline"], "baseline"),
             criterion=options["criterion"],
         )
-        rows = board(selection)
+        rows = board(selection, correction=Correction(options["estimator"], options["anytime"]))
         if not rows:
             raise CommandError(
                 f"{selection.judge} judged no pair with {selection.baseline} on {selection.benchmark} "

@@ -1,0 +1,225 @@
+"""Every corrected mean's estimator in one place, with the choice among them stated.
+
+A corrected win rate is the judge's mean preference corrected by people's labels on some of the same
+pairs. Which estimator gives the narrowest valid interval depends on the data:
+
+- classical: people's labels alone (no judge, or a judge that carries no information);
+- PPI++ (Angelopoulos, Duchi & Zrnic 2023; `ppi.ppi_mean`): one judge, one weight λ for all pairs;
+- stratified PPI++ (Fisch, Maynez, Hofer, Dhingra, Globerson & Cohen, "Stratified prediction-powered
+  inference for effective hybrid evaluation of language models", NeurIPS 2024): a judge much better on
+  some categories than on others gets a weight per category, θ̂ = Σ_k w_k θ̂_k with w_k the category's
+  share of all judged pairs and θ̂_k PPI++ within it; SE² = Σ_k w_k² SE_k²;
+- several judges at once (multiple-prediction PPI; the control-variate form of PPI with a vector of
+  predictions, as in Miao, Miao, Wu, Zhao & Lu 2023 and the multi-judge estimators of GLIDE): θ̂ =
+  mean(Y) + λᵀ(mean(Ŷ′) − mean(Ŷ)) with λ = ((1 + n/N)·Cov(Ŷ))⁻¹·Cov(Ŷ, Y), which is PPI++'s λ when
+  there is one judge (GLIDE clips nothing for several judges either; PPI++ clips one judge's λ to
+  [0, 1], as evalhub does: see docs/boards.md for the difference).
+
+`choose` applies a rule fixed in advance (never the narrower of two intervals, which would make the
+chosen one too narrow): several judges when others judged every one of the same pairs; otherwise
+stratified when the judge's error differs across categories (the Brown–Forsythe test of equal spread of
+Y − Ŷ: a judge right on one category and guessing on another errs as often in either direction on
+both, so its mean error need not differ, but its spread does; p < 0.01) and each category has enough
+labels; otherwise PPI++; people alone when the judge cannot be used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import levene, norm
+
+from evalhub.core.statistics.ppi import MeanEstimate, Values, classical_mean, ppi_mean
+
+CLASSICAL, PPI, STRATIFIED, MULTI_JUDGE = "classical", "ppi++", "stratified", "multi-judge"
+ESTIMATORS = (PPI, STRATIFIED, MULTI_JUDGE, CLASSICAL)
+AUTO = "auto"
+LABEL = {
+    CLASSICAL: "people alone",
+    PPI: "PPI++",
+    STRATIFIED: "stratified PPI++",
+    MULTI_JUDGE: "several judges (multi-judge PPI)",
+}
+MIN_PER_STRATUM = 10  # people's labels a category needs to be a stratum of its own
+HETEROGENEITY_P = 0.01  # the judge's error must differ across categories at this level to stratify
+
+
+@dataclass(frozen=True)
+class Chosen:
+    estimate: MeanEstimate
+    estimator: str  # one of ESTIMATORS
+    reason: str
+
+
+def _z(alpha: float) -> float:
+    return float(norm.ppf(1 - alpha / 2))
+
+
+def strata_of(
+    labelled: Sequence[str], unlabelled: Sequence[str], least: int = MIN_PER_STRATUM
+) -> tuple[list[str], list[str]]:
+    """Categories with fewer than `least` labels (or no unlabelled pair) pooled into one stratum "" so
+    each stratum's PPI++ rests on enough labels; the rest as they are."""
+    count: dict[str, int] = {}
+    for category in labelled:
+        count[category] = count.get(category, 0) + 1
+    rest = set(unlabelled)
+    kept = {category for category, n in count.items() if n >= least and category in rest}
+    return [c if c in kept else "" for c in labelled], [c if c in kept else "" for c in unlabelled]
+
+
+def stratified_ppi_mean(
+    y: Values,
+    yhat: Values,
+    strata: Sequence[str],
+    yhat_unlabelled: Values,
+    strata_unlabelled: Sequence[str],
+    alpha: float = 0.05,
+) -> MeanEstimate:
+    """Stratified PPI++: PPI++ within each stratum (its own λ), weighted by the stratum's share of every
+    judged pair. Every stratum needs 2 labelled pairs and 1 more (pool small ones with `strata_of`)."""
+    labels, predicted, unlabelled = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_unlabelled))
+    groups, groups_u = np.asarray(strata, dtype=object), np.asarray(strata_unlabelled, dtype=object)
+    total = len(labels) + len(unlabelled)
+    value = variance = label_variance = judge_term = 0.0
+    for stratum in sorted(set(groups.tolist()) | set(groups_u.tolist())):
+        mine, mine_u = groups == stratum, groups_u == stratum
+        if mine.sum() < 2 or not mine_u.any():
+            raise ValueError(f"stratum {stratum!r}: {int(mine.sum())} labelled and {int(mine_u.sum())} more pairs")
+        part = ppi_mean(labels[mine], predicted[mine], unlabelled[mine_u], alpha)
+        weight = (mine.sum() + mine_u.sum()) / total
+        value += weight * part.value
+        variance += weight**2 * part.standard_error**2
+        # For "labels needed": at the same allocation, label n·share_k of n labels in stratum k.
+        label_variance += weight**2 * part.label_variance * len(labels) / mine.sum()
+        judge_term += weight**2 * part.judge_term
+    se = float(np.sqrt(variance))
+    z = _z(alpha)
+    n, big_n = len(labels), len(unlabelled)
+    effective_n = float(np.var(labels)) / se**2 if se > 0 else float("inf")
+    lam = float("nan")  # one per stratum: no single weight
+    return MeanEstimate(
+        value, value - z * se, value + z * se, se, n, big_n, lam, effective_n, label_variance, judge_term
+    )
+
+
+def multi_judge_weights(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray) -> np.ndarray:
+    """λ = ((1 + n/N)·Cov(Ŷ over every pair))⁻¹ · Cov(Ŷ, Y over the labelled ones): the variance-minimising
+    weights of the judges' corrections (with one judge, PPI++'s λ before clipping)."""
+    n, big_n = len(y), len(yhat_unlabelled)
+    spread = np.atleast_2d(np.cov(np.concatenate([yhat, yhat_unlabelled]).T))
+    cross = ((yhat - yhat.mean(0)) * (y - y.mean())[:, None]).mean(0)
+    weights: np.ndarray = np.linalg.lstsq((1 + n / big_n) * spread, cross, rcond=None)[0]
+    return weights
+
+
+def multi_judge_ppi_mean(
+    y: Values,
+    yhat: np.ndarray,
+    yhat_unlabelled: np.ndarray,
+    alpha: float = 0.05,
+    weights: Sequence[float] | None = None,
+) -> MeanEstimate:
+    """Several judges' corrections at once: `yhat` (n × k) and `yhat_unlabelled` (N × k), one column per
+    judge, every judge on every pair. θ̂ = mean(Y − Ŷλ) + mean(Ŷ′)λ; SE² = Var(Y − Ŷλ)/n + λᵀCov(Ŷ′)λ/N."""
+    labels = np.asarray(y, dtype=float)
+    predicted, unlabelled = np.atleast_2d(np.asarray(yhat, dtype=float)), np.asarray(yhat_unlabelled, dtype=float)
+    if predicted.shape[0] != len(labels):
+        predicted = predicted.T
+    unlabelled = unlabelled.reshape(-1, predicted.shape[1])
+    n, big_n = len(labels), len(unlabelled)
+    if n < 2 or big_n < 2:
+        raise ValueError(f"several judges' correction needs at least 2 labelled pairs and 2 more, got {n} and {big_n}")
+    lam = multi_judge_weights(labels, predicted, unlabelled) if weights is None else np.asarray(weights, dtype=float)
+    residual = labels - predicted @ lam
+    value = float(residual.mean() + unlabelled.mean(0) @ lam)
+    label_variance = float(np.var(residual))
+    judge_term = float(np.var(unlabelled @ lam) / big_n)
+    se = float(np.sqrt(label_variance / n + judge_term))
+    z = _z(alpha)
+    effective_n = float(np.var(labels)) / se**2 if se > 0 else float("inf")
+    return MeanEstimate(
+        value, value - z * se, value + z * se, se, n, big_n, float(lam.sum()), effective_n, label_variance, judge_term
+    )
+
+
+def error_differs_by_stratum(y: Values, yhat: Values, strata: Sequence[str]) -> float:
+    """The p-value of the Brown–Forsythe test (Levene's, about the median) that the judge's error Y − Ŷ
+    spreads alike in every stratum (1.0 with fewer than two strata of two labels)."""
+    residual = np.asarray(y, dtype=float) - np.asarray(yhat, dtype=float)
+    groups = np.asarray(strata, dtype=object)
+    parts = [residual[groups == stratum] for stratum in sorted(set(groups.tolist()))]
+    parts = [part for part in parts if len(part) >= 2]
+    if len(parts) < 2 or all(np.ptp(part) == 0 for part in parts):
+        return 1.0
+    with np.errstate(all="ignore"):
+        p = float(levene(*parts, center="median").pvalue)
+    return p if np.isfinite(p) else 1.0
+
+
+def choose(
+    y: Values,
+    yhat: Values,
+    yhat_unlabelled: Values,
+    *,
+    strata: Sequence[str] | None = None,
+    strata_unlabelled: Sequence[str] | None = None,
+    others: np.ndarray | None = None,
+    others_unlabelled: np.ndarray | None = None,
+    asked: str = AUTO,
+    alpha: float = 0.05,
+) -> Chosen:
+    """The corrected mean by the estimator `asked` for, or under AUTO by the rule in this module's
+    docstring; `others` (n × k) and `others_unlabelled` (N × k): other judges' labels of the same pairs
+    (NaN where one did not judge a pair). Falls back, saying why, where the asked one cannot be used."""
+    labels, predicted, unlabelled = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_unlabelled))
+    notes: list[str] = []
+    complete = False
+    if others is not None and others_unlabelled is not None and np.size(others) > 0:
+        both = np.column_stack([predicted, others]), np.column_stack([unlabelled, others_unlabelled])
+        complete = not (np.isnan(both[0]).any() or np.isnan(both[1]).any())
+    if asked in (AUTO, MULTI_JUDGE):
+        if complete:
+            k = both[0].shape[1]
+            estimate = multi_judge_ppi_mean(labels, both[0], both[1], alpha)
+            return Chosen(
+                estimate, MULTI_JUDGE, f"{k} judges judged every one of these pairs: their corrections combined"
+            )
+        if asked == MULTI_JUDGE:
+            notes.append("several judges: no other judge judged every one of these pairs")
+    if asked in (AUTO, STRATIFIED) and strata is not None and strata_unlabelled is not None:
+        pooled, pooled_u = strata_of(list(strata), list(strata_unlabelled))
+        kept = len(set(pooled))
+        p = error_differs_by_stratum(labels, predicted, pooled)
+        usable = kept >= 2 and all(pooled.count(s) >= 2 for s in set(pooled)) and set(pooled) <= set(pooled_u)
+        if usable and (asked == STRATIFIED or p < HETEROGENEITY_P):
+            estimate = stratified_ppi_mean(labels, predicted, pooled, unlabelled, pooled_u, alpha)
+            why = f"stratified by category ({kept} strata): the judge's error differs across categories, p = {p:.2g}"
+            if p >= HETEROGENEITY_P:
+                why = f"stratified by category ({kept} strata), as asked; the judge's error differs little, p = {p:.2g}"
+            return Chosen(estimate, STRATIFIED, "; ".join([*notes, why]))
+        if asked == STRATIFIED:
+            notes.append(f"stratified: fewer than 2 categories with {MIN_PER_STRATUM} labels each")
+    if asked == CLASSICAL:
+        return Chosen(classical_mean(labels, alpha), CLASSICAL, "people's labels alone, as asked")
+    estimate = ppi_mean(labels, predicted, unlabelled, alpha)
+    if asked == AUTO:
+        notes.append("one judge, one weight for every pair")
+    elif asked != PPI:
+        notes.append("PPI++ instead")
+    return Chosen(estimate, PPI, "; ".join(notes))
+
+
+def label_ceiling(y: Values, yhat: Values) -> float:
+    """The most people's labels a label with this judge beside it can be worth, per label: 1 / (1 − ρ²),
+    ρ the correlation of the judge's and people's labels where both are known. It is the variance-optimal
+    correction's factor with unlimited judged pairs, Var(Y)/Var(Y − λ*Ŷ) (Dorner, Nastl & Hardt, "Limits
+    to scalable evaluation at the frontier: LLM as judge won't beat twice the data", ICLR 2025: a judge no
+    more accurate than the models it judges has ρ² ≤ ½, so it at most halves the labels needed)."""
+    labels, predicted = np.asarray(y, dtype=float), np.asarray(yhat, dtype=float)
+    if len(labels) < 2 or np.ptp(labels) == 0 or np.ptp(predicted) == 0:
+        return 1.0
+    rho = float(np.corrcoef(labels, predicted)[0, 1])
+    return float("inf") if rho**2 >= 1 else 1.0 / (1.0 - rho**2)
