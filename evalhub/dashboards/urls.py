@@ -14,6 +14,7 @@ urlpatterns = [
     re_path(r"^leaderboards/battles\.(?P<fmt>jsonl|hf)$", views.battles_export, name="battles_export"),
     path("leaderboards/baseline/", views.baseline_win_rates, name="baseline_win_rates"),
     path("leaderboards/baseline/ask-people/", views.ask_people, name="baseline_ask_people"),
+    path("leaderboards/baseline/ask-until/", views.ask_until, name="baseline_ask_until"),
     re_path(
         r"^leaderboards/baseline\.(?P<fmt>csv|json|hf)$",
         views.baseline_win_rates_export,

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 from evalhub.accounts.roles import ADMIN, role_required
 from evalhub.catalog.models import LanguageModel
 from evalhub.dashboards import baseline_win_rates as baseline
-from evalhub.dashboards import gre_bench, judges, pairwise
+from evalhub.dashboards import gre_bench, judges, label_requests, pairwise
 from evalhub.dashboards.arena_battles import arena_records
 from evalhub.dashboards.counts import sources_with_battles
 from evalhub.dashboards.profiles import model_profile
@@ -163,6 +163,7 @@ def baseline_win_rates(request):
             "correction": correction,
             "correction_error": correction_error,
             "estimator_choices": baseline.ESTIMATOR_CHOICES,
+            "label_requests": label_requests.requests_for(selection) if selection else [],
             "names": _names(),
             "query": request.GET.urlencode(),
         },
@@ -199,6 +200,41 @@ def ask_people(request):
     how = baseline.RULES.get(request.POST.get("rule", "uniform"), "")
     messages.success(request, f"{sent} pair(s) of {model}, drawn {how}, sent to people's adjudication queue.")
     return redirect(run)
+
+
+@role_required(ADMIN)
+@require_POST
+def ask_until(request):
+    """Ask people for a model's pairs in batches until its anytime-valid corrected interval is within
+    the target, or the budget is spent (evalhub.dashboards.label_requests)."""
+    _, _, selection = _baseline_selection(request)
+    try:
+        target = float(request.POST.get("target", ""))
+        budget, batch = int(request.POST.get("budget", "")), int(request.POST.get("batch", ""))
+    except ValueError:
+        target = budget = batch = 0
+    back = f"{reverse('baseline_win_rates')}?{request.GET.urlencode()}"
+    if selection is None:
+        return HttpResponseBadRequest("Choose a judged benchmark.", content_type="text/plain")
+    try:
+        asked = label_requests.do_ask_until(
+            request.user,
+            selection,
+            request.POST.get("model", ""),
+            target=target,
+            budget=budget,
+            batch=batch,
+            seed=secrets.randbelow(2**31),
+        )
+    except ValueError as error:
+        messages.error(request, str(error))
+        return redirect(back)
+    messages.success(
+        request,
+        f"{asked.sent} pair(s) of {asked.model} sent to people's queue; more follow, a batch at a time, until "
+        f"its interval is within ± {asked.target:g} points or {asked.budget} pairs are sent.",
+    )
+    return redirect(f"{back}#label-requests")
 
 
 @role_required()

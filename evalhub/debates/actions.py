@@ -58,6 +58,16 @@ def on_unresolved(handler: Callable[[list[Debate]], None]) -> None:
         UNRESOLVED_HANDLERS.append(handler)
 
 
+# What follows a debate people settled, in the transaction that settles it: the dashboards app
+# registers its self-stopping label requests here (evalhub.dashboards.apps), so debates never imports it.
+SETTLED_HANDLERS: list[Callable[[Debate], None]] = []
+
+
+def on_settled(handler: Callable[[Debate], None]) -> None:
+    if handler not in SETTLED_HANDLERS:
+        SETTLED_HANDLERS.append(handler)
+
+
 def _counted(counts: dict[str, int]) -> dict[str, int]:
     counts["finished"] = sum(counts[s] for s in FINISHED_DEBATE) + counts[DebateStatus.FAILED]
     return counts
@@ -133,6 +143,8 @@ def do_settle_debate(debate: Debate, verdict: int) -> Debate:
     do_recount_debates([debate.pk])
     broadcast_debate(debate)
     broadcast_run(debate.run)
+    for handler in SETTLED_HANDLERS:
+        handler(debate)
     return debate
 
 
