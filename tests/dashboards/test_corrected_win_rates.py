@@ -123,6 +123,7 @@ def test_the_judges_page_shows_its_ratings_corrected_by_people_on_the_same_battl
     exported = json.loads(client.get("/judges/report.json").content)
     mine = next(judge for judge in exported["judges"] if judge["id"] == JUDGE)["corrected_ratings"]
     assert (mine["n_human"], mine["n_judge"]) == (2 * LABELLED, 80)
+    assert mine["intervals"] == "cluster-robust by prompt (40 prompts)" and mine["prompts"] == 40
     assert sum(rating["corrected"] for rating in mine["ratings"]) == pytest.approx(3000), "three models, centred"
     people = next(judge for judge in exported["judges"] if judge["id"] == "human_panel")
     assert people["corrected_ratings"] is None, "people are not corrected by themselves"

@@ -236,6 +236,11 @@ class JudgeReport:
                     "n_human": self.corrected.n_human,
                     "n_judge": self.corrected.n_judge,
                     "judge_weight": self.corrected.judge_weight,
+                    "estimator": "ppi++ logistic (Bradley–Terry)",
+                    "intervals": f"cluster-robust by prompt ({self.corrected.prompts} prompts)"
+                    if self.corrected.prompts
+                    else "independent battles",
+                    "prompts": self.corrected.prompts,
                     "ratings": [asdict(rating) for rating in self.corrected.ratings],
                 }
             ),

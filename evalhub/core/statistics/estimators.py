@@ -20,7 +20,8 @@ chosen one too narrow): several judges when others judged every one of the same 
 stratified when the judge's error differs across categories (the Brown–Forsythe test of equal spread of
 Y − Ŷ: a judge right on one category and guessing on another errs as often in either direction on
 both, so its mean error need not differ, but its spread does; p < 0.01) and each category has enough
-labels; otherwise PPI++; people alone when the judge cannot be used.
+labels; otherwise PPI++; people alone when the judge cannot be used. Stratified PPI++ asked for where
+prompts have no categories uses bins of the judge's confidence |Ŷ − ½|, fixed in advance.
 """
 
 from __future__ import annotations
@@ -145,6 +146,18 @@ def multi_judge_ppi_mean(
     )
 
 
+# Bins of the judge's distance from a tie, |Ŷ − ½|, fixed in advance (bins drawn from people's labels
+# would make the strata depend on the outcome): close calls, leaning, sure.
+CONFIDENCE_BINS = (0.15, 0.35)
+CONFIDENCE_NAMES = ("close call", "leaning", "sure")
+
+
+def confidence_strata(yhat: Values) -> list[str]:
+    """Each pair's bin of the judge's confidence (the strata where a prompt has no category)."""
+    distance = np.abs(np.asarray(yhat, dtype=float) - 0.5)
+    return [CONFIDENCE_NAMES[i] for i in np.digitize(distance, CONFIDENCE_BINS)]
+
+
 def error_differs_by_stratum(y: Values, yhat: Values, strata: Sequence[str]) -> float:
     """The p-value of the Brown–Forsythe test (Levene's, about the median) that the judge's error Y − Ŷ
     spreads alike in every stratum (1.0 with fewer than two strata of two labels)."""
@@ -189,19 +202,30 @@ def choose(
             )
         if asked == MULTI_JUDGE:
             notes.append("several judges: no other judge judged every one of these pairs")
-    if asked in (AUTO, STRATIFIED) and strata is not None and strata_unlabelled is not None:
-        pooled, pooled_u = strata_of(list(strata), list(strata_unlabelled))
-        kept = len(set(pooled))
-        p = error_differs_by_stratum(labels, predicted, pooled)
-        usable = kept >= 2 and all(pooled.count(s) >= 2 for s in set(pooled)) and set(pooled) <= set(pooled_u)
-        if usable and (asked == STRATIFIED or p < HETEROGENEITY_P):
-            estimate = stratified_ppi_mean(labels, predicted, pooled, unlabelled, pooled_u, alpha)
-            why = f"stratified by category ({kept} strata): the judge's error differs across categories, p = {p:.2g}"
-            if p >= HETEROGENEITY_P:
-                why = f"stratified by category ({kept} strata), as asked; the judge's error differs little, p = {p:.2g}"
-            return Chosen(estimate, STRATIFIED, "; ".join([*notes, why]))
+    if asked in (AUTO, STRATIFIED):
+        # Categories first; asked for strata where they give fewer than two, bins of the judge's own
+        # confidence. Not under AUTO: a calibrated judge's error spreads more on close calls by its
+        # nature (p(1 − p)), which the test would flag though one weight serves every bin.
+        sources = [] if strata is None or strata_unlabelled is None else [("category", strata, strata_unlabelled)]
         if asked == STRATIFIED:
-            notes.append(f"stratified: fewer than 2 categories with {MIN_PER_STRATUM} labels each")
+            sources.append(("the judge's confidence", confidence_strata(predicted), confidence_strata(unlabelled)))
+        for kind, labelled_strata, unlabelled_strata in sources:
+            pooled, pooled_u = strata_of(list(labelled_strata), list(unlabelled_strata))
+            kept = len(set(pooled))
+            if kept < 2 or any(pooled.count(s) < 2 for s in set(pooled)) or not set(pooled) <= set(pooled_u):
+                continue
+            p = error_differs_by_stratum(labels, predicted, pooled)
+            if asked == STRATIFIED or p < HETEROGENEITY_P:
+                estimate = stratified_ppi_mean(labels, predicted, pooled, unlabelled, pooled_u, alpha)
+                why = f"stratified by {kind} ({kept} strata): the judge's error differs across them, p = {p:.2g}"
+                if p >= HETEROGENEITY_P:
+                    why = (
+                        f"stratified by {kind} ({kept} strata), as asked; the judge's error differs little, p = {p:.2g}"
+                    )
+                return Chosen(estimate, STRATIFIED, "; ".join([*notes, why]))
+            break  # the strata that could be used showed no difference: no other split is tried
+        if asked == STRATIFIED:
+            notes.append(f"stratified: fewer than 2 strata with {MIN_PER_STRATUM} labels each")
     if asked == CLASSICAL:
         return Chosen(classical_mean(labels, alpha), CLASSICAL, "people's labels alone, as asked")
     estimate = ppi_mean(labels, predicted, unlabelled, alpha)

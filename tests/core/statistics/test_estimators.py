@@ -14,6 +14,7 @@ from evalhub.core.statistics.estimators import (
     PPI,
     STRATIFIED,
     choose,
+    confidence_strata,
     error_differs_by_stratum,
     multi_judge_ppi_mean,
     strata_of,
@@ -121,7 +122,10 @@ def test_the_rule_chooses_several_judges_then_strata_where_the_judges_error_diff
     missing = other_u.copy()
     missing[0] = np.nan  # one pair the other judge did not judge: not every one of the same pairs
     chosen = choose(y, yhat, yhat_u, **kinds, others=other, others_unlabelled=missing)
-    assert chosen.estimator == STRATIFIED and "error differs across categories, p = " in chosen.reason
+    assert (
+        chosen.estimator == STRATIFIED
+        and "stratified by category (2 strata): the judge's error differs across them, p = " in chosen.reason
+    )
     same = choose(y, yhat, yhat_u, strata=["x"] * len(y), strata_unlabelled=["x"] * len(yhat_u))
     assert same.estimator == PPI and same.estimate == ppi_mean(y, yhat, yhat_u)
     assert choose(y, yhat, yhat_u, asked=CLASSICAL).estimator == CLASSICAL
@@ -140,3 +144,22 @@ def test_a_judge_equally_good_everywhere_is_not_stratified_unless_asked():
     assert auto.estimator == PPI
     asked = choose(*args, strata=strata[:300], strata_unlabelled=strata[300:], asked=STRATIFIED)
     assert asked.estimator == STRATIFIED and "as asked" in asked.reason
+
+
+def test_asked_for_strata_where_prompts_have_no_category_the_judges_confidence_bins_serve():
+    y, yhat, _, yhat_u, _ = categories_case(7)
+    auto = choose(y, yhat, yhat_u)
+    assert auto.estimator == PPI, "no categories: no strata unless asked"
+    asked = choose(y, yhat, yhat_u, asked=STRATIFIED)
+    assert asked.estimator == STRATIFIED and "stratified by the judge's confidence" in asked.reason
+    pooled, pooled_u = strata_of(confidence_strata(yhat), confidence_strata(yhat_u))
+    by_hand = stratified_ppi_mean(y, yhat, pooled, yhat_u, pooled_u)
+    assert (asked.estimate.value, asked.estimate.standard_error) == (by_hand.value, by_hand.standard_error)
+    assert confidence_strata([0.5, 0.6, 0.7, 0.9, 0.1, 0.84]) == [
+        "close call",
+        "close call",
+        "leaning",
+        "sure",
+        "sure",
+        "leaning",
+    ]
