@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy import sparse
 from scipy.optimize import nnls
 from scipy.stats import norm
 
@@ -234,15 +235,20 @@ def _expit(z: np.ndarray) -> np.ndarray:
     return out
 
 
-def _rectified_fit(x: Rows, y: Rows, yhat: Rows, x_u: Rows, yhat_u: Rows, lam: float) -> np.ndarray:
+def _rectified_fit(x: Rows, y: Rows, yhat: Rows, x_u: Rows, yhat_u: Rows, lam: float, w: Rows, w_u: Rows) -> np.ndarray:
     """Newton on PPI's rectified logistic loss: λ/N·Σ_u ℓ(θ; ŷ') − λ/n·Σ ℓ(θ; ŷ) + 1/n·Σ ℓ(θ; y), whose
-    Hessian λ/N·Σ_u μ(1−μ)xxᵀ + (1−λ)/n·Σ μ(1−μ)xxᵀ is positive for λ ∈ [0, 1]."""
-    n, big_n = len(y), len(yhat_u)
+    Hessian λ/N·Σ_u μ(1−μ)xxᵀ + (1−λ)/n·Σ μ(1−μ)xxᵀ is positive for λ ∈ [0, 1]. Row i counts w_i times
+    (identical battles fitted once, with their count)."""
+    n, big_n = w.sum(), w_u.sum()
     theta = np.zeros(x.shape[1])
     for _ in range(100):
         mu, mu_u = _expit(x @ theta), _expit(x_u @ theta)
-        gradient = lam / big_n * x_u.T @ (mu_u - yhat_u) - lam / n * x.T @ (mu - yhat) + x.T @ (mu - y) / n
-        curvature = lam / big_n * (x_u.T * (mu_u * (1 - mu_u))) @ x_u + (1 - lam) / n * (x.T * (mu * (1 - mu))) @ x
+        gradient = (
+            lam / big_n * x_u.T @ (w_u * (mu_u - yhat_u)) - lam / n * x.T @ (w * (mu - yhat)) + x.T @ (w * (mu - y)) / n
+        )
+        curvature = (
+            lam / big_n * (x_u.T * (w_u * mu_u * (1 - mu_u))) @ x_u + (1 - lam) / n * (x.T * (w * mu * (1 - mu))) @ x
+        )
         step = np.linalg.solve(curvature, gradient)
         theta -= step
         if np.abs(step).max() < 1e-12:
@@ -252,52 +258,61 @@ def _rectified_fit(x: Rows, y: Rows, yhat: Rows, x_u: Rows, yhat_u: Rows, lam: f
 
 
 def _logistic_parts(
-    theta: np.ndarray, x: Rows, y: Rows, yhat: Rows, x_u: Rows, yhat_u: Rows
+    theta: np.ndarray, x: Rows, y: Rows, yhat: Rows, x_u: Rows, yhat_u: Rows, w: Rows, w_u: Rows
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The Hessian over every row and the per-row gradients: of people's loss, and of the judge's on the
-    labelled and on the unlabelled rows."""
-    n, big_n = len(y), len(yhat_u)
+    """The Hessian over every row (each counted w times) and each row's gradients: of people's loss, and
+    of the judge's on the labelled and on the unlabelled rows."""
     mu, mu_u = _expit(x @ theta), _expit(x_u @ theta)
-    hessian = ((x_u.T * (mu_u * (1 - mu_u))) @ x_u + (x.T * (mu * (1 - mu))) @ x) / (n + big_n)
+    hessian = ((x_u.T * (w_u * mu_u * (1 - mu_u))) @ x_u + (x.T * (w * mu * (1 - mu))) @ x) / (w.sum() + w_u.sum())
     return hessian, x * (mu - y)[:, None], x * (mu - yhat)[:, None], x_u * (mu_u - yhat_u)[:, None]
 
 
-def _tuned_weight(theta: np.ndarray, x: Rows, y: Rows, yhat: Rows, x_u: Rows, yhat_u: Rows) -> float:
+def _counted_cov(rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The sample covariance (ddof 1) of rows each repeated `counts` times."""
+    d = rows.shape[1]
+    out: np.ndarray = np.cov(rows.T, fweights=counts.astype(np.int64)).reshape(d, d)
+    return out
+
+
+def _tuned_weight(
+    theta: np.ndarray, x: Rows, y: Rows, yhat: Rows, x_u: Rows, yhat_u: Rows, w: Rows, w_u: Rows
+) -> float:
     """PPI++'s λ for a GLM at θ: tr(H⁻¹CH⁻¹) / (2(1 + n/N)·tr(H⁻¹VH⁻¹)), C the symmetrised covariance of
     people's and the judge's gradients, V the spread of the judge's; clipped to [0, 1]."""
-    n, big_n, d = len(y), len(yhat_u), x.shape[1]
-    hessian, grads, grads_hat, grads_u = _logistic_parts(theta, x, y, yhat, x_u, yhat_u)
+    n, big_n = w.sum(), w_u.sum()
+    hessian, grads, grads_hat, grads_u = _logistic_parts(theta, x, y, yhat, x_u, yhat_u, w, w_u)
     inverse = np.linalg.inv(hessian)
-    centred, centred_hat = grads - grads.mean(0), grads_hat - grads_hat.mean(0)
-    cross = (centred.T @ centred_hat + centred_hat.T @ centred) / n
-    spread = np.cov(np.concatenate([grads_hat, grads_u]).T).reshape(d, d)
+    centred, centred_hat = grads - (w @ grads) / n, grads_hat - (w @ grads_hat) / n
+    cross = (centred.T @ (w[:, None] * centred_hat) + centred_hat.T @ (w[:, None] * centred)) / n
+    spread = _counted_cov(np.concatenate([grads_hat, grads_u]), np.concatenate([w, w_u]))
     tuned = np.trace(inverse @ cross @ inverse) / (2 * (1 + n / big_n) * np.trace(inverse @ spread @ inverse))
     return float(np.clip(tuned, 0.0, 1.0))
 
 
+def membership(clusters: np.ndarray, counts: np.ndarray | None = None, groups: int | None = None) -> sparse.csr_matrix:
+    """A (clusters × rows) matrix of how many of each row's battles are in each cluster, from one cluster
+    id per row (clusters given as codes 0..G−1 when `groups` is given, as any ids otherwise)."""
+    if groups is None:
+        ids, codes = np.unique(np.asarray(clusters), return_inverse=True)
+        groups, clusters = len(ids), codes.ravel()
+    weights = np.ones(len(clusters)) if counts is None else np.asarray(counts, dtype=float)
+    return sparse.csr_matrix((weights, (np.asarray(clusters), np.arange(len(clusters)))), shape=(groups, len(clusters)))
+
+
 def _clustered_spread(
-    grads: np.ndarray, grads_u: np.ndarray, weight: float, clusters: np.ndarray, clusters_u: np.ndarray
+    terms: np.ndarray, terms_u: np.ndarray, member: sparse.csr_matrix, member_u: sparse.csr_matrix, rows: float
 ) -> np.ndarray:
     """The covariance of the rectified estimating equation when rows of one cluster (battles on one
     prompt) are not independent: Σ_c Ψ_c Ψ_cᵀ · G/(G − 1) · (m − 1)/(m − d), Ψ_c the sum over cluster
-    c's rows of (∇ℓ − λ∇ℓ̂ − its mean)/n on labelled rows and λ(∇ℓ' − its mean)/N on the others; G
-    clusters, m rows, d coefficients: the small-sample factor statsmodels and Stata apply by default. A
-    cluster's labelled and unlabelled rows enter one sum, so their dependence is counted too."""
-    if len(clusters) != len(grads) or len(clusters_u) != len(grads_u):
-        raise ValueError("one cluster per row: labelled and unlabelled")
-    if weight == 0:  # the judge's rows carry nothing: a cluster of them alone is not a cluster of the fit
-        grads_u, clusters_u = grads_u[:0], clusters_u[:0]
-    n, big_n = len(grads), len(grads_u)
-    terms = (grads - grads.mean(0)) / n
-    if big_n:
-        terms = np.concatenate([terms, weight * (grads_u - grads_u.mean(0)) / big_n])
-    codes = np.unique(np.concatenate([clusters, clusters_u]), return_inverse=True)[1].ravel()
-    sums = np.zeros((int(codes.max()) + 1, terms.shape[1]))
-    np.add.at(sums, codes, terms)
-    groups = len(sums)
+    c's battles of (∇ℓ − λ∇ℓ̂ − its mean)/n on labelled ones and λ(∇ℓ' − its mean)/N on the others (each
+    row's term times its count in c); G clusters with a battle, m battles, d coefficients: the
+    small-sample factor statsmodels and Stata apply by default. A cluster's labelled and unlabelled
+    battles enter one sum, so their dependence is counted too."""
+    sums = np.asarray(member @ terms) + np.asarray(member_u @ terms_u)
+    groups = int(((member.getnnz(axis=1) + member_u.getnnz(axis=1)) > 0).sum())
     if groups < 2:
         raise ValueError("a cluster-robust interval needs at least two clusters")
-    rows, d = terms.shape
+    d = terms.shape[1]
     out: np.ndarray = sums.T @ sums * groups / (groups - 1) * (rows - 1) / max(rows - d, 1)
     return out
 
@@ -311,6 +326,11 @@ def ppi_logistic(
     lam: float | None = None,
     clusters: np.ndarray | None = None,
     clusters_unlabelled: np.ndarray | None = None,
+    *,
+    counts: np.ndarray | None = None,
+    counts_unlabelled: np.ndarray | None = None,
+    member: sparse.csr_matrix | None = None,
+    member_unlabelled: sparse.csr_matrix | None = None,
 ) -> LogisticEstimate:
     """Prediction-powered logistic regression without intercept (PPI++), as ppi-python's ppi_logistic_ci
     computes it: people's labels `y` on rows `x`, the judge's `yhat` on the same rows and
@@ -321,38 +341,59 @@ def ppi_logistic(
     `clusters` and `clusters_unlabelled` (e.g. each battle's prompt) make the standard errors
     cluster-robust: battles on one prompt share its difficulty and style, so they are not independent,
     and the independent sandwich is too narrow (the middle term is then `_clustered_spread`'s; the fit
-    and λ are unchanged: λ tunes efficiency, and any λ keeps the interval valid)."""
+    and λ are unchanged: λ tunes efficiency, and any λ keeps the interval valid).
+
+    `counts`: each row stands for that many identical battles (the same fit, in far fewer rows, where a
+    judge gives plain verdicts); `member` (clusters × rows, see `membership`) then says how many of
+    each row's battles are in each cluster, in place of `clusters`."""
     x, x_u = np.asarray(x, dtype=float), np.asarray(x_unlabelled, dtype=float)
     y, yhat, yhat_u = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_unlabelled))
-    n, big_n, d = len(y), len(yhat_u), x.shape[1]
+    w = np.ones(len(y)) if counts is None else np.asarray(counts, dtype=float)
+    w_u = np.ones(len(yhat_u)) if counts_unlabelled is None else np.asarray(counts_unlabelled, dtype=float)
+    n, big_n, d = w.sum(), w_u.sum(), x.shape[1]
+    if clusters is not None:
+        ids = np.concatenate([np.asarray(clusters), np.asarray(clusters_unlabelled, dtype=np.asarray(clusters).dtype)])
+        if len(ids) != len(y) + len(yhat_u):
+            raise ValueError("one cluster per row: labelled and unlabelled")
+        _, codes = np.unique(ids, return_inverse=True)
+        codes, groups = codes.ravel(), int(codes.max()) + 1
+        member = membership(codes[: len(y)], w, groups)
+        member_unlabelled = membership(codes[len(y) :], w_u, groups)
     if lam is None:
+        parts = (x, y, yhat, x_u, yhat_u)
         try:
-            start = _rectified_fit(x, y, yhat, x_u, yhat_u, 1.0)
+            start = _rectified_fit(*parts, 1.0, w, w_u)
         except np.linalg.LinAlgError:
             # At λ = 1 only the unlabelled rows curve the loss: a column (a model) that is in none of them
             # has no optimum. People's own fit is as good a point to tune λ at (any consistent one is).
-            start = _rectified_fit(x, y, yhat, x_u, yhat_u, 0.0)
-        first = _tuned_weight(start, x, y, yhat, x_u, yhat_u)
-        theta = _rectified_fit(x, y, yhat, x_u, yhat_u, first)
-        tuned = _tuned_weight(theta, x, y, yhat, x_u, yhat_u)
-        return ppi_logistic(x, y, yhat, x_u, yhat_u, tuned, clusters, clusters_unlabelled)
+            start = _rectified_fit(*parts, 0.0, w, w_u)
+        first = _tuned_weight(start, *parts, w, w_u)
+        theta = _rectified_fit(*parts, first, w, w_u)
+        tuned = _tuned_weight(theta, *parts, w, w_u)
+        return ppi_logistic(
+            *parts, tuned, counts=w, counts_unlabelled=w_u, member=member, member_unlabelled=member_unlabelled
+        )
     weight = float(lam)
-    theta = _rectified_fit(x, y, yhat, x_u, yhat_u, weight)
-    hessian, grads, grads_hat, grads_u = _logistic_parts(theta, x, y, yhat, x_u, yhat_u)
+    theta = _rectified_fit(x, y, yhat, x_u, yhat_u, weight, w, w_u)
+    hessian, grads, grads_hat, grads_u = _logistic_parts(theta, x, y, yhat, x_u, yhat_u, w, w_u)
     if weight == 0:  # people's labels alone: their own Hessian
         mu = _expit(x @ theta)
-        hessian = (x.T * (mu * (1 - mu))) @ x / n
+        hessian = (x.T * (w * mu * (1 - mu))) @ x / n
     inverse = np.linalg.inv(hessian)
-    if clusters is not None:
-        labelled_clusters = np.asarray(clusters)
-        clusters_u = np.asarray(clusters_unlabelled if clusters_unlabelled is not None else labelled_clusters[:0])
-        middle = _clustered_spread(grads - weight * grads_hat, grads_u, weight, labelled_clusters, clusters_u)
-        covariance = inverse @ middle @ inverse
-        return LogisticEstimate(theta, np.sqrt(np.diag(covariance)), weight, n, big_n, covariance)
-    spread_u = np.cov((weight * grads_u).T).reshape(d, d)
-    spread = np.cov((grads - weight * grads_hat).T).reshape(d, d)
+    if member is not None:
+        people = grads - weight * grads_hat
+        terms = (people - (w @ people) / n) / n
+        if weight == 0:  # the judge's battles carry nothing: a cluster of them alone is not a cluster of the fit
+            terms_u, member_u, rows = np.zeros((0, d)), member[:, :0], n
+        else:
+            judge = weight * grads_u
+            terms_u, member_u, rows = (judge - (w_u @ judge) / big_n) / big_n, member_unlabelled, n + big_n
+        covariance = inverse @ _clustered_spread(terms, terms_u, member, member_u, rows) @ inverse
+        return LogisticEstimate(theta, np.sqrt(np.diag(covariance)), weight, int(n), int(big_n), covariance)
+    spread_u = _counted_cov(weight * grads_u, w_u)
+    spread = _counted_cov(grads - weight * grads_hat, w)
     sigma = inverse @ (n / big_n * spread_u + spread) @ inverse
-    return LogisticEstimate(theta, np.sqrt(np.diag(sigma) / n), weight, n, big_n, sigma / n)
+    return LogisticEstimate(theta, np.sqrt(np.diag(sigma) / n), weight, int(n), int(big_n), sigma / n)
 
 
 ELO = 400 / np.log(10)  # logit units to Elo points, as Chatbot Arena reports ratings
@@ -425,18 +466,47 @@ def corrected_bradley_terry(
     seen[column_1[labelled]] = seen[column_2[labelled]] = True
     if len(models) < 2 or not seen.all():
         return "some model is in no battle people labelled: its correction cannot be measured"
-    design = np.zeros((len(judge), len(models)))
-    design[np.arange(len(judge)), column_1] += 1
-    design[np.arange(len(judge)), column_2] -= 1
+    # Identical battles (the same two models, the judge's share and people's) are fitted once, with their
+    # count: a judge of plain verdicts has at most models² × 12 kinds of battle however many it judged.
+    kinds, kind_of, count = np.unique(
+        np.column_stack([column_1, column_2, judge, np.where(labelled, people, -1.0)]),
+        axis=0,
+        return_inverse=True,
+        return_counts=True,
+    )
+    kind_of = kind_of.ravel()
+    first_code, second_code = kinds[:, 0].astype(int), kinds[:, 1].astype(int)
+    design = np.zeros((len(kinds), len(models)))
+    design[np.arange(len(kinds)), first_code] += 1
+    design[np.arange(len(kinds)), second_code] -= 1
     design = design[:, :-1]  # the last model at θ = 0: the ratings are identified
-    x, x_u = design[labelled], design[~labelled]
-    # Integer ids stay integers: sorting 200,000 Python objects per fit cost seconds per judge.
-    group = None if clusters is None else np.asarray(clusters)
-    c, c_u = (None, None) if group is None else (group[labelled], group[~labelled])
+    shares, said = kinds[:, 2], kinds[:, 3]
+    known = said >= 0
+    member = None
+    if clusters is not None:  # how many battles of each kind each prompt holds
+        _, prompt_code = np.unique(np.asarray(clusters), return_inverse=True)
+        member = sparse.csr_matrix(
+            (np.ones(len(kind_of)), (prompt_code.ravel(), kind_of)), shape=(int(prompt_code.max()) + 1, len(kinds))
+        )
+    x, x_u, y, yhat, yhat_u = design[known], design[~known], said[known], shares[known], shares[~known]
+    w, w_u = count[known], count[~known]
+    m, m_u = (None, None) if member is None else (member[:, np.flatnonzero(known)], member[:, np.flatnonzero(~known)])
+    rows = {"counts": w, "counts_unlabelled": w_u, "member": m, "member_unlabelled": m_u}
     try:
-        corrected = ppi_logistic(x, people[labelled], judge[labelled], x_u, judge[~labelled], None, c, c_u)
-        alone = ppi_logistic(x, people[labelled], judge[labelled], x_u, judge[~labelled], 0.0, c, c_u)
-        judge_only = ppi_logistic(design, judge, judge, x_u, judge[~labelled], 0.0, group, c_u)
+        corrected = ppi_logistic(x, y, yhat, x_u, yhat_u, None, **rows)
+        alone = ppi_logistic(x, y, yhat, x_u, yhat_u, 0.0, **rows)
+        judge_only = ppi_logistic(
+            design,
+            shares,
+            shares,
+            x_u,
+            yhat_u,
+            0.0,
+            counts=count,
+            counts_unlabelled=w_u,
+            member=member,
+            member_unlabelled=m_u,
+        )
     except np.linalg.LinAlgError:
         return "the battles do not connect every model (or one always wins): no ratings can be fitted"
     boards = [_centred(estimate, len(models), alpha) for estimate in (judge_only, corrected, alone)]
@@ -445,5 +515,5 @@ def corrected_bradley_terry(
         for i, model in enumerate(models)
     ]
     ratings.sort(key=lambda r: -r.corrected)
-    prompts = 0 if group is None else int(np.unique(group).size)
+    prompts = 0 if member is None else int(member.shape[0])
     return CorrectedBoard(ratings, n, len(judge), corrected.lam, prompts=prompts)

@@ -118,3 +118,43 @@ def test_a_board_of_battles_that_share_prompts_widens_its_intervals_when_told_th
             (r.judge_low, r.judge_high, independent.judge_low, independent.judge_high),
         ):
             assert high - low > 1.1 * (high_0 - low_0), r.model
+
+
+@pytest.mark.parametrize("with_prompts", [True, False])
+def test_identical_battles_fitted_once_with_their_count_give_the_board_of_every_battle(with_prompts):
+    """A judge of plain verdicts has few kinds of battle: the board fits each kind once, with its count
+    (and its count per prompt), and must equal the fit with one row per battle."""
+    from evalhub.core.statistics.ppi import _centred
+
+    x, people, judge, prompt, labelled, first, second = clustered_arena(6, prompts=150, per_prompt=8)
+    verdicts = np.round(judge * 2) / 2  # 0, ½ or 1: many battles alike
+    names = np.array(["a", "b", "c", "d"])
+    shares = np.where(labelled, people, np.nan)
+    board = corrected_bradley_terry(
+        names[first], names[second], verdicts, shares, clusters=prompt if with_prompts else None
+    )
+    assert isinstance(board, CorrectedBoard)
+    c, c_u = (prompt[labelled], prompt[~labelled]) if with_prompts else (None, None)
+    args = (x[labelled], people[labelled], verdicts[labelled], x[~labelled], verdicts[~labelled])
+    corrected = ppi_logistic(*args, None, c, c_u)
+    alone = ppi_logistic(*args, 0.0, c, c_u)
+    judge_only = ppi_logistic(
+        x, verdicts, verdicts, x[~labelled], verdicts[~labelled], 0.0, prompt if with_prompts else None, c_u
+    )
+    assert board.judge_weight == pytest.approx(corrected.lam, abs=1e-12)
+    expected = [_centred(estimate, 4, 0.05) for estimate in (judge_only, corrected, alone)]
+    for i, name in enumerate(names):
+        rating = next(r for r in board.ratings if r.model == name)
+        got = [
+            rating.judge,
+            rating.judge_low,
+            rating.judge_high,
+            rating.corrected,
+            rating.corrected_low,
+            rating.corrected_high,
+            rating.people,
+            rating.people_low,
+            rating.people_high,
+        ]
+        want = [float(part[i]) for estimate in expected for part in estimate]
+        assert got == pytest.approx(want, abs=1e-8), name
