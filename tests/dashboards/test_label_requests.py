@@ -3,7 +3,10 @@ that says why."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
+from django.conf import settings
 
 from evalhub.adjudication.actions import do_reserve_next, do_submit
 from evalhub.core.files.judgments import DEFAULT_CRITERION
@@ -12,8 +15,10 @@ from evalhub.dashboards.baseline_win_rates import Selection
 from evalhub.dashboards.label_requests import do_ask_until, do_continue_asking
 from evalhub.dashboards.models import LabelRequest
 from evalhub.debates.models import Debate, DebateStatus
+from tests.conftest import make_user
 from tests.dashboards.test_baseline_win_rates import BASELINE, JUDGE, imported  # noqa: F401
 from tests.dashboards.test_corrected_win_rates import judged_and_labelled  # noqa: F401
+from tests.worker_threads import WorkerThreads
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("judged_and_labelled")]
 SELECTION = Selection("ae", JUDGE, BASELINE, DEFAULT_CRITERION)
@@ -108,3 +113,32 @@ def test_the_page_asks_for_admins_only_refuses_bad_numbers_and_lists_each_reques
     assert response.status_code == 302 and response["Location"].endswith("#label-requests")
     page = client.get(f"/leaderboards/baseline/{query}").content.decode()
     assert 'id="ask-until"' in page and "Asked until narrow enough" in page and "4 · 12" in page
+
+
+POSTGRES = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
+
+
+@pytest.mark.skipif(not POSTGRES, reason="row locks are what is tested: run with DATABASE_URL=postgres://…")
+@pytest.mark.django_db(transaction=True)
+def test_two_last_verdicts_of_a_batch_at_once_send_exactly_one_next_batch(admin_user, looks):
+    """Two people settle a batch's last two pairs at the same moment: each commit asks for a look, and
+    the looks, under the request's row lock, send one next batch, not two and not none."""
+    first_person, second_person = make_user("ana", "adjudicator"), make_user("ben", "adjudicator")
+    request = do_ask_until(admin_user, SELECTION, MODEL, target=0.5, budget=8, batch=2, seed=7)
+    for round_ in range(3):
+        held = [do_reserve_next(first_person), do_reserve_next(second_person)]
+        assert all(held), "each holds one of the batch's two pairs"
+        start = threading.Barrier(2)
+
+        def submit(person, reservation, barrier: threading.Barrier) -> None:
+            barrier.wait()
+            do_submit(person, reservation.item_id, 1)
+
+        workers = WorkerThreads()
+        for person, reservation in zip((first_person, second_person), held, strict=True):
+            workers.start(submit, person, reservation, start)
+        workers.join(60)
+        request.refresh_from_db()
+        assert (request.looks, request.sent) == (round_ + 1, 2 * (round_ + 2)), round_
+        assert request.outcome == LabelRequest.Outcome.ASKING
+        assert Debate.objects.filter(run=request.last_run).count() == 2
