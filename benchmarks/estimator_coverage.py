@@ -45,8 +45,9 @@ from scipy.stats import norm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from evalhub.core.statistics.corrected_ratings import _expit, corrected_bradley_terry, ppi_logistic  # noqa: E402
 from evalhub.core.statistics.estimators import multi_judge_ppi_mean, stratified_ppi_mean  # noqa: E402
-from evalhub.core.statistics.ppi import _expit, corrected_bradley_terry, ppi_logistic, ppi_mean  # noqa: E402
+from evalhub.core.statistics.ppi import ppi_mean  # noqa: E402
 from evalhub.core.statistics.sequential import half_width, mixture_rho  # noqa: E402
 
 

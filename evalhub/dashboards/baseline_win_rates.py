@@ -25,10 +25,9 @@ from evalhub.catalog.models import Judgment, LanguageModel, Prompt, Verdict
 from evalhub.celery import task_named
 from evalhub.core.files.judgments import DEFAULT_CRITERION
 from evalhub.core.prompts.criteria_variants import ORIGINAL
-from evalhub.core.statistics.estimators import AUTO, ESTIMATORS
-from evalhub.core.statistics.estimators import LABEL as ESTIMATOR_LABEL
 from evalhub.core.statistics.ppi import labels_needed
 from evalhub.core.statistics.win_rates import Comparison, CorrectedWinRate, WinRate, corrected_win_rate, win_rates
+from evalhub.dashboards.correction import Correction
 from evalhub.debates.models import SHARE_OF_A, Debate, DebateRun, DebateStatus, Winner
 from evalhub.reads.caching import TIMEOUT_S, cached
 from evalhub.tallies.actions import note_change
@@ -60,30 +59,6 @@ class Selection:
     @property
     def key(self) -> str:
         return f"{self.benchmark}|{self.judge}|{self.baseline}|{self.criterion}"
-
-
-@dataclass(frozen=True)
-class Correction:
-    """How the corrected columns are estimated: the estimator asked for (AUTO: by evalhub's rule) and
-    whether the intervals stay valid however often one looks (confidence sequences)."""
-
-    estimator: str = AUTO
-    anytime: bool = False
-
-    @property
-    def key(self) -> str:
-        return f"{self.estimator}|{int(self.anytime)}"
-
-
-ESTIMATOR_CHOICES = [(AUTO, "chosen by evalhub"), *((name, ESTIMATOR_LABEL[name]) for name in ESTIMATORS)]
-
-
-def correction_of(query: Any) -> tuple[Correction, str]:
-    """The correction a page's query asks for, or the default and why the asked one cannot be used."""
-    estimator = query.get("estimator", "") or AUTO
-    if estimator not in dict(ESTIMATOR_CHOICES):
-        return Correction(anytime=query.get("interval") == "anytime"), "unknown estimator: chosen by evalhub"
-    return Correction(estimator, query.get("interval") == "anytime"), ""
 
 
 def _judged_pairs():

@@ -17,6 +17,7 @@ from evalhub.catalog.models import LanguageModel
 from evalhub.dashboards import baseline_win_rates as baseline
 from evalhub.dashboards import gre_bench, judges, label_requests, pairwise
 from evalhub.dashboards.arena_battles import arena_records
+from evalhub.dashboards.correction import ESTIMATOR_CHOICES, correction_of
 from evalhub.dashboards.counts import sources_with_battles
 from evalhub.dashboards.profiles import model_profile
 from evalhub.dashboards.shapes import GroupRecord, ModelProfile, OpponentRecord
@@ -144,7 +145,7 @@ def _baseline_selection(request) -> tuple[list[dict], dict | None, baseline.Sele
 @role_required()
 def baseline_win_rates(request):
     choices, choice, selection = _baseline_selection(request)
-    correction, correction_error = baseline.correction_of(request.GET)
+    correction, correction_error = correction_of(request.GET)
     rows = baseline.board(selection, correction=correction) if selection else []
     target, target_error = baseline.target_of(request.GET.get("target", ""))
     if target:
@@ -162,7 +163,7 @@ def baseline_win_rates(request):
             "target_error": target_error,
             "correction": correction,
             "correction_error": correction_error,
-            "estimator_choices": baseline.ESTIMATOR_CHOICES,
+            "estimator_choices": ESTIMATOR_CHOICES,
             "label_requests": label_requests.requests_for(selection) if selection else [],
             "names": _names(),
             "query": request.GET.urlencode(),
@@ -242,7 +243,7 @@ def baseline_win_rates_export(request, fmt: str):
     _, _, selection = _baseline_selection(request)
     if selection is None:
         return HttpResponseBadRequest("No judge has judged pairs matching these choices.", content_type="text/plain")
-    rows = baseline.board(selection, correction=baseline.correction_of(request.GET)[0])
+    rows = baseline.board(selection, correction=correction_of(request.GET)[0])
     return download(
         baseline.export_rows(rows, corrected=baseline.labelled_by_people(rows)), fmt, f"win-rates-{selection.baseline}"
     )

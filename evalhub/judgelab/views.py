@@ -22,8 +22,8 @@ from evalhub.core.files.judgments import AUTO
 from evalhub.core.files.tables import to_text
 from evalhub.core.judge_lab.measures import CONFUSION_COLUMNS, CONFUSION_ROWS
 from evalhub.core.judge_lab.report_types import KINDS, MODEL, PANEL, summary_row
+from evalhub.core.statistics.corrected_ratings import CorrectedBoard
 from evalhub.core.statistics.pointwise import MIN_PROMPTS, MIN_SYSTEMS
-from evalhub.core.statistics.ppi import CorrectedBoard
 from evalhub.debates.models import DebateRun
 from evalhub.judgelab.forms import JudgmentImportForm, ScoreImportForm
 from evalhub.judgelab.graded import csv_rows, graded_table, rho_chart

@@ -10,16 +10,10 @@ import pytest
 import torch
 
 from evalhub.llm.scoring.base import ScoreRequest
+from evalhub.llm.scoring.batch_plan import Group, Trunk, halves, length_runs, shared_trunks
 from evalhub.llm.scoring.chat_template import TemplateError, encode_request
 from evalhub.llm.scoring.reference import score_one_at_a_time
-from evalhub.llm.scoring.transformers_scorer import (
-    TransformersScorer,
-    _Group,
-    _halves,
-    _Trunk,
-    length_runs,
-    shared_trunks,
-)
+from evalhub.llm.scoring.transformers_scorer import TransformersScorer
 from evalhub.llm.tiny import build_tokenizer
 from tests.tiny_models import CORPUS
 
@@ -116,12 +110,12 @@ def test_trunks_follow_each_paper_not_the_system_prompt_every_paper_has():
     system = (1, 2, 3, 4)
     paper_a, paper_b = (*system, 10, 11, 12, 13), (*system, 20, 21, 22, 23)
     groups = [
-        _Group((*paper_a, 7, 7, 1), [0]),
-        _Group((*paper_a, 7, 7, 2), [1]),  # two reviews that begin alike…
-        _Group((*paper_a, 8, 1), [2]),  # …do not split their paper's trunk apart
-        _Group((*paper_b, 5), [3]),
-        _Group((*paper_b, 6), [4]),
-        _Group((30, 31), [5]),  # shares nothing: alone, with a one-token branch
+        Group((*paper_a, 7, 7, 1), [0]),
+        Group((*paper_a, 7, 7, 2), [1]),  # two reviews that begin alike…
+        Group((*paper_a, 8, 1), [2]),  # …do not split their paper's trunk apart
+        Group((*paper_b, 5), [3]),
+        Group((*paper_b, 6), [4]),
+        Group((30, 31), [5]),  # shares nothing: alone, with a one-token branch
     ]
     trunks = shared_trunks(list(reversed(groups)))
     assert [(t.length, [g.members[0] for g in t.groups]) for t in trunks] == [
@@ -132,16 +126,16 @@ def test_trunks_follow_each_paper_not_the_system_prompt_every_paper_has():
 
 
 def test_a_prefix_that_begins_another_keeps_a_branch_of_one_token():
-    trunks = shared_trunks([_Group((1, 2, 3), [0]), _Group((1, 2, 3, 4, 5), [1])])
+    trunks = shared_trunks([Group((1, 2, 3), [0]), Group((1, 2, 3, 4, 5), [1])])
     assert [(t.length, len(t.groups)) for t in trunks] == [(2, 2)]
 
 
 def test_a_batch_that_ran_out_of_memory_halves_by_trunk_then_prefix_then_answer():
-    one, two = _Group((1, 2), [0, 1, 2]), _Group((1, 3), [3])
-    assert _halves([_Trunk(1, [one]), _Trunk(1, [two])]) == [[_Trunk(1, [one])], [_Trunk(1, [two])]]
-    assert _halves([_Trunk(1, [one, two])]) == [[_Trunk(1, [one])], [_Trunk(1, [two])]]
-    assert _halves([_Trunk(1, [one])]) == [[_Trunk(1, [_Group((1, 2), [0])])], [_Trunk(1, [_Group((1, 2), [1, 2])])]]
-    assert _halves([_Trunk(1, [two])]) is None, "a single request cannot be split"
+    one, two = Group((1, 2), [0, 1, 2]), Group((1, 3), [3])
+    assert halves([Trunk(1, [one]), Trunk(1, [two])]) == [[Trunk(1, [one])], [Trunk(1, [two])]]
+    assert halves([Trunk(1, [one, two])]) == [[Trunk(1, [one])], [Trunk(1, [two])]]
+    assert halves([Trunk(1, [one])]) == [[Trunk(1, [Group((1, 2), [0])])], [Trunk(1, [Group((1, 2), [1, 2])])]]
+    assert halves([Trunk(1, [two])]) is None, "a single request cannot be split"
 
 
 def test_scores_are_deterministic_and_keep_the_request_order(tiny_model, tiny_tokenizer):

@@ -58,7 +58,7 @@ from evalhub.core.judge_lab.report_types import (
     SelfPreference,
     VersusPeople,
 )
-from evalhub.core.statistics.ppi import CorrectedBoard, corrected_bradley_terry
+from evalhub.core.statistics.corrected_ratings import CorrectedBoard, corrected_bradley_terry
 
 COLUMN = {FIRST: 0, SECOND: 1, TIE: 2}  # verdict → its column in a count table
 VERDICT_OF_COLUMN = np.array([FIRST, SECOND, TIE])

@@ -13,7 +13,7 @@ from evalhub.core.judge_lab.measures import (
     Interval,
     OrderAgreement,
 )
-from evalhub.core.statistics.ppi import CorrectedBoard
+from evalhub.core.statistics.corrected_ratings import CorrectedBoard
 
 PERSON, MODEL, AGENT, PANEL = "person", "model", "agent", "panel"
 KINDS = {PERSON: "Person", MODEL: "LLM judge", AGENT: "Debate agent", PANEL: "Debate panel"}

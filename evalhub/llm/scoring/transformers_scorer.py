@@ -39,29 +39,11 @@ import numpy as np
 
 from evalhub.llm import interrupt
 from evalhub.llm.scoring.base import ScoreRequest, ScoreResult, TokenDistribution
+from evalhub.llm.scoring.batch_plan import Group, Trunk, halves, length_runs, shared_trunks
 from evalhub.llm.scoring.chat_template import EncodedRequest, encode_request
 from evalhub.llm.types import Message
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class _Group:
-    prefix_ids: tuple[int, ...]
-    members: list[int]  # request indices
-
-
-@dataclass
-class _Trunk:
-    """Prefixes whose first `length` tokens are the same: those run once for all of them.
-    Always shorter than each prefix, so every prefix keeps a branch of at least one token."""
-
-    length: int
-    groups: list[_Group]
-
-    @property
-    def ids(self) -> tuple[int, ...]:
-        return self.groups[0].prefix_ids[: self.length]
 
 
 @dataclass
@@ -74,96 +56,6 @@ class _Context:
     hidden: Any
     mask: np.ndarray
     lengths: np.ndarray
-
-
-def common_length(a: Sequence[int], b: Sequence[int]) -> int:
-    length = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        length += 1
-    return length
-
-
-def shared_trunks(groups: list[_Group], window: int = 64) -> list[_Trunk]:
-    """Groups by the trunk they share, choosing the trunks that save the most tokens.
-
-    Sorted prefixes that begin alike are neighbours, and a run of neighbours shares the
-    shortest common prefix of its adjacent pairs. Sharing L tokens among k prefixes saves
-    (k - 1)·L tokens; dynamic programming over runs of at most `window` prefixes picks the
-    partition that saves the most. So GEM-S's prefixes of one paper share system prompt +
-    abstract, rather than all papers sharing the system prompt alone, and two reviews that
-    happen to begin with the same words do not break their paper's trunk apart.
-    """
-    ordered = sorted(groups, key=lambda group: group.prefix_ids)
-    common = [common_length(a.prefix_ids, b.prefix_ids) for a, b in zip(ordered, ordered[1:], strict=False)]
-    saved: list[float] = [0] * (len(ordered) + 1)  # saved[j]: the most the first j prefixes can save
-    start = [0] * (len(ordered) + 1)  # where the last run of that best partition starts
-    for j in range(1, len(ordered) + 1):
-        saved[j], start[j] = saved[j - 1], j - 1  # prefix j - 1 alone
-        shared = math.inf
-        for i in range(j - 2, max(-1, j - 1 - window), -1):
-            shared = min(shared, common[i])
-            if not shared:
-                break
-            if saved[i] + (j - 1 - i) * shared > saved[j]:
-                saved[j], start[j] = saved[i] + (j - 1 - i) * shared, i
-    trunks: list[_Trunk] = []
-    j = len(ordered)
-    while j:
-        run = ordered[start[j] : j]
-        shared = min(common[start[j] : j - 1], default=0)
-        # Every prefix keeps a branch of at least one token (its last position predicts the answer).
-        length = min([shared or math.inf, *(len(group.prefix_ids) - 1 for group in run)])
-        trunks.append(_Trunk(int(length), run))
-        j = start[j]
-    return trunks[::-1]
-
-
-def length_runs(lengths: Sequence[int], widths: Sequence[int], capacity: int, overhead: float) -> list[list[int]]:
-    """Rows split into passes of rows alike in length, at the least padded compute.
-
-    A pass computes its rows times its longest row's tokens, plus `overhead` tokens' worth of fixed
-    cost, and must hold rows × (longest + widest cache it reads) within `capacity` (a single row
-    always runs). Sorted longest first, the best split is into runs of neighbours, found by dynamic
-    programming: cost[j] = min over i of cost[i] + (j − i) · length of row i + overhead.
-    """
-    order = sorted(range(len(lengths)), key=lambda row: (-lengths[row], -widths[row]))
-    cost = [0.0] + [math.inf] * len(order)
-    start = [0] * (len(order) + 1)
-    for j in range(1, len(order) + 1):
-        widest = 0
-        for i in range(j - 1, -1, -1):  # the run order[i:j]; its longest row is order[i]
-            widest = max(widest, widths[order[i]])
-            rows, longest = j - i, lengths[order[i]]
-            if rows > 1 and rows * (longest + widest) > capacity:
-                break  # longer runs only grow: no earlier start fits either
-            if cost[i] + rows * longest + overhead <= cost[j]:  # on a tie, the longer run: fewer passes
-                cost[j], start[j] = cost[i] + rows * longest + overhead, i
-    runs: list[list[int]] = []
-    j = len(order)
-    while j:
-        runs.append(order[start[j] : j])
-        j = start[j]
-    return runs[::-1]
-
-
-def _halves(batch: list[_Trunk]) -> list[list[_Trunk]] | None:
-    """A batch split in two for a retry after running out of memory (None: one request, no split)."""
-    if len(batch) > 1:
-        return [batch[: len(batch) // 2], batch[len(batch) // 2 :]]
-    trunk = batch[0]
-    if len(trunk.groups) > 1:
-        middle = len(trunk.groups) // 2
-        return [[_Trunk(trunk.length, trunk.groups[:middle])], [_Trunk(trunk.length, trunk.groups[middle:])]]
-    group = trunk.groups[0]
-    if len(group.members) == 1:
-        return None
-    middle = len(group.members) // 2
-    return [
-        [_Trunk(trunk.length, [_Group(group.prefix_ids, members)])]
-        for members in (group.members[:middle], group.members[middle:])
-    ]
 
 
 class TransformersScorer:
@@ -305,17 +197,17 @@ class TransformersScorer:
         self.forward_calls = self.padded_tokens = 0
         return float(2 ** round(math.log2(min(max(fixed / per_token, 16), 65536))))
 
-    def _batches(self, encoded: list[EncodedRequest]) -> list[list[_Trunk]]:
-        groups: dict[tuple[int, ...], _Group] = {}
+    def _batches(self, encoded: list[EncodedRequest]) -> list[list[Trunk]]:
+        groups: dict[tuple[int, ...], Group] = {}
         for index, request in enumerate(encoded):
-            groups.setdefault(request.prefix_ids, _Group(request.prefix_ids, [])).members.append(index)
+            groups.setdefault(request.prefix_ids, Group(request.prefix_ids, [])).members.append(index)
         parts = [part for trunk in shared_trunks(list(groups.values())) for part in self._fit(trunk, encoded)]
         # Longest first, like lm-eval's Collator: an out-of-memory error shows up on the first
         # batch, and trunks of similar length batch together with little padding (branches and
         # answers are padded only within their own pass; answers are regrouped by length).
         parts.sort(key=lambda t: (-(t.length + max(len(g.prefix_ids) - t.length for g in t.groups)), t.ids))
-        batches: list[list[_Trunk]] = []
-        current: list[_Trunk] = []
+        batches: list[list[Trunk]] = []
+        current: list[Trunk] = []
         for part in parts:
             if current and self._cost([*current, part], encoded) > self.max_batch_tokens:
                 batches.append(current)
@@ -325,22 +217,22 @@ class TransformersScorer:
             batches.append(current)
         return batches
 
-    def _fit(self, trunk: _Trunk, encoded: list[EncodedRequest]) -> list[_Trunk]:
+    def _fit(self, trunk: Trunk, encoded: list[EncodedRequest]) -> list[Trunk]:
         """A trunk whose prefixes and answers exceed the budget, split into parts that fit (each part
         runs the trunk again; a single prefix is never split here, its answers are chunked later)."""
-        parts: list[_Trunk] = []
+        parts: list[Trunk] = []
         for group in trunk.groups:
             if (
                 parts
-                and self._cost([_Trunk(trunk.length, [*parts[-1].groups, group])], encoded) <= self.max_batch_tokens
+                and self._cost([Trunk(trunk.length, [*parts[-1].groups, group])], encoded) <= self.max_batch_tokens
             ):
                 parts[-1].groups.append(group)
             else:
-                parts.append(_Trunk(trunk.length, [group]))
+                parts.append(Trunk(trunk.length, [group]))
         return parts
 
     @staticmethod
-    def _cost(batch: list[_Trunk], encoded: list[EncodedRequest]) -> int:
+    def _cost(batch: list[Trunk], encoded: list[EncodedRequest]) -> int:
         """Padded tokens a batch computes: every trunk once, every branch once, every answer once
         (the per-row copies of the caches are bounded separately, chunk by chunk)."""
         groups = [(trunk.length, group) for trunk in batch for group in trunk.groups]
@@ -350,13 +242,13 @@ class TransformersScorer:
         answer_len = max(len(encoded[i].target_ids) for i in rows)
         return len(batch) * trunk_len + len(groups) * branch_len + len(rows) * answer_len
 
-    def _run_with_backoff(self, batch: list[_Trunk], encoded: list[EncodedRequest], results: list[Any]) -> None:
+    def _run_with_backoff(self, batch: list[Trunk], encoded: list[EncodedRequest], results: list[Any]) -> None:
         torch = self._torch
         try:
             self._run(batch, encoded, results)
         except torch.OutOfMemoryError:
             torch.cuda.empty_cache()
-            smaller = _halves(batch)
+            smaller = halves(batch)
             if smaller is None:
                 raise
             self.max_batch_tokens = max(256, self.max_batch_tokens // 2)
@@ -366,7 +258,7 @@ class TransformersScorer:
 
     # --- the forward passes -----------------------------------------------------------
 
-    def _run(self, batch: list[_Trunk], encoded: list[EncodedRequest], results: list[Any]) -> None:
+    def _run(self, batch: list[Trunk], encoded: list[EncodedRequest], results: list[Any]) -> None:
         torch = self._torch
         groups = [group for trunk in batch for group in trunk.groups]
         owner = [row for row, trunk in enumerate(batch) for _ in trunk.groups]
@@ -394,7 +286,7 @@ class TransformersScorer:
         self.computed_tokens += sum(trunk.length for trunk in batch) + sum(map(len, branches))
 
     def _score_answers(
-        self, prefixes: _Context, groups: list[_Group], branch_lengths: list[int], encoded: list[EncodedRequest]
+        self, prefixes: _Context, groups: list[Group], branch_lengths: list[int], encoded: list[EncodedRequest]
     ) -> tuple[list[int], Any]:
         """Every answer of `groups`, whose prefixes are the rows of `prefixes`: (the request indices,
         their summed log-probabilities, still on the device)."""

@@ -15,7 +15,7 @@ import pytest
 from evalhub.core.judge_lab.measures import FIRST, SECOND, TIE, Label, Pair
 from evalhub.core.judge_lab.report import build_report
 from evalhub.core.judge_lab.report_types import MODEL, PERSON, JudgeInfo
-from evalhub.core.statistics.ppi import CorrectedBoard, corrected_bradley_terry
+from evalhub.core.statistics.corrected_ratings import CorrectedBoard, corrected_bradley_terry
 
 SHARE = {FIRST: 1.0, SECOND: 0.0, TIE: 0.5}
 MODELS = ("m1", "m2", "m3")

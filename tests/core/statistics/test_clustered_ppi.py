@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evalhub.core.statistics.ppi import CorrectedBoard, _expit, corrected_bradley_terry, ppi_logistic
+from evalhub.core.statistics.corrected_ratings import CorrectedBoard, _expit, corrected_bradley_terry, ppi_logistic
 
 sm = pytest.importorskip("statsmodels.api")
 
@@ -124,7 +124,7 @@ def test_a_board_of_battles_that_share_prompts_widens_its_intervals_when_told_th
 def test_identical_battles_fitted_once_with_their_count_give_the_board_of_every_battle(with_prompts):
     """A judge of plain verdicts has few kinds of battle: the board fits each kind once, with its count
     (and its count per prompt), and must equal the fit with one row per battle."""
-    from evalhub.core.statistics.ppi import _centred
+    from evalhub.core.statistics.corrected_ratings import _centred
 
     x, people, judge, prompt, labelled, first, second = clustered_arena(6, prompts=150, per_prompt=8)
     verdicts = np.round(judge * 2) / 2  # 0, ½ or 1: many battles alike

@@ -5,17 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from evalhub.core.statistics.corrected_ratings import ELO, CorrectedBoard, corrected_bradley_terry, ppi_logistic
 from evalhub.core.statistics.ppi import (
-    ELO,
-    CorrectedBoard,
     active_mean,
     classical_mean,
-    corrected_bradley_terry,
     expected_error,
     inclusion_probability,
     labelling_probabilities,
     power_tuning,
-    ppi_logistic,
     ppi_mean,
 )
 
