@@ -234,6 +234,9 @@ def _centred(estimate: LogisticEstimate, models: int, alpha: float) -> tuple[np.
     return 1000 + ELO * centred, 1000 + ELO * (centred - z * se), 1000 + ELO * (centred + z * se)
 
 
+FEW_SHARES = 8  # a judge with at most this many distinct shares (verdicts, a few levels) has battles alike
+
+
 def corrected_bradley_terry(
     model_1: Sequence[str],
     model_2: Sequence[str],
@@ -265,13 +268,13 @@ def corrected_bradley_terry(
         return "some model is in no battle people labelled: its correction cannot be measured"
     # Identical battles (the same two models, the judge's share and people's) are fitted once, with their
     # count: a judge of plain verdicts has at most models² × 12 kinds of battle however many it judged.
-    kinds, kind_of, count = np.unique(
-        np.column_stack([column_1, column_2, judge, np.where(labelled, people, -1.0)]),
-        axis=0,
-        return_inverse=True,
-        return_counts=True,
-    )
-    kind_of = kind_of.ravel()
+    # A judge of probabilities has nearly as many kinds as battles: finding them would cost more than it saves.
+    table = np.column_stack([column_1, column_2, judge, np.where(labelled, people, -1.0)])
+    if np.unique(judge).size <= FEW_SHARES:
+        kinds, kind_of, count = np.unique(table, axis=0, return_inverse=True, return_counts=True)
+        kind_of = kind_of.ravel()
+    else:
+        kinds, kind_of, count = table, np.arange(len(table)), np.ones(len(table), dtype=np.int64)
     first_code, second_code = kinds[:, 0].astype(int), kinds[:, 1].astype(int)
     design = np.zeros((len(kinds), len(models)))
     design[np.arange(len(kinds)), first_code] += 1
