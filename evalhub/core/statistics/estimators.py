@@ -12,8 +12,8 @@ pairs. Which estimator gives the narrowest valid interval depends on the data:
 - several judges at once (multiple-prediction PPI; the control-variate form of PPI with a vector of
   predictions, as in Miao, Miao, Wu, Zhao & Lu 2023 and the multi-judge estimators of GLIDE): θ̂ =
   mean(Y) + λᵀ(mean(Ŷ′) − mean(Ŷ)) with λ = ((1 + n/N)·Cov(Ŷ))⁻¹·Cov(Ŷ, Y), which is PPI++'s λ when
-  there is one judge (GLIDE clips nothing for several judges either; PPI++ clips one judge's λ to
-  [0, 1], as evalhub does: see docs/boards.md for the difference).
+  there is one judge, before PPI++'s clip to [0, 1] (GLIDE clips nothing either; its cross-covariance
+  divides by n − 1 where evalhub's, as ppi-python's, divides by n: docs/corrected.md).
 
 `choose` applies a rule fixed in advance (never the narrower of two intervals, which would make the
 chosen one too narrow): several judges when others judged every one of the same pairs; otherwise
