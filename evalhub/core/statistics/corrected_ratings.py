@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import sparse
 
 from evalhub.core.statistics.ppi import Rows, _z
@@ -258,9 +259,10 @@ def corrected_bradley_terry(
         return f"{n} battles people labelled: too few (fewer than {MIN_LABELS}) for a corrected board"
     if labelled.all():
         return "people labelled every battle the judge judged: their own board needs no correction"
-    # Models as sorted codes: comparing object arrays name by name cost seconds per judge at 40,000 battles.
-    codes = np.unique(np.concatenate([first, second]).astype(str), return_inverse=True)
-    models, column = codes[0].tolist(), codes[1].ravel()
+    # Models as sorted codes, found by hashing (pandas' factorize): sorting 400,000 names as strings took
+    # a tenth of a second per judge at ten million judgments.
+    column, names = pd.factorize(np.concatenate([first, second]).astype(str), sort=True)
+    models = [str(name) for name in names]
     column_1, column_2 = column[: len(first)], column[len(first) :]
     seen = np.zeros(len(models), dtype=bool)
     seen[column_1[labelled]] = seen[column_2[labelled]] = True
@@ -269,10 +271,17 @@ def corrected_bradley_terry(
     # Identical battles (the same two models, the judge's share and people's) are fitted once, with their
     # count: a judge of plain verdicts has at most models² × 12 kinds of battle however many it judged.
     # A judge of probabilities has nearly as many kinds as battles: finding them would cost more than it saves.
-    table = np.column_stack([column_1, column_2, judge, np.where(labelled, people, -1.0)])
-    if np.unique(judge).size <= FEW_SHARES:
-        kinds, kind_of, count = np.unique(table, axis=0, return_inverse=True, return_counts=True)
-        kind_of = kind_of.ravel()
+    said = np.where(labelled, people, -1.0)
+    table = np.column_stack([column_1, column_2, judge, said])
+    judge_levels, judge_code = np.unique(judge, return_inverse=True)
+    if len(judge_levels) <= FEW_SHARES:
+        # One integer per kind (a row-wise unique of the table sorted it lexically: 0.3 s per judge).
+        said_levels, said_code = np.unique(said, return_inverse=True)
+        key = ((column_1 * len(models) + column_2) * len(judge_levels) + judge_code.ravel()) * len(said_levels)
+        _, first_of_kind, kind_of, count = np.unique(
+            key + said_code.ravel(), return_index=True, return_inverse=True, return_counts=True
+        )
+        kinds, kind_of = table[first_of_kind], kind_of.ravel()
     else:
         kinds, kind_of, count = table, np.arange(len(table)), np.ones(len(table), dtype=np.int64)
     first_code, second_code = kinds[:, 0].astype(int), kinds[:, 1].astype(int)
