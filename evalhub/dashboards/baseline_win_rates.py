@@ -25,7 +25,7 @@ from evalhub.catalog.models import Judgment, LanguageModel, Prompt, Verdict
 from evalhub.celery import task_named
 from evalhub.core.files.judgments import DEFAULT_CRITERION
 from evalhub.core.prompts.criteria_variants import ORIGINAL
-from evalhub.core.statistics.ppi import labels_needed
+from evalhub.core.statistics.estimators import AUTO, MULTI_JUDGE, STRATIFIED
 from evalhub.core.statistics.win_rates import Comparison, CorrectedWinRate, WinRate, corrected_win_rate, win_rates
 from evalhub.dashboards.correction import Correction
 from evalhub.debates.models import SHARE_OF_A, Debate, DebateRun, DebateStatus, Winner
@@ -198,32 +198,33 @@ def active_rounds(selection: Selection) -> dict[str, tuple[list[dict[str, float]
     return found
 
 
-def by_model(selection: Selection, found: list[Comparison] | None = None) -> tuple[PerModel, PerModel]:
-    """model → prompt → preference, the judge's (from `found`, read when not given) and people's."""
-    judge: PerModel = defaultdict(dict)
-    for comparison in comparisons(selection) if found is None else found:
-        judge[comparison.model][comparison.prompt] = comparison.preference
-    people: PerModel = defaultdict(dict)
-    for (model, prompt), preference in people_preferences(selection).items():
-        people[model][prompt] = preference
-    return judge, people
-
-
-def other_judges(selection: Selection) -> list[PerModel]:
-    """The other model judges' preferences on the selection's pairs (model → prompt → preference), one
-    per judge: several judges of the same pairs are combined where each judged every one of them."""
-    out = []
-    for choice in baseline_choices():
-        same = (choice["benchmark"], choice["criterion"]) == (selection.benchmark, selection.criterion)
-        if same and choice["judge"] != selection.judge and not choice["judge_is_person"]:
-            if selection.baseline in choice["models"]:
-                other = Selection(selection.benchmark, choice["judge"], selection.baseline, selection.criterion)
-                out.append(by_model(other)[0])
+def preferences(found: list[Comparison]) -> PerModel:
+    """model → prompt → the judge's preference, from its comparisons."""
+    out: PerModel = defaultdict(dict)
+    for comparison in found:
+        out[comparison.model][comparison.prompt] = comparison.preference
     return out
 
 
-def baseline_choices() -> list[dict[str, Any]]:
-    return list(cached("baseline_choices", choices))
+def by_model(selection: Selection, found: list[Comparison] | None = None) -> tuple[PerModel, PerModel]:
+    """model → prompt → preference, the judge's (from `found`, read when not given) and people's."""
+    people: PerModel = defaultdict(dict)
+    for (model, prompt), preference in people_preferences(selection).items():
+        people[model][prompt] = preference
+    return preferences(comparisons(selection) if found is None else found), people
+
+
+def other_judges(selection: Selection) -> list[PerModel]:
+    """The other model judges' preferences on the selection's pairs, one per judge: several judges of
+    the same pairs are combined where each judged every one of them."""
+    return [
+        preferences(comparisons(Selection(selection.benchmark, c["judge"], selection.baseline, selection.criterion)))
+        for c in cached("baseline_choices", choices)
+        if (c["benchmark"], c["criterion"]) == (selection.benchmark, selection.criterion)
+        and c["judge"] != selection.judge
+        and not c["judge_is_person"]
+        and selection.baseline in c["models"]
+    ]
 
 
 def categories_of(selection: Selection) -> dict[str, str]:
@@ -241,8 +242,10 @@ def corrected_rows(
     judge, people = by_model(selection, found)
     active = active_rounds(selection)
     labelled = any(len(set(people.get(model, {})) & set(prompts)) >= 2 for model, prompts in judge.items())
-    categories = categories_of(selection) if labelled else {}
-    others = other_judges(selection) if labelled and not correction.anytime else []
+    # Other judges and categories are read only where the asked estimator can use them.
+    fixed_n = labelled and not correction.anytime
+    categories = categories_of(selection) if fixed_n and correction.estimator in (AUTO, STRATIFIED) else {}
+    others = other_judges(selection) if fixed_n and correction.estimator in (AUTO, MULTI_JUDGE) else []
     return {
         model: corrected_win_rate(
             model,
@@ -371,37 +374,6 @@ CORRECTED_COLUMNS = (
     "estimator_reason",
     "anytime",
 )
-
-
-def target_of(text: str) -> tuple[float | None, str]:
-    """The half-width asked for (percentage points), or why it cannot be used."""
-    if not text.strip():
-        return None, ""
-    try:
-        target = float(text)
-    except ValueError:
-        return None, f"the target {text[:20]!r} is not a number of points"
-    if not 0 < target <= 50:
-        return None, "the target must be between 0 and 50 points"
-    return target, ""
-
-
-def with_labels_needed(rows: list[dict[str, Any]], target: float) -> list[dict[str, Any]]:
-    """Each row with `labels_needed`: people's labels its corrected interval needs to be ± `target`
-    points (None: the judge's own uncertainty is wider, or there is no correction yet), and
-    `labels_beyond_pairs` where that is more than the pairs the judge judged: people can label no more."""
-    out = []
-    for row in rows:
-        corrected = row["corrected"]
-        needed = None
-        if corrected["label_variance"] is not None:
-            needed = labels_needed(corrected["label_variance"], corrected["judge_term"], target)
-        beyond = needed is not None and needed > row["n_total"]
-        if beyond:
-            needed = None
-        more = max(0, needed - corrected["n_human"]) if needed is not None else None
-        out.append({**row, "labels_needed": needed, "labels_more": more, "labels_beyond_pairs": beyond})
-    return out
 
 
 def labelled_by_people(rows: list[dict[str, Any]]) -> bool:

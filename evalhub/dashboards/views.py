@@ -17,7 +17,7 @@ from evalhub.catalog.models import LanguageModel
 from evalhub.dashboards import baseline_win_rates as baseline
 from evalhub.dashboards import gre_bench, judges, label_requests, pairwise
 from evalhub.dashboards.arena_battles import arena_records
-from evalhub.dashboards.correction import ESTIMATOR_CHOICES, correction_of
+from evalhub.dashboards.correction import ESTIMATOR_CHOICES, correction_of, target_of, with_labels_needed
 from evalhub.dashboards.counts import sources_with_battles
 from evalhub.dashboards.profiles import model_profile
 from evalhub.dashboards.shapes import GroupRecord, ModelProfile, OpponentRecord
@@ -147,9 +147,9 @@ def baseline_win_rates(request):
     choices, choice, selection = _baseline_selection(request)
     correction, correction_error = correction_of(request.GET)
     rows = baseline.board(selection, correction=correction) if selection else []
-    target, target_error = baseline.target_of(request.GET.get("target", ""))
+    target, target_error = target_of(request.GET.get("target", ""))
     if target:
-        rows = baseline.with_labels_needed(rows, target)
+        rows = with_labels_needed(rows, target)
     return render(
         request,
         "dashboards/baseline_win_rates.html",

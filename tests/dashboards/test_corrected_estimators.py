@@ -100,3 +100,22 @@ def test_prompt_categories_are_the_strata_of_stratified_ppi(judged_and_labelled,
     assert row["estimator"] == "stratified" and "2 strata" in row["estimator_reason"]
     assert float(row["corrected_win_rate"]) == pytest.approx(by_hand.value, abs=1e-9)
     assert float(row["corrected_ci_low"]) == pytest.approx(by_hand.low, abs=1e-9)
+
+
+def test_anytime_rows_say_when_the_asked_estimator_has_no_such_form(judged_and_labelled, tmp_path):  # noqa: F811
+    row = export(tmp_path, "--corrected-by", "people", "--estimator", "stratified", "--anytime")["claude-2.1"]
+    assert row["estimator"] == "ppi++"
+    assert "stratified PPI++ has no anytime-valid form here: PPI++ instead" in row["estimator_reason"]
+
+
+def test_labels_needed_for_anytime_intervals_are_those_of_the_sequence(judged_and_labelled, login, viewer):  # noqa: F811
+    query = {"baseline": BASELINE, "judge": JUDGE, "target": "45"}
+    client = login(viewer)
+
+    def needed(page: str) -> int:
+        row = next(tr for tr in page.split("<tbody>")[1].split("</tbody>")[0].split("<tr>") if ">claude-2.1<" in tr)
+        return int(row.split('data-sort="')[-1].split('"')[0])  # the last column: labels for ± target
+
+    fixed = needed(client.get("/leaderboards/baseline/", query).content.decode())
+    anytime = needed(client.get("/leaderboards/baseline/", {**query, "interval": "anytime"}).content.decode())
+    assert anytime > fixed

@@ -52,6 +52,9 @@ class Chosen:
     estimate: MeanEstimate
     estimator: str  # one of ESTIMATORS
     reason: str
+    # What the correction predicts people's labels from, on the labelled pairs (one column per
+    # predictor): its ceiling is `label_ceiling` of these.
+    predictors: np.ndarray | None = None
 
 
 def _z(alpha: float) -> float:
@@ -141,8 +144,9 @@ def multi_judge_ppi_mean(
     se = float(np.sqrt(label_variance / n + judge_term))
     z = _z(alpha)
     effective_n = float(np.var(labels)) / se**2 if se > 0 else float("inf")
+    single = float(lam[0]) if len(lam) == 1 else float("nan")  # several judges: no single weight
     return MeanEstimate(
-        value, value - z * se, value + z * se, se, n, big_n, float(lam.sum()), effective_n, label_variance, judge_term
+        value, value - z * se, value + z * se, se, n, big_n, single, effective_n, label_variance, judge_term
     )
 
 
@@ -197,9 +201,8 @@ def choose(
         if complete:
             k = both[0].shape[1]
             estimate = multi_judge_ppi_mean(labels, both[0], both[1], alpha)
-            return Chosen(
-                estimate, MULTI_JUDGE, f"{k} judges judged every one of these pairs: their corrections combined"
-            )
+            why = f"{k} judges judged every one of these pairs: their corrections combined"
+            return Chosen(estimate, MULTI_JUDGE, why, both[0])
         if asked == MULTI_JUDGE:
             notes.append("several judges: no other judge judged every one of these pairs")
     if asked in (AUTO, STRATIFIED):
@@ -222,28 +225,40 @@ def choose(
                     why = (
                         f"stratified by {kind} ({kept} strata), as asked; the judge's error differs little, p = {p:.2g}"
                     )
-                return Chosen(estimate, STRATIFIED, "; ".join([*notes, why]))
+                # Within strata: a level and a weight on the judge per stratum.
+                member = np.array(pooled, dtype=object)[:, None] == np.array(sorted(set(pooled)), dtype=object)
+                within = np.column_stack([member, member * predicted[:, None]]).astype(float)
+                return Chosen(estimate, STRATIFIED, "; ".join([*notes, why]), within)
             break  # the strata that could be used showed no difference: no other split is tried
         if asked == STRATIFIED:
             notes.append(f"stratified: fewer than 2 strata with {MIN_PER_STRATUM} labels each")
     if asked == CLASSICAL:
-        return Chosen(classical_mean(labels, alpha), CLASSICAL, "people's labels alone, as asked")
+        return Chosen(classical_mean(labels, alpha), CLASSICAL, "people's labels alone, as asked", predicted[:, None])
     estimate = ppi_mean(labels, predicted, unlabelled, alpha)
     if asked == AUTO:
         notes.append("one judge, one weight for every pair")
     elif asked != PPI:
         notes.append("PPI++ instead")
-    return Chosen(estimate, PPI, "; ".join(notes))
+    return Chosen(estimate, PPI, "; ".join(notes), predicted[:, None])
 
 
-def label_ceiling(y: Values, yhat: Values) -> float:
-    """The most people's labels a label with this judge beside it can be worth, per label: 1 / (1 − ρ²),
-    ρ the correlation of the judge's and people's labels where both are known. It is the variance-optimal
-    correction's factor with unlimited judged pairs, Var(Y)/Var(Y − λ*Ŷ) (Dorner, Nastl & Hardt, "Limits
-    to scalable evaluation at the frontier: LLM as judge won't beat twice the data", ICLR 2025: a judge no
-    more accurate than the models it judges has ρ² ≤ ½, so it at most halves the labels needed)."""
-    labels, predicted = np.asarray(y, dtype=float), np.asarray(yhat, dtype=float)
-    if len(labels) < 2 or np.ptp(labels) == 0 or np.ptp(predicted) == 0:
+def label_ceiling(y: Values, predictors: Values) -> float:
+    """The most people's labels a label with these predictors beside it can be worth, per label:
+    1 / (1 − R²), R² that of the least-squares fit of people's labels on the predictors (with a
+    constant) where both are known; with one judge, R² = ρ², the squared correlation of its labels with
+    people's. It is the variance-optimal linear correction's factor with unlimited judged pairs (Dorner,
+    Nastl & Hardt, "Limits to scalable evaluation at the frontier: LLM as judge won't beat twice the
+    data", ICLR 2025: a judge no more accurate than the models it judges has ρ² ≤ ½, so it at most halves
+    the labels needed). Stratified and several-judge corrections use more predictors, so their ceiling
+    is their own."""
+    labels = np.asarray(y, dtype=float)
+    columns = np.asarray(predictors, dtype=float)
+    columns = columns[:, None] if columns.ndim == 1 else columns
+    if len(labels) < 2 or np.ptp(labels) == 0:
         return 1.0
-    rho = float(np.corrcoef(labels, predicted)[0, 1])
-    return float("inf") if rho**2 >= 1 else 1.0 / (1.0 - rho**2)
+    design = np.column_stack([np.ones(len(labels)), columns])
+    fitted = design @ np.linalg.lstsq(design, labels, rcond=None)[0]
+    residual = float(np.sum((labels - fitted) ** 2))
+    total = float(np.sum((labels - labels.mean()) ** 2))
+    r2 = 1 - residual / total
+    return float("inf") if r2 >= 1 - 1e-12 else 1.0 / (1.0 - max(r2, 0.0))

@@ -30,6 +30,7 @@ import numpy as np
 from scipy.stats import norm
 
 JUDGE_SHARE_OF_ALPHA = 0.1  # the part of α spent on the judge's fixed-N mean in a corrected sequence
+PLANNED_N = 200  # where the pages' sequences are made narrowest: fixed in advance, never from the data
 
 
 @dataclass(frozen=True)
@@ -102,8 +103,39 @@ def corrected_sequence(
     if len(labelled) < 2 or len(unlabelled) < 1:
         raise ValueError("a corrected sequence needs at least 2 labelled items and 1 more")
     people = mean_sequence(labelled - lam * predicted, (1 - JUDGE_SHARE_OF_ALPHA) * alpha, planned_n)
-    judge_alpha = JUDGE_SHARE_OF_ALPHA * alpha
-    judge_half = float(norm.ppf(1 - judge_alpha / 2) * lam * unlabelled.std() / np.sqrt(len(unlabelled)))
+    judge_half = _judge_half(float(np.var(lam * unlabelled)) / len(unlabelled), alpha)
     value = lam * float(unlabelled.mean()) + people.value
     people_half = people.value - people.low
     return SequenceInterval(value, value - people_half - judge_half, value + people_half + judge_half, people.n)
+
+
+def _judge_half(judge_term: float, alpha: float) -> float:
+    """The judge's fixed-N part of a corrected sequence: an ordinary interval at level sα."""
+    return float(norm.ppf(1 - JUDGE_SHARE_OF_ALPHA * alpha / 2) * np.sqrt(judge_term))
+
+
+MOST_LABELS = 10**8
+
+
+def labels_for(
+    label_variance: float, judge_term: float, target: float, alpha: float = 0.05, planned_n: int = PLANNED_N
+) -> int | None:
+    """The fewest people's labels after which a corrected sequence (`corrected_sequence`: terms of this
+    variance, the judge's part of this variance) is ± `target`, at the same judge weight; None where the
+    judge's part alone is wider, or no number of labels up to MOST_LABELS gets there."""
+    room = target - _judge_half(judge_term, alpha)
+    people_alpha = (1 - JUDGE_SHARE_OF_ALPHA) * alpha
+    rho = mixture_rho(people_alpha, planned_n)
+
+    def within(n: int) -> bool:
+        return bool(half_width(n, label_variance, people_alpha, rho) <= room)
+
+    if room <= 0 or not within(MOST_LABELS):
+        return None
+    low, high = 1, 2
+    while not within(high):  # the half-width shrinks with n from its first few labels on: bracket, then bisect
+        low, high = high, high * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if within(middle) else (middle, high)
+    return max(2, high)

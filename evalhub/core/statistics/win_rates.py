@@ -268,9 +268,6 @@ class CorrectedWinRate:
     ceiling_note: str = ""
 
 
-PLANNED_LABELS = 200  # where an anytime-valid interval is made narrowest: fixed in advance, never from the data
-
-
 def corrected_win_rate(
     model: str,
     judge: dict[str, float],
@@ -298,7 +295,7 @@ def corrected_win_rate(
     often one looks as labels arrive (`evalhub.core.statistics.sequential`)."""
     from evalhub.core.statistics import estimators
     from evalhub.core.statistics.ppi import active_mean, classical_mean, inclusion_probability, ppi_mean
-    from evalhub.core.statistics.sequential import corrected_sequence, mean_sequence
+    from evalhub.core.statistics.sequential import PLANNED_N, corrected_sequence, mean_sequence
 
     labelled = sorted(prompt for prompt in people if prompt in judge)
     unlabelled = [judge[prompt] for prompt in judge if prompt not in people]
@@ -310,7 +307,7 @@ def corrected_win_rate(
     human = classical_mean(y).scaled(100)
     interval = n >= MIN_PROMPTS
     notes = [] if interval else [f"{n} labels: too few for an interval"]
-    ceiling = n * estimators.label_ceiling(y, [judge[prompt] for prompt in labelled])
+    predictors = np.array([judge[prompt] for prompt in labelled])  # the judge alone, unless the estimator uses more
     used, reason = "active", "labels drawn where the judge was least sure, each weighted by its chance"
     if rounds:
         prompts = list(judge)
@@ -333,19 +330,20 @@ def corrected_win_rate(
         label_variance, judge_term = corrected.standard_error**2 * n, 0.0
     elif anytime:
         yhat = [judge[prompt] for prompt in labelled]
-        lam = 0.0 if estimator == estimators.CLASSICAL else ppi_mean(y, yhat, unlabelled).lam
-        sequence = corrected_sequence(y, yhat, unlabelled, lam, planned_n=PLANNED_LABELS)
-        people_sequence = mean_sequence(y, planned_n=PLANNED_LABELS)
-        fixed = ppi_mean(y, yhat, unlabelled, lam=lam).scaled(100)
+        fixed = ppi_mean(y, yhat, unlabelled, lam=0.0 if estimator == estimators.CLASSICAL else None)
+        sequence = corrected_sequence(y, yhat, unlabelled, fixed.lam, planned_n=PLANNED_N)
+        people_sequence = mean_sequence(y, planned_n=PLANNED_N)
         # The point estimates are the fixed-n ones; only the intervals widen for looking at will.
-        corrected = replace(fixed, low=100 * sequence.low, high=100 * sequence.high)
+        corrected = replace(fixed.scaled(100), low=100 * sequence.low, high=100 * sequence.high)
         human = replace(human, low=100 * people_sequence.low, high=100 * people_sequence.high)
         label_variance, judge_term = corrected.label_variance, corrected.judge_term
-        used = estimators.CLASSICAL if lam == 0 else estimators.PPI
+        used = estimators.CLASSICAL if fixed.lam == 0 else estimators.PPI
         reason = (
-            f"anytime-valid: confidence sequences (Waudby-Smith et al. 2024) planned at {PLANNED_LABELS} labels, "
+            f"anytime-valid: confidence sequences (Waudby-Smith et al. 2024) planned at {PLANNED_N} labels, "
             "valid however often you look"
         )
+        if estimator not in (estimators.AUTO, estimators.PPI, estimators.CLASSICAL):
+            reason += f"; {estimators.LABEL[estimator]} has no anytime-valid form here: PPI++ instead"
     else:
         prompts_u = [prompt for prompt in judge if prompt not in people]
         strata = strata_u = other = other_u = None
@@ -367,7 +365,10 @@ def corrected_win_rate(
         )
         corrected = picked.estimate.scaled(100)
         used, reason = picked.estimator, picked.reason
+        predictors = picked.predictors if picked.predictors is not None else predictors
         label_variance, judge_term = corrected.label_variance, corrected.judge_term
+
+    ceiling = n * estimators.label_ceiling(y, predictors)
 
     def clip(percent: float) -> float:  # a win rate lies in [0, 100]: a bound past it claims what no data could
         return min(100.0, max(0.0, percent))
@@ -382,7 +383,7 @@ def corrected_win_rate(
         human_only_ci_low=clip(human.low) if interval else None,
         human_only_ci_high=clip(human.high) if interval else None,
         effective_n=corrected.effective_n,
-        judge_weight=corrected.lam,
+        judge_weight=corrected.lam if math.isfinite(corrected.lam) else None,  # none single for strata or several
         note="; ".join(notes),
         label_variance=label_variance,
         judge_term=judge_term,
@@ -402,5 +403,5 @@ def ceiling_note(worth: float, ceiling: float, n: int) -> str:
     if math.isfinite(ceiling) and worth >= NEAR_CEILING * ceiling and ceiling > n:
         return "near this judge's ceiling: only a judge closer to people, or more of their labels, narrows it"
     if ceiling <= 2 * n:
-        return "this judge can at most halve the labels needed (ρ² ≤ ½)"
+        return "this judge can at most halve the labels needed (R² ≤ ½)"
     return ""

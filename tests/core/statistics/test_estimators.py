@@ -163,3 +163,19 @@ def test_asked_for_strata_where_prompts_have_no_category_the_judges_confidence_b
         "sure",
         "leaning",
     ]
+
+
+def test_the_ceiling_is_that_of_the_predictors_the_correction_uses():
+    sm = pytest.importorskip("statsmodels.api")
+    from evalhub.core.statistics.estimators import label_ceiling
+
+    y, yhat, yhat_u, _ = two_judges(8)
+    both = choose(y, yhat[:, 0], yhat_u[:, 0], others=yhat[:, 1:], others_unlabelled=yhat_u[:, 1:])
+    assert both.estimator == MULTI_JUDGE
+    r2 = sm.OLS(y, sm.add_constant(yhat)).fit().rsquared
+    assert label_ceiling(y, both.predictors) == pytest.approx(1 / (1 - r2), rel=1e-12)
+    alone = label_ceiling(y, yhat[:, 0])
+    assert alone == pytest.approx(1 / (1 - np.corrcoef(y, yhat[:, 0])[0, 1] ** 2), rel=1e-12)
+    # Two judges are worth more than one can be: a ceiling of one judge would understate what they give.
+    assert both.estimate.effective_n > len(y) * alone
+    assert both.estimate.effective_n <= len(y) * label_ceiling(y, both.predictors)

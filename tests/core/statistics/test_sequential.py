@@ -72,3 +72,21 @@ def test_the_corrected_sequence_is_the_prediction_powered_mean_with_a_wider_inte
     assert out.n == 200 and out.anytime_valid
     with pytest.raises(ValueError, match="at least 2 labelled"):
         corrected_sequence(y[:1], yhat[:1], unlabelled, lam)
+
+
+def test_labels_for_a_target_width_are_the_fewest_whose_sequence_is_that_narrow():
+    from evalhub.core.statistics.ppi import labels_needed
+    from evalhub.core.statistics.sequential import JUDGE_SHARE_OF_ALPHA, PLANNED_N, labels_for
+
+    variance, judge_term, target = 0.12, 1e-5, 0.05
+    needed = labels_for(variance, judge_term, target)
+    people_alpha = (1 - JUDGE_SHARE_OF_ALPHA) * 0.05
+    rho = mixture_rho(people_alpha, PLANNED_N)
+    judge_half = norm.ppf(1 - JUDGE_SHARE_OF_ALPHA * 0.05 / 2) * np.sqrt(judge_term)
+
+    def width(n: int) -> float:
+        return float(half_width(n, variance, people_alpha, rho)) + judge_half
+
+    assert width(needed) <= target < width(needed - 1)
+    assert needed > labels_needed(variance, judge_term, target), "looking at will needs more labels"
+    assert labels_for(variance, 0.01, target) is None, "the judge's own part alone is wider"
