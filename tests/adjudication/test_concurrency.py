@@ -29,37 +29,42 @@ pytestmark = [
 ]
 
 
-def test_twenty_adjudicators_on_fifty_items_never_collide(make_items):
-    items = [item for name in "abcde" for item in make_items(required=2, tie_policy="admin", name=name)][:50]
-    AdjudicationItem.objects.exclude(pk__in=[i.pk for i in items]).delete()
-    people = [make_user(f"person{i}", "adjudicator") for i in range(20)]
-    submitted: list[tuple[int, int]] = []
+def everyone_at_once(people: list, decide) -> list[str]:  # noqa: ANN001 (decide: (person, reservation, rng))
+    """Each person, in a thread of their own and all released together, takes the next item and
+    `decide`s it until the queue is empty; the refusals they got, which a granted reservation must never."""
     refused: list[str] = []
-    lock = threading.Lock()
     start = threading.Barrier(len(people))
 
     def work(person) -> None:
         rng = random.Random(person.pk)
         start.wait()
-        while True:
-            reservation = do_reserve_next(person)
-            if reservation is None:
-                return
+        while (reservation := do_reserve_next(person)) is not None:
             try:
-                # A double click now and then: the second submit must store nothing.
-                for _ in range(2 if rng.random() < 0.2 else 1):
-                    adjudication, created = do_submit(person, reservation.item_id, rng.choice([0, 1, 2]))
-                    if created:
-                        with lock:
-                            submitted.append((reservation.item_id, person.pk))
+                decide(person, reservation, rng)
             except AdjudicationRejected as error:
-                with lock:
-                    refused.append(str(error))
+                refused.append(str(error))
 
     workers = WorkerThreads()
     for person in people:
         workers.start(work, person)
     workers.join(120)
+    return refused
+
+
+def test_twenty_adjudicators_on_fifty_items_never_collide(make_items):
+    items = [item for name in "abcde" for item in make_items(required=2, tie_policy="admin", name=name)][:50]
+    AdjudicationItem.objects.exclude(pk__in=[i.pk for i in items]).delete()
+    people = [make_user(f"person{i}", "adjudicator") for i in range(20)]
+    submitted: list[tuple[int, int]] = []
+
+    def decide(person, reservation, rng: random.Random) -> None:
+        # A double click now and then: the second submit must store nothing.
+        for _ in range(2 if rng.random() < 0.2 else 1):
+            adjudication, created = do_submit(person, reservation.item_id, rng.choice([0, 1, 2]))
+            if created:
+                submitted.append((reservation.item_id, person.pk))  # list.append is atomic
+
+    refused = everyone_at_once(people, decide)
     assert not refused, f"a granted reservation must always be accepted: {refused[:3]}"
     per_item = Counter(item_id for item_id, _ in submitted)
     assert len(per_item) == 50, "every item got exactly the two verdicts it needs"
@@ -124,27 +129,14 @@ def test_twenty_people_in_a_blind_first_run_give_each_verdict_once_whatever_they
     ][:30]
     AdjudicationItem.objects.exclude(pk__in=[i.pk for i in items]).delete()
     people = [make_user(f"person{i}", "adjudicator") for i in range(20)]
-    refused: list[str] = []
-    lock = threading.Lock()
-    start = threading.Barrier(len(people))
 
-    def work(person) -> None:
-        rng = random.Random(person.pk)
-        start.wait()
-        while (reservation := do_reserve_next(person)) is not None:
-            try:
-                for _ in range(2 if rng.random() < 0.3 else 1):
-                    do_submit_blind(person, reservation.item_id, rng.choice([0, 1, 2]))
-                for _ in range(2 if rng.random() < 0.3 else 1):
-                    do_submit(person, reservation.item_id, rng.choice([0, 1, 2]))
-            except AdjudicationRejected as error:
-                with lock:
-                    refused.append(str(error))
+    def decide(person, reservation, rng: random.Random) -> None:
+        for _ in range(2 if rng.random() < 0.3 else 1):
+            do_submit_blind(person, reservation.item_id, rng.choice([0, 1, 2]))
+        for _ in range(2 if rng.random() < 0.3 else 1):
+            do_submit(person, reservation.item_id, rng.choice([0, 1, 2]))
 
-    workers = WorkerThreads()
-    for person in people:
-        workers.start(work, person)
-    workers.join(120)
+    refused = everyone_at_once(people, decide)
     assert not refused, f"a granted reservation must always be accepted: {refused[:3]}"
     assert set(Counter(Adjudication.objects.values_list("item_id", flat=True)).values()) == {2}
     assert BlindVerdict.objects.count() == Adjudication.objects.count() == 60
