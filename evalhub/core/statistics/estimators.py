@@ -43,6 +43,18 @@ LABEL = {
     STRATIFIED: "stratified PPI++",
     MULTI_JUDGE: "several judges (multi-judge PPI)",
 }
+# What a page's Estimator control offers, AUTO first.
+CHOICES = [(AUTO, "chosen by evalhub"), *((name, LABEL[name]) for name in ESTIMATORS)]
+
+
+def estimator_asked(value: str) -> tuple[str, str]:
+    """The estimator a page's query names (blank: AUTO), or AUTO and why the named one is unknown."""
+    name = value or AUTO
+    if name not in dict(CHOICES):
+        return AUTO, "unknown estimator: chosen by evalhub"
+    return name, ""
+
+
 MIN_PER_STRATUM = 10  # people's labels a category needs to be a stratum of its own
 HETEROGENEITY_P = 0.01  # the judge's error must differ across categories at this level to stratify
 
@@ -176,33 +188,34 @@ def error_differs_by_stratum(y: Values, yhat: Values, strata: Sequence[str]) -> 
     return p if np.isfinite(p) else 1.0
 
 
-def choose(
+@dataclass(frozen=True)
+class Decision:
+    """Which estimator serves, why, and (stratified) each labelled and unlabelled row's stratum."""
+
+    estimator: str  # one of ESTIMATORS
+    reason: str
+    strata: list[str] | None = None
+    strata_unlabelled: list[str] | None = None
+
+
+def decide(
     y: Values,
     yhat: Values,
     yhat_unlabelled: Values,
     *,
     strata: Sequence[str] | None = None,
     strata_unlabelled: Sequence[str] | None = None,
-    others: np.ndarray | None = None,
-    others_unlabelled: np.ndarray | None = None,
+    judges: int = 1,
     asked: str = AUTO,
-    alpha: float = 0.05,
-) -> Chosen:
-    """The corrected mean by the estimator `asked` for, or under AUTO by the rule in this module's
-    docstring; `others` (n × k) and `others_unlabelled` (N × k): other judges' labels of the same pairs
-    (NaN where one did not judge a pair). Falls back, saying why, where the asked one cannot be used."""
+) -> Decision:
+    """The estimator `asked` for, or under AUTO by the rule in this module's docstring, falling back,
+    saying why, where the asked one cannot be used. `judges`: how many judges judged every one of the
+    pairs (this one and others; 1 where no other did). Means and Bradley–Terry boards decide alike."""
     labels, predicted, unlabelled = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_unlabelled))
     notes: list[str] = []
-    complete = False
-    if others is not None and others_unlabelled is not None and np.size(others) > 0:
-        both = np.column_stack([predicted, others]), np.column_stack([unlabelled, others_unlabelled])
-        complete = not (np.isnan(both[0]).any() or np.isnan(both[1]).any())
     if asked in (AUTO, MULTI_JUDGE):
-        if complete:
-            k = both[0].shape[1]
-            estimate = multi_judge_ppi_mean(labels, both[0], both[1], alpha)
-            why = f"{k} judges judged every one of these pairs: their corrections combined"
-            return Chosen(estimate, MULTI_JUDGE, why, both[0])
+        if judges > 1:
+            return Decision(MULTI_JUDGE, f"{judges} judges judged every one of these pairs: their corrections combined")
         if asked == MULTI_JUDGE:
             notes.append("several judges: no other judge judged every one of these pairs")
     if asked in (AUTO, STRATIFIED):
@@ -219,27 +232,60 @@ def choose(
                 continue
             p = error_differs_by_stratum(labels, predicted, pooled)
             if asked == STRATIFIED or p < HETEROGENEITY_P:
-                estimate = stratified_ppi_mean(labels, predicted, pooled, unlabelled, pooled_u, alpha)
                 why = f"stratified by {kind} ({kept} strata): the judge's error differs across them, p = {p:.2g}"
                 if p >= HETEROGENEITY_P:
                     why = (
                         f"stratified by {kind} ({kept} strata), as asked; the judge's error differs little, p = {p:.2g}"
                     )
-                # Within strata: a level and a weight on the judge per stratum.
-                member = np.array(pooled, dtype=object)[:, None] == np.array(sorted(set(pooled)), dtype=object)
-                within = np.column_stack([member, member * predicted[:, None]]).astype(float)
-                return Chosen(estimate, STRATIFIED, "; ".join([*notes, why]), within)
+                return Decision(STRATIFIED, "; ".join([*notes, why]), pooled, pooled_u)
             break  # the strata that could be used showed no difference: no other split is tried
         if asked == STRATIFIED:
             notes.append(f"stratified: fewer than 2 strata with {MIN_PER_STRATUM} labels each")
     if asked == CLASSICAL:
-        return Chosen(classical_mean(labels, alpha), CLASSICAL, "people's labels alone, as asked", predicted[:, None])
-    estimate = ppi_mean(labels, predicted, unlabelled, alpha)
+        return Decision(CLASSICAL, "people's labels alone, as asked")
     if asked == AUTO:
         notes.append("one judge, one weight for every pair")
     elif asked != PPI:
         notes.append("PPI++ instead")
-    return Chosen(estimate, PPI, "; ".join(notes), predicted[:, None])
+    return Decision(PPI, "; ".join(notes))
+
+
+def choose(
+    y: Values,
+    yhat: Values,
+    yhat_unlabelled: Values,
+    *,
+    strata: Sequence[str] | None = None,
+    strata_unlabelled: Sequence[str] | None = None,
+    others: np.ndarray | None = None,
+    others_unlabelled: np.ndarray | None = None,
+    asked: str = AUTO,
+    alpha: float = 0.05,
+) -> Chosen:
+    """The corrected mean by the estimator `decide` picks; `others` (n × k) and `others_unlabelled`
+    (N × k): other judges' labels of the same pairs (NaN where one did not judge a pair)."""
+    labels, predicted, unlabelled = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_unlabelled))
+    judges = 1
+    if others is not None and others_unlabelled is not None and np.size(others) > 0:
+        both = np.column_stack([predicted, others]), np.column_stack([unlabelled, others_unlabelled])
+        if not (np.isnan(both[0]).any() or np.isnan(both[1]).any()):
+            judges = both[0].shape[1]
+    decision = decide(
+        labels, predicted, unlabelled, strata=strata, strata_unlabelled=strata_unlabelled, judges=judges, asked=asked
+    )
+    if decision.estimator == MULTI_JUDGE:
+        estimate = multi_judge_ppi_mean(labels, both[0], both[1], alpha)
+        return Chosen(estimate, MULTI_JUDGE, decision.reason, both[0])
+    if decision.estimator == STRATIFIED and decision.strata is not None and decision.strata_unlabelled is not None:
+        pooled = decision.strata
+        estimate = stratified_ppi_mean(labels, predicted, pooled, unlabelled, decision.strata_unlabelled, alpha)
+        # Within strata: a level and a weight on the judge per stratum.
+        member = np.array(pooled, dtype=object)[:, None] == np.array(sorted(set(pooled)), dtype=object)
+        within = np.column_stack([member, member * predicted[:, None]]).astype(float)
+        return Chosen(estimate, STRATIFIED, decision.reason, within)
+    if decision.estimator == CLASSICAL:
+        return Chosen(classical_mean(labels, alpha), CLASSICAL, decision.reason, predicted[:, None])
+    return Chosen(ppi_mean(labels, predicted, unlabelled, alpha), PPI, decision.reason, predicted[:, None])
 
 
 def label_ceiling(y: Values, predictors: Values) -> float:

@@ -14,7 +14,7 @@ items); λ = 0 gives people's mean alone, λ = 1 plain PPI. The variances follow
 `ppi_mean_ci` (population variances in the SE, sample variance of all judge labels in λ), which
 the tests check this against.
 
-Prediction-powered Bradley–Terry ratings (logistic regression) are in `corrected_ratings`.
+Prediction-powered Bradley–Terry ratings (logistic regression) are in `logistic_ppi` and `corrected_ratings`.
 
 Items people labelled can also be chosen by a rule (active inference, Zrnic & Candès, "Active
 statistical inference", ICML 2024): item i labelled with probability π_i, its correction weighted

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evalhub.core.statistics.corrected_ratings import CorrectedBoard, _expit, corrected_bradley_terry, ppi_logistic
+from evalhub.core.statistics.corrected_ratings import CorrectedBoard, corrected_bradley_terry
+from evalhub.core.statistics.logistic_ppi import _expit, ppi_logistic
 
 sm = pytest.importorskip("statsmodels.api")
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evalhub.core.statistics.corrected_ratings import ELO, CorrectedBoard, corrected_bradley_terry, ppi_logistic
+from evalhub.core.statistics.corrected_ratings import ELO, CorrectedBoard, corrected_bradley_terry
+from evalhub.core.statistics.logistic_ppi import ppi_logistic
 from evalhub.core.statistics.ppi import (
     active_mean,
     classical_mean,
