@@ -15,6 +15,8 @@ every case in one run:
    deviations: the corrected board's intervals with and without the cluster correction by prompt. The
    true ratings are the population's Bradley–Terry fit (prompt deviations average the conditional
    strengths towards each other), fitted once on 400,000 battles' true probabilities.
+5. **Corrected Bradley–Terry boards.** The stratified and several-judge logistic forms against PPI++'s
+   on the judge lab's board (a quarter as many data sets: each is a few fits).
 4. **Looking at every label.** People's labels arrive one at a time; after each (from the tenth) one
    looks at the interval. How often does it miss the truth at some look: the confidence sequence
    (people only and PPI++) against the ordinary interval with the same looks.
@@ -45,8 +47,9 @@ from scipy.stats import norm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evalhub.core.statistics.corrected_ratings import _expit, corrected_bradley_terry, ppi_logistic  # noqa: E402
+from evalhub.core.statistics.corrected_ratings import corrected_bradley_terry  # noqa: E402
 from evalhub.core.statistics.estimators import multi_judge_ppi_mean, stratified_ppi_mean  # noqa: E402
+from evalhub.core.statistics.logistic_ppi import _expit, ppi_logistic  # noqa: E402
 from evalhub.core.statistics.ppi import ppi_mean  # noqa: E402
 from evalhub.core.statistics.sequential import half_width, mixture_rho  # noqa: E402
 
@@ -139,6 +142,47 @@ def clustered_case(rng: np.random.Generator, datasets: int, prompts: int, per_pr
                 hits[name] += rating.corrected_low <= truth[list(names).index(rating.model)] <= rating.corrected_high
         total += models
     return {"hits": hits, "total": total}
+
+
+def board_case(rng: np.random.Generator, datasets: int, battles: int, labels: int, asked: str) -> dict:
+    """Corrected Bradley–Terry boards by `asked` (stratified or multi-judge) against PPI++ on the same
+    data: coverage of each model's true rating and the mean variance of the corrected ratings. Battles
+    of two categories; the judge gives the outcome 95 % of the time on one and the opposite 70 % of the
+    time on the other (stratified), or three judges each give it 75 % of the time, independently."""
+    models, names = 4, np.array(["a", "b", "c", "d"])
+    strength = np.linspace(0.6, -0.6, models)
+    truth = 1000 + 400 / np.log(10) * (strength - strength.mean())
+    hits = {"ppi++": 0, asked: 0}
+    variance: dict[str, list[float]] = {"ppi++": [], asked: []}
+    for _ in range(datasets):
+        first = rng.integers(0, models, battles)
+        second = (first + rng.integers(1, models, battles)) % models
+        outcome = (rng.uniform(size=battles) < _expit(strength[first] - strength[second])).astype(float)
+        category = np.where(rng.uniform(size=battles) < 0.5, "code", "chat")
+        if asked == "stratified":
+            right = rng.uniform(size=battles) < np.where(category == "code", 0.95, 0.3)
+            judges = np.where(right, outcome, 1 - outcome)[:, None]
+        else:
+            judges = np.column_stack(
+                [np.where(rng.uniform(size=battles) < 0.75, outcome, 1 - outcome) for _ in range(3)]
+            )
+        people = np.where(np.arange(battles) < labels, outcome, np.nan)
+        for name in hits:
+            board = corrected_bradley_terry(
+                names[first],
+                names[second],
+                judges[:, 0],
+                people,
+                categories=category,
+                others=judges[:, 1:],
+                asked=name,
+            )
+            assert not isinstance(board, str) and board.estimator == name, board
+            half = [(r.corrected_high - r.corrected_low) / 2 / norm.ppf(0.975) for r in board.ratings]
+            variance[name].append(float(np.mean(np.square(half))))
+            for rating in board.ratings:
+                hits[name] += rating.corrected_low <= truth[list(names).index(rating.model)] <= rating.corrected_high
+    return {"hits": hits, "total": datasets * models, "ratio": np.mean(variance[asked]) / np.mean(variance["ppi++"])}
 
 
 def looks_case(rng: np.random.Generator, datasets: int, labels: int, pairs: int, alpha: float = 0.05) -> dict:
@@ -237,6 +281,21 @@ def main() -> None:
             missed.append(f"looks/{kind}: the sequence missed in {out[f'{kind}, sequence']:.1%}, over 5 %")
         if out[f"{kind}, ordinary"] <= 0.05:
             missed.append(f"looks/{kind}: the ordinary interval missed in only {out[f'{kind}, ordinary']:.1%}")
+
+    boards = max(args.datasets // 4, 50)
+    print(f"5. corrected Bradley–Terry boards: 4 models, 300 labels of 3,000 battles, {boards} data sets")
+    for asked, label in (
+        ("stratified", "judge right on one category, wrong-leaning on the other"),
+        ("multi-judge", "three judges each right 75 %, independent"),
+    ):
+        out = board_case(rng, boards, 3000, 300, asked)
+        cover = {k: check(f"boards/{asked}/{k}", v, out["total"]) for k, v in out["hits"].items()}
+        print(
+            f"   {label}: coverage PPI++ {cover['ppi++']:.1%}, {asked} {cover[asked]:.1%}; "
+            f"{asked} needs {out['ratio']:.0%} of PPI++'s labels for the same width (bound ≤ 85%)"
+        )
+        if out["ratio"] > 0.85:
+            missed.append(f"boards/{asked}: {out['ratio']:.0%} of the labels, over 85%")
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     print(f"\n{time.perf_counter() - wall:.1f} s wall, {time.process_time() - cpu:.1f} CPU-s, peak {peak:.2f} GiB")

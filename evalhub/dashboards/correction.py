@@ -7,8 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from evalhub.core.statistics.estimators import AUTO, ESTIMATORS
-from evalhub.core.statistics.estimators import LABEL as ESTIMATOR_LABEL
+from evalhub.core.statistics.estimators import AUTO, estimator_asked
 from evalhub.core.statistics.ppi import labels_needed
 from evalhub.core.statistics.sequential import labels_for as sequence_labels_for
 
@@ -26,15 +25,10 @@ class Correction:
         return f"{self.estimator}|{int(self.anytime)}"
 
 
-ESTIMATOR_CHOICES = [(AUTO, "chosen by evalhub"), *((name, ESTIMATOR_LABEL[name]) for name in ESTIMATORS)]
-
-
 def correction_of(query: Any) -> tuple[Correction, str]:
     """The correction a page's query asks for, or the default and why the asked one cannot be used."""
-    estimator = query.get("estimator", "") or AUTO
-    if estimator not in dict(ESTIMATOR_CHOICES):
-        return Correction(anytime=query.get("interval") == "anytime"), "unknown estimator: chosen by evalhub"
-    return Correction(estimator, query.get("interval") == "anytime"), ""
+    estimator, error = estimator_asked(query.get("estimator", ""))
+    return Correction(estimator, query.get("interval") == "anytime"), error
 
 
 def target_of(text: str) -> tuple[float | None, str]:

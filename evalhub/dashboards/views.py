@@ -14,10 +14,11 @@ from django.views.decorators.http import require_POST
 
 from evalhub.accounts.roles import ADMIN, role_required
 from evalhub.catalog.models import LanguageModel
+from evalhub.core.statistics.estimators import CHOICES as ESTIMATOR_CHOICES
 from evalhub.dashboards import baseline_win_rates as baseline
 from evalhub.dashboards import gre_bench, judges, label_requests, pairwise
 from evalhub.dashboards.arena_battles import arena_records
-from evalhub.dashboards.correction import ESTIMATOR_CHOICES, correction_of, target_of, with_labels_needed
+from evalhub.dashboards.correction import correction_of, target_of, with_labels_needed
 from evalhub.dashboards.counts import sources_with_battles
 from evalhub.dashboards.profiles import model_profile
 from evalhub.dashboards.shapes import GroupRecord, ModelProfile, OpponentRecord

@@ -33,6 +33,7 @@ from evalhub.core.judge_lab.report_types import (
 )
 from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.core.statistics.agreement import unswap
+from evalhub.core.statistics.estimators import AUTO
 from evalhub.core.text.features import style_features
 from evalhub.debates.models import Debate, DebateRun, DebateStatus, DebateTurn, JudgeRun
 from evalhub.debates.queries import judge_verdict_rows, judge_verdict_shares
@@ -53,10 +54,13 @@ class Scope:
     # Which of a person's verdicts in a blind-first run is theirs: the one before any aid (the default,
     # the agents not in it), or the one after the reveal (which the aid may have moved toward the agents).
     people: str = BLIND
+    # The estimator of the corrected boards (estimators.CHOICES; AUTO: evalhub's rule).
+    estimator: str = AUTO
 
     @property
     def key(self) -> str:
-        return f"{self.benchmark}|{self.criterion}" + ("" if self.people == BLIND else f"|{self.people}")
+        people = "" if self.people == BLIND else f"|{self.people}"
+        return f"{self.benchmark}|{self.criterion}{people}" + ("" if self.estimator == AUTO else f"|{self.estimator}")
 
 
 PairKey = tuple[str, int, int]  # (criterion, lower response id, higher response id): see pair_key

@@ -122,7 +122,7 @@ def _ask_for_refresh(scope: Scope) -> bool:
     if not cache.add(lock, 1, REFRESH_LOCK_S):
         return True
     try:
-        task_named(REFRESH_TASK).apply_async(args=[scope.benchmark, scope.criterion, scope.people])
+        task_named(REFRESH_TASK).apply_async(args=[scope.benchmark, scope.criterion, scope.people, scope.estimator])
     except Exception as error:  # noqa: BLE001 (the kept report is still shown)
         cache.delete(lock)
         logger.warning("could not ask a worker for the judge lab's report (%s)", type(error).__name__)
@@ -132,7 +132,8 @@ def _ask_for_refresh(scope: Scope) -> bool:
 
 def compute(scope: Scope) -> Report:
     found = collect(scope)
-    return build_report(list(found.judges.values()), found.labels, found.pairs, found.settled)
+    judges = list(found.judges.values())
+    return build_report(judges, found.labels, found.pairs, found.settled, estimator=scope.estimator)
 
 
 def judge_key(judge_id: str) -> str:

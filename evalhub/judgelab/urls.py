@@ -11,6 +11,9 @@ urlpatterns = [
     path("judges/import-scores/", views.import_scores, name="import_scores"),
     path("judges/model/<slug:slug>/", views.model_section, name="judge_model_section"),
     path("judges/corrected-boards/", views.corrected_boards, name="judge_corrected_boards"),
+    re_path(
+        r"^judges/corrected-boards\.(?P<fmt>csv|json)$", views.corrected_boards, name="judge_corrected_boards_export"
+    ),
     path("judges/pointwise/", views.pointwise, name="judge_pointwise"),
     re_path(r"^judges/pointwise\.(?P<fmt>csv|json)$", views.pointwise, name="judge_pointwise_export"),
     path("judges/graded/", views.graded, name="judge_graded"),

@@ -21,8 +21,10 @@ from evalhub.core.charts import bias_chart, reliability_chart
 from evalhub.core.files.judgments import AUTO
 from evalhub.core.files.tables import to_text
 from evalhub.core.judge_lab.measures import CONFUSION_COLUMNS, CONFUSION_ROWS
-from evalhub.core.judge_lab.report_types import KINDS, MODEL, PANEL, summary_row
+from evalhub.core.judge_lab.report_types import KINDS, MODEL, PANEL, corrected_rows, summary_row
 from evalhub.core.statistics.corrected_ratings import CorrectedBoard
+from evalhub.core.statistics.estimators import AUTO as CHOSEN_BY_RULE
+from evalhub.core.statistics.estimators import CHOICES, estimator_asked
 from evalhub.core.statistics.pointwise import MIN_PROMPTS, MIN_SYSTEMS
 from evalhub.debates.models import DebateRun
 from evalhub.judgelab.forms import JudgmentImportForm, ScoreImportForm
@@ -52,13 +54,22 @@ def _scope(request) -> Scope:
         benchmark=request.GET.get("benchmark", ""),
         criterion=request.GET.get("criterion", ""),
         people=people if people in PEOPLES_VERDICTS else BLIND,
+        estimator=estimator_asked(request.GET.get("estimator", ""))[0],
     )
 
 
 def scope_query(scope: Scope) -> str:
     given = (("benchmark", scope.benchmark), ("criterion", scope.criterion))
     query = {key: value for key, value in given if value}
-    return urlencode(query | ({} if scope.people == BLIND else {"people": scope.people}))
+    query |= {} if scope.people == BLIND else {"people": scope.people}
+    return urlencode(query | ({} if scope.estimator == CHOSEN_BY_RULE else {"estimator": scope.estimator}))
+
+
+def _estimator_control(request) -> dict:
+    """What the corrected boards' Estimator control shows: the choices, the one asked, and an error
+    where the query named an unknown one."""
+    asked, error = estimator_asked(request.GET.get("estimator", ""))
+    return {"estimator_choices": CHOICES, "estimator": asked, "estimator_error": error}
 
 
 @role_required()
@@ -130,17 +141,26 @@ def judge_detail(request, key: str):
         "corrected_board": None if isinstance(judge.corrected, str) else judge.corrected,
         "query": request.GET.urlencode(),
         "scope": _scope(request),
+        **_estimator_control(request),
     }
     return render(request, "judgelab/judge_detail.html", context)
 
 
 @role_required()
-def corrected_boards(request):
+def corrected_boards(request, fmt: str = ""):
     """The leaderboard loads this after it renders: each judge on the board whose battles people labelled
     in part, with its ratings corrected by people's labels (the judge page's own table); the judges
-    whose battles people labelled too few of, with why; and, where there is neither, a line saying so."""
+    whose battles people labelled too few of, with why; and, where there is neither, a line saying so.
+    As CSV or JSON (every judge of the kinds asked, all kinds where none is): every board, one row per
+    judge and model."""
     scope = _scope(request)
     kinds = set(request.GET.getlist("kind")) & {MODEL, PANEL}
+    if fmt:
+        report, _ = report_with_freshness(scope, wait=True)  # a kept file holds the data as it is
+        rows = corrected_rows([r for r in report.judges if not kinds or r.judge.kind in kinds])
+        if fmt == "json":
+            return _download(json.dumps(rows, indent=2), "corrected-boards.json", "application/json")
+        return _download(to_text(rows, "csv"), "corrected-boards.csv", "text/csv")
     report, freshness = report_with_freshness(scope)
     judges = [judge for judge in report.judges if judge.judge.kind in kinds and judge.corrected is not None]
     context = {
@@ -149,6 +169,9 @@ def corrected_boards(request):
         "freshness": freshness,
         "scope": scope,
         "query": scope_query(scope),
+        "kinds": sorted(kinds),
+        "kinds_query": urlencode([("kind", kind) for kind in sorted(kinds)]),
+        **_estimator_control(request),
     }
     return render(request, "judgelab/_corrected_boards.html", context)
 

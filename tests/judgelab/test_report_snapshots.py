@@ -65,7 +65,7 @@ def test_an_emptied_cache_is_served_from_the_snapshot_without_computing(login, v
     page = client.get("/judges/")
     assert counted["compute"] == 1, "the kept report, not a new computation"
     assert judges_on(page) == {"gpt-4o", "human-ana"}
-    assert counted["refreshes"] == [("", "", "blind")], "and a worker asked to make sure"
+    assert counted["refreshes"] == [("", "", "blind", "auto")], "and a worker asked to make sure"
     judge_report.refresh_report(judge_report.Scope())
     assert client.get("/judges/").context["freshness"].current
 
@@ -86,7 +86,7 @@ def test_after_new_labels_the_last_report_is_shown_as_earlier_and_one_refresh_is
     assert not page.context["freshness"].current
     assert "before the latest labels landed" in page.content.decode()
     client.get("/judges/")
-    in_flight = [("", "", "blind")]
+    in_flight = [("", "", "blind", "auto")]
     assert counted == {"compute": 1, "refreshes": in_flight}, "one refresh in flight, none computed in a request"
 
     judge_report.refresh_report(judge_report.Scope())  # the worker's part

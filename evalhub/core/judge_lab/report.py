@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalhub.core.judge_lab.corrected_boards import corrected_board
 from evalhub.core.judge_lab.measures import (
     ABSENT,
     BOOTSTRAP,
@@ -58,7 +59,7 @@ from evalhub.core.judge_lab.report_types import (
     SelfPreference,
     VersusPeople,
 )
-from evalhub.core.statistics.corrected_ratings import CorrectedBoard, corrected_bradley_terry
+from evalhub.core.statistics.estimators import AUTO
 
 COLUMN = {FIRST: 0, SECOND: 1, TIE: 2}  # verdict → its column in a count table
 VERDICT_OF_COLUMN = np.array([FIRST, SECOND, TIE])
@@ -114,9 +115,11 @@ def build_report(
     *,
     resamples: int = BOOTSTRAP,
     seed: int = SEED,
+    estimator: str = AUTO,
 ) -> Report:
     """Every judge's report, ranked by kappa (highest first; judges whose kappa rests on too few prompts for
-    an interval after those with one; judges without one last)."""
+    an interval after those with one; judges without one last). `estimator`: the corrected boards'
+    (estimators.CHOICES)."""
     index = _Index(pairs, settled)
     verdicts = {
         judge.id: dense_verdicts(_arrays(labels.get(judge.id, ()), index), len(index.items)) for judge in judges
@@ -140,6 +143,7 @@ def build_report(
         judges=judges,
         resamples=resamples,
         seed=seed,
+        estimator=estimator,
     )
     reports = []
     for judge in judges:
@@ -208,6 +212,7 @@ class _Context:
     judges: Sequence[JudgeInfo]
     resamples: int
     seed: int
+    estimator: str = AUTO
 
 
 def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], context: _Context) -> JudgeReport:
@@ -261,36 +266,13 @@ def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], co
         calibration=_calibration(mine, expected),
         privileged=_privileged(judge, picks, expected, context),
         versus_people=_versus_people(judge, picks, context) if judge.kind != PERSON else None,
-        corrected=_corrected_board(mine, context) if judge.kind != PERSON else None,
-    )
-
-
-def _share_of_first(verdicts: np.ndarray) -> np.ndarray:
-    """1 for FIRST, 0 for SECOND, ½ for TIE, NaN for no verdict."""
-    share: np.ndarray = np.select([verdicts == FIRST, verdicts == SECOND, verdicts == TIE], [1.0, 0.0, 0.5], np.nan)
-    return share
-
-
-def _corrected_board(mine: JudgeVerdicts, context: _Context) -> CorrectedBoard | str | None:
-    """The judge's battles (its probability where it gave one, else 1, 0 or ½ for the first model) as
-    a Bradley–Terry board corrected by people's labels on the same battles: the share of people's
-    verdicts for the first model, else the queue's adjudication."""
-    index = context.index
-    picks = mine.primary
-    share = np.where(np.isnan(mine.probability), _share_of_first(picks), mine.probability)
-    counts = context.people_counts
-    total = counts.sum(axis=1)
-    people = np.full(len(index.items), np.nan)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        people = np.where(total > 0, (counts[:, 0] + 0.5 * counts[:, 2]) / total, people)
-    people = np.where(np.isnan(people), _share_of_first(index.adjudicated), people)
-    battles = ~np.isnan(share) & (index.model_1 != "") & (index.model_2 != "") & (index.model_1 != index.model_2)
-    if not (battles & ~np.isnan(people)).any():
-        return None  # people labelled none of its battles: nothing to correct with, nothing to say
-
-    # Battles on one prompt share its difficulty and style: the intervals are cluster-robust by prompt.
-    return corrected_bradley_terry(
-        index.model_1[battles], index.model_2[battles], share[battles], people[battles], clusters=index.cluster[battles]
+        corrected=(
+            corrected_board(
+                judge, context.index, context.verdicts, context.judges, context.people_counts, context.estimator
+            )
+            if judge.kind != PERSON
+            else None
+        ),
     )
 
 

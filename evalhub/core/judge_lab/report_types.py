@@ -3,6 +3,7 @@ record per judge and for the people (see `report` for how they are computed). Pu
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -236,7 +237,12 @@ class JudgeReport:
                     "n_human": self.corrected.n_human,
                     "n_judge": self.corrected.n_judge,
                     "judge_weight": self.corrected.judge_weight,
-                    "estimator": "ppi++ logistic (Bradley–Terry)",
+                    "model": "Bradley–Terry (prediction-powered logistic regression)",
+                    "estimator": self.corrected.estimator,
+                    "estimator_label": self.corrected.estimator_label,
+                    "estimator_reason": self.corrected.estimator_reason,
+                    "judges_combined": self.corrected.judges,
+                    "strata": self.corrected.strata,
                     "intervals": f"cluster-robust by prompt ({self.corrected.prompts} prompts)"
                     if self.corrected.prompts
                     else "independent battles",
@@ -292,4 +298,30 @@ def summary_row(report: JudgeReport) -> dict[str, Any]:
         "self_preference_excess": report.self_preference.excess if report.self_preference else None,
         "ece": report.calibration.ece if report.calibration else None,
         "brier": report.calibration.brier if report.calibration else None,
+        "corrected_estimator": report.corrected.estimator if isinstance(report.corrected, CorrectedBoard) else None,
     }
+
+
+def corrected_rows(reports: Sequence[JudgeReport]) -> list[dict[str, Any]]:
+    """Every corrected board as rows, one per judge and model: the judge's own rating, the corrected
+    one and people's alone, each with its interval, and the estimator that gave the corrected one."""
+    rows: list[dict[str, Any]] = []
+    for report in reports:
+        board = report.corrected
+        if not isinstance(board, CorrectedBoard):
+            continue
+        facts = {
+            "judge": report.judge.name,
+            "kind": report.judge.kind,
+            "estimator": board.estimator,
+            "estimator_reason": board.estimator_reason,
+            "judge_weight": board.judge_weight,
+            "judges_combined": board.judges,
+            "n_human": board.n_human,
+            "n_judge": board.n_judge,
+            "prompts": board.prompts,
+        }
+        for rating in board.ratings:  # the judge's own rating as judge_rating: "judge" names the judge
+            figures = {key.replace("judge", "judge_rating"): value for key, value in asdict(rating).items()}
+            rows.append({**facts, **figures})
+    return rows

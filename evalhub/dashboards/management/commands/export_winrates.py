@@ -8,8 +8,9 @@ from django.db.models import Q
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.files.judgments import DEFAULT_CRITERION
 from evalhub.core.files.tables import to_text
+from evalhub.core.statistics.estimators import CHOICES as ESTIMATOR_CHOICES
 from evalhub.dashboards.baseline_win_rates import Selection, board, export_rows, labelled_by_people
-from evalhub.dashboards.correction import ESTIMATOR_CHOICES, Correction
+from evalhub.dashboards.correction import Correction
 from evalhub.system.commands import DataCommand
 
 

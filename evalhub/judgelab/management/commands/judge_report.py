@@ -6,6 +6,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from evalhub.catalog.models import Benchmark, Criterion
+from evalhub.core.statistics.estimators import AUTO, CHOICES
 from evalhub.judgelab.observations import Scope
 from evalhub.judgelab.report import compute
 from evalhub.system.commands import DataCommand
@@ -17,10 +18,16 @@ class Command(DataCommand):
     def add_arguments(self, parser):
         parser.add_argument("--benchmark", default="", help="Only pairs of this benchmark (slug).")
         parser.add_argument("--criterion", default="", help="Only pairs judged under this criterion (slug).")
+        parser.add_argument(
+            "--estimator",
+            default=AUTO,
+            choices=[name for name, _ in CHOICES],
+            help="The corrected boards' estimator (default: chosen by evalhub's rule, docs/corrected.md).",
+        )
         parser.add_argument("--out", type=Path, required=True, help="The JSON file to write ('-' for standard output).")
 
     def handle(self, *args, **options):
-        scope = Scope(benchmark=options["benchmark"], criterion=options["criterion"])
+        scope = Scope(benchmark=options["benchmark"], criterion=options["criterion"], estimator=options["estimator"])
         if scope.benchmark and not Benchmark.objects.filter(slug=scope.benchmark).exists():
             raise CommandError(f"no benchmark {scope.benchmark!r}.")
         if scope.criterion and not Criterion.objects.filter(slug=scope.criterion).exists():

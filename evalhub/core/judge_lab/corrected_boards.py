@@ -1,0 +1,88 @@
+"""Each judge's corrected board: its battles as a Bradley–Terry board corrected by people's labels on
+the same battles (`statistics.corrected_ratings`), by the estimator the report's scope asks for."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+import numpy as np
+
+from evalhub.core.judge_lab.measures import FIRST, SECOND, TIE, JudgeVerdicts
+from evalhub.core.judge_lab.report_types import MODEL, JudgeInfo
+from evalhub.core.statistics.corrected_ratings import CorrectedBoard, corrected_bradley_terry
+from evalhub.core.statistics.estimators import MULTI_JUDGE
+
+MAX_OTHER_JUDGES = 3  # several judges: at most this many others beside the judge, the first by name
+
+
+class Battles(Protocol):
+    """Per pair (one row each): its two models, prompt, prompt category and the queue's adjudication."""
+
+    model_1: np.ndarray
+    model_2: np.ndarray
+    cluster: np.ndarray
+    category: np.ndarray
+    adjudicated: np.ndarray
+
+
+def share_of_first(verdicts: np.ndarray) -> np.ndarray:
+    """1 for FIRST, 0 for SECOND, ½ for TIE, NaN for no verdict."""
+    share: np.ndarray = np.select([verdicts == FIRST, verdicts == SECOND, verdicts == TIE], [1.0, 0.0, 0.5], np.nan)
+    return share
+
+
+def shares(mine: JudgeVerdicts) -> np.ndarray:
+    """Per pair the judge's share for the first model: its probability where it gave one, else 1, 0 or ½."""
+    out: np.ndarray = np.where(np.isnan(mine.probability), share_of_first(mine.primary), mine.probability)
+    return out
+
+
+def other_judges(
+    judge: JudgeInfo, battles: np.ndarray, verdicts: Mapping[str, JudgeVerdicts], judges: Sequence[JudgeInfo]
+) -> np.ndarray | None:
+    """The other LLM judges' shares on the judge's battles: those that judged every one of them, at most
+    MAX_OTHER_JUDGES, the first by name (a rule fixed in advance, not the ones that agree best)."""
+    columns: list[np.ndarray] = []
+    for other in sorted(judges, key=lambda j: (j.name, j.id)):
+        if other.id == judge.id or other.kind != MODEL or len(columns) == MAX_OTHER_JUDGES:
+            continue
+        share = shares(verdicts[other.id])[battles]
+        if not np.isnan(share).any():
+            columns.append(share)
+    return np.column_stack(columns) if columns else None
+
+
+def corrected_board(
+    judge: JudgeInfo,
+    pairs: Battles,
+    verdicts: Mapping[str, JudgeVerdicts],
+    judges: Sequence[JudgeInfo],
+    people_counts: np.ndarray,
+    estimator: str,
+) -> CorrectedBoard | str | None:
+    """The judge's battles (its share for the first model) as a Bradley–Terry board corrected by
+    people's labels on the same battles: the share of people's verdicts for the first model, else the
+    queue's adjudication. Under AUTO it is stratified by the prompts' category where the judge's error
+    differs across them; several judges only when asked, since each board is one judge's. None where
+    people labelled none of its battles."""
+    share = shares(verdicts[judge.id])
+    total = people_counts.sum(axis=1)
+    people = np.full(len(share), np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        people = np.where(total > 0, (people_counts[:, 0] + 0.5 * people_counts[:, 2]) / total, people)
+    people = np.where(np.isnan(people), share_of_first(pairs.adjudicated), people)
+    battles = ~np.isnan(share) & (pairs.model_1 != "") & (pairs.model_2 != "") & (pairs.model_1 != pairs.model_2)
+    if not (battles & ~np.isnan(people)).any():
+        return None  # nothing to correct with, nothing to say
+    # Battles on one prompt share its difficulty and style: the intervals are cluster-robust by prompt.
+    return corrected_bradley_terry(
+        pairs.model_1[battles],
+        pairs.model_2[battles],
+        share[battles],
+        people[battles],
+        clusters=pairs.cluster[battles],
+        categories=pairs.category[battles],
+        others=other_judges(judge, battles, verdicts, judges) if estimator == MULTI_JUDGE else None,
+        asked=estimator,
+    )
