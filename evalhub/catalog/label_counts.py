@@ -60,14 +60,14 @@ def imported_counts(labels: QuerySet[Judgment] | None = None) -> dict[tuple, lis
     return counts
 
 
-def do_count_new_labels(labels: Iterable[tuple[tuple, int | None]]) -> None:
-    """Add the battles of labels just inserted, from what the import holds — (battle key, verdict)
-    each, without reading them back: an unreadable verdict (None) and a model against itself count
-    no battle, as in `imported_battles`."""
+def do_count_new_labels(labels: Iterable[tuple[tuple, int | None, int]]) -> None:
+    """Add the battles of labels just inserted, from what the import holds — (battle key, verdict, how
+    many labels) each, without reading them back: an unreadable verdict (None) and a model against
+    itself count no battle, as in `imported_battles`."""
     counts: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0])
-    for key, verdict in labels:
+    for key, verdict, many in labels:
         if verdict is not None and key[0] != key[1]:
-            counts[key][("a", "b", "tie").index(OUTCOME[verdict])] += 1
+            counts[key][("a", "b", "tie").index(OUTCOME[verdict])] += many
     if counts:
         do_add_battles(counts)
 

@@ -267,7 +267,7 @@ def import_judgments(request):
             check_import_size(upload.size)  # before reading a byte of it
             summary = do_import_judgments(
                 filename=upload.name,
-                data=upload.read(),
+                data=upload.file,  # read as a stream (Django keeps a large upload in a temporary file)
                 benchmark_slug=form.cleaned_data["benchmark"],
                 layout=form.cleaned_data["layout"],
                 allow_new_models=form.cleaned_data["create_models"],

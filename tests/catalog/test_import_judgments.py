@@ -3,6 +3,7 @@ row named; the same file twice changes nothing; imported people and judges reach
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -222,10 +223,12 @@ def test_two_names_that_would_make_one_slug_are_refused_with_the_line():
         ("bad.jsonl", jsonl(ALPACA[0], {**ALPACA[1], "output_1": "Bye.\u0000"}), 2, "NUL"),
     ],
 )
-def test_a_broken_file_names_the_bad_line_and_writes_nothing(name, data, line, reason):
+@pytest.mark.parametrize("as_stream", [False, True], ids=["bytes", "stream"])
+def test_a_broken_file_names_the_bad_line_and_writes_nothing(name, data, line, reason, as_stream):
     data = data.encode() if isinstance(data, str) else data
+    source = io.BytesIO(data) if as_stream else data  # a file read as a stream says the same as its bytes
     with pytest.raises(ImportRejected) as rejected:
-        do_import_judgments(filename=name, data=data, benchmark_slug="broken", allow_new_models=True)
+        do_import_judgments(filename=name, data=source, benchmark_slug="broken", allow_new_models=True)
     assert any(error.line == line and reason in error.message for error in rejected.value.errors), rejected.value.errors
     assert not Judgment.objects.exists()
     assert not Prompt.objects.exists()

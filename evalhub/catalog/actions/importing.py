@@ -5,10 +5,11 @@ the audit record, new models and judges, and prompts and responses upserted by t
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 from django.conf import settings
 
@@ -20,7 +21,7 @@ from evalhub.catalog.models import (
     Response,
 )
 from evalhub.core.files.benchmarks import PROMPT_TEXT_ATTRIBUTES, ParsedFile, PromptRecord, ResponseRecord
-from evalhub.core.files.rows import RowError, detect_format, unpacked
+from evalhub.core.files.rows import RowError, Source, detect_format, unpacked, unpacked_stream
 from evalhub.core.files.slugs import is_slug
 from evalhub.system.bounded_queries import in_slices, where_in
 from evalhub.system.bulk_insert import RowWriter, reserve_ids
@@ -63,13 +64,41 @@ def check_import_size(size: int) -> None:
         raise ImportRejected([RowError(None, _too_large(size, limit))])
 
 
-def format_and_data(filename: str, data: bytes) -> tuple[str, bytes]:
-    """The file's format by its name and its bytes, unpacked first when gzipped (within the import limit)."""
+@overload
+def format_and_data(filename: str, data: bytes) -> tuple[str, bytes]: ...
+@overload
+def format_and_data(filename: str, data: Source) -> tuple[str, Source]: ...
+def format_and_data(filename: str, data: Source) -> tuple[str, Source]:
+    """The file's format by its name and its bytes (or its stream), unpacked first when gzipped (within
+    the import limit; a stream's contents as they are read)."""
     try:
-        filename, data = unpacked(filename, data, settings.EVALHUB_MAX_IMPORT_BYTES)
+        if isinstance(data, bytes):
+            filename, data = unpacked(filename, data, settings.EVALHUB_MAX_IMPORT_BYTES)
+        else:
+            filename, data = unpacked_stream(filename, data, settings.EVALHUB_MAX_IMPORT_BYTES)
         return detect_format(filename), data
     except ValueError as error:
         raise ImportRejected([RowError(None, str(error))]) from None
+
+
+def size_of(data: Source) -> int:
+    """A file's size in bytes, from its bytes or its (seekable) stream, which is left at its start."""
+    if isinstance(data, bytes):
+        return len(data)
+    size = data.seek(0, io.SEEK_END)
+    data.seek(0)
+    return size
+
+
+def digest_of(data: Source) -> str:
+    """The SHA-256 of a file's bytes, a stream read again from its start a megabyte at a time."""
+    if isinstance(data, bytes):
+        return hashlib.sha256(data).hexdigest()
+    data.seek(0)
+    digest = hashlib.sha256()
+    while block := data.read(1 << 20):
+        digest.update(block)
+    return digest.hexdigest()
 
 
 def _too_large(size: int, limit: int) -> str:
@@ -84,8 +113,8 @@ def check_benchmark_slug(slug: str) -> None:
         raise ImportRejected([RowError(None, f"benchmark {slug!r} is not a slug (letters, digits, '-' and '_' only).")])
 
 
-def do_record_import(benchmark: Benchmark, filename: str, data: bytes, rows: int, counts: dict, user: Any) -> None:
-    digest = hashlib.sha256(data).hexdigest()
+def do_record_import(benchmark: Benchmark, filename: str, data: Source, rows: int, counts: dict, user: Any) -> None:
+    digest = digest_of(data)
     changed = any(value for key, value in counts.items() if not key.endswith("_unchanged"))
     # The audit trail records what changed data; the same file again is not news.
     if changed or not benchmark.imports.filter(sha256=digest).exists():

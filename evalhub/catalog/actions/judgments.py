@@ -4,10 +4,12 @@ Arena files), whole or not at all."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from django.db import connection, transaction
 
 from evalhub.catalog.actions.importing import (
@@ -24,6 +26,7 @@ from evalhub.catalog.actions.importing import (
     kind_clash,
     made_meanwhile,
     real_user,
+    size_of,
 )
 from evalhub.catalog.label_counts import battle_key, do_count_imported, do_count_new_labels
 from evalhub.catalog.models import (
@@ -44,7 +47,8 @@ from evalhub.core.files.judgments import (
     ParsedJudgments,
     parse_judgment_file,
 )
-from evalhub.core.files.rows import RowError, unit_of
+from evalhub.core.files.rows import RowError, Source, unit_of
+from evalhub.core.files.spool import Spool
 from evalhub.core.prompts.criteria_variants import ORIGINAL as ORIGINAL_PROMPT
 from evalhub.system.bounded_queries import where_in
 from evalhub.system.bulk_insert import RowWriter, reserve_ids
@@ -93,7 +97,7 @@ class JudgmentImportSummary:
 
 def check_judgment_file(
     filename: str,
-    data: bytes,
+    data: Source,
     *,
     layout: str = "auto",
     allow_new_models: bool = False,
@@ -103,11 +107,23 @@ def check_judgment_file(
     """Check size, type and every row of a judgment file. Raises ImportRejected listing all problems.
     `on_judgment` gets each judgment as its row is read (`parse_judgment_file`); `judges_are` says
     whether judges the file does not classify are people or models."""
-    check_import_size(len(data))
+    check_import_size(size_of(data))
     fmt, data = format_and_data(filename, data)
     models = dict(LanguageModel.objects.values_list("slug", "is_human"))
     # Read before the rows: `on_judgment` may be writing them to the database as they come.
     criteria = set(Criterion.objects.values_list("slug", flat=True)) | {DEFAULT_CRITERION}
+    unit = unit_of(fmt)
+    refused: list[RowError] = []
+
+    def checked(record: JudgmentRecord) -> None:
+        """A judgment passed on once what it names is known to be usable (none is kept: see ParsedJudgments)."""
+        if record.criterion not in criteria:
+            refused.append(RowError(record.line, f"unknown criterion {record.criterion!r}.", unit))
+        elif clash := kind_clash("judge", record.judge, record.judge_is_human, models):
+            refused.append(RowError(record.line, clash, unit))
+        elif on_judgment is not None:
+            on_judgment(record)
+
     parsed = parse_judgment_file(
         data,
         fmt,
@@ -115,14 +131,9 @@ def check_judgment_file(
         known_models=models,
         allow_new_models=allow_new_models,
         judges_are=judges_are,
-        on_judgment=on_judgment,
+        on_judgment=checked,
     )
-    unit = unit_of(fmt)
-    for record in parsed.judgments:
-        if record.criterion not in criteria:
-            parsed.errors.append(RowError(record.line, f"unknown criterion {record.criterion!r}.", unit))
-        if clash := kind_clash("judge", record.judge, record.judge_is_human, models):
-            parsed.errors.append(RowError(record.line, clash, unit))
+    parsed.errors.extend(refused)
     if not parsed.ok:
         raise ImportRejected(sorted(parsed.errors, key=lambda error: error.line or 0))
     return parsed
@@ -131,7 +142,7 @@ def check_judgment_file(
 def do_import_judgments(
     *,
     filename: str,
-    data: bytes,
+    data: Source,
     benchmark_slug: str,
     layout: str = "auto",
     task_type: str = TaskType.OTHER,
@@ -151,24 +162,26 @@ def do_import_judgments(
     # On PostgreSQL each judgment goes to the server as its row is read, in the import's transaction:
     # the server stores a million while the file is read (15 s each on the developer machine, side by
     # side rather than one after the other). SQLite is this process: there the file is read first, so
-    # that the database's write lock is held only while writing.
+    # that the database's write lock is held only while writing, its judgments kept on disk meanwhile
+    # (a file of ten million is not held in memory on either database).
     as_read = connection.vendor == "postgresql"
     checking: dict[str, Any] = {"layout": layout, "allow_new_models": allow_new_models, "judges_are": judges_are}
-    checked = None if as_read else check_judgment_file(filename, data, **checking)
-    with transaction.atomic():
-        benchmark, _ = Benchmark.objects.get_or_create(
-            slug=benchmark_slug,
-            defaults={"name": benchmark_slug, "task_type": task_type, "created_by": real_user(user)},
-        )
-        with _JudgmentImport(benchmark) as judgments:
-            if checked is None:
-                parsed = check_judgment_file(filename, data, **checking, on_judgment=judgments.add)
-            else:
-                parsed = checked
-                for record in parsed.judgments:
-                    judgments.add(record)
-            counts = judgments.store(parsed)
-        do_record_import(benchmark, filename, data, parsed.rows, counts, user)
+    with Spool(JudgmentRecord) as spooled:
+        checked = None if as_read else check_judgment_file(filename, data, **checking, on_judgment=spooled.add)
+        with transaction.atomic():
+            benchmark, _ = Benchmark.objects.get_or_create(
+                slug=benchmark_slug,
+                defaults={"name": benchmark_slug, "task_type": task_type, "created_by": real_user(user)},
+            )
+            with _JudgmentImport(benchmark) as judgments:
+                if checked is None:
+                    parsed = check_judgment_file(filename, data, **checking, on_judgment=judgments.add)
+                else:
+                    parsed = checked
+                    for record in spooled:
+                        judgments.add(record)
+                counts = judgments.store(parsed)
+            do_record_import(benchmark, filename, data, parsed.rows, counts, user)
     return JudgmentImportSummary(benchmark=benchmark, layout=parsed.layout, rows=parsed.rows, counts=counts)
 
 
@@ -207,7 +220,7 @@ class _JudgmentImport:
         self.new_criteria: dict[str, int] = {}
         self.new_responses: dict[tuple[str, str], int] = {}
         self.spare: list[int] = []  # response keys reserved and not given yet
-        self.new: list[JudgmentRecord] = []
+        self.new = _NewBattles()
         self.changed: list[Judgment] = []
         self.unchanged = 0
 
@@ -237,7 +250,7 @@ class _JudgmentImport:
             self.writer.write(
                 (*key, verdict, record.probability_a, record.grade, BOTH_BAD_METADATA[both_bad], blind, record.aid)
             )
-            self.new.append(record)
+            self.new.add(record, verdict)
         elif stored[1:] != (verdict, record.probability_a, record.grade, both_bad, blind, record.aid):
             # Updated in place: the row keeps its place among the judge's labels of the pair, so the
             # order it was first shown in (the earlier label) does not swap when one verdict is edited.
@@ -335,20 +348,57 @@ class _JudgmentImport:
             note_change()  # a probability alone changes no count, but the win rates and the judge lab read it
         # The new labels' battles come from what the import holds, not from reading a million rows back.
         do_count_new_labels(
-            (
-                battle_key(
-                    record.model_a,
-                    record.model_b,
-                    record.judge_is_human,
-                    record.criterion,
-                    prompts[record.prompt_id].category,
-                    self.benchmark.slug,
-                ),
-                VERDICT_OF_WINNER[record.winner],
-            )
-            for record in self.new
+            (battle_key(a, b, human, criterion, prompts[prompt].category, self.benchmark.slug), verdict, many)
+            for (prompt, a, b, human, criterion, verdict), many in self.new.counted()
         )
         counts.update(
-            judgments_created=len(self.new), judgments_replaced=len(stale), judgments_unchanged=self.unchanged
+            judgments_created=self.new.labels, judgments_replaced=len(stale), judgments_unchanged=self.unchanged
         )
         return counts
+
+
+class _NewBattles:
+    """The new labels' battles as they will be counted, in a few bytes a label: each label's prompt and
+    the rest of its battle (pair, kind of judge, criterion, verdict: few distinct) as two small codes,
+    merged into counts by sorting every MERGE_EVERY labels (a label read back from a list of records
+    cost about 300 bytes: 3 GB at ten million)."""
+
+    MERGE_EVERY = 1 << 20
+
+    def __init__(self) -> None:
+        self.prompts: dict[str, int] = {}
+        self.battles: dict[tuple[str, str, bool, str, int | None], int] = {}
+        self.prompt_codes, self.battle_codes = array("q"), array("q")
+        self.merged = np.zeros((0, 3), dtype=np.int64)  # (prompt code, battle code, labels)
+        self.labels = 0
+
+    def add(self, record: JudgmentRecord, verdict: int | None) -> None:
+        prompt = self.prompts.setdefault(record.prompt_id, len(self.prompts))
+        battle = (record.model_a, record.model_b, record.judge_is_human, record.criterion, verdict)
+        self.prompt_codes.append(prompt)
+        self.battle_codes.append(self.battles.setdefault(battle, len(self.battles)))
+        self.labels += 1
+        if len(self.prompt_codes) >= self.MERGE_EVERY:
+            self._merge()
+
+    def _merge(self) -> None:
+        fresh = np.column_stack(
+            [
+                np.frombuffer(self.prompt_codes, dtype=np.int64),
+                np.frombuffer(self.battle_codes, dtype=np.int64),
+                np.ones(len(self.prompt_codes), dtype=np.int64),
+            ]
+        )
+        rows = np.concatenate([self.merged, fresh])
+        key = rows[:, 0] * max(len(self.battles), 1) + rows[:, 1]
+        kinds, first, where = np.unique(key, return_index=True, return_inverse=True)
+        self.merged = np.column_stack([rows[first, 0], rows[first, 1], np.bincount(where.ravel(), weights=rows[:, 2])])
+        self.merged = self.merged.astype(np.int64)
+        self.prompt_codes, self.battle_codes = array("q"), array("q")
+
+    def counted(self) -> Iterator[tuple[tuple[str, str, str, bool, str, int | None], int]]:
+        """((prompt id, model a, model b, a person judged, criterion, verdict), labels) per kind."""
+        self._merge()
+        prompts, battles = list(self.prompts), list(self.battles)
+        for prompt, battle, many in self.merged.tolist():
+            yield (prompts[prompt], *battles[battle]), many

@@ -47,12 +47,15 @@ import itertools
 import math
 import re
 import sys
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from array import array
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from evalhub.core.files.benchmarks import MAX_ID_LENGTH, ParsedFile, parse_rows
-from evalhub.core.files.rows import FileError, RowError, read_rows, unit_of, unstorable_text
+from evalhub.core.files.rows import FileError, RowError, Source, read_rows, unit_of, unstorable_text
 from evalhub.core.files.slugs import is_slug, slug_for
 
 GENERIC, MT_BENCH, ALPACA_EVAL = "generic", "mt-bench", "alpaca-eval"
@@ -116,21 +119,57 @@ class JudgmentRecord:
 
 @dataclass
 class ParsedJudgments:
+    """What reading a judgment file found. The judgments themselves go to `on_judgment` as they are read
+    (none is kept here: a file of ten million would not fit in memory)."""
+
     layout: str
     benchmark: ParsedFile  # the prompts and responses, checked as a benchmark file's are
-    judgments: list[JudgmentRecord] = field(default_factory=list)
     errors: list[RowError] = field(default_factory=list)
     rows: int = 0
     names: dict[str, str] = field(default_factory=dict)  # slug → the name the file gave it, where they differ
+    judges: dict[str, bool] = field(default_factory=dict)  # judge slug → is a person
 
     @property
     def ok(self) -> bool:
         return not self.errors
 
-    @property
-    def judges(self) -> dict[str, bool]:
-        """judge slug → is a person."""
-        return {record.judge: record.judge_is_human for record in self.judgments}
+
+class SeenKeys:
+    """Which rows repeat a key of an earlier row, in a few bytes a row: each key is kept as two 64-bit
+    hashes (of the key and of it reversed: two different tuples agree in both about once in 2^128) and
+    its line, and the repeats are found by sorting the first hash, once every row is in (the few rows
+    whose first hash is shared are then compared by both)."""
+
+    def __init__(self) -> None:
+        self.hashes, self.reversed, self.lines = array("q"), array("q"), array("i")
+
+    def add(self, key: tuple[Hashable, ...], line: int) -> None:
+        self.hashes.append(hash(key))
+        self.reversed.append(hash(key[::-1]))
+        self.lines.append(line)
+
+    def repeats(self) -> list[tuple[int, int]]:
+        """(line, the first line with its key) for every row whose key an earlier row had."""
+        hashes = np.frombuffer(self.hashes, dtype=np.int64)
+        order = np.argsort(hashes, kind="stable")
+        ordered = hashes[order]
+        shared = np.flatnonzero(ordered[1:] == ordered[:-1])
+        del ordered
+        rows = order[np.union1d(shared, shared + 1)]  # every row whose first hash another row has
+        del order
+        first: dict[tuple[int, int], int] = {}
+        out = []
+        lines, reversed_ = (
+            np.frombuffer(self.lines, dtype=self.lines.typecode),
+            np.frombuffer(self.reversed, dtype=np.int64),
+        )
+        for row in sorted(rows.tolist(), key=lambda i: int(lines[i])):
+            key, line = (int(hashes[row]), int(reversed_[row])), int(lines[row])
+            if key in first:
+                out.append((line, first[key]))
+            else:
+                first[key] = line
+        return out
 
 
 def detect_layout(columns: Collection[str]) -> str:
@@ -142,7 +181,7 @@ def detect_layout(columns: Collection[str]) -> str:
 
 
 def parse_judgment_file(
-    data: bytes,
+    data: Source,
     fmt: str,
     *,
     layout: str = "auto",
@@ -185,7 +224,6 @@ def parse_judgment_file(
 
         _check_generic(parsed, generic(), unit, set(known_models), allow_new_models, on_judgment)
     except FileError as error:
-        parsed.judgments.clear()
         parsed.errors = [RowError(error.line, str(error), unit)]
         return parsed
     if parsed.rows == 0:
@@ -403,7 +441,7 @@ def _check_generic(
     """Each judgment row checked on its own; its prompt and two responses then go through the
     benchmark file's checks (one row per response, the first time each is seen)."""
     responses = ResponsesSeen()
-    keys: dict[tuple[object, ...], int] = {}
+    keys = SeenKeys()
     named: dict[str, tuple[int, str]] = {}  # slug → (first line, the name it was made from)
     kinds: dict[str, tuple[int, bool]] = {}  # judge → (first line, is a person)
     for line, row in rows:
@@ -420,11 +458,8 @@ def _check_generic(
             parsed.errors.extend(RowError(line, problem, unit) for problem in record_or_problems)
             continue
         record = record_or_problems
-        key = (record.prompt_id, record.model_a, record.model_b, record.judge, record.criterion)
-        if key in keys:
-            parsed.errors.append(RowError(line, f"the same judge, pair and criterion as on {unit} {keys[key]}.", unit))
-            continue
-        keys[key] = line
+        # A repeat is found once every row is in (and refused then: `on_judgment` may have had it).
+        keys.add((record.prompt_id, record.model_a, record.model_b, record.judge, record.criterion), line)
         # One judge is a person or a model throughout: its labels count on one side of the boards.
         first_kind = kinds.setdefault(record.judge, (line, record.judge_is_human))
         if first_kind[1] != record.judge_is_human:
@@ -442,11 +477,14 @@ def _check_generic(
                     RowError(line, f"response_{side} of {model!r} differs from the one on {unit} {first}.", unit)
                 )
                 conflict = True
-        if not conflict:
-            parsed.judgments.append(record)
-            if on_judgment is not None:
-                on_judgment(record)
+        if not conflict and on_judgment is not None:
+            on_judgment(record)
+    parsed.errors.extend(
+        RowError(line, f"the same judge, pair and criterion as on {unit} {first}.", unit)
+        for line, first in keys.repeats()
+    )
     parsed.names = {slug: name for slug, (_, name) in named.items() if name != slug}
+    parsed.judges = {judge: is_person for judge, (_, is_person) in kinds.items()}
     if not responses.rows and parsed.errors:
         return
     checked = parse_rows(responses.rows, unit, known_models=known_models, allow_new_models=allow_new_models)

@@ -6,6 +6,7 @@ value can be stored at all (PostgreSQL refuses NUL, deep nesting, huge integers)
 from __future__ import annotations
 
 import codecs
+import gzip
 import io
 import json
 import math
@@ -13,7 +14,7 @@ import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any
+from typing import IO, Any
 
 from evalhub.core.files.tables import csv_records, flatten
 
@@ -51,6 +52,46 @@ class RowError:
         if self.place:
             return f"{self.place}: {self.message}"
         return f"{self.unit} {self.line}: {self.message}" if self.line is not None else self.message
+
+
+# A file's bytes, or the file itself (a binary stream at its start): CSV and JSONL are then read a line
+# at a time, so that a file of ten million rows is never in memory whole (a JSON array or a Parquet
+# file is read whole either way).
+Source = bytes | IO[bytes]
+
+
+class _Unpacking(io.RawIOBase):
+    """A gzipped stream's contents, read on demand; past `limit` bytes, or where the gzip stream is
+    broken or cut short, a FileError saying so (the bytes version's messages, raised while reading)."""
+
+    def __init__(self, filename: str, stream: IO[bytes], limit: int) -> None:
+        self.filename, self.limit, self.given = filename, limit, 0
+        self.inner = gzip.GzipFile(fileobj=stream, mode="rb")  # reads every member of a `cat a.gz b.gz`
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            count = self.inner.readinto(buffer)
+        except (OSError, EOFError, zlib.error) as error:
+            if isinstance(error, EOFError):
+                raise FileError(f"{self.filename} ends before its gzip stream does: the file is cut short.") from None
+            raise FileError(f"{self.filename} is not a readable gzip file ({error}).") from None
+        self.given += count
+        if self.given > self.limit:
+            raise FileError(
+                f"{self.filename} unpacks to over {self.limit / 1e6:.1f} MB, the import limit "
+                "(EVALHUB_MAX_IMPORT_BYTES); split it or raise the limit."
+            )
+        return count
+
+
+def unpacked_stream(filename: str, stream: IO[bytes], limit: int) -> tuple[str, IO[bytes]]:
+    """`unpacked` for a file read as a stream: a gzipped one's contents come as they are read."""
+    if PurePath(filename).suffix.lower() != ".gz":
+        return filename, stream
+    return filename[: -len(".gz")], io.BufferedReader(_Unpacking(filename, stream, limit), buffer_size=1 << 20)
 
 
 def unpacked(filename: str, data: bytes, limit: int) -> tuple[str, bytes]:
@@ -105,7 +146,7 @@ def _decode(data: bytes) -> str:
 
 
 def read_rows(
-    data: bytes,
+    data: Source,
     fmt: str,
     *,
     check_header: Callable[[list[str]], None],
@@ -116,6 +157,15 @@ def read_rows(
     `check_header` (the schema's) raises FileError for a header that cannot be imported; `nested`
     names the JSONL/Parquet objects spread into dotted columns."""
     check = check_header
+    if not isinstance(data, bytes | bytearray | memoryview):
+        if fmt in ("csv", "jsonl"):
+            lines = _stream_lines(data)
+            if fmt == "jsonl":
+                yield from _read_jsonl((line[:-1] if line.endswith("\n") else line for line in lines), nested)
+            else:
+                yield from _read_csv(lines, check)
+            return
+        data = data.read()
     if fmt == "jsonl":
         yield from _read_jsonl(_decoded_lines(data), nested)
     elif fmt == "json":
@@ -158,6 +208,24 @@ def _decoded_lines(data: bytes) -> Iterator[str]:
             _decode(data)  # the whole file's message: the first bad byte's offset and line
             raise
         start = end + 1
+
+
+def _stream_lines(stream: IO[bytes]) -> Iterator[str]:
+    """A binary stream's lines decoded one at a time, each with its line end (as the csv module wants
+    them; a cell may hold a line end inside quotes), the byte order mark dropped."""
+    offset = 0
+    for number, raw in enumerate(stream, start=1):
+        start = len(codecs.BOM_UTF8) if number == 1 and raw.startswith(codecs.BOM_UTF8) else 0
+        try:
+            yield raw[start:].decode("utf-8")
+        except UnicodeDecodeError as error:
+            at = offset + start + error.start
+            raise FileError(
+                f"the file is not valid UTF-8 (byte 0x{raw[start + error.start]:02x} at offset {at}); "
+                "save it as UTF-8 and try again.",
+                number,
+            ) from None
+        offset += len(raw)
 
 
 def _read_jsonl(lines: Iterable[str], nested: Collection[str]) -> Iterator[tuple[int, dict[str, Any] | str]]:
@@ -206,7 +274,9 @@ def _read_json_array(text: str, nested: Collection[str]) -> Iterator[tuple[int, 
             yield number, f"each record must be a JSON object, not {type(record).__name__}."
 
 
-def _read_csv(text: str, check_header: Callable[[list[str]], None]) -> Iterator[tuple[int, dict[str, Any] | str]]:
+def _read_csv(
+    text: str | Iterable[str], check_header: Callable[[list[str]], None]
+) -> Iterator[tuple[int, dict[str, Any] | str]]:
     records = csv_records(text)
     first = next(records, None)
     if first is None:

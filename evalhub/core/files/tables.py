@@ -58,13 +58,13 @@ def from_spreadsheet_safe(cell: str) -> str:
     return cell[1:] if cell.startswith("'") and _runs_as_formula(cell[1:]) else cell
 
 
-def csv_records(text: str) -> Iterator[tuple[int, list[str] | str]]:
+def csv_records(text: str | Iterable[str]) -> Iterator[tuple[int, list[str] | str]]:
     """(line, cells) for every non-blank CSV record, the header first, where `line` is the physical
     line the record starts on (quoted cells may span lines). A record the csv module cannot read
     yields (line, reason) and ends the file."""
     # strict: by default the csv module reads an unclosed quote to the end of the file (swallowing
     # every later row into one cell) and drops text after a closing quote, both without a word.
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    reader = csv.reader(io.StringIO(text, newline="") if isinstance(text, str) else text, strict=True)
     start = 1
     try:  # one try around the loop: a per-record try/next() cost a third of the read time on large files
         for cells in reader:

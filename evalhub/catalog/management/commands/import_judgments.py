@@ -45,15 +45,16 @@ class Command(DataCommand):
             raise CommandError(f"{path}: no such file.")
         try:
             check_import_size(path.stat().st_size)
-            summary = do_import_judgments(
-                filename=path.name,
-                data=path.read_bytes(),
-                benchmark_slug=options["benchmark"] or "imported-judgments",
-                layout=options["layout"],
-                task_type=options["task_type"],
-                allow_new_models=options["create_models"],
-                judges_are=options["judges_are"],
-            )
+            with path.open("rb") as file:  # read as a stream: a file of ten million rows is never in memory whole
+                summary = do_import_judgments(
+                    filename=path.name,
+                    data=file,
+                    benchmark_slug=options["benchmark"] or "imported-judgments",
+                    layout=options["layout"],
+                    task_type=options["task_type"],
+                    allow_new_models=options["create_models"],
+                    judges_are=options["judges_are"],
+                )
         except ImportRejected as rejected:
             for error in rejected.errors:
                 self.stderr.write(f"{path.name}: {error}")

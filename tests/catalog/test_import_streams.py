@@ -1,0 +1,111 @@
+"""A judgment file read as a stream (the command's file, the page's upload): the same import as its
+bytes, every refusal the same, and memory that does not grow with the number of rows."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import tracemalloc
+
+import pytest
+
+from evalhub.catalog.actions.importing import ImportRejected
+from evalhub.catalog.actions.judgments import do_import_judgments
+from evalhub.catalog.models import Judgment
+from evalhub.core.files.judgments import parse_judgment_file
+from tests.catalog.test_import_judgments import ALPACA, GENERIC_CSV, MT_BENCH, jsonl
+
+pytestmark = pytest.mark.django_db
+
+
+def stored() -> list[tuple]:
+    return sorted(
+        Judgment.objects.values_list(
+            "judge_model__slug", "response__model__slug", "response_2__model__slug", "verdict", "probability"
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("labels.csv", GENERIC_CSV.encode()),
+        ("labels.csv.gz", gzip.compress(GENERIC_CSV.encode())),
+        ("mt.jsonl", jsonl(*MT_BENCH)),
+        ("annotations.json", json.dumps(ALPACA).encode()),
+        ("annotations.jsonl.gz", gzip.compress(jsonl(*ALPACA)) + gzip.compress(b"\n")),  # two gzip members
+    ],
+)
+def test_a_file_read_as_a_stream_imports_as_its_bytes_do(name, data):
+    from_bytes = do_import_judgments(filename=name, data=data, benchmark_slug="b", allow_new_models=True)
+    as_bytes = stored()
+    Judgment.objects.all().delete()
+    from_stream = do_import_judgments(filename=name, data=io.BytesIO(data), benchmark_slug="b", allow_new_models=True)
+    assert stored() == as_bytes and as_bytes
+    assert from_stream.rows == from_bytes.rows
+    assert from_stream.counts["judgments_created"] == from_bytes.counts["judgments_created"] == len(as_bytes)
+    again = do_import_judgments(filename=name, data=io.BytesIO(data), benchmark_slug="b", allow_new_models=True)
+    assert again.counts["judgments_unchanged"] == len(as_bytes), "the same file again changes nothing"
+
+
+def refusal(name: str, data: bytes, as_stream: bool) -> list[tuple]:
+    with pytest.raises(ImportRejected) as rejected:
+        source = io.BytesIO(data) if as_stream else data
+        do_import_judgments(filename=name, data=source, benchmark_slug="b", allow_new_models=True)
+    # The reason in brackets is the decompressor's own words, which differ between zlib and gzip.
+    return [(error.line, error.message.split(" (")[0]) for error in rejected.value.errors]
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "says"),
+    [
+        ("labels.csv", GENERIC_CSV.encode() + b"q3,Why?,gpt-4o,llama-3,\xff,no,ana,a,\r\n", "not valid UTF-8"),
+        ("labels.csv.gz", gzip.compress(GENERIC_CSV.encode())[:-12], "is cut short"),
+        ("labels.csv.gz", b"not gzip at all", "is not a readable gzip file"),
+        ("labels.csv", GENERIC_CSV.encode() + GENERIC_CSV.encode().split(b"\r\n", 2)[2], "the same judge, pair"),
+    ],
+)
+def test_a_stream_is_refused_as_its_bytes_are(name, data, says):
+    assert refusal(name, data, as_stream=True) == refusal(name, data, as_stream=False)
+    assert says in str(refusal(name, data, as_stream=True))
+    assert not Judgment.objects.exists()
+
+
+def test_a_gzip_stream_that_unpacks_past_the_limit_is_refused(settings):
+    settings.EVALHUB_MAX_IMPORT_BYTES = 10_000
+    assert "unpacks to over 0.0 MB" in str(refusal("labels.csv.gz", gzip.compress(b"\n" * 50_000), as_stream=True))
+
+
+def labels_csv(rows: int) -> bytes:
+    """A study's shape: 20 models, every pair, 10 judges per pair, a prompt's text on its first row."""
+    models = [f"m{n}" for n in range(20)]
+    pairs = [(a, b) for i, a in enumerate(models) for b in models[i + 1 :]]
+    out = ["prompt_id,prompt,model_a,model_b,response_a,response_b,judge,winner"]
+    for row in range(rows):
+        prompt, rest = divmod(row, len(pairs) * 10)
+        (a, b), judge = pairs[rest // 10], f"judge-{rest % 10}"
+        text = f"Question {prompt}?" if rest == 0 else ""
+        out.append(f"p{prompt},{text},{a},{b},answer {prompt} by {a},answer {prompt} by {b},{judge},{'ab'[row % 2]}")
+    return ("\n".join(out) + "\n").encode()
+
+
+def peak_while_reading(data: bytes) -> int:
+    """The most memory Python held while reading and checking the file as a stream (judgments dropped);
+    the file itself is outside it, as a file on disk is."""
+    stream = io.BytesIO(data)
+    tracemalloc.start()
+    try:
+        parsed = parse_judgment_file(stream, "csv", known_models=(), allow_new_models=True, on_judgment=id)
+        assert parsed.ok, parsed.errors[:3]
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_reading_a_file_keeps_a_few_bytes_a_row_not_its_records():
+    """A record and its key kept per row cost about 500 bytes (5 GB at ten million rows); what is kept
+    now is the row's key as two hashes and its line (24 bytes) and each new response once."""
+    small, large = labels_csv(19_000), labels_csv(76_000)
+    per_row = (peak_while_reading(large) - peak_while_reading(small)) / 57_000
+    assert per_row < 64, f"{per_row:.0f} bytes a row"
