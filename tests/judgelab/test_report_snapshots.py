@@ -184,3 +184,22 @@ def test_a_judge_page_served_from_an_earlier_report_says_so_and_a_judge_not_in_i
     assert "before the latest labels landed" in page and "appears when the report is" in page
     missing = client.get(f"/judges/{judge_key('claude')}/")
     assert missing.status_code == 404 and "A worker is computing the report" in missing.content.decode()
+
+
+def test_a_workers_refresh_computes_on_one_blas_thread(monkeypatch):
+    """A library's pool of a thread per core cost a refresh 40 % more CPU for the same time, beside a
+    worker's other tasks; whatever the process's setting, the refresh runs on one thread."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    imported(LABELS)
+    seen = []
+    real = judge_report.compute
+
+    def noting(scope):
+        seen.extend(pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas")
+        return real(scope)
+
+    monkeypatch.setattr(judge_report, "compute", noting)
+    with threadpool_limits(limits=2, user_api="blas"):
+        judge_report.refresh_report(judge_report.Scope())
+    assert seen and set(seen) == {1}
