@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.core.cache import cache
-from threadpoolctl import threadpool_limits
 from django.utils import timezone
+from threadpoolctl import threadpool_limits
 
 from evalhub.celery import task_named
 from evalhub.core.judge_lab.report import build_report

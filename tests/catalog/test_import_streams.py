@@ -109,3 +109,77 @@ def test_reading_a_file_keeps_a_few_bytes_a_row_not_its_records():
     small, large = labels_csv(19_000), labels_csv(76_000)
     per_row = (peak_while_reading(large) - peak_while_reading(small)) / 57_000
     assert per_row < 64, f"{per_row:.0f} bytes a row"
+
+
+@pytest.mark.parametrize("at_a_time", [1, 5000])
+def test_edited_labels_updated_as_the_file_is_read_count_as_a_recount_does(monkeypatch, at_a_time):
+    """Changed labels are updated in batches while the file is read (a file of ten million edits is not
+    held as model instances); the counts then equal a recount of the stored labels."""
+    from evalhub.catalog.actions import judgments as importing
+    from evalhub.catalog.label_counts import imported_counts
+    from evalhub.tallies.models import BATTLE_COUNTS, BATTLE_KEY, BattleCount
+
+    monkeypatch.setattr(importing._JudgmentImport, "CHANGED_AT_A_TIME", at_a_time)
+    do_import_judgments(filename="l.csv", data=GENERIC_CSV.encode(), benchmark_slug="b", allow_new_models=True)
+    edited = GENERIC_CSV.replace("101,100,human-ana,a", "101,100,human-ana,tie").replace(
+        ",gpt-4o,b,0.2", ",gpt-4o,a,0.7"
+    )
+    summary = do_import_judgments(filename="l.csv", data=io.BytesIO(edited.encode()), benchmark_slug="b")
+    assert (summary.counts["judgments_replaced"], summary.counts["judgments_unchanged"]) == (2, 2)
+    assert Judgment.objects.filter(verdict=0).count() == 1 and Judgment.objects.count() == 4
+    rows = BattleCount.objects.values_list(*BATTLE_KEY, *BATTLE_COUNTS)
+    kept = {tuple(row[: len(BATTLE_KEY)]): list(row[len(BATTLE_KEY) :]) for row in rows if any(row[len(BATTLE_KEY) :])}
+    assert kept == dict(imported_counts())
+
+
+def peak_while_importing(data: bytes) -> int:
+    stream = io.BytesIO(data)
+    tracemalloc.start()
+    try:
+        do_import_judgments(filename="l.csv", data=stream, benchmark_slug="big", allow_new_models=True)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_importing_a_file_again_keeps_a_few_bytes_a_stored_label():
+    """Importing a file again compares each row with the stored label of its judge, criterion and pair:
+    kept as a dict of tuples that was about 300 bytes a label; as sorted numbers, 24."""
+    small, large = labels_csv(19_000), labels_csv(57_000)
+    do_import_judgments(filename="l.csv", data=small, benchmark_slug="big", allow_new_models=True)
+    before = peak_while_importing(small)
+    do_import_judgments(filename="l.csv", data=large, benchmark_slug="big", allow_new_models=True)
+    per_row = (peak_while_importing(large) - before) / 38_000
+    assert Judgment.objects.count() == 57_000
+    assert per_row < 128, f"{per_row:.0f} bytes a row"
+
+
+def test_a_repeated_row_the_database_refuses_mid_file_is_named_by_its_line():
+    """On PostgreSQL a label goes to the server as its row is read, so the server refuses a repeated row
+    (the file's own repeat) before the reading has named it: the reading goes on and names it, and
+    nothing is stored. A new judge after the repeat makes the import end its COPY there."""
+    rows = GENERIC_CSV.rstrip("\r\n").split("\r\n")
+    repeated = "\r\n".join([*rows[:3], rows[2], "q2,,gpt-4o,llama-3,101,100,newcomer,a,"]) + "\r\n"
+    assert refusal("l.csv", repeated.encode(), as_stream=True) == [
+        (4, "the same judge, pair and criterion as on line 3.")
+    ]
+    assert not Judgment.objects.exists()
+
+
+def test_a_large_import_takes_the_tables_statistics_again(monkeypatch):
+    """Until autovacuum runs, PostgreSQL plans as if the tables were as small as before the load."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from evalhub.catalog.actions import judgments as importing
+
+    if connection.vendor != "postgresql":
+        pytest.skip("statistics are PostgreSQL's")
+    monkeypatch.setattr(importing._JudgmentImport, "ANALYZE_AFTER", 4)
+    with CaptureQueriesContext(connection) as queries:
+        do_import_judgments(filename="l.csv", data=GENERIC_CSV.encode(), benchmark_slug="b", allow_new_models=True)
+    assert any(query["sql"].startswith("ANALYZE ") for query in queries.captured_queries)
+    monkeypatch.setattr(importing._JudgmentImport, "ANALYZE_AFTER", 5)
+    with CaptureQueriesContext(connection) as queries:
+        do_import_judgments(filename="m.csv", data=GENERIC_CSV.encode(), benchmark_slug="c", allow_new_models=True)
+    assert not any(query["sql"].startswith("ANALYZE ") for query in queries.captured_queries), "4 labels: too few"

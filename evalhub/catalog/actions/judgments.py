@@ -4,13 +4,11 @@ Arena files), whole or not at all."""
 from __future__ import annotations
 
 import json
-from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 
 from evalhub.catalog.actions.importing import (
     ImportRejected,
@@ -28,12 +26,14 @@ from evalhub.catalog.actions.importing import (
     real_user,
     size_of,
 )
+from evalhub.catalog.actions.judgment_import_state import NewBattles, StoredLabels, value_hash
 from evalhub.catalog.label_counts import battle_key, do_count_imported, do_count_new_labels
 from evalhub.catalog.models import (
     Benchmark,
     Criterion,
     Judgment,
     LanguageModel,
+    Prompt,
     Response,
     TaskType,
     Verdict,
@@ -51,7 +51,7 @@ from evalhub.core.files.rows import RowError, Source, unit_of
 from evalhub.core.files.spool import Spool
 from evalhub.core.prompts.criteria_variants import ORIGINAL as ORIGINAL_PROMPT
 from evalhub.system.bounded_queries import where_in
-from evalhub.system.bulk_insert import RowWriter, reserve_ids
+from evalhub.system.bulk_insert import RowWriter, refresh_statistics, reserve_ids
 from evalhub.tallies.actions import note_change
 
 # --- pairwise judgments from files (human labels and judges' verdicts) ---------------------------
@@ -199,6 +199,8 @@ class _JudgmentImport:
     KEY = ("criterion_id", "judge_model_id", "response_id", "response_2_id")
     COLUMNS = (*KEY, "verdict", "probability", "grade", "metadata", "blind_verdict", "aid")
     FIRST_RESERVED, MOST_RESERVED = 64, 4096  # response keys reserved at a time, doubling: few unused
+    CHANGED_AT_A_TIME = 5000  # changed labels updated together, as the file is read
+    ANALYZE_AFTER = 10_000  # new labels past which the tables' statistics are taken again
 
     def __init__(self, benchmark: Benchmark) -> None:
         self.benchmark = benchmark
@@ -211,18 +213,18 @@ class _JudgmentImport:
                 prompt__benchmark=benchmark, parent__isnull=True, variant=""
             ).values_list("id", "prompt__external_id", "model__slug")
         }
-        # key → (pk, verdict, probability, grade, whether Arena called it a tie where neither is good,
-        # the verdict before an aid, the aid)
-        self.stored: dict[tuple[int, int, int, int], tuple[Any, ...]] = {}
+        self.stored = StoredLabels()
         self.judges_read: set[str] = set()
         # What this import creates with a key it reserved: models and judges, criteria, responses.
         self.new_models: dict[str, int] = {}
         self.new_criteria: dict[str, int] = {}
         self.new_responses: dict[tuple[str, str], int] = {}
         self.spare: list[int] = []  # response keys reserved and not given yet
-        self.new = _NewBattles()
+        self.new = NewBattles()
         self.changed: list[Judgment] = []
+        self.replaced = 0
         self.unchanged = 0
+        self.refused: IntegrityError | None = None
 
     def __enter__(self) -> _JudgmentImport:
         self.writer.__enter__()
@@ -232,6 +234,17 @@ class _JudgmentImport:
         self.writer.__exit__(kind, error, trace)
 
     def add(self, record: JudgmentRecord) -> None:
+        """Write the label now (or note it as unchanged or changed). A label the database refuses as
+        one it holds already (the file repeats a row, which the reading names once the file is read:
+        on PostgreSQL the COPY refuses it first) stops the writing; the reading goes on, to name it."""
+        if self.refused is not None:
+            return  # the transaction is aborted: nothing more can be written or asked
+        try:
+            self._add(record)
+        except IntegrityError as error:
+            self.refused = error
+
+    def _add(self, record: JudgmentRecord) -> None:
         if record.criterion not in self.criteria and record.criterion != DEFAULT_CRITERION:
             return  # an unknown criterion: the file is refused once read
         # A million labels name a few judges, criteria and thousands of responses: a dict lookup each, as a rule.
@@ -244,14 +257,14 @@ class _JudgmentImport:
         )
         verdict = VERDICT_OF_WINNER[record.winner]
         blind = None if record.blind_winner is None else VERDICT_OF_WINNER[record.blind_winner]
-        stored = self.stored.get(key)
+        stored = self.stored.find(*key)
         both_bad = record.winner == BOTH_BAD
         if stored is None:
             self.writer.write(
                 (*key, verdict, record.probability_a, record.grade, BOTH_BAD_METADATA[both_bad], blind, record.aid)
             )
             self.new.add(record, verdict)
-        elif stored[1:] != (verdict, record.probability_a, record.grade, both_bad, blind, record.aid):
+        elif stored[1] != value_hash(verdict, record.probability_a, record.grade, both_bad, blind, record.aid):
             # Updated in place: the row keeps its place among the judge's labels of the pair, so the
             # order it was first shown in (the earlier label) does not swap when one verdict is edited.
             self.changed.append(
@@ -265,8 +278,24 @@ class _JudgmentImport:
                     aid=record.aid,
                 )
             )
+            if len(self.changed) >= self.CHANGED_AT_A_TIME:
+                self._replace_changed()
         else:
             self.unchanged += 1
+
+    def _replace_changed(self) -> None:
+        """Update the changed labels so far in place, their counts taken away and added again."""
+        if not self.changed:
+            return
+        self.writer.pause()
+        stale = [judgment.pk for judgment in self.changed]
+        do_count_imported(stale, -1)
+        Judgment.objects.bulk_update(
+            self.changed, ["verdict", "probability", "grade", "metadata", "blind_verdict", "aid"], batch_size=500
+        )
+        do_count_imported(stale, 1)
+        self.replaced += len(stale)
+        self.changed = []
 
     def _criterion(self, slug: str) -> int:
         if slug not in self.criteria:
@@ -280,17 +309,18 @@ class _JudgmentImport:
             self.models[slug] = self.new_models[slug] = reserve_ids(LanguageModel, 1)[0]
         elif slug not in self.judges_read and slug not in self.new_models:
             self.writer.pause()
-            self.stored.update(
-                ((c, j, r1, r2), (pk, verdict, probability, grade, arena_winner == BOTH_BAD, blind, aid))
-                for pk, c, j, r1, r2, verdict, probability, grade, arena_winner, blind, aid in Judgment.objects.filter(
+            rows = (
+                Judgment.objects.filter(
                     judge_model_id=self.models[slug],
                     response_2__isnull=False,
                     prompt_variant=ORIGINAL_PROMPT,
                     response__prompt__benchmark=self.benchmark,
                 )
                 .values_list(
+                    "criterion_id",
+                    "response_id",
+                    "response_2_id",
                     "pk",
-                    *self.KEY,
                     "verdict",
                     "probability",
                     "grade",
@@ -299,6 +329,13 @@ class _JudgmentImport:
                     "aid",
                 )
                 .iterator(chunk_size=5000)
+            )
+            self.stored.load(
+                self.models[slug],
+                (
+                    (c, r1, r2, pk, value_hash(verdict, probability, grade, arena_winner == BOTH_BAD, blind, aid))
+                    for c, r1, r2, pk, verdict, probability, grade, arena_winner, blind, aid in rows
+                ),
             )
         self.judges_read.add(slug)
         return self.models[slug]
@@ -315,6 +352,8 @@ class _JudgmentImport:
 
     def store(self, parsed: ParsedJudgments) -> dict[str, int]:
         """Create what the labels point to, update the changed ones, count them all; the import's counts."""
+        if self.refused is not None:  # refused, and no repeated row in the file: another import stored them
+            raise made_meanwhile("a label of this file")
         self.writer.pause()
         counts = {"models_created": do_create_models(parsed.benchmark.new_models, parsed.names, self.new_models)}
         counts["judges_created"] = do_create_judges(parsed.judges, parsed.names, self.new_models)
@@ -338,13 +377,8 @@ class _JudgmentImport:
                 raise made_meanwhile(f"criterion {DEFAULT_CRITERION!r}")
         prompts = do_upsert_prompts(self.benchmark, parsed.benchmark, counts)
         do_upsert_responses(prompts, parsed.benchmark, counts, self.new_responses)
-        stale = [judgment.pk for judgment in self.changed]
-        do_count_imported(stale, -1)
-        Judgment.objects.bulk_update(
-            self.changed, ["verdict", "probability", "grade", "metadata", "blind_verdict", "aid"], batch_size=500
-        )
-        do_count_imported(stale, 1)
-        if self.changed:
+        self._replace_changed()
+        if self.replaced:
             note_change()  # a probability alone changes no count, but the win rates and the judge lab read it
         # The new labels' battles come from what the import holds, not from reading a million rows back.
         do_count_new_labels(
@@ -352,53 +386,8 @@ class _JudgmentImport:
             for (prompt, a, b, human, criterion, verdict), many in self.new.counted()
         )
         counts.update(
-            judgments_created=self.new.labels, judgments_replaced=len(stale), judgments_unchanged=self.unchanged
+            judgments_created=self.new.labels, judgments_replaced=self.replaced, judgments_unchanged=self.unchanged
         )
+        if self.new.labels >= self.ANALYZE_AFTER:
+            refresh_statistics(Judgment, Response, Prompt)
         return counts
-
-
-class _NewBattles:
-    """The new labels' battles as they will be counted, in a few bytes a label: each label's prompt and
-    the rest of its battle (pair, kind of judge, criterion, verdict: few distinct) as two small codes,
-    merged into counts by sorting every MERGE_EVERY labels (a label read back from a list of records
-    cost about 300 bytes: 3 GB at ten million)."""
-
-    MERGE_EVERY = 1 << 20
-
-    def __init__(self) -> None:
-        self.prompts: dict[str, int] = {}
-        self.battles: dict[tuple[str, str, bool, str, int | None], int] = {}
-        self.prompt_codes, self.battle_codes = array("q"), array("q")
-        self.merged = np.zeros((0, 3), dtype=np.int64)  # (prompt code, battle code, labels)
-        self.labels = 0
-
-    def add(self, record: JudgmentRecord, verdict: int | None) -> None:
-        prompt = self.prompts.setdefault(record.prompt_id, len(self.prompts))
-        battle = (record.model_a, record.model_b, record.judge_is_human, record.criterion, verdict)
-        self.prompt_codes.append(prompt)
-        self.battle_codes.append(self.battles.setdefault(battle, len(self.battles)))
-        self.labels += 1
-        if len(self.prompt_codes) >= self.MERGE_EVERY:
-            self._merge()
-
-    def _merge(self) -> None:
-        fresh = np.column_stack(
-            [
-                np.frombuffer(self.prompt_codes, dtype=np.int64),
-                np.frombuffer(self.battle_codes, dtype=np.int64),
-                np.ones(len(self.prompt_codes), dtype=np.int64),
-            ]
-        )
-        rows = np.concatenate([self.merged, fresh])
-        key = rows[:, 0] * max(len(self.battles), 1) + rows[:, 1]
-        kinds, first, where = np.unique(key, return_index=True, return_inverse=True)
-        self.merged = np.column_stack([rows[first, 0], rows[first, 1], np.bincount(where.ravel(), weights=rows[:, 2])])
-        self.merged = self.merged.astype(np.int64)
-        self.prompt_codes, self.battle_codes = array("q"), array("q")
-
-    def counted(self) -> Iterator[tuple[tuple[str, str, str, bool, str, int | None], int]]:
-        """((prompt id, model a, model b, a person judged, criterion, verdict), labels) per kind."""
-        self._merge()
-        prompts, battles = list(self.prompts), list(self.battles)
-        for prompt, battle, many in self.merged.tolist():
-            yield (prompts[prompt], *battles[battle]), many

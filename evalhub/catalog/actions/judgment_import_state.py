@@ -1,0 +1,111 @@
+"""What a judgment import keeps while it reads a file, in a few bytes a label (a file may hold ten
+million): the labels already stored that the file's may repeat or change (`StoredLabels`), and the new
+labels' battles it will count (`NewBattles`). Python objects per label cost about 300 bytes each."""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+from evalhub.core.files.judgments import JudgmentRecord
+
+# A stored label's pair is kept as one 64-bit number, its two response ids side by side.
+ID_BITS = 31
+
+
+def pair_key(first: int, second: int) -> int:
+    if first >> ID_BITS or second >> ID_BITS:
+        raise OverflowError(f"response ids past 2^{ID_BITS} ({first}, {second}): a judgment import cannot key them")
+    return first << 32 | second
+
+
+def value_hash(verdict: Any, probability: Any, grade: Any, both_bad: bool, blind: Any, aid: str) -> int:
+    """A label's values as one number: equal values give equal numbers; two different ones agree about
+    once in 2^64 (an edit then read as no change)."""
+    return hash((verdict, probability, grade, both_bad, blind, aid))
+
+
+class StoredLabels:
+    """Per judge and criterion, the stored labels' pairs (sorted), keys and value hashes."""
+
+    def __init__(self) -> None:
+        self.tables: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    def load(self, judge: int, rows: Iterable[tuple[int, int, int, int, int]]) -> None:
+        """One judge's stored labels: (criterion, first response, second response, key, value hash) each."""
+        columns: dict[int, tuple[array, array, array]] = {}
+        for criterion, first, second, pk, values in rows:
+            pairs, keys, hashes = columns.setdefault(criterion, (array("q"), array("q"), array("q")))
+            pairs.append(pair_key(first, second))
+            keys.append(pk)
+            hashes.append(values)
+        for criterion, (pairs, keys, hashes) in columns.items():
+            sorted_pairs = np.frombuffer(pairs, dtype=np.int64)
+            order = np.argsort(sorted_pairs, kind="stable")
+            self.tables[(judge, criterion)] = (
+                sorted_pairs[order],
+                np.frombuffer(keys, dtype=np.int64)[order],
+                np.frombuffer(hashes, dtype=np.int64)[order],
+            )
+
+    def find(self, criterion: int, judge: int, first: int, second: int) -> tuple[int, int] | None:
+        """(key, value hash) of the stored label of this judge, criterion and pair; None if none."""
+        table = self.tables.get((judge, criterion))
+        if table is None:
+            return None
+        pairs, keys, hashes = table
+        wanted = pair_key(first, second)
+        at = int(np.searchsorted(pairs, wanted))
+        if at == len(pairs) or pairs[at] != wanted:
+            return None
+        return int(keys[at]), int(hashes[at])
+
+
+class NewBattles:
+    """The new labels' battles as they will be counted, in a few bytes a label: each label's prompt and
+    the rest of its battle (pair, kind of judge, criterion, verdict: few distinct) as two small codes,
+    merged into counts by sorting every MERGE_EVERY labels (a label read back from a list of records
+    cost about 300 bytes: 3 GB at ten million)."""
+
+    MERGE_EVERY = 1 << 20
+
+    def __init__(self) -> None:
+        self.prompts: dict[str, int] = {}
+        self.battles: dict[tuple[str, str, bool, str, int | None], int] = {}
+        self.prompt_codes, self.battle_codes = array("q"), array("q")
+        self.merged = np.zeros((0, 3), dtype=np.int64)  # (prompt code, battle code, labels)
+        self.labels = 0
+
+    def add(self, record: JudgmentRecord, verdict: int | None) -> None:
+        prompt = self.prompts.setdefault(record.prompt_id, len(self.prompts))
+        battle = (record.model_a, record.model_b, record.judge_is_human, record.criterion, verdict)
+        self.prompt_codes.append(prompt)
+        self.battle_codes.append(self.battles.setdefault(battle, len(self.battles)))
+        self.labels += 1
+        if len(self.prompt_codes) >= self.MERGE_EVERY:
+            self._merge()
+
+    def _merge(self) -> None:
+        fresh = np.column_stack(
+            [
+                np.frombuffer(self.prompt_codes, dtype=np.int64),
+                np.frombuffer(self.battle_codes, dtype=np.int64),
+                np.ones(len(self.prompt_codes), dtype=np.int64),
+            ]
+        )
+        rows = np.concatenate([self.merged, fresh])
+        key = rows[:, 0] * max(len(self.battles), 1) + rows[:, 1]
+        kinds, first, where = np.unique(key, return_index=True, return_inverse=True)
+        self.merged = np.column_stack([rows[first, 0], rows[first, 1], np.bincount(where.ravel(), weights=rows[:, 2])])
+        self.merged = self.merged.astype(np.int64)
+        self.prompt_codes, self.battle_codes = array("q"), array("q")
+
+    def counted(self) -> Iterator[tuple[tuple[str, str, str, bool, str, int | None], int]]:
+        """((prompt id, model a, model b, a person judged, criterion, verdict), labels) per kind."""
+        self._merge()
+        prompts, battles = list(self.prompts), list(self.battles)
+        for prompt, battle, many in self.merged.tolist():
+            yield (prompts[prompt], *battles[battle]), many
