@@ -5,7 +5,7 @@ labels' battles it will count (`NewBattles`). Python objects per label cost abou
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -51,17 +51,23 @@ class StoredLabels:
                 np.frombuffer(hashes, dtype=np.int64)[order],
             )
 
-    def find(self, criterion: int, judge: int, first: int, second: int) -> tuple[int, int] | None:
-        """(key, value hash) of the stored label of this judge, criterion and pair; None if none."""
-        table = self.tables.get((judge, criterion))
-        if table is None:
-            return None
-        pairs, keys, hashes = table
-        wanted = pair_key(first, second)
-        at = int(np.searchsorted(pairs, wanted))
-        if at == len(pairs) or pairs[at] != wanted:
-            return None
-        return int(keys[at]), int(hashes[at])
+    def find_all(self, wanted: Sequence[tuple[int, int, int, int]]) -> list[tuple[int, int] | None]:
+        """Per (criterion, judge, first response, second response): (key, value hash) of its stored
+        label, None if none; one sorted search per judge and criterion for the lot."""
+        out: list[tuple[int, int] | None] = [None] * len(wanted)
+        rows: dict[tuple[int, int], list[int]] = {}
+        for i, (criterion, judge, _, _) in enumerate(wanted):
+            if (judge, criterion) in self.tables:
+                rows.setdefault((judge, criterion), []).append(i)
+        for table, positions in rows.items():
+            pairs, keys, hashes = self.tables[table]
+            sought = np.fromiter((pair_key(wanted[i][2], wanted[i][3]) for i in positions), np.int64, len(positions))
+            at = np.minimum(np.searchsorted(pairs, sought), len(pairs) - 1)
+            hit = pairs[at] == sought
+            found = np.flatnonzero(hit)
+            for i, key, values in zip(found.tolist(), keys[at[hit]].tolist(), hashes[at[hit]].tolist(), strict=True):
+                out[positions[i]] = (key, values)
+        return out
 
 
 class NewBattles:

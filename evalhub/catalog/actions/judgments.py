@@ -200,6 +200,7 @@ class _JudgmentImport:
     COLUMNS = (*KEY, "verdict", "probability", "grade", "metadata", "blind_verdict", "aid")
     FIRST_RESERVED, MOST_RESERVED = 64, 4096  # response keys reserved at a time, doubling: few unused
     CHANGED_AT_A_TIME = 5000  # changed labels updated together, as the file is read
+    SETTLED_AT_A_TIME = 4096  # labels looked up among the stored ones together
     ANALYZE_AFTER = 10_000  # new labels past which the tables' statistics are taken again
 
     def __init__(self, benchmark: Benchmark) -> None:
@@ -225,6 +226,7 @@ class _JudgmentImport:
         self.replaced = 0
         self.unchanged = 0
         self.refused: IntegrityError | None = None
+        self.pending: list[tuple[JudgmentRecord, tuple[int, int, int, int]]] = []  # read, not yet settled
 
     def __enter__(self) -> _JudgmentImport:
         self.writer.__enter__()
@@ -255,9 +257,25 @@ class _JudgmentImport:
             responses.get((record.prompt_id, record.model_a)) or self._response(record.prompt_id, record.model_a),
             responses.get((record.prompt_id, record.model_b)) or self._response(record.prompt_id, record.model_b),
         )
+        if not self.stored.tables:  # nothing stored to compare with (a first import): written at once
+            self._settle_one(record, key, None)
+            return
+        self.pending.append((record, key))
+        if len(self.pending) >= self.SETTLED_AT_A_TIME:
+            self._settle()
+
+    def _settle(self) -> None:
+        """The labels read since the last call, in the file's order: each written, or noted as changed
+        or unchanged, their stored labels looked up together (one sorted search for the lot)."""
+        pending, self.pending = self.pending, []
+        for (record, key), stored in zip(pending, self.stored.find_all([key for _, key in pending]), strict=True):
+            self._settle_one(record, key, stored)
+
+    def _settle_one(
+        self, record: JudgmentRecord, key: tuple[int, int, int, int], stored: tuple[int, int] | None
+    ) -> None:
         verdict = VERDICT_OF_WINNER[record.winner]
         blind = None if record.blind_winner is None else VERDICT_OF_WINNER[record.blind_winner]
-        stored = self.stored.find(*key)
         both_bad = record.winner == BOTH_BAD
         if stored is None:
             self.writer.write(
@@ -352,6 +370,11 @@ class _JudgmentImport:
 
     def store(self, parsed: ParsedJudgments) -> dict[str, int]:
         """Create what the labels point to, update the changed ones, count them all; the import's counts."""
+        if self.refused is None:
+            try:
+                self._settle()
+            except IntegrityError as error:
+                self.refused = error
         if self.refused is not None:  # refused, and no repeated row in the file: another import stored them
             raise made_meanwhile("a label of this file")
         self.writer.pause()

@@ -52,6 +52,7 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, 
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from evalhub.core.files.benchmarks import MAX_ID_LENGTH, ParsedFile, parse_rows
@@ -101,8 +102,10 @@ AUTO, PEOPLE, MODELS = "auto", "people", "models"
 JUDGES_ARE = (AUTO, PEOPLE, MODELS)
 
 
-@dataclass(frozen=True, slots=True)
-class JudgmentRecord:
+class JudgmentRecord(msgspec.Struct, frozen=True, array_like=True):
+    """One judgment as read. A msgspec Struct: made and spooled (as an array) several times faster than
+    a dataclass, which counts at ten million rows."""
+
     line: int
     prompt_id: str
     model_a: str
