@@ -183,3 +183,15 @@ def test_a_large_import_takes_the_tables_statistics_again(monkeypatch):
     with CaptureQueriesContext(connection) as queries:
         do_import_judgments(filename="m.csv", data=GENERIC_CSV.encode(), benchmark_slug="c", allow_new_models=True)
     assert not any(query["sql"].startswith("ANALYZE ") for query in queries.captured_queries), "4 labels: too few"
+
+
+def test_a_tie_where_neither_is_good_is_unchanged_on_a_second_import_and_changed_when_it_becomes_a_tie():
+    """The stored label's values are compared by hash, Arena's "both bad" read by the database itself."""
+    first = do_import_judgments(filename="mt.jsonl", data=jsonl(*MT_BENCH), benchmark_slug="b", allow_new_models=True)
+    assert first.counts["judgments_created"] == 2
+    again = do_import_judgments(filename="mt.jsonl", data=io.BytesIO(jsonl(*MT_BENCH)), benchmark_slug="b")
+    assert (again.counts["judgments_unchanged"], again.counts["judgments_replaced"]) == (2, 0)
+    edited = [MT_BENCH[0], {**MT_BENCH[1], "winner": "tie"}]
+    changed = do_import_judgments(filename="mt.jsonl", data=io.BytesIO(jsonl(*edited)), benchmark_slug="b")
+    assert (changed.counts["judgments_unchanged"], changed.counts["judgments_replaced"]) == (1, 1)
+    assert not Judgment.objects.filter(metadata__has_key="arena_winner").exists()

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
+from django.db.models import BooleanField, ExpressionWrapper, Q
+from django.db.models.functions import Coalesce
 
 from evalhub.catalog.actions.importing import (
     ImportRejected,
@@ -72,6 +74,9 @@ ARENA_WINNER = "arena_winner"  # a label's metadata key for Arena's winner where
 
 
 BOTH_BAD_METADATA = {False: "{}", True: json.dumps({ARENA_WINNER: BOTH_BAD})}  # as the writer takes JSON
+
+
+BOTH_BAD_LABEL = Q(**{f"metadata__{ARENA_WINNER}": BOTH_BAD})  # a label Arena called a tie where neither is good
 
 
 PERSON_SCORE_SOURCE = "human"  # a score a person gave on the rating screen
@@ -334,6 +339,9 @@ class _JudgmentImport:
                     prompt_variant=ORIGINAL_PROMPT,
                     response__prompt__benchmark=self.benchmark,
                 )
+                # Arena's both-bad as a boolean the database works out: a JSON value per row cost Django a
+                # decoding each (8 % of an import of the same file again).
+                .annotate(both_bad=Coalesce(ExpressionWrapper(BOTH_BAD_LABEL, BooleanField()), False))
                 .values_list(
                     "criterion_id",
                     "response_id",
@@ -342,7 +350,7 @@ class _JudgmentImport:
                     "verdict",
                     "probability",
                     "grade",
-                    f"metadata__{ARENA_WINNER}",
+                    "both_bad",
                     "blind_verdict",
                     "aid",
                 )
@@ -351,8 +359,8 @@ class _JudgmentImport:
             self.stored.load(
                 self.models[slug],
                 (
-                    (c, r1, r2, pk, value_hash(verdict, probability, grade, arena_winner == BOTH_BAD, blind, aid))
-                    for c, r1, r2, pk, verdict, probability, grade, arena_winner, blind, aid in rows
+                    (c, r1, r2, pk, value_hash(verdict, probability, grade, bool(both_bad), blind, aid))
+                    for c, r1, r2, pk, verdict, probability, grade, both_bad, blind, aid in rows
                 ),
             )
         self.judges_read.add(slug)
