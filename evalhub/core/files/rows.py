@@ -10,6 +10,7 @@ import gzip
 import io
 import json
 import math
+import re
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
@@ -96,25 +97,15 @@ def unpacked_stream(filename: str, stream: IO[bytes], limit: int) -> tuple[str, 
 
 def unpacked(filename: str, data: bytes, limit: int) -> tuple[str, bytes]:
     """A gzipped file (`x.jsonl.gz`, as AlpacaEval ships its annotations) as its name and bytes inside,
-    unpacked at most `limit` bytes far (a small file may unpack to gigabytes); any other file as it is."""
-    if PurePath(filename).suffix.lower() != ".gz":
+    unpacked at most `limit` bytes far (a small file may unpack to gigabytes); any other file as it is.
+    The stream's reader (`unpacked_stream`), read to its end: one gzip reader for both."""
+    name, stream = unpacked_stream(filename, io.BytesIO(data), limit)
+    if name == filename:
         return filename, data
-    out, rest = bytearray(), data
-    while rest:  # a gzip file may hold several members one after another (`cat a.gz b.gz`): all are read
-        unpacker = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)  # the gzip header and trailer
-        try:
-            out += unpacker.decompress(rest, limit + 1 - len(out))
-        except zlib.error as error:
-            raise ValueError(f"{filename} is not a readable gzip file ({error}).") from None
-        if len(out) > limit:
-            raise ValueError(
-                f"{filename} unpacks to over {limit / 1e6:.1f} MB, the import limit (EVALHUB_MAX_IMPORT_BYTES); "
-                "split it or raise the limit."
-            )
-        if not unpacker.eof:
-            raise ValueError(f"{filename} ends before its gzip stream does: the file is cut short.")
-        rest = unpacker.unused_data
-    return filename[: -len(".gz")], bytes(out)
+    try:
+        return name, stream.read()
+    except FileError as error:
+        raise ValueError(str(error)) from None
 
 
 def detect_format(filename: str) -> str:
@@ -157,21 +148,17 @@ def read_rows(
     `check_header` (the schema's) raises FileError for a header that cannot be imported; `nested`
     names the JSONL/Parquet objects spread into dotted columns."""
     check = check_header
-    if not isinstance(data, bytes | bytearray | memoryview):
-        if fmt in ("csv", "jsonl"):
-            lines = _stream_lines(data)
-            if fmt == "jsonl":
-                yield from _read_jsonl((line[:-1] if line.endswith("\n") else line for line in lines), nested)
-            else:
-                yield from _read_csv(lines, check)
-            return
+    if fmt in ("csv", "jsonl"):  # a line at a time, from a stream (bytes read as one): one reader for both
+        lines = _stream_lines(io.BytesIO(data) if isinstance(data, bytes) else data, bare_cr=fmt == "csv")
+        if fmt == "jsonl":
+            yield from _read_jsonl((line[:-1] if line.endswith("\n") else line for line in lines), nested)
+        else:
+            yield from _read_csv(lines, check)
+        return
+    if not isinstance(data, bytes):
         data = data.read()
-    if fmt == "jsonl":
-        yield from _read_jsonl(_decoded_lines(data), nested)
-    elif fmt == "json":
+    if fmt == "json":
         yield from _read_json_array(_decode(data), nested)
-    elif fmt == "csv":
-        yield from _read_csv(_decode(data), check)
     elif fmt == "parquet":
         yield from _read_parquet(data, check, nested)
     else:
@@ -194,38 +181,32 @@ def _bounded_int(digits: str) -> int:
     return int(digits)
 
 
-def _decoded_lines(data: bytes) -> Iterator[str]:
-    """The file's lines decoded one at a time, as `_decode(data).split("\n")` gives them (not
-    splitlines(): JSON strings may hold a raw U+2028, which is not a line end; UTF-8 never has the byte
-    of "\n" inside a character), without a decoded copy of a large file beside its bytes."""
-    start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
-    while start <= len(data):
-        end = data.find(b"\n", start)
-        end = len(data) if end == -1 else end
-        try:
-            yield data[start:end].decode("utf-8")
-        except UnicodeDecodeError:
-            _decode(data)  # the whole file's message: the first bad byte's offset and line
-            raise
-        start = end + 1
+_AFTER_BARE_CR = re.compile(rb"(?<=\r)(?!\n)")  # where a line that ends in a lone carriage return ends
 
 
-def _stream_lines(stream: IO[bytes]) -> Iterator[str]:
+def _stream_lines(stream: IO[bytes], *, bare_cr: bool = False) -> Iterator[str]:
     """A binary stream's lines decoded one at a time, each with its line end (as the csv module wants
-    them; a cell may hold a line end inside quotes), the byte order mark dropped."""
-    offset = 0
-    for number, raw in enumerate(stream, start=1):
-        start = len(codecs.BOM_UTF8) if number == 1 and raw.startswith(codecs.BOM_UTF8) else 0
-        try:
-            yield raw[start:].decode("utf-8")
-        except UnicodeDecodeError as error:
-            at = offset + start + error.start
-            raise FileError(
-                f"the file is not valid UTF-8 (byte 0x{raw[start + error.start]:02x} at offset {at}); "
-                "save it as UTF-8 and try again.",
-                number,
-            ) from None
-        offset += len(raw)
+    them; a cell may hold a line end inside quotes), the byte order mark dropped. `bare_cr`: a lone
+    carriage return ends a line too, as in a CSV saved with old Mac line ends (read as text, such files
+    always imported)."""
+    offset, number = 0, 0
+    for raw in stream:
+        pieces = [raw]
+        if bare_cr and b"\r" in raw and not (raw.endswith(b"\r\n") and raw.count(b"\r") == 1):
+            pieces = [piece for piece in _AFTER_BARE_CR.split(raw) if piece]
+        for piece in pieces:
+            number += 1
+            start = len(codecs.BOM_UTF8) if number == 1 and piece.startswith(codecs.BOM_UTF8) else 0
+            try:
+                yield piece[start:].decode("utf-8")
+            except UnicodeDecodeError as error:
+                at = offset + start + error.start
+                raise FileError(
+                    f"the file is not valid UTF-8 (byte 0x{piece[start + error.start]:02x} at offset {at}); "
+                    "save it as UTF-8 and try again.",
+                    number,
+                ) from None
+            offset += len(piece)
 
 
 def _read_jsonl(lines: Iterable[str], nested: Collection[str]) -> Iterator[tuple[int, dict[str, Any] | str]]:
@@ -275,9 +256,9 @@ def _read_json_array(text: str, nested: Collection[str]) -> Iterator[tuple[int, 
 
 
 def _read_csv(
-    text: str | Iterable[str], check_header: Callable[[list[str]], None]
+    lines: Iterable[str], check_header: Callable[[list[str]], None]
 ) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    records = csv_records(text)
+    records = csv_records(lines)
     first = next(records, None)
     if first is None:
         return
