@@ -39,7 +39,7 @@ def shares(mine: JudgeVerdicts) -> np.ndarray:
 
 
 def other_judges(
-    judge: JudgeInfo, battles: np.ndarray, verdicts: Mapping[str, JudgeVerdicts], judges: Sequence[JudgeInfo]
+    judge: JudgeInfo, battles: np.ndarray, shares_of: Mapping[str, np.ndarray], judges: Sequence[JudgeInfo]
 ) -> np.ndarray | None:
     """The other LLM judges' shares on the judge's battles: those that judged every one of them, at most
     MAX_OTHER_JUDGES, the first by name (a rule fixed in advance, not the ones that agree best)."""
@@ -47,7 +47,7 @@ def other_judges(
     for other in sorted(judges, key=lambda j: (j.name, j.id)):
         if other.id == judge.id or other.kind != MODEL or len(columns) == MAX_OTHER_JUDGES:
             continue
-        share = shares(verdicts[other.id])[battles]
+        share = shares_of[other.id][battles]
         if not np.isnan(share).any():
             columns.append(share)
     return np.column_stack(columns) if columns else None
@@ -56,7 +56,7 @@ def other_judges(
 def corrected_board(
     judge: JudgeInfo,
     pairs: Battles,
-    verdicts: Mapping[str, JudgeVerdicts],
+    shares_of: Mapping[str, np.ndarray],
     judges: Sequence[JudgeInfo],
     people_counts: np.ndarray,
     estimator: str,
@@ -65,8 +65,8 @@ def corrected_board(
     people's labels on the same battles: the share of people's verdicts for the first model, else the
     queue's adjudication. Under AUTO it is stratified by the prompts' category where the judge's error
     differs across them; several judges only when asked, since each board is one judge's. None where
-    people labelled none of its battles."""
-    share = shares(verdicts[judge.id])
+    people labelled none of its battles. `shares_of`: each judge's `shares`."""
+    share = shares_of[judge.id]
     total = people_counts.sum(axis=1)
     people = np.full(len(share), np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -83,6 +83,6 @@ def corrected_board(
         people[battles],
         clusters=pairs.cluster[battles],
         categories=pairs.category[battles],
-        others=other_judges(judge, battles, verdicts, judges) if estimator == MULTI_JUDGE else None,
+        others=other_judges(judge, battles, shares_of, judges) if estimator == MULTI_JUDGE else None,
         asked=estimator,
     )

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalhub.core.judge_lab.corrected_boards import corrected_board
+from evalhub.core.judge_lab.corrected_boards import corrected_board, shares
 from evalhub.core.judge_lab.measures import (
     ABSENT,
     BOOTSTRAP,
@@ -134,6 +134,8 @@ def build_report(
     context = _Context(
         index=index,
         verdicts=verdicts,
+        # Each judge's share for the first model, once: several-judge boards read every other judge's.
+        shares={judge.id: shares(verdicts[judge.id]) for judge in judges if judge.kind != PERSON},
         dense=dense,
         people=people,
         person_counts=person_counts,
@@ -203,6 +205,7 @@ class _Context:
 
     index: _Index
     verdicts: Mapping[str, JudgeVerdicts]
+    shares: Mapping[str, np.ndarray]
     dense: Mapping[str, np.ndarray]
     people: Sequence[str]
     person_counts: Mapping[str, np.ndarray]
@@ -268,7 +271,7 @@ def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], co
         versus_people=_versus_people(judge, picks, context) if judge.kind != PERSON else None,
         corrected=(
             corrected_board(
-                judge, context.index, context.verdicts, context.judges, context.people_counts, context.estimator
+                judge, context.index, context.shares, context.judges, context.people_counts, context.estimator
             )
             if judge.kind != PERSON
             else None
