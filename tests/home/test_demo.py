@@ -141,3 +141,22 @@ def test_the_demo_shows_how_much_each_aid_moved_its_simulated_people(admin_clien
     assert "Workflow demo:" in page
     assert "How much the aid moved people" in page and "No verdict after a reveal yet" not in page
     assert AdjudicationItem.objects.filter(debate__run=run, status="resolved").exists()
+
+
+@pytest.mark.parametrize("users_before", [0, 1, 4])
+def test_the_demos_simulated_people_settle_the_same_pairs_wherever_the_databases_ids_start(users_before, tmp_path):
+    """The pairs both simulated people gave the same blind verdict are resolved on it (an aid may bring
+    others together too), and there are some, however many users (whose ids choose each person's aids)
+    or items came before: CI's order of tests once left every item of the run tied."""
+    for number in range(users_before):
+        make_user(f"earlier-{number}", "adjudicator")
+    do_load_demo()
+    do_start_demo_runs(tmp_path / "tiny-model")
+    items = AdjudicationItem.objects.filter(debate__run__name=DEMO_BLIND_RUN_NAME)
+    agreed = set()
+    for item in items:
+        blind = set(item.blind_verdicts.values_list("verdict", flat=True))
+        if len(blind) == 1:
+            agreed.add(item.debate.prompt.external_id)
+            assert (item.status, item.final_verdict) == ("resolved", blind.pop())
+    assert agreed, "no pair settled"
