@@ -293,12 +293,12 @@ def import_scores(request):
         upload, create = form.cleaned_data["file"], form.cleaned_data["create_models"]
         try:
             check_import_size(upload.size)  # before reading a byte of it
-            data = upload.read()
-            parsed = check_uploaded_scores(upload.name, data, allow_new_models=create)
+            # Read as a stream (Django keeps a large upload in a temporary file), a row at a time.
+            parsed = check_uploaded_scores(upload.name, upload.file, allow_new_models=create)
             summary = do_import_scores(
                 parsed=parsed,
                 filename=upload.name,
-                data=data,
+                data=upload.file,
                 benchmark_slug=form.cleaned_data["benchmark"],
                 task_type=form.cleaned_data["task_type"],
                 user=request.user,

@@ -3,7 +3,7 @@ and the scores, whole or not at all."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from evalhub.catalog.actions.importing import (
     format_and_data,
     kind_clash,
     real_user,
+    size_of,
 )
 from evalhub.catalog.models import (
     Benchmark,
@@ -35,7 +36,7 @@ from evalhub.catalog.models import (
     Response,
     TaskType,
 )
-from evalhub.core.files.rows import RowError
+from evalhub.core.files.rows import RowError, Source
 from evalhub.core.files.scores import ParsedScores, ScoreRecord, parse_score_file, parse_score_rows
 from evalhub.core.prompts.criteria import levels_for_scale
 from evalhub.system.bounded_queries import where_in
@@ -74,23 +75,32 @@ class ScoreImportSummary(ImportSummary):
         )
 
 
-def check_score_rows(parsed: ParsedScores) -> ParsedScores:
-    """The checks a score file needs against what evalhub holds: a rater known as a person stays one."""
-    models = dict(LanguageModel.objects.values_list("slug", "is_human"))
-    for record in parsed.scores:
-        if clash := kind_clash("rater", record.rater, record.rater_is_human, models):
-            parsed.errors.append(RowError(record.line, clash, parsed.unit))
+def rater_kind_clash(models: dict[str, bool]) -> Callable[[ScoreRecord], str]:
+    """Why a score cannot be imported against what evalhub holds: a rater known as a person stays one."""
+
+    def refuse(record: ScoreRecord) -> str:
+        return kind_clash("rater", record.rater, record.rater_is_human, models)
+
+    return refuse
+
+
+def rejected_unless_ok(parsed: ParsedScores) -> ParsedScores:
     if not parsed.ok:
+        parsed.scores.close()  # its records on disk go now, not when the object is collected
         raise ImportRejected(sorted(parsed.errors, key=lambda error: error.line or 0))
     return parsed
 
 
-def check_score_file(filename: str, data: bytes, *, allow_new_models: bool = False) -> ParsedScores:
-    """Check size, type and every row of a score file. Raises ImportRejected listing all problems."""
-    check_import_size(len(data))
+def check_score_file(filename: str, data: Source, *, allow_new_models: bool = False) -> ParsedScores:
+    """Check size, type and every row of a score file, given as bytes or a stream (read a row at a time,
+    its scores kept on disk). Raises ImportRejected listing all problems."""
+    check_import_size(size_of(data))
     fmt, data = format_and_data(filename, data)
-    known = set(LanguageModel.objects.values_list("slug", flat=True))
-    return check_score_rows(parse_score_file(data, fmt, known_models=known, allow_new_models=allow_new_models))
+    models = dict(LanguageModel.objects.values_list("slug", "is_human"))
+    parsed = parse_score_file(
+        data, fmt, known_models=set(models), allow_new_models=allow_new_models, refuse=rater_kind_clash(models)
+    )
+    return rejected_unless_ok(parsed)
 
 
 def check_inspect_logs(path: Path, *, allow_new_models: bool = False) -> tuple[ParsedScores, bytes]:
@@ -101,27 +111,41 @@ def check_inspect_logs(path: Path, *, allow_new_models: bool = False) -> tuple[P
 
     files = inspect_logs.log_files(path)
     check_import_size(sum(file.stat().st_size for file in files))
-    known = set(LanguageModel.objects.values_list("slug", flat=True))
+    models = dict(LanguageModel.objects.values_list("slug", "is_human"))
     logs = inspect_logs.LogRows(path)
-    parsed = parse_score_rows(list(logs), inspect_logs.UNIT, known_models=known, allow_new_models=allow_new_models)
+    parsed = parse_score_rows(
+        list(logs),
+        inspect_logs.UNIT,
+        known_models=set(models),
+        allow_new_models=allow_new_models,
+        refuse=rater_kind_clash(models),
+    )
     parsed.left_out = logs.samples - logs.scored
     if logs.samples and not logs.scored:
         parsed.errors = [e for e in parsed.errors if e.line is not None]
         parsed.errors.append(RowError(None, f"{logs.samples} sample(s), none scored: nothing to import."))
     parsed.errors = [replace(e, place=logs.places.get(e.line or 0, "")) for e in parsed.errors]
-    return check_score_rows(parsed), b"".join(file.read_bytes() for file in files)
+    return rejected_unless_ok(parsed), b"".join(file.read_bytes() for file in files)
 
 
-def check_uploaded_scores(filename: str, data: bytes, *, allow_new_models: bool = False) -> ParsedScores:
-    """An uploaded score file, or Inspect logs (a `.eval`, a log `.json`, or a `.zip` of a log folder),
-    checked. Raises ImportRejected, or InspectMissing without inspect-ai."""
+def check_uploaded_scores(filename: str, data: Source, *, allow_new_models: bool = False) -> ParsedScores:
+    """An uploaded score file (bytes, or a stream read a row at a time), or Inspect logs (a `.eval`, a
+    log `.json`, or a `.zip` of a log folder, read whole), checked. Raises ImportRejected, or
+    InspectMissing without inspect-ai."""
     import tempfile
 
     from evalhub.catalog import inspect_logs
 
-    check_import_size(len(data))
-    if not inspect_logs.is_uploaded_log(filename, data[:4096]):
+    check_import_size(size_of(data))
+    if isinstance(data, bytes):
+        head = data[:4096]
+    else:
+        head = data.read(4096)
+        data.seek(0)
+    if not inspect_logs.is_uploaded_log(filename, head):
         return check_score_file(filename, data, allow_new_models=allow_new_models)
+    if not isinstance(data, bytes):
+        data = data.read()
     with tempfile.TemporaryDirectory(prefix="evalhub-inspect-") as folder:
         try:
             path = inspect_logs.unpack_upload(filename, data, Path(folder), settings.EVALHUB_MAX_IMPORT_BYTES)
@@ -135,7 +159,7 @@ def do_import_scores(
     *,
     parsed: ParsedScores,
     filename: str,
-    data: bytes,
+    data: Source,
     benchmark_slug: str,
     task_type: str = TaskType.OTHER,
     user: Any = None,
@@ -151,15 +175,18 @@ def do_import_scores(
         )
         counts = {"models_created": do_create_models(parsed.benchmark.new_models), "left_out": parsed.left_out}
         counts["raters_created"] = do_create_judges(parsed.raters)
-        counts["criteria_created"] = _create_criteria({record.criterion for record in parsed.scores}, parsed.scales)
+        counts["criteria_created"] = _create_criteria(parsed.criteria, parsed.scales)
         prompts = do_upsert_prompts(benchmark, parsed.benchmark, counts)
         do_upsert_responses(prompts, parsed.benchmark, counts)
-        _upsert_scores(prompts, parsed.scores, counts)
+        with parsed.scores:  # read back from disk, then gone
+            _upsert_scores(prompts, parsed.scores, counts)
         do_record_import(benchmark, filename, data, parsed.rows, counts, user)
     return ScoreImportSummary(benchmark=benchmark, rows=parsed.rows, counts=counts)
 
 
 IMPORTED_SCORE_SOURCE = "import-scores"
+LOOKUP_BATCH = 4096  # scores matched against the stored ones per query
+CHANGED_BATCH = 5000  # changed scores held before they are written
 
 
 def _create_criteria(named: set[str], scales: Mapping[str, tuple[float, float]]) -> int:
@@ -184,41 +211,62 @@ def _create_criteria(named: set[str], scales: Mapping[str, tuple[float, float]])
     return len(named - set(stored))
 
 
-def _upsert_scores(prompts: Mapping[str, StoredPrompt], records: Sequence[ScoreRecord], counts: dict[str, Any]) -> None:
+def _upsert_scores(prompts: Mapping[str, StoredPrompt], records: Iterable[ScoreRecord], counts: dict[str, Any]) -> None:
     """New scores written as they are matched, changed ones updated in place (the parser refused a file
-    that scores one response twice under one criterion and rater, so each record is its own key)."""
+    that scores one response twice under one criterion and rater, so each record is its own key). The
+    records are read LOOKUP_BATCH at a time, and the stored scores only of responses that had some
+    before the import: a first import reads none, and memory holds one batch, not the file."""
     models, criteria, responses = _ids_of(prompts)
+    pointwise = Judgment.objects.filter(judge_model__isnull=False, response_2__isnull=True)
+    scored_before = set(where_in(pointwise.values_list("response_id", flat=True), "response_id", responses.values()))
+    changed: list[Judgment] = []
+    total = changed_count = 0
+
+    def flush_changed() -> None:
+        Judgment.objects.bulk_update(changed, ["score", "rationale"], batch_size=500)
+        changed.clear()
 
     def response_of(record: ScoreRecord) -> int:
         return responses[(prompts[record.prompt_id].id, models[record.model], record.variant)]
 
-    existing = {
-        (c, j, response): (pk, score, rationale)
-        for pk, c, j, response, score, rationale in where_in(
-            Judgment.objects.filter(judge_model__isnull=False, response_2__isnull=True).values_list(
-                "pk", "criterion_id", "judge_model_id", "response_id", "score", "rationale"
-            ),
-            "response_id",
-            (response_of(record) for record in records),
-        )
-    }
-    changed = []
+    def settle(batch: list[ScoreRecord]) -> None:
+        keyed = [((criteria[r.criterion], models[r.rater], response_of(r)), r) for r in batch]
+        stored = {
+            (c, j, response): (pk, score, rationale)
+            for pk, c, j, response, score, rationale in where_in(
+                pointwise.values_list("pk", "criterion_id", "judge_model_id", "response_id", "score", "rationale"),
+                "response_id",
+                {key[2] for key, _ in keyed} & scored_before,
+            )
+        }
+        for key, record in keyed:
+            before = stored.get(key)
+            if before is None:
+                new.write((*key, record.score, record.rationale))
+            elif before[1:] != (record.score, record.rationale):
+                changed.append(Judgment(pk=before[0], score=record.score, rationale=record.rationale))
+        batch.clear()
+
     # Rows straight to the database, as a judgments import's: bulk_create spent 90 % of a 200,000-score
     # import building a model instance per score and its SQL field by field.
     columns = ("criterion_id", "judge_model_id", "response_id", "score", "rationale")
+    batch: list[ScoreRecord] = []
     with RowWriter(Judgment, columns, source=IMPORTED_SCORE_SOURCE) as new:
         for record in records:
-            key = (criteria[record.criterion], models[record.rater], response_of(record))
-            stored = existing.get(key)
-            if stored is None:
-                new.write((*key, record.score, record.rationale))
-            elif stored[1:] != (record.score, record.rationale):
-                changed.append(Judgment(pk=stored[0], score=record.score, rationale=record.rationale))
-    Judgment.objects.bulk_update(changed, ["score", "rationale"], batch_size=500)
-    if changed:
+            batch.append(record)
+            total += 1
+            if len(batch) >= LOOKUP_BATCH:
+                settle(batch)
+            if len(changed) >= CHANGED_BATCH:
+                changed_count += len(changed)
+                flush_changed()
+        settle(batch)
+    changed_count += len(changed)
+    flush_changed()
+    if changed_count:
         note_change()  # an edited score keeps its row (no new id): cached reports must see it anyway
     counts.update(
         scores_created=new.written,
-        scores_changed=len(changed),
-        scores_unchanged=len(records) - new.written - len(changed),
+        scores_changed=changed_count,
+        scores_unchanged=total - new.written - changed_count,
     )

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from sys import intern
 from typing import Any
+
+import msgspec
 
 from evalhub.core.files.benchmarks import MAX_ID_LENGTH, ParsedFile, parse_rows
 from evalhub.core.files.judgments import (
@@ -32,11 +34,13 @@ from evalhub.core.files.judgments import (
     MAX_JUDGE_LENGTH,
     MODEL,
     ResponsesSeen,
+    SeenKeys,
     no_duplicate_columns,
     required_texts,
 )
-from evalhub.core.files.rows import FileError, RowError, read_rows, unit_of
+from evalhub.core.files.rows import FileError, RowError, Source, read_rows, unit_of
 from evalhub.core.files.slugs import is_slug
+from evalhub.core.files.spool import Spool
 
 SCORE_COLUMNS = (
     "prompt_id",
@@ -56,8 +60,9 @@ _SCORE_COLUMN_SET = frozenset(SCORE_COLUMNS)
 _SCALE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*[-–]\s*(-?\d+(?:\.\d+)?)\s*$")
 
 
-@dataclass(frozen=True, slots=True)  # a million of them in a large file
-class ScoreRecord:
+class ScoreRecord(msgspec.Struct, frozen=True, array_like=True):
+    """One score as read: a msgspec Struct, spooled to disk as an array (ten million do not stay in memory)."""
+
     line: int
     prompt_id: str
     model: str
@@ -71,32 +76,38 @@ class ScoreRecord:
 
 @dataclass
 class ParsedScores:
+    """What reading a score file found. Its scores wait on disk (`scores`, read back in the file's order),
+    so memory grows with the file's responses, not its rows."""
+
     benchmark: ParsedFile  # the prompts and responses, checked as a benchmark file's are
-    scores: list[ScoreRecord] = field(default_factory=list)
+    scores: Spool[ScoreRecord] = field(default_factory=lambda: Spool(ScoreRecord))
     errors: list[RowError] = field(default_factory=list)
     rows: int = 0
     unit: str = "line"  # what a row is called in messages: a line, a row of Parquet, a sample of a log
     scales: dict[str, tuple[float, float]] = field(default_factory=dict)  # criterion → the (low, high) it gave
     left_out: int = 0  # an Inspect log's samples with no output or no score
+    raters: dict[str, bool] = field(default_factory=dict)  # rater slug → is a person (as its first score says)
+    criteria: set[str] = field(default_factory=set)  # the criteria the scores name
 
     @property
     def ok(self) -> bool:
         return not self.errors
 
-    @property
-    def raters(self) -> dict[str, bool]:
-        """rater slug → is a person."""
-        return {record.rater: record.rater_is_human for record in self.scores}
-
 
 def parse_score_file(
-    data: bytes, fmt: str, *, known_models: Collection[str], allow_new_models: bool = False
+    data: Source,
+    fmt: str,
+    *,
+    known_models: Collection[str],
+    allow_new_models: bool = False,
+    refuse: Callable[[ScoreRecord], str] | None = None,
 ) -> ParsedScores:
-    """Read and check a whole score file; nothing here writes. `errors` names every bad row."""
+    """Read and check a whole score file, given as bytes or a stream; nothing here writes. `errors` names
+    every bad row; `refuse` may say why a score that passed its row's checks cannot be imported."""
     unit = unit_of(fmt)
     rows = read_rows(data, fmt, check_header=_check_header, nested=())  # read as checked: a row at a time in memory
     try:
-        return parse_score_rows(rows, unit, known_models=known_models, allow_new_models=allow_new_models)
+        return parse_score_rows(rows, unit, known_models=known_models, allow_new_models=allow_new_models, refuse=refuse)
     except FileError as error:  # the file cannot be read on (an unclosed quote, say): that alone is said
         return ParsedScores(ParsedFile(), errors=[RowError(error.line, str(error), unit)])
 
@@ -107,12 +118,13 @@ def parse_score_rows(
     *,
     known_models: Collection[str],
     allow_new_models: bool = False,
+    refuse: Callable[[ScoreRecord], str] | None = None,
 ) -> ParsedScores:
     """Each score row checked on its own; its prompt and response then go through the benchmark file's
     checks (one row per response, the first time each is seen)."""
     parsed = ParsedScores(ParsedFile(), unit=unit)
     responses = ResponsesSeen()
-    keys: dict[tuple[str, str, str, str, str], int] = {}
+    keys = SeenKeys()  # a repeat is refused once every row is in
     for line, row in rows:
         parsed.rows += 1
         if isinstance(row, str):
@@ -122,13 +134,10 @@ def parse_score_rows(
         if isinstance(record, list):
             parsed.errors.extend(RowError(line, problem, unit) for problem in record)
             continue
-        key = (record.prompt_id, record.model, record.variant, record.rater, record.criterion)
-        if key in keys:
-            parsed.errors.append(
-                RowError(line, f"the same rater, response and criterion as on {unit} {keys[key]}.", unit)
-            )
+        keys.add((record.prompt_id, record.model, record.variant, record.rater, record.criterion), line)
+        if refuse is not None and (problem := refuse(record)):
+            parsed.errors.append(RowError(line, problem, unit))
             continue
-        keys[key] = line
         if scale := scale_of(row):
             parsed.scales.setdefault(record.criterion, scale)
         first = responses.add(line, row, record.prompt_id, record.model, row["response"], record.variant)
@@ -137,7 +146,13 @@ def parse_score_rows(
                 RowError(line, f"the response of {record.model!r} differs from the one on {unit} {first}.", unit)
             )
             continue
-        parsed.scores.append(record)
+        parsed.criteria.add(record.criterion)
+        parsed.raters.setdefault(record.rater, record.rater_is_human)
+        parsed.scores.add(record)
+    parsed.errors.extend(
+        RowError(line, f"the same rater, response and criterion as on {unit} {first}.", unit)
+        for line, first in keys.repeats()
+    )
     if parsed.rows == 0:
         parsed.errors.append(RowError(None, "the file has no rows."))
     if responses.rows:

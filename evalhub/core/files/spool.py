@@ -38,6 +38,9 @@ class Spool(Generic[T]):
             self.file.write(payload)
             self.batch.clear()
 
+    def __len__(self) -> int:
+        return self.count
+
     def __iter__(self) -> Iterator[T]:
         self._flush()
         self.file.seek(0)

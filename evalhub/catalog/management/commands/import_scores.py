@@ -32,6 +32,16 @@ class Command(DataCommand):
             help="Create the models that wrote the responses if they do not exist.",
         )
 
+    @staticmethod
+    def _store(parsed, filename, data, options):
+        return do_import_scores(
+            parsed=parsed,
+            filename=filename,
+            data=data,
+            benchmark_slug=options["benchmark"] or "imported-scores",
+            task_type=options["task_type"],
+        )
+
     def handle(self, *args, **options):
         from evalhub.catalog import inspect_logs
 
@@ -42,17 +52,12 @@ class Command(DataCommand):
         try:
             if inspect:
                 parsed, data = check_inspect_logs(path, allow_new_models=options["create_models"])
+                summary = self._store(parsed, path.name, data, options)
             else:
                 check_import_size(path.stat().st_size)
-                data = path.read_bytes()
-                parsed = check_score_file(path.name, data, allow_new_models=options["create_models"])
-            summary = do_import_scores(
-                parsed=parsed,
-                filename=path.name,
-                data=data,
-                benchmark_slug=options["benchmark"] or "imported-scores",
-                task_type=options["task_type"],
-            )
+                with path.open("rb") as file:  # read as a stream: a file of ten million rows is never in memory whole
+                    parsed = check_score_file(path.name, file, allow_new_models=options["create_models"])
+                    summary = self._store(parsed, path.name, file, options)
         except inspect_logs.InspectMissing as missing:
             raise CommandError(str(missing)) from None
         except ImportRejected as rejected:

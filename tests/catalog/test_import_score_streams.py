@@ -1,0 +1,135 @@
+"""A score file read as a stream (the command's file, the page's upload): the same import as its bytes,
+every refusal the same, and memory that grows with the file's responses, not its rows."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import tracemalloc
+
+import pytest
+from django.core.management import call_command
+
+from evalhub.catalog.actions import scores as importing
+from evalhub.catalog.actions.importing import ImportRejected
+from evalhub.catalog.actions.scores import check_score_file, do_import_scores
+from evalhub.catalog.models import Judgment
+from evalhub.core.files.scores import parse_score_file
+from tests.catalog.test_import_scores import jsonl, rows
+from tests.conftest import make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def stored() -> list[tuple]:
+    return sorted(
+        Judgment.objects.values_list("judge_model__slug", "response__model__slug", "criterion__slug", "score")
+    )
+
+
+def imported(name: str, data: bytes, *, as_stream: bool):
+    source = io.BytesIO(data) if as_stream else data
+    parsed = check_score_file(name, source, allow_new_models=True)
+    return do_import_scores(parsed=parsed, filename=name, data=source, benchmark_slug="summaries")
+
+
+def scores_csv(count: int) -> bytes:
+    """A study's shape: every response scored by 20 raters, the prompt's text on its first row."""
+    out = ["prompt_id,prompt,model,response,rater,criterion,score"]
+    for row in range(count):
+        response, rater = divmod(row, 20)
+        prompt, model = divmod(response, 4)
+        text = f"Summarise {prompt}" if row % 80 == 0 else ""
+        out.append(f"p{prompt},{text},m{model},answer {prompt} by m{model},rater-{rater},coherence,{row % 5 + 1}")
+    return ("\n".join(out) + "\n").encode()
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [("scores.jsonl", jsonl(rows())), ("scores.csv.gz", gzip.compress(scores_csv(400)))],
+)
+def test_a_score_file_read_as_a_stream_imports_as_its_bytes_do(name, data):
+    from_bytes = imported(name, data, as_stream=False)
+    as_bytes = stored()
+    Judgment.objects.all().delete()
+    from_stream = imported(name, data, as_stream=True)
+    assert stored() == as_bytes
+    assert as_bytes
+    assert from_stream.counts["scores_created"] == from_bytes.counts["scores_created"] == len(as_bytes)
+    assert imported(name, data, as_stream=True).counts["scores_unchanged"] == len(as_bytes)
+
+
+def refusal(data: bytes, *, as_stream: bool) -> list[tuple]:
+    with pytest.raises(ImportRejected) as rejected:
+        imported("scores.csv", data, as_stream=as_stream)
+    return [(error.line, error.message) for error in rejected.value.errors]
+
+
+def test_a_repeated_score_is_refused_by_its_line_from_a_stream_as_from_bytes():
+    lines = scores_csv(40).split(b"\n")
+    data = b"\n".join([*lines[:5], lines[3], *lines[5:]])
+    assert refusal(data, as_stream=True) == refusal(data, as_stream=False)
+    assert refusal(data, as_stream=True) == [(6, "the same rater, response and criterion as on line 4.")]
+    assert not Judgment.objects.exists()
+
+
+def peak_while_reading(data: bytes) -> int:
+    """The most memory Python held while reading and checking the file as a stream; the file itself is
+    outside it, as a file on disk is."""
+    stream = io.BytesIO(data)
+    tracemalloc.start()
+    try:
+        parsed = parse_score_file(stream, "csv", known_models=(), allow_new_models=True)
+        assert parsed.ok, parsed.errors[:3]
+        assert len(parsed.scores) == data.count(b"\n") - 1
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_reading_a_score_file_keeps_a_few_bytes_a_row_not_its_records():
+    """A record and its key kept per row cost about 400 bytes (4 GB at ten million rows); what is kept
+    now is the row's key as two hashes and its line, the record on disk, and each response once."""
+    small, large = scores_csv(16_000), scores_csv(64_000)
+    per_row = (peak_while_reading(large) - peak_while_reading(small)) / 48_000
+    assert per_row < 96, f"{per_row:.0f} bytes a row"
+
+
+@pytest.mark.parametrize("at_a_time", [1, 5000])
+def test_edited_scores_updated_as_they_are_read_count_as_a_recount_does(monkeypatch, at_a_time):
+    """Stored scores are looked up and changed ones written a batch at a time (a file of ten million
+    edits is not held as model instances); the counts equal a recount of what is stored."""
+    monkeypatch.setattr(importing, "LOOKUP_BATCH", at_a_time)
+    monkeypatch.setattr(importing, "CHANGED_BATCH", at_a_time)
+    data = scores_csv(400)
+    imported("s.csv", data, as_stream=True)
+    lines = data.decode().split("\n")
+    edited = "\n".join(
+        [lines[0], *(f"{line[:-1]}9" if number % 7 == 0 else line for number, line in enumerate(lines[1:-1]))]
+    )
+    summary = imported("s.csv", edited.encode(), as_stream=True)
+    changed = len(range(0, 400, 7))
+    assert (summary.counts["scores_changed"], summary.counts["scores_unchanged"]) == (changed, 400 - changed)
+    assert Judgment.objects.filter(score=9).count() == changed
+    assert Judgment.objects.count() == 400
+
+
+def test_the_command_and_the_upload_page_read_a_score_file_as_a_stream(monkeypatch, client, tmp_path):
+    seen = []
+    check = importing.check_score_file
+
+    def recording(filename, data, **options):
+        seen.append(type(data))
+        return check(filename, data, **options)
+
+    monkeypatch.setattr(importing, "check_score_file", recording)
+    path = tmp_path / "scores.csv"
+    path.write_bytes(scores_csv(80))
+    call_command("import_scores", str(path), "--create-models", "--benchmark", "summaries", stdout=io.StringIO())
+    client.force_login(make_user("ada", "admin"))
+    with path.open("rb") as upload:
+        form = {"file": upload, "benchmark": "summaries", "task_type": "other", "create_models": "on"}
+        assert client.post("/judges/import-scores/", form).status_code == 302
+    assert len(seen) == 2
+    assert not any(kind is bytes for kind in seen), seen
+    assert Judgment.objects.count() == 80
