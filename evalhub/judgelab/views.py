@@ -21,7 +21,7 @@ from evalhub.core.charts import bias_chart, reliability_chart
 from evalhub.core.files.judgments import AUTO
 from evalhub.core.files.tables import to_text
 from evalhub.core.judge_lab.measures import CONFUSION_COLUMNS, CONFUSION_ROWS
-from evalhub.core.judge_lab.report_types import KINDS, MODEL, PANEL, corrected_rows, summary_row
+from evalhub.core.judge_lab.report_types import CORRECTED_COLUMNS, KINDS, MODEL, PANEL, corrected_rows, summary_row
 from evalhub.core.statistics.corrected_ratings import CorrectedBoard
 from evalhub.core.statistics.estimators import AUTO as CHOSEN_BY_RULE
 from evalhub.core.statistics.estimators import CHOICES, estimator_asked
@@ -160,7 +160,7 @@ def corrected_boards(request, fmt: str = ""):
         rows = corrected_rows([r for r in report.judges if not kinds or r.judge.kind in kinds])
         if fmt == "json":
             return _download(json.dumps(rows, indent=2), "corrected-boards.json", "application/json")
-        return _download(to_text(rows, "csv"), "corrected-boards.csv", "text/csv")
+        return _download(to_text(rows, "csv", CORRECTED_COLUMNS), "corrected-boards.csv", "text/csv")
     report, freshness = report_with_freshness(scope)
     judges = [judge for judge in report.judges if judge.judge.kind in kinds and judge.corrected is not None]
     context = {

@@ -87,3 +87,14 @@ def test_the_corrected_boards_export_has_a_row_per_judge_and_model_equal_to_the_
     assert 'name="estimator"' in section and 'hx-target="#corrected-boards"' in section
     several = client.get("/judges/corrected-boards.json", {"benchmark": "ae", "estimator": MULTI_JUDGE})
     assert {row["estimator"] for row in json.loads(several.content)} == {MULTI_JUDGE}
+
+
+def test_a_corrected_boards_csv_of_no_board_still_has_its_header(login, viewer):
+    """A spreadsheet or script reading the export by column name found an empty file where no judge had
+    a board yet."""
+    response = login(viewer).get("/judges/corrected-boards.csv")
+    assert response.status_code == 200
+    reader = csv.DictReader(io.StringIO(response.content.decode()))
+    assert list(reader) == []
+    assert reader.fieldnames is not None
+    assert {"judge", "estimator", "model", "judge_rating", "corrected", "people_low"} <= set(reader.fieldnames)

@@ -4,7 +4,7 @@ record per judge and for the people (see `report` for how they are computed). Pu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from evalhub.core.judge_lab.measures import (
@@ -14,7 +14,7 @@ from evalhub.core.judge_lab.measures import (
     Interval,
     OrderAgreement,
 )
-from evalhub.core.statistics.corrected_ratings import CorrectedBoard
+from evalhub.core.statistics.corrected_ratings import CorrectedBoard, CorrectedRating
 
 PERSON, MODEL, AGENT, PANEL = "person", "model", "agent", "panel"
 KINDS = {PERSON: "Person", MODEL: "LLM judge", AGENT: "Debate agent", PANEL: "Debate panel"}
@@ -302,26 +302,53 @@ def summary_row(report: JudgeReport) -> dict[str, Any]:
     }
 
 
+_BOARD_FACTS = (
+    "judge",
+    "kind",
+    "estimator",
+    "estimator_reason",
+    "judge_weight",
+    "judges_combined",
+    "n_human",
+    "n_judge",
+    "prompts",
+)
+
+
+def _rating_column(name: str) -> str:
+    return name.replace("judge", "judge_rating")  # the judge's own rating: "judge" names the judge
+
+
+# The corrected boards' columns, in order: a CSV of no board still has its header.
+CORRECTED_COLUMNS = [*_BOARD_FACTS, *(_rating_column(f.name) for f in fields(CorrectedRating))]
+
+
 def corrected_rows(reports: Sequence[JudgeReport]) -> list[dict[str, Any]]:
-    """Every corrected board as rows, one per judge and model: the judge's own rating, the corrected
-    one and people's alone, each with its interval, and the estimator that gave the corrected one."""
+    """Every corrected board as rows (CORRECTED_COLUMNS), one per judge and model: the judge's own
+    rating, the corrected one and people's alone, each with its interval, and the estimator that
+    gave the corrected one."""
     rows: list[dict[str, Any]] = []
     for report in reports:
         board = report.corrected
         if not isinstance(board, CorrectedBoard):
             continue
-        facts = {
-            "judge": report.judge.name,
-            "kind": report.judge.kind,
-            "estimator": board.estimator,
-            "estimator_reason": board.estimator_reason,
-            "judge_weight": board.judge_weight,
-            "judges_combined": board.judges,
-            "n_human": board.n_human,
-            "n_judge": board.n_judge,
-            "prompts": board.prompts,
-        }
-        for rating in board.ratings:  # the judge's own rating as judge_rating: "judge" names the judge
-            figures = {key.replace("judge", "judge_rating"): value for key, value in asdict(rating).items()}
-            rows.append({**facts, **figures})
+        facts = dict(
+            zip(
+                _BOARD_FACTS,
+                (
+                    report.judge.name,
+                    report.judge.kind,
+                    board.estimator,
+                    board.estimator_reason,
+                    board.judge_weight,
+                    board.judges,
+                    board.n_human,
+                    board.n_judge,
+                    board.prompts,
+                ),
+                strict=True,
+            )
+        )
+        for rating in board.ratings:
+            rows.append({**facts, **{_rating_column(key): value for key, value in asdict(rating).items()}})
     return rows
