@@ -21,6 +21,7 @@ keys checked by PostgreSQL's triggers and as the import checks them: no client c
     python benchmarks/import_scale.py                                   # SQLite, 10k / 100k / 1M
     python benchmarks/import_scale.py --postgres postgres://postgres@127.0.0.1:5432/postgres
     python benchmarks/import_scale.py --scores ...                      # a score file, import_scores
+    python benchmarks/import_scale.py --against ../earlier-checkout ...   # earlier code, interleaved
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+from measured import machine  # noqa: E402  (benchmarks/, beside this script)
+
 MEMORY_BOUND = 1024**3
 ROWS_PER_SECOND_TARGET = 40_000
 DATABASE = "evalhub_import_scale"  # made fresh for each PostgreSQL import, dropped at the end
@@ -77,10 +80,10 @@ def write_scores(path: Path, rows: int, seed: int = 0) -> None:
             out.write(json.dumps(record) + "\n")
 
 
-def run_child(command: list[str], env: dict[str, str]) -> tuple[float, float, int, str]:
-    """(wall s, CPU s, peak RSS bytes, output) of one child process."""
+def run_child(command: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[float, float, int, str]:
+    """(wall s, CPU s, peak RSS bytes, output) of one child process, run in `cwd` (a checkout)."""
     started = time.perf_counter()
-    child = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    child = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     output = child.stdout.read() if child.stdout else ""
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - started
@@ -184,9 +187,16 @@ def main() -> int:
     parser.add_argument(
         "--again", action="store_true", help="import the same file once more into the same database (unchanged)"
     )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        default=None,
+        help="a checkout of earlier code (same migrations): its import of the same file alternates with this one's",
+    )
     args = parser.parse_args()
     kinds = ["sqlite", *(["postgresql"] if args.postgres else [])]
     missed = []
+    print(f"start: {machine()}")
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         migrated = None
@@ -197,6 +207,8 @@ def main() -> int:
                     (write_scores if args.scores else write_csv)(path, rows)
                 walls, cpus, peaks, read_walls, read_cpus, alone, alone_by_sets = [], [], [], [], [], [], []
                 again: list[tuple[float, float, int]] = []
+                earlier: list[tuple[float, float, int]] = []
+                earlier_again: list[tuple[float, float, int]] = []
                 for _ in range(args.repeats):
                     env = fresh_database(kind, args.postgres, workdir, migrated)
                     if kind == "postgresql" or migrated is None:
@@ -219,6 +231,12 @@ def main() -> int:
                     read_wall, read_cpu = pandas_read(path)
                     read_walls.append(read_wall)
                     read_cpus.append(read_cpu)
+                    if args.against:  # the earlier code's import, between this one's: load falls on both
+                        env = fresh_database(kind, args.postgres, workdir, None)
+                        run_child([sys.executable, "manage.py", "migrate", "-v0"], env, args.against)
+                        earlier.append(run_child([*command, "--benchmark", "scale"], env, args.against)[:3])
+                        if args.again:
+                            earlier_again.append(run_child([*command, "--benchmark", "scale"], env, args.against)[:3])
                 rate = rows / statistics.median(walls)
                 print(
                     f"{kind:10} {rows:>9,} rows ({path.stat().st_size / 2**20:.0f} MiB): "
@@ -236,6 +254,12 @@ def main() -> int:
                     if rows >= 1_000_000 and statistics.median(a[1] for a in again) > statistics.median(cpus):
                         missed.append(f"{kind} {rows:,} rows: the same file again cost more CPU than the first")
                     peaks.extend(a[2] for a in again)
+                for label, runs in (("earlier code", earlier), ("earlier code, the same file again", earlier_again)):
+                    if runs:
+                        print(
+                            f"  {label} ({args.against}): wall {spread([r[0] for r in runs])} s, "
+                            f"CPU {spread([r[1] for r in runs])} s, peak {max(r[2] for r in runs) / 2**20:,.0f} MiB"
+                        )
                 if alone:
                     print(
                         f"  PostgreSQL storing the same rows itself (no client), the keys checked by its "
@@ -250,6 +274,7 @@ def main() -> int:
                     print(f"  target {ROWS_PER_SECOND_TARGET:,} rows/s (printed only): {met}")
     if args.postgres:
         drop_database(args.postgres)
+    print(f"end: {machine()}")
     for line in missed:
         print(f"BOUND MISSED: {line}")
     return 1 if missed else 0

@@ -53,11 +53,15 @@ Field.register_lookup(InIntegers)
 ForeignObject.register_lookup(InIntegers)  # foreign keys take only the lookups registered here
 
 
-def where_in(queryset: QuerySet[Any, Row], field: str, values: Iterable[object]) -> Iterator[Row]:
+def where_in(
+    queryset: QuerySet[Any, Row], field: str, values: Iterable[object], *, chunk_size: int | None = None
+) -> Iterator[Row]:
     """The rows of `queryset` (models, or `values_list` tuples) whose `field` is one of `values`, in
-    queries of at most PER_QUERY values each (integers as one parameter: `InIntegers`)."""
+    queries of at most PER_QUERY values each (integers as one parameter: `InIntegers`). With `chunk_size`,
+    each query's rows are fetched that many at a time, not all at once (many rows per value)."""
     for part in in_parts(values):
-        yield from queryset.filter(**_among(field, part))
+        rows = queryset.filter(**_among(field, part))
+        yield from rows if chunk_size is None else rows.iterator(chunk_size=chunk_size)
 
 
 def count_where_in(queryset: QuerySet[Any, Any], field: str, values: Iterable[object]) -> int:

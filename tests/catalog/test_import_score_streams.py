@@ -27,10 +27,10 @@ def stored() -> list[tuple]:
     )
 
 
-def imported(name: str, data: bytes, *, as_stream: bool):
+def imported(name: str, data: bytes, *, as_stream: bool, slug: str = "summaries"):
     source = io.BytesIO(data) if as_stream else data
     parsed = check_score_file(name, source, allow_new_models=True)
-    return do_import_scores(parsed=parsed, filename=name, data=source, benchmark_slug="summaries")
+    return do_import_scores(parsed=parsed, filename=name, data=source, benchmark_slug=slug)
 
 
 def scores_csv(count: int) -> bytes:
@@ -133,3 +133,26 @@ def test_the_command_and_the_upload_page_read_a_score_file_as_a_stream(monkeypat
     assert len(seen) == 2
     assert not any(kind is bytes for kind in seen), seen
     assert Judgment.objects.count() == 80
+
+
+def peak_while_importing(data: bytes) -> int:
+    tracemalloc.start()
+    try:
+        parsed = check_score_file("s.csv", data, allow_new_models=True)
+        do_import_scores(parsed=parsed, filename="s.csv", data=data, benchmark_slug="big")
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_importing_a_score_file_again_keeps_a_few_bytes_a_stored_score():
+    """Each row is compared with the stored score of its rater, criterion and response. The file's records
+    and the stored scores as a dict of tuples cost about 600 bytes a row (9eb1669); now a row's key and
+    a stored score's three numbers, with a part of the stored rows fetched at a time: about 100."""
+    small, large = scores_csv(16_000), scores_csv(48_000)
+    imported("s.csv", small, as_stream=False, slug="big")
+    before = peak_while_importing(small)
+    imported("s.csv", large, as_stream=False, slug="big")
+    per_row = (peak_while_importing(large) - before) / 32_000
+    assert Judgment.objects.count() == 48_000
+    assert per_row < 128, f"{per_row:.0f} bytes a row"

@@ -1,6 +1,7 @@
 """What a judgment import keeps while it reads a file, in a few bytes a label (a file may hold ten
 million): the labels already stored that the file's may repeat or change (`StoredLabels`), and the new
-labels' battles it will count (`NewBattles`). Python objects per label cost about 300 bytes each."""
+labels' battles it will count (`NewBattles`). Python objects per label cost about 300 bytes each. A
+score import keeps the stored scores of its file's responses in a `StoredLabels` too."""
 
 from __future__ import annotations
 
@@ -36,16 +37,21 @@ class StoredLabels:
 
     def load(self, judge: int, rows: Iterable[tuple[int, int, int, int, int]]) -> None:
         """One judge's stored labels: (criterion, first response, second response, key, value hash) each."""
-        columns: dict[int, tuple[array, array, array]] = {}
-        for criterion, first, second, pk, values in rows:
-            pairs, keys, hashes = columns.setdefault(criterion, (array("q"), array("q"), array("q")))
+        self.load_all((judge, *row) for row in rows)
+
+    def load_all(self, rows: Iterable[tuple[int, int, int, int, int, int]]) -> None:
+        """Stored labels of any judges: (judge, criterion, first response, second response, key, value
+        hash) each (a score of one response: its second response 0)."""
+        columns: dict[tuple[int, int], tuple[array, array, array]] = {}
+        for judge, criterion, first, second, pk, values in rows:
+            pairs, keys, hashes = columns.setdefault((judge, criterion), (array("q"), array("q"), array("q")))
             pairs.append(pair_key(first, second))
             keys.append(pk)
             hashes.append(values)
-        for criterion, (pairs, keys, hashes) in columns.items():
+        for table, (pairs, keys, hashes) in columns.items():
             sorted_pairs = np.frombuffer(pairs, dtype=np.int64)
             order = np.argsort(sorted_pairs, kind="stable")
-            self.tables[(judge, criterion)] = (
+            self.tables[table] = (
                 sorted_pairs[order],
                 np.frombuffer(keys, dtype=np.int64)[order],
                 np.frombuffer(hashes, dtype=np.int64)[order],

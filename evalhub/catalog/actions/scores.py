@@ -28,6 +28,7 @@ from evalhub.catalog.actions.importing import (
     real_user,
     size_of,
 )
+from evalhub.catalog.actions.judgment_import_state import StoredLabels
 from evalhub.catalog.models import (
     Benchmark,
     Criterion,
@@ -185,7 +186,7 @@ def do_import_scores(
 
 
 IMPORTED_SCORE_SOURCE = "import-scores"
-LOOKUP_BATCH = 4096  # scores matched against the stored ones per query
+LOOKUP_BATCH = 4096  # scores looked up among the stored ones together
 CHANGED_BATCH = 5000  # changed scores held before they are written
 
 
@@ -214,11 +215,23 @@ def _create_criteria(named: set[str], scales: Mapping[str, tuple[float, float]])
 def _upsert_scores(prompts: Mapping[str, StoredPrompt], records: Iterable[ScoreRecord], counts: dict[str, Any]) -> None:
     """New scores written as they are matched, changed ones updated in place (the parser refused a file
     that scores one response twice under one criterion and rater, so each record is its own key). The
-    records are read LOOKUP_BATCH at a time, and the stored scores only of responses that had some
-    before the import: a first import reads none, and memory holds one batch, not the file."""
+    records are read LOOKUP_BATCH at a time and looked up among the stored scores of the file's
+    responses, held as three numbers each: memory holds a batch of the file, not the file."""
     models, criteria, responses = _ids_of(prompts)
-    pointwise = Judgment.objects.filter(judge_model__isnull=False, response_2__isnull=True)
-    scored_before = set(where_in(pointwise.values_list("response_id", flat=True), "response_id", responses.values()))
+    # The stored scores of these responses, a few numbers each (pair key, row key, hash of the values):
+    # read in one pass, looked up a batch at a time (a query per batch scanned the table each time).
+    stored = StoredLabels()
+    stored.load_all(
+        (judge, criterion, response, 0, pk, hash((score, rationale)))
+        for pk, judge, criterion, response, score, rationale in where_in(
+            Judgment.objects.filter(judge_model__isnull=False, response_2__isnull=True).values_list(
+                "pk", "judge_model_id", "criterion_id", "response_id", "score", "rationale"
+            ),
+            "response_id",
+            responses.values(),
+            chunk_size=5000,  # a response has a score per rater: a part's rows are many
+        )
+    )
     changed: list[Judgment] = []
     total = changed_count = 0
 
@@ -231,19 +244,11 @@ def _upsert_scores(prompts: Mapping[str, StoredPrompt], records: Iterable[ScoreR
 
     def settle(batch: list[ScoreRecord]) -> None:
         keyed = [((criteria[r.criterion], models[r.rater], response_of(r)), r) for r in batch]
-        stored = {
-            (c, j, response): (pk, score, rationale)
-            for pk, c, j, response, score, rationale in where_in(
-                pointwise.values_list("pk", "criterion_id", "judge_model_id", "response_id", "score", "rationale"),
-                "response_id",
-                {key[2] for key, _ in keyed} & scored_before,
-            )
-        }
-        for key, record in keyed:
-            before = stored.get(key)
+        found = stored.find_all([(c, j, response, 0) for (c, j, response), _ in keyed])
+        for (key, record), before in zip(keyed, found, strict=True):
             if before is None:
                 new.write((*key, record.score, record.rationale))
-            elif before[1:] != (record.score, record.rationale):
+            elif before[1] != hash((record.score, record.rationale)):
                 changed.append(Judgment(pk=before[0], score=record.score, rationale=record.rationale))
         batch.clear()
 
