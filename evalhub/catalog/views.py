@@ -82,7 +82,7 @@ def import_benchmark(request):
             check_import_size(upload.size)  # before reading a byte of it
             summary = do_import_benchmark(
                 filename=upload.name,
-                data=upload.read(),
+                data=upload.file,  # read as a stream (Django keeps a large upload in a temporary file)
                 benchmark_slug=form.cleaned_data["benchmark"],
                 benchmark_name=form.cleaned_data["name"],
                 task_type=form.cleaned_data["task_type"],

@@ -7,6 +7,7 @@ minutes of work, importing nothing. Every `__in` over values a file or a job bro
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TypeVar
@@ -25,12 +26,18 @@ def in_parts(values: Iterable[Value]) -> Iterator[Sequence[Value]]:
     return in_slices(list(dict.fromkeys(values)))
 
 
-def in_slices(items: Sequence[Value], size: int | None = None) -> Iterator[Sequence[Value]]:
-    """The items in order, `size` (PER_QUERY) at a time: an import's records, each slice asked about in
-    one query, so that what is read back for them stays bounded too."""
+def in_slices(items: Iterable[Value], size: int | None = None) -> Iterator[Sequence[Value]]:
+    """The items in order, `size` (PER_QUERY) at a time: an import's records (a list, or records read
+    back from disk as they are needed), each slice asked about in one query, so that what is read
+    back for them stays bounded too."""
     size = size or PER_QUERY
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
+    if isinstance(items, Sequence):
+        for start in range(0, len(items), size):
+            yield items[start : start + size]
+        return
+    stream = iter(items)
+    while part := list(itertools.islice(stream, size)):
+        yield part
 
 
 class InIntegers(Lookup):

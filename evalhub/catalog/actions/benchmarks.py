@@ -18,6 +18,7 @@ from evalhub.catalog.actions.importing import (
     do_upsert_responses,
     format_and_data,
     real_user,
+    size_of,
 )
 from evalhub.catalog.models import (
     Benchmark,
@@ -25,15 +26,18 @@ from evalhub.catalog.models import (
     TaskType,
 )
 from evalhub.core.files.benchmarks import ParsedFile, parse_benchmark_file
+from evalhub.core.files.rows import Source
 
 
-def check_import_file(filename: str, data: bytes, *, allow_new_models: bool = False) -> ParsedFile:
-    """Check size, type and every row of a file. Raises ImportRejected listing all problems."""
-    check_import_size(len(data))
+def check_import_file(filename: str, data: Source, *, allow_new_models: bool = False) -> ParsedFile:
+    """Check size, type and every row of a file, given as bytes or a stream (read a row at a time, its
+    responses kept on disk). Raises ImportRejected listing all problems."""
+    check_import_size(size_of(data))
     fmt, data = format_and_data(filename, data)
     known = set(LanguageModel.objects.values_list("slug", flat=True))
     parsed = parse_benchmark_file(data, fmt, known_models=known, allow_new_models=allow_new_models)
     if not parsed.ok:
+        parsed.responses.close()  # its records on disk go now, not when the object is collected
         raise ImportRejected(parsed.errors)
     return parsed
 
@@ -41,7 +45,7 @@ def check_import_file(filename: str, data: bytes, *, allow_new_models: bool = Fa
 def do_import_benchmark(
     *,
     filename: str,
-    data: bytes,
+    data: Source,
     benchmark_slug: str,
     benchmark_name: str = "",
     task_type: str = TaskType.OTHER,
@@ -62,6 +66,7 @@ def do_import_benchmark(
         )
         counts = {"models_created": do_create_models(parsed.new_models)}
         prompts = do_upsert_prompts(benchmark, parsed, counts)
-        do_upsert_responses(prompts, parsed, counts)
+        with parsed.responses:  # read back from disk, then gone
+            do_upsert_responses(prompts, parsed, counts)
         do_record_import(benchmark, filename, data, parsed.rows, counts, user)
     return ImportSummary(benchmark=benchmark, rows=parsed.rows, counts=counts)

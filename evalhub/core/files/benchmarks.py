@@ -37,15 +37,20 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from evalhub.core.files.rows import (
     FileError,
     RowError,
+    Source,
     read_rows,
     unit_of,
     unstorable_text,
     unstorable_value,
 )
+from evalhub.core.files.seen_keys import SeenKeys
 from evalhub.core.files.slugs import is_slug
+from evalhub.core.files.spool import Spool
 
 PROMPT_TEXT_FIELDS = ("prompt", "category", "synopsis", "source", "reference_answer", "rating_guidelines")
 RESPONSE_FIELDS = ("model", "response", "response_variant")
@@ -77,20 +82,23 @@ class PromptRecord:
     cleared: tuple[str, ...] = ()
 
 
-@dataclass(slots=True)
-class ResponseRecord:
+class ResponseRecord(msgspec.Struct, frozen=True, array_like=True):
+    """A response as read: spooled to disk with its text (a file of millions does not stay in memory)."""
+
     prompt_id: str
     model: str
     variant: str
     text: str
     line: int
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
 @dataclass
 class ParsedFile:
+    """What reading a file found: its prompts in memory, its responses on disk (read back in order)."""
+
     prompts: list[PromptRecord] = field(default_factory=list)
-    responses: list[ResponseRecord] = field(default_factory=list)
+    responses: Spool[ResponseRecord] = field(default_factory=lambda: Spool(ResponseRecord))
     errors: list[RowError] = field(default_factory=list)
     new_models: set[str] = field(default_factory=set)
     rows: int = 0
@@ -102,7 +110,7 @@ class ParsedFile:
 
 
 def parse_benchmark_file(
-    data: bytes,
+    data: Source,
     fmt: str,
     *,
     known_models: Collection[str],
@@ -128,12 +136,10 @@ def parse_rows(
     allow_new_models: bool = False,
 ) -> ParsedFile:
     """Check rows already read (as `read_rows` gives them) against this schema."""
-    parsed = ParsedFile(unit=unit)
-    checker = _Checker(parsed, set(known_models), allow_new_models, unit)
+    checker = ResponseChecker(unit, known_models=known_models, allow_new_models=allow_new_models)
     for location, row in rows:
-        parsed.rows += 1
         checker.check(location, row)
-    return parsed
+    return checker.finish()
 
 
 def _check_header(columns: list[str]) -> None:
@@ -158,21 +164,38 @@ def _unknown_column(name: str) -> str | None:
     return f"unknown column {name!r}.{suggestion} Allowed: {', '.join(COLUMNS)}, {nested}."
 
 
-class _Checker:
-    """Checks rows one by one and remembers what earlier rows defined."""
+class ResponseChecker:
+    """Checks rows one by one, as they are read, and remembers what earlier rows defined: each prompt,
+    and each response's key as two hashes (the response itself goes to disk). `finish` names the
+    repeated responses and gives what was found."""
 
-    def __init__(self, parsed: ParsedFile, known_models: set[str], allow_new_models: bool, unit: str) -> None:
-        self.parsed = parsed
-        self.known_models = known_models
+    def __init__(self, unit: str, *, known_models: Collection[str], allow_new_models: bool) -> None:
+        self.parsed = ParsedFile(unit=unit)
+        self.known_models = set(known_models)
         self.allow_new_models = allow_new_models
         self.unit = unit
         self.prompts: dict[str, PromptRecord] = {}
-        self.responses: dict[tuple[str, str, str], int] = {}
+        self.responses = SeenKeys()
 
     def error(self, line: int, message: str) -> None:
         self.parsed.errors.append(RowError(line, message, self.unit))
 
+    def finish(self) -> ParsedFile:
+        repeats = dict(self.responses.repeats())
+        if repeats:  # the file is refused: its repeated responses are read back from disk to be named
+            for record in self.parsed.responses:
+                if record.line in repeats:
+                    variant_note = f", response_variant {record.variant!r}" if record.variant else ""
+                    self.error(
+                        record.line,
+                        f"duplicate response for prompt_id {record.prompt_id!r}, model {record.model!r}"
+                        f"{variant_note} (first on {self.unit} {repeats[record.line]}).",
+                    )
+            self.parsed.errors.sort(key=lambda error: error.line or 0)
+        return self.parsed
+
     def check(self, line: int, row: dict[str, Any] | str) -> None:
+        self.parsed.rows += 1
         if isinstance(row, str):
             self.error(line, row)
             return
@@ -323,17 +346,8 @@ class _Checker:
                 )
                 return
             self.parsed.new_models.add(model)
-        key = (prompt_id, model, variant)
-        if key in self.responses:
-            variant_note = f", response_variant {variant!r}" if variant else ""
-            self.error(
-                line,
-                f"duplicate response for prompt_id {prompt_id!r}, model {model!r}{variant_note} "
-                f"(first on {self.unit} {self.responses[key]}).",
-            )
-            return
-        self.responses[key] = line
-        self.parsed.responses.append(ResponseRecord(prompt_id, model, variant, text, line, metadata))
+        self.responses.add((prompt_id, model, variant), line)  # a repeat is named once the file is read
+        self.parsed.responses.add(ResponseRecord(prompt_id, model, variant, text, line, metadata))
 
 
 @functools.cache

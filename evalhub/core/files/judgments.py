@@ -47,16 +47,15 @@ import itertools
 import math
 import re
 import sys
-from array import array
-from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
-import numpy as np
 
-from evalhub.core.files.benchmarks import MAX_ID_LENGTH, ParsedFile, parse_rows
+from evalhub.core.files.benchmarks import MAX_ID_LENGTH, ParsedFile, ResponseChecker
 from evalhub.core.files.rows import FileError, RowError, Source, read_rows, unit_of, unstorable_text
+from evalhub.core.files.seen_keys import SeenKeys
 from evalhub.core.files.slugs import is_slug, slug_for
 
 GENERIC, MT_BENCH, ALPACA_EVAL = "generic", "mt-bench", "alpaca-eval"
@@ -135,44 +134,6 @@ class ParsedJudgments:
     @property
     def ok(self) -> bool:
         return not self.errors
-
-
-class SeenKeys:
-    """Which rows repeat a key of an earlier row, in a few bytes a row: each key is kept as two 64-bit
-    hashes (of the key and of it reversed: two different tuples agree in both about once in 2^128) and
-    its line, and the repeats are found by sorting the first hash, once every row is in (the few rows
-    whose first hash is shared are then compared by both)."""
-
-    def __init__(self) -> None:
-        self.hashes, self.reversed, self.lines = array("q"), array("q"), array("i")
-
-    def add(self, key: tuple[Hashable, ...], line: int) -> None:
-        self.hashes.append(hash(key))
-        self.reversed.append(hash(key[::-1]))
-        self.lines.append(line)
-
-    def repeats(self) -> list[tuple[int, int]]:
-        """(line, the first line with its key) for every row whose key an earlier row had."""
-        hashes = np.frombuffer(self.hashes, dtype=np.int64)
-        order = np.argsort(hashes, kind="stable")
-        ordered = hashes[order]
-        shared = np.flatnonzero(ordered[1:] == ordered[:-1])
-        del ordered
-        rows = order[np.union1d(shared, shared + 1)]  # every row whose first hash another row has
-        del order
-        first: dict[tuple[int, int], int] = {}
-        out = []
-        lines, reversed_ = (
-            np.frombuffer(self.lines, dtype=self.lines.typecode),
-            np.frombuffer(self.reversed, dtype=np.int64),
-        )
-        for row in sorted(rows.tolist(), key=lambda i: int(lines[i])):
-            key, line = (int(hashes[row]), int(reversed_[row])), int(lines[row])
-            if key in first:
-                out.append((line, first[key]))
-            else:
-                first[key] = line
-        return out
 
 
 def detect_layout(columns: Collection[str]) -> str:
@@ -411,26 +372,32 @@ CONVERTERS: dict[str, Callable[[dict[str, Any]], dict[str, Any] | str]] = {
 
 
 class ResponsesSeen:
-    """The responses a judgment or score file names, each as a row of the benchmark schema the first
-    time its (prompt, model, variant) is seen; a later row may repeat a response but not change its text."""
+    """The responses a judgment or score file names, each checked as a row of the benchmark schema the
+    first time its (prompt, model, variant) is seen (`ResponseChecker`: its text goes to disk); a later
+    row may repeat a response but not change its text, kept as a hash to compare with."""
 
-    def __init__(self) -> None:
-        self.rows: list[tuple[int, dict[str, Any] | str]] = []
-        self._first: dict[tuple[str, str, str], tuple[int, str]] = {}
+    def __init__(self, unit: str, *, known_models: Collection[str], allow_new_models: bool) -> None:
+        self.checker = ResponseChecker(unit, known_models=known_models, allow_new_models=allow_new_models)
+        self._first: dict[tuple[str, str, str], tuple[int, bytes]] = {}
 
     def add(
         self, line: int, row: dict[str, Any], prompt_id: str, model: str, text: str, variant: str = ""
     ) -> int | None:
         """None when the response is new or as before; else the line that gave it another text."""
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         seen = self._first.get((prompt_id, model, variant))
         if seen is None:
-            self._first[(prompt_id, model, variant)] = (line, text)
+            self._first[(prompt_id, model, variant)] = (line, digest)
             # Only the prompt fields the row carries: a labels file leaves the rest of a stored prompt as it is.
             response = {"prompt_id": prompt_id, **{name: row[name] for name in PROMPT_COLUMNS if name in row}}
             response |= {"model": model, "response": text, **({"response_variant": variant} if variant else {})}
-            self.rows.append((line, response))
+            self.checker.check(line, response)
             return None
-        return seen[0] if seen[1] != text else None
+        return seen[0] if seen[1] != digest else None
+
+    def finish(self) -> ParsedFile:
+        """The prompts and responses, checked as a benchmark file's are."""
+        return self.checker.finish()
 
 
 def _check_generic(
@@ -443,7 +410,7 @@ def _check_generic(
 ) -> None:
     """Each judgment row checked on its own; its prompt and two responses then go through the
     benchmark file's checks (one row per response, the first time each is seen)."""
-    responses = ResponsesSeen()
+    responses = ResponsesSeen(unit, known_models=known_models, allow_new_models=allow_new_models)
     keys = SeenKeys()
     named: dict[str, tuple[int, str]] = {}  # slug → (first line, the name it was made from)
     kinds: dict[str, tuple[int, bool]] = {}  # judge → (first line, is a person)
@@ -488,9 +455,7 @@ def _check_generic(
     )
     parsed.names = {slug: name for slug, (_, name) in named.items() if name != slug}
     parsed.judges = {judge: is_person for judge, (_, is_person) in kinds.items()}
-    if not responses.rows and parsed.errors:
-        return
-    checked = parse_rows(responses.rows, unit, known_models=known_models, allow_new_models=allow_new_models)
+    checked = responses.finish()
     parsed.benchmark = checked
     parsed.errors.extend(checked.errors)
     parsed.errors.sort(key=lambda error: error.line or 0)

@@ -27,18 +27,18 @@ from typing import Any
 
 import msgspec
 
-from evalhub.core.files.benchmarks import MAX_ID_LENGTH, ParsedFile, parse_rows
+from evalhub.core.files.benchmarks import MAX_ID_LENGTH, ParsedFile
 from evalhub.core.files.judgments import (
     DEFAULT_CRITERION,
     HUMAN,
     MAX_JUDGE_LENGTH,
     MODEL,
     ResponsesSeen,
-    SeenKeys,
     no_duplicate_columns,
     required_texts,
 )
 from evalhub.core.files.rows import FileError, RowError, Source, read_rows, unit_of
+from evalhub.core.files.seen_keys import SeenKeys
 from evalhub.core.files.slugs import is_slug
 from evalhub.core.files.spool import Spool
 
@@ -123,7 +123,7 @@ def parse_score_rows(
     """Each score row checked on its own; its prompt and response then go through the benchmark file's
     checks (one row per response, the first time each is seen)."""
     parsed = ParsedScores(ParsedFile(), unit=unit)
-    responses = ResponsesSeen()
+    responses = ResponsesSeen(unit, known_models=known_models, allow_new_models=allow_new_models)
     keys = SeenKeys()  # a repeat is refused once every row is in
     for line, row in rows:
         parsed.rows += 1
@@ -155,10 +155,8 @@ def parse_score_rows(
     )
     if parsed.rows == 0:
         parsed.errors.append(RowError(None, "the file has no rows."))
-    if responses.rows:
-        checked = parse_rows(responses.rows, unit, known_models=known_models, allow_new_models=allow_new_models)
-        parsed.benchmark = checked
-        parsed.errors.extend(checked.errors)
+    parsed.benchmark = responses.finish()
+    parsed.errors.extend(parsed.benchmark.errors)
     parsed.errors.sort(key=lambda error: error.line or 0)
     return parsed
 

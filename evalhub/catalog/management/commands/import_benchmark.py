@@ -28,14 +28,15 @@ class Command(DataCommand):
             raise CommandError(f"{path}: no such file.")
         try:
             check_import_size(path.stat().st_size)
-            summary = do_import_benchmark(
-                filename=path.name,
-                data=path.read_bytes(),
-                benchmark_slug=options["benchmark"],
-                benchmark_name=options["name"],
-                task_type=options["task_type"],
-                allow_new_models=options["create_models"],
-            )
+            with path.open("rb") as file:  # read as a stream, a row at a time: the responses wait on disk
+                summary = do_import_benchmark(
+                    filename=path.name,
+                    data=file,
+                    benchmark_slug=options["benchmark"],
+                    benchmark_name=options["name"],
+                    task_type=options["task_type"],
+                    allow_new_models=options["create_models"],
+                )
         except ImportRejected as rejected:
             for error in rejected.errors:
                 self.stderr.write(f"{path.name}: {error}")
