@@ -9,16 +9,13 @@ import io
 import tracemalloc
 
 import pytest
-from django.core.management import call_command
 
-from evalhub.catalog.actions import benchmarks as importing
 from evalhub.catalog.actions.benchmarks import do_import_benchmark
 from evalhub.catalog.actions.importing import ImportRejected
 from evalhub.catalog.models import Prompt, Response
 from evalhub.core.files.benchmarks import parse_benchmark_file
 from evalhub.core.files.tables import to_text
 from tests.catalog.test_import import ROWS
-from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -103,24 +100,3 @@ def test_reading_a_benchmark_file_keeps_a_few_bytes_a_response_not_its_text():
     small, large = answers_csv(20_000), answers_csv(80_000)
     per_row = (peak_while_reading(large) - peak_while_reading(small)) / 60_000
     assert per_row < 100, f"{per_row:.0f} bytes a row"
-
-
-def test_the_command_and_the_upload_page_read_a_benchmark_file_as_a_stream(monkeypatch, client, tmp_path):
-    seen = []
-    check = importing.check_import_file
-
-    def recording(filename, data, **options):
-        seen.append(type(data))
-        return check(filename, data, **options)
-
-    monkeypatch.setattr(importing, "check_import_file", recording)
-    path = tmp_path / "answers.csv"
-    path.write_bytes(answers_csv(60))
-    call_command("import_benchmark", str(path), "--create-models", "--benchmark", "squares", stdout=io.StringIO())
-    client.force_login(make_user("ada", "admin"))
-    with path.open("rb") as upload:
-        form = {"file": upload, "benchmark": "squares", "task_type": "other", "create_models": "on"}
-        assert client.post("/benchmarks/import/", form).status_code == 302
-    assert len(seen) == 2
-    assert not any(kind is bytes for kind in seen), seen
-    assert Response.objects.count() == 60

@@ -8,7 +8,6 @@ import io
 import tracemalloc
 
 import pytest
-from django.core.management import call_command
 
 from evalhub.catalog.actions import scores as importing
 from evalhub.catalog.actions.importing import ImportRejected
@@ -16,7 +15,6 @@ from evalhub.catalog.actions.scores import check_score_file, do_import_scores
 from evalhub.catalog.models import Judgment
 from evalhub.core.files.scores import parse_score_file
 from tests.catalog.test_import_scores import jsonl, rows
-from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -112,27 +110,6 @@ def test_edited_scores_updated_as_they_are_read_count_as_a_recount_does(monkeypa
     assert (summary.counts["scores_changed"], summary.counts["scores_unchanged"]) == (changed, 400 - changed)
     assert Judgment.objects.filter(score=9).count() == changed
     assert Judgment.objects.count() == 400
-
-
-def test_the_command_and_the_upload_page_read_a_score_file_as_a_stream(monkeypatch, client, tmp_path):
-    seen = []
-    check = importing.check_score_file
-
-    def recording(filename, data, **options):
-        seen.append(type(data))
-        return check(filename, data, **options)
-
-    monkeypatch.setattr(importing, "check_score_file", recording)
-    path = tmp_path / "scores.csv"
-    path.write_bytes(scores_csv(80))
-    call_command("import_scores", str(path), "--create-models", "--benchmark", "summaries", stdout=io.StringIO())
-    client.force_login(make_user("ada", "admin"))
-    with path.open("rb") as upload:
-        form = {"file": upload, "benchmark": "summaries", "task_type": "other", "create_models": "on"}
-        assert client.post("/judges/import-scores/", form).status_code == 302
-    assert len(seen) == 2
-    assert not any(kind is bytes for kind in seen), seen
-    assert Judgment.objects.count() == 80
 
 
 def peak_while_importing(data: bytes) -> int:
