@@ -194,7 +194,7 @@ def confusion(predicted: Sequence[int], reference: Sequence[int]) -> list[list[i
     return table
 
 
-def _kappa_of_tables(tables: np.ndarray) -> np.ndarray:
+def kappa_of_tables(tables: np.ndarray) -> np.ndarray:
     """Cohen's kappa of each (..., 3, 4) confusion table; NaN where undefined."""
     n = tables.sum(axis=(-2, -1))
     diagonal = tables[..., 0, 0] + tables[..., 1, 1] + tables[..., 2, 2]
@@ -216,14 +216,14 @@ def weighted_kappas(
     """Cohen's kappa once per row of `weights` (R, n): each verdict pair counted as often as its weight
     says (a resample's draw counts); NaN where undefined."""
     per_pair = confusion_tables(predicted, reference, groups=np.arange(len(predicted)), count=len(predicted))
-    return np.asarray(_kappa_of_tables(np.tensordot(np.asarray(weights, dtype=float), per_pair, axes=(1, 0))))
+    return np.asarray(kappa_of_tables(np.tensordot(np.asarray(weights, dtype=float), per_pair, axes=(1, 0))))
 
 
 def kappa(predicted: Sequence[int] | np.ndarray, reference: Sequence[int] | np.ndarray) -> float | None:
     """Cohen's kappa of a judge's verdicts (NO_VERDICT its own category) against the reference."""
     if not len(predicted):
         return None
-    value = float(_kappa_of_tables(confusion_tables(predicted, reference)[0].astype(float)))
+    value = float(kappa_of_tables(confusion_tables(predicted, reference)[0].astype(float)))
     return None if math.isnan(value) else value
 
 
@@ -268,13 +268,13 @@ def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return patterns, counts
 
 
-def _clusters(clusters: Sequence[Hashable] | np.ndarray) -> tuple[int, np.ndarray]:
+def cluster_positions(clusters: Sequence[Hashable] | np.ndarray) -> tuple[int, np.ndarray]:
     """(how many distinct clusters; each item's position among them, sorted)."""
     keys, groups = np.unique(np.asarray(clusters), return_inverse=True)
     return len(keys), groups.ravel()
 
 
-def _percentiles(values: np.ndarray) -> tuple[float | None, float | None]:
+def percentiles(values: np.ndarray) -> tuple[float | None, float | None]:
     values = values[~np.isnan(values)]
     if not len(values):
         return None, None
@@ -293,20 +293,20 @@ def agreement_and_kappa(
     of resampled confusion tables."""
     if not len(predicted):
         return Interval(None), Interval(None)
-    count, groups = _clusters(clusters)
+    count, groups = cluster_positions(clusters)
     per_cluster = confusion_tables(predicted, reference, groups, count).reshape(count, -1)
     total = per_cluster.sum(axis=0).reshape(len(CONFUSION_ROWS), len(CONFUSION_COLUMNS)).astype(float)
     rate = float(total[0, 0] + total[1, 1] + total[2, 2]) / len(predicted)
-    value = float(_kappa_of_tables(total))
+    value = float(kappa_of_tables(total))
     if count < MIN_FOR_INTERVAL:
         return Interval(rate), Interval(None if math.isnan(value) else value)
     tables = poisson_resampled_sums(per_cluster, resamples, seed).reshape(resamples, *total.shape)
     hits = tables[:, 0, 0] + tables[:, 1, 1] + tables[:, 2, 2]
     with np.errstate(divide="ignore", invalid="ignore"):  # a resample that drew none of the prompts: left out
-        agreement = Interval(rate, *_percentiles(hits / tables.sum(axis=(1, 2))))
+        agreement = Interval(rate, *percentiles(hits / tables.sum(axis=(1, 2))))
     if math.isnan(value):
         return agreement, Interval(None)
-    return agreement, Interval(value, *_percentiles(_kappa_of_tables(tables)))
+    return agreement, Interval(value, *percentiles(kappa_of_tables(tables)))
 
 
 @dataclass(frozen=True)
@@ -334,7 +334,7 @@ def order_agreement(
     if not len(first):
         return None
     hits = np.stack([np.asarray(first) == reference, np.asarray(second) == reference, np.ones(len(first))], axis=1)
-    count, groups = _clusters(clusters)
+    count, groups = cluster_positions(clusters)
     per_cluster = np.zeros((count, 3))
     np.add.at(per_cluster, groups, hits.astype(float))
     total = per_cluster.sum(axis=0)
@@ -345,7 +345,7 @@ def order_agreement(
     with np.errstate(divide="ignore", invalid="ignore"):  # a resample that drew none of the prompts: left out
         resampled = (sums[:, 0] / sums[:, 2], sums[:, 1] / sums[:, 2], (sums[:, 0] + sums[:, 1]) / (2 * sums[:, 2]))
     first_i, second_i, averaged = (
-        Interval(v, *_percentiles(r.astype(float))) for v, r in zip(values, resampled, strict=True)
+        Interval(v, *percentiles(r.astype(float))) for v, r in zip(values, resampled, strict=True)
     )
     return OrderAgreement(len(first), first_i, second_i, averaged)
 
@@ -517,7 +517,7 @@ def paired_difference(
     """Agreement of b minus agreement of a on the same pairs, with a paired bootstrap over clusters."""
     if not hits_a:
         return Interval(None)
-    count, groups = _clusters(clusters)
+    count, groups = cluster_positions(clusters)
     if count < MIN_FOR_INTERVAL:
         return Interval((sum(hits_b) - sum(hits_a)) / len(hits_a))
     per_cluster = np.zeros((count, 3))
@@ -525,7 +525,7 @@ def paired_difference(
     sums = poisson_resampled_sums(per_cluster, resamples, seed)
     with np.errstate(divide="ignore", invalid="ignore"):
         differences = (sums[:, 1] - sums[:, 0]) / sums[:, 2]
-    low, high = _percentiles(differences)
+    low, high = percentiles(differences)
     return Interval((sum(hits_b) - sum(hits_a)) / len(hits_a), low, high)
 
 
@@ -565,13 +565,13 @@ def krippendorff_alpha_from_counts(
     value = float(_alpha_of(per_unit.sum(axis=0)))
     if math.isnan(value):
         return Interval(None)
-    count, groups = _clusters(np.arange(len(counts)) if clusters is None else np.asarray(clusters)[rated])
+    count, groups = cluster_positions(np.arange(len(counts)) if clusters is None else np.asarray(clusters)[rated])
     if count < MIN_FOR_INTERVAL:
         return Interval(value)
     per_cluster = np.zeros((count, k * k))
     np.add.at(per_cluster, groups, per_unit.reshape(len(counts), -1))
     resampled = poisson_resampled_sums(per_cluster, resamples, seed).reshape(-1, k, k)
-    low, high = _percentiles(_alpha_of(resampled))
+    low, high = percentiles(_alpha_of(resampled))
     return Interval(value, low, high)
 
 
