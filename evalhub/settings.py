@@ -118,6 +118,7 @@ INSTALLED_APPS = [
     "evalhub.worklog",
     "evalhub.dashboards",
     "evalhub.judgelab",
+    "evalhub.alignment",
     "evalhub.system",
     "evalhub.home",
     "axes",

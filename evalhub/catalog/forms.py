@@ -20,3 +20,10 @@ class ImportForm(OnlyChoicePreselectedForm):
     create_models = forms.BooleanField(
         required=False, help_text="Create models named in the file that evalhub does not know yet."
     )
+
+
+class SplitForm(forms.Form):
+    held_out_percent = forms.IntegerField(
+        min_value=5, max_value=90, initial=20, help_text="The share of each category's prompts held out."
+    )
+    seed = forms.IntegerField(min_value=-(2**31), max_value=2**31 - 1, initial=0)

@@ -11,6 +11,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.urls import reverse
 
+from evalhub.core.alignment.split import HELD_OUT, TRAIN
 from evalhub.core.prompts.criteria import check_levels
 from evalhub.system.slugs import slug_constraint
 
@@ -104,6 +105,45 @@ class Prompt(models.Model):
         named = {"reference_answer": self.reference_answer, "rating_guidelines": self.rating_guidelines}
         named.update(sorted(self.privileged.items()))
         return {name: text for name, text in named.items() if text}
+
+
+class LabelSplit(models.Model):
+    """A benchmark's prompts split once into train and held-out (evalhub.core.alignment.split): whatever
+    builds or tunes a judge reads people's labels on train prompts only, and a tuned judge is scored on
+    the held-out ones. Kept, never redrawn: prompts added later are placed without moving any."""
+
+    benchmark = models.OneToOneField(Benchmark, on_delete=models.CASCADE, related_name="label_split")
+    held_out_fraction = models.FloatField(help_text="The share of each category's prompts held out.")
+    seed = models.IntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(held_out_fraction__gt=0) & Q(held_out_fraction__lt=1), name="held_out_fraction_0_to_1"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.benchmark.slug}: {self.held_out_fraction:.0%} held out (seed {self.seed})"
+
+
+class PromptPart(models.Model):
+    """Which side of its benchmark's split a prompt is on."""
+
+    PARTS = [(TRAIN, "train"), (HELD_OUT, "held-out")]
+    split = models.ForeignKey(LabelSplit, on_delete=models.CASCADE, related_name="parts")
+    prompt = models.OneToOneField(Prompt, on_delete=models.CASCADE, related_name="split_part")
+    part = models.CharField(max_length=10, choices=PARTS)
+    placed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["split", "part"], name="prompt_part_by_split")]
+        constraints = [models.CheckConstraint(condition=Q(part__in=[TRAIN, HELD_OUT]), name="prompt_part_known")]
+
+    def __str__(self) -> str:
+        return f"{self.prompt}: {self.part}"
 
 
 class PerturbationLevel(models.TextChoices):

@@ -10,8 +10,9 @@ from django.views.decorators.http import require_http_methods
 from evalhub.accounts.roles import ADMIN, role_required
 from evalhub.catalog.actions.benchmarks import do_import_benchmark
 from evalhub.catalog.actions.importing import ImportRejected, check_import_size
+from evalhub.catalog.actions.splits import SplitRejected, do_make_split, do_place_new_prompts, split_summary
 from evalhub.catalog.exports import EXPORT_FORMATS, TABLES
-from evalhub.catalog.forms import ImportForm
+from evalhub.catalog.forms import ImportForm, SplitForm
 from evalhub.catalog.models import Benchmark, Judgment, LanguageModel, Prompt, Response
 from evalhub.core.files.benchmarks import COLUMNS
 from evalhub.core.files.tables import to_text
@@ -51,8 +52,32 @@ def benchmark_detail(request, slug: str):
         "imports": benchmark.imports.select_related("imported_by")[:10],
         "tables": sorted(TABLES),
         "formats": EXPORT_FORMATS,
+        "split": split_summary(benchmark),
+        "split_form": SplitForm(),
     }
     return render(request, "catalog/benchmark_detail.html", context)
+
+
+@role_required(ADMIN)
+@require_http_methods(["POST"])
+def benchmark_split(request, slug: str):
+    """Make the benchmark's held-out split (once), or place the prompts added since it was made."""
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    summary = split_summary(benchmark)
+    try:
+        if summary.split is not None:
+            placed = do_place_new_prompts(summary.split)
+            messages.success(request, f"{placed} new prompt(s) placed; no prompt moved.")
+        else:
+            form = SplitForm(request.POST)
+            if not form.is_valid():
+                raise SplitRejected(" ".join(str(error) for errors in form.errors.values() for error in errors))
+            fraction = form.cleaned_data["held_out_percent"] / 100
+            do_make_split(benchmark, held_out_fraction=fraction, seed=form.cleaned_data["seed"], user=request.user)
+            messages.success(request, f"{benchmark.name}: {fraction:.0%} of each category's prompts held out.")
+    except SplitRejected as rejected:
+        messages.error(request, str(rejected))
+    return redirect(benchmark)
 
 
 @role_required()

@@ -6,5 +6,6 @@ else writes here. `check_*` validate and never write; `do_*` write (atomically) 
 - `scores`: pointwise scores from files and Inspect logs;
 - `ratings`: a person's rating on the rating screen;
 - `responses`: models, responses and criteria other apps add one at a time;
+- `splits`: a benchmark's held-out split of its prompts (made once, extended to new prompts);
 - `importing`: what every import shares (checks, refusals, audit, upserts that never blank).
 """

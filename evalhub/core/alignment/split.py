@@ -17,14 +17,16 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 TRAIN, HELD_OUT = "train", "held_out"
 PARTS = (TRAIN, HELD_OUT)
+Key = TypeVar("Key", bound=Hashable)
 
 
 @dataclass(frozen=True)
-class SplitPrompt:
-    key: Hashable  # what the caller names the prompt by (e.g. its database id)
+class SplitPrompt(Generic[Key]):
+    key: Key  # what the caller names the prompt by (e.g. its database id)
     external_id: str  # the prompt's id in the file: what the draw is keyed by
     category: str = ""
 
@@ -35,18 +37,18 @@ def draw_order(seed: int, external_id: str) -> bytes:
 
 
 def assign_parts(
-    prompts: Iterable[SplitPrompt], held_out_fraction: float, seed: int, placed: Mapping[Hashable, str] | None = None
-) -> dict[Hashable, str]:
+    prompts: Iterable[SplitPrompt[Key]], held_out_fraction: float, seed: int, placed: Mapping[Key, str] | None = None
+) -> dict[Key, str]:
     """The part (TRAIN or HELD_OUT) of each prompt not in `placed` yet; `placed` (key → part) is left as
     it is. Within a category the new prompts are taken in draw order, each going to held-out while the
     category's held-out count is below round(fraction × its prompts so far)."""
     if not 0 < held_out_fraction < 1:
         raise ValueError(f"the held-out fraction must lie strictly between 0 and 1, not {held_out_fraction}.")
     placed = placed or {}
-    by_category: dict[str, list[SplitPrompt]] = defaultdict(list)
+    by_category: dict[str, list[SplitPrompt[Key]]] = defaultdict(list)
     for prompt in prompts:
         by_category[prompt.category].append(prompt)
-    out: dict[Hashable, str] = {}
+    out: dict[Key, str] = {}
     for members in by_category.values():
         total = sum(1 for prompt in members if prompt.key in placed)
         held = sum(1 for prompt in members if placed.get(prompt.key) == HELD_OUT)

@@ -99,7 +99,7 @@ def _arrays(labels: Sequence[Label] | LabelArrays, index: _Index) -> LabelArrays
     return labels if isinstance(labels, LabelArrays) else LabelArrays.of(labels, index.row)
 
 
-def _majority_of_counts(counts: np.ndarray) -> np.ndarray:
+def majority_of_counts(counts: np.ndarray) -> np.ndarray:
     """Per pair the most frequent verdict, ABSENT when there is none or the top is tied."""
     top = counts.argmax(axis=1)
     ordered = np.sort(counts, axis=1)
@@ -128,8 +128,8 @@ def build_report(
     people = [judge.id for judge in judges if judge.kind == PERSON]
     person_counts = {person: index.counts(dense[person]) for person in people}
     people_counts = sum(person_counts.values(), np.zeros((len(index.items), 3)))
-    general = _reference(index, _majority_of_counts(people_counts), judge_kind=MODEL)
-    without_consensus = _reference(index, _majority_of_counts(people_counts), judge_kind=PANEL)
+    general = _reference(index, majority_of_counts(people_counts), judge_kind=MODEL)
+    without_consensus = _reference(index, majority_of_counts(people_counts), judge_kind=PANEL)
     model_counts = _counts_by_model(index, judges, dense)
     context = _Context(
         index=index,
@@ -152,7 +152,7 @@ def build_report(
         if not (dense[judge.id] != ABSENT).any():
             continue
         if judge.kind == PERSON:
-            others = _majority_of_counts(people_counts - person_counts[judge.id])
+            others = majority_of_counts(people_counts - person_counts[judge.id])
             reference = _reference(index, others, judge_kind=PERSON)
         else:
             reference = without_consensus if judge.kind in (PANEL, AGENT) else general
@@ -460,7 +460,7 @@ def _by_model_order(index: _Index, counts: np.ndarray) -> np.ndarray:
 def _people_report(context: _Context) -> PeopleReport:
     with_others = []
     for person in sorted(context.people):
-        others = _majority_of_counts(context.people_counts - context.person_counts[person])
+        others = majority_of_counts(context.people_counts - context.person_counts[person])
         mine = context.dense[person]
         rated = (mine != ABSENT) & (mine != NO_VERDICT) & (others != ABSENT)
         with_others.append(

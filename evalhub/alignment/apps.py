@@ -1,0 +1,9 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class AlignmentConfig(AppConfig):
+    name = "evalhub.alignment"
+    label = "alignment"
+    verbose_name = "Judge alignment: judges improved on train labels, scored on held-out ones"
