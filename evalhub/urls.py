@@ -16,6 +16,7 @@ urlpatterns = [
     path("debates/", include("evalhub.debates.urls")),
     path("", include("evalhub.dashboards.urls")),
     path("", include("evalhub.judgelab.urls")),
+    path("judge-versions/", include("evalhub.alignment.urls")),
     path("adjudicate/", include("evalhub.adjudication.urls")),
     path("surveys/", include("evalhub.surveys.urls")),
     path("admin/", admin.site.urls),

@@ -1,0 +1,79 @@
+"""Writes to judge versions: a judge's first version, and each new version derived from a parent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+
+from evalhub.alignment.models import JudgeVersion, Method
+from evalhub.catalog.models import LabelSplit
+from evalhub.core.alignment.versions import JudgeDefinition, changes
+from evalhub.core.files.slugs import is_slug
+
+
+class VersionRejected(Exception):
+    pass
+
+
+def check_definition(judge: JudgeDefinition) -> None:
+    if not judge.spec.strip():
+        raise VersionRejected("name the judge's provider spec.")
+    if not 1 <= judge.samples <= 20:
+        raise VersionRejected("samples per pair must be between 1 and 20.")
+    if len(judge.instructions) > 20_000:
+        raise VersionRejected("the instructions are longer than 20,000 characters.")
+
+
+def do_create_judge(name: str, judge: JudgeDefinition, *, user: Any = None, note: str = "") -> JudgeVersion:
+    """A judge's first version. Raises VersionRejected for a name in use or a bad definition."""
+    if not is_slug(name) or len(name) > 100:
+        raise VersionRejected("a judge's name is a slug (letters, digits, '-' and '_') of at most 100 characters.")
+    check_definition(judge)
+    try:
+        with transaction.atomic():
+            return JudgeVersion.objects.create(
+                name=name, number=1, definition=judge.as_json(), note=note[:5000], created_by=_user(user)
+            )
+    except IntegrityError:
+        raise VersionRejected(f"a judge named {name!r} exists; derive a new version of it instead.") from None
+
+
+def do_derive_version(
+    parent: JudgeVersion,
+    judge: JudgeDefinition,
+    *,
+    method: str = Method.BY_HAND,
+    split: LabelSplit | None = None,
+    user: Any = None,
+    note: str = "",
+) -> JudgeVersion:
+    """A new version of `parent`'s judge: the next number, naming its parent. A version that changes
+    nothing is refused; one made from people's labels names the split whose train labels made it."""
+    check_definition(judge)
+    if not changes(parent.judge, judge):
+        raise VersionRejected(f"nothing changed from {parent}.")
+    if method != Method.BY_HAND and split is None:
+        raise VersionRejected("a version made from people's labels names the split whose train labels made it.")
+    for _ in range(3):  # two versions derived at once: the second takes the next number
+        try:
+            with transaction.atomic():
+                latest = JudgeVersion.objects.filter(name=parent.name).aggregate(latest=Max("number"))["latest"]
+                return JudgeVersion.objects.create(
+                    name=parent.name,
+                    number=(latest or 0) + 1,
+                    parent=parent,
+                    definition=judge.as_json(),
+                    method=method,
+                    split=split,
+                    note=note[:5000],
+                    created_by=_user(user),
+                )
+        except IntegrityError:
+            continue
+    raise VersionRejected(f"{parent.name} is being changed by someone else; try again.")
+
+
+def _user(user: Any) -> Any:
+    return user if getattr(user, "is_authenticated", False) else None

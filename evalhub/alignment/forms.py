@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+from django import forms
+
+from evalhub.core.alignment.versions import CHOICE, ORIGINAL, JudgeDefinition
+from evalhub.core.prompts.criteria_variants import VARIANTS
+from evalhub.debates.forms import PRIVILEGED_CHOICES
+
+
+class JudgeForm(forms.Form):
+    """A judge's definition, by hand: a first version, or the next one of a judge (its fields prefilled)."""
+
+    name = forms.SlugField(max_length=100, help_text="The judge's name; its versions share it.")
+    spec = forms.CharField(max_length=300, help_text="Provider spec, e.g. openai:gpt-4o-mini or heuristic.")
+    criteria_variant = forms.ChoiceField(choices=[(ORIGINAL, ORIGINAL), *[(v, v) for v in VARIANTS]])
+    privileged_sources = forms.MultipleChoiceField(
+        choices=PRIVILEGED_CHOICES, required=False, widget=forms.CheckboxSelectMultiple
+    )
+    samples = forms.IntegerField(min_value=1, max_value=20, initial=1)
+    scale = forms.ChoiceField(choices=[(CHOICE, "1 / 2 / neither"), ("graded", "graded")], initial=CHOICE)
+    temperature = forms.FloatField(min_value=0, max_value=2, initial=0.0)
+    instructions = forms.CharField(widget=forms.Textarea, required=False, max_length=20_000)
+    note = forms.CharField(max_length=5000, required=False, help_text="Why this version.")
+
+    def definition(self, examples: tuple = ()) -> JudgeDefinition:
+        data = self.cleaned_data
+        return JudgeDefinition(
+            spec=data["spec"].strip(),
+            criteria_variant=data["criteria_variant"],
+            privileged_sources=tuple(sorted(data["privileged_sources"])),
+            samples=data["samples"],
+            scale=data["scale"],
+            temperature=data["temperature"],
+            instructions=data["instructions"].strip(),
+            examples=examples,
+        )
+
+    @classmethod
+    def of(cls, name: str, judge: JudgeDefinition) -> JudgeForm:
+        initial = judge.as_json() | {"name": name, "note": ""}
+        return cls(initial=initial)

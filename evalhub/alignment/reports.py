@@ -1,0 +1,33 @@
+"""Judge versions as rows for the page and the JSON export: each version's definition and what it
+changed from its parent."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from evalhub.alignment.models import JudgeVersion
+from evalhub.core.alignment.versions import changes
+
+
+def version_rows(versions: Sequence[JudgeVersion]) -> list[dict[str, Any]]:
+    rows = []
+    for version in versions:
+        parent = version.parent
+        rows.append(
+            {
+                "version": version.number,
+                "parent": parent.number if parent is not None else None,
+                "method": version.method,
+                "method_label": version.get_method_display(),
+                "aligned": version.aligned,
+                "split": version.split.benchmark.slug if version.split is not None else None,
+                "note": version.note,
+                "created_at": version.created_at.isoformat(),
+                "created_by": str(version.created_by) if version.created_by else None,
+                "definition": version.definition,
+                "changes": [asdict(change) for change in changes(parent.judge if parent else None, version.judge)],
+            }
+        )
+    return rows

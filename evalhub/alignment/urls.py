@@ -1,0 +1,13 @@
+from __future__ import annotations
+
+from django.urls import path, re_path
+
+from evalhub.alignment import views
+
+urlpatterns = [
+    path("", views.version_list, name="judge_version_list"),
+    path("new/", views.create_judge, name="create_judge"),
+    path("<slug:name>/", views.judge_versions, name="judge_versions"),
+    re_path(r"^(?P<name>[-a-zA-Z0-9_]+)\.(?P<fmt>json)$", views.judge_versions, name="judge_versions_export"),
+    path("<slug:name>/derive/", views.derive_version, name="derive_judge_version"),
+]

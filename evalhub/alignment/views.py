@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+from django.contrib import messages
+from django.db.models import Count, Max
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from evalhub.accounts.roles import ADMIN, role_required
+from evalhub.alignment.actions import VersionRejected, do_create_judge, do_derive_version
+from evalhub.alignment.forms import JudgeForm
+from evalhub.alignment.models import JudgeVersion
+from evalhub.alignment.reports import version_rows
+from evalhub.system.downloads import download
+
+
+@role_required()
+def version_list(request):
+    """Every judge with its latest version, and (for an admin) a form to define a new judge by hand."""
+    return _list_page(request, JudgeForm())
+
+
+@role_required(ADMIN)
+@require_http_methods(["POST"])
+def create_judge(request):
+    form = JudgeForm(request.POST)
+    if form.is_valid():
+        try:
+            do_create_judge(
+                form.cleaned_data["name"], form.definition(), user=request.user, note=form.cleaned_data["note"]
+            )
+        except VersionRejected as rejected:
+            form.add_error(None, str(rejected))
+        else:
+            return redirect("judge_versions", name=form.cleaned_data["name"])
+    return _list_page(request, form, status=400)
+
+
+def _list_page(request, form: JudgeForm, status: int = 200):
+    judges = JudgeVersion.objects.values("name").annotate(versions=Count("id"), latest=Max("number")).order_by("name")
+    return render(request, "alignment/version_list.html", {"judges": judges, "form": form}, status=status)
+
+
+@role_required()
+def judge_versions(request, name: str, fmt: str = ""):
+    """A judge's versions, each with what it changed from its parent; as JSON with `fmt`."""
+    versions = list(JudgeVersion.objects.filter(name=name).select_related("parent", "split__benchmark", "created_by"))
+    if not versions:
+        raise Http404("no such judge")
+    rows = version_rows(versions)
+    if fmt:
+        return download({"judge": name, "versions": rows}, "json", f"judge-{name}")
+    latest = versions[-1]
+    context = {"name": name, "rows": rows, "form": JudgeForm.of(name, latest.judge), "latest": latest}
+    return render(request, "alignment/judge_versions.html", context)
+
+
+@role_required(ADMIN)
+@require_http_methods(["POST"])
+def derive_version(request, name: str):
+    """A new version of the judge by hand: the latest version's definition as edited on the page."""
+    latest = JudgeVersion.objects.filter(name=name).order_by("-number").first()
+    if latest is None:
+        raise Http404("no such judge")
+    form = JudgeForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise VersionRejected(" ".join(str(e) for errors in form.errors.values() for e in errors))
+        edited = form.definition(examples=latest.judge.examples)  # examples change by a method, not by hand
+        version = do_derive_version(latest, edited, user=request.user, note=form.cleaned_data["note"])
+    except VersionRejected as rejected:
+        messages.error(request, str(rejected))
+    else:
+        messages.success(request, f"{version} made.")
+    return redirect("judge_versions", name=name)
