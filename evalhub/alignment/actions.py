@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
-from evalhub.alignment.models import JudgeVersion, Method
+from evalhub.alignment.models import JudgeVersion, Method, VersionRun
 from evalhub.catalog.models import LabelSplit
 from evalhub.core.alignment.versions import JudgeDefinition, changes
 from evalhub.core.files.slugs import is_slug
+from evalhub.debates.actions import RunRejected, do_create_judge_run
+from evalhub.debates.models import DebateRun, JudgeRun
 
 
 class VersionRejected(Exception):
@@ -73,6 +76,32 @@ def do_derive_version(
         except IntegrityError:
             continue
     raise VersionRejected(f"{parent.name} is being changed by someone else; try again.")
+
+
+def do_run_version(version: JudgeVersion, reference: DebateRun, *, user: Any = None, enqueue: bool = True) -> JudgeRun:
+    """Run a version on a debate run's pairs: a single-judge run made from its definition (its
+    instructions and worked examples in the prompt), named "NAME vN" in the judge lab."""
+    judge = version.judge
+    try:
+        with transaction.atomic():
+            run = do_create_judge_run(
+                user,
+                enqueue=enqueue,
+                reference=reference,
+                judge=judge.spec,
+                criteria_variant=judge.criteria_variant,
+                privileged_sources=list(judge.privileged_sources),
+                samples=judge.samples,
+                scale=judge.scale,
+                temperature=judge.temperature,
+                label=str(version),
+                instructions=judge.instructions,
+                examples=[asdict(example) for example in judge.examples],
+            )
+            VersionRun.objects.create(version=version, judge_run=run)
+    except RunRejected as rejected:
+        raise VersionRejected(str(rejected)) from None
+    return run
 
 
 def _user(user: Any) -> Any:

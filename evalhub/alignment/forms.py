@@ -2,9 +2,11 @@ from __future__ import annotations
 
 from django import forms
 
+from evalhub.catalog.models import Benchmark, Criterion
 from evalhub.core.alignment.versions import CHOICE, ORIGINAL, JudgeDefinition
 from evalhub.core.prompts.criteria_variants import VARIANTS
 from evalhub.debates.forms import PRIVILEGED_CHOICES
+from evalhub.debates.models import DebateRun
 
 
 class JudgeForm(forms.Form):
@@ -39,3 +41,20 @@ class JudgeForm(forms.Form):
     def of(cls, name: str, judge: JudgeDefinition) -> JudgeForm:
         initial = judge.as_json() | {"name": name, "note": ""}
         return cls(initial=initial)
+
+
+class RunVersionForm(forms.Form):
+    reference = forms.ModelChoiceField(
+        queryset=DebateRun.objects.order_by("-id"), help_text="The debate run whose pairs the version judges."
+    )
+
+
+class ImproveForm(forms.Form):
+    """Few-shot from disagreements: the train pairs of a split benchmark that this version judged."""
+
+    benchmark = forms.ModelChoiceField(
+        queryset=Benchmark.objects.filter(label_split__isnull=False).order_by("name"), to_field_name="slug"
+    )
+    criterion = forms.ModelChoiceField(queryset=Criterion.objects.order_by("name"), to_field_name="slug")
+    examples = forms.IntegerField(min_value=1, max_value=16, initial=4)
+    seed = forms.IntegerField(min_value=0, max_value=2**31 - 1, initial=0)

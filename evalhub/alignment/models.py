@@ -47,3 +47,14 @@ class JudgeVersion(models.Model):
     def aligned(self) -> bool:
         """Made from people's train labels: its train figures are optimistic, its held-out ones are not."""
         return self.method != Method.BY_HAND
+
+
+class VersionRun(models.Model):
+    """A judge version run on a debate run's pairs: the debates app's JudgeRun made from its definition,
+    named "NAME vN" in the judge lab."""
+
+    version = models.ForeignKey(JudgeVersion, on_delete=models.CASCADE, related_name="runs")
+    judge_run = models.OneToOneField("debates.JudgeRun", on_delete=models.CASCADE, related_name="version_run")
+
+    def __str__(self) -> str:
+        return f"{self.version} on {self.judge_run.reference}"

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from evalhub.alignment.comparisons import VersionComparison, parent_comparisons
 from evalhub.alignment.models import JudgeVersion
 from evalhub.core.alignment.versions import changes
 
@@ -28,6 +29,24 @@ def version_rows(versions: Sequence[JudgeVersion]) -> list[dict[str, Any]]:
                 "created_by": str(version.created_by) if version.created_by else None,
                 "definition": version.definition,
                 "changes": [asdict(change) for change in changes(parent.judge if parent else None, version.judge)],
+                "runs": [
+                    {"reference": run.judge_run.reference.name, "job": run.judge_run.job_id}
+                    for run in version.runs.select_related("judge_run__reference").order_by("pk")
+                ],
+                "against_parent": [_comparison_row(comparison) for comparison in parent_comparisons(version)],
             }
         )
     return rows
+
+
+def _comparison_row(comparison: VersionComparison) -> dict[str, Any]:
+    return {
+        "reference": comparison.reference,
+        "before": comparison.before,
+        "after": comparison.after,
+        "held_out_only": comparison.held_out_only,
+        "differences": {
+            name: {**asdict(difference), "no_change": difference.no_change}
+            for name, difference in comparison.differences.items()
+        },
+    }

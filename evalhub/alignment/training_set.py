@@ -5,17 +5,17 @@ other way (an import contract in pyproject.toml)."""
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from typing import cast
 
-import numpy as np
-
+from evalhub.alignment.labels import pair_verdicts
 from evalhub.catalog.actions.splits import prompt_parts
+from evalhub.catalog.models import LabelSplit, Response
 from evalhub.core.alignment.fewshot import TrainingPair
 from evalhub.core.alignment.split import TRAIN
-from evalhub.core.judge_lab.measures import ABSENT, NO_VERDICT, LabelArrays, dense_verdicts
-from evalhub.core.judge_lab.report import COLUMN, majority_of_counts
-from evalhub.core.judge_lab.report_types import PERSON
-from evalhub.judgelab.observations import BLIND, Scope, collect
+from evalhub.core.judge_lab.measures import ABSENT, NO_VERDICT
+from evalhub.judgelab.observations import BLIND, PairKey
+from evalhub.system.bounded_queries import where_in
 
 
 class NoSplit(Exception):
@@ -28,33 +28,31 @@ def training_pairs(benchmark: str, criterion: str, judge: str, *, people: str = 
     parts = prompt_parts(benchmark)
     if not parts:
         raise NoSplit(f"{benchmark} has no held-out split: split it once on its page first.")
-    found = collect(Scope(benchmark=benchmark, criterion=criterion, people=people))
-    items = list(found.pairs)  # in row order, which the label arrays index
-    labels = {
-        judge_id: given if isinstance(given, LabelArrays) else LabelArrays.of(given, found.rows)
-        for judge_id, given in found.labels.items()
-    }
-    counts = np.zeros((len(items), 3))
-    for judge_id, info in found.judges.items():
-        if info.kind == PERSON:
-            picks = dense_verdicts(labels[judge_id], len(items)).primary
-            for verdict, column in COLUMN.items():
-                counts[:, column] += picks == verdict
-    settled = majority_of_counts(counts)
-    mine = dense_verdicts(labels[judge], len(items)).primary if judge in labels else np.full(len(items), ABSENT)
+    found = pair_verdicts(benchmark, criterion, [judge], people=people)
+    mine = found.judges[judge]
     out = []
-    for row, item in enumerate(items):
-        pair = found.pairs[item]
-        if parts.get(cast(int, pair.cluster)) != TRAIN or settled[row] == ABSENT:  # the cluster is the prompt
+    for row, item in enumerate(found.items):
+        if parts.get(found.prompt(row)) != TRAIN or found.people[row] == ABSENT:
             continue
-        verdict = int(mine[row])
-        out.append(
-            TrainingPair(
-                item=item,
-                prompt=pair.cluster,
-                category=pair.category,
-                people=int(settled[row]),
-                judge=NO_VERDICT if verdict == ABSENT else verdict,
-            )
-        )
+        pair = found.pairs[row]
+        verdict = NO_VERDICT if mine[row] == ABSENT else int(mine[row])
+        out.append(TrainingPair(item, pair.cluster, pair.category, int(found.people[row]), verdict))
     return out
+
+
+def training_split(benchmark: str) -> LabelSplit:
+    split = LabelSplit.objects.filter(benchmark__slug=benchmark).first()
+    if split is None:
+        raise NoSplit(f"{benchmark} has no held-out split: split it once on its page first.")
+    return split
+
+
+def pair_texts(items: Sequence[Hashable]) -> dict[Hashable, tuple[str, str, str]]:
+    """The question and the two responses (in the pair's order) of train pairs, for worked examples."""
+    keys = [cast(PairKey, item) for item in items]  # the judge lab's pairs: (criterion, low id, high id)
+    ids = {response for _, low, high in keys for response in (low, high)}
+    texts = {
+        pk: (prompt, text)
+        for pk, prompt, text in where_in(Response.objects.values_list("pk", "prompt__text", "text"), "pk", ids)
+    }
+    return {key: (texts[key[1]][0], texts[key[1]][1], texts[key[2]][1]) for key in keys}

@@ -10,4 +10,6 @@ urlpatterns = [
     path("<slug:name>/", views.judge_versions, name="judge_versions"),
     re_path(r"^(?P<name>[-a-zA-Z0-9_]+)\.(?P<fmt>json)$", views.judge_versions, name="judge_versions_export"),
     path("<slug:name>/derive/", views.derive_version, name="derive_judge_version"),
+    path("<slug:name>/v<int:number>/run/", views.run_version, name="run_judge_version"),
+    path("<slug:name>/v<int:number>/improve/", views.improve_version, name="improve_judge_version"),
 ]

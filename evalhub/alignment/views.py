@@ -3,14 +3,16 @@ from __future__ import annotations
 from django.contrib import messages
 from django.db.models import Count, Max
 from django.http import Http404
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from evalhub.accounts.roles import ADMIN, role_required
-from evalhub.alignment.actions import VersionRejected, do_create_judge, do_derive_version
-from evalhub.alignment.forms import JudgeForm
+from evalhub.alignment.actions import VersionRejected, do_create_judge, do_derive_version, do_run_version
+from evalhub.alignment.forms import ImproveForm, JudgeForm, RunVersionForm
+from evalhub.alignment.improvers.fewshot import do_improve_with_examples
 from evalhub.alignment.models import JudgeVersion
 from evalhub.alignment.reports import version_rows
+from evalhub.alignment.training_set import NoSplit
 from evalhub.system.downloads import download
 
 
@@ -51,8 +53,56 @@ def judge_versions(request, name: str, fmt: str = ""):
     if fmt:
         return download({"judge": name, "versions": rows}, "json", f"judge-{name}")
     latest = versions[-1]
-    context = {"name": name, "rows": rows, "form": JudgeForm.of(name, latest.judge), "latest": latest}
+    context = {
+        "name": name,
+        "rows": rows,
+        "form": JudgeForm.of(name, latest.judge),
+        "latest": latest,
+        "run_form": RunVersionForm(),
+        "improve_form": ImproveForm(),
+    }
     return render(request, "alignment/judge_versions.html", context)
+
+
+@role_required(ADMIN)
+@require_http_methods(["POST"])
+def run_version(request, name: str, number: int):
+    """Run a version on a debate run's pairs (a single-judge job)."""
+    version = get_object_or_404(JudgeVersion, name=name, number=number)
+    form = RunVersionForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise VersionRejected("choose the debate run whose pairs it judges.")
+        run = do_run_version(version, form.cleaned_data["reference"], user=request.user)
+    except VersionRejected as rejected:
+        messages.error(request, str(rejected))
+        return redirect("judge_versions", name=name)
+    return redirect("job_detail", pk=run.job_id)
+
+
+@role_required(ADMIN)
+@require_http_methods(["POST"])
+def improve_version(request, name: str, number: int):
+    """The next version with worked examples from this one's train disagreements (few-shot)."""
+    version = get_object_or_404(JudgeVersion, name=name, number=number)
+    form = ImproveForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise VersionRejected(" ".join(str(e) for errors in form.errors.values() for e in errors))
+        data = form.cleaned_data
+        made = do_improve_with_examples(
+            version,
+            data["benchmark"].slug,
+            data["criterion"].slug,
+            k=data["examples"],
+            seed=data["seed"],
+            user=request.user,
+        )
+    except (VersionRejected, NoSplit) as rejected:
+        messages.error(request, str(rejected))
+    else:
+        messages.success(request, f"{made} made: {made.note} Run it on the same pairs to compare it with {version}.")
+    return redirect("judge_versions", name=name)
 
 
 @role_required(ADMIN)

@@ -3,7 +3,7 @@ each, checked here, stored once as the run's columns, listed on the job page fro
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,9 +125,14 @@ class JudgeRunConfig(RunConfig):
     max_tokens: int = 512
     seed: int = 0
     probabilities: bool = False
+    label: str = ""  # a judge version's name in reports (evalhub.alignment); blank: the spec
+    instructions: str = ""
+    examples: Sequence[Mapping[str, Any]] = ()  # WorkedExample fields, asked before each pair
 
     def errors(self) -> list[str]:
         errors = [] if self.judge.strip() else ["Name the judge's provider spec."]
+        if self.examples and self.scale != "choice":
+            errors.append("Worked examples are answered 1, 2 or 0: a graded judge takes none.")
         if self.criteria_variant != ORIGINAL and self.criteria_variant not in VARIANTS:
             errors.append(f"The criteria variant is {ORIGINAL} or one of {', '.join(VARIANTS)}.")
         if not 1 <= self.samples <= MAX_SAMPLES:
@@ -155,4 +160,7 @@ class JudgeRunConfig(RunConfig):
             "max_tokens": self.max_tokens,
             "seed": self.seed,
             "probabilities": self.probabilities,
+            **({"label": self.label} if self.label else {}),
+            **({"instructions": self.instructions} if self.instructions else {}),
+            **({"examples": len(self.examples)} if self.examples else {}),
         }

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from evalhub.core.alignment.prompting import example_turns
+from evalhub.core.alignment.versions import WorkedExample
 from evalhub.core.files.evaluation_events import EvaluationResult
 from evalhub.core.privileged.graded import GRADE_REMINDER, graded_prompt, parse_grade, verdict_of_grade
 from evalhub.core.prompts import sections as ps
@@ -54,7 +56,9 @@ def judge_messages(run: JudgeRun, debate: Debate, reversed_order: bool) -> list[
     """The prompt a single judge is asked: ScaleEval's first round, or Figure 8's for a graded run."""
     setup = judge_setup(run, debate, reversed_order)
     if run.scale != GRADED:
-        return initial_prompt(setup)
+        # A judge version's worked examples come first, each asked and answered as a pair would be.
+        examples = [WorkedExample(**example) for example in run.examples]
+        return example_turns(examples, setup.criteria) + initial_prompt(setup)
     return graded_prompt(
         setup.question,
         setup.submission_1,
@@ -85,6 +89,7 @@ def judge_setup(run: JudgeRun, debate: Debate, reversed_order: bool) -> DebateSe
         agents=1,
         rounds=1,
         privileged=privileged,
+        instructions=run.instructions,
     )
 
 

@@ -228,6 +228,10 @@ class JudgeRun(models.Model):
     probabilities = models.BooleanField(
         default=False, help_text="Read each verdict's probability from the judge's token log-probabilities."
     )
+    # A judge version's (evalhub.alignment): its name in the judge lab, instructions and worked examples.
+    label = models.CharField(max_length=120, blank=True, help_text="The judge's name in reports; blank: its spec.")
+    instructions = models.TextField(blank=True, help_text="Added to the judging prompt after the criteria.")
+    examples = models.JSONField(default=list, blank=True, help_text="Worked examples asked before each pair.")
     job = models.OneToOneField("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="judge_run")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -236,6 +240,8 @@ class JudgeRun(models.Model):
         ordering = ["id"]
 
     def __str__(self) -> str:
+        if self.label:
+            return self.label
         extras = [self.criteria_variant] if self.criteria_variant != "original" else []
         extras += ["privileged"] if self.privileged_sources else []
         extras += [f"k={self.samples}"] if self.samples > 1 else []

@@ -244,7 +244,7 @@ def _single_judges(found: Observations, debates: dict[int, _Debate]) -> None:
     runs = {
         run["id"]: run
         for run in JudgeRun.objects.filter(criteria_variant=ORIGINAL).values(
-            "id", "judge", "privileged_sources", "samples"
+            "id", "judge", "privileged_sources", "samples", "label"
         )
     }
     if not runs:
@@ -258,12 +258,14 @@ def _single_judges(found: Observations, debates: dict[int, _Debate]) -> None:
     for (run_id, debate_id, reversed_order), verdicts in grouped.items():
         run, debate = runs[run_id], debates[debate_id]
         judge_id, privileged = with_privileged(run["judge"], run["privileged_sources"])
+        if run["label"]:  # a judge version (evalhub.alignment): its own name, not its spec's
+            judge_id = run["label"]
         info = JudgeInfo(
             judge_id,
             judge_id,
             MODEL,
             model=models.get(run["judge"]),
-            base=run["judge"] if privileged else None,
+            base=run["judge"] if privileged and not run["label"] else None,
             privileged=privileged,
         )
         first_shown = debate.first_shown(reversed_order)

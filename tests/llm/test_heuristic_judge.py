@@ -160,3 +160,29 @@ def test_the_concise_variant_prefers_the_shorter_of_two_equally_good_answers():
     judge = HeuristicJudge("concise")
     short, long = judge.score("No: 13 × 17.", ""), judge.score("No: 13 × 17. " + "Let me explain at length. " * 40, "")
     assert short[0] > long[0]
+
+
+def with_examples(prompt: list[dict], chose_shorter: int, chose_longer: int) -> list[dict]:
+    """Worked examples before the pair: in each, people chose the shorter (or the longer) submission."""
+    from evalhub.core.alignment.prompting import example_turns
+    from evalhub.core.alignment.versions import WorkedExample
+
+    short, long = "Paris.", "The capital of France is Paris, on the Seine, seat of its government."
+    examples = [WorkedExample("Capital of France?", short, long, 1)] * chose_shorter
+    examples += [WorkedExample("Capital of France?", long, short, 1)] * chose_longer
+    return example_turns(examples, "Helpfulness") + prompt
+
+
+async def test_it_follows_the_length_preference_its_worked_examples_show_and_says_so():
+    """What a few-shot version of a judge can teach the offline judge: its one learnable feature."""
+    judge = get_chat_client("heuristic:detail")  # length weighs most: the long answer wins alone
+    brief = "No, it is 13 times 17."
+    rambling = "Yes, it is prime, because it is odd, its digit sum is five and it does not end in a five or a zero."
+    alone = (await judge.complete(pair_prompt(brief, rambling))).text
+    taught = (await judge.complete(with_examples(pair_prompt(brief, rambling), 3, 1))).text
+    assert verdict(alone) == "2"
+    assert verdict(taught) == "1"
+    assert "Following 4 worked example(s): people preferred the shorter." in taught
+    for shorter, longer in ((2, 2), (0, 3)):  # no lesson, or the one it already holds: the same verdict
+        same = (await judge.complete(with_examples(pair_prompt(brief, rambling), shorter, longer))).text
+        assert verdict(same) == "2"

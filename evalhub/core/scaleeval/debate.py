@@ -39,6 +39,7 @@ INITIAL_INSTRUCTIONS = (
     'Submission 2 is better: "2"\n\nNeither is better: "0"\n\nDirectly type in "1" or "2" or "0" (without quotes or '
     "punctuation) that corresponds to your reasoning. At the end, repeat just the number again by itself on a new line."
 )
+JUDGING_INSTRUCTIONS = "Judging Instructions"
 INITIAL_CLOSING = (
     "You are evaluating two submissions for a particular question, using a specific set of criteria. Above is the data."
 )
@@ -108,6 +109,7 @@ class DebateSetup:
     rule: str = UNANIMOUS
     history: str = ALL_ROUNDS
     privileged: Mapping[str, str] = field(default_factory=dict)  # title → text; empty when off
+    instructions: str = ""  # a judge version's own instructions (evalhub.core.alignment), after the criteria
 
     def __post_init__(self) -> None:
         if self.agents < 1 or self.rounds < 1:
@@ -150,6 +152,8 @@ def _data_sections(setup: DebateSetup) -> list[str]:
         ps.section(ps.SUBMISSION_2, setup.submission_2),
         ps.section(ps.CRITERIA, setup.criteria),
     ]
+    if setup.instructions:  # not ScaleEval's: only a judge version that sets them adds this section
+        parts.append(ps.section(JUDGING_INSTRUCTIONS, setup.instructions))
     # Privileged information: its own marked sections, only when the run turns it on.
     parts += [ps.section(f"{title} ({PRIVILEGED_NOTE})", text) for title, text in setup.privileged.items() if text]
     return parts

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evalhub.core.privileged.graded import RESPONSE_A, RESPONSE_B
@@ -86,7 +86,8 @@ class HeuristicJudge(OfflineChatClient):
         prompt = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
         sections = ps.parse_sections(prompt)
         if ps.SUBMISSION_1 in sections and ps.SUBMISSION_2 in sections:
-            text = self._compare(sections, other_speakers_verdicts(prompt, sections))
+            weights, followed = _following_examples(self.weights, messages)
+            text = self._compare(sections, other_speakers_verdicts(prompt, sections), weights, followed)
         elif RESPONSE_A in sections and RESPONSE_B in sections:
             text = self._grade(sections)
         elif ps.RESPONSE in sections:
@@ -99,11 +100,11 @@ class HeuristicJudge(OfflineChatClient):
             raise RequestRejected(self.provider, self.model, "the heuristic judge only judges; it writes no responses")
         return self.offline_completion(prompt, text)
 
-    def score(self, response: str, reference: str) -> tuple[float, str]:
+    def score(self, response: str, reference: str, weights: Weights | None = None) -> tuple[float, str]:
         """A score in [0, 1]: the features' mean weighted by |weight|, a negative weight counting the
         feature's complement (the 'concise' variant prefers short answers); without a reference its
         weight is left out of the mean. A refusal loses 0.5 (not below 0)."""
-        w = self.weights
+        w = weights or self.weights
         features = {"length": length_score(response), "structure": structure_score(response)}
         weighted = [(w.length, features["length"]), (w.structure, features["structure"])]
         if reference:
@@ -121,18 +122,19 @@ class HeuristicJudge(OfflineChatClient):
     def _header(self) -> str:
         return f"Heuristic judge ('{self.model}' weighting; not a language model)."
 
-    def _compare(self, sections: dict[str, str], others: list[int]) -> str:
+    def _compare(self, sections: dict[str, str], others: list[int], weights: Weights, followed: str = "") -> str:
         reference = _section_starting(sections, ps.REFERENCE_ANSWER)
         (s1, f1), (s2, f2) = (
-            self.score(sections[ps.SUBMISSION_1], reference),
-            self.score(sections[ps.SUBMISSION_2], reference),
+            self.score(sections[ps.SUBMISSION_1], reference, weights),
+            self.score(sections[ps.SUBMISSION_2], reference, weights),
         )
         margin = s1 - s2
-        verdict = 0 if abs(margin) < self.weights.tie_margin else (1 if margin > 0 else 2)
-        lines = [self._header(), f"Submission 1: {f1} → {s1:.2f}.", f"Submission 2: {f2} → {s2:.2f}."]
+        verdict = 0 if abs(margin) < weights.tie_margin else (1 if margin > 0 else 2)
+        lines = [self._header(), *([followed] if followed else [])]
+        lines += [f"Submission 1: {f1} → {s1:.2f}.", f"Submission 2: {f2} → {s2:.2f}."]
         if others:
             majority, count = Counter(others).most_common(1)[0]
-            if majority != verdict and abs(margin) < self.weights.yield_margin and count > len(others) / 2:
+            if majority != verdict and abs(margin) < weights.yield_margin and count > len(others) / 2:
                 lines.append(
                     f"My margin ({abs(margin):.2f}) is small and most other evaluators chose {majority}; I agree."
                 )
@@ -190,6 +192,35 @@ class HeuristicJudge(OfflineChatClient):
         score, features = self.score(sections[ps.RESPONSE], _section_starting(sections, ps.REFERENCE_ANSWER))
         rating = max(1, min(5, 1 + round(4 * max(0.0, min(1.0, score)))))
         return "\n".join([self._header(), f"Response: {features} → {score:.2f}.", str(rating)])
+
+
+def _following_examples(weights: Weights, messages: list[Message]) -> tuple[Weights, str]:
+    """The weights to judge with after the worked examples earlier in the conversation (a user turn
+    with two submissions, then an assistant turn with a verdict), and a line saying what was followed.
+    The one thing the heuristic learns from them is length: where most examples whose verdict picked
+    one of two submissions of different lengths picked the shorter, length counts against a
+    submission; where most picked the longer, for it. Without such examples nothing changes."""
+    shorter = longer = 0
+    for asked, answered in zip(messages, messages[1:], strict=False):
+        if asked["role"] != "user" or answered["role"] != "assistant":
+            continue
+        sections = ps.parse_sections(asked["content"])
+        verdict = parse_verdict(answered["content"])
+        if ps.SUBMISSION_1 not in sections or ps.SUBMISSION_2 not in sections or verdict not in (1, 2):
+            continue
+        lengths = len(sections[ps.SUBMISSION_1]), len(sections[ps.SUBMISSION_2])
+        if lengths[0] == lengths[1]:
+            continue
+        chose_longer = (verdict == 1) == (lengths[0] > lengths[1])
+        longer += chose_longer
+        shorter += not chose_longer
+    if shorter == longer:
+        return weights, ""
+    prefer_short = shorter > longer
+    length = -abs(weights.length) if prefer_short else abs(weights.length)
+    preferred = "shorter" if prefer_short else "longer"
+    said = f"Following {shorter + longer} worked example(s): people preferred the {preferred}."
+    return replace(weights, length=length), said
 
 
 def _support(text: str, context: str) -> float:

@@ -1,0 +1,69 @@
+"""A judge version against its parent on the pairs both judged: the paired difference in agreement with
+people and in κ (evalhub.core.alignment.paired), on held-out pairs only where a version was improved on
+people's labels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from evalhub.alignment.labels import pair_verdicts
+from evalhub.alignment.models import JudgeVersion, VersionRun
+from evalhub.catalog.actions.splits import prompt_parts
+from evalhub.core.alignment.paired import PairedDifference, paired_differences
+from evalhub.core.alignment.split import HELD_OUT
+from evalhub.core.judge_lab.measures import ABSENT
+
+
+@dataclass(frozen=True)
+class VersionComparison:
+    reference: str  # the debate run whose pairs both versions judged
+    before: str
+    after: str
+    held_out_only: bool
+    differences: dict[str, PairedDifference]
+
+
+def compare_runs(before: VersionRun, after: VersionRun) -> VersionComparison:
+    reference = after.judge_run.reference
+    benchmark, criterion = reference.benchmark.slug, reference.criterion.slug
+    names = str(before.version), str(after.version)
+    found = pair_verdicts(benchmark, criterion, list(names))
+    first, second = found.judges[names[0]], found.judges[names[1]]
+    held_out_only = after.version.aligned or before.version.aligned
+    parts = prompt_parts(benchmark) if held_out_only else {}
+    rows = [
+        row
+        for row in range(len(found.items))
+        if found.people[row] != ABSENT
+        and first[row] != ABSENT
+        and second[row] != ABSENT
+        and (not held_out_only or parts.get(found.prompt(row)) == HELD_OUT)
+    ]
+    chosen = np.array(rows, dtype=int)
+    differences = paired_differences(
+        found.people[chosen], first[chosen], second[chosen], [found.prompt(row) for row in rows]
+    )
+    return VersionComparison(reference.name, *names, held_out_only, differences)
+
+
+def parent_comparisons(version: JudgeVersion) -> list[VersionComparison]:
+    """The version against its parent on each debate run both were run on (each's latest run there)."""
+    if version.parent is None:
+        return []
+    parents = {run.judge_run.reference_id: run for run in _runs(version.parent)}
+    return [
+        compare_runs(parents[run.judge_run.reference_id], run)
+        for run in _runs(version)
+        if run.judge_run.reference_id in parents
+    ]
+
+
+def _runs(version: JudgeVersion) -> list[VersionRun]:
+    latest: dict[int, VersionRun] = {}
+    for run in version.runs.select_related(
+        "judge_run__reference__benchmark", "judge_run__reference__criterion", "version"
+    ).order_by("pk"):
+        latest[run.judge_run.reference_id] = run
+    return list(latest.values())

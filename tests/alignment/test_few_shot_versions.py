@@ -1,0 +1,141 @@
+"""Few-shot from disagreements end to end, on planted cases: a judge that follows its examples (the
+offline heuristic learns which length people prefer) gains on held-out pairs where people prefer the
+shorter answer, with an interval that excludes 0; where people's choices follow nothing the judge can
+see, the examples cannot help and the interval covers 0."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evalhub.alignment.actions import VersionRejected, do_create_judge, do_run_version
+from evalhub.alignment.comparisons import parent_comparisons
+from evalhub.alignment.improvers.fewshot import do_improve_with_examples
+from evalhub.alignment.models import Method
+from evalhub.catalog.actions.benchmarks import do_import_benchmark
+from evalhub.catalog.actions.judgments import do_import_judgments
+from evalhub.catalog.actions.splits import do_make_split, prompt_parts
+from evalhub.catalog.models import Benchmark, Criterion, LanguageModel, Prompt
+from evalhub.core.alignment.paired import AGREEMENT
+from evalhub.core.alignment.split import HELD_OUT
+from evalhub.core.alignment.versions import JudgeDefinition
+from evalhub.debates.actions import do_create_run
+
+pytestmark = pytest.mark.django_db(transaction=True)  # the judge runs' chunks run as they commit
+PROMPTS = 40
+
+
+def terse(number: int) -> str:
+    return f"It is {number * 3}."
+
+
+def verbose(number: int) -> str:
+    return f"Well, if we take {number} and multiply it by three, which is what was asked, we get {number * 3} here."
+
+
+def study(people_choose_terse) -> tuple:
+    """A benchmark of PROMPTS prompts in two categories, each answered tersely and verbosely; split in
+    half; then people's verdict on each pair: the terse one where `people_choose_terse(prompt number,
+    held out)` says so, else the verbose one."""
+    rows = []
+    for number in range(PROMPTS):
+        prompt = {"prompt_id": f"q{number}", "prompt": f"What is {number} times 3?", "category": "ab"[number % 2]}
+        rows.append({**prompt, "model": "terse", "response": terse(number)})
+        rows.append({"prompt_id": f"q{number}", "model": "verbose", "response": verbose(number)})
+    data = "\n".join(json.dumps(row) for row in rows).encode()
+    do_import_benchmark(filename="study.jsonl", data=data, benchmark_slug="study", allow_new_models=True)
+    benchmark = Benchmark.objects.get(slug="study")
+    do_make_split(benchmark, held_out_fraction=0.5, seed=0)
+    parts = prompt_parts("study")
+    labels = []
+    for prompt in Prompt.objects.filter(benchmark=benchmark):
+        number = int(prompt.external_id[1:])
+        chosen = "terse" if people_choose_terse(number, parts[prompt.pk] == HELD_OUT) else "verbose"
+        labels.append(
+            {
+                "prompt_id": prompt.external_id,
+                "model_a": "terse",
+                "model_b": "verbose",
+                "response_a": terse(number),
+                "response_b": verbose(number),
+                "judge": "human-ann",
+                "winner": "a" if chosen == "terse" else "b",
+                "criterion": "helpfulness",
+            }
+        )
+    do_import_judgments(filename="people.json", data=json.dumps(labels).encode(), benchmark_slug="study")
+    reference = do_create_run(
+        name="terse vs verbose",
+        benchmark=benchmark,
+        criterion=Criterion.objects.get(slug="helpfulness"),
+        model_a=LanguageModel.objects.get(slug="terse"),
+        model_b=LanguageModel.objects.get(slug="verbose"),
+        agents=["heuristic"],
+        rounds=1,
+    )
+    return benchmark, reference
+
+
+def improved_and_compared(reference):
+    first = do_create_judge("detail", JudgeDefinition(spec="heuristic:detail"))  # prefers the longer answer
+    do_run_version(first, reference)
+    second = do_improve_with_examples(first, "study", "helpfulness", k=4, seed=0)
+    do_run_version(second, reference)
+    (comparison,) = parent_comparisons(second)
+    return first, second, comparison
+
+
+def test_examples_a_judge_follows_raise_its_held_out_agreement_with_an_interval_that_excludes_zero():
+    _, reference = study(lambda number, held_out: True)  # people always prefer the terse answer
+    first, second, comparison = improved_and_compared(reference)
+    assert second.method == Method.FEW_SHOT
+    assert second.split == Benchmark.objects.get(slug="study").label_split
+    assert len(second.judge.examples) == 4
+    assert {example.category for example in second.judge.examples} == {"a", "b"}
+    train_questions = {p.text for p in Prompt.objects.filter(split_part__part="train")}
+    assert {example.question for example in second.judge.examples} <= train_questions
+    agreement = comparison.differences[AGREEMENT]
+    assert comparison.held_out_only
+    assert (agreement.pairs, agreement.prompts) == (20, 20), "the held-out pairs only"
+    assert (agreement.before, agreement.after) == (0.0, 1.0)
+    assert agreement.low > 0
+    assert not agreement.no_change
+
+
+def test_examples_that_cannot_help_leave_an_interval_that_covers_zero():
+    # People's choices follow nothing the judge sees: half of each part terse, half verbose.
+    _, reference = study(lambda number, held_out: (number // 2) % 2 == 0)
+    _, _, comparison = improved_and_compared(reference)
+    agreement = comparison.differences[AGREEMENT]
+    assert abs(agreement.difference) <= 0.2
+    assert agreement.no_change
+
+
+def test_a_version_that_never_judged_the_train_pairs_cannot_learn_from_them():
+    _, reference = study(lambda number, held_out: True)
+    first = do_create_judge("detail", JudgeDefinition(spec="heuristic:detail"))
+    with pytest.raises(VersionRejected, match="run it on them first"):
+        do_improve_with_examples(first, "study", "helpfulness")
+
+
+def test_the_versions_page_and_export_show_the_held_out_comparison_and_the_examples(login, admin_user, viewer):
+    _, reference = study(lambda number, held_out: True)
+    client = login(admin_user)
+    first = do_create_judge("detail", JudgeDefinition(spec="heuristic:detail"))
+    assert client.post("/judge-versions/detail/v1/run/", {"reference": reference.pk}).status_code == 302
+    form = {"benchmark": "study", "criterion": "helpfulness", "examples": 2, "seed": 0}
+    assert client.post("/judge-versions/detail/v1/improve/", form).status_code == 302
+    assert client.post("/judge-versions/detail/v2/run/", {"reference": reference.pk}).status_code == 302
+    page = login(viewer).get("/judge-versions/detail/").content.decode()
+    assert "Against detail v1 on terse vs verbose <small>held-out pairs only</small>" in page
+    assert "improved on study's train labels" in page
+    assert "+ What is" in page, "the examples added, by heading"
+    exported = json.loads(client.get("/judge-versions/detail.json").content)
+    (comparison,) = exported["versions"][1]["against_parent"]
+    assert comparison["differences"]["agreement"]["difference"] == 1.0
+    assert comparison["differences"]["agreement"]["no_change"] is False
+    assert first.runs.count() == 1
+    refused = login(admin_user).post("/judge-versions/detail/v2/improve/", {**form, "benchmark": "nowhere"})
+    assert refused.status_code == 302
+    assert first.children.count() == 1, "a refused improvement makes no version"
