@@ -21,6 +21,7 @@ keys checked by PostgreSQL's triggers and as the import checks them: no client c
     python benchmarks/import_scale.py                                   # SQLite, 10k / 100k / 1M
     python benchmarks/import_scale.py --postgres postgres://postgres@127.0.0.1:5432/postgres
     python benchmarks/import_scale.py --scores ...                      # a score file, import_scores
+    python benchmarks/import_scale.py --benchmark-file ...              # a benchmark file, import_benchmark
     python benchmarks/import_scale.py --against ../earlier-checkout ...   # earlier code, interleaved
 """
 
@@ -80,6 +81,23 @@ def write_scores(path: Path, rows: int, seed: int = 0) -> None:
             out.write(json.dumps(record) + "\n")
 
 
+def write_benchmark(path: Path, rows: int, seed: int = 0) -> None:
+    """A benchmark file in JSONL, one prompt and one response a row (the shape of a large QA set with one
+    model's answers): each prompt with its category and reference answer."""
+    rng = random.Random(seed)
+    with path.open("w") as out:
+        for row in range(rows):
+            record = {
+                "prompt_id": f"q{row}",
+                "prompt": f"Question {row}: what is {row} times {rng.randint(2, 99)}?",
+                "category": f"arithmetic-{row % 7}",
+                "reference_answer": f"The product, worked out step by step for question {row}.",
+                "model": "model-0",
+                "response": f"Answer {row}: the product is {row * 3}, since {row} times three is that.",
+            }
+            out.write(json.dumps(record) + "\n")
+
+
 def run_child(command: list[str], env: dict[str, str], cwd: Path = ROOT) -> tuple[float, float, int, str]:
     """(wall s, CPU s, peak RSS bytes, output) of one child process, run in `cwd` (a checkout)."""
     started = time.perf_counter()
@@ -106,8 +124,11 @@ def fresh_database(kind: str, postgres: str, workdir: Path, template: Path | Non
         env.pop("DATABASE_URL", None)
         env.pop("REDIS_URL", None)
         (workdir / "data").mkdir(exist_ok=True)
+        database = workdir / "data" / "evalhub.sqlite3"
+        for stale in (database, database.with_name(database.name + "-wal"), database.with_name(database.name + "-shm")):
+            stale.unlink(missing_ok=True)  # fresh: an earlier import's rows would make this one a re-import
         if template is not None:
-            shutil.copy(template, workdir / "data" / "evalhub.sqlite3")
+            shutil.copy(template, database)
         return env
     import psycopg
 
@@ -185,6 +206,9 @@ def main() -> int:
     parser.add_argument("--postgres", default="", help="an admin URL; a database evalhub_import_scale is made")
     parser.add_argument("--scores", action="store_true", help="a score file (JSONL) through import_scores instead")
     parser.add_argument(
+        "--benchmark-file", action="store_true", help="a benchmark file (JSONL) through import_benchmark instead"
+    )
+    parser.add_argument(
         "--again", action="store_true", help="import the same file once more into the same database (unchanged)"
     )
     parser.add_argument(
@@ -202,9 +226,15 @@ def main() -> int:
         migrated = None
         for kind in kinds:
             for rows in (int(size) for size in args.sizes.split(",")):
-                path = workdir / (f"scores-{rows}.jsonl" if args.scores else f"judgments-{rows}.csv")
+                kind_of_import, write, path = (
+                    ("import_scores", write_scores, workdir / f"scores-{rows}.jsonl")
+                    if args.scores
+                    else ("import_benchmark", write_benchmark, workdir / f"benchmark-{rows}.jsonl")
+                    if args.benchmark_file
+                    else ("import_judgments", write_csv, workdir / f"judgments-{rows}.csv")
+                )
                 if not path.exists():
-                    (write_scores if args.scores else write_csv)(path, rows)
+                    write(path, rows)
                 walls, cpus, peaks, read_walls, read_cpus, alone, alone_by_sets = [], [], [], [], [], [], []
                 again: list[tuple[float, float, int]] = []
                 earlier: list[tuple[float, float, int]] = []
@@ -216,7 +246,6 @@ def main() -> int:
                         if kind == "sqlite":
                             migrated = workdir / "migrated.sqlite3"
                             shutil.copy(workdir / "data" / "evalhub.sqlite3", migrated)
-                    kind_of_import = "import_scores" if args.scores else "import_judgments"
                     command = [sys.executable, "manage.py", kind_of_import, str(path), "--create-models"]
                     wall, cpu, peak, _ = run_child([*command, "--benchmark", "scale"], env)
                     walls.append(wall)
