@@ -58,6 +58,7 @@ def judge_versions(request, name: str, fmt: str = ""):
         "rows": rows,
         "form": JudgeForm.of(name, latest.judge),
         "latest": latest,
+        "specs": [version.judge.spec for version in versions],
         "run_form": RunVersionForm(),
         "improve_form": ImproveForm(),
     }

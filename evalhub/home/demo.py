@@ -3,6 +3,7 @@
 Each run goes through the same actions, jobs and workers as any other (nothing is pre-computed):
 a debate run whose unresolved debates wait for adjudication, a single judge measured against it,
 a blind-first adjudication by two simulated people (run here, so its page shows the aid's effect),
+a judge improved with few-shot examples and compared with its parent on held-out labels (run here),
 GEM on the arithmetic benchmark with a tiny random model (GRE-bench with the tutors as the
 human baseline), DHP and YESciEval with the heuristic judges, a generation run whose offline
 calculator answers at four hint tiers, and a published expert survey with an invitation link.
@@ -14,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalhub.adjudication.demo import do_demo_blind_first_adjudication
+from evalhub.alignment.demo import do_demo_judge_improvement
 from evalhub.catalog.demo import DEMO_BENCHMARK, DEMO_MATHS_BENCHMARK, demo_texts
 from evalhub.catalog.models import Benchmark, LanguageModel
 from evalhub.core.privileged.hints import RULE_BASED
@@ -60,6 +62,8 @@ def do_start_demo_runs(tiny_model_path: Path) -> list[str]:
         started.append("a single judge")
     if do_demo_blind_first_adjudication():
         started.append("a blind-first adjudication by two simulated people")
+    if do_demo_judge_improvement():
+        started.append("a judge improved with few-shot examples, scored on held-out labels")
     if not GemRun.objects.filter(benchmark=maths).exists():
         do_create_gem_run(
             GemConfig(

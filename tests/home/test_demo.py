@@ -33,6 +33,7 @@ def test_every_demo_run_succeeds_offline(demo_runs):
         "debates",
         "a single judge",
         "a blind-first adjudication by two simulated people",
+        "a judge improved with few-shot examples, scored on held-out labels",
         "GEM with a tiny random model",
         "DHP",
         "YESciEval",
@@ -160,3 +161,21 @@ def test_the_demos_simulated_people_settle_the_same_pairs_wherever_the_databases
             agreed.add(item.debate.prompt.external_id)
             assert (item.status, item.final_verdict) == ("resolved", blind.pop())
     assert agreed, "no pair settled"
+
+
+def test_the_demo_improves_a_judge_and_shows_it_against_its_parent_on_held_out_labels(admin_client):
+    from evalhub.alignment.demo import DEMO_JUDGE_NAME
+    from evalhub.alignment.models import JudgeVersion
+
+    second = JudgeVersion.objects.get(name=DEMO_JUDGE_NAME, number=2)
+    assert second.judge.examples
+    assert second.runs.get().judge_run.job.status == JobStatus.SUCCEEDED
+    page = admin_client.get(f"/judge-versions/{DEMO_JUDGE_NAME}/").content.decode()
+    assert "Workflow demo:" in page
+    assert f"Against {DEMO_JUDGE_NAME} v1 on" in page
+    assert "held-out pairs only" in page
+    exported = admin_client.get(f"/judge-versions/{DEMO_JUDGE_NAME}.json").json()
+    (comparison,) = exported["versions"][1]["against_parent"]
+    agreement = comparison["differences"]["agreement"]
+    assert agreement["after"] > agreement["before"]
+    assert agreement["low"] is not None, "12 held-out prompts: an interval is drawn"
