@@ -97,6 +97,7 @@ def do_run_version(version: JudgeVersion, reference: DebateRun, *, user: Any = N
                 label=str(version),
                 instructions=judge.instructions,
                 examples=[asdict(example) for example in judge.examples],
+                held_out_of=version.split if version.aligned else None,
             )
             VersionRun.objects.create(version=version, judge_run=run)
     except RunRejected as rejected:

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
+from evalhub.catalog.models import Benchmark, Criterion, LabelSplit, LanguageModel
 from evalhub.core.prompts.criteria_variants import ORIGINAL, VARIANTS
 from evalhub.core.scaleeval.aids import AIDS
 from evalhub.core.scaleeval.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNANIMOUS
@@ -128,6 +128,7 @@ class JudgeRunConfig(RunConfig):
     label: str = ""  # a judge version's name in reports (evalhub.alignment); blank: the spec
     instructions: str = ""
     examples: Sequence[Mapping[str, Any]] = ()  # WorkedExample fields, asked before each pair
+    held_out_of: LabelSplit | None = None  # an improved judge: the split whose held-out pairs score it
 
     def errors(self) -> list[str]:
         errors = [] if self.judge.strip() else ["Name the judge's provider spec."]
@@ -163,4 +164,5 @@ class JudgeRunConfig(RunConfig):
             **({"label": self.label} if self.label else {}),
             **({"instructions": self.instructions} if self.instructions else {}),
             **({"examples": len(self.examples)} if self.examples else {}),
+            **({"scored_on": f"{self.held_out_of.benchmark.slug}'s held-out pairs"} if self.held_out_of else {}),
         }

@@ -232,6 +232,14 @@ class JudgeRun(models.Model):
     label = models.CharField(max_length=120, blank=True, help_text="The judge's name in reports; blank: its spec.")
     instructions = models.TextField(blank=True, help_text="Added to the judging prompt after the criteria.")
     examples = models.JSONField(default=list, blank=True, help_text="Worked examples asked before each pair.")
+    held_out_of = models.ForeignKey(
+        "catalog.LabelSplit",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="A judge improved on this split's train labels: the judge lab scores it on held-out pairs only.",
+    )
     job = models.OneToOneField("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="judge_run")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)

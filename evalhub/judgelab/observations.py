@@ -19,12 +19,15 @@ from django.db.models import F, Value
 from django.db.models.functions import Coalesce, Length
 
 from evalhub.adjudication.models import Adjudication
-from evalhub.catalog.models import Criterion, Judgment, LanguageModel, Response
+from evalhub.catalog.models import Criterion, Judgment, LanguageModel, PromptPart, Response
+from evalhub.core.alignment.split import HELD_OUT
 from evalhub.core.judge_lab.measures import FIRST, NO_VERDICT, SECOND, TIE, Label, LabelArrays, Pair
 from evalhub.core.judge_lab.report_types import (
     ADJUDICATED,
     AGENT,
+    ALL_PAIRS,
     CONSENSUS,
+    HELD_OUT_PAIRS,
     MODEL,
     PANEL,
     PERSON,
@@ -56,11 +59,15 @@ class Scope:
     people: str = BLIND
     # The estimator of the corrected boards (estimators.CHOICES; AUTO: evalhub's rule).
     estimator: str = AUTO
+    # A judge improved on people's train labels is scored on the held-out pairs only, unless asked
+    # for every pair (its train agreement is optimistic: it was tuned on those labels).
+    train_pairs: bool = False
 
     @property
     def key(self) -> str:
         people = "" if self.people == BLIND else f"|{self.people}"
-        return f"{self.benchmark}|{self.criterion}{people}" + ("" if self.estimator == AUTO else f"|{self.estimator}")
+        key = f"{self.benchmark}|{self.criterion}{people}" + ("" if self.estimator == AUTO else f"|{self.estimator}")
+        return key + ("|train" if self.train_pairs else "")
 
 
 PairKey = tuple[str, int, int]  # (criterion, lower response id, higher response id): see pair_key
@@ -122,7 +129,7 @@ def collect(scope: Scope) -> Observations:
     found = Observations()
     _imported(found, scope)
     debates = _debates(scope)
-    _single_judges(found, debates)
+    _single_judges(found, debates, scope.train_pairs)
     _agents_and_panels(found, debates, scope.people)
     _people(found, debates, scope.people)
     _pairs(found)
@@ -218,6 +225,7 @@ class _Debate:
     status: str
     verdict: int | None
     run: int
+    prompt: int = 0
 
     @property
     def item(self) -> tuple[str, int, int]:
@@ -236,17 +244,37 @@ def _debates(scope: Scope) -> dict[int, _Debate]:
         rows = rows.filter(run__benchmark__slug=scope.benchmark)
     if scope.criterion:
         rows = rows.filter(run__criterion__slug=scope.criterion)
-    fields = ("id", "run__criterion__slug", "response_a_id", "response_b_id", "swapped", "status", "verdict", "run_id")
+    fields = (
+        "id",
+        "run__criterion__slug",
+        "response_a_id",
+        "response_b_id",
+        "swapped",
+        "status",
+        "verdict",
+        "run_id",
+        "prompt_id",
+    )
     return {row[0]: _Debate(*row[1:]) for row in rows.order_by().values_list(*fields).iterator(chunk_size=5000)}
 
 
-def _single_judges(found: Observations, debates: dict[int, _Debate]) -> None:
+def _held_out_prompts(splits: set[int]) -> dict[int, set[int]]:
+    """split id → its held-out prompts' ids."""
+    out: dict[int, set[int]] = {split: set() for split in splits}
+    rows = PromptPart.objects.filter(split_id__in=splits, part=HELD_OUT).values_list("split_id", "prompt_id")
+    for split, prompt in rows.iterator(chunk_size=5000):
+        out[split].add(prompt)
+    return out
+
+
+def _single_judges(found: Observations, debates: dict[int, _Debate], train_pairs: bool = False) -> None:
     runs = {
         run["id"]: run
         for run in JudgeRun.objects.filter(criteria_variant=ORIGINAL).values(
-            "id", "judge", "privileged_sources", "samples", "label"
+            "id", "judge", "privileged_sources", "samples", "label", "held_out_of_id"
         )
     }
+    held_out = _held_out_prompts({run["held_out_of_id"] for run in runs.values() if run["held_out_of_id"]})
     if not runs:
         return
     models = spec_models({run["judge"] for run in runs.values()})
@@ -257,6 +285,9 @@ def _single_judges(found: Observations, debates: dict[int, _Debate]) -> None:
             grouped[(run_id, debate_id, reversed_order)].append(verdict)
     for (run_id, debate_id, reversed_order), verdicts in grouped.items():
         run, debate = runs[run_id], debates[debate_id]
+        split = run["held_out_of_id"]
+        if split and not train_pairs and debate.prompt not in held_out[split]:
+            continue  # an improved judge's train pairs: it was tuned on their labels
         judge_id, privileged = with_privileged(run["judge"], run["privileged_sources"])
         if run["label"]:  # a judge version (evalhub.alignment): its own name, not its spec's
             judge_id = run["label"]
@@ -267,6 +298,7 @@ def _single_judges(found: Observations, debates: dict[int, _Debate]) -> None:
             model=models.get(run["judge"]),
             base=run["judge"] if privileged and not run["label"] else None,
             privileged=privileged,
+            improved=(ALL_PAIRS if train_pairs else HELD_OUT_PAIRS) if split else "",
         )
         first_shown = debate.first_shown(reversed_order)
         # The judge's own probabilities where it gave them (its token log-probabilities), else the vote

@@ -55,6 +55,7 @@ def _scope(request) -> Scope:
         criterion=request.GET.get("criterion", ""),
         people=people if people in PEOPLES_VERDICTS else BLIND,
         estimator=estimator_asked(request.GET.get("estimator", ""))[0],
+        train_pairs=request.GET.get("improved") == "all",
     )
 
 
@@ -62,6 +63,7 @@ def scope_query(scope: Scope) -> str:
     given = (("benchmark", scope.benchmark), ("criterion", scope.criterion))
     query = {key: value for key, value in given if value}
     query |= {} if scope.people == BLIND else {"people": scope.people}
+    query |= {"improved": "all"} if scope.train_pairs else {}
     return urlencode(query | ({} if scope.estimator == CHOSEN_BY_RULE else {"estimator": scope.estimator}))
 
 

@@ -30,6 +30,12 @@ class JudgeInfo:
     model: str | None = None  # the candidate model this judge is (self-preference)
     base: str | None = None  # the same judge without privileged information
     privileged: tuple[str, ...] = ()
+    # A judge improved on people's train labels: scored on HELD_OUT_PAIRS only, or on ALL_PAIRS when
+    # asked (optimistic); "" for any other judge.
+    improved: str = ""
+
+
+HELD_OUT_PAIRS, ALL_PAIRS = "held_out_pairs", "all_pairs"
 
 
 @dataclass(frozen=True)
@@ -187,6 +193,10 @@ class JudgeReport:
             "kind": self.judge.kind,
             "model": self.judge.model,
             "privileged": list(self.judge.privileged),
+            "improved_on_train_labels": bool(self.judge.improved),
+            "scored_on": {HELD_OUT_PAIRS: "held-out pairs only", ALL_PAIRS: "all pairs (optimistic)"}.get(
+                self.judge.improved, "all pairs"
+            ),
             "judged": self.judged,
             "n": self.n,
             "reference_sources": self.reference_sources,
