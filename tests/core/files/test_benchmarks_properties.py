@@ -52,7 +52,8 @@ rows = st.fixed_dictionaries(
 def storable(parsed: ParsedFile) -> None:
     """What the database layer needs: UTF-8 text without NUL, and JSON without NaN that PostgreSQL's jsonb takes."""
     for record in [*parsed.prompts, *parsed.responses]:
-        for value in (getattr(record, item.name) for item in dataclasses.fields(record)):
+        names = getattr(record, "__struct_fields__", None) or [item.name for item in dataclasses.fields(record)]
+        for value in (getattr(record, name) for name in names):  # a response is a msgspec Struct
             if isinstance(value, str):
                 assert "\x00" not in value
                 value.encode("utf-8")
