@@ -8,7 +8,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
-from evalhub.alignment.models import JudgeVersion, Method, VersionRun
+from evalhub.alignment.models import JudgeVersion, Method, SettingsSearch, VersionRun
 from evalhub.catalog.models import LabelSplit
 from evalhub.core.alignment.versions import JudgeDefinition, changes
 from evalhub.core.files.slugs import is_slug
@@ -103,6 +103,26 @@ def do_run_version(version: JudgeVersion, reference: DebateRun, *, user: Any = N
     except RunRejected as rejected:
         raise VersionRejected(str(rejected)) from None
     return run
+
+
+def do_search_settings(
+    version: JudgeVersion,
+    reference: DebateRun,
+    candidates: list[dict[str, Any]],
+    *,
+    user: Any = None,
+    enqueue: bool = True,
+) -> SettingsSearch:
+    """Start a choice of settings (a job): each candidate asked about the train pairs of `reference`'s
+    benchmark split; the best becomes the next version. Raises VersionRejected."""
+    from evalhub.jobs.kinds import registered_runner
+
+    split = LabelSplit.objects.filter(benchmark=reference.benchmark).first()
+    if split is None:
+        raise VersionRejected(f"{reference.benchmark.slug} has no held-out split: split it once on its page first.")
+    config_type = registered_runner("settings_search").config
+    config = config_type(version=version, reference=reference, split=split, candidates=candidates)
+    return registered_runner("settings_search").create(config, user, enqueue=enqueue)
 
 
 def _user(user: Any) -> Any:

@@ -7,3 +7,8 @@ class AlignmentConfig(AppConfig):
     name = "evalhub.alignment"
     label = "alignment"
     verbose_name = "Judge alignment: judges improved on train labels, scored on held-out ones"
+
+    def ready(self) -> None:
+        from evalhub.jobs import kinds
+
+        kinds.register("settings_search", "evalhub.alignment.improvers.settings:SettingsSearchRunner")

@@ -58,3 +58,18 @@ class ImproveForm(forms.Form):
     criterion = forms.ModelChoiceField(queryset=Criterion.objects.order_by("name"), to_field_name="slug")
     examples = forms.IntegerField(min_value=1, max_value=16, initial=4)
     seed = forms.IntegerField(min_value=0, max_value=2**31 - 1, initial=0)
+
+
+class SettingsSearchForm(forms.Form):
+    """Choice of settings over a fixed grid: which privileged sources the judge sees, and 1 or 3
+    answers per pair (its criteria variant stays), each scored on the split's train pairs."""
+
+    reference = forms.ModelChoiceField(
+        queryset=DebateRun.objects.filter(benchmark__label_split__isnull=False).order_by("-id"),
+        help_text="A debate run on a split benchmark: its train pairs are asked.",
+    )
+
+    @staticmethod
+    def candidates() -> list[dict]:
+        sources = [[], ["reference_answer"], ["rating_guidelines"], ["rating_guidelines", "reference_answer"]]
+        return [{"privileged_sources": chosen, "samples": samples} for chosen in sources for samples in (1, 3)]

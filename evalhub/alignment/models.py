@@ -58,3 +58,42 @@ class VersionRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.version} on {self.judge_run.reference}"
+
+
+class SettingsSearch(models.Model):
+    """Choice of settings: candidates for a version's criteria variant, privileged sources and samples,
+    each asked about the split's train pairs and scored by its agreement with people there; the best
+    becomes the next version (a job, `evalhub.alignment.improvers.settings`)."""
+
+    version = models.ForeignKey(JudgeVersion, on_delete=models.PROTECT, related_name="searches")
+    reference = models.ForeignKey("debates.DebateRun", on_delete=models.PROTECT, related_name="+")
+    split = models.ForeignKey("catalog.LabelSplit", on_delete=models.PROTECT, related_name="+")
+    candidates = models.JSONField(help_text="Each candidate's settings: criteria_variant, privileged_sources, samples.")
+    job = models.OneToOneField(
+        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="settings_search"
+    )
+    made = models.ForeignKey(JudgeVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"settings for {self.version}"
+
+
+class CandidateScore(models.Model):
+    """One candidate's agreement with people on the train pairs (written once per candidate)."""
+
+    search = models.ForeignKey(SettingsSearch, on_delete=models.CASCADE, related_name="scores")
+    candidate = models.PositiveSmallIntegerField()
+    agreed = models.PositiveIntegerField()
+    judged = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["search", "candidate"], name="one_score_per_candidate")]
+
+    def __str__(self) -> str:
+        return f"{self.search}: candidate {self.candidate + 1}, {self.agreed}/{self.judged}"
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.agreed / self.judged if self.judged else None

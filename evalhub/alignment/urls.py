@@ -12,4 +12,5 @@ urlpatterns = [
     path("<slug:name>/derive/", views.derive_version, name="derive_judge_version"),
     path("<slug:name>/v<int:number>/run/", views.run_version, name="run_judge_version"),
     path("<slug:name>/v<int:number>/improve/", views.improve_version, name="improve_judge_version"),
+    path("<slug:name>/v<int:number>/settings/", views.search_settings, name="search_judge_settings"),
 ]

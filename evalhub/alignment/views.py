@@ -7,8 +7,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from evalhub.accounts.roles import ADMIN, role_required
-from evalhub.alignment.actions import VersionRejected, do_create_judge, do_derive_version, do_run_version
-from evalhub.alignment.forms import ImproveForm, JudgeForm, RunVersionForm
+from evalhub.alignment.actions import (
+    VersionRejected,
+    do_create_judge,
+    do_derive_version,
+    do_run_version,
+    do_search_settings,
+)
+from evalhub.alignment.forms import ImproveForm, JudgeForm, RunVersionForm, SettingsSearchForm
 from evalhub.alignment.improvers.fewshot import do_improve_with_examples
 from evalhub.alignment.models import JudgeVersion
 from evalhub.alignment.reports import version_rows
@@ -61,6 +67,7 @@ def judge_versions(request, name: str, fmt: str = ""):
         "specs": [version.judge.spec for version in versions],
         "run_form": RunVersionForm(),
         "improve_form": ImproveForm(),
+        "settings_form": SettingsSearchForm(),
     }
     return render(request, "alignment/judge_versions.html", context)
 
@@ -124,3 +131,21 @@ def derive_version(request, name: str):
     else:
         messages.success(request, f"{version} made.")
     return redirect("judge_versions", name=name)
+
+
+@role_required(ADMIN)
+@require_http_methods(["POST"])
+def search_settings(request, name: str, number: int):
+    """Choice of settings (a job): the grid's candidates scored on train pairs; the best is the next version."""
+    version = get_object_or_404(JudgeVersion, name=name, number=number)
+    form = SettingsSearchForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise VersionRejected("choose a debate run on a split benchmark.")
+        search = do_search_settings(
+            version, form.cleaned_data["reference"], SettingsSearchForm.candidates(), user=request.user
+        )
+    except VersionRejected as rejected:
+        messages.error(request, str(rejected))
+        return redirect("judge_versions", name=name)
+    return redirect("job_detail", pk=search.job_id)
