@@ -6,28 +6,22 @@ Held-out labels are never read: the pairs and people's verdicts come from the tr
 
 from __future__ import annotations
 
-import asyncio
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evalhub.alignment.actions import VersionRejected, do_derive_version
+from evalhub.alignment.improvers.train_scoring import train_agreement
 from evalhub.alignment.models import CandidateScore, JudgeVersion, Method, SettingsSearch
 from evalhub.alignment.training_set import training_pairs
 from evalhub.core.alignment.versions import JudgeDefinition
 from evalhub.core.prompts.criteria_variants import ORIGINAL, VARIANTS
 from evalhub.core.runs.outcomes import Outcome
-from evalhub.core.scaleeval.debate import ask_for_verdict
-from evalhub.debates.judging import judge_messages
-from evalhub.debates.models import Debate, DebateRun, JudgeRun
+from evalhub.debates.models import DebateRun
 from evalhub.jobs.chunks import Settled
 from evalhub.jobs.config import RunConfig
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.jobs.runners import JobRunner, Plan
-from evalhub.llm import event_loop
-from evalhub.llm.types import LLMError, UnknownProvider
-from evalhub.system.model_access import chat_client
 
 SETTINGS_SEARCH = "settings_search"
 SETTINGS = ("criteria_variant", "privileged_sources", "samples")
@@ -95,22 +89,12 @@ class SettingsSearchRunner(JobRunner[SettingsSearch, dict[int, tuple[int, int]]]
         """Per candidate of the chunk: (agreed, judged) with people on the train pairs."""
         search = self.run
         pairs = training_pairs(search.split.benchmark.slug, search.reference.criterion.slug, str(search.version))
-        people = {pair.item: pair.people for pair in pairs}
-        debates = [
-            debate
-            for debate in search.reference.debates.select_related(
-                "run__criterion", "prompt", "response_a", "response_b"
+        return {
+            candidate: train_agreement(
+                candidate_definition(search.version, search.candidates[candidate]), search.reference, pairs
             )
-            if _item(debate) in people
-        ]
-        out = {}
-        for candidate in chunk.unit_ids:
-            judge = candidate_definition(search.version, search.candidates[candidate])
-            verdicts = _ask(judge, search.reference, debates)
-            judged = [(debate, verdict) for debate, verdict in verdicts.items() if verdict is not None]
-            agreed = sum(_canonical(debate, verdict) == people[_item(debate)] for debate, verdict in judged)
-            out[candidate] = (agreed, len(judged))
-        return out
+            for candidate in chunk.unit_ids
+        }
 
     def write(self, chunk: JobChunk, result: dict[int, tuple[int, int]]) -> int:
         CandidateScore.objects.bulk_create(
@@ -155,63 +139,5 @@ class SettingsSearchRunner(JobRunner[SettingsSearch, dict[int, tuple[int, int]]]
         return Settled(message, summary | {"made": str(made)}, outcome)
 
 
-def _item(debate: Debate) -> tuple[str, int, int]:
-    low, high = sorted((debate.response_a_id, debate.response_b_id))
-    return (debate.run.criterion.slug, low, high)
-
-
-def _canonical(debate: Debate, verdict: int) -> int:
-    """A verdict in the order shown → the pair's order (its lower response id first)."""
-    first, _ = debate.shown
-    if verdict not in (FIRST, SECOND) or first.pk == min(debate.response_a_id, debate.response_b_id):
-        return verdict
-    return SECOND if verdict == FIRST else FIRST
-
-
 def _described(candidate: Mapping[str, Any]) -> str:
     return ", ".join(f"{name} {value}" for name, value in candidate.items()) or "the version's own settings"
-
-
-def _ask(judge: JudgeDefinition, reference: DebateRun, debates: list[Debate]) -> dict[Debate, int | None]:
-    """Each debate's verdict from the candidate (the majority of its samples), in the order shown."""
-    run = JudgeRun(  # unsaved: the prompt a run with these settings would ask
-        reference=reference,
-        judge=judge.spec,
-        criteria_variant=judge.criteria_variant,
-        privileged_sources=list(judge.privileged_sources),
-        samples=judge.samples,
-        scale=judge.scale,
-        temperature=judge.temperature,
-        instructions=judge.instructions,
-        examples=[asdict(example) for example in judge.examples],
-    )
-    try:
-        client = chat_client(judge.spec)
-    except (LLMError, UnknownProvider, ValueError):
-        return {debate: None for debate in debates}
-    answers: dict[Debate, list[int | None]] = {debate: [] for debate in debates}
-
-    async def one(debate: Debate, sample: int) -> None:
-        async def ask(messages: list[dict[str, str]]) -> tuple[str, Any]:
-            completion = await client.complete(
-                messages, temperature=judge.temperature, max_tokens=512, repeat=sample if judge.samples > 1 else None
-            )
-            return completion.text, completion.stats()
-
-        try:
-            answers[debate].append((await ask_for_verdict(judge_messages(run, debate, False), ask)).verdict)
-        except LLMError:
-            answers[debate].append(None)
-
-    async def all_of_them() -> None:
-        try:
-            await asyncio.gather(*(one(debate, sample) for debate in debates for sample in range(judge.samples)))
-        finally:
-            await client.aclose()
-
-    event_loop.run(all_of_them())
-    out: dict[Debate, int | None] = {}
-    for debate, given in answers.items():
-        read = Counter(verdict for verdict in given if verdict is not None)
-        out[debate] = read.most_common(1)[0][0] if read else None
-    return out

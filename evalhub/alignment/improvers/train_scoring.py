@@ -1,0 +1,91 @@
+"""A candidate judge's agreement with people on train pairs, asked afresh: what the improvement jobs
+score their candidates by. The pairs and people's verdicts come from the training set (train prompts
+only); the candidate is asked exactly as a run with its definition would ask."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from evalhub.core.alignment.fewshot import TrainingPair
+from evalhub.core.alignment.versions import JudgeDefinition
+from evalhub.core.scaleeval.debate import ask_for_verdict
+from evalhub.debates.judging import judge_messages
+from evalhub.debates.models import Debate, DebateRun, JudgeRun
+from evalhub.llm import event_loop
+from evalhub.llm.types import LLMError, UnknownProvider
+from evalhub.system.model_access import chat_client
+
+FIRST, SECOND = 1, 2
+
+
+def train_agreement(judge: JudgeDefinition, reference: DebateRun, pairs: Sequence[TrainingPair]) -> tuple[int, int]:
+    """(agreed, judged): the candidate's verdicts on `reference`'s debates of the train `pairs`."""
+    people = {pair.item: pair.people for pair in pairs}
+    found = reference.debates.select_related("run__criterion", "prompt", "response_a", "response_b")
+    debates = [debate for debate in found if _item(debate) in people]
+    verdicts = _ask(judge, reference, debates)
+    judged = [(debate, verdict) for debate, verdict in verdicts.items() if verdict is not None]
+    agreed = sum(_canonical(debate, verdict) == people[_item(debate)] for debate, verdict in judged)
+    return agreed, len(judged)
+
+
+def _item(debate: Debate) -> tuple[str, int, int]:
+    low, high = sorted((debate.response_a_id, debate.response_b_id))
+    return (debate.run.criterion.slug, low, high)
+
+
+def _canonical(debate: Debate, verdict: int) -> int:
+    """A verdict in the order shown → the pair's order (its lower response id first)."""
+    first, _ = debate.shown
+    if verdict not in (FIRST, SECOND) or first.pk == min(debate.response_a_id, debate.response_b_id):
+        return verdict
+    return SECOND if verdict == FIRST else FIRST
+
+
+def _ask(judge: JudgeDefinition, reference: DebateRun, debates: list[Debate]) -> dict[Debate, int | None]:
+    """Each debate's verdict from the candidate (the majority of its samples), in the order shown."""
+    run = JudgeRun(  # unsaved: the prompt a run with these settings would ask
+        reference=reference,
+        judge=judge.spec,
+        criteria_variant=judge.criteria_variant,
+        privileged_sources=list(judge.privileged_sources),
+        samples=judge.samples,
+        scale=judge.scale,
+        temperature=judge.temperature,
+        instructions=judge.instructions,
+        examples=[asdict(example) for example in judge.examples],
+    )
+    try:
+        client = chat_client(judge.spec)
+    except (LLMError, UnknownProvider, ValueError):
+        return {debate: None for debate in debates}
+    answers: dict[Debate, list[int | None]] = {debate: [] for debate in debates}
+
+    async def one(debate: Debate, sample: int) -> None:
+        async def ask(messages: list[dict[str, str]]) -> tuple[str, Any]:
+            completion = await client.complete(
+                messages, temperature=judge.temperature, max_tokens=512, repeat=sample if judge.samples > 1 else None
+            )
+            return completion.text, completion.stats()
+
+        try:
+            answers[debate].append((await ask_for_verdict(judge_messages(run, debate, False), ask)).verdict)
+        except LLMError:
+            answers[debate].append(None)
+
+    async def all_of_them() -> None:
+        try:
+            await asyncio.gather(*(one(debate, sample) for debate in debates for sample in range(judge.samples)))
+        finally:
+            await client.aclose()
+
+    event_loop.run(all_of_them())
+    out: dict[Debate, int | None] = {}
+    for debate, given in answers.items():
+        read = Counter(verdict for verdict in given if verdict is not None)
+        out[debate] = read.most_common(1)[0][0] if read else None
+    return out
