@@ -8,7 +8,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
-from evalhub.alignment.models import JudgeVersion, Method, SettingsSearch, VersionRun
+from evalhub.alignment.models import InstructionRewrite, JudgeVersion, Method, SettingsSearch, VersionRun
 from evalhub.catalog.models import LabelSplit
 from evalhub.core.alignment.versions import JudgeDefinition, changes
 from evalhub.core.files.slugs import is_slug
@@ -117,12 +117,49 @@ def do_search_settings(
     benchmark split; the best becomes the next version. Raises VersionRejected."""
     from evalhub.jobs.kinds import registered_runner
 
+    runner = registered_runner("settings_search")
+    config = runner.config(version=version, reference=reference, split=_split_of(reference), candidates=candidates)
+    try:
+        return runner.create(config, user, enqueue=enqueue)
+    except ValueError as rejected:
+        raise VersionRejected(str(rejected)) from None
+
+
+def do_rewrite_instructions(
+    version: JudgeVersion,
+    reference: DebateRun,
+    proposer: str,
+    *,
+    proposals: int = 4,
+    seed: int = 0,
+    user: Any = None,
+    enqueue: bool = True,
+) -> InstructionRewrite:
+    """Start instruction rewriting (a job): `proposals` revised instructions asked of `proposer`, each
+    scored on the train pairs of `reference`'s split benchmark beside the current ones; the best that
+    beats them becomes the next version. Raises VersionRejected."""
+    from evalhub.jobs.kinds import registered_runner
+
+    runner = registered_runner("instruction_rewrite")
+    config = runner.config(
+        version=version,
+        reference=reference,
+        split=_split_of(reference),
+        proposer=proposer.strip(),
+        proposals=proposals,
+        seed=seed,
+    )
+    try:
+        return runner.create(config, user, enqueue=enqueue)
+    except ValueError as rejected:
+        raise VersionRejected(str(rejected)) from None
+
+
+def _split_of(reference: DebateRun) -> LabelSplit:
     split = LabelSplit.objects.filter(benchmark=reference.benchmark).first()
     if split is None:
         raise VersionRejected(f"{reference.benchmark.slug} has no held-out split: split it once on its page first.")
-    config_type = registered_runner("settings_search").config
-    config = config_type(version=version, reference=reference, split=split, candidates=candidates)
-    return registered_runner("settings_search").create(config, user, enqueue=enqueue)
+    return split
 
 
 def _user(user: Any) -> Any:

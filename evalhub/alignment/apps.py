@@ -12,3 +12,4 @@ class AlignmentConfig(AppConfig):
         from evalhub.jobs import kinds
 
         kinds.register("settings_search", "evalhub.alignment.improvers.settings:SettingsSearchRunner")
+        kinds.register("instruction_rewrite", "evalhub.alignment.improvers.rewriting:InstructionRewriteRunner")

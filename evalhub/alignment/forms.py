@@ -73,3 +73,17 @@ class SettingsSearchForm(forms.Form):
     def candidates() -> list[dict]:
         sources = [[], ["reference_answer"], ["rating_guidelines"], ["rating_guidelines", "reference_answer"]]
         return [{"privileged_sources": chosen, "samples": samples} for chosen in sources for samples in (1, 3)]
+
+
+class RewriteForm(forms.Form):
+    """Instruction rewriting: a proposer model, a budget of proposals, the debate run whose train pairs score them."""
+
+    reference = forms.ModelChoiceField(
+        queryset=DebateRun.objects.filter(benchmark__label_split__isnull=False).order_by("-id"),
+        help_text="A debate run on a split benchmark: its train pairs score each proposal.",
+    )
+    proposer = forms.CharField(
+        max_length=300, help_text="Provider spec of the model that proposes, e.g. openai:gpt-4o."
+    )
+    proposals = forms.IntegerField(min_value=1, max_value=8, initial=4, help_text="The budget.")
+    seed = forms.IntegerField(min_value=0, max_value=2**31 - 1, initial=0)

@@ -97,3 +97,45 @@ class CandidateScore(models.Model):
     @property
     def accuracy(self) -> float | None:
         return self.agreed / self.judged if self.judged else None
+
+
+class InstructionRewrite(models.Model):
+    """Instruction rewriting: an LLM (`proposer`) proposes revised instructions from a version's train
+    disagreements, each proposal is scored on the train pairs beside the current instructions, and the
+    best proposal that beats them becomes the next version (a job, `evalhub.alignment.improvers.rewriting`)."""
+
+    version = models.ForeignKey(JudgeVersion, on_delete=models.PROTECT, related_name="rewrites")
+    reference = models.ForeignKey("debates.DebateRun", on_delete=models.PROTECT, related_name="+")
+    split = models.ForeignKey("catalog.LabelSplit", on_delete=models.PROTECT, related_name="+")
+    proposer = models.CharField(max_length=300, help_text="Provider spec of the model that proposes instructions.")
+    proposals = models.PositiveSmallIntegerField(help_text="The budget: how many proposals are asked for.")
+    seed = models.IntegerField(default=0)
+    job = models.OneToOneField(
+        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="instruction_rewrite"
+    )
+    made = models.ForeignKey(JudgeVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"instructions for {self.version}"
+
+
+class ProposalScore(models.Model):
+    """A proposal (0: the current instructions) and its agreement with people on the train pairs."""
+
+    rewrite = models.ForeignKey(InstructionRewrite, on_delete=models.CASCADE, related_name="scores")
+    proposal = models.PositiveSmallIntegerField()
+    instructions = models.TextField(blank=True)
+    agreed = models.PositiveIntegerField()
+    judged = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["rewrite", "proposal"], name="one_score_per_proposal")]
+
+    def __str__(self) -> str:
+        return f"{self.rewrite}: proposal {self.proposal}, {self.agreed}/{self.judged}"
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.agreed / self.judged if self.judged else None

@@ -13,4 +13,5 @@ urlpatterns = [
     path("<slug:name>/v<int:number>/run/", views.run_version, name="run_judge_version"),
     path("<slug:name>/v<int:number>/improve/", views.improve_version, name="improve_judge_version"),
     path("<slug:name>/v<int:number>/settings/", views.search_settings, name="search_judge_settings"),
+    path("<slug:name>/v<int:number>/rewrite/", views.rewrite_instructions, name="rewrite_judge_instructions"),
 ]

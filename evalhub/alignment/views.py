@@ -11,10 +11,11 @@ from evalhub.alignment.actions import (
     VersionRejected,
     do_create_judge,
     do_derive_version,
+    do_rewrite_instructions,
     do_run_version,
     do_search_settings,
 )
-from evalhub.alignment.forms import ImproveForm, JudgeForm, RunVersionForm, SettingsSearchForm
+from evalhub.alignment.forms import ImproveForm, JudgeForm, RewriteForm, RunVersionForm, SettingsSearchForm
 from evalhub.alignment.improvers.fewshot import do_improve_with_examples
 from evalhub.alignment.models import JudgeVersion
 from evalhub.alignment.reports import version_rows
@@ -68,6 +69,7 @@ def judge_versions(request, name: str, fmt: str = ""):
         "run_form": RunVersionForm(),
         "improve_form": ImproveForm(),
         "settings_form": SettingsSearchForm(),
+        "rewrite_form": RewriteForm(),
     }
     return render(request, "alignment/judge_versions.html", context)
 
@@ -149,3 +151,28 @@ def search_settings(request, name: str, number: int):
         messages.error(request, str(rejected))
         return redirect("judge_versions", name=name)
     return redirect("job_detail", pk=search.job_id)
+
+
+@role_required(ADMIN)
+@require_http_methods(["POST"])
+def rewrite_instructions(request, name: str, number: int):
+    """Instruction rewriting (a job): proposals scored on train pairs; the best that beats the current
+    instructions is the next version."""
+    version = get_object_or_404(JudgeVersion, name=name, number=number)
+    form = RewriteForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise VersionRejected(" ".join(str(e) for errors in form.errors.values() for e in errors))
+        data = form.cleaned_data
+        rewrite = do_rewrite_instructions(
+            version,
+            data["reference"],
+            data["proposer"],
+            proposals=data["proposals"],
+            seed=data["seed"],
+            user=request.user,
+        )
+    except VersionRejected as rejected:
+        messages.error(request, str(rejected))
+        return redirect("judge_versions", name=name)
+    return redirect("job_detail", pk=rewrite.job_id)

@@ -186,3 +186,18 @@ async def test_it_follows_the_length_preference_its_worked_examples_show_and_say
     for shorter, longer in ((2, 2), (0, 3)):  # no lesson, or the one it already holds: the same verdict
         same = (await judge.complete(with_examples(pair_prompt(brief, rambling), shorter, longer))).text
         assert verdict(same) == "2"
+
+
+async def test_it_follows_instructions_that_ask_for_the_shorter_or_the_longer_answer():
+    judge = get_chat_client("heuristic:detail")
+    brief = "No, it is 13 times 17."
+    rambling = "Yes, it is prime, because it is odd, its digit sum is five and it does not end in a five or a zero."
+
+    def asked(instructions: str) -> str:
+        return initial_prompt(DebateSetup("Is 221 prime?", brief, rambling, "Correctness", instructions=instructions))
+
+    told = (await judge.complete(asked("Prefer the concise answer."))).text
+    assert verdict(told) == "1"
+    assert "Following my instructions: the shorter answer." in told
+    for instructions in ("", "Prefer the thorough answer.", "Neither shorter nor longer matters."):
+        assert verdict((await judge.complete(asked(instructions))).text) == "2"

@@ -20,7 +20,7 @@ from typing import Any
 from evalhub.core.privileged.graded import RESPONSE_A, RESPONSE_B
 from evalhub.core.prompts import sections as ps
 from evalhub.core.prompts.judges import GEVAL_ANSWER_CUE, YESCIEVAL_ANSWER_CUE
-from evalhub.core.scaleeval.debate import parse_verdict
+from evalhub.core.scaleeval.debate import JUDGING_INSTRUCTIONS, parse_verdict
 from evalhub.core.text.features import (
     fluency_score,
     is_refusal,
@@ -87,6 +87,8 @@ class HeuristicJudge(OfflineChatClient):
         sections = ps.parse_sections(prompt)
         if ps.SUBMISSION_1 in sections and ps.SUBMISSION_2 in sections:
             weights, followed = _following_examples(self.weights, messages)
+            if not followed:
+                weights, followed = _following_instructions(weights, sections)
             text = self._compare(sections, other_speakers_verdicts(prompt, sections), weights, followed)
         elif RESPONSE_A in sections and RESPONSE_B in sections:
             text = self._grade(sections)
@@ -221,6 +223,24 @@ def _following_examples(weights: Weights, messages: list[Message]) -> tuple[Weig
     preferred = "shorter" if prefer_short else "longer"
     said = f"Following {shorter + longer} worked example(s): people preferred the {preferred}."
     return replace(weights, length=length), said
+
+
+_SHORTER = re.compile(r"\b(shorter|brief|briefer|concise|succinct)\b", re.IGNORECASE)
+_LONGER = re.compile(r"\b(longer|detailed|thorough|fuller)\b", re.IGNORECASE)
+
+
+def _following_instructions(weights: Weights, sections: dict[str, str]) -> tuple[Weights, str]:
+    """The weights after a judge version's instructions (their own section): where they ask for the
+    shorter (brief, concise) answer and not the longer (detailed, thorough), length counts against a
+    submission; the other way round, for it. The one instruction the heuristic can follow."""
+    instructions = sections.get(JUDGING_INSTRUCTIONS, "")
+    shorter, longer = bool(_SHORTER.search(instructions)), bool(_LONGER.search(instructions))
+    if shorter == longer:
+        return weights, ""
+    length = -abs(weights.length) if shorter else abs(weights.length)
+    return replace(
+        weights, length=length
+    ), f"Following my instructions: the {'shorter' if shorter else 'longer'} answer."
 
 
 def _support(text: str, context: str) -> float:
