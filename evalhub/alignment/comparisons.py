@@ -8,12 +8,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalhub.alignment.labels import pair_verdicts
+from evalhub.alignment.labels import PairVerdicts, pair_verdicts
 from evalhub.alignment.models import JudgeVersion, VersionRun
 from evalhub.catalog.actions.splits import prompt_parts
-from evalhub.core.alignment.paired import PairedDifference, paired_differences
+from evalhub.core.alignment.paired import (
+    ORDER_CONSISTENCY,
+    PICKS_LONGER,
+    PairedDifference,
+    paired_differences,
+    paired_rate_differences,
+)
 from evalhub.core.alignment.split import HELD_OUT
-from evalhub.core.judge_lab.measures import ABSENT
+from evalhub.core.judge_lab.measures import ABSENT, FIRST, SECOND
 
 
 @dataclass(frozen=True)
@@ -45,7 +51,37 @@ def compare_runs(before: VersionRun, after: VersionRun) -> VersionComparison:
     differences = paired_differences(
         found.people[chosen], first[chosen], second[chosen], [found.prompt(row) for row in rows]
     )
+    # Order consistency and the pull of length: over the pairs the versions judged (people or not).
+    judged = [
+        row
+        for row in range(len(found.items))
+        if (first[row] != ABSENT or second[row] != ABSENT)
+        and (not held_out_only or parts.get(found.prompt(row)) == HELD_OUT)
+    ]
+    differences |= paired_rate_differences(
+        {
+            ORDER_CONSISTENCY: (*_consistent(found, names[0], judged), *_consistent(found, names[1], judged)),
+            PICKS_LONGER: (*_picks_longer(found, names[0], judged), *_picks_longer(found, names[1], judged)),
+        },
+        [found.prompt(row) for row in judged],
+    )
     return VersionComparison(reference.name, *names, held_out_only, differences)
+
+
+def _consistent(found: PairVerdicts, judge: str, rows: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(the same verdict in both orders, judged in both orders with a verdict each) per row."""
+    primary, other = found.judges[judge][rows], found.other_order[judge][rows]
+    both = (primary >= 0) & (other >= 0)  # ABSENT and NO_VERDICT are negative
+    return both & (primary == other), both
+
+
+def _picks_longer(found: PairVerdicts, judge: str, rows: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(chose the longer response, a decisive verdict on responses of different lengths) per row."""
+    picks = found.judges[judge][rows]
+    lengths = np.array([(found.pairs[row].length_1, found.pairs[row].length_2) for row in rows]).reshape(-1, 2)
+    decisive = np.isin(picks, (FIRST, SECOND)) & (lengths[:, 0] != lengths[:, 1])
+    longer = np.where(lengths[:, 0] > lengths[:, 1], FIRST, SECOND)
+    return decisive & (picks == longer), decisive
 
 
 def parent_comparisons(version: JudgeVersion) -> list[VersionComparison]:

@@ -21,6 +21,7 @@ class PairVerdicts:
     pairs: list[Pair]
     people: np.ndarray  # people's majority per pair (ABSENT where they did not settle it)
     judges: dict[str, np.ndarray]  # judge id → its verdict per pair (ABSENT where it judged none)
+    other_order: dict[str, np.ndarray]  # judge id → its verdict with the pair shown the other way round
 
     def prompt(self, row: int) -> int:
         return cast(int, self.pairs[row].cluster)  # the judge lab's cluster is the prompt's id
@@ -39,9 +40,11 @@ def pair_verdicts(benchmark: str, criterion: str, judges: list[str], *, people: 
             picks = dense_verdicts(labels[judge_id], len(items)).primary
             for verdict, column in COLUMN.items():
                 counts[:, column] += picks == verdict
-    verdicts = {}
+    verdicts, other_order = {}, {}
+    absent = np.full(len(items), ABSENT)
     for judge in judges:
-        verdicts[judge] = (
-            dense_verdicts(labels[judge], len(items)).primary if judge in labels else np.full(len(items), ABSENT)
-        )
-    return PairVerdicts(items, [found.pairs[item] for item in items], majority_of_counts(counts), verdicts)
+        dense = dense_verdicts(labels[judge], len(items)) if judge in labels else None
+        verdicts[judge] = dense.primary if dense is not None else absent
+        other_order[judge] = dense.other_order if dense is not None else absent
+    pairs = [found.pairs[item] for item in items]
+    return PairVerdicts(items, pairs, majority_of_counts(counts), verdicts, other_order)

@@ -39,6 +39,14 @@ def version_rows(versions: Sequence[JudgeVersion]) -> list[dict[str, Any]]:
     return rows
 
 
+MEASURES = {
+    "agreement": "agreement with people",
+    "kappa": "Cohen's κ with people",
+    "order_consistency": "the same verdict in both orders",
+    "picks_longer": "picks the longer response",
+}
+
+
 def _comparison_row(comparison: VersionComparison) -> dict[str, Any]:
     return {
         "reference": comparison.reference,
@@ -46,7 +54,7 @@ def _comparison_row(comparison: VersionComparison) -> dict[str, Any]:
         "after": comparison.after,
         "held_out_only": comparison.held_out_only,
         "differences": {
-            name: {**asdict(difference), "no_change": difference.no_change}
+            name: {**asdict(difference), "no_change": difference.no_change, "label": MEASURES.get(name, name)}
             for name, difference in comparison.differences.items()
         },
     }

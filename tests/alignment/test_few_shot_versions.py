@@ -17,7 +17,7 @@ from evalhub.catalog.actions.benchmarks import do_import_benchmark
 from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.catalog.actions.splits import do_make_split, prompt_parts
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel, Prompt
-from evalhub.core.alignment.paired import AGREEMENT
+from evalhub.core.alignment.paired import AGREEMENT, ORDER_CONSISTENCY, PICKS_LONGER
 from evalhub.core.alignment.split import HELD_OUT
 from evalhub.core.alignment.versions import JudgeDefinition
 from evalhub.debates.actions import do_create_run
@@ -101,6 +101,12 @@ def test_examples_a_judge_follows_raise_its_held_out_agreement_with_an_interval_
     assert (agreement.before, agreement.after) == (0.0, 1.0)
     assert agreement.low > 0
     assert not agreement.no_change
+    longer = comparison.differences[PICKS_LONGER]
+    assert (longer.before, longer.after, longer.pairs) == (1.0, 0.0, 20)
+    assert longer.high < 0, "the examples took the judge off the longer answer"
+    consistency = comparison.differences[ORDER_CONSISTENCY]
+    assert (consistency.before, consistency.after) == (1.0, 1.0), "both orders asked, the same verdict each time"
+    assert consistency.no_change
 
 
 def test_examples_that_cannot_help_leave_an_interval_that_covers_zero():

@@ -28,6 +28,8 @@ from evalhub.core.judge_lab.measures import (
 )
 
 AGREEMENT, KAPPA = "agreement", "kappa"
+ORDER_CONSISTENCY = "order_consistency"  # the same verdict with the pair shown in either order
+PICKS_LONGER = "picks_longer"  # of decisive verdicts on pairs of different lengths, the longer chosen
 
 
 @dataclass(frozen=True)
@@ -95,3 +97,35 @@ def _agreement(table: np.ndarray) -> float:
 
 def _nan_to_none(value: float) -> float | None:
     return None if math.isnan(value) else value
+
+
+def paired_rate_differences(
+    rates: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]],
+    prompts: Sequence[Hashable] | np.ndarray,
+    resamples: int = BOOTSTRAP,
+    seed: int = SEED,
+) -> dict[str, PairedDifference]:
+    """For each named rate, given per pair as (before's hits, the pairs it counts on, after's hits, the
+    pairs it counts on), all booleans: after's rate minus before's, with the same paired Poisson
+    bootstrap over prompts (each version keeps its own denominator: a pair one judged in both orders
+    and the other did not counts for the one only). `pairs` is how many pairs both count on."""
+    out = {}
+    count, groups = cluster_positions(prompts) if len(prompts) else (0, np.zeros(0, dtype=int))
+    for name, columns in rates.items():
+        per_cluster = np.stack(
+            [np.bincount(groups, weights=np.asarray(c, dtype=float), minlength=count) for c in columns], axis=1
+        )
+        hits_before, counted_before, hits_after, counted_after = per_cluster.sum(axis=0)
+        before = float(hits_before / counted_before) if counted_before else None
+        after = float(hits_after / counted_after) if counted_after else None
+        shared = np.asarray(columns[1], dtype=bool) & np.asarray(columns[3], dtype=bool)
+        clusters = len(np.unique(groups[shared])) if len(groups) else 0
+        difference = None if before is None or after is None else after - before
+        low = high = None
+        if difference is not None and clusters >= MIN_FOR_INTERVAL:
+            sums = poisson_resampled_sums(per_cluster, resamples, seed)
+            with np.errstate(divide="ignore", invalid="ignore"):  # a resample with no counted pair: left out
+                drawn = sums[:, 2] / sums[:, 3] - sums[:, 0] / sums[:, 1]
+            low, high = percentiles(drawn)
+        out[name] = PairedDifference(name, before, after, difference, low, high, int(shared.sum()), clusters)
+    return out

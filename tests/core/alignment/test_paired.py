@@ -84,3 +84,30 @@ def test_a_missing_verdict_counts_against_its_version_and_few_prompts_get_no_int
     assert (found.low, found.high, found.no_change) == (None, None, True)
     with pytest.raises(ValueError, match="same pairs"):
         paired_differences(people, before, after[:3], ["p1", "p2", "p3", "p4"])
+
+
+def test_a_rate_with_its_own_denominator_per_version_equals_the_direct_rates_and_an_ordinary_bootstrap():
+    from evalhub.core.alignment.paired import paired_rate_differences
+
+    rng = np.random.default_rng(3)
+    prompt = np.repeat(np.arange(80), 2)
+    counted_before = rng.uniform(size=160) < 0.9
+    counted_after = rng.uniform(size=160) < 0.8
+    hits_before = counted_before & (rng.uniform(size=160) < 0.5)
+    hits_after = counted_after & (rng.uniform(size=160) < 0.75)
+    found = paired_rate_differences(
+        {"rate": (hits_before, counted_before, hits_after, counted_after)}, prompt, resamples=4000, seed=1
+    )["rate"]
+    assert found.before == pytest.approx(hits_before.sum() / counted_before.sum(), abs=1e-12)
+    assert found.difference == pytest.approx(
+        hits_after.sum() / counted_after.sum() - hits_before.sum() / counted_before.sum(), abs=1e-12
+    )
+    assert found.pairs == int((counted_before & counted_after).sum())
+    draws = np.random.default_rng(2)
+    differences = []
+    for _ in range(2000):
+        rows = np.concatenate([np.flatnonzero(prompt == key) for key in draws.choice(80, size=80)])
+        differences.append(
+            hits_after[rows].sum() / counted_after[rows].sum() - hits_before[rows].sum() / counted_before[rows].sum()
+        )
+    assert [found.low, found.high] == pytest.approx(list(np.percentile(differences, [2.5, 97.5])), abs=0.02)
