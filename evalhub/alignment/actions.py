@@ -8,7 +8,14 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
-from evalhub.alignment.models import InstructionRewrite, JudgeVersion, Method, SettingsSearch, VersionRun
+from evalhub.alignment.models import (
+    FewShotRun,
+    InstructionRewrite,
+    JudgeVersion,
+    Method,
+    SettingsSearch,
+    VersionRun,
+)
 from evalhub.catalog.models import LabelSplit
 from evalhub.core.alignment.versions import JudgeDefinition, changes
 from evalhub.core.files.slugs import is_slug
@@ -103,6 +110,31 @@ def do_run_version(version: JudgeVersion, reference: DebateRun, *, user: Any = N
     except RunRejected as rejected:
         raise VersionRejected(str(rejected)) from None
     return run
+
+
+def do_start_few_shot(
+    version: JudgeVersion,
+    benchmark: str,
+    criterion: str,
+    *,
+    examples: int = 4,
+    seed: int = 0,
+    user: Any = None,
+    enqueue: bool = True,
+) -> FewShotRun:
+    """Start few-shot from disagreements (a job): the next version carries up to `examples` worked
+    examples from `version`'s train disagreements on `benchmark` under `criterion`. Raises VersionRejected."""
+    from evalhub.jobs.kinds import registered_runner
+
+    split = LabelSplit.objects.filter(benchmark__slug=benchmark).first()
+    if split is None:
+        raise VersionRejected(f"{benchmark} has no held-out split: split it once on its page first.")
+    runner = registered_runner("few_shot")
+    config = runner.config(version=version, split=split, criterion=criterion, examples=examples, seed=seed)
+    try:
+        return runner.create(config, user, enqueue=enqueue)
+    except ValueError as rejected:
+        raise VersionRejected(str(rejected)) from None
 
 
 def do_search_settings(

@@ -11,5 +11,6 @@ class AlignmentConfig(AppConfig):
     def ready(self) -> None:
         from evalhub.jobs import kinds
 
+        kinds.register("few_shot", "evalhub.alignment.improvers.fewshot:FewShotRunner")
         kinds.register("settings_search", "evalhub.alignment.improvers.settings:SettingsSearchRunner")
         kinds.register("instruction_rewrite", "evalhub.alignment.improvers.rewriting:InstructionRewriteRunner")

@@ -139,3 +139,24 @@ class ProposalScore(models.Model):
     @property
     def accuracy(self) -> float | None:
         return self.agreed / self.judged if self.judged else None
+
+
+class FewShotRun(models.Model):
+    """Few-shot from disagreements as a job: worked examples from a version's train disagreements on a
+    split benchmark under one criterion; the next version carries them."""
+
+    version = models.ForeignKey(JudgeVersion, on_delete=models.PROTECT, related_name="few_shot_runs")
+    split = models.ForeignKey("catalog.LabelSplit", on_delete=models.PROTECT, related_name="+")
+    criterion = models.SlugField(max_length=100)
+    examples = models.PositiveSmallIntegerField(help_text="How many worked examples at most.")
+    seed = models.IntegerField(default=0)
+    chosen = models.JSONField(null=True, blank=True, help_text="The new definition and its note, once chosen.")
+    job = models.OneToOneField(
+        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="few_shot_run"
+    )
+    made = models.ForeignKey(JudgeVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"examples for {self.version}"

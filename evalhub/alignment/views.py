@@ -14,12 +14,11 @@ from evalhub.alignment.actions import (
     do_rewrite_instructions,
     do_run_version,
     do_search_settings,
+    do_start_few_shot,
 )
 from evalhub.alignment.forms import ImproveForm, JudgeForm, RewriteForm, RunVersionForm, SettingsSearchForm
-from evalhub.alignment.improvers.fewshot import do_improve_with_examples
 from evalhub.alignment.models import JudgeVersion
 from evalhub.alignment.reports import version_rows
-from evalhub.alignment.training_set import NoSplit
 from evalhub.system.downloads import download
 
 
@@ -93,26 +92,25 @@ def run_version(request, name: str, number: int):
 @role_required(ADMIN)
 @require_http_methods(["POST"])
 def improve_version(request, name: str, number: int):
-    """The next version with worked examples from this one's train disagreements (few-shot)."""
+    """Few-shot from its train disagreements (a job): the next version carries the worked examples."""
     version = get_object_or_404(JudgeVersion, name=name, number=number)
     form = ImproveForm(request.POST)
     try:
         if not form.is_valid():
             raise VersionRejected(" ".join(str(e) for errors in form.errors.values() for e in errors))
         data = form.cleaned_data
-        made = do_improve_with_examples(
+        run = do_start_few_shot(
             version,
             data["benchmark"].slug,
             data["criterion"].slug,
-            k=data["examples"],
+            examples=data["examples"],
             seed=data["seed"],
             user=request.user,
         )
-    except (VersionRejected, NoSplit) as rejected:
+    except VersionRejected as rejected:
         messages.error(request, str(rejected))
-    else:
-        messages.success(request, f"{made} made: {made.note} Run it on the same pairs to compare it with {version}.")
-    return redirect("judge_versions", name=name)
+        return redirect("judge_versions", name=name)
+    return redirect("job_detail", pk=run.job_id)
 
 
 @role_required(ADMIN)

@@ -145,3 +145,22 @@ def test_the_versions_page_and_export_show_the_held_out_comparison_and_the_examp
     refused = login(admin_user).post("/judge-versions/detail/v2/improve/", {**form, "benchmark": "nowhere"})
     assert refused.status_code == 302
     assert first.children.count() == 1, "a refused improvement makes no version"
+
+
+def test_few_shot_as_a_job_makes_the_version_or_fails_saying_why():
+    from evalhub.alignment.actions import do_start_few_shot
+    from evalhub.jobs.models import JobStatus
+
+    _, reference = study(lambda number, held_out: True)
+    first = do_create_judge("detail", JudgeDefinition(spec="heuristic:detail"))
+    never_run = do_start_few_shot(first, "study", "helpfulness", examples=2)
+    never_run.refresh_from_db()
+    assert never_run.job.status == JobStatus.FAILED
+    assert "run it on them first" in never_run.job.message
+    assert never_run.made is None
+    do_run_version(first, reference)
+    run = do_start_few_shot(first, "study", "helpfulness", examples=2)
+    run.refresh_from_db()
+    assert run.job.status == JobStatus.SUCCEEDED, run.job.message
+    assert (run.made.number, run.made.method, len(run.made.judge.examples)) == (2, Method.FEW_SHOT, 2)
+    assert "detail v2 made: 2 worked example(s)" in run.job.message

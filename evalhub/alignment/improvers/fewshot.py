@@ -3,16 +3,22 @@ from the train pairs it got wrong (the rule of evalhub.core.alignment.fewshot)."
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evalhub.alignment.actions import VersionRejected, do_derive_version
-from evalhub.alignment.models import JudgeVersion, Method
-from evalhub.alignment.training_set import pair_texts, training_pairs, training_split
+from evalhub.alignment.models import FewShotRun, JudgeVersion, Method
+from evalhub.alignment.training_set import NoSplit, pair_texts, training_pairs, training_split
 from evalhub.core.alignment.fewshot import Example, choose_examples
-from evalhub.core.alignment.versions import WorkedExample
+from evalhub.core.alignment.versions import JudgeDefinition, WorkedExample
+from evalhub.core.runs.outcomes import Outcome
+from evalhub.jobs.chunks import Settled
+from evalhub.jobs.config import RunConfig
+from evalhub.jobs.models import Job, JobChunk
+from evalhub.jobs.runners import JobRunner, Plan
 
 MOST_EXAMPLES = 16
+FEW_SHOT = "few_shot"
 
 
 def few_shot_examples(benchmark: str, criterion: str, judge: str, *, k: int = 4, seed: int = 0) -> list[Example]:
@@ -20,16 +26,15 @@ def few_shot_examples(benchmark: str, criterion: str, judge: str, *, k: int = 4,
     return choose_examples(training_pairs(benchmark, criterion, judge), k, seed)
 
 
-def do_improve_with_examples(
-    version: JudgeVersion, benchmark: str, criterion: str, *, k: int = 4, seed: int = 0, user: Any = None
-) -> JudgeVersion:
-    """The next version of `version`'s judge with up to k worked examples from the train pairs of
-    `benchmark` where `version` (run on them) and people disagree. Raises VersionRejected."""
+def few_shot_definition(
+    version: JudgeVersion, benchmark: str, criterion: str, *, k: int = 4, seed: int = 0
+) -> tuple[JudgeDefinition, str]:
+    """`version`'s definition with up to k worked examples from the train pairs of `benchmark` where it
+    (run on them) and people disagree, and a note saying where they came from. Raises VersionRejected."""
     if not 1 <= k <= MOST_EXAMPLES:
         raise VersionRejected(f"ask for between 1 and {MOST_EXAMPLES} examples.")
     pairs = training_pairs(benchmark, criterion, str(version))
-    judged = [pair for pair in pairs if pair.judge >= 0]
-    if not judged:
+    if not any(pair.judge >= 0 for pair in pairs):
         raise VersionRejected(f"{version} has no verdict on {benchmark}'s train pairs: run it on them first.")
     chosen = choose_examples(pairs, k, seed)
     if not chosen:
@@ -46,7 +51,81 @@ def do_improve_with_examples(
         f"{len(examples)} worked example(s) from {wrong} train disagreement(s) of {len(pairs)} train pair(s) "
         f"on {benchmark} ({criterion}), chosen by the fixed rule with seed {seed}."
     )
-    definition = replace(version.judge, examples=tuple(examples))
-    return do_derive_version(
-        version, definition, method=Method.FEW_SHOT, split=training_split(benchmark), user=user, note=note
-    )
+    return replace(version.judge, examples=tuple(examples)), note
+
+
+def do_improve_with_examples(
+    version: JudgeVersion, benchmark: str, criterion: str, *, k: int = 4, seed: int = 0, user: Any = None
+) -> JudgeVersion:
+    """The next version of `version`'s judge, with the examples of `few_shot_definition`."""
+    definition, note = few_shot_definition(version, benchmark, criterion, k=k, seed=seed)
+    split = training_split(benchmark)
+    return do_derive_version(version, definition, method=Method.FEW_SHOT, split=split, user=user, note=note)
+
+
+@dataclass(frozen=True)
+class FewShotConfig(RunConfig):
+    version: JudgeVersion
+    split: Any  # catalog.LabelSplit (improvers read no catalog model: labels come through the training set)
+    criterion: str
+    examples: int = 4
+    seed: int = 0
+
+    def errors(self) -> list[str]:
+        return [] if 1 <= self.examples <= MOST_EXAMPLES else [f"Ask for between 1 and {MOST_EXAMPLES} examples."]
+
+    def shown(self) -> dict[str, Any]:
+        return {
+            "version": str(self.version),
+            "split": self.split.benchmark.slug,
+            "criterion": self.criterion,
+            "examples": self.examples,
+            "seed": self.seed,
+        }
+
+
+class FewShotRunner(JobRunner[FewShotRun, dict[str, Any]]):
+    """One unit: the examples chosen (work), stored once (write); the next version made (finish)."""
+
+    kind = FEW_SHOT
+    run_attr = "few_shot_run"
+    config = FewShotConfig
+
+    @classmethod
+    def plan(cls, config: FewShotConfig, run: FewShotRun | None, size: int | None) -> Plan:
+        return Plan(f"Examples for {config.version} from {config.split.benchmark.slug}'s train disagreements", [0], 1)
+
+    @classmethod
+    def load(cls, job_id: int) -> FewShotRun:
+        return FewShotRun.objects.select_related("version", "split__benchmark").get(job_id=job_id)
+
+    def work(self, chunk: JobChunk) -> dict[str, Any]:
+        run = self.run
+        try:
+            definition, note = few_shot_definition(
+                run.version, run.split.benchmark.slug, run.criterion, k=run.examples, seed=run.seed
+            )
+        except (VersionRejected, NoSplit) as rejected:
+            return {"problem": str(rejected)}
+        return {"definition": definition.as_json(), "note": note}
+
+    def write(self, chunk: JobChunk, result: dict[str, Any]) -> int:
+        FewShotRun.objects.filter(pk=self.run.pk, chosen__isnull=True).update(chosen=result)
+        return 1 if "problem" in result else 0
+
+    def finish(self, job: Job) -> Settled:
+        run = FewShotRun.objects.get(pk=self.run.pk)
+        chosen = run.chosen or {}
+        if "definition" not in chosen:
+            problem = chosen.get("problem", "nothing was chosen.")
+            return Settled(problem, {}, Outcome(planned=1, produced=0, failed=1, cause=problem))
+        made = do_derive_version(
+            run.version,
+            JudgeDefinition.from_json(chosen["definition"]),
+            method=Method.FEW_SHOT,
+            split=run.split,
+            note=chosen["note"],
+        )
+        run.made = made
+        run.save(update_fields=["made"])
+        return Settled(f"{made} made: {chosen['note']}", {"made": str(made)}, Outcome(planned=1, produced=1))
