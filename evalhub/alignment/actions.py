@@ -88,28 +88,46 @@ def do_derive_version(
 def do_run_version(version: JudgeVersion, reference: DebateRun, *, user: Any = None, enqueue: bool = True) -> JudgeRun:
     """Run a version on a debate run's pairs: a single-judge run made from its definition (its
     instructions and worked examples in the prompt), named "NAME vN" in the judge lab."""
-    judge = version.judge
+    held_out_of = version.split if version.aligned else None
     try:
         with transaction.atomic():
             run = do_create_judge_run(
                 user,
                 enqueue=enqueue,
                 reference=reference,
-                judge=judge.spec,
-                criteria_variant=judge.criteria_variant,
-                privileged_sources=list(judge.privileged_sources),
-                samples=judge.samples,
-                scale=judge.scale,
-                temperature=judge.temperature,
                 label=str(version),
-                instructions=judge.instructions,
-                examples=[asdict(example) for example in judge.examples],
-                held_out_of=version.split if version.aligned else None,
+                held_out_of=held_out_of,
+                **judge_run_fields(version.judge),
             )
             VersionRun.objects.create(version=version, judge_run=run)
     except RunRejected as rejected:
         raise VersionRejected(str(rejected)) from None
     return run
+
+
+def judge_run_fields(judge: JudgeDefinition) -> dict[str, Any]:
+    """A single-judge run's fields for a judge's definition (what a run of it asks)."""
+    return {
+        "judge": judge.spec,
+        "criteria_variant": judge.criteria_variant,
+        "privileged_sources": list(judge.privileged_sources),
+        "samples": judge.samples,
+        "scale": judge.scale,
+        "temperature": judge.temperature,
+        "instructions": judge.instructions,
+        "examples": [asdict(example) for example in judge.examples],
+    }
+
+
+def _start(kind: str, user: Any, enqueue: bool, **config: Any) -> Any:
+    """Start an improvement job of `kind` (found by name: actions import no runner)."""
+    from evalhub.jobs.kinds import registered_runner
+
+    runner = registered_runner(kind)
+    try:
+        return runner.create(runner.config(**config), user, enqueue=enqueue)
+    except ValueError as rejected:
+        raise VersionRejected(str(rejected)) from None
 
 
 def do_start_few_shot(
@@ -124,17 +142,10 @@ def do_start_few_shot(
 ) -> FewShotRun:
     """Start few-shot from disagreements (a job): the next version carries up to `examples` worked
     examples from `version`'s train disagreements on `benchmark` under `criterion`. Raises VersionRejected."""
-    from evalhub.jobs.kinds import registered_runner
-
-    split = LabelSplit.objects.filter(benchmark__slug=benchmark).first()
-    if split is None:
-        raise VersionRejected(f"{benchmark} has no held-out split: split it once on its page first.")
-    runner = registered_runner("few_shot")
-    config = runner.config(version=version, split=split, criterion=criterion, examples=examples, seed=seed)
-    try:
-        return runner.create(config, user, enqueue=enqueue)
-    except ValueError as rejected:
-        raise VersionRejected(str(rejected)) from None
+    split = _split_of(benchmark)
+    return _start(
+        "few_shot", user, enqueue, version=version, split=split, criterion=criterion, examples=examples, seed=seed
+    )
 
 
 def do_search_settings(
@@ -147,14 +158,10 @@ def do_search_settings(
 ) -> SettingsSearch:
     """Start a choice of settings (a job): each candidate asked about the train pairs of `reference`'s
     benchmark split; the best becomes the next version. Raises VersionRejected."""
-    from evalhub.jobs.kinds import registered_runner
-
-    runner = registered_runner("settings_search")
-    config = runner.config(version=version, reference=reference, split=_split_of(reference), candidates=candidates)
-    try:
-        return runner.create(config, user, enqueue=enqueue)
-    except ValueError as rejected:
-        raise VersionRejected(str(rejected)) from None
+    split = _split_of(reference.benchmark.slug)
+    return _start(
+        "settings_search", user, enqueue, version=version, reference=reference, split=split, candidates=candidates
+    )
 
 
 def do_rewrite_instructions(
@@ -170,27 +177,23 @@ def do_rewrite_instructions(
     """Start instruction rewriting (a job): `proposals` revised instructions asked of `proposer`, each
     scored on the train pairs of `reference`'s split benchmark beside the current ones; the best that
     beats them becomes the next version. Raises VersionRejected."""
-    from evalhub.jobs.kinds import registered_runner
-
-    runner = registered_runner("instruction_rewrite")
-    config = runner.config(
+    return _start(
+        "instruction_rewrite",
+        user,
+        enqueue,
         version=version,
         reference=reference,
-        split=_split_of(reference),
+        split=_split_of(reference.benchmark.slug),
         proposer=proposer.strip(),
         proposals=proposals,
         seed=seed,
     )
-    try:
-        return runner.create(config, user, enqueue=enqueue)
-    except ValueError as rejected:
-        raise VersionRejected(str(rejected)) from None
 
 
-def _split_of(reference: DebateRun) -> LabelSplit:
-    split = LabelSplit.objects.filter(benchmark=reference.benchmark).first()
+def _split_of(benchmark: str) -> LabelSplit:
+    split = LabelSplit.objects.filter(benchmark__slug=benchmark).first()
     if split is None:
-        raise VersionRejected(f"{reference.benchmark.slug} has no held-out split: split it once on its page first.")
+        raise VersionRejected(f"{benchmark} has no held-out split: split it once on its page first.")
     return split
 
 

@@ -77,40 +77,27 @@ def judge_versions(request, name: str, fmt: str = ""):
 @require_http_methods(["POST"])
 def run_version(request, name: str, number: int):
     """Run a version on a debate run's pairs (a single-judge job)."""
-    version = get_object_or_404(JudgeVersion, name=name, number=number)
-    form = RunVersionForm(request.POST)
-    try:
-        if not form.is_valid():
-            raise VersionRejected("choose the debate run whose pairs it judges.")
-        run = do_run_version(version, form.cleaned_data["reference"], user=request.user)
-    except VersionRejected as rejected:
-        messages.error(request, str(rejected))
-        return redirect("judge_versions", name=name)
-    return redirect("job_detail", pk=run.job_id)
+    return _start_job(
+        request,
+        name,
+        number,
+        RunVersionForm,
+        lambda version, data: do_run_version(version, data["reference"], user=request.user),
+    )
 
 
 @role_required(ADMIN)
 @require_http_methods(["POST"])
 def improve_version(request, name: str, number: int):
     """Few-shot from its train disagreements (a job): the next version carries the worked examples."""
-    version = get_object_or_404(JudgeVersion, name=name, number=number)
-    form = ImproveForm(request.POST)
-    try:
-        if not form.is_valid():
-            raise VersionRejected(" ".join(str(e) for errors in form.errors.values() for e in errors))
-        data = form.cleaned_data
-        run = do_start_few_shot(
-            version,
-            data["benchmark"].slug,
-            data["criterion"].slug,
-            examples=data["examples"],
-            seed=data["seed"],
-            user=request.user,
+
+    def start(version, data):
+        benchmark, criterion = data["benchmark"].slug, data["criterion"].slug
+        return do_start_few_shot(
+            version, benchmark, criterion, examples=data["examples"], seed=data["seed"], user=request.user
         )
-    except VersionRejected as rejected:
-        messages.error(request, str(rejected))
-        return redirect("judge_versions", name=name)
-    return redirect("job_detail", pk=run.job_id)
+
+    return _start_job(request, name, number, ImproveForm, start)
 
 
 @role_required(ADMIN)
@@ -137,18 +124,11 @@ def derive_version(request, name: str):
 @require_http_methods(["POST"])
 def search_settings(request, name: str, number: int):
     """Choice of settings (a job): the grid's candidates scored on train pairs; the best is the next version."""
-    version = get_object_or_404(JudgeVersion, name=name, number=number)
-    form = SettingsSearchForm(request.POST)
-    try:
-        if not form.is_valid():
-            raise VersionRejected("choose a debate run on a split benchmark.")
-        search = do_search_settings(
-            version, form.cleaned_data["reference"], SettingsSearchForm.candidates(), user=request.user
-        )
-    except VersionRejected as rejected:
-        messages.error(request, str(rejected))
-        return redirect("judge_versions", name=name)
-    return redirect("job_detail", pk=search.job_id)
+
+    def start(version, data):
+        return do_search_settings(version, data["reference"], SettingsSearchForm.candidates(), user=request.user)
+
+    return _start_job(request, name, number, SettingsSearchForm, start)
 
 
 @role_required(ADMIN)
@@ -156,13 +136,9 @@ def search_settings(request, name: str, number: int):
 def rewrite_instructions(request, name: str, number: int):
     """Instruction rewriting (a job): proposals scored on train pairs; the best that beats the current
     instructions is the next version."""
-    version = get_object_or_404(JudgeVersion, name=name, number=number)
-    form = RewriteForm(request.POST)
-    try:
-        if not form.is_valid():
-            raise VersionRejected(" ".join(str(e) for errors in form.errors.values() for e in errors))
-        data = form.cleaned_data
-        rewrite = do_rewrite_instructions(
+
+    def start(version, data):
+        return do_rewrite_instructions(
             version,
             data["reference"],
             data["proposer"],
@@ -170,7 +146,19 @@ def rewrite_instructions(request, name: str, number: int):
             seed=data["seed"],
             user=request.user,
         )
+
+    return _start_job(request, name, number, RewriteForm, start)
+
+
+def _start_job(request, name: str, number: int, form_class, start):
+    """Check the form, start the version's job and show it; a problem goes back to the versions page, said."""
+    version = get_object_or_404(JudgeVersion, name=name, number=number)
+    form = form_class(request.POST)
+    try:
+        if not form.is_valid():
+            raise VersionRejected(" ".join(str(e) for errors in form.errors.values() for e in errors))
+        run = start(version, form.cleaned_data)
     except VersionRejected as rejected:
         messages.error(request, str(rejected))
         return redirect("judge_versions", name=name)
-    return redirect("job_detail", pk=rewrite.job_id)
+    return redirect("job_detail", pk=run.job_id)

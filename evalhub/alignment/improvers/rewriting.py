@@ -11,16 +11,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from evalhub.alignment.actions import do_derive_version
-from evalhub.alignment.improvers.train_scoring import train_agreement
-from evalhub.alignment.models import InstructionRewrite, JudgeVersion, Method, ProposalScore
+from evalhub.alignment.improvers.train_scoring import OnTrainPairs, train_agreement
+from evalhub.alignment.models import InstructionRewrite, Method, ProposalScore
 from evalhub.alignment.training_set import pair_texts, training_pairs
 from evalhub.core.alignment.fewshot import TrainingPair, choose_examples
 from evalhub.core.alignment.rewriting import Disagreement, parse_instructions, rewrite_messages
 from evalhub.core.judge_lab.measures import FIRST, NO_VERDICT, SECOND
 from evalhub.core.runs.outcomes import Outcome
-from evalhub.debates.models import DebateRun
 from evalhub.jobs.chunks import Settled
-from evalhub.jobs.config import RunConfig
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.jobs.runners import JobRunner, Plan
 from evalhub.llm import event_loop
@@ -33,31 +31,19 @@ DISAGREEMENTS_SHOWN = 6
 
 
 @dataclass(frozen=True)
-class InstructionRewriteConfig(RunConfig):
-    version: JudgeVersion
-    reference: DebateRun  # whose train pairs score each proposal
-    split: Any  # catalog.LabelSplit (improvers read no catalog model: labels come through the training set)
-    proposer: str  # provider spec
+class InstructionRewriteConfig(OnTrainPairs):
+    proposer: str = ""  # provider spec
     proposals: int = 4
     seed: int = 0
 
     def errors(self) -> list[str]:
-        errors = [] if self.proposer.strip() else ["Name the proposer's provider spec."]
+        errors = self.split_errors() + ([] if self.proposer.strip() else ["Name the proposer's provider spec."])
         if not 1 <= self.proposals <= MOST_PROPOSALS:
             errors.append(f"Ask for between 1 and {MOST_PROPOSALS} proposals.")
-        if self.reference.benchmark_id != self.split.benchmark_id:
-            errors.append("The debate run's pairs must come from the split benchmark.")
         return errors
 
     def shown(self) -> dict[str, Any]:
-        return {
-            "version": str(self.version),
-            "reference": self.reference.name,
-            "split": self.split.benchmark.slug,
-            "proposer": self.proposer,
-            "proposals": self.proposals,
-            "seed": self.seed,
-        }
+        return self.shown_on() | {"proposer": self.proposer, "proposals": self.proposals, "seed": self.seed}
 
 
 def propose(spec: str, messages: list[dict[str, str]]) -> str:

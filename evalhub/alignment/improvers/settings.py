@@ -11,15 +11,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from evalhub.alignment.actions import VersionRejected, do_derive_version
-from evalhub.alignment.improvers.train_scoring import train_agreement
+from evalhub.alignment.improvers.train_scoring import OnTrainPairs, train_agreement
 from evalhub.alignment.models import CandidateScore, JudgeVersion, Method, SettingsSearch
 from evalhub.alignment.training_set import training_pairs
 from evalhub.core.alignment.versions import JudgeDefinition
 from evalhub.core.prompts.criteria_variants import ORIGINAL, VARIANTS
 from evalhub.core.runs.outcomes import Outcome
-from evalhub.debates.models import DebateRun
 from evalhub.jobs.chunks import Settled
-from evalhub.jobs.config import RunConfig
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.jobs.runners import JobRunner, Plan
 
@@ -30,14 +28,11 @@ FIRST, SECOND = 1, 2
 
 
 @dataclass(frozen=True)
-class SettingsSearchConfig(RunConfig):
-    version: JudgeVersion
-    reference: DebateRun  # whose pairs on the split's train prompts are asked
-    split: Any  # catalog.LabelSplit (improvers read no catalog model: labels come through the training set)
-    candidates: Sequence[Mapping[str, Any]]  # each: some of SETTINGS
+class SettingsSearchConfig(OnTrainPairs):
+    candidates: Sequence[Mapping[str, Any]] = ()  # each: some of SETTINGS
 
     def errors(self) -> list[str]:
-        errors = []
+        errors = self.split_errors()
         if not 1 <= len(self.candidates) <= MOST_CANDIDATES:
             errors.append(f"Give between 1 and {MOST_CANDIDATES} candidate settings.")
         for number, candidate in enumerate(self.candidates, start=1):
@@ -49,17 +44,10 @@ class SettingsSearchConfig(RunConfig):
                 errors.append(f"Candidate {number}: unknown criteria variant {variant!r}.")
             if not 1 <= int(candidate.get("samples", 1)) <= 9:
                 errors.append(f"Candidate {number}: samples per pair between 1 and 9.")
-        if self.reference.benchmark_id != self.split.benchmark_id:
-            errors.append("The debate run's pairs must come from the split benchmark.")
         return errors
 
     def shown(self) -> dict[str, Any]:
-        return {
-            "version": str(self.version),
-            "reference": self.reference.name,
-            "split": self.split.benchmark.slug,
-            "candidates": [dict(candidate) for candidate in self.candidates],
-        }
+        return self.shown_on() | {"candidates": [dict(candidate) for candidate in self.candidates]}
 
 
 def candidate_definition(version: JudgeVersion, candidate: Mapping[str, Any]) -> JudgeDefinition:

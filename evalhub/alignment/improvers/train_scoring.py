@@ -7,19 +7,39 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import dataclass
 from typing import Any
 
+from evalhub.alignment.actions import judge_run_fields
+from evalhub.alignment.models import JudgeVersion
 from evalhub.core.alignment.fewshot import TrainingPair
 from evalhub.core.alignment.versions import JudgeDefinition
 from evalhub.core.scaleeval.debate import ask_for_verdict
 from evalhub.debates.judging import judge_messages
 from evalhub.debates.models import Debate, DebateRun, JudgeRun
+from evalhub.jobs.config import RunConfig
 from evalhub.llm import event_loop
 from evalhub.llm.types import LLMError, UnknownProvider
 from evalhub.system.model_access import chat_client
 
 FIRST, SECOND = 1, 2
+
+
+@dataclass(frozen=True)
+class OnTrainPairs(RunConfig):
+    """What every improvement job scored on a debate run's train pairs is configured with."""
+
+    version: JudgeVersion
+    reference: DebateRun  # whose debates on the split's train prompts are asked
+    split: Any  # catalog.LabelSplit (improvers read no catalog model: labels come through the training set)
+
+    def split_errors(self) -> list[str]:
+        if self.reference.benchmark_id != self.split.benchmark_id:
+            return ["The debate run's pairs must come from the split benchmark."]
+        return []
+
+    def shown_on(self) -> dict[str, Any]:
+        return {"version": str(self.version), "reference": self.reference.name, "split": self.split.benchmark.slug}
 
 
 def train_agreement(judge: JudgeDefinition, reference: DebateRun, pairs: Sequence[TrainingPair]) -> tuple[int, int]:
@@ -48,17 +68,7 @@ def _canonical(debate: Debate, verdict: int) -> int:
 
 def _ask(judge: JudgeDefinition, reference: DebateRun, debates: list[Debate]) -> dict[Debate, int | None]:
     """Each debate's verdict from the candidate (the majority of its samples), in the order shown."""
-    run = JudgeRun(  # unsaved: the prompt a run with these settings would ask
-        reference=reference,
-        judge=judge.spec,
-        criteria_variant=judge.criteria_variant,
-        privileged_sources=list(judge.privileged_sources),
-        samples=judge.samples,
-        scale=judge.scale,
-        temperature=judge.temperature,
-        instructions=judge.instructions,
-        examples=[asdict(example) for example in judge.examples],
-    )
+    run = JudgeRun(reference=reference, **judge_run_fields(judge))  # unsaved: the prompt such a run would ask
     try:
         client = chat_client(judge.spec)
     except (LLMError, UnknownProvider, ValueError):
