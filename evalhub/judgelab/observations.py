@@ -299,6 +299,7 @@ def _single_judges(found: Observations, debates: dict[int, _Debate], train_pairs
             base=run["judge"] if privileged and not run["label"] else None,
             privileged=privileged,
             improved=(ALL_PAIRS if train_pairs else HELD_OUT_PAIRS) if split else "",
+            version_of=run["label"].rsplit(" v", 1)[0] if run["label"] else "",
         )
         first_shown = debate.first_shown(reversed_order)
         # The judge's own probabilities where it gave them (its token log-probabilities), else the vote

@@ -46,3 +46,4 @@ def test_an_improved_judge_is_scored_on_held_out_pairs_unless_asked_and_its_pare
     assert "improved · held-out pairs" in page
     detail = client.get(f"/judges/{judge_key('detail v2')}/", {"benchmark": "study", "improved": "all"})
     assert "so they are <strong>optimistic</strong>" in detail.content.decode()
+    assert 'A version of the judge <a href="/judge-versions/detail/">detail</a>' in detail.content.decode()

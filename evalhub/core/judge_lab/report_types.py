@@ -33,6 +33,7 @@ class JudgeInfo:
     # A judge improved on people's train labels: scored on HELD_OUT_PAIRS only, or on ALL_PAIRS when
     # asked (optimistic); "" for any other judge.
     improved: str = ""
+    version_of: str = ""  # a judge version's run (evalhub.alignment): the judge's name, whose versions page lists it
 
 
 HELD_OUT_PAIRS, ALL_PAIRS = "held_out_pairs", "all_pairs"
