@@ -35,6 +35,13 @@ def in_lists(sql: str) -> list[int]:
     return [len(values.split(",")) for values in re.findall(r"\bIN \(([^()]*)\)", sql)]
 
 
+def value_lists(sql: str) -> list[int]:
+    """How many values each list of a statement names: its `IN (…)` lists and its lists of integers given
+    as one parameter (`in_integers`: SQLite's json_each of a JSON list, PostgreSQL's ANY of an array)."""
+    lists = re.findall(r"json_each\('\[([^\]]*)\]'\)", sql) + re.findall(r"ANY\('\{([^}]*)\}'::bigint\[\]\)", sql)
+    return in_lists(sql) + [len(values.split(",")) for values in lists]
+
+
 def longest_in_list(queries: CaptureQueriesContext) -> int:
     """The most values one `IN` list named (0 when none did: integers go as one parameter on PostgreSQL),
     the roles' own list (four group names per request) aside."""

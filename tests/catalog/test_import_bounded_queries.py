@@ -19,7 +19,7 @@ from evalhub.catalog.actions.benchmarks import do_import_benchmark
 from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.catalog.actions.scores import check_score_file, do_import_scores
 from evalhub.catalog.models import Judgment, Prompt, Response
-from tests.query_sizes import PER_QUERY, in_lists, longest_in_list
+from tests.query_sizes import PER_QUERY, longest_in_list, value_lists
 
 pytestmark = pytest.mark.django_db
 PROMPTS = 1_200
@@ -75,4 +75,4 @@ def test_a_small_file_added_to_a_large_benchmark_reads_back_only_its_own_prompts
         for q in queries
         if q["sql"].startswith('SELECT "') and re.search(r'FROM "catalog_(prompt|response)"', q["sql"])
     ]
-    assert reads and all(in_lists(sql) and max(in_lists(sql)) <= 3 for sql in reads), reads
+    assert reads and all(value_lists(sql) and max(value_lists(sql)) <= 3 for sql in reads), reads
