@@ -13,6 +13,7 @@ from evalhub.alignment.models import JudgeVersion, VersionRun
 from evalhub.catalog.actions.splits import prompt_parts
 from evalhub.core.alignment.paired import (
     ORDER_CONSISTENCY,
+    PICKS_ITSELF,
     PICKS_LONGER,
     PairedDifference,
     paired_differences,
@@ -20,6 +21,7 @@ from evalhub.core.alignment.paired import (
 )
 from evalhub.core.alignment.split import HELD_OUT
 from evalhub.core.judge_lab.measures import ABSENT, FIRST, SECOND
+from evalhub.reads.spec_names import spec_models
 
 
 @dataclass(frozen=True)
@@ -58,10 +60,16 @@ def compare_runs(before: VersionRun, after: VersionRun) -> VersionComparison:
         if (first[row] != ABSENT or second[row] != ABSENT)
         and (not held_out_only or parts.get(found.prompt(row)) == HELD_OUT)
     ]
+    models = spec_models({before.version.judge.spec, after.version.judge.spec})
+    own = [models.get(before.version.judge.spec, ""), models.get(after.version.judge.spec, "")]
     differences |= paired_rate_differences(
         {
             ORDER_CONSISTENCY: (*_consistent(found, names[0], judged), *_consistent(found, names[1], judged)),
             PICKS_LONGER: (*_picks_longer(found, names[0], judged), *_picks_longer(found, names[1], judged)),
+            PICKS_ITSELF: (
+                *_picks_itself(found, names[0], own[0], judged),
+                *_picks_itself(found, names[1], own[1], judged),
+            ),
         },
         [found.prompt(row) for row in judged],
     )
@@ -73,6 +81,19 @@ def _consistent(found: PairVerdicts, judge: str, rows: list[int]) -> tuple[np.nd
     primary, other = found.judges[judge][rows], found.other_order[judge][rows]
     both = (primary >= 0) & (other >= 0)  # ABSENT and NO_VERDICT are negative
     return both & (primary == other), both
+
+
+def _picks_itself(found: PairVerdicts, judge: str, model: str, rows: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(chose its own model's response, a decisive verdict on a pair its own model answered one side
+    of) per row; nothing counted for a judge that is no candidate model."""
+    picks = found.judges[judge][rows]
+    sides = np.array([(found.pairs[row].model_1, found.pairs[row].model_2) for row in rows], dtype=object).reshape(
+        -1, 2
+    )
+    mine = (sides[:, 0] == model) != (sides[:, 1] == model) if model else np.zeros(len(rows), dtype=bool)
+    decisive = np.isin(picks, (FIRST, SECOND)) & mine
+    own = np.where(sides[:, 0] == model, FIRST, SECOND)
+    return decisive & (picks == own), decisive
 
 
 def _picks_longer(found: PairVerdicts, judge: str, rows: list[int]) -> tuple[np.ndarray, np.ndarray]:

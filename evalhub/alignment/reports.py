@@ -44,6 +44,7 @@ MEASURES = {
     "kappa": "Cohen's κ with people",
     "order_consistency": "the same verdict in both orders",
     "picks_longer": "picks the longer response",
+    "picks_itself": "picks its own model's response (self-preference)",
 }
 
 

@@ -17,7 +17,7 @@ from evalhub.catalog.actions.benchmarks import do_import_benchmark
 from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.catalog.actions.splits import do_make_split, prompt_parts
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel, Prompt
-from evalhub.core.alignment.paired import AGREEMENT, ORDER_CONSISTENCY, PICKS_LONGER
+from evalhub.core.alignment.paired import AGREEMENT, ORDER_CONSISTENCY, PICKS_ITSELF, PICKS_LONGER
 from evalhub.core.alignment.split import HELD_OUT
 from evalhub.core.alignment.versions import JudgeDefinition
 from evalhub.debates.actions import do_create_run
@@ -107,6 +107,13 @@ def test_examples_a_judge_follows_raise_its_held_out_agreement_with_an_interval_
     consistency = comparison.differences[ORDER_CONSISTENCY]
     assert (consistency.before, consistency.after) == (1.0, 1.0), "both orders asked, the same verdict each time"
     assert consistency.no_change
+    assert comparison.differences[PICKS_ITSELF].before is None, "the judge is no candidate: nothing counted"
+    # Say the judge is the model that wrote the verbose answers: it preferred itself, and no longer does.
+    LanguageModel.objects.filter(slug="verbose").update(provider="heuristic", model_id="detail")
+    (comparison,) = parent_comparisons(second)
+    itself = comparison.differences[PICKS_ITSELF]
+    assert (itself.before, itself.after, itself.pairs) == (1.0, 0.0, 20)
+    assert itself.high < 0
 
 
 def test_examples_that_cannot_help_leave_an_interval_that_covers_zero():

@@ -30,6 +30,7 @@ from evalhub.core.judge_lab.measures import (
 AGREEMENT, KAPPA = "agreement", "kappa"
 ORDER_CONSISTENCY = "order_consistency"  # the same verdict with the pair shown in either order
 PICKS_LONGER = "picks_longer"  # of decisive verdicts on pairs of different lengths, the longer chosen
+PICKS_ITSELF = "picks_itself"  # of decisive verdicts on pairs where the judge's own model answered, its own chosen
 
 
 @dataclass(frozen=True)
