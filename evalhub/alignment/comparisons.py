@@ -107,13 +107,16 @@ def _picks_longer(found: PairVerdicts, judge: str, rows: list[int]) -> tuple[np.
 
 def parent_comparisons(version: JudgeVersion) -> list[VersionComparison]:
     """The version against its parent on each debate run both were run on (each's latest run there)."""
-    if version.parent is None:
-        return []
-    parents = {run.judge_run.reference_id: run for run in _runs(version.parent)}
+    return [] if version.parent is None else compare_versions(version.parent, version)
+
+
+def compare_versions(before: JudgeVersion, after: JudgeVersion) -> list[VersionComparison]:
+    """Any two versions on each debate run both were run on (each's latest run there)."""
+    earlier = {run.judge_run.reference_id: run for run in _runs(before)}
     return [
-        compare_runs(parents[run.judge_run.reference_id], run)
-        for run in _runs(version)
-        if run.judge_run.reference_id in parents
+        compare_runs(earlier[run.judge_run.reference_id], run)
+        for run in _runs(after)
+        if run.judge_run.reference_id in earlier
     ]
 
 

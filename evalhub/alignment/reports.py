@@ -33,7 +33,7 @@ def version_rows(versions: Sequence[JudgeVersion]) -> list[dict[str, Any]]:
                     {"reference": run.judge_run.reference.name, "job": run.judge_run.job_id}
                     for run in version.runs.select_related("judge_run__reference").order_by("pk")
                 ],
-                "against_parent": [_comparison_row(comparison) for comparison in parent_comparisons(version)],
+                "against_parent": [comparison_row(comparison) for comparison in parent_comparisons(version)],
             }
         )
     return rows
@@ -48,7 +48,7 @@ MEASURES = {
 }
 
 
-def _comparison_row(comparison: VersionComparison) -> dict[str, Any]:
+def comparison_row(comparison: VersionComparison) -> dict[str, Any]:
     return {
         "reference": comparison.reference,
         "before": comparison.before,

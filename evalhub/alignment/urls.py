@@ -8,6 +8,7 @@ urlpatterns = [
     path("", views.version_list, name="judge_version_list"),
     path("new/", views.create_judge, name="create_judge"),
     path("<slug:name>/", views.judge_versions, name="judge_versions"),
+    path("<slug:name>/compare/", views.compare_versions_page, name="compare_judge_versions"),
     re_path(r"^(?P<name>[-a-zA-Z0-9_]+)\.(?P<fmt>json)$", views.judge_versions, name="judge_versions_export"),
     path("<slug:name>/derive/", views.derive_version, name="derive_judge_version"),
     path("<slug:name>/v<int:number>/run/", views.run_version, name="run_judge_version"),

@@ -16,9 +16,10 @@ from evalhub.alignment.actions import (
     do_search_settings,
     do_start_few_shot,
 )
+from evalhub.alignment.comparisons import compare_versions
 from evalhub.alignment.forms import ImproveForm, JudgeForm, RewriteForm, RunVersionForm, SettingsSearchForm
 from evalhub.alignment.models import JudgeVersion
-from evalhub.alignment.reports import version_rows
+from evalhub.alignment.reports import comparison_row, version_rows
 from evalhub.system.downloads import download
 
 
@@ -71,6 +72,27 @@ def judge_versions(request, name: str, fmt: str = ""):
         "rewrite_form": RewriteForm(),
     }
     return render(request, "alignment/judge_versions.html", context)
+
+
+@role_required()
+def compare_versions_page(request, name: str):
+    """Any two versions of a judge, paired on the pairs both judged (as JSON with ?format=json)."""
+    try:
+        before, after = (int(request.GET.get(side, "")) for side in ("before", "after"))
+    except ValueError:
+        raise Http404("name two versions: ?before=N&after=M") from None
+    versions = {v.number: v for v in JudgeVersion.objects.filter(name=name, number__in=(before, after))}
+    if before not in versions or after not in versions:
+        raise Http404("no such version")
+    comparisons = [comparison_row(c) for c in compare_versions(versions[before], versions[after])]
+    if request.GET.get("format") == "json":
+        return download(
+            {"judge": name, "before": before, "after": after, "comparisons": comparisons},
+            "json",
+            f"judge-{name}-v{before}-v{after}",
+        )
+    context = {"name": name, "before": versions[before], "after": versions[after], "comparisons": comparisons}
+    return render(request, "alignment/compare.html", context)
 
 
 @role_required(ADMIN)

@@ -171,3 +171,20 @@ def test_few_shot_as_a_job_makes_the_version_or_fails_saying_why():
     assert run.job.status == JobStatus.SUCCEEDED, run.job.message
     assert (run.made.number, run.made.method, len(run.made.judge.examples)) == (2, Method.FEW_SHOT, 2)
     assert "detail v2 made: 2 worked example(s)" in run.job.message
+
+
+def test_any_two_versions_compare_on_the_pairs_both_judged_in_either_order(login, viewer):
+    _, reference = study(lambda number, held_out: True)
+    improved_and_compared(reference)
+    client = login(viewer)
+    forward = client.get("/judge-versions/detail/compare/", {"before": 1, "after": 2, "format": "json"}).json()
+    backward = client.get("/judge-versions/detail/compare/", {"before": 2, "after": 1, "format": "json"}).json()
+    (there,) = forward["comparisons"]
+    (back,) = backward["comparisons"]
+    assert there["differences"]["agreement"]["difference"] == 1.0
+    assert back["differences"]["agreement"]["difference"] == -1.0
+    page = client.get("/judge-versions/detail/compare/", {"before": 1, "after": 2}).content.decode()
+    assert "Against detail v1 on terse vs verbose" in page
+    assert client.get("/judge-versions/detail/compare/", {"before": 1, "after": 9}).status_code == 404
+    assert client.get("/judge-versions/detail/compare/", {"before": "x"}).status_code == 404
+    assert 'action="/judge-versions/detail/compare/"' in client.get("/judge-versions/detail/").content.decode()
