@@ -79,6 +79,13 @@ def do_add_usage(job: Job, usage: Usage) -> Job:
     return job
 
 
+def fitted(message: str) -> str:
+    """A job's message cut to what its column holds (a kind's summary may run longer: PostgreSQL refused
+    the whole settlement where SQLite stored it)."""
+    limit = Job._meta.get_field("message").max_length or len(message)
+    return message if len(message) <= limit else message[: limit - 1].rstrip() + "…"
+
+
 def do_settle_job(job: Job, outcome: Outcome, message: str = "", result: Mapping[str, Any] | None = None) -> Job:
     """The last chunk is recorded: the final state follows from what happened (evalhub.core.runs.outcomes),
     never from the work having ended. A stop asked for meanwhile does not hide the outcome: every
@@ -88,7 +95,7 @@ def do_settle_job(job: Job, outcome: Outcome, message: str = "", result: Mapping
         job = Job.objects.select_for_update().get(pk=job.pk)
         job.status, job.finished_at, job.requested = state, timezone.now(), ""
         job.units_failed, job.units_invalid = outcome.failed, outcome.invalid
-        job.message = headline if state == JobStatus.FAILED else (message or headline)
+        job.message = fitted(headline if state == JobStatus.FAILED else (message or headline))
         job.error = headline if state == JobStatus.FAILED else ""
         job.result = result if result is not None else job.result
         job.save()

@@ -235,3 +235,18 @@ def test_opening_a_job_page_writes_nothing_and_its_check_sends_a_lost_chunk_back
     assert checked.status_code == 200 and "its worker stopped answering" in checked.content.decode()
     assert JobChunk.objects.get(pk=first.pk).heartbeat_at is None
     assert [args[0] for args, _ in sent] == [first.pk]
+
+
+def test_a_kinds_summary_longer_than_the_message_column_is_cut_not_refused(
+    word_count, responses, monkeypatch, django_capture_on_commit_callbacks
+):
+    """PostgreSQL refused the whole settlement (value too long) where SQLite stored the text whole."""
+    long = "word " * 200
+    monkeypatch.setattr(WordCount, "finish", lambda self, job: Settled(long, {}, Outcome(planned=1, produced=1)))
+    with django_capture_on_commit_callbacks(execute=True):
+        job = word_count.create(WordCountConfig(responses[:1]), size=1)
+    work_chunk(job.chunks.get().pk)
+    job.refresh_from_db()
+    assert job.status == JobStatus.SUCCEEDED
+    assert len(job.message) == Job._meta.get_field("message").max_length
+    assert job.message.endswith("word…")

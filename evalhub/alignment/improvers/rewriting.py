@@ -135,7 +135,10 @@ class InstructionRewriteRunner(JobRunner[InstructionRewrite, dict[int, tuple[str
         made = do_derive_version(rewrite.version, definition, method=Method.REWRITE, split=rewrite.split, note=note)
         rewrite.made = made
         rewrite.save(update_fields=["made"])
-        return Settled(f"{made} made with proposal {best}. " + "; ".join(lines), summary | {"made": str(made)}, outcome)
+        top = usable[best]
+        message = f"{made} made with proposal {best} ({top.agreed}/{top.judged} train pairs agreed, the current "
+        message += f"instructions {baseline.agreed}/{baseline.judged}); its note lists every proposal."
+        return Settled(message, summary | {"made": str(made)}, outcome)
 
 
 def _disagreements(pairs: list[TrainingPair], seed: int) -> list[Disagreement]:

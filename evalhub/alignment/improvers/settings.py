@@ -119,11 +119,13 @@ class SettingsSearchRunner(JobRunner[SettingsSearch, dict[int, tuple[int, int]]]
                 note=f"Settings chosen on train pairs: {'; '.join(lines)}. Kept candidate {best + 1}.",
             )
         except VersionRejected:
-            kept = f"{search.version}'s own settings scored best; no new version. "
-            return Settled(kept + "; ".join(lines), summary, outcome)
+            kept = f"{search.version}'s own settings scored best; no new version. " + "; ".join(lines)
+            return Settled(kept, summary, outcome)
         search.made = made
         search.save(update_fields=["made"])
-        message = f"{made} made with candidate {best + 1}. " + "; ".join(lines)
+        top = scores[best]
+        agreed = f"{top.agreed}/{top.judged} train pairs agreed"
+        message = f"{made} made with candidate {best + 1} ({agreed}); its note lists every candidate."
         return Settled(message, summary | {"made": str(made)}, outcome)
 
 
