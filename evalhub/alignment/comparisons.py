@@ -4,6 +4,8 @@ people's labels."""
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,11 +35,12 @@ class VersionComparison:
     differences: dict[str, PairedDifference]
 
 
-def compare_runs(before: VersionRun, after: VersionRun) -> VersionComparison:
+def compare_runs(before: VersionRun, after: VersionRun, found: PairVerdicts | None = None) -> VersionComparison:
+    """`found`: the reference's benchmark and criterion read with both versions' verdicts (read here if None)."""
     reference = after.judge_run.reference
     benchmark, criterion = reference.benchmark.slug, reference.criterion.slug
     names = str(before.version), str(after.version)
-    found = pair_verdicts(benchmark, criterion, list(names))
+    found = found or pair_verdicts(benchmark, criterion, list(names))
     first, second = found.judges[names[0]], found.judges[names[1]]
     held_out_only = after.version.aligned or before.version.aligned
     parts = prompt_parts(benchmark) if held_out_only else {}
@@ -105,25 +108,51 @@ def _picks_longer(found: PairVerdicts, judge: str, rows: list[int]) -> tuple[np.
     return decisive & (picks == longer), decisive
 
 
+class Comparisons:
+    """Comparisons among one judge's versions: their runs read in one query, and each benchmark and
+    criterion's verdicts (the judge lab's observations, every version's at once) read once, however
+    many versions a page compares (it was one read per comparison, on every view)."""
+
+    def __init__(self, versions: Sequence[JudgeVersion]) -> None:
+        self.names = [str(version) for version in versions]
+        self.runs: dict[int, list[VersionRun]] = defaultdict(list)  # version id → its runs, oldest first
+        rows = VersionRun.objects.filter(version__in=list(versions)).select_related(
+            "version", "judge_run__reference__benchmark", "judge_run__reference__criterion"
+        )
+        for run in rows.order_by("pk"):
+            self.runs[run.version_id].append(run)
+        self._verdicts: dict[tuple[str, str], PairVerdicts] = {}
+
+    def between(self, before: JudgeVersion, after: JudgeVersion) -> list[VersionComparison]:
+        """`after` against `before` on each debate run both were run on (each's latest run there)."""
+        earlier = self._latest(before)
+        return [
+            compare_runs(earlier[reference], run, self._verdicts_for(run))
+            for reference, run in self._latest(after).items()
+            if reference in earlier
+        ]
+
+    def against_parent(self, version: JudgeVersion) -> list[VersionComparison]:
+        return [] if version.parent is None else self.between(version.parent, version)
+
+    def _latest(self, version: JudgeVersion) -> dict[int, VersionRun]:
+        return {run.judge_run.reference_id: run for run in self.runs.get(version.pk, [])}
+
+    def _verdicts_for(self, run: VersionRun) -> PairVerdicts:
+        reference = run.judge_run.reference
+        key = (reference.benchmark.slug, reference.criterion.slug)
+        if key not in self._verdicts:
+            self._verdicts[key] = pair_verdicts(*key, self.names)
+        return self._verdicts[key]
+
+
 def parent_comparisons(version: JudgeVersion) -> list[VersionComparison]:
     """The version against its parent on each debate run both were run on (each's latest run there)."""
-    return [] if version.parent is None else compare_versions(version.parent, version)
+    if version.parent is None:
+        return []
+    return Comparisons([version.parent, version]).against_parent(version)
 
 
 def compare_versions(before: JudgeVersion, after: JudgeVersion) -> list[VersionComparison]:
     """Any two versions on each debate run both were run on (each's latest run there)."""
-    earlier = {run.judge_run.reference_id: run for run in _runs(before)}
-    return [
-        compare_runs(earlier[run.judge_run.reference_id], run)
-        for run in _runs(after)
-        if run.judge_run.reference_id in earlier
-    ]
-
-
-def _runs(version: JudgeVersion) -> list[VersionRun]:
-    latest: dict[int, VersionRun] = {}
-    for run in version.runs.select_related(
-        "judge_run__reference__benchmark", "judge_run__reference__criterion", "version"
-    ).order_by("pk"):
-        latest[run.judge_run.reference_id] = run
-    return list(latest.values())
+    return Comparisons([before, after]).between(before, after)

@@ -7,12 +7,13 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from evalhub.alignment.comparisons import VersionComparison, parent_comparisons
+from evalhub.alignment.comparisons import Comparisons, VersionComparison
 from evalhub.alignment.models import JudgeVersion
 from evalhub.core.alignment.versions import changes
 
 
 def version_rows(versions: Sequence[JudgeVersion]) -> list[dict[str, Any]]:
+    compared = Comparisons(versions)
     rows = []
     for version in versions:
         parent = version.parent
@@ -31,9 +32,9 @@ def version_rows(versions: Sequence[JudgeVersion]) -> list[dict[str, Any]]:
                 "changes": [asdict(change) for change in changes(parent.judge if parent else None, version.judge)],
                 "runs": [
                     {"reference": run.judge_run.reference.name, "job": run.judge_run.job_id}
-                    for run in version.runs.select_related("judge_run__reference").order_by("pk")
+                    for run in compared.runs.get(version.pk, [])
                 ],
-                "against_parent": [comparison_row(comparison) for comparison in parent_comparisons(version)],
+                "against_parent": [comparison_row(comparison) for comparison in compared.against_parent(version)],
             }
         )
     return rows

@@ -188,3 +188,25 @@ def test_any_two_versions_compare_on_the_pairs_both_judged_in_either_order(login
     assert client.get("/judge-versions/detail/compare/", {"before": 1, "after": 9}).status_code == 404
     assert client.get("/judge-versions/detail/compare/", {"before": "x"}).status_code == 404
     assert 'action="/judge-versions/detail/compare/"' in client.get("/judge-versions/detail/").content.decode()
+
+
+def test_the_versions_page_reads_each_benchmarks_verdicts_once_however_many_versions(monkeypatch, login, viewer):
+    """Each comparison read the judge lab's observations of the whole benchmark again, on every view."""
+    from evalhub.alignment import comparisons
+    from evalhub.alignment.actions import do_derive_version
+
+    _, reference = study(lambda number, held_out: True)
+    _, second, _ = improved_and_compared(reference)
+    third = do_derive_version(second, JudgeDefinition(spec="heuristic:detail", instructions="Prefer the shorter."))
+    do_run_version(third, reference)
+    reads = []
+    counted = comparisons.pair_verdicts
+
+    def reading(*args, **kwargs):
+        reads.append(args[:2])
+        return counted(*args, **kwargs)
+
+    monkeypatch.setattr(comparisons, "pair_verdicts", reading)
+    page = login(viewer).get("/judge-versions/detail/").content.decode()
+    assert page.count("Against detail v") == 2
+    assert reads == [("study", "helpfulness")]
