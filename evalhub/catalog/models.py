@@ -388,6 +388,13 @@ class Judgment(models.Model):
                 condition=Q(judge_model__isnull=False, response_2__isnull=False),
                 name="one_pairwise_judgment_per_model_judge",
             ),
+            # An imported score by its key (criterion, rater, response): the same file twice changes nothing,
+            # and two imports of it at once store it once (the second is refused: import_transaction).
+            models.UniqueConstraint(
+                fields=["criterion", "judge_model", "response", "prompt_variant"],
+                condition=Q(judge_model__isnull=False, response_2__isnull=True),
+                name="one_score_per_model_judge_and_response",
+            ),
             # A person's score of a response in the browser: a second click changes it, never adds one.
             models.UniqueConstraint(
                 fields=["criterion", "judge_user", "response"],

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
-
 from evalhub.catalog.actions.importing import (
     ImportRejected,
     ImportSummary,
@@ -17,6 +15,7 @@ from evalhub.catalog.actions.importing import (
     do_upsert_prompts,
     do_upsert_responses,
     format_and_data,
+    import_transaction,
     real_user,
     size_of,
 )
@@ -59,7 +58,7 @@ def do_import_benchmark(
     """
     check_benchmark_slug(benchmark_slug)
     parsed = check_import_file(filename, data, allow_new_models=allow_new_models)
-    with transaction.atomic():
+    with import_transaction():
         benchmark, _ = Benchmark.objects.get_or_create(
             slug=benchmark_slug,
             defaults={"name": benchmark_name or benchmark_slug, "task_type": task_type, "created_by": real_user(user)},

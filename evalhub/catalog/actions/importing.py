@@ -7,11 +7,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, overload
 
 from django.conf import settings
+from django.db import IntegrityError, transaction
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
@@ -355,6 +357,25 @@ def do_create_judges(
     ]
     LanguageModel.objects.bulk_create(new, ignore_conflicts=True)
     return len(new)
+
+
+RACED = (
+    "A row of this file was written by another import or edit while this one ran; nothing of this file was kept: "
+    "import it again."
+)
+
+
+@contextmanager
+def import_transaction() -> Iterator[None]:
+    """An import's transaction: the whole file or nothing. Where another import or an edit stored the same
+    rows (or removed one they point to) while this one ran, the database refuses this one's as its writing
+    ends (on PostgreSQL: SQLite runs one import at a time); the file is then refused with that reason, not
+    a server error, and the transaction is rolled back."""
+    try:
+        with transaction.atomic():
+            yield
+    except IntegrityError as error:
+        raise ImportRejected([RowError(None, RACED)]) from error
 
 
 def made_meanwhile(what: str) -> ImportRejected:

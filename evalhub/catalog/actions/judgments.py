@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, connection
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.db.models.functions import Coalesce
 
@@ -23,6 +23,7 @@ from evalhub.catalog.actions.importing import (
     do_upsert_prompts,
     do_upsert_responses,
     format_and_data,
+    import_transaction,
     kind_clash,
     made_meanwhile,
     real_user,
@@ -173,7 +174,7 @@ def do_import_judgments(
     checking: dict[str, Any] = {"layout": layout, "allow_new_models": allow_new_models, "judges_are": judges_are}
     with Spool(JudgmentRecord) as spooled:
         checked = None if as_read else check_judgment_file(filename, data, **checking, on_judgment=spooled.add)
-        with transaction.atomic():
+        with import_transaction():
             benchmark, _ = Benchmark.objects.get_or_create(
                 slug=benchmark_slug,
                 defaults={"name": benchmark_slug, "task_type": task_type, "created_by": real_user(user)},
@@ -378,13 +379,11 @@ class _JudgmentImport:
 
     def store(self, parsed: ParsedJudgments) -> dict[str, int]:
         """Create what the labels point to, update the changed ones, count them all; the import's counts."""
-        if self.refused is None:
-            try:
-                self._settle()
-            except IntegrityError as error:
-                self.refused = error
-        if self.refused is not None:  # refused, and no repeated row in the file: another import stored them
-            raise made_meanwhile("a label of this file")
+        # Refused with no repeated row in the file, or at the COPY's end: another import stored the same
+        # labels meanwhile, which the import's transaction names (import_transaction).
+        if self.refused is not None:
+            raise self.refused
+        self._settle()
         self.writer.pause()
         counts = {"models_created": do_create_models(parsed.benchmark.new_models, parsed.names, self.new_models)}
         counts["judges_created"] = do_create_judges(parsed.judges, parsed.names, self.new_models)

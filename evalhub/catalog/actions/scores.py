@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 
 from evalhub.catalog.actions.importing import (
     ImportRejected,
@@ -24,6 +23,7 @@ from evalhub.catalog.actions.importing import (
     do_upsert_prompts,
     do_upsert_responses,
     format_and_data,
+    import_transaction,
     kind_clash,
     real_user,
     size_of,
@@ -169,7 +169,7 @@ def do_import_scores(
     natural key is (criterion, rater, response): the same file again changes nothing, and a changed score
     or rationale is updated in place. Criteria the file names that evalhub lacks are created."""
     check_benchmark_slug(benchmark_slug)
-    with transaction.atomic():
+    with import_transaction():
         benchmark, _ = Benchmark.objects.get_or_create(
             slug=benchmark_slug,
             defaults={"name": benchmark_slug, "task_type": task_type, "created_by": real_user(user)},
