@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
+import numpy as np
 from django.db.models import Field, ForeignObject, Lookup, QuerySet
 
 from evalhub.system.bulk_insert import array
@@ -43,14 +44,15 @@ def in_slices(items: Iterable[Value], size: int | None = None) -> Iterator[Seque
 class InIntegers(Lookup):
     """`field__in_integers=[…]`: the integers as one parameter (an array on PostgreSQL, a JSON list
     SQLite's json_each reads), not one placeholder each. Django prepares and quotes every value of an
-    `__in` list in Python: 800,000 response ids cost the judge lab 9 of its 60 s at ten million labels."""
+    `__in` list in Python: 800,000 response ids cost the judge lab 9 of its 60 s at ten million labels.
+    A numpy array is taken as it is (Django resolves a list's values one by one: 1 CPU-s at 1.2 million)."""
 
     lookup_name = "in_integers"
     prepare_rhs = False
 
     def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
         lhs, lhs_params = self.process_lhs(compiler, connection)
-        values = [int(value) for value in self.rhs]
+        values = self.rhs.tolist() if isinstance(self.rhs, np.ndarray) else [int(value) for value in self.rhs]
         if connection.vendor == "postgresql":  # the array's text form: psycopg adapts a list value by value
             return f"{lhs} = ANY(%s::bigint[])", [*lhs_params, array(values)]
         return f"{lhs} IN (SELECT value FROM json_each(%s))", [*lhs_params, json.dumps(values)]

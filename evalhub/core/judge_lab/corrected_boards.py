@@ -4,6 +4,7 @@ the same battles (`statistics.corrected_ratings`), by the estimator the report's
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -53,34 +54,50 @@ def other_judges(
     return np.column_stack(columns) if columns else None
 
 
+@dataclass(frozen=True)
+class PeoplesShares:
+    """What every judge's corrected board reads alike, found once per report (per judge it was a tenth of a
+    refresh at ten million labels, the model names compared as strings each time): per pair people's share
+    for the first model (NaN where nobody labelled it), and whether it is a battle of two models."""
+
+    share: np.ndarray
+    two_models: np.ndarray
+
+    @classmethod
+    def of(cls, pairs: Battles, people_counts: np.ndarray) -> PeoplesShares:
+        """People's share of verdicts for the first model, else the queue's adjudication."""
+        total = people_counts.sum(axis=1)
+        people = np.full(len(total), np.nan)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            people = np.where(total > 0, (people_counts[:, 0] + 0.5 * people_counts[:, 2]) / total, people)
+        people = np.where(np.isnan(people), share_of_first(pairs.adjudicated), people)
+        two_models = (pairs.model_1 != "") & (pairs.model_2 != "") & (pairs.model_1 != pairs.model_2)
+        return cls(people, two_models)
+
+
 def corrected_board(
     judge: JudgeInfo,
     pairs: Battles,
     shares_of: Mapping[str, np.ndarray],
     judges: Sequence[JudgeInfo],
-    people_counts: np.ndarray,
+    people: PeoplesShares,
     estimator: str,
 ) -> CorrectedBoard | str | None:
     """The judge's battles (its share for the first model) as a Bradley–Terry board corrected by
-    people's labels on the same battles: the share of people's verdicts for the first model, else the
-    queue's adjudication. Under AUTO it is stratified by the prompts' category where the judge's error
-    differs across them; several judges only when asked, since each board is one judge's. None where
-    people labelled none of its battles. `shares_of`: each judge's `shares`."""
+    people's labels on the same battles (`PeoplesShares`). Under AUTO it is stratified by the prompts'
+    category where the judge's error differs across them; several judges only when asked, since each
+    board is one judge's. None where people labelled none of its battles. `shares_of`: each judge's
+    `shares`."""
     share = shares_of[judge.id]
-    total = people_counts.sum(axis=1)
-    people = np.full(len(share), np.nan)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        people = np.where(total > 0, (people_counts[:, 0] + 0.5 * people_counts[:, 2]) / total, people)
-    people = np.where(np.isnan(people), share_of_first(pairs.adjudicated), people)
-    battles = ~np.isnan(share) & (pairs.model_1 != "") & (pairs.model_2 != "") & (pairs.model_1 != pairs.model_2)
-    if not (battles & ~np.isnan(people)).any():
+    battles = ~np.isnan(share) & people.two_models
+    if not (battles & ~np.isnan(people.share)).any():
         return None  # nothing to correct with, nothing to say
     # Battles on one prompt share its difficulty and style: the intervals are cluster-robust by prompt.
     return corrected_bradley_terry(
         pairs.model_1[battles],
         pairs.model_2[battles],
         share[battles],
-        people[battles],
+        people.share[battles],
         clusters=pairs.cluster[battles],
         categories=pairs.category[battles],
         others=other_judges(judge, battles, shares_of, judges) if estimator == MULTI_JUDGE else None,

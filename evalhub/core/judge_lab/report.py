@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalhub.core.judge_lab.corrected_boards import corrected_board, shares
+from evalhub.core.judge_lab.corrected_boards import PeoplesShares, corrected_board, shares
 from evalhub.core.judge_lab.measures import (
     ABSENT,
     BOOTSTRAP,
@@ -142,6 +142,7 @@ def build_report(
         people_counts=people_counts,
         people_kappas=_people_kappas(people, dense),
         model_counts=model_counts,
+        peoples_shares=PeoplesShares.of(index, people_counts),
         judges=judges,
         resamples=resamples,
         seed=seed,
@@ -188,13 +189,16 @@ def _counts_by_model(
     index: _Index, judges: Sequence[JudgeInfo], dense: Mapping[str, np.ndarray]
 ) -> dict[str | None, np.ndarray]:
     """Per candidate model that is also a judge, the count table of the verdicts of the LLM judges
-    that are that model; and under None, of all LLM judges (self-preference compares the two)."""
+    that are that model; and under None, of all LLM judges (self-preference compares the two). A judge
+    whose model is in no pair has no table of its own: at ten million labels forty such tables held
+    0.4 GiB that self-preference never read."""
     out: dict[str | None, np.ndarray] = {None: np.zeros((len(index.items), 3))}
+    candidates = set(index.model_1) | set(index.model_2)
     for judge in judges:
         if judge.kind in (MODEL, AGENT):
             counts = index.counts(dense[judge.id])
             out[None] += counts
-            if judge.model:
+            if judge.model in candidates:
                 out[judge.model] = out.get(judge.model, 0) + counts
     return out
 
@@ -212,6 +216,7 @@ class _Context:
     people_counts: np.ndarray
     people_kappas: list[float]
     model_counts: Mapping[str | None, np.ndarray]
+    peoples_shares: PeoplesShares
     judges: Sequence[JudgeInfo]
     resamples: int
     seed: int
@@ -271,7 +276,7 @@ def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], co
         versus_people=_versus_people(judge, picks, context) if judge.kind != PERSON else None,
         corrected=(
             corrected_board(
-                judge, context.index, context.shares, context.judges, context.people_counts, context.estimator
+                judge, context.index, context.shares, context.judges, context.peoples_shares, context.estimator
             )
             if judge.kind != PERSON
             else None

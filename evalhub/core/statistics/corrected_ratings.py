@@ -148,9 +148,9 @@ def corrected_bradley_terry(
     # cost more than it saves.
     said = np.where(labelled, people, -1.0)
     codes: list[tuple[np.ndarray, int]] = [(column_1, len(models)), (column_2, len(models))]
-    for values in [*judges.T, said]:
-        levels, code = np.unique(values, return_inverse=True)
-        codes.append((code.ravel(), len(levels)))
+    for values in [*judges.T, said]:  # hashed, not sorted: a sort of each column was most of this set-up
+        code, levels = pd.factorize(values)
+        codes.append((code, len(levels)))
     codes.append((stratum, int(stratum.max()) + 1))
     kinds = _kinds(codes) if all(size <= FEW_SHARES for _, size in codes[2 : 2 + judges.shape[1]]) else None
     first_of_kind, kind_of, count = kinds or (np.arange(len(judge)), np.arange(len(judge)), np.ones(len(judge), int))
@@ -168,9 +168,9 @@ def corrected_bradley_terry(
     known = said >= 0
     member = None
     if clusters is not None:  # how many battles of each kind each prompt holds
-        _, prompt_code = np.unique(np.asarray(clusters), return_inverse=True)
+        prompt_code = pd.factorize(np.asarray(clusters))[0]
         member = sparse.csr_matrix(
-            (np.ones(len(kind_of)), (prompt_code.ravel(), kind_of)),
+            (np.ones(len(kind_of)), (prompt_code, kind_of)),
             shape=(int(prompt_code.max()) + 1, len(first_of_kind)),
         )
     x, x_u, y = design[known], design[~known], said[known]
