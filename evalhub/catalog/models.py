@@ -161,7 +161,12 @@ class Response(models.Model):
         max_length=100, blank=True, help_text="Tells apart several responses of one model to one prompt."
     )
     text = models.TextField()
-    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="derived")
+    # Indexed only where set (Meta.indexes): an index of every original's NULL made SQLite, with no
+    # statistics, read a benchmark's responses by `parent IS NULL` (all of them) for each slice of prompt
+    # ids asked about, a re-import of a million rows quadratic.
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="derived", db_index=False
+    )
     perturbation = models.CharField(max_length=100, blank=True)
     perturbation_level = models.CharField(max_length=1, choices=PerturbationLevel.choices, blank=True)
     perturbation_severity = models.CharField(max_length=20, blank=True)
@@ -193,7 +198,10 @@ class Response(models.Model):
                 condition=Q(perturbation_level__in=["", "C", "W", "S"]), name="perturbation_level_is_c_w_or_s"
             ),
         ]
-        indexes = [models.Index(fields=["model", "prompt"])]
+        indexes = [
+            models.Index(fields=["model", "prompt"]),
+            models.Index(fields=["parent"], condition=Q(parent__isnull=False), name="response_parent_where_set"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.model.slug} on {self.prompt_id}" + (f" ({self.perturbation})" if self.perturbation else "")
