@@ -318,8 +318,15 @@ class Judgment(models.Model):
         db_index=False,  # indexed where set only (Meta): a model's verdicts, nearly all rows, add no entry
     )
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="judgments")
+    # Indexed where set only (Meta), as Response.parent: SQLite, planning without statistics, read every
+    # score (response_2 NULL) through the plain index for each slice of responses a score re-import asked about.
     response_2 = models.ForeignKey(
-        Response, null=True, blank=True, on_delete=models.CASCADE, related_name="judgments_as_second"
+        Response,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="judgments_as_second",
+        db_index=False,
     )
     score = models.FloatField(null=True, blank=True)
     verdict = models.SmallIntegerField(null=True, blank=True, choices=Verdict.choices)
@@ -359,6 +366,9 @@ class Judgment(models.Model):
             # only, where the plain index took one for every imported or judge-run verdict too (a
             # ninth of the server's work storing a million imported judgments).
             models.Index(fields=["judge_user"], condition=Q(judge_user__isnull=False), name="judgment_by_a_person"),
+            models.Index(
+                fields=["response_2"], condition=Q(response_2__isnull=False), name="judgment_response_2_where_set"
+            ),
         ]
         constraints = [
             models.CheckConstraint(

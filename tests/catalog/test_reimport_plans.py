@@ -40,3 +40,27 @@ def test_a_reimport_reads_stored_responses_through_their_prompts_index():
     with connection.cursor() as cursor:
         plan = " | ".join(row[3] for row in cursor.execute("EXPLAIN QUERY PLAN " + lookup).fetchall())
     assert "(prompt_id=?)" in plan and "parent" not in plan, plan
+
+
+def test_a_score_reimport_reads_stored_scores_through_their_responses_index():
+    """The same with scores: an index of every judgment's second response (NULL for every score) read
+    every score of the database for each slice of responses; a million scores imported again took 27.6
+    CPU-s against 24.0 for the first import (23.1 once that index holds only the pairs)."""
+    from evalhub.catalog.actions.scores import check_score_file, do_import_scores
+
+    rows = ["prompt_id,prompt,model,response,rater,criterion,score"]
+    rows += [
+        f"p{n},Question {n}?,m,Answer {n},rater-{r},coherence,{1 + (n + r) % 5}" for n in range(10) for r in range(3)
+    ]
+    data = ("\n".join(rows) + "\n").encode()
+    for name in ("first.csv", "again.csv"):
+        parsed = check_score_file(name, data, allow_new_models=True)
+        with CaptureQueriesContext(connection) as queries:
+            summary = do_import_scores(parsed=parsed, filename=name, data=data, benchmark_slug="s")
+    assert summary.counts["scores_created"] == 0
+    (lookup,) = [
+        q["sql"] for q in queries if q["sql"].startswith('SELECT "catalog_judgment"."id"') and "json_each" in q["sql"]
+    ]
+    with connection.cursor() as cursor:
+        plan = " | ".join(row[3] for row in cursor.execute("EXPLAIN QUERY PLAN " + lookup).fetchall())
+    assert "response_2" not in plan, plan
