@@ -13,10 +13,15 @@ from django.test.utils import CaptureQueriesContext
 from evalhub.catalog.actions.benchmarks import do_import_benchmark
 from evalhub.catalog.models import LanguageModel, Response
 
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's planner, which has no statistics"),
-]
+pytestmark = pytest.mark.django_db
+sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's planner, which has no statistics")
+
+
+def lookup_plan(queries: CaptureQueriesContext, select: str) -> str:
+    """SQLite's plan of the one query that starts with `select` and asks about a list of ids."""
+    (lookup,) = [query["sql"] for query in queries if query["sql"].startswith(select) and "json_each" in query["sql"]]
+    with connection.cursor() as cursor:
+        return " | ".join(row[3] for row in cursor.execute("EXPLAIN QUERY PLAN " + lookup).fetchall())
 
 
 def benchmark_file() -> bytes:
@@ -24,6 +29,7 @@ def benchmark_file() -> bytes:
     return ("\n".join(rows) + "\n").encode()
 
 
+@sqlite_only
 def test_a_reimport_reads_stored_responses_through_their_prompts_index():
     LanguageModel.objects.create(slug="m", display_name="M")
     do_import_benchmark(filename="b.csv", data=benchmark_file(), benchmark_slug="b")
@@ -34,14 +40,11 @@ def test_a_reimport_reads_stored_responses_through_their_prompts_index():
     with CaptureQueriesContext(connection) as queries:
         again = do_import_benchmark(filename="b.csv", data=benchmark_file(), benchmark_slug="b")
     assert again.counts["responses_unchanged"] == 20
-    (lookup,) = [
-        q["sql"] for q in queries if q["sql"].startswith('SELECT "catalog_response"."id"') and "json_each" in q["sql"]
-    ]
-    with connection.cursor() as cursor:
-        plan = " | ".join(row[3] for row in cursor.execute("EXPLAIN QUERY PLAN " + lookup).fetchall())
+    plan = lookup_plan(queries, 'SELECT "catalog_response"."id"')
     assert "(prompt_id=?)" in plan and "parent" not in plan, plan
 
 
+@sqlite_only
 def test_a_score_reimport_reads_stored_scores_through_their_responses_index():
     """The same with scores: an index of every judgment's second response (NULL for every score) read
     every score of the database for each slice of responses; a million scores imported again took 27.6
@@ -58,9 +61,31 @@ def test_a_score_reimport_reads_stored_scores_through_their_responses_index():
         with CaptureQueriesContext(connection) as queries:
             summary = do_import_scores(parsed=parsed, filename=name, data=data, benchmark_slug="s")
     assert summary.counts["scores_created"] == 0
-    (lookup,) = [
-        q["sql"] for q in queries if q["sql"].startswith('SELECT "catalog_judgment"."id"') and "json_each" in q["sql"]
-    ]
-    with connection.cursor() as cursor:
-        plan = " | ".join(row[3] for row in cursor.execute("EXPLAIN QUERY PLAN " + lookup).fetchall())
+    plan = lookup_plan(queries, 'SELECT "catalog_judgment"."id"')
     assert "response_2" not in plan, plan
+
+
+@pytest.mark.parametrize(
+    ("table", "column", "partial"),
+    [
+        ("catalog_response", "parent_id", "response_parent_where_set"),
+        ("catalog_judgment", "response_2_id", "judgment_response_2_where_set"),
+    ],
+)
+def test_a_column_null_on_nearly_every_row_is_indexed_only_where_set(table, column, partial):
+    """The schema behind the plans above, on either database: the only index that leads with the column
+    is the partial one."""
+    assert indexes_leading_with(table, column) == [partial]
+
+
+def indexes_leading_with(table: str, column: str) -> list[str]:
+    """The table's non-unique indexes whose first column is `column` (Django's SQLite introspection cannot
+    parse the judgments table's constraints: SQLite is asked directly)."""
+    with connection.cursor() as cursor:
+        if connection.vendor != "sqlite":
+            found = connection.introspection.get_constraints(cursor, table)
+            return sorted(
+                n for n, i in found.items() if i["index"] and not i["unique"] and i["columns"][:1] == [column]
+            )
+        names = [row[1] for row in cursor.execute(f"PRAGMA index_list({table})").fetchall() if not row[2]]
+        return sorted(n for n in names if cursor.execute(f"PRAGMA index_info({n})").fetchall()[0][2] == column)
