@@ -102,6 +102,7 @@ class RowWriter:
         *,
         using: str = DEFAULT_DB_ALIAS,
         batch: int = BATCH_ROWS,
+        staged: bool = False,
         **constants: Any,
     ) -> None:
         self.connection = connections[using]
@@ -109,7 +110,12 @@ class RowWriter:
         names, self.fixed = _with_shared(model, columns, constants, self.connection)
         self.quoted = ", ".join(_columns(model, tuple(names), using))
         self.postgresql = self.connection.vendor == "postgresql"
-        self.references = _references(model, tuple(names), using) if self.postgresql else ()
+        # `staged` (PostgreSQL): the rows go into a temporary table shaped as the model's (`staged_table`, kept
+        # until the transaction ends), for the caller to merge with SQL; their keys are checked when merged.
+        self.staged_table = f"evalhub_staged_{model._meta.db_table}_{next(_writers)}" if staged else ""
+        if staged and not self.postgresql:
+            raise ValueError("rows are staged on PostgreSQL only")
+        self.references = _references(model, tuple(names), using) if self.postgresql and not staged else ()
         # The first `width` values of a row vary: their keys are gathered row by row; a shared one is one key.
         self.varying = [reference for reference in self.references if reference.position < self.width]
         self.keys: list[set[Any]] = [set() for _ in self.varying]
@@ -125,6 +131,11 @@ class RowWriter:
 
     def __enter__(self) -> RowWriter:
         self._cursor = self.connection.cursor()
+        if self.staged_table:
+            self._cursor.execute(
+                f"CREATE TEMP TABLE {self.staged_table} (LIKE {table(self.model, self.connection.alias)} "
+                "INCLUDING DEFAULTS INCLUDING IDENTITY) ON COMMIT DROP"  # its own ids: the rows' order
+            )
         if self.postgresql:
             self._shared = _as_text(self._cursor.cursor, self.fixed)
         else:
@@ -179,7 +190,7 @@ class RowWriter:
             restore = _turn_triggers_off(self._cursor)
             stack.callback(self._turn_triggers_on, restore)
         stack.enter_context(self.connection.wrap_database_errors)
-        sql = f"COPY {table(self.model, self.connection.alias)} ({self.quoted}) FROM STDIN"
+        sql = f"COPY {self.staged_table or table(self.model, self.connection.alias)} ({self.quoted}) FROM STDIN"
         self._copy = stack.enter_context(self._cursor.cursor.copy(sql))
         self._stack = stack
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import IntegrityError, connection
-from django.db.models import BooleanField, ExpressionWrapper, Q
+from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 from django.db.models.functions import Coalesce
 
 from evalhub.catalog.actions.importing import (
@@ -212,6 +212,11 @@ class _JudgmentImport:
     def __init__(self, benchmark: Benchmark) -> None:
         self.benchmark = benchmark
         self.writer = RowWriter(Judgment, self.COLUMNS, source=IMPORTED_JUDGMENT_SOURCE)
+        # On PostgreSQL, once the file names a judge with labels stored, every later label is staged and
+        # merged with the stored ones by the server (`_merge_staged`): reading them back and comparing
+        # them here cost an unchanged re-import 1.17x the first import's CPU. SQLite compares here.
+        self.merges_on_server = connection.vendor == "postgresql"
+        self.staged: RowWriter | None = None
         self.models = dict(LanguageModel.objects.values_list("slug", "id"))
         self.criteria = dict(Criterion.objects.values_list("slug", "id"))
         self.responses: dict[tuple[str, str], int] = {
@@ -239,7 +244,17 @@ class _JudgmentImport:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: Any) -> None:
-        self.writer.__exit__(kind, error, trace)
+        try:
+            if self.staged is not None:
+                self.staged.__exit__(kind, error, trace)
+        finally:
+            self.writer.__exit__(kind, error, trace)
+
+    def _pause(self) -> None:
+        """End the COPY running (PostgreSQL), so that other statements can run."""
+        self.writer.pause()
+        if self.staged is not None:
+            self.staged.pause()
 
     def add(self, record: JudgmentRecord) -> None:
         """Write the label now (or note it as unchanged or changed). A label the database refuses as
@@ -263,6 +278,9 @@ class _JudgmentImport:
             responses.get((record.prompt_id, record.model_a)) or self._response(record.prompt_id, record.model_a),
             responses.get((record.prompt_id, record.model_b)) or self._response(record.prompt_id, record.model_b),
         )
+        if self.staged is not None:  # merged with the stored labels by the server, once the file is read
+            self.staged.write(self._row(record, key))
+            return
         if not self.stored.tables:  # nothing stored to compare with (a first import): written at once
             self._settle_one(record, key, None)
             return
@@ -284,9 +302,7 @@ class _JudgmentImport:
         blind = None if record.blind_winner is None else VERDICT_OF_WINNER[record.blind_winner]
         both_bad = record.winner == BOTH_BAD
         if stored is None:
-            self.writer.write(
-                (*key, verdict, record.probability_a, record.grade, BOTH_BAD_METADATA[both_bad], blind, record.aid)
-            )
+            self.writer.write(self._row(record, key))
             self.new.add(record, verdict)
         elif stored[1] != value_hash(verdict, record.probability_a, record.grade, both_bad, blind, record.aid):
             # Updated in place: the row keeps its place among the judge's labels of the pair, so the
@@ -307,11 +323,62 @@ class _JudgmentImport:
         else:
             self.unchanged += 1
 
+    KEY_COLUMNS = ("criterion_id", "judge_model_id", "response_id", "response_2_id", "prompt_variant")
+    VALUE_COLUMNS = ("verdict", "probability", "grade", "blind_verdict", "aid")
+
+    def _merge_staged(self) -> int:
+        """The staged labels merged with the stored ones by the server (PostgreSQL): the changed ones
+        updated in place (their counts taken away and added again, as `_replace_changed`), the new ones
+        inserted in the file's order and counted, the rest unchanged. Values compare as `value_hash`
+        does, Arena's both-bad as a boolean. Returns how many were new."""
+        if self.staged is None:
+            return 0
+        self.staged.pause()
+        quote = connection.ops.quote_name
+        staged, judgments = self.staged.staged_table, quote(Judgment._meta.db_table)
+        key = " AND ".join(f"j.{quote(c)} = s.{quote(c)}" for c in self.KEY_COLUMNS)
+        both_bad = "COALESCE({}.metadata ->> %s = %s, false)"
+        stored_values = ", ".join([*(f"j.{quote(c)}" for c in self.VALUE_COLUMNS), both_bad.format("j")])
+        staged_values = ", ".join([*(f"s.{quote(c)}" for c in self.VALUE_COLUMNS), both_bad.format("s")])
+        columns = ", ".join(quote(f.column) for f in Judgment._meta.concrete_fields if not f.primary_key)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT j.id FROM {staged} s JOIN {judgments} j ON {key} "
+                f"WHERE ({stored_values}) IS DISTINCT FROM ({staged_values})",
+                [ARENA_WINNER, BOTH_BAD, ARENA_WINNER, BOTH_BAD],
+            )
+            changed = [row[0] for row in cursor.fetchall()]
+            cursor.execute(f"SELECT count(*) FROM {staged}")
+            staged_count = cursor.fetchone()[0]
+            if changed:
+                do_count_imported(changed, -1)
+                updated = ", ".join(f"{quote(c)} = s.{quote(c)}" for c in (*self.VALUE_COLUMNS, "metadata"))
+                cursor.execute(
+                    f"UPDATE {judgments} j SET {updated} FROM {staged} s WHERE j.id = ANY(%s) AND {key}", [changed]
+                )
+                do_count_imported(changed, 1)
+            cursor.execute(
+                f"INSERT INTO {judgments} ({columns}) SELECT {columns} FROM {staged} s "
+                f"WHERE NOT EXISTS (SELECT 1 FROM {judgments} j WHERE {key}) ORDER BY s.id RETURNING id"
+            )
+            created = [row[0] for row in cursor.fetchall()]
+        do_count_imported(created, 1)
+        self.replaced += len(changed)
+        self.unchanged += staged_count - len(changed) - len(created)
+        return len(created)
+
+    @staticmethod
+    def _row(record: JudgmentRecord, key: tuple[int, int, int, int]) -> tuple[Any, ...]:
+        """The label as the writer takes it (COLUMNS)."""
+        blind = None if record.blind_winner is None else VERDICT_OF_WINNER[record.blind_winner]
+        both_bad = BOTH_BAD_METADATA[record.winner == BOTH_BAD]
+        return (*key, VERDICT_OF_WINNER[record.winner], record.probability_a, record.grade, both_bad, blind, record.aid)
+
     def _replace_changed(self) -> None:
         """Update the changed labels so far in place, their counts taken away and added again."""
         if not self.changed:
             return
-        self.writer.pause()
+        self._pause()
         stale = [judgment.pk for judgment in self.changed]
         do_count_imported(stale, -1)
         Judgment.objects.bulk_update(
@@ -323,23 +390,24 @@ class _JudgmentImport:
 
     def _criterion(self, slug: str) -> int:
         if slug not in self.criteria:
-            self.writer.pause()
+            self._pause()
             self.criteria[slug] = self.new_criteria[slug] = reserve_ids(Criterion, 1)[0]
         return self.criteria[slug]
 
     def _judge(self, slug: str) -> int:
         if slug not in self.models:
-            self.writer.pause()
+            self._pause()
             self.models[slug] = self.new_models[slug] = reserve_ids(LanguageModel, 1)[0]
+        elif slug not in self.judges_read and slug not in self.new_models and self.merges_on_server:
+            if self.staged is None:  # else every later label is staged already
+                self._pause()  # a query while a COPY runs would wait for it forever
+            if self.staged is None and self._stored_labels_of(self.models[slug]).exists():
+                self.staged = RowWriter(Judgment, self.COLUMNS, source=IMPORTED_JUDGMENT_SOURCE, staged=True)
+                self.staged.__enter__()
         elif slug not in self.judges_read and slug not in self.new_models:
-            self.writer.pause()
+            self._pause()
             rows = (
-                Judgment.objects.filter(
-                    judge_model_id=self.models[slug],
-                    response_2__isnull=False,
-                    prompt_variant=ORIGINAL_PROMPT,
-                    response__prompt__benchmark=self.benchmark,
-                )
+                self._stored_labels_of(self.models[slug])
                 # Arena's both-bad as a boolean the database works out: a JSON value per row cost Django a
                 # decoding each (8 % of an import of the same file again).
                 .annotate(both_bad=Coalesce(ExpressionWrapper(BOTH_BAD_LABEL, BooleanField()), False))
@@ -367,11 +435,19 @@ class _JudgmentImport:
         self.judges_read.add(slug)
         return self.models[slug]
 
+    def _stored_labels_of(self, judge: int) -> QuerySet[Judgment]:
+        return Judgment.objects.filter(
+            judge_model_id=judge,
+            response_2__isnull=False,
+            prompt_variant=ORIGINAL_PROMPT,
+            response__prompt__benchmark=self.benchmark,
+        )
+
     def _response(self, prompt: str, model: str) -> int:
         key = (prompt, model)
         if key not in self.responses:
             if not self.spare:
-                self.writer.pause()
+                self._pause()
                 wanted = min(self.MOST_RESERVED, max(self.FIRST_RESERVED, 2 * len(self.new_responses)))
                 self.spare = reserve_ids(Response, wanted)[::-1]
             self.responses[key] = self.new_responses[key] = self.spare.pop()
@@ -384,7 +460,7 @@ class _JudgmentImport:
         if self.refused is not None:
             raise self.refused
         self._settle()
-        self.writer.pause()
+        self._pause()
         counts = {"models_created": do_create_models(parsed.benchmark.new_models, parsed.names, self.new_models)}
         counts["judges_created"] = do_create_judges(parsed.judges, parsed.names, self.new_models)
         for slug, id_ in where_in(LanguageModel.objects.values_list("slug", "id"), "slug", self.new_models):
@@ -408,6 +484,7 @@ class _JudgmentImport:
         prompts = do_upsert_prompts(self.benchmark, parsed.benchmark, counts)
         do_upsert_responses(prompts, parsed.benchmark, counts, self.new_responses)
         self._replace_changed()
+        merged_new = self._merge_staged()
         if self.replaced:
             note_change()  # a probability alone changes no count, but the win rates and the judge lab read it
         # The new labels' battles come from what the import holds, not from reading a million rows back.
@@ -416,8 +493,10 @@ class _JudgmentImport:
             for (prompt, a, b, human, criterion, verdict), many in self.new.counted()
         )
         counts.update(
-            judgments_created=self.new.labels, judgments_replaced=self.replaced, judgments_unchanged=self.unchanged
+            judgments_created=self.new.labels + merged_new,
+            judgments_replaced=self.replaced,
+            judgments_unchanged=self.unchanged,
         )
-        if self.new.labels >= self.ANALYZE_AFTER:
+        if self.new.labels + merged_new >= self.ANALYZE_AFTER:
             refresh_statistics(Judgment, Response, Prompt)
         return counts
