@@ -1,17 +1,21 @@
 """What a judgment import keeps while it reads a file, in a few bytes a label (a file may hold ten
 million): the labels already stored that the file's may repeat or change (`StoredLabels`), and the new
 labels' battles it will count (`NewBattles`). Python objects per label cost about 300 bytes each. A
-score import keeps the stored scores of its file's responses in a `StoredLabels` too."""
+score import keeps the stored scores of its file's responses in a `StoredLabels` too. On PostgreSQL a
+judgment import merges the labels it staged with the stored ones on the server instead
+(`merge_staged_labels`)."""
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
+from django.db import connection
 
-from evalhub.core.files.judgments import JudgmentRecord
+from evalhub.catalog.models import Judgment
+from evalhub.core.files.judgments import BOTH_BAD, JudgmentRecord
 
 # A stored label's pair is kept as one 64-bit number, its two response ids side by side.
 ID_BITS = 31
@@ -121,3 +125,47 @@ class NewBattles:
         prompts, battles = list(self.prompts), list(self.battles)
         for prompt, battle, many in self.merged.tolist():
             yield (prompts[prompt], *battles[battle]), many
+
+
+KEY_COLUMNS = ("criterion_id", "judge_model_id", "response_id", "response_2_id", "prompt_variant")
+VALUE_COLUMNS = ("verdict", "probability", "grade", "blind_verdict", "aid")
+ARENA_WINNER = "arena_winner"  # a label's metadata key for Arena's winner where it says more than the verdict
+
+
+def merge_staged_labels(staged: str, count: Callable[[Collection[int], int], None]) -> tuple[int, int, int]:
+    """Labels staged in a temporary table shaped as the judgments' (RowWriter staged=True) merged with the
+    stored ones by the server (PostgreSQL): the changed ones updated in place, their counts taken away and
+    added again (`count`: do_count_imported), the new ones inserted in the file's order and counted, the
+    rest left as they are. Values compare as `value_hash` does, Arena's both-bad as a boolean. Reading
+    the stored labels back to compare them cost an unchanged re-import 1.17x the first import's CPU.
+    Returns (changed, new, staged) labels."""
+    quote = connection.ops.quote_name
+    judgments = quote(Judgment._meta.db_table)
+    key = " AND ".join(f"j.{quote(c)} = s.{quote(c)}" for c in KEY_COLUMNS)
+    both_bad = "COALESCE({}.metadata ->> %s = %s, false)"
+    stored_values = ", ".join([*(f"j.{quote(c)}" for c in VALUE_COLUMNS), both_bad.format("j")])
+    staged_values = ", ".join([*(f"s.{quote(c)}" for c in VALUE_COLUMNS), both_bad.format("s")])
+    columns = ", ".join(quote(f.column) for f in Judgment._meta.concrete_fields if not f.primary_key)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT j.id FROM {staged} s JOIN {judgments} j ON {key} "
+            f"WHERE ({stored_values}) IS DISTINCT FROM ({staged_values})",
+            [ARENA_WINNER, BOTH_BAD, ARENA_WINNER, BOTH_BAD],
+        )
+        changed = [row[0] for row in cursor.fetchall()]
+        cursor.execute(f"SELECT count(*) FROM {staged}")
+        staged_count = cursor.fetchone()[0]
+        if changed:
+            count(changed, -1)
+            updated = ", ".join(f"{quote(c)} = s.{quote(c)}" for c in (*VALUE_COLUMNS, "metadata"))
+            cursor.execute(
+                f"UPDATE {judgments} j SET {updated} FROM {staged} s WHERE j.id = ANY(%s) AND {key}", [changed]
+            )
+            count(changed, 1)
+        cursor.execute(
+            f"INSERT INTO {judgments} ({columns}) SELECT {columns} FROM {staged} s "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {judgments} j WHERE {key}) ORDER BY s.id RETURNING id"
+        )
+        created = [row[0] for row in cursor.fetchall()]
+    count(created, 1)
+    return len(changed), len(created), staged_count

@@ -29,7 +29,13 @@ from evalhub.catalog.actions.importing import (
     real_user,
     size_of,
 )
-from evalhub.catalog.actions.judgment_import_state import NewBattles, StoredLabels, value_hash
+from evalhub.catalog.actions.judgment_import_state import (
+    ARENA_WINNER,
+    NewBattles,
+    StoredLabels,
+    merge_staged_labels,
+    value_hash,
+)
 from evalhub.catalog.label_counts import battle_key, do_count_imported, do_count_new_labels
 from evalhub.catalog.models import (
     Benchmark,
@@ -69,9 +75,6 @@ VERDICT_OF_WINNER: dict[str, int | None] = {
 
 
 IMPORTED_JUDGMENT_SOURCE = "import"
-
-
-ARENA_WINNER = "arena_winner"  # a label's metadata key for Arena's winner where it says more than the verdict
 
 
 BOTH_BAD_METADATA = {False: "{}", True: json.dumps({ARENA_WINNER: BOTH_BAD})}  # as the writer takes JSON
@@ -323,49 +326,16 @@ class _JudgmentImport:
         else:
             self.unchanged += 1
 
-    KEY_COLUMNS = ("criterion_id", "judge_model_id", "response_id", "response_2_id", "prompt_variant")
-    VALUE_COLUMNS = ("verdict", "probability", "grade", "blind_verdict", "aid")
-
     def _merge_staged(self) -> int:
-        """The staged labels merged with the stored ones by the server (PostgreSQL): the changed ones
-        updated in place (their counts taken away and added again, as `_replace_changed`), the new ones
-        inserted in the file's order and counted, the rest unchanged. Values compare as `value_hash`
-        does, Arena's both-bad as a boolean. Returns how many were new."""
+        """The staged labels merged with the stored ones by the server (`merge_staged_labels`); how many
+        were new."""
         if self.staged is None:
             return 0
         self.staged.pause()
-        quote = connection.ops.quote_name
-        staged, judgments = self.staged.staged_table, quote(Judgment._meta.db_table)
-        key = " AND ".join(f"j.{quote(c)} = s.{quote(c)}" for c in self.KEY_COLUMNS)
-        both_bad = "COALESCE({}.metadata ->> %s = %s, false)"
-        stored_values = ", ".join([*(f"j.{quote(c)}" for c in self.VALUE_COLUMNS), both_bad.format("j")])
-        staged_values = ", ".join([*(f"s.{quote(c)}" for c in self.VALUE_COLUMNS), both_bad.format("s")])
-        columns = ", ".join(quote(f.column) for f in Judgment._meta.concrete_fields if not f.primary_key)
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT j.id FROM {staged} s JOIN {judgments} j ON {key} "
-                f"WHERE ({stored_values}) IS DISTINCT FROM ({staged_values})",
-                [ARENA_WINNER, BOTH_BAD, ARENA_WINNER, BOTH_BAD],
-            )
-            changed = [row[0] for row in cursor.fetchall()]
-            cursor.execute(f"SELECT count(*) FROM {staged}")
-            staged_count = cursor.fetchone()[0]
-            if changed:
-                do_count_imported(changed, -1)
-                updated = ", ".join(f"{quote(c)} = s.{quote(c)}" for c in (*self.VALUE_COLUMNS, "metadata"))
-                cursor.execute(
-                    f"UPDATE {judgments} j SET {updated} FROM {staged} s WHERE j.id = ANY(%s) AND {key}", [changed]
-                )
-                do_count_imported(changed, 1)
-            cursor.execute(
-                f"INSERT INTO {judgments} ({columns}) SELECT {columns} FROM {staged} s "
-                f"WHERE NOT EXISTS (SELECT 1 FROM {judgments} j WHERE {key}) ORDER BY s.id RETURNING id"
-            )
-            created = [row[0] for row in cursor.fetchall()]
-        do_count_imported(created, 1)
-        self.replaced += len(changed)
-        self.unchanged += staged_count - len(changed) - len(created)
-        return len(created)
+        changed, created, staged = merge_staged_labels(self.staged.staged_table, do_count_imported)
+        self.replaced += changed
+        self.unchanged += staged - changed - created
+        return created
 
     @staticmethod
     def _row(record: JudgmentRecord, key: tuple[int, int, int, int]) -> tuple[Any, ...]:
