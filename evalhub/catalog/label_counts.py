@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 
 from evalhub.catalog.models import IMPORTED_VARIANT, Judgment
 from evalhub.core.prompts.criteria_variants import ORIGINAL
-from evalhub.system.bounded_queries import in_parts
+from evalhub.system.bounded_queries import in_slices
 from evalhub.tallies.actions import do_add_battles
 from evalhub.tallies.models import IMPORTED_JUDGES, IMPORTED_PEOPLE
 
@@ -72,11 +72,16 @@ def do_count_new_labels(labels: Iterable[tuple[tuple, int | None, int]]) -> None
         do_add_battles(counts)
 
 
+PKS_PER_QUERY = 100_000
+
+
 def do_count_imported(pks: Collection[int], sign: int) -> None:
     """Add (sign 1) or take away (sign -1) these labels' battles, in the caller's transaction."""
     counts: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0])
-    for ids in in_parts(sorted(pks)):
-        for key, values in imported_counts(pairwise_labels().filter(pk__in=ids)).items():
+    # Ids as one parameter each query (InIntegers): the labels a server-side merge inserted may be a
+    # million, and an IN list of 5,000 placeholders a query cost a 200,000-label import 4 s more wall.
+    for ids in in_slices(sorted(set(pks)), PKS_PER_QUERY):
+        for key, values in imported_counts(pairwise_labels().filter(pk__in_integers=ids)).items():
             counts[key] = [total + n for total, n in zip(counts[key], values, strict=True)]
     if counts:
         do_add_battles({key: [sign * n for n in values] for key, values in counts.items()})
