@@ -9,7 +9,7 @@ on any screen meet; a verdict is turned into that order with the order its judge
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -42,7 +42,7 @@ from evalhub.core.text.features import style_features
 from evalhub.debates.models import Debate, DebateRun, DebateStatus, DebateTurn, JudgeRun
 from evalhub.debates.queries import judge_verdict_rows, judge_verdict_shares
 from evalhub.reads.spec_names import spec_models
-from evalhub.system.bounded_queries import where_in
+from evalhub.system.bounded_queries import in_slices, where_in
 
 BLIND, AFTER_REVEAL = "blind", "after_reveal"  # people's verdicts in the judge lab (Scope.people)
 PEOPLES_VERDICTS = {
@@ -433,10 +433,6 @@ def _people(found: Observations, debates: dict[int, _Debate], people: str = BLIN
 IDS_PER_QUERY = 100_000  # ids sent as one parameter (InIntegers): the bound is the statement's memory
 
 
-def _id_parts(ids: np.ndarray) -> Iterator[np.ndarray]:
-    return (ids[start : start + IDS_PER_QUERY] for start in range(0, len(ids), IDS_PER_QUERY))
-
-
 def _pairs(found: Observations) -> None:
     for item in found.settled:
         found.row(item)
@@ -449,18 +445,22 @@ def _pairs(found: Observations) -> None:
     fields = ("id", "prompt_id", "model_id", "length")
     rows = Response.objects.annotate(length=Length("text")).order_by().values_list(*fields)
     dtype = np.dtype([(name, np.int64) for name in fields])
-    table = np.concatenate(
-        [np.empty(0, dtype=dtype)]
-        + [_numbers(*rows.filter(pk__in_integers=part).query.sql_with_params(), dtype=dtype) for part in _id_parts(ids)]
-    )
+    parts = [
+        _numbers(*rows.filter(pk__in_integers=part).query.sql_with_params(), dtype=dtype)
+        for part in in_slices(ids, IDS_PER_QUERY)
+    ]
+    table = np.concatenate([np.empty(0, dtype=dtype), *parts])
     table = table[np.argsort(table["id"])]
-    at = np.searchsorted(table["id"], [[low, high] for _, low, high in keys]).reshape(-1, 2)
+    wanted = np.array([[low, high] for _, low, high in keys], dtype=np.int64).reshape(-1, 2)
+    at = np.minimum(np.searchsorted(table["id"], wanted), max(len(table) - 1, 0))
+    if len(table) < len(ids) or (table["id"][at] != wanted).any():
+        raise LookupError("responses were deleted while the judge lab read their labels; the next refresh reads again")
     prompt, model, length = (table[name][at] for name in ("prompt_id", "model_id", "length"))
     slugs = dict(LanguageModel.objects.values_list("pk", "slug"))
     categorised = Prompt.objects.exclude(category="").values_list("pk", "category")
     categories = {
         pk: category
-        for part in _id_parts(np.unique(prompt[:, 0]))
+        for part in in_slices(np.unique(prompt[:, 0]), IDS_PER_QUERY)
         for pk, category in categorised.filter(pk__in_integers=part)
     }
     formatting = _formatting(found, keys)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import numpy as np
 from django.db.models import Field, ForeignObject, Lookup, QuerySet
@@ -27,12 +27,20 @@ def in_parts(values: Iterable[Value]) -> Iterator[Sequence[Value]]:
     return in_slices(list(dict.fromkeys(values)))
 
 
-def in_slices(items: Iterable[Value], size: int | None = None) -> Iterator[Sequence[Value]]:
+@overload
+def in_slices(items: np.ndarray, size: int | None = None) -> Iterator[np.ndarray]: ...  # type: ignore[overload-overlap]
+
+
+@overload
+def in_slices(items: Iterable[Value], size: int | None = None) -> Iterator[Sequence[Value]]: ...
+
+
+def in_slices(items: Any, size: int | None = None) -> Iterator[Any]:
     """The items in order, `size` (PER_QUERY) at a time: an import's records (a list, or records read
     back from disk as they are needed), each slice asked about in one query, so that what is read
     back for them stays bounded too."""
     size = size or PER_QUERY
-    if isinstance(items, Sequence):
+    if isinstance(items, (Sequence, np.ndarray)):  # an array's slices are views: nothing copied
         for start in range(0, len(items), size):
             yield items[start : start + size]
         return

@@ -113,3 +113,19 @@ def test_each_label_is_read_as_three_numbers_and_each_response_as_four(labelled,
         ("m1", "m3"),
         ("m3", "m1"),
     }
+
+
+def test_a_response_deleted_while_its_labels_are_read_is_said_not_taken_from_its_neighbour(labelled, monkeypatch):
+    """The responses are found by a sorted search over the ids read back: one deleted between the labels'
+    read and theirs must stop the report, not lend its pair the next response's prompt and model."""
+    from evalhub.catalog.models import Response
+
+    pairs = observations._pairs
+
+    def deleted_meanwhile(found):
+        Response.objects.filter(pk=min(low for _, low, _ in found.rows)).delete()
+        return pairs(found)
+
+    monkeypatch.setattr(observations, "_pairs", deleted_meanwhile)
+    with pytest.raises(LookupError, match="deleted while the judge lab read"):
+        collect(Scope())
