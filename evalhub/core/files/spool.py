@@ -1,6 +1,7 @@
 """Records kept on disk while a file is read, for a reader that must read a whole file before it writes
 (SQLite: the import's write lock is held only while writing) without a file of ten million rows in
-memory: batches of records as MessagePack (msgspec) in a temporary file, read back in order."""
+memory: batches of records as JSON (msgspec) in a temporary file, read back in order. JSON, not
+MessagePack: a metadata integer may have up to rows.MAX_INT_DIGITS digits, past MessagePack's 64 bits."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ class Spool(Generic[T]):
 
     def __init__(self, kind: type[T]) -> None:
         self.file = tempfile.TemporaryFile(prefix="evalhub-spool-")
-        self.encoder = msgspec.msgpack.Encoder()
-        self.decoder = msgspec.msgpack.Decoder(list[kind])  # type: ignore[valid-type]
+        self.encoder = msgspec.json.Encoder()
+        self.decoder = msgspec.json.Decoder(list[kind])  # type: ignore[valid-type]
         self.batch: list[T] = []
         self.count = 0
 

@@ -172,3 +172,26 @@ def test_the_format_comes_from_the_file_extension(name, fmt):
 def test_an_unsupported_extension_is_refused():
     with pytest.raises(ValueError, match="unsupported file type '.xlsx'"):
         detect_format("data.xlsx")
+
+
+def test_metadata_integers_past_64_bits_are_kept_exactly_while_the_file_is_on_disk():
+    """A metadata integer may have up to MAX_INT_DIGITS digits (an id written as a number); the records
+    kept on disk while the file is read once could not hold one past 64 bits (MessagePack's)."""
+    from evalhub.core.files.rows import MAX_INT_DIGITS
+
+    big = 10 ** (MAX_INT_DIGITS - 1)
+    parsed = parse(
+        jsonl(
+            {
+                "prompt_id": "q1",
+                "prompt": "p",
+                "metadata": {"id": big},
+                "model": "gpt-4o",
+                "response": "r",
+                "response_metadata": {"id": -big, "score": 0.1},
+            }
+        )
+    )
+    assert parsed.ok, messages(parsed)
+    (prompt,), (response,) = list(parsed.prompts), list(parsed.responses)
+    assert (prompt.metadata, response.metadata) == ({"id": big}, {"id": -big, "score": 0.1})
