@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import tracemalloc
 
 import pytest
@@ -99,4 +100,43 @@ def test_reading_a_benchmark_file_keeps_a_few_bytes_a_response_not_its_text():
     as two hashes and its line, the record itself on disk (a prompt is still kept whole)."""
     small, large = answers_csv(20_000), answers_csv(80_000)
     per_row = (peak_while_reading(large) - peak_while_reading(small)) / 60_000
+    assert per_row < 100, f"{per_row:.0f} bytes a row"
+
+
+def prompts_jsonl(count: int) -> bytes:
+    """A prompt a row (the import benchmark's shape): its text, category, reference answer and one answer."""
+    return b"".join(
+        json.dumps(
+            {
+                "prompt_id": f"q{row}",
+                "prompt": f"Question {row}: what is {row} squared, and why?",
+                "category": f"topic-{row % 7}",
+                "reference_answer": f"{row * row}, by multiplying {row} by itself.",
+                "model": "m0",
+                "response": f"{row} squared is {row * row}.",
+            }
+        ).encode()
+        + b"\n"
+        for row in range(count)
+    )
+
+
+def peak_while_importing(data: bytes) -> int:
+    """The most memory Python held while a file of new prompts was read, checked and stored."""
+    tracemalloc.start()
+    try:
+        summary = imported("prompts.jsonl", data, as_stream=True, slug=f"b{len(data)}")
+        assert summary.counts["prompts_created"] == data.count(b"\n")
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_file_of_distinct_prompts_imports_in_a_few_bytes_a_prompt():
+    """A prompt's record, the dict entry naming it and what the import stored for it cost about 900 bytes
+    a prompt (0.93 GiB at a million, ten times that at ten million); the prompts are now kept on disk
+    while the file is read and stored, so what grows is the responses' keys (SeenKeys, 24 bytes a row)."""
+    small, large = prompts_jsonl(10_000), prompts_jsonl(40_000)
+    per_row = (peak_while_importing(large) - peak_while_importing(small)) / 30_000
+    assert Prompt.objects.count() == 50_000
     assert per_row < 100, f"{per_row:.0f} bytes a row"

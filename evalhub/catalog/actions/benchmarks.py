@@ -36,7 +36,7 @@ def check_import_file(filename: str, data: Source, *, allow_new_models: bool = F
     known = set(LanguageModel.objects.values_list("slug", flat=True))
     parsed = parse_benchmark_file(data, fmt, known_models=known, allow_new_models=allow_new_models)
     if not parsed.ok:
-        parsed.responses.close()  # its records on disk go now, not when the object is collected
+        parsed.close()
         raise ImportRejected(parsed.errors)
     return parsed
 
@@ -64,8 +64,7 @@ def do_import_benchmark(
             defaults={"name": benchmark_name or benchmark_slug, "task_type": task_type, "created_by": real_user(user)},
         )
         counts = {"models_created": do_create_models(parsed.new_models)}
-        prompts = do_upsert_prompts(benchmark, parsed, counts)
-        with parsed.responses:  # read back from disk, then gone
+        with parsed, do_upsert_prompts(benchmark, parsed, counts) as prompts:  # read back from disk, then gone
             do_upsert_responses(prompts, parsed, counts)
         do_record_import(benchmark, filename, data, parsed.rows, counts, user)
     return ImportSummary(benchmark=benchmark, rows=parsed.rows, counts=counts)

@@ -25,6 +25,7 @@ from evalhub.catalog.models import (
     Response,
 )
 from evalhub.core.files.benchmarks import PROMPT_TEXT_ATTRIBUTES, ParsedFile, PromptRecord, ResponseRecord
+from evalhub.core.files.disk_map import DiskMap
 from evalhub.core.files.rows import RowError, Source, detect_format, unpacked, unpacked_stream
 from evalhub.core.files.slugs import is_slug
 from evalhub.system.bounded_queries import in_slices, where_in
@@ -167,7 +168,7 @@ def _json(value: Any) -> str:
     return json.dumps(value)  # as Django's JSONField writes it; PostgreSQL reads the text as jsonb
 
 
-def do_upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str, Any]) -> dict[str, StoredPrompt]:
+def do_upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str, Any]) -> DiskMap[StoredPrompt]:
     """The file's prompts created or brought up to date, each by its id in the file. A slice of the
     file's prompts at a time is compared with what is stored (memory stays bounded however large the
     benchmark); new ones go in one RowWriter stream with keys reserved first, so nothing is read back
@@ -176,8 +177,9 @@ def do_upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str
     Imports add; they never blank: a stored prompt takes only the fields the file carried
     (`PromptRecord.given`, and the privileged and metadata keys it names), so a labels file or another
     model's responses leave its reference answer, guidelines and metadata as they are. The fields that
-    changed are named in `counts["prompt_fields_updated"]`."""
-    stored_prompts: dict[str, StoredPrompt] = {}
+    changed are named in `counts["prompt_fields_updated"]`. What each prompt became is returned on disk,
+    by its id in the file (ten million of them in a dict cost gigabytes)."""
+    stored_prompts = DiskMap(StoredPrompt)
     changed, stale = 0, False
     fields: set[str] = set()
     untitled: list[RowError] = []
@@ -194,7 +196,7 @@ def do_upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str
             }
             fresh = sum(record.external_id not in existing for record in part)
             spare = reserve_ids(Prompt, fresh)[::-1] if fresh else []
-            edited = []
+            edited, placed = [], []
             for record in part:
                 stored = existing.get(record.external_id)
                 if stored is None:
@@ -204,14 +206,15 @@ def do_upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str
                         continue
                     values = [getattr(record, name) for name in PROMPT_TEXT_ATTRIBUTES]
                     new.write((pk, record.external_id, *values, _json(record.privileged), _json(record.metadata)))
-                    stored_prompts[record.external_id] = StoredPrompt(pk, record.category, created=True)
+                    placed.append((record.external_id, StoredPrompt(pk, record.category, created=True)))
                     continue
                 values, named = _merged_prompt(stored[1], record)
                 if named:
                     fields.update(named)
                     stale = stale or values[CATEGORY] != stored[1][CATEGORY]
                     edited.append(Prompt(pk=stored[0], **dict(zip(PROMPT_FIELDS, values, strict=True))))
-                stored_prompts[record.external_id] = StoredPrompt(stored[0], values[CATEGORY])
+                placed.append((record.external_id, StoredPrompt(stored[0], values[CATEGORY])))
+            stored_prompts.put_many(placed)
             new.pause()
             Prompt.objects.bulk_update(edited, PROMPT_FIELDS, batch_size=500)
             changed += len(edited)
@@ -275,7 +278,7 @@ def described_fields(counts: Mapping[str, Any]) -> str:
 
 
 def do_upsert_responses(
-    prompts: Mapping[str, StoredPrompt],
+    prompts: DiskMap[StoredPrompt],
     parsed: ParsedFile,
     counts: dict[str, Any],
     ids: Mapping[tuple[str, str], int] | None = None,
@@ -293,8 +296,9 @@ def do_upsert_responses(
     with RowWriter(Response, ("id", "prompt_id", "model_id", "variant", "text", "metadata")) as new:
         for part in in_slices(parsed.responses):
             new.pause()
-            keyed = [((prompts[record.prompt_id].id, models[record.model], record.variant), record) for record in part]
-            held = {prompts[record.prompt_id].id for record in part if not prompts[record.prompt_id].created}
+            placed = prompts.get_many({record.prompt_id for record in part})
+            keyed = [((placed[record.prompt_id].id, models[record.model], record.variant), record) for record in part]
+            held = {placed[record.prompt_id].id for record in part if not placed[record.prompt_id].created}
             # The metadata as stored text, read as JSON only for a response the file gives metadata
             # (decoding every stored response's was a sixth of a re-import); the prompts as one parameter.
             existing = {

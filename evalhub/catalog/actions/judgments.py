@@ -59,7 +59,7 @@ from evalhub.core.files.judgments import (
 from evalhub.core.files.rows import RowError, Source, unit_of
 from evalhub.core.files.spool import Spool
 from evalhub.core.prompts.criteria_variants import ORIGINAL as ORIGINAL_PROMPT
-from evalhub.system.bounded_queries import where_in
+from evalhub.system.bounded_queries import in_slices, where_in
 from evalhub.system.bulk_insert import RowWriter, refresh_statistics, reserve_ids
 from evalhub.tallies.actions import note_change
 
@@ -459,9 +459,12 @@ class _JudgmentImport:
             note_change()  # a probability alone changes no count, but the win rates and the judge lab read it
         # The new labels' battles come from what the import holds, not from reading a million rows back.
         do_count_new_labels(
-            (battle_key(a, b, human, criterion, prompts[prompt].category, self.benchmark.slug), verdict, many)
-            for (prompt, a, b, human, criterion, verdict), many in self.new.counted()
+            (battle_key(a, b, human, criterion, placed[prompt].category, self.benchmark.slug), verdict, many)
+            for part in in_slices(self.new.counted())
+            for placed in [prompts.get_many({key[0] for key, _ in part})]
+            for (prompt, a, b, human, criterion, verdict), many in part
         )
+        prompts.close()
         counts.update(
             judgments_created=self.new.labels + merged_new,
             judgments_replaced=self.replaced,

@@ -37,6 +37,7 @@ from evalhub.catalog.models import (
     Response,
     TaskType,
 )
+from evalhub.core.files.disk_map import DiskMap
 from evalhub.core.files.rows import RowError, Source
 from evalhub.core.files.scores import ParsedScores, ScoreRecord, parse_score_file, parse_score_rows
 from evalhub.core.prompts.criteria import levels_for_scale
@@ -46,7 +47,7 @@ from evalhub.tallies.actions import note_change
 
 
 def _ids_of(
-    prompts: Mapping[str, StoredPrompt],
+    prompts: DiskMap[StoredPrompt],
 ) -> tuple[dict[str, int], dict[str, int], dict[tuple[int, int, str], int]]:
     """The ids a score import's rows point to: models and criteria by slug, these prompts' imported
     responses by (prompt id, model id, variant)."""
@@ -177,9 +178,8 @@ def do_import_scores(
         counts = {"models_created": do_create_models(parsed.benchmark.new_models), "left_out": parsed.left_out}
         counts["raters_created"] = do_create_judges(parsed.raters)
         counts["criteria_created"] = _create_criteria(parsed.criteria, parsed.scales)
-        prompts = do_upsert_prompts(benchmark, parsed.benchmark, counts)
-        do_upsert_responses(prompts, parsed.benchmark, counts)
-        with parsed.scores:  # read back from disk, then gone
+        with do_upsert_prompts(benchmark, parsed.benchmark, counts) as prompts, parsed.scores:  # on disk, then gone
+            do_upsert_responses(prompts, parsed.benchmark, counts)
             _upsert_scores(prompts, parsed.scores, counts)
         do_record_import(benchmark, filename, data, parsed.rows, counts, user)
     return ScoreImportSummary(benchmark=benchmark, rows=parsed.rows, counts=counts)
@@ -212,7 +212,7 @@ def _create_criteria(named: set[str], scales: Mapping[str, tuple[float, float]])
     return len(named - set(stored))
 
 
-def _upsert_scores(prompts: Mapping[str, StoredPrompt], records: Iterable[ScoreRecord], counts: dict[str, Any]) -> None:
+def _upsert_scores(prompts: DiskMap[StoredPrompt], records: Iterable[ScoreRecord], counts: dict[str, Any]) -> None:
     """New scores written as they are matched, changed ones updated in place (the parser refused a file
     that scores one response twice under one criterion and rater, so each record is its own key). The
     records are read LOOKUP_BATCH at a time and looked up among the stored scores of the file's
@@ -239,10 +239,12 @@ def _upsert_scores(prompts: Mapping[str, StoredPrompt], records: Iterable[ScoreR
         Judgment.objects.bulk_update(changed, ["score", "rationale"], batch_size=500)
         changed.clear()
 
-    def response_of(record: ScoreRecord) -> int:
-        return responses[(prompts[record.prompt_id].id, models[record.model], record.variant)]
-
     def settle(batch: list[ScoreRecord]) -> None:
+        placed = prompts.get_many({record.prompt_id for record in batch})
+
+        def response_of(record: ScoreRecord) -> int:
+            return responses[(placed[record.prompt_id].id, models[record.model], record.variant)]
+
         keyed = [((criteria[r.criterion], models[r.rater], response_of(r)), r) for r in batch]
         found = stored.find_all([(c, j, response, 0) for (c, j, response), _ in keyed])
         for (key, record), before in zip(keyed, found, strict=True):

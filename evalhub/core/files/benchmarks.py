@@ -35,10 +35,11 @@ import difflib
 import functools
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
+from evalhub.core.files.disk_map import DiskMap
 from evalhub.core.files.rows import (
     FileError,
     RowError,
@@ -93,11 +94,21 @@ class ResponseRecord(msgspec.Struct, frozen=True, array_like=True):
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
+class _ResponseFields(NamedTuple):
+    """A row's response as read, checked once its prompt is."""
+
+    model: str
+    variant: str
+    text: str
+    metadata: dict[str, Any]
+
+
 @dataclass
 class ParsedFile:
-    """What reading a file found: its prompts in memory, its responses on disk (read back in order)."""
+    """What reading a file found, on disk: its prompts by their id in the file (iterated in the order the
+    file first names them), its responses in order."""
 
-    prompts: list[PromptRecord] = field(default_factory=list)
+    prompts: DiskMap[PromptRecord] = field(default_factory=lambda: DiskMap(PromptRecord))
     responses: Spool[ResponseRecord] = field(default_factory=lambda: Spool(ResponseRecord))
     errors: list[RowError] = field(default_factory=list)
     new_models: set[str] = field(default_factory=set)
@@ -107,6 +118,17 @@ class ParsedFile:
     @property
     def ok(self) -> bool:
         return not self.errors
+
+    def close(self) -> None:
+        """Its records on disk go now, not when the object is collected."""
+        self.prompts.close()
+        self.responses.close()
+
+    def __enter__(self) -> ParsedFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def parse_benchmark_file(
@@ -165,22 +187,28 @@ def _unknown_column(name: str) -> str | None:
 
 
 class ResponseChecker:
-    """Checks rows one by one, as they are read, and remembers what earlier rows defined: each prompt,
-    and each response's key as two hashes (the response itself goes to disk). `finish` names the
-    repeated responses and gives what was found."""
+    """Checks rows as they are read and remembers what earlier rows defined: each prompt (on disk, in
+    `ParsedFile.prompts`), and each response's key as two hashes (the response itself goes to disk too).
+    A row is checked on its own at once; SETTLE_BATCH rows at a time are then compared with the prompts
+    earlier rows defined, looked up together. `finish` names the repeated responses and gives what was
+    found, its errors in the file's order."""
+
+    SETTLE_BATCH = 10_000
 
     def __init__(self, unit: str, *, known_models: Collection[str], allow_new_models: bool) -> None:
         self.parsed = ParsedFile(unit=unit)
         self.known_models = set(known_models)
         self.allow_new_models = allow_new_models
         self.unit = unit
-        self.prompts: dict[str, PromptRecord] = {}
+        self.pending: list[tuple[int, PromptRecord, _ResponseFields]] = []
         self.responses = SeenKeys()
 
     def error(self, line: int, message: str) -> None:
         self.parsed.errors.append(RowError(line, message, self.unit))
 
     def finish(self) -> ParsedFile:
+        self._settle()
+        self.parsed.errors.sort(key=lambda error: error.line or 0)  # a row's own errors came before
         repeats = dict(self.responses.repeats())
         if repeats:  # the file is refused: its repeated responses are read back from disk to be named
             for record in self.parsed.responses:
@@ -242,14 +270,25 @@ class ResponseChecker:
             given=_given_fields(row),
             cleared=cleared,
         )
-        if not self._merge_prompt(line, record, has_response=bool(texts["model"] or texts["response"])):
-            return
-        if response_metadata and not texts["model"]:
-            self.error(line, "'response_metadata' is given without 'model': it describes a response.")
-            return
-        self._add_response(
-            line, prompt_id, texts["model"], texts["response_variant"], texts["response"], response_metadata
-        )
+        response = _ResponseFields(texts["model"], texts["response_variant"], texts["response"], response_metadata)
+        self.pending.append((line, record, response))
+        if len(self.pending) >= self.SETTLE_BATCH:
+            self._settle()
+
+    def _settle(self) -> None:
+        """The pending rows' prompts merged, in the file's order, with those earlier rows defined (read
+        from disk together); then each row's response is checked and kept."""
+        pending, self.pending = self.pending, []
+        known = self.parsed.prompts.get_many({record.external_id for _, record, _ in pending})
+        touched: dict[str, PromptRecord] = {}  # written back together: new ones in the order first named
+        for line, record, response in pending:
+            if not self._merge_prompt(line, record, known, touched, has_response=bool(response.model or response.text)):
+                continue
+            if response.metadata and not response.model:
+                self.error(line, "'response_metadata' is given without 'model': it describes a response.")
+                continue
+            self._add_response(line, record.external_id, *response)
+        self.parsed.prompts.put_many(touched.items())
 
     def _prompt_id(self, value: Any, problems: list[str]) -> str:
         if value is None or (isinstance(value, str) and not value.strip()):
@@ -280,14 +319,21 @@ class ResponseChecker:
             return ""
         return value
 
-    def _merge_prompt(self, line: int, record: PromptRecord, *, has_response: bool) -> bool:
-        first = self.prompts.get(record.external_id)
+    def _merge_prompt(
+        self,
+        line: int,
+        record: PromptRecord,
+        known: dict[str, PromptRecord],
+        touched: dict[str, PromptRecord],
+        *,
+        has_response: bool,
+    ) -> bool:
+        first = known.get(record.external_id)
         if first is None:
             if not record.text.strip():
                 # Only a prompt the benchmark holds may go without its text: the importer checks.
                 record.given -= {"text"}
-            self.prompts[record.external_id] = record
-            self.parsed.prompts.append(record)
+            known[record.external_id] = touched[record.external_id] = record
             return True
         if not has_response:
             self.error(line, f"duplicate prompt_id {record.external_id!r} (first on {self.unit} {first.line}).")
@@ -313,13 +359,18 @@ class ResponseChecker:
                 f"prompt_id {record.external_id!r} has a different {shown} than on {self.unit} {first.line}.",
             )
             return False
-        for name in adopted:
-            setattr(first, name, getattr(record, name))
-        first.given |= adopted
-        for key, value in record.privileged.items():
-            first.privileged.setdefault(key, value)
-        for key, value in record.metadata.items():
-            first.metadata.setdefault(key, value)
+        added_keys = (
+            record.privileged.keys() - first.privileged.keys() or record.metadata.keys() - first.metadata.keys()
+        )
+        if adopted or added_keys:
+            for name in adopted:
+                setattr(first, name, getattr(record, name))
+            first.given |= adopted
+            for key, value in record.privileged.items():
+                first.privileged.setdefault(key, value)
+            for key, value in record.metadata.items():
+                first.metadata.setdefault(key, value)
+            touched[record.external_id] = first
         return True
 
     def _add_response(

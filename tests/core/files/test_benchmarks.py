@@ -43,7 +43,7 @@ def test_a_jsonl_file_with_nested_privileged_fields_parses_into_prompts_and_resp
     parsed = parse(data)
     assert parsed.ok, messages(parsed)
     assert [p.external_id for p in parsed.prompts] == ["q1", "7"]
-    first = parsed.prompts[0]
+    first, _ = parsed.prompts
     assert (first.text, first.reference_answer, first.privileged, first.metadata) == (
         "Is 221 prime?",
         "No",
@@ -79,7 +79,7 @@ def test_a_parquet_file_parses_like_the_same_csv():
     frame.to_parquet(buffer)
     parsed = parse(buffer.getvalue(), "parquet")
     assert parsed.ok, messages(parsed)
-    assert parsed.prompts[0].privileged == {"hint": "h"}
+    assert [prompt.privileged for prompt in parsed.prompts] == [{"hint": "h"}]
     assert [r.model for r in parsed.responses] == ["gpt-4o", "claude-3"]
 
 
@@ -195,3 +195,36 @@ def test_metadata_integers_past_64_bits_are_kept_exactly_while_the_file_is_on_di
     assert parsed.ok, messages(parsed)
     (prompt,), (response,) = list(parsed.prompts), list(parsed.responses)
     assert (prompt.metadata, response.metadata) == ({"id": big}, {"id": -big, "score": 0.1})
+
+
+@pytest.mark.parametrize("settled_every", [1, 2, 3, 10_000])
+def test_rows_settled_a_batch_at_a_time_read_as_the_whole_file_does(monkeypatch, settled_every):
+    """Rows are compared with the prompts earlier rows defined a batch at a time (looked up on disk
+    together): a field a later row adds, a clash and a repeated prompt are found across a batch's edge."""
+    from evalhub.core.files.benchmarks import ResponseChecker
+
+    monkeypatch.setattr(ResponseChecker, "SETTLE_BATCH", settled_every)
+    data = jsonl(
+        {"prompt_id": "q1", "model": "gpt-4o", "response": "a", "metadata": {"k": 1}},
+        {"prompt_id": "q2", "prompt": "Two?"},
+        {"prompt_id": "q1", "prompt": "One?", "model": "claude-3", "response": "b", "privileged.hint": "h"},
+        {"prompt_id": "q2", "prompt": "Not two?", "model": "gpt-4o", "response": "c"},
+        {"prompt_id": "q1", "model": "human-expert", "response": "d", "metadata": {"k": 1, "j": 2}},
+        {"prompt_id": "q2"},
+        {"prompt_id": 3, "prompt": 3},
+    )
+    parsed = parse(data)
+    assert messages(parsed) == [
+        "line 4: prompt_id 'q2' has a different prompt than on line 2.",
+        "line 6: duplicate prompt_id 'q2' (first on line 2).",
+        "line 7: 'prompt' must be text, not a number.",
+    ]
+    assert [(p.external_id, p.text, p.line, p.privileged, p.metadata) for p in parsed.prompts] == [
+        ("q1", "One?", 1, {"hint": "h"}, {"k": 1, "j": 2}),
+        ("q2", "Two?", 2, {}, {}),
+    ]
+    assert [(r.prompt_id, r.model, r.line) for r in parsed.responses] == [
+        ("q1", "gpt-4o", 1),
+        ("q1", "claude-3", 3),
+        ("q1", "human-expert", 5),
+    ]
