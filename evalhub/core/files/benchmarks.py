@@ -64,8 +64,9 @@ PROMPT_TEXT_ATTRIBUTES = tuple(TEXT_FIELD_OF_COLUMN.values())
 ALL_TEXT_FIELDS = frozenset(PROMPT_TEXT_ATTRIBUTES)
 
 
-@dataclass(slots=True)  # a million of them in a large file
-class PromptRecord:
+class PromptRecord(msgspec.Struct, array_like=True):
+    """A prompt as read: kept on disk by its id (ParsedFile.prompts) while the file is read and stored."""
+
     external_id: str
     line: int
     text: str = ""
@@ -74,8 +75,8 @@ class PromptRecord:
     source: str = ""
     reference_answer: str = ""
     rating_guidelines: str = ""
-    privileged: dict[str, str] = field(default_factory=dict)
-    metadata: dict[str, Any] = field(default_factory=dict)
+    privileged: dict[str, str] = msgspec.field(default_factory=dict)
+    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
     # Which text fields (`text`, `category`, …) the file carried for this prompt: only these change a
     # stored prompt. Every one by default, as for a prompt written in full.
     given: frozenset[str] = ALL_TEXT_FIELDS

@@ -29,6 +29,7 @@ class DiskMap(Generic[T]):
             self.connection.execute(f"PRAGMA {pragma}")
         # The rowid keeps the order a key was first put in; an upsert keeps its row.
         self.connection.execute("CREATE TABLE record (key TEXT NOT NULL UNIQUE, value BLOB NOT NULL)")
+        self.connection.execute("BEGIN")  # one transaction, never committed: a commit a statement cost 50 µs a record
         self.encoder = msgspec.json.Encoder()
         self.decoder = msgspec.json.Decoder(kind)
         self.count = 0
