@@ -103,6 +103,32 @@ def peak_while_reading(data: bytes) -> int:
         tracemalloc.stop()
 
 
+def labels_json(rows: int) -> bytes:
+    """`labels_csv`'s rows as one JSON array of records (the .json layout AlpacaEval's files use)."""
+    header, *lines = labels_csv(rows).decode().splitlines()
+    records = [{k: v for k, v in zip(header.split(","), line.split(","), strict=True) if v} for line in lines]
+    return json.dumps(records, indent=1).encode()
+
+
+def test_reading_a_json_array_keeps_a_few_bytes_a_record_not_the_file():
+    """json.loads of the whole file held its text and every record (about 830 bytes a record here); the
+    array is now read a record at a time."""
+    small, large = labels_json(19_000), labels_json(76_000)
+
+    def peak(data: bytes) -> int:
+        stream = io.BytesIO(data)
+        tracemalloc.start()
+        try:
+            parsed = parse_judgment_file(stream, "json", known_models=(), allow_new_models=True, on_judgment=id)
+            assert parsed.ok, parsed.errors[:3]
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    per_row = (peak(large) - peak(small)) / 57_000
+    assert per_row < 64, f"{per_row:.0f} bytes a row"
+
+
 def test_reading_a_file_keeps_a_few_bytes_a_row_not_its_records():
     """A record and its key kept per row cost about 500 bytes (5 GB at ten million rows); what is kept
     now is the row's key as two hashes and its line (24 bytes) and each new response once."""

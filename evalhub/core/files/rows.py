@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import IO, Any
 
+from evalhub.core.files import json_array
 from evalhub.core.files.tables import csv_records, flatten
 
 # `.json` is one JSON array of records (AlpacaEval's annotations.json and model_outputs.json are).
@@ -56,8 +57,8 @@ class RowError:
 
 
 # A file's bytes, or the file itself (a binary stream at its start): CSV and JSONL are then read a line
-# at a time, so that a file of ten million rows is never in memory whole (a JSON array or a Parquet
-# file is read whole either way).
+# at a time, so that a file of ten million rows is never in memory whole (a JSON array a record at a
+# time; a Parquet file is read whole either way).
 Source = bytes | IO[bytes]
 
 
@@ -124,18 +125,6 @@ class FileError(Exception):
         self.line = line
 
 
-def _decode(data: bytes) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise FileError(
-            f"the file is not valid UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start}); "
-            "save it as UTF-8 and try again.",
-            line,
-        ) from None
-
-
 def read_rows(
     data: Source,
     fmt: str,
@@ -155,11 +144,12 @@ def read_rows(
         else:
             yield from _read_csv(lines, check)
         return
+    if fmt == "json":
+        yield from _read_json_array(io.BytesIO(data) if isinstance(data, bytes) else data, nested)
+        return
     if not isinstance(data, bytes):
         data = data.read()
-    if fmt == "json":
-        yield from _read_json_array(_decode(data), nested)
-    elif fmt == "parquet":
+    if fmt == "parquet":
         yield from _read_parquet(data, check, nested)
     else:
         raise FileError(f"unknown format {fmt!r}.")
@@ -230,10 +220,17 @@ def _read_jsonl(lines: Iterable[str], nested: Collection[str]) -> Iterator[tuple
         yield number, flatten(value, nested)
 
 
-def _read_json_array(text: str, nested: Collection[str]) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    """A whole file that is one JSON array of objects; a record's number is its place in the array (from 1)."""
+def _read_json_array(stream: IO[bytes], nested: Collection[str]) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """A file that is one JSON array of objects, a record at a time (json_array); a record's number is its
+    place in the array (from 1). A file that cannot be read on is refused whole (FileError), as a
+    JSONL file's broken bytes are."""
+    elements = json_array.records(stream, parse_constant=_no_constant, parse_int=_bounded_int)
     try:
-        value = json.loads(text, parse_constant=_no_constant, parse_int=_bounded_int)
+        for number, record in enumerate(elements, start=1):
+            if isinstance(record, dict):
+                yield number, flatten(record, nested)
+            else:
+                yield number, f"each record must be a JSON object, not {type(record).__name__}."
     except json.JSONDecodeError as error:
         raise FileError(
             f"not valid JSON ({error.msg} at line {error.lineno}, column {error.colno}).", error.lineno
@@ -244,15 +241,12 @@ def _read_json_array(text: str, nested: Collection[str]) -> Iterator[tuple[int, 
         raise FileError(
             f"the JSON is nested too deeply to read (metadata may be at most {MAX_DEPTH} levels deep)."
         ) from None
-    if not isinstance(value, list):
+    except json_array.NotAnArray as error:
         raise FileError(
-            f"a .json file must be one array of records, not {type(value).__name__}; for one record a line, use .jsonl."
-        )
-    for number, record in enumerate(value, start=1):
-        if isinstance(record, dict):
-            yield number, flatten(record, nested)
-        else:
-            yield number, f"each record must be a JSON object, not {type(record).__name__}."
+            f"a .json file must be one array of records, not {error}; for one record a line, use .jsonl."
+        ) from None
+    except json_array.BadBytes as error:
+        raise FileError(f"the file is not valid UTF-8 ({error}); save it as UTF-8 and try again.", error.line) from None
 
 
 def _read_csv(
