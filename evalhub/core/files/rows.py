@@ -6,11 +6,14 @@ value can be stored at all (PostgreSQL refuses NUL, deep nesting, huge integers)
 from __future__ import annotations
 
 import codecs
+import contextlib
 import gzip
 import io
 import json
 import math
 import re
+import shutil
+import tempfile
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
@@ -58,7 +61,7 @@ class RowError:
 
 # A file's bytes, or the file itself (a binary stream at its start): CSV and JSONL are then read a line
 # at a time, so that a file of ten million rows is never in memory whole (a JSON array a record at a
-# time; a Parquet file is read whole either way).
+# time, a Parquet file a batch of rows).
 Source = bytes | IO[bytes]
 
 
@@ -147,8 +150,6 @@ def read_rows(
     if fmt == "json":
         yield from _read_json_array(io.BytesIO(data) if isinstance(data, bytes) else data, nested)
         return
-    if not isinstance(data, bytes):
-        data = data.read()
     if fmt == "parquet":
         yield from _read_parquet(data, check, nested)
     else:
@@ -269,18 +270,51 @@ def _read_csv(
             yield start, {name: (cell if cell != "" else None) for name, cell in zip(header, cells, strict=True)}
 
 
-def _read_parquet(
-    data: bytes, check_header: Callable[[list[str]], None], nested: Collection[str]
-) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    import pandas as pd
+PARQUET_BATCH = 10_000  # rows converted to Python values at a time
 
-    try:
-        frame = pd.read_parquet(io.BytesIO(data))
-    except Exception as error:  # pyarrow raises several types for a corrupt file
-        raise FileError(f"not a readable Parquet file ({type(error).__name__}: {error}).") from None
-    check_header([str(column) for column in frame.columns])
-    for number, record in enumerate(frame.to_dict("records"), start=1):
-        yield number, flatten({str(key): _plain(value) for key, value in record.items()}, nested)
+
+def _read_parquet(
+    data: Source, check_header: Callable[[list[str]], None], nested: Collection[str]
+) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """A Parquet file PARQUET_BATCH rows at a time (pyarrow; the whole file as a pandas frame and its
+    records held a million rows at once). Values are Arrow's own Python values: an integer column with
+    empty cells stays integers (pandas made them floats)."""
+    import pyarrow.parquet as pq
+
+    with _seekable(data) as file:
+        try:
+            parquet = pq.ParquetFile(file)
+        except Exception as error:  # pyarrow raises several types for a corrupt file
+            raise FileError(f"not a readable Parquet file ({type(error).__name__}: {error}).") from None
+        check_header([str(name) for name in parquet.schema_arrow.names])
+        number = 0
+        batches = parquet.iter_batches(batch_size=PARQUET_BATCH)
+        while True:
+            try:
+                batch = next(batches, None)
+            except Exception as error:  # a row group that cannot be read: the file is refused whole
+                raise FileError(f"not a readable Parquet file ({type(error).__name__}: {error}).") from None
+            if batch is None:
+                return
+            for record in batch.to_pylist():
+                number += 1
+                yield number, flatten({str(key): _plain(value) for key, value in record.items()}, nested)
+
+
+@contextlib.contextmanager
+def _seekable(data: Source) -> Iterator[IO[bytes]]:
+    """The file as Parquet's reader needs it, seekable: a stream that is not (a gzipped upload unpacked
+    as it is read) is copied to a temporary file first, not into memory."""
+    if isinstance(data, bytes):
+        yield io.BytesIO(data)
+        return
+    if data.seekable():
+        yield data
+        return
+    with tempfile.TemporaryFile(prefix="evalhub-parquet-") as copy:
+        shutil.copyfileobj(data, copy, 1 << 20)
+        copy.seek(0)
+        yield copy
 
 
 def _plain(value: Any) -> Any:
