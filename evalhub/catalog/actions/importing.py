@@ -28,6 +28,7 @@ from evalhub.core.files.benchmarks import PROMPT_TEXT_ATTRIBUTES, ParsedFile, Pr
 from evalhub.core.files.disk_map import DiskMap
 from evalhub.core.files.rows import RowError, Source, detect_format, unpacked, unpacked_stream
 from evalhub.core.files.slugs import is_slug
+from evalhub.system import bounded_queries
 from evalhub.system.bounded_queries import in_slices, where_in
 from evalhub.system.bulk_insert import RowWriter, reserve_ids
 from evalhub.tallies.actions import do_mark_stale, note_change
@@ -185,7 +186,7 @@ def do_upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str
     untitled: list[RowError] = []
     held = benchmark.prompts.exists()  # a new benchmark's first file has nothing to compare with
     with RowWriter(Prompt, ("id", "external_id", *PROMPT_FIELDS), benchmark_id=benchmark.pk) as new:
-        for part in in_slices(parsed.prompts):
+        for part in parsed.prompts.batches(bounded_queries.PER_QUERY):  # read at call time: tests lower it
             new.pause()  # the queries below run between the stream's COPYs (PostgreSQL)
             existing = {
                 external_id: (pk, values)

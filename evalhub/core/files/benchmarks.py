@@ -64,7 +64,7 @@ PROMPT_TEXT_ATTRIBUTES = tuple(TEXT_FIELD_OF_COLUMN.values())
 ALL_TEXT_FIELDS = frozenset(PROMPT_TEXT_ATTRIBUTES)
 
 
-class PromptRecord(msgspec.Struct, array_like=True):
+class PromptRecord(msgspec.Struct, omit_defaults=True):
     """A prompt as read: kept on disk by its id (ParsedFile.prompts) while the file is read and stored."""
 
     external_id: str
