@@ -22,6 +22,7 @@ keys checked by PostgreSQL's triggers and as the import checks them: no client c
     python benchmarks/import_scale.py --postgres postgres://postgres@127.0.0.1:5432/postgres
     python benchmarks/import_scale.py --scores ...                      # a score file, import_scores
     python benchmarks/import_scale.py --benchmark-file ...              # a benchmark file, import_benchmark
+    python benchmarks/import_scale.py --arena ...                       # judgments shaped as Arena's votes
     python benchmarks/import_scale.py --against ../earlier-checkout ...   # earlier code, interleaved
 """
 
@@ -62,6 +63,22 @@ def write_csv(path: Path, rows: int, seed: int = 0) -> None:
             text = f"Question {prompt}: which answer is better?" if rest == 0 else ""
             winner = rng.choice("ab")
             out.write(f"p{prompt},{text},{a},{b},answer {prompt} by {a},answer {prompt} by {b},{judge},{winner},\n")
+
+
+def write_arena(path: Path, rows: int, seed: int = 0) -> None:
+    """Votes in the shape of Chatbot Arena's published battles: each a conversation of its own (a new
+    prompt and two new responses a row), two of 20 models, 5,000 people voting."""
+    models = [f"model-{n}" for n in range(20)]
+    rng = random.Random(seed)
+    with path.open("w") as out:
+        out.write("prompt_id,prompt,model_a,model_b,response_a,response_b,judge,winner,probability_a\n")
+        for row in range(rows):
+            a, b = rng.sample(models, 2)
+            winner = rng.choice(("a", "b", "tie"))
+            out.write(
+                f"c{row},Conversation {row}: what should I cook tonight?,{a},{b},"
+                f"{a}'s answer to conversation {row},{b}'s answer to conversation {row},human-{row % 5000},{winner},\n"
+            )
 
 
 def write_scores(path: Path, rows: int, seed: int = 0) -> None:
@@ -209,6 +226,9 @@ def main() -> int:
         "--benchmark-file", action="store_true", help="a benchmark file (JSONL) through import_benchmark instead"
     )
     parser.add_argument(
+        "--arena", action="store_true", help="judgments shaped as Arena's votes: a new prompt and responses a row"
+    )
+    parser.add_argument(
         "--again", action="store_true", help="import the same file once more into the same database (unchanged)"
     )
     parser.add_argument(
@@ -231,6 +251,8 @@ def main() -> int:
                     if args.scores
                     else ("import_benchmark", write_benchmark, workdir / f"benchmark-{rows}.jsonl")
                     if args.benchmark_file
+                    else ("import_judgments", write_arena, workdir / f"arena-{rows}.csv")
+                    if args.arena
                     else ("import_judgments", write_csv, workdir / f"judgments-{rows}.csv")
                 )
                 if not path.exists():
@@ -253,7 +275,7 @@ def main() -> int:
                     peaks.append(peak)
                     if args.again:  # the same file into the same database: every row already stored, unchanged
                         again.append(run_child([*command, "--benchmark", "scale"], env)[:3])
-                    if kind == "postgresql":
+                    if kind == "postgresql" and kind_of_import == "import_judgments":  # the judgment table's rows
                         by_triggers, by_sets = server_alone(env["DATABASE_URL"])
                         alone.append(by_triggers)
                         alone_by_sets.append(by_sets)
