@@ -136,7 +136,7 @@ def drop_database(postgres: str) -> None:
 
 
 def fresh_database(kind: str, postgres: str, workdir: Path, template: Path | None) -> dict[str, str]:
-    env = {**os.environ, "EVALHUB_MAX_IMPORT_BYTES": str(2 * 1024**3), "EVALHUB_DATA_DIR": str(workdir / "data")}
+    env = {**os.environ, "EVALHUB_MAX_IMPORT_BYTES": str(16 * 1024**3), "EVALHUB_DATA_DIR": str(workdir / "data")}
     if kind == "sqlite":
         env.pop("DATABASE_URL", None)
         env.pop("REDIS_URL", None)

@@ -53,7 +53,8 @@ from typing import Any
 
 import msgspec
 
-from evalhub.core.files.benchmarks import MAX_ID_LENGTH, ParsedFile, ResponseChecker
+from evalhub.core.files.benchmarks import MAX_ID_LENGTH, ParsedFile
+from evalhub.core.files.responses_seen import ResponsesSeen
 from evalhub.core.files.rows import FileError, RowError, Source, read_rows, unit_of, unstorable_text
 from evalhub.core.files.seen_keys import SeenKeys
 from evalhub.core.files.slugs import is_slug, slug_for
@@ -89,7 +90,6 @@ BLIND_WINNERS = ("a", "b", "tie")
 AIDS = ("debate", "critique", "none")
 MT_BENCH_COLUMNS = ("question_id", "model_a", "model_b", "winner", "judge", "turn", "conversation_a", "conversation_b")
 ALPACA_COLUMNS = ("instruction", "output_1", "output_2", "generator_1", "generator_2", "preference", "annotator")
-PROMPT_COLUMNS = ("prompt", "category")  # the prompt fields a labels row may carry
 MAX_JUDGE_LENGTH = 100  # a judge becomes a LanguageModel slug
 NAMES_KEY = "_names"  # a converted row's {slug: name as the file wrote it}
 _SLUG_SOURCE = re.compile("[a-zA-Z0-9]")
@@ -371,35 +371,6 @@ CONVERTERS: dict[str, Callable[[dict[str, Any]], dict[str, Any] | str]] = {
 # --- the generic rows, checked -----------------------------------------------------------------
 
 
-class ResponsesSeen:
-    """The responses a judgment or score file names, each checked as a row of the benchmark schema the
-    first time its (prompt, model, variant) is seen (`ResponseChecker`: its text goes to disk); a later
-    row may repeat a response but not change its text, kept as a hash to compare with."""
-
-    def __init__(self, unit: str, *, known_models: Collection[str], allow_new_models: bool) -> None:
-        self.checker = ResponseChecker(unit, known_models=known_models, allow_new_models=allow_new_models)
-        self._first: dict[tuple[str, str, str], tuple[int, bytes]] = {}
-
-    def add(
-        self, line: int, row: dict[str, Any], prompt_id: str, model: str, text: str, variant: str = ""
-    ) -> int | None:
-        """None when the response is new or as before; else the line that gave it another text."""
-        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        seen = self._first.get((prompt_id, model, variant))
-        if seen is None:
-            self._first[(prompt_id, model, variant)] = (line, digest)
-            # Only the prompt fields the row carries: a labels file leaves the rest of a stored prompt as it is.
-            response = {"prompt_id": prompt_id, **{name: row[name] for name in PROMPT_COLUMNS if name in row}}
-            response |= {"model": model, "response": text, **({"response_variant": variant} if variant else {})}
-            self.checker.check(line, response)
-            return None
-        return seen[0] if seen[1] != digest else None
-
-    def finish(self) -> ParsedFile:
-        """The prompts and responses, checked as a benchmark file's are."""
-        return self.checker.finish()
-
-
 def _check_generic(
     parsed: ParsedJudgments,
     rows: Iterable[tuple[int, dict[str, Any] | str]],
@@ -438,16 +409,11 @@ def _check_generic(
                 RowError(line, f"judge {record.judge!r} is {what} on {unit} {first_kind[0]}, not here.", unit)
             )
             continue
-        conflict = False
         for side in ("a", "b"):
             model = row[f"model_{side}"]
-            first = responses.add(line, row, record.prompt_id, model, row[f"response_{side}"])
-            if first is not None:
-                parsed.errors.append(
-                    RowError(line, f"response_{side} of {model!r} differs from the one on {unit} {first}.", unit)
-                )
-                conflict = True
-        if not conflict and on_judgment is not None:
+            what = f"response_{side} of {model!r}"
+            responses.add(line, row, record.prompt_id, model, row[f"response_{side}"], what=what)
+        if on_judgment is not None:  # a response that differs is named once the file is read, as a repeat is
             on_judgment(record)
     parsed.errors.extend(
         RowError(line, f"the same judge, pair and criterion as on {unit} {first}.", unit)
@@ -458,6 +424,7 @@ def _check_generic(
     checked = responses.finish()
     parsed.benchmark = checked
     parsed.errors.extend(checked.errors)
+    parsed.errors.extend(responses.errors)
     parsed.errors.sort(key=lambda error: error.line or 0)
 
 
@@ -546,10 +513,10 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
     blind, aid = _blind(row, kind, problems)
     if problems:
         return problems
-    # A million labels name a few thousand prompts and a few hundred models and judges: one copy of each name.
+    # A million labels name a few hundred models and judges: one copy of each name.
     return JudgmentRecord(
         line=line,
-        prompt_id=sys.intern(texts["prompt_id"]),
+        prompt_id=texts["prompt_id"],  # not interned: an Arena file names a new one a row, kept for good
         model_a=sys.intern(texts["model_a"]),
         model_b=sys.intern(texts["model_b"]),
         judge=sys.intern(judge),

@@ -33,10 +33,10 @@ from evalhub.core.files.judgments import (
     HUMAN,
     MAX_JUDGE_LENGTH,
     MODEL,
-    ResponsesSeen,
     no_duplicate_columns,
     required_texts,
 )
+from evalhub.core.files.responses_seen import ResponsesSeen
 from evalhub.core.files.rows import FileError, RowError, Source, read_rows, unit_of
 from evalhub.core.files.seen_keys import SeenKeys
 from evalhub.core.files.slugs import is_slug
@@ -140,12 +140,8 @@ def parse_score_rows(
             continue
         if scale := scale_of(row):
             parsed.scales.setdefault(record.criterion, scale)
-        first = responses.add(line, row, record.prompt_id, record.model, row["response"], record.variant)
-        if first is not None:
-            parsed.errors.append(
-                RowError(line, f"the response of {record.model!r} differs from the one on {unit} {first}.", unit)
-            )
-            continue
+        what = f"the response of {record.model!r}"  # one that differs is named once the file is read
+        responses.add(line, row, record.prompt_id, record.model, row["response"], what=what, variant=record.variant)
         parsed.criteria.add(record.criterion)
         parsed.raters.setdefault(record.rater, record.rater_is_human)
         parsed.scores.add(record)
@@ -157,6 +153,7 @@ def parse_score_rows(
         parsed.errors.append(RowError(None, "the file has no rows."))
     parsed.benchmark = responses.finish()
     parsed.errors.extend(parsed.benchmark.errors)
+    parsed.errors.extend(responses.errors)
     parsed.errors.sort(key=lambda error: error.line or 0)
     return parsed
 
