@@ -90,13 +90,13 @@ def labels_csv(rows: int) -> bytes:
     return ("\n".join(out) + "\n").encode()
 
 
-def peak_while_reading(data: bytes) -> int:
+def peak_while_reading(data: bytes, fmt: str = "csv") -> int:
     """The most memory Python held while reading and checking the file as a stream (judgments dropped);
     the file itself is outside it, as a file on disk is."""
     stream = io.BytesIO(data)
     tracemalloc.start()
     try:
-        parsed = parse_judgment_file(stream, "csv", known_models=(), allow_new_models=True, on_judgment=id)
+        parsed = parse_judgment_file(stream, fmt, known_models=(), allow_new_models=True, on_judgment=id)
         assert parsed.ok, parsed.errors[:3]
         return tracemalloc.get_traced_memory()[1]
     finally:
@@ -114,18 +114,7 @@ def test_reading_a_json_array_keeps_a_few_bytes_a_record_not_the_file():
     """json.loads of the whole file held its text and every record (about 830 bytes a record here); the
     array is now read a record at a time."""
     small, large = labels_json(19_000), labels_json(76_000)
-
-    def peak(data: bytes) -> int:
-        stream = io.BytesIO(data)
-        tracemalloc.start()
-        try:
-            parsed = parse_judgment_file(stream, "json", known_models=(), allow_new_models=True, on_judgment=id)
-            assert parsed.ok, parsed.errors[:3]
-            return tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
-
-    per_row = (peak(large) - peak(small)) / 57_000
+    per_row = (peak_while_reading(large, "json") - peak_while_reading(small, "json")) / 57_000
     assert per_row < 64, f"{per_row:.0f} bytes a row"
 
 
