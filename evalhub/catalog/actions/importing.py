@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, overload
@@ -282,13 +282,14 @@ def do_upsert_responses(
     prompts: DiskMap[StoredPrompt],
     parsed: ParsedFile,
     counts: dict[str, Any],
-    ids: Mapping[tuple[str, str], int] | None = None,
+    reserved_for: Callable[[Collection[tuple[str, str]]], Mapping[tuple[str, str], int]] | None = None,
 ) -> None:
     """The file's responses created or brought up to date, a slice of them at a time as the prompts
-    are; `ids` gives the key reserved for a new one (prompt id, model slug) that rows already written
-    point to. New ones go in one RowWriter stream, each with a key: the one reserved, or one reserved here."""
-    ids = ids or {}
+    are; `reserved_for` gives the keys reserved for new ones (prompt id, model slug) that rows already
+    written point to (a labels file's), asked a slice at a time. New ones go in one RowWriter stream,
+    each with a key: the one reserved, or one reserved here."""
     models = dict(LanguageModel.objects.values_list("slug", "id"))
+    ids: Mapping[tuple[str, str], int] = {}
 
     def reserved(record: ResponseRecord) -> int | None:
         return None if record.variant else ids.get((record.prompt_id, record.model))
@@ -298,6 +299,8 @@ def do_upsert_responses(
         for part in in_slices(parsed.responses):
             new.pause()
             placed = prompts.get_many({record.prompt_id for record in part})
+            if reserved_for is not None:
+                ids = reserved_for({(record.prompt_id, record.model) for record in part if not record.variant})
             keyed = [((placed[record.prompt_id].id, models[record.model], record.variant), record) for record in part]
             held = {placed[record.prompt_id].id for record in part if not placed[record.prompt_id].created}
             # The metadata as stored text, read as JSON only for a response the file gives metadata

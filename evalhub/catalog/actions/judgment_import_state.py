@@ -7,14 +7,16 @@ judgment import merges the labels it staged with the stored ones on the server i
 
 from __future__ import annotations
 
+import itertools
 from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from django.db import connection
 
 from evalhub.catalog.models import Judgment
+from evalhub.core.files.disk_map import DiskMap, key_of
 from evalhub.core.files.judgments import BOTH_BAD, JudgmentRecord
 
 # A stored label's pair is kept as one 64-bit number, its two response ids side by side.
@@ -169,3 +171,59 @@ def merge_staged_labels(staged: str, count: Callable[[Collection[int], int], Non
         created = [row[0] for row in cursor.fetchall()]
     count(created, 1)
     return len(changed), len(created), staged_count
+
+
+class ResponseId(NamedTuple):
+    id: int
+    new: bool  # its key reserved by this import: the response is written after the labels
+
+
+class ResponseIds:
+    """The response each (prompt id in the file, model slug) of a labels file points to: the benchmark's
+    stored ones and those this import reserved a key for. On disk (DiskMap) behind a cache of the last
+    CACHE_SIZE, not in dicts: a file in the shape of Arena's votes names two new responses a row, which
+    cost about 800 bytes a vote."""
+
+    CACHE_SIZE = 1 << 17
+
+    def __init__(self, stored: Iterable[tuple[int, str, str]]) -> None:
+        self.ids: DiskMap[ResponseId] = DiskMap(ResponseId)
+        for part in _parts(stored, 10_000):
+            self.ids.put_many((key_of(prompt, model), ResponseId(pk, False)) for pk, prompt, model in part)
+        self.recent: dict[tuple[str, str], int] = {}
+        self.unwritten: dict[str, ResponseId] = {}  # new since the cache was last cleared: all in `recent`
+        self.created = 0
+
+    def get(self, prompt: str, model: str) -> int | None:
+        found = self.recent.get((prompt, model))
+        if found is None and (stored := self.ids.get(key_of(prompt, model))) is not None:
+            found = stored.id
+            self._remember((prompt, model), found)
+        return found
+
+    def add_new(self, prompt: str, model: str, pk: int) -> None:
+        self.created += 1
+        self._remember((prompt, model), pk)
+        self.unwritten[key_of(prompt, model)] = ResponseId(pk, True)
+
+    def _remember(self, key: tuple[str, str], pk: int) -> None:
+        if len(self.recent) >= self.CACHE_SIZE:
+            self._write()
+            self.recent.clear()
+        self.recent[key] = pk
+
+    def _write(self) -> None:
+        self.ids.put_many(self.unwritten.items())
+        self.unwritten.clear()
+
+    def new_ones(self, keys: Collection[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        """The keys this import reserved among those of `keys` (prompt id, model slug)."""
+        self._write()
+        found = self.ids.get_many({key_of(*key) for key in keys})
+        return {key: found[name].id for key in keys if (name := key_of(*key)) in found and found[name].new}
+
+
+def _parts(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    stream = iter(rows)
+    while part := list(itertools.islice(stream, size)):
+        yield part

@@ -32,6 +32,7 @@ from evalhub.catalog.actions.importing import (
 from evalhub.catalog.actions.judgment_import_state import (
     ARENA_WINNER,
     NewBattles,
+    ResponseIds,
     StoredLabels,
     merge_staged_labels,
     value_hash,
@@ -222,18 +223,16 @@ class _JudgmentImport:
         self.staged: RowWriter | None = None
         self.models = dict(LanguageModel.objects.values_list("slug", "id"))
         self.criteria = dict(Criterion.objects.values_list("slug", "id"))
-        self.responses: dict[tuple[str, str], int] = {
-            (prompt, model): response
-            for response, prompt, model in Response.objects.filter(
-                prompt__benchmark=benchmark, parent__isnull=True, variant=""
-            ).values_list("id", "prompt__external_id", "model__slug")
-        }
+        self.responses = ResponseIds(
+            Response.objects.filter(prompt__benchmark=benchmark, parent__isnull=True, variant="")
+            .values_list("id", "prompt__external_id", "model__slug")
+            .iterator(chunk_size=5000)
+        )
         self.stored = StoredLabels()
         self.judges_read: set[str] = set()
         # What this import creates with a key it reserved: models and judges, criteria, responses.
         self.new_models: dict[str, int] = {}
         self.new_criteria: dict[str, int] = {}
-        self.new_responses: dict[tuple[str, str], int] = {}
         self.spare: list[int] = []  # response keys reserved and not given yet
         self.new = NewBattles()
         self.changed: list[Judgment] = []
@@ -278,8 +277,8 @@ class _JudgmentImport:
         key = (
             self.criteria.get(record.criterion) or self._criterion(record.criterion),
             self.models[record.judge] if record.judge in self.judges_read else self._judge(record.judge),
-            responses.get((record.prompt_id, record.model_a)) or self._response(record.prompt_id, record.model_a),
-            responses.get((record.prompt_id, record.model_b)) or self._response(record.prompt_id, record.model_b),
+            responses.get(record.prompt_id, record.model_a) or self._response(record.prompt_id, record.model_a),
+            responses.get(record.prompt_id, record.model_b) or self._response(record.prompt_id, record.model_b),
         )
         if self.staged is not None:  # merged with the stored labels by the server, once the file is read
             self.staged.write(self._row(record, key))
@@ -414,14 +413,14 @@ class _JudgmentImport:
         )
 
     def _response(self, prompt: str, model: str) -> int:
-        key = (prompt, model)
-        if key not in self.responses:
-            if not self.spare:
-                self._pause()
-                wanted = min(self.MOST_RESERVED, max(self.FIRST_RESERVED, 2 * len(self.new_responses)))
-                self.spare = reserve_ids(Response, wanted)[::-1]
-            self.responses[key] = self.new_responses[key] = self.spare.pop()
-        return self.responses[key]
+        """A key reserved for a response the file names and evalhub lacks (it has none yet)."""
+        if not self.spare:
+            self._pause()
+            wanted = min(self.MOST_RESERVED, max(self.FIRST_RESERVED, 2 * self.responses.created))
+            self.spare = reserve_ids(Response, wanted)[::-1]
+        pk = self.spare.pop()
+        self.responses.add_new(prompt, model, pk)
+        return pk
 
     def store(self, parsed: ParsedJudgments) -> dict[str, int]:
         """Create what the labels point to, update the changed ones, count them all; the import's counts."""
@@ -452,7 +451,7 @@ class _JudgmentImport:
             if not created:
                 raise made_meanwhile(f"criterion {DEFAULT_CRITERION!r}")
         prompts = do_upsert_prompts(self.benchmark, parsed.benchmark, counts)
-        do_upsert_responses(prompts, parsed.benchmark, counts, self.new_responses)
+        do_upsert_responses(prompts, parsed.benchmark, counts, self.responses.new_ones)
         self._replace_changed()
         merged_new = self._merge_staged()
         if self.replaced:

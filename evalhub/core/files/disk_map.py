@@ -18,6 +18,11 @@ CACHE_KIB = 32 * 1024  # SQLite's page cache: the memory a map holds however lar
 READ_BATCH = 10_000  # records decoded at a time when the map is read in order
 
 
+def key_of(*parts: str) -> str:
+    """One text key for several (a prompt id and a model slug), unambiguous whatever the parts hold."""
+    return msgspec.json.encode(parts).decode()
+
+
 class DiskMap(Generic[T]):
     """Records of one type (a dataclass, NamedTuple or msgspec Struct) by a text key, in the order their
     keys were first put. `put_many` adds or replaces; iterating gives the values in that order."""
@@ -57,11 +62,15 @@ class DiskMap(Generic[T]):
         """Records decoded together, as one JSON array: a call into msgspec a batch, not a record."""
         return self.list_decoder.decode(b"[" + b",".join(values) + b"]")
 
-    def __getitem__(self, key: str) -> T:
+    def get(self, key: str) -> T | None:
         row = self.connection.execute("SELECT value FROM record WHERE key = ?", (key,)).fetchone()
-        if row is None:
+        return None if row is None else self.decoder.decode(row[0])
+
+    def __getitem__(self, key: str) -> T:
+        found = self.get(key)
+        if found is None:
             raise KeyError(key)
-        return self.decoder.decode(row[0])
+        return found
 
     def __len__(self) -> int:
         return self.count

@@ -13,10 +13,8 @@ import hashlib
 from collections.abc import Collection
 from typing import Any, NamedTuple
 
-import msgspec
-
 from evalhub.core.files.benchmarks import ParsedFile, ResponseChecker
-from evalhub.core.files.disk_map import DiskMap
+from evalhub.core.files.disk_map import DiskMap, key_of
 from evalhub.core.files.rows import RowError
 
 PROMPT_COLUMNS = ("prompt", "category")  # the prompt fields a labels row may carry
@@ -71,11 +69,11 @@ class ResponsesSeen:
     def _settle(self) -> None:
         """The waiting rows in the file's order: a response not seen before is checked and kept."""
         pending, self._pending = self._pending, []
-        names = {_name(item.key) for item in pending}
+        names = {key_of(*item.key) for item in pending}
         known = self._first.get_many(names)
         new: dict[str, FirstSight] = {}
         for item in pending:
-            name = _name(item.key)
+            name = key_of(*item.key)
             seen = known.get(name)
             if seen is None:
                 known[name] = new[name] = seen = FirstSight(item.line, item.digest)
@@ -97,7 +95,3 @@ class ResponsesSeen:
         self._first.close()
         self._recent.clear()
         return self.checker.finish()
-
-
-def _name(key: tuple[str, str, str]) -> str:
-    return msgspec.json.encode(key).decode()  # unambiguous whatever the ids hold
