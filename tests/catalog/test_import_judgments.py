@@ -547,7 +547,8 @@ def test_a_response_another_import_made_meanwhile_refuses_the_file_with_a_reason
 
     def another_import_first(*args, **kwargs):
         prompts = upsert_prompts(*args, **kwargs)
-        Response.objects.create(prompt_id=prompts["q0"].id, model=LanguageModel.objects.get(slug="gpt-4o"), text="A0")
+        gpt = LanguageModel.objects.get(slug="gpt-4o")
+        Response.objects.create(prompt_id=prompts.get("q0").id, model=gpt, text="A0")
         return prompts
 
     monkeypatch.setattr(actions, "do_upsert_prompts", another_import_first)

@@ -7,7 +7,6 @@ judgment import merges the labels it staged with the stored ones on the server i
 
 from __future__ import annotations
 
-import itertools
 from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
@@ -18,6 +17,7 @@ from django.db import connection
 from evalhub.catalog.models import Judgment
 from evalhub.core.files.disk_map import DiskMap, key_of
 from evalhub.core.files.judgments import BOTH_BAD, JudgmentRecord
+from evalhub.system.bounded_queries import in_slices
 
 # A stored label's pair is kept as one 64-bit number, its two response ids side by side.
 ID_BITS = 31
@@ -188,7 +188,7 @@ class ResponseIds:
 
     def __init__(self, stored: Iterable[tuple[int, str, str]]) -> None:
         self.ids: DiskMap[ResponseId] = DiskMap(ResponseId)
-        for part in _parts(stored, 10_000):
+        for part in in_slices(stored, 10_000):
             self.ids.put_many((key_of(prompt, model), ResponseId(pk, False)) for pk, prompt, model in part)
         self.recent: dict[tuple[str, str], int] = {}
         self.unwritten: dict[str, ResponseId] = {}  # new since the cache was last cleared: all in `recent`
@@ -221,9 +221,3 @@ class ResponseIds:
         self._write()
         found = self.ids.get_many({key_of(*key) for key in keys})
         return {key: found[name].id for key in keys if (name := key_of(*key)) in found and found[name].new}
-
-
-def _parts(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    stream = iter(rows)
-    while part := list(itertools.islice(stream, size)):
-        yield part

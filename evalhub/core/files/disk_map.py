@@ -66,12 +66,6 @@ class DiskMap(Generic[T]):
         row = self.connection.execute("SELECT value FROM record WHERE key = ?", (key,)).fetchone()
         return None if row is None else self.decoder.decode(row[0])
 
-    def __getitem__(self, key: str) -> T:
-        found = self.get(key)
-        if found is None:
-            raise KeyError(key)
-        return found
-
     def __len__(self) -> int:
         return self.count
 
