@@ -36,9 +36,11 @@ def in_lists(sql: str) -> list[int]:
 
 
 def value_lists(sql: str) -> list[int]:
-    """How many values each list of a statement names: its `IN (…)` lists and its lists of integers given
-    as one parameter (`in_integers`: SQLite's json_each of a JSON list, PostgreSQL's ANY of an array)."""
-    lists = re.findall(r"json_each\('\[([^\]]*)\]'\)", sql) + re.findall(r"ANY\('\{([^}]*)\}'::bigint\[\]\)", sql)
+    """How many values each list of a statement names: its `IN (…)` lists and its lists of integers or
+    texts given as one parameter (`in_integers`, `in_texts`: SQLite's json_each of a JSON list,
+    PostgreSQL's ANY of an array)."""
+    arrays = re.findall(r"ANY\('\{([^}]*)\}'::(?:bigint|text)\[\]\)", sql)
+    lists = re.findall(r"json_each\('\[([^\]]*)\]'\)", sql) + arrays
     return in_lists(sql) + [len(values.split(",")) for values in lists]
 
 

@@ -215,11 +215,11 @@ def select_prompts(benchmark: Benchmark, external_ids: str = "", category: str =
         return []
     prompts = benchmark.prompts.order_by("pk")
     if wanted:
-        found = dict(prompts.filter(external_id__in=wanted).values_list("external_id", "pk"))
+        found = dict(prompts.filter(external_id__in_texts=wanted).values_list("external_id", "pk"))
         unknown = [w for w in wanted if w not in found]
         if unknown:
             raise ValueError(f"{benchmark.name} has no prompt {', '.join(unknown[:10])}.")
-        prompts = prompts.filter(pk__in=found.values())
+        prompts = prompts.filter(pk__in_integers=list(found.values()))
     if category:
         prompts = prompts.filter(category=category)
     ids = list(prompts.values_list("pk", flat=True))

@@ -191,7 +191,7 @@ def do_upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str
             existing = {
                 external_id: (pk, values)
                 for external_id, pk, *values in (benchmark.prompts if held else Prompt.objects.none())
-                .filter(external_id__in=[record.external_id for record in part])
+                .filter(external_id__in_texts=[record.external_id for record in part])
                 .order_by()
                 .values_list("external_id", "pk", *PROMPT_TEXT_ATTRIBUTES, *_AS_TEXT)
             }
