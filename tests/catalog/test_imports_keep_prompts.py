@@ -272,3 +272,61 @@ def test_an_empty_value_in_a_column_the_file_has_is_the_explicit_way_to_clear_a_
     assert privileged == {"rubric": "be kind"}
     assert metadata == {"instruction_difficulty": 2.5}
     assert summary.counts["prompt_fields_updated"] == ["metadata.source_dataset", "privileged.hint", "reference_answer"]
+
+
+def test_a_file_that_carries_a_few_fields_reads_and_writes_back_only_those(stored):
+    """A re-import read every stored prompt's source, guidelines, privileged fields and metadata, and
+    wrote them all back for a prompt whose text changed: a paper's source read back for nothing."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    rows = [
+        {"prompt_id": "q1", "prompt": "Is 221 a prime?", "model": "alpha", "response": "alpha on q1"},
+        {"prompt_id": "81", "category": "poetry", "model": "alpha", "response": "alpha on 81"},
+    ]
+    with CaptureQueriesContext(connection) as queries:
+        summary = do_import_benchmark(filename="few.jsonl", data=jsonl(rows), benchmark_slug="bench")
+    after = prompt_fields()
+    assert after["q1"] == ("Is 221 a prime?", *stored["q1"][1:])
+    assert after["81"] == (HAIKU, "poetry", *stored["81"][2:])
+    assert summary.counts["prompt_fields_updated"] == ["category", "prompt"]
+    table = Prompt._meta.db_table
+    touching = [  # the reads and the updates; the rows a file adds are written whole
+        query["sql"]
+        for query in queries
+        if f'"{table}"' in query["sql"]
+        and "catalog_response" not in query["sql"]
+        and query["sql"].startswith(("SELECT", "UPDATE"))
+    ]
+    assert {sql.split(" ", 1)[0] for sql in touching} == {"SELECT", "UPDATE"}
+    for sql in touching:
+        for column in ("source", "synopsis", "rating_guidelines", "privileged", "metadata"):
+            assert f'"{column}"' not in sql, (column, sql)
+    responses = [
+        query["sql"] for query in queries if query["sql"].startswith("SELECT") and "catalog_response" in query["sql"]
+    ]
+    assert responses and not any('"metadata"' in sql for sql in responses)
+
+
+def test_a_response_whose_text_changes_keeps_its_metadata_beside_a_row_that_gives_some(stored):
+    from evalhub.catalog.models import Response
+
+    def metadata(prompt_id: str) -> tuple[str, dict]:
+        response = Response.objects.get(prompt__external_id=prompt_id, model__slug="alpha", parent__isnull=True)
+        return response.text, response.metadata
+
+    first = [
+        {"prompt_id": "q1", "model": "alpha", "response": "alpha on q1", "response_metadata": {"temperature": 0.2}},
+        {"prompt_id": "81", "model": "alpha", "response": "alpha on 81", "response_metadata": {"temperature": 0.7}},
+    ]
+    do_import_benchmark(filename="meta.jsonl", data=jsonl(first), benchmark_slug="bench")
+    mixed = [
+        {"prompt_id": "q1", "model": "alpha", "response": "alpha again on q1"},
+        {"prompt_id": "81", "model": "alpha", "response": "alpha on 81", "response_metadata": {"seed": 1}},
+    ]
+    do_import_benchmark(filename="mixed.jsonl", data=jsonl(mixed), benchmark_slug="bench")
+    assert metadata("q1") == ("alpha again on q1", {"temperature": 0.2})
+    assert metadata("81") == ("alpha on 81", {"temperature": 0.7, "seed": 1})
+    plain = [{"prompt_id": "81", "model": "alpha", "response": "alpha once more on 81"}]
+    do_import_benchmark(filename="plain.jsonl", data=jsonl(plain), benchmark_slug="bench")
+    assert metadata("81") == ("alpha once more on 81", {"temperature": 0.7, "seed": 1})

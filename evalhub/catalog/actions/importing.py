@@ -34,12 +34,29 @@ from evalhub.system.bulk_insert import RowWriter, reserve_ids
 from evalhub.tallies.actions import do_mark_stale, note_change
 
 PROMPT_FIELDS = (*PROMPT_TEXT_ATTRIBUTES, "privileged", "metadata")  # the Prompt columns an import writes
-
-
-CATEGORY = PROMPT_FIELDS.index("category")
 # A stored prompt's privileged fields and metadata read as their JSON text, decoded only for a prompt
 # whose row names some of their keys (decoding every stored prompt's was a fifth of a re-import).
 _AS_TEXT = (Cast("privileged", TextField()), Cast("metadata", TextField()))
+
+
+class _Compared(NamedTuple):
+    """The stored prompt columns a slice of the file is compared with: the text fields its rows carry
+    (the category always: the boards count battles by it), and the privileged fields and metadata
+    where a row names some of their keys. A file that does not carry a paper's source does not read
+    every stored one back."""
+
+    texts: tuple[str, ...]
+    nested: bool
+
+    @classmethod
+    def of(cls, part: Collection[PromptRecord]) -> _Compared:
+        given = {"category"}.union(*{record.given for record in part})  # a few distinct sets
+        nested = any(record.privileged or record.metadata or record.cleared for record in part)
+        return cls(tuple(name for name in PROMPT_TEXT_ATTRIBUTES if name in given), nested)
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return (*self.texts, *(("privileged", "metadata") if self.nested else ()))
 
 
 class ImportRejected(Exception):
@@ -188,12 +205,14 @@ def do_upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str
     with RowWriter(Prompt, ("id", "external_id", *PROMPT_FIELDS), benchmark_id=benchmark.pk) as new:
         for part in parsed.prompts.batches(bounded_queries.PER_QUERY):  # read at call time: tests lower it
             new.pause()  # the queries below run between the stream's COPYs (PostgreSQL)
+            compared = _Compared.of(part)
+            category = compared.texts.index("category")
             existing = {
                 external_id: (pk, values)
                 for external_id, pk, *values in (benchmark.prompts if held else Prompt.objects.none())
                 .filter(external_id__in_texts=[record.external_id for record in part])
                 .order_by()
-                .values_list("external_id", "pk", *PROMPT_TEXT_ATTRIBUTES, *_AS_TEXT)
+                .values_list("external_id", "pk", *compared.texts, *(_AS_TEXT if compared.nested else ()))
             }
             fresh = sum(record.external_id not in existing for record in part)
             spare = reserve_ids(Prompt, fresh)[::-1] if fresh else []
@@ -209,15 +228,16 @@ def do_upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str
                     new.write((pk, record.external_id, *values, _json(record.privileged), _json(record.metadata)))
                     placed.append((record.external_id, StoredPrompt(pk, record.category, created=True)))
                     continue
-                values, named = _merged_prompt(stored[1], record)
+                values, named = _merged_prompt(compared, stored[1], record)
                 if named:
                     fields.update(named)
-                    stale = stale or values[CATEGORY] != stored[1][CATEGORY]
-                    edited.append(Prompt(pk=stored[0], **dict(zip(PROMPT_FIELDS, values, strict=True))))
-                placed.append((record.external_id, StoredPrompt(stored[0], values[CATEGORY])))
+                    stale = stale or values[category] != stored[1][category]
+                    edited.append(Prompt(pk=stored[0], **dict(zip(compared.fields, values, strict=True))))
+                placed.append((record.external_id, StoredPrompt(stored[0], values[category])))
             stored_prompts.put_many(placed)
             new.pause()
-            Prompt.objects.bulk_update(edited, PROMPT_FIELDS, batch_size=500)
+            if edited:
+                Prompt.objects.bulk_update(edited, compared.fields, batch_size=500)
             changed += len(edited)
     if untitled:  # the import's transaction undoes what was written
         raise ImportRejected(untitled)
@@ -235,15 +255,17 @@ def do_upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str
     return stored_prompts
 
 
-def _merged_prompt(stored: list[Any], record: PromptRecord) -> tuple[list[Any], list[str]]:
-    """A stored prompt's values with what the file carried laid over them, and the names of the fields
-    (`privileged.NAME`, `metadata.NAME` for keys) that this changes."""
+def _merged_prompt(compared: _Compared, stored: list[Any], record: PromptRecord) -> tuple[list[Any], list[str]]:
+    """A stored prompt's values (the `compared` fields) with what the file carried laid over them, and
+    the names of the fields (`privileged.NAME`, `metadata.NAME` for keys) that this changes."""
     values = list(stored)
     named = []
-    for index, name in enumerate(PROMPT_TEXT_ATTRIBUTES):
+    for index, name in enumerate(compared.texts):
         if name in record.given and values[index] != getattr(record, name):
             values[index] = getattr(record, name)
             named.append("prompt" if name == "text" else name)
+    if not compared.nested:
+        return values, named
     for index, prefix, given in ((-2, "privileged", record.privileged), (-1, "metadata", record.metadata)):
         cleared = [key.split(".", 1)[1] for key in record.cleared if key.startswith(f"{prefix}.")]
         if not given and not cleared:
@@ -303,16 +325,25 @@ def do_upsert_responses(
                 ids = reserved_for({(record.prompt_id, record.model) for record in part if not record.variant})
             keyed = [((placed[record.prompt_id].id, models[record.model], record.variant), record) for record in part]
             held = {placed[record.prompt_id].id for record in part if not placed[record.prompt_id].created}
-            # The metadata as stored text, read as JSON only for a response the file gives metadata
-            # (decoding every stored response's was a sixth of a re-import); the prompts as one parameter.
+            # The metadata as stored text, read only where a row of the slice gives some and decoded only
+            # for such a response (decoding every stored response's was a sixth of a re-import); the
+            # prompts as one parameter.
+            keyed_metadata = any(record.metadata for record in part)
             existing = {
-                (prompt_id, model_id, variant): (pk, text, metadata)
-                for pk, prompt_id, model_id, variant, text, metadata in (
+                (prompt_id, model_id, variant): (pk, text, *metadata)
+                for pk, prompt_id, model_id, variant, text, *metadata in (
                     Response.objects if held else Response.objects.none()
                 )
                 .filter(parent__isnull=True, prompt_id__in_integers=sorted(held))
                 .order_by()
-                .values_list("pk", "prompt_id", "model_id", "variant", "text", Cast("metadata", TextField()))
+                .values_list(
+                    "pk",
+                    "prompt_id",
+                    "model_id",
+                    "variant",
+                    "text",
+                    *([Cast("metadata", TextField())] if keyed_metadata else []),
+                )
             }
             fresh = [(key, record) for key, record in keyed if key not in existing]
             unreserved = sum(reserved(record) is None for _, record in fresh)
@@ -327,12 +358,16 @@ def do_upsert_responses(
                     continue
                 if reserved(record) is not None:
                     raise made_meanwhile(f"the response of {record.model!r} to prompt {record.prompt_id!r}")
-                metadata = json.loads(stored[2]) if record.metadata or stored[1] != record.text else {}
+                decode = keyed_metadata and (record.metadata or stored[1] != record.text)  # else not written
+                metadata = json.loads(stored[2]) if decode else {}
                 if stored[1] != record.text or any(metadata.get(k) != v for k, v in record.metadata.items()):
                     # The file's metadata keys are set; others (a generation run's, say) stay as they are.
                     edited.append(Response(pk=stored[0], text=record.text, metadata={**metadata, **record.metadata}))
             new.pause()
-            Response.objects.bulk_update(edited, ["text", "metadata"], batch_size=500)
+            if edited:
+                Response.objects.bulk_update(
+                    edited, ["text", *(["metadata"] if keyed_metadata else [])], batch_size=500
+                )
             changed += len(edited)
     counts.update(
         responses_created=new.written,
