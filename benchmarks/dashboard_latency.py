@@ -228,11 +228,12 @@ def previous_method(requests: int) -> None:
     from evalhub.reads.caching import fingerprint
     from evalhub.reads.verdicts import judge_run_majorities
 
-    times = {"leaderboard": [], "leaderboard, single judges too": []}
+    times: dict[str, list[float]] = {"leaderboard": [], "leaderboard, single judges too": []}
+    cpus: dict[str, list[float]] = {label: [] for label in times}
     for _ in range(requests):
         for label, with_judges in (("leaderboard", False), ("leaderboard, single judges too", True)):
             cache.clear()
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             stamp = fingerprint()
             battles = load_battles(stamp, with_judges)
             judge_run_majorities(stamp)  # the judges board on the same page read every verdict too
@@ -245,9 +246,13 @@ def previous_method(requests: int) -> None:
             ]
             bt.leaderboard(kept, rounds=200, seed=0)
             times[label].append(time.perf_counter() - start)
+            cpus[label].append(time.process_time() - cpu)
     print("previous method, the data read alone (from every verdict), same database and run:")
     for label, values in times.items():
-        print(f"  {label:<32}{percentile(values, 50):>10.1f}{percentile(values, 95):>10.1f}  (p50, p95 ms)")
+        print(
+            f"  {label:<32}{percentile(values, 50):>10.1f}{percentile(values, 95):>10.1f}"
+            f"{percentile(cpus[label], 50):>10.1f}  (wall p50, p95, CPU p50 ms)"
+        )
 
 
 def timing_into(spent: list[float]):
@@ -278,10 +283,11 @@ def write_costs(requests: int) -> bool:
     debates = list(Debate.objects.filter(run_id=run.reference_id).order_by("id")[:requests])
     timings: dict[str, list[float]] = {"verdict": [], "verdict, counted": [], "settle": [], "settle, counted": []}
     database: dict[str, list[float]] = {"verdict": [], "verdict, counted": []}
+    cpu: dict[str, list[float]] = {}  # this process's: Django's and the driver's work, not the server's
     for index, debate in enumerate(debates):
         for counted in (False, True):
             label = "verdict, counted" if counted else "verdict"
-            start = time.perf_counter()
+            start, started = time.perf_counter(), time.process_time()
             spent: list[float] = []
             with connection.execute_wrapper(timing_into(spent)), transaction.atomic():
                 JudgeVerdict.objects.create(
@@ -298,6 +304,7 @@ def write_costs(requests: int) -> bool:
                 if counted:
                     do_recount_debates([debate.pk])
             timings[label].append(time.perf_counter() - start)
+            cpu.setdefault(label, []).append(time.process_time() - started)
             database[label].append(sum(spent))
     database |= {"settle": [], "settle, counted": []}
     for debate in debates:
@@ -305,7 +312,7 @@ def write_costs(requests: int) -> bool:
             label = "settle, counted" if counted else "settle"
             Debate.objects.filter(pk=debate.pk).update(status=DebateStatus.RUNNING)
             spent = []
-            start = time.perf_counter()
+            start, started = time.perf_counter(), time.process_time()
             with connection.execute_wrapper(timing_into(spent)):
                 if counted:
                     do_finish_debates([(debate, DebateOutcome(verdict=2, rounds_used=1, turns=[]))])
@@ -313,6 +320,7 @@ def write_costs(requests: int) -> bool:
                     with transaction.atomic():
                         Debate.objects.filter(pk=debate.pk).update(status=DebateStatus.CONSENSUS, verdict=1, winner="a")
             timings[label].append(time.perf_counter() - start)
+            cpu.setdefault(label, []).append(time.process_time() - started)
             database[label].append(sum(spent))
     # As a judge run writes: a chunk's verdicts (25 debates, both orders) in one transaction, the chunk's
     # debates recounted in it. Each chunk is a new run's first (its debates judged by no earlier chunk
@@ -325,27 +333,31 @@ def write_costs(requests: int) -> bool:
             fresh_run = JudgeRun.objects.create(reference_id=run.reference_id, judge=f"openai:chunk{index}-{counted}")
             rows = chunk_verdicts(fresh_run, pool)
             spent = []
-            start = time.perf_counter()
+            start, started = time.perf_counter(), time.process_time()
             with connection.execute_wrapper(timing_into(spent)), transaction.atomic():
                 JudgeVerdict.objects.bulk_create(rows, ignore_conflicts=True)
                 if counted:
                     do_recount_judge_run(fresh_run, pool)  # as JudgeRunRunner.write does
             timings.setdefault(label, []).append((time.perf_counter() - start) / len(rows))
+            cpu.setdefault(label, []).append((time.process_time() - started) / len(rows))
             database.setdefault(label, []).append(sum(spent) / len(rows))
     chunked = statistics.median(timings["chunk of verdicts, counted"]) / statistics.median(timings["chunk of verdicts"])
     # The same chunk as the runner records it: the whole transaction that marks the chunk done (its
     # lock, the verdicts, the job's progress and usage), with the counts kept and with them left out.
     for label, per_verdict in record_chunks(run, requests).items():
-        timings[label], database[label] = per_verdict
+        timings[label], database[label], cpu[label] = per_verdict
     recorded = statistics.median(timings["chunk recorded, counted"]) / statistics.median(timings["chunk recorded"])
     print("one write (ms): the row alone, and with the boards' counts kept in the same transaction")
-    print(f"  {'':<32}{'wall p50':>10}{'wall p95':>10}{'db p50':>10}{'db p95':>10}")
+    print(f"  {'':<32}{'wall p50':>10}{'wall p95':>10}{'CPU p50':>10}{'db p50':>10}{'db p95':>10}")
     for label, values in timings.items():
         db = database.get(label)
         db_cells = f"{percentile(db, 50):>10.2f}{percentile(db, 95):>10.2f}" if db else ""
-        print(f"  {label:<32}{percentile(values, 50):>10.2f}{percentile(values, 95):>10.2f}{db_cells}")
+        print(
+            f"  {label:<32}{percentile(values, 50):>10.2f}{percentile(values, 95):>10.2f}"
+            f"{percentile(cpu[label], 50):>10.2f}{db_cells}"
+        )
     print("  (settle, counted is the whole do_finish_debates action: lock, save, counts, live broadcast;")
-    print("   db is the statements' own time, the rest is Python; a chunk's figures are per verdict)")
+    print("   db is the statements' own time, CPU this process's; a chunk's figures are per verdict)")
     print(f"a chunk's verdicts with their counts kept: {chunked:.2f}× the verdicts alone (bound: {WRITE_BOUND}×)")
     print(f"a chunk recorded by the runner with its counts kept: {recorded:.2f}× the same record without them")
     return chunked <= WRITE_BOUND
@@ -381,7 +393,7 @@ def record_chunks(run: JudgeRun, requests: int) -> dict[str, tuple[list[float], 
     from evalhub.debates.actions import do_create_judge_run
     from evalhub.debates.judging import JudgeChunkResult, JudgeRunRunner
 
-    out: dict[str, tuple[list[float], list[float]]] = {}
+    out: dict[str, tuple[list[float], list[float], list[float]]] = {}
     for index in range(requests):
         for counted in (False, True):
             label = "chunk recorded, counted" if counted else "chunk recorded"
@@ -393,14 +405,15 @@ def record_chunks(run: JudgeRun, requests: int) -> dict[str, tuple[list[float], 
             runner = JudgeRunRunner(JudgeRunRunner.load(judge_run.job_id))
             spent: list[float] = []
             recount = judging.do_recount_judge_run if counted else (lambda *args: None)
-            start = time.perf_counter()
+            start, started = time.perf_counter(), time.process_time()
             with (
                 connection.execute_wrapper(timing_into(spent)),
                 mock.patch.object(judging, "do_recount_judge_run", recount),
             ):
                 runner.record(chunk, JudgeChunkResult(verdicts=verdicts))
-            wall, db = out.setdefault(label, ([], []))
+            wall, db, cpu = out.setdefault(label, ([], [], []))
             wall.append((time.perf_counter() - start) / len(verdicts))
+            cpu.append((time.process_time() - started) / len(verdicts))
             db.append(sum(spent) / len(verdicts))
     return out
 
@@ -446,7 +459,10 @@ def run(args: argparse.Namespace) -> bool:
     print(f"counting everything from scratch (rebuild_tallies): {time.perf_counter() - start:.1f} s")
 
     print(f"database: {django.db.connection.vendor}; {args.requests} requests each; times are server time (ms)")
-    print(f"{'page (counts kept as written)':<34}{'cold p50':>10}{'cold p95':>10}{'warm p50':>10}{'warm p95':>10}")
+    print(
+        f"{'page (counts kept as written)':<34}{'cold p50':>10}{'cold p95':>10}{'warm p50':>10}{'warm p95':>10}"
+        f"{'cold CPU':>10}{'warm CPU':>10}  (CPU: p50, Django's)"
+    )
     both = "/leaderboards/?source=consensus&source=human&source=single_judge"
     pages = [
         ("leaderboard", "/leaderboards/"),
@@ -454,12 +470,12 @@ def run(args: argparse.Namespace) -> bool:
         ("leaderboard, single judges too", both),
     ]
     for label, url in pages:
-        cold = timed(client, url, args.requests, cold=True)
+        cold, cold_cpu = timed(client, url, args.requests, cold=True)
         timed(client, url, 1, cold=False)
-        warm = timed(client, url, args.requests, cold=False)
+        warm, warm_cpu = timed(client, url, args.requests, cold=False)
         print(
             f"{label:<34}{percentile(cold, 50):>10.1f}{percentile(cold, 95):>10.1f}{percentile(warm, 50):>10.1f}"
-            f"{percentile(warm, 95):>10.1f}"
+            f"{percentile(warm, 95):>10.1f}{percentile(cold_cpu, 50):>10.1f}{percentile(warm_cpu, 50):>10.1f}"
         )
     previous_method(args.requests)
     met = write_costs(args.requests)
@@ -486,4 +502,7 @@ def run(args: argparse.Namespace) -> bool:
 
 
 if __name__ == "__main__":
-    main()
+    from measured import reported  # benchmarks/, beside this script
+
+    with reported():
+        main()

@@ -116,4 +116,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from measured import reported  # benchmarks/, beside this script
+
+    with reported():
+        main()

@@ -306,4 +306,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from measured import reported  # benchmarks/, beside this script
+
+    with reported():
+        main()

@@ -42,7 +42,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-from measured import machine  # noqa: E402  (benchmarks/, beside this script)
 
 MEMORY_BOUND = 1024**3
 ROWS_PER_SECOND_TARGET = 40_000
@@ -240,7 +239,6 @@ def main() -> int:
     args = parser.parse_args()
     kinds = ["sqlite", *(["postgresql"] if args.postgres else [])]
     missed = []
-    print(f"start: {machine()}")
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         migrated = None
@@ -325,11 +323,14 @@ def main() -> int:
                     print(f"  target {ROWS_PER_SECOND_TARGET:,} rows/s (printed only): {met}")
     if args.postgres:
         drop_database(args.postgres)
-    print(f"end: {machine()}")
     for line in missed:
         print(f"BOUND MISSED: {line}")
     return 1 if missed else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from measured import reported
+
+    with reported():
+        code = main()
+    sys.exit(code)

@@ -8,10 +8,11 @@ and counted numpy's arrays only, not the process's memory.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,3 +61,22 @@ def machine() -> str:
     """Cores this process may use and the load averages (1, 5, 15 minutes) when it was asked."""
     one, five, fifteen = os.getloadavg()
     return f"{len(os.sched_getaffinity(0))} cores; load average {one:.2f} {five:.2f} {fifteen:.2f}"
+
+
+CPU_FIELDS = ("user", "system", "children_user", "children_system")
+
+
+@contextlib.contextmanager
+def reported() -> Iterator[None]:
+    """A whole benchmark run between two lines: how busy the machine was at its start and its end, and
+    the run's wall and CPU time (this process and the children it waited for), so that no figure it
+    prints can be read without the load it was measured under. The end line is printed when the run
+    exits early too (a bound missed)."""
+    print(f"start: {machine()}", flush=True)
+    wall, before = time.perf_counter(), os.times()
+    try:
+        yield
+    finally:
+        after = os.times()
+        cpu = sum(getattr(after, field) - getattr(before, field) for field in CPU_FIELDS)
+        print(f"end: {machine()}; run wall {time.perf_counter() - wall:.1f} s, CPU {cpu:.1f} s", flush=True)

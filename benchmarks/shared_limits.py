@@ -227,4 +227,7 @@ def finish(missed: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from measured import reported  # benchmarks/, beside this script
+
+    with reported():
+        main()
