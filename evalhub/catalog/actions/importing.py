@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import operator
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -57,6 +58,13 @@ class _Compared(NamedTuple):
     @property
     def fields(self) -> tuple[str, ...]:
         return (*self.texts, *(("privileged", "metadata") if self.nested else ()))
+
+    def reader(self) -> Callable[[PromptRecord], tuple[Any, ...]] | None:
+        """A record's compared text fields as one tuple, to hold against the stored row in one C-level
+        comparison (a field at a time was most of a re-import's work): equal, the prompt is unchanged
+        whichever of them its rows carried. None where the nested fields are compared too, or a single
+        field (attrgetter gives it bare)."""
+        return operator.attrgetter(*self.texts) if len(self.texts) > 1 and not self.nested else None
 
 
 class ImportRejected(Exception):
@@ -208,12 +216,13 @@ def do_upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str
             compared = _Compared.of(part)
             category = compared.texts.index("category")
             existing = {
-                external_id: (pk, values)
-                for external_id, pk, *values in (benchmark.prompts if held else Prompt.objects.none())
+                row[0]: (row[1], row[2:])
+                for row in (benchmark.prompts if held else Prompt.objects.none())
                 .filter(external_id__in_texts=[record.external_id for record in part])
                 .order_by()
                 .values_list("external_id", "pk", *compared.texts, *(_AS_TEXT if compared.nested else ()))
             }
+            as_stored = compared.reader()
             fresh = sum(record.external_id not in existing for record in part)
             spare = reserve_ids(Prompt, fresh)[::-1] if fresh else []
             edited, placed = [], []
@@ -227,6 +236,9 @@ def do_upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str
                     values = [getattr(record, name) for name in PROMPT_TEXT_ATTRIBUTES]
                     new.write((pk, record.external_id, *values, _json(record.privileged), _json(record.metadata)))
                     placed.append((record.external_id, StoredPrompt(pk, record.category, created=True)))
+                    continue
+                if as_stored is not None and as_stored(record) == stored[1]:
+                    placed.append((record.external_id, StoredPrompt(stored[0], stored[1][category])))
                     continue
                 values, named = _merged_prompt(compared, stored[1], record)
                 if named:
@@ -358,6 +370,8 @@ def do_upsert_responses(
                     continue
                 if reserved(record) is not None:
                     raise made_meanwhile(f"the response of {record.model!r} to prompt {record.prompt_id!r}")
+                if not record.metadata and stored[1] == record.text:
+                    continue  # as stored
                 decode = keyed_metadata and (record.metadata or stored[1] != record.text)  # else not written
                 metadata = json.loads(stored[2]) if decode else {}
                 if stored[1] != record.text or any(metadata.get(k) != v for k, v in record.metadata.items()):
