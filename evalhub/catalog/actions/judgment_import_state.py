@@ -216,6 +216,9 @@ class ResponseIds:
         self.ids.put_many(self.unwritten.items())
         self.unwritten.clear()
 
+    def close(self) -> None:
+        self.ids.close()
+
     def new_ones(self, keys: Collection[tuple[str, str]]) -> dict[tuple[str, str], int]:
         """The keys this import reserved among those of `keys` (prompt id, model slug)."""
         self._write()

@@ -3,6 +3,7 @@ Arena files), whole or not at all."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -145,6 +146,7 @@ def check_judgment_file(
     )
     parsed.errors.extend(refused)
     if not parsed.ok:
+        parsed.close()
         raise ImportRejected(sorted(parsed.errors, key=lambda error: error.line or 0))
     return parsed
 
@@ -176,8 +178,10 @@ def do_import_judgments(
     # (a file of ten million is not held in memory on either database).
     as_read = connection.vendor == "postgresql"
     checking: dict[str, Any] = {"layout": layout, "allow_new_models": allow_new_models, "judges_are": judges_are}
-    with Spool(JudgmentRecord) as spooled:
+    with Spool(JudgmentRecord) as spooled, contextlib.ExitStack() as parsed_files:  # on disk until stored
         checked = None if as_read else check_judgment_file(filename, data, **checking, on_judgment=spooled.add)
+        if checked is not None:
+            parsed_files.callback(checked.close)
         with import_transaction():
             benchmark, _ = Benchmark.objects.get_or_create(
                 slug=benchmark_slug,
@@ -186,6 +190,7 @@ def do_import_judgments(
             with _JudgmentImport(benchmark) as judgments:
                 if checked is None:
                     parsed = check_judgment_file(filename, data, **checking, on_judgment=judgments.add)
+                    parsed_files.callback(parsed.close)
                 else:
                     parsed = checked
                     for record in spooled:
@@ -250,6 +255,7 @@ class _JudgmentImport:
             if self.staged is not None:
                 self.staged.__exit__(kind, error, trace)
         finally:
+            self.responses.close()
             self.writer.__exit__(kind, error, trace)
 
     def _pause(self) -> None:

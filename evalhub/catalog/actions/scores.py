@@ -3,6 +3,7 @@ and the scores, whole or not at all."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -88,7 +89,7 @@ def rater_kind_clash(models: dict[str, bool]) -> Callable[[ScoreRecord], str]:
 
 def rejected_unless_ok(parsed: ParsedScores) -> ParsedScores:
     if not parsed.ok:
-        parsed.scores.close()  # its records on disk go now, not when the object is collected
+        parsed.close()
         raise ImportRejected(sorted(parsed.errors, key=lambda error: error.line or 0))
     return parsed
 
@@ -170,7 +171,7 @@ def do_import_scores(
     natural key is (criterion, rater, response): the same file again changes nothing, and a changed score
     or rationale is updated in place. Criteria the file names that evalhub lacks are created."""
     check_benchmark_slug(benchmark_slug)
-    with import_transaction():
+    with import_transaction(), contextlib.closing(parsed):  # its records on disk go once stored (or refused)
         benchmark, _ = Benchmark.objects.get_or_create(
             slug=benchmark_slug,
             defaults={"name": benchmark_slug, "task_type": task_type, "created_by": real_user(user)},

@@ -135,6 +135,10 @@ class ParsedJudgments:
     def ok(self) -> bool:
         return not self.errors
 
+    def close(self) -> None:
+        """Its prompts and responses on disk go now, not when the object is collected."""
+        self.benchmark.close()
+
 
 def detect_layout(columns: Collection[str]) -> str:
     if {"question_id", "conversation_a"} <= set(columns):
@@ -422,6 +426,7 @@ def _check_generic(
     parsed.names = {slug: name for slug, (_, name) in named.items() if name != slug}
     parsed.judges = {judge: is_person for judge, (_, is_person) in kinds.items()}
     checked = responses.finish()
+    parsed.benchmark.close()  # the empty one it was made with
     parsed.benchmark = checked
     parsed.errors.extend(checked.errors)
     parsed.errors.extend(responses.errors)

@@ -93,6 +93,11 @@ class ParsedScores:
     def ok(self) -> bool:
         return not self.errors
 
+    def close(self) -> None:
+        """Its prompts, responses and scores on disk go now, not when the object is collected."""
+        self.benchmark.close()
+        self.scores.close()
+
 
 def parse_score_file(
     data: Source,
@@ -151,6 +156,7 @@ def parse_score_rows(
     )
     if parsed.rows == 0:
         parsed.errors.append(RowError(None, "the file has no rows."))
+    parsed.benchmark.close()  # the empty one it was made with
     parsed.benchmark = responses.finish()
     parsed.errors.extend(parsed.benchmark.errors)
     parsed.errors.extend(responses.errors)
