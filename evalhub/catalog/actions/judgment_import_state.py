@@ -54,14 +54,12 @@ class StoredLabels:
             pairs.append(pair_key(first, second))
             keys.append(pk)
             hashes.append(values)
-        for table, (pairs, keys, hashes) in columns.items():
-            sorted_pairs = np.frombuffer(pairs, dtype=np.int64)
-            order = np.argsort(sorted_pairs, kind="stable")
-            self.tables[table] = (
-                sorted_pairs[order],
-                np.frombuffer(keys, dtype=np.int64)[order],
-                np.frombuffer(hashes, dtype=np.int64)[order],
-            )
+        while columns:  # each table's columns let go once sorted: the copies of all never beside them all
+            table, (pairs, keys, hashes) = columns.popitem()
+            order = np.argsort(np.frombuffer(pairs, dtype=np.int64), kind="stable")
+            in_order = [np.frombuffer(column, dtype=np.int64)[order] for column in (pairs, keys, hashes)]
+            self.tables[table] = (in_order[0], in_order[1], in_order[2])
+            del pairs, keys, hashes
 
     def find_all(self, wanted: Sequence[tuple[int, int, int, int]]) -> list[tuple[int, int] | None]:
         """Per (criterion, judge, first response, second response): (key, value hash) of its stored
