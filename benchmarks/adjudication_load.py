@@ -7,7 +7,8 @@ migrates it, starts `uvicorn evalhub.asgi:application --workers 2` on loopback, 
 2. N adjudicators (default 20) drain a queue whose items each need two verdicts.
 
 Each person works as the browser does: "Start" (POST /adjudicate/start/, which reserves an item),
-then verdict after verdict with htmx (POST …/submit/, which stores the verdict and reserves the next
+then verdict after verdict with htmx (in a blind-first run, the default, a blind verdict first, then
+the verdict after the aid: POST …/submit/, which stores the verdict and reserves the next
 item in the same request), reading each item for `--think` seconds (jittered ±50 %; people take
 far longer, but this keeps the queue busy). `--think 0` sends verdicts back to back: that measures
 the server's capacity, where queueing on two cores dominates whatever the code does.
@@ -43,6 +44,7 @@ from urllib.parse import urlsplit, urlunsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 ITEM = re.compile(r'id="adjudication-area"[^>]*data-item="(\d+)"|data-item="(\d+)"[^>]*id="adjudication-area"')
+STEP = re.compile(r'name="step" value="(\w+)"')  # the screen's step: blind, reveal or one_stage
 BENCH_DATABASE = "evalhub_bench_adjudication"
 RATIO_BOUND = 4.0  # N people's submit p95 against one person's
 
@@ -190,6 +192,7 @@ class Person:
         )
         self.reserve_seconds: list[float] = []
         self.submit_seconds: list[float] = []
+        self.blind_seconds: list[float] = []  # a blind-first run's first verdict on each item
         self.stored: list[int] = []
         self.errors: list[str] = []
 
@@ -213,9 +216,24 @@ class Person:
             item = int(match.group(1) or match.group(2))
             if think:
                 time.sleep(think * rng.uniform(0.5, 1.5))
+            step = STEP.search(page)
+            if step is not None and step.group(1) == "blind":  # blind-first (the default): the verdict before
+                started = time.perf_counter()  # the aid, then the screen again with it
+                response = self.client.post(
+                    f"/adjudicate/items/{item}/submit/",
+                    data={"verdict": rng.choice("012"), "step": "blind"},
+                    headers={"HX-Request": "true"},
+                )
+                self.blind_seconds.append(time.perf_counter() - started)
+                if response.status_code != 200:
+                    self.errors.append(f"blind {item}: {response.status_code} {response.text[:200]}")
+                    return
+                step = STEP.search(response.text)
             started = time.perf_counter()
             response = self.client.post(
-                f"/adjudicate/items/{item}/submit/", data={"verdict": rng.choice("012")}, headers={"HX-Request": "true"}
+                f"/adjudicate/items/{item}/submit/",
+                data={"verdict": rng.choice("012"), **({"step": step.group(1)} if step else {})},
+                headers={"HX-Request": "true"},
             )
             self.submit_seconds.append(time.perf_counter() - started)
             if response.status_code != 200:
@@ -357,6 +375,11 @@ def main() -> None:
                 f"{label:18} {verdicts:8d} {verdicts / wall:6.1f} {r50 * 1000:10.0f}ms {r95 * 1000:10.0f}ms "
                 f"{s50 * 1000:9.0f}ms {s95 * 1000:9.0f}ms  {spread + ' ms':>42} {cpu * 1000:17.1f} ms"
             )
+        for label, results in rounds.items():
+            blind = [s for round_people, _, _ in results for p in round_people for s in p.blind_seconds]
+            if blind:  # the submit above is then the verdict after the aid, which also reserves the next item
+                b50, b95 = percentiles(blind)
+                print(f"{label:18} blind verdicts (before the aid) p50 {b50 * 1000:.0f} ms, p95 {b95 * 1000:.0f} ms")
         one, many = median_p95.values()
         ratio = many / one
         print(
