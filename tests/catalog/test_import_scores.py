@@ -510,3 +510,33 @@ def test_a_dhp_runs_scores_of_the_original_texts_are_a_pointwise_judge_beside_pe
     judges = pointwise_report("summaries")["criteria"]["coherence"]["judges"]
     dhp = judges[dhp_rater("heuristic", run.pk)]
     assert dhp["score_distribution"] == {"3.0": 2, "1.5": 2}, "repeats averaged, perturbed copies left out"
+
+
+def test_a_score_file_imported_again_is_merged_in_place_and_on_postgresql_by_the_server():
+    """Scores added in the file's order, changed ones updated in place, the rest unchanged. On PostgreSQL
+    no stored score comes back to the client: reading ten million back cost a re-import more CPU than
+    the first import, and twice its wall time."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    imported(rows())
+    before = dict(Judgment.objects.values_list("pk", "score"))
+    edited = rows()
+    edited[0]["score"], edited[1]["rationale"] = 5, "reads well"
+    edited += [{**edited[2], "rater": "human-cy", "score": 2}, {**edited[4], "rater": "human-cy", "score": 1}]
+    with CaptureQueriesContext(connection) as queries:
+        summary = imported(edited)
+    counts = summary.counts
+    assert (counts["scores_created"], counts["scores_changed"], counts["scores_unchanged"]) == (2, 2, 6)
+    after = Judgment.objects.order_by("pk")
+    assert set(before) < set(after.values_list("pk", flat=True)), "updated in place: the rows keep their keys"
+    new = after.filter(judge_model__slug="human-cy")
+    assert list(new.values_list("score", flat=True)) == [2.0, 1.0], "new scores in the file's order"
+    assert sorted(after.exclude(rationale="").values_list("rationale", flat=True)) == ["reads well"]
+    ann = after.get(
+        judge_model__slug=edited[0]["rater"], response__text=edited[0]["response"], response__prompt__external_id="p1"
+    )
+    assert ann.score == 5.0 and ann.pk in before
+    if connection.vendor == "postgresql":  # no stored score was read back to the client
+        read = [q["sql"] for q in queries if '"catalog_judgment"."score"' in q["sql"]]  # a SELECT, or a cursor's
+        assert not [sql for sql in read if not sql.startswith(("UPDATE", "INSERT"))]

@@ -4,12 +4,13 @@ and the scores, whole or not at all."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 
 from evalhub.catalog.actions.importing import (
     ImportRejected,
@@ -42,7 +43,7 @@ from evalhub.core.files.disk_map import DiskMap
 from evalhub.core.files.rows import RowError, Source
 from evalhub.core.files.scores import ParsedScores, ScoreRecord, parse_score_file, parse_score_rows
 from evalhub.core.prompts.criteria import levels_for_scale
-from evalhub.system.bounded_queries import where_in
+from evalhub.system.bounded_queries import in_slices, where_in
 from evalhub.system.bulk_insert import RowWriter
 from evalhub.tallies.actions import note_change
 
@@ -214,13 +215,57 @@ def _create_criteria(named: set[str], scales: Mapping[str, tuple[float, float]])
 
 
 def _upsert_scores(prompts: DiskMap[StoredPrompt], records: Iterable[ScoreRecord], counts: dict[str, Any]) -> None:
-    """New scores written as they are matched, changed ones updated in place (the parser refused a file
-    that scores one response twice under one criterion and rater, so each record is its own key). The
-    records are read LOOKUP_BATCH at a time and looked up among the stored scores of the file's
-    responses, held as three numbers each: memory holds a batch of the file, not the file."""
+    """New scores written, changed ones updated in place (the parser refused a file that scores one
+    response twice under one criterion and rater, so each record is its own key), the rest left as
+    they are. On PostgreSQL a file whose benchmark holds some of its prompts already is staged and
+    merged by the server (`_merged_by_server`); elsewhere it is compared here (`_compared_here`)."""
     models, criteria, responses = _ids_of(prompts)
-    # The stored scores of these responses, a few numbers each (pair key, row key, hash of the values):
-    # read in one pass, looked up a batch at a time (a query per batch scanned the table each time).
+    keyed = _keyed(prompts, records, models, criteria, responses)
+    held = any(not prompt.created for prompt in prompts.values())  # else nothing is stored to compare with
+    if held and connection.vendor == "postgresql":
+        changed, created, total = _merged_by_server(keyed)
+    else:
+        changed, created, total = _compared_here(keyed, responses.values())
+    if changed:
+        note_change()  # an edited score keeps its row (no new id): cached reports must see it anyway
+    counts.update(scores_created=created, scores_changed=changed, scores_unchanged=total - created - changed)
+
+
+Keyed = tuple[tuple[int, int, int], ScoreRecord]  # (criterion, rater, response) and the file's score
+
+
+def _keyed(
+    prompts: DiskMap[StoredPrompt],
+    records: Iterable[ScoreRecord],
+    models: Mapping[str, int],
+    criteria: Mapping[str, int],
+    responses: Mapping[tuple[int, int, str], int],
+) -> Iterator[list[Keyed]]:
+    """The file's scores LOOKUP_BATCH at a time, each with the keys it points to."""
+    for batch in in_slices(records, LOOKUP_BATCH):
+        placed = prompts.get_many({record.prompt_id for record in batch})
+        yield [
+            (
+                (
+                    criteria[r.criterion],
+                    models[r.rater],
+                    responses[(placed[r.prompt_id].id, models[r.model], r.variant)],
+                ),
+                r,
+            )
+            for r in batch
+        ]
+
+
+# Rows straight to the database, as a judgments import's: bulk_create spent 90 % of a 200,000-score
+# import building a model instance per score and its SQL field by field.
+SCORE_COLUMNS = ("criterion_id", "judge_model_id", "response_id", "score", "rationale")
+
+
+def _compared_here(keyed: Iterable[list[Keyed]], responses: Iterable[int]) -> tuple[int, int, int]:
+    """(changed, created, total): the stored scores of the file's responses read once, a few numbers
+    each (pair key, row key, hash of the values), and the file's looked up among them a batch at a
+    time (a query per batch scanned the table each time): memory holds a batch of the file, not the file."""
     stored = StoredLabels()
     stored.load_all(
         (judge, criterion, response, 0, pk, hash((score, rationale)))
@@ -229,52 +274,63 @@ def _upsert_scores(prompts: DiskMap[StoredPrompt], records: Iterable[ScoreRecord
                 "pk", "judge_model_id", "criterion_id", "response_id", "score", "rationale"
             ),
             "response_id",
-            responses.values(),
+            responses,
             chunk_size=5000,  # a response has a score per rater: a part's rows are many
         )
     )
     changed: list[Judgment] = []
     total = changed_count = 0
-
-    def flush_changed() -> None:
-        Judgment.objects.bulk_update(changed, ["score", "rationale"], batch_size=500)
-        changed.clear()
-
-    def settle(batch: list[ScoreRecord]) -> None:
-        placed = prompts.get_many({record.prompt_id for record in batch})
-
-        def response_of(record: ScoreRecord) -> int:
-            return responses[(placed[record.prompt_id].id, models[record.model], record.variant)]
-
-        keyed = [((criteria[r.criterion], models[r.rater], response_of(r)), r) for r in batch]
-        found = stored.find_all([(c, j, response, 0) for (c, j, response), _ in keyed])
-        for (key, record), before in zip(keyed, found, strict=True):
-            if before is None:
-                new.write((*key, record.score, record.rationale))
-            elif before[1] != hash((record.score, record.rationale)):
-                changed.append(Judgment(pk=before[0], score=record.score, rationale=record.rationale))
-        batch.clear()
-
-    # Rows straight to the database, as a judgments import's: bulk_create spent 90 % of a 200,000-score
-    # import building a model instance per score and its SQL field by field.
-    columns = ("criterion_id", "judge_model_id", "response_id", "score", "rationale")
-    batch: list[ScoreRecord] = []
-    with RowWriter(Judgment, columns, source=IMPORTED_SCORE_SOURCE) as new:
-        for record in records:
-            batch.append(record)
-            total += 1
-            if len(batch) >= LOOKUP_BATCH:
-                settle(batch)
+    with RowWriter(Judgment, SCORE_COLUMNS, source=IMPORTED_SCORE_SOURCE) as new:
+        for batch in keyed:
+            total += len(batch)
+            found = stored.find_all([(c, j, response, 0) for (c, j, response), _ in batch])
+            for (key, record), before in zip(batch, found, strict=True):
+                if before is None:
+                    new.write((*key, record.score, record.rationale))
+                elif before[1] != hash((record.score, record.rationale)):
+                    changed.append(Judgment(pk=before[0], score=record.score, rationale=record.rationale))
             if len(changed) >= CHANGED_BATCH:
                 changed_count += len(changed)
-                flush_changed()
-        settle(batch)
+                Judgment.objects.bulk_update(changed, ["score", "rationale"], batch_size=500)
+                changed.clear()
     changed_count += len(changed)
-    flush_changed()
-    if changed_count:
-        note_change()  # an edited score keeps its row (no new id): cached reports must see it anyway
-    counts.update(
-        scores_created=new.written,
-        scores_changed=changed_count,
-        scores_unchanged=total - new.written - changed_count,
-    )
+    Judgment.objects.bulk_update(changed, ["score", "rationale"], batch_size=500)
+    return changed_count, new.written, total
+
+
+def _merged_by_server(keyed: Iterable[list[Keyed]]) -> tuple[int, int, int]:
+    """(changed, created, total): the file's scores staged in a temporary table shaped as the
+    judgments', then merged by the server (`merge_staged_scores`). Reading every stored score back to
+    compare it here cost a re-import more CPU than the first import, and twice its wall time, at ten
+    million scores."""
+    with RowWriter(Judgment, SCORE_COLUMNS, staged=True, source=IMPORTED_SCORE_SOURCE) as staged:
+        for batch in keyed:
+            for key, record in batch:
+                staged.write((*key, record.score, record.rationale))
+        staged.pause()
+        return merge_staged_scores(staged.staged_table)
+
+
+def merge_staged_scores(staged: str) -> tuple[int, int, int]:
+    """(changed, created, total): a stored score of the same criterion, rater and response updated in
+    place where its score or rationale differs, the new ones inserted in the file's order, the rest
+    left as they are. A score another import stores meanwhile is found (and left) if it committed
+    before these statements, and breaks the scores' natural key (the import refused) if during them."""
+    quote = connection.ops.quote_name
+    judgments = quote(Judgment._meta.db_table)
+    key = " AND ".join(f"j.{quote(c)} = s.{quote(c)}" for c in SCORE_COLUMNS[:3]) + " AND j.response_2_id IS NULL"
+    score, rationale = quote("score"), quote("rationale")
+    columns = ", ".join(quote(f.column) for f in Judgment._meta.concrete_fields if not f.primary_key)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM {staged}")
+        total = cursor.fetchone()[0]
+        cursor.execute(
+            f"UPDATE {judgments} j SET {score} = s.{score}, {rationale} = s.{rationale} FROM {staged} s "
+            f"WHERE {key} AND (j.{score}, j.{rationale}) IS DISTINCT FROM (s.{score}, s.{rationale})"
+        )
+        changed = cursor.rowcount
+        cursor.execute(
+            f"INSERT INTO {judgments} ({columns}) SELECT {columns} FROM {staged} s "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {judgments} j WHERE {key}) ORDER BY s.id"
+        )
+        return changed, cursor.rowcount, total
