@@ -540,3 +540,30 @@ def test_a_score_file_imported_again_is_merged_in_place_and_on_postgresql_by_the
     if connection.vendor == "postgresql":  # no stored score was read back to the client
         read = [q["sql"] for q in queries if '"catalog_judgment"."score"' in q["sql"]]  # a SELECT, or a cursor's
         assert not [sql for sql in read if not sql.startswith(("UPDATE", "INSERT"))]
+
+
+def test_a_score_file_leaves_a_stored_score_of_another_prompt_variant_as_it_is():
+    """A score's natural key is (criterion, rater, response, prompt variant); the file's are the original
+    prompt's. A stored score of the same rater under another variant was taken for the file's and
+    overwritten (and, merged by the server, counted once per variant)."""
+    imported(rows())
+    stored = Judgment.objects.get(
+        judge_model__slug="human-ann", response__text="A answers p1", criterion__slug="coherence"
+    )
+    variant = Judgment.objects.create(
+        criterion=stored.criterion,
+        judge_model=stored.judge_model,
+        response=stored.response,
+        prompt_variant="shortened",
+        score=1.0,
+        rationale="under the shortened criterion",
+    )
+    edited = rows()
+    edited[0]["score"] = 5
+    summary = imported(edited)
+    assert (summary.counts["scores_changed"], summary.counts["scores_created"]) == (1, 0)
+    assert summary.counts["scores_unchanged"] == 7
+    variant.refresh_from_db()
+    assert (variant.score, variant.rationale) == (1.0, "under the shortened criterion")
+    stored.refresh_from_db()
+    assert stored.score == 5.0

@@ -43,6 +43,7 @@ from evalhub.core.files.disk_map import DiskMap
 from evalhub.core.files.rows import RowError, Source
 from evalhub.core.files.scores import ParsedScores, ScoreRecord, parse_score_file, parse_score_rows
 from evalhub.core.prompts.criteria import levels_for_scale
+from evalhub.core.prompts.criteria_variants import ORIGINAL as ORIGINAL_PROMPT
 from evalhub.system.bounded_queries import in_slices, where_in
 from evalhub.system.bulk_insert import RowWriter
 from evalhub.tallies.actions import note_change
@@ -221,11 +222,11 @@ def _upsert_scores(prompts: DiskMap[StoredPrompt], records: Iterable[ScoreRecord
     merged by the server (`_merged_by_server`); elsewhere it is compared here (`_compared_here`)."""
     models, criteria, responses = _ids_of(prompts)
     keyed = _keyed(prompts, records, models, criteria, responses)
-    held = any(not prompt.created for prompt in prompts.values())  # else nothing is stored to compare with
+    held = counts["prompts_created"] < len(prompts)  # else none of its responses has a score stored
     if held and connection.vendor == "postgresql":
         changed, created, total = _merged_by_server(keyed)
     else:
-        changed, created, total = _compared_here(keyed, responses.values())
+        changed, created, total = _compared_here(keyed, responses.values() if held else ())
     if changed:
         note_change()  # an edited score keeps its row (no new id): cached reports must see it anyway
     counts.update(scores_created=created, scores_changed=changed, scores_unchanged=total - created - changed)
@@ -270,9 +271,9 @@ def _compared_here(keyed: Iterable[list[Keyed]], responses: Iterable[int]) -> tu
     stored.load_all(
         (judge, criterion, response, 0, pk, hash((score, rationale)))
         for pk, judge, criterion, response, score, rationale in where_in(
-            Judgment.objects.filter(judge_model__isnull=False, response_2__isnull=True).values_list(
-                "pk", "judge_model_id", "criterion_id", "response_id", "score", "rationale"
-            ),
+            Judgment.objects.filter(
+                judge_model__isnull=False, response_2__isnull=True, prompt_variant=ORIGINAL_PROMPT
+            ).values_list("pk", "judge_model_id", "criterion_id", "response_id", "score", "rationale"),
             "response_id",
             responses,
             chunk_size=5000,  # a response has a score per rater: a part's rows are many
@@ -312,13 +313,15 @@ def _merged_by_server(keyed: Iterable[list[Keyed]]) -> tuple[int, int, int]:
 
 
 def merge_staged_scores(staged: str) -> tuple[int, int, int]:
-    """(changed, created, total): a stored score of the same criterion, rater and response updated in
-    place where its score or rationale differs, the new ones inserted in the file's order, the rest
-    left as they are. A score another import stores meanwhile is found (and left) if it committed
-    before these statements, and breaks the scores' natural key (the import refused) if during them."""
+    """(changed, created, total): a stored score of the same natural key (criterion, rater, response, the
+    original prompt: the staged rows' default) updated in place where its score or rationale differs,
+    the new ones inserted in the file's order, the rest left as they are. A score another import stores
+    meanwhile is found (and left) if it committed before these statements, and breaks the scores'
+    natural key (the import refused) if during them."""
     quote = connection.ops.quote_name
     judgments = quote(Judgment._meta.db_table)
-    key = " AND ".join(f"j.{quote(c)} = s.{quote(c)}" for c in SCORE_COLUMNS[:3]) + " AND j.response_2_id IS NULL"
+    key_columns = (*SCORE_COLUMNS[:3], "prompt_variant")  # the unique key of a score: one row at most
+    key = " AND ".join(f"j.{quote(c)} = s.{quote(c)}" for c in key_columns) + " AND j.response_2_id IS NULL"
     score, rationale = quote("score"), quote("rationale")
     columns = ", ".join(quote(f.column) for f in Judgment._meta.concrete_fields if not f.primary_key)
     with connection.cursor() as cursor:
