@@ -206,57 +206,65 @@ def do_upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str
     changed are named in `counts["prompt_fields_updated"]`. What each prompt became is returned on disk,
     by its id in the file (ten million of them in a dict cost gigabytes)."""
     stored_prompts = DiskMap(StoredPrompt)
+    try:
+        _upsert_prompts(benchmark, parsed, counts, stored_prompts)
+    except BaseException:
+        stored_prompts.close()  # now, not when a refused import's traceback lets it go
+        raise
+    return stored_prompts
+
+
+def _upsert_prompts(
+    benchmark: Benchmark, parsed: ParsedFile, counts: dict[str, Any], stored_prompts: DiskMap[StoredPrompt]
+) -> None:
+    """do_upsert_prompts's work: what each prompt became goes into `stored_prompts`."""
     changed, stale = 0, False
     fields: set[str] = set()
     untitled: list[RowError] = []
     held = benchmark.prompts.exists()  # a new benchmark's first file has nothing to compare with
-    try:
-        with RowWriter(Prompt, ("id", "external_id", *PROMPT_FIELDS), benchmark_id=benchmark.pk) as new:
-            for part in parsed.prompts.batches(bounded_queries.PER_QUERY):  # read at call time: tests lower it
-                new.pause()  # the queries below run between the stream's COPYs (PostgreSQL)
-                compared = _Compared.of(part)
-                category = compared.texts.index("category")
-                existing = {
-                    row[0]: (row[1], row[2:])
-                    for row in (benchmark.prompts if held else Prompt.objects.none())
-                    .filter(external_id__in_texts=[record.external_id for record in part])
-                    .order_by()
-                    .values_list("external_id", "pk", *compared.texts, *(_AS_TEXT if compared.nested else ()))
-                }
-                as_stored = compared.reader()
-                fresh = sum(record.external_id not in existing for record in part)
-                spare = reserve_ids(Prompt, fresh)[::-1] if fresh else []
-                edited, placed = [], []
-                for record in part:
-                    stored = existing.get(record.external_id)
-                    if stored is None:
-                        pk = spare.pop()
-                        if "text" not in record.given:
-                            untitled.append(_untitled(record, parsed.unit))
-                            continue
-                        values = [getattr(record, name) for name in PROMPT_TEXT_ATTRIBUTES]
-                        new.write((pk, record.external_id, *values, _json(record.privileged), _json(record.metadata)))
-                        placed.append((record.external_id, StoredPrompt(pk, record.category, created=True)))
+    with RowWriter(Prompt, ("id", "external_id", *PROMPT_FIELDS), benchmark_id=benchmark.pk) as new:
+        for part in parsed.prompts.batches(bounded_queries.PER_QUERY):  # read at call time: tests lower it
+            new.pause()  # the queries below run between the stream's COPYs (PostgreSQL)
+            compared = _Compared.of(part)
+            category = compared.texts.index("category")
+            existing = {
+                row[0]: (row[1], row[2:])
+                for row in (benchmark.prompts if held else Prompt.objects.none())
+                .filter(external_id__in_texts=[record.external_id for record in part])
+                .order_by()
+                .values_list("external_id", "pk", *compared.texts, *(_AS_TEXT if compared.nested else ()))
+            }
+            as_stored = compared.reader()
+            fresh = sum(record.external_id not in existing for record in part)
+            spare = reserve_ids(Prompt, fresh)[::-1] if fresh else []
+            edited, placed = [], []
+            for record in part:
+                stored = existing.get(record.external_id)
+                if stored is None:
+                    pk = spare.pop()
+                    if "text" not in record.given:
+                        untitled.append(_untitled(record, parsed.unit))
                         continue
-                    if as_stored is not None and as_stored(record) == stored[1]:
-                        placed.append((record.external_id, StoredPrompt(stored[0], stored[1][category])))
-                        continue
-                    values, named = _merged_prompt(compared, stored[1], record)
-                    if named:
-                        fields.update(named)
-                        stale = stale or values[category] != stored[1][category]
-                        edited.append(Prompt(pk=stored[0], **dict(zip(compared.fields, values, strict=True))))
-                    placed.append((record.external_id, StoredPrompt(stored[0], values[category])))
-                stored_prompts.put_many(placed)
-                new.pause()
-                if edited:
-                    Prompt.objects.bulk_update(edited, compared.fields, batch_size=500)
-                changed += len(edited)
-        if untitled:  # the import's transaction undoes what was written
-            raise ImportRejected(untitled)
-    except BaseException:
-        stored_prompts.close()  # now, not when a refused import's traceback lets it go
-        raise
+                    values = [getattr(record, name) for name in PROMPT_TEXT_ATTRIBUTES]
+                    new.write((pk, record.external_id, *values, _json(record.privileged), _json(record.metadata)))
+                    placed.append((record.external_id, StoredPrompt(pk, record.category, created=True)))
+                    continue
+                if as_stored is not None and as_stored(record) == stored[1]:
+                    placed.append((record.external_id, StoredPrompt(stored[0], stored[1][category])))
+                    continue
+                values, named = _merged_prompt(compared, stored[1], record)
+                if named:
+                    fields.update(named)
+                    stale = stale or values[category] != stored[1][category]
+                    edited.append(Prompt(pk=stored[0], **dict(zip(compared.fields, values, strict=True))))
+                placed.append((record.external_id, StoredPrompt(stored[0], values[category])))
+            stored_prompts.put_many(placed)
+            new.pause()
+            if edited:
+                Prompt.objects.bulk_update(edited, compared.fields, batch_size=500)
+            changed += len(edited)
+    if untitled:  # the import's transaction undoes what was written
+        raise ImportRejected(untitled)
     if stale:
         do_mark_stale()  # the boards count battles per scenario: a prompt's category names it
     if changed:
@@ -268,7 +276,6 @@ def do_upsert_prompts(benchmark: Benchmark, parsed: ParsedFile, counts: dict[str
     )
     if fields:
         counts["prompt_fields_updated"] = sorted(fields)
-    return stored_prompts
 
 
 def _merged_prompt(compared: _Compared, stored: list[Any], record: PromptRecord) -> tuple[list[Any], list[str]]:

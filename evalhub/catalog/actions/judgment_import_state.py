@@ -59,7 +59,6 @@ class StoredLabels:
             order = np.argsort(np.frombuffer(pairs, dtype=np.int64), kind="stable")
             in_order = [np.frombuffer(column, dtype=np.int64)[order] for column in (pairs, keys, hashes)]
             self.tables[table] = (in_order[0], in_order[1], in_order[2])
-            del pairs, keys, hashes
 
     def find_all(self, wanted: Sequence[tuple[int, int, int, int]]) -> list[tuple[int, int] | None]:
         """Per (criterion, judge, first response, second response): (key, value hash) of its stored
