@@ -43,7 +43,9 @@ class ResponsesSeen:
     SETTLE_BATCH = 10_000
 
     def __init__(self, unit: str, *, known_models: Collection[str], allow_new_models: bool) -> None:
-        self.checker = ResponseChecker(unit, known_models=known_models, allow_new_models=allow_new_models)
+        self.checker = ResponseChecker(
+            unit, known_models=known_models, allow_new_models=allow_new_models, responses_seen_once=True
+        )
         self.unit = unit
         self.errors: list[RowError] = []
         self._first = DiskMap(FirstSight)
