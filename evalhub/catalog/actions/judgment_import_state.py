@@ -7,6 +7,7 @@ judgment import merges the labels it staged with the stored ones on the server i
 
 from __future__ import annotations
 
+import itertools
 from array import array
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
@@ -17,6 +18,7 @@ from django.db import connection
 from evalhub.catalog.models import Judgment
 from evalhub.core.files.disk_map import DiskMap, key_of
 from evalhub.core.files.judgments import BOTH_BAD, JudgmentRecord
+from evalhub.core.files.spool import Spool
 from evalhub.system.bounded_queries import in_slices
 
 # A stored label's pair is kept as one 64-bit number, its two response ids side by side.
@@ -80,19 +82,26 @@ class StoredLabels:
 
 
 class NewBattles:
-    """The new labels' battles as they will be counted, in a few bytes a label: each label's prompt and
-    the rest of its battle (pair, kind of judge, criterion, verdict: few distinct) as two small codes,
-    merged into counts by sorting every MERGE_EVERY labels (a label read back from a list of records
-    cost about 300 bytes: 3 GB at ten million)."""
+    """The new labels' battles as they will be counted, in memory that does not grow with the file: each
+    label's prompt and the rest of its battle (pair, kind of judge, criterion, verdict: few distinct) as
+    two small codes, merged into counts by sorting every MERGE_EVERY labels. Past SPILL_AT prompts or
+    merged counts, those counts go to disk (a Spool) with their prompts' ids and the codes start again:
+    a file in the shape of Arena's votes names a new prompt a row, and their codes alone cost 0.5 GB at
+    ten million (a label read back from a list of records, about 300 bytes: 3 GB)."""
 
     MERGE_EVERY = 1 << 20
+    SPILL_AT = 1 << 18
 
     def __init__(self) -> None:
-        self.prompts: dict[str, int] = {}
         self.battles: dict[tuple[str, str, bool, str, int | None], int] = {}
+        self.spilled: Spool[tuple[str, int, int]] = Spool(tuple[str, int, int])  # (prompt id, battle, labels)
+        self.labels = 0
+        self._start()
+
+    def _start(self) -> None:
+        self.prompts: dict[str, int] = {}
         self.prompt_codes, self.battle_codes = array("q"), array("q")
         self.merged = np.zeros((0, 3), dtype=np.int64)  # (prompt code, battle code, labels)
-        self.labels = 0
 
     def add(self, record: JudgmentRecord, verdict: int | None) -> None:
         prompt = self.prompts.setdefault(record.prompt_id, len(self.prompts))
@@ -100,8 +109,10 @@ class NewBattles:
         self.prompt_codes.append(prompt)
         self.battle_codes.append(self.battles.setdefault(battle, len(self.battles)))
         self.labels += 1
-        if len(self.prompt_codes) >= self.MERGE_EVERY:
+        if len(self.prompt_codes) >= self.MERGE_EVERY or len(self.prompts) >= self.SPILL_AT:
             self._merge()
+            if len(self.merged) >= self.SPILL_AT or len(self.prompts) >= self.SPILL_AT:
+                self._spill()
 
     def _merge(self) -> None:
         fresh = np.column_stack(
@@ -118,12 +129,28 @@ class NewBattles:
         self.merged = self.merged.astype(np.int64)
         self.prompt_codes, self.battle_codes = array("q"), array("q")
 
+    def _spill(self) -> None:
+        for prompt, battle, many in self._named():
+            self.spilled.add((prompt, battle, many))
+        self._start()
+
+    def _named(self) -> Iterator[tuple[str, int, int]]:
+        """The merged counts with their prompts' ids, a slice at a time (a list of them all: 100 bytes each)."""
+        prompts = list(self.prompts)
+        for at in range(0, len(self.merged), 1 << 16):
+            for prompt, battle, many in self.merged[at : at + (1 << 16)].tolist():
+                yield prompts[prompt], battle, many
+
     def counted(self) -> Iterator[tuple[tuple[str, str, str, bool, str, int | None], int]]:
-        """((prompt id, model a, model b, a person judged, criterion, verdict), labels) per kind."""
+        """((prompt id, model a, model b, a person judged, criterion, verdict), labels) per kind; a kind
+        counted on both sides of a spill comes twice, its labels split."""
         self._merge()
-        prompts, battles = list(self.prompts), list(self.battles)
-        for prompt, battle, many in self.merged.tolist():
-            yield (prompts[prompt], *battles[battle]), many
+        battles = list(self.battles)
+        for prompt, battle, many in itertools.chain(self.spilled, self._named()):
+            yield (prompt, *battles[battle]), many
+
+    def close(self) -> None:
+        self.spilled.close()
 
 
 KEY_COLUMNS = ("criterion_id", "judge_model_id", "response_id", "response_2_id", "prompt_variant")

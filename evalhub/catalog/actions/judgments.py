@@ -256,6 +256,7 @@ class _JudgmentImport:
                 self.staged.__exit__(kind, error, trace)
         finally:
             self.responses.close()
+            self.new.close()
             self.writer.__exit__(kind, error, trace)
 
     def _pause(self) -> None:
