@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
@@ -32,7 +33,11 @@ from django.db.models import Field, ForeignKey, Model
 from psycopg.adapt import PyFormat, Transformer
 from psycopg.pq import TransactionStatus
 
+from evalhub.core.files.key_runs import KeyRuns
+
 BATCH_ROWS = 5000  # rows per executemany: bounded memory whatever the number of rows
+GATHER_EVERY = 1 << 14  # rows written before their keys are gathered (RowWriter)
+LOCKED_AT_A_TIME = 100_000  # keys locked a statement, checking a writer's rows
 UPSERT_ROWS = 500  # rows per upsert statement: well under every database's limit on its parameters
 UPSERT_ARRAY_ROWS = 5000  # rows per upsert on PostgreSQL, one array per column: a bounded statement
 
@@ -116,10 +121,14 @@ class RowWriter:
         if staged and not self.postgresql:
             raise ValueError("rows are staged on PostgreSQL only")
         self.references = _references(model, tuple(names), using) if self.postgresql and not staged else ()
-        # The first `width` values of a row vary: their keys are gathered row by row; a shared one is one key.
+        # The first `width` values of a row vary: their keys are gathered GATHER_EVERY rows at a time, into
+        # runs of consecutive keys (a set of every key cost 70 bytes each); a shared one is one key.
+        # The columns that point at one table share their runs (a label's two responses: consecutive keys).
         self.varying = [reference for reference in self.references if reference.position < self.width]
-        self.keys: list[set[Any]] = [set() for _ in self.varying]
-        self._gather = [(reference.position, keys) for reference, keys in zip(self.varying, self.keys, strict=True)]
+        self.keys: dict[tuple[str, str, str], tuple[list[_Reference], KeyRuns]] = {}
+        for reference in self.varying:
+            self.keys.setdefault(reference.target, ([], KeyRuns()))[0].append(reference)
+        self._unchecked: list[Sequence[Any]] = []
         self.written = 0
         self.staged = f"{STAGED}_{next(_writers)}"
         self._pending: list[Sequence[Any]] = []
@@ -151,8 +160,10 @@ class RowWriter:
             return
         if self._copy is None:
             self._start_copy()
-        for position, keys in self._gather:
-            keys.add(row[position])
+        if self.varying:
+            self._unchecked.append(row)
+            if len(self._unchecked) >= GATHER_EVERY:
+                self._gather()
         self._copy.write_row((*row, *self._shared))
         self.written += 1
 
@@ -199,14 +210,23 @@ class RowWriter:
         if self._cursor.cursor.connection.info.transaction_status != TransactionStatus.INERROR:
             self._cursor.execute("SELECT set_config('session_replication_role', %s, true)", [restore])
 
+    def _gather(self) -> None:
+        rows, self._unchecked = self._unchecked, []
+        for references, keys in self.keys.values():
+            column = set(itertools.chain.from_iterable(map(operator.itemgetter(r.position), rows) for r in references))
+            column.discard(None)
+            keys.add_all(column)
+
     def _check_references(self) -> None:
         if not self._checks_here:
             return
-        for reference, keys in zip(self.varying, self.keys, strict=True):
-            _lock(self.connection, self._cursor, reference, keys)
+        self._gather()
+        for references, keys in self.keys.values():
+            _lock(self.connection, self._cursor, references, keys)
         for reference in self.references:
-            if reference.position >= self.width:  # with its value as given, not its text form
-                _lock(self.connection, self._cursor, reference, {self.fixed[reference.position - self.width]})
+            shared = self.fixed[reference.position - self.width] if reference.position >= self.width else None
+            if shared is not None:  # with its value as given, not its text form
+                _lock(self.connection, self._cursor, [reference], KeyRuns([shared]))
 
     # --- SQLite ---------------------------------------------------------------------------------
 
@@ -265,6 +285,10 @@ class _Reference(NamedTuple):
     target_column: str
     target_type: str
 
+    @property
+    def target(self) -> tuple[str, str, str]:
+        return self.target_table, self.target_column, self.target_type
+
 
 @functools.cache
 def _references(model: type[Model], names: tuple[str, ...], using: str) -> tuple[_Reference, ...]:
@@ -280,6 +304,9 @@ def _references(model: type[Model], names: tuple[str, ...], using: str) -> tuple
         target = field.target_field
         if target.model._meta.db_table == model._meta.db_table:
             return ()
+        kind = str(field.db_type(connections[using]))  # the key's type, as the column holds it
+        if kind not in ("integer", "bigint", "smallint"):  # gathered as runs of integers (KeyRuns)
+            raise ValueError(f"{model.__name__}.{name} points at a {kind} key: a RowWriter checks integer keys")
         references.append(
             _Reference(
                 position,
@@ -287,7 +314,7 @@ def _references(model: type[Model], names: tuple[str, ...], using: str) -> tuple
                 model._meta.db_table,
                 target.model._meta.db_table,
                 target.column,
-                str(field.db_type(connections[using])),  # the key's type, as the column holds it
+                kind,
             )
         )
     return tuple(references)
@@ -315,25 +342,39 @@ def _turn_triggers_off(cursor: Any) -> str:
     return str(cursor.fetchone()[0])
 
 
-def _lock(connection: BaseDatabaseWrapper, cursor: Any, reference: _Reference, wanted: set[Any]) -> set[Any]:
-    """Lock these rows that `reference` points to, as its trigger would: the keys locked. A missing
-    one is refused with the error PostgreSQL's own check gives."""
-    wanted.discard(None)
-    if not wanted:
-        return wanted
+def _lock(connection: BaseDatabaseWrapper, cursor: Any, references: list[_Reference], wanted: KeyRuns) -> None:
+    """Lock the rows that `references` (to one table) point to, as their triggers would, LOCKED_AT_A_TIME
+    keys a statement (one statement of every key grew with the file: twenty million at ten million Arena
+    votes). A missing one is refused with the error PostgreSQL's own check gives."""
+    reference = references[0]
     quote = connection.ops.quote_name
-    target, key = quote(reference.target_table), quote(reference.target_column)
-    cursor.execute(
-        f"SELECT {key} FROM {target} WHERE {key} = ANY(%s::{reference.target_type}[]) FOR KEY SHARE",
-        [sorted(wanted)],
-    )
-    found = {row[0] for row in cursor.fetchall()}
-    if missing := wanted - found:
-        raise IntegrityError(
-            f'insert or update on table "{reference.constraint_table}" violates a foreign key: '
-            f'Key ({reference.column})=({min(missing)}) is not present in table "{reference.target_table}".'
+    target, key, kind = quote(reference.target_table), quote(reference.target_column), reference.target_type
+    runs = f"unnest(%s::{kind}[], %s::{kind}[]) AS run(first, last)"
+    for firsts, lasts in wanted.runs(LOCKED_AT_A_TIME):
+        cursor.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {target} t JOIN {runs} ON t.{key} BETWEEN run.first AND run.last "
+            "FOR KEY SHARE OF t) locked",
+            [firsts, lasts],
         )
-    return found
+        if cursor.fetchone()[0] == sum(last - first + 1 for first, last in zip(firsts, lasts, strict=True)):
+            continue
+        cursor.execute(
+            f"SELECT min(k) FROM {runs}, generate_series(run.first, run.last) AS k "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {target} t WHERE t.{key} = k)",
+            [firsts, lasts],
+        )
+        missing = cursor.fetchone()[0]
+        for pointing in references:  # the columns share their keys: which one holds it, from the rows written
+            cursor.execute(
+                f"SELECT 1 FROM {quote(pointing.constraint_table)} WHERE {quote(pointing.column)} = %s LIMIT 1",
+                [missing],
+            )
+            if cursor.fetchone() is not None:
+                break
+        raise IntegrityError(
+            f'insert or update on table "{pointing.constraint_table}" violates a foreign key: '
+            f'Key ({pointing.column})=({missing}) is not present in table "{pointing.target_table}".'
+        )
 
 
 def _as_text(cursor: Any, values: tuple[Any, ...]) -> tuple[str | None, ...]:

@@ -431,6 +431,38 @@ def test_a_role_that_may_not_turn_triggers_off_has_its_rows_checked_by_them_and_
             cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the trigger's check, as at commit
 
 
+@pytest.mark.django_db(databases="__all__")
+@pytest.mark.parametrize("missing_in", ["response_id", "response_2_id"])
+def test_the_keys_are_locked_a_bounded_number_a_statement_and_a_missing_one_is_named_by_its_column(
+    alias, pair, monkeypatch, missing_in
+):
+    """One statement locked every key the rows pointed at (twenty million for ten million Arena votes);
+    now LOCKED_AT_A_TIME keys a statement at most, and a key missing from a later statement is named
+    by the column that holds it, though both columns' keys are checked together."""
+    postgresql_only(alias)
+    from evalhub.system import bulk_insert
+
+    monkeypatch.setattr(bulk_insert, "LOCKED_AT_A_TIME", 3, raising=False)
+    criterion, judge, first, _ = pair
+    answers = [
+        Response.objects.using(alias).create(prompt=first.prompt, model=judge, variant=f"v{n}", text=f"Answer {n}.")
+        for n in range(8)
+    ]
+    rows = [(criterion.pk, judge.pk, answers[n].pk, answers[n + 1].pk, 1, None) for n in range(7)]
+    with CaptureQueriesContext(connections[alias]) as queries, transaction.atomic(using=alias):
+        insert_rows(Judgment, COLUMNS, rows, using=alias)
+    locks = [query["sql"] for query in queries.captured_queries if "FOR KEY SHARE" in query["sql"]]
+    assert len(locks) >= 3 + 1 + 1  # the 8 responses 3 at a time, the judge, the criterion
+    assert Judgment.objects.using(alias).count() == 7
+    missing = answers[-1].pk + 1_000
+    pointing = (answers[0].pk, missing) if missing_in == "response_2_id" else (missing, answers[0].pk)
+    broken = [(criterion.pk, judge.pk, answers[n + 1].pk, answers[n].pk, 2, None) for n in range(7)]
+    broken.append((criterion.pk, judge.pk, *pointing, 2, None))
+    with pytest.raises(IntegrityError, match=rf"Key \({missing_in}\)=\({missing}\) is not present"):
+        with transaction.atomic(using=alias):
+            insert_rows(Judgment, COLUMNS, broken, using=alias)
+
+
 @pytest.mark.django_db(databases="__all__", transaction=True)
 def test_the_rows_pointed_at_stay_locked_against_deletion_until_the_inserting_transaction_ends(alias, pair):
     """As the triggers would: a response a judgment points to cannot be deleted before that judgment
