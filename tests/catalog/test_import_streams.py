@@ -241,20 +241,57 @@ def test_response_keys_kept_on_disk_behind_a_small_cache_import_as_a_large_one_d
     assert again.counts["judgments_unchanged"] == 120, "each label found under the same responses"
 
 
-def test_a_file_of_new_conversations_a_row_imports_in_a_few_hundred_bytes_a_vote(monkeypatch):
+def test_a_file_of_new_conversations_a_row_imports_in_a_few_bytes_a_vote(monkeypatch):
     """The responses a vote points to were kept in two dicts and their first sights in a third (670 bytes
-    a vote here on SQLite, 1,150 on PostgreSQL; a million Arena votes peaked past 1 GiB); now on disk
-    behind bounded caches: 61 and 345. What grows is each row's and response's key as hashes and each
-    prompt's code for the battle counts (and on PostgreSQL about 280 bytes not yet accounted for)."""
-    from evalhub.catalog.actions.judgment_import_state import ResponseIds
+    a vote on SQLite, 1,150 on PostgreSQL; a million Arena votes peaked past 1 GiB), then on disk behind
+    bounded caches: 61 and 306 bytes a vote, from the checker's keys of every response (40), each prompt's
+    code for the battle counts and, on PostgreSQL, a set of every key the written labels point to. With
+    every buffer and cache made small, what still grows is each row's key as two hashes and its line."""
+    import evalhub.system.bulk_insert as bulk_insert
+    from evalhub.catalog.actions.judgment_import_state import NewBattles, ResponseIds
+    from evalhub.core.files.key_runs import KeyRuns
     from evalhub.core.files.responses_seen import ResponsesSeen
 
     for cached in (ResponseIds, ResponsesSeen):
         monkeypatch.setattr(cached, "CACHE_SIZE", 1024)
+    for owner, name, size in (
+        (NewBattles, "SPILL_AT", 1024),
+        (NewBattles, "MERGE_EVERY", 4096),
+        (KeyRuns, "FOLD_EVERY", 1024),
+        (bulk_insert, "GATHER_EVERY", 1024),
+    ):
+        monkeypatch.setattr(owner, name, size, raising=False)
     # Voters new to each import: on PostgreSQL a judge with labels stored has the file's labels merged
     # on the server, another path (its inserted labels' ids read back to be counted).
     small, large = arena_csv(10_000, voters="human-s"), arena_csv(40_000, voters="human-l")
     do_import_judgments(filename="l.csv", data=arena_csv(10_000), benchmark_slug="warm-up", allow_new_models=True)
     per_row = (peak_while_importing(large, "arena-40k") - peak_while_importing(small, "arena-10k")) / 30_000
     assert Judgment.objects.count() == 10_000 + 10_000 + 40_000
-    assert per_row < 400, f"{per_row:.0f} bytes a row"
+    assert per_row < 32, f"{per_row:.0f} bytes a row"
+
+
+@pytest.mark.parametrize(("spill_at", "merge_every"), [(1, 1), (2, 3), (5, 2), (1 << 18, 1 << 20)])
+def test_battles_put_on_disk_past_a_few_prompts_count_as_a_recount_does(monkeypatch, spill_at, merge_every):
+    """A new label's battle is counted from its prompt's code, and past SPILL_AT prompts those codes go to
+    disk with their counts: a prompt voted on both sides of a spill counts once per label all the same,
+    under its category."""
+    from evalhub.catalog.actions.judgment_import_state import NewBattles
+    from evalhub.catalog.label_counts import imported_counts
+    from evalhub.tallies.models import BATTLE_COUNTS, BATTLE_KEY, BattleCount
+
+    monkeypatch.setattr(NewBattles, "SPILL_AT", spill_at, raising=False)
+    monkeypatch.setattr(NewBattles, "MERGE_EVERY", merge_every)
+    lines = ["prompt_id,prompt,category,model_a,model_b,response_a,response_b,judge,winner"]
+    for row in range(60):
+        chat = row % 11  # a conversation voted on again, by other people, further on
+        a, b = f"m{chat % 3}", f"m{chat % 3 + 1 + row % 2}"
+        winner = ("a", "b", "tie")[row % 3]
+        lines.append(f"c{chat},Chat {chat}?,topic-{chat % 4},{a},{b},{a} on {chat},{b} on {chat},p{row},{winner}")
+    do_import_judgments(
+        filename="a.csv", data=("\n".join(lines) + "\n").encode(), benchmark_slug="arena", allow_new_models=True
+    )
+    rows = BattleCount.objects.values_list(*BATTLE_KEY, *BATTLE_COUNTS)
+    kept = {tuple(row[: len(BATTLE_KEY)]): list(row[len(BATTLE_KEY) :]) for row in rows if any(row[len(BATTLE_KEY) :])}
+    assert kept == dict(imported_counts())
+    assert sum(sum(counts) for counts in kept.values()) == 60
+    assert {key[4] for key in kept} == {f"topic-{n}" for n in range(4)}
