@@ -160,7 +160,7 @@ class RowWriter:
             return
         if self._copy is None:
             self._start_copy()
-        if self.varying:
+        if self._checks_here and self.varying:  # else PostgreSQL's triggers check them
             self._unchecked.append(row)
             if len(self._unchecked) >= GATHER_EVERY:
                 self._gather()
