@@ -38,7 +38,21 @@ def stored() -> dict[tuple[str, str], tuple]:
     }
 
 
-def test_a_second_file_adds_changes_and_keeps_labels_as_the_first_left_them():
+@pytest.mark.parametrize("at_a_time", [2, 100_000])
+def test_a_second_file_adds_changes_and_keeps_labels_as_the_first_left_them(monkeypatch, at_a_time):
+    """On PostgreSQL the changed and new labels' ids stay on the server and are counted `at_a_time` ids
+    a call: they came back to the client in one list (ten million new votes: two lists of 1 GB each)."""
+    from evalhub.catalog.actions import judgment_import_state, judgments
+
+    monkeypatch.setattr(judgment_import_state, "COUNTED_AT_A_TIME", at_a_time, raising=False)
+    counted: list[int] = []
+    real = judgments.do_count_imported
+
+    def count(ids, sign):
+        counted.append(len(ids))
+        return real(ids, sign)
+
+    monkeypatch.setattr(judgments, "do_count_imported", count)
     first = (
         [HEADER]
         + [row(n, "judge-1", "a", "0.7") for n in range(6)]
@@ -78,3 +92,4 @@ def test_a_second_file_adds_changes_and_keeps_labels_as_the_first_left_them():
     assert snapshot() == kept, "the counts as a rebuild from the labels gives them"
     if connection.vendor == "postgresql":  # no stored label was read back to the client
         assert not [q for q in queries if 'SELECT "catalog_judgment"."criterion_id" AS' in q["sql"]]
+        assert max(counted) <= at_a_time and sum(counted) == 4 + 4 + 3  # changed: out, in again; new of judge-1
