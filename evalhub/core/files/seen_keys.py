@@ -33,17 +33,16 @@ class SeenKeys:
         ordered = np.sort(hashes)
         shared = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
         del ordered
-        rows = [
-            np.flatnonzero(np.isin(hashes[at : at + self.SLICE], shared)) + at
-            for at in range(0, len(hashes), self.SLICE)
-        ]
+        rows: list[int] = []  # every row whose first hash another row has
+        for at in range(0, len(hashes), self.SLICE):
+            rows.extend((np.flatnonzero(np.isin(hashes[at : at + self.SLICE], shared)) + at).tolist())
         first: dict[tuple[int, int], int] = {}
         out = []
         lines, reversed_ = (
             np.frombuffer(self.lines, dtype=self.lines.typecode),
             np.frombuffer(self.reversed, dtype=np.int64),
         )
-        for row in sorted(np.concatenate([np.zeros(0, dtype=np.int64), *rows]).tolist(), key=lambda i: int(lines[i])):
+        for row in sorted(rows, key=lambda i: int(lines[i])):
             key, line = (int(hashes[row]), int(reversed_[row])), int(lines[row])
             if key in first:
                 out.append((line, first[key]))
