@@ -17,7 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Case, Count, F, IntegerField, OuterRef, Q, Subquery, Value, When
+from django.db.models import Case, Count, F, IntegerField, Max, OuterRef, Q, Subquery, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -112,15 +112,15 @@ def do_reserve_next(user: Any, prefer_run: int | None = None, attempts: int = 5)
 
 def _reserve_once(user: Any, now, prefer_run: int | None) -> Reservation | None:
     with transaction.atomic():
-        current = (
-            Reservation.objects.select_for_update()
-            .filter(user=user, expires_at__gt=now, item__status=ItemStatus.OPEN)
-            .first()
-        )
-        if current is not None:
-            current.expires_at = now + _ttl()
-            current.save(update_fields=["expires_at"])
-            return current
+        # A person holds one reservation at most (one_reservation_per_person): a live one on an open item
+        # is their current item; a stale one (expired, or on an item settled meanwhile) makes way.
+        held = Reservation.objects.select_for_update(of=("self",)).select_related("item").filter(user=user).first()
+        if held is not None and held.expires_at > now and held.item.status == ItemStatus.OPEN:
+            held.expires_at = now + _ttl()
+            held.save(update_fields=["expires_at"])
+            return held
+        if held is not None:
+            held.delete()
         # Items this person skipped come after every other, the longest-ago skip first: "Start" after
         # a skip once gave back the item just skipped.
         last_skip = AdjudicationEvent.objects.filter(item=OuterRef("pk"), user=user, kind="skipped").order_by(
@@ -138,17 +138,15 @@ def _reserve_once(user: Any, now, prefer_run: int | None) -> Reservation | None:
             # One row locked at a time, skipping a row another request holds this instant: locking
             # every candidate at once hid them all from people starting at the same moment, who were
             # told the queue was empty while items waited (and made submits on them wait).
-            locked = AdjudicationItem.objects.select_for_update(skip_locked=True).filter(pk=pk, status=ItemStatus.OPEN)
-            item = locked.first()
+            locked = AdjudicationItem.objects.select_for_update(skip_locked=True, of=("self",))
+            item = locked.select_related("debate__run").filter(pk=pk, status=ItemStatus.OPEN).first()
             if item is None:
                 continue
-            # Counted again under the row lock: the candidate query's snapshot may be stale.
-            taken = item.adjudications.count() + item.reservations.filter(expires_at__gt=now).exclude(user=user).count()
-            if taken >= item.required_verdicts:
+            # Counted again under the row lock, in a statement of its own: the candidate query's snapshot
+            # may be stale, and so would a count inside the locking statement be.
+            if not _available(user, now).filter(pk=pk).exists():
                 continue
-            # This person's stale hold (expired, or on an item settled meanwhile) makes way; a live
-            # one that their other request made this instant stays, and this insert then fails.
-            Reservation.objects.filter(user=user).exclude(expires_at__gt=now, item__status=ItemStatus.OPEN).delete()
+            # A live reservation that this person's other request made this instant makes this insert fail.
             reservation = Reservation.objects.create(
                 item=item, user=user, swapped=random.random() < 0.5, aid=_aid(item, user), expires_at=now + _ttl()
             )
@@ -181,14 +179,15 @@ def blind_verdict_pending(user: Any, debate_id: int) -> str:
 def _aid(item: AdjudicationItem, user: Any) -> str:
     """The aid this person sees on this item after their blind verdict ("" in a one-stage run): the one
     drawn when they gave it, if they did; else the next in their balanced sequence for the run."""
-    run = DebateRun.objects.get(debates__adjudication_item=item)
+    run = item.debate.run
     if not is_blind_first(run):
         return ""
-    given = BlindVerdict.objects.filter(item=item, user=user).values_list("aid", flat=True).first()
-    if given is not None:
-        return given
-    position = BlindVerdict.objects.filter(user=user, item__debate__run=run).count()
-    return aid_for(run.seed, user.pk, position, run.aids)
+    # One read for both: a person gives one blind verdict an item at most.
+    theirs = BlindVerdict.objects.filter(user=user, item__debate__run=run)
+    seen = theirs.aggregate(given=Max("aid", filter=Q(item=item)), position=Count("id"))
+    if seen["given"] is not None:
+        return seen["given"]
+    return aid_for(run.seed, user.pk, seen["position"], run.aids)
 
 
 def do_extend(user: Any, item_id: int) -> bool:
@@ -207,13 +206,14 @@ def do_skip(reservation: Reservation) -> None:
 
 def _holding_problem(item: AdjudicationItem, user: Any, reservation: Reservation | None, now) -> str:
     """Why this person may not give a verdict on the item now, or ""."""
-    others = item.reservations.filter(expires_at__gt=now).exclude(user=user).count()
     if reservation is None:
         return "this item is not reserved for you; start again from the queue."
     if item.status != ItemStatus.OPEN:
         return "this item was settled meanwhile; your reservation was released."
-    if reservation.expires_at <= now and item.adjudications.count() + others >= item.required_verdicts:
-        return "your reservation expired and the item went to someone else."
+    if reservation.expires_at <= now:  # counted only then: a live reservation keeps its place
+        others = item.reservations.filter(expires_at__gt=now).exclude(user=user).count()
+        if item.adjudications.count() + others >= item.required_verdicts:
+            return "your reservation expired and the item went to someone else."
     return ""
 
 

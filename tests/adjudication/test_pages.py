@@ -9,6 +9,7 @@ import pytest
 from evalhub.adjudication.actions import do_reserve_next, do_submit
 from evalhub.adjudication.models import Adjudication, Reservation
 from evalhub.adjudication.reports import agreement_report
+from evalhub.debates.models import BLIND_FIRST
 from tests.conftest import make_user
 
 pytestmark = pytest.mark.django_db
@@ -212,15 +213,39 @@ def test_a_submit_that_shows_the_next_item_reads_it_in_a_bounded_number_of_queri
     login, adjudicator, make_items, django_assert_max_num_queries
 ):
     # Every submit renders the next item; under load each extra query is paid by everyone queued
-    # behind it. 26: session and roles (3), the verdict (9), the next reservation (11, and its run's
-    # adjudication flow: 1), the screen (2).
+    # behind it. 22: session and roles (3), the verdict (9), the next reservation (8: their hold, the
+    # candidates, the row lock with its run, the recount, the insert and its event in a savepoint),
+    # the screen (2). Others' reservations are counted only where this person's has expired.
     make_items(required=2, category="math")
     client = login(adjudicator)
     client.post("/adjudicate/start/")
     held = Reservation.objects.get(user=adjudicator)
-    with django_assert_max_num_queries(26):
+    with django_assert_max_num_queries(22):
         response = client.post(f"/adjudicate/items/{held.item_id}/submit/", {"verdict": "1"}, HTTP_HX_REQUEST="true")
     assert response.status_code == 200
+    assert Reservation.objects.get(user=adjudicator).item_id != held.item_id
+
+
+def test_a_blind_first_verdict_takes_two_requests_each_in_a_bounded_number_of_queries(
+    login, adjudicator, make_items, django_assert_max_num_queries
+):
+    # Blind-first (the default for runs with agents) doubles the requests a verdict takes, so each is
+    # held to its count. The blind verdict, 14: session and roles (3), the verdict (7), this item's
+    # screen again with its aid (4). The verdict after the aid, 25: as a one-stage submit, plus the
+    # blind verdict it points to, the aid drawn for the next item (its blind verdicts counted in one
+    # read) and the next screen's blind verdict.
+    make_items(required=2, category="math", flow=BLIND_FIRST)
+    client = login(adjudicator)
+    client.post("/adjudicate/start/")
+    held = Reservation.objects.get(user=adjudicator)
+    submit = f"/adjudicate/items/{held.item_id}/submit/"
+    with django_assert_max_num_queries(14):
+        blind = client.post(submit, {"verdict": "1", "step": "blind"}, HTTP_HX_REQUEST="true")
+    assert 'name="step" value="reveal"' in blind.content.decode()
+    with django_assert_max_num_queries(25):
+        final = client.post(submit, {"verdict": "2", "step": "reveal"}, HTTP_HX_REQUEST="true")
+    assert final.status_code == 200
+    assert Adjudication.objects.get(user=adjudicator).blind.verdict in (1, 2)
     assert Reservation.objects.get(user=adjudicator).item_id != held.item_id
 
 
