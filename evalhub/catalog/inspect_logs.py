@@ -1,8 +1,13 @@
 """Inspect AI eval logs as score rows: each sample's output a response, each scorer a rater.
 
-Read with inspect-ai's own log reader (an optional dependency: `pip install inspect-ai`), so every
-format it writes is read as it reads it: `.eval` (its zip of sample shards) and `.json`, one log or a
-folder of them (an eval set's logs, read one by one). A sample becomes a prompt (`task/id`, or
+Read with inspect-ai's own log reader and sample model (an optional dependency: `pip install
+inspect-ai`), so every format it writes is read as it reads it: `.eval` (its zip of sample shards) and
+`.json`, one log or a folder of them (an eval set's logs, read one by one). A `.eval` log is read a
+sample at a time: its header by Inspect's reader, each sample entry of its zip by Inspect's
+`EvalSample`, so memory holds one sample, however many the log has (an agent's samples carry their
+whole transcript). Inspect's own whole-log reader holds them all, and its by-id reader parses the
+zip's directory again for every call. A `.json` log is one JSON document and is read whole, as
+Inspect reads it. A sample becomes a prompt (`task/id`, or
 `task/id#eN` for epoch N > 1, so an eval set's tasks and repeated epochs stay apart) whose response
 is the log's model's completion; each score becomes a row of evalhub's score layout
 (evalhub.core.files.scores) with the scorer as rater and criterion, its explanation as the rationale,
@@ -17,11 +22,12 @@ import io
 import math
 import zipfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from evalhub.core.files.slugs import slug_for
+from evalhub.core.files.spool import Spool
 
 UNIT = "sample"
 
@@ -39,6 +45,33 @@ def _inspect() -> tuple[Any, Any]:
             "reading Inspect logs needs the inspect-ai package (pip install inspect-ai); evalhub does not install it."
         ) from error
     return read_eval_log, value_to_float()
+
+
+SAMPLES_DIR = "samples/"  # where a `.eval` zip keeps one JSON entry a sample (and epoch)
+
+
+def _eval_samples(file: Path) -> Iterator[Any]:
+    """A `.eval` log's samples, one at a time, in the zip's order; a name the zip holds twice is read once,
+    its last entry, as Inspect's reader does (`_entries_twice` refuses such a log before)."""
+    from inspect_ai.log import EvalSample
+
+    try:  # the context Inspect's reader validates with (no new message ids made up); private, so optional
+        from inspect_ai._util.constants import get_deserializing_context
+    except ImportError:  # pragma: no cover - a later inspect-ai without it reads the same, more slowly
+        get_deserializing_context = dict  # noqa: N806
+    with zipfile.ZipFile(file) as archive:
+        entries = {e.filename: e for e in archive.infolist() if e.filename.startswith(SAMPLES_DIR)}
+        for entry in entries.values():
+            if entry.filename.endswith(".json"):
+                yield EvalSample.model_validate_json(archive.read(entry), context=get_deserializing_context())
+
+
+def _log(file: Path, read_eval_log: Any) -> tuple[Any, Iterator[Any]]:
+    """A log's header and its samples: a `.eval` zip's streamed, a `.json` log's read whole."""
+    if file.suffix == ".eval" and zipfile.is_zipfile(file):
+        return read_eval_log(str(file), header_only=True), _eval_samples(file)
+    log = read_eval_log(str(file))
+    return log, iter(log.samples or [])
 
 
 def is_inspect_log(path: Path) -> bool:
@@ -101,14 +134,57 @@ def log_files(path: Path) -> list[Path]:
     return sorted(file for file in path.rglob("*") if file.suffix in LOG_SUFFIXES and file.is_file())
 
 
+class LogBytes(io.RawIOBase):
+    """The logs' bytes, one file after another, as a stream read from its start (the import's digest):
+    a folder of logs up to the import limit is never held in memory whole."""
+
+    def __init__(self, files: list[Path]) -> None:
+        self.files = files
+        self._index = 0
+        self._current: io.BufferedReader | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        if (offset, whence) != (0, io.SEEK_SET):
+            raise io.UnsupportedOperation("the logs' bytes are read again only from their start")
+        self._close_current()
+        self._index = 0
+        return 0
+
+    def readinto(self, buffer: Any) -> int:
+        while self._index < len(self.files):
+            if self._current is None:
+                self._current = self.files[self._index].open("rb")
+            if read := self._current.readinto(buffer):
+                return read
+            self._close_current()
+            self._index += 1
+        return 0
+
+    def _close_current(self) -> None:
+        if self._current is not None:
+            self._current.close()
+            self._current = None
+
+    def close(self) -> None:
+        self._close_current()
+        super().close()
+
+
 class LogRows:
     """(number, a score row or why a sample cannot be one) over every log at `path`, once iterated;
-    `places` names each number's file and sample id for messages (a number counts across the folder),
-    `samples` and `scored` count what the logs held."""
+    `places_of` names numbers' files and sample ids for messages (a number counts across the folder),
+    `samples` and `scored` count what the logs held. Every number's place goes to disk as it is read
+    (messages need a few, after the whole folder is read); `close` removes them."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.places: dict[int, str] = {}
+        self.places: Spool[tuple[int, str]] = Spool(tuple[int, str])
         self.samples = 0
         self.scored = 0
 
@@ -118,28 +194,36 @@ class LogRows:
         for file in log_files(self.path):
             name = str(file.relative_to(self.path)) if self.path.is_dir() else file.name
             number += 1
-            self.places[number] = name
+            self.places.add((number, name))
             try:
-                log = read_eval_log(str(file))
+                log, samples = _log(file, read_eval_log)
+                if twice := _entries_twice(file):
+                    yield number, f"the log holds {', '.join(twice)} twice; Inspect's reader keeps only one of each."
+                # A sample id once per epoch: the sets of a few strings a sample are what a log adds here.
+                seen: set[tuple[str, int]] = set()
+                for sample in samples:
+                    number += 1
+                    self.samples += 1
+                    epoch = f" (epoch {sample.epoch})" if sample.epoch != 1 else ""
+                    self.places.add((number, f"{name}, sample {sample.id}{epoch}"))
+                    if (str(sample.id), sample.epoch) in seen:
+                        yield number, "a second sample with this id; a sample id names one sample of a task."
+                        continue
+                    seen.add((str(sample.id), sample.epoch))
+                    rows = list(_sample_rows(log.eval.task, log.eval.model, sample, to_float))
+                    self.scored += bool(rows)
+                    for row in rows:
+                        yield number, row
             except Exception as error:  # whatever the reader raises, the file is named and nothing is written
                 yield number, f"not an Inspect log Inspect can read: {type(error).__name__}: {error}"
-                continue
-            if twice := _entries_twice(file):
-                yield number, f"the log holds {', '.join(twice)} twice; Inspect's reader keeps only one of each."
-            seen: set[tuple[str, int]] = set()
-            for sample in log.samples or []:
-                number += 1
-                self.samples += 1
-                epoch = f" (epoch {sample.epoch})" if sample.epoch != 1 else ""
-                self.places[number] = f"{name}, sample {sample.id}{epoch}"
-                if (str(sample.id), sample.epoch) in seen:
-                    yield number, "a second sample with this id; a sample id names one sample of a task."
-                    continue
-                seen.add((str(sample.id), sample.epoch))
-                rows = list(_sample_rows(log.eval.task, log.eval.model, sample, to_float))
-                self.scored += bool(rows)
-                for row in rows:
-                    yield number, row
+
+    def places_of(self, numbers: Iterable[int]) -> dict[int, str]:
+        """The places of these numbers (the file, and the sample where the number is one's)."""
+        wanted = set(numbers)
+        return {number: place for number, place in self.places if number in wanted} if wanted else {}
+
+    def close(self) -> None:
+        self.places.close()
 
 
 def _entries_twice(file: Path) -> list[str]:

@@ -4,6 +4,7 @@ every refusal the same, and memory that grows with the file's responses, not its
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import tracemalloc
 
@@ -12,9 +13,9 @@ import pytest
 from evalhub.catalog.actions import scores as importing
 from evalhub.catalog.actions.importing import ImportRejected
 from evalhub.catalog.actions.scores import check_score_file, do_import_scores
-from evalhub.catalog.models import Judgment
+from evalhub.catalog.models import DataImport, Judgment
 from evalhub.core.files.scores import parse_score_file
-from tests.catalog.test_import_scores import jsonl, rows
+from tests.catalog.test_import_scores import inspect_log, jsonl, rows
 
 pytestmark = pytest.mark.django_db
 
@@ -133,3 +134,41 @@ def test_importing_a_score_file_again_keeps_a_few_bytes_a_stored_score():
     per_row = (peak_while_importing(large) - before) / 32_000
     assert Judgment.objects.count() == 48_000
     assert per_row < 128, f"{per_row:.0f} bytes a row"
+
+
+def peak_while_importing_logs(path) -> int:
+    from django.core.management import call_command
+
+    tracemalloc.start()
+    try:
+        call_command("import_scores", str(path), "--create-models", "--benchmark", path.stem, stdout=io.StringIO())
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_an_inspect_eval_log_is_read_a_sample_at_a_time(tmp_path):
+    """An agent's samples carry their transcripts (here 40 kB each). Inspect's whole-log reader held every
+    sample at once, about 50 kB a sample; a `.eval` log is now read a sample at a time, and what grows is
+    a sample's place and id (about 1.5 kB here)."""
+    for count in (1, 40, 200):
+        inspect_log(tmp_path / f"{count}.eval", {f"q{i}": {"match": "C"} for i in range(count)}, transcript=40_000)
+    peak_while_importing_logs(tmp_path / "1.eval")  # what the command imports once (its pages' URLs) is not measured
+    per_sample = (
+        peak_while_importing_logs(tmp_path / "200.eval") - peak_while_importing_logs(tmp_path / "40.eval")
+    ) / 160
+    assert Judgment.objects.count() == 241
+    assert per_sample < 4_000, f"{per_sample:.0f} bytes a sample"
+
+
+def test_a_folder_of_inspect_logs_is_recorded_by_the_digest_of_its_files_in_order(tmp_path):
+    from django.core.management import call_command
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    inspect_log(logs / "a.eval", {"q1": {"match": "C"}, "q2": {"match": "I"}})
+    inspect_log(logs / "b.json", {"q3": {"match": 1}}, task="other")
+    call_command("import_scores", str(logs), "--create-models", stdout=io.StringIO())
+    files = b"".join(path.read_bytes() for path in (logs / "a.eval", logs / "b.json"))
+    assert DataImport.objects.get().sha256 == hashlib.sha256(files).hexdigest()
+    assert Judgment.objects.count() == 3

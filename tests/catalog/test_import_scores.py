@@ -120,11 +120,16 @@ def test_a_bad_file_names_every_bad_row_and_writes_nothing():
 
 
 def inspect_log(
-    path, samples_scores: dict[str, dict] | list[tuple[str, dict]], model: str = "mockllm/model", task: str = "tiny"
+    path,
+    samples_scores: dict[str, dict] | list[tuple[str, dict]],
+    model: str = "mockllm/model",
+    task: str = "tiny",
+    transcript: int = 0,
 ) -> None:
-    """An Inspect eval log written with inspect-ai's own API (a list of (id, scores) may repeat an id)."""
+    """An Inspect eval log written with inspect-ai's own API (a list of (id, scores) may repeat an id);
+    `transcript` characters of conversation a sample, as an agent's samples carry."""
     from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSample, EvalSpec, write_eval_log
-    from inspect_ai.model import ModelOutput
+    from inspect_ai.model import ChatMessageUser, ModelOutput
     from inspect_ai.scorer import Score
 
     listed = list(samples_scores.items()) if isinstance(samples_scores, dict) else samples_scores
@@ -143,6 +148,7 @@ def inspect_log(
             target="2",
             output=ModelOutput.from_content(model=model, content=f"Answer to {sample_id}"),
             scores={name: Score(value=value, explanation=f"{name} on {sample_id}") for name, value in scores.items()},
+            messages=[ChatMessageUser(content=f"turn of {sample_id} " * (transcript // 12))] if transcript else [],
         )
         for sample_id, scores in listed
     ]

@@ -4,10 +4,11 @@ and the scores, whole or not at all."""
 from __future__ import annotations
 
 import contextlib
+import io
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from django.conf import settings
 from django.db import connection
@@ -108,29 +109,30 @@ def check_score_file(filename: str, data: Source, *, allow_new_models: bool = Fa
     return rejected_unless_ok(parsed)
 
 
-def check_inspect_logs(path: Path, *, allow_new_models: bool = False) -> tuple[ParsedScores, bytes]:
+def check_inspect_logs(path: Path, *, allow_new_models: bool = False) -> tuple[ParsedScores, IO[bytes]]:
     """An Inspect AI log, or a folder of them, checked as score rows (evalhub.catalog.inspect_logs), and
-    the logs' bytes for the import's record. Problems name the file and sample id. Raises ImportRejected,
-    or InspectMissing without inspect-ai."""
+    the logs' bytes as a stream for the import's record (the caller closes it). Problems name the file
+    and sample id. Raises ImportRejected, or InspectMissing without inspect-ai."""
     from evalhub.catalog import inspect_logs
 
     files = inspect_logs.log_files(path)
     check_import_size(sum(file.stat().st_size for file in files))
     models = dict(LanguageModel.objects.values_list("slug", "is_human"))
-    logs = inspect_logs.LogRows(path)
-    parsed = parse_score_rows(
-        list(logs),
-        inspect_logs.UNIT,
-        known_models=set(models),
-        allow_new_models=allow_new_models,
-        refuse=rater_kind_clash(models),
-    )
-    parsed.left_out = logs.samples - logs.scored
-    if logs.samples and not logs.scored:
-        parsed.errors = [e for e in parsed.errors if e.line is not None]
-        parsed.errors.append(RowError(None, f"{logs.samples} sample(s), none scored: nothing to import."))
-    parsed.errors = [replace(e, place=logs.places.get(e.line or 0, "")) for e in parsed.errors]
-    return rejected_unless_ok(parsed), b"".join(file.read_bytes() for file in files)
+    with contextlib.closing(inspect_logs.LogRows(path)) as logs:
+        parsed = parse_score_rows(  # a row at a time, as the logs are read
+            logs,
+            inspect_logs.UNIT,
+            known_models=set(models),
+            allow_new_models=allow_new_models,
+            refuse=rater_kind_clash(models),
+        )
+        parsed.left_out = logs.samples - logs.scored
+        if logs.samples and not logs.scored:
+            parsed.errors = [e for e in parsed.errors if e.line is not None]
+            parsed.errors.append(RowError(None, f"{logs.samples} sample(s), none scored: nothing to import."))
+        places = logs.places_of(e.line for e in parsed.errors if e.line)
+    parsed.errors = [replace(e, place=places.get(e.line or 0, "")) for e in parsed.errors]
+    return rejected_unless_ok(parsed), io.BufferedReader(inspect_logs.LogBytes(files))
 
 
 def check_uploaded_scores(filename: str, data: Source, *, allow_new_models: bool = False) -> ParsedScores:
@@ -156,7 +158,8 @@ def check_uploaded_scores(filename: str, data: Source, *, allow_new_models: bool
             path = inspect_logs.unpack_upload(filename, data, Path(folder), settings.EVALHUB_MAX_IMPORT_BYTES)
         except ValueError as error:
             raise ImportRejected([RowError(None, str(error))]) from None
-        parsed, _ = check_inspect_logs(path, allow_new_models=allow_new_models)
+        parsed, logs_bytes = check_inspect_logs(path, allow_new_models=allow_new_models)
+        logs_bytes.close()
     return parsed
 
 

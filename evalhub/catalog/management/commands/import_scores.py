@@ -51,8 +51,9 @@ class Command(DataCommand):
         inspect = options["format"] == "inspect" or (options["format"] == "auto" and inspect_logs.is_inspect_log(path))
         try:
             if inspect:
-                parsed, data = check_inspect_logs(path, allow_new_models=options["create_models"])
-                summary = self._store(parsed, path.name, data, options)
+                parsed, logs_bytes = check_inspect_logs(path, allow_new_models=options["create_models"])
+                with logs_bytes:  # read again for the import's digest
+                    summary = self._store(parsed, path.name, logs_bytes, options)
             else:
                 check_import_size(path.stat().st_size)
                 with path.open("rb") as file:  # read as a stream: a file of ten million rows is never in memory whole
