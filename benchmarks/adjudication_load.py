@@ -10,8 +10,11 @@ Each person works as the browser does: "Start" (POST /adjudicate/start/, which r
 then verdict after verdict with htmx (in a blind-first run, the default, a blind verdict first, then
 the verdict after the aid: POST …/submit/, which stores the verdict and reserves the next
 item in the same request), reading each item for `--think` seconds (jittered ±50 %; people take
-far longer, but this keeps the queue busy). `--think 0` sends verdicts back to back: that measures
-the server's capacity, where queueing on two cores dominates whatever the code does.
+far longer, but this keeps the queue busy) and, in a blind-first run, the aid for `--read-aid`
+seconds (as long as the item by default) before the second verdict. `--read-aid 0` sends the second
+verdict at once: each person then asks twice as often as in a one-stage run. `--think 0` sends
+verdicts back to back: that measures the server's capacity, where queueing on two cores dominates
+whatever the code does.
 
 The two sides alternate over `--repeats` rounds (one, N, one, N …), each round on a queue of its
 own. It prints, per side, p50 / p95 of reserve and submit pooled over the rounds, the spread (min /
@@ -196,7 +199,7 @@ class Person:
         self.stored: list[int] = []
         self.errors: list[str] = []
 
-    def work(self, rng_seed: int, think: float) -> None:
+    def work(self, rng_seed: int, think: float, read_aid: float) -> None:
         import random
 
         rng = random.Random(rng_seed)
@@ -229,6 +232,8 @@ class Person:
                     self.errors.append(f"blind {item}: {response.status_code} {response.text[:200]}")
                     return
                 step = STEP.search(response.text)
+                if read_aid:  # the screen now shows the aid (the debate, a critique or nothing): read it
+                    time.sleep(read_aid * rng.uniform(0.5, 1.5))
             started = time.perf_counter()
             response = self.client.post(
                 f"/adjudicate/items/{item}/submit/",
@@ -243,14 +248,14 @@ class Person:
             page = response.text
 
 
-def drain(base: str, sessions: list[str], think: float) -> list[Person]:
+def drain(base: str, sessions: list[str], think: float, read_aid: float) -> list[Person]:
     people = [Person(base, key) for key in sessions]
     barrier = threading.Barrier(len(people))
 
     def run(person: Person, seed: int) -> None:
         barrier.wait()
         try:
-            person.work(seed, think)
+            person.work(seed, think, read_aid)
         except Exception as error:  # noqa: BLE001  (reported with the invariants)
             person.errors.append(repr(error))
 
@@ -317,6 +322,12 @@ def main() -> None:
         help="the channel layer (and broker) of the web processes, as in production; '' for in-memory",
     )
     parser.add_argument("--think", type=float, default=0.5, help="seconds a person reads an item (0: back to back)")
+    parser.add_argument(
+        "--read-aid",
+        type=float,
+        default=None,
+        help="seconds a person reads the aid before the verdict after it (blind-first; default: --think)",
+    )
     parser.add_argument("--repeats", type=int, default=2, help="rounds of each side, alternated (one, N, one, N …)")
     parser.add_argument(
         "--database-server",
@@ -324,6 +335,7 @@ def main() -> None:
         help="a PostgreSQL URL; the benchmark makes and drops a database of its own there",
     )
     args = parser.parse_args()
+    read_aid = args.think if args.read_aid is None else args.read_aid
 
     # Its Redis may be the one REDIS_URL names (or none): not flushed.
     env = fresh_deployment(
@@ -345,13 +357,13 @@ def main() -> None:
                 items = make_items(f"r{repeat}-{people_count}-people", item_count, required=required)
                 sessions = [session_for(f"r{repeat}-p{people_count}-{i}") for i in range(people_count)]
                 cpu_before, started = cpu_seconds(server.process.pid), time.perf_counter()
-                people = drain(server.url, sessions, args.think)
+                people = drain(server.url, sessions, args.think, read_aid)
                 wall, cpu = time.perf_counter() - started, cpu_seconds(server.process.pid) - cpu_before
                 rounds[label].append((people, wall, cpu))
                 problems += check_invariants(people, items, required)
                 checked[required] += len(items)
 
-        print(f"think {args.think} s; {args.repeats} rounds a side, alternated")
+        print(f"think {args.think} s, the aid read {read_aid} s; {args.repeats} rounds a side, alternated")
         print(
             f"{'':18} {'verdicts':>8} {'per s':>6} {'reserve p50':>12} {'reserve p95':>12} {'submit p50':>11} "
             f"{'submit p95':>11}  {'submit p95 per round (min / median / max)':>42} {'server CPU / verdict':>21}"
