@@ -108,9 +108,18 @@ class WatchedRedisChannelLayer(RedisChannelLayer):
     runs on the process's shared loop (evalhub.llm.process_loop) and waits for a free connection
     (`max_connections`, up to `pool_timeout` seconds). Receiving stays on the consumer's own loop."""
 
+    # Streamed frames (a debate's turn, every 40 ms) ask whether anyone watches their group at most this
+    # often: a thousand debates streaming on one worker, nearly all unwatched, sent every frame through
+    # Redis and ran the send pool dry (1,087 sends failed in connection_load, and the provider limits'
+    # calls waited behind them). A socket that joins sees the next frames within this long, and the
+    # page it opened showed the text so far.
+    MEMBERSHIP_KEPT_S = 0.5
+    MEMBERSHIPS_KEPT = 10_000  # groups remembered at once (forgotten together past this)
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._readers: dict[int, redis.Redis] = {}
+        self._memberships: dict[str, tuple[float, bool]] = {}  # group: (asked at, anyone there)
 
     def create_pool(self, index: int) -> aioredis.ConnectionPool:
         options = dict(self.hosts[index])
@@ -128,6 +137,26 @@ class WatchedRedisChannelLayer(RedisChannelLayer):
 
     async def group_send(self, group, message):
         return await on_process_loop(super().group_send(group, message))
+
+    async def watched_lately(self, group: str) -> bool:
+        """Whether a socket was in the group when last asked, asked again (one ZCARD on the process's
+        pool) once MEMBERSHIP_KEPT_S has passed. For streamed frames only: a write's broadcast asks
+        `has_members` at its commit, so a socket that joined just before gets it."""
+        now = time.monotonic()
+        kept = self._memberships.get(group)
+        if kept is not None and now - kept[0] < self.MEMBERSHIP_KEPT_S:
+            return kept[1]
+        try:
+            watched = bool(await on_process_loop(self._members(group)))
+        except redis.RedisError:
+            watched = True  # cannot tell: send, as a layer without this check would
+        if len(self._memberships) >= self.MEMBERSHIPS_KEPT:
+            self._memberships.clear()
+        self._memberships[group] = (now, watched)
+        return watched
+
+    async def _members(self, group: str) -> int:
+        return await self.connection(self.consistent_hash(group)).zcard(self._group_key(group))
 
     async def close_pools(self):
         """Each loop's pool is closed on its own loop: the sends' on the process loop (stock

@@ -104,9 +104,14 @@ def _layer():
 
 
 async def send_html(group: str, html: str) -> None:
-    """From async code (a debate's event loop): send now; there is no transaction to wait for."""
+    """From async code (a debate's event loop): send now; there is no transaction to wait for. A layer
+    that keeps who watched lately (Redis) is asked that first: a group nobody watches gets no frame."""
+    layer = _layer()
     try:
-        await _layer().group_send(group, {"type": FRAGMENT_EVENT, "html": html})
+        watched_lately = getattr(layer, "watched_lately", None)
+        if watched_lately is not None and not await watched_lately(group):
+            return
+        await layer.group_send(group, {"type": FRAGMENT_EVENT, "html": html})
     except Exception:  # a dead channel layer must not stop the work it reports on
         logger.exception("could not send to %s", group)
 

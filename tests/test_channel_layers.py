@@ -142,3 +142,41 @@ async def test_a_receive_whose_cancel_a_redis_write_swallowed_still_ends(monkeyp
             receiving.cancel()
             await asyncio.wait({receiving}, timeout=10)
         await layer.flush()
+
+
+@requires_redis
+@pytest.mark.redis
+async def test_streamed_frames_for_a_group_nobody_watches_stay_off_redis_and_a_joining_socket_gets_the_next(
+    monkeypatch,
+):
+    """A worker streaming a thousand debates, nearly all unwatched, sent every frame through Redis and ran
+    the send pool dry; now a group's membership is asked once while it is kept."""
+    import uuid
+
+    from channels_redis.core import RedisChannelLayer
+
+    from evalhub import live
+    from evalhub.channel_layers import WatchedRedisChannelLayer
+
+    layer = WatchedRedisChannelLayer(hosts=[{"address": REDIS_URL, "max_connections": 4, "pool_timeout": 10}])
+    monkeypatch.setattr(live, "_layer", lambda: layer)
+    through_redis, asked = [], []
+    real_send, real_members = RedisChannelLayer.group_send, layer._members
+    monkeypatch.setattr(
+        RedisChannelLayer, "group_send", lambda self, g, m: through_redis.append(g) or real_send(self, g, m)
+    )
+    monkeypatch.setattr(layer, "_members", lambda group: asked.append(group) or real_members(group))
+    group = f"debate.{uuid.uuid4().hex[:8]}"
+    try:
+        layer.MEMBERSHIP_KEPT_S = 3600  # held: the test, not the clock, says when it is asked again
+        for word in range(50):
+            await live.send_html(group, f"<p>{word} words so far</p>")
+        assert (through_redis, asked) == ([], [group])
+        channel = await layer.new_channel()
+        await layer.group_add(group, channel)
+        layer.MEMBERSHIP_KEPT_S = 0  # the kept answer has run out: the next frame asks, and goes out
+        await live.send_html(group, "<p>51 words so far</p>")
+        assert through_redis == [group]
+        assert (await asyncio.wait_for(layer.receive(channel), timeout=10))["html"] == "<p>51 words so far</p>"
+    finally:
+        await layer.flush()
