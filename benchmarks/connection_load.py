@@ -204,11 +204,18 @@ def main() -> None:
         print(f"run: {outcome} in {run_s:.0f} s; the agents served {served.get('requests', '?')} calls")
         print(f"{args.page_loads} page loads at once, {pages_s:.1f} s after the start: {dict(statuses)}")
         print(f"  5xx or failed: {server_errors}")
-        processes = args.web_workers + 1
+        from evalhub.db_pool import connections_needed
+
+        web_pool = pool.get("max_size", 0)
+        worker_pool = max(web_pool, connections_needed(args.concurrency, "threads"))  # fit_pool_to_worker
+        import psycopg
+
+        with psycopg.connect(args.database_server, autocommit=True) as admin:
+            server_limit = admin.execute("SHOW max_connections").fetchone()[0]
         print(
-            f"peak PostgreSQL connections: {peaks.peak_postgres} "
-            f"(bound: {processes} processes × pool of {pool.get('max_size', 'no pool')}, "
-            "4 for the worker's response cache, and the benchmark's own)"
+            f"peak PostgreSQL connections: {peaks.peak_postgres} (bound: {args.web_workers} web processes × a pool of "
+            f"{web_pool}, the worker's pool fitted to its {args.concurrency} threads: {worker_pool}, 4 for its "
+            f"response cache, and the benchmark's own; the server's max_connections: {server_limit})"
         )
         print(
             f"peak Redis connections: {peaks.peak_redis} beyond the {peaks.redis_before} before "
