@@ -199,7 +199,7 @@ class LogRows:
                 log, samples = _log(file, read_eval_log)
                 if twice := _entries_twice(file):
                     yield number, f"the log holds {', '.join(twice)} twice; Inspect's reader keeps only one of each."
-                # A sample id once per epoch: the sets of a few strings a sample are what a log adds here.
+                # A sample id once per epoch; this set (a short key a sample) is what memory keeps of a log.
                 seen: set[tuple[str, int]] = set()
                 for sample in samples:
                     number += 1
