@@ -176,6 +176,11 @@ class LogBytes(io.RawIOBase):
         super().close()
 
 
+def log_bytes(path: Path) -> io.BufferedReader:
+    """The bytes of every log at `path`, in `log_files` order, as one stream (the caller closes it)."""
+    return io.BufferedReader(LogBytes(log_files(path)))
+
+
 class LogRows:
     """(number, a score row or why a sample cannot be one) over every log at `path`, once iterated;
     `places_of` names numbers' files and sample ids for messages (a number counts across the folder),

@@ -4,11 +4,10 @@ and the scores, whole or not at all."""
 from __future__ import annotations
 
 import contextlib
-import io
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -109,10 +108,10 @@ def check_score_file(filename: str, data: Source, *, allow_new_models: bool = Fa
     return rejected_unless_ok(parsed)
 
 
-def check_inspect_logs(path: Path, *, allow_new_models: bool = False) -> tuple[ParsedScores, IO[bytes]]:
-    """An Inspect AI log, or a folder of them, checked as score rows (evalhub.catalog.inspect_logs), and
-    the logs' bytes as a stream for the import's record (the caller closes it). Problems name the file
-    and sample id. Raises ImportRejected, or InspectMissing without inspect-ai."""
+def check_inspect_logs(path: Path, *, allow_new_models: bool = False) -> ParsedScores:
+    """An Inspect AI log, or a folder of them, checked as score rows (evalhub.catalog.inspect_logs); the
+    import's record reads their bytes from `inspect_logs.log_bytes`. Problems name the file and sample
+    id. Raises ImportRejected, or InspectMissing without inspect-ai."""
     from evalhub.catalog import inspect_logs
 
     files = inspect_logs.log_files(path)
@@ -132,7 +131,7 @@ def check_inspect_logs(path: Path, *, allow_new_models: bool = False) -> tuple[P
             parsed.errors.append(RowError(None, f"{logs.samples} sample(s), none scored: nothing to import."))
         places = logs.places_of(e.line for e in parsed.errors if e.line)
     parsed.errors = [replace(e, place=places.get(e.line or 0, "")) for e in parsed.errors]
-    return rejected_unless_ok(parsed), io.BufferedReader(inspect_logs.LogBytes(files))
+    return rejected_unless_ok(parsed)
 
 
 def check_uploaded_scores(filename: str, data: Source, *, allow_new_models: bool = False) -> ParsedScores:
@@ -158,8 +157,7 @@ def check_uploaded_scores(filename: str, data: Source, *, allow_new_models: bool
             path = inspect_logs.unpack_upload(filename, data, Path(folder), settings.EVALHUB_MAX_IMPORT_BYTES)
         except ValueError as error:
             raise ImportRejected([RowError(None, str(error))]) from None
-        parsed, logs_bytes = check_inspect_logs(path, allow_new_models=allow_new_models)
-        logs_bytes.close()
+        parsed = check_inspect_logs(path, allow_new_models=allow_new_models)
     return parsed
 
 

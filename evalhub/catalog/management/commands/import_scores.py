@@ -51,8 +51,8 @@ class Command(DataCommand):
         inspect = options["format"] == "inspect" or (options["format"] == "auto" and inspect_logs.is_inspect_log(path))
         try:
             if inspect:
-                parsed, logs_bytes = check_inspect_logs(path, allow_new_models=options["create_models"])
-                with logs_bytes:  # read again for the import's digest
+                parsed = check_inspect_logs(path, allow_new_models=options["create_models"])
+                with inspect_logs.log_bytes(path) as logs_bytes:  # read again for the import's digest
                     summary = self._store(parsed, path.name, logs_bytes, options)
             else:
                 check_import_size(path.stat().st_size)
