@@ -414,9 +414,8 @@ def _check_generic(
             )
             continue
         for side in ("a", "b"):
-            model = row[f"model_{side}"]
-            what = f"response_{side} of {model!r}"
-            responses.add(line, row, record.prompt_id, model, row[f"response_{side}"], what=what)
+            column = f"response_{side}"
+            responses.add(line, row, record.prompt_id, row[f"model_{side}"], row[column], named=column)
         if on_judgment is not None:  # a response that differs is named once the file is read, as a repeat is
             on_judgment(record)
     parsed.errors.extend(

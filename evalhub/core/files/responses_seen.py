@@ -9,7 +9,6 @@ is answered from memory and an Arena file keeps a few bytes a row."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Collection
 from typing import Any, NamedTuple
 
@@ -22,22 +21,27 @@ PROMPT_COLUMNS = ("prompt", "category")  # the prompt fields a labels row may ca
 
 class FirstSight(NamedTuple):
     line: int
-    digest: bytes  # of the response's text
+    # Python's own hash of the response's text (SipHash, 64 bits, keyed afresh in each process): the map
+    # lives and dies in this one. blake2b cost 600 ns a row's response against 50, most of a study's add.
+    digest: int
 
 
 class _Pending(NamedTuple):
     key: tuple[str, str, str]
+    seq: int  # which add it was: errors keep the order their rows were added in
     line: int
-    digest: bytes
+    digest: int
     response: dict[str, Any]  # the row of the benchmark schema it is checked as, if it is new
-    what: str  # how an error names it ("response_a of 'gpt-4o'")
+    named: str  # how an error names it ("response_a"), with the model's slug after
 
 
 class ResponsesSeen:
     """Add each response a row names; `finish` gives the prompts and responses, checked as a benchmark
     file's are (`ResponseChecker`, in the file's order), and `errors` names each row whose response
-    differs from its first sight. A row the cache cannot answer waits until SETTLE_BATCH do, then they
-    are looked up on disk together."""
+    differs from its first sight. A response the cache cannot answer waits until SETTLE_BATCH do, then
+    they are looked up on disk together. One named again while it waits is looked up at once, alone:
+    a study's file names each response on hundreds of rows in a row, and each such row waited for the
+    settle (the cache learns a response only there), so nearly every row of it was settled."""
 
     CACHE_SIZE = 1 << 17
     SETTLE_BATCH = 10_000
@@ -48,52 +52,65 @@ class ResponsesSeen:
         )
         self.unit = unit
         self.errors: list[RowError] = []
+        self._errors: list[tuple[int, RowError]] = []  # with the add that found each, sorted by it at the end
         self._first = DiskMap(FirstSight)
         self._recent: dict[tuple[str, str, str], FirstSight] = {}
-        self._pending: list[_Pending] = []
+        self._pending: dict[tuple[str, str, str], _Pending] = {}  # in the order first named
+        self._added = 0
 
     def add(
-        self, line: int, row: dict[str, Any], prompt_id: str, model: str, text: str, *, what: str, variant: str = ""
+        self, line: int, row: dict[str, Any], prompt_id: str, model: str, text: str, *, named: str, variant: str = ""
     ) -> None:
-        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        """`named` says which of the row's responses it is ("response_a"); an error adds the model."""
+        self._added += 1
+        digest = hash(text)
         key = (prompt_id, model, variant)
         seen = self._recent.get(key)
-        if seen is not None:
-            self._compare(line, digest, seen, what)
-            return
-        # Only the prompt fields the row carries: a labels file leaves the rest of a stored prompt as it is.
-        response = {"prompt_id": prompt_id, **{name: row[name] for name in PROMPT_COLUMNS if name in row}}
-        response |= {"model": model, "response": text, **({"response_variant": variant} if variant else {})}
-        self._pending.append(_Pending(key, line, digest, response, what))
-        if len(self._pending) >= self.SETTLE_BATCH:
-            self._settle()
+        if seen is None:
+            first = self._pending.get(key)
+            if first is None:
+                # Only the prompt fields the row carries: a labels file leaves the rest of a stored prompt as it is.
+                response = {"prompt_id": prompt_id, **{name: row[name] for name in PROMPT_COLUMNS if name in row}}
+                response |= {"model": model, "response": text, **({"response_variant": variant} if variant else {})}
+                self._pending[key] = _Pending(key, self._added, line, digest, response, named)
+                if len(self._pending) >= self.SETTLE_BATCH:
+                    self._settle()
+                return
+            seen = self._first.get(key_of(*key)) or FirstSight(first.line, first.digest)
+            self._remember(key, seen)
+        if digest != seen.digest:
+            self._differs(self._added, line, named, key, seen)
 
     def _settle(self) -> None:
-        """The waiting rows in the file's order: a response not seen before is checked and kept."""
-        pending, self._pending = self._pending, []
-        names = {key_of(*item.key) for item in pending}
-        known = self._first.get_many(names)
+        """The waiting responses in the file's order: one not seen before is checked and kept."""
+        pending, self._pending = self._pending, {}
+        known = self._first.get_many([key_of(*key) for key in pending])
         new: dict[str, FirstSight] = {}
-        for item in pending:
+        for item in pending.values():
             name = key_of(*item.key)
             seen = known.get(name)
             if seen is None:
-                known[name] = new[name] = seen = FirstSight(item.line, item.digest)
+                new[name] = seen = FirstSight(item.line, item.digest)
                 self.checker.check(item.line, item.response)
-            else:
-                self._compare(item.line, item.digest, seen, item.what)
-            if len(self._recent) >= self.CACHE_SIZE:
-                self._recent.clear()  # all of it is on disk too
-            self._recent[item.key] = seen
+            elif item.digest != seen.digest:
+                self._differs(item.seq, item.line, item.named, item.key, seen)
+            self._remember(item.key, seen)
         self._first.put_many(new.items())
 
-    def _compare(self, line: int, digest: bytes, seen: FirstSight, what: str) -> None:
-        if digest != seen.digest:
-            self.errors.append(RowError(line, f"{what} differs from the one on {self.unit} {seen.line}.", self.unit))
+    def _remember(self, key: tuple[str, str, str], seen: FirstSight) -> None:
+        if len(self._recent) >= self.CACHE_SIZE:
+            self._recent.clear()  # all of it is on disk too, or waiting to be
+        self._recent[key] = seen
+
+    def _differs(self, seq: int, line: int, named: str, key: tuple[str, str, str], seen: FirstSight) -> None:
+        message = f"{named} of {key[1]!r} differs from the one on {self.unit} {seen.line}."
+        self._errors.append((seq, RowError(line, message, self.unit)))
 
     def finish(self) -> ParsedFile:
         """The prompts and responses, checked as a benchmark file's are."""
         self._settle()
         self._first.close()
         self._recent.clear()
+        self.errors = [error for _, error in sorted(self._errors, key=lambda found: found[0])]
+        self._errors.clear()
         return self.checker.finish()

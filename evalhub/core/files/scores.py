@@ -145,8 +145,10 @@ def parse_score_rows(
             continue
         if scale := scale_of(row):
             parsed.scales.setdefault(record.criterion, scale)
-        what = f"the response of {record.model!r}"  # one that differs is named once the file is read
-        responses.add(line, row, record.prompt_id, record.model, row["response"], what=what, variant=record.variant)
+        # A response that differs is named once the file is read.
+        responses.add(
+            line, row, record.prompt_id, record.model, row["response"], named="the response", variant=record.variant
+        )
         parsed.criteria.add(record.criterion)
         parsed.raters.setdefault(record.rater, record.rater_is_human)
         parsed.scores.add(record)
