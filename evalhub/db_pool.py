@@ -8,7 +8,9 @@ closing would mean reconnecting for every call, so the connection is kept.
 
 A worker's pool is sized from what the worker runs (`fit_pool_to_worker`, at `worker_init`): with
 the shipped 16-thread worker and a pool of 10, threads waited past the pool's timeout and whole jobs
-failed with "couldn't get a connection".
+failed with "couldn't get a connection". A pool the server cannot hold fails the same way, later: once
+the worker is up it asks PostgreSQL how many connections are left for it (`pool_room_on_server`) and
+says so in its log when its pool may need more.
 """
 
 from __future__ import annotations
@@ -74,4 +76,33 @@ def fit_pool_to_worker(concurrency: int, pool_cls: object, *, explicit: bool, al
         f"concurrency {concurrency}: {CONNECTIONS_PER_TASK} connections a task, {CONNECTIONS_PER_PROCESS} for the "
         f"process); its pool holds up to {needed} instead. Make sure PostgreSQL's max_connections allows every "
         "process's pool."
+    )
+
+
+def pool_room_on_server(alias: str = "default") -> str:
+    """A warning when this process's pool may open more connections than PostgreSQL has left for it
+    (its max_connections, less the superusers' reserve for a role that is not one, less the connections
+    other processes hold now); "" where they fit, or where there is no pool. The server refuses a
+    connection past its limit ("too many clients"), and a thread that gets none within the pool's
+    timeout fails its chunk."""
+    options = connections.settings[alias].get("OPTIONS", {}).get("pool")
+    if not isinstance(options, dict):
+        return ""
+    size = int(options.get("max_size", 0) or 0)
+    with connections[alias].cursor() as cursor:
+        cursor.execute(
+            "SELECT current_setting('max_connections')::int, current_setting('superuser_reserved_connections')::int,"
+            " (SELECT rolsuper FROM pg_roles WHERE rolname = current_user),"
+            " (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid())"
+        )
+        limit, reserved, superuser, others = cursor.fetchone()
+    release_connection(alias)
+    left = limit - (0 if superuser else reserved) - others
+    if size <= left:
+        return ""
+    return (
+        f"this worker's PostgreSQL pool may open {size} connections, but the server has {left} left for it "
+        f"(max_connections {limit}{'' if superuser else f', {reserved} reserved for superusers'}, {others} open "
+        f"in other processes): raise max_connections to at least {limit + size - left}, or run fewer threads a "
+        "worker. A thread that gets no connection within EVALHUB_DB_POOL_TIMEOUT fails its chunk."
     )

@@ -23,6 +23,22 @@ def fit_database_pool(sender=None, **_signal_kwargs) -> str:
     return warning
 
 
+def check_pool_room(**_signal_kwargs) -> str:
+    """At `worker_ready`: whether PostgreSQL has room for the pool just fitted, said in the worker's log
+    when it has not. A database that cannot be asked is said too, and the worker goes on."""
+    from django.db import DatabaseError
+
+    from evalhub.db_pool import pool_room_on_server
+
+    try:
+        warning = pool_room_on_server()
+    except DatabaseError as error:
+        warning = f"could not ask PostgreSQL how many connections it has left for this worker: {error}"
+    if warning:
+        logger.warning(warning)
+    return warning
+
+
 class JobsConfig(AppConfig):
     name = "evalhub.jobs"
     label = "jobs"
@@ -37,4 +53,5 @@ class JobsConfig(AppConfig):
         # Sent by `celery worker` in the process that runs tasks (threads and solo pools); the
         # embedded worker starts its watchdog itself (evalhub.system.embedded).
         signals.worker_ready.connect(watchdog.start, weak=False, dispatch_uid="evalhub-watchdog-start")
+        signals.worker_ready.connect(check_pool_room, weak=False, dispatch_uid="evalhub-check-pool-room")
         signals.worker_shutdown.connect(watchdog.stop, weak=False, dispatch_uid="evalhub-watchdog-stop")

@@ -10,7 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 from django.utils import timezone
 
 from evalhub.jobs.actions import do_fail_job
@@ -158,3 +158,42 @@ def test_a_job_that_failed_while_another_chunk_finished_reads_n_of_n_once_resume
     job.refresh_from_db()
     assert job.status == JobStatus.SUCCEEDED
     assert (job.progress_done, job.progress_total) == (6, 6), "every unit stored: 6 of 6"
+
+
+@on_a_pool
+@pytest.mark.django_db
+def test_a_ready_worker_whose_pool_the_server_cannot_hold_says_so_in_its_log(monkeypatch, caplog):
+    """A 40-thread worker's pool is fitted to 122 connections, past a stock PostgreSQL's 100: its threads
+    then waited for connections the server refused ("too many clients"), and nothing said why."""
+    from celery import signals
+
+    from evalhub.jobs.apps import check_pool_room
+
+    assert any(key[0] == "evalhub-check-pool-room" for key, _ in signals.worker_ready.receivers)
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW max_connections")
+        limit = int(cursor.fetchone()[0])
+    pool = connections.settings["default"]["OPTIONS"]["pool"]
+    caplog.set_level("WARNING", logger="evalhub.jobs")
+    monkeypatch.setitem(pool, "max_size", limit + 1)
+    warning = check_pool_room()
+    assert f"pool may open {limit + 1} connections" in warning
+    assert f"max_connections {limit}" in warning and "raise max_connections to at least" in warning
+    assert warning in caplog.text
+    monkeypatch.setitem(pool, "max_size", 2)
+    assert check_pool_room() == "", "a pool the server holds is not warned about"
+
+
+def test_a_worker_that_cannot_ask_the_server_says_so_and_goes_on(monkeypatch, caplog):
+    from django.db import OperationalError
+
+    from evalhub import db_pool
+    from evalhub.jobs.apps import check_pool_room
+
+    def unreachable(alias: str = "default") -> str:
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(db_pool, "pool_room_on_server", unreachable)
+    caplog.set_level("WARNING", logger="evalhub.jobs")
+    assert "could not ask PostgreSQL" in check_pool_room()
+    assert "connection refused" in caplog.text
