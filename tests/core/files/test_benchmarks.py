@@ -228,3 +228,32 @@ def test_rows_settled_a_batch_at_a_time_read_as_the_whole_file_does(monkeypatch,
         ("q1", "claude-3", 3),
         ("q1", "human-expert", 5),
     ]
+
+
+def test_a_rows_column_names_are_checked_once_for_every_row_that_has_them(monkeypatch):
+    """Each name of each row was checked again (known, storable, nested or not): a fifth of an Arena-shaped
+    labels import, two responses a vote. A row of another layout is still checked, and named, on its own."""
+    from evalhub.core.files import benchmarks
+
+    checked: list[str] = []
+    unknown = benchmarks._unknown_column
+
+    def counting(name: str) -> str | None:
+        checked.append(name)
+        return unknown(name)
+
+    monkeypatch.setattr(benchmarks, "_unknown_column", counting)
+    lines = ["prompt_id,prompt,model,response,metadata.turn_of_this_test"]  # a layout no other test has
+    lines += [f"p{n},Why {n}?,m1,Because {n}.,{n}" for n in range(500)]
+    parsed = parse_benchmark_file(("\n".join(lines) + "\n").encode(), "csv", known_models=(), allow_new_models=True)
+    assert parsed.ok, parsed.errors[:3]
+    assert len(parsed.responses) == 500
+    names = ["prompt_id", "prompt", "model", "response", "metadata.turn_of_this_test"]
+    assert sorted(checked) == sorted(names * 2), "each name at the header and for its rows' layout, not a row"
+    rows = [{"prompt_id": "p1", "prompt": "Why?", "metadata": {"turn": 1}}, {"prompt_id": "p2", "promt": "How?"}]
+    parsed = parse_benchmark_file("".join(json.dumps(row) + "\n" for row in rows).encode(), "jsonl", known_models=())
+    assert [str(error) for error in parsed.errors] == [
+        "line 2: unknown column 'promt'. Did you mean 'prompt'? Allowed: prompt_id, prompt, category, synopsis, "
+        "source, reference_answer, rating_guidelines, model, response, response_variant, privileged.NAME, "
+        "metadata.NAME and response_metadata.NAME."
+    ]
