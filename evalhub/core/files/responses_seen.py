@@ -84,10 +84,10 @@ class ResponsesSeen:
     def _settle(self) -> None:
         """The waiting responses in the file's order: one not seen before is checked and kept."""
         pending, self._pending = self._pending, {}
-        known = self._first.get_many([key_of(*key) for key in pending])
+        names = [key_of(*key) for key in pending]
+        known = self._first.get_many(names)
         new: dict[str, FirstSight] = {}
-        for item in pending.values():
-            name = key_of(*item.key)
+        for name, item in zip(names, pending.values(), strict=True):
             seen = known.get(name)
             if seen is None:
                 new[name] = seen = FirstSight(item.line, item.digest)
