@@ -6,8 +6,8 @@ inspect-ai`), so every format it writes is read as it reads it: `.eval` (its zip
 sample at a time: its header by Inspect's reader, each sample entry of its zip by Inspect's
 `EvalSample`, so memory holds one sample, however many the log has (an agent's samples carry their
 whole transcript). Inspect's own whole-log reader holds them all, and its by-id reader parses the
-zip's directory again for every call. A `.json` log is one JSON document and is read whole, as
-Inspect reads it. A sample becomes a prompt (`task/id`, or
+zip's directory again for every call. A `.json` log's samples are read one at a time from its
+`samples` array, as Inspect reads its header. A sample becomes a prompt (`task/id`, or
 `task/id#eN` for epoch N > 1, so an eval set's tasks and repeated epochs stay apart) whose response
 is the log's model's completion; each score becomes a row of evalhub's score layout
 (evalhub.core.files.scores) with the scorer as rater and criterion, its explanation as the rationale,
@@ -50,28 +50,56 @@ def _inspect() -> tuple[Any, Any]:
 SAMPLES_DIR = "samples/"  # where a `.eval` zip keeps one JSON entry a sample (and epoch)
 
 
+def _deserializing_context() -> dict[str, Any]:
+    """The context Inspect's reader validates samples with (no new message ids made up); it is private,
+    so a later inspect-ai without it reads the same, more slowly. A new one for each sample: it carries
+    a cache of the messages validated with it, which kept every sample's transcript when shared."""
+    try:
+        from inspect_ai._util.constants import get_deserializing_context
+    except ImportError:  # pragma: no cover
+        return {}
+    return get_deserializing_context()
+
+
 def _eval_samples(file: Path) -> Iterator[Any]:
     """A `.eval` log's samples, one at a time, in the zip's order; a name the zip holds twice is read once,
     its last entry, as Inspect's reader does (`_entries_twice` refuses such a log before)."""
     from inspect_ai.log import EvalSample
 
-    try:  # the context Inspect's reader validates with (no new message ids made up); private, so optional
-        from inspect_ai._util.constants import get_deserializing_context
-    except ImportError:  # pragma: no cover - a later inspect-ai without it reads the same, more slowly
-        get_deserializing_context = dict  # noqa: N806
     with zipfile.ZipFile(file) as archive:
         entries = {e.filename: e for e in archive.infolist() if e.filename.startswith(SAMPLES_DIR)}
         for entry in entries.values():
             if entry.filename.endswith(".json"):
-                yield EvalSample.model_validate_json(archive.read(entry), context=get_deserializing_context())
+                yield EvalSample.model_validate_json(archive.read(entry), context=_deserializing_context())
+
+
+def _json_samples(file: Path, read_eval_log: Any) -> Iterator[Any]:
+    """A `.json` log's samples, one at a time from its `samples` array (ijson, which Inspect's own header
+    reader uses), each validated by Inspect's `EvalSample` as its whole-log reader validates them. What
+    ijson cannot read (NaN, which Inspect writes for a NaN score; a number past 64 bits; a broken file)
+    is read by Inspect's whole-log reader from there on, which reads such logs or names what is wrong."""
+    import ijson
+    from inspect_ai.log import EvalSample
+
+    given = 0
+    try:
+        with file.open("rb") as stream:
+            for item in ijson.items(stream, "samples.item", use_float=True):
+                sample = EvalSample.model_validate(item, context=_deserializing_context())
+                given += 1
+                yield sample
+        return
+    except (ijson.JSONError, ValueError):  # ijson's errors are ValueErrors too, as are a sample's refusals
+        pass
+    yield from (read_eval_log(str(file)).samples or [])[given:]
 
 
 def _log(file: Path, read_eval_log: Any) -> tuple[Any, Iterator[Any]]:
-    """A log's header and its samples: a `.eval` zip's streamed, a `.json` log's read whole."""
+    """A log's header (Inspect's reader streams it) and its samples, a sample at a time."""
+    header = read_eval_log(str(file), header_only=True)
     if file.suffix == ".eval" and zipfile.is_zipfile(file):
-        return read_eval_log(str(file), header_only=True), _eval_samples(file)
-    log = read_eval_log(str(file))
-    return log, iter(log.samples or [])
+        return header, _eval_samples(file)
+    return header, _json_samples(file, read_eval_log)
 
 
 def is_inspect_log(path: Path) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import re
 import tracemalloc
 
 import pytest
@@ -159,6 +160,44 @@ def test_an_inspect_eval_log_is_read_a_sample_at_a_time(tmp_path):
     ) / 160
     assert Judgment.objects.count() == 241
     assert per_sample < 4_000, f"{per_sample:.0f} bytes a sample"
+
+
+def test_an_inspect_json_log_is_read_a_sample_at_a_time(tmp_path):
+    """A `.json` log was read whole by Inspect's reader, every sample held at once (about 50 kB a sample
+    of 40 kB transcript); now its `samples` array is read one sample at a time."""
+    for count in (1, 40, 200):
+        inspect_log(tmp_path / f"{count}.json", {f"q{i}": {"match": "C"} for i in range(count)}, transcript=40_000)
+    peak_while_importing_logs(tmp_path / "1.json")
+    per_sample = (
+        peak_while_importing_logs(tmp_path / "200.json") - peak_while_importing_logs(tmp_path / "40.json")
+    ) / 160
+    assert Judgment.objects.count() == 241
+    assert per_sample < 4_000, f"{per_sample:.0f} bytes a sample"
+
+
+def test_a_json_log_past_what_ijson_reads_is_read_whole_from_the_sample_it_stopped_at(tmp_path):
+    """A guard: Python's JSON (and so Inspect's writer) allows NaN, which ijson refuses; Inspect's
+    whole-log reader takes over from there, and the import is the same as the log's without it."""
+    from django.core.management import call_command
+
+    scores = {f"q{i}": {"match": i / 4} for i in range(5)}
+    inspect_log(tmp_path / "plain.json", scores)
+    text = (tmp_path / "plain.json").read_text()
+    marked, count = re.subn(r'("explanation":\s*"match on q2")', r'\1, "metadata": {"drift": NaN}', text)
+    assert count == 1
+    (tmp_path / "nan.json").write_text(marked)
+    for name in ("plain", "nan"):
+        call_command("import_scores", str(tmp_path / f"{name}.json"), "--create-models", "--benchmark", name)
+    by_benchmark = {
+        name: sorted(
+            Judgment.objects.filter(response__prompt__benchmark__slug=name).values_list(
+                "response__prompt__external_id", "score"
+            )
+        )
+        for name in ("plain", "nan")
+    }
+    assert len(by_benchmark["nan"]) == 5
+    assert by_benchmark["nan"] == by_benchmark["plain"]
 
 
 def test_a_folder_of_inspect_logs_is_recorded_by_the_digest_of_its_files_in_order(tmp_path):
