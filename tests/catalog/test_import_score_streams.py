@@ -148,28 +148,19 @@ def peak_while_importing_logs(path) -> int:
         tracemalloc.stop()
 
 
-def test_an_inspect_eval_log_is_read_a_sample_at_a_time(tmp_path):
+@pytest.mark.parametrize("suffix", [".eval", ".json"])
+def test_an_inspect_log_is_read_a_sample_at_a_time(tmp_path, suffix):
     """An agent's samples carry their transcripts (here 40 kB each). Inspect's whole-log reader held every
-    sample at once, about 50 kB a sample; a `.eval` log is now read a sample at a time, and what grows is
-    a sample's place and id (about 1.5 kB here)."""
+    sample at once: about 50 kB a sample of a `.eval` log, 88 kB of a `.json` one. Both are now read a
+    sample at a time, and what grows is a sample's place and id (about 1.5 kB here)."""
     for count in (1, 40, 200):
-        inspect_log(tmp_path / f"{count}.eval", {f"q{i}": {"match": "C"} for i in range(count)}, transcript=40_000)
-    peak_while_importing_logs(tmp_path / "1.eval")  # what the command imports once (its pages' URLs) is not measured
+        samples = {f"q{i}": {"match": "C"} for i in range(count)}
+        inspect_log(tmp_path / f"{count}{suffix}", samples, transcript=40_000)
+    peak_while_importing_logs(
+        tmp_path / f"1{suffix}"
+    )  # what the command imports once (its pages' URLs) is not measured
     per_sample = (
-        peak_while_importing_logs(tmp_path / "200.eval") - peak_while_importing_logs(tmp_path / "40.eval")
-    ) / 160
-    assert Judgment.objects.count() == 241
-    assert per_sample < 4_000, f"{per_sample:.0f} bytes a sample"
-
-
-def test_an_inspect_json_log_is_read_a_sample_at_a_time(tmp_path):
-    """A `.json` log was read whole by Inspect's reader, every sample held at once (about 50 kB a sample
-    of 40 kB transcript); now its `samples` array is read one sample at a time."""
-    for count in (1, 40, 200):
-        inspect_log(tmp_path / f"{count}.json", {f"q{i}": {"match": "C"} for i in range(count)}, transcript=40_000)
-    peak_while_importing_logs(tmp_path / "1.json")
-    per_sample = (
-        peak_while_importing_logs(tmp_path / "200.json") - peak_while_importing_logs(tmp_path / "40.json")
+        peak_while_importing_logs(tmp_path / f"200{suffix}") - peak_while_importing_logs(tmp_path / f"40{suffix}")
     ) / 160
     assert Judgment.objects.count() == 241
     assert per_sample < 4_000, f"{per_sample:.0f} bytes a sample"
