@@ -228,6 +228,9 @@ class LogRows:
             name = str(file.relative_to(self.path)) if self.path.is_dir() else file.name
             number += 1
             self.places.add((number, name))
+            # The last sample read whole: samples are read one at a time, so the reader may fail past it
+            # (a log cut short), and the error is placed after it, not on it.
+            last_read = ""
             try:
                 log, samples = _log(file, read_eval_log)
                 if twice := _entries_twice(file):
@@ -237,17 +240,23 @@ class LogRows:
                 for sample in samples:
                     number += 1
                     self.samples += 1
-                    epoch = f" (epoch {sample.epoch})" if sample.epoch != 1 else ""
-                    self.places.add((number, f"{name}, sample {sample.id}{epoch}"))
+                    label = f"{sample.id}" + (f" (epoch {sample.epoch})" if sample.epoch != 1 else "")
+                    self.places.add((number, f"{name}, sample {label}"))
+                    last_read = ""  # an error now is this sample's own
                     if (str(sample.id), sample.epoch) in seen:
                         yield number, "a second sample with this id; a sample id names one sample of a task."
+                        last_read = label
                         continue
                     seen.add((str(sample.id), sample.epoch))
                     rows = list(_sample_rows(log.eval.task, log.eval.model, sample, to_float))
+                    last_read = label
                     self.scored += bool(rows)
                     for row in rows:
                         yield number, row
             except Exception as error:  # whatever the reader raises, the file is named and nothing is written
+                if last_read:
+                    number += 1
+                    self.places.add((number, f"{name}, after sample {last_read}"))
                 yield number, f"not an Inspect log Inspect can read: {type(error).__name__}: {error}"
 
     def places_of(self, numbers: Iterable[int]) -> dict[int, str]:

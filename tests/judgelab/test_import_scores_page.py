@@ -97,3 +97,18 @@ def test_only_admins_import_scores(role, request, login):
     assert client.get("/judges/import-scores/").status_code == 403
     assert upload(client, "people.csv", PEOPLE_CSV).status_code == 403
     assert not Judgment.objects.exists()
+
+
+def test_a_json_log_cut_short_is_refused_with_its_reason_and_stores_nothing(tmp_path, admin_user, login):
+    """Read a sample at a time, a `.json` log cut short fails after its first samples were read: the page
+    names where (after the last sample read whole; it named that sample) and stores none of them."""
+    inspect_log(tmp_path / "run.json", {f"q{i}": {"match": "C"} for i in range(6)}, transcript=2_000)
+    data = (tmp_path / "run.json").read_bytes()
+    cut = data[: data.index(b'"q4"')]
+    client = login(admin_user)
+    response = upload(client, "run.json", cut)
+    assert response.status_code == 400
+    assert "run.json, after sample q3: not an Inspect log Inspect can read" in response.content.decode()
+    assert not Judgment.objects.exists() and not Prompt.objects.exists()
+    assert upload(client, "run.json", data).status_code == 302
+    assert Judgment.objects.count() == 6
