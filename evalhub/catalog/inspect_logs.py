@@ -96,9 +96,15 @@ def _json_samples(file: Path, read_eval_log: Any) -> Iterator[Any]:
 
 def _log(file: Path, read_eval_log: Any) -> tuple[Any, Iterator[Any]]:
     """A log's header (Inspect's reader streams it) and its samples, a sample at a time."""
-    header = read_eval_log(str(file), header_only=True)
     if file.suffix == ".eval" and zipfile.is_zipfile(file):
-        return header, _eval_samples(file)
+        return read_eval_log(str(file), header_only=True), _eval_samples(file)
+    try:
+        header = read_eval_log(str(file), header_only=True)
+    except Exception:  # noqa: BLE001 - Inspect's whole-log reader says what is wrong, or reads it
+        # Inspect's header reader stops at `samples`, so a `.json` log whose keys are in another order
+        # (`jq -S` sorts `version` after it) has no header before it: read whole, as it always was.
+        log = read_eval_log(str(file))
+        return log, iter(log.samples or [])
     return header, _json_samples(file, read_eval_log)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import json
 import re
 import tracemalloc
 
@@ -189,6 +190,28 @@ def test_a_json_log_past_what_ijson_reads_is_read_whole_from_the_sample_it_stopp
     }
     assert len(by_benchmark["nan"]) == 5
     assert by_benchmark["nan"] == by_benchmark["plain"]
+
+
+def test_a_json_log_whose_keys_another_tool_sorted_imports_as_the_log_itself(tmp_path):
+    """Inspect's header reader stops at `samples`; `jq -S` puts `version` after it, so the header read
+    failed and the log was refused (since ac1ccc3: read whole before). Such a log is read whole again."""
+    from django.core.management import call_command
+
+    inspect_log(tmp_path / "plain.json", {f"q{i}": {"match": i / 4} for i in range(3)})
+    log = json.loads((tmp_path / "plain.json").read_text())
+    (tmp_path / "sorted.json").write_text(json.dumps(log, sort_keys=True))
+    for name in ("plain", "sorted"):
+        call_command("import_scores", str(tmp_path / f"{name}.json"), "--create-models", "--benchmark", name)
+    by_benchmark = {
+        name: sorted(
+            Judgment.objects.filter(response__prompt__benchmark__slug=name).values_list(
+                "response__prompt__external_id", "score"
+            )
+        )
+        for name in ("plain", "sorted")
+    }
+    assert len(by_benchmark["sorted"]) == 3
+    assert by_benchmark["sorted"] == by_benchmark["plain"]
 
 
 def test_a_folder_of_inspect_logs_is_recorded_by_the_digest_of_its_files_in_order(tmp_path):
