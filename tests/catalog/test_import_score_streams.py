@@ -167,51 +167,39 @@ def test_an_inspect_log_is_read_a_sample_at_a_time(tmp_path, suffix):
     assert per_sample < 4_000, f"{per_sample:.0f} bytes a sample"
 
 
+def imported_as_written(tmp_path, count: int, rewrite) -> tuple[list[tuple], list[tuple]]:
+    """A `.json` log of `count` samples imported as written and as `rewrite` turns its text: the two
+    imports' (prompt, score) pairs."""
+    from django.core.management import call_command
+
+    inspect_log(tmp_path / "plain.json", {f"q{i}": {"match": i / 4} for i in range(count)})
+    (tmp_path / "rewritten.json").write_text(rewrite((tmp_path / "plain.json").read_text()))
+    pairs = {}
+    for name in ("plain", "rewritten"):
+        call_command("import_scores", str(tmp_path / f"{name}.json"), "--create-models", "--benchmark", name)
+        stored = Judgment.objects.filter(response__prompt__benchmark__slug=name)
+        pairs[name] = sorted(stored.values_list("response__prompt__external_id", "score"))
+    return pairs["plain"], pairs["rewritten"]
+
+
 def test_a_json_log_past_what_ijson_reads_is_read_whole_from_the_sample_it_stopped_at(tmp_path):
     """A guard: Python's JSON (and so Inspect's writer) allows NaN, which ijson refuses; Inspect's
     whole-log reader takes over from there, and the import is the same as the log's without it."""
-    from django.core.management import call_command
 
-    scores = {f"q{i}": {"match": i / 4} for i in range(5)}
-    inspect_log(tmp_path / "plain.json", scores)
-    text = (tmp_path / "plain.json").read_text()
-    marked, count = re.subn(r'("explanation":\s*"match on q2")', r'\1, "metadata": {"drift": NaN}', text)
-    assert count == 1
-    (tmp_path / "nan.json").write_text(marked)
-    for name in ("plain", "nan"):
-        call_command("import_scores", str(tmp_path / f"{name}.json"), "--create-models", "--benchmark", name)
-    by_benchmark = {
-        name: sorted(
-            Judgment.objects.filter(response__prompt__benchmark__slug=name).values_list(
-                "response__prompt__external_id", "score"
-            )
-        )
-        for name in ("plain", "nan")
-    }
-    assert len(by_benchmark["nan"]) == 5
-    assert by_benchmark["nan"] == by_benchmark["plain"]
+    def with_nan(text: str) -> str:
+        marked, count = re.subn(r'("explanation":\s*"match on q2")', r'\1, "metadata": {"drift": NaN}', text)
+        assert count == 1
+        return marked
+
+    plain, rewritten = imported_as_written(tmp_path, 5, with_nan)
+    assert len(rewritten) == 5 and rewritten == plain
 
 
 def test_a_json_log_whose_keys_another_tool_sorted_imports_as_the_log_itself(tmp_path):
     """Inspect's header reader stops at `samples`; `jq -S` puts `version` after it, so the header read
     failed and the log was refused (since ac1ccc3: read whole before). Such a log is read whole again."""
-    from django.core.management import call_command
-
-    inspect_log(tmp_path / "plain.json", {f"q{i}": {"match": i / 4} for i in range(3)})
-    log = json.loads((tmp_path / "plain.json").read_text())
-    (tmp_path / "sorted.json").write_text(json.dumps(log, sort_keys=True))
-    for name in ("plain", "sorted"):
-        call_command("import_scores", str(tmp_path / f"{name}.json"), "--create-models", "--benchmark", name)
-    by_benchmark = {
-        name: sorted(
-            Judgment.objects.filter(response__prompt__benchmark__slug=name).values_list(
-                "response__prompt__external_id", "score"
-            )
-        )
-        for name in ("plain", "sorted")
-    }
-    assert len(by_benchmark["sorted"]) == 3
-    assert by_benchmark["sorted"] == by_benchmark["plain"]
+    plain, rewritten = imported_as_written(tmp_path, 3, lambda text: json.dumps(json.loads(text), sort_keys=True))
+    assert len(rewritten) == 3 and rewritten == plain
 
 
 def test_a_folder_of_inspect_logs_is_recorded_by_the_digest_of_its_files_in_order(tmp_path):
