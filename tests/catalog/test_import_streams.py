@@ -295,3 +295,31 @@ def test_battles_put_on_disk_past_a_few_prompts_count_as_a_recount_does(monkeypa
     assert kept == dict(imported_counts())
     assert sum(sum(counts) for counts in kept.values()) == 60
     assert {key[4] for key in kept} == {f"topic-{n}" for n in range(4)}
+
+
+def test_a_file_of_many_new_voters_reserves_their_keys_in_blocks_and_each_label_keeps_its_own(monkeypatch):
+    """Arena's voters are judges. Each new one had its key reserved alone, which on PostgreSQL ended the
+    running COPY and started it again: 50,000 voters took 100,000 votes from 24 to 57 CPU-s."""
+    from evalhub.catalog.actions import judgments
+    from evalhub.catalog.models import LanguageModel
+
+    reserved: list[tuple[str, int]] = []
+    reserve = judgments.reserve_ids
+
+    def counting(model, count, *args, **kwargs):
+        reserved.append((model.__name__, count))
+        return reserve(model, count, *args, **kwargs)
+
+    monkeypatch.setattr(judgments, "reserve_ids", counting)
+    out = ["prompt_id,prompt,model_a,model_b,response_a,response_b,judge,winner"]
+    out += [f"c{n},Chat {n}?,m1,m2,one {n},two {n},human-{n},{'ab'[n % 2]}" for n in range(300)]
+    summary = do_import_judgments(
+        filename="a.csv", data=("\n".join(out) + "\n").encode(), benchmark_slug="voters", allow_new_models=True
+    )
+    judge_blocks = [count for name, count in reserved if name == "LanguageModel"]
+    assert sum(judge_blocks) >= 300 and len(judge_blocks) <= 8, judge_blocks
+    assert sum(judge_blocks) < 2 * 300, "few keys reserved and not used"
+    assert summary.counts["judges_created"] == 300
+    labels = Judgment.objects.values_list("judge_model__slug", "judge_model__is_human", "response__prompt__external_id")
+    assert sorted(labels) == sorted((f"human-{n}", True, f"c{n}") for n in range(300))
+    assert LanguageModel.objects.filter(slug__startswith="human-").count() == 300
