@@ -213,7 +213,8 @@ class _JudgmentImport:
 
     KEY = ("criterion_id", "judge_model_id", "response_id", "response_2_id")
     COLUMNS = (*KEY, "verdict", "probability", "grade", "metadata", "blind_verdict", "aid")
-    FIRST_RESERVED, MOST_RESERVED = 64, 4096  # keys reserved at a time, doubling: few unused
+    # Keys reserved at a time, each block as large as the keys given so far: at most about half unused.
+    FIRST_RESPONSES_RESERVED, FIRST_JUDGES_RESERVED, MOST_RESERVED = 64, 8, 4096
     CHANGED_AT_A_TIME = 5000  # changed labels updated together, as the file is read
     SETTLED_AT_A_TIME = 4096  # labels looked up among the stored ones together
     ANALYZE_AFTER = 10_000  # new labels past which the tables' statistics are taken again
@@ -238,8 +239,8 @@ class _JudgmentImport:
         # What this import creates with a key it reserved: models and judges, criteria, responses.
         self.new_models: dict[str, int] = {}
         self.new_criteria: dict[str, int] = {}
-        self.spare: list[int] = []  # response keys reserved and not given yet
-        self.spare_judges: list[int] = []  # the same for new judges
+        self.spare_responses: list[int] = []  # keys reserved and not given yet
+        self.spare_judges: list[int] = []
         self.new = NewBattles()
         self.changed: list[Judgment] = []
         self.replaced = 0
@@ -375,7 +376,7 @@ class _JudgmentImport:
         if slug not in self.models:
             # Reserved in blocks, as responses are: one at a time, each new judge ended the COPY (Arena's
             # voters are judges: 50,000 of them took 100,000 votes from 24 to 57 CPU-s on PostgreSQL).
-            pk = self._reserved(LanguageModel, self.spare_judges, len(self.new_models), first=8)
+            pk = self._reserved(LanguageModel, self.spare_judges, len(self.new_models), self.FIRST_JUDGES_RESERVED)
             self.models[slug] = self.new_models[slug] = pk
         elif slug not in self.judges_read and slug not in self.new_models and self.merges_on_server:
             if self.staged is None:  # else every later label is staged already
@@ -424,11 +425,11 @@ class _JudgmentImport:
 
     def _response(self, prompt: str, model: str) -> int:
         """A key reserved for a response the file names and evalhub lacks (it has none yet)."""
-        pk = self._reserved(Response, self.spare, self.responses.created, first=self.FIRST_RESERVED)
+        pk = self._reserved(Response, self.spare_responses, self.responses.created, self.FIRST_RESPONSES_RESERVED)
         self.responses.add_new(prompt, model, pk)
         return pk
 
-    def _reserved(self, model: type[Model], spare: list[int], given: int, *, first: int) -> int:
+    def _reserved(self, model: type[Model], spare: list[int], given: int, first: int) -> int:
         """A key for a new row of `model`, from `spare`, filled in blocks as large as the keys given so far
         (from `first` up to MOST_RESERVED): at most about half go unused, and the COPY pauses rarely."""
         if not spare:
