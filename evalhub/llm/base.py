@@ -227,10 +227,26 @@ class ChatClient:
 
     # --- shared machinery ----------------------------------------------------------------
 
+    # A model the provider always samples (a reasoning model: its temperature is not ours to set) is
+    # cached only per explicit seed or repeat, as any call at a temperature above 0.
+    always_samples: bool = False
+
+    def _sent(self, messages: list[Message], sampling: Sampling) -> dict[str, Any]:
+        """What this call asks the provider, as the cache key sees it. A provider that builds its own
+        request returns that request, so whatever changes what is asked (a reasoning effort, a flag,
+        an option added later) changes the key without a list kept by hand."""
+        return {"messages": messages, **sampling.cache_params()}
+
     def _cache_key(self, messages: list[Message], sampling: Sampling) -> str | None:
-        if self.cache is None or not is_cacheable(sampling.temperature, sampling.seed, sampling.repeat):
+        temperature = 1.0 if self.always_samples else sampling.temperature
+        if self.cache is None or not is_cacheable(temperature, sampling.seed, sampling.repeat):
             return None
-        return cache_key(self.provider, self.model, self.endpoint, messages, sampling.cache_params())
+        try:
+            sent = self._sent(messages, sampling)
+        except LLMError:  # a call the provider would refuse is made (and refused) uncached
+            return None
+        # The repeat index is never sent, yet the n-th sample of a call is its own answer.
+        return cache_key(self.provider, self.model, self.endpoint, {**sent, "repeat": sampling.repeat})
 
     async def _cached(self, key: str | None) -> Completion | None:
         # The cache is a database (a file, or PostgreSQL shared by every worker): asked in a thread, so a

@@ -1,4 +1,4 @@
-"""A persistent cache of model responses, keyed by everything that determines the answer.
+"""A persistent cache of model responses, keyed by the request each call sends (`ChatClient._sent`).
 
 Deterministic calls (temperature 0) are cached; sampled calls only when the caller names a
 seed or a repeat index, so that asking for "the 3rd sample" twice gives the same sample
@@ -18,14 +18,15 @@ from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
 
-from evalhub.llm.types import Completion, Message
+from evalhub.llm.types import Completion
 
 logger = logging.getLogger(__name__)
 
 
-def cache_key(provider: str, model: str, endpoint: str, messages: list[Message], params: dict[str, Any]) -> str:
-    payload = {"provider": provider, "model": model, "endpoint": endpoint, "messages": messages, "params": params}
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+def cache_key(provider: str, model: str, endpoint: str, request: dict[str, Any]) -> str:
+    """The key of one call: where it goes and everything it asks (`ChatClient._sent`)."""
+    payload = {"provider": provider, "model": model, "endpoint": endpoint, "request": request}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
 
 
 def is_cacheable(temperature: float, seed: int | None, repeat: int | None) -> bool:

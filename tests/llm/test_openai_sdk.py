@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from evalhub.llm.cache import ResponseCache
 from evalhub.llm.registry import CHAT_PROVIDERS, parse_spec
 from evalhub.llm.retry import RetryPolicy
 from evalhub.llm.testing import REASONING_TOKENS, FakeLLMServer, ForwardingProxy, Unusable
@@ -155,3 +156,59 @@ def test_what_forms_are_told_about_log_probabilities_is_what_each_client_does(pr
     from evalhub.llm.registry import _load
 
     assert _load(CHAT_PROVIDERS[provider]).gives_logprobs == (provider in LOGPROB_PROVIDERS)
+
+
+# Two calls that ask the provider something different, each a spec and the call's keyword arguments. A
+# parameter the cache key left out would have the second answered with the first's answer.
+REASONING = "openai:gpt-5-mini?reasoning_effort=low"
+LOCAL = "openai-compatible:{url}/v1|local"
+ASKED_OTHERWISE = {
+    "reasoning effort": ((REASONING, {"seed": 1}), ("openai:gpt-5-mini?reasoning_effort=high", {"seed": 1})),
+    "no reasoning effort": ((REASONING, {"seed": 1}), ("openai:gpt-5-mini", {"seed": 1})),
+    "reasoning flag": ((LOCAL, {}), (LOCAL + "?reasoning=true", {})),
+    "seed": ((REASONING, {"seed": 1}), (REASONING, {"seed": 2})),
+    "max tokens": ((REASONING, {"seed": 1}), (REASONING, {"seed": 1, "max_tokens": 99})),
+    "repeat": ((REASONING, {"seed": 1}), (REASONING, {"seed": 1, "repeat": 1})),
+    "log-probabilities": (("openai:gpt-4o", {}), ("openai:gpt-4o", {"top_logprobs": 5})),
+    "temperature": (("openai:gpt-4o", {"seed": 1}), ("openai:gpt-4o", {"seed": 1, "temperature": 0.5})),
+    "system message": (("openai:gpt-4o", {}), ("openai:gpt-4o", {"messages": [{"role": "system", "content": "x"}]})),
+}
+
+
+@pytest.mark.parametrize("changed", sorted(ASKED_OTHERWISE))
+async def test_a_call_that_asks_anything_else_is_sent_not_answered_from_the_cache(server, changed):
+    cache = ResponseCache(":memory:")
+    (spec, call), (other_spec, other_call) = ASKED_OTHERWISE[changed]
+
+    async def ask(spec, call):
+        extra = call.pop("messages", [])
+        client = client_for(spec.format(url=server.url) if isinstance(spec, str) else spec, server, cache=cache)
+        return await client.complete(extra + MESSAGES, **call)
+
+    await ask(spec, dict(call))
+    assert (await ask(spec, dict(call))).cached, "the same request twice is answered from the cache"
+    assert server.request_count == 1
+    assert not (await ask(other_spec, dict(other_call))).cached
+    assert server.request_count == 2
+
+
+async def test_an_azure_deployment_asked_at_another_api_version_is_sent(server, monkeypatch):
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "test-key")
+    cache = ResponseCache(":memory:")
+    for version in ("2024-10-21", "2024-10-21", "2025-04-01-preview"):
+        await make_chat_client(f"azure:{server.url}|dep?api_version={version}", retry=FAST, cache=cache).complete(
+            MESSAGES
+        )
+    assert server.request_count == 2
+
+
+async def test_a_reasoning_model_always_samples_so_is_cached_only_per_seed_or_repeat(server):
+    """It takes no temperature: asked "at temperature 0" it samples all the same, and an answer cached as
+    deterministic would hand one judge another's sample (a debate agent's first round, say)."""
+    client = client_for("openai:gpt-5-mini", server, cache=ResponseCache(":memory:"))
+    await client.complete(MESSAGES, temperature=0.0)
+    await client.complete(MESSAGES, temperature=0.0)
+    assert server.request_count == 2, "fresh samples stay fresh"
+    await client.complete(MESSAGES, repeat=0)
+    assert (await client.complete(MESSAGES, repeat=0)).cached
+    assert server.request_count == 3

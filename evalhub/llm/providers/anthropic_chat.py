@@ -65,6 +65,11 @@ class AnthropicChat(ChatClient):
             request["extra_body"] = {"temperature": sampling.temperature}
         return request
 
+    def _sent(self, messages: list[Message], sampling: Sampling) -> dict[str, Any]:
+        # The temperature is in the request only when sent; the key keeps it either way, since a
+        # server that ignores it is asked the same question at any temperature only by chance.
+        return {**self._request(messages, sampling), "temperature": sampling.temperature}
+
     async def _complete_once(self, messages: list[Message], sampling: Sampling) -> Completion:
         started = time.perf_counter()
         response = await self._sdk().messages.create(**self._request(messages, sampling))

@@ -142,6 +142,13 @@ class OpenAIChat(ChatClient):
             request["logprobs"], request["top_logprobs"] = True, sampling.top_logprobs
         return request
 
+    @property
+    def always_samples(self) -> bool:  # type: ignore[override]  # a reasoning model takes no temperature
+        return self.reasoning
+
+    def _sent(self, messages: list[Message], sampling: Sampling) -> dict[str, Any]:
+        return self._request(messages, sampling)
+
     async def _complete_once(self, messages: list[Message], sampling: Sampling) -> Completion:
         started = time.perf_counter()
         response = await self._sdk().chat.completions.create(**self._request(messages, sampling))
@@ -318,6 +325,11 @@ class AzureOpenAIChat(OpenAIChat):
     def __init__(self, model: str, *, api_version: str | None = None, **options: Any) -> None:
         super().__init__(model, **options)
         self.api_version = api_version
+
+    def _sent(self, messages: list[Message], sampling: Sampling) -> dict[str, Any]:
+        # The API version is sent in the URL, and a version may change what a deployment answers.
+        version = self.api_version or os.environ.get(AZURE_API_VERSION, "")
+        return {**super()._sent(messages, sampling), "api-version": version}
 
     def _make_sdk(self, **common: Any) -> openai.AsyncOpenAI:
         endpoint = self.base_url or os.environ.get(AZURE_ENDPOINT)
