@@ -10,12 +10,17 @@ from evalhub.debates.models import JudgeVerdict
 
 
 def judge_verdict_rows() -> Iterator[tuple[int, int, bool, int | None]]:
-    """Every single judge's verdict as (judge run, debate, shown in reversed order, verdict), in the
-    order they were stored. Raw rows: there are tens of thousands, and the ORM's per-row conversion
-    was most of the boards' and the judge lab's time."""
+    """Every single judge's verdict as (judge run, debate, shown in reversed order, verdict), by run,
+    debate, order and sample: a pair's answers in the debate's order come before those in the reverse,
+    the order a run asks them (`judging.judge_chunk_work`), so "the order first shown" is that one and
+    never whichever answer a worker happened to store first. Raw rows: there are tens of thousands, and
+    the ORM's per-row conversion was most of the boards' and the judge lab's time."""
     table = JudgeVerdict._meta.db_table
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT judge_run_id, debate_id, reversed_order, verdict FROM {table} ORDER BY id")  # noqa: S608
+        cursor.execute(
+            f"SELECT judge_run_id, debate_id, reversed_order, verdict FROM {table} "  # noqa: S608
+            "ORDER BY judge_run_id, debate_id, reversed_order, sample"  # the unique index's order
+        )
         while rows := cursor.fetchmany(20000):
             for run, debate, reversed_order, verdict in rows:
                 yield run, debate, bool(reversed_order), verdict

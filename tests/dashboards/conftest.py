@@ -91,9 +91,11 @@ class Arena:
         variant: str = "original",
         privileged: bool = False,
         reversed_verdicts: dict[Debate, list[int | None]] | None = None,
+        reversed_stored_first: bool = False,
     ) -> JudgeRun:
         """A single-judge run on the debates' run with the given sample verdicts (in the order the
-        judge saw: the debate's order, or the reversed order for `reversed_verdicts`)."""
+        judge saw: the debate's order, or the reversed order for `reversed_verdicts`), the debate's
+        order stored first unless `reversed_stored_first` (a worker may store either answer first)."""
         reference = next(iter(verdicts)).run
         run = JudgeRun.objects.create(
             reference=reference,
@@ -102,7 +104,8 @@ class Arena:
             privileged_sources=["reference_answer"] if privileged else [],
             check_position=bool(reversed_verdicts),
         )
-        for reversed_order, given in ((False, verdicts), (True, reversed_verdicts or {})):
+        stored = [(False, verdicts), (True, reversed_verdicts or {})]
+        for reversed_order, given in stored[::-1] if reversed_stored_first else stored:
             for debate, samples in given.items():
                 for sample, verdict in enumerate(samples):
                     JudgeVerdict.objects.create(
