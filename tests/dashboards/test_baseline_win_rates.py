@@ -218,3 +218,33 @@ def test_the_page_opens_on_the_model_judge_with_the_most_pairs_not_a_person(clie
     do_import_judgments(filename="l.csv", data=labels.encode(), benchmark_slug="alpha", allow_new_models=True)
     page = login(viewer).get("/leaderboards/baseline/")
     assert page.context["selection"].judge == "gpt-judge"
+
+
+def nearly_constant_lengths_file(seed: int) -> bytes:
+    """3 models x 12 prompts, a model judge and a person on every pair of models (72 rows), each model's
+    answers the same length on every prompt but one: length control is not identifiable."""
+    rng = np.random.default_rng(seed)
+    lines = ["prompt_id,prompt,model_a,model_b,response_a,response_b,judge,judge_kind,winner"]
+    lengths = {"m1": 80, "m2": 100, "m3": 120}
+    for i in range(12):
+        text = {m: m[-1] * (length + (i == 0 and m != "m1")) for m, length in lengths.items()}
+        for a, b in (("m1", "m2"), ("m1", "m3"), ("m2", "m3")):
+            for judge, kind in (("judge-x", "model"), ("pat", "human")):
+                winner = rng.choice(["a", "a", "b", "tie"])
+                lines.append(f"q{i},Question {i}?,{a},{b},{text[a]},{text[b]},{judge},{kind},{winner}")
+    return "\n".join(lines).encode()
+
+
+def test_lengths_that_do_not_vary_get_the_raw_win_rates_and_the_reason_not_a_500(client, viewer, login):
+    do_import_judgments(
+        filename="labels.csv", data=nearly_constant_lengths_file(4), benchmark_slug="b", allow_new_models=True
+    )
+    viewing = login(viewer)
+    for baseline in ("m1", "m2", "m3"):
+        page = viewing.get(f"/leaderboards/baseline/?run=b|judge-x|overall&baseline={baseline}")
+        assert page.status_code == 200, baseline
+        assert "length control not identifiable" in page.content.decode()
+        exported = viewing.get(f"/leaderboards/baseline.csv?benchmark=b&judge=judge-x&baseline={baseline}")
+        assert exported.status_code == 200 and "not identifiable" in exported.content.decode()
+    for model in ("m1", "m2", "m3", "judge-x"):
+        assert viewing.get(f"/models/{model}/").status_code == 200, model

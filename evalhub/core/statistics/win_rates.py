@@ -18,16 +18,32 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import sparse
+from scipy import sparse, special
 
 from evalhub.core.statistics import logistic
 
 MIN_PROMPTS = 10  # below this a win rate shows its n and no standard error, and no length control is fitted
 PROMPT_RIDGE = 1.0  # prior precision of a prompt's difficulty (logit units) when it is estimated
+# tanh(Δlength / SD) varying less than this within every model (lengths equal, or one outlier saturating
+# the rest at ±1): the length slope is not told apart from the models' intercepts.
+LENGTH_VARIES = 1e-9
+LENGTH_CONSTANT = "length does not vary within models: length control not identifiable"
+# The fit's information matrix, columns at unit scale, with its smallest eigenvalue below this share of
+# its largest: a direction the data do not fix (collinear columns, or preferences separated by length).
+CONDITION_LIMIT = 1e-10
+
+SEPARATED = (
+    "the preferences are separated by length: the fit has no finite solution, so length control is not identifiable"
+)
+SEPARATION_TOLERANCE = 1e-9  # the separating programme's optimum, per row, that counts as above 0
+
+
+class NotIdentifiable(ValueError):
+    """The data do not fix the fitted coefficients; the message says why, for the page."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +144,7 @@ def length_controlled(comparisons: Sequence[Comparison], min_prompts: int = MIN_
     skipped = {
         m: f"{n} prompts; length control needs at least {min_prompts}." for m, n in counts.items() if n < min_prompts
     }
+    skipped |= _separated(c for c in comparisons if c.model not in skipped)
     kept_models = sorted(m for m in counts if m not in skipped)
     rows = [c for c in comparisons if c.model not in skipped]
     if not rows:
@@ -146,6 +163,10 @@ def length_controlled(comparisons: Sequence[Comparison], min_prompts: int = MIN_
         spread = delta[mine].std(ddof=1) if mine.sum() > 1 else 0.0
         scaled[mine] = np.tanh(delta[mine] / spread) if spread > 0 else 0.0
     y = np.array([c.preference for c in rows], dtype=float)
+    if not any(np.ptp(scaled[model_of == i]) > LENGTH_VARIES for i in range(k)):
+        # φ would be a second intercept for each model: any value fits, and the controlled figure is
+        # whatever the solver stopped at.
+        return LengthControl({}, {}, {}, 0.0, "none", skipped | dict.fromkeys(kept_models, LENGTH_CONSTANT))
 
     if given:
         difficulty, extra, mode = np.array([c.difficulty for c in rows], dtype=float), k, "given"
@@ -172,11 +193,15 @@ def length_controlled(comparisons: Sequence[Comparison], min_prompts: int = MIN_
     penalty = np.zeros(width)
     if mode == "estimated":
         penalty[k + 1 :] = PROMPT_RIDGE
+    if _separable(design[:, np.flatnonzero(penalty == 0)], y):
+        return LengthControl({}, {}, {}, 0.0, mode, skipped | dict.fromkeys(kept_models, SEPARATED))
     theta = _fit_logistic(design, y, penalty)
 
-    eta = at_zero @ theta
-    predicted = 1 / (1 + np.exp(-eta))
-    covariance = _clustered_sandwich(design, y, theta, penalty, prompt_of)
+    try:
+        covariance = _clustered_sandwich(design, y, theta, penalty, prompt_of)
+    except NotIdentifiable as why:
+        return LengthControl({}, {}, {}, 0.0, mode, skipped | dict.fromkeys(kept_models, str(why)))
+    predicted = special.expit(at_zero @ theta)
     slope = predicted * (1 - predicted)
     winrate, errors, spread = {}, {}, {}
     for m, i in m_index.items():
@@ -186,6 +211,47 @@ def length_controlled(comparisons: Sequence[Comparison], min_prompts: int = MIN_
         gradient = np.asarray(at_zero[mine].multiply(slope[mine][:, None]).sum(axis=0)).ravel() / mine.sum()
         errors[m] = math.sqrt(max(float(gradient @ covariance @ gradient), 0.0)) * 100
     return LengthControl(winrate, errors, spread, float(theta[k]), mode, skipped)
+
+
+def _separated(comparisons: Iterable[Comparison]) -> dict[str, str]:
+    """Models the judge preferred on every prompt, or the baseline on every prompt: their coefficient has
+    no finite estimate, and a controlled figure would be whatever the solver stopped at."""
+    extremes: dict[str, set[float]] = {}
+    for c in comparisons:
+        extremes.setdefault(c.model, set()).add(c.preference if c.preference in (0.0, 1.0) else -1.0)
+    return {
+        model: f"the judge preferred {'the model' if seen == {1.0} else 'the baseline'} on every prompt: "
+        "length control not identifiable"
+        for model, seen in extremes.items()
+        if seen in ({0.0}, {1.0})
+    }
+
+
+def _separable(design: sparse.csr_matrix, y: np.ndarray) -> bool:
+    """Whether some direction β of the unpenalised coefficients never lowers the fit and raises it
+    somewhere: xβ ≥ 0 where the preference is 1, ≤ 0 where it is 0, = 0 where it lies between (a
+    fractional target is fitted worse by any move), > 0 in sum. Along β the likelihood rises for ever,
+    so the fit has no finite solution (a penalised coefficient cannot run away: its prior stops it).
+    A linear programme with β in [-1, 1] (Albert and Anderson 1984's separation, for fractional y)."""
+    from scipy.optimize import linprog
+
+    design = design[:, np.flatnonzero(np.asarray(abs(design).sum(axis=0)).ravel() > 0)]
+    if design.shape[1] == 0:
+        return False
+    ones, zeros = y >= 1, y <= 0
+    between = ~(ones | zeros)
+    sign = np.where(ones, 1.0, np.where(zeros, -1.0, 0.0))
+    signed = design.multiply(sign[:, None]).tocsr()
+    result = linprog(
+        -np.asarray(signed.sum(axis=0)).ravel(),
+        A_ub=-signed[ones | zeros] if (ones | zeros).any() else None,
+        b_ub=np.zeros(int((ones | zeros).sum())) if (ones | zeros).any() else None,
+        A_eq=design[between] if between.any() else None,
+        b_eq=np.zeros(int(between.sum())) if between.any() else None,
+        bounds=(-1, 1),
+        method="highs",
+    )
+    return bool(result.status == 0 and -result.fun > SEPARATION_TOLERANCE * max(1, len(y)))
 
 
 def _fit_logistic(design: sparse.csr_matrix, y: np.ndarray, penalty: np.ndarray) -> np.ndarray:
@@ -202,8 +268,16 @@ def _clustered_sandwich(
 ) -> np.ndarray:
     """H⁻¹ B H⁻¹ with B the outer products of the score summed per cluster (a prompt's rows for every
     model share its difficulty, so they are not independent)."""
-    p = 1 / (1 + np.exp(-(design @ theta)))
+    p = special.expit(design @ theta)
     hessian = logistic.information(design, p * (1 - p)) + np.diag(penalty + _empty_columns(design))
+    # Each column scaled to unit information first, so that a condition number measures collinearity and
+    # separation, not the columns' units.
+    scale = np.sqrt(np.maximum(np.diag(hessian), np.finfo(float).tiny))
+    eigenvalues = np.linalg.eigvalsh(hessian / np.outer(scale, scale))
+    if not np.isfinite(eigenvalues).all() or eigenvalues[0] <= CONDITION_LIMIT * eigenvalues[-1]:
+        raise NotIdentifiable(
+            "length control not identifiable on these data (lengths and preferences leave the fit singular)"
+        )
     scores = design.multiply((y - p)[:, None]).tocsr()
     groups = sparse.csr_matrix(
         (np.ones(len(cluster)), (cluster, np.arange(len(cluster)))), shape=(int(cluster.max()) + 1, len(cluster))

@@ -7,12 +7,14 @@ import csv
 import gzip
 import json
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 import statsmodels.api as sm
 from scipy import optimize, stats
+from statsmodels.tools.sm_exceptions import PerfectSeparationWarning
 
 from evalhub.core.statistics.win_rates import (
     MIN_PROMPTS,
@@ -221,3 +223,82 @@ def test_it_reproduces_alpaca_evals_published_leaderboard():
     assert stats.spearmanr(lc, published_lc).statistic >= 0.95
     # docs/boards.md states the largest gap (4.7 points) and its cause: no instruction_difficulty, no df_gamed.
     assert max(abs(a - b) for a, b in zip(lc, published_lc, strict=True)) < 5.0
+
+
+def _two_models(preference, model_length, baseline_length=lambda i: 100, prompts=12) -> list[Comparison]:
+    return [
+        Comparison(model, f"p{i}", preference(model, i), model_length(model, i), baseline_length(i))
+        for model in ("m1", "m2")
+        for i in range(prompts)
+    ]
+
+
+def test_lengths_that_do_not_vary_within_models_give_no_controlled_rate_and_say_why():
+    # One longer answer saturates tanh(Δ / SD) at ±1 on every other prompt: the slope is a second intercept.
+    nearly_constant = _two_models(
+        lambda m, i: [0.0, 1.0, 0.5][i % 3], lambda m, i: (120 if m == "m1" else 90) + (i == 0)
+    )
+    constant = _two_models(lambda m, i: [0.0, 1.0, 0.5][i % 3], lambda m, i: 120 if m == "m1" else 90)
+    for comparisons in (nearly_constant, constant):
+        for row in win_rates(comparisons):
+            assert row.length_controlled_winrate is None and row.lc_standard_error is None
+            assert row.lc_note == "length does not vary within models: length control not identifiable"
+            assert row.win_rate == pytest.approx(50.0) and row.standard_error is not None  # the raw figure stays
+
+
+def test_a_model_preferred_on_every_prompt_has_no_controlled_rate_and_the_others_keep_theirs():
+    comparisons = _two_models(lambda m, i: 1.0 if m == "m1" else [0.0, 1.0, 0.3][i % 3], lambda m, i: 90 + 7 * i)
+    rows = {row.model: row for row in win_rates(comparisons)}
+    assert rows["m1"].length_controlled_winrate is None and rows["m1"].win_rate == 100
+    assert rows["m1"].lc_note == "the judge preferred the model on every prompt: length control not identifiable"
+    assert rows["m2"].length_controlled_winrate is not None
+
+
+def test_preferences_separated_by_length_are_found_as_statsmodels_finds_them():
+    """The longer answer always preferred: the slope runs away. statsmodels' GLM says the same data are
+    perfectly separated; and data it fits finitely are not called separated."""
+    separated = _two_models(lambda m, i: float(i % 2), lambda m, i: 100 + (40 if i % 2 else -40) + i)
+    rows = win_rates(separated)
+    assert all(row.length_controlled_winrate is None and "separated" in row.lc_note for row in rows)
+    one = [c for c in separated if c.model == "m1"]
+    deltas = np.array([c.model_length - c.baseline_length for c in one], dtype=float)
+    exog = np.column_stack([np.ones(len(one)), np.tanh(deltas / deltas.std(ddof=1))])
+    with pytest.warns(PerfectSeparationWarning):
+        sm.Logit([c.preference for c in one], exog).fit(disp=0, warn_convergence=False)
+    mixed = _two_models(lambda m, i: [0.0, 1.0, 1.0, 0.0, 1.0][i % 5], lambda m, i: 100 + 13 * i)
+    assert all(row.length_controlled_winrate is not None for row in win_rates(mixed))
+    one = [c for c in mixed if c.model == "m1"]
+    deltas = np.array([c.model_length - c.baseline_length for c in one], dtype=float)
+    exog = np.column_stack([np.ones(len(one)), np.tanh(deltas / deltas.std(ddof=1))])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PerfectSeparationWarning)
+        assert sm.Logit([c.preference for c in one], exog).fit(disp=0).mle_retvals["converged"]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_small_degenerate_data_always_get_an_answer_never_an_error(seed):
+    """Constant or nearly constant lengths, one prompt, one model winning everything, ties only, a
+    judge that always prefers the longer answer: every row has its raw figure, and a controlled one
+    only with a finite standard error (a singular fit raised numpy's LinAlgError here before)."""
+    rng = np.random.default_rng(seed)
+    prompts = int(rng.choice([1, 10, 12, 30]))
+    shape = seed % 5
+    comparisons = []
+    for model in [f"m{j}" for j in range(int(rng.integers(1, 4)))]:
+        base_length = int(rng.integers(50, 150))
+        for i in range(prompts):
+            length = base_length + int(rng.choice([0, 0, 0, 1])) if shape in (0, 1) else int(rng.integers(20, 400))
+            preference = {
+                0: float(rng.choice([0.0, 1.0, 0.5])),
+                1: float(rng.choice([1.0, 1.0, 1.0, 0.0])),
+                2: 1.0,
+                3: 0.5,
+                4: float(length > 200),
+            }[shape]
+            comparisons.append(Comparison(model, f"p{i}", preference, length, 100 + int(rng.choice([0, 0, 1]))))
+    for row in win_rates(comparisons):
+        assert 0 <= row.win_rate <= 100
+        if row.length_controlled_winrate is not None:
+            assert math.isfinite(row.length_controlled_winrate) and math.isfinite(row.lc_standard_error)
+        else:
+            assert row.lc_note
