@@ -5,7 +5,7 @@ settled verdicts."""
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -95,6 +95,59 @@ class _Index:
         return out
 
 
+def by_model_order(
+    pairs: Mapping[Hashable, Pair], settled: Mapping[Hashable, DebateReference]
+) -> tuple[dict[Hashable, Pair], np.ndarray, dict[Hashable, DebateReference]]:
+    """The pairs turned so that response 1 is the one whose model's slug sorts first (as given where both
+    are one model's), the references with them, and which pairs were turned (in `pairs`' order).
+
+    A pair's order as read is whichever response was stored first, so whichever a file listed first:
+    every figure that is not symmetric in the two responses (κ and its marginals, calibration's bins,
+    the length slope's intercept, nominal α's pooled categories) moved when a file wrote some pairs
+    the other way round (κ 0.7320 against 0.7198, ECE 0.1092 against 0.1375 on one study). Turned
+    here, once, every figure of the report is the same for either way of writing the data."""
+    turned: dict[Hashable, Pair] = {}
+    flipped = np.zeros(len(pairs), dtype=bool)
+    for i, (item, pair) in enumerate(pairs.items()):
+        if pair.model_1 > pair.model_2:
+            flipped[i] = True
+            pair = replace(
+                pair,
+                length_1=pair.length_2,
+                length_2=pair.length_1,
+                model_1=pair.model_2,
+                model_2=pair.model_1,
+                formatting_1=pair.formatting_2,
+                formatting_2=pair.formatting_1,
+            )
+        turned[item] = pair
+    row = {item: i for i, item in enumerate(pairs)}
+    references = {
+        item: replace(reference, verdict=_FLIPPED[reference.verdict])
+        if item in row and flipped[row[item]]
+        else reference
+        for item, reference in settled.items()
+    }
+    return turned, flipped, references
+
+
+_FLIPPED = {FIRST: SECOND, SECOND: FIRST, TIE: TIE, NO_VERDICT: NO_VERDICT, ABSENT: ABSENT}
+_FLIPPED_PICK = np.array([NO_VERDICT, TIE, SECOND, FIRST])  # indexed by pick + 1: NO_VERDICT, TIE, FIRST, SECOND
+
+
+def flip_labels(labels: LabelArrays, flipped: np.ndarray) -> LabelArrays:
+    """A judge's labels on the pairs `by_model_order` turned, turned with them."""
+    if not flipped.any() or not len(labels.rows):
+        return labels
+    turn = flipped[labels.rows]
+    return LabelArrays(
+        labels.rows,
+        np.where(turn, _FLIPPED_PICK[labels.picks + 1], labels.picks),
+        labels.first_shown != turn,
+        np.where(turn, 1 - labels.probability, labels.probability),
+    )
+
+
 def _arrays(labels: Sequence[Label] | LabelArrays, index: _Index) -> LabelArrays:
     return labels if isinstance(labels, LabelArrays) else LabelArrays.of(labels, index.row)
 
@@ -120,9 +173,11 @@ def build_report(
     """Every judge's report, ranked by kappa (highest first; judges whose kappa rests on too few prompts for
     an interval after those with one; judges without one last). `estimator`: the corrected boards'
     (estimators.CHOICES)."""
+    pairs, flipped, settled = by_model_order(pairs, settled)
     index = _Index(pairs, settled)
     verdicts = {
-        judge.id: dense_verdicts(_arrays(labels.get(judge.id, ()), index), len(index.items)) for judge in judges
+        judge.id: dense_verdicts(flip_labels(_arrays(labels.get(judge.id, ()), index), flipped), len(index.items))
+        for judge in judges
     }
     dense = {judge.id: verdicts[judge.id].primary for judge in judges}
     people = [judge.id for judge in judges if judge.kind == PERSON]
@@ -467,17 +522,6 @@ def _people_kappas(people: Sequence[str], dense: Mapping[str, np.ndarray]) -> li
     return values
 
 
-def _by_model_order(index: _Index, counts: np.ndarray) -> np.ndarray:
-    """(pairs × 3) counts with FIRST meaning the model whose slug sorts first won, as the graded table
-    reads a pair. A pair's own first response is whichever a file happened to list first (the lower
-    id), and nominal alpha's expected disagreement pools the categories over pairs: flipping some
-    pairs' order changed alpha (0.4999 against 0.4167 on one case)."""
-    flip = index.model_1 > index.model_2
-    out = counts.copy()
-    out[flip, COLUMN[FIRST]], out[flip, COLUMN[SECOND]] = counts[flip, COLUMN[SECOND]], counts[flip, COLUMN[FIRST]]
-    return out
-
-
 def _people_report(context: _Context) -> PeopleReport:
     with_others = []
     for person in sorted(context.people):
@@ -491,7 +535,7 @@ def _people_report(context: _Context) -> PeopleReport:
                 agreement=float((mine[rated] == others[rated]).mean()) if rated.any() else None,
             )
         )
-    counts = _by_model_order(context.index, context.people_counts)
+    counts = context.people_counts
     return PeopleReport(
         people=len(context.people),
         units=int((counts.sum(axis=1) >= 2).sum()),
