@@ -5,7 +5,7 @@ settled verdicts."""
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -72,20 +72,32 @@ class _Index:
     def __init__(self, pairs: Mapping[Hashable, Pair], settled: Mapping[Hashable, DebateReference]) -> None:
         self.items = list(pairs)
         self.row = {item: i for i, item in enumerate(self.items)}
-        self.pairs = pairs
         cluster_ids = {pair.cluster: i for i, pair in enumerate(pairs.values())}
         self.cluster = np.array([cluster_ids[pairs[item].cluster] for item in self.items], dtype=int)
-        self.difference = np.array([pairs[i].length_1 - pairs[i].length_2 for i in self.items], dtype=float)
-        self.model_1 = np.array([pairs[i].model_1 for i in self.items], dtype=object)
-        self.model_2 = np.array([pairs[i].model_2 for i in self.items], dtype=object)
+        model_1 = np.array([pairs[i].model_1 for i in self.items], dtype=object)
+        model_2 = np.array([pairs[i].model_2 for i in self.items], dtype=object)
+        # Every pair turned so that response 1 is the model whose slug sorts first (as read where both are
+        # one model's). As read, it is whichever response was stored first, so whichever a file listed
+        # first: every figure not symmetric in the two responses (κ and its marginals, calibration's bins,
+        # the length slope's intercept, nominal α's pooled categories) moved when a file wrote some pairs
+        # the other way round (κ 0.7320 against 0.7198, ECE 0.1092 against 0.1375 on one study). Turned
+        # here, once, with the labels (`flip_labels`) and references, the report is one for either way.
+        self.flipped = model_1 > model_2
+        sign = np.where(self.flipped, -1.0, 1.0)
+        self.model_1 = np.where(self.flipped, model_2, model_1)
+        self.model_2 = np.where(self.flipped, model_1, model_2)
+        self.difference = sign * np.array([pairs[i].length_1 - pairs[i].length_2 for i in self.items], dtype=float)
         self.category = np.array([pairs[i].category for i in self.items], dtype=object)
-        self.formatting = np.array([pairs[i].formatting_1 - pairs[i].formatting_2 for i in self.items], dtype=float)
+        self.formatting = sign * np.array(
+            [pairs[i].formatting_1 - pairs[i].formatting_2 for i in self.items], dtype=float
+        )
         self.consensus = np.full(len(self.items), ABSENT)
         self.adjudicated = np.full(len(self.items), ABSENT)
         for item, verdict in settled.items():
             if item in self.row:
                 target = self.consensus if verdict.how == CONSENSUS else self.adjudicated
-                target[self.row[item]] = verdict.verdict
+                row = self.row[item]
+                target[row] = _FLIPPED_PICK[verdict.verdict + 1] if self.flipped[row] else verdict.verdict
 
     def counts(self, picks: np.ndarray) -> np.ndarray:
         """(pairs × 3) counts of FIRST, SECOND and TIE from one rater's dense picks."""
@@ -95,48 +107,11 @@ class _Index:
         return out
 
 
-def by_model_order(
-    pairs: Mapping[Hashable, Pair], settled: Mapping[Hashable, DebateReference]
-) -> tuple[dict[Hashable, Pair], np.ndarray, dict[Hashable, DebateReference]]:
-    """The pairs turned so that response 1 is the one whose model's slug sorts first (as given where both
-    are one model's), the references with them, and which pairs were turned (in `pairs`' order).
-
-    A pair's order as read is whichever response was stored first, so whichever a file listed first:
-    every figure that is not symmetric in the two responses (κ and its marginals, calibration's bins,
-    the length slope's intercept, nominal α's pooled categories) moved when a file wrote some pairs
-    the other way round (κ 0.7320 against 0.7198, ECE 0.1092 against 0.1375 on one study). Turned
-    here, once, every figure of the report is the same for either way of writing the data."""
-    turned: dict[Hashable, Pair] = {}
-    flipped = np.zeros(len(pairs), dtype=bool)
-    for i, (item, pair) in enumerate(pairs.items()):
-        if pair.model_1 > pair.model_2:
-            flipped[i] = True
-            pair = replace(
-                pair,
-                length_1=pair.length_2,
-                length_2=pair.length_1,
-                model_1=pair.model_2,
-                model_2=pair.model_1,
-                formatting_1=pair.formatting_2,
-                formatting_2=pair.formatting_1,
-            )
-        turned[item] = pair
-    row = {item: i for i, item in enumerate(pairs)}
-    references = {
-        item: replace(reference, verdict=_FLIPPED[reference.verdict])
-        if item in row and flipped[row[item]]
-        else reference
-        for item, reference in settled.items()
-    }
-    return turned, flipped, references
-
-
-_FLIPPED = {FIRST: SECOND, SECOND: FIRST, TIE: TIE, NO_VERDICT: NO_VERDICT, ABSENT: ABSENT}
 _FLIPPED_PICK = np.array([NO_VERDICT, TIE, SECOND, FIRST])  # indexed by pick + 1: NO_VERDICT, TIE, FIRST, SECOND
 
 
 def flip_labels(labels: LabelArrays, flipped: np.ndarray) -> LabelArrays:
-    """A judge's labels on the pairs `by_model_order` turned, turned with them."""
+    """A judge's labels on the pairs the index turned (`_Index.flipped`), turned with them."""
     if not flipped.any() or not len(labels.rows):
         return labels
     turn = flipped[labels.rows]
@@ -173,10 +148,9 @@ def build_report(
     """Every judge's report, ranked by kappa (highest first; judges whose kappa rests on too few prompts for
     an interval after those with one; judges without one last). `estimator`: the corrected boards'
     (estimators.CHOICES)."""
-    pairs, flipped, settled = by_model_order(pairs, settled)
     index = _Index(pairs, settled)
     verdicts = {
-        judge.id: dense_verdicts(flip_labels(_arrays(labels.get(judge.id, ()), index), flipped), len(index.items))
+        judge.id: dense_verdicts(flip_labels(_arrays(labels.get(judge.id, ()), index), index.flipped), len(index.items))
         for judge in judges
     }
     dense = {judge.id: verdicts[judge.id].primary for judge in judges}
