@@ -109,7 +109,8 @@ class LabelArrays(NamedTuple):
 @dataclass
 class JudgeVerdicts:
     """One judge's verdict per pair, dense over the report's pairs (ABSENT where it gave none): in
-    the order it was first shown the pair, in the other order, and its mean probability (NaN)."""
+    the order it was first shown the pair, in the other order, and its mean probability (NaN), each
+    order half where it gave probabilities in both."""
 
     primary: np.ndarray
     other_order: np.ndarray
@@ -137,15 +138,22 @@ def dense_verdicts(labels: LabelArrays, pairs: int) -> JudgeVerdicts:
     first_order = np.zeros(pairs, dtype=bool)
     first_order[rows[starts]] = first_shown[starts]
     same = first_shown == first_order[rows]
-    given = same & ~np.isnan(probability)
-    totals = np.bincount(rows[given], weights=probability[given], minlength=pairs)
-    counts = np.bincount(rows[given], minlength=pairs)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mean = np.where(counts > 0, totals / counts, np.nan)
+    # Its probability in each order it was shown, then the two orders half each where it gave one in
+    # both, as agreement averaged over both orders weighs them: a judge asked both ways has said P(response
+    # 1 better) twice, and either alone carries its position bias.
+    means = []
+    for order in (same, ~same):
+        given = order & ~np.isnan(probability)
+        totals = np.bincount(rows[given], weights=probability[given], minlength=pairs)
+        counts = np.bincount(rows[given], minlength=pairs)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            means.append(np.where(counts > 0, totals / counts, np.nan))
     return JudgeVerdicts(
         primary=_majorities(rows[same], picks[same], pairs),
         other_order=_majorities(rows[~same], picks[~same], pairs),
-        probability=mean,
+        probability=np.where(
+            np.isnan(means[1]), means[0], np.where(np.isnan(means[0]), means[1], (means[0] + means[1]) / 2)
+        ),
     )
 
 
