@@ -89,24 +89,51 @@ def corrected_sequence(
     y: Sequence[float],
     yhat: Sequence[float],
     yhat_unlabelled: Sequence[float],
-    lam: float,
+    lam: float | Sequence[float] | np.ndarray,
     alpha: float = 0.05,
     planned_n: int | None = None,
 ) -> SequenceInterval:
-    """A prediction-powered mean, λ·mean(Ŷ') + mean(Y − λŶ), with an interval valid at every look at
-    people's labels: a confidence sequence for mean(Y − λŶ) at level (1 − s)α, plus an ordinary interval
-    for λ·mean(Ŷ') at level sα (s = JUDGE_SHARE_OF_ALPHA), their half-widths added (a union bound).
-    λ should be chosen from earlier looks, or fixed in advance."""
+    """A prediction-powered mean, mean(λ)·mean(Ŷ') + mean(Y − λŶ), with an interval valid at every look
+    at people's labels: a confidence sequence for mean(Y − λŶ) at level (1 − s)α, plus an ordinary
+    interval for mean(λ)·mean(Ŷ') at level sα (s = JUDGE_SHARE_OF_ALPHA), their half-widths added (a
+    union bound). `lam`: one weight fixed in advance, or one per label chosen from the labels before it
+    (`predictable_weights`); a weight chosen from all the labels, later ones included, would look ahead."""
     labelled, predicted, unlabelled = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_unlabelled))
     if len(labelled) != len(predicted):
         raise ValueError(f"{len(labelled)} people's labels but {len(predicted)} judge labels on the same items")
     if len(labelled) < 2 or len(unlabelled) < 1:
         raise ValueError("a corrected sequence needs at least 2 labelled items and 1 more")
-    people = mean_sequence(labelled - lam * predicted, (1 - JUDGE_SHARE_OF_ALPHA) * alpha, planned_n)
-    judge_half = _judge_half(float(np.var(lam * unlabelled)) / len(unlabelled), alpha)
-    value = lam * float(unlabelled.mean()) + people.value
+    weights = np.broadcast_to(np.asarray(lam, dtype=float), labelled.shape)
+    people = mean_sequence(labelled - weights * predicted, (1 - JUDGE_SHARE_OF_ALPHA) * alpha, planned_n)
+    weight = float(weights.mean())
+    judge_half = _judge_half(float(np.var(weight * unlabelled)) / len(unlabelled), alpha)
+    value = weight * float(unlabelled.mean()) + people.value
     people_half = people.value - people.low
     return SequenceInterval(value, value - people_half - judge_half, value + people_half + judge_half, people.n)
+
+
+def predictable_weights(y: Sequence[float], yhat: Sequence[float], yhat_unlabelled: Sequence[float]) -> np.ndarray:
+    """PPI++'s λ for each label from the labels before it alone (`ppi.power_tuning` on each prefix; 0
+    for the first two, which have no covariance to read): a weight that never looks ahead, as a
+    confidence sequence's terms need (Waudby-Smith et al. 2024 take such predictable choices)."""
+    labelled, predicted, unlabelled = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_unlabelled))
+    n, big_n = len(labelled), len(unlabelled)
+    out = np.zeros(n)
+    if n < 3:
+        return out
+    before = np.arange(1, n)  # labels seen before label i (i = 1 … n − 1)
+    sum_y, sum_p = np.cumsum(labelled)[:-1], np.cumsum(predicted)[:-1]
+    sum_yp, sum_pp = np.cumsum(labelled * predicted)[:-1], np.cumsum(predicted**2)[:-1]
+    covariance = sum_yp / before - (sum_y / before) * (sum_p / before)
+    # The spread of the judge's labels over those labelled so far and every unlabelled one (ddof 1).
+    pooled = before + big_n
+    pooled_mean = (sum_p + unlabelled.sum()) / pooled
+    spread = (sum_pp + float((unlabelled**2).sum()) - pooled * pooled_mean**2) / np.maximum(pooled - 1, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tuned = np.where(spread > 0, covariance / ((1 + before / big_n) * spread), 0.0)
+    out[1:] = np.clip(tuned, 0.0, 1.0)
+    out[:2] = 0.0
+    return out
 
 
 def _judge_half(judge_term: float, alpha: float) -> float:

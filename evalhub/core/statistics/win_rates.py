@@ -369,7 +369,7 @@ def corrected_win_rate(
     often one looks as labels arrive (`evalhub.core.statistics.sequential`)."""
     from evalhub.core.statistics import estimators
     from evalhub.core.statistics.ppi import active_mean, classical_mean, inclusion_probability, ppi_mean
-    from evalhub.core.statistics.sequential import PLANNED_N, corrected_sequence, mean_sequence
+    from evalhub.core.statistics.sequential import PLANNED_N, corrected_sequence, mean_sequence, predictable_weights
 
     labelled = sorted(prompt for prompt in people if prompt in judge)
     unlabelled = [judge[prompt] for prompt in judge if prompt not in people]
@@ -404,10 +404,13 @@ def corrected_win_rate(
         label_variance, judge_term = corrected.standard_error**2 * n, 0.0
     elif anytime:
         yhat = [judge[prompt] for prompt in labelled]
-        fixed = ppi_mean(y, yhat, unlabelled, lam=0.0 if estimator == estimators.CLASSICAL else None)
-        sequence = corrected_sequence(y, yhat, unlabelled, fixed.lam, planned_n=PLANNED_N)
+        classical = estimator == estimators.CLASSICAL
+        fixed = ppi_mean(y, yhat, unlabelled, lam=0.0 if classical else None)
+        # The sequence weighs each label by the labels before it, never by later ones (its terms must not
+        # look ahead); the point estimate and its λ stay the fixed-n ones: only the interval is for looking.
+        weights = np.zeros(len(y)) if classical else predictable_weights(y, yhat, unlabelled)
+        sequence = corrected_sequence(y, yhat, unlabelled, weights, planned_n=PLANNED_N)
         people_sequence = mean_sequence(y, planned_n=PLANNED_N)
-        # The point estimates are the fixed-n ones; only the intervals widen for looking at will.
         corrected = replace(fixed.scaled(100), low=100 * sequence.low, high=100 * sequence.high)
         human = replace(human, low=100 * people_sequence.low, high=100 * people_sequence.high)
         label_variance, judge_term = corrected.label_variance, corrected.judge_term

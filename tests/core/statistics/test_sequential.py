@@ -90,3 +90,38 @@ def test_labels_for_a_target_width_are_the_fewest_whose_sequence_is_that_narrow(
     assert width(needed) <= target < width(needed - 1)
     assert needed > labels_needed(variance, judge_term, target), "looking at will needs more labels"
     assert labels_for(variance, 0.01, target) is None, "the judge's own part alone is wider"
+
+
+def test_each_labels_weight_is_ppi_plus_plus_tuned_on_the_labels_before_it_alone():
+    from evalhub.core.statistics.ppi import power_tuning
+    from evalhub.core.statistics.sequential import predictable_weights
+
+    rng = np.random.default_rng(4)
+    y = (rng.uniform(size=60) < 0.6).astype(float)
+    yhat = np.clip(y * 0.6 + rng.uniform(0, 0.4, 60), 0, 1)
+    unlabelled = rng.uniform(0.1, 1.0, 300)
+    weights = predictable_weights(y, yhat, unlabelled)
+    assert weights[:2].tolist() == [0.0, 0.0]
+    for i in range(2, 60):
+        assert weights[i] == pytest.approx(power_tuning(y[:i], yhat[:i], unlabelled), abs=1e-12)
+    changed = y.copy()
+    changed[-1] = 1 - changed[-1]
+    assert (predictable_weights(changed, yhat, unlabelled) == weights).all(), "a later label moves no earlier weight"
+
+
+def test_an_anytime_corrected_interval_weighs_each_label_by_what_came_before_it_and_keeps_the_estimate():
+    from evalhub.core.statistics.sequential import PLANNED_N, corrected_sequence, predictable_weights
+    from evalhub.core.statistics.win_rates import corrected_win_rate
+
+    rng = np.random.default_rng(5)
+    judge = {f"p{i}": float(np.clip(rng.normal(0.6, 0.25), 0, 1)) for i in range(400)}
+    people = {p: float(rng.uniform() < judge[p]) for p in sorted(judge)[:80]}
+    row = corrected_win_rate("m", judge, people, anytime=True)
+    labelled = sorted(people)
+    y, yhat = [people[p] for p in labelled], [judge[p] for p in labelled]
+    unlabelled = [judge[p] for p in judge if p not in people]
+    weights = predictable_weights(y, yhat, unlabelled)
+    expected = corrected_sequence(y, yhat, unlabelled, weights, planned_n=PLANNED_N)
+    assert (row.corrected_ci_low, row.corrected_ci_high) == pytest.approx((100 * expected.low, 100 * expected.high))
+    fixed = corrected_win_rate("m", judge, people)
+    assert (row.corrected_win_rate, row.judge_weight) == pytest.approx((fixed.corrected_win_rate, fixed.judge_weight))
