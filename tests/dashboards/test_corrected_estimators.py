@@ -55,13 +55,19 @@ def test_anytime_valid_intervals_keep_the_estimate_and_widen_for_looking(judged_
     assert width(anytime, "human_only") > width(fixed, "human_only")
 
 
-def test_the_ceiling_is_n_over_one_minus_the_squared_correlation(judged_and_labelled, tmp_path):  # noqa: F811
+def test_the_ceiling_is_n_over_one_minus_r2_with_ppi_plus_plus_clipped_weight(judged_and_labelled, tmp_path):  # noqa: F811
+    """n / (1 − ρ²) where the least-squares slope of people's labels on the judge's lies in [0, 1]; here it
+    is past 1, and PPI++ weighs the judge by 1 at most, so the ceiling is that fit's (lower than ρ's)."""
     files, people = judged_and_labelled
-    y = [r["preference"] - 1 for r in people]
-    judge = [r["preference"] - 1 for r in files["claude-2.1"][:LABELLED]]
+    y = np.array([r["preference"] - 1 for r in people])
+    judge = np.array([r["preference"] - 1 for r in files["claude-2.1"][:LABELLED]])
     rho = np.corrcoef(y, judge)[0, 1]
+    slope = np.cov(y, judge, ddof=0)[0, 1] / np.var(judge)
+    assert slope > 1
+    r2 = 1 - np.sum((y - y.mean() - (judge - judge.mean())) ** 2) / np.sum((y - y.mean()) ** 2)
     row = export(tmp_path, "--corrected-by", "people")["claude-2.1"]
-    assert float(row["ceiling_n"]) == pytest.approx(LABELLED / (1 - rho**2))
+    assert float(row["ceiling_n"]) == pytest.approx(LABELLED / (1 - r2))
+    assert float(row["ceiling_n"]) < LABELLED / (1 - rho**2)
     assert float(row["effective_n"]) <= float(row["ceiling_n"]) * 1.05
 
 

@@ -65,8 +65,10 @@ class Chosen:
     estimator: str  # one of ESTIMATORS
     reason: str
     # What the correction predicts people's labels from, on the labelled pairs (one column per
-    # predictor): its ceiling is `label_ceiling` of these.
+    # predictor), where its weights are not clipped (several judges): its ceiling is `label_ceiling` of
+    # these. Otherwise the judge's label alone, within `strata` where given: `clipped_ceiling`.
     predictors: np.ndarray | None = None
+    strata: Sequence[str] | None = None
 
 
 def _z(alpha: float) -> float:
@@ -279,13 +281,35 @@ def choose(
     if decision.estimator == STRATIFIED and decision.strata is not None and decision.strata_unlabelled is not None:
         pooled = decision.strata
         estimate = stratified_ppi_mean(labels, predicted, pooled, unlabelled, decision.strata_unlabelled, alpha)
-        # Within strata: a level and a weight on the judge per stratum.
-        member = np.array(pooled, dtype=object)[:, None] == np.array(sorted(set(pooled)), dtype=object)
-        within = np.column_stack([member, member * predicted[:, None]]).astype(float)
-        return Chosen(estimate, STRATIFIED, decision.reason, within)
+        return Chosen(estimate, STRATIFIED, decision.reason, strata=pooled)
     if decision.estimator == CLASSICAL:
-        return Chosen(classical_mean(labels, alpha), CLASSICAL, decision.reason, predicted[:, None])
-    return Chosen(ppi_mean(labels, predicted, unlabelled, alpha), PPI, decision.reason, predicted[:, None])
+        return Chosen(classical_mean(labels, alpha), CLASSICAL, decision.reason)
+    return Chosen(ppi_mean(labels, predicted, unlabelled, alpha), PPI, decision.reason)
+
+
+def clipped_ceiling(y: Values, yhat: Values, strata: Sequence[str] | None = None) -> float:
+    """`label_ceiling` for a correction that weighs the judge by one λ in [0, 1] within each stratum (one
+    stratum unless given): PPI++ and stratified PPI++ clip their weights so, and a least-squares fit that
+    may weigh the judge negatively (or past 1) promised more than they can give: "near its ceiling" then
+    never showed. With unlimited judged pairs λ = clip(Cov(Y, Ŷ) / Var(Ŷ), 0, 1) within a stratum, and its
+    level the stratum's own; R² is of that fit."""
+    labels, predicted = np.asarray(y, dtype=float), np.asarray(yhat, dtype=float)
+    if len(labels) < 2 or np.ptp(labels) == 0:
+        return 1.0
+    groups = (
+        np.zeros(len(labels), dtype=int)
+        if strata is None
+        else np.unique(np.asarray(strata, dtype=object), return_inverse=True)[1].ravel()
+    )
+    residual = 0.0
+    for group in np.unique(groups):
+        mine = groups == group
+        centred_y, centred_p = labels[mine] - labels[mine].mean(), predicted[mine] - predicted[mine].mean()
+        spread = float(np.mean(centred_p**2))
+        weight = float(np.clip(np.mean(centred_y * centred_p) / spread, 0.0, 1.0)) if spread > 0 else 0.0
+        residual += float(np.sum((centred_y - weight * centred_p) ** 2))
+    r2 = 1 - residual / float(np.sum((labels - labels.mean()) ** 2))
+    return float("inf") if r2 >= 1 - 1e-12 else 1.0 / (1.0 - max(r2, 0.0))
 
 
 def label_ceiling(y: Values, predictors: Values) -> float:
@@ -295,8 +319,8 @@ def label_ceiling(y: Values, predictors: Values) -> float:
     people's. It is the variance-optimal linear correction's factor with unlimited judged pairs (Dorner,
     Nastl & Hardt, "Limits to scalable evaluation at the frontier: LLM as judge won't beat twice the
     data", ICLR 2025: a judge no more accurate than the models it judges has ρ² ≤ ½, so it at most halves
-    the labels needed). Stratified and several-judge corrections use more predictors, so their ceiling
-    is their own."""
+    the labels needed). Several judges' correction uses more predictors, with unclipped weights, so its
+    ceiling is this one of all of them; PPI++ and stratified PPI++ clip theirs (`clipped_ceiling`)."""
     labels = np.asarray(y, dtype=float)
     columns = np.asarray(predictors, dtype=float)
     columns = columns[:, None] if columns.ndim == 1 else columns

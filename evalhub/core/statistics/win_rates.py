@@ -381,7 +381,11 @@ def corrected_win_rate(
     human = classical_mean(y).scaled(100)
     interval = n >= MIN_PROMPTS
     notes = [] if interval else [f"{n} labels: too few for an interval"]
-    predictors = np.array([judge[prompt] for prompt in labelled])  # the judge alone, unless the estimator uses more
+    judged = np.array([judge[prompt] for prompt in labelled])
+    # What the ceiling is of: the judge's label with PPI++'s clipped weight, within strata where the
+    # estimator uses them, or several judges' labels with unclipped weights.
+    predictors: np.ndarray | None = None
+    ceiling_strata: Sequence[str] | None = None
     used, reason = "active", "labels drawn where the judge was least sure, each weighted by its chance"
     if rounds:
         prompts = list(judge)
@@ -442,10 +446,13 @@ def corrected_win_rate(
         )
         corrected = picked.estimate.scaled(100)
         used, reason = picked.estimator, picked.reason
-        predictors = picked.predictors if picked.predictors is not None else predictors
+        predictors, ceiling_strata = picked.predictors, picked.strata
         label_variance, judge_term = corrected.label_variance, corrected.judge_term
 
-    ceiling = n * estimators.label_ceiling(y, predictors)
+    if predictors is not None:
+        ceiling = n * estimators.label_ceiling(y, predictors)
+    else:
+        ceiling = n * estimators.clipped_ceiling(y, judged, ceiling_strata)
 
     def clip(percent: float) -> float:  # a win rate lies in [0, 100]: a bound past it claims what no data could
         return min(100.0, max(0.0, percent))

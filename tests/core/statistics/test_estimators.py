@@ -179,3 +179,35 @@ def test_the_ceiling_is_that_of_the_predictors_the_correction_uses():
     # Two judges are worth more than one can be: a ceiling of one judge would understate what they give.
     assert both.estimate.effective_n > len(y) * alone
     assert both.estimate.effective_n <= len(y) * label_ceiling(y, both.predictors)
+
+
+def test_a_stratified_ceiling_clips_each_strata_weight_as_the_estimator_does():
+    """In one stratum the judge is wrong the other way round (negatively correlated with people): a
+    least-squares fit per stratum would weigh it negatively and promise labels stratified PPI++ can never
+    give, since it clips each λ to [0, 1]. The ceiling is the clipped fit's: the judge is worth nothing
+    there, and an estimate close to it can say "near its ceiling"."""
+    from evalhub.core.statistics.estimators import clipped_ceiling, label_ceiling, stratified_ppi_mean
+
+    rng = np.random.default_rng(11)
+    n, big_n = 300, 3000
+    truth = rng.uniform(0.1, 0.9, n + big_n)
+    yhat_all = np.clip(np.where(np.arange(n + big_n) % 2 == 0, truth, 1 - truth) + rng.normal(0, 0.05, n + big_n), 0, 1)
+    y = (rng.uniform(size=n) < truth[:n]).astype(float)
+    yhat = yhat_all[:n]
+    strata = ["even" if i % 2 == 0 else "odd" for i in range(n)]
+    strata_u = ["even" if i % 2 == 0 else "odd" for i in range(n, n + big_n)]
+    member = np.array(strata, dtype=object)[:, None] == np.array(["even", "odd"], dtype=object)
+    unclipped = label_ceiling(y, np.column_stack([member, member * yhat[:, None]]).astype(float))
+    odd = np.array(strata) == "odd"
+    assert np.corrcoef(y[odd], yhat[odd])[0, 1] < -0.3
+    ceiling = clipped_ceiling(y, yhat, strata)
+    # The odd stratum's judge is worth nothing: its residual is its own spread around its level.
+    centred = np.where(odd, y - y[odd].mean(), 0.0)
+    even = ~odd
+    lam = np.clip(np.cov(y[even], yhat[even], ddof=0)[0, 1] / np.var(yhat[even]), 0, 1)
+    centred[even] = y[even] - y[even].mean() - lam * (yhat[even] - yhat[even].mean())
+    assert ceiling == pytest.approx(1 / (np.sum(centred**2) / np.sum((y - y.mean()) ** 2)), rel=1e-12)
+    assert ceiling < unclipped
+    estimate = stratified_ppi_mean(y, yhat, strata, yhat_all[n:], strata_u)
+    assert estimate.effective_n <= n * ceiling * 1.05
+    assert estimate.effective_n >= 0.9 * n * ceiling, "near its ceiling can show"
