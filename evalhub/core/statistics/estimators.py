@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import levene, norm
+from scipy.stats import t as student_t
 
 from evalhub.core.statistics.ppi import MeanEstimate, Values, classical_mean, ppi_mean
 
@@ -141,7 +142,9 @@ def multi_judge_ppi_mean(
     weights: Sequence[float] | None = None,
 ) -> MeanEstimate:
     """Several judges' corrections at once: `yhat` (n × k) and `yhat_unlabelled` (N × k), one column per
-    judge, every judge on every pair. θ̂ = mean(Y − Ŷλ) + mean(Ŷ′)λ; SE² = Var(Y − Ŷλ)/n + λᵀCov(Ŷ′)λ/N."""
+    judge, every judge on every pair. θ̂ = mean(Y − Ŷλ) + mean(Ŷ′)λ; SE² = Var(Y − Ŷλ)/n + λᵀCov(Ŷ′)λ/N,
+    the first variance with k + 1 degrees of freedom taken and the interval's quantile Student's t with
+    n − k − 1 where k ≥ 2 weights were tuned on the labels."""
     labels = np.asarray(y, dtype=float)
     predicted, unlabelled = np.atleast_2d(np.asarray(yhat, dtype=float)), np.asarray(yhat_unlabelled, dtype=float)
     if predicted.shape[0] != len(labels):
@@ -153,10 +156,17 @@ def multi_judge_ppi_mean(
     lam = multi_judge_weights(labels, predicted, unlabelled) if weights is None else np.asarray(weights, dtype=float)
     residual = labels - predicted @ lam
     value = float(residual.mean() + unlabelled.mean(0) @ lam)
-    label_variance = float(np.var(residual))
+    k = predicted.shape[1]
+    # Several judges' weights tuned on these labels: the residual's variance with a degree of freedom for
+    # each weight beside the mean, and Student's t with what is left (a regression's small-sample
+    # correction). With the plain variance and z, three judges' 95 % intervals held the truth 94.3 % of
+    # the time at 100 labels and 90.9 % at 30; now 94.6 % and 93.6 % (4,000 simulated sets each). One
+    # judge keeps PPI++'s own form, as ppi-python computes it.
+    fitted = weights is None and k > 1 and n > k + 2
+    label_variance = float(np.var(residual, ddof=k + 1 if fitted else 0))
     judge_term = float(np.var(unlabelled @ lam) / big_n)
     se = float(np.sqrt(label_variance / n + judge_term))
-    z = _z(alpha)
+    z = float(student_t.ppf(1 - alpha / 2, n - k - 1)) if fitted else _z(alpha)
     effective_n = float(np.var(labels)) / se**2 if se > 0 else float("inf")
     single = float(lam[0]) if len(lam) == 1 else float("nan")  # several judges: no single weight
     return MeanEstimate(

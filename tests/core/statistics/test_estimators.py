@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import stats
 from scipy.optimize import minimize
 
 from evalhub.core.statistics.estimators import (
@@ -93,13 +94,16 @@ def test_several_judges_estimate_and_standard_error_follow_their_formula_and_wei
     def written_out(lam: np.ndarray) -> tuple[float, float]:
         residual = y - yhat @ lam
         value = residual.mean() + (yhat_u @ lam).mean()
-        return value, np.sqrt(residual.var() / n + (yhat_u @ lam).var() / big_n)
+        # A degree of freedom for the mean and for each of the two weights tuned on the labels.
+        return value, np.sqrt(residual.var(ddof=3) / n + (yhat_u @ lam).var() / big_n)
 
     weights = np.linalg.solve(
         (1 + n / big_n) * np.cov(np.vstack([yhat, yhat_u]).T), ((yhat - yhat.mean(0)) * (y - y.mean())[:, None]).mean(0)
     )
     value, se = written_out(weights)
     assert (ours.value, ours.standard_error) == pytest.approx((value, se), abs=1e-12)
+    half = stats.t.ppf(0.975, n - 3) * se
+    assert (ours.low, ours.high) == pytest.approx((value - half, value + half), abs=1e-12)
     best = minimize(lambda lam: written_out(lam)[1], x0=np.zeros(2)).fun
     assert se <= 1.01 * best, "the weights are (nearly) the variance-minimising ones"
 
@@ -211,3 +215,19 @@ def test_a_stratified_ceiling_clips_each_strata_weight_as_the_estimator_does():
     estimate = stratified_ppi_mean(y, yhat, strata, yhat_all[n:], strata_u)
     assert estimate.effective_n <= n * ceiling * 1.05
     assert estimate.effective_n >= 0.9 * n * ceiling, "near its ceiling can show"
+
+
+@pytest.mark.parametrize("n", [50, 100])
+def test_three_judges_combined_cover_the_truth_at_fifty_and_a_hundred_labels(n):
+    """4,000 simulated studies of n labels and 1,000 judged pairs, three judges of different accuracy:
+    the 95 % interval holds the truth at least 94 % of the time (92.4 % and 94.0 % with the plain
+    variance and z, which ignore the three weights fitted on the same labels)."""
+    rng = np.random.default_rng(0)
+    big_n, hits, reps = 1000, 0, 4000
+    for _ in range(reps):
+        truth = rng.beta(2, 2, n + big_n)  # E[Y] = ½
+        y = (rng.uniform(size=n) < truth[:n]).astype(float)
+        yhat = np.clip(truth[:, None] + rng.normal(0, [0.15, 0.25, 0.35], (n + big_n, 3)), 0, 1)
+        estimate = multi_judge_ppi_mean(y, yhat[:n], yhat[n:])
+        hits += estimate.low <= 0.5 <= estimate.high
+    assert hits / reps >= 0.94
