@@ -41,11 +41,13 @@ def looks(monkeypatch):
 
 
 def label_batch(person, capture, count: int) -> None:
-    """A person settles `count` pairs from the queue, through the adjudication screen's actions."""
+    """A person settles `count` pairs from the queue, through the adjudication screen's actions, always
+    preferring the agents' first response: the screen shows a pair in a random order, and a person who
+    always picked the one shown first made the labels, and these tests, a coin toss."""
     for _ in range(count):
         reservation = do_reserve_next(person)
         with capture(execute=True):
-            do_submit(person, reservation.item_id, 1)
+            do_submit(person, reservation.item_id, 2 if reservation.swapped else 1)
 
 
 def test_a_look_after_each_batch_sends_the_next_until_the_budget_is_spent(
@@ -70,11 +72,12 @@ def test_a_look_after_each_batch_sends_the_next_until_the_budget_is_spent(
 def test_it_stops_by_itself_when_the_interval_is_within_the_target(
     admin_user, adjudicator, looks, django_capture_on_commit_callbacks
 ):
-    request = do_ask_until(admin_user, SELECTION, MODEL, target=45, budget=20, batch=5, seed=4)
+    # ± 46.0 after these 25 labels: each weighed by the labels before it (42.6 with one weight for all).
+    request = do_ask_until(admin_user, SELECTION, MODEL, target=48, budget=20, batch=5, seed=4)
     label_batch(adjudicator, django_capture_on_commit_callbacks, 5)
     request.refresh_from_db()
     assert request.outcome == LabelRequest.Outcome.REACHED and request.sent == 5
-    assert request.half_width <= 45 and request.reason.endswith("after 25 labels")
+    assert request.half_width <= 48 and request.reason.endswith("after 25 labels")
     assert request.finished_at is not None
 
 

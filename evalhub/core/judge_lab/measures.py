@@ -79,6 +79,7 @@ class Interval:
 
 
 ABSENT = -9  # no verdict of this judge on this pair (NO_VERDICT is an answer without one)
+TURNED = np.array([NO_VERDICT, TIE, SECOND, FIRST])  # a pick (+ 1) with the pair's responses swapped
 
 
 class LabelArrays(NamedTuple):
@@ -97,6 +98,18 @@ class LabelArrays(NamedTuple):
             np.array([label.pick for label in labels], dtype=int),
             np.array([label.first_shown for label in labels], dtype=bool),
             np.array([np.nan if label.probability is None else label.probability for label in labels], dtype=float),
+        )
+
+    def turned(self, flipped: np.ndarray) -> LabelArrays:
+        """These labels on pairs whose two responses swap places where `flipped` (by row), swapped with them."""
+        if not flipped.any() or not len(self.rows):
+            return self
+        turn = flipped[self.rows]
+        return LabelArrays(
+            self.rows,
+            np.where(turn, TURNED[self.picks + 1], self.picks),
+            self.first_shown != turn,
+            np.where(turn, 1 - self.probability, self.probability),
         )
 
     @classmethod

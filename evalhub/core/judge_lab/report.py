@@ -19,6 +19,7 @@ from evalhub.core.judge_lab.measures import (
     SECOND,
     SEED,
     TIE,
+    TURNED,
     Calibration,
     Interval,
     JudgeVerdicts,
@@ -76,12 +77,9 @@ class _Index:
         self.cluster = np.array([cluster_ids[pairs[item].cluster] for item in self.items], dtype=int)
         model_1 = np.array([pairs[i].model_1 for i in self.items], dtype=object)
         model_2 = np.array([pairs[i].model_2 for i in self.items], dtype=object)
-        # Every pair turned so that response 1 is the model whose slug sorts first (as read where both are
-        # one model's). As read, it is whichever response was stored first, so whichever a file listed
-        # first: every figure not symmetric in the two responses (κ and its marginals, calibration's bins,
-        # the length slope's intercept, nominal α's pooled categories) moved when a file wrote some pairs
-        # the other way round (κ 0.7320 against 0.7198, ECE 0.1092 against 0.1375 on one study). Turned
-        # here, once, with the labels (`flip_labels`) and references, the report is one for either way.
+        # Response 1 is the model whose slug sorts first (as read where one model's), not whichever a file
+        # listed first: κ, calibration's bins, the length slope's intercept and α's pooled categories moved
+        # when a file wrote pairs the other way round. Turned once, with labels (`LabelArrays.turned`).
         self.flipped = model_1 > model_2
         sign = np.where(self.flipped, -1.0, 1.0)
         self.model_1 = np.where(self.flipped, model_2, model_1)
@@ -97,7 +95,7 @@ class _Index:
             if item in self.row:
                 target = self.consensus if verdict.how == CONSENSUS else self.adjudicated
                 row = self.row[item]
-                target[row] = _FLIPPED_PICK[verdict.verdict + 1] if self.flipped[row] else verdict.verdict
+                target[row] = TURNED[verdict.verdict + 1] if self.flipped[row] else verdict.verdict
 
     def counts(self, picks: np.ndarray) -> np.ndarray:
         """(pairs × 3) counts of FIRST, SECOND and TIE from one rater's dense picks."""
@@ -105,22 +103,6 @@ class _Index:
         for verdict, column in COLUMN.items():
             out[:, column] = picks == verdict
         return out
-
-
-_FLIPPED_PICK = np.array([NO_VERDICT, TIE, SECOND, FIRST])  # indexed by pick + 1: NO_VERDICT, TIE, FIRST, SECOND
-
-
-def flip_labels(labels: LabelArrays, flipped: np.ndarray) -> LabelArrays:
-    """A judge's labels on the pairs the index turned (`_Index.flipped`), turned with them."""
-    if not flipped.any() or not len(labels.rows):
-        return labels
-    turn = flipped[labels.rows]
-    return LabelArrays(
-        labels.rows,
-        np.where(turn, _FLIPPED_PICK[labels.picks + 1], labels.picks),
-        labels.first_shown != turn,
-        np.where(turn, 1 - labels.probability, labels.probability),
-    )
 
 
 def _arrays(labels: Sequence[Label] | LabelArrays, index: _Index) -> LabelArrays:
@@ -150,7 +132,7 @@ def build_report(
     (estimators.CHOICES)."""
     index = _Index(pairs, settled)
     verdicts = {
-        judge.id: dense_verdicts(flip_labels(_arrays(labels.get(judge.id, ()), index), index.flipped), len(index.items))
+        judge.id: dense_verdicts(_arrays(labels.get(judge.id, ()), index).turned(index.flipped), len(index.items))
         for judge in judges
     }
     dense = {judge.id: verdicts[judge.id].primary for judge in judges}
