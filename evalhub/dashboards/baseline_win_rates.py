@@ -1,10 +1,11 @@
 """Win rates against a baseline (AlpacaEval's leaderboard) for one judge on one benchmark.
 
-Read from the pairwise judgments a judge gave (imported files, e.g. AlpacaEval's annotations.json):
-every pair of the baseline's response and another model's response to the same prompt. The judge's
-probability is used where it gave one (AlpacaEval's fractional preference, a generic file's
-probability_a); a plain verdict counts 1, 0 or ½. A pair judged in both orders counts once, with the
-mean of the two preferences. The arithmetic is evalhub.core.statistics.win_rates.
+Read from the pairwise judgments a judge gave, in imported files (e.g. AlpacaEval's annotations.json)
+or in evalhub's own single-judge runs on debates (a judge named `run:SPEC`): every pair of the
+baseline's response and another model's response to the same prompt. The judge's probability is used
+where it gave one (AlpacaEval's fractional preference, a generic file's probability_a, a judge run's
+token probabilities); a plain verdict counts 1, 0 or ½. A pair judged in both orders (or in several
+samples) counts once, with the mean of the preferences. The arithmetic is evalhub.core.statistics.win_rates.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.core.statistics.estimators import AUTO, MULTI_JUDGE, STRATIFIED
 from evalhub.core.statistics.win_rates import Comparison, CorrectedWinRate, WinRate, corrected_win_rate, win_rates
 from evalhub.dashboards.correction import Correction
-from evalhub.debates.models import SHARE_OF_A, Debate, DebateRun, DebateStatus, Winner
+from evalhub.debates.models import SHARE_OF_A, Debate, DebateRun, DebateStatus, JudgeVerdict, Winner
 from evalhub.reads.caching import TIMEOUT_S, cached
 from evalhub.tallies.actions import note_change
 
@@ -68,14 +69,34 @@ def _judged_pairs():
     )
 
 
+RUN_JUDGE = "run:"  # a judge named so is evalhub's single-judge runs of that spec, not an imported file's
+IMPORTED, JUDGE_RUNS = "imported", "judge runs"
+
+
+def is_run_judge(judge: str) -> bool:
+    return judge.startswith(RUN_JUDGE)  # an imported judge is a model's slug, which holds no colon
+
+
+def _run_verdicts():
+    """A plain judge's verdicts in single-judge runs: the original criteria, no privileged information and
+    no improved version (each of those is a judge of its own in the judge lab), a verdict read."""
+    return JudgeVerdict.objects.filter(
+        verdict__isnull=False,
+        judge_run__criteria_variant=ORIGINAL,
+        judge_run__privileged_sources=[],
+        judge_run__label="",
+    )
+
+
 def choices() -> list[dict[str, Any]]:
-    """Every (benchmark, judge, criterion) with judged pairs, and its likeliest baseline: the model in
-    the most pairs (AlpacaEval's reference model is in every one)."""
+    """Every (benchmark, judge, criterion) with judged pairs, imported or judged by evalhub's runs (the
+    source named), and its likeliest baseline: the model in the most pairs (AlpacaEval's reference model
+    is in every one)."""
     group = ("response__prompt__benchmark__slug", "judge_model__slug", "criterion__slug")
     pairs: Counter[tuple[str, str, str]] = Counter()
     seen: dict[tuple[str, str, str], Counter[str]] = {}
     people: set[str] = set()
-    # Two grouped queries (a model's pairs in either position), whatever the number of groups.
+    # Two grouped queries a source (a model's pairs in either position), whatever the number of groups.
     for side in ("response__model__slug", "response_2__model__slug"):
         rows = _judged_pairs().values_list(*group, "judge_model__is_human", side).annotate(n=Count("id")).order_by()
         for benchmark, judge, criterion, person, model, n in rows:
@@ -85,11 +106,20 @@ def choices() -> list[dict[str, Any]]:
                 people.add(judge)
             if side == "response__model__slug":
                 pairs[key] += n
+    run_group = ("debate__prompt__benchmark__slug", "judge_run__judge", "debate__run__criterion__slug")
+    for side in ("debate__response_a__model__slug", "debate__response_b__model__slug"):
+        rows = _run_verdicts().values_list(*run_group, side).annotate(n=Count("debate", distinct=True)).order_by()
+        for benchmark, spec, criterion, model, n in rows:
+            key = (benchmark, RUN_JUDGE + spec, criterion)
+            seen.setdefault(key, Counter())[model] += n
+            if side == "debate__response_a__model__slug":
+                pairs[key] += n
     return [
         {
             "benchmark": benchmark,
             "judge": judge,
             "judge_is_person": judge in people,
+            "source": JUDGE_RUNS if is_run_judge(judge) else IMPORTED,
             "criterion": criterion,
             "pairs": pairs[(benchmark, judge, criterion)],
             "baseline": max(sorted(models), key=lambda m: models[m]),
@@ -134,9 +164,60 @@ def _against_baseline(selection: Selection, judgments) -> dict[tuple[str, int], 
     return found
 
 
+def _runs_against_baseline(selection: Selection) -> dict[tuple[str, int], list[tuple[float, int, int, Any]]]:
+    """As `_against_baseline`, from the selection's judge runs: each answer (an order, a sample) is one
+    preference for the model, its token probabilities where the run asked for them, else its verdict."""
+    spec = selection.judge.removeprefix(RUN_JUDGE)
+    rows = (
+        _run_verdicts()
+        .filter(
+            judge_run__judge=spec,
+            debate__prompt__benchmark__slug=selection.benchmark,
+            debate__run__criterion__slug=selection.criterion,
+        )
+        .filter(
+            Q(debate__response_a__model__slug=selection.baseline)
+            | Q(debate__response_b__model__slug=selection.baseline)
+        )
+        .annotate(length_a=Length("debate__response_a__text"), length_b=Length("debate__response_b__text"))
+        .values_list(
+            "debate__response_a__model__slug",
+            "debate__response_b__model__slug",
+            "debate__prompt_id",
+            "debate__swapped",
+            "reversed_order",
+            "verdict",
+            "judge_run__probabilities",
+            "probabilities",
+            "length_a",
+            "length_b",
+            "debate__prompt__metadata__instruction_difficulty",
+        )
+        .order_by("pk")
+    )
+    found: dict[tuple[str, int], list[tuple[float, int, int, Any]]] = defaultdict(list)
+    for a, b, prompt, swapped, reversed_order, verdict, asked, given, length_a, length_b, difficulty in rows.iterator(
+        chunk_size=5000
+    ):
+        if a == b:
+            continue
+        read = asked and isinstance(given, dict)
+        share_first = given["first"] + 0.5 * given["tie"] if read else SHARE_OF_FIRST[verdict]
+        # The response shown first: the debate's response_b where the debate or this answer reversed it.
+        share_a = 1.0 - share_first if swapped != reversed_order else share_first
+        if a == selection.baseline:
+            found[(b, prompt)].append((1.0 - share_a, length_b, length_a, difficulty))
+        else:
+            found[(a, prompt)].append((share_a, length_a, length_b, difficulty))
+    return found
+
+
 def comparisons(selection: Selection) -> list[Comparison]:
     """One comparison per (model, prompt) against the baseline."""
-    found = _against_baseline(selection, _judged_pairs().filter(judge_model__slug=selection.judge))
+    if is_run_judge(selection.judge):
+        found = _runs_against_baseline(selection)
+    else:
+        found = _against_baseline(selection, _judged_pairs().filter(judge_model__slug=selection.judge))
     out = []
     for (model, prompt), seen in found.items():
         difficulty = seen[0][3]

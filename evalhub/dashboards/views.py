@@ -132,8 +132,10 @@ def _baseline_selection(request) -> tuple[list[dict], dict | None, baseline.Sele
     with the most pairs), and the selection with its baseline; None when nothing judged matches."""
     choices = cached("baseline_choices", baseline.choices)
     wanted = {key: request.GET.get(key, "") for key in ("benchmark", "judge", "criterion", "baseline")}
-    if request.GET.get("run", "").count("|") == 2:  # the page's one select: benchmark|judge|criterion
-        wanted["benchmark"], wanted["judge"], wanted["criterion"] = request.GET["run"].split("|")
+    if request.GET.get("run", "").count("|") >= 2:  # the page's one select: benchmark|judge|criterion
+        # Slugs hold no "|"; a judge's spec may (`openai-compatible:URL|model`): it is what lies between.
+        wanted["benchmark"], rest = request.GET["run"].split("|", 1)
+        wanted["judge"], wanted["criterion"] = rest.rsplit("|", 1)
     asked = any(wanted[key] for key in ("benchmark", "judge", "criterion"))
     for choice in choices if asked or not choices else [baseline.first_choice(choices)]:
         if all(not wanted[key] or wanted[key] == choice[key] for key in ("benchmark", "judge", "criterion")):

@@ -179,7 +179,7 @@ def test_choices_are_read_in_the_same_number_of_queries_for_any_number_of_benchm
 ):
     from evalhub.dashboards.baseline_win_rates import choices
 
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(4):  # a model in either position, for imported files and for judge runs
         one = choices()
     do_import_judgments(
         filename="more.json",
@@ -187,7 +187,7 @@ def test_choices_are_read_in_the_same_number_of_queries_for_any_number_of_benchm
         benchmark_slug="ae-other",
         allow_new_models=True,
     )
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(4):
         two = choices()
     assert [c["benchmark"] for c in one] == ["ae"]
     assert [(c["benchmark"], c["pairs"], c["baseline"]) for c in two] == [
@@ -248,3 +248,44 @@ def test_lengths_that_do_not_vary_get_the_raw_win_rates_and_the_reason_not_a_500
         assert exported.status_code == 200 and "not identifiable" in exported.content.decode()
     for model in ("m1", "m2", "m3", "judge-x"):
         assert viewing.get(f"/models/{model}/").status_code == 200, model
+
+
+def test_evalhubs_own_judge_runs_are_a_judge_of_the_win_rate_page_with_their_source_named(
+    client, arena, viewer, login, tmp_path
+):
+    """A single-judge run on debates of alpha against beta: each answer, in either order, is a preference
+    for alpha (its token probability where the run asked for one), averaged per prompt, as for a file."""
+    from evalhub.debates.models import JudgeVerdict
+
+    first, second, tie = 1, 2, 0
+    debates = [arena.debate("alpha", "beta", first, swapped=n % 2 == 1) for n in range(12)]
+    shown = {d: [[first, second, tie][n % 3]] for n, d in enumerate(debates)}
+    other = {d: [second if n % 4 else first] for n, d in enumerate(debates)}
+    run = arena.judge("openai:judge-x", shown, reversed_verdicts=other)
+    # One answer with the judge's own probabilities, read where the run asked for them.
+    run.probabilities = True
+    run.save(update_fields=["probabilities"])
+    JudgeVerdict.objects.filter(judge_run=run, debate=debates[0], reversed_order=False).update(
+        probabilities={"first": 0.7, "second": 0.2, "tie": 0.1}
+    )
+
+    def for_alpha(debate, reversed_order: bool, verdict: int) -> float:
+        order = ["alpha", "beta"] if debate.swapped == reversed_order else ["beta", "alpha"]
+        if debate is debates[0] and not reversed_order:
+            return 0.75 if order[0] == "alpha" else 0.25  # first 0.7 + tie 0.1 / 2 for the one shown first
+        return {first: float(order[0] == "alpha"), second: float(order[1] == "alpha"), tie: 0.5}[verdict]
+
+    expected = np.mean([(for_alpha(d, False, shown[d][0]) + for_alpha(d, True, other[d][0])) / 2 for d in debates])
+    viewing = login(viewer)
+    page = viewing.get("/leaderboards/baseline/?run=bench|run:openai:judge-x|helpfulness&baseline=beta")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert f"{100 * expected:.2f}" in text
+    assert "run:openai:judge-x · helpfulness (12 pairs, judge runs)" in text
+    out = tmp_path / "w.csv"
+    call_command(
+        "export_winrates", "--benchmark", "bench", "--judge", "run:openai:judge-x", "--baseline", "beta",
+        "--criterion", "helpfulness", "--out", str(out),
+    )  # fmt: skip
+    row = next(csv.DictReader(io.StringIO(out.read_text())))
+    assert float(row["win_rate"]) == pytest.approx(100 * expected)

@@ -9,7 +9,7 @@ from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.files.judgments import DEFAULT_CRITERION
 from evalhub.core.files.tables import to_text
 from evalhub.core.statistics.estimators import CHOICES as ESTIMATOR_CHOICES
-from evalhub.dashboards.baseline_win_rates import Selection, board, export_rows, labelled_by_people
+from evalhub.dashboards.baseline_win_rates import Selection, board, export_rows, is_run_judge, labelled_by_people
 from evalhub.dashboards.correction import Correction
 from evalhub.system.commands import DataCommand
 
@@ -22,7 +22,11 @@ class Command(DataCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--benchmark", required=True, help="Benchmark slug.")
-        parser.add_argument("--judge", required=True, help="The judge: a model's slug or its name in the file.")
+        parser.add_argument(
+            "--judge",
+            required=True,
+            help="The judge: a model's slug or its name in the file, or run:SPEC for evalhub's judge runs of SPEC.",
+        )
         parser.add_argument("--baseline", required=True, help="The baseline model: slug or name.")
         parser.add_argument("--criterion", default=DEFAULT_CRITERION, help="Criterion slug (default: overall).")
         parser.add_argument("--out", type=Path, required=True, help="The CSV file to write.")
@@ -69,6 +73,8 @@ class Command(DataCommand):
 
 
 def _model(name: str, role: str) -> str:
+    if role == "judge" and is_run_judge(name):  # evalhub's own judge runs of a spec: no model row to find
+        return name
     found = list(LanguageModel.objects.filter(Q(slug=name) | Q(display_name=name)).values_list("slug", flat=True)[:2])
     if len(found) != 1:
         raise CommandError(f"{role} {name!r}: {'no such model' if not found else 'more than one model has this name'}.")
