@@ -22,19 +22,26 @@ from django.db.models import Count, Q
 from django.db.models.functions import Length
 from django.utils import timezone
 
-from evalhub.catalog.models import Judgment, LanguageModel, Prompt, Verdict
+from evalhub.catalog.models import Judgment, LanguageModel, Prompt
 from evalhub.celery import task_named
 from evalhub.core.files.judgments import DEFAULT_CRITERION
 from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.core.statistics.estimators import AUTO, MULTI_JUDGE, STRATIFIED
 from evalhub.core.statistics.win_rates import Comparison, CorrectedWinRate, WinRate, corrected_win_rate, win_rates
 from evalhub.dashboards.correction import Correction
-from evalhub.debates.models import SHARE_OF_A, Debate, DebateRun, DebateStatus, JudgeVerdict, Winner
+from evalhub.dashboards.judge_run_preferences import (
+    IMPORTED,
+    JUDGE_RUNS,
+    SHARE_OF_FIRST,
+    is_run_judge,
+    run_judge_counts,
+    runs_against_baseline,
+)
+from evalhub.debates.models import SHARE_OF_A, Debate, DebateRun, DebateStatus, Winner
 from evalhub.reads.caching import TIMEOUT_S, cached
 from evalhub.tallies.actions import note_change
 
 logger = logging.getLogger(__name__)
-SHARE_OF_FIRST = {Verdict.FIRST: 1.0, Verdict.SECOND: 0.0, Verdict.NEITHER: 0.5}
 # AlpacaEval's leaderboard columns, in its order, after the model's name.
 COLUMNS = (
     "win_rate",
@@ -69,25 +76,6 @@ def _judged_pairs():
     )
 
 
-RUN_JUDGE = "run:"  # a judge named so is evalhub's single-judge runs of that spec, not an imported file's
-IMPORTED, JUDGE_RUNS = "imported", "judge runs"
-
-
-def is_run_judge(judge: str) -> bool:
-    return judge.startswith(RUN_JUDGE)  # an imported judge is a model's slug, which holds no colon
-
-
-def _run_verdicts():
-    """A plain judge's verdicts in single-judge runs: the original criteria, no privileged information and
-    no improved version (each of those is a judge of its own in the judge lab), a verdict read."""
-    return JudgeVerdict.objects.filter(
-        verdict__isnull=False,
-        judge_run__criteria_variant=ORIGINAL,
-        judge_run__privileged_sources=[],
-        judge_run__label="",
-    )
-
-
 def choices() -> list[dict[str, Any]]:
     """Every (benchmark, judge, criterion) with judged pairs, imported or judged by evalhub's runs (the
     source named), and its likeliest baseline: the model in the most pairs (AlpacaEval's reference model
@@ -106,14 +94,10 @@ def choices() -> list[dict[str, Any]]:
                 people.add(judge)
             if side == "response__model__slug":
                 pairs[key] += n
-    run_group = ("debate__prompt__benchmark__slug", "judge_run__judge", "debate__run__criterion__slug")
-    for side in ("debate__response_a__model__slug", "debate__response_b__model__slug"):
-        rows = _run_verdicts().values_list(*run_group, side).annotate(n=Count("debate", distinct=True)).order_by()
-        for benchmark, spec, criterion, model, n in rows:
-            key = (benchmark, RUN_JUDGE + spec, criterion)
-            seen.setdefault(key, Counter())[model] += n
-            if side == "debate__response_a__model__slug":
-                pairs[key] += n
+    for key, model, n, first_side in run_judge_counts():
+        seen.setdefault(key, Counter())[model] += n
+        if first_side:
+            pairs[key] += n
     return [
         {
             "benchmark": benchmark,
@@ -164,58 +148,10 @@ def _against_baseline(selection: Selection, judgments) -> dict[tuple[str, int], 
     return found
 
 
-def _runs_against_baseline(selection: Selection) -> dict[tuple[str, int], list[tuple[float, int, int, Any]]]:
-    """As `_against_baseline`, from the selection's judge runs: each answer (an order, a sample) is one
-    preference for the model, its token probabilities where the run asked for them, else its verdict."""
-    spec = selection.judge.removeprefix(RUN_JUDGE)
-    rows = (
-        _run_verdicts()
-        .filter(
-            judge_run__judge=spec,
-            debate__prompt__benchmark__slug=selection.benchmark,
-            debate__run__criterion__slug=selection.criterion,
-        )
-        .filter(
-            Q(debate__response_a__model__slug=selection.baseline)
-            | Q(debate__response_b__model__slug=selection.baseline)
-        )
-        .annotate(length_a=Length("debate__response_a__text"), length_b=Length("debate__response_b__text"))
-        .values_list(
-            "debate__response_a__model__slug",
-            "debate__response_b__model__slug",
-            "debate__prompt_id",
-            "debate__swapped",
-            "reversed_order",
-            "verdict",
-            "judge_run__probabilities",
-            "probabilities",
-            "length_a",
-            "length_b",
-            "debate__prompt__metadata__instruction_difficulty",
-        )
-        .order_by("pk")
-    )
-    found: dict[tuple[str, int], list[tuple[float, int, int, Any]]] = defaultdict(list)
-    for a, b, prompt, swapped, reversed_order, verdict, asked, given, length_a, length_b, difficulty in rows.iterator(
-        chunk_size=5000
-    ):
-        if a == b:
-            continue
-        read = asked and isinstance(given, dict)
-        share_first = given["first"] + 0.5 * given["tie"] if read else SHARE_OF_FIRST[verdict]
-        # The response shown first: the debate's response_b where the debate or this answer reversed it.
-        share_a = 1.0 - share_first if swapped != reversed_order else share_first
-        if a == selection.baseline:
-            found[(b, prompt)].append((1.0 - share_a, length_b, length_a, difficulty))
-        else:
-            found[(a, prompt)].append((share_a, length_a, length_b, difficulty))
-    return found
-
-
 def comparisons(selection: Selection) -> list[Comparison]:
     """One comparison per (model, prompt) against the baseline."""
     if is_run_judge(selection.judge):
-        found = _runs_against_baseline(selection)
+        found = runs_against_baseline(selection.judge, selection.benchmark, selection.criterion, selection.baseline)
     else:
         found = _against_baseline(selection, _judged_pairs().filter(judge_model__slug=selection.judge))
     out = []
