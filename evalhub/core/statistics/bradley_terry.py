@@ -65,13 +65,20 @@ def collect(battles: Iterable[tuple[str, str, str]], models: Sequence[str] | Non
 
 
 def from_cells(cells: Mapping[tuple[str, str, str], int], models: Sequence[str] | None = None) -> Battles:
-    """Battles already counted: (model A, model B, outcome) → how many. The cells are kept in sorted
-    order, so counts read from a table resample exactly as the same battles listed one by one."""
-    for first, second, outcome in cells:
+    """Battles already counted: (model A, model B, outcome) → how many. Each cell is turned so that model
+    A's name sorts first (B's win is then A's loss), and the cells are kept in sorted order: counts read
+    from a table resample exactly as the same battles listed one by one, and a battle written b-then-a
+    is the same battle (its bootstrap draws moved with the order a file or a debate run named the pair)."""
+    turned: Counter[tuple[str, str, str]] = Counter()
+    for (first, second, outcome), n in cells.items():
         if outcome not in OUTCOMES:
             raise ValueError(f"a battle's outcome must be 'a', 'b' or 'tie', not {outcome!r}.")
         if first == second:
             raise ValueError(f"a battle needs two different models, not {first!r} twice.")
+        if first > second:
+            first, second, outcome = second, first, {A: B, B: A, TIE: TIE}[outcome]
+        turned[(first, second, outcome)] += n
+    cells = turned
     keys = sorted(key for key, n in cells.items() if n > 0)
     names = tuple(models) if models is not None else tuple(sorted({m for f, s, _ in keys for m in (f, s)}))
     index = {name: i for i, name in enumerate(names)}

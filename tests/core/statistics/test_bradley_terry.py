@@ -490,3 +490,23 @@ def test_a_style_controlled_board_draws_exactly_the_2_5th_and_97_5th_percentiles
     low, high = np.percentile(bt.to_rating(np.array(resampled)), [2.5, 97.5], axis=0)
     for model, (_, model_low, model_high) in controlled.items():
         assert (model_low, model_high) == pytest.approx((low[index[model]], high[index[model]]), abs=1e-9)
+
+
+@pytest.mark.parametrize("interval", ["bootstrap", "sandwich"])
+def test_a_board_is_the_same_whichever_way_round_and_in_whatever_order_its_battles_are_written(interval):
+    """The same battles with some written b-then-a (the outcome mirrored) and listed in another order:
+    the same ratings, intervals and ranks, bootstrap draws included (they moved with the cells' names)."""
+    from evalhub.core.statistics.bradley_terry import leaderboard
+
+    rng = np.random.default_rng(9)
+    models = ["m1", "m2", "m3", "m4"]
+    battles = []
+    for _ in range(300):
+        a, b = rng.choice(models, 2, replace=False)
+        battles.append((str(a), str(b), str(rng.choice(["a", "a", "b", "tie"]))))
+    mirrored = {"a": "b", "b": "a", "tie": "tie"}
+    rewritten = [(b, a, mirrored[o]) if rng.uniform() < 0.5 else (a, b, o) for a, b, o in battles]
+    rewritten = [rewritten[i] for i in rng.permutation(len(rewritten))]
+    first, second = (leaderboard(given, rounds=100, interval=interval) for given in (battles, rewritten))
+    assert [r.as_dict() for r in second.ratings] == [r.as_dict() for r in first.ratings]
+    assert second.beats == first.beats
