@@ -19,8 +19,8 @@ MODELS = ("m1", "m2", "m3")
 LINK = re.compile(r'href="([^"#]+)"')
 NOT_VISITED = ("/logout", "/admin/", "/static/", "/ws/", "/accounts/", "/surveys/")
 SHAPES = ("constant lengths", "nearly constant lengths", "one prompt", "one model wins", "ties only")
-MOST_PAGES = 250
-PER_SHAPE = 3
+MOST_PAGES = 120
+PER_SHAPE = 2
 
 
 def length(shape: str, prompt: int, model: str) -> int:
