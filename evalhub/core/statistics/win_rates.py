@@ -22,7 +22,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import sparse, special
+from scipy import linalg, sparse, special
 
 from evalhub.core.statistics import logistic
 
@@ -32,8 +32,8 @@ PROMPT_RIDGE = 1.0  # prior precision of a prompt's difficulty (logit units) whe
 # the rest at ±1): the length slope is not told apart from the models' intercepts.
 LENGTH_VARIES = 1e-9
 LENGTH_CONSTANT = "length does not vary within models: length control not identifiable"
-# The fit's information matrix, columns at unit scale, with its smallest eigenvalue below this share of
-# its largest: a direction the data do not fix (collinear columns, or preferences separated by length).
+# The fit's information matrix, columns at unit scale, with a reciprocal condition number (LAPACK's 1-norm
+# estimate) below this: a direction the data do not fix (collinear columns, or preferences separated).
 CONDITION_LIMIT = 1e-10
 
 SEPARATED = (
@@ -271,19 +271,27 @@ def _clustered_sandwich(
     p = special.expit(design @ theta)
     hessian = logistic.information(design, p * (1 - p)) + np.diag(penalty + _empty_columns(design))
     # Each column scaled to unit information first, so that a condition number measures collinearity and
-    # separation, not the columns' units.
+    # separation, not the columns' units. One Cholesky factor gives both the condition (LAPACK's estimate
+    # from it) and the inverse: an eigendecomposition beside np.linalg.inv did the cubic work twice.
     scale = np.sqrt(np.maximum(np.diag(hessian), np.finfo(float).tiny))
-    eigenvalues = np.linalg.eigvalsh(hessian / np.outer(scale, scale))
-    if not np.isfinite(eigenvalues).all() or eigenvalues[0] <= CONDITION_LIMIT * eigenvalues[-1]:
-        raise NotIdentifiable(
-            "length control not identifiable on these data (lengths and preferences leave the fit singular)"
-        )
+    scaled = hessian / np.outer(scale, scale)
+    singular = NotIdentifiable(
+        "length control not identifiable on these data (lengths and preferences leave the fit singular)"
+    )
+    try:
+        factor = linalg.cho_factor(scaled)
+    except (linalg.LinAlgError, ValueError):  # not positive definite, or not finite
+        raise singular from None
+    norm, uplo = float(np.abs(scaled).sum(axis=0).max()), "L" if factor[1] else "U"
+    rcond, info = linalg.lapack.dpocon(factor[0], norm, uplo=uplo)
+    if info != 0 or not rcond > CONDITION_LIMIT:
+        raise singular
     scores = design.multiply((y - p)[:, None]).tocsr()
     groups = sparse.csr_matrix(
         (np.ones(len(cluster)), (cluster, np.arange(len(cluster)))), shape=(int(cluster.max()) + 1, len(cluster))
     )
     per_cluster = (groups @ scores).toarray()
-    bread = np.linalg.inv(hessian)
+    bread = linalg.cho_solve(factor, np.eye(len(scale))) / np.outer(scale, scale)
     return np.asarray(bread @ (per_cluster.T @ per_cluster) @ bread)
 
 
