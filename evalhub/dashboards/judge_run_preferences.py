@@ -13,6 +13,7 @@ from django.db.models.functions import Length
 from evalhub.catalog.models import Verdict
 from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.debates.models import JudgeVerdict
+from evalhub.debates.queries import share_of_first
 
 SHARE_OF_FIRST = {Verdict.FIRST: 1.0, Verdict.SECOND: 0.0, Verdict.NEITHER: 0.5}
 RUN_JUDGE = "run:"  # a judge named so is evalhub's single-judge runs of that spec, not an imported file's
@@ -83,7 +84,7 @@ def runs_against_baseline(
         if a == b:
             continue
         read = asked and isinstance(given, dict)
-        share_first = given["first"] + 0.5 * given["tie"] if read else SHARE_OF_FIRST[verdict]
+        share_first = share_of_first(given) if read else SHARE_OF_FIRST[verdict]
         # The response shown first: the debate's response_b where the debate or this answer reversed it.
         share_a = 1.0 - share_first if swapped != reversed_order else share_first
         if a == baseline:

@@ -26,6 +26,12 @@ def judge_verdict_rows() -> Iterator[tuple[int, int, bool, int | None]]:
                 yield run, debate, bool(reversed_order), verdict
 
 
+def share_of_first(probabilities: dict[str, float]) -> float:
+    """A judge's stored verdict probabilities (`JudgeVerdict.probabilities`) as its share for the response
+    shown first, a tie counting half."""
+    return float(probabilities["first"]) + 0.5 * float(probabilities["tie"])
+
+
 def judge_verdict_shares() -> dict[tuple[int, int, bool], list[float]]:
     """(judge run, debate, shown reversed) → the judge's own probability for the response shown first
     (a tie half), one per answer that gave probabilities (runs with `probabilities`)."""
@@ -35,5 +41,5 @@ def judge_verdict_shares() -> dict[tuple[int, int, bool], list[float]]:
     out: dict[tuple[int, int, bool], list[float]] = {}
     for run, debate, reversed_order, given in rows.iterator(chunk_size=5000):
         if isinstance(given, dict):
-            out.setdefault((run, debate, bool(reversed_order)), []).append(given["first"] + 0.5 * given["tie"])
+            out.setdefault((run, debate, bool(reversed_order)), []).append(share_of_first(given))
     return out
