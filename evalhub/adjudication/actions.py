@@ -160,20 +160,13 @@ def is_blind_first(run: DebateRun) -> bool:
     return run.adjudication_flow == BLIND_FIRST and not run.is_labelling
 
 
-def blind_verdict_pending(user: Any, debate_id: int) -> str:
-    """Why this person may not read the debate's turns yet: they hold its item in a blind-first run
-    and their blind verdict is not stored (a second role must not open the aid early), or ""."""
-    if not getattr(user, "is_authenticated", False):
-        return ""
+def held_blind(user: Any) -> list[int]:
+    """The debates of items this person holds in a blind-first run with no blind verdict of theirs
+    stored yet (evalhub.debates.visibility withholds them from every door)."""
     held = Reservation.objects.filter(
-        user=user,
-        item__debate_id=debate_id,
-        item__debate__run__adjudication_flow=BLIND_FIRST,
-        expires_at__gt=timezone.now(),
+        user=user, item__debate__run__adjudication_flow=BLIND_FIRST, expires_at__gt=timezone.now()
     ).exclude(item__blind_verdicts__user=user)
-    if held.exists():
-        return "You hold this debate on the adjudication screen: its turns open after your blind verdict there."
-    return ""
+    return list(held.values_list("item__debate_id", flat=True))
 
 
 def _aid(item: AdjudicationItem, user: Any) -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from evalhub.adjudication.models import Adjudication, AdjudicationEvent, AdjudicationItem, Reservation
+from evalhub.debates.visibility import withheld_debates
 
 
 class AdjudicationInline(admin.TabularInline):
@@ -32,6 +33,14 @@ class AdjudicationItemAdmin(admin.ModelAdmin):
     list_filter = ("status", "final_source")
     raw_id_fields = ("debate",)
     inlines = [AdjudicationInline, EventInline]
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        # The same rule as every other door: a held item's verdicts open after the blind verdict.
+        if obj is not None and obj.debate_id in withheld_debates(request.user):
+            return False
+        return super().has_view_permission(request, obj)
+
+    has_change_permission = has_view_permission
 
 
 @admin.register(Reservation)

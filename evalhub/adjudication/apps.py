@@ -8,9 +8,9 @@ class AdjudicationConfig(AppConfig):
     label = "adjudication"
 
     def ready(self) -> None:
-        from evalhub.adjudication.actions import blind_verdict_pending, do_open_items
+        from evalhub.adjudication.actions import do_open_items, held_blind
         from evalhub.debates.actions import on_unresolved
-        from evalhub.debates.visibility import on_turns_withheld
+        from evalhub.debates.visibility import on_withheld
 
         on_unresolved(do_open_items)
-        on_turns_withheld(blind_verdict_pending)
+        on_withheld(held_blind)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
@@ -46,9 +46,11 @@ def _last_round_verdicts_of(debate) -> dict[int, int | None]:
     return {t.agent: t.verdict for t in turns if t.round == last}
 
 
-def agreement_report(run) -> AgreementReport:
+def agreement_report(run, withheld: Collection[int] = ()) -> AgreementReport:
+    """`withheld`: debates the reader may not see yet (evalhub.debates.visibility), left out."""
     items = list(
         AdjudicationItem.objects.filter(debate__run=run)
+        .exclude(debate_id__in=withheld)
         .select_related("debate")
         .prefetch_related("adjudications__user", "debate__turns")
     )
@@ -127,12 +129,13 @@ def imported_gold(run, debates) -> dict[int, int]:
     return {debate: next(iter(verdicts)) for debate, verdicts in labels.items() if len(verdicts) == 1}
 
 
-def aid_effect_report(run) -> list[AidEffect]:
+def aid_effect_report(run, withheld: Collection[int] = ()) -> list[AidEffect]:
     """How much each aid moved people in a blind-first run (evalhub.core.scaleeval.aids): every verdict
     given after a blind one, the agents' majority in their last round, and gold where imported people's
     labels agree on the pair."""
     adjudications = list(
         Adjudication.objects.filter(item__debate__run=run, blind__isnull=False)
+        .exclude(item__debate_id__in=withheld)
         .select_related("blind", "item__debate")
         .prefetch_related("item__debate__turns")
     )
@@ -154,10 +157,12 @@ def aid_effect_report(run) -> list[AidEffect]:
     return aid_effects(rows)
 
 
-def export_rows(run) -> Iterator[dict[str, Any]]:
-    """One row per item: the pair, the order each person saw, every verdict, the final label and its source."""
+def export_rows(run, withheld: Collection[int] = ()) -> Iterator[dict[str, Any]]:
+    """One row per item: the pair, the order each person saw, every verdict, the final label and its
+    source; the items of `withheld` debates (the reader's, evalhub.debates.visibility) are left out."""
     items = (
         AdjudicationItem.objects.filter(debate__run=run)
+        .exclude(debate_id__in=withheld)
         .select_related("debate__prompt", "debate__response_a__model", "debate__response_b__model")
         .prefetch_related("adjudications__user", "adjudications__blind")
         .order_by("id")
@@ -227,10 +232,10 @@ VERDICT_COLUMNS = (
 )
 
 
-def export_verdict_rows(run) -> Iterator[dict[str, Any]]:
+def export_verdict_rows(run, withheld: Collection[int] = ()) -> Iterator[dict[str, Any]]:
     """The CSV layout: one row per person's verdict, with its item's columns beside it (an item no
     one has judged yet is one row with the verdict columns empty)."""
-    for item in export_rows(run):
+    for item in export_rows(run, withheld):
         verdicts = item.pop("verdicts")
         for verdict in verdicts or [dict.fromkeys(VERDICT_COLUMNS)]:
             yield {

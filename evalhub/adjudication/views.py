@@ -26,6 +26,7 @@ from evalhub.core.files.tables import to_text
 from evalhub.core.scaleeval.aids import AID_NAMES, CRITIQUE, DEBATE, critic_of
 from evalhub.core.statistics.agreement import unswap
 from evalhub.debates.models import DebateRun
+from evalhub.debates.visibility import turns_withheld, withheld_debates
 from evalhub.llm.stand_ins import stand_ins
 from evalhub.system.screen_errors import screen_error
 
@@ -158,6 +159,8 @@ def skip(request, pk: int):
 @role_required(ADMIN)
 def review(request, pk: int):
     item = get_object_or_404(AdjudicationItem.objects.select_related("debate__run", "debate__prompt"), pk=pk)
+    if reason := turns_withheld(request.user, item.debate_id):  # an admin holding it judges it blind first
+        return render(request, "debates/withheld.html", {"reason": reason}, status=403)
     if request.method == "POST":
         try:
             do_override(request.user, item.pk, int(request.POST.get("verdict", "-1")), request.POST.get("reason", ""))
@@ -188,12 +191,14 @@ def overview(request):
 @role_required(ADMIN, "viewer")
 def agreement(request, run_pk: int):
     run = get_object_or_404(DebateRun, pk=run_pk)
+    withheld = withheld_debates(request.user)
     context = {
         "run": run,
-        "report": agreement_report(run),
+        "report": agreement_report(run, withheld),
         "blind_first": is_blind_first(run),
-        "effects": [(effect, AID_NAMES.get(effect.aid, effect.aid)) for effect in aid_effect_report(run)],
+        "effects": [(effect, AID_NAMES.get(effect.aid, effect.aid)) for effect in aid_effect_report(run, withheld)],
         "stand_ins": stand_ins(run.agents),
+        "withheld": _withheld_items(run, withheld),
     }
     return render(request, "adjudication/agreement.html", context)
 
@@ -203,10 +208,20 @@ def export(request, run_pk: int, fmt: str):
     run = get_object_or_404(DebateRun, pk=run_pk)
     if fmt not in ("jsonl", "csv"):
         raise Http404
+    withheld = withheld_debates(request.user)
     if fmt == "csv":
-        body, content_type = to_text(list(export_verdict_rows(run)), "csv"), "text/csv"
+        body, content_type = to_text(list(export_verdict_rows(run, withheld)), "csv"), "text/csv"
     else:  # one line per item, its verdicts nested
-        body, content_type = to_text(list(export_rows(run)), "jsonl"), "application/x-ndjson"
+        body, content_type = to_text(list(export_rows(run, withheld)), "jsonl"), "application/x-ndjson"
     response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="adjudications-run-{run.pk}.{fmt}"'
+    # The file leaves out the items the reader holds before their blind verdict, and says how many.
+    response[WITHHELD_HEADER] = str(_withheld_items(run, withheld))
     return response
+
+
+WITHHELD_HEADER = "X-Evalhub-Withheld-Items"
+
+
+def _withheld_items(run: DebateRun, withheld: frozenset[int]) -> int:
+    return run.debates.filter(pk__in=withheld).count() if withheld else 0

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from evalhub.debates.models import Debate, DebateRun, DebateTurn
+from evalhub.debates.visibility import withheld_debates
 
 
 @admin.register(DebateRun)
@@ -24,3 +25,11 @@ class DebateAdmin(admin.ModelAdmin):
     list_filter = ("status", "run")
     raw_id_fields = ("prompt", "response_a", "response_b")
     inlines = [TurnInline]
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        # An admin holding the debate's item on a blind-first screen reads it after their blind verdict.
+        if obj is not None and obj.pk in withheld_debates(request.user):
+            return False
+        return super().has_view_permission(request, obj)
+
+    has_change_permission = has_view_permission

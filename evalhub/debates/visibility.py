@@ -1,23 +1,32 @@
-"""Who may not read a debate's turns right now, and why. Other apps register their checks here (the
-adjudication app: a person whose blind verdict on the debate is not stored yet), so the debate page
-and its socket ask one question without importing them."""
+"""What a person may not read yet, and why: one rule that every door asks (issue 78).
+
+Other apps register the debates they hold back from a person (the adjudication app: the debate of an
+item the person holds on a blind-first screen before their blind verdict is stored). The debate page,
+its socket, the adjudication exports, the review page, the agreement page and the admin all ask here,
+so a person with a second role (viewer, admin) reads nothing a door left open."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
-WithheldCheck = Callable[[Any, int], str]  # (user, debate id) → why the turns are withheld, or ""
-CHECKS: list[WithheldCheck] = []
+WithheldSource = Callable[[Any], Collection[int]]  # user → the debate ids withheld from them now
+SOURCES: list[WithheldSource] = []
+WITHHELD_REASON = "You hold this debate on the adjudication screen: it opens after your blind verdict there."
 
 
-def on_turns_withheld(check: WithheldCheck) -> None:
-    if check not in CHECKS:
-        CHECKS.append(check)
+def on_withheld(source: WithheldSource) -> None:
+    if source not in SOURCES:
+        SOURCES.append(source)
+
+
+def withheld_debates(user: Any) -> frozenset[int]:
+    """The debates whose turns, verdicts, aids and people's verdicts this person may not read now."""
+    if not getattr(user, "is_authenticated", False):
+        return frozenset()
+    return frozenset(debate for source in SOURCES for debate in source(user))
 
 
 def turns_withheld(user: Any, debate_id: int) -> str:
-    for check in CHECKS:
-        if reason := check(user, debate_id):
-            return reason
-    return ""
+    """Why this debate is held back from this person, or ""."""
+    return WITHHELD_REASON if debate_id in withheld_debates(user) else ""

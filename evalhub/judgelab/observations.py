@@ -39,7 +39,7 @@ from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.core.statistics.agreement import unswap
 from evalhub.core.statistics.estimators import AUTO
 from evalhub.core.text.features import style_features
-from evalhub.debates.models import Debate, DebateRun, DebateStatus, DebateTurn, JudgeRun
+from evalhub.debates.models import BLIND_FIRST, Debate, DebateRun, DebateStatus, DebateTurn, JudgeRun
 from evalhub.debates.queries import judge_verdict_rows, judge_verdict_shares
 from evalhub.reads.spec_names import spec_models
 from evalhub.system.bounded_queries import in_slices, where_in
@@ -131,8 +131,9 @@ def collect(scope: Scope) -> Observations:
     _imported(found, scope)
     debates = _debates(scope)
     _single_judges(found, debates, scope.train_pairs)
-    _agents_and_panels(found, debates, scope.people)
-    _people(found, debates, scope.people)
+    settled_or_open = {pk: debate for pk, debate in debates.items() if not debate.in_blind_adjudication}
+    _agents_and_panels(found, settled_or_open, scope.people)
+    _people(found, settled_or_open, scope.people)
     _pairs(found)
     return found
 
@@ -245,6 +246,14 @@ class _Debate:
     verdict: int | None
     run: int
     prompt: int = 0
+    flow: str = ""
+
+    @property
+    def in_blind_adjudication(self) -> bool:
+        """A blind-first run's debate running or waiting for people: its agents' and people's verdicts stay
+        out of the judge lab until it is settled, for everyone (evalhub.debates.visibility: a person
+        holding its item must not read them, and the lab is one cached report for all)."""
+        return self.flow == BLIND_FIRST and self.status in (DebateStatus.RUNNING, DebateStatus.UNRESOLVED)
 
     @property
     def item(self) -> tuple[str, int, int]:
@@ -273,6 +282,7 @@ def _debates(scope: Scope) -> dict[int, _Debate]:
         "verdict",
         "run_id",
         "prompt_id",
+        "run__adjudication_flow",
     )
     return {row[0]: _Debate(*row[1:]) for row in rows.order_by().values_list(*fields).iterator(chunk_size=5000)}
 
