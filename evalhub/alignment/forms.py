@@ -7,13 +7,14 @@ from evalhub.core.alignment.versions import CHOICE, ORIGINAL, JudgeDefinition
 from evalhub.core.prompts.criteria_variants import VARIANTS
 from evalhub.debates.forms import PRIVILEGED_CHOICES
 from evalhub.debates.models import DebateRun
+from evalhub.system.forms import SecretsNotEchoedForm, SpecField
 
 
-class JudgeForm(forms.Form):
+class JudgeForm(SecretsNotEchoedForm):
     """A judge's definition, by hand: a first version, or the next one of a judge (its fields prefilled)."""
 
     name = forms.SlugField(max_length=100, help_text="The judge's name; its versions share it.")
-    spec = forms.CharField(max_length=300, help_text="Provider spec, e.g. openai:gpt-4o-mini or heuristic.")
+    spec = SpecField(max_length=300, help_text="Provider spec, e.g. openai:gpt-4o-mini or heuristic.")
     criteria_variant = forms.ChoiceField(choices=[(ORIGINAL, ORIGINAL), *[(v, v) for v in VARIANTS]])
     privileged_sources = forms.MultipleChoiceField(
         choices=PRIVILEGED_CHOICES, required=False, widget=forms.CheckboxSelectMultiple
@@ -75,15 +76,14 @@ class SettingsSearchForm(forms.Form):
         return [{"privileged_sources": chosen, "samples": samples} for chosen in sources for samples in (1, 3)]
 
 
-class RewriteForm(forms.Form):
+class RewriteForm(SecretsNotEchoedForm):
     """Instruction rewriting: a proposer model, a budget of proposals, the debate run whose train pairs score them."""
 
     reference = forms.ModelChoiceField(
         queryset=DebateRun.objects.filter(benchmark__label_split__isnull=False).order_by("-id"),
         help_text="A debate run on a split benchmark: its train pairs score each proposal.",
     )
-    proposer = forms.CharField(
-        max_length=300, help_text="Provider spec of the model that proposes, e.g. openai:gpt-4o."
-    )
+    proposer = SpecField(max_length=300, help_text="Provider spec of the model that proposes, e.g. openai:gpt-4o.")
     proposals = forms.IntegerField(min_value=1, max_value=8, initial=4, help_text="The budget.")
+
     seed = forms.IntegerField(min_value=0, max_value=2**31 - 1, initial=0)

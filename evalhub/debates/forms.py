@@ -10,7 +10,7 @@ from evalhub.debates.models import BLIND_FIRST, FLOWS, JudgeRun
 from evalhub.llm.capabilities import NOT_REASONING_PREFIXES, REASONING_PREFIXES, is_reasoning_spec
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
-from evalhub.system.forms import OnlyChoicePreselectedForm
+from evalhub.system.forms import OnlyChoicePreselectedForm, SpecField
 
 PRIVILEGED_CHOICES = [("reference_answer", "Reference answer"), ("rating_guidelines", "Rating guidelines")]
 DEFAULT_AGENTS = "heuristic\nheuristic:reference\nheuristic:detail"
@@ -44,7 +44,8 @@ class DebateRunForm(OnlyChoicePreselectedForm):
         help_text="Blank: imported responses. A generation run's variant (e.g. answer:1h) compares its responses "
         "at one hint tier.",
     )
-    agents = forms.CharField(
+    agents = SpecField(
+        per_line=True,
         widget=forms.Textarea(attrs={"rows": 4, "data-specs": "agents"}),
         initial=DEFAULT_AGENTS,
         help_text="One provider spec per line, e.g. openai:gpt-4o-mini, anthropic:claude-3-5-sonnet-latest, "
@@ -139,7 +140,7 @@ class DebateRunForm(OnlyChoicePreselectedForm):
 
 
 class JudgeRunForm(OnlyChoicePreselectedForm):
-    judge = forms.CharField(
+    judge = SpecField(
         max_length=300,
         initial="heuristic",
         help_text="Provider spec of the single judge (e.g. openai:gpt-5-mini?reasoning_effort=low).",

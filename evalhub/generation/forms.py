@@ -14,8 +14,8 @@ from evalhub.generation.actions import candidate_model, do_register_candidate
 from evalhub.generation.config import GenerationConfig
 from evalhub.generation.models import PromptTemplate
 from evalhub.llm.registry import parse_spec
-from evalhub.llm.types import UnknownProvider
-from evalhub.system.forms import OnlyChoicePreselectedForm
+from evalhub.llm.types import UnknownProvider, redact
+from evalhub.system.forms import OnlyChoicePreselectedForm, SpecField
 
 SPEC_HELP = "openai:gpt-4o-mini, anthropic:…, openai-compatible:http://host:8000/v1|model, transformers:/path"
 
@@ -38,7 +38,8 @@ class GenerationRunForm(OnlyChoicePreselectedForm):
         widget=forms.CheckboxSelectMultiple,
         help_text="Models with a provider. Leave empty (with hint tiers) to make and review the hints first.",
     )
-    new_candidates = forms.CharField(
+    new_candidates = SpecField(
+        per_line=True,
         required=False,
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text=f"More candidates, one provider spec per line ({SPEC_HELP}); each becomes a model.",
@@ -53,7 +54,8 @@ class GenerationRunForm(OnlyChoicePreselectedForm):
     template = forms.ModelChoiceField(PromptTemplate.objects.all(), empty_label=None)
     tiers = forms.CharField(initial="0", help_text="Hint tiers, e.g. 0 or 0, 1, 2, 3: tier t shows the first t hints.")
     hint_count = forms.IntegerField(initial=3, min_value=1, label="Hints per prompt (k)")
-    hint_maker = forms.CharField(
+    hint_maker = SpecField(
+        also=(RULE_BASED,),
         required=False,
         max_length=500,
         help_text=f"Who writes the hints from the reference solution (Figure 9 prompt): a chat provider spec, or "
@@ -89,7 +91,7 @@ class GenerationRunForm(OnlyChoicePreselectedForm):
             try:
                 parse_spec(spec)
             except UnknownProvider as error:
-                raise forms.ValidationError(f"{spec}: {error}") from None
+                raise forms.ValidationError(f"{redact(spec)}: {error}") from None
         return specs
 
     def clean(self):

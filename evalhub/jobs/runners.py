@@ -38,6 +38,7 @@ from evalhub.jobs.chunks import Settled, do_complete_chunk, do_plan_chunks, run_
 from evalhub.jobs.config import RunConfig
 from evalhub.jobs.kinds import runner_for
 from evalhub.jobs.models import Job, JobChunk
+from evalhub.llm.types import redact
 
 RunT = TypeVar("RunT")
 ResultT = TypeVar("ResultT")
@@ -174,8 +175,8 @@ class JobRunner(Generic[RunT, ResultT]):
         transaction; the chunks are queued once it commits (`enqueue=False` leaves them to the caller,
         e.g. a command working them in-process). Returns the run (the job, for a kind whose job is its run)."""
         errors = config.errors()
-        if errors:
-            raise cls.rejected(" ".join(errors))
+        if errors:  # shown on forms and printed by commands: never a credential a spec carried
+            raise cls.rejected(redact(" ".join(errors)))
         with transaction.atomic():
             if cls._run_needs_its_job():
                 plan = cls.plan(config, None, size)

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evalhub.llm.types import UnknownProvider
+from evalhub.llm.types import CarriesCredential, UnknownProvider, redact
 
 if TYPE_CHECKING:
     from evalhub.llm.base import ChatClient
@@ -39,12 +40,20 @@ SCORERS = {
 DEFAULT_MODELS = {"heuristic": "balanced", "arithmetic": "calculator"}
 # Options a string spec may carry after `?` (a dict spec may carry any its client takes): the values
 # are text, except the booleans.
-SPEC_OPTIONS = {"reasoning": bool, "reasoning_effort": str, "api_version": str}
+SPEC_OPTIONS = {"reasoning": bool, "reasoning_effort": str, "api_version": str, "api_key_env": str}
 OPTIONS_OF_PROVIDER = {
-    "openai": {"reasoning", "reasoning_effort"},
-    "openai-compatible": {"reasoning", "reasoning_effort"},
-    "azure": {"reasoning", "reasoning_effort", "api_version"},
+    "openai": {"reasoning", "reasoning_effort", "api_key_env"},
+    "openai-compatible": {"reasoning", "reasoning_effort", "api_key_env"},
+    "azure": {"reasoning", "reasoning_effort", "api_version", "api_key_env"},
+    "anthropic": {"api_key_env"},
 }
+# A spec names its credential (`api_key_env=NAME`, or the provider's variable), never carries one: specs
+# are stored, shown on pages and exported. Options and URL query names that would carry one are refused.
+CREDENTIAL_NAME = re.compile(
+    r"(?i)(^|[_-])(api[_-]?key|key|token|secret|password|passwd|auth|authorization|sig|signature)$"
+)
+CREDENTIAL_OPTIONS = ("headers", "default_headers", "extra_headers")  # a header may carry one too
+VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -66,8 +75,17 @@ class ProviderSpec:
 
 
 def parse_spec(spec: str | dict[str, Any] | ProviderSpec) -> ProviderSpec:
+    """The spec, checked: a provider evalhub knows, a model, known options, and no credential in it. A
+    refusal's message is redacted (evalhub.llm.types.redact): it is shown on forms and job pages."""
     if isinstance(spec, ProviderSpec):
         return spec
+    try:
+        return _without_credentials(_parsed(spec))
+    except UnknownProvider as error:
+        raise type(error)(redact(str(error))) from None
+
+
+def _parsed(spec: str | dict[str, Any]) -> ProviderSpec:
     if isinstance(spec, dict):
         options = dict(spec)
         provider = str(options.pop("provider", ""))
@@ -110,6 +128,8 @@ def _spec_options(spec: str, rest: str) -> tuple[str, dict[str, Any]]:
     rest, _, query = rest.partition("?")
     options: dict[str, Any] = {}
     for name, value in parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)) if query else ():
+        if name not in SPEC_OPTIONS and CREDENTIAL_NAME.search(name):
+            raise CarriesCredential(f"a spec must not carry {name} (name it instead: add api_key_env=VARIABLE).")
         if name not in SPEC_OPTIONS:
             raise UnknownProvider(f"{spec!r}: unknown option {name!r}; a spec takes {', '.join(sorted(SPEC_OPTIONS))}.")
         if SPEC_OPTIONS[name] is bool:
@@ -119,6 +139,25 @@ def _spec_options(spec: str, rest: str) -> tuple[str, dict[str, Any]]:
         else:
             options[name] = value
     return rest, options
+
+
+def _without_credentials(spec: ProviderSpec) -> ProviderSpec:
+    from urllib.parse import parse_qsl, urlsplit
+
+    advice = "name it instead: set the provider's variable, or add api_key_env=VARIABLE to the spec"
+    if spec.base_url:
+        url = urlsplit(spec.base_url)
+        if url.username or url.password:
+            raise CarriesCredential(f"a spec's server URL must not carry a user or password ({advice}).")
+        if any(CREDENTIAL_NAME.search(name) for name, _ in parse_qsl(url.query, keep_blank_values=True)):
+            raise CarriesCredential(f"a spec's server URL must not carry a key in its query ({advice}).")
+    named = [name for name in spec.options if CREDENTIAL_NAME.search(name) or name in CREDENTIAL_OPTIONS]
+    if named:
+        raise CarriesCredential(f"a spec must not carry {', '.join(sorted(named))} ({advice}).")
+    variable = spec.options.get("api_key_env")
+    if variable is not None and not VARIABLE_NAME.match(str(variable)):
+        raise CarriesCredential("api_key_env names an environment variable (letters, digits and _), not a value.")
+    return spec
 
 
 def _checked(spec: ProviderSpec) -> ProviderSpec:

@@ -56,10 +56,16 @@ class UnknownProvider(ValueError):
     pass
 
 
+class CarriesCredential(UnknownProvider):
+    """A spec carries a key (in its URL or an option) where it must only name one."""
+
+
 _SECRET_PATTERNS = [
     re.compile(r"sk-[A-Za-z0-9_\-]{6,}"),  # OpenAI / Anthropic style keys
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}"),
     re.compile(r"(?i)(api[_-]?key[\"'=:\s]+)[A-Za-z0-9._\-]{8,}"),
+    re.compile(r"(?i)(\b[a-z][a-z0-9+.\-]*://)[^/\s:@|]+(?::[^/\s@|]*)?(?=@)"),  # a URL's user:password@
+    re.compile(r"(?i)([?&](?:[a-z_\-]*(?:key|token|secret|password|sig|signature))=)[^&\s|#\"']+"),  # ?key=…
 ]
 
 

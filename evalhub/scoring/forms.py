@@ -9,7 +9,7 @@ from evalhub.scoring.discernment.config import DiscernmentConfig
 from evalhub.scoring.gem.config import GemConfig
 from evalhub.scoring.gem.planning import check_preprocessing
 from evalhub.scoring.models import GemVariant
-from evalhub.system.forms import OnlyChoicePreselectedForm
+from evalhub.system.forms import OnlyChoicePreselectedForm, SpecField
 
 VARIANT_HELP = '"imported" (the responses as imported) or a generation variant such as answer:0h; blank: all.'
 SPEC_HELP = (
@@ -34,7 +34,7 @@ class GemRunForm(OnlyChoicePreselectedForm):
     variants = forms.MultipleChoiceField(
         choices=GemVariant.choices, initial=[GemVariant.RAW], widget=forms.CheckboxSelectMultiple
     )
-    evaluation_lm = forms.CharField(
+    evaluation_lm = SpecField(
         max_length=500,
         label="Evaluation LM",
         help_text="Whose log-probabilities are used: transformers:/path/to/model (local weights) or "
@@ -43,7 +43,7 @@ class GemRunForm(OnlyChoicePreselectedForm):
     dtype = forms.ChoiceField(
         choices=[("auto", "auto (bf16 on GPU, fp32 on CPU)"), ("bfloat16", "bfloat16"), ("float32", "float32")]
     )
-    preprocessing_lm = forms.CharField(
+    preprocessing_lm = SpecField(
         max_length=500,
         required=False,
         label="Preprocessing LM",
@@ -58,10 +58,10 @@ class GemRunForm(OnlyChoicePreselectedForm):
         widget=forms.CheckboxSelectMultiple,
         help_text="Algorithm 1: each candidate response is also scored after this change.",
     )
-    validation_lm = forms.CharField(
+    validation_lm = SpecField(
         max_length=500, required=False, label="Validation LM", help_text="For the LLM-made strategies. " + SPEC_HELP
     )
-    examiner_lm = forms.CharField(
+    examiner_lm = SpecField(
         max_length=500,
         required=False,
         label="LMExaminer LM",
@@ -147,7 +147,8 @@ class DiscernmentRunForm(OnlyChoicePreselectedForm):
     metrics = forms.CharField(
         required=False, help_text="Comma-separated metric or rubric keys; empty means all of the task's."
     )
-    judges = forms.CharField(
+    judges = SpecField(
+        per_line=True,
         widget=forms.Textarea(attrs={"rows": 3}),
         initial="heuristic",  # offline, so a first run works with no key and no model
         help_text="One provider spec per line (heuristic: the offline judge, not a language model).",
@@ -161,7 +162,7 @@ class DiscernmentRunForm(OnlyChoicePreselectedForm):
         choices=[(s, s) for s in ("default", "summeval", "sumpubmed", "story", "qa", "translation")],
         help_text="Dataset shape for the paper's k (DHP Table 2).",
     )
-    perturbation_lm = forms.CharField(max_length=500, required=False, help_text="For LLM-made perturbations.")
+    perturbation_lm = SpecField(max_length=500, required=False, help_text="For LLM-made perturbations.")
     survey_version: forms.ModelChoiceField = forms.ModelChoiceField(
         queryset=None, required=False, help_text="Expert weights from this survey's answers; none: uniform."
     )

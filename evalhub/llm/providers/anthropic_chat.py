@@ -27,6 +27,7 @@ class AnthropicChat(ChatClient):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
+        api_key_env: str | None = None,
         send_temperature: bool = False,
         **options: Any,
     ) -> None:
@@ -35,13 +36,14 @@ class AnthropicChat(ChatClient):
         # This SDK release has no sampling temperature; servers that still take one get it as an extra field.
         self.send_temperature = send_temperature
         self._api_key = api_key
+        self.key_variable = api_key_env or ANTHROPIC_KEY  # the spec names the variable, never the key
         self._client: anthropic.AsyncAnthropic | None = None
 
     def _sdk(self) -> anthropic.AsyncAnthropic:
         if self._client is None:
-            key = self._api_key or os.environ.get(ANTHROPIC_KEY)
+            key = self._api_key or os.environ.get(self.key_variable)
             if not key:
-                raise AuthenticationFailed(self.provider, self.model, f"no API key: set {ANTHROPIC_KEY}")
+                raise AuthenticationFailed(self.provider, self.model, f"no API key: set {self.key_variable}")
             self._client = anthropic.AsyncAnthropic(
                 api_key=key,
                 base_url=self.base_url,
@@ -113,7 +115,7 @@ class AnthropicChat(ChatClient):
             return refused
         if isinstance(error, anthropic.APIStatusError):
             return classify_status(
-                error.status_code, error.response.headers.get("retry-after"), str(error.message), ANTHROPIC_KEY
+                error.status_code, error.response.headers.get("retry-after"), str(error.message), self.key_variable
             )
         if isinstance(error, anthropic.APITimeoutError):
             return Failure(retry=True, cause="timed out")

@@ -71,6 +71,7 @@ class OpenAIChat(ChatClient):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
+        api_key_env: str | None = None,
         reasoning: bool | None = None,
         reasoning_effort: str | None = None,
         **options: Any,
@@ -78,6 +79,8 @@ class OpenAIChat(ChatClient):
         super().__init__(model, endpoint=base_url or "", **options)
         self.base_url = base_url
         self._api_key = api_key
+        if api_key_env:  # the spec names the variable its key is in (a spec never carries a key)
+            self.key_variable = api_key_env
         self.reasoning = self._is_reasoning(model) if reasoning is None else bool(reasoning)
         if reasoning_effort is not None and reasoning_effort not in REASONING_EFFORTS:
             raise ValueError(

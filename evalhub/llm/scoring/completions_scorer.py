@@ -38,6 +38,7 @@ class CompletionsScorer:
         base_url: str,
         tokenizer: Any = None,
         api_key: str | None = None,
+        api_key_env: str | None = None,
         max_concurrency: int = 16,
         retry: RetryPolicy | None = None,
         timeout_s: float = 300.0,
@@ -47,7 +48,8 @@ class CompletionsScorer:
 
             tokenizer = AutoTokenizer.from_pretrained(tokenizer or model)
         self.model, self.base_url, self.tokenizer = model, base_url.rstrip("/"), tokenizer
-        self.api_key = api_key or os.environ.get(KEY_VARIABLE, "not-needed")
+        # The spec may name the variable the server's key is in (it never carries the key).
+        self.api_key = api_key or os.environ.get(api_key_env or KEY_VARIABLE, "not-needed")
         self.max_concurrency, self.retry, self.timeout_s = max_concurrency, retry or RetryPolicy(), timeout_s
         self.requests_sent = 0
 

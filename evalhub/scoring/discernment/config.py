@@ -13,7 +13,7 @@ from evalhub.core.dhp.perturbations import REGISTRY
 from evalhub.core.prompts.judges import RUBRIC_LEVELS, TASKS, metric_of
 from evalhub.jobs.config import RunConfig
 from evalhub.llm.registry import parse_spec
-from evalhub.llm.types import UnknownProvider
+from evalhub.llm.types import UnknownProvider, redact
 from evalhub.scoring.models import DiscernmentFamily, ScoringMode
 
 DISCERNMENT = "discernment"  # the job kind
@@ -82,10 +82,10 @@ class DiscernmentConfig(RunConfig):
             try:
                 provider = parse_spec(judge).provider
             except UnknownProvider as error:
-                errors.append(f"Judge {judge!r}: {error}")
+                errors.append(f"Judge {redact(judge)!r}: {error}")
                 continue
             if self.mode == ScoringMode.PROBABILITY and provider != "transformers":
-                errors.append(f"Judge {judge!r}: next-token probabilities need a local transformers model.")
+                errors.append(f"Judge {redact(judge)!r}: next-token probabilities need a local transformers model.")
         if self.perturbation_lm:
             try:
                 parse_spec(self.perturbation_lm)
