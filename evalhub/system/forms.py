@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from evalhub.llm.registry import parse_spec
@@ -41,9 +43,9 @@ class SecretsNotEchoedForm(forms.Form):
 
     def full_clean(self) -> None:
         super().full_clean()
-        if not self.is_bound or not self._errors:
+        if not self.is_bound or not self.errors:
             return
-        data = self.data.copy()
+        data: Any = self.data.copy()  # type: ignore[attr-defined]  # a QueryDict or a dict, both copy
         for name, field in self.fields.items():
             key = self.add_prefix(name)
             if isinstance(field, forms.CharField) and key in data:
