@@ -21,9 +21,10 @@ from __future__ import annotations
 import io
 import math
 import zipfile
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from evalhub.core.files.slugs import slug_for
@@ -134,8 +135,11 @@ def is_uploaded_log(filename: str, head: bytes) -> bool:
 
 def unpack_upload(filename: str, data: bytes, folder: Path, limit: int) -> Path:
     """Write an uploaded log (or unpack a zip of a log folder) under `folder`; the path to read. A zip's
-    members other than logs are skipped; one that would land outside `folder`, or a zip that unpacks to
-    more than `limit` bytes, is refused (ValueError) before anything is written."""
+    members other than logs are skipped. Refused (ValueError, with the member named): a zip whose
+    members do not make a tree (a name twice, a file that another member uses as a folder), one that
+    would land outside `folder`, and one whose members unpack to more than `limit` bytes, counted as
+    they are unpacked (a member's stated size is not trusted) or that is damaged. Nothing is kept of
+    a refused zip but what the caller's temporary folder holds."""
     name = Path(filename).name or "log.eval"
     if not name.lower().endswith(".zip"):
         (folder / name).write_bytes(data)
@@ -147,18 +151,55 @@ def unpack_upload(filename: str, data: bytes, folder: Path, limit: int) -> Path:
     members = [m for m in archive.infolist() if not m.is_dir() and m.filename.lower().endswith(LOG_SUFFIXES)]
     if not members:
         raise ValueError(f"{name} holds no Inspect log (.eval or .json).")
-    if sum(m.file_size for m in members) > limit:
-        raise ValueError(f"{name} unpacks to more than the import limit of {limit / 1e6:.1f} MB.")
     root = folder / "logs"
-    for member in members:
-        target = (root / member.filename).resolve()
-        if not target.is_relative_to(root.resolve()):
-            raise ValueError(f"{name}: {member.filename!r} would be written outside the folder.")
+    _check_tree(name, [m.filename for m in archive.infolist()], root)
+    left = limit
     for member in members:
         target = root / member.filename
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(archive.read(member))
+        left = _unpack_member(name, archive, member, target, left, limit)
     return root
+
+
+def _check_tree(name: str, members: list[str], root: Path) -> None:
+    """The zip's member names as one folder tree inside `root`, or ValueError naming the first that is not."""
+    files: set[str] = set()
+    folders: set[str] = set()
+    for member in members:
+        target = (root / member).resolve()
+        if not target.is_relative_to(root.resolve()):
+            raise ValueError(f"{name}: {member!r} would be written outside the folder.")
+        parts = PurePosixPath(member.rstrip("/")).parts
+        above = {"/".join(parts[:end]) for end in range(1, len(parts))}
+        path = "/".join(parts)
+        if member.endswith("/"):
+            above.add(path)
+        elif path in files or path in folders:
+            raise ValueError(f"{name}: {member!r} is in the zip twice, or is also a folder in it.")
+        else:
+            files.add(path)
+        if clash := sorted(above & files):
+            raise ValueError(f"{name}: {member!r} is inside {clash[0]!r}, which the zip also holds as a file.")
+        folders |= above
+
+
+UNPACK_CHUNK = 1 << 20
+
+
+def _unpack_member(
+    name: str, archive: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path, left: int, limit: int
+) -> int:
+    """Unpack one member to `target`, counting its bytes as they come; the bytes left under the limit."""
+    try:
+        with archive.open(member) as source, target.open("wb") as out:
+            while chunk := source.read(min(UNPACK_CHUNK, left + 1)):
+                left -= len(chunk)
+                if left < 0:
+                    raise ValueError(f"{name} unpacks to more than the import limit of {limit / 1e6:.1f} MB.")
+                out.write(chunk)
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as error:
+        raise ValueError(f"{name}: {member.filename!r} cannot be unpacked ({error}).") from None
+    return left
 
 
 def log_files(path: Path) -> list[Path]:

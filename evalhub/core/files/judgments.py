@@ -53,7 +53,8 @@ from typing import Any
 
 import msgspec
 
-from evalhub.core.files.benchmarks import MAX_ID_LENGTH, ParsedFile
+from evalhub.core.files.benchmarks import ParsedFile
+from evalhub.core.files.limits import length_problems
 from evalhub.core.files.responses_seen import ResponsesSeen
 from evalhub.core.files.rows import FileError, RowError, Source, read_rows, unit_of, unstorable_text
 from evalhub.core.files.seen_keys import SeenKeys
@@ -481,8 +482,7 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
     problems += missing
     if problems:
         return problems
-    if len(texts["prompt_id"]) > MAX_ID_LENGTH:
-        problems.append(f"'prompt_id' is longer than {MAX_ID_LENGTH} characters.")
+    problems += length_problems({**row, **texts})
     winner = texts["winner"].lower()
     if winner not in WINNERS:
         problems.append(f"'winner' must be a, b, tie, 'tie (bothbad)' or unreadable, not {texts['winner']!r}.")

@@ -27,7 +27,7 @@ from typing import Any
 
 import msgspec
 
-from evalhub.core.files.benchmarks import MAX_ID_LENGTH, ParsedFile
+from evalhub.core.files.benchmarks import ParsedFile
 from evalhub.core.files.judgments import (
     DEFAULT_CRITERION,
     HUMAN,
@@ -36,6 +36,7 @@ from evalhub.core.files.judgments import (
     no_duplicate_columns,
     required_texts,
 )
+from evalhub.core.files.limits import length_problems
 from evalhub.core.files.responses_seen import ResponsesSeen
 from evalhub.core.files.rows import FileError, RowError, Source, read_rows, unit_of
 from evalhub.core.files.seen_keys import SeenKeys
@@ -193,8 +194,7 @@ def _score(line: int, row: dict[str, Any]) -> ScoreRecord | list[str]:
         problems.append(f"'score' must be a number, not {row.get('score')!r}.")
     if problems:
         return problems
-    if len(texts["prompt_id"]) > MAX_ID_LENGTH:
-        problems.append(f"'prompt_id' is longer than {MAX_ID_LENGTH} characters.")
+    problems += length_problems({**row, **texts})
     rater = texts["rater"]
     if not is_slug(rater) or len(rater) > MAX_JUDGE_LENGTH:
         problems.append(f"rater {rater!r} must be a slug of at most {MAX_JUDGE_LENGTH} characters.")
