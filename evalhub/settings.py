@@ -83,7 +83,7 @@ try:
     EVALHUB_STALL_SECONDS = env.int("EVALHUB_STALL_SECONDS", 20, minimum=2)
     # A chunk sent to the broker and taken by no worker for this long past its queue's current wait (its
     # message was lost: a task that failed before it claimed the chunk) is sent again.
-    EVALHUB_UNCLAIMED_SECONDS = env.int("EVALHUB_UNCLAIMED_SECONDS", 180, minimum=10)
+    EVALHUB_UNCLAIMED_SECONDS = env.int("EVALHUB_UNCLAIMED_SECONDS", 45, minimum=10)
     # Connections to Redis per process for the channel layer's sends, and for the cache; work waits for one.
     EVALHUB_REDIS_MAX_CONNECTIONS = env.int("EVALHUB_REDIS_MAX_CONNECTIONS", 20, minimum=2)
     # PostgreSQL connections per process come from one pool of at most this many (0: no pool, one
@@ -128,6 +128,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "evalhub.system.security.ContentSecurityPolicyMiddleware",
     "servestatic.middleware.ServeStaticMiddleware",
+    # A read (or a sign-in) whose database connection died under it is answered once more.
+    "evalhub.system.lost_connections.RetryLostConnectionMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -247,6 +249,7 @@ if REDIS_URL:
                         # Sends of the whole process share one pool (evalhub.channel_layers): they wait for one.
                         "max_connections": EVALHUB_REDIS_MAX_CONNECTIONS,
                         "client_name": "evalhub-channels",  # each part's connections are named in CLIENT LIST
+                        "health_check_interval": 5,  # as the cache's: a dead pooled connection is replaced
                     }
                 ]
             },
@@ -260,7 +263,7 @@ else:
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "evalhub.system.redis_cache.ProcessRedisCache",
+            "BACKEND": "evalhub.system.redis_cache.FailOpenRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "evalhub",
             # One bounded pool per process: a call waits for a free connection instead of opening more.
@@ -269,6 +272,9 @@ if REDIS_URL:
                 "max_connections": EVALHUB_REDIS_MAX_CONNECTIONS,
                 "timeout": 20,
                 "client_name": "evalhub-cache",
+                # A pooled connection idle this long is pinged before use: after Redis restarts, a
+                # dead one is replaced instead of failing the first call made on it.
+                "health_check_interval": 5,
             },
         }
     }

@@ -10,12 +10,17 @@ per server, made with its pool: Django's client made a new one per call.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
+import time
 from typing import Any, ClassVar
 
+import redis
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 from django.utils.functional import cached_property
+
+logger = logging.getLogger(__name__)
 
 
 class SharedRedisClient(RedisCacheClient):
@@ -57,3 +62,65 @@ class ProcessRedisCache(RedisCache):
                 client._redis = {index: client._client(connection_pool=pool) for index, pool in client._pools.items()}
                 self._clients[key] = client
         return client
+
+
+class FailOpenRedisCache(ProcessRedisCache):
+    """The process's Redis cache that fails open: while Redis cannot be reached (a restart, a network
+    fault), a read is a miss and a write is skipped, so pages compute from the database instead of
+    answering 500; each such call is counted and logged (once a second at most). What the cache
+    coordinates (the counts' version, job limits) is read through callers that treat a miss as "not
+    known": evalhub.tallies.actions.tally_version then changes every request, so no stale board is
+    served while the cache is away."""
+
+    failures = 0
+    _logged_at = 0.0
+
+
+def _fail_open(name: str, missing: Any) -> Any:
+    original = getattr(ProcessRedisCache, name)
+
+    def call(self: FailOpenRedisCache, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(self, *args, **kwargs)
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as error:
+            _note_failure(name, error)
+            if callable(missing):
+                return missing(*args, **kwargs)
+            return missing
+
+    call.__name__ = name
+    return call
+
+
+def _note_failure(name: str, error: BaseException) -> None:
+    FailOpenRedisCache.failures += 1
+    now = time.monotonic()
+    if now - FailOpenRedisCache._logged_at >= 1.0:
+        FailOpenRedisCache._logged_at = now
+        logger.warning(
+            "the cache is unreachable (%s on %s): served from the database; %d call(s) so far",
+            type(error).__name__,
+            name,
+            FailOpenRedisCache.failures,
+        )
+
+
+def _default(key: Any, default: Any = None, *args: Any, **kwargs: Any) -> Any:
+    return default
+
+
+# What each call gives while Redis is away: a read misses, a write is skipped (an `add` or `touch`
+# did not happen), a count is not known.
+for _name, _missing in {
+    "get": _default,
+    "get_many": {},
+    "has_key": False,
+    "set": None,
+    "add": False,
+    "touch": False,
+    "delete": False,
+    "set_many": [],
+    "delete_many": None,
+    "incr": None,
+}.items():
+    setattr(FailOpenRedisCache, _name, _fail_open(_name, _missing))

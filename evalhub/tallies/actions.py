@@ -107,7 +107,9 @@ def tally_version() -> int:
         # An evicted or new cache starts from the clock, never from a number used before.
         cache.add(VERSION_KEY, time.time_ns(), None)
         version = cache.get(VERSION_KEY)
-    return int(version)
+    # None: the cache is unreachable (it fails open): a version of its own each time, so that no board
+    # kept from before is taken for current.
+    return int(version) if version is not None else time.time_ns()
 
 
 def _raise_version_after_commit() -> None:
