@@ -154,10 +154,12 @@ def session_for(username: str, role: str = "adjudicator") -> str:
 
 
 class Server:
-    def __init__(self, env: dict[str, str], workers: int) -> None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
+    def __init__(self, env: dict[str, str], workers: int, port: int = 0) -> None:
+        self.port = port
+        if not port:  # any free one
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                self.port = probe.getsockname()[1]
         command = [sys.executable, "-m", "uvicorn", "evalhub.asgi:application", "--host", "127.0.0.1"]
         command += ["--port", str(self.port), "--workers", str(workers), "--log-level", "warning"]
         self.process = subprocess.Popen(command, cwd=ROOT, env={**os.environ, **env})

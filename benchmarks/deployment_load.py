@@ -13,8 +13,15 @@ generated response) was stored twice, the calls the fake provider served beside 
 in flight when the worker was killed is asked again: its answer was never stored), and the peak
 connections to PostgreSQL and Redis.
 
+The faults of issue 78 are scenarios too: sign-ins (`--sign-ins`) while every database connection is
+ended again and again; and, with `--own-redis-port`, a Redis server of the benchmark's own (on that
+port, no persistence) stopped and started again mid-run, with page loads while it is down and after,
+and a job queued just before it stopped (its message lost with it): the seconds until a worker takes
+that job's chunk.
+
     python benchmarks/deployment_load.py                      # 5 runs × 42 debates, as issue #54 saw
     python benchmarks/deployment_load.py --runs 2 --debates 10  # a quicker look
+    python benchmarks/deployment_load.py --runs 1 --debates 6 --own-redis-port 6390 --database-name eh_load
 """
 
 from __future__ import annotations
@@ -22,9 +29,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import signal
+import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -120,6 +130,21 @@ def make_load(runs: int, debates: int, agents_url: str, rounds: int, others: int
     return jobs
 
 
+def queue_one_generation(agents_url: str, name: str) -> int:
+    """One generation run on the load's benchmark, queued (on commit): its job's id."""
+    from django.db import transaction
+
+    from evalhub.catalog.models import Benchmark
+    from evalhub.generation.actions import do_create_generation_run, do_ensure_builtin_templates, do_register_candidate
+    from evalhub.generation.config import GenerationConfig
+
+    answer = {t.slug: t for t in do_ensure_builtin_templates()}["answer"]
+    writer = do_register_candidate(f"openai-compatible:{agents_url}/v1|writer-{name}")
+    config = GenerationConfig(benchmark=Benchmark.objects.get(slug="load"), candidates=[writer], template=answer)
+    with transaction.atomic():
+        return do_create_generation_run(config).job_id
+
+
 def end_every_connection(server: str, database: str) -> int:
     """What a PostgreSQL restart does to the application: every backend of its database ended."""
     import psycopg
@@ -130,6 +155,73 @@ def end_every_connection(server: str, database: str) -> int:
             (database,),
         ).fetchall()
     return len(rows)
+
+
+class OwnRedis:
+    """A redis-server of the benchmark's own on `port`, without persistence, so that it may be stopped and
+    started again (a restart loses what it held, as a restart without persistence does)."""
+
+    def __init__(self, port: int) -> None:
+        self.port, self.url = port, f"redis://127.0.0.1:{port}/0"
+        self.process: subprocess.Popen | None = None
+        self.start()
+
+    def start(self) -> None:
+        import redis
+
+        command = ["redis-server", "--port", str(self.port), "--save", "", "--appendonly", "no"]
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                redis.Redis.from_url(self.url).ping()
+                return
+            except redis.exceptions.ConnectionError:
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"redis-server did not start on port {self.port}") from None
+                time.sleep(0.1)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=20)
+
+
+def sign_ins_while_cut(base: str, server: str, database: str, count: int, cuts: int = 4) -> Counter:
+    """`cuts` times: `count` sign-ins at once (each its own client, as browsers are), and every connection
+    to the database ended while they are in flight (checking their passwords): each POST's status."""
+    import httpx
+
+    async def one(client: httpx.AsyncClient, token: str) -> str:
+        try:
+            data = {"username": "signer", "password": SIGN_IN_PASSWORD, "csrfmiddlewaretoken": token}
+            return str((await client.post("/login/", data=data)).status_code)
+        except httpx.HTTPError as error:
+            return type(error).__name__
+
+    async def wave() -> list[str]:
+        clients = [httpx.AsyncClient(base_url=base, timeout=120) for _ in range(count)]
+        try:
+            tokens = []
+            for client in clients:  # each its sign-in page first: its CSRF cookie and token
+                page = await client.get("/login/")
+                token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)
+                tokens.append(token[1] if token else "")
+            posts = asyncio.gather(*(one(client, token) for client, token in zip(clients, tokens, strict=True)))
+            await asyncio.sleep(0.15)  # in flight: the password hash takes longer than this
+            await asyncio.to_thread(end_every_connection, server, database)
+            return list(await posts)
+        finally:
+            for client in clients:
+                await client.aclose()
+
+    statuses: Counter = Counter()
+    for _ in range(cuts):
+        statuses.update(asyncio.run(wave()))
+    return statuses
+
+
+SIGN_IN_PASSWORD = "load-test-password-7"
 
 
 def job_states(job_ids: list[int]) -> list[tuple[str, str, int, int, str]]:
@@ -165,6 +257,23 @@ def units_twice(jobs: dict[str, list[int]]) -> dict[str, tuple[int, int]]:
     }
 
 
+def seconds_until_taken(job_ids: list[int], since: float, timeout: float) -> float:
+    """Seconds from `since` (perf_counter) until a worker has taken a chunk of each of these jobs."""
+    from django.db import connections
+
+    from evalhub.jobs.models import JobChunk
+
+    while time.perf_counter() - since < timeout:
+        taken = set(
+            JobChunk.objects.filter(job_id__in=job_ids, claimed_at__isnull=False).values_list("job_id", flat=True)
+        )
+        connections.close_all()
+        if taken >= set(job_ids):
+            return time.perf_counter() - since
+        time.sleep(1)
+    return float("inf")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
@@ -180,6 +289,16 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=900)
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/13", help="a Redis database it may flush")
     parser.add_argument(
+        "--own-redis-port",
+        type=int,
+        default=0,
+        help="start a redis-server of its own on this port (in place of --redis-url) and restart it mid-run",
+    )
+    parser.add_argument("--database-name", default=BENCH_DATABASE, help="the database it makes and drops")
+    parser.add_argument("--web-port", type=int, default=0, help="uvicorn's port (0: any free one)")
+    parser.add_argument("--sign-ins", type=int, default=12, help="sign-ins while the connections are ended")
+    parser.add_argument("--redis-down", type=float, default=5.0, help="seconds the own Redis stays stopped")
+    parser.add_argument(
         "--database-server",
         default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres"),
         help="a PostgreSQL URL; the benchmark makes and drops a database of its own there",
@@ -188,12 +307,20 @@ def main() -> None:
 
     import redis
 
-    env = fresh_deployment(args.database_server, BENCH_DATABASE, args.redis_url, "evalhub-bench-deployment")
+    own_redis = OwnRedis(args.own_redis_port) if args.own_redis_port else None
+    if own_redis is not None:
+        args.redis_url = own_redis.url
+    database = args.database_name
+    env = fresh_deployment(args.database_server, database, args.redis_url, "evalhub-bench-deployment")
     os.environ.pop("EVALHUB_DB_POOL_MAX_SIZE", None)  # the shipped defaults
     agents = ServerProcess(args.latency, args.chunk_delay, args.words, keep_alive=True)
     server = None
     workers = []
-    peaks = Peaks(args.database_server, BENCH_DATABASE, args.redis_url)
+    peaks = Peaks(args.database_server, database, args.redis_url)
+    signed: Counter = Counter()
+    redis_down: Counter = Counter()
+    redis_back: Counter = Counter()
+    lost_job_taken_after: float | None = None
     try:
         setup_django(env)
         from django.db import connections
@@ -201,9 +328,12 @@ def main() -> None:
         from evalhub.debates.models import DebateRun
 
         session = session_for("reader", role="viewer")
+        from django.contrib.auth.models import User
+
+        User.objects.create_user(username="signer", password=SIGN_IN_PASSWORD)
         connections.close_all()
         peaks.start()
-        server = Server(env, 2)
+        server = Server(env, 2, args.web_port)
         workers.append(start_worker(env, COMPOSE_CONCURRENCY))
         jobs = make_load(args.runs, args.debates, agents.url, args.rounds, args.others)
         job_ids = [job_id for ids in jobs.values() for job_id in ids]
@@ -212,18 +342,34 @@ def main() -> None:
         started = time.perf_counter()
 
         time.sleep(args.drop_after)
-        ended = end_every_connection(args.database_server, BENCH_DATABASE)
+        ended = end_every_connection(args.database_server, database)
         if connections["default"].pool:  # this script's own pool starts afresh: what is measured is evalhub's
             connections["default"].close_pool()
         during = asyncio.run(load_pages(server.url, session, args.page_loads, first_run, 1))
         after = asyncio.run(load_pages(server.url, session, args.page_loads, first_run, 1))
         print(f"  {time.perf_counter() - started:5.1f} s  ended {ended} PostgreSQL connections", flush=True)
+        signed = sign_ins_while_cut(server.url, args.database_server, database, args.sign_ins)
+        print(f"  {time.perf_counter() - started:5.1f} s  sign-ins while connections were ended: {dict(signed)}")
 
         time.sleep(max(0.0, args.kill_after - (time.perf_counter() - started)))
         workers[0].send_signal(signal.SIGKILL)
         workers[0].wait(30)
         workers.append(start_worker(env, COMPOSE_CONCURRENCY))
         print(f"  {time.perf_counter() - started:5.1f} s  worker SIGKILLed, a new one started", flush=True)
+
+        if own_redis is not None:  # a job queued, then Redis restarted: its message is lost with it
+            lost = [queue_one_generation(agents.url, "lost")]
+            job_ids += lost
+            connections.close_all()
+            own_redis.stop()
+            redis_down = asyncio.run(load_pages(server.url, session, args.page_loads, first_run, 1))
+            time.sleep(max(0.0, args.redis_down))
+            own_redis.start()
+            back_at = time.perf_counter()
+            redis_back = asyncio.run(load_pages(server.url, session, args.page_loads, first_run, 1))
+            print(f"  {time.perf_counter() - started:5.1f} s  Redis restarted", flush=True)
+            lost_job_taken_after = seconds_until_taken(lost, back_at, args.timeout)
+            print(f"  the job queued before the restart was taken {lost_job_taken_after:.0f} s after it", flush=True)
 
         deadline = started + args.timeout
         while time.perf_counter() < deadline:
@@ -254,6 +400,10 @@ def main() -> None:
         for label, statuses in (("as the connections ended", during), ("just after", after)):
             errors = sum(n for status, n in statuses.items() if not status.startswith(("2", "3", "4")))
             print(f"{args.page_loads} page loads {label}: {dict(statuses)}; 5xx or failed: {errors}")
+        print(f"{args.sign_ins} sign-ins at once, 4 times, every connection ended while they were in flight: {dict(signed)}")
+        if own_redis is not None:
+            print(f"{args.page_loads} page loads while Redis was down: {dict(redis_down)}; after: {dict(redis_back)}")
+            print(f"a job queued just before the restart was taken {lost_job_taken_after:.0f} s after Redis was back")
         for what, (count, extra) in stored.items():
             print(f"{what} stored: {count} (stored twice: {extra})")
         twice = sum(extra for _, extra in stored.values())
@@ -261,10 +411,11 @@ def main() -> None:
         print(f"peak PostgreSQL connections: {peaks.peak_postgres}; peak Redis connections: {peaks.peak_redis}")
         failed_pages = sum(
             n
-            for statuses in (during, after)
+            for statuses in (during, after, signed, redis_down, redis_back)
             for status, n in statuses.items()
             if not status.startswith(("2", "3", "4"))
         )
+        print(f"5xx or failed during the faults, all scenarios: {failed_pages}")
         if not succeeded or failed_pages or twice:
             raise SystemExit(1)
     finally:
@@ -279,8 +430,11 @@ def main() -> None:
         from django.db import connections
 
         connections.close_all()
-        drop_database(args.database_server, BENCH_DATABASE)
-        redis.Redis.from_url(args.redis_url).flushdb()
+        drop_database(args.database_server, database)
+        if own_redis is not None:
+            own_redis.stop()
+        else:
+            redis.Redis.from_url(args.redis_url).flushdb()
 
 
 if __name__ == "__main__":
