@@ -131,7 +131,11 @@ def collect(scope: Scope) -> Observations:
     _imported(found, scope)
     debates = _debates(scope)
     _single_judges(found, debates, scope.train_pairs)
-    settled_or_open = {pk: debate for pk, debate in debates.items() if not debate.in_blind_adjudication}
+    # A blind-first run's debate running or waiting for people gives no agent's or person's verdict until
+    # settled, for everyone: a person holding its item must not read them (evalhub.debates.visibility),
+    # and the lab is one cached report for all.
+    held = (DebateStatus.RUNNING, DebateStatus.UNRESOLVED)
+    settled_or_open = {k: d for k, d in debates.items() if not (d.flow == BLIND_FIRST and d.status in held)}
     _agents_and_panels(found, settled_or_open, scope.people)
     _people(found, settled_or_open, scope.people)
     _pairs(found)
@@ -249,13 +253,6 @@ class _Debate:
     flow: str = ""
 
     @property
-    def in_blind_adjudication(self) -> bool:
-        """A blind-first run's debate running or waiting for people: its agents' and people's verdicts stay
-        out of the judge lab until it is settled, for everyone (evalhub.debates.visibility: a person
-        holding its item must not read them, and the lab is one cached report for all)."""
-        return self.flow == BLIND_FIRST and self.status in (DebateStatus.RUNNING, DebateStatus.UNRESOLVED)
-
-    @property
     def item(self) -> tuple[str, int, int]:
         return pair_key(self.criterion, self.response_a, self.response_b)
 
@@ -272,18 +269,8 @@ def _debates(scope: Scope) -> dict[int, _Debate]:
         rows = rows.filter(run__benchmark__slug=scope.benchmark)
     if scope.criterion:
         rows = rows.filter(run__criterion__slug=scope.criterion)
-    fields = (
-        "id",
-        "run__criterion__slug",
-        "response_a_id",
-        "response_b_id",
-        "swapped",
-        "status",
-        "verdict",
-        "run_id",
-        "prompt_id",
-        "run__adjudication_flow",
-    )
+    fields: tuple[str, ...] = ("id", "run__criterion__slug", "response_a_id", "response_b_id", "swapped", "status")
+    fields += ("verdict", "run_id", "prompt_id", "run__adjudication_flow")
     return {row[0]: _Debate(*row[1:]) for row in rows.order_by().values_list(*fields).iterator(chunk_size=5000)}
 
 
