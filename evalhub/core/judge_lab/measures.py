@@ -513,7 +513,10 @@ def calibration(probabilities: Sequence[float], outcomes: Sequence[int], bins: i
         return None
     p = np.asarray(probabilities, dtype=float)
     y = np.asarray(outcomes, dtype=float)
-    index = np.minimum((p * bins).astype(int), bins - 1)
+    # Binned at 9 decimals: a probability stored for the other order and turned back (1 − (1 − 0.2) =
+    # 0.19999999999999996) lands in the bin it came from, so the diagram is the same however a file
+    # oriented the pair.
+    index = np.minimum((np.round(p, 9) * bins).astype(int), bins - 1)
     table = []
     ece = 0.0
     for b in range(bins):

@@ -121,6 +121,17 @@ def test_ece_and_brier_by_hand():
     assert result.bins[9]["accuracy"] == pytest.approx(2 / 3)
 
 
+def test_a_probability_turned_back_from_the_other_order_stays_in_its_bin():
+    """Found by the invariance property test: 0.2 written for the other order is 0.8, and read back
+    1 − 0.8 = 0.19999999999999996, which fell a bin lower and moved ECE by 0.10."""
+    p = [0.2, 0.3, 0.7, 0.1]
+    turned = [1 - (1 - x) for x in p]
+    assert turned != p
+    found, expected = calibration(turned, [1, 0, 1, 0]), calibration(p, [1, 0, 1, 0])
+    assert [b["n"] for b in found.bins] == [b["n"] for b in expected.bins]
+    assert found.ece == pytest.approx(expected.ece, abs=1e-12)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_the_length_slope_equals_a_statsmodels_logistic_regression(seed):
     rng = np.random.default_rng(seed)
