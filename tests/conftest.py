@@ -9,8 +9,16 @@ import threading
 import time
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from tests.query_sizes import bounded  # noqa: F401  (a fixture the bounded-query tests share)
+
+# In CI the property tests draw the same examples every run (derived from each test), so a landing is
+# never decided by which examples a run happened to draw; on a developer's machine they explore anew
+# (HYPOTHESIS_PROFILE=explore in CI too, to look further).
+hypothesis_settings.register_profile("ci", derandomize=True)
+hypothesis_settings.register_profile("explore", derandomize=False)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "explore"))
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
