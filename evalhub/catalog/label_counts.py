@@ -4,14 +4,15 @@ verdict is. evalhub.reads.battles reads the same rows, one battle each."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Iterator
 
-from django.db.models import QuerySet
+from django.db.models import Count, F, QuerySet
+from django.db.models.functions import Greatest, Least
 
 from evalhub.catalog.models import IMPORTED_VARIANT, Judgment
 from evalhub.core.prompts.criteria_variants import ORIGINAL
-from evalhub.system.bounded_queries import in_slices
+from evalhub.system.bounded_queries import in_slices, where_in
 from evalhub.tallies.actions import do_add_battles
 from evalhub.tallies.models import IMPORTED_JUDGES, IMPORTED_PEOPLE
 
@@ -85,3 +86,33 @@ def do_count_imported(pks: Collection[int], sign: int) -> None:
             counts[key] = [total + n for total, n in zip(counts[key], values, strict=True)]
     if counts:
         do_add_battles({key: [sign * n for n in values] for key, values in counts.items()})
+
+
+def shared_label_items(
+    sources: Collection[str], criterion: str = "", scenario: str = "", benchmark: str = "", responses: str = ""
+) -> Counter:
+    """The items of more than one imported label under a board's filters: a pair of responses under one
+    criterion, labelled by several people (or several judges; each source apart), as their patterns
+    (((model, model, outcome), labels), …) → how many items fell that way. The board resamples these
+    whole (evalhub.core.statistics.item_patterns). Two queries: one groups the labels by item (its
+    cost is the labels', on a worker or once per change of the counts); one reads the shared items' own."""
+    kinds = [source == IMPORTED_PEOPLE for source in sources if source in (IMPORTED_PEOPLE, IMPORTED_JUDGES)]
+    if not kinds or responses not in ("", IMPORTED_VARIANT):
+        return Counter()
+    labels = pairwise_labels().filter(judge_model__is_human__in=kinds)
+    labels = labels.exclude(response__model_id=F("response_2__model_id"))
+    if criterion:
+        labels = labels.filter(criterion__slug=criterion)
+    if scenario:
+        labels = labels.filter(response__prompt__category="" if scenario == "—" else scenario)
+    if benchmark:
+        labels = labels.filter(response__prompt__benchmark__slug=benchmark)
+    keyed = labels.annotate(low=Least("response_id", "response_2_id"), high=Greatest("response_id", "response_2_id"))
+    item = ("criterion_id", "low", "high", "judge_model__is_human")
+    shared = set(keyed.values(*item).annotate(n=Count("id")).filter(n__gt=1).values_list(*item).order_by())
+    fields = (*item, "response__model__slug", "response_2__model__slug", "verdict")
+    by_item: dict[tuple, Counter] = defaultdict(Counter)
+    for *key, first, second, verdict in where_in(keyed.values_list(*fields).order_by(), "low", {k[1] for k in shared}):
+        if tuple(key) in shared:
+            by_item[tuple(key)][(first, second, OUTCOME[verdict])] += 1
+    return Counter(tuple(sorted(pattern.items())) for pattern in by_item.values())

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from evalhub.catalog.label_counts import shared_label_items
 from evalhub.catalog.models import Response
 from evalhub.core.charts import IntervalChart, interval_chart
 from evalhub.core.statistics import bradley_terry as bt
@@ -60,7 +61,11 @@ def pairwise_board(
                 for outcome, n in zip(("a", "b", "tie"), (row.wins_a, row.wins_b, row.ties), strict=True):
                     cells[(row.model_a, row.model_b, outcome)] += n
                 by_source[row.source] += row.wins_a + row.wins_b + row.ties
-        board = _fitted(cells, rounds, seed, filters.interval, filters.reweighted)
+        # Pairs several people (or judges) labelled are resampled whole (issue 77).
+        shared = shared_label_items(
+            filters.sources, filters.criterion, filters.scenario, filters.benchmark, filters.responses
+        )
+        board = _fitted(cells, rounds, seed, filters.interval, filters.reweighted, shared)
         ratings = [r.as_dict() for r in board.ratings]
         style = _style_control(kept, ratings, seed) if filters.style and kept else None
         if style is not None:
@@ -95,20 +100,30 @@ def pairwise_board(
             "ridge": board.ridge,
             "confidence": board.confidence,
             "options": filter_options(),
+            "items": board.items,
+            "shared_items": board.shared_items,
         }
 
     return cached(f"pairwise:{filters.key}:{rounds}:{seed}", compute, stamp=stamp)
 
 
 def _fitted(
-    cells: Counter, rounds: int, seed: int, interval: str = bt.BOOTSTRAP, reweighted: bool = False
+    cells: Counter,
+    rounds: int,
+    seed: int,
+    interval: str = bt.BOOTSTRAP,
+    reweighted: bool = False,
+    items: Counter | None = None,
 ) -> bt.Leaderboard:
-    """The fit and its intervals for these counts, reused until the counts change (whatever else did)."""
+    """The fit and its intervals for these counts (and items of several labels), reused until they change."""
     kept = {key: n for key, n in cells.items() if n > 0}
-    key = hashlib.sha1(repr(sorted(kept.items())).encode(), usedforsecurity=False).hexdigest()
+    shared = sorted((items or Counter()).items())
+    key = hashlib.sha1(repr((sorted(kept.items()), shared)).encode(), usedforsecurity=False).hexdigest()
     return cached_forever(
         f"bt:{key}:{rounds}:{seed}:{interval}:{int(reweighted)}",
-        lambda: bt.leaderboard(bt.from_cells(kept), rounds, seed, interval=interval, reweighted=reweighted),
+        lambda: bt.leaderboard(
+            bt.from_cells(kept, items=dict(shared)), rounds, seed, interval=interval, reweighted=reweighted
+        ),
     )
 
 

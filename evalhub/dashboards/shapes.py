@@ -57,6 +57,8 @@ class PairwiseBoard(TypedDict):
     ridge: float
     confidence: float
     options: FilterOptions
+    items: int  # the independent items the intervals resample (0: every battle its own)
+    shared_items: int  # of those, pairs several people (or judges) labelled, resampled whole
 
 
 # --- the judges board ---------------------------------------------------------------------

@@ -26,6 +26,7 @@ from typing import TypedDict
 import numpy as np
 
 from evalhub.core.statistics import logistic
+from evalhub.core.statistics.item_patterns import ItemPatterns, patterns_of
 
 SCALE = 400.0
 BASE = 10.0
@@ -49,6 +50,9 @@ class Battles:
     second: np.ndarray
     outcome: np.ndarray  # share of the battle won by `first`: 1, 0.5 or 0
     count: np.ndarray
+    # Battles that came in items several people labelled (evalhub.core.statistics.item_patterns): the
+    # intervals resample those items whole. None: every battle is its own item.
+    items: ItemPatterns | None = None
 
     @property
     def total(self) -> int:
@@ -64,20 +68,33 @@ def collect(battles: Iterable[tuple[str, str, str]], models: Sequence[str] | Non
     return from_cells(cells, models)
 
 
-def from_cells(cells: Mapping[tuple[str, str, str], int], models: Sequence[str] | None = None) -> Battles:
+Cell = tuple[str, str, str]  # (model A, model B, outcome)
+ItemPattern = tuple[tuple[Cell, int], ...]  # one item's battles: (cell, how many), each cell once
+
+
+def _turned(first: str, second: str, outcome: str) -> Cell:
+    """The cell with model A's name first (B's win is then A's loss)."""
+    if outcome not in OUTCOMES:
+        raise ValueError(f"a battle's outcome must be 'a', 'b' or 'tie', not {outcome!r}.")
+    if first == second:
+        raise ValueError(f"a battle needs two different models, not {first!r} twice.")
+    return (second, first, {A: B, B: A, TIE: TIE}[outcome]) if first > second else (first, second, outcome)
+
+
+def from_cells(
+    cells: Mapping[Cell, int], models: Sequence[str] | None = None, items: Mapping[ItemPattern, int] | None = None
+) -> Battles:
     """Battles already counted: (model A, model B, outcome) → how many. Each cell is turned so that model
     A's name sorts first (B's win is then A's loss), and the cells are kept in sorted order: counts read
     from a table resample exactly as the same battles listed one by one, and a battle written b-then-a
-    is the same battle (its bootstrap draws moved with the order a file or a debate run named the pair)."""
-    turned: Counter[tuple[str, str, str]] = Counter()
+    is the same battle (its bootstrap draws moved with the order a file or a debate run named the pair).
+
+    `items`: the items of more than one battle (a pair several people labelled), as their patterns
+    (how one item's battles fell over the cells) → how many items fell that way; the cells' counts
+    include their battles. The intervals then resample items, each other battle an item of its own."""
+    turned: Counter[Cell] = Counter()
     for (first, second, outcome), n in cells.items():
-        if outcome not in OUTCOMES:
-            raise ValueError(f"a battle's outcome must be 'a', 'b' or 'tie', not {outcome!r}.")
-        if first == second:
-            raise ValueError(f"a battle needs two different models, not {first!r} twice.")
-        if first > second:
-            first, second, outcome = second, first, {A: B, B: A, TIE: TIE}[outcome]
-        turned[(first, second, outcome)] += n
+        turned[_turned(first, second, outcome)] += n
     cells = turned
     keys = sorted(key for key, n in cells.items() if n > 0)
     names = tuple(models) if models is not None else tuple(sorted({m for f, s, _ in keys for m in (f, s)}))
@@ -85,13 +102,37 @@ def from_cells(cells: Mapping[tuple[str, str, str], int], models: Sequence[str] 
     missing = {m for f, s, _ in keys for m in (f, s)} - set(index)
     if missing:
         raise ValueError(f"battles name models outside the list: {sorted(missing)}.")
+    count = np.array([cells[k] for k in keys], dtype=float)
     return Battles(
         models=names,
         first=np.array([index[f] for f, _, _ in keys], dtype=np.intp),
         second=np.array([index[s] for _, s, _ in keys], dtype=np.intp),
         outcome=np.array([{A: 1.0, B: 0.0, TIE: 0.5}[o] for _, _, o in keys]),
-        count=np.array([cells[k] for k in keys], dtype=float),
+        count=count,
+        items=_item_patterns(keys, count, items) if items else None,
     )
+
+
+def _item_patterns(keys: list[Cell], count: np.ndarray, items: Mapping[ItemPattern, int]) -> ItemPatterns | None:
+    """The items' patterns over these cells, each turned as the cells are and merged, in sorted order
+    (a function of the data, whatever order the items came in)."""
+    position = {key: i for i, key in enumerate(keys)}
+    merged: Counter[tuple[tuple[int, int], ...]] = Counter()
+    for pattern, n in items.items():
+        battles: Counter[int] = Counter()
+        for (first, second, outcome), amount in pattern:
+            cell = position.get(_turned(first, second, outcome))
+            if cell is None:  # read apart from the counts, and newer than them: resample battles this time
+                return None
+            battles[cell] += amount
+        if n > 0 and sum(battles.values()) > 1:
+            merged[tuple(sorted(battles.items()))] += n
+    if not merged:
+        return None
+    try:
+        return patterns_of(count, [(dict(pattern), n) for pattern, n in sorted(merged.items())])
+    except ValueError:  # items holding more battles than the counts: as above
+        return None
 
 
 def _aggregate(battles: Battles, counts: np.ndarray) -> np.ndarray:
@@ -206,15 +247,19 @@ def bootstrap_ratings(
     budget: int = STACK_BYTES,
 ) -> np.ndarray:
     """(rounds, M) ratings, each fitted on N battles drawn with replacement from the N observed (each
-    drawn battle keeping its cell's weight, as arena-rank's bootstrap does). Resamples are fitted in
-    stacks sized by `budget`; the draws are the same whatever the stack size."""
+    drawn battle keeping its cell's weight, as arena-rank's bootstrap does); where battles came in items
+    (`battles.items`), N items drawn with replacement, each with all its battles. Resamples are fitted
+    in stacks sized by `budget`; the draws are the same whatever the stack size."""
     rng = np.random.default_rng(seed)
-    share = battles.count / battles.count.sum()
+    units = battles.items.count if battles.items is not None else battles.count  # what is drawn: items
+    share = units / units.sum()
     prior = _weighted_ridge(battles, weights, ridge)
-    batch = resamples_per_stack(len(battles.models), len(battles.count), budget)
+    batch = resamples_per_stack(len(battles.models), len(battles.count) + len(units), budget)
     out = []
     for start in range(0, rounds, batch):
-        draws = rng.multinomial(battles.total, share, size=min(batch, rounds - start)).astype(float)
+        draws = rng.multinomial(int(units.sum()), share, size=min(batch, rounds - start)).astype(float)
+        if battles.items is not None:
+            draws = battles.items.cell_counts(draws, len(battles.count))
         if weights is not None:
             draws = draws * weights[None, :]
         out.append(to_rating(fit_strengths(_aggregate(battles, draws), prior)))
@@ -238,14 +283,15 @@ def sandwich_covariance(
 ) -> np.ndarray:
     """The robust (sandwich, HC0) covariance of the strengths in natural-log units, as LMArena's
     arena-rank computes it: H⁻¹ G H⁻¹ with H = Σ w·p(1−p)·x xᵀ (+ the prior) and G = Σ w²·(y−p)²·x xᵀ
-    over battles, x = e_first − e_second, y = 1, ½ or 0. The strengths are pinned to mean 0 (the one
-    direction the likelihood does not see), so a rating's variance is about the mean model."""
+    over battles, x = e_first − e_second, y = 1, ½ or 0; where battles came in items (`battles.items`),
+    G sums over items the outer product of each item's summed scores (clustered by item). The strengths
+    are pinned to mean 0 (the one direction the likelihood does not see), so a rating's variance is
+    about the mean model."""
     m = len(battles.models)
     beta = (np.asarray(rating, dtype=float) - CENTRE) / _ELO_PER_NAT
     w = np.ones(len(battles.count)) if weights is None else weights
     p = 1 / (1 + np.exp(-(beta[battles.first] - beta[battles.second])))
     hess = battles.count * w * p * (1 - p)
-    meat = battles.count * w**2 * (battles.outcome - p) ** 2
 
     def assembled(values: np.ndarray) -> np.ndarray:
         out = np.zeros((m, m))
@@ -260,7 +306,11 @@ def sandwich_covariance(
     # leaves the covariance of strengths constrained to mean 0.
     bread = np.linalg.inv(assembled(hess) + _weighted_ridge(battles, weights, ridge) * np.eye(m) + pin)
     centre = np.eye(m) - pin
-    return np.asarray(centre @ bread @ assembled(meat) @ bread @ centre)
+    if battles.items is None:  # each battle its own item: HC0
+        meat = assembled(battles.count * w**2 * (battles.outcome - p) ** 2)
+    else:  # clustered by item: each item's battles' scores summed before they are squared
+        meat = battles.items.meat(w * (battles.outcome - p), battles.first, battles.second, m)
+    return np.asarray(centre @ bread @ meat @ bread @ centre)
 
 
 def ranks(low: Sequence[float], high: Sequence[float]) -> list[int]:
@@ -344,6 +394,8 @@ class Leaderboard:
     style: dict[str, float] | None = None  # style coefficients (Elo per standard deviation of each feature)
     interval: str = BOOTSTRAP  # how the intervals were drawn: BOOTSTRAP or SANDWICH
     reweighted: bool = False  # battles weighted 1 / max(battles of their pair, 50)
+    items: int = 0  # the independent items the intervals resample, where battles came in items (0: battles)
+    shared_items: int = 0  # of those, items of more than one battle (a pair several people labelled)
 
     def win_rate(self, i: int, j: int) -> float | None:
         return self.wins[i][j] / self.games[i][j] if self.games[i][j] else None
@@ -377,6 +429,7 @@ def _restrict(battles: Battles, members: list[int]) -> Battles:
         second=np.array([local[i] for i in battles.second[keep].tolist()], dtype=np.intp),
         outcome=battles.outcome[keep],
         count=battles.count[keep],
+        items=battles.items.restricted(keep) if battles.items is not None else None,
     )
 
 
@@ -471,6 +524,8 @@ def leaderboard(
         beats=beats,
         interval=interval,
         reweighted=reweighted,
+        items=collected.items.items if collected.items is not None else 0,
+        shared_items=collected.items.shared if collected.items is not None else 0,
     )
 
 
