@@ -7,12 +7,13 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Iterator
 
-from django.db.models import Count, F, QuerySet
+from django.db import connection
+from django.db.models import Case, Count, F, Q, QuerySet, Sum, When
 from django.db.models.functions import Greatest, Least
 
 from evalhub.catalog.models import IMPORTED_VARIANT, Judgment
 from evalhub.core.prompts.criteria_variants import ORIGINAL
-from evalhub.system.bounded_queries import in_slices, where_in
+from evalhub.system.bounded_queries import in_slices
 from evalhub.tallies.actions import do_add_battles
 from evalhub.tallies.models import IMPORTED_JUDGES, IMPORTED_PEOPLE
 
@@ -94,8 +95,8 @@ def shared_label_items(
     """The items of more than one imported label under a board's filters: a pair of responses under one
     criterion, labelled by several people (or several judges; each source apart), as their patterns
     (((model, model, outcome), labels), …) → how many items fell that way. The board resamples these
-    whole (evalhub.core.statistics.item_patterns). Two queries: one groups the labels by item (its
-    cost is the labels', on a worker or once per change of the counts); one reads the shared items' own."""
+    whole (evalhub.core.statistics.item_patterns). One query, which counts each item's labels and then
+    the items of each pattern in the database: a few hundred rows come back, however many labels."""
     kinds = [source == IMPORTED_PEOPLE for source in sources if source in (IMPORTED_PEOPLE, IMPORTED_JUDGES)]
     if not kinds or responses not in ("", IMPORTED_VARIANT):
         return Counter()
@@ -107,12 +108,38 @@ def shared_label_items(
         labels = labels.filter(response__prompt__category="" if scenario == "—" else scenario)
     if benchmark:
         labels = labels.filter(response__prompt__benchmark__slug=benchmark)
-    keyed = labels.annotate(low=Least("response_id", "response_2_id"), high=Greatest("response_id", "response_2_id"))
-    item = ("criterion_id", "low", "high", "judge_model__is_human")
-    shared = set(keyed.values(*item).annotate(n=Count("id")).filter(n__gt=1).values_list(*item).order_by())
-    fields = (*item, "response__model__slug", "response_2__model__slug", "verdict")
-    by_item: dict[tuple, Counter] = defaultdict(Counter)
-    for *key, first, second, verdict in where_in(keyed.values_list(*fields).order_by(), "low", {k[1] for k in shared}):
-        if tuple(key) in shared:
-            by_item[tuple(key)][(first, second, OUTCOME[verdict])] += 1
-    return Counter(tuple(sorted(pattern.items())) for pattern in by_item.values())
+    first, second = F("response__model__slug"), F("response_2__model__slug")
+    # Each label's outcome for the pair's model whose slug sorts first in the database (every label
+    # of an item turned the same way; the board turns the cells again by its own order).
+    low_wins = Q(verdict=1, response__model__slug__lt=second) | Q(verdict=2, response_2__model__slug__lt=first)
+    high_wins = Q(verdict=1, response__model__slug__gt=second) | Q(verdict=2, response_2__model__slug__gt=first)
+    items = (
+        labels.annotate(
+            low=Least("response_id", "response_2_id"),
+            high=Greatest("response_id", "response_2_id"),
+            model_low=Least(first, second),
+            model_high=Greatest(first, second),
+        )
+        .values("criterion_id", "low", "high", "judge_model__is_human", "model_low", "model_high")
+        .annotate(
+            labels=Count("id"),
+            low_wins=Sum(Case(When(low_wins, then=1), default=0)),
+            high_wins=Sum(Case(When(high_wins, then=1), default=0)),
+            ties=Sum(Case(When(verdict=0, then=1), default=0)),
+        )
+        .filter(labels__gt=1)
+        .order_by()
+    )
+    sql, params = items.query.sql_with_params()
+    patterns: Counter = Counter()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT model_low, model_high, low_wins, high_wins, ties, COUNT(*) FROM ("  # noqa: S608 (the ORM's SQL)
+            f"{sql}) AS items GROUP BY model_low, model_high, low_wins, high_wins, ties",
+            params,
+        )
+        for model_low, model_high, low_wins_n, high_wins_n, ties_n, count in cursor.fetchall():
+            outcomes = (("a", low_wins_n), ("b", high_wins_n), ("tie", ties_n))
+            pattern = tuple(((model_low, model_high, o), int(n)) for o, n in outcomes if n)
+            patterns[pattern] += int(count)
+    return patterns
