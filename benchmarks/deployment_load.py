@@ -400,7 +400,7 @@ def main() -> None:
         for label, statuses in (("as the connections ended", during), ("just after", after)):
             errors = sum(n for status, n in statuses.items() if not status.startswith(("2", "3", "4")))
             print(f"{args.page_loads} page loads {label}: {dict(statuses)}; 5xx or failed: {errors}")
-        print(f"{args.sign_ins} sign-ins at once, 4 times, every connection ended while they were in flight: {dict(signed)}")
+        print(f"{args.sign_ins} sign-ins at once, 4 times, every connection ended in flight: {dict(signed)}")
         if own_redis is not None:
             print(f"{args.page_loads} page loads while Redis was down: {dict(redis_down)}; after: {dict(redis_back)}")
             print(f"a job queued just before the restart was taken {lost_job_taken_after:.0f} s after Redis was back")

@@ -10,6 +10,7 @@ the current report instead: a file a researcher keeps must hold the data as it i
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import time
@@ -127,7 +128,8 @@ def _ask_for_refresh(scope: Scope) -> bool:
     if not cache.add(lock, 1, REFRESH_LOCK_S):
         return True
     try:
-        task_named(REFRESH_TASK).apply_async(args=[scope.benchmark, scope.criterion, scope.people, scope.estimator])
+        # The whole scope, field by field: a field added to it travels without this line knowing.
+        task_named(REFRESH_TASK).apply_async(kwargs={"scope": dataclasses.asdict(scope)})
     except Exception as error:  # noqa: BLE001 (the kept report is still shown)
         cache.delete(lock)
         logger.warning("could not ask a worker for the judge lab's report (%s)", type(error).__name__)

@@ -1,0 +1,51 @@
+"""The judge lab's background refresh carries the whole scope it is asked for (issue 79): every field,
+train pairs included, reaches the worker, which refreshes that very report."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import pytest
+
+from evalhub.core.statistics.estimators import AUTO, CHOICES
+from evalhub.judgelab import report as lab
+from evalhub.judgelab.observations import AFTER_REVEAL, BLIND, Scope
+from evalhub.judgelab.tasks import refresh_report_task
+
+pytestmark = pytest.mark.django_db
+
+SCOPES = [
+    Scope(benchmark=benchmark, criterion="", people=people, estimator=estimator, train_pairs=train)
+    for benchmark, people, estimator, train in itertools.product(
+        ("", "bench"), (BLIND, AFTER_REVEAL), (AUTO, next(c for c, _ in CHOICES if c != AUTO)), (False, True)
+    )
+]
+
+
+class Sent:
+    def __init__(self) -> None:
+        self.messages: list[dict] = []
+
+    def apply_async(self, args=(), kwargs=None) -> None:
+        self.messages.append({"args": list(args), "kwargs": dict(kwargs or {})})
+
+
+@pytest.mark.parametrize("scope", SCOPES, ids=lambda s: s.key or "all")
+def test_every_scope_asked_for_is_the_scope_the_worker_refreshes(scope, monkeypatch):
+    sent = Sent()
+    monkeypatch.setattr(lab, "task_named", lambda name: sent)
+    assert lab._ask_for_refresh(scope)
+    (message,) = sent.messages
+    refreshed = []
+    monkeypatch.setattr("evalhub.judgelab.tasks.refresh_report", refreshed.append)
+    refresh_report_task(*message["args"], **message["kwargs"])
+    assert refreshed == [scope]
+    assert dataclasses.asdict(refreshed[0]) == dataclasses.asdict(scope)
+
+
+def test_a_message_of_the_earlier_form_is_still_read(monkeypatch):
+    refreshed = []
+    monkeypatch.setattr("evalhub.judgelab.tasks.refresh_report", refreshed.append)
+    refresh_report_task("bench", "overall", BLIND, AUTO)
+    assert refreshed == [Scope(benchmark="bench", criterion="overall")]
