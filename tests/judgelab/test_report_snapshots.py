@@ -44,8 +44,8 @@ def counted(monkeypatch):
         return real(scope)
 
     class Task:
-        def apply_async(self, args):
-            calls["refreshes"].append(tuple(args))
+        def apply_async(self, args=(), kwargs=None):
+            calls["refreshes"].append(judge_report.Scope(**kwargs["scope"]))  # the scope the worker gets
 
     monkeypatch.setattr(judge_report, "compute", counting)
     monkeypatch.setattr(judge_report, "task_named", lambda name: Task())
@@ -65,7 +65,7 @@ def test_an_emptied_cache_is_served_from_the_snapshot_without_computing(login, v
     page = client.get("/judges/")
     assert counted["compute"] == 1, "the kept report, not a new computation"
     assert judges_on(page) == {"gpt-4o", "human-ana"}
-    assert counted["refreshes"] == [("", "", "blind", "auto")], "and a worker asked to make sure"
+    assert counted["refreshes"] == [judge_report.Scope()], "and a worker asked to make sure"
     judge_report.refresh_report(judge_report.Scope())
     assert client.get("/judges/").context["freshness"].current
 
@@ -86,7 +86,7 @@ def test_after_new_labels_the_last_report_is_shown_as_earlier_and_one_refresh_is
     assert not page.context["freshness"].current
     assert "before the latest labels landed" in page.content.decode()
     client.get("/judges/")
-    in_flight = [("", "", "blind", "auto")]
+    in_flight = [judge_report.Scope()]
     assert counted == {"compute": 1, "refreshes": in_flight}, "one refresh in flight, none computed in a request"
 
     judge_report.refresh_report(judge_report.Scope())  # the worker's part
@@ -157,7 +157,7 @@ def test_a_broker_that_does_not_answer_leaves_the_kept_report_shown_and_says_no_
     imported(LABELS + MORE)
 
     class Down:
-        def apply_async(self, args):
+        def apply_async(self, args=(), kwargs=None):
             raise ConnectionError("broker down")
 
     monkeypatch.setattr(judge_report, "task_named", lambda name: Down())
@@ -166,7 +166,7 @@ def test_a_broker_that_does_not_answer_leaves_the_kept_report_shown_and_says_no_
     assert not page.context["freshness"].refreshing
     assert "no worker could be asked" in page.content.decode()
     monkeypatch.setattr(
-        judge_report, "task_named", lambda name: type("Up", (), {"apply_async": lambda self, args: None})()
+        judge_report, "task_named", lambda name: type("Up", (), {"apply_async": lambda self, **sent: None})()
     )
     assert client.get("/judges/").context["freshness"].refreshing, "the next request asks again"
 
