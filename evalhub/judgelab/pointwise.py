@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Avg
+from django.db.models import Avg, Exists, OuterRef
 
 from evalhub.catalog.models import Benchmark, Judgment
 from evalhub.core.charts import IntervalChart, interval_chart
@@ -33,13 +33,17 @@ def dhp_rater(judge: str, run_id: int) -> str:
     return f"{judge} (DHP run {run_id})"
 
 
-def scored_benchmarks() -> list[str]:
-    """Benchmarks with stored scores of single responses, imported, rated or a DHP run's."""
-    found = set(
-        Judgment.objects.filter(**SINGLE_RESPONSE_SCORES).values_list("response__prompt__benchmark__slug", flat=True)
-    )
-    found |= set(_dhp_scores().values_list("response__prompt__benchmark__slug", flat=True).distinct())
-    return sorted(found)
+def scored_benchmarks(stamp: str | None = None) -> list[str]:
+    """Benchmarks with stored scores of single responses, imported, rated or a DHP run's: an EXISTS per
+    benchmark (its first score ends the search), cached until the data change. It read every score's
+    benchmark on every view of the page, a full scan of the judgments (issue 79)."""
+
+    def find() -> list[str]:
+        scores = Judgment.objects.filter(response__prompt__benchmark=OuterRef("pk"), **SINGLE_RESPONSE_SCORES)
+        dhp = _dhp_scores().filter(response__prompt__benchmark=OuterRef("pk"))
+        return sorted(Benchmark.objects.filter(Exists(scores) | Exists(dhp)).values_list("slug", flat=True))
+
+    return cached("pointwise:benchmarks", find, stamp=stamp)
 
 
 def stored_scores(slug: str) -> list[Score]:

@@ -33,6 +33,7 @@ from evalhub.judgelab.observations import BLIND, PEOPLES_VERDICTS, Scope
 from evalhub.judgelab.pointwise import export_rows as pointwise_export_rows
 from evalhub.judgelab.pointwise import item_chart, pointwise_report, scored_benchmarks
 from evalhub.judgelab.report import judge_key, model_as_judge, report_with_freshness
+from evalhub.reads.caching import fingerprint
 from evalhub.reads.provenance import stand_in_specs
 from evalhub.system.downloads import download
 
@@ -181,11 +182,12 @@ def corrected_boards(request, fmt: str = ""):
 @role_required()
 def pointwise(request, fmt: str = ""):
     """Pointwise judges and metrics against people's scores of the same responses, per benchmark."""
-    benchmarks = scored_benchmarks()
+    stamp = fingerprint()  # one look at the data for both reads
+    benchmarks = scored_benchmarks(stamp)
     slug = request.GET.get("benchmark") or (benchmarks[0] if benchmarks else "")
     if slug and slug not in benchmarks:
         raise Http404("No stored scores of single responses on that benchmark.")
-    report = pointwise_report(slug) if slug else None
+    report = pointwise_report(slug, stamp) if slug else None
     if fmt == "json":
         return _download(json.dumps(report, indent=2), f"pointwise-{slug}.json", "application/json")
     if fmt == "csv":

@@ -47,3 +47,23 @@ def test_the_pointwise_report_is_the_same_however_the_scores_are_ordered_batched
     assert report_of(shuffled) == expected
     assert report_of(list(reversed(rows)), batches=3) == expected
     assert report_of(shuffled, times=2) == expected
+
+
+def test_a_warm_pointwise_page_reads_no_judgment_and_a_cold_one_reads_them_only_for_its_benchmark(
+    client, viewer, django_assert_max_num_queries
+):
+    """Issue 79: the page listed its benchmarks by reading every score's benchmark on every view."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    slug = f"pw{next(_benchmarks)}"
+    data = "\n".join([HEADER, *lines()]).encode()
+    do_import_scores(
+        parsed=check_score_file("s.csv", data, allow_new_models=True), filename="s.csv", data=data, benchmark_slug=slug
+    )
+    client.force_login(viewer)
+    assert client.get(f"/judges/pointwise/?benchmark={slug}").status_code == 200
+    with CaptureQueriesContext(connection) as warm:
+        assert client.get(f"/judges/pointwise/?benchmark={slug}").status_code == 200
+    judgments = [q["sql"] for q in warm if '"catalog_judgment"' in q["sql"] and "MAX(" not in q["sql"]]
+    assert not judgments, judgments
