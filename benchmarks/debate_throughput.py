@@ -125,6 +125,9 @@ def create_run(debates: int, server_url: str, concurrency: int, name: str):
     return do_start_run(run, enqueue=False)  # its job and chunks; the benchmark works the debates itself
 
 
+CONNECT_TIMEOUT_S = 30.0
+
+
 async def watch(debate_ids: list[int], user, received: dict[str, float], stop: asyncio.Event) -> None:
     """Connected browsers: one socket per debate, recording when each streamed word arrives."""
     sockets = []
@@ -132,7 +135,9 @@ async def watch(debate_ids: list[int], user, received: dict[str, float], stop: a
         communicator = WebsocketCommunicator(DebateConsumer.as_asgi(), f"/ws/debates/{debate_id}/")
         communicator.scope["user"] = user
         communicator.scope["url_route"] = {"kwargs": {"debate_id": debate_id}}
-        connected, _ = await communicator.connect()
+        # A loaded machine takes longer than the communicator's default second to accept a socket: one
+        # run failed there before any figure (issue 79). A browser waits as long; so does this.
+        connected, _ = await communicator.connect(timeout=CONNECT_TIMEOUT_S)
         assert connected
         sockets.append(communicator)
 
