@@ -13,6 +13,7 @@ from django.core.cache import cache
 from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.core.judge_lab.report import build_report
 from evalhub.core.judge_lab.snapshots import SCHEMA_VERSION, decode_report, encode_report, schema_version
+from evalhub.core.statistics.estimators import AUTO, CHOICES
 from evalhub.judgelab import report as judge_report
 from evalhub.judgelab.models import ReportSnapshot
 from tests.core.judge_lab.test_measures import planted
@@ -203,3 +204,22 @@ def test_a_workers_refresh_computes_on_one_blas_thread(monkeypatch):
     with threadpool_limits(limits=2, user_api="blas"):
         judge_report.refresh_report(judge_report.Scope())
     assert seen and set(seen) == {1}
+
+
+def test_choosing_another_estimator_is_computed_by_a_worker_not_in_the_request(login, viewer, client, counted):
+    """Issue 79: the estimator was part of the report's key, so choosing one computed the whole report
+    in the request (about 45 s at ten million judgments by the project's own benchmark)."""
+    imported(LABELS)
+    login(viewer)
+    client.get("/judges/")
+    assert counted["compute"] == 1
+    other = next(name for name, _ in CHOICES if name != AUTO)
+    page = client.get("/judges/", {"estimator": other})
+    assert counted["compute"] == 1, "no report computed in the request"
+    assert counted["refreshes"][-1] == judge_report.Scope(estimator=other), "a worker asked for that one"
+    assert page.context["freshness"].estimator_pending == other
+    assert "are being computed by a worker" in page.content.decode()
+    judge_report.refresh_report(judge_report.Scope(estimator=other))  # the worker's part
+    page = client.get("/judges/", {"estimator": other})
+    assert not page.context["freshness"].estimator_pending and page.context["freshness"].current
+    assert "are being computed by a worker" not in page.content.decode()
