@@ -134,6 +134,16 @@ def test_the_jsonl_reader_gives_the_same_rows_and_line_numbers_whatever_its_bloc
     assert found == [(1, ["a"]), (5, ["b"]), (6, ["c"]), (7, "each line must be a JSON object, not list."), (10, ["d"])]
 
 
+@pytest.mark.parametrize("block", [1, 5, 1 << 20])
+def test_a_line_blank_only_once_decoded_is_skipped_as_before(block, monkeypatch):
+    """A lone byte order mark on the first line, or only Unicode spaces, holds nothing: the line reader
+    skipped such lines, so the block reader (which looks at bytes) must too."""
+    monkeypatch.setattr(rows, "BLOCK", block)
+    data = '\ufeff\n{"a":1}\n\u3000\u00a0\n{"b":2}\n'.encode()
+    found = [(n, sorted(r)) for n, r in read_rows(data, "jsonl", check_header=None)]
+    assert found == [(2, ["a"]), (4, ["b"])]
+
+
 def test_the_jsonl_reader_names_the_line_and_offset_of_bytes_that_are_not_utf8(monkeypatch):
     monkeypatch.setattr(rows, "BLOCK", 4)
     with pytest.raises(FileError) as refused:

@@ -239,13 +239,15 @@ def _filled_in(body: bytes, number: int, offset: int) -> Iterator[tuple[int, str
         line = match.group()
         start = len(codecs.BOM_UTF8) if offset == 0 and at == 0 and line.startswith(codecs.BOM_UTF8) else 0
         try:
-            yield number + 1, line[start:].decode("utf-8")
+            text = line[start:].decode("utf-8")
         except UnicodeDecodeError as error:
             raise FileError(
                 f"the file is not valid UTF-8 (byte 0x{line[start + error.start]:02x} at offset "
                 f"{offset + at + start + error.start}); save it as UTF-8 and try again.",
                 number + 1,
             ) from None
+        if text.strip():  # a lone byte order mark, or only Unicode spaces (U+3000…), is a blank line too
+            yield number + 1, text
 
 
 def _read_jsonl(
