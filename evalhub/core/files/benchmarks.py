@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from evalhub.core.files.disk_map import DiskMap
-from evalhub.core.files.limits import STORED_LENGTHS, length_problems
+from evalhub.core.files.limits import length_problems
 from evalhub.core.files.rows import (
     FileError,
     RowError,
@@ -58,7 +58,6 @@ PROMPT_TEXT_FIELDS = ("prompt", "category", "synopsis", "source", "reference_ans
 RESPONSE_FIELDS = ("model", "response", "response_variant")
 COLUMNS = ("prompt_id", *PROMPT_TEXT_FIELDS, *RESPONSE_FIELDS)
 NESTED = ("privileged", "metadata", "response_metadata")
-MAX_ID_LENGTH = STORED_LENGTHS["prompt_id"]
 # The prompt's text fields (PromptRecord's and the Prompt model's names) by the column that carries each.
 TEXT_FIELD_OF_COLUMN = {"prompt": "text", **{name: name for name in PROMPT_TEXT_FIELDS[1:]}}
 PROMPT_TEXT_ATTRIBUTES = tuple(TEXT_FIELD_OF_COLUMN.values())
@@ -237,7 +236,7 @@ class ResponseChecker:
         problems = list(layout.problems)
         prompt_id = self._prompt_id(row.get("prompt_id"), problems)
         texts = {name: self._text(row, name, problems) for name in layout.texts}
-        problems += [problem for problem in length_problems(texts) if "'prompt_id'" not in problem]
+        problems += length_problems(texts)
         privileged = {short: self._text(row, key, problems) for key, short in layout.privileged}
         metadata = {short: row[key] for key, short in layout.metadata}
         response_metadata = {short: row[key] for key, short in layout.response_metadata if row[key] is not None}
@@ -295,8 +294,7 @@ class ResponseChecker:
             problems.append(f"'prompt_id' must be text or an integer, not {_type_name(value)}.")
             return ""
         text = str(value).strip()
-        if len(text) > MAX_ID_LENGTH:
-            problems.append(f"'prompt_id' is longer than {MAX_ID_LENGTH} characters.")
+        problems += length_problems({"prompt_id": text})
         unstorable = unstorable_text(text)
         if unstorable:
             problems.append(f"'prompt_id' {unstorable}")
