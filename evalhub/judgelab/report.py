@@ -42,8 +42,10 @@ class Freshness:
     seconds: float  # what computing it took
     current: bool  # computed from the data as it is now
     refreshing: bool = False  # not current, and a worker has been asked for the current one
-    # The estimator asked for, whose report a worker is computing: this one is by evalhub's rule meanwhile.
+    # The estimator asked for, whose report is not kept yet: this one is by evalhub's rule meanwhile;
+    # `estimator_asked`: a worker was asked for it (False: the broker did not answer).
     estimator_pending: str = ""
+    estimator_asked: bool = False
 
 
 def _scope_key(scope: Scope) -> str:
@@ -89,7 +91,8 @@ def report_with_freshness(
             cache.set(_cache_key(scope, stamp), snapshot, TIMEOUT_S)
             return snapshot
         report, freshness = report_with_freshness(dataclasses.replace(scope, estimator=AUTO), stamp)
-        return report, dataclasses.replace(freshness, refreshing=asked, estimator_pending=scope.estimator)
+        # `refreshing` stays the shown report's own: the estimator's request is told apart.
+        return report, dataclasses.replace(freshness, estimator_pending=scope.estimator, estimator_asked=asked)
     return _compute_and_keep(scope, stamp)
 
 

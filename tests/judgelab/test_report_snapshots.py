@@ -217,7 +217,9 @@ def test_choosing_another_estimator_is_computed_by_a_worker_not_in_the_request(l
     page = client.get("/judges/", {"estimator": other})
     assert counted["compute"] == 1, "no report computed in the request"
     assert counted["refreshes"][-1] == judge_report.Scope(estimator=other), "a worker asked for that one"
-    assert page.context["freshness"].estimator_pending == other
+    freshness = page.context["freshness"]
+    assert freshness.estimator_pending == other and freshness.estimator_asked
+    assert freshness.current and not freshness.refreshing, "the report shown is current; only the other one waits"
     assert "are being computed by a worker" in page.content.decode()
     judge_report.refresh_report(judge_report.Scope(estimator=other))  # the worker's part
     page = client.get("/judges/", {"estimator": other})
