@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from evalhub.adjudication.models import Adjudication, AdjudicationEvent, AdjudicationItem, Reservation
-from evalhub.debates.visibility import withheld_debates
+from evalhub.debates.visibility import withheld_from
 
 
 class AdjudicationInline(admin.TabularInline):
@@ -36,7 +36,7 @@ class AdjudicationItemAdmin(admin.ModelAdmin):
 
     def has_view_permission(self, request, obj=None) -> bool:
         # The same rule as every other door: a held item's verdicts open after the blind verdict.
-        if obj is not None and obj.debate_id in withheld_debates(request.user):
+        if obj is not None and obj.debate_id in withheld_from(request):
             return False
         return super().has_view_permission(request, obj)
 

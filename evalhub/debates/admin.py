@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from evalhub.debates.models import Debate, DebateRun, DebateTurn
-from evalhub.debates.visibility import withheld_debates
+from evalhub.debates.visibility import withheld_from
 
 
 @admin.register(DebateRun)
@@ -28,7 +28,7 @@ class DebateAdmin(admin.ModelAdmin):
 
     def has_view_permission(self, request, obj=None) -> bool:
         # An admin holding the debate's item on a blind-first screen reads it after their blind verdict.
-        if obj is not None and obj.pk in withheld_debates(request.user):
+        if obj is not None and obj.pk in withheld_from(request):
             return False
         return super().has_view_permission(request, obj)
 

@@ -27,6 +27,14 @@ def withheld_debates(user: Any) -> frozenset[int]:
     return frozenset(debate for source in SOURCES for debate in source(user))
 
 
+def withheld_from(request: Any) -> frozenset[int]:
+    """`withheld_debates` of the request's user, read once a request (the admin asks for every object
+    and permission it checks)."""
+    if not hasattr(request, "_evalhub_withheld"):
+        request._evalhub_withheld = withheld_debates(request.user)
+    return request._evalhub_withheld
+
+
 def turns_withheld(user: Any, debate_id: int) -> str:
     """Why this debate is held back from this person, or ""."""
     return WITHHELD_REASON if debate_id in withheld_debates(user) else ""
