@@ -10,7 +10,7 @@ people's labels on 40 of claude-2's pairs. Server CPU and wall time through Djan
 The model page is timed with the fragment it loads after it renders (the model as a judge). Two
 sides, interleaved round by round in one run: `refit` computes the judge's rows (the
 length-controlled fit) whenever the page's fingerprint moves, as evalhub did before; `kept` keeps them
-by what they are computed from (`baseline_win_rates.judge_rows`), so a label costs no new fit. Numerical
+by what they are computed from (`win_rate_boards.judge_rows`), so a label costs no new fit. Numerical
 libraries run on one BLAS thread, as evalhub's web processes do (evalhub.asgi). With `--busy N`, N
 processes doing multithreaded matrix products run beside a second pass of the `kept` side, and its wall
 time is set beside the quiet one.
@@ -49,7 +49,7 @@ from django.test import Client  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 
 from evalhub.catalog.actions.judgments import do_import_judgments  # noqa: E402
-from evalhub.dashboards import baseline_win_rates  # noqa: E402
+from evalhub.dashboards import win_rate_boards  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "alpacaeval2"
 JUDGE, BASELINE, LABELLED_MODEL = "weighted_alpaca_eval_gpt4_turbo", "gpt4_1106_preview", "claude-2"
@@ -85,8 +85,8 @@ def clocked(action) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def refit(found, selection=None):
-    return baseline_win_rates.win_rates(found), None
+def refit(found):
+    return win_rate_boards.win_rates(found)
 
 
 def busy(stop) -> None:  # a CPU-bound job: multithreaded BLAS, as a worker's numpy would run
@@ -129,9 +129,9 @@ def main() -> None:
         next_label[0] += 1
 
     def measure(side: str) -> dict[str, tuple[float, float]]:
-        kept = baseline_win_rates.judge_rows
+        kept = win_rate_boards.judge_rows
         if side == "refit":
-            baseline_win_rates.judge_rows = refit  # the judge's rows computed with every page
+            win_rate_boards.judge_rows = refit  # the judge's rows computed with every page
         try:
             cache.clear()
             out = {"cold page": clocked(lambda: get(PAGE))}
@@ -142,7 +142,7 @@ def main() -> None:
             label()
             out["model page after a label"] = clocked(model_page)
         finally:
-            baseline_win_rates.judge_rows = kept
+            win_rate_boards.judge_rows = kept
         return out
 
     get(PAGE)  # imports and first-call costs outside the timing

@@ -10,24 +10,19 @@ samples) counts once, with the mean of the preferences. The arithmetic is evalhu
 
 from __future__ import annotations
 
-import hashlib
-import logging
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass
-from datetime import datetime
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
-from django.core.cache import cache
 from django.db.models import Count, Q
 from django.db.models.functions import Length
-from django.utils import timezone
 
 from evalhub.catalog.models import Judgment, LanguageModel, Prompt
-from evalhub.celery import task_named
 from evalhub.core.files.judgments import DEFAULT_CRITERION
 from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.core.statistics.estimators import AUTO, MULTI_JUDGE, STRATIFIED
-from evalhub.core.statistics.win_rates import Comparison, CorrectedWinRate, WinRate, corrected_win_rate, win_rates
+from evalhub.core.statistics.win_rates import Comparison, CorrectedWinRate, corrected_win_rate
 from evalhub.dashboards.correction import Correction
 from evalhub.dashboards.judge_run_preferences import (
     IMPORTED,
@@ -38,10 +33,7 @@ from evalhub.dashboards.judge_run_preferences import (
     runs_against_baseline,
 )
 from evalhub.debates.models import SHARE_OF_A, Debate, DebateRun, DebateStatus, Winner
-from evalhub.reads.caching import TIMEOUT_S, cached
-from evalhub.tallies.actions import note_change
 
-logger = logging.getLogger(__name__)
 # AlpacaEval's leaderboard columns, in its order, after the model's name.
 COLUMNS = (
     "win_rate",
@@ -119,14 +111,23 @@ def first_choice(choices: list[dict[str, Any]]) -> dict[str, Any]:
     return max(choices, key=lambda choice: (not choice["judge_is_person"], choice["pairs"]))
 
 
-def _against_baseline(selection: Selection, judgments) -> dict[tuple[str, int], list[tuple[float, int, int, Any]]]:
-    """(model, prompt) → each judgment's (preference for the model, its length, the baseline's, the
-    prompt's difficulty), from `judgments` on the selection's benchmark and criterion."""
+Found = dict[tuple[str, int], list[tuple[float, int, int, Any]]]  # (model, prompt) → each judgment's reading
+
+
+def _imported_against_baseline(selection: Selection, judge: str | None) -> tuple[dict[str, Found], set[str]]:
+    """judge → (model, prompt) → each judgment's (preference for the model, its length, the baseline's,
+    the prompt's difficulty), on the selection's benchmark and criterion, for every judge of an imported
+    file (only `judge` and people, where named) in one query; and which of those judges are people."""
+    judgments = _judged_pairs()
+    if judge is not None:
+        judgments = judgments.filter(Q(judge_model__slug=judge) | Q(judge_model__is_human=True))
     rows = (
         judgments.filter(response__prompt__benchmark__slug=selection.benchmark, criterion__slug=selection.criterion)
         .filter(Q(response__model__slug=selection.baseline) | Q(response_2__model__slug=selection.baseline))
         .annotate(length_1=Length("response__text"), length_2=Length("response_2__text"))
         .values_list(
+            "judge_model__slug",
+            "judge_model__is_human",
             "response__model__slug",
             "response_2__model__slug",
             "response__prompt_id",
@@ -138,22 +139,25 @@ def _against_baseline(selection: Selection, judgments) -> dict[tuple[str, int], 
         )
         .order_by("pk")
     )
-    found: dict[tuple[str, int], list[tuple[float, int, int, Any]]] = defaultdict(list)
-    for first, second, prompt, verdict, probability, length_1, length_2, difficulty in rows.iterator(chunk_size=5000):
+    by_judge: dict[str, Found] = {}
+    persons: set[str] = set()
+    for slug, person, first, second, prompt, verdict, probability, length_1, length_2, difficulty in rows.iterator(
+        chunk_size=5000
+    ):
+        found = by_judge.setdefault(slug, defaultdict(list))
+        if person:
+            persons.add(slug)
         share_first = probability if probability is not None else SHARE_OF_FIRST[verdict]
         if first == selection.baseline:
             found[(second, prompt)].append((1.0 - share_first, length_2, length_1, difficulty))
         else:
             found[(first, prompt)].append((share_first, length_1, length_2, difficulty))
-    return found
+    return by_judge, persons
 
 
-def comparisons(selection: Selection) -> list[Comparison]:
-    """One comparison per (model, prompt) against the baseline."""
-    if is_run_judge(selection.judge):
-        found = runs_against_baseline(selection.judge, selection.benchmark, selection.criterion, selection.baseline)
-    else:
-        found = _against_baseline(selection, _judged_pairs().filter(judge_model__slug=selection.judge))
+def _comparisons(found: Found) -> list[Comparison]:
+    """One comparison per (model, prompt) against the baseline: a pair judged in both orders or in
+    several samples counts once, with the mean of its preferences."""
     out = []
     for (model, prompt), seen in found.items():
         difficulty = seen[0][3]
@@ -170,17 +174,40 @@ def comparisons(selection: Selection) -> list[Comparison]:
     return out
 
 
-PerModel = dict[str, dict[str, float]]  # model → prompt → preference for the model
+@dataclass(frozen=True)
+class Judged:
+    """What the boards against one baseline on one benchmark under one criterion are computed from, read
+    at once: every judge's comparisons (evalhub's judge runs and the files' judges, people who judged in
+    a file among them) and people's preferences. Three queries for any number of judges: reading each
+    other judge once per judge's board made fifty judges cost 2,500 queries a page."""
+
+    judges: dict[str, list[Comparison]]
+    persons: frozenset[str]  # the judges who are people
+    people: dict[tuple[str, str], float]  # (model, prompt) → people's preference for the model
+    active: dict[str, tuple[list[dict[str, float]], set[str]]]  # active_rounds: any judge's pairs
+    categories: dict[str, str]  # prompt → category (the strata of stratified PPI++)
+
+    @cached_property
+    def by_judge(self) -> dict[str, PerModel]:
+        """judge → model → prompt → its preference: made once, however many boards use it."""
+        return {judge: preferences(found) for judge, found in sorted(self.judges.items())}
+
+    def others(self, judge: str) -> list[PerModel]:
+        """The other model judges' preferences, one per judge: an estimator combines several judges of
+        the same pairs where each judged every one of them."""
+        return [found for other, found in self.by_judge.items() if other != judge and other not in self.persons]
 
 
-def people_preferences(selection: Selection) -> dict[tuple[str, str], float]:
-    """(model, prompt) → people's preference for the model over the baseline, averaged over every
-    label people gave on that pair under the criterion: judgments imported from people (a judge marked
-    human) and debates people adjudicated (the queue's final verdict)."""
+def judged_against(selection: Selection, judge: str | None = None) -> Judged:
+    """Every judge's comparisons with the selection's baseline (only `judge`'s, where named) and people's."""
+    imported, persons = _imported_against_baseline(selection, judge)
+    runs: dict[str, Found] = {}
+    if judge is None or is_run_judge(judge):
+        runs = runs_against_baseline(judge, selection.benchmark, selection.criterion, selection.baseline)
     labels: dict[tuple[str, str], list[float]] = defaultdict(list)
-    imported = _against_baseline(selection, _judged_pairs().filter(judge_model__is_human=True))
-    for (model, prompt), seen in imported.items():
-        labels[(model, str(prompt))].extend(s[0] for s in seen)
+    for person in persons:
+        for (model, prompt), seen in imported[person].items():
+            labels[(model, str(prompt))].extend(s[0] for s in seen)
     debates = (
         Debate.objects.filter(
             status=DebateStatus.ADJUDICATED,
@@ -195,7 +222,28 @@ def people_preferences(selection: Selection) -> dict[tuple[str, str], float]:
         share_a = SHARE_OF_A[Winner(winner)]
         model, share = (model_b, 1.0 - share_a) if model_a == selection.baseline else (model_a, share_a)
         labels[(model, str(prompt))].append(share)
-    return {key: sum(values) / len(values) for key, values in labels.items()}
+    return Judged(
+        judges={name: _comparisons(found) for name, found in {**imported, **runs}.items()},
+        persons=frozenset(persons),
+        people={key: sum(values) / len(values) for key, values in labels.items()},
+        active=active_rounds(selection),
+        categories=categories_of(selection),
+    )
+
+
+def comparisons(selection: Selection) -> list[Comparison]:
+    """The selection's judge's comparisons: one per (model, prompt) against the baseline."""
+    return judged_against(selection, selection.judge).judges.get(selection.judge, [])
+
+
+PerModel = dict[str, dict[str, float]]  # model → prompt → preference for the model
+
+
+def people_preferences(selection: Selection) -> dict[tuple[str, str], float]:
+    """(model, prompt) → people's preference for the model over the baseline, averaged over every
+    label people gave on that pair under the criterion: judgments imported from people (a judge marked
+    human) and debates people adjudicated (the queue's final verdict)."""
+    return judged_against(selection, selection.judge).people
 
 
 def active_rounds(selection: Selection) -> dict[str, tuple[list[dict[str, float]], set[str]]]:
@@ -223,25 +271,13 @@ def preferences(found: list[Comparison]) -> PerModel:
     return out
 
 
-def by_model(selection: Selection, found: list[Comparison] | None = None) -> tuple[PerModel, PerModel]:
-    """model → prompt → preference, the judge's (from `found`, read when not given) and people's."""
+def by_model(selection: Selection, judged: Judged | None = None) -> tuple[PerModel, PerModel]:
+    """model → prompt → preference, the judge's and people's (from `judged`, read when not given)."""
+    judged = judged or judged_against(selection, selection.judge)
     people: PerModel = defaultdict(dict)
-    for (model, prompt), preference in people_preferences(selection).items():
+    for (model, prompt), preference in judged.people.items():
         people[model][prompt] = preference
-    return preferences(comparisons(selection) if found is None else found), people
-
-
-def other_judges(selection: Selection) -> list[PerModel]:
-    """The other model judges' preferences on the selection's pairs, one per judge: several judges of
-    the same pairs are combined where each judged every one of them."""
-    return [
-        preferences(comparisons(Selection(selection.benchmark, c["judge"], selection.baseline, selection.criterion)))
-        for c in cached("baseline_choices", choices)
-        if (c["benchmark"], c["criterion"]) == (selection.benchmark, selection.criterion)
-        and c["judge"] != selection.judge
-        and not c["judge_is_person"]
-        and selection.baseline in c["models"]
-    ]
+    return preferences(judged.judges.get(selection.judge, [])), people
 
 
 def categories_of(selection: Selection) -> dict[str, str]:
@@ -250,19 +286,27 @@ def categories_of(selection: Selection) -> dict[str, str]:
     return {str(prompt): category for prompt, category in rows.values_list("id", "category")}
 
 
+def combines_judges(correction: Correction) -> bool:
+    """Whether the estimator `correction` asks for may use other judges' preferences."""
+    return not correction.anytime and correction.estimator in (AUTO, MULTI_JUDGE)
+
+
 def corrected_rows(
-    selection: Selection, found: list[Comparison] | None = None, correction: Correction | None = None
+    selection: Selection, correction: Correction | None = None, judged: Judged | None = None
 ) -> dict[str, CorrectedWinRate]:
     """Per model, the judge's win rate corrected by people's labels and people's own (see core.win_rates),
-    by the estimator `correction` asks for (evalhub.core.statistics.estimators)."""
+    by the estimator `correction` asks for (evalhub.core.statistics.estimators), from `judged` (every
+    judge's comparisons with the baseline: read here when not given)."""
     correction = correction or Correction()
-    judge, people = by_model(selection, found)
-    active = active_rounds(selection)
+    if judged is None:  # the other judges are read only where the asked estimator can use them
+        judged = judged_against(selection, None if combines_judges(correction) else selection.judge)
+    judge, people = by_model(selection, judged)
+    active = judged.active
     labelled = any(len(set(people.get(model, {})) & set(prompts)) >= 2 for model, prompts in judge.items())
-    # Other judges and categories are read only where the asked estimator can use them.
+    # Other judges and categories are used only where the asked estimator can use them.
     fixed_n = labelled and not correction.anytime
-    categories = categories_of(selection) if fixed_n and correction.estimator in (AUTO, STRATIFIED) else {}
-    others = other_judges(selection) if fixed_n and correction.estimator in (AUTO, MULTI_JUDGE) else []
+    categories = judged.categories if fixed_n and correction.estimator in (AUTO, STRATIFIED) else {}
+    others = judged.others(selection.judge) if fixed_n and correction.estimator in (AUTO, MULTI_JUDGE) else []
     return {
         model: corrected_win_rate(
             model,
@@ -276,105 +320,6 @@ def corrected_rows(
         )
         for model, prompts in judge.items()
     }
-
-
-# A fit over this many comparisons is made by a worker, the last one shown meanwhile and marked (as the
-# judge lab does its report): on AlpacaEval's 8 models (6,434) it takes about 0.3 CPU-s in the request.
-BACKGROUND_AT = 20_000
-REFIT_TASK = "dashboards.refit_baseline"
-REFIT_LOCK_S = 15 * 60  # a refit asked for and not finished within this is asked for again
-
-
-def _digest(found: list[Comparison]) -> str:
-    digest = hashlib.sha1(usedforsecurity=False)
-    for c in sorted(found, key=lambda c: (c.model, c.prompt)):
-        digest.update(repr((c.model, c.prompt, c.preference, c.model_length, c.baseline_length, c.difficulty)).encode())
-    return digest.hexdigest()
-
-
-def judge_rows(found: list[Comparison], selection: Selection | None = None) -> tuple[list[WinRate], datetime | None]:
-    """The judge's own rows, length-controlled fit included, and None; or, for a large fit whose data
-    changed, the selection's last rows and when they were fitted (a worker fits the current data).
-
-    Kept by what they are computed from: a label by people (or anything else the page's fingerprint
-    follows) changes no judge's preference, so it costs no new fit (the fit was most of a cold page)."""
-    digest = _digest(found)
-    if (kept := cache.get(_fit_key(digest))) is not None:
-        return kept, None
-    last = cache.get(_last_key(selection)) if selection is not None else None
-    if last is not None and last["digest"] == digest:  # only the digest's entry was evicted: still current
-        cache.set(_fit_key(digest), last["rows"], TIMEOUT_S)
-        return last["rows"], None
-    if selection is not None and last is not None and len(found) >= BACKGROUND_AT:
-        _ask_for_refit(selection)
-        return last["rows"], last["fitted_at"]
-    return _fit(found, digest, selection), None
-
-
-def _fit_key(digest: str) -> str:
-    return f"dashboards:baseline_fit:{digest}"
-
-
-def _last_key(selection: Selection) -> str:
-    return f"dashboards:baseline_fit_last:{selection.key}"
-
-
-def _fit(found: list[Comparison], digest: str, selection: Selection | None) -> list[WinRate]:
-    rows = win_rates(found)
-    cache.set(_fit_key(digest), rows, TIMEOUT_S)
-    if selection is not None:
-        cache.set(_last_key(selection), {"rows": rows, "fitted_at": timezone.now(), "digest": digest}, None)
-    return rows
-
-
-def _ask_for_refit(selection: Selection) -> None:
-    """A worker fits the selection's current data, once however many pages ask; a broker that does not
-    answer is logged, and the next page asks again."""
-    lock = f"dashboards:baseline_refitting:{selection.key}"
-    if not cache.add(lock, 1, REFIT_LOCK_S):
-        return
-    try:
-        task_named(REFIT_TASK).apply_async(args=[asdict(selection)])
-    except Exception as error:  # noqa: BLE001 (the last fit is still shown)
-        cache.delete(lock)
-        logger.warning("could not ask a worker for a win-rate fit (%s)", type(error).__name__)
-
-
-def refit(selection: Selection) -> None:
-    """A worker's part: fit the selection's current comparisons, keep the rows, and move the pages'
-    fingerprint on so that their cached boards are made again with them."""
-    found = comparisons(selection)
-    _fit(found, _digest(found), selection)
-    cache.delete(f"dashboards:baseline_refitting:{selection.key}")
-    note_change()
-
-
-def _uncorrected(model: str) -> dict[str, Any]:
-    """A model an earlier fit holds that the current comparisons do not."""
-    return asdict(CorrectedWinRate(model, 0, note="not in the current data"))
-
-
-def board(selection: Selection, stamp: str | None = None, correction: Correction | None = None) -> list[dict[str, Any]]:
-    """The rows, best win rate first, each with `name` (the model's name as its file gave it) and
-    `corrected` (the judge's win rate corrected by people's labels, and people's own)."""
-    correction = correction or Correction()
-
-    def compute() -> list[dict[str, Any]]:
-        found = comparisons(selection)
-        rows, fitted_at = judge_rows(found, selection)
-        corrected = corrected_rows(selection, found, correction)
-        names = dict(LanguageModel.objects.filter(slug__in=[r.model for r in rows]).values_list("slug", "display_name"))
-        return [
-            {
-                "name": names.get(r.model, r.model),
-                **asdict(r),
-                "corrected": asdict(corrected[r.model]) if r.model in corrected else _uncorrected(r.model),
-                "fitted_at": fitted_at,  # set where the rows are an earlier fit's (a worker fits the current data)
-            }
-            for r in rows
-        ]
-
-    return list(cached(f"baseline_win_rates:{selection.key}|{correction.key}", compute, stamp=stamp))
 
 
 CORRECTED_COLUMNS = (
@@ -408,20 +353,6 @@ def export_rows(rows: list[dict[str, Any]], corrected: bool = False) -> list[dic
             line.update({column: row["corrected"][column] for column in CORRECTED_COLUMNS})
             line["corrected_note"] = row["corrected"]["note"]
         out.append(line)
-    return out
-
-
-def for_model(slug: str, stamp: str | None = None) -> list[dict[str, Any]]:
-    """The model's row on every win-rate board it is on (not as the baseline), with its selection:
-    the same cached boards as the win-rate page, so a model's page shows the same numbers."""
-    out = []
-    for choice in cached("baseline_choices", choices, stamp=stamp):
-        if slug not in choice["models"] or slug == choice["baseline"]:
-            continue
-        selection = Selection(choice["benchmark"], choice["judge"], choice["baseline"], choice["criterion"])
-        row = next((r for r in board(selection, stamp) if r["model"] == slug), None)
-        if row is not None:
-            out.append({**row, "selection": asdict(selection)})
     return out
 
 

@@ -46,23 +46,25 @@ def run_judge_counts() -> Iterator[tuple[tuple[str, str, str], str, int, bool]]:
 
 
 def runs_against_baseline(
-    judge: str, benchmark: str, criterion: str, baseline: str
-) -> dict[tuple[str, int], list[tuple[float, int, int, Any]]]:
-    """(model, prompt) → each answer's (preference for the model, its length, the baseline's, the prompt's
-    difficulty), from the judge runs of `judge` (run:SPEC) on the benchmark's debates under the criterion
-    that pit a model against `baseline`: each answer (an order, a sample) is one preference, the judge's
-    token probabilities where the run asked for them, else its verdict."""
-    spec = judge.removeprefix(RUN_JUDGE)
+    judge: str | None, benchmark: str, criterion: str, baseline: str
+) -> dict[str, dict[tuple[str, int], list[tuple[float, int, int, Any]]]]:
+    """run:SPEC → (model, prompt) → each answer's (preference for the model, its length, the baseline's,
+    the prompt's difficulty), from the judge runs of `judge` (every run judge when None, in the same one
+    query) on the benchmark's debates under the criterion that pit a model against `baseline`: each
+    answer (an order, a sample) is one preference, the judge's token probabilities where the run asked
+    for them, else its verdict."""
+    verdicts = _plain_run_verdicts()
+    if judge is not None:
+        verdicts = verdicts.filter(judge_run__judge=judge.removeprefix(RUN_JUDGE))
     rows = (
-        _plain_run_verdicts()
-        .filter(
-            judge_run__judge=spec,
+        verdicts.filter(
             debate__prompt__benchmark__slug=benchmark,
             debate__run__criterion__slug=criterion,
         )
         .filter(Q(debate__response_a__model__slug=baseline) | Q(debate__response_b__model__slug=baseline))
         .annotate(length_a=Length("debate__response_a__text"), length_b=Length("debate__response_b__text"))
         .values_list(
+            "judge_run__judge",
             "debate__response_a__model__slug",
             "debate__response_b__model__slug",
             "debate__prompt_id",
@@ -77,10 +79,22 @@ def runs_against_baseline(
         )
         .order_by("pk")
     )
-    found: dict[tuple[str, int], list[tuple[float, int, int, Any]]] = defaultdict(list)
-    for a, b, prompt, swapped, reversed_order, verdict, asked, given, length_a, length_b, difficulty in rows.iterator(
-        chunk_size=5000
-    ):
+    by_judge: dict[str, dict[tuple[str, int], list[tuple[float, int, int, Any]]]] = {}
+    for (
+        spec,
+        a,
+        b,
+        prompt,
+        swapped,
+        reversed_order,
+        verdict,
+        asked,
+        given,
+        length_a,
+        length_b,
+        difficulty,
+    ) in rows.iterator(chunk_size=5000):
+        found = by_judge.setdefault(RUN_JUDGE + spec, defaultdict(list))
         if a == b:
             continue
         read = asked and isinstance(given, dict)
@@ -91,4 +105,4 @@ def runs_against_baseline(
             found[(b, prompt)].append((1.0 - share_a, length_b, length_a, difficulty))
         else:
             found[(a, prompt)].append((share_a, length_a, length_b, difficulty))
-    return found
+    return by_judge

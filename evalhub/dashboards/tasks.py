@@ -6,13 +6,15 @@ from typing import Any
 
 from celery import shared_task
 
-from evalhub.dashboards.baseline_win_rates import REFIT_TASK, Selection, refit
+from evalhub.dashboards.baseline_win_rates import Selection
+from evalhub.dashboards.correction import Correction
 from evalhub.dashboards.label_requests import CONTINUE_TASK, do_continue_asking
+from evalhub.dashboards.win_rate_boards import REFRESH_TASK, refresh
 
 
-@shared_task(name=REFIT_TASK, ignore_result=True)
-def refit_baseline_task(selection: dict[str, Any]) -> None:
-    refit(Selection(**selection))
+@shared_task(name=REFRESH_TASK, ignore_result=True)
+def refresh_win_rate_boards_task(selection: dict[str, Any], correction: dict[str, Any]) -> None:
+    refresh(Selection(**selection), Correction(**correction))
 
 
 @shared_task(name=CONTINUE_TASK, ignore_result=True)

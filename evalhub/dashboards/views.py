@@ -16,7 +16,7 @@ from evalhub.accounts.roles import ADMIN, role_required
 from evalhub.catalog.models import LanguageModel
 from evalhub.core.statistics.estimators import CHOICES as ESTIMATOR_CHOICES
 from evalhub.dashboards import baseline_win_rates as baseline
-from evalhub.dashboards import gre_bench, judges, label_requests, pairwise
+from evalhub.dashboards import gre_bench, judges, label_requests, pairwise, win_rate_boards
 from evalhub.dashboards.arena_battles import arena_records
 from evalhub.dashboards.correction import correction_of, target_of, with_labels_needed
 from evalhub.dashboards.counts import sources_with_battles
@@ -149,7 +149,8 @@ def _baseline_selection(request) -> tuple[list[dict], dict | None, baseline.Sele
 def baseline_win_rates(request):
     choices, choice, selection = _baseline_selection(request)
     correction, correction_error = correction_of(request.GET)
-    rows = baseline.board(selection, correction=correction) if selection else []
+    state = win_rate_boards.board_state(selection, correction, pairs=choice["pairs"]) if selection and choice else None
+    rows = state.rows if state else []
     target, target_error = target_of(request.GET.get("target", ""))
     if target:
         rows = with_labels_needed(rows, target)
@@ -161,6 +162,7 @@ def baseline_win_rates(request):
             "selection": selection,
             "models": choice["models"] if choice else [],
             "rows": rows,
+            "board": state,
             "corrected": baseline.labelled_by_people(rows),
             "target": target,
             "target_error": target_error,
@@ -246,7 +248,7 @@ def baseline_win_rates_export(request, fmt: str):
     _, _, selection = _baseline_selection(request)
     if selection is None:
         return HttpResponseBadRequest("No judge has judged pairs matching these choices.", content_type="text/plain")
-    rows = baseline.board(selection, correction=correction_of(request.GET)[0])
+    rows = win_rate_boards.board(selection, correction=correction_of(request.GET)[0])
     return download(
         baseline.export_rows(rows, corrected=baseline.labelled_by_people(rows)), fmt, f"win-rates-{selection.baseline}"
     )
@@ -283,7 +285,7 @@ def model_detail(request, slug: str):
             "model": model,
             "form": form,
             "profile": profile,
-            "win_rates": baseline.for_model(model.slug, stamp),
+            **dict(zip(("win_rates", "win_rates_pending"), win_rate_boards.for_model(model.slug, stamp), strict=True)),
             **section_context(model, stamp),
             "names": _names(),
             "query": request.GET.urlencode(),

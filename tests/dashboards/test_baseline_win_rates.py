@@ -141,7 +141,8 @@ def test_the_pages_select_names_benchmark_judge_and_criterion_in_one_value(clien
 
 def test_a_prompts_instruction_difficulty_gives_alpaca_evals_own_form_of_length_control(imported):
     from evalhub.catalog.models import Prompt
-    from evalhub.dashboards.baseline_win_rates import Selection, board
+    from evalhub.dashboards.baseline_win_rates import Selection
+    from evalhub.dashboards.win_rate_boards import board
 
     difficulty = {}
     for prompt in Prompt.objects.all():
@@ -160,7 +161,8 @@ def test_a_reimported_benchmark_with_new_difficulties_is_seen_by_the_cached_boar
 ):
     from evalhub.catalog.actions.benchmarks import do_import_benchmark
     from evalhub.catalog.models import Prompt
-    from evalhub.dashboards.baseline_win_rates import Selection, board
+    from evalhub.dashboards.baseline_win_rates import Selection
+    from evalhub.dashboards.win_rate_boards import board
 
     before = board(Selection("ae", JUDGE, BASELINE))
     assert before[0]["lc_note"] != ""

@@ -158,7 +158,7 @@ def test_the_pairwise_board_loads_the_same_corrected_ratings_for_the_judges_it_s
 def test_the_page_says_how_many_labels_reach_a_chosen_width_and_refuses_a_bad_target(
     judged_and_labelled, viewer, login
 ):
-    from evalhub.dashboards.baseline_win_rates import board
+    from evalhub.dashboards.win_rate_boards import board
 
     client = login(viewer)
     row = next(r for r in board(Selection("ae", JUDGE, BASELINE, DEFAULT_CRITERION)) if r["name"] == "claude-2.1")
@@ -182,7 +182,7 @@ def test_the_page_says_how_many_labels_reach_a_chosen_width_and_refuses_a_bad_ta
 def test_labels_needed_past_the_pairs_the_judge_judged_are_called_not_reachable_not_counted(
     judged_and_labelled, viewer, login
 ):
-    from evalhub.dashboards.baseline_win_rates import board
+    from evalhub.dashboards.win_rate_boards import board
 
     row = next(r for r in board(Selection("ae", JUDGE, BASELINE, DEFAULT_CRITERION)) if r["name"] == "claude-2.1")
     corrected = row["corrected"]
@@ -254,7 +254,7 @@ def test_an_admin_sends_unlabelled_pairs_to_peoples_queue_and_their_verdicts_fee
 
 
 def test_a_models_page_shows_the_same_corrected_numbers_as_the_win_rate_page(judged_and_labelled, viewer, login):
-    from evalhub.dashboards.baseline_win_rates import board
+    from evalhub.dashboards.win_rate_boards import board
 
     row = next(r for r in board(Selection("ae", JUDGE, BASELINE, DEFAULT_CRITERION)) if r["name"] == "claude-2.1")
     corrected = row["corrected"]
@@ -263,9 +263,10 @@ def test_a_models_page_shows_the_same_corrected_numbers_as_the_win_rate_page(jud
     assert f"{corrected['corrected_win_rate']:.2f}" in page
     assert f"[{corrected['corrected_ci_low']:.2f}, {corrected['corrected_ci_high']:.2f}]" in page
     assert f"{corrected['human_only_win_rate']:.2f}" in page
-    from evalhub.dashboards.baseline_win_rates import for_model
+    from evalhub.dashboards.win_rate_boards import for_model
 
-    assert all(w["selection"]["judge"] != JUDGE for w in for_model(BASELINE)), "the baseline is not its own rival"
+    shown, pending = for_model(BASELINE)
+    assert not pending and all(w["selection"]["judge"] != JUDGE for w in shown), "the baseline is not its own rival"
 
 
 def test_a_judge_whose_battles_people_labelled_too_few_of_is_named_with_why(judged_and_labelled, login, viewer):
@@ -351,69 +352,73 @@ def test_pairs_drawn_where_the_judge_is_least_sure_are_weighted_by_their_chance_
 def test_a_new_label_by_people_costs_no_new_length_controlled_fit_but_a_judges_new_verdict_does(
     judged_and_labelled, viewer, login, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from evalhub.dashboards import baseline_win_rates as module
+    from evalhub.dashboards import win_rate_boards as module
 
-    fits = []
+    fits = []  # how many comparisons each fit was of: the judge's are all its pairs, people's fewer
     real = module.win_rates
-    monkeypatch.setattr(module, "win_rates", lambda found: fits.append(1) or real(found))
+    monkeypatch.setattr(module, "win_rates", lambda found: fits.append(len(found)) or real(found))
     files, people = judged_and_labelled
     client = login(viewer)
     page = {"judge": JUDGE, "baseline": BASELINE}
     assert client.get("/leaderboards/baseline/", page).status_code == 200 and len(fits) == 1
+    judges = fits[0]
     one_more = people_label(files["claude-2.1"], LABELLED + 1)[LABELLED:]
     do_import_judgments(filename="more.json", data=json.dumps(one_more).encode(), benchmark_slug="ae")
     after = client.get("/leaderboards/baseline/", page)
     row = next(r for r in after.context["rows"] if r["name"] == "claude-2.1")
     assert row["corrected"]["n_human"] == LABELLED + 1, "the page shows the new label"
-    assert len(fits) == 1, "and the judge's fit, which the label does not change, is not redone"
+    assert fits.count(judges) == 1, "and the judge's fit, which the label does not change, is not redone"
     edited = [{**files["phi-2"][0], "preference": 2.0 if files["phi-2"][0]["preference"] < 1.5 else 1.0}]
     with django_capture_on_commit_callbacks(execute=True):  # an edit in place: the version moves on commit
         do_import_judgments(filename="judge.json", data=json.dumps(edited).encode(), benchmark_slug="ae")
     client.get("/leaderboards/baseline/", page)
-    assert len(fits) == 2, "a judge's changed preference is a new fit"
+    assert fits.count(judges) == 2, "a judge's changed preference is a new fit"
 
 
-def test_a_large_fit_whose_data_changed_is_made_by_a_worker_while_the_page_shows_the_last_one_marked(
+def test_a_large_board_is_computed_by_a_worker_while_the_pages_show_the_last_one_marked_with_its_age(
     judged_and_labelled, viewer, login, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from evalhub.dashboards import baseline_win_rates as module
+    from evalhub.dashboards import win_rate_boards as module
+    from evalhub.dashboards.correction import Correction
 
     monkeypatch.setattr(module, "BACKGROUND_AT", 10)  # AlpacaEval's shape here counts as large
     fits, asked = [], []
     real = module.win_rates
     monkeypatch.setattr(module, "win_rates", lambda found: fits.append(1) or real(found))
 
-    class Task:
+    class Task:  # a worker that has not started yet
         def apply_async(self, args):
             asked.append(args)
 
     monkeypatch.setattr(module, "task_named", lambda name: Task())
+
+    def worker() -> None:
+        with django_capture_on_commit_callbacks(execute=True):
+            module.refresh(Selection(**asked[-1][0]), Correction(**asked[-1][1]))
+
     files, _ = judged_and_labelled
     client = login(viewer)
     page = {"judge": JUDGE, "baseline": BASELINE}
     first = client.get("/leaderboards/baseline/", page)
-    assert len(fits) == 1 and "fit-freshness" not in first.content.decode(), "nothing kept yet: fitted here"
-    before = {r["name"]: r["win_rate"] for r in first.context["rows"]}
+    assert not fits and 'id="board-pending"' in first.content.decode(), "nothing kept yet: a worker computes it"
+    assert 'id="win-rates-pending"' in client.get("/models/claude-2-1/").content.decode()
+    assert len(asked) == 1, "one worker asked, however many pages ask"
+    worker()
+    shown = client.get("/leaderboards/baseline/", page)
+    assert "board-freshness" not in shown.content.decode() and "board-pending" not in shown.content.decode()
+    before = {r["name"]: r["win_rate"] for r in shown.context["rows"]}
     edited = [{**r, "preference": 1.0} for r in files["phi-2"][:10]]  # the judge changes its mind
     with django_capture_on_commit_callbacks(execute=True):
         do_import_judgments(filename="judge.json", data=json.dumps(edited).encode(), benchmark_slug="ae")
+    fitted = len(fits)
     stale = client.get("/leaderboards/baseline/", page)
-    assert len(fits) == 1, "no fit in the request"
-    assert 'id="fit-freshness"' in stale.content.decode()
-    assert {r["name"]: r["win_rate"] for r in stale.context["rows"]} == before, "the last fit, marked"
-    client.get("/leaderboards/baseline/", page)
-    assert len(asked) == 1, "one worker asked, however many pages ask"
-    with django_capture_on_commit_callbacks(execute=True):
-        module.refit(Selection(**asked[0][0]))  # the worker's part
+    assert len(fits) == fitted, "no fit in the request"
+    assert 'id="board-freshness"' in stale.content.decode() and "a worker is computing" in stale.content.decode()
+    assert {r["name"]: r["win_rate"] for r in stale.context["rows"]} == before, "the last board, marked"
+    assert "as of" in client.get("/models/phi-2/").content.decode(), "the model page marks it too"
+    assert len(asked) == 2
+    worker()
     fresh = client.get("/leaderboards/baseline/", page)
-    assert len(fits) == 2 and "fit-freshness" not in fresh.content.decode()
-    from django.core.cache import cache
-
-    # The fit's own entry evicted, the data unchanged: the last fit is the current one, shown unmarked.
-    cache.delete(module._fit_key(module._digest(module.comparisons(Selection(**asked[0][0])))))
-    with django_capture_on_commit_callbacks(execute=True):
-        module.note_change()
-    evicted = client.get("/leaderboards/baseline/", page)
-    assert "fit-freshness" not in evicted.content.decode() and len(fits) == 2 and len(asked) == 1
+    assert "board-freshness" not in fresh.content.decode()
     phi = next(r for r in fresh.context["rows"] if r["model"] == "phi-2")
-    assert phi["win_rate"] < before[phi["name"]], "the worker's fit of the edited verdicts"
+    assert phi["win_rate"] < before[phi["name"]], "the worker's board of the edited verdicts"

@@ -1,0 +1,204 @@
+"""The win-rate boards as pages show them: computed by a worker and kept with when they were computed,
+so that no page request does work that grows with judges × judgments (issue 79).
+
+A board (one judge's win rates against a baseline, with people's corrections) is computed from every
+judge's comparisons with that baseline, read at once (`baseline_win_rates.judged_against`: a handful of
+queries whatever the number of judges). A worker computes every judge's board of one benchmark,
+criterion and baseline from one such read, at most one such refresh in flight per group. A page shows
+the board kept for the data as it is now; else the last one kept, marked with its age, while a worker
+computes the current one; a board nobody has computed yet is computed in the request only when it is
+small (under BACKGROUND_AT comparisons), else the page says a worker is computing it. The judge's own
+fit (length control) is also kept by the digest of its comparisons, so a person's label costs no new
+fit. Exports and `export_winrates` wait for the current board: a file a researcher keeps holds the data
+as it is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+import time
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from django.core.cache import cache
+from django.utils import timezone
+
+from evalhub.catalog.models import LanguageModel
+from evalhub.celery import task_named
+from evalhub.core.statistics.win_rates import Comparison, CorrectedWinRate, WinRate, win_rates
+from evalhub.dashboards.baseline_win_rates import (
+    Judged,
+    Selection,
+    choices,
+    combines_judges,
+    corrected_rows,
+    judged_against,
+)
+from evalhub.dashboards.correction import Correction
+from evalhub.reads.caching import cached, cached_forever, fingerprint
+
+logger = logging.getLogger(__name__)
+# A board of this many comparisons nobody has computed yet is computed by a worker, not in the page's
+# request: on AlpacaEval's 8 models (6,434) the whole board takes about 0.3 CPU-s.
+BACKGROUND_AT = 20_000
+REFRESH_TASK = "dashboards.refresh_win_rate_boards"
+REFRESH_LOCK_S = 15 * 60  # a refresh asked for and not finished within this is asked for again
+
+
+@dataclass(frozen=True)
+class KeptBoard:
+    rows: list[dict[str, Any]]
+    computed_at: datetime | None  # None: no board kept yet, a worker computes the first
+    seconds: float  # what computing the group's boards took
+    current: bool  # computed from the data as it is now
+    asked: bool = False  # not current, and a worker computes the current one (False: the broker did not answer)
+
+    @property
+    def pending(self) -> bool:
+        return self.computed_at is None
+
+
+def board(selection: Selection, stamp: str | None = None, correction: Correction | None = None) -> list[dict[str, Any]]:
+    """The selection's current board, computed here if the kept one is not (exports, commands, tests)."""
+    return board_state(selection, correction, stamp, wait=True).rows
+
+
+def board_state(
+    selection: Selection,
+    correction: Correction | None = None,
+    stamp: str | None = None,
+    *,
+    wait: bool = False,
+    pairs: int | None = None,
+) -> KeptBoard:
+    """The board a page shows and how fresh it is. `pairs`: the selection's judged pairs, where a small
+    board nobody computed yet may be computed in the request (None: never); `wait`: computed here
+    unless the kept one is current."""
+    correction = correction or Correction()
+    stamp = stamp or fingerprint()
+    kept = cache.get(_kept_key(selection, correction))
+    if kept is not None and kept["stamp"] == stamp:
+        return _shown(kept, current=True)
+    if wait or (kept is None and pairs is not None and pairs < BACKGROUND_AT):
+        return _shown(compute_and_keep(selection, correction, stamp, every_judge=False)[selection.judge], current=True)
+    asked = _ask_for_refresh(selection, correction)
+    kept = cache.get(_kept_key(selection, correction))  # an eager worker (quickstart, tests) kept it already
+    if kept is None:
+        return KeptBoard([], None, 0.0, current=False, asked=asked)
+    return _shown(kept, current=kept["stamp"] == stamp, asked=asked)
+
+
+def _shown(kept: dict[str, Any], *, current: bool, asked: bool = False) -> KeptBoard:
+    return KeptBoard(kept["rows"], kept["computed_at"], kept["seconds"], current, asked and not current)
+
+
+def _kept_key(selection: Selection, correction: Correction) -> str:
+    return f"dashboards:win_rate_board:{selection.key}|{correction.key}"
+
+
+def _group(selection: Selection, correction: Correction) -> str:
+    """What one refresh computes: every judge's board of the selection's benchmark, criterion and baseline
+    under evalhub's rule (a model's page shows them all); under another estimator, the one judge's."""
+    judge = "*" if correction == Correction() else selection.judge
+    return f"{selection.benchmark}|{selection.criterion}|{selection.baseline}|{judge}|{correction.key}"
+
+
+def _ask_for_refresh(selection: Selection, correction: Correction) -> bool:
+    """Whether a worker computes the selection's current boards now: asked here, or by an earlier request
+    (once however many pages ask). A broker that does not answer is logged, and the next page asks again."""
+    lock = f"dashboards:win_rate_refreshing:{_group(selection, correction)}"
+    if not cache.add(lock, 1, REFRESH_LOCK_S):
+        return True
+    try:
+        task_named(REFRESH_TASK).apply_async(args=[asdict(selection), asdict(correction)])
+    except Exception as error:  # noqa: BLE001 (the last board is still shown)
+        cache.delete(lock)
+        logger.warning("could not ask a worker for the win-rate boards (%s)", type(error).__name__)
+        return False
+    return True
+
+
+def refresh(selection: Selection, correction: Correction) -> None:
+    """A worker's part: compute the selection's group of boards from the data as it is now, unless the
+    kept board already is."""
+    try:
+        stamp = fingerprint()
+        kept = cache.get(_kept_key(selection, correction))
+        if kept is None or kept["stamp"] != stamp:
+            compute_and_keep(selection, correction, stamp, every_judge=correction == Correction())
+    finally:
+        cache.delete(f"dashboards:win_rate_refreshing:{_group(selection, correction)}")
+
+
+def compute_and_keep(
+    selection: Selection, correction: Correction, stamp: str, *, every_judge: bool
+) -> dict[str, dict[str, Any]]:
+    """judge → its kept board, for the selection's judge (or every judge against its baseline), computed
+    from one read of every judge's comparisons. The fingerprint is taken before reading: verdicts landing
+    meanwhile make the next page ask again."""
+    started, clock = timezone.now(), time.perf_counter()
+    judged = judged_against(selection, None if every_judge or combines_judges(correction) else selection.judge)
+    judges = sorted(judged.judges) if every_judge else [selection.judge]
+    rows = {judge: _rows(dataclasses.replace(selection, judge=judge), judged, correction) for judge in judges}
+    seconds = time.perf_counter() - clock
+    out = {}
+    for judge, board_rows in rows.items():
+        kept = {"rows": board_rows, "computed_at": started, "seconds": seconds, "stamp": stamp}
+        cache.set(_kept_key(dataclasses.replace(selection, judge=judge), correction), kept, None)
+        out[judge] = kept
+    return out
+
+
+def _rows(selection: Selection, judged: Judged, correction: Correction) -> list[dict[str, Any]]:
+    """The rows, best win rate first, each with `name` (the model's name as its file gave it) and
+    `corrected` (the judge's win rate corrected by people's labels, and people's own)."""
+    found = judged.judges.get(selection.judge, [])
+    rows = judge_rows(found)
+    corrected = corrected_rows(selection, correction, judged)
+    names = dict(LanguageModel.objects.filter(slug__in=[r.model for r in rows]).values_list("slug", "display_name"))
+    return [
+        {
+            "name": names.get(r.model, r.model),
+            **asdict(r),
+            "corrected": asdict(corrected.get(r.model, CorrectedWinRate(r.model, 0, note="no comparison"))),
+        }
+        for r in rows
+    ]
+
+
+def judge_rows(found: list[Comparison]) -> list[WinRate]:
+    """The judge's own rows, length-controlled fit included, kept by what they are computed from: a label
+    by people (or anything else the fingerprint follows) changes no judge's preference, so it costs no
+    new fit (the fit was most of a board)."""
+    return cached_forever(f"baseline_fit:{_digest(found)}", lambda: win_rates(found))
+
+
+def _digest(found: list[Comparison]) -> str:
+    digest = hashlib.sha1(usedforsecurity=False)
+    for c in sorted(found, key=lambda c: (c.model, c.prompt)):
+        digest.update(repr((c.model, c.prompt, c.preference, c.model_length, c.baseline_length, c.difficulty)).encode())
+    return digest.hexdigest()
+
+
+def for_model(slug: str, stamp: str | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The model's row on every win-rate board it is on (not as the baseline), with its selection and its
+    board's freshness: the same kept boards as the win-rate page, so a model's page shows the same
+    numbers. Never computed here (a model is on as many boards as there are judges): a board no worker
+    has kept yet is asked for and listed second, as being computed."""
+    out, pending = [], []
+    for choice in cached("baseline_choices", choices, stamp=stamp):
+        if slug not in choice["models"] or slug == choice["baseline"]:
+            continue
+        selection = Selection(choice["benchmark"], choice["judge"], choice["baseline"], choice["criterion"])
+        state = board_state(selection, stamp=stamp)
+        if state.pending:
+            pending.append({"selection": asdict(selection), "asked": state.asked})
+            continue
+        row = next((r for r in state.rows if r["model"] == slug), None)
+        if row is not None:
+            freshness = {"computed_at": state.computed_at, "current": state.current, "asked": state.asked}
+            out.append({**row, "selection": asdict(selection), **freshness})
+    return out, pending

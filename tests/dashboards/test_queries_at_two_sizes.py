@@ -1,0 +1,119 @@
+"""No page's cost grows with judges × data (DESIGN convention 19, issue 79): every page type makes as
+many queries with 4 judges, 3 models and 12 prompts as with 2 judges, 2 models and 6, cold (nothing
+cached, no worker running yet) and warm. The model page and the win-rate page read each judge's
+comparisons once per page, whatever the number of judges, and never compute another judge's board."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from evalhub.catalog.actions.judgments import do_import_judgments
+from evalhub.judgelab.report import judge_key
+
+pytestmark = pytest.mark.django_db
+
+BASELINE = "base_model"
+PEOPLE = "human_panel"
+
+
+def judged(judges: int, models: int, prompts: int) -> None:
+    """AlpacaEval-shaped files: every judge compares every model with the baseline on every prompt, and
+    people label the first half of each model's pairs."""
+    rng = np.random.default_rng(judges * 100 + prompts)
+    records = []
+    for model in range(models):
+        for prompt in range(prompts):
+            pair = {
+                "instruction": f"Instruction {prompt}",
+                "output_1": "b" * (40 + 3 * prompt),
+                "output_2": "m" * (30 + 11 * ((prompt * 7 + model) % 13)),
+                "generator_1": BASELINE,
+                "generator_2": f"model_{model}",
+            }
+            for judge in range(judges):
+                records.append({**pair, "annotator": f"judge_{judge}", "preference": float(rng.uniform(1, 2))})
+            if prompt < prompts // 2:
+                records.append({**pair, "annotator": PEOPLE, "preference": float(rng.choice([1.0, 2.0]))})
+    do_import_judgments(
+        filename="judged.json", data=json.dumps(records).encode(), benchmark_slug="ae", allow_new_models=True
+    )
+
+
+def pages() -> list[str]:
+    from evalhub.catalog.models import LanguageModel, Prompt
+
+    prompt = Prompt.objects.filter(benchmark__slug="ae").order_by("id").first()
+    model, baseline = (LanguageModel.objects.get(display_name=name).slug for name in ("model_0", BASELINE))
+    win_rates = f"?judge=judge_0&baseline={BASELINE}"
+    return [
+        "/",
+        "/benchmarks/ae/",
+        f"/benchmarks/ae/prompts/{prompt.pk}/",
+        "/leaderboards/",
+        f"/leaderboards/baseline/{win_rates}",
+        f"/leaderboards/baseline/{win_rates}&estimator=multi-judge",
+        f"/leaderboards/baseline.csv{win_rates}",
+        f"/models/{model}/",
+        f"/models/{baseline}/",
+        "/judges/",
+        f"/judges/{judge_key('judge_0')}/",
+        "/judges/corrected-boards/",
+        "/judges/pointwise/",
+        "/judges/graded/",
+        "/judges/report.csv",
+    ]
+
+
+@pytest.fixture
+def no_worker_yet(monkeypatch):
+    """Asking a worker records the ask: what a page does while no worker has answered it yet."""
+    from evalhub.dashboards import win_rate_boards
+    from evalhub.judgelab import report
+
+    asked: list = []
+
+    class Task:
+        def apply_async(self, args=None, kwargs=None, **options):
+            asked.append((args, kwargs))
+
+    monkeypatch.setattr(win_rate_boards, "task_named", lambda name: Task())
+    monkeypatch.setattr(report, "task_named", lambda name: Task())
+    return asked
+
+
+def counted(client, urls: list[str]) -> dict[str, tuple[int, int]]:
+    """url → (queries of its first view with nothing cached or kept, of a second view)."""
+    from evalhub.judgelab.models import ReportSnapshot
+
+    out = {}
+    for url in urls:
+        cache.clear()
+        ReportSnapshot.objects.all().delete()  # the judge lab's kept reports: nothing kept, at either size
+        seen = []
+        for _ in range(2):
+            with CaptureQueriesContext(connection) as captured:
+                response = client.get(url)
+                assert response.status_code == 200, (url, response.status_code)
+                if hasattr(response, "streaming_content"):
+                    b"".join(response.streaming_content)
+            seen.append(len(captured))
+        out[url] = (seen[0], seen[1])
+    return out
+
+
+def test_every_page_makes_as_many_queries_with_twice_the_judges_models_and_prompts(
+    client, viewer, login, no_worker_yet
+):
+    client = login(viewer)
+    judged(judges=2, models=2, prompts=6)
+    small = counted(client, pages())
+    judged(judges=4, models=3, prompts=12)  # two more judges, a model and six prompts more
+    large = counted(client, pages())
+    grew = {url: (small[url], large[url]) for url in small if small[url] != large[url]}
+    assert not grew, f"(cold, warm) queries at the small size, then at the large: {grew}"
