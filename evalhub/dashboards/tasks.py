@@ -9,7 +9,7 @@ from celery import shared_task
 from evalhub.dashboards.baseline_win_rates import Selection
 from evalhub.dashboards.correction import Correction
 from evalhub.dashboards.label_requests import CONTINUE_TASK, do_continue_asking
-from evalhub.dashboards.win_rate_boards import REFRESH_TASK, refresh
+from evalhub.dashboards.win_rate_boards import CHOICES_TASK, REFRESH_TASK, refresh, refresh_choices
 
 
 @shared_task(name=REFRESH_TASK, ignore_result=True)
@@ -20,3 +20,8 @@ def refresh_win_rate_boards_task(selection: dict[str, Any], correction: dict[str
 @shared_task(name=CONTINUE_TASK, ignore_result=True)
 def continue_asking_task(run_id: int) -> None:
     do_continue_asking(run_id)
+
+
+@shared_task(name=CHOICES_TASK, ignore_result=True)
+def refresh_win_rate_choices_task() -> None:
+    refresh_choices()

@@ -130,7 +130,7 @@ def leaderboard_export(request, table: str, fmt: str):
 def _baseline_selection(request) -> tuple[list[dict], dict | None, baseline.Selection | None]:
     """Every (benchmark, judge, criterion) judged, the one asked for (or, asked nothing, the model judge
     with the most pairs), and the selection with its baseline; None when nothing judged matches."""
-    choices = cached("baseline_choices", baseline.choices)
+    choices = win_rate_boards.kept_choices()
     wanted = {key: request.GET.get(key, "") for key in ("benchmark", "judge", "criterion", "baseline")}
     if request.GET.get("run", "").count("|") >= 2:  # the page's one select: benchmark|judge|criterion
         # Slugs hold no "|"; a judge's spec may (`openai-compatible:URL|model`): it is what lies between.

@@ -38,7 +38,7 @@ from evalhub.dashboards.baseline_win_rates import (
     judged_against,
 )
 from evalhub.dashboards.correction import Correction
-from evalhub.reads.caching import cached, cached_forever, fingerprint
+from evalhub.reads.caching import cached_forever, fingerprint
 
 logger = logging.getLogger(__name__)
 # A board of this many comparisons nobody has computed yet is computed by a worker, not in the page's
@@ -107,28 +107,65 @@ def _group(selection: Selection, correction: Correction) -> str:
 
 
 def _ask_for_refresh(selection: Selection, correction: Correction) -> bool:
-    """Whether a worker computes the selection's current boards now: asked here, or by an earlier request
-    (once however many pages ask). A broker that does not answer is logged, and the next page asks again."""
+    """Whether a worker computes the selection's current boards now: asked here, or by an earlier request."""
     lock = f"dashboards:win_rate_refreshing:{_group(selection, correction)}"
+    return _ask(lock, REFRESH_TASK, [asdict(selection), asdict(correction)])
+
+
+def _ask(lock: str, task: str, args: list[Any]) -> bool:
+    """Ask a worker for `task` once however many pages ask (until the worker deletes `lock`); a broker
+    that does not answer is logged, and the next page asks again."""
     if not cache.add(lock, 1, REFRESH_LOCK_S):
         return True
     try:
-        task_named(REFRESH_TASK).apply_async(args=[asdict(selection), asdict(correction)])
-    except Exception as error:  # noqa: BLE001 (the last board is still shown)
+        task_named(task).apply_async(args=args)
+    except Exception as error:  # noqa: BLE001 (the last result is still shown)
         cache.delete(lock)
-        logger.warning("could not ask a worker for the win-rate boards (%s)", type(error).__name__)
+        logger.warning("could not ask a worker for %s (%s)", task, type(error).__name__)
         return False
     return True
 
 
+CHOICES_TASK = "dashboards.refresh_win_rate_choices"
+_CHOICES_KEY, _CHOICES_LOCK = "dashboards:win_rate_choices", "dashboards:win_rate_choices_refreshing"
+
+
+def kept_choices(stamp: str | None = None) -> list[dict[str, Any]]:
+    """Every judged (benchmark, judge, criterion) and its baseline (`baseline_win_rates.choices`): two
+    grouped reads of every judgment (1.6 s at a million on PostgreSQL), so made by a worker once the first
+    list is kept; the last list serves meanwhile (a judge whose first verdicts just landed appears when
+    the worker is done)."""
+    stamp = stamp or fingerprint()
+    kept = cache.get(_CHOICES_KEY)
+    if kept is None:
+        return refresh_choices(stamp)
+    if kept["stamp"] != stamp:
+        _ask(_CHOICES_LOCK, CHOICES_TASK, [])
+        kept = cache.get(_CHOICES_KEY) or kept  # an eager worker (quickstart, tests) made it already
+    return kept["choices"]
+
+
+def refresh_choices(stamp: str | None = None) -> list[dict[str, Any]]:
+    """A worker's part (and the first page's): the current list, kept."""
+    try:
+        stamp = stamp or fingerprint()
+        found = choices()
+        cache.set(_CHOICES_KEY, {"choices": found, "stamp": stamp}, None)
+        return found
+    finally:
+        cache.delete(_CHOICES_LOCK)
+
+
 def refresh(selection: Selection, correction: Correction) -> None:
-    """A worker's part: compute the selection's group of boards from the data as it is now, unless the
-    kept board already is."""
+    """A worker's part: compute the selection's group of boards from the data as it is now (one judge's
+    board under another estimator: unless the kept one already is; every judge's under evalhub's rule,
+    whose kept boards an export may have made current for one judge and not the others)."""
     try:
         stamp = fingerprint()
+        every_judge = correction == Correction()
         kept = cache.get(_kept_key(selection, correction))
-        if kept is None or kept["stamp"] != stamp:
-            compute_and_keep(selection, correction, stamp, every_judge=correction == Correction())
+        if every_judge or kept is None or kept["stamp"] != stamp:
+            compute_and_keep(selection, correction, stamp, every_judge=every_judge)
     finally:
         cache.delete(f"dashboards:win_rate_refreshing:{_group(selection, correction)}")
 
@@ -189,7 +226,7 @@ def for_model(slug: str, stamp: str | None = None) -> tuple[list[dict[str, Any]]
     numbers. Never computed here (a model is on as many boards as there are judges): a board no worker
     has kept yet is asked for and listed second, as being computed."""
     out, pending = [], []
-    for choice in cached("baseline_choices", choices, stamp=stamp):
+    for choice in kept_choices(stamp):
         if slug not in choice["models"] or slug == choice["baseline"]:
             continue
         selection = Selection(choice["benchmark"], choice["judge"], choice["baseline"], choice["criterion"])

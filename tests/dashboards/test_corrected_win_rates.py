@@ -386,11 +386,15 @@ def test_a_large_board_is_computed_by_a_worker_while_the_pages_show_the_last_one
     real = module.win_rates
     monkeypatch.setattr(module, "win_rates", lambda found: fits.append(1) or real(found))
 
-    class Task:  # a worker that has not started yet
-        def apply_async(self, args):
-            asked.append(args)
+    class Task:  # a worker that has not started yet: the boards it is asked for are recorded
+        def __init__(self, name: str) -> None:
+            self.name = name
 
-    monkeypatch.setattr(module, "task_named", lambda name: Task())
+        def apply_async(self, args):
+            if self.name == module.REFRESH_TASK:
+                asked.append(args)
+
+    monkeypatch.setattr(module, "task_named", Task)
 
     def worker() -> None:
         with django_capture_on_commit_callbacks(execute=True):

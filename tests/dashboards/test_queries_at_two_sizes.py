@@ -117,3 +117,36 @@ def test_every_page_makes_as_many_queries_with_twice_the_judges_models_and_promp
     large = counted(client, pages())
     grew = {url: (small[url], large[url]) for url in small if small[url] != large[url]}
     assert not grew, f"(cold, warm) queries at the small size, then at the large: {grew}"
+
+
+def test_the_judged_choices_are_kept_and_a_worker_makes_the_next_list_while_the_last_one_serves(
+    client, viewer, login, monkeypatch, django_capture_on_commit_callbacks
+):
+    from evalhub.dashboards import win_rate_boards
+
+    asked = []
+
+    class Task:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def apply_async(self, args=None, **options):
+            asked.append(self.name)
+
+    monkeypatch.setattr(win_rate_boards, "task_named", Task)
+    client = login(viewer)
+    judged(judges=1, models=1, prompts=4)
+
+    def judges_listed() -> set[str]:
+        response = client.get(f"/leaderboards/baseline/?baseline={BASELINE}")
+        assert response.status_code == 200
+        return {choice["judge"] for choice in response.context["choices"]}
+
+    assert judges_listed() == {"judge_0", PEOPLE} and not asked, "the first list is made in the request"
+    with django_capture_on_commit_callbacks(execute=True):
+        judged(judges=2, models=1, prompts=4)  # a second judge's verdicts land
+    assert judges_listed() == {"judge_0", PEOPLE}, "the last list serves while a worker makes the next"
+    judges_listed()
+    assert asked.count(win_rate_boards.CHOICES_TASK) == 1, "one worker asked, however many pages ask"
+    win_rate_boards.refresh_choices()  # the worker's part
+    assert judges_listed() == {"judge_0", "judge_1", PEOPLE}

@@ -1,0 +1,269 @@
+"""Every page type at scale (issue 79): a generated database of imported pairwise judgments in
+AlpacaEval's shape (each of `--judges` judges, `--people` of them people, compares models with one
+baseline on the benchmark's prompts; `--models` models), every page a researcher opens, through Django's
+test client in this process (server CPU is this process's CPU: the database server's own time is in the
+wall figure only): home, the benchmark, a prompt, `/leaderboards/`, the win-rate page and its export,
+a model's page, the judge lab, a judge's page, the corrected boards, pointwise, graded, the judge
+report export.
+
+For each page: **first** (nothing computed yet: a page either computes a small result or asks a
+worker), then the workers' part (every kept result a page asked for, computed here in turn, CPU
+timed), **changed** (the data moved on: one new judgment, so every page's cached result is for older
+data and the page shows the kept one, marked, asking a worker), and **warm** (asked again). Query
+counts are printed beside the times. Exits 1 when a changed or warm page's p95 passes the bounds
+(2 s changed, 500 ms warm) or a page's query count differs between two sizes given with `--sizes`.
+
+    python benchmarks/page_scale.py                                    # SQLite in a temporary folder
+    python benchmarks/page_scale.py --sizes 100000 1000000             # two sizes, query counts compared
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres python benchmarks/page_scale.py --sizes 1000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("SECRET_KEY", "benchmark-only")
+os.environ.setdefault("EVALHUB_SSL_REDIRECT", "false")
+os.environ.setdefault("EVALHUB_DATA_DIR", tempfile.mkdtemp(prefix="evalhub-page-scale-"))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.contrib.auth.models import Group, User  # noqa: E402
+from django.core.cache import cache  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.test.utils import CaptureQueriesContext, setup_databases, setup_test_environment, teardown_databases  # noqa: E402
+from measured import machine  # noqa: E402  (benchmarks/, beside this script)
+from page_timing import percentile  # noqa: E402  (benchmarks/, beside this script)
+
+from evalhub.catalog.models import Benchmark, Criterion, Judgment, LanguageModel, Prompt, Response  # noqa: E402
+from evalhub.dashboards.counts import do_rebuild_tallies  # noqa: E402
+from evalhub.judgelab.report import judge_key  # noqa: E402
+from evalhub.system.bulk_insert import insert_rows  # noqa: E402
+
+CHANGED_BOUND_S, WARM_BOUND_S = 2.0, 0.5
+COLUMNS = ("criterion_id", "judge_model_id", "response_id", "response_2_id", "verdict", "probability")
+
+
+def build(judgments: int, judges: int, people: int, models: int, seed: int) -> None:
+    rng = random.Random(seed)
+    benchmark = Benchmark.objects.create(slug="scale", name="Scale")
+    criterion = Criterion.objects.get_or_create(
+        slug="overall", defaults={"name": "Overall", "levels": {str(i): str(i) for i in range(1, 6)}}
+    )[0]
+    baseline, *candidates = LanguageModel.objects.bulk_create(
+        LanguageModel(slug=f"model-{i}", display_name=f"Model {i}") for i in range(models)
+    )
+    raters = LanguageModel.objects.bulk_create(
+        [LanguageModel(slug=f"person-{i}", display_name=f"Person {i}", is_human=True) for i in range(people)]
+        + [LanguageModel(slug=f"judge-{i}", display_name=f"Judge {i}") for i in range(judges - people)]
+    )
+    # Model judges judge every pair; each person labels a tenth of them.
+    pairs_count = max(1, judgments // (judges - people + people // 10 + 1))
+    prompts_count = max(1, pairs_count // len(candidates))
+    prompts = Prompt.objects.bulk_create(
+        (Prompt(benchmark=benchmark, external_id=f"p{i}", text=f"question {i}") for i in range(prompts_count)),
+        batch_size=5000,
+    )
+    base = {
+        p.pk: r
+        for p, r in zip(
+            prompts,
+            Response.objects.bulk_create(
+                (Response(prompt=p, model=baseline, text="b" * rng.randint(50, 900)) for p in prompts), batch_size=5000
+            ),
+            strict=True,
+        )
+    }
+    answers = Response.objects.bulk_create(
+        (Response(prompt=p, model=m, text="m" * rng.randint(50, 900)) for p in prompts for m in candidates),
+        batch_size=5000,
+    )
+    strength = {m.pk: rng.gauss(0, 1) for m in candidates}
+
+    def rows():
+        written = 0
+        for index, rater in enumerate(raters):
+            share = 0.1 if rater.is_human else 1.0
+            gives_probability = not rater.is_human and index % 2 == 0
+            for answer in answers:
+                if written >= judgments:
+                    return
+                if share < 1 and rng.random() > share:
+                    continue
+                won = rng.random() < 1 / (1 + 2.718 ** -strength[answer.model_id])
+                verdict = 2 if won else 1  # the baseline is always shown first, as in AlpacaEval's files
+                probability = (0.75 if won else 0.25) + rng.uniform(-0.2, 0.2) if gives_probability else None
+                written += 1
+                yield criterion.pk, rater.pk, base[answer.prompt_id].pk, answer.pk, verdict, probability
+
+    with transaction.atomic():
+        insert_rows(Judgment, COLUMNS, rows(), source="import")
+    do_rebuild_tallies()
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+
+
+def pages() -> list[str]:
+    prompt = Prompt.objects.filter(benchmark__slug="scale").order_by("pk").values_list("pk", flat=True).first()
+    win_rates = "?benchmark=scale&judge=judge-0&criterion=overall&baseline=model-0"
+    return [
+        "/",
+        "/benchmarks/scale/",
+        f"/benchmarks/scale/prompts/{prompt}/",
+        "/leaderboards/",
+        f"/leaderboards/baseline/{win_rates}",
+        f"/leaderboards/baseline.csv{win_rates}",
+        "/models/model-1/",
+        "/judges/",
+        f"/judges/{judge_key('judge-0')}/",
+        "/judges/corrected-boards/",
+        "/judges/pointwise/",
+        "/judges/graded/",
+    ]
+
+
+class Workers:
+    """The workers, run here on demand: what pages asked for is recorded, then computed in turn."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, object, object]] = []
+        outer = self
+
+        class Task:
+            def __init__(self, name: str) -> None:
+                self.name = name
+
+            def apply_async(self, args=None, kwargs=None, **options):
+                outer.asked.append((self.name, args, kwargs))
+
+        from evalhub.dashboards import win_rate_boards
+        from evalhub.judgelab import report
+
+        win_rate_boards.task_named = Task
+        report.task_named = Task
+
+    def run(self) -> tuple[float, float, int]:
+        """(wall, CPU, tasks) of computing everything asked for."""
+        from evalhub.celery import task_named
+
+        asked, self.asked = self.asked, []
+        wall, cpu = time.perf_counter(), time.process_time()
+        for name, args, kwargs in asked:
+            result = task_named(name).apply(args=args or (), kwargs=kwargs or {})
+            if result.failed():
+                raise RuntimeError(f"the worker's {name} failed: {result.traceback}")
+        return time.perf_counter() - wall, time.process_time() - cpu, len(asked)
+
+
+def one_more_judgment(round_: int) -> None:
+    """judge-0's verdict on one more pair: one it judged, asked again in the other order."""
+    criterion = Criterion.objects.get(slug="overall")
+    judge = LanguageModel.objects.get(slug="judge-0")
+    pairs = Judgment.objects.filter(judge_model=judge).order_by("pk").values_list("response_id", "response_2_id")
+    first, second = pairs[round_]
+    with transaction.atomic():
+        insert_rows(Judgment, COLUMNS, [(criterion.pk, judge.pk, second, first, 0, None)], source="import")
+
+
+def visit(client, url: str) -> tuple[float, float, int]:
+    with CaptureQueriesContext(connection) as captured:
+        wall, cpu = time.perf_counter(), time.process_time()
+        response = client.get(url)
+        if hasattr(response, "streaming_content"):
+            b"".join(response.streaming_content)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    assert response.status_code == 200, (url, response.status_code)
+    return wall, cpu, len(captured)
+
+
+def measure(size: int, args, client, workers: Workers) -> dict[str, dict[str, tuple[float, float, int]]]:
+    started = time.perf_counter()
+    build(size, args.judges, args.people, args.models, args.seed)
+    print(
+        f"\n{Judgment.objects.count():,} judgments, {args.judges} judges ({args.people} people), "
+        f"{args.models} models; built in {time.perf_counter() - started:.0f} s; {machine()}"
+    )
+    urls = pages()
+    found: dict[str, dict[str, tuple[float, float, int]]] = {url: {} for url in urls}
+    cache.clear()
+    for url in urls:
+        found[url]["first"] = visit(client, url)
+    wall, cpu, tasks = workers.run()
+    print(f"workers after the first visits: {tasks} task(s), {wall:.1f} s wall, {cpu:.1f} CPU-s")
+    for round_ in range(args.rounds):
+        one_more_judgment(round_)
+        for url in urls:
+            changed = visit(client, url)
+            warm = visit(client, url)
+            for how, value in (("changed", changed), ("warm", warm)):
+                found[url].setdefault(how, [])
+                found[url][how].append(value)
+        wall, cpu, tasks = workers.run()
+        print(f"workers after round {round_ + 1}: {tasks} task(s), {wall:.1f} s wall, {cpu:.1f} CPU-s")
+    print(f"{'page':<62}{'first s':>9}{'changed p95 s (CPU)':>22}{'warm p95 s (CPU)':>20}{'queries':>12}")
+    for url, seen in found.items():
+        first = seen["first"]
+        line = f"{url[:61]:<62}{first[0]:>9.2f}"
+        for how in ("changed", "warm"):
+            walls = [w for w, _, _ in seen[how]]
+            cpus = [c for _, c, _ in seen[how]]
+            line += f"{percentile(walls, 95) / 1000:>12.2f} ({percentile(cpus, 95) / 1000:.2f})".rjust(
+                22 if how == "changed" else 20
+            )
+        queries = sorted({q for _, _, q in seen["changed"]} | {q for _, _, q in seen["warm"]})
+        line += f"{'/'.join(map(str, queries)):>12}"
+        print(line)
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[50_000])
+    parser.add_argument("--judges", type=int, default=50)
+    parser.add_argument("--people", type=int, default=10)
+    parser.add_argument("--models", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    setup_test_environment()
+    missed, counts = [], []
+    for size in args.sizes:
+        databases = setup_databases(verbosity=0, interactive=False)
+        try:
+            viewer = User.objects.create_user("bench-viewer")
+            viewer.groups.add(Group.objects.get_or_create(name="viewer")[0])
+            client = Client()
+            client.force_login(viewer)
+            found = measure(size, args, client, Workers())
+        finally:
+            teardown_databases(databases, verbosity=0)
+        for url, seen in found.items():
+            for how, bound in (("changed", CHANGED_BOUND_S), ("warm", WARM_BOUND_S)):
+                p95 = percentile([w for w, _, _ in seen[how]], 95) / 1000
+                if p95 > bound:
+                    missed.append(f"{url} {how} p95 {p95:.2f} s at {size:,}")
+        counts.append({url: (seen["changed"][-1][2], seen["warm"][-1][2]) for url, seen in found.items()})
+    for url in counts[0]:
+        if len({c[url] for c in counts}) > 1:
+            missed.append(f"{url}: queries (changed, warm) {[c[url] for c in counts]} across the sizes")
+    print(
+        f"\nbounds: changed p95 ≤ {CHANGED_BOUND_S} s, warm p95 ≤ {WARM_BOUND_S} s, the same queries at every size: "
+        + ("met" if not missed else "MISSED: " + "; ".join(missed))
+    )
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
