@@ -266,4 +266,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from measured import reported  # benchmarks/, beside this script
+
+    with reported():
+        code = main()
+    sys.exit(code)
