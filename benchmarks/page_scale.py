@@ -9,7 +9,8 @@ report export.
 For each page: **first** (nothing computed yet: a page either computes a small result or asks a
 worker), then the workers' part (every kept result a page asked for, computed here in turn, CPU
 timed), **changed** (the data moved on: one new judgment, so every page's cached result is for older
-data and the page shows the kept one, marked, asking a worker), and **warm** (asked again). Query
+data and the page shows the kept one, marked, asking a worker; a win-rate export answers 503 with
+Retry-After until the worker is done), and **warm** (asked again). Query
 counts are printed beside the times. Exits 1 when a changed or warm page's p95 passes the bounds
 (2 s changed, 500 ms warm) or a page's query count differs between two sizes given with `--sizes`.
 
@@ -184,7 +185,8 @@ def visit(client, url: str) -> tuple[float, float, int]:
         if hasattr(response, "streaming_content"):
             b"".join(response.streaming_content)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    assert response.status_code == 200, (url, response.status_code)
+    # An export answers 503 (Retry-After) while a worker computes a large board: timed all the same.
+    assert response.status_code in (200, 503), (url, response.status_code)
     return wall, cpu, len(captured)
 
 

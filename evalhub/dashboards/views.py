@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import mark_safe
+from django.utils.timesince import timesince
 from django.views.decorators.http import require_POST
 
 from evalhub.accounts.roles import ADMIN, role_required
@@ -29,6 +30,8 @@ from evalhub.reads.model_sections import section_context
 from evalhub.reads.provenance import stand_in_specs
 from evalhub.system.downloads import download
 from evalhub.system.forms import form_reasons
+
+RETRY_AFTER_S = 30  # what an export asks a client to wait while a worker computes the board
 
 
 def _names() -> dict[str, str]:
@@ -149,7 +152,10 @@ def _baseline_selection(request) -> tuple[list[dict], dict | None, baseline.Sele
 def baseline_win_rates(request):
     choices, choice, selection = _baseline_selection(request)
     correction, correction_error = correction_of(request.GET)
-    state = win_rate_boards.board_state(selection, correction, pairs=choice["pairs"]) if selection and choice else None
+    state = None
+    if selection is not None:
+        pairs = win_rate_boards.pairs_read(choices, selection)
+        state = win_rate_boards.board_state(selection, correction, pairs=pairs)
     rows = state.rows if state else []
     target, target_error = target_of(request.GET.get("target", ""))
     if target:
@@ -245,13 +251,32 @@ def ask_until(request):
 
 @role_required()
 def baseline_win_rates_export(request, fmt: str):
-    _, _, selection = _baseline_selection(request)
+    """The board as a file: the data as it is now, made in the request only when small (as the page's);
+    else a worker makes it and the client is told to come back (503 with Retry-After), since a file
+    must not hold an earlier board unmarked and a request must not compute judges × judgments."""
+    choices, _, selection = _baseline_selection(request)
     if selection is None:
         return HttpResponseBadRequest("No judge has judged pairs matching these choices.", content_type="text/plain")
-    rows = win_rate_boards.board(selection, correction=correction_of(request.GET)[0])
+    pairs = win_rate_boards.pairs_read(choices, selection)
+    state = win_rate_boards.board_state(selection, correction_of(request.GET)[0], pairs=pairs)
+    if not state.current:
+        return _board_not_ready(state)
+    rows = state.rows
     return download(
         baseline.export_rows(rows, corrected=baseline.labelled_by_people(rows)), fmt, f"win-rates-{selection.baseline}"
     )
+
+
+def _board_not_ready(state: win_rate_boards.KeptBoard) -> HttpResponse:
+    """What an export answers while a worker computes the board of the data as it is now."""
+    if state.asked:
+        when = "" if state.pending else f" (the last was computed {timesince(state.computed_at)} ago)"
+        text = f"A worker is computing this board for the data as it is now{when}: retry in a minute."
+    else:
+        text = "No worker could be asked for this board (the broker did not answer): retry to ask again."
+    response = HttpResponse(text, status=503, content_type="text/plain")
+    response["Retry-After"] = str(RETRY_AFTER_S)
+    return response
 
 
 @role_required()

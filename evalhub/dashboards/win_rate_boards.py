@@ -9,8 +9,8 @@ the board kept for the data as it is now; else the last one kept, marked with it
 computes the current one; a board nobody has computed yet is computed in the request only when it is
 small (under BACKGROUND_AT comparisons), else the page says a worker is computing it. The judge's own
 fit (length control) is also kept by the digest of its comparisons, so a person's label costs no new
-fit. Exports and `export_winrates` wait for the current board: a file a researcher keeps holds the data
-as it is.
+fit. A file a researcher keeps holds the data as it is: `export_winrates` waits for the current board,
+and the page's exports answer 503 with Retry-After while a worker computes a large one.
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ from evalhub.dashboards.correction import Correction
 from evalhub.reads.caching import cached_forever, fingerprint
 
 logger = logging.getLogger(__name__)
-# A board of this many comparisons nobody has computed yet is computed by a worker, not in the page's
-# request: on AlpacaEval's 8 models (6,434) the whole board takes about 0.3 CPU-s.
+# A board read from this many judged pairs (every judge's against the baseline) is computed by a worker,
+# not in a page's request: on AlpacaEval's 8 models (6,434 pairs) a board takes about 0.3 CPU-s.
 BACKGROUND_AT = 20_000
 REFRESH_TASK = "dashboards.refresh_win_rate_boards"
 REFRESH_LOCK_S = 15 * 60  # a refresh asked for and not finished within this is asked for again
@@ -74,21 +74,33 @@ def board_state(
     wait: bool = False,
     pairs: int | None = None,
 ) -> KeptBoard:
-    """The board a page shows and how fresh it is. `pairs`: the selection's judged pairs, where a small
-    board nobody computed yet may be computed in the request (None: never); `wait`: computed here
-    unless the kept one is current."""
+    """The board a page shows and how fresh it is. `pairs`: how many pairs every judge of the selection's
+    benchmark, criterion and baseline judged (`pairs_read`), where a board read from so few is computed
+    in the request unless the kept one is current (None: never); `wait`: computed here unless the kept
+    one is current."""
     correction = correction or Correction()
     stamp = stamp or fingerprint()
     kept = cache.get(_kept_key(selection, correction))
     if kept is not None and kept["stamp"] == stamp:
         return _shown(kept, current=True)
-    if wait or (kept is None and pairs is not None and pairs < BACKGROUND_AT):
+    if wait or (pairs is not None and pairs < BACKGROUND_AT):
         return _shown(compute_and_keep(selection, correction, stamp, every_judge=False)[selection.judge], current=True)
     asked = _ask_for_refresh(selection, correction)
     kept = cache.get(_kept_key(selection, correction))  # an eager worker (quickstart, tests) kept it already
     if kept is None:
         return KeptBoard([], None, 0.0, current=False, asked=asked)
     return _shown(kept, current=kept["stamp"] == stamp, asked=asked)
+
+
+def pairs_read(choices: list[dict[str, Any]], selection: Selection) -> int:
+    """The judged pairs a board of `selection` is computed from: every judge's against its baseline on its
+    benchmark under its criterion (each judge's boards read the others')."""
+    return sum(
+        choice["pairs"]
+        for choice in choices
+        if (choice["benchmark"], choice["criterion"]) == (selection.benchmark, selection.criterion)
+        and selection.baseline in choice["models"]
+    )
 
 
 def _shown(kept: dict[str, Any], *, current: bool, asked: bool = False) -> KeptBoard:

@@ -420,9 +420,14 @@ def test_a_large_board_is_computed_by_a_worker_while_the_pages_show_the_last_one
     assert 'id="board-freshness"' in stale.content.decode() and "a worker is computing" in stale.content.decode()
     assert {r["name"]: r["win_rate"] for r in stale.context["rows"]} == before, "the last board, marked"
     assert "as of" in client.get("/models/phi-2/").content.decode(), "the model page marks it too"
+    waiting = client.get("/leaderboards/baseline.csv", page)
+    assert waiting.status_code == 503 and waiting["Retry-After"] == "30", "a file never holds the last board"
+    assert "A worker is computing this board" in waiting.content.decode() and len(fits) == fitted
     assert len(asked) == 2
     worker()
     fresh = client.get("/leaderboards/baseline/", page)
     assert "board-freshness" not in fresh.content.decode()
     phi = next(r for r in fresh.context["rows"] if r["model"] == "phi-2")
     assert phi["win_rate"] < before[phi["name"]], "the worker's board of the edited verdicts"
+    exported = client.get("/leaderboards/baseline.csv", page)
+    assert exported.status_code == 200 and f"{phi['win_rate']:.4f}"[:5] in exported.content.decode()
