@@ -21,6 +21,7 @@ Rows may stand for several identical battles (`counts`): the same fit in far few
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy import sparse
@@ -59,6 +60,30 @@ class _Battles:
     stratum_u: np.ndarray
     strata: int
 
+    @cached_property
+    def _thin(self) -> tuple[sparse.csr_matrix | None, sparse.csr_matrix | None]:
+        return _sparse_if_thin(self.x), _sparse_if_thin(self.x_u)
+
+    def linear(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """x·θ and x_u·θ."""
+        thin, thin_u = self._thin
+        return (self.x if thin is None else thin) @ theta, (self.x_u if thin_u is None else thin_u) @ theta
+
+    def gradient(self, scalars: np.ndarray, scalars_u: np.ndarray) -> np.ndarray:
+        """xᵀ·scalars + x_uᵀ·scalars_u."""
+        thin, thin_u = self._thin
+        out: np.ndarray = (self.x if thin is None else thin).T @ scalars + (
+            self.x_u if thin_u is None else thin_u
+        ).T @ scalars_u
+        return out
+
+    def gram(self, weights: np.ndarray, weights_u: np.ndarray | None) -> np.ndarray:
+        """xᵀ·diag(weights)·x + x_uᵀ·diag(weights_u)·x_u (None: labelled rows only): the Hessian of a
+        weighted logistic loss."""
+        thin, thin_u = self._thin
+        out = _gram(self.x, thin, weights)
+        return out if weights_u is None else out + _gram(self.x_u, thin_u, weights_u)
+
     def sizes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per stratum: labelled battles n_s, the others N_s, and its share W_s of every battle."""
         n = np.bincount(self.stratum, weights=self.w, minlength=self.strata)
@@ -69,11 +94,27 @@ class _Battles:
         """μ on both sides, and each row's scalar of the rectified gradient (the gradient is it times the
         row): people's minus the judges' weighted on labelled rows, (1 − Λ)μ − y + Σλ_jŷ_j; the judges'
         weighted on the others, Λμ − Σλ_jŷ'_j."""
-        mu, mu_u = _expit(self.x @ theta), _expit(self.x_u @ theta)
+        mu, mu_u = (_expit(z) for z in self.linear(theta))
         total = lam.sum(axis=1)
         people = (1 - total[self.stratum]) * mu - self.y + (self.yhat * lam[self.stratum]).sum(axis=1)
         judges = total[self.stratum_u] * mu_u - (self.yhat_u * lam[self.stratum_u]).sum(axis=1)
         return mu, mu_u, people, judges
+
+
+def _sparse_if_thin(x: np.ndarray) -> sparse.csr_matrix | None:
+    """A sparse copy of a design with few non-zeros a row (a Bradley–Terry row has two), where it has
+    enough columns for that to matter: the dense xᵀWx over 200 models' columns was nine tenths of a
+    judge lab report with 50 judges (0.23 s a fit at 24,000 battles)."""
+    if x.ndim != 2 or x.shape[1] < 20 or x.size == 0 or np.count_nonzero(x) > 0.1 * x.size:
+        return None
+    return sparse.csr_matrix(x)
+
+
+def _gram(x: np.ndarray, thin: sparse.csr_matrix | None, weights: np.ndarray) -> np.ndarray:
+    if thin is None:
+        out: np.ndarray = (x.T * weights) @ x
+        return out
+    return np.asarray((thin.T @ sparse.diags(weights) @ thin).toarray())
 
 
 def _rectified_fit(battles: _Battles, lam: np.ndarray) -> np.ndarray:
@@ -88,10 +129,10 @@ def _rectified_fit(battles: _Battles, lam: np.ndarray) -> np.ndarray:
     theta = np.zeros(b.x.shape[1])
     for _ in range(100):
         mu, mu_u, people, judges = b.residuals(theta, lam)
-        gradient = b.x.T @ (scale * people) + b.x_u.T @ (scale_u * judges)
+        gradient = b.gradient(scale * people, scale_u * judges)
         bend = scale * (1 - total[b.stratum]) * mu * (1 - mu)
         bend_u = scale_u * total[b.stratum_u] * mu_u * (1 - mu_u)
-        step = np.linalg.solve((b.x.T * bend) @ b.x + (b.x_u.T * bend_u) @ b.x_u, gradient)
+        step = np.linalg.solve(b.gram(bend, bend_u), gradient)
         theta -= step
         if np.abs(step).max() < 1e-12:
             return theta
@@ -102,13 +143,12 @@ def _rectified_fit(battles: _Battles, lam: np.ndarray) -> np.ndarray:
 def _hessian(battles: _Battles, theta: np.ndarray, lam: np.ndarray) -> np.ndarray:
     """The loss's mean Hessian over every row; with no weight on any judge, people's own (stratum-weighted)."""
     b = battles
-    mu, mu_u = _expit(b.x @ theta), _expit(b.x_u @ theta)
+    mu, mu_u = (_expit(z) for z in b.linear(theta))
     if not lam.any():
         n, _, share = b.sizes()
         scale = b.w * (share / np.maximum(n, 1))[b.stratum]
-        out: np.ndarray = (b.x.T * (scale * mu * (1 - mu))) @ b.x
-        return out
-    pooled = (b.x_u.T * (b.w_u * mu_u * (1 - mu_u))) @ b.x_u + (b.x.T * (b.w * mu * (1 - mu))) @ b.x
+        return b.gram(scale * mu * (1 - mu), None)
+    pooled = b.gram(b.w * mu * (1 - mu), b.w_u * mu_u * (1 - mu_u))
     return pooled / (b.w.sum() + b.w_u.sum())  # type: ignore[no-any-return]
 
 
@@ -118,7 +158,7 @@ def _tuned_weights(battles: _Battles, theta: np.ndarray, single: bool) -> np.nda
     to [0, 1] as ppi-python does; several: scaled so that their sum lies in [0, 1]."""
     b = battles
     inverse = np.linalg.inv(_hessian(b, theta, np.ones((b.strata, 1))))
-    mu, mu_u = _expit(b.x @ theta), _expit(b.x_u @ theta)
+    mu, mu_u = (_expit(z) for z in b.linear(theta))
     projected, projected_u = b.x @ inverse, b.x_u @ inverse
     reach, reach_u = (projected**2).sum(axis=1), (projected_u**2).sum(axis=1)
     judges = b.yhat.shape[1]

@@ -218,3 +218,32 @@ def test_stratified_asked_without_categories_of_a_judge_of_plain_verdicts_says_w
     found = board(8, asked=STRATIFIED, with_categories=False)
     assert found.estimator == PPI
     assert found.estimator_reason == "stratified: fewer than 2 strata with 10 labels each; PPI++ instead"
+
+
+def test_a_board_of_many_models_is_fitted_on_a_sparse_design_with_the_dense_designs_numbers(monkeypatch):
+    """Thirty models: the design is read sparse (two non-zeros a row), and every figure equals the dense
+    fit's; what is tested is that nothing but the speed changes."""
+    from evalhub.core.statistics import logistic_ppi
+    from evalhub.core.statistics.corrected_ratings import corrected_bradley_terry
+
+    rng = np.random.default_rng(7)
+    models, count = 30, 3000
+    first = rng.integers(0, models, count)
+    second = (first + rng.integers(1, models, count)) % models
+    truth = rng.random(count) < 1 / (1 + np.exp(rng.normal(0, 1, models)[second] - rng.normal(0, 1, models)[first]))
+    judge = np.where(rng.random(count) < 0.8, truth, ~truth).astype(float)
+    people = np.where(rng.random(count) < 0.2, truth.astype(float), np.nan)
+    names = np.array([f"m{i:02d}" for i in range(models)], dtype=object)
+    clusters = rng.integers(0, 800, count)
+    thin, used = logistic_ppi._sparse_if_thin, []
+    monkeypatch.setattr(logistic_ppi, "_sparse_if_thin", lambda x: used.append(thin(x)) or used[-1])
+    sparse = corrected_bradley_terry(names[first], names[second], judge, people, clusters=clusters)
+    assert any(found is not None for found in used), "the design was read sparse"
+    monkeypatch.setattr(logistic_ppi, "_sparse_if_thin", lambda x: None)
+    dense = corrected_bradley_terry(names[first], names[second], judge, people, clusters=clusters)
+    assert not isinstance(sparse, str) and not isinstance(dense, str)
+    for a, b in zip(sparse.ratings, dense.ratings, strict=True):
+        assert (a.model, a.corrected, a.corrected_low, a.corrected_high) == pytest.approx(
+            (b.model, b.corrected, b.corrected_low, b.corrected_high), abs=1e-8
+        )
+    assert sparse.judge_weight == pytest.approx(dense.judge_weight, abs=1e-12)
