@@ -270,7 +270,7 @@ def baseline_win_rates_export(request, fmt: str):
 def _board_not_ready(state: win_rate_boards.KeptBoard) -> HttpResponse:
     """What an export answers while a worker computes the board of the data as it is now."""
     if state.asked:
-        when = "" if state.pending else f" (the last was computed {timesince(state.computed_at)} ago)"
+        when = "" if state.computed_at is None else f" (the last was computed {timesince(state.computed_at)} ago)"
         text = f"A worker is computing this board for the data as it is now{when}: retry in a minute."
     else:
         text = "No worker could be asked for this board (the broker did not answer): retry to ask again."

@@ -17,7 +17,7 @@ from scipy import sparse
 
 from evalhub.core.statistics.estimators import AUTO, CLASSICAL, LABEL, MULTI_JUDGE, PPI, STRATIFIED, decide
 from evalhub.core.statistics.logistic_ppi import LogisticEstimate, ppi_logistic
-from evalhub.core.statistics.ppi import _z
+from evalhub.core.statistics.ppi import z_for
 
 ELO = 400 / np.log(10)  # logit units to Elo points, as Chatbot Arena reports ratings
 MIN_LABELS = 10  # below this many people's labels no corrected board is fitted
@@ -64,7 +64,7 @@ def _centred(estimate: LogisticEstimate, models: int, alpha: float) -> tuple[np.
     centring = np.eye(models)[:, :-1] - np.full((models, models - 1), 1.0 / models)
     centred = centring @ estimate.coefficients
     se = np.sqrt(np.einsum("ij,jk,ik->i", centring, estimate.covariance, centring))
-    z = _z(alpha)
+    z = z_for(alpha)
     return 1000 + ELO * centred, 1000 + ELO * (centred - z * se), 1000 + ELO * (centred + z * se)
 
 

@@ -30,10 +30,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import levene, norm
+from scipy.stats import levene
 from scipy.stats import t as student_t
 
-from evalhub.core.statistics.ppi import MeanEstimate, Values, classical_mean, ppi_mean
+from evalhub.core.statistics.ppi import MeanEstimate, Values, classical_mean, ppi_mean, z_for
 
 CLASSICAL, PPI, STRATIFIED, MULTI_JUDGE = "classical", "ppi++", "stratified", "multi-judge"
 ESTIMATORS = (PPI, STRATIFIED, MULTI_JUDGE, CLASSICAL)
@@ -70,10 +70,6 @@ class Chosen:
     # these. Otherwise the judge's label alone, within `strata` where given: `clipped_ceiling`.
     predictors: np.ndarray | None = None
     strata: Sequence[str] | None = None
-
-
-def _z(alpha: float) -> float:
-    return float(norm.ppf(1 - alpha / 2))
 
 
 def strata_of(
@@ -115,7 +111,7 @@ def stratified_ppi_mean(
         label_variance += weight**2 * part.label_variance * len(labels) / mine.sum()
         judge_term += weight**2 * part.judge_term
     se = float(np.sqrt(variance))
-    z = _z(alpha)
+    z = z_for(alpha)
     n, big_n = len(labels), len(unlabelled)
     effective_n = float(np.var(labels)) / se**2 if se > 0 else float("inf")
     lam = float("nan")  # one per stratum: no single weight
@@ -166,7 +162,7 @@ def multi_judge_ppi_mean(
     label_variance = float(np.var(residual, ddof=k + 1 if fitted else 0))
     judge_term = float(np.var(unlabelled @ lam) / big_n)
     se = float(np.sqrt(label_variance / n + judge_term))
-    z = float(student_t.ppf(1 - alpha / 2, n - k - 1)) if fitted else _z(alpha)
+    z = float(student_t.ppf(1 - alpha / 2, n - k - 1)) if fitted else z_for(alpha)
     effective_n = float(np.var(labels)) / se**2 if se > 0 else float("inf")
     single = float(lam[0]) if len(lam) == 1 else float("nan")  # several judges: no single weight
     return MeanEstimate(
