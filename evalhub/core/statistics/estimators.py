@@ -274,7 +274,9 @@ def choose(
     (N × k): other judges' labels of the same pairs (NaN where one did not judge a pair)."""
     labels, predicted, unlabelled = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_unlabelled))
     judges = 1
-    if others is not None and others_unlabelled is not None and np.size(others) > 0:
+    # Several judges' weights need their labels' covariance on the unlabelled pairs: two of them at least
+    # (a model with one pair nobody labelled raised here, and failed the win-rate boards' refresh).
+    if others is not None and others_unlabelled is not None and np.size(others) > 0 and len(unlabelled) >= 2:
         both = np.column_stack([predicted, others]), np.column_stack([unlabelled, others_unlabelled])
         if not (np.isnan(both[0]).any() or np.isnan(both[1]).any()):
             judges = both[0].shape[1]

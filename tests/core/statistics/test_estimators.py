@@ -231,3 +231,16 @@ def test_three_judges_combined_cover_the_truth_at_fifty_and_a_hundred_labels(n):
         estimate = multi_judge_ppi_mean(y, yhat[:n], yhat[n:])
         hits += estimate.low <= 0.5 <= estimate.high
     assert hits / reps >= 0.94
+
+
+def test_a_model_with_one_pair_nobody_labelled_is_corrected_without_combining_judges():
+    """Several judges' weights need their covariance on two unlabelled pairs or more: with one, the
+    estimate is one judge's (it raised, and failed a whole win-rate refresh)."""
+    rng = np.random.default_rng(3)
+    labels = rng.integers(0, 2, 10).astype(float)
+    judge = np.clip(labels + rng.normal(0, 0.3, 10), 0, 1)
+    others = np.column_stack([np.clip(labels + rng.normal(0, 0.4, 10), 0, 1)])
+    chosen = choose(labels, judge, [0.7], others=others, others_unlabelled=np.array([[0.6]]))
+    assert chosen.estimator != MULTI_JUDGE and np.isfinite(chosen.estimate.value)
+    asked = choose(labels, judge, [0.7], others=others, others_unlabelled=np.array([[0.6]]), asked=MULTI_JUDGE)
+    assert asked.estimator != MULTI_JUDGE and asked.reason
