@@ -7,7 +7,7 @@ from evalhub.core.scaleeval.aids import AID_NAMES, AIDS
 from evalhub.core.scaleeval.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNANIMOUS
 from evalhub.debates.config import probabilities_error
 from evalhub.debates.models import BLIND_FIRST, FLOWS, JudgeRun
-from evalhub.llm.capabilities import NOT_REASONING_PREFIXES, REASONING_PREFIXES, is_reasoning_spec
+from evalhub.llm.capabilities import NOT_REASONING_NAME, REASONING_NAME, is_reasoning_spec
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
 from evalhub.system.forms import OnlyChoicePreselectedForm, SpecField
@@ -17,15 +17,15 @@ DEFAULT_AGENTS = "heuristic\nheuristic:reference\nheuristic:detail"
 
 
 NO_TEMPERATURE_HELP = (
-    "Not sent to reasoning models (OpenAI's o-series and GPT-5, or a spec with ?reasoning=true): they take "
+    "Not sent to reasoning models (OpenAI's o-series and GPT-5 onwards, or a spec with ?reasoning=true): they take "
     "only their own default."
 )
 MAX_TOKENS_HELP = "A reasoning model's count includes its reasoning: give it room."
 # The page's script makes the field read-only where every spec named is a reasoning model's (static/js/specs.js).
 TEMPERATURE_WIDGET = forms.NumberInput(
     attrs={
-        "data-ignored-by-reasoning": ",".join(REASONING_PREFIXES),
-        "data-not-reasoning": ",".join(NOT_REASONING_PREFIXES),
+        "data-ignored-by-reasoning": REASONING_NAME.pattern,  # the same expressions in JavaScript's syntax
+        "data-not-reasoning": NOT_REASONING_NAME.pattern,
     }
 )
 

@@ -10,16 +10,34 @@
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from functools import lru_cache
+from typing import Any, get_args
 
-REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
-NOT_REASONING_PREFIXES = ("gpt-5-chat",)  # the GPT-5 family's chat model takes both
+# The o-series and every GPT from 5 on (gpt-5, gpt-5.2, gpt-6…): a family newer than this list is one
+# too, so its first call does not fail; a family's chat model (gpt-5-chat-latest) takes both forms.
+REASONING_NAME = re.compile(r"^(o\d|gpt-(?:[5-9]|\d{2,})(?![0-9]))")
+NOT_REASONING_NAME = re.compile(r"-chat(?:-|$)")
 NAMED_BY_OPENAI = ("openai", "azure")  # providers whose model names are OpenAI's own
 
 
 def is_reasoning_model(model: str) -> bool:
     name = model.rsplit("/", 1)[-1].lower()
-    return name.startswith(REASONING_PREFIXES) and not name.startswith(NOT_REASONING_PREFIXES)
+    return bool(REASONING_NAME.match(name)) and not NOT_REASONING_NAME.search(name)
+
+
+@lru_cache(maxsize=1)
+def reasoning_efforts() -> tuple[str, ...]:
+    """The reasoning efforts OpenAI's SDK types (`openai.types.shared.ReasoningEffort`): a new level the
+    SDK offers is one evalhub takes, with no list of its own to fall behind."""
+    from openai.types.shared import ReasoningEffort
+
+    def strings(kind: Any) -> list[str]:
+        return [arg for arg in get_args(kind) if isinstance(arg, str)] + [
+            value for arg in get_args(kind) if not isinstance(arg, str) for value in strings(arg)
+        ]
+
+    return tuple(strings(ReasoningEffort))
 
 
 def is_reasoning_spec(spec: str | dict[str, Any]) -> bool:

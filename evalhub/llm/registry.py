@@ -138,6 +138,14 @@ def _spec_options(spec: str, rest: str) -> tuple[str, dict[str, Any]]:
             options[name] = value.lower() in ("true", "1")
         else:
             options[name] = value
+    if "reasoning_effort" in options:  # checked at the form, not by every call of a job
+        from evalhub.llm.capabilities import reasoning_efforts
+
+        if options["reasoning_effort"] not in reasoning_efforts():
+            raise UnknownProvider(
+                f"{spec!r}: reasoning_effort is one of {', '.join(reasoning_efforts())} "
+                f"(the levels OpenAI's SDK knows), not {options['reasoning_effort']!r}."
+            )
     return rest, options
 
 

@@ -60,7 +60,8 @@ class _Dropped(Exception):
 
 # OpenAI's reasoning models, as its API treats them ("Reasoning models" guide): max_tokens, a temperature
 # other than the default 1 and log-probabilities are refused with a 400 naming the parameter.
-REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5", "gpt-6")
+O_SERIES_EFFORTS = ("low", "medium", "high")  # what o3 and o4-mini take ("Reasoning models" guide)
 REASONING_TOKENS = 7  # what a reasoning model reports it spent reasoning on every answer here
 
 
@@ -80,6 +81,13 @@ def _reasoning_rule_broken(body: dict[str, Any]) -> tuple[str, str, str] | None:
     for param in ("logprobs", "top_logprobs"):
         if body.get(param):
             return param, "unsupported_parameter", f"Unsupported parameter: '{param}' is not supported with this model."
+    effort = body.get("reasoning_effort")
+    if str(body.get("model", "")).startswith("o") and effort not in (None, *O_SERIES_EFFORTS):
+        message = (
+            f"Unsupported value: 'reasoning_effort' does not support '{effort}' with this model. "
+            "Supported values are: 'low', 'medium', and 'high'."
+        )
+        return "reasoning_effort", "unsupported_value", message
     return None
 
 

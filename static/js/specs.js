@@ -6,8 +6,8 @@
   const field = document.querySelector("input[data-ignored-by-reasoning]");
   const specs = document.querySelector("[data-specs]");
   if (!field || !specs) return;
-  const prefixes = field.dataset.ignoredByReasoning.split(",");
-  const chatModels = (field.dataset.notReasoning || "").split(",").filter(Boolean);
+  const reasoningName = new RegExp(field.dataset.ignoredByReasoning);
+  const chatName = field.dataset.notReasoning ? new RegExp(field.dataset.notReasoning) : null;
   const note = document.createElement("small");
   note.className = "muted";
   note.setAttribute("aria-live", "polite");
@@ -20,7 +20,7 @@
     const provider = head.split(":")[0];
     if (!["openai", "azure"].includes(provider)) return false;
     const name = head.slice(provider.length + 1).split("|").pop().split("/").pop().toLowerCase();
-    return prefixes.some((p) => name.startsWith(p)) && !chatModels.some((p) => name.startsWith(p));
+    return reasoningName.test(name) && !(chatName && chatName.test(name));
   }
 
   function update() {

@@ -57,6 +57,45 @@ async def test_the_test_server_refuses_a_reasoning_model_what_openai_refuses_it(
     assert server.request_count == 1, "not retried"
 
 
+def test_the_reasoning_efforts_are_the_sdks_own_and_an_unknown_one_is_refused_at_the_spec():
+    from typing import get_args
+
+    from openai.types.shared import ReasoningEffort
+
+    from evalhub.llm.capabilities import reasoning_efforts
+
+    offered = {
+        value for kind in get_args(ReasoningEffort) for value in (get_args(kind) or (kind,)) if isinstance(value, str)
+    }
+    assert set(reasoning_efforts()) == offered and {"none", "xhigh"} <= offered
+    for effort in ("none", "xhigh", "minimal"):
+        assert parse_spec(f"openai:gpt-5.2?reasoning_effort={effort}").options["reasoning_effort"] == effort
+    with pytest.raises(UnknownProvider, match=r"reasoning_effort is one of none, .*not 'extreme'"):
+        parse_spec("openai:gpt-5?reasoning_effort=extreme")
+
+
+@pytest.mark.parametrize(
+    ("model", "reasoning"),
+    [("gpt-6", True), ("gpt-6.1-mini", True), ("gpt-5.2", True), ("o5-mini", True), ("gpt-10", True)]
+    + [("gpt-6-chat-latest", False), ("gpt-5-chat-latest", False), ("gpt-4o", False), ("gpt-4.1", False)]
+    + [("gpt-4.5-preview", False), ("omni-moderation-latest", False)],
+)
+def test_reasoning_models_are_told_by_family_so_a_new_family_is_one_too(model, reasoning):
+    from evalhub.llm.capabilities import is_reasoning_model
+
+    assert is_reasoning_model(model) is reasoning
+
+
+async def test_a_model_that_refuses_one_reasoning_effort_is_told_to_choose_another_not_to_drop_it(server):
+    client = client_for("openai:o3?reasoning_effort=minimal", server)
+    with pytest.raises(RequestRejected, match=r"does not take reasoning effort 'minimal'.*one it takes") as refused:
+        await client.complete(MESSAGES)
+    assert "drop ?reasoning_effort" not in str(refused.value) and server.request_count == 1
+    await client_for("openai:gpt-6?reasoning_effort=xhigh", server).complete(MESSAGES)
+    body = server.state.requests[-1]["body"]
+    assert body["reasoning_effort"] == "xhigh" and "max_completion_tokens" in body, "gpt-6 called as a reasoning model"
+
+
 async def test_a_compatible_servers_model_is_a_reasoning_model_only_when_its_spec_says_so(server):
     await client_for(f"openai-compatible:{server.url}/v1|o3-like-local?reasoning=true", server).complete(MESSAGES)
     assert "max_completion_tokens" in server.state.requests[-1]["body"]
@@ -129,7 +168,7 @@ def test_spec_options_are_checked_and_written_back():
     ):
         with pytest.raises(UnknownProvider, match=said):
             parse_spec(bad)
-    with pytest.raises(ValueError, match="reasoning_effort must be one of"):
+    with pytest.raises(UnknownProvider, match="reasoning_effort is one of"):  # at the form, before any call
         make_chat_client("openai:o3?reasoning_effort=extreme")
 
 

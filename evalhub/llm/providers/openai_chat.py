@@ -25,7 +25,7 @@ from typing import Any
 import openai
 
 from evalhub.llm.base import ChatClient, Failure, Sampling
-from evalhub.llm.capabilities import is_reasoning_model
+from evalhub.llm.capabilities import is_reasoning_model, reasoning_efforts
 from evalhub.llm.providers.http_errors import classify_status, classify_transport, refused_connection
 from evalhub.llm.providers.transport import async_http_client
 from evalhub.llm.types import AuthenticationFailed, Completion, Message, RequestRejected
@@ -36,7 +36,6 @@ AZURE_ENDPOINT = "AZURE_OPENAI_ENDPOINT"
 AZURE_API_VERSION = "OPENAI_API_VERSION"  # the variable the SDK itself reads
 # Served only by the Responses API, which evalhub does not call: said before any request is made.
 RESPONSES_ONLY_PREFIXES = ("o1-pro", "o3-pro", "o3-deep-research", "o4-mini-deep-research", "gpt-5-pro", "codex")
-REASONING_EFFORTS = ("minimal", "low", "medium", "high")
 # What to do about a parameter a model refuses (the 400's `param`), in evalhub's terms.
 PARAMETER_ADVICE = {
     "max_tokens": "it is a reasoning model: add ?reasoning=true to the judge's spec, and evalhub sends "
@@ -82,9 +81,9 @@ class OpenAIChat(ChatClient):
         if api_key_env:  # the spec names the variable its key is in (a spec never carries a key)
             self.key_variable = api_key_env
         self.reasoning = self._is_reasoning(model) if reasoning is None else bool(reasoning)
-        if reasoning_effort is not None and reasoning_effort not in REASONING_EFFORTS:
+        if reasoning_effort is not None and reasoning_effort not in reasoning_efforts():
             raise ValueError(
-                f"reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}, not {reasoning_effort!r}"
+                f"reasoning_effort must be one of {', '.join(reasoning_efforts())}, not {reasoning_effort!r}"
             )
         self.reasoning_effort = reasoning_effort
         self._client: openai.AsyncOpenAI | None = None
@@ -254,7 +253,15 @@ class OpenAIChat(ChatClient):
             return refused
         if isinstance(error, openai.APIStatusError):
             message = _message_of(error)
-            if error.status_code == 400 and (param := _param_of(error)) in PARAMETER_ADVICE:
+            param = _param_of(error)
+            if error.status_code == 400 and param == "reasoning_effort" and _code_of(error) == "unsupported_value":
+                # It takes efforts, not this one (o3 refuses "minimal"): the advice keys on the code.
+                cause = (
+                    f"{self.model} does not take reasoning effort {self.reasoning_effort!r} ({message[:200]}): "
+                    "set ?reasoning_effort= in the judge's spec to one it takes"
+                )
+                return Failure(retry=False, cause=cause, error=RequestRejected)
+            if error.status_code == 400 and param in PARAMETER_ADVICE:
                 cause = f"{self.model} does not take {param!r} ({message[:200]}): {PARAMETER_ADVICE[param]}"
                 return Failure(retry=False, cause=cause, error=RequestRejected)
             retry_after = error.response.headers.get("retry-after") if error.response is not None else None
@@ -276,6 +283,12 @@ def _message_of(error: openai.APIStatusError) -> str:
     """The provider's own words (OpenAI's error object's `message`), else the SDK's."""
     message = _error_object(error).get("message")
     return message if isinstance(message, str) and message else str(error.message or error)
+
+
+def _code_of(error: openai.APIStatusError) -> str:
+    """The error's code (`unsupported_parameter`, `unsupported_value`…); "" where it has none."""
+    code = getattr(error, "code", None) or _error_object(error).get("code")
+    return code if isinstance(code, str) else ""
 
 
 def _param_of(error: openai.APIStatusError) -> str:
