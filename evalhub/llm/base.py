@@ -29,6 +29,18 @@ from evalhub.llm.types import Completion, LLMError, Message, ProviderUnavailable
 logger = logging.getLogger(__name__)
 
 
+class UnusableAnswer(Exception):
+    """A 200 answer that holds no answer, for every provider: no choice, a refusal (OpenAI's `refusal`,
+    Anthropic's stop_reason `refusal`), a content-filter stop, nothing said, or every token spent
+    reasoning. `retry`: whether asking again may help (a missing choice or an empty answer may be a
+    server's hiccup; a refusal or a filter will come again). Never read as a verdict, never answered
+    with an empty turn."""
+
+    def __init__(self, cause: str, *, retry: bool) -> None:
+        super().__init__(cause)
+        self.cause, self.retry = cause, retry
+
+
 @dataclass(frozen=True)
 class Failure:
     """How a provider exception should be handled."""
@@ -141,6 +153,8 @@ class ChatClient:
         return completion
 
     def _classify(self, error: Exception) -> Failure:
+        if isinstance(error, UnusableAnswer):
+            return Failure(retry=error.retry, cause=error.cause, error=RequestRejected)
         if isinstance(error, (asyncio.TimeoutError, TimeoutError)):
             return Failure(retry=True, cause=f"timed out after {self.timeout_s:.0f} s")
         if isinstance(error, (ConnectionError, OSError)):

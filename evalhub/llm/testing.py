@@ -48,7 +48,8 @@ class Drop:
 @dataclass
 class Unusable:
     """Answer one call with a 200 that holds no answer: `no-choices` (an empty `choices`), `refusal`
-    (the content empty and a refusal given) or `content-filter` (a content-filter stop), streamed or not."""
+    (the content empty and a refusal given; Anthropic: stop_reason "refusal"), `content-filter` (a
+    content-filter stop) or, on Anthropic's route, `empty` (no text), streamed or not."""
 
     kind: str
     refusal: str = "I can't help with that."
@@ -228,7 +229,7 @@ class _Handler(BaseHTTPRequestHandler):
             if path.endswith("/chat/completions"):
                 return self._openai_chat(body, outcome if isinstance(outcome, Unusable) else None)
             if anthropic:
-                return self._anthropic(body)
+                return self._anthropic(body, outcome if isinstance(outcome, Unusable) else None)
             if path.endswith("/completions"):
                 return self._completions(body)
             return self._json(404, {"error": {"message": f"no route {self.path}"}})
@@ -410,15 +411,20 @@ class _Handler(BaseHTTPRequestHandler):
             out.append({"token": token, "logprob": own, "bytes": None, "top_logprobs": alternatives})
         return out
 
-    def _anthropic(self, body: dict[str, Any]) -> None:
-        text = self._reply(body)
+    def _anthropic(self, body: dict[str, Any], unusable: Unusable | None = None) -> None:
+        """Anthropic's Messages API; `unusable`: a `refusal` (stop_reason "refusal", the text said before
+        it kept, as the API keeps it) or `empty` (no text, stop_reason "end_turn")."""
+        text, stop = self._reply(body), "end_turn"
+        if unusable is not None:
+            text = unusable.refusal[:12] if unusable.kind == "refusal" else ""
+            stop = "refusal" if unusable.kind == "refusal" else "end_turn"
         input_tokens, output_tokens = self._usage(body, text)
         message = {
             "id": "msg_fake",
             "type": "message",
             "role": "assistant",
             "model": body.get("model", ""),
-            "stop_reason": "end_turn",
+            "stop_reason": stop,
             "stop_sequence": None,
         }
         if not body.get("stream"):
@@ -443,7 +449,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._event({"type": "content_block_stop", "index": 0}, "content_block_stop")
         end = {
             "type": "message_delta",
-            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "delta": {"stop_reason": stop, "stop_sequence": None},
             "usage": {"output_tokens": output_tokens},
         }
         self._event(end, "message_delta")

@@ -13,7 +13,7 @@ from evalhub.llm.accounting import Price, UsageMeter
 from evalhub.llm.cache import ResponseCache
 from evalhub.llm.providers.transport import HTTP_CLIENT_VARIABLE, HTTP_CLIENTS
 from evalhub.llm.retry import RetryPolicy
-from evalhub.llm.testing import Drop, Fail, FakeLLMServer, Stall, closed_port
+from evalhub.llm.testing import Drop, Fail, FakeLLMServer, Stall, Unusable, closed_port
 from evalhub.llm.types import AuthenticationFailed, ProviderUnavailable, RequestRejected
 
 FAST = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.05)
@@ -92,6 +92,28 @@ async def test_anthropic_receives_the_system_prompt_apart_from_the_turns(server)
     assert sent["system"] == "Be brief."
     assert sent["messages"] == MESSAGES[1:]
     assert "temperature" not in sent
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize(
+    ("kind", "reason", "asked"),
+    [
+        ("refusal", r"refused to answer \(stop_reason 'refusal'\): I can't help", 1),  # it will refuse again
+        ("empty", r"answered nothing \(stop_reason 'end_turn'\)", 3),  # a hiccup may pass: asked again
+    ],
+)
+async def test_an_anthropic_answer_that_holds_no_answer_fails_with_its_cause_never_as_a_verdict(
+    server, kind, reason, asked, streamed
+):
+    client = anthropic_client(server)
+    server.fail_next(*[Unusable(kind)] * 3)
+    with pytest.raises((RequestRejected, ProviderUnavailable), match=reason):
+        if streamed:
+            [chunk async for chunk in client.stream(MESSAGES)]
+        else:
+            await client.complete(MESSAGES)
+    assert server.request_count == asked
+    assert all(r["body"]["messages"] == MESSAGES[1:] for r in server.state.requests), "no empty turn added"
 
 
 async def test_anthropic_sends_a_temperature_only_when_asked(server):

@@ -9,7 +9,7 @@ from typing import Any
 
 import anthropic
 
-from evalhub.llm.base import ChatClient, Failure, Sampling
+from evalhub.llm.base import ChatClient, Failure, Sampling, UnusableAnswer
 from evalhub.llm.providers.http_errors import classify_status, classify_transport, refused_connection
 from evalhub.llm.providers.transport import async_http_client
 from evalhub.llm.types import AuthenticationFailed, Completion, Message
@@ -75,8 +75,10 @@ class AnthropicChat(ChatClient):
     async def _complete_once(self, messages: list[Message], sampling: Sampling) -> Completion:
         started = time.perf_counter()
         response = await self._sdk().messages.create(**self._request(messages, sampling))
+        text = "".join(block.text for block in response.content if block.type == "text")
+        _check_usable(text, response.stop_reason or "")
         return Completion(
-            text="".join(block.text for block in response.content if block.type == "text"),
+            text=text,
             provider=self.provider,
             model=self.model,
             input_tokens=response.usage.input_tokens,
@@ -99,8 +101,10 @@ class AnthropicChat(ChatClient):
             if not stopped:  # the connection closed early: what came is not the whole answer
                 raise ConnectionError("the stream ended before message_stop")
             final = await stream.get_final_message()
+        text = "".join(block.text for block in final.content if block.type == "text")
+        _check_usable(text, final.stop_reason or "")
         return Completion(
-            text="".join(block.text for block in final.content if block.type == "text"),
+            text=text,
             provider=self.provider,
             model=self.model,
             input_tokens=final.usage.input_tokens,
@@ -122,3 +126,21 @@ class AnthropicChat(ChatClient):
         if isinstance(error, anthropic.APIConnectionError):
             return Failure(retry=True, cause="connection failed")
         return classify_transport(error) or super()._classify(error)
+
+
+def _check_usable(text: str, stop_reason: str) -> None:
+    """An answer that is none fails the call with its cause (Anthropic's "Handling stop reasons"): a
+    refusal, whatever text came before it, is not a verdict; an empty text is not one either. A judge
+    that re-asked with the empty turn got Anthropic's 400 "all messages must have non-empty content",
+    a false cause."""
+    if stop_reason == "refusal":
+        said = f": {text.strip()[:300]}" if text.strip() else ""
+        raise UnusableAnswer(f"the model refused to answer (stop_reason 'refusal'){said}", retry=False)
+    if text.strip():
+        return
+    if stop_reason == "max_tokens":
+        raise UnusableAnswer(
+            "the model gave no answer within the run's max tokens (stop_reason 'max_tokens'): raise them",
+            retry=False,
+        )
+    raise UnusableAnswer(f"the model answered nothing (stop_reason {stop_reason or 'none'!r})", retry=True)

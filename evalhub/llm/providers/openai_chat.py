@@ -24,7 +24,7 @@ from typing import Any
 
 import openai
 
-from evalhub.llm.base import ChatClient, Failure, Sampling
+from evalhub.llm.base import ChatClient, Failure, Sampling, UnusableAnswer
 from evalhub.llm.capabilities import is_reasoning_model, reasoning_efforts
 from evalhub.llm.providers.http_errors import classify_status, classify_transport, refused_connection
 from evalhub.llm.providers.transport import async_http_client
@@ -46,16 +46,6 @@ PARAMETER_ADVICE = {
     "top_logprobs": "it gives no log-probabilities: run the judge without probabilities",
     "seed": "it takes no seed: run it without one",
 }
-
-
-class UnusableAnswer(Exception):
-    """A 200 answer that holds no answer: no choice, a refusal, a content-filter stop, or every
-    token spent reasoning. `retry`: whether asking again may help (a missing choice may be a
-    server's hiccup; a refusal or a filter will come again)."""
-
-    def __init__(self, cause: str, *, retry: bool) -> None:
-        super().__init__(cause)
-        self.cause, self.retry = cause, retry
 
 
 class OpenAIChat(ChatClient):
