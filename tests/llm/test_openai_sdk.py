@@ -112,6 +112,7 @@ async def test_a_compatible_servers_model_is_a_reasoning_model_only_when_its_spe
         ("no-choices", "held no choice", 2),  # a server's hiccup may pass: asked again, then failed
         ("refusal", "the model refused: I can't help with that.", 1),
         ("content-filter", "content filter stopped the answer", 1),
+        ("empty", r"answered nothing \(finish_reason 'stop'\)", 1),  # it was stored as an empty verdict
     ],
 )
 async def test_an_answer_that_holds_no_answer_is_a_failed_call_with_its_reason(server, kind, reason, asked, streamed):

@@ -143,4 +143,5 @@ def _check_usable(text: str, stop_reason: str) -> None:
             "the model gave no answer within the run's max tokens (stop_reason 'max_tokens'): raise them",
             retry=False,
         )
-    raise UnusableAnswer(f"the model answered nothing (stop_reason {stop_reason or 'none'!r})", retry=True)
+    # Not asked again: at temperature 0 the same question gets the same nothing.
+    raise UnusableAnswer(f"the model answered nothing (stop_reason {stop_reason or 'none'!r})", retry=False)

@@ -227,6 +227,11 @@ class OpenAIChat(ChatClient):
                 "raise the run's max tokens (a reasoning model's count includes its reasoning)",
                 retry=False,
             )
+        if finish == "length":
+            raise UnusableAnswer("the model gave no answer within the run's max tokens: raise them", retry=False)
+        # Nothing said and nothing to say why: not a verdict. Not asked again: at temperature 0 the same
+        # question gets the same nothing (a run asks again for the units that failed).
+        raise UnusableAnswer(f"the model answered nothing (finish_reason {finish or 'none'!r})", retry=False)
 
     async def aclose(self) -> None:
         if self._client is not None:
