@@ -29,7 +29,14 @@ class Completion:
 
     def stats(self) -> CallStats:
         """The call's tokens, latency, cache hit and cost, for the row that records it."""
-        return CallStats(self.input_tokens, self.output_tokens, round(self.latency_s, 3), self.cached, self.cost_usd)
+        return CallStats(
+            self.input_tokens,
+            self.output_tokens,
+            round(self.latency_s, 3),
+            self.cached,
+            self.cost_usd,
+            self.reasoning_tokens,
+        )
 
 
 class LLMError(Exception):

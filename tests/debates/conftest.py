@@ -24,7 +24,9 @@ class ScriptedAgent(ChatClient):
         text = self.decide(messages)
         if isinstance(text, Exception):
             raise text
-        return Completion(text=text, provider="scripted", model="scripted", input_tokens=10, output_tokens=5)
+        return Completion(
+            text=text, provider="scripted", model="scripted", input_tokens=10, output_tokens=5, reasoning_tokens=2
+        )
 
 
 @pytest.fixture

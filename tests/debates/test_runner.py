@@ -162,7 +162,10 @@ def test_the_usage_of_a_run_sums_its_turns_on_its_job(make_run, agents):
     for debate in run.debates.all():
         run_debate(debate.pk)
     job = Job.objects.get(pk=run.job_id)
-    assert job.usage_value == Usage(calls=9, input_tokens=90, output_tokens=45, calls_without_price=9)
+    # Each scripted call reports 2 of its 5 output tokens spent reasoning: a debate counted none of them.
+    assert job.usage_value == Usage(
+        calls=9, input_tokens=90, output_tokens=45, calls_without_price=9, reasoning_tokens=18
+    )
 
 
 def test_the_heuristic_panel_gives_consensus_changed_minds_and_unresolved_debates_offline(make_run):

@@ -17,10 +17,15 @@ class CallStats:
     latency_s: float = 0.0
     cached: bool = False
     cost_usd: float | None = None  # None: the provider reported no price
+    reasoning_tokens: int = 0  # of output_tokens, those spent reasoning (a debate's usage counted none)
 
     def usage(self) -> Usage:
         return Usage.of_call(
-            input_tokens=self.input_tokens, output_tokens=self.output_tokens, cached=self.cached, cost_usd=self.cost_usd
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            cached=self.cached,
+            cost_usd=self.cost_usd,
+            reasoning_tokens=self.reasoning_tokens,
         )
 
 
