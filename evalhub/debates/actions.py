@@ -14,7 +14,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from evalhub.catalog.models import Response
-from evalhub.core.runs.usage import Usage
+from evalhub.core.runs.usage import CallStats, Usage
 from evalhub.core.scaleeval.debate import DebateOutcome, Turn, shown_swapped
 from evalhub.debates import live
 from evalhub.debates.config import DEBATE, JUDGE_RUN, DebateConfig, JudgeRunConfig
@@ -328,6 +328,7 @@ def do_record_turns(entries: Sequence[tuple[int, Turn, str]]) -> list[DebateTurn
                 )
                 if (t.debate_id, t.round, t.agent) not in stored
             }
+        _add_turns_usage({key: turn.extra for key, (_, turn, _) in zip(keys, entries, strict=True) if key in inserted})
         for key in keys:
             turn = stored[key]
             broadcast_html(live.debate_group(turn.debate_id), partial(live.turn, turn))
@@ -355,7 +356,7 @@ def do_finish_debates(entries: Sequence[tuple[Debate, DebateOutcome]]) -> list[D
     with transaction.atomic():
         locked = Debate.objects.select_for_update().select_related("run", "prompt").in_bulk([d.pk for d, _ in entries])
         finished: list[Debate] = []
-        turns_by_run: dict[int, tuple[DebateRun, list[Turn]]] = {}
+        runs: dict[int, DebateRun] = {}
         to_adjudicate: list[Debate] = []
         for entry, outcome in entries:
             debate = locked[entry.pk]
@@ -372,16 +373,14 @@ def do_finish_debates(entries: Sequence[tuple[Debate, DebateOutcome]]) -> list[D
             debate.error = ""
             debate.save()
             broadcast_debate(debate)
-            turns_by_run.setdefault(debate.run_id, (debate.run, []))[1].extend(outcome.turns)
+            runs[debate.run_id] = debate.run
             finished.append(debate)
         do_recount_debates([debate.pk for debate in finished])  # the boards' counts, in this transaction
         if to_adjudicate:
             for handler in UNRESOLVED_HANDLERS:
                 handler(to_adjudicate)
-        for run, turns in turns_by_run.values():
-            if run.job_id:
-                do_add_usage(Job(pk=run.job_id), Usage.total(turn_usage(turn) for turn in turns))
-            count_progress(run)
+        for run in runs.values():
+            count_progress(run)  # the turns' usage was added as each was stored
     return finished
 
 
@@ -414,8 +413,19 @@ def do_release_debate(debate: Debate, error: str = "") -> Debate:
     return debate
 
 
-def turn_usage(turn: Turn) -> Usage:
-    return turn.extra.usage()
+def _add_turns_usage(calls: dict[tuple[int, int, int], CallStats]) -> None:
+    """Add newly stored turns' calls to their runs' jobs, as the turns are stored: a debate that fails
+    later has paid for them too (they were added only when a debate settled, so a failed debate's calls
+    were never counted), and a turn a retried task stores again is not counted twice."""
+    if not calls:
+        return
+    jobs = dict(Debate.objects.filter(pk__in={key[0] for key in calls}).values_list("id", "run__job_id"))
+    per_job: dict[int, list[Usage]] = {}
+    for (debate_id, _, _), stats in calls.items():
+        if jobs.get(debate_id) is not None:
+            per_job.setdefault(jobs[debate_id], []).append(stats.usage())
+    for job_id, usages in sorted(per_job.items()):
+        do_add_usage(Job(pk=job_id), Usage.total(usages))
 
 
 # --- single-judge runs (ScaleEval, Section 5) ------------------------------------------------

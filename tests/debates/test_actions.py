@@ -96,6 +96,10 @@ def test_debates_finishing_together_are_settled_in_one_call_and_their_run_summar
     sent.clear()
     agreed, split = run.debates.order_by("id")[:2]
     turn = Turn(0, 0, "x\n1", 1, extra=CallStats(input_tokens=10, output_tokens=3, cost_usd=0.25))
+    second = Turn(1, 0, "x\n1", 1, extra=CallStats(input_tokens=10, output_tokens=3, cost_usd=0.25))
+    stored = [(agreed.pk, turn, "scripted-0"), (agreed.pk, second, "scripted-1"), (split.pk, turn, "scripted-0")]
+    do_record_turns(stored)  # as the runner stores each turn: its call is counted then
+    do_record_turns(stored)  # a retried task storing them again counts nothing twice
     finished = do_finish_debates(
         [
             (agreed, DebateOutcome(verdict=1, rounds_used=1, turns=[turn, turn])),

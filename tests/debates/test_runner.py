@@ -168,6 +168,19 @@ def test_the_usage_of_a_run_sums_its_turns_on_its_job(make_run, agents):
     )
 
 
+def test_the_calls_of_a_debate_that_failed_are_counted_in_its_jobs_usage(make_run, agents):
+    from evalhub.llm.types import RequestRejected
+
+    run = start(make_run(rounds=1))
+    # Agents 0 and 1 answer; agent 2's call is refused: each debate fails after two paid calls.
+    agents(lambda agent, messages: RequestRejected("scripted", "scripted", "refused") if agent == 2 else "x\n1")
+    debates = list(run.debates.all())
+    assert {run_debate(debate.pk) for debate in debates} == {DebateStatus.FAILED}
+    job = Job.objects.get(pk=run.job_id)
+    stored = sum(debate.turns.count() for debate in debates)
+    assert stored and job.usage_value.calls == stored and job.usage_value.input_tokens == 10 * stored
+
+
 def test_the_heuristic_panel_gives_consensus_changed_minds_and_unresolved_debates_offline(make_run):
     run = start(
         make_run(
