@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, get_args
+from typing import Any, get_args, get_type_hints
 
 # The o-series and every GPT from 5 on (gpt-5, gpt-5.2, gpt-6…): a family newer than this list is one
 # too, so its first call does not fail; a family's chat model (gpt-5-chat-latest) takes both forms.
@@ -68,3 +68,28 @@ def gives_logprobs(spec: str | dict[str, Any]) -> bool:
     except UnknownProvider:
         return False
     return parsed.provider in LOGPROB_PROVIDERS and not is_reasoning_spec(spec)
+
+
+MIN_THINKING_BUDGET = 1024  # Anthropic's least budget_tokens for extended thinking
+ADAPTIVE = "adaptive"
+
+
+def thinking_budget(value: Any) -> int | str | None:
+    """A spec's `thinking`: "adaptive", or a budget of tokens (at least Anthropic's minimum); None when it
+    is neither."""
+    if str(value).strip().lower() == ADAPTIVE:
+        return ADAPTIVE
+    try:
+        budget = int(str(value).strip())
+    except ValueError:
+        return None
+    return budget if budget >= MIN_THINKING_BUDGET else None
+
+
+@lru_cache(maxsize=1)
+def claude_efforts() -> tuple[str, ...]:
+    """The efforts Anthropic's SDK types for Claude (`OutputConfigParam`'s `effort`)."""
+    from anthropic.types import OutputConfigParam
+
+    hints = get_type_hints(OutputConfigParam)
+    return tuple(value for kind in get_args(hints["effort"]) for value in get_args(kind) if isinstance(value, str))

@@ -40,12 +40,19 @@ SCORERS = {
 DEFAULT_MODELS = {"heuristic": "balanced", "arithmetic": "calculator"}
 # Options a string spec may carry after `?` (a dict spec may carry any its client takes): the values
 # are text, except the booleans.
-SPEC_OPTIONS = {"reasoning": bool, "reasoning_effort": str, "api_version": str, "api_key_env": str}
+SPEC_OPTIONS = {
+    "reasoning": bool,
+    "reasoning_effort": str,
+    "api_version": str,
+    "api_key_env": str,
+    "thinking": str,  # Claude's extended thinking: "adaptive" or a budget of tokens
+    "effort": str,  # Claude's effort (output_config.effort)
+}
 OPTIONS_OF_PROVIDER = {
     "openai": {"reasoning", "reasoning_effort", "api_key_env"},
     "openai-compatible": {"reasoning", "reasoning_effort", "api_key_env"},
     "azure": {"reasoning", "reasoning_effort", "api_version", "api_key_env"},
-    "anthropic": {"api_key_env"},
+    "anthropic": {"api_key_env", "thinking", "effort"},
 }
 # A spec names its credential (`api_key_env=NAME`, or the provider's variable), never carries one: specs
 # are stored, shown on pages and exported. Options and URL query names that would carry one are refused.
@@ -138,14 +145,6 @@ def _spec_options(spec: str, rest: str) -> tuple[str, dict[str, Any]]:
             options[name] = value.lower() in ("true", "1")
         else:
             options[name] = value
-    if "reasoning_effort" in options:  # checked at the form, not by every call of a job
-        from evalhub.llm.capabilities import reasoning_efforts
-
-        if options["reasoning_effort"] not in reasoning_efforts():
-            raise UnknownProvider(
-                f"{spec!r}: reasoning_effort is one of {', '.join(reasoning_efforts())} "
-                f"(the levels OpenAI's SDK knows), not {options['reasoning_effort']!r}."
-            )
     return rest, options
 
 
@@ -173,7 +172,31 @@ def _checked(spec: ProviderSpec) -> ProviderSpec:
         raise UnknownProvider(_unknown_message("provider", spec.provider, CHAT_PROVIDERS))
     if not spec.model:
         raise UnknownProvider(f"provider {spec.provider!r} needs a model, e.g. '{spec.provider}:MODEL'.")
+    _check_option_values(spec)
     return spec
+
+
+def _check_option_values(spec: ProviderSpec) -> None:
+    """Option values as the providers' SDKs type them, checked where a spec is read (a form, a command,
+    a job's own check), not by every call of a job."""
+    from evalhub.llm import capabilities
+
+    options = spec.options
+    if "reasoning_effort" in options and options["reasoning_effort"] not in capabilities.reasoning_efforts():
+        raise UnknownProvider(
+            f"{spec.provider}:{spec.model}: reasoning_effort is one of {', '.join(capabilities.reasoning_efforts())} "
+            f"(the levels OpenAI's SDK knows), not {options['reasoning_effort']!r}."
+        )
+    if "effort" in options and options["effort"] not in capabilities.claude_efforts():
+        raise UnknownProvider(
+            f"{spec.provider}:{spec.model}: effort is one of {', '.join(capabilities.claude_efforts())} "
+            f"(the levels Anthropic's SDK knows), not {options['effort']!r}."
+        )
+    if "thinking" in options and capabilities.thinking_budget(options["thinking"]) is None:
+        raise UnknownProvider(
+            f"{spec.provider}:{spec.model}: thinking is 'adaptive' or a budget of tokens of at least "
+            f"{capabilities.MIN_THINKING_BUDGET} (Anthropic's minimum), not {options['thinking']!r}."
+        )
 
 
 def _unknown_message(kind: str, name: str, known: dict[str, str]) -> str:

@@ -92,6 +92,24 @@ def _reasoning_rule_broken(body: dict[str, Any]) -> tuple[str, str, str] | None:
     return None
 
 
+def _anthropic_rule_broken(body: dict[str, Any]) -> str | None:
+    """What Anthropic's Messages API refuses about extended thinking and effort ("Extended thinking":
+    a budget of at least 1,024 below max_tokens, no temperature but 1 while thinking), or None."""
+    thinking = body.get("thinking") or {}
+    if thinking.get("type") == "enabled":
+        budget = thinking.get("budget_tokens", 0)
+        if budget < 1024:
+            return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+        if budget >= body.get("max_tokens", 0):
+            return "`max_tokens` must be greater than `thinking.budget_tokens`."
+    if thinking.get("type") in ("enabled", "adaptive") and body.get("temperature", 1) != 1:
+        return "`temperature` may only be set to 1 when thinking is enabled."
+    effort = (body.get("output_config") or {}).get("effort")
+    if effort is not None and effort not in ("low", "medium", "high", "xhigh", "max"):
+        return f"output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max', not {effort!r}"
+    return None
+
+
 def openai_limit_headers(budget: str, limit: int, remaining: int, reset: str) -> dict[str, str]:
     """OpenAI's x-ratelimit-* headers for one budget ("requests" or "tokens")."""
     return {
@@ -414,6 +432,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _anthropic(self, body: dict[str, Any], unusable: Unusable | None = None) -> None:
         """Anthropic's Messages API; `unusable`: a `refusal` (stop_reason "refusal", the text said before
         it kept, as the API keeps it) or `empty` (no text, stop_reason "end_turn")."""
+        if broken := _anthropic_rule_broken(body):
+            error = {"type": "error", "error": {"type": "invalid_request_error", "message": broken}}
+            return self._json(400, error)
         text, stop = self._reply(body), "end_turn"
         if unusable is not None:
             text = unusable.refusal[:12] if unusable.kind == "refusal" else ""
@@ -429,6 +450,8 @@ class _Handler(BaseHTTPRequestHandler):
         }
         if not body.get("stream"):
             content = [{"type": "text", "text": text}]
+            if body.get("thinking", {}).get("type") in ("enabled", "adaptive"):  # thinking comes first
+                content.insert(0, {"type": "thinking", "thinking": "Weighing 1 against 2.", "signature": "sig"})
             usage = {"input_tokens": input_tokens, "output_tokens": output_tokens}
             return self._json(200, {**message, "content": content, "usage": usage})
         self._start_stream()

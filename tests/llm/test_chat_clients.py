@@ -14,7 +14,7 @@ from evalhub.llm.cache import ResponseCache
 from evalhub.llm.providers.transport import HTTP_CLIENT_VARIABLE, HTTP_CLIENTS
 from evalhub.llm.retry import RetryPolicy
 from evalhub.llm.testing import Drop, Fail, FakeLLMServer, Stall, Unusable, closed_port
-from evalhub.llm.types import AuthenticationFailed, ProviderUnavailable, RequestRejected
+from evalhub.llm.types import AuthenticationFailed, ProviderUnavailable, RequestRejected, UnknownProvider
 
 FAST = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=0.05)
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Is 221 prime?"}]
@@ -114,6 +114,40 @@ async def test_an_anthropic_answer_that_holds_no_answer_fails_with_its_cause_nev
             await client.complete(MESSAGES)
     assert server.request_count == asked
     assert all(r["body"]["messages"] == MESSAGES[1:] for r in server.state.requests), "no empty turn added"
+
+
+async def test_claudes_thinking_and_effort_are_spec_options_sent_as_anthropic_defines_them(server):
+    """A server that keeps Anthropic's rules: a budget below max_tokens, no temperature but 1 while
+    thinking; the thinking block is never read as the answer."""
+    client = get_chat_client(
+        "anthropic:claude-test?thinking=2048&effort=high", base_url=server.url, api_key="test-key", retry=FAST
+    )
+    completion = await client.complete(MESSAGES, max_tokens=4000, temperature=0.3)
+    sent = server.state.requests[-1]["body"]
+    assert sent["thinking"] == {"type": "enabled", "budget_tokens": 2048} and sent["output_config"] == {
+        "effort": "high"
+    }
+    assert "temperature" not in sent and completion.text == "No, 221 is 13 times 17."
+    adaptive = get_chat_client(
+        {"provider": "anthropic", "model": "claude-test", "thinking": "adaptive", "send_temperature": True},
+        base_url=server.url,
+        api_key="test-key",
+        retry=FAST,
+    )
+    await adaptive.complete(MESSAGES, temperature=0.3)
+    assert server.state.requests[-1]["body"]["thinking"] == {"type": "adaptive"}
+    assert "temperature" not in server.state.requests[-1]["body"], "not sent while thinking: Anthropic refuses it"
+    asked = server.request_count
+    with pytest.raises(RequestRejected, match=r"thinking budget \(2048 tokens\) must be below .* max tokens \(1000\)"):
+        await client.complete(MESSAGES, max_tokens=1000)
+    assert server.request_count == asked, "refused before a paid request"
+    for bad, said in (
+        ("thinking=500", "at least 1024"),
+        ("thinking=lots", "'adaptive' or a budget"),
+        ("effort=huge", "effort is one of low"),
+    ):
+        with pytest.raises(UnknownProvider, match=said):
+            get_chat_client(f"anthropic:claude-test?{bad}", api_key="test-key")
 
 
 async def test_anthropic_sends_a_temperature_only_when_asked(server):

@@ -163,7 +163,8 @@ def test_spec_options_are_checked_and_written_back():
     assert str(parse_spec("openai:o3?reasoning_effort=high")) == "openai:o3?reasoning_effort=high"
     assert parse_spec("azure:dep?api_version=2024-10-21").options == {"api_version": "2024-10-21"}
     for bad, said in (
-        ("openai:o3?effort=high", "unknown option 'effort'"),
+        ("openai:o3?effort=high", "openai takes no effort option"),  # Claude's, not OpenAI's
+        ("openai:o3?effrot=high", "unknown option 'effrot'"),
         ("openai:o3?reasoning=maybe", "true or false"),
         ("anthropic:claude?reasoning=true", "anthropic takes no reasoning option"),
     ):

@@ -10,6 +10,7 @@ from typing import Any
 import anthropic
 
 from evalhub.llm.base import ChatClient, Failure, Sampling, UnusableAnswer
+from evalhub.llm.capabilities import ADAPTIVE, thinking_budget
 from evalhub.llm.providers.http_errors import classify_status, classify_transport, refused_connection
 from evalhub.llm.providers.transport import async_http_client
 from evalhub.llm.types import AuthenticationFailed, Completion, Message
@@ -29,9 +30,14 @@ class AnthropicChat(ChatClient):
         api_key: str | None = None,
         api_key_env: str | None = None,
         send_temperature: bool = False,
+        thinking: str | int | None = None,
+        effort: str | None = None,
         **options: Any,
     ) -> None:
         super().__init__(model, endpoint=base_url or "", **options)
+        # Claude's extended thinking ("adaptive" or a budget of tokens) and effort, as the spec asks.
+        self.thinking = thinking_budget(thinking) if thinking is not None else None
+        self.effort = effort
         self.base_url = base_url
         # This SDK release has no sampling temperature; servers that still take one get it as an extra field.
         self.send_temperature = send_temperature
@@ -63,7 +69,14 @@ class AnthropicChat(ChatClient):
         }
         if system:
             request["system"] = system
-        if self.send_temperature:
+        if self.thinking == ADAPTIVE:
+            request["thinking"] = {"type": "adaptive"}
+        elif isinstance(self.thinking, int):
+            request["thinking"] = {"type": "enabled", "budget_tokens": self.thinking}
+        if self.effort:
+            request["output_config"] = {"effort": self.effort}
+        if self.send_temperature and self.thinking is None:
+            # With thinking on, Anthropic takes only its default temperature: none is sent then.
             request["extra_body"] = {"temperature": sampling.temperature}
         return request
 
@@ -72,7 +85,17 @@ class AnthropicChat(ChatClient):
         # server that ignores it is asked the same question at any temperature only by chance.
         return {**self._request(messages, sampling), "temperature": sampling.temperature}
 
+    def _check_budget(self, sampling: Sampling) -> None:
+        """Anthropic's rule, said before a paid request: a thinking budget below max_tokens."""
+        if isinstance(self.thinking, int) and self.thinking >= sampling.max_tokens:
+            raise UnusableAnswer(
+                f"the thinking budget ({self.thinking} tokens) must be below the run's max tokens "
+                f"({sampling.max_tokens}): raise max tokens or lower ?thinking=",
+                retry=False,
+            )
+
     async def _complete_once(self, messages: list[Message], sampling: Sampling) -> Completion:
+        self._check_budget(sampling)
         started = time.perf_counter()
         response = await self._sdk().messages.create(**self._request(messages, sampling))
         text = "".join(block.text for block in response.content if block.type == "text")
@@ -91,6 +114,7 @@ class AnthropicChat(ChatClient):
     async def _stream_once(
         self, messages: list[Message], sampling: Sampling, emit: Callable[[str], None]
     ) -> Completion:
+        self._check_budget(sampling)
         started = time.perf_counter()
         stopped = False
         async with self._sdk().messages.stream(**self._request(messages, sampling)) as stream:
