@@ -21,6 +21,16 @@ NOT_REASONING_NAME = re.compile(r"-chat(?:-|$)")
 NAMED_BY_OPENAI = ("openai", "azure")  # providers whose model names are OpenAI's own
 
 
+# Served only by OpenAI's Responses API, which evalhub does not call yet: every -pro model (o1-pro …
+# gpt-5.5-pro), the codex models (gpt-5-codex, gpt-5.1-codex-mini, codex-mini-latest), computer use and
+# deep research. Said before any request, where a name-by-name list let new ones out to fail with a 404.
+RESPONSES_ONLY_NAME = re.compile(r"(?:^|-)(?:pro|codex|deep-research)(?:-|$)|^codex|^computer-use")
+
+
+def is_responses_only(model: str) -> bool:
+    return bool(RESPONSES_ONLY_NAME.search(model.rsplit("/", 1)[-1].lower()))
+
+
 def is_reasoning_model(model: str) -> bool:
     name = model.rsplit("/", 1)[-1].lower()
     return bool(REASONING_NAME.match(name)) and not NOT_REASONING_NAME.search(name)

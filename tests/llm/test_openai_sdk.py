@@ -153,10 +153,22 @@ async def test_azure_openai_calls_its_deployment_with_its_api_version_and_key(se
         await unset.complete(MESSAGES)
 
 
-async def test_a_model_only_the_responses_api_serves_is_refused_before_any_request(server):
+@pytest.mark.parametrize(
+    "model",
+    ["o3-pro", "o1-pro", "gpt-5-pro", "gpt-5.2-pro", "gpt-5.5-pro", "gpt-5-codex", "gpt-5.1-codex-mini"]
+    + ["codex-mini-latest", "computer-use-preview", "o3-deep-research", "o4-mini-deep-research-2025-06-26"],
+)
+async def test_a_model_only_the_responses_api_serves_is_refused_before_any_request(server, model):
     with pytest.raises(RequestRejected, match="only by OpenAI's Responses API"):
-        await client_for("openai:o3-pro", server).complete(MESSAGES)
+        await client_for(f"openai:{model}", server).complete(MESSAGES)
     assert server.request_count == 0
+
+
+@pytest.mark.parametrize("model", ["gpt-5", "gpt-5.2", "o3", "o4-mini", "gpt-4o", "gpt-5-chat-latest", "gpt-6-mini"])
+def test_a_chat_completions_model_is_not_taken_for_a_responses_only_one(model):
+    from evalhub.llm.capabilities import is_responses_only
+
+    assert not is_responses_only(model)
 
 
 def test_spec_options_are_checked_and_written_back():

@@ -25,7 +25,7 @@ from typing import Any
 import openai
 
 from evalhub.llm.base import ChatClient, Failure, Sampling, UnusableAnswer
-from evalhub.llm.capabilities import is_reasoning_model, reasoning_efforts
+from evalhub.llm.capabilities import is_reasoning_model, is_responses_only, reasoning_efforts
 from evalhub.llm.providers.http_errors import classify_status, classify_transport, refused_connection
 from evalhub.llm.providers.transport import async_http_client
 from evalhub.llm.types import AuthenticationFailed, Completion, Message, RequestRejected
@@ -34,8 +34,6 @@ OPENAI_KEY = "OPENAI_API_KEY"
 AZURE_KEY = "AZURE_OPENAI_API_KEY"
 AZURE_ENDPOINT = "AZURE_OPENAI_ENDPOINT"
 AZURE_API_VERSION = "OPENAI_API_VERSION"  # the variable the SDK itself reads
-# Served only by the Responses API, which evalhub does not call: said before any request is made.
-RESPONSES_ONLY_PREFIXES = ("o1-pro", "o3-pro", "o3-deep-research", "o4-mini-deep-research", "gpt-5-pro", "codex")
 # What to do about a parameter a model refuses (the 400's `param`), in evalhub's terms.
 PARAMETER_ADVICE = {
     "max_tokens": "it is a reasoning model: add ?reasoning=true to the judge's spec, and evalhub sends "
@@ -108,8 +106,7 @@ class OpenAIChat(ChatClient):
     # --- requests ----------------------------------------------------------------------
 
     def _request(self, messages: list[Message], sampling: Sampling) -> dict[str, Any]:
-        name = self.model.rsplit("/", 1)[-1].lower()
-        if self.provider != "openai-compatible" and name.startswith(RESPONSES_ONLY_PREFIXES):
+        if self.provider != "openai-compatible" and is_responses_only(self.model):
             raise RequestRejected(
                 self.provider,
                 self.model,
