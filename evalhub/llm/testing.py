@@ -233,7 +233,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self.state.arrivals.append(now)
             self.arrival = now
         bearer = self.headers.get("authorization", "").removeprefix("Bearer ")
-        key = (self.headers.get("x-api-key") or bearer) if anthropic else (self.headers.get("api-key") or bearer)
+        # Anthropic's Messages API reads its key from x-api-key (its API reference), not a bearer token;
+        # Azure OpenAI from api-key; OpenAI and compatible servers from the bearer token.
+        key = self.headers.get("x-api-key", "") if anthropic else (self.headers.get("api-key") or bearer)
         if key != self.state.api_key:
             return self._error(Fail(401, message="invalid api key"), anthropic)
         if isinstance(outcome, Stall):

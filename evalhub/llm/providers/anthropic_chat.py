@@ -52,6 +52,9 @@ class AnthropicChat(ChatClient):
                 raise AuthenticationFailed(self.provider, self.model, f"no API key: set {self.key_variable}")
             self._client = anthropic.AsyncAnthropic(
                 api_key=key,
+                # Anthropic's API and compatible servers read the key from x-api-key; this SDK sends a
+                # bearer token, which a server that checks x-api-key refuses with a 401.
+                default_headers={"x-api-key": key},
                 base_url=self.base_url,
                 max_retries=0,
                 timeout=self.timeout_s,
