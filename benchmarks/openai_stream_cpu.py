@@ -149,7 +149,10 @@ async def run(url: str, args: argparse.Namespace) -> None:
     sdk = openai.AsyncOpenAI(
         api_key="not-needed", base_url=f"{url}/v1", max_retries=0, http_client=async_http_client(openai, 60.0, ignore)
     )
-    adapter = OpenAICompatibleChat("judge-0", base_url=f"{url}/v1", max_concurrency=args.concurrency)
+    # Its own server's key, never the user's OPENAI_COMPATIBLE_API_KEY (which the server would refuse).
+    adapter = OpenAICompatibleChat(
+        "judge-0", base_url=f"{url}/v1", api_key="not-needed", max_concurrency=args.concurrency
+    )
     hand = HandClient("judge-0", f"{url}/v1", args.concurrency)
 
     def streamed(client):
