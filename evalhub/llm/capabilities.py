@@ -11,8 +11,7 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-from typing import Any, get_args, get_type_hints
+from typing import Any
 
 # The o-series and every GPT from 5 on (gpt-5, gpt-5.2, gpt-6…): a family newer than this list is one
 # too, so its first call does not fail; a family's chat model (gpt-5-chat-latest) takes both forms.
@@ -34,20 +33,6 @@ def is_responses_only(model: str) -> bool:
 def is_reasoning_model(model: str) -> bool:
     name = model.rsplit("/", 1)[-1].lower()
     return bool(REASONING_NAME.match(name)) and not NOT_REASONING_NAME.search(name)
-
-
-@lru_cache(maxsize=1)
-def reasoning_efforts() -> tuple[str, ...]:
-    """The reasoning efforts OpenAI's SDK types (`openai.types.shared.ReasoningEffort`): a new level the
-    SDK offers is one evalhub takes, with no list of its own to fall behind."""
-    from openai.types.shared import ReasoningEffort
-
-    def strings(kind: Any) -> list[str]:
-        return [arg for arg in get_args(kind) if isinstance(arg, str)] + [
-            value for arg in get_args(kind) if not isinstance(arg, str) for value in strings(arg)
-        ]
-
-    return tuple(strings(ReasoningEffort))
 
 
 def is_reasoning_spec(spec: str | dict[str, Any]) -> bool:
@@ -78,28 +63,3 @@ def gives_logprobs(spec: str | dict[str, Any]) -> bool:
     except UnknownProvider:
         return False
     return parsed.provider in LOGPROB_PROVIDERS and not is_reasoning_spec(spec)
-
-
-MIN_THINKING_BUDGET = 1024  # Anthropic's least budget_tokens for extended thinking
-ADAPTIVE = "adaptive"
-
-
-def thinking_budget(value: Any) -> int | str | None:
-    """A spec's `thinking`: "adaptive", or a budget of tokens (at least Anthropic's minimum); None when it
-    is neither."""
-    if str(value).strip().lower() == ADAPTIVE:
-        return ADAPTIVE
-    try:
-        budget = int(str(value).strip())
-    except ValueError:
-        return None
-    return budget if budget >= MIN_THINKING_BUDGET else None
-
-
-@lru_cache(maxsize=1)
-def claude_efforts() -> tuple[str, ...]:
-    """The efforts Anthropic's SDK types for Claude (`OutputConfigParam`'s `effort`)."""
-    from anthropic.types import OutputConfigParam
-
-    hints = get_type_hints(OutputConfigParam)
-    return tuple(value for kind in get_args(hints["effort"]) for value in get_args(kind) if isinstance(value, str))

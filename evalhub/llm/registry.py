@@ -179,23 +179,23 @@ def _checked(spec: ProviderSpec) -> ProviderSpec:
 def _check_option_values(spec: ProviderSpec) -> None:
     """Option values as the providers' SDKs type them, checked where a spec is read (a form, a command,
     a job's own check), not by every call of a job."""
-    from evalhub.llm import capabilities
+    from evalhub.llm import option_values
 
     options = spec.options
-    if "reasoning_effort" in options and options["reasoning_effort"] not in capabilities.reasoning_efforts():
+    if "reasoning_effort" in options and options["reasoning_effort"] not in option_values.reasoning_efforts():
         raise UnknownProvider(
-            f"{spec.provider}:{spec.model}: reasoning_effort is one of {', '.join(capabilities.reasoning_efforts())} "
+            f"{spec.provider}:{spec.model}: reasoning_effort is one of {', '.join(option_values.reasoning_efforts())} "
             f"(the levels OpenAI's SDK knows), not {options['reasoning_effort']!r}."
         )
-    if "effort" in options and options["effort"] not in capabilities.claude_efforts():
+    if "effort" in options and options["effort"] not in option_values.claude_efforts():
         raise UnknownProvider(
-            f"{spec.provider}:{spec.model}: effort is one of {', '.join(capabilities.claude_efforts())} "
+            f"{spec.provider}:{spec.model}: effort is one of {', '.join(option_values.claude_efforts())} "
             f"(the levels Anthropic's SDK knows), not {options['effort']!r}."
         )
-    if "thinking" in options and capabilities.thinking_budget(options["thinking"]) is None:
+    if "thinking" in options and option_values.thinking_budget(options["thinking"]) is None:
         raise UnknownProvider(
             f"{spec.provider}:{spec.model}: thinking is 'adaptive' or a budget of tokens of at least "
-            f"{capabilities.MIN_THINKING_BUDGET} (Anthropic's minimum), not {options['thinking']!r}."
+            f"{option_values.MIN_THINKING_BUDGET} (Anthropic's minimum), not {options['thinking']!r}."
         )
 
 

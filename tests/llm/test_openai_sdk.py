@@ -62,7 +62,7 @@ def test_the_reasoning_efforts_are_the_sdks_own_and_an_unknown_one_is_refused_at
 
     from openai.types.shared import ReasoningEffort
 
-    from evalhub.llm.capabilities import reasoning_efforts
+    from evalhub.llm.option_values import reasoning_efforts
 
     offered = {
         value for kind in get_args(ReasoningEffort) for value in (get_args(kind) or (kind,)) if isinstance(value, str)

@@ -10,7 +10,7 @@ from typing import Any
 import anthropic
 
 from evalhub.llm.base import ChatClient, Failure, Sampling, UnusableAnswer
-from evalhub.llm.capabilities import ADAPTIVE, thinking_budget
+from evalhub.llm.option_values import ADAPTIVE, thinking_budget
 from evalhub.llm.providers.http_errors import classify_status, classify_transport, refused_connection
 from evalhub.llm.providers.transport import async_http_client
 from evalhub.llm.types import AuthenticationFailed, Completion, Message

@@ -25,7 +25,8 @@ from typing import Any
 import openai
 
 from evalhub.llm.base import ChatClient, Failure, Sampling, UnusableAnswer
-from evalhub.llm.capabilities import is_reasoning_model, is_responses_only, reasoning_efforts
+from evalhub.llm.capabilities import is_reasoning_model, is_responses_only
+from evalhub.llm.option_values import reasoning_efforts
 from evalhub.llm.providers.http_errors import classify_status, classify_transport, refused_connection
 from evalhub.llm.providers.transport import async_http_client
 from evalhub.llm.types import AuthenticationFailed, Completion, Message, RequestRejected
