@@ -20,6 +20,7 @@ from evalhub.catalog.models import Benchmark, DataImport, Judgment, LanguageMode
 from evalhub.debates.models import Debate, DebateRun, DebateTurn, JudgeRun, JudgeVerdict
 from evalhub.jobs.models import Job, JobStatus
 from evalhub.scoring.models import DiscernmentRun, GemRun, JudgeScore
+from evalhub.system.row_counts import row_count, total
 
 
 @dataclass(frozen=True)
@@ -86,11 +87,9 @@ def home(request):
                 "prompts": Prompt.objects.count(),
                 "responses": Response.objects.filter(parent__isnull=True).count(),
                 "models": LanguageModel.objects.count(),
-                # Every verdict or score stored: imported, debate turns, single judges, DHP / YESciEval.
-                "judgments": Judgment.objects.count()
-                + DebateTurn.objects.count()
-                + JudgeVerdict.objects.count()
-                + JudgeScore.objects.count(),
+                # Every verdict or score stored: imported, debate turns, single judges, DHP / YESciEval;
+                # estimated where a table is large (evalhub.system.row_counts).
+                "judgments": total(*(row_count(table) for table in (Judgment, DebateTurn, JudgeVerdict, JudgeScore))),
                 **job_counts,
             },
             benchmarks=Benchmark.objects.annotate(n=Count("prompts")).order_by("-created_at")[:6],
