@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import logging
 import time
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -38,14 +37,12 @@ from evalhub.dashboards.baseline_win_rates import (
     judged_against,
 )
 from evalhub.dashboards.correction import Correction
-from evalhub.reads.caching import cached_forever, fingerprint
+from evalhub.reads.caching import ask_worker_once, cached_forever, fingerprint
 
-logger = logging.getLogger(__name__)
 # A board read from this many judged pairs (every judge's against the baseline) is computed by a worker,
 # not in a page's request: on AlpacaEval's 8 models (6,434 pairs) a board takes about 0.3 CPU-s.
 BACKGROUND_AT = 20_000
 REFRESH_TASK = "dashboards.refresh_win_rate_boards"
-REFRESH_LOCK_S = 15 * 60  # a refresh asked for and not finished within this is asked for again
 
 
 @dataclass(frozen=True)
@@ -93,8 +90,10 @@ def board_state(
 
 
 def pairs_read(choices: list[dict[str, Any]], selection: Selection) -> int:
-    """The judged pairs a board of `selection` is computed from: every judge's against its baseline on its
-    benchmark under its criterion (each judge's boards read the others')."""
+    """At most the judged pairs a board of `selection` is computed from: every judge's on its benchmark
+    under its criterion that judged its baseline (each judge's board reads the others'), counted from the
+    choices, where a judge's pairs without the baseline count too: a bound that sends a board to a worker
+    no later than it should go."""
     return sum(
         choice["pairs"]
         for choice in choices
@@ -120,22 +119,11 @@ def _group(selection: Selection, correction: Correction) -> str:
 
 def _ask_for_refresh(selection: Selection, correction: Correction) -> bool:
     """Whether a worker computes the selection's current boards now: asked here, or by an earlier request."""
-    lock = f"dashboards:win_rate_refreshing:{_group(selection, correction)}"
-    return _ask(lock, REFRESH_TASK, [asdict(selection), asdict(correction)])
-
-
-def _ask(lock: str, task: str, args: list[Any]) -> bool:
-    """Ask a worker for `task` once however many pages ask (until the worker deletes `lock`); a broker
-    that does not answer is logged, and the next page asks again."""
-    if not cache.add(lock, 1, REFRESH_LOCK_S):
-        return True
-    try:
-        task_named(task).apply_async(args=args)
-    except Exception as error:  # noqa: BLE001 (the last result is still shown)
-        cache.delete(lock)
-        logger.warning("could not ask a worker for %s (%s)", task, type(error).__name__)
-        return False
-    return True
+    return ask_worker_once(
+        f"dashboards:win_rate_refreshing:{_group(selection, correction)}",
+        lambda: task_named(REFRESH_TASK).apply_async(args=[asdict(selection), asdict(correction)]),
+        "the win-rate boards",
+    )
 
 
 CHOICES_TASK = "dashboards.refresh_win_rate_choices"
@@ -152,7 +140,7 @@ def kept_choices(stamp: str | None = None) -> list[dict[str, Any]]:
     if kept is None:
         return refresh_choices(stamp)
     if kept["stamp"] != stamp:
-        _ask(_CHOICES_LOCK, CHOICES_TASK, [])
+        ask_worker_once(_CHOICES_LOCK, lambda: task_named(CHOICES_TASK).apply_async(args=[]), "the judged choices")
         kept = cache.get(_CHOICES_KEY) or kept  # an eager worker (quickstart, tests) made it already
     return kept["choices"]
 
@@ -190,7 +178,9 @@ def compute_and_keep(
     meanwhile make the next page ask again."""
     started, clock = timezone.now(), time.perf_counter()
     judged = judged_against(selection, None if every_judge or combines_judges(correction) else selection.judge)
-    judges = sorted(judged.judges) if every_judge else [selection.judge]
+    # The asked judge's board is kept even where the read found none of its pairs (an empty board): a
+    # board never kept would be asked for again by every page.
+    judges = sorted(set(judged.judges) | {selection.judge}) if every_judge else [selection.judge]
     rows = {judge: _rows(dataclasses.replace(selection, judge=judge), judged, correction) for judge in judges}
     seconds = time.perf_counter() - clock
     out = {}

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import logging
 import time
 from dataclasses import dataclass
 from datetime import datetime
@@ -29,11 +28,9 @@ from evalhub.core.statistics.estimators import AUTO
 from evalhub.judgelab.actions import do_store_report_snapshot
 from evalhub.judgelab.models import ReportSnapshot
 from evalhub.judgelab.observations import Scope, collect
-from evalhub.reads.caching import TIMEOUT_S, fingerprint
+from evalhub.reads.caching import TIMEOUT_S, ask_worker_once, fingerprint
 
-logger = logging.getLogger(__name__)
 REFRESH_TASK = "judgelab.refresh_report"
-REFRESH_LOCK_S = 15 * 60  # a refresh asked for and not finished within this is asked for again
 
 
 @dataclass(frozen=True)
@@ -137,19 +134,13 @@ def _snapshot(scope: Scope) -> tuple[Report, Freshness] | None:
 
 
 def _ask_for_refresh(scope: Scope) -> bool:
-    """Whether a worker computes the scope's report now: asked here, or by an earlier request. A broker
-    that does not answer is logged and said, not a failed page; the next request asks again."""
-    lock = f"judge_lab:refreshing:{_scope_key(scope)}"
-    if not cache.add(lock, 1, REFRESH_LOCK_S):
-        return True
-    try:
+    """Whether a worker computes the scope's report now: asked here, or by an earlier request."""
+    return ask_worker_once(
+        f"judge_lab:refreshing:{_scope_key(scope)}",
         # The whole scope, field by field: a field added to it travels without this line knowing.
-        task_named(REFRESH_TASK).apply_async(kwargs={"scope": dataclasses.asdict(scope)})
-    except Exception as error:  # noqa: BLE001 (the kept report is still shown)
-        cache.delete(lock)
-        logger.warning("could not ask a worker for the judge lab's report (%s)", type(error).__name__)
-        return False
-    return True
+        lambda: task_named(REFRESH_TASK).apply_async(kwargs={"scope": dataclasses.asdict(scope)}),
+        "the judge lab's report",
+    )
 
 
 def compute(scope: Scope) -> Report:

@@ -11,6 +11,7 @@ the verdicts: at half a million rows that alone cost more than the board it guar
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +25,8 @@ from evalhub.jobs.models import Job, JobStatus
 from evalhub.tallies.actions import tally_version
 
 TIMEOUT_S = 24 * 3600
+REFRESH_LOCK_S = 15 * 60  # a refresh asked of a worker and not finished within this is asked for again
+logger = logging.getLogger(__name__)
 
 
 def fingerprint() -> str:
@@ -61,3 +64,18 @@ def cached_forever(key: str, compute: Callable[[], Any]) -> Any:
         value = compute()
         cache.set(f"dashboards:{key}", value, TIMEOUT_S)
     return value
+
+
+def ask_worker_once(lock: str, send: Callable[[], object], what: str) -> bool:
+    """Whether a worker computes `what` now: asked here by `send()` (a task's apply_async), or by an
+    earlier request holding `lock` until the worker deletes it, so one is asked however many pages ask.
+    A broker that does not answer is logged, not a failed page; the next request asks again."""
+    if not cache.add(lock, 1, REFRESH_LOCK_S):
+        return True
+    try:
+        send()
+    except Exception as error:  # noqa: BLE001 (the kept result is still shown)
+        cache.delete(lock)
+        logger.warning("could not ask a worker for %s (%s)", what, type(error).__name__)
+        return False
+    return True
