@@ -303,6 +303,7 @@ def model_detail(request, slug: str):
     if filters is None:
         return render(request, "dashboards/model_detail.html", {"model": model, "form": form}, status=400)
     profile = model_profile(model.slug, filters, stamp)
+    win_rates, win_rates_pending = win_rate_boards.for_model(model.slug, stamp)
     return render(
         request,
         "dashboards/model_detail.html",
@@ -310,7 +311,8 @@ def model_detail(request, slug: str):
             "model": model,
             "form": form,
             "profile": profile,
-            **dict(zip(("win_rates", "win_rates_pending"), win_rate_boards.for_model(model.slug, stamp), strict=True)),
+            "win_rates": win_rates,
+            "win_rates_pending": win_rates_pending,
             **section_context(model, stamp),
             "names": _names(),
             "query": request.GET.urlencode(),

@@ -405,7 +405,8 @@ def test_a_large_board_is_computed_by_a_worker_while_the_pages_show_the_last_one
     page = {"judge": JUDGE, "baseline": BASELINE}
     first = client.get("/leaderboards/baseline/", page)
     assert not fits and 'id="board-pending"' in first.content.decode(), "nothing kept yet: a worker computes it"
-    assert 'id="win-rates-pending"' in client.get("/models/claude-2-1/").content.decode()
+    pending = client.get("/models/claude-2-1/").content.decode()
+    assert 'id="win-rates-pending"' in pending and f"{JUDGE}'s board (a worker is computing it)" in pending
     assert len(asked) == 1, "one worker asked, however many pages ask"
     worker()
     shown = client.get("/leaderboards/baseline/", page)
@@ -431,3 +432,28 @@ def test_a_large_board_is_computed_by_a_worker_while_the_pages_show_the_last_one
     assert phi["win_rate"] < before[phi["name"]], "the worker's board of the edited verdicts"
     exported = client.get("/leaderboards/baseline.csv", page)
     assert exported.status_code == 200 and f"{phi['win_rate']:.4f}"[:5] in exported.content.decode()
+
+
+def test_while_no_worker_can_be_asked_no_page_or_export_says_one_is_computing(
+    judged_and_labelled, viewer, login, monkeypatch
+):
+    from evalhub.dashboards import win_rate_boards as module
+
+    monkeypatch.setattr(module, "BACKGROUND_AT", 10)
+
+    class Broker:  # the broker does not answer
+        def __init__(self, name: str) -> None:
+            pass
+
+        def apply_async(self, args):
+            raise ConnectionError("broker down")
+
+    monkeypatch.setattr(module, "task_named", Broker)
+    client = login(viewer)
+    page = {"judge": JUDGE, "baseline": BASELINE}
+    board = client.get("/leaderboards/baseline/", page).content.decode()
+    assert "No worker could be asked for this board" in board and "A worker is computing" not in board
+    model = client.get("/models/claude-2-1/").content.decode()
+    assert "no worker could be asked: the broker did not answer" in model and "a worker is computing" not in model
+    export = client.get("/leaderboards/baseline.csv", page)
+    assert export.status_code == 503 and "No worker could be asked" in export.content.decode()
