@@ -150,6 +150,26 @@ async def test_claudes_thinking_and_effort_are_spec_options_sent_as_anthropic_de
             get_chat_client(f"anthropic:claude-test?{bad}", api_key="test-key")
 
 
+async def test_claude_while_thinking_samples_so_is_cached_only_per_seed_or_repeat(server):
+    """Thinking takes only temperature 1: asked "at temperature 0" it samples all the same, and a cached
+    answer would hand one judge another's sample."""
+    from evalhub.llm.cache import ResponseCache
+
+    client = get_chat_client(
+        "anthropic:claude-test?thinking=adaptive",
+        base_url=server.url,
+        api_key="test-key",
+        retry=FAST,
+        cache=ResponseCache(":memory:"),
+    )
+    await client.complete(MESSAGES, temperature=0.0)
+    await client.complete(MESSAGES, temperature=0.0)
+    assert server.request_count == 2, "fresh samples stay fresh"
+    await client.complete(MESSAGES, repeat=0)
+    assert (await client.complete(MESSAGES, repeat=0)).cached
+    assert server.request_count == 3
+
+
 async def test_anthropic_sends_a_temperature_only_when_asked(server):
     await anthropic_client(server, send_temperature=True).complete(MESSAGES, temperature=0.3)
     assert server.state.requests[0]["body"]["temperature"] == 0.3

@@ -13,7 +13,7 @@ from evalhub.llm.base import ChatClient, Failure, Sampling, UnusableAnswer
 from evalhub.llm.option_values import ADAPTIVE, thinking_budget
 from evalhub.llm.providers.http_errors import classify_status, classify_transport, refused_connection
 from evalhub.llm.providers.transport import async_http_client
-from evalhub.llm.types import AuthenticationFailed, Completion, Message
+from evalhub.llm.types import AuthenticationFailed, Completion, Message, RequestRejected
 
 ANTHROPIC_KEY = "ANTHROPIC_API_KEY"
 
@@ -75,6 +75,13 @@ class AnthropicChat(ChatClient):
         if self.thinking == ADAPTIVE:
             request["thinking"] = {"type": "adaptive"}
         elif isinstance(self.thinking, int):
+            if self.thinking >= sampling.max_tokens:  # Anthropic's rule, said before a paid request
+                raise RequestRejected(
+                    self.provider,
+                    self.model,
+                    f"the thinking budget ({self.thinking} tokens) must be below the run's max tokens "
+                    f"({sampling.max_tokens}): raise max tokens or lower ?thinking=",
+                )
             request["thinking"] = {"type": "enabled", "budget_tokens": self.thinking}
         if self.effort:
             request["output_config"] = {"effort": self.effort}
@@ -88,17 +95,11 @@ class AnthropicChat(ChatClient):
         # server that ignores it is asked the same question at any temperature only by chance.
         return {**self._request(messages, sampling), "temperature": sampling.temperature}
 
-    def _check_budget(self, sampling: Sampling) -> None:
-        """Anthropic's rule, said before a paid request: a thinking budget below max_tokens."""
-        if isinstance(self.thinking, int) and self.thinking >= sampling.max_tokens:
-            raise UnusableAnswer(
-                f"the thinking budget ({self.thinking} tokens) must be below the run's max tokens "
-                f"({sampling.max_tokens}): raise max tokens or lower ?thinking=",
-                retry=False,
-            )
+    @property
+    def always_samples(self) -> bool:  # type: ignore[override]  # thinking: Anthropic samples at temperature 1
+        return self.thinking is not None
 
     async def _complete_once(self, messages: list[Message], sampling: Sampling) -> Completion:
-        self._check_budget(sampling)
         started = time.perf_counter()
         response = await self._sdk().messages.create(**self._request(messages, sampling))
         text = "".join(block.text for block in response.content if block.type == "text")
@@ -117,7 +118,6 @@ class AnthropicChat(ChatClient):
     async def _stream_once(
         self, messages: list[Message], sampling: Sampling, emit: Callable[[str], None]
     ) -> Completion:
-        self._check_budget(sampling)
         started = time.perf_counter()
         stopped = False
         async with self._sdk().messages.stream(**self._request(messages, sampling)) as stream:
