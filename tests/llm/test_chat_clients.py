@@ -62,6 +62,24 @@ def anthropic_client(server, **options):
     return get_chat_client("anthropic:claude-test", base_url=server.url, api_key="test-key", **options)
 
 
+async def answer(client, messages, streamed: bool) -> str:
+    """The client's answer to `messages`, streamed or not: both paths must behave alike."""
+    if streamed:
+        return "".join([chunk async for chunk in client.stream(messages)])
+    return (await client.complete(messages)).text
+
+
+async def assert_cached_only_per_repeat(client, server, messages) -> None:
+    """A client whose provider always samples: two calls "at temperature 0" both go out; a repeat index
+    is cached as its own answer."""
+    await client.complete(messages, temperature=0.0)
+    await client.complete(messages, temperature=0.0)
+    assert server.request_count == 2, "fresh samples stay fresh"
+    await client.complete(messages, repeat=0)
+    assert (await client.complete(messages, repeat=0)).cached
+    assert server.request_count == 3
+
+
 CLIENTS = {"openai": openai_client, "anthropic": anthropic_client}
 
 
@@ -108,10 +126,7 @@ async def test_an_anthropic_answer_that_holds_no_answer_fails_with_its_cause_nev
     client = anthropic_client(server)
     server.fail_next(*[Unusable(kind)] * 3)
     with pytest.raises((RequestRejected, ProviderUnavailable), match=reason):
-        if streamed:
-            [chunk async for chunk in client.stream(MESSAGES)]
-        else:
-            await client.complete(MESSAGES)
+        await answer(client, MESSAGES, streamed)
     assert server.request_count == asked
     assert all(r["body"]["messages"] == MESSAGES[1:] for r in server.state.requests), "no empty turn added"
 
@@ -162,12 +177,7 @@ async def test_claude_while_thinking_samples_so_is_cached_only_per_seed_or_repea
         retry=FAST,
         cache=ResponseCache(":memory:"),
     )
-    await client.complete(MESSAGES, temperature=0.0)
-    await client.complete(MESSAGES, temperature=0.0)
-    assert server.request_count == 2, "fresh samples stay fresh"
-    await client.complete(MESSAGES, repeat=0)
-    assert (await client.complete(MESSAGES, repeat=0)).cached
-    assert server.request_count == 3
+    await assert_cached_only_per_repeat(client, server, MESSAGES)
 
 
 async def test_anthropic_sends_a_temperature_only_when_asked(server):

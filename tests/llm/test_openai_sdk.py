@@ -13,7 +13,12 @@ from evalhub.llm.testing import REASONING_TOKENS, FakeLLMServer, ForwardingProxy
 from evalhub.llm.types import ProviderUnavailable, RequestRejected, UnknownProvider
 
 # Both HTTP clients under the SDK, and every client closed in its test's loop, as for the other clients.
-from tests.llm.test_chat_clients import close_clients, http_client  # noqa: F401 (autouse fixtures)
+from tests.llm.test_chat_clients import (  # noqa: F401 (autouse fixtures)
+    answer,
+    assert_cached_only_per_repeat,
+    close_clients,
+    http_client,
+)
 from tests.llm.test_chat_clients import get_chat_client as make_chat_client
 
 FAST = RetryPolicy(max_attempts=2, base_delay_s=0.01, max_delay_s=0.02)
@@ -119,10 +124,7 @@ async def test_an_answer_that_holds_no_answer_is_a_failed_call_with_its_reason(s
     client = client_for("openai:gpt-4o-mini", server)
     server.fail_next(Unusable(kind), Unusable(kind))
     with pytest.raises((RequestRejected, ProviderUnavailable), match=reason):
-        if streamed:
-            [chunk async for chunk in client.stream(MESSAGES)]
-        else:
-            await client.complete(MESSAGES)
+        await answer(client, MESSAGES, streamed)
     assert server.request_count == asked
 
 
@@ -259,9 +261,4 @@ async def test_a_reasoning_model_always_samples_so_is_cached_only_per_seed_or_re
     """It takes no temperature: asked "at temperature 0" it samples all the same, and an answer cached as
     deterministic would hand one judge another's sample (a debate agent's first round, say)."""
     client = client_for("openai:gpt-5-mini", server, cache=ResponseCache(":memory:"))
-    await client.complete(MESSAGES, temperature=0.0)
-    await client.complete(MESSAGES, temperature=0.0)
-    assert server.request_count == 2, "fresh samples stay fresh"
-    await client.complete(MESSAGES, repeat=0)
-    assert (await client.complete(MESSAGES, repeat=0)).cached
-    assert server.request_count == 3
+    await assert_cached_only_per_repeat(client, server, MESSAGES)
