@@ -139,12 +139,12 @@ def _imported_against_baseline(selection: Selection, judge: str | None) -> tuple
         )
         .order_by("pk")
     )
-    by_judge: dict[str, Found] = {}
+    by_judge: dict[str, Found] = defaultdict(lambda: defaultdict(list))
     persons: set[str] = set()
     for slug, person, first, second, prompt, verdict, probability, length_1, length_2, difficulty in rows.iterator(
         chunk_size=5000
     ):
-        found = by_judge.setdefault(slug, defaultdict(list))
+        found = by_judge[slug]
         if person:
             persons.add(slug)
         share_first = probability if probability is not None else SHARE_OF_FIRST[verdict]
@@ -152,7 +152,7 @@ def _imported_against_baseline(selection: Selection, judge: str | None) -> tuple
             found[(second, prompt)].append((1.0 - share_first, length_2, length_1, difficulty))
         else:
             found[(first, prompt)].append((share_first, length_1, length_2, difficulty))
-    return by_judge, persons
+    return dict(by_judge), persons
 
 
 def _comparisons(found: Found) -> list[Comparison]:

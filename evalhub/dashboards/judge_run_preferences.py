@@ -79,7 +79,9 @@ def runs_against_baseline(
         )
         .order_by("pk")
     )
-    by_judge: dict[str, dict[tuple[str, int], list[tuple[float, int, int, Any]]]] = {}
+    by_spec: dict[str, dict[tuple[str, int], list[tuple[float, int, int, Any]]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
     for (
         spec,
         a,
@@ -94,7 +96,7 @@ def runs_against_baseline(
         length_b,
         difficulty,
     ) in rows.iterator(chunk_size=5000):
-        found = by_judge.setdefault(RUN_JUDGE + spec, defaultdict(list))
+        found = by_spec[spec]
         if a == b:
             continue
         read = asked and isinstance(given, dict)
@@ -105,4 +107,4 @@ def runs_against_baseline(
             found[(b, prompt)].append((1.0 - share_a, length_b, length_a, difficulty))
         else:
             found[(a, prompt)].append((share_a, length_a, length_b, difficulty))
-    return by_judge
+    return {RUN_JUDGE + spec: found for spec, found in by_spec.items()}
