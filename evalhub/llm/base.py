@@ -9,6 +9,7 @@ backoff, the response cache and accounting, identically for all providers.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import time
@@ -39,6 +40,29 @@ class UnusableAnswer(Exception):
     def __init__(self, cause: str, *, retry: bool) -> None:
         super().__init__(cause)
         self.cause, self.retry = cause, retry
+
+
+class StreamEnded(ConnectionError):
+    """A streamed answer that ended before its last event: after `events` events (none: the server
+    answered 200 with an empty stream)."""
+
+    def __init__(self, events: int, last_event: str) -> None:
+        self.events = events
+        if events:
+            cause = f"the server closed the stream before its last event ({last_event}) after {events} events"
+        else:
+            cause = "the server answered 200 with an empty stream (not one event)"
+        super().__init__(cause)
+        self.cause = cause
+
+
+EMPTY_BODY = "the server answered 200 with an empty body (no answer)"
+
+
+def is_empty_body(error: BaseException) -> bool:
+    """An unstreamed 200 whose body was empty: the SDKs fail parsing it as JSON ("Expecting value: line
+    1 column 1"), which read as a cryptic JSONDecodeError."""
+    return isinstance(error, json.JSONDecodeError) and not error.doc.strip()
 
 
 @dataclass(frozen=True)
@@ -155,6 +179,11 @@ class ChatClient:
     def _classify(self, error: Exception) -> Failure:
         if isinstance(error, UnusableAnswer):
             return Failure(retry=error.retry, cause=error.cause, error=RequestRejected)
+        # A proxy's or a server's hiccup may pass: asked again (while no text reached the caller).
+        if isinstance(error, StreamEnded):
+            return Failure(retry=True, cause=error.cause)
+        if is_empty_body(error):
+            return Failure(retry=True, cause=EMPTY_BODY)
         if isinstance(error, (asyncio.TimeoutError, TimeoutError)):
             return Failure(retry=True, cause=f"timed out after {self.timeout_s:.0f} s")
         if isinstance(error, (ConnectionError, OSError)):

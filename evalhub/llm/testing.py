@@ -49,7 +49,8 @@ class Drop:
 class Unusable:
     """Answer one call with a 200 that holds no answer: `no-choices` (an empty `choices`), `refusal`
     (the content empty and a refusal given; Anthropic: stop_reason "refusal"), `content-filter` (a
-    content-filter stop) or, on Anthropic's route, `empty` (no text), streamed or not."""
+    content-filter stop), `empty` (no text), or `empty-body` (a 200 with no body at all: no JSON, or a
+    stream with no event, as a proxy in the way may send), streamed or not, on every route."""
 
     kind: str
     refusal: str = "I can't help with that."
@@ -245,6 +246,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.state.latency_s:
             time.sleep(self.state.latency_s)
         self.events_left = outcome.events if isinstance(outcome, Drop) else None
+        if isinstance(outcome, Unusable) and outcome.kind == "empty-body":
+            return self._empty_body(streamed=bool(body.get("stream")))
         try:
             if path.endswith("/chat/completions"):
                 return self._openai_chat(body, outcome if isinstance(outcome, Unusable) else None)
@@ -319,6 +322,16 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             payload = {"error": {"message": fail.message, "type": "api_error", "code": str(fail.status)}}
         self._json(fail.status, payload, headers)
+
+    def _empty_body(self, streamed: bool) -> None:
+        if streamed:
+            self._start_stream()
+            return self._end_stream()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", "0")
+        self.end_headers()
+        return None
 
     def _start_stream(self) -> None:
         self.send_response(200)

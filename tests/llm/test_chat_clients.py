@@ -388,7 +388,7 @@ async def test_a_stream_cut_off_midway_fails_instead_of_passing_for_a_short_answ
     with FakeLLMServer(reply=lambda messages: "No, 221 is 13 times 17.", keep_alive=keep_alive) as fake:
         fake.fail_next(Drop(events=4))  # Anthropic's first two events carry no text
         chunks = []
-        with pytest.raises(ProviderUnavailable, match="connection"):
+        with pytest.raises(ProviderUnavailable, match="stream broke off: the server closed the (connection|stream)"):
             async for chunk in CLIENTS[provider](fake).stream(MESSAGES):
                 chunks.append(chunk)
         assert chunks, "text already shown is never asked for again"
@@ -401,6 +401,31 @@ async def test_a_call_whose_connection_drops_before_any_answer_is_retried(server
     completion = await CLIENTS[provider](server).complete(MESSAGES)
     assert completion.text == "No, 221 is 13 times 17."
     assert server.request_count == 2
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize("provider", sorted(CLIENTS))
+async def test_a_connection_closed_before_any_answer_is_named_as_closed_not_as_a_timeout(provider, streamed):
+    """OpenAI's aiohttp-backed client reported it as "timed out after 120 s", 0.3 s into the call. (A
+    chunked stream: one sent until the connection closes ends the same way as an empty one.)"""
+    with FakeLLMServer(reply=lambda messages: "No, 221 is 13 times 17.", keep_alive=True) as server:
+        server.fail_next(*[Drop(events=0)] * FAST.max_attempts)
+        with pytest.raises(ProviderUnavailable, match="closed the connection before its answer ended") as failed:
+            await answer(CLIENTS[provider](server), MESSAGES, streamed)
+        assert "timed out" not in str(failed.value)
+        assert server.request_count == FAST.max_attempts, "a closed connection may be a hiccup: asked again"
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize("provider", sorted(CLIENTS))
+async def test_an_empty_200_is_named_as_one_and_asked_again(server, provider, streamed):
+    """It read as "JSONDecodeError: Expecting value" (unstreamed) or "connection failed" (streamed)."""
+    server.fail_next(Unusable("empty-body"))
+    assert await answer(CLIENTS[provider](server), MESSAGES, streamed) == "No, 221 is 13 times 17."
+    server.fail_next(*[Unusable("empty-body")] * FAST.max_attempts)
+    said = "empty stream" if streamed else "empty body"
+    with pytest.raises(ProviderUnavailable, match=f"the server answered 200 with an {said}"):
+        await answer(CLIENTS[provider](server), MESSAGES, streamed)
 
 
 async def test_a_scripted_drop_longer_than_the_answer_does_not_reach_the_next_call_on_the_connection():

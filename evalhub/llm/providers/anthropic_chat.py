@@ -9,9 +9,9 @@ from typing import Any
 
 import anthropic
 
-from evalhub.llm.base import ChatClient, Failure, Sampling, UnusableAnswer
+from evalhub.llm.base import ChatClient, Failure, Sampling, StreamEnded, UnusableAnswer
 from evalhub.llm.option_values import ADAPTIVE, thinking_budget
-from evalhub.llm.providers.http_errors import classify_status, classify_transport, refused_connection
+from evalhub.llm.providers.http_errors import classify_status, classify_transport, connection_failure
 from evalhub.llm.providers.transport import async_http_client
 from evalhub.llm.types import AuthenticationFailed, Completion, Message, RequestRejected
 
@@ -119,14 +119,15 @@ class AnthropicChat(ChatClient):
         self, messages: list[Message], sampling: Sampling, emit: Callable[[str], None]
     ) -> Completion:
         started = time.perf_counter()
-        stopped = False
+        stopped, events = False, 0
         async with self._sdk().messages.stream(**self._request(messages, sampling)) as stream:
             async for event in stream:
+                events += 1
                 if event.type == "text":
                     emit(event.text)
                 stopped = stopped or event.type == "message_stop"
             if not stopped:  # the connection closed early: what came is not the whole answer
-                raise ConnectionError("the stream ended before message_stop")
+                raise StreamEnded(events, "message_stop")
             final = await stream.get_final_message()
         text = "".join(block.text for block in final.content if block.type == "text")
         _check_usable(text, final.stop_reason or "")
@@ -142,8 +143,8 @@ class AnthropicChat(ChatClient):
         )
 
     def _classify(self, error: Exception) -> Failure:
-        if refused := refused_connection(error):
-            return refused
+        if failure := connection_failure(error):
+            return failure
         if isinstance(error, anthropic.APIStatusError):
             return classify_status(
                 error.status_code, error.response.headers.get("retry-after"), str(error.message), self.key_variable

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import errno
 import re
+from collections.abc import Iterator
 
 import aiohttp
+import httpx
 import httpx2
 
 from evalhub.llm.base import Failure
@@ -37,18 +39,48 @@ def classify_transport(error: Exception) -> Failure | None:
     return None
 
 
+def _causes(error: BaseException) -> Iterator[BaseException]:
+    """The error and what it was raised from or during, once each."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+CLOSED = (
+    aiohttp.ServerDisconnectedError,
+    aiohttp.ClientPayloadError,  # a body cut short
+    httpx2.RemoteProtocolError,
+    httpx.RemoteProtocolError,
+    ConnectionResetError,
+    BrokenPipeError,
+)
+
+
+def closed_connection(error: Exception) -> Failure | None:
+    """A server that closed the connection before answering: said so, and asked again. The SDKs
+    report it as a connection error, and OpenAI's aiohttp-backed client as a timeout ("timed out after
+    20 s" 0.3 s after the call began)."""
+    if any(isinstance(cause, CLOSED) for cause in _causes(error)):
+        return Failure(retry=True, cause="the server closed the connection before its answer ended")
+    return None
+
+
+def connection_failure(error: Exception) -> Failure | None:
+    """A connection refused or closed under the call, said as what it was (both SDKs, both HTTP clients)."""
+    return refused_connection(error) or closed_connection(error)
+
+
 def refused_connection(error: Exception) -> Failure | None:
     """A connection the server's machine refused (nothing listens on that port): said at once, with
     the address, and not retried. The SDKs report it as a generic connection error, and the
     aiohttp-backed client even as a timeout, which sent people looking at timeouts for a server
     that was simply not running."""
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
+    for current in _causes(error):
         if isinstance(current, ConnectionRefusedError) or getattr(current, "errno", None) == errno.ECONNREFUSED:
             return Failure(retry=False, cause=f"connection refused by {_address(error, current)}")
-        current = current.__cause__ or current.__context__
     return None
 
 

@@ -24,10 +24,10 @@ from typing import Any
 
 import openai
 
-from evalhub.llm.base import ChatClient, Failure, Sampling, UnusableAnswer
+from evalhub.llm.base import ChatClient, Failure, Sampling, StreamEnded, UnusableAnswer
 from evalhub.llm.capabilities import is_reasoning_model, is_responses_only
 from evalhub.llm.option_values import reasoning_efforts
-from evalhub.llm.providers.http_errors import classify_status, classify_transport, refused_connection
+from evalhub.llm.providers.http_errors import classify_status, classify_transport, connection_failure
 from evalhub.llm.providers.transport import async_http_client
 from evalhub.llm.types import AuthenticationFailed, Completion, Message, RequestRejected
 
@@ -196,7 +196,7 @@ class OpenAIChat(ChatClient):
         if not finish:  # the connection closed early: what came is not the whole answer
             if events and not parts and usage:
                 raise UnusableAnswer("the answer held no choice (an empty answer from the server)", retry=True)
-            raise ConnectionError("the stream ended before its last chunk")
+            raise StreamEnded(events, "a chunk with a finish_reason")
         text = "".join(parts)
         self._check_usable(text, "".join(refusal) or None, finish)
         details = usage.get("completion_tokens_details") or {}
@@ -242,8 +242,8 @@ class OpenAIChat(ChatClient):
     def _classify(self, error: Exception) -> Failure:
         if isinstance(error, UnusableAnswer):
             return Failure(retry=error.retry, cause=error.cause, error=RequestRejected)
-        if refused := refused_connection(error):
-            return refused
+        if failure := connection_failure(error):
+            return failure
         if isinstance(error, openai.APIStatusError):
             message = _message_of(error)
             param = _param_of(error)

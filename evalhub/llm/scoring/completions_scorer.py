@@ -19,7 +19,7 @@ import httpx
 
 from evalhub.llm import event_loop, interrupt
 from evalhub.llm.base import Failure
-from evalhub.llm.providers.http_errors import classify_status, refused_connection
+from evalhub.llm.providers.http_errors import classify_status, connection_failure
 from evalhub.llm.retry import RetryPolicy
 from evalhub.llm.scoring.base import ScoreRequest, ScoreResult
 from evalhub.llm.scoring.chat_template import TemplateError, render
@@ -103,7 +103,7 @@ class CompletionsScorer:
             except httpx.TimeoutException:
                 last = Failure(retry=True, cause="timed out")
             except httpx.TransportError as error:
-                last = refused_connection(error) or Failure(
+                last = connection_failure(error) or Failure(
                     retry=True, cause=f"connection failed ({type(error).__name__})"
                 )
             if not last.retry:
