@@ -7,7 +7,8 @@ from evalhub.core.scaleeval.aids import AID_NAMES, AIDS
 from evalhub.core.scaleeval.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNANIMOUS
 from evalhub.debates.config import probabilities_error
 from evalhub.debates.models import BLIND_FIRST, FLOWS, JudgeRun
-from evalhub.llm.capabilities import NOT_REASONING_NAME, REASONING_NAME, is_reasoning_spec
+from evalhub.llm.capabilities import is_reasoning_spec
+from evalhub.llm.model_names import NOT_REASONING_NAME, REASONING_NAME
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
 from evalhub.system.forms import OnlyChoicePreselectedForm, SpecField

@@ -10,29 +10,9 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-# The o-series and every GPT from 5 on (gpt-5, gpt-5.2, gpt-6…): a family newer than this list is one
-# too, so its first call does not fail; a family's chat model (gpt-5-chat-latest) takes both forms.
-REASONING_NAME = re.compile(r"^(o\d|gpt-(?:[5-9]|\d{2,})(?![0-9]))")
-NOT_REASONING_NAME = re.compile(r"-chat(?:-|$)")
-NAMED_BY_OPENAI = ("openai", "azure")  # providers whose model names are OpenAI's own
-
-
-# Served only by OpenAI's Responses API, which evalhub does not call yet: every -pro model (o1-pro …
-# gpt-5.5-pro), the codex models (gpt-5-codex, gpt-5.1-codex-mini, codex-mini-latest), computer use and
-# deep research. Said before any request, where a name-by-name list let new ones out to fail with a 404.
-RESPONSES_ONLY_NAME = re.compile(r"(?:^|-)(?:pro|codex|deep-research)(?:-|$)|^codex|^computer-use")
-
-
-def is_responses_only(model: str) -> bool:
-    return bool(RESPONSES_ONLY_NAME.search(model.rsplit("/", 1)[-1].lower()))
-
-
-def is_reasoning_model(model: str) -> bool:
-    name = model.rsplit("/", 1)[-1].lower()
-    return bool(REASONING_NAME.match(name)) and not NOT_REASONING_NAME.search(name)
+from evalhub.llm.model_names import NAMED_BY_OPENAI, api_for, is_reasoning_model
 
 
 def is_reasoning_spec(spec: str | dict[str, Any]) -> bool:
@@ -62,4 +42,6 @@ def gives_logprobs(spec: str | dict[str, Any]) -> bool:
         parsed = parse_spec(spec)
     except UnknownProvider:
         return False
+    if api_for(parsed.provider, parsed.model, parsed.options) == "responses":
+        return False  # evalhub reads no log-probabilities from the Responses API
     return parsed.provider in LOGPROB_PROVIDERS and not is_reasoning_spec(spec)

@@ -14,12 +14,22 @@ def reasoning_efforts() -> tuple[str, ...]:
     SDK offers is one evalhub takes, with no list of its own to fall behind."""
     from openai.types.shared import ReasoningEffort
 
-    def strings(kind: Any) -> list[str]:
-        return [arg for arg in get_args(kind) if isinstance(arg, str)] + [
-            value for arg in get_args(kind) if not isinstance(arg, str) for value in strings(arg)
-        ]
+    return _strings(ReasoningEffort)
 
-    return tuple(strings(ReasoningEffort))
+
+@lru_cache(maxsize=1)
+def reasoning_summaries() -> tuple[str, ...]:
+    """The reasoning summaries the Responses API takes (`openai.types.shared_params.Reasoning`'s `summary`)."""
+    from openai.types.shared_params import Reasoning
+
+    return _strings(get_type_hints(Reasoning)["summary"])
+
+
+def _strings(kind: Any) -> tuple[str, ...]:
+    """The string values of a Literal, through Optional and nested Literals."""
+    return tuple(arg for arg in get_args(kind) if isinstance(arg, str)) + tuple(
+        value for arg in get_args(kind) if not isinstance(arg, str) for value in _strings(arg)
+    )
 
 
 MIN_THINKING_BUDGET = 1024  # Anthropic's least budget_tokens for extended thinking
@@ -43,5 +53,4 @@ def claude_efforts() -> tuple[str, ...]:
     """The efforts Anthropic's SDK types for Claude (`OutputConfigParam`'s `effort`)."""
     from anthropic.types import OutputConfigParam
 
-    hints = get_type_hints(OutputConfigParam)
-    return tuple(value for kind in get_args(hints["effort"]) for value in get_args(kind) if isinstance(value, str))
+    return _strings(get_type_hints(OutputConfigParam)["effort"])

@@ -43,15 +43,17 @@ DEFAULT_MODELS = {"heuristic": "balanced", "arithmetic": "calculator"}
 SPEC_OPTIONS = {
     "reasoning": bool,
     "reasoning_effort": str,
+    "reasoning_summary": str,  # the Responses API's reasoning summary: auto, concise or detailed
+    "api": str,  # OpenAI's API: chat (completions) or responses
     "api_version": str,
     "api_key_env": str,
     "thinking": str,  # Claude's extended thinking: "adaptive" or a budget of tokens
     "effort": str,  # Claude's effort (output_config.effort)
 }
 OPTIONS_OF_PROVIDER = {
-    "openai": {"reasoning", "reasoning_effort", "api_key_env"},
-    "openai-compatible": {"reasoning", "reasoning_effort", "api_key_env"},
-    "azure": {"reasoning", "reasoning_effort", "api_version", "api_key_env"},
+    "openai": {"reasoning", "reasoning_effort", "reasoning_summary", "api", "api_key_env"},
+    "openai-compatible": {"reasoning", "reasoning_effort", "reasoning_summary", "api", "api_key_env"},
+    "azure": {"reasoning", "reasoning_effort", "reasoning_summary", "api", "api_version", "api_key_env"},
     "anthropic": {"api_key_env", "thinking", "effort"},
 }
 # A spec names its credential (`api_key_env=NAME`, or the provider's variable), never carries one: specs
@@ -180,8 +182,23 @@ def _check_option_values(spec: ProviderSpec) -> None:
     """Option values as the providers' SDKs type them, checked where a spec is read (a form, a command,
     a job's own check), not by every call of a job."""
     from evalhub.llm import option_values
+    from evalhub.llm.model_names import APIS, api_for
 
     options = spec.options
+    if "api" in options and options["api"] not in APIS:
+        raise UnknownProvider(f"{spec.provider}:{spec.model}: api is chat or responses, not {options['api']!r}.")
+    if "reasoning_summary" in options:
+        if options["reasoning_summary"] not in option_values.reasoning_summaries():
+            raise UnknownProvider(
+                f"{spec.provider}:{spec.model}: reasoning_summary is one of "
+                f"{', '.join(option_values.reasoning_summaries())} (OpenAI's SDK), "
+                f"not {options['reasoning_summary']!r}."
+            )
+        if api_for(spec.provider, spec.model, options) != "responses":
+            raise UnknownProvider(
+                f"{spec.provider}:{spec.model}: a reasoning summary comes only from the Responses API: "
+                "add api=responses."
+            )
     if "reasoning_effort" in options and options["reasoning_effort"] not in option_values.reasoning_efforts():
         raise UnknownProvider(
             f"{spec.provider}:{spec.model}: reasoning_effort is one of {', '.join(option_values.reasoning_efforts())} "

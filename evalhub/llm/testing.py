@@ -1,6 +1,6 @@
 """A loopback server that speaks OpenAI's and Anthropic's wire protocols, for tests and benchmarks.
 
-It answers chat completions (JSON and SSE streams), Anthropic messages (JSON and SSE), and
+It answers chat completions and the Responses API (JSON and SSE streams), Anthropic messages (JSON and SSE), and
 legacy completions with prompt log-probabilities (vLLM's echo mode). Failures can be
 scripted per call; every request is counted. Nothing here touches the network beyond
 127.0.0.1.
@@ -9,6 +9,7 @@ scripted per call; every request is counted. Nothing here touches the network be
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -50,7 +51,8 @@ class Unusable:
     """Answer one call with a 200 that holds no answer: `no-choices` (an empty `choices`), `refusal`
     (the content empty and a refusal given; Anthropic: stop_reason "refusal"), `content-filter` (a
     content-filter stop), `empty` (no text), or `empty-body` (a 200 with no body at all: no JSON, or a
-    stream with no event, as a proxy in the way may send), streamed or not, on every route."""
+    stream with no event, as a proxy in the way may send), streamed or not, on every route; on the
+    Responses API's, also `failed` (status "failed", error code server_error)."""
 
     kind: str
     refusal: str = "I can't help with that."
@@ -62,7 +64,7 @@ class _Dropped(Exception):
 
 # OpenAI's reasoning models, as its API treats them ("Reasoning models" guide): max_tokens, a temperature
 # other than the default 1 and log-probabilities are refused with a 400 naming the parameter.
-REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5", "gpt-6")
+REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5", "gpt-6", "codex")
 O_SERIES_EFFORTS = ("low", "medium", "high")  # what o3 and o4-mini take ("Reasoning models" guide)
 REASONING_TOKENS = 7  # what a reasoning model reports it spent reasoning on every answer here
 
@@ -90,6 +92,48 @@ def _reasoning_rule_broken(body: dict[str, Any]) -> tuple[str, str, str] | None:
             "Supported values are: 'low', 'medium', and 'high'."
         )
         return "reasoning_effort", "unsupported_value", message
+    return None
+
+
+# Served only by the Responses API (OpenAI's model pages): chat completions answers them with a 404.
+RESPONSES_ONLY = re.compile(r"(?:^|-)(?:pro|codex|deep-research)(?:-|$)|^codex|^computer-use")
+# What `responses.create` takes (OpenAI's API reference), of what a judge could send: anything else, chat
+# completions' `messages`, `max_tokens`, `max_completion_tokens`, `reasoning_effort` or `seed` among
+# them, is refused by name.
+RESPONSES_PARAMETERS = {
+    "model", "input", "instructions", "max_output_tokens", "reasoning", "temperature", "top_p", "stream",
+    "store", "include", "top_logprobs", "metadata", "service_tier", "text", "truncation", "user",
+}  # fmt: skip
+FAILED_ERROR = {"code": "server_error", "message": "The model failed to generate a response."}
+SUMMARY_TEXT = "Compared both answers against the question."  # a reasoning summary, when one is asked
+
+
+def _responses_rule_broken(body: dict[str, Any], reasoning: bool) -> tuple[str, str, str] | None:
+    """(param, code, message) of the first thing the Responses API refuses in `body`, or None."""
+    for param in body:
+        if param not in RESPONSES_PARAMETERS:
+            return param, "unknown_parameter", f"Unknown parameter: '{param}'."
+    if not isinstance(body.get("input"), (str, list)):
+        return "input", "missing_required_parameter", "Missing required parameter: 'input'."
+    if reasoning and "temperature" in body:
+        return (
+            "temperature",
+            "unsupported_parameter",
+            "Unsupported parameter: 'temperature' is not supported with this model.",
+        )
+    settings = body.get("reasoning") or {}
+    if not reasoning and settings:
+        return (
+            "reasoning.effort",
+            "unsupported_parameter",
+            "Unsupported parameter: 'reasoning.effort' is not supported with this model.",
+        )
+    effort = settings.get("effort")
+    if str(body.get("model", "")).startswith("o") and effort not in (None, *O_SERIES_EFFORTS):
+        message = f"Unsupported value: 'reasoning.effort' does not support '{effort}' with this model."
+        return "reasoning.effort", "unsupported_value", message
+    if settings.get("summary") not in (None, "auto", "concise", "detailed"):
+        return "reasoning.summary", "invalid_value", f"Invalid value: '{settings['summary']}'."
     return None
 
 
@@ -251,6 +295,8 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if path.endswith("/chat/completions"):
                 return self._openai_chat(body, outcome if isinstance(outcome, Unusable) else None)
+            if path.endswith("/responses"):
+                return self._openai_responses(body, outcome if isinstance(outcome, Unusable) else None)
             if anthropic:
                 return self._anthropic(body, outcome if isinstance(outcome, Unusable) else None)
             if path.endswith("/completions"):
@@ -380,6 +426,9 @@ class _Handler(BaseHTTPRequestHandler):
         return self.state.reply(body.get("messages", []))
 
     def _openai_chat(self, body: dict[str, Any], unusable: Unusable | None = None) -> None:
+        if self.state.reasoning_rules and RESPONSES_ONLY.search(str(body.get("model", ""))):
+            message = "This model is only supported in v1/responses and not in v1/chat/completions."
+            return self._json(404, {"error": {"message": message, "type": "invalid_request_error", "param": "model"}})
         reasoning = self.state.reasoning_rules and str(body.get("model", "")).startswith(REASONING_PREFIXES)
         if reasoning and (broken := _reasoning_rule_broken(body)):
             param, code, message = broken
@@ -426,6 +475,121 @@ class _Handler(BaseHTTPRequestHandler):
             self._event({**base, "object": "chat.completion.chunk", "choices": [done]})
         self._event({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage})
         self._event("[DONE]")
+        self._end_stream()
+
+    def _openai_responses(self, body: dict[str, Any], unusable: Unusable | None = None) -> None:
+        """OpenAI's Responses API (`POST /v1/responses`): the answer as output items (a reasoning item with
+        its summary when one is asked, then the message), status and incomplete_details, usage with
+        output_tokens_details; streamed as typed events ending in response.completed or .incomplete."""
+        model = str(body.get("model", ""))
+        reasoning = self.state.reasoning_rules and model.startswith(REASONING_PREFIXES)
+        if self.state.reasoning_rules and (broken := _responses_rule_broken(body, reasoning)):
+            param, code, message = broken
+            return self._json(
+                400, {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}
+            )
+        messages = body["input"] if isinstance(body["input"], list) else [{"role": "user", "content": body["input"]}]
+        text = self._reply({"model": model, "messages": messages})
+        status, incomplete, refusal = "completed", None, None
+        # max_output_tokens counts a reasoning model's reasoning too: what is left of it is the answer's.
+        limit = body.get("max_output_tokens")
+        left = limit - (REASONING_TOKENS if reasoning else 0) if limit else None
+        if self.state.honour_max_tokens and left is not None and len(text.split()) > left:
+            text, status, incomplete = (
+                " ".join(text.split()[: max(left, 0)]),
+                "incomplete",
+                {"reason": "max_output_tokens"},
+            )
+        if unusable is not None:
+            text = ""
+            refusal = unusable.refusal if unusable.kind == "refusal" else None
+            if unusable.kind == "content-filter":
+                status, incomplete = "incomplete", {"reason": "content_filter"}
+            if unusable.kind == "failed":  # the Responses API's own failure: status "failed" with its error
+                status = "failed"
+        input_tokens, output_tokens = self._usage({"messages": messages}, text)
+        spent = REASONING_TOKENS if reasoning else 0
+        usage = {
+            "input_tokens": input_tokens,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": output_tokens + spent,
+            "output_tokens_details": {"reasoning_tokens": spent},
+            "total_tokens": input_tokens + output_tokens + spent,
+        }
+        summary = (body.get("reasoning") or {}).get("summary")
+        output: list[dict[str, Any]] = []
+        if reasoning:
+            parts = [{"type": "summary_text", "text": SUMMARY_TEXT}] if summary else []
+            output.append({"type": "reasoning", "id": "rs_fake", "summary": parts})
+        content: list[dict[str, Any]] = (
+            [{"type": "refusal", "refusal": refusal}]
+            if refusal
+            else [{"type": "output_text", "text": text, "annotations": []}]
+        )
+        if not (unusable is not None and unusable.kind == "no-choices"):
+            output.append(
+                {"type": "message", "id": "msg_fake", "status": "completed", "role": "assistant", "content": content}
+            )
+        response = {
+            "id": "resp_fake", "object": "response", "created_at": int(time.time()), "model": model,
+            "status": status, "incomplete_details": incomplete, "output": output, "usage": usage,
+            "error": FAILED_ERROR if status == "failed" else None,
+            "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+        }  # fmt: skip
+        if not body.get("stream"):
+            return self._json(200, response)
+        self._start_stream()
+        sequence = iter(range(1_000_000))
+
+        def event(kind: str, **fields: Any) -> None:
+            self._event({"type": kind, "sequence_number": next(sequence), **fields}, kind)
+
+        started = {**response, "status": "in_progress", "output": [], "usage": None, "incomplete_details": None}
+        event("response.created", response=started)
+        for index, item in enumerate(output):
+            event("response.output_item.added", output_index=index, item={**item, "summary": [], "content": []})
+            for part in item.get("summary", ()):
+                event(
+                    "response.reasoning_summary_text.delta",
+                    item_id=item["id"],
+                    output_index=index,
+                    summary_index=0,
+                    delta=part["text"],
+                )
+            for part in item.get("content", ()):
+                if part["type"] == "refusal":
+                    event(
+                        "response.refusal.delta",
+                        item_id=item["id"],
+                        output_index=index,
+                        content_index=0,
+                        delta=part["refusal"],
+                    )
+                    continue
+                for piece in self._chunks(part["text"]) if part["text"] else []:
+                    if self.state.chunk_delay_s:
+                        time.sleep(self.state.chunk_delay_s)
+                    event(
+                        "response.output_text.delta",
+                        item_id=item["id"],
+                        output_index=index,
+                        content_index=0,
+                        delta=piece,
+                        logprobs=[],
+                    )
+                event(
+                    "response.output_text.done",
+                    item_id=item["id"],
+                    output_index=index,
+                    content_index=0,
+                    text=part["text"],
+                    logprobs=[],
+                )
+            event("response.output_item.done", output_index=index, item=item)
+        event(
+            {"incomplete": "response.incomplete", "failed": "response.failed"}.get(status, "response.completed"),
+            response=response,
+        )
         self._end_stream()
 
     def _token_logprobs(self, text: str, top: int) -> list[dict[str, Any]]:

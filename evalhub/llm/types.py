@@ -24,6 +24,7 @@ class Completion:
     cost_usd: float | None = None
     raw: dict[str, Any] = field(default_factory=dict)
     reasoning_tokens: int = 0  # of output_tokens, those a reasoning model spent reasoning
+    reasoning_summary: str = ""  # what the provider says of the model's reasoning, when asked: never the verdict
     # Asked for (top_logprobs): each answer token as [token, log-probability, [[alternative, log-probability], …]]
     token_logprobs: list[list[Any]] | None = None
 

@@ -9,7 +9,7 @@ import pytest
 from evalhub.llm.cache import ResponseCache
 from evalhub.llm.registry import CHAT_PROVIDERS, parse_spec
 from evalhub.llm.retry import RetryPolicy
-from evalhub.llm.testing import REASONING_TOKENS, FakeLLMServer, ForwardingProxy, Unusable
+from evalhub.llm.testing import REASONING_TOKENS, SUMMARY_TEXT, FakeLLMServer, ForwardingProxy, Unusable
 from evalhub.llm.types import ProviderUnavailable, RequestRejected, UnknownProvider
 
 # Both HTTP clients under the SDK, and every client closed in its test's loop, as for the other clients.
@@ -86,7 +86,7 @@ def test_the_reasoning_efforts_are_the_sdks_own_and_an_unknown_one_is_refused_at
     + [("gpt-4.5-preview", False), ("omni-moderation-latest", False)],
 )
 def test_reasoning_models_are_told_by_family_so_a_new_family_is_one_too(model, reasoning):
-    from evalhub.llm.capabilities import is_reasoning_model
+    from evalhub.llm.model_names import is_reasoning_model
 
     assert is_reasoning_model(model) is reasoning
 
@@ -155,22 +155,139 @@ async def test_azure_openai_calls_its_deployment_with_its_api_version_and_key(se
         await unset.complete(MESSAGES)
 
 
+RESPONSES_ONLY = ["o3-pro", "o1-pro", "gpt-5-pro", "gpt-5.2-pro", "gpt-5.5-pro", "gpt-5-codex", "gpt-5.1-codex-mini"]
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize("model", [*RESPONSES_ONLY, "codex-mini-latest"])
+async def test_a_model_only_the_responses_api_serves_is_called_there_as_a_reasoning_model(server, model, streamed):
+    """They went to chat completions and came back as OpenAI's 404 (the test server answers them so too)."""
+    client = client_for(f"openai:{model}?reasoning_effort=high", server)
+    completion = await answer_with_completion(client, streamed, max_tokens=300)
+    assert completion.text == "[[A]]"
+    request = server.state.requests[-1]
+    assert request["path"] == "/v1/responses"
+    assert request["body"] == {
+        "model": model,
+        "input": MESSAGES,
+        "max_output_tokens": 300,
+        "store": False,
+        "reasoning": {"effort": "high"},
+        **({"stream": True} if streamed else {}),
+    }
+    assert completion.reasoning_tokens == REASONING_TOKENS and completion.input_tokens == len(
+        MESSAGES[0]["content"].split()
+    )
+    assert client.meter.usage().reasoning_tokens == REASONING_TOKENS
+
+
+async def answer_with_completion(client, streamed, messages=MESSAGES, **sampling):
+    if streamed:
+        stream = client.stream(messages, **sampling)
+        text = "".join([chunk async for chunk in stream])
+        assert text == stream.completion.text, "what was shown is the answer"
+        return stream.completion
+    return await client.complete(messages, **sampling)
+
+
+async def test_the_test_server_answers_a_responses_only_model_on_chat_completions_as_openai_does(server):
+    forced = client_for("openai:gpt-5-pro?api=chat", server)  # the spec's choice holds: it goes there
+    with pytest.raises(RequestRejected, match=r"HTTP 404.*only supported in v1/responses"):
+        await forced.complete(MESSAGES)
+    assert server.state.requests[-1]["path"] == "/v1/chat/completions"
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_reasoning_summary_is_kept_apart_from_the_answer(server, streamed):
+    client = client_for("openai:o3?api=responses&reasoning_summary=auto", server)
+    completion = await answer_with_completion(client, streamed)
+    assert completion.text == "[[A]]", "the summary is never read as the verdict"
+    assert completion.reasoning_summary == SUMMARY_TEXT
+    assert server.state.requests[-1]["body"]["reasoning"] == {"summary": "auto"}
+
+
+async def test_a_chat_model_asked_through_the_responses_api_keeps_its_temperature(server):
+    await client_for("openai:gpt-4o?api=responses", server).complete(MESSAGES, temperature=0.3, seed=4)
+    body = server.state.requests[-1]["body"]
+    assert body["temperature"] == 0.3 and "reasoning" not in body and "seed" not in body  # the API has no seed
+    with pytest.raises(RequestRejected, match="no log-probabilities from the Responses API"):
+        await client_for("openai:gpt-4o?api=responses", server).complete(MESSAGES, top_logprobs=3)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
 @pytest.mark.parametrize(
-    "model",
-    ["o3-pro", "o1-pro", "gpt-5-pro", "gpt-5.2-pro", "gpt-5.5-pro", "gpt-5-codex", "gpt-5.1-codex-mini"]
-    + ["codex-mini-latest", "computer-use-preview", "o3-deep-research", "o4-mini-deep-research-2025-06-26"],
+    ("kind", "reason", "asked"),
+    [
+        ("no-choices", "held no message", 2),
+        ("refusal", "the model refused: I can't help with that.", 1),
+        ("content-filter", "content filter stopped the answer", 1),
+        ("empty", r"answered nothing \(finish_reason 'stop'\)", 1),
+        ("failed", r"the response failed \(server_error\): The model failed", 2),
+        ("empty-body", "answered 200 with an empty", 2),
+    ],
 )
-async def test_a_model_only_the_responses_api_serves_is_refused_before_any_request(server, model):
-    with pytest.raises(RequestRejected, match="only by OpenAI's Responses API"):
+async def test_a_response_that_holds_no_answer_is_a_failed_call_with_its_reason(server, kind, reason, asked, streamed):
+    client = client_for("openai:gpt-5-pro", server)
+    server.fail_next(Unusable(kind), Unusable(kind))
+    with pytest.raises((RequestRejected, ProviderUnavailable), match=reason):
+        await answer(client, MESSAGES, streamed)
+    assert server.request_count == asked
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_response_out_of_tokens_says_so(streamed):
+    """max_output_tokens counts the reasoning: a reasoning model may spend them all before answering."""
+    with FakeLLMServer(reply=lambda messages: "a long answer that runs on", honour_max_tokens=True) as fake:
+        with pytest.raises(RequestRejected, match="spent every token it was allowed on reasoning"):
+            await answer_with_completion(client_for("openai:gpt-5-pro", fake), streamed, max_tokens=REASONING_TOKENS)
+        completion = await answer_with_completion(
+            client_for("openai:gpt-4o?api=responses", fake), streamed, max_tokens=2
+        )
+        assert (completion.text, completion.finish_reason) == ("a long", "length")
+
+
+async def test_a_model_that_refuses_an_effort_through_the_responses_api_is_told_to_choose_another(server):
+    with pytest.raises(RequestRejected, match=r"does not take reasoning effort 'minimal'.*one it takes"):
+        await client_for("openai:o3-pro?reasoning_effort=minimal", server).complete(MESSAGES)
+
+
+@pytest.mark.parametrize("model", ["computer-use-preview", "o3-deep-research", "o4-mini-deep-research-2025-06-26"])
+async def test_a_model_that_answers_only_with_tools_is_refused_before_any_request(server, model):
+    with pytest.raises(RequestRejected, match="only with tools evalhub does not give a judge"):
         await client_for(f"openai:{model}", server).complete(MESSAGES)
     assert server.request_count == 0
 
 
+async def test_azure_calls_a_deployment_through_the_responses_api(server, monkeypatch):
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "test-key")
+    client = make_chat_client(f"azure:{server.url}|my-pro?api=responses&api_version=2025-04-01-preview", retry=FAST)
+    assert (await client.complete(MESSAGES)).text == "[[A]]"
+    request = server.state.requests[-1]
+    assert request["path"].split("?")[0].endswith("/responses") and "api-version=2025-04-01-preview" in request["path"]
+    assert request["body"]["model"] == "my-pro"
+
+
+def test_spec_options_for_the_responses_api_are_checked_at_the_form():
+    assert parse_spec("openai:o3?api=responses&reasoning_summary=detailed").options["api"] == "responses"
+    for bad, said in (
+        ("openai:o3?api=assistants", "api is chat or responses"),
+        ("openai:o3?api=responses&reasoning_summary=long", "reasoning_summary is one of auto, concise, detailed"),
+        ("openai:o3?reasoning_summary=auto", "only from the Responses API"),
+        ("anthropic:claude?api=responses", "anthropic takes no api option"),
+    ):
+        with pytest.raises(UnknownProvider, match=said):
+            parse_spec(bad)
+
+
 @pytest.mark.parametrize("model", ["gpt-5", "gpt-5.2", "o3", "o4-mini", "gpt-4o", "gpt-5-chat-latest", "gpt-6-mini"])
 def test_a_chat_completions_model_is_not_taken_for_a_responses_only_one(model):
-    from evalhub.llm.capabilities import is_responses_only
+    from evalhub.llm.capabilities import gives_logprobs
+    from evalhub.llm.model_names import api_for, is_responses_only
 
-    assert not is_responses_only(model)
+    assert not is_responses_only(model) and api_for("openai", model, {}) == "chat"
+    assert all(api_for("openai", only, {}) == "responses" for only in RESPONSES_ONLY)
+    assert api_for("openai-compatible", "gpt-5-pro", {}) == "chat", "a local server's names are its own"
+    assert not gives_logprobs("openai:gpt-4o?api=responses") and gives_logprobs("openai:gpt-4o")
 
 
 def test_spec_options_are_checked_and_written_back():
@@ -227,6 +344,15 @@ ASKED_OTHERWISE = {
     "log-probabilities": (("openai:gpt-4o", {}), ("openai:gpt-4o", {"top_logprobs": 5})),
     "temperature": (("openai:gpt-4o", {"seed": 1}), ("openai:gpt-4o", {"seed": 1, "temperature": 0.5})),
     "system message": (("openai:gpt-4o", {}), ("openai:gpt-4o", {"messages": [{"role": "system", "content": "x"}]})),
+    "api": (("openai:gpt-4o", {}), ("openai:gpt-4o?api=responses", {})),
+    "seed, which the Responses API does not take": (
+        ("openai:gpt-5-pro", {"seed": 1}),
+        ("openai:gpt-5-pro", {"seed": 2}),
+    ),
+    "reasoning summary": (
+        ("openai:o3?api=responses", {"seed": 1}),
+        ("openai:o3?api=responses&reasoning_summary=auto", {"seed": 1}),
+    ),
 }
 
 

@@ -25,8 +25,9 @@ from typing import Any
 import openai
 
 from evalhub.llm.base import ChatClient, Failure, Sampling, StreamEnded, UnusableAnswer
-from evalhub.llm.capabilities import is_reasoning_model, is_responses_only
+from evalhub.llm.model_names import api_for, is_reasoning_model, is_responses_only, needs_tools
 from evalhub.llm.option_values import reasoning_efforts
+from evalhub.llm.providers import openai_responses
 from evalhub.llm.providers.http_errors import classify_status, classify_transport, connection_failure
 from evalhub.llm.providers.transport import async_http_client
 from evalhub.llm.types import AuthenticationFailed, Completion, Message, RequestRejected
@@ -41,10 +42,14 @@ PARAMETER_ADVICE = {
     "max_completion_tokens and no temperature",
     "temperature": "it takes only its default temperature: add ?reasoning=true to the judge's spec",
     "reasoning_effort": "it takes no reasoning effort: drop ?reasoning_effort from the judge's spec",
+    "reasoning.effort": "it takes no reasoning effort: drop ?reasoning_effort from the judge's spec",
     "logprobs": "it gives no log-probabilities: run the judge without probabilities",
     "top_logprobs": "it gives no log-probabilities: run the judge without probabilities",
     "seed": "it takes no seed: run it without one",
 }
+
+
+EFFORT_PARAMS = ("reasoning_effort", "reasoning.effort")  # chat completions' name, the Responses API's
 
 
 class OpenAIChat(ChatClient):
@@ -62,6 +67,8 @@ class OpenAIChat(ChatClient):
         api_key_env: str | None = None,
         reasoning: bool | None = None,
         reasoning_effort: str | None = None,
+        reasoning_summary: str | None = None,
+        api: str | None = None,
         **options: Any,
     ) -> None:
         super().__init__(model, endpoint=base_url or "", **options)
@@ -75,10 +82,13 @@ class OpenAIChat(ChatClient):
                 f"reasoning_effort must be one of {', '.join(reasoning_efforts())}, not {reasoning_effort!r}"
             )
         self.reasoning_effort = reasoning_effort
+        self.reasoning_summary = reasoning_summary  # the Responses API's reasoning summary, when asked
+        # Chat completions, or the Responses API for the models only it serves (or as the spec says).
+        self.api = api_for(self.provider, model, {"api": api})
         self._client: openai.AsyncOpenAI | None = None
 
     def _is_reasoning(self, model: str) -> bool:
-        return is_reasoning_model(model)
+        return is_reasoning_model(model) or is_responses_only(model) and not needs_tools(model)
 
     # --- the SDK client ----------------------------------------------------------------
 
@@ -91,7 +101,7 @@ class OpenAIChat(ChatClient):
     def _default_key(self) -> str:
         return ""
 
-    def _sdk(self) -> openai.AsyncOpenAI:
+    def sdk(self) -> openai.AsyncOpenAI:
         if self._client is None:
             self._client = self._make_sdk(
                 api_key=self._key(),
@@ -107,13 +117,15 @@ class OpenAIChat(ChatClient):
     # --- requests ----------------------------------------------------------------------
 
     def _request(self, messages: list[Message], sampling: Sampling) -> dict[str, Any]:
-        if self.provider != "openai-compatible" and is_responses_only(self.model):
+        if self.provider != "openai-compatible" and needs_tools(self.model):
             raise RequestRejected(
                 self.provider,
                 self.model,
-                "this model is served only by OpenAI's Responses API, which evalhub does not call; "
-                "use a chat-completions model (e.g. o3, gpt-5)",
+                "this model answers only with tools evalhub does not give a judge (web or file search, a "
+                "computer): use a reasoning model without them (e.g. o3, gpt-5, gpt-5-pro)",
             )
+        if self.api == "responses":
+            return openai_responses.request(self, messages, sampling)
         request: dict[str, Any] = {"model": self.model, "messages": messages}
         if self.reasoning:
             request["max_completion_tokens"] = sampling.max_tokens
@@ -137,16 +149,20 @@ class OpenAIChat(ChatClient):
         return self.reasoning
 
     def _sent(self, messages: list[Message], sampling: Sampling) -> dict[str, Any]:
-        return self._request(messages, sampling)
+        # The Responses API takes no seed, yet a run's n-th seeded sample is its own answer.
+        seed = {"seed": sampling.seed} if self.api == "responses" else {}
+        return {**self._request(messages, sampling), **seed}
 
     async def _complete_once(self, messages: list[Message], sampling: Sampling) -> Completion:
+        if self.api == "responses":
+            return await openai_responses.complete(self, self._request(messages, sampling))
         started = time.perf_counter()
-        response = await self._sdk().chat.completions.create(**self._request(messages, sampling))
+        response = await self.sdk().chat.completions.create(**self._request(messages, sampling))
         if not response.choices:
             raise UnusableAnswer("the answer held no choice (an empty answer from the server)", retry=True)
         choice = response.choices[0]
         text = choice.message.content or ""
-        self._check_usable(text, getattr(choice.message, "refusal", None), choice.finish_reason or "")
+        self.check_usable(text, getattr(choice.message, "refusal", None), choice.finish_reason or "")
         usage = response.usage
         return Completion(
             text=text,
@@ -168,12 +184,14 @@ class OpenAIChat(ChatClient):
         proxies and errors, with the server-sent events read here. Its typed stream made a pydantic
         object of every chunk: 13 ms of CPU for a 200-word answer against 1.7 ms this way, for a
         worker streaming hundreds of debate turns at once (benchmarks/openai_stream_cpu.py)."""
+        if self.api == "responses":
+            return await openai_responses.stream(self, self._request(messages, sampling), emit)
         started = time.perf_counter()
         request = {**self._request(messages, sampling), "stream": True, "stream_options": {"include_usage": True}}
         parts: list[str] = []
         refusal: list[str] = []
         finish, usage, events = "", dict[str, Any](), 0
-        async with self._sdk().chat.completions.with_streaming_response.create(**request) as response:
+        async with self.sdk().chat.completions.with_streaming_response.create(**request) as response:
             async for line in response.iter_lines():
                 if not line.startswith("data:"):
                     continue
@@ -198,7 +216,7 @@ class OpenAIChat(ChatClient):
                 raise UnusableAnswer("the answer held no choice (an empty answer from the server)", retry=True)
             raise StreamEnded(events, "a chunk with a finish_reason")
         text = "".join(parts)
-        self._check_usable(text, "".join(refusal) or None, finish)
+        self.check_usable(text, "".join(refusal) or None, finish)
         details = usage.get("completion_tokens_details") or {}
         return Completion(
             text=text,
@@ -212,7 +230,7 @@ class OpenAIChat(ChatClient):
             reasoning_tokens=int(details.get("reasoning_tokens") or 0),
         )
 
-    def _check_usable(self, text: str, refusal: str | None, finish: str) -> None:
+    def check_usable(self, text: str, refusal: str | None, finish: str) -> None:
         if text:
             return
         if refusal:
@@ -247,7 +265,7 @@ class OpenAIChat(ChatClient):
         if isinstance(error, openai.APIStatusError):
             message = _message_of(error)
             param = _param_of(error)
-            if error.status_code == 400 and param == "reasoning_effort" and _code_of(error) == "unsupported_value":
+            if error.status_code == 400 and param in EFFORT_PARAMS and _code_of(error) == "unsupported_value":
                 # It takes efforts, not this one (o3 refuses "minimal"): the advice keys on the code.
                 cause = (
                     f"{self.model} does not take reasoning effort {self.reasoning_effort!r} ({message[:200]}): "
