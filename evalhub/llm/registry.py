@@ -46,15 +46,20 @@ SPEC_OPTIONS = {
     "reasoning_summary": str,  # the Responses API's reasoning summary: auto, concise or detailed
     "api": str,  # OpenAI's API: chat (completions) or responses
     "api_version": str,
+    "auth": str,  # Azure: key (AZURE_OPENAI_API_KEY) or entra (a Microsoft Entra ID token, azure-identity)
     "api_key_env": str,
+    "headers_env": str,  # the variable holding extra headers as JSON (a gateway's attribution or auth)
     "thinking": str,  # Claude's extended thinking: "adaptive" or a budget of tokens
     "effort": str,  # Claude's effort (output_config.effort)
 }
 OPTIONS_OF_PROVIDER = {
-    "openai": {"reasoning", "reasoning_effort", "reasoning_summary", "api", "api_key_env"},
-    "openai-compatible": {"reasoning", "reasoning_effort", "reasoning_summary", "api", "api_key_env"},
-    "azure": {"reasoning", "reasoning_effort", "reasoning_summary", "api", "api_version", "api_key_env"},
-    "anthropic": {"api_key_env", "thinking", "effort"},
+    "openai": {"reasoning", "reasoning_effort", "reasoning_summary", "api", "api_key_env", "headers_env"},
+    "openai-compatible": {"reasoning", "reasoning_effort", "reasoning_summary", "api", "api_key_env", "headers_env"},
+    "azure": {
+        *("reasoning", "reasoning_effort", "reasoning_summary", "api", "api_version", "api_key_env", "headers_env"),
+        "auth",
+    },
+    "anthropic": {"api_key_env", "headers_env", "thinking", "effort"},
 }
 # A spec names its credential (`api_key_env=NAME`, or the provider's variable), never carries one: specs
 # are stored, shown on pages and exported. Options and URL query names that would carry one are refused.
@@ -160,12 +165,17 @@ def _without_credentials(spec: ProviderSpec) -> ProviderSpec:
             raise CarriesCredential(f"a spec's server URL must not carry a user or password ({advice}).")
         if any(CREDENTIAL_NAME.search(name) for name, _ in parse_qsl(url.query, keep_blank_values=True)):
             raise CarriesCredential(f"a spec's server URL must not carry a key in its query ({advice}).")
-    named = [name for name in spec.options if CREDENTIAL_NAME.search(name) or name in CREDENTIAL_OPTIONS]
+    named = [
+        name
+        for name in spec.options
+        if CREDENTIAL_NAME.search(name) and name not in SPEC_OPTIONS or name in CREDENTIAL_OPTIONS
+    ]  # `auth` says how to sign in (key or entra), checked for those two values
     if named:
         raise CarriesCredential(f"a spec must not carry {', '.join(sorted(named))} ({advice}).")
-    variable = spec.options.get("api_key_env")
-    if variable is not None and not VARIABLE_NAME.match(str(variable)):
-        raise CarriesCredential("api_key_env names an environment variable (letters, digits and _), not a value.")
+    for option in ("api_key_env", "headers_env"):
+        variable = spec.options.get(option)
+        if variable is not None and not VARIABLE_NAME.match(str(variable)):
+            raise CarriesCredential(f"{option} names an environment variable (letters, digits and _), not a value.")
     return spec
 
 
@@ -185,6 +195,9 @@ def _check_option_values(spec: ProviderSpec) -> None:
     from evalhub.llm.model_names import APIS, api_for
 
     options = spec.options
+    if "auth" in options and options["auth"] not in ("key", "entra"):
+        # Not repeated: a value here may be the very credential the option must not carry.
+        raise UnknownProvider(f"{spec.provider}:{spec.model}: auth is key or entra (the way to sign in, not a key).")
     if "api" in options and options["api"] not in APIS:
         raise UnknownProvider(f"{spec.provider}:{spec.model}: api is chat or responses, not {options['api']!r}.")
     if "reasoning_summary" in options:

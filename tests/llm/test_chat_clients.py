@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 
@@ -12,6 +13,7 @@ from evalhub.llm import get_chat_client as make_chat_client
 from evalhub.llm.accounting import Price, UsageMeter
 from evalhub.llm.cache import ResponseCache
 from evalhub.llm.providers.transport import HTTP_CLIENT_VARIABLE, HTTP_CLIENTS
+from evalhub.llm.registry import parse_spec
 from evalhub.llm.retry import RetryPolicy
 from evalhub.llm.testing import Drop, Fail, FakeLLMServer, Stall, Unusable, closed_port
 from evalhub.llm.types import AuthenticationFailed, ProviderUnavailable, RequestRejected, UnknownProvider
@@ -511,3 +513,30 @@ async def test_openai_style_calls_go_through_the_official_sdk_with_its_headers(s
     assert headers["x-stainless-lang"] == "python", "sent by the SDK"
     assert (first["body"]["model"], first["body"]["messages"]) == ("gpt-test", MESSAGES)
     assert second["body"]["stream"] is True and second["body"]["stream_options"] == {"include_usage": True}
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize("spec", ["openai-compatible:{url}/v1|router/model", "anthropic:{url}|claude-local"])
+async def test_a_gateways_extra_headers_are_sent_from_the_variable_the_spec_names(server, spec, streamed, monkeypatch):
+    """OpenRouter's attribution headers or a gateway's own auth header: the spec names the variable that
+    holds them (JSON), never the values, and a refusal never repeats them."""
+    secret = "sk-gateway-secret-1234567"
+    spec = spec.format(url=server.url) + "?headers_env=GATEWAY_HEADERS"
+    monkeypatch.setenv("GATEWAY_HEADERS", json.dumps({"HTTP-Referer": "https://lab.example", "X-Gateway-Auth": secret}))
+    assert await answer(get_chat_client(spec, api_key="test-key", retry=FAST), MESSAGES, streamed)
+    sent = {name.lower(): value for name, value in server.state.requests[-1]["headers"].items()}
+    assert sent["http-referer"] == "https://lab.example" and sent["x-gateway-auth"] == secret
+    assert str(parse_spec(spec)).endswith("?headers_env=GATEWAY_HEADERS")
+    for value, said in (
+        (f"not json {secret}", "must hold a JSON object"),
+        (None, "names GATEWAY_HEADERS, which is not set"),
+    ):
+        if value is None:
+            monkeypatch.delenv("GATEWAY_HEADERS")
+        else:
+            monkeypatch.setenv("GATEWAY_HEADERS", value)
+        with pytest.raises(RequestRejected, match=said) as refused:
+            await answer(get_chat_client(spec, api_key="test-key", retry=FAST), MESSAGES, streamed)
+        assert secret not in str(refused.value)
+    with pytest.raises(UnknownProvider, match="headers_env names an environment variable"):
+        parse_spec(spec.replace("GATEWAY_HEADERS", "X-Gateway-Auth:abc"))

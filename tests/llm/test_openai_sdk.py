@@ -4,13 +4,15 @@ Against a loopback server that follows OpenAI's documented rules (evalhub.llm.te
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from evalhub.llm.cache import ResponseCache
 from evalhub.llm.registry import CHAT_PROVIDERS, parse_spec
 from evalhub.llm.retry import RetryPolicy
 from evalhub.llm.testing import REASONING_TOKENS, SUMMARY_TEXT, FakeLLMServer, ForwardingProxy, Unusable
-from evalhub.llm.types import ProviderUnavailable, RequestRejected, UnknownProvider
+from evalhub.llm.types import AuthenticationFailed, ProviderUnavailable, RequestRejected, UnknownProvider
 
 # Both HTTP clients under the SDK, and every client closed in its test's loop, as for the other clients.
 from tests.llm.test_chat_clients import (  # noqa: F401 (autouse fixtures)
@@ -388,3 +390,53 @@ async def test_a_reasoning_model_always_samples_so_is_cached_only_per_seed_or_re
     deterministic would hand one judge another's sample (a debate agent's first round, say)."""
     client = client_for("openai:gpt-5-mini", server, cache=ResponseCache(":memory:"))
     await assert_cached_only_per_repeat(client, server, MESSAGES)
+
+
+class FakeEntraCredential:
+    """Stands where azure-identity's DefaultAzureCredential would (it needs Microsoft's login service)."""
+
+    def __init__(self, token="entra-token-for-tests"):
+        self.token, self.scopes, self.closed = token, [], False
+
+    async def get_token(self, *scopes, **options):
+        from azure.core.credentials import AccessToken
+
+        self.scopes.append(scopes)
+        if self.token is None:
+            from azure.core.exceptions import ClientAuthenticationError
+
+            raise ClientAuthenticationError("DefaultAzureCredential failed to retrieve a token")
+        return AccessToken(self.token, int(time.time()) + 3600)
+
+    async def close(self):
+        self.closed = True
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_azure_signs_in_with_an_entra_id_token_and_no_key(server, monkeypatch, streamed):
+    from evalhub.llm.providers import openai_chat
+
+    credential = FakeEntraCredential()
+    monkeypatch.setattr(openai_chat, "entra_credential", lambda: credential)
+    monkeypatch.delenv("AZURE_OPENAI_API_KEY", raising=False)
+    server.state.api_key = credential.token
+    client = make_chat_client(f"azure:{server.url}|my-gpt4o?auth=entra&api_version=2024-10-21", retry=FAST)
+    assert await answer(client, MESSAGES, streamed) == "[[A]]"
+    headers = {name.lower(): value for name, value in server.state.requests[-1]["headers"].items()}
+    assert headers["authorization"] == f"Bearer {credential.token}" and "api-key" not in headers
+    assert credential.scopes == [("https://cognitiveservices.azure.com/.default",)]
+    await client.aclose()
+    assert credential.closed
+
+
+async def test_azure_without_an_entra_id_token_says_how_to_sign_in(server, monkeypatch):
+    from evalhub.llm.providers import openai_chat
+
+    monkeypatch.setattr(openai_chat, "entra_credential", lambda: FakeEntraCredential(token=None))
+    client = make_chat_client(f"azure:{server.url}|dep?auth=entra&api_version=2024-10-21", retry=FAST)
+    with pytest.raises(AuthenticationFailed, match=r"Entra ID gave no token .*az login"):
+        await client.complete(MESSAGES)
+    assert server.request_count == 0
+    with pytest.raises(UnknownProvider, match="auth is key or entra") as refused:
+        parse_spec({"provider": "azure", "model": "dep", "auth": "s3cr3t-value"})
+    assert "s3cr3t" not in str(refused.value)

@@ -12,7 +12,7 @@ import anthropic
 from evalhub.llm.base import ChatClient, Failure, Sampling, StreamEnded, UnusableAnswer
 from evalhub.llm.option_values import ADAPTIVE, thinking_budget
 from evalhub.llm.providers.http_errors import classify_status, classify_transport, connection_failure
-from evalhub.llm.providers.transport import async_http_client
+from evalhub.llm.providers.transport import async_http_client, headers_named_by
 from evalhub.llm.types import AuthenticationFailed, Completion, Message, RequestRejected
 
 ANTHROPIC_KEY = "ANTHROPIC_API_KEY"
@@ -32,12 +32,14 @@ class AnthropicChat(ChatClient):
         send_temperature: bool = False,
         thinking: str | int | None = None,
         effort: str | None = None,
+        headers_env: str | None = None,
         **options: Any,
     ) -> None:
         super().__init__(model, endpoint=base_url or "", **options)
         # Claude's extended thinking ("adaptive" or a budget of tokens) and effort, as the spec asks.
         self.thinking = thinking_budget(thinking) if thinking is not None else None
         self.effort = effort
+        self.headers_env = headers_env  # the variable holding the extra headers (a gateway's), if any
         self.base_url = base_url
         # This SDK release has no sampling temperature; servers that still take one get it as an extra field.
         self.send_temperature = send_temperature
@@ -50,11 +52,15 @@ class AnthropicChat(ChatClient):
             key = self._api_key or os.environ.get(self.key_variable)
             if not key:
                 raise AuthenticationFailed(self.provider, self.model, f"no API key: set {self.key_variable}")
+            try:
+                extra = headers_named_by(self.headers_env)
+            except ValueError as error:
+                raise RequestRejected(self.provider, self.model, str(error)) from None
             self._client = anthropic.AsyncAnthropic(
                 api_key=key,
                 # Anthropic's API and compatible servers read the key from x-api-key; this SDK sends a
                 # bearer token, which a server that checks x-api-key refuses with a 401.
-                default_headers={"x-api-key": key},
+                default_headers={**extra, "x-api-key": key},
                 base_url=self.base_url,
                 max_retries=0,
                 timeout=self.timeout_s,

@@ -29,7 +29,7 @@ from evalhub.llm.model_names import api_for, is_reasoning_model, is_responses_on
 from evalhub.llm.option_values import reasoning_efforts
 from evalhub.llm.providers import openai_responses
 from evalhub.llm.providers.http_errors import classify_status, classify_transport, connection_failure
-from evalhub.llm.providers.transport import async_http_client
+from evalhub.llm.providers.transport import async_http_client, headers_named_by
 from evalhub.llm.types import AuthenticationFailed, Completion, Message, RequestRejected
 
 OPENAI_KEY = "OPENAI_API_KEY"
@@ -69,6 +69,7 @@ class OpenAIChat(ChatClient):
         reasoning_effort: str | None = None,
         reasoning_summary: str | None = None,
         api: str | None = None,
+        headers_env: str | None = None,
         **options: Any,
     ) -> None:
         super().__init__(model, endpoint=base_url or "", **options)
@@ -82,6 +83,7 @@ class OpenAIChat(ChatClient):
                 f"reasoning_effort must be one of {', '.join(reasoning_efforts())}, not {reasoning_effort!r}"
             )
         self.reasoning_effort = reasoning_effort
+        self.headers_env = headers_env  # the variable holding the extra headers (a gateway's), if any
         self.reasoning_summary = reasoning_summary  # the Responses API's reasoning summary, when asked
         # Chat completions, or the Responses API for the models only it serves (or as the spec says).
         self.api = api_for(self.provider, model, {"api": api})
@@ -105,6 +107,7 @@ class OpenAIChat(ChatClient):
         if self._client is None:
             self._client = self._make_sdk(
                 api_key=self._key(),
+                default_headers=self._extra_headers(),
                 max_retries=0,  # evalhub.llm.base retries, under its shared limits
                 timeout=self.timeout_s,
                 http_client=async_http_client(openai, self.timeout_s, self.heed_rate_headers),
@@ -113,6 +116,12 @@ class OpenAIChat(ChatClient):
 
     def _make_sdk(self, **common: Any) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(base_url=self.base_url, **common)
+
+    def _extra_headers(self) -> dict[str, str]:
+        try:
+            return headers_named_by(self.headers_env)
+        except ValueError as error:
+            raise RequestRejected(self.provider, self.model, str(error)) from None
 
     # --- requests ----------------------------------------------------------------------
 
@@ -339,19 +348,36 @@ class OpenAICompatibleChat(OpenAIChat):
         return "not-needed"  # most local servers ignore the key, but the SDK insists on one
 
 
+ENTRA_SCOPE = "https://cognitiveservices.azure.com/.default"  # Azure OpenAI's scope for Entra ID tokens
+
+
+def entra_credential() -> Any:
+    """Azure's default credential chain (azure-identity): a service principal from AZURE_CLIENT_ID /
+    AZURE_TENANT_ID / AZURE_CLIENT_SECRET, workload identity, a managed identity, or the Azure CLI's login."""
+    from azure.identity.aio import DefaultAzureCredential
+
+    return DefaultAzureCredential()
+
+
 class AzureOpenAIChat(OpenAIChat):
     """Azure OpenAI through the SDK's `AsyncAzureOpenAI`: the spec names the deployment (`azure:DEPLOYMENT`,
     or `azure:https://RESOURCE.openai.azure.com|DEPLOYMENT`), the endpoint comes from the spec or
     AZURE_OPENAI_ENDPOINT, the API version from `?api_version=` or OPENAI_API_VERSION, the key from
-    AZURE_OPENAI_API_KEY. A deployment's name need not be its model's: `?reasoning=true` marks a
+    AZURE_OPENAI_API_KEY, or, with `?auth=entra`, a Microsoft Entra ID token from azure-identity's default
+    credential (no key at all). A deployment's name need not be its model's: `?reasoning=true` marks a
     reasoning model's deployment (names that start like OpenAI's reasoning models are one already)."""
 
     provider = "azure"
     key_variable = AZURE_KEY
 
-    def __init__(self, model: str, *, api_version: str | None = None, **options: Any) -> None:
+    def __init__(self, model: str, *, api_version: str | None = None, auth: str | None = None, **options: Any) -> None:
         super().__init__(model, **options)
         self.api_version = api_version
+        self.auth = auth or "key"
+        self._credential: Any = None
+
+    def _key(self) -> str:
+        return "" if self.auth == "entra" else super()._key()
 
     def _sent(self, messages: list[Message], sampling: Sampling) -> dict[str, Any]:
         # The API version is sent in the URL, and a version may change what a deployment answers.
@@ -368,4 +394,27 @@ class AzureOpenAIChat(OpenAIChat):
                 self.model,
                 f"Azure OpenAI needs {' and '.join(missing)} (or the spec's endpoint and ?api_version=)",
             )
+        if self.auth == "entra":
+            from azure.identity.aio import get_bearer_token_provider
+
+            self._credential = entra_credential()
+            common = {**common, "api_key": None}
+            common["azure_ad_token_provider"] = get_bearer_token_provider(self._credential, ENTRA_SCOPE)
         return openai.AsyncAzureOpenAI(azure_endpoint=endpoint, api_version=version, **common)
+
+    def _classify(self, error: Exception) -> Failure:
+        from azure.core.exceptions import ClientAuthenticationError
+
+        if isinstance(error, ClientAuthenticationError):
+            cause = (
+                f"Microsoft Entra ID gave no token ({str(error.message or error)[:300]}): sign in (az login), or set "
+            )
+            cause += "AZURE_CLIENT_ID, AZURE_TENANT_ID and AZURE_CLIENT_SECRET, or give the worker a managed identity"
+            return Failure(retry=False, cause=cause, error=AuthenticationFailed)
+        return super()._classify(error)
+
+    async def aclose(self) -> None:
+        await super().aclose()
+        if self._credential is not None:
+            await self._credential.close()
+            self._credential = None

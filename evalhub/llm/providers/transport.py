@@ -9,6 +9,8 @@ HTTP parser and per-read cancel scopes; aiohttp parses in C on asyncio's own str
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType
 from typing import Any
@@ -37,3 +39,23 @@ def async_http_client(
         except RuntimeError:  # "... you must have installed the package with the `aiohttp` extra"
             pass
     return sdk.DefaultAsyncHttpxClient(timeout=timeout_s, event_hooks=hooks)
+
+
+def headers_named_by(variable: str | None) -> dict[str, str]:
+    """The extra headers a spec names with `headers_env=VARIABLE`: that environment variable holds a JSON
+    object of header names to values (a gateway's attribution or its own auth header). A spec names the
+    variable and never carries the values, which may be secrets; a refusal never repeats them."""
+    if not variable:
+        return {}
+    text = os.environ.get(variable)
+    if text is None:
+        raise ValueError(f"headers_env names {variable}, which is not set")
+    try:
+        headers = json.loads(text)
+    except ValueError:
+        headers = None
+    if not isinstance(headers, dict) or not all(
+        isinstance(name, str) and name.strip() and isinstance(value, str) for name, value in headers.items()
+    ):
+        raise ValueError(f"{variable} must hold a JSON object of header names to text values")
+    return headers
