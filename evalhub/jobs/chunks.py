@@ -221,11 +221,19 @@ def _release(chunk: JobChunk) -> None:
     )
 
 
-def run_chunk(chunk_id: int, work: Callable[[JobChunk], R], record: Callable[[JobChunk, R], bool]) -> str:
+def run_chunk(
+    chunk_id: int,
+    work: Callable[[JobChunk], R],
+    record: Callable[[JobChunk, R], bool],
+    *,
+    count_usage: bool = True,
+) -> str:
     """Do one chunk's work and record it, or skip it when it is done, in hand elsewhere, or its job
     was stopped. A pause or cancel stops the work between calls: nothing of the chunk is recorded
     (its calls are cached), and the job settles as paused or cancelled once no chunk is in hand.
-    An unexpected error fails the job with its cause (resuming runs the chunk again) and re-raises."""
+    An unexpected error fails the job with its cause (resuming runs the chunk again) and re-raises.
+    The calls a stopped or failed chunk made were paid for: they are added to the job's usage too
+    (`count_usage`, as do_complete_chunk's)."""
     chunk, skipped = _claim(chunk_id)
     if chunk is None:
         return skipped
@@ -242,12 +250,14 @@ def run_chunk(chunk_id: int, work: Callable[[JobChunk], R], record: Callable[[Jo
     except Interrupted as stop:
         _release(chunk)
         close_old_connections()
+        _add_spent(job, calls.usage() if count_usage else None)
         if stop.reason != "lost":
             do_settle_stop(job)
         return stop.reason
     except Exception as error:
         _release(chunk)
         logger.exception("chunk %s of job %s failed", chunk.index, job.pk)
+        _add_spent(job, calls.usage() if count_usage else None)
         do_fail_job(job, f"Chunk {chunk.index + 1}: {type(error).__name__}: {error}")
         raise
     # Every call the work made, whichever code made it, is added to the job as the chunk is recorded.
@@ -256,6 +266,11 @@ def run_chunk(chunk_id: int, work: Callable[[JobChunk], R], record: Callable[[Jo
         return "recorded" if record(chunk, result) else "done"
     finally:
         _work_usage.reset(token)
+
+
+def _add_spent(job: Job, usage: Usage | None) -> None:
+    if usage is not None and usage.calls:
+        do_add_usage(job, usage)
 
 
 def do_complete_chunk(

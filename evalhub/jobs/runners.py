@@ -273,4 +273,5 @@ def work_chunk(chunk_id: int) -> str:
         chunk_id,
         lambda chunk: runner(runner.load(chunk.job_id)).work(chunk),
         lambda chunk, result: runner(runner.load(chunk.job_id)).record(chunk, result),
+        count_usage=runner.count_usage,
     )

@@ -37,9 +37,10 @@ class UnusableAnswer(Exception):
     server's hiccup; a refusal or a filter will come again). Never read as a verdict, never answered
     with an empty turn."""
 
-    def __init__(self, cause: str, *, retry: bool) -> None:
+    def __init__(self, cause: str, *, retry: bool, spent: Completion | None = None) -> None:
         super().__init__(cause)
         self.cause, self.retry = cause, retry
+        self.spent = spent  # the call's usage, where the answer said it: paid for, so counted
 
 
 class StreamEnded(ConnectionError):
@@ -365,6 +366,8 @@ class ChatClient:
             except (LLMError, interrupt.Interrupted):
                 raise
             except Exception as error:  # classified below; unknown errors are not retried
+                if isinstance(error, UnusableAnswer) and error.spent is not None:
+                    record_everywhere(self.meter, error.spent)  # no answer, but tokens billed all the same
                 last = self._classify(error)
                 if not last.retry:
                     raise last.error(self.provider, self.model, last.cause) from None

@@ -23,6 +23,8 @@ from evalhub.jobs.config import RunConfig
 from evalhub.jobs.models import Job, JobChunk, JobStatus
 from evalhub.jobs.runners import JobRunner, Plan, work_chunk
 from evalhub.llm import interrupt
+from evalhub.llm.accounting import UsageMeter, record_everywhere
+from evalhub.llm.types import Completion
 
 pytestmark = pytest.mark.django_db
 KIND = "word_count"
@@ -51,8 +53,15 @@ class WordCount(JobRunner[Job, dict[int, int]]):
         return Plan("Count words", config.response_ids, size or cls.size)
 
     pause_after_first = False  # a test asks for a pause once the first unit is counted
+    fail_after_a_paid_call: str | None = None  # a test: one paid call, then "fail" (an error) or "cancel"
 
     def work(self, chunk: JobChunk) -> dict[int, int]:
+        if stop := WordCount.fail_after_a_paid_call:
+            WordCount.fail_after_a_paid_call = None
+            record_everywhere(UsageMeter(), Completion("x", "fake", "m", input_tokens=5, output_tokens=3))
+            if stop == "fail":
+                raise RuntimeError("the worker fell over after a paid call")
+            raise interrupt.Interrupted("cancel")
         counts: dict[int, int] = {}
         for response in Response.objects.filter(pk__in=chunk.unit_ids).order_by("pk"):
             interrupt.check()  # between units, as every model call does
@@ -250,3 +259,17 @@ def test_a_kinds_summary_longer_than_the_message_column_is_cut_not_refused(
     assert job.status == JobStatus.SUCCEEDED
     assert len(job.message) == Job._meta.get_field("message").max_length
     assert job.message.endswith("word…")
+
+
+@pytest.mark.parametrize("stop", ["fail", "cancel"])
+def test_the_calls_of_a_chunk_that_failed_or_stopped_are_added_to_the_jobs_usage(word_count, responses, sent, stop):
+    """They were paid for; only a recorded chunk's calls were counted."""
+    job = word_count.create(WordCountConfig(responses), size=6, enqueue=False)
+    WordCount.fail_after_a_paid_call = stop
+    if stop == "fail":
+        with pytest.raises(RuntimeError):
+            work_chunk(job.chunks.get().pk)
+    else:
+        assert work_chunk(job.chunks.get().pk) == "cancel"
+    usage = Job.objects.get(pk=job.pk).usage_value
+    assert (usage.calls, usage.input_tokens, usage.output_tokens) == (1, 5, 3)

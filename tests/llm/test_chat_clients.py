@@ -540,3 +540,15 @@ async def test_a_gateways_extra_headers_are_sent_from_the_variable_the_spec_name
         assert secret not in str(refused.value)
     with pytest.raises(UnknownProvider, match="headers_env names an environment variable"):
         parse_spec(spec.replace("GATEWAY_HEADERS", "X-Gateway-Auth:abc"))
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+@pytest.mark.parametrize("provider", sorted(CLIENTS))
+async def test_a_refused_answer_is_a_failed_call_whose_tokens_are_counted(server, provider, streamed):
+    """The provider bills a refusal's tokens: the meter, and the job's usage through it, count them."""
+    client = CLIENTS[provider](server)
+    server.fail_next(Unusable("refusal"))
+    with pytest.raises(RequestRejected, match="refused"):
+        await answer(client, MESSAGES, streamed)
+    usage = client.meter.usage()
+    assert usage.calls == 1 and usage.input_tokens == {"openai": 5, "anthropic": 3}[provider]

@@ -234,6 +234,8 @@ async def test_a_response_that_holds_no_answer_is_a_failed_call_with_its_reason(
     with pytest.raises((RequestRejected, ProviderUnavailable), match=reason):
         await answer(client, MESSAGES, streamed)
     assert server.request_count == asked
+    if kind != "empty-body":  # every answer that said its usage is counted: billed, though unusable
+        assert client.meter.usage().reasoning_tokens == asked * REASONING_TOKENS
 
 
 @pytest.mark.parametrize("streamed", [False, True])

@@ -108,17 +108,17 @@ class AnthropicChat(ChatClient):
     async def _complete_once(self, messages: list[Message], sampling: Sampling) -> Completion:
         started = time.perf_counter()
         response = await self._sdk().messages.create(**self._request(messages, sampling))
-        text = "".join(block.text for block in response.content if block.type == "text")
-        _check_usable(text, response.stop_reason or "")
-        return Completion(
-            text=text,
-            provider=self.provider,
-            model=self.model,
-            input_tokens=response.usage.input_tokens,
-            output_tokens=response.usage.output_tokens,
-            latency_s=time.perf_counter() - started,
-            finish_reason=response.stop_reason or "",
-            raw=response.model_dump(mode="json"),
+        return _usable(
+            Completion(
+                text="".join(block.text for block in response.content if block.type == "text"),
+                provider=self.provider,
+                model=self.model,
+                input_tokens=response.usage.input_tokens,
+                output_tokens=response.usage.output_tokens,
+                latency_s=time.perf_counter() - started,
+                finish_reason=response.stop_reason or "",
+                raw=response.model_dump(mode="json"),
+            )
         )
 
     async def _stream_once(
@@ -135,17 +135,17 @@ class AnthropicChat(ChatClient):
             if not stopped:  # the connection closed early: what came is not the whole answer
                 raise StreamEnded(events, "message_stop")
             final = await stream.get_final_message()
-        text = "".join(block.text for block in final.content if block.type == "text")
-        _check_usable(text, final.stop_reason or "")
-        return Completion(
-            text=text,
-            provider=self.provider,
-            model=self.model,
-            input_tokens=final.usage.input_tokens,
-            output_tokens=final.usage.output_tokens,
-            latency_s=time.perf_counter() - started,
-            finish_reason=final.stop_reason or "",
-            raw={"streamed": True, "id": final.id},
+        return _usable(
+            Completion(
+                text="".join(block.text for block in final.content if block.type == "text"),
+                provider=self.provider,
+                model=self.model,
+                input_tokens=final.usage.input_tokens,
+                output_tokens=final.usage.output_tokens,
+                latency_s=time.perf_counter() - started,
+                finish_reason=final.stop_reason or "",
+                raw={"streamed": True, "id": final.id},
+            )
         )
 
     def _classify(self, error: Exception) -> Failure:
@@ -162,20 +162,19 @@ class AnthropicChat(ChatClient):
         return classify_transport(error) or super()._classify(error)
 
 
-def _check_usable(text: str, stop_reason: str) -> None:
-    """An answer that is none fails the call with its cause (Anthropic's "Handling stop reasons"): a
-    refusal, whatever text came before it, is not a verdict; an empty text is not one either. A judge
-    that re-asked with the empty turn got Anthropic's 400 "all messages must have non-empty content",
-    a false cause."""
+def _usable(completion: Completion) -> Completion:
+    """The completion, when it holds an answer; else the call fails with its cause (Anthropic's "Handling
+    stop reasons"), its usage counted: a refusal, whatever text came before it, is not a verdict; an empty
+    text is not one either. A judge that re-asked with the empty turn got Anthropic's 400 "all messages
+    must have non-empty content", a false cause."""
+    text, stop_reason = completion.text.strip(), completion.finish_reason
     if stop_reason == "refusal":
-        said = f": {text.strip()[:300]}" if text.strip() else ""
-        raise UnusableAnswer(f"the model refused to answer (stop_reason 'refusal'){said}", retry=False)
-    if text.strip():
-        return
-    if stop_reason == "max_tokens":
-        raise UnusableAnswer(
-            "the model gave no answer within the run's max tokens (stop_reason 'max_tokens'): raise them",
-            retry=False,
-        )
-    # Not asked again: at temperature 0 the same question gets the same nothing.
-    raise UnusableAnswer(f"the model answered nothing (stop_reason {stop_reason or 'none'!r})", retry=False)
+        said = f": {text[:300]}" if text else ""
+        cause = f"the model refused to answer (stop_reason 'refusal'){said}"
+    elif text:
+        return completion
+    elif stop_reason == "max_tokens":
+        cause = "the model gave no answer within the run's max tokens (stop_reason 'max_tokens'): raise them"
+    else:  # not asked again: at temperature 0 the same question gets the same nothing
+        cause = f"the model answered nothing (stop_reason {stop_reason or 'none'!r})"
+    raise UnusableAnswer(cause, retry=False, spent=completion)

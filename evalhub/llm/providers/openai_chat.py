@@ -167,14 +167,13 @@ class OpenAIChat(ChatClient):
             return await openai_responses.complete(self, self._request(messages, sampling))
         started = time.perf_counter()
         response = await self.sdk().chat.completions.create(**self._request(messages, sampling))
-        if not response.choices:
-            raise UnusableAnswer("the answer held no choice (an empty answer from the server)", retry=True)
-        choice = response.choices[0]
-        text = choice.message.content or ""
-        self.check_usable(text, getattr(choice.message, "refusal", None), choice.finish_reason or "")
         usage = response.usage
-        return Completion(
-            text=text,
+        if not response.choices:
+            spent = self._spent(usage.model_dump() if usage else {})
+            raise UnusableAnswer("the answer held no choice (an empty answer from the server)", retry=True, spent=spent)
+        choice = response.choices[0]
+        completion = Completion(
+            text=choice.message.content or "",
             provider=self.provider,
             model=self.model,
             input_tokens=usage.prompt_tokens if usage else 0,
@@ -185,6 +184,7 @@ class OpenAIChat(ChatClient):
             reasoning_tokens=_reasoning_tokens(usage),
             token_logprobs=_token_logprobs(choice) if sampling.top_logprobs else None,
         )
+        return self.check_usable(completion, getattr(choice.message, "refusal", None))
 
     async def _stream_once(
         self, messages: list[Message], sampling: Sampling, emit: Callable[[str], None]
@@ -222,13 +222,12 @@ class OpenAIChat(ChatClient):
                     finish = choice.get("finish_reason") or finish
         if not finish:  # the connection closed early: what came is not the whole answer
             if events and not parts and usage:
-                raise UnusableAnswer("the answer held no choice (an empty answer from the server)", retry=True)
+                cause = "the answer held no choice (an empty answer from the server)"
+                raise UnusableAnswer(cause, retry=True, spent=self._spent(usage))
             raise StreamEnded(events, "a chunk with a finish_reason")
-        text = "".join(parts)
-        self.check_usable(text, "".join(refusal) or None, finish)
         details = usage.get("completion_tokens_details") or {}
-        return Completion(
-            text=text,
+        completion = Completion(
+            text="".join(parts),
             provider=self.provider,
             model=self.model,
             input_tokens=usage.get("prompt_tokens") or 0,
@@ -238,25 +237,42 @@ class OpenAIChat(ChatClient):
             raw={"streamed": True},
             reasoning_tokens=int(details.get("reasoning_tokens") or 0),
         )
+        return self.check_usable(completion, "".join(refusal) or None)
 
-    def check_usable(self, text: str, refusal: str | None, finish: str) -> None:
-        if text:
-            return
+    def _spent(self, usage: dict[str, Any]) -> Completion:
+        """What an answer with no choice still billed, from its usage."""
+        details = usage.get("completion_tokens_details") or {}
+        return Completion(
+            text="",
+            provider=self.provider,
+            model=self.model,
+            input_tokens=int(usage.get("prompt_tokens") or 0),
+            output_tokens=int(usage.get("completion_tokens") or 0),
+            reasoning_tokens=int(details.get("reasoning_tokens") or 0),
+        )
+
+    def check_usable(self, completion: Completion, refusal: str | None) -> Completion:
+        """The completion, when it holds an answer; else the call fails with why, its usage counted."""
+        if completion.text:
+            return completion
+        finish = completion.finish_reason
         if refusal:
-            raise UnusableAnswer(f"the model refused: {refusal[:300]}", retry=False)
-        if finish == "content_filter":
-            raise UnusableAnswer("the provider's content filter stopped the answer", retry=False)
-        if finish == "length" and self.reasoning:
-            raise UnusableAnswer(
+            cause, retry = f"the model refused: {refusal[:300]}", False
+        elif finish == "content_filter":
+            cause, retry = "the provider's content filter stopped the answer", False
+        elif finish == "length" and self.reasoning:
+            cause = (
                 "the model spent every token it was allowed on reasoning and gave no answer: "
-                "raise the run's max tokens (a reasoning model's count includes its reasoning)",
-                retry=False,
+                "raise the run's max tokens (a reasoning model's count includes its reasoning)"
             )
-        if finish == "length":
-            raise UnusableAnswer("the model gave no answer within the run's max tokens: raise them", retry=False)
-        # Nothing said and nothing to say why: not a verdict. Not asked again: at temperature 0 the same
-        # question gets the same nothing (a run asks again for the units that failed).
-        raise UnusableAnswer(f"the model answered nothing (finish_reason {finish or 'none'!r})", retry=False)
+            retry = False
+        elif finish == "length":
+            cause, retry = "the model gave no answer within the run's max tokens: raise them", False
+        else:
+            # Nothing said and nothing to say why: not a verdict. Not asked again: at temperature 0 the same
+            # question gets the same nothing (a run asks again for the units that failed).
+            cause, retry = f"the model answered nothing (finish_reason {finish or 'none'!r})", False
+        raise UnusableAnswer(cause, retry=retry, spent=completion)
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 # A failed response's error codes that may pass when asked again (the rest will fail again).
 PASSING_ERRORS = ("server_error", "rate_limit_exceeded", "vector_store_timeout")
 # What an incomplete response's reason means as a chat completion's finish_reason, so one check of the
-# answer (OpenAIChat._check_usable) serves both APIs.
+# answer (OpenAIChat.check_usable) serves both APIs.
 FINISH_OF_INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
 
 
@@ -96,25 +96,27 @@ def _finish(response: dict[str, Any]) -> str:
 def _completion(
     client: OpenAIChat, response: dict[str, Any], answer: _Answer, started: float, raw: dict[str, Any]
 ) -> Completion:
-    finish = _finish(response)
-    if not answer.text and not answer.refusal and not any(i.get("type") == "message" for i in response["output"]):
-        if finish == "stop":  # chat completions' `choices: []`: a server's hiccup may pass
-            raise UnusableAnswer("the response held no message (an empty answer from the server)", retry=True)
-    text = "".join(answer.text)
-    client.check_usable(text, "".join(answer.refusal) or None, finish)
     usage = response.get("usage") or {}
-    return Completion(
-        text=text,
+    completion = Completion(
+        text="".join(answer.text),
         provider=client.provider,
         model=client.model,
         input_tokens=int(usage.get("input_tokens") or 0),
         output_tokens=int(usage.get("output_tokens") or 0),
         latency_s=time.perf_counter() - started,
-        finish_reason=finish,
         raw=raw,
         reasoning_tokens=int((usage.get("output_tokens_details") or {}).get("reasoning_tokens") or 0),
         reasoning_summary=answer.summary_text(),
     )
+    try:
+        completion.finish_reason = _finish(response)
+        said = answer.text or answer.refusal or any(item.get("type") == "message" for item in response["output"])
+        if not said and completion.finish_reason == "stop":  # chat completions' `choices: []`: may pass
+            raise UnusableAnswer("the response held no message (an empty answer from the server)", retry=True)
+    except UnusableAnswer as unusable:
+        unusable.spent = completion  # billed all the same
+        raise
+    return client.check_usable(completion, "".join(answer.refusal) or None)
 
 
 async def complete(client: OpenAIChat, body: dict[str, Any]) -> Completion:
