@@ -6,6 +6,7 @@ from evalhub.jobs import views
 
 urlpatterns = [
     path("", views.job_list, name="job_list"),
+    path("usage.<str:fmt>", views.usage_export, name="job_usage_export"),
     path("worker-check/", views.start_worker_check, name="start_worker_check"),
     path("<int:pk>/", views.job_detail, name="job_detail"),
     path("<int:pk>/controls/", views.job_controls, name="job_controls"),

@@ -8,10 +8,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from evalhub.accounts.roles import ADMIN, has_role, role_required
+from evalhub.core.runs.usage import Usage
 from evalhub.jobs.actions import do_expire_worker_check, do_request_stop, do_start_worker_check
 from evalhub.jobs.chunks import do_requeue_stalled_chunks, do_resend_unclaimed_chunks, do_resume_job, unclaimed_chunks
 from evalhub.jobs.kinds import configuration, results_url, run_of
 from evalhub.jobs.models import Job, StopRequest
+from evalhub.system.downloads import download
 
 
 @role_required()
@@ -19,6 +21,30 @@ def job_list(request):
     jobs = Job.objects.select_related("created_by")
     page = Paginator(jobs, 50).get_page(request.GET.get("page"))
     return render(request, "jobs/job_list.html", {"page": page})
+
+
+USAGE_FORMATS = ("csv", "json")
+
+
+@role_required()
+def usage_export(request, fmt: str):
+    """Every job's calls, cached calls, input, output and reasoning tokens and cost, one row a job: what
+    a team reconciles with its provider's bill."""
+    if fmt not in USAGE_FORMATS:
+        raise Http404("usage is exported as CSV or JSON")
+    jobs = Job.objects.order_by("pk").values_list("pk", "kind", "title", "status", "created_at", "usage")
+    rows = [
+        {
+            "job": pk,
+            "kind": kind,
+            "title": title,
+            "status": status,
+            "created": created,
+            **Usage.from_dict(usage).as_dict(),
+        }
+        for pk, kind, title, status, created, usage in jobs.iterator(chunk_size=2000)
+    ]
+    return download(rows, fmt, "job-usage")
 
 
 @role_required()
