@@ -51,7 +51,7 @@ class JobsConfig(AppConfig):
         # Before the worker's first task: its pool is made on the first connection.
         signals.worker_init.connect(fit_database_pool, weak=False, dispatch_uid="evalhub-fit-database-pool")
         # Sent by `celery worker` in the process that runs tasks (threads and solo pools); the
-        # embedded worker starts its watchdog itself (evalhub.system.embedded).
+        # embedded worker starts its watchdog itself (evalhub.home.embedded).
         signals.worker_ready.connect(watchdog.start, weak=False, dispatch_uid="evalhub-watchdog-start")
         signals.worker_ready.connect(check_pool_room, weak=False, dispatch_uid="evalhub-check-pool-room")
         signals.worker_shutdown.connect(watchdog.stop, weak=False, dispatch_uid="evalhub-watchdog-stop")

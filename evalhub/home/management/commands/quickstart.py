@@ -14,7 +14,7 @@ from evalhub.catalog.demo import do_load_demo
 from evalhub.celery import QUEUES
 from evalhub.celery import app as celery_app
 from evalhub.home.demo import do_start_demo_runs
-from evalhub.system.embedded import serve, worker_thread
+from evalhub.home.embedded import serve, worker_thread
 
 
 class Command(BaseCommand):
