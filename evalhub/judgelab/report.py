@@ -4,7 +4,8 @@ at once even when labels have landed since (saying so) while a worker computes t
 At a million labels a report takes seconds to compute (reading every label, a bootstrap per judge),
 so no page request computes one once any report of its scope exists: the page gets the report for
 the data as it is now from the cache or the last snapshot, or else the last snapshot marked as
-earlier, and one refresh is asked of a worker (at most one in flight per scope). Exports wait for
+earlier, and one refresh is asked of a worker (at most one in flight per scope). With that many
+labels a scope's first report is a worker's too: the page says it is being computed. Exports wait for
 the current report instead: a file a researcher keeps must hold the data as it is.
 """
 
@@ -20,22 +21,30 @@ from django.core.cache import cache
 from django.utils import timezone
 from threadpoolctl import threadpool_limits
 
+from evalhub.catalog.models import Judgment
 from evalhub.celery import task_named
+from evalhub.core.judge_lab.measures import Interval
 from evalhub.core.judge_lab.report import build_report
-from evalhub.core.judge_lab.report_types import Report
+from evalhub.core.judge_lab.report_types import PeopleReport, Report
 from evalhub.core.judge_lab.snapshots import SCHEMA_VERSION, decode_report
 from evalhub.core.statistics.estimators import AUTO
 from evalhub.judgelab.actions import do_store_report_snapshot
 from evalhub.judgelab.models import ReportSnapshot
 from evalhub.judgelab.observations import Scope, collect
 from evalhub.reads.caching import TIMEOUT_S, ask_worker_once, fingerprint
+from evalhub.system.row_counts import row_count
 
 REFRESH_TASK = "judgelab.refresh_report"
 
 
+# With this many judgments (PostgreSQL's estimate, evalhub.system.row_counts) a scope's first report is
+# computed by a worker, not in a page's request: about 5 CPU-s at a million, 200 s at ten million.
+FIRST_REPORT_IN_WORKER_AT = 200_000
+
+
 @dataclass(frozen=True)
 class Freshness:
-    computed_at: datetime
+    computed_at: datetime | None  # None: no report of the scope kept yet (a worker computes the first)
     seconds: float  # what computing it took
     current: bool  # computed from the data as it is now
     refreshing: bool = False  # not current, and a worker has been asked for the current one
@@ -90,7 +99,16 @@ def report_with_freshness(
         report, freshness = report_with_freshness(dataclasses.replace(scope, estimator=AUTO), stamp)
         # `refreshing` stays the shown report's own: the estimator's request is told apart.
         return report, dataclasses.replace(freshness, estimator_pending=scope.estimator, estimator_asked=asked)
+    if kept is None and not wait and row_count(Judgment).rows >= FIRST_REPORT_IN_WORKER_AT:
+        asked = _ask_for_refresh(scope)
+        if _kept_fingerprint(scope) is not None and (snapshot := _snapshot(scope)) is not None:  # eager worker
+            return snapshot
+        return NO_REPORT_YET, Freshness(None, 0.0, current=False, refreshing=asked)
     return _compute_and_keep(scope, stamp)
+
+
+# What a page shows while a worker computes a scope's first report: no judge, no people's figures.
+NO_REPORT_YET = Report(judges=[], people=PeopleReport(0, 0, Interval(None, None, None), []))
 
 
 def refresh_report(scope: Scope) -> None:

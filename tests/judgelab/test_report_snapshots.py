@@ -71,6 +71,32 @@ def test_an_emptied_cache_is_served_from_the_snapshot_without_computing(login, v
     assert client.get("/judges/").context["freshness"].current
 
 
+def test_with_many_judgments_a_scopes_first_report_is_a_workers_and_the_page_says_so(
+    login, viewer, client, counted, monkeypatch
+):
+    """At ten million judgments the first report took 200 s inside the request."""
+    imported(LABELS)
+    monkeypatch.setattr(judge_report, "FIRST_REPORT_IN_WORKER_AT", 4)  # the four judgments above
+    login(viewer)
+    page = client.get("/judges/")
+    assert page.status_code == 200 and counted["compute"] == 0, "not computed in the request"
+    assert "No report of this scope has been computed yet" in page.content.decode()
+    assert counted["refreshes"] == [judge_report.Scope()], "a worker is asked for it"
+    judge_report.refresh_report(judge_report.Scope())  # the worker's turn
+    page = client.get("/judges/")
+    assert judges_on(page) == {"gpt-4o", "human-ana"} and page.context["freshness"].current
+    assert counted["compute"] == 1
+
+
+def test_with_few_judgments_a_scopes_first_report_is_computed_in_the_request(
+    login, viewer, client, counted, monkeypatch
+):
+    imported(LABELS)
+    monkeypatch.setattr(judge_report, "FIRST_REPORT_IN_WORKER_AT", 5)
+    page = login(viewer).get("/judges/")
+    assert judges_on(page) == {"gpt-4o", "human-ana"} and counted == {"compute": 1, "refreshes": []}
+
+
 def test_after_new_labels_the_last_report_is_shown_as_earlier_and_one_refresh_is_asked(
     login, viewer, client, counted, monkeypatch
 ):
