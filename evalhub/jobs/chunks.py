@@ -249,8 +249,8 @@ def run_chunk(
             result = work(chunk)
     except Interrupted as stop:
         _release(chunk)
-        close_old_connections()
         _add_spent(job, calls.usage() if count_usage else None)
+        close_old_connections()
         if stop.reason != "lost":
             do_settle_stop(job)
         return stop.reason

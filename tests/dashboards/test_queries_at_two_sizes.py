@@ -46,7 +46,13 @@ def judged(judges: int, models: int, prompts: int) -> None:
 
 
 def pages() -> list[str]:
+    from evalhub.alignment.actions import do_create_judge
+    from evalhub.alignment.models import JudgeVersion
     from evalhub.catalog.models import LanguageModel, Prompt
+    from evalhub.core.alignment.versions import JudgeDefinition
+
+    if not JudgeVersion.objects.exists():
+        do_create_judge("detail", JudgeDefinition(spec="heuristic:detail"))
 
     prompt = Prompt.objects.filter(benchmark__slug="ae").order_by("id").first()
     model, baseline = (LanguageModel.objects.get(display_name=name).slug for name in ("model_0", BASELINE))
@@ -67,6 +73,9 @@ def pages() -> list[str]:
         "/judges/pointwise/",
         "/judges/graded/",
         "/judges/report.csv",
+        "/judge-versions/",
+        "/judge-versions/detail/",
+        "/judge-versions/detail.json",
     ]
 
 

@@ -261,6 +261,7 @@ def test_a_kinds_summary_longer_than_the_message_column_is_cut_not_refused(
     assert job.message.endswith("word…")
 
 
+@pytest.mark.django_db(transaction=True)  # a stopped chunk closes its connection, as a worker does
 @pytest.mark.parametrize("stop", ["fail", "cancel"])
 def test_the_calls_of_a_chunk_that_failed_or_stopped_are_added_to_the_jobs_usage(word_count, responses, sent, stop):
     """They were paid for; only a recorded chunk's calls were counted."""
