@@ -8,9 +8,9 @@ from django.conf import settings
 
 from evalhub.celery import QUEUES
 from evalhub.celery import app as celery_app
+from evalhub.home.embedded import worker_thread
 from evalhub.jobs.actions import do_start_worker_check
 from evalhub.jobs.models import JobStatus
-from evalhub.home.embedded import worker_thread
 from tests.conftest import make_user, requires_redis
 from tests.jobs.helpers import open_socket
 
