@@ -123,7 +123,11 @@ async def test_a_compatible_servers_model_is_a_reasoning_model_only_when_its_spe
     ],
 )
 async def test_an_answer_that_holds_no_answer_is_a_failed_call_with_its_reason(server, kind, reason, asked, streamed):
-    client = client_for("openai:gpt-4o-mini", server)
+    await assert_fails_with_its_reason(client_for("openai:gpt-4o-mini", server), server, kind, reason, asked, streamed)
+
+
+async def assert_fails_with_its_reason(client, server, kind, reason, asked, streamed):
+    """Twice an answer of `kind`: the call fails with `reason`, after `asked` requests."""
     server.fail_next(Unusable(kind), Unusable(kind))
     with pytest.raises((RequestRejected, ProviderUnavailable), match=reason):
         await answer(client, MESSAGES, streamed)
@@ -230,10 +234,7 @@ async def test_a_chat_model_asked_through_the_responses_api_keeps_its_temperatur
 )
 async def test_a_response_that_holds_no_answer_is_a_failed_call_with_its_reason(server, kind, reason, asked, streamed):
     client = client_for("openai:gpt-5-pro", server)
-    server.fail_next(Unusable(kind), Unusable(kind))
-    with pytest.raises((RequestRejected, ProviderUnavailable), match=reason):
-        await answer(client, MESSAGES, streamed)
-    assert server.request_count == asked
+    await assert_fails_with_its_reason(client, server, kind, reason, asked, streamed)
     if kind != "empty-body":  # every answer that said its usage is counted: billed, though unusable
         assert client.meter.usage().reasoning_tokens == asked * REASONING_TOKENS
 

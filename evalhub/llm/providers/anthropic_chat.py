@@ -108,18 +108,7 @@ class AnthropicChat(ChatClient):
     async def _complete_once(self, messages: list[Message], sampling: Sampling) -> Completion:
         started = time.perf_counter()
         response = await self._sdk().messages.create(**self._request(messages, sampling))
-        return _usable(
-            Completion(
-                text="".join(block.text for block in response.content if block.type == "text"),
-                provider=self.provider,
-                model=self.model,
-                input_tokens=response.usage.input_tokens,
-                output_tokens=response.usage.output_tokens,
-                latency_s=time.perf_counter() - started,
-                finish_reason=response.stop_reason or "",
-                raw=response.model_dump(mode="json"),
-            )
-        )
+        return self._completion(response, started, raw=response.model_dump(mode="json"))
 
     async def _stream_once(
         self, messages: list[Message], sampling: Sampling, emit: Callable[[str], None]
@@ -135,16 +124,20 @@ class AnthropicChat(ChatClient):
             if not stopped:  # the connection closed early: what came is not the whole answer
                 raise StreamEnded(events, "message_stop")
             final = await stream.get_final_message()
+        return self._completion(final, started, raw={"streamed": True, "id": final.id})
+
+    def _completion(self, message: Any, started: float, raw: dict[str, Any]) -> Completion:
+        """The answer of a Messages API message (streamed: the final one), if it holds one."""
         return _usable(
             Completion(
-                text="".join(block.text for block in final.content if block.type == "text"),
+                text="".join(block.text for block in message.content if block.type == "text"),
                 provider=self.provider,
                 model=self.model,
-                input_tokens=final.usage.input_tokens,
-                output_tokens=final.usage.output_tokens,
+                input_tokens=message.usage.input_tokens,
+                output_tokens=message.usage.output_tokens,
                 latency_s=time.perf_counter() - started,
-                finish_reason=final.stop_reason or "",
-                raw={"streamed": True, "id": final.id},
+                finish_reason=message.stop_reason or "",
+                raw=raw,
             )
         )
 
