@@ -22,7 +22,7 @@ from evalhub.catalog.models import Judgment, LanguageModel, Prompt
 from evalhub.core.files.judgments import DEFAULT_CRITERION
 from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.core.statistics.estimators import AUTO, MULTI_JUDGE, STRATIFIED
-from evalhub.core.statistics.win_rates import Comparison, CorrectedWinRate, corrected_win_rate
+from evalhub.core.statistics.win_rates import Comparison, CorrectedWinRate, JudgesOfModel, corrected_win_rate
 from evalhub.dashboards.correction import Correction
 from evalhub.dashboards.judge_run_preferences import (
     IMPORTED,
@@ -192,10 +192,22 @@ class Judged:
         """judge → model → prompt → its preference: made once, however many boards use it."""
         return {judge: preferences(found) for judge, found in sorted(self.judges.items())}
 
-    def others(self, judge: str) -> list[PerModel]:
-        """The other model judges' preferences, one per judge: an estimator combines several judges of
-        the same pairs where each judged every one of them."""
-        return [found for other, found in self.by_judge.items() if other != judge and other not in self.persons]
+    @cached_property
+    def judges_of_model(self) -> dict[str, JudgesOfModel]:
+        """model → every model judge's preferences for it (people's not), aligned by prompt once however
+        many boards use them."""
+        preferences: dict[str, dict[str, dict[str, float]]] = defaultdict(dict)
+        for judge, found in self.by_judge.items():
+            if judge not in self.persons:
+                for model, prompts in found.items():
+                    preferences[model][judge] = prompts
+        return {model: JudgesOfModel.of(judges) for model, judges in preferences.items()}
+
+    def others(self, judge: str, model: str) -> JudgesOfModel | tuple[()]:
+        """The other model judges of `model`: an estimator combines several judges of the same pairs
+        where each judged every one of them."""
+        found = self.judges_of_model.get(model)
+        return found.without(judge) if found is not None else ()
 
 
 def judged_against(selection: Selection, judge: str | None = None) -> Judged:
@@ -306,7 +318,7 @@ def corrected_rows(
     # Other judges and categories are used only where the asked estimator can use them.
     fixed_n = labelled and not correction.anytime
     categories = judged.categories if fixed_n and correction.estimator in (AUTO, STRATIFIED) else {}
-    others = judged.others(selection.judge) if fixed_n and correction.estimator in (AUTO, MULTI_JUDGE) else []
+    with_others = fixed_n and correction.estimator in (AUTO, MULTI_JUDGE)
     return {
         model: corrected_win_rate(
             model,
@@ -314,7 +326,7 @@ def corrected_rows(
             people.get(model, {}),
             *active.get(model, ((), set())),
             categories=categories,
-            others=[other[model] for other in others if model in other],
+            others=judged.others(selection.judge, model) if with_others else (),
             estimator=correction.estimator,
             anytime=correction.anytime,
         )

@@ -325,6 +325,47 @@ def win_rates(comparisons: Sequence[Comparison], min_prompts: int = MIN_PROMPTS)
 
 
 @dataclass(frozen=True)
+class JudgesOfModel:
+    """Several judges' preferences for one model, aligned by prompt once: rows are prompts, columns judges,
+    NaN where a judge did not judge a prompt. Each judge's board takes the other judges as a slice of it;
+    building them prompt by prompt for every board read judges² × prompts dictionaries per model (most of
+    a worker's refresh at ten million judgments)."""
+
+    judges: tuple[str, ...]
+    row_of: Mapping[str, int]
+    values: np.ndarray  # (prompts + 1) × judges; the last row is all NaN: a prompt no judge judged
+
+    @classmethod
+    def of(cls, preferences: Mapping[str, Mapping[str, float]]) -> JudgesOfModel:
+        """From judge → prompt → preference, the judges in the order given."""
+        judges = tuple(preferences)
+        row_of: dict[str, int] = {}
+        for found in preferences.values():
+            for prompt in found:
+                row_of.setdefault(prompt, len(row_of))
+        values = np.full((len(row_of) + 1, len(judges)), np.nan)
+        for column, found in enumerate(preferences.values()):
+            if found:
+                values[[row_of[prompt] for prompt in found], column] = list(found.values())
+        return cls(judges, row_of, values)
+
+    def without(self, judge: str) -> JudgesOfModel:
+        if judge not in self.judges:
+            return self
+        column = self.judges.index(judge)
+        kept = self.judges[:column] + self.judges[column + 1 :]
+        return JudgesOfModel(kept, self.row_of, np.delete(self.values, column, axis=1))
+
+    def at(self, prompts: Sequence[str]) -> np.ndarray:
+        """prompts × judges: each prompt's preferences (NaN where a judge did not judge it)."""
+        missing = len(self.values) - 1
+        return self.values[[self.row_of.get(prompt, missing) for prompt in prompts]]
+
+    def __len__(self) -> int:
+        return len(self.judges)
+
+
+@dataclass(frozen=True)
 class CorrectedWinRate:
     """A judge's win rate corrected by people's labels on some of the same pairs (PPI++, evalhub.core.statistics.ppi),
     beside people's own; percent, as `win_rate`. Intervals are 95 %, and None below MIN_PROMPTS labels."""
@@ -358,7 +399,7 @@ def corrected_win_rate(
     drawn: Collection[str] = (),
     *,
     categories: Mapping[str, str] | None = None,
-    others: Sequence[Mapping[str, float]] = (),
+    others: Sequence[Mapping[str, float]] | JudgesOfModel = (),
     estimator: str = "auto",
     anytime: bool = False,
 ) -> CorrectedWinRate:
@@ -372,9 +413,10 @@ def corrected_win_rate(
     yet is left out as if it had not been drawn, and the note says how many.
 
     Otherwise the estimator is `estimator` (or chosen by `estimators.choose` under "auto"), with
-    `categories` (prompt → category) as strata and `others` (other judges' prompt → preference) as
-    further judges. `anytime`: people-only and PPI++ intervals as confidence sequences, valid however
-    often one looks as labels arrive (`evalhub.core.statistics.sequential`)."""
+    `categories` (prompt → category) as strata and `others` (other judges' prompt → preference, or
+    already aligned as JudgesOfModel) as further judges. `anytime`: people-only and PPI++ intervals as
+    confidence sequences, valid however often one looks as labels arrive
+    (`evalhub.core.statistics.sequential`)."""
     from evalhub.core.statistics import estimators
     from evalhub.core.statistics.ppi import active_mean, classical_mean, inclusion_probability, ppi_mean
     from evalhub.core.statistics.sequential import PLANNED_N, corrected_sequence, mean_sequence, predictable_weights
@@ -439,9 +481,10 @@ def corrected_win_rate(
         if categories:
             strata = [categories.get(prompt, "") for prompt in labelled]
             strata_u = [categories.get(prompt, "") for prompt in prompts_u]
-        if others:  # NaN where a judge did not judge a pair: `choose` then combines no judges
-            other = np.array([[o.get(p, np.nan) for o in others] for p in labelled], dtype=float)
-            other_u = np.array([[o.get(p, np.nan) for o in others] for p in prompts_u], dtype=float)
+        if not isinstance(others, JudgesOfModel):
+            others = JudgesOfModel.of({str(index): found for index, found in enumerate(others)})
+        if len(others):  # NaN where a judge did not judge a pair: `choose` then combines no judges
+            other, other_u = others.at(labelled), others.at(prompts_u)
         picked = estimators.choose(
             y,
             [judge[prompt] for prompt in labelled],
