@@ -18,6 +18,7 @@ and the summary says how many.
 
 from __future__ import annotations
 
+import gzip
 import io
 import math
 import zipfile
@@ -25,7 +26,7 @@ import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import IO, Any
 
 from evalhub.core.files.slugs import slug_for
 from evalhub.core.files.spool import Spool
@@ -122,6 +123,14 @@ def is_inspect_log(path: Path) -> bool:
 
 
 LOG_SUFFIXES = (".eval", ".json")
+# What `inspect eval-set` writes beside its logs: the set's manifest and the folder's list of logs. They
+# describe the logs; they are not logs, and a folder holding them is read for its logs.
+MANIFESTS = ("eval-set.json", "logs.json")
+GZIPPED_LOGS = (".eval.gz", ".json.gz")  # a log compressed for keeping or sending
+
+
+def is_log_name(name: str) -> bool:
+    return name.lower().endswith(LOG_SUFFIXES) and PurePosixPath(name).name not in MANIFESTS
 
 
 def is_uploaded_log(filename: str, head: bytes) -> bool:
@@ -148,7 +157,7 @@ def unpack_upload(filename: str, data: bytes, folder: Path, limit: int) -> Path:
         archive = zipfile.ZipFile(io.BytesIO(data))  # in memory: nothing to close
     except zipfile.BadZipFile:
         raise ValueError(f"{name} is not a zip file.") from None
-    members = [m for m in archive.infolist() if not m.is_dir() and m.filename.lower().endswith(LOG_SUFFIXES)]
+    members = [m for m in archive.infolist() if not m.is_dir() and is_log_name(m.filename)]
     if not members:
         raise ValueError(f"{name} holds no Inspect log (.eval or .json).")
     root = folder / "logs"
@@ -203,10 +212,27 @@ def _unpack_member(
 
 
 def log_files(path: Path) -> list[Path]:
-    """The log, or every `.eval` and `.json` log under a folder (an eval set's, in name order)."""
+    """The log, or every `.eval` and `.json` log under a folder (an eval set's, in name order; its
+    manifests are not logs)."""
     if not path.is_dir():
         return [path]
-    return sorted(file for file in path.rglob("*") if file.suffix in LOG_SUFFIXES and file.is_file())
+    return sorted(file for file in path.rglob("*") if is_log_name(file.name) and file.is_file())
+
+
+def gzipped_log_head(filename: str, data: bytes | IO[bytes]) -> tuple[str, bytes] | None:
+    """A `.eval.gz` or `.json.gz` upload's name without `.gz` and the first bytes inside (to tell a log
+    from a gzipped array of score rows); None for any other name."""
+    if not filename.lower().endswith(GZIPPED_LOGS):
+        return None
+    stream = io.BytesIO(data) if isinstance(data, bytes) else data
+    try:
+        with gzip.GzipFile(fileobj=stream, mode="rb") as inner:
+            head = inner.read(4096)
+    except (OSError, EOFError, zlib.error):
+        head = b""  # not a readable gzip: whoever reads it whole says so
+    finally:
+        stream.seek(0)
+    return filename[: -len(".gz")], head
 
 
 class LogBytes(io.RawIOBase):

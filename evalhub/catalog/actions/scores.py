@@ -40,7 +40,7 @@ from evalhub.catalog.models import (
     TaskType,
 )
 from evalhub.core.files.disk_map import DiskMap
-from evalhub.core.files.rows import RowError, Source
+from evalhub.core.files.rows import RowError, Source, unpacked
 from evalhub.core.files.scores import ParsedScores, ScoreRecord, parse_score_file, parse_score_rows
 from evalhub.core.prompts.criteria import levels_for_scale
 from evalhub.core.prompts.criteria_variants import ORIGINAL as ORIGINAL_PROMPT
@@ -148,10 +148,18 @@ def check_uploaded_scores(filename: str, data: Source, *, allow_new_models: bool
     else:
         head = data.read(4096)
         data.seek(0)
-    if not inspect_logs.is_uploaded_log(filename, head):
+    name = filename
+    if gzipped := inspect_logs.gzipped_log_head(filename, data):  # a `.eval.gz`, or a `.json.gz` log
+        name, head = gzipped
+    if not inspect_logs.is_uploaded_log(name, head):
         return check_score_file(filename, data, allow_new_models=allow_new_models)
     if not isinstance(data, bytes):
         data = data.read()
+    if name != filename:
+        try:
+            filename, data = unpacked(filename, data, settings.EVALHUB_MAX_IMPORT_BYTES)
+        except ValueError as error:
+            raise ImportRejected([RowError(None, str(error))]) from None
     with tempfile.TemporaryDirectory(prefix="evalhub-inspect-") as folder:
         try:
             path = inspect_logs.unpack_upload(filename, data, Path(folder), settings.EVALHUB_MAX_IMPORT_BYTES)
