@@ -108,7 +108,7 @@ def report_with_freshness(
 
 
 # What a page shows while a worker computes a scope's first report: no judge, no people's figures.
-NO_REPORT_YET = Report(judges=[], people=PeopleReport(0, 0, Interval(None, None, None), []))
+NO_REPORT_YET = Report(judges=[], people=PeopleReport(0, 0, Interval(None, None, None), [], []))
 
 
 def refresh_report(scope: Scope) -> None:

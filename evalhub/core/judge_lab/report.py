@@ -55,6 +55,7 @@ from evalhub.core.judge_lab.report_types import (
     JudgeReport,
     PeopleReport,
     PersonAgreement,
+    PersonPair,
     PrivilegedLift,
     Report,
     SelfPreference,
@@ -225,7 +226,7 @@ class _Context:
     people: Sequence[str]
     person_counts: Mapping[str, np.ndarray]
     people_counts: np.ndarray
-    people_kappas: list[float]
+    people_kappas: list[PersonPair]  # every two people who share enough pairs
     model_counts: Mapping[str | None, np.ndarray]
     peoples_shares: PeoplesShares
     judges: Sequence[JudgeInfo]
@@ -437,7 +438,7 @@ def _versus_people(judge: JudgeInfo, picks: np.ndarray, context: _Context) -> Ve
     """The judge's mean kappa with each person against the people's mean kappa with each other, and
     the difference in units of the people's standard deviation (None with fewer than two values)."""
     with_people = [v for person in context.people if (v := _pair_kappa(picks, context.dense[person])) is not None]
-    people_kappas = context.people_kappas
+    people_kappas = [pair.kappa for pair in context.people_kappas if pair.kappa is not None]
     if not with_people or not people_kappas:
         return None
     judge_mean, people_mean = float(np.mean(with_people)), float(np.mean(people_kappas))
@@ -451,9 +452,9 @@ def _versus_people(judge: JudgeInfo, picks: np.ndarray, context: _Context) -> Ve
     )
 
 
-def _people_kappas(people: Sequence[str], dense: Mapping[str, np.ndarray]) -> list[float]:
-    """Kappa of every two people on the pairs both answered (at least MIN_SHARED), in the order of
-    `people`. Only the two that share enough are compared: the pairs each answered, one sparse row a
+def _people_kappas(people: Sequence[str], dense: Mapping[str, np.ndarray]) -> list[PersonPair]:
+    """Kappa of every two people on the pairs both answered (at least MIN_SHARED), with that n, in the
+    order of `people`. Only the two that share enough are compared: the pairs each answered, one sparse row a
     person, multiplied by their transpose, count what every two share at once. Comparing every two of
     a crowd's voters (Arena's, a vote or a few each) took a thousand of them 7 CPU-s, and grew with
     their square."""
@@ -469,13 +470,13 @@ def _people_kappas(people: Sequence[str], dense: Mapping[str, np.ndarray]) -> li
     )
     shared = sparse.triu(answered @ answered.T, k=1).tocoo()
     enough = shared.data >= MIN_SHARED
-    values = []
-    for i, j in sorted(zip(shared.row[enough].tolist(), shared.col[enough].tolist(), strict=True)):
+    found = []
+    pairs = zip(shared.row[enough].tolist(), shared.col[enough].tolist(), shared.data[enough].tolist(), strict=True)
+    for i, j, n in sorted(pairs):
         a, b = dense[people[i]], dense[people[j]]
-        value = _pair_kappa(np.where(a == NO_VERDICT, ABSENT, a), b)
-        if value is not None:
-            values.append(value)
-    return values
+        first, second = sorted((people[i], people[j]))  # kappa is the same either way round
+        found.append(PersonPair(first, second, int(n), _pair_kappa(np.where(a == NO_VERDICT, ABSENT, a), b)))
+    return sorted(found, key=lambda pair: (pair.first, pair.second))  # by name, whatever the judges' order
 
 
 def _people_report(context: _Context) -> PeopleReport:
@@ -497,4 +498,5 @@ def _people_report(context: _Context) -> PeopleReport:
         units=int((counts.sum(axis=1) >= 2).sum()),
         alpha=krippendorff_alpha_from_counts(counts, context.resamples, context.seed, clusters=context.index.cluster),
         with_others=with_others,
+        pairwise=context.people_kappas,
     )

@@ -155,6 +155,16 @@ class PersonAgreement:
 
 
 @dataclass
+class PersonPair:
+    """Two people's Cohen's kappa on the pairs both gave a verdict on (the table judge studies publish)."""
+
+    first: str
+    second: str
+    pairs: int
+    kappa: float | None
+
+
+@dataclass
 class JudgeReport:
     judge: JudgeInfo
     judged: int  # pairs with a verdict (or an unreadable answer)
@@ -270,6 +280,7 @@ class PeopleReport:
     units: int  # pairs with at least two people's verdicts
     alpha: Interval
     with_others: list[PersonAgreement]  # each person's agreement with the others' majority
+    pairwise: list[PersonPair]  # every two people who share enough pairs: their kappa, with its n
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -278,6 +289,7 @@ class PeopleReport:
             "krippendorff_alpha": self.alpha.value,
             "alpha_ci": self.alpha.as_list(),
             "with_others": [asdict(row) for row in self.with_others],
+            "pairwise_kappa": [asdict(row) for row in self.pairwise],
         }
 
 

@@ -9,15 +9,19 @@ from evalhub.core.judge_lab import report
 from evalhub.core.judge_lab.measures import ABSENT, MIN_SHARED, NO_VERDICT
 
 
-def every_two(people: list[str], dense: dict[str, np.ndarray]) -> list[float]:
+def every_two(people: list[str], dense: dict[str, np.ndarray]) -> dict[tuple[str, str], float]:
     """The definition, as the report computed it before: every two people, in order."""
-    values = []
+    values = {}
     for i, a in enumerate(people):
         for b in people[i + 1 :]:
             value = report._pair_kappa(np.where(dense[a] == NO_VERDICT, ABSENT, dense[a]), dense[b])
             if value is not None:
-                values.append(value)
+                values[tuple(sorted((a, b)))] = value
     return values
+
+
+def kappas(pairs) -> dict[tuple[str, str], float]:
+    return {(pair.first, pair.second): pair.kappa for pair in pairs if pair.kappa is not None}
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -32,7 +36,9 @@ def test_the_kappas_of_people_who_share_enough_pairs_equal_every_two_compared(se
         dense[person] = np.where(answered, picks, ABSENT).astype(np.int8)
     expected = every_two(people, dense)
     assert len(expected) > 3, "some people share enough pairs"
-    assert report._people_kappas(people, dense) == expected
+    found = report._people_kappas(people, dense)
+    assert kappas(found) == expected
+    assert [(pair.first, pair.second) for pair in found] == sorted((pair.first, pair.second) for pair in found)
 
 
 def test_a_crowd_that_shares_no_pairs_is_not_compared_two_by_two(monkeypatch):
@@ -49,5 +55,6 @@ def test_a_crowd_that_shares_no_pairs_is_not_compared_two_by_two(monkeypatch):
     for person in close:
         dense[person] = np.full(300, ABSENT, dtype=np.int8)
         dense[person][: MIN_SHARED + 2] = [0, 1, 2, 0, 1, 2, 0]
-    assert report._people_kappas(people + close, dense) == [1.0]
+    (pair,) = report._people_kappas(people + close, dense)
+    assert (pair.first, pair.second, pair.pairs, pair.kappa) == ("study-0", "study-1", MIN_SHARED + 2, 1.0)
     assert len(compared) == 1

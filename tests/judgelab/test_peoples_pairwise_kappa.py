@@ -1,0 +1,59 @@
+"""The people's pairwise κ table a judge study publishes: every two people's Cohen's κ on the pairs both
+judged, with that n, equal to scikit-learn's; in name order whatever the order the labels came in."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from evalhub.catalog.actions.judgments import do_import_judgments
+from evalhub.judgelab.report import judge_lab_report
+
+pytestmark = pytest.mark.django_db
+
+PEOPLE = ("human-cy", "human-ana", "human-bo")
+WINNERS = ("a", "b", "tie")
+
+
+def labels(seed: int, pairs: int = 30) -> tuple[str, dict[str, dict[str, str]]]:
+    """A CSV where three people label overlapping pairs (human-bo skips every fourth) and a judge labels all."""
+    rng = np.random.default_rng(seed)
+    rows = ["prompt_id,prompt,model_a,model_b,response_a,response_b,judge,winner"]
+    given: dict[str, dict[str, str]] = {person: {} for person in PEOPLE}
+    for k in range(pairs):
+        truth = WINNERS[rng.integers(3)]
+        base = f"q{k},Question {k}?,gpt-4o,llama-3,Answer A {k},Answer B {k}"
+        for person in PEOPLE:
+            if person == "human-bo" and k % 4 == 0:
+                continue
+            said = truth if rng.uniform() < 0.75 else WINNERS[rng.integers(3)]
+            given[person][f"q{k}"] = said
+            rows.append(f"{base},{person},{said}")
+        rows.append(f"{base},gpt-4o,{truth}")
+    return "\r\n".join(rows) + "\r\n", given
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_every_two_peoples_kappa_is_scikit_learns_on_the_pairs_both_judged(seed):
+    text, given = labels(seed)
+    do_import_judgments(filename="l.csv", data=text.encode(), benchmark_slug="study", allow_new_models=True)
+    table = judge_lab_report().people.pairwise
+    assert [(pair.first, pair.second) for pair in table] == [
+        ("human-ana", "human-bo"),
+        ("human-ana", "human-cy"),
+        ("human-bo", "human-cy"),
+    ], "every two people, in name order"
+    for pair in table:
+        shared = sorted(set(given[pair.first]) & set(given[pair.second]))
+        expected = cohen_kappa_score([given[pair.first][q] for q in shared], [given[pair.second][q] for q in shared])
+        assert pair.pairs == len(shared)
+        assert pair.kappa == pytest.approx(expected, abs=1e-12)
+
+
+def test_the_judge_list_shows_the_pairwise_table(login, viewer):
+    text, _ = labels(0)
+    do_import_judgments(filename="l.csv", data=text.encode(), benchmark_slug="study", allow_new_models=True)
+    html = login(viewer).get("/judges/").content.decode()
+    table = html[html.index('id="people-pairwise-kappa"') :]
+    assert "human-ana</td><td>human-bo" in table and "Cohen" in html
