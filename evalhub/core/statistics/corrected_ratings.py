@@ -29,9 +29,9 @@ class CorrectedRating:
     from people alone, and the judge's corrected by people's labels, with 95 % intervals."""
 
     model: str
-    judge: float
-    judge_low: float
-    judge_high: float
+    judge: float | None  # None where the judge's battles rate no model finitely (see `rank_every_model`)
+    judge_low: float | None
+    judge_high: float | None
     corrected: float
     corrected_low: float
     corrected_high: float
@@ -66,6 +66,22 @@ def _centred(estimate: LogisticEstimate, models: int, alpha: float) -> tuple[np.
     se = np.sqrt(np.einsum("ij,jk,ik->i", centring, estimate.covariance, centring))
     z = z_for(alpha)
     return 1000 + ELO * centred, 1000 + ELO * (centred - z * se), 1000 + ELO * (centred + z * se)
+
+
+def rank_every_model(first: np.ndarray, second: np.ndarray, share: np.ndarray, models: int) -> bool:
+    """Whether these battles give every model a finite Bradley–Terry rating. The maximum-likelihood
+    ratings exist exactly when the graph with an edge from i to j wherever i scored against j (a win or
+    a tie, any share above 0) is strongly connected (Zermelo 1929; Ford 1957): otherwise some group never
+    loses to the rest, its ratings run off to infinity, and a fit stops wherever its optimiser does (the
+    same battles in another order gave a judge's interval as ±1.4e10 or ±8.1e9 Elo)."""
+    from scipy.sparse.csgraph import connected_components
+
+    forward, backward = share > 0, share < 1
+    rows = np.concatenate([first[forward], second[backward]])
+    columns = np.concatenate([second[forward], first[backward]])
+    graph = sparse.csr_matrix((np.ones(len(rows)), (rows, columns)), shape=(models, models))
+    components: int = connected_components(graph, directed=True, connection="strong")[0]
+    return components == 1
 
 
 FEW_SHARES = 8  # a judge with at most this many distinct shares (verdicts, a few levels) has battles alike
@@ -120,6 +136,12 @@ def corrected_bradley_terry(
     seen[column_1[labelled]] = seen[column_2[labelled]] = True
     if len(models) < 2 or not seen.all():
         return "some model is in no battle people labelled: its correction cannot be measured"
+    if not rank_every_model(column_1[labelled], column_2[labelled], people[labelled], len(models)):
+        # Said before any fit: fitted, such labels gave a board or a singular matrix by the battles' order.
+        return (
+            "people's labels do not rank every model (some never lose, or never win, against the rest): "
+            "no Bradley–Terry ratings exist to correct"
+        )
     complete = np.zeros((len(judge), 0)) if others is None else np.asarray(others, dtype=float).reshape(len(judge), -1)
     complete = complete[:, ~np.isnan(complete).any(axis=0)]  # only judges that judged every battle combine
     # Categories only where there are two or more: one category is no stratum, and reading it as strings
@@ -181,31 +203,55 @@ def corrected_bradley_terry(
     strata = (
         {"strata": stratum[known], "strata_unlabelled": stratum[~known]} if decision.estimator == STRATIFIED else {}
     )
+    # Where the judge's verdicts rank no model finitely, its own column is left empty, not fitted to
+    # wherever an optimiser stops; the people's and the corrected columns need the people's labels.
+    judge_rated = rank_every_model(column_1, column_2, judge, len(models))
     try:
         alone = ppi_logistic(x, y, shares[known], x_u, shares[~known], 0.0, **rows)
         corrected = alone
         if decision.estimator != CLASSICAL:
             yhat, yhat_u = (judges[known], judges[~known]) if several else (shares[known], shares[~known])
             corrected = ppi_logistic(x, y, yhat, x_u, yhat_u, None, **rows, **strata)
-        judge_only = ppi_logistic(
-            design,
-            shares,
-            shares,
-            x_u,
-            shares[~known],
-            0.0,
-            counts=count,
-            counts_unlabelled=w_u,
-            member=member,
-            member_unlabelled=m_u,
+        judge_only = (
+            None
+            if not judge_rated
+            else ppi_logistic(
+                design,
+                shares,
+                shares,
+                x_u,
+                shares[~known],
+                0.0,
+                counts=count,
+                counts_unlabelled=w_u,
+                member=member,
+                member_unlabelled=m_u,
+            )
         )
     except np.linalg.LinAlgError:
         return "the battles do not connect every model (or one always wins): no ratings can be fitted"
-    boards = [_centred(estimate, len(models), alpha) for estimate in (judge_only, corrected, alone)]
-    ratings = [
-        CorrectedRating(model, *(float(part[i]) for board in boards for part in board))
-        for i, model in enumerate(models)
-    ]
+    judge_board = _centred(judge_only, len(models), alpha) if judge_only is not None else None
+    corrected_board = _centred(corrected, len(models), alpha)
+    people_board = _centred(alone, len(models), alpha)
+
+    def at(board: tuple[np.ndarray, np.ndarray, np.ndarray] | None, i: int, rated: bool) -> list[float | None]:
+        if board is None or not rated:
+            return [None, None, None]
+        return [float(part[i]) for part in board]
+
+    ratings = []
+    for i, model in enumerate(models):
+        judge_at, judge_low, judge_high = at(judge_board, i, judge_rated)
+        corrected_at, corrected_low, corrected_high = (float(part[i]) for part in corrected_board)
+        people_at, people_low, people_high = (float(part[i]) for part in people_board)
+        ratings.append(
+            CorrectedRating(
+                model,
+                *(judge_at, judge_low, judge_high),
+                *(corrected_at, corrected_low, corrected_high),
+                *(people_at, people_low, people_high),
+            )
+        )
     ratings.sort(key=lambda r: -r.corrected)
     return CorrectedBoard(
         ratings,
