@@ -312,6 +312,8 @@ def summary_row(report: JudgeReport) -> dict[str, Any]:
         "kind": report.judge.kind,
         "n": report.n,
         "agreement": report.agreement.value,
+        "agreement_low": report.agreement.low,
+        "agreement_high": report.agreement.high,
         "kappa": report.kappa.value,
         "kappa_low": report.kappa.low,
         "kappa_high": report.kappa.high,

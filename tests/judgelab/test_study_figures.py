@@ -1,5 +1,6 @@
-"""The people's pairwise κ table a judge study publishes: every two people's Cohen's κ on the pairs both
-judged, with that n, equal to scikit-learn's; in name order whatever the order the labels came in."""
+"""The figures a judge study publishes, on the page and in exports: the people's pairwise κ table (every
+two people's Cohen's κ on the pairs both judged, with that n, equal to scikit-learn's, in name order
+whatever the order the labels came in) and each judge's agreement with its interval."""
 
 from __future__ import annotations
 
@@ -57,3 +58,19 @@ def test_the_judge_list_shows_the_pairwise_table(login, viewer):
     html = login(viewer).get("/judges/").content.decode()
     table = html[html.index('id="people-pairwise-kappa"') :]
     assert "human-ana</td><td>human-bo" in table and "Cohen" in html
+
+
+def test_the_judge_list_and_its_csv_give_each_judges_agreement_with_its_interval(login, viewer):
+    import csv
+    import io
+
+    text, _ = labels(0)
+    do_import_judgments(filename="l.csv", data=text.encode(), benchmark_slug="study", allow_new_models=True)
+    judge = next(r for r in judge_lab_report().judges if r.judge.id == "gpt-4o")
+    assert judge.agreement.low is not None and judge.agreement.low < judge.agreement.value < judge.agreement.high
+    client = login(viewer)
+    html = client.get("/judges/").content.decode()
+    assert f"[{judge.agreement.low:.2f}, {judge.agreement.high:.2f}]" in html
+    rows = {row["judge"]: row for row in csv.DictReader(io.StringIO(client.get("/judges/report.csv").content.decode()))}
+    assert float(rows["gpt-4o"]["agreement_low"]) == pytest.approx(judge.agreement.low)
+    assert float(rows["gpt-4o"]["agreement_high"]) == pytest.approx(judge.agreement.high)
