@@ -74,3 +74,34 @@ def test_the_judge_list_and_its_csv_give_each_judges_agreement_with_its_interval
     rows = {row["judge"]: row for row in csv.DictReader(io.StringIO(client.get("/judges/report.csv").content.decode()))}
     assert float(rows["gpt-4o"]["agreement_low"]) == pytest.approx(judge.agreement.low)
     assert float(rows["gpt-4o"]["agreement_high"]) == pytest.approx(judge.agreement.high)
+
+
+def test_each_judges_precision_recall_and_f1_per_verdict_are_scikit_learns_with_intervals(login, viewer):
+    from sklearn.metrics import precision_recall_fscore_support
+
+    from evalhub.core.judge_lab.measures import FIRST, SECOND, TIE
+
+    text, given = labels(1)
+    do_import_judgments(filename="l.csv", data=text.encode(), benchmark_slug="study", allow_new_models=True)
+    report = judge_lab_report()
+    for judge in report.judges:
+        scores = judge.as_json()["per_class"]
+        assert [row["verdict"] for row in scores] == [FIRST, SECOND, TIE]
+        counts = np.array(judge.confusion)  # rows: the reference (1, 2, 0); columns: the judge (1, 2, 0, none)
+        truth = [verdict for i, verdict in enumerate((1, 2, 0)) for _ in range(int(counts[i].sum()))]
+        said = [code for i in range(3) for j, code in enumerate((1, 2, 0, -1)) for _ in range(int(counts[i, j]))]
+        precision, recall, f1, support = precision_recall_fscore_support(
+            truth, said, labels=[1, 2, 0], zero_division=np.nan
+        )
+        for k, row in enumerate(scores):
+            assert row["support"] == support[k]
+            for name, expected in (("precision", precision[k]), ("recall", recall[k]), ("f1", f1[k])):
+                if np.isnan(expected):
+                    assert row[name] is None, (judge.judge.id, name)
+                else:
+                    assert row[name] == pytest.approx(expected, abs=1e-12), (judge.judge.id, name)
+                    assert row[f"{name}_low"] is None or row[f"{name}_low"] <= row[name] <= row[f"{name}_high"]
+    from evalhub.judgelab.report import judge_key
+
+    html = login(viewer).get(f"/judges/{judge_key('gpt-4o')}/").content.decode()
+    assert 'id="per-class"' in html and "Precision" in html

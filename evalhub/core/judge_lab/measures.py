@@ -305,6 +305,71 @@ def percentiles(values: np.ndarray) -> tuple[float | None, float | None]:
     return float(low), float(high)
 
 
+@dataclass(frozen=True)
+class ClassScores:
+    """A verdict's precision, recall and F1 as a judge study reports them per class: precision among the
+    judge's verdicts of that class, recall among the reference's (an answer with no verdict a miss)."""
+
+    verdict: int
+    support: int  # pairs whose reference is this verdict
+    precision: Interval
+    recall: Interval
+    f1: Interval
+
+
+def class_scores_of_tables(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per verdict (the last axis: FIRST, SECOND, TIE as CONFUSION_ROWS), the precision, recall and F1 of
+    each (..., 3, 4) confusion table; NaN where undefined (no verdict of the class, no reference of it)."""
+    hits = np.stack([tables[..., i, i] for i in range(len(CONFUSION_ROWS))], axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = hits / tables.sum(axis=-2)[..., : len(CONFUSION_ROWS)]
+        recall = hits / tables.sum(axis=-1)
+        f1 = 2 * precision * recall / (precision + recall)
+    f1 = np.where((precision == 0) & (recall == 0), 0.0, f1)  # scikit-learn's F1 when both are 0
+    return precision, recall, f1
+
+
+def _resampled(
+    predicted: Sequence[int] | np.ndarray,
+    reference: Sequence[int] | np.ndarray,
+    clusters: Sequence[Hashable] | np.ndarray,
+    resamples: int,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The confusion table and its resamples over clusters (None below MIN_FOR_INTERVAL clusters)."""
+    count, groups = cluster_positions(clusters)
+    per_cluster = confusion_tables(predicted, reference, groups, count).reshape(count, -1)
+    total = per_cluster.sum(axis=0).reshape(len(CONFUSION_ROWS), len(CONFUSION_COLUMNS)).astype(float)
+    if count < MIN_FOR_INTERVAL:
+        return total, None
+    return total, poisson_resampled_sums(per_cluster, resamples, seed).reshape(resamples, *total.shape)
+
+
+def class_scores(
+    predicted: Sequence[int] | np.ndarray,
+    reference: Sequence[int] | np.ndarray,
+    clusters: Sequence[Hashable] | np.ndarray,
+    resamples: int = BOOTSTRAP,
+    seed: int = SEED,
+) -> list[ClassScores]:
+    """Precision, recall and F1 per verdict, each with a 95 % bootstrap interval over clusters (prompts),
+    from the resampled confusion tables agreement and kappa are read from."""
+    if not len(predicted):
+        return []
+    total, tables = _resampled(predicted, reference, clusters, resamples, seed)
+    point = class_scores_of_tables(total)
+    spread = class_scores_of_tables(tables) if tables is not None else None
+    out = []
+    for i, verdict in enumerate(CONFUSION_ROWS):
+        figures = []
+        for kind in range(3):
+            value = float(point[kind][i])
+            bounds = percentiles(spread[kind][:, i]) if spread is not None else (None, None)
+            figures.append(Interval(None, None, None) if math.isnan(value) else Interval(value, *bounds))
+        out.append(ClassScores(verdict, int(total[i].sum()), *figures))
+    return out
+
+
 def agreement_and_kappa(
     predicted: Sequence[int] | np.ndarray,
     reference: Sequence[int] | np.ndarray,
@@ -316,14 +381,11 @@ def agreement_and_kappa(
     of resampled confusion tables."""
     if not len(predicted):
         return Interval(None), Interval(None)
-    count, groups = cluster_positions(clusters)
-    per_cluster = confusion_tables(predicted, reference, groups, count).reshape(count, -1)
-    total = per_cluster.sum(axis=0).reshape(len(CONFUSION_ROWS), len(CONFUSION_COLUMNS)).astype(float)
+    total, tables = _resampled(predicted, reference, clusters, resamples, seed)
     rate = float(total[0, 0] + total[1, 1] + total[2, 2]) / len(predicted)
     value = float(kappa_of_tables(total))
-    if count < MIN_FOR_INTERVAL:
+    if tables is None:
         return Interval(rate), Interval(None if math.isnan(value) else value)
-    tables = poisson_resampled_sums(per_cluster, resamples, seed).reshape(resamples, *total.shape)
     hits = tables[:, 0, 0] + tables[:, 1, 1] + tables[:, 2, 2]
     with np.errstate(divide="ignore", invalid="ignore"):  # a resample that drew none of the prompts: left out
         agreement = Interval(rate, *percentiles(hits / tables.sum(axis=(1, 2))))

@@ -28,6 +28,7 @@ from evalhub.core.judge_lab.measures import (
     Pair,
     agreement_and_kappa,
     calibration,
+    class_scores,
     confusion_tables,
     dense_verdicts,
     difference_of_rates,
@@ -244,6 +245,7 @@ def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], co
     agreement, kappa = agreement_and_kappa(
         picks[scored], expected[scored], index.cluster[scored], context.resamples, context.seed
     )
+    per_class = class_scores(picks[scored], expected[scored], index.cluster[scored], context.resamples, context.seed)
     flips, both = position_flips(mine)
     others = context.people_counts - context.person_counts.get(judge.id, 0)
     longer, longer_total = _longer(index.difference, judged, (picks == FIRST) * 1.0, (picks == SECOND) * 1.0)
@@ -268,6 +270,7 @@ def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], co
         agreement=agreement,
         kappa=kappa,
         confusion=confusion_tables(picks[scored], expected[scored])[0].tolist(),
+        per_class=per_class,
         position=wilson(flips, both),
         position_pairs=both,
         longer_share=longer / longer_total if longer_total else None,

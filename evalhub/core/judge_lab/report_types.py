@@ -4,13 +4,14 @@ record per judge and for the people (see `report` for how they are computed). Pu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, astuple, dataclass, field, fields
 from typing import Any
 
 from evalhub.core.judge_lab.measures import (
     CONFUSION_COLUMNS,
     CONFUSION_ROWS,
     Calibration,
+    ClassScores,
     Interval,
     OrderAgreement,
 )
@@ -173,6 +174,7 @@ class JudgeReport:
     agreement: Interval
     kappa: Interval
     confusion: list[list[int]]
+    per_class: list[ClassScores]  # precision, recall and F1 per verdict, with intervals
     position: Interval  # share of pairs whose verdict flips with the order
     position_pairs: int
     longer_share: float | None
@@ -220,6 +222,18 @@ class JudgeReport:
                 "columns_judge": list(CONFUSION_COLUMNS),
                 "counts": self.confusion,
             },
+            "per_class": [
+                {
+                    "verdict": scores.verdict,
+                    "support": scores.support,
+                    **{
+                        f"{name}{suffix}": bound
+                        for name in ("precision", "recall", "f1")
+                        for suffix, bound in zip(("", "_low", "_high"), astuple(getattr(scores, name)), strict=True)
+                    },
+                }
+                for scores in self.per_class
+            ],
             "position_flip_rate": self.position.value,
             "position_flip_ci": self.position.as_list(),
             "position_pairs": self.position_pairs,
