@@ -81,6 +81,9 @@ def pairwise_board(
                         games=board.games[index[row]][index[column]],
                         win_rate=board.win_rate(index[row], index[column]),
                         beats=board.beats[index[row]][index[column]] if board.beats else None,
+                        wins=_outcome(cells, row, column, "a", "b"),
+                        losses=_outcome(cells, row, column, "b", "a"),
+                        ties=_outcome(cells, row, column, "tie", "tie"),
                     )
                     for column in order
                 ],
@@ -105,6 +108,12 @@ def pairwise_board(
         }
 
     return cached(f"pairwise:{filters.key}:{rounds}:{seed}", compute, stamp=stamp)
+
+
+def _outcome(cells: Counter, row: str, column: str, as_first: str, as_second: str) -> int:
+    """The row model's battles against the column model that ended `as_first` where the row model was
+    model a, and `as_second` where it was model b (battles are stored either way round)."""
+    return int(cells[(row, column, as_first)] + cells[(column, row, as_second)])
 
 
 def _fitted(
@@ -196,7 +205,13 @@ def export_rows(board: PairwiseBoard, table: str, names: dict[str, str]) -> list
     if table == "ratings":
         return [{"name": names.get(r["model"], r["model"]), **r} for r in board["ratings"]]
     return [
-        {"model": row["model"], "opponent": cell["opponent"], "battles": cell["games"], "win_rate": cell["win_rate"]}
+        {
+            "model": row["model"],
+            "opponent": cell["opponent"],
+            "battles": cell["games"],
+            "win_rate": cell["win_rate"],
+            **{outcome: cell.get(outcome) for outcome in ("wins", "losses", "ties")},  # absent from older boards
+        }
         for row in board["matrix"]
         for cell in row["cells"]
         if row["model"] != cell["opponent"]

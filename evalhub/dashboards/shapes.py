@@ -22,6 +22,9 @@ class MatrixCell(TypedDict):
     games: float
     win_rate: float | None
     beats: float | None
+    wins: int  # the row model's battles won against the column model
+    losses: int
+    ties: int
 
 
 class MatrixRow(TypedDict):

@@ -100,7 +100,13 @@ def test_the_pairwise_board_is_the_bradley_terry_fit_of_the_filtered_battles(are
         "games": 5,
         "win_rate": (3 + 0.5) / 5,
         "beats": direct.beats[direct.models.index("alpha")][direct.models.index("beta")],
+        "wins": 3,
+        "losses": 1,
+        "ties": 1,
     }
+    beta_row = next(row for row in board["matrix"] if row["model"] == "beta")
+    vs_alpha = next(c for c in beta_row["cells"] if c["opponent"] == "alpha")
+    assert (vs_alpha["wins"], vs_alpha["losses"], vs_alpha["ties"]) == (1, 3, 1), "the same battles, seen from beta"
     only_math_people = pairwise_board(Filters(sources=(HUMAN,)), fingerprint())
     assert only_math_people["battles"] == 1
 

@@ -91,6 +91,10 @@ def test_exports_carry_the_numbers_on_the_page(client, played, viewer, login):
     alpha_beta = next(r for r in rows if (r["model"], r["opponent"]) == ("alpha", "beta"))
     assert alpha_beta["battles"] == "3"
     assert float(alpha_beta["win_rate"]) == pytest.approx(2 / 3)
+    beta_alpha = next(r for r in rows if (r["model"], r["opponent"]) == ("beta", "alpha"))
+    assert int(alpha_beta["wins"]) + int(alpha_beta["losses"]) + int(alpha_beta["ties"]) == 3
+    assert (alpha_beta["wins"], alpha_beta["losses"]) == (beta_alpha["losses"], beta_alpha["wins"])
+    assert float(alpha_beta["win_rate"]) == pytest.approx((int(alpha_beta["wins"]) + int(alpha_beta["ties"]) / 2) / 3)
     human_only = json.loads(client.get("/leaderboards/ratings.json?source=human").content)
     assert sum(r["battles"] for r in human_only) == 2
     assert client.get("/leaderboards/ratings.xml").status_code == 404
