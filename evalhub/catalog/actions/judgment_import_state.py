@@ -31,10 +31,10 @@ def pair_key(first: int, second: int) -> int:
     return first << 32 | second
 
 
-def value_hash(verdict: Any, probability: Any, grade: Any, both_bad: bool, blind: Any, aid: str) -> int:
+def value_hash(verdict: Any, probability: Any, grade: Any, both_bad: bool, blind: Any, aid: str, rationale: str) -> int:
     """A label's values as one number: equal values give equal numbers; two different ones agree about
     once in 2^64 (an edit then read as no change)."""
-    return hash((verdict, probability, grade, both_bad, blind, aid))
+    return hash((verdict, probability, grade, both_bad, blind, aid, rationale))
 
 
 class StoredLabels:
@@ -154,7 +154,7 @@ class NewBattles:
 
 
 KEY_COLUMNS = ("criterion_id", "judge_model_id", "response_id", "response_2_id", "prompt_variant")
-VALUE_COLUMNS = ("verdict", "probability", "grade", "blind_verdict", "aid")
+VALUE_COLUMNS = ("verdict", "probability", "grade", "blind_verdict", "aid", "rationale")
 ARENA_WINNER = "arena_winner"  # a label's metadata key for Arena's winner where it says more than the verdict
 
 

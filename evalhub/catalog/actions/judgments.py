@@ -212,7 +212,8 @@ class _JudgmentImport:
     labels and checks what every one points to; a refused file is undone by that transaction."""
 
     KEY = ("criterion_id", "judge_model_id", "response_id", "response_2_id")
-    COLUMNS = (*KEY, "verdict", "probability", "grade", "metadata", "blind_verdict", "aid")
+    COLUMNS = (*KEY, "verdict", "probability", "grade", "metadata", "blind_verdict", "aid", "rationale")
+    VALUES = ("verdict", "probability", "grade", "metadata", "blind_verdict", "aid", "rationale")  # updated in place
     # Keys reserved at a time, each block as large as the keys given so far: at most about half unused.
     FIRST_RESPONSES_RESERVED, FIRST_JUDGES_RESERVED, MOST_RESERVED = 64, 8, 4096
     CHANGED_AT_A_TIME = 5000  # changed labels updated together, as the file is read
@@ -315,7 +316,9 @@ class _JudgmentImport:
         if stored is None:
             self.writer.write(self._row(record, key))
             self.new.add(record, verdict)
-        elif stored[1] != value_hash(verdict, record.probability_a, record.grade, both_bad, blind, record.aid):
+        elif stored[1] != value_hash(
+            verdict, record.probability_a, record.grade, both_bad, blind, record.aid, record.rationale
+        ):
             # Updated in place: the row keeps its place among the judge's labels of the pair, so the
             # order it was first shown in (the earlier label) does not swap when one verdict is edited.
             self.changed.append(
@@ -327,6 +330,7 @@ class _JudgmentImport:
                     metadata=json.loads(BOTH_BAD_METADATA[both_bad]),
                     blind_verdict=blind,
                     aid=record.aid,
+                    rationale=record.rationale,
                 )
             )
             if len(self.changed) >= self.CHANGED_AT_A_TIME:
@@ -350,7 +354,16 @@ class _JudgmentImport:
         """The label as the writer takes it (COLUMNS)."""
         blind = None if record.blind_winner is None else VERDICT_OF_WINNER[record.blind_winner]
         both_bad = BOTH_BAD_METADATA[record.winner == BOTH_BAD]
-        return (*key, VERDICT_OF_WINNER[record.winner], record.probability_a, record.grade, both_bad, blind, record.aid)
+        return (
+            *key,
+            VERDICT_OF_WINNER[record.winner],
+            record.probability_a,
+            record.grade,
+            both_bad,
+            blind,
+            record.aid,
+            record.rationale,
+        )
 
     def _replace_changed(self) -> None:
         """Update the changed labels so far in place, their counts taken away and added again."""
@@ -359,9 +372,7 @@ class _JudgmentImport:
         self._pause()
         stale = [judgment.pk for judgment in self.changed]
         do_count_imported(stale, -1)
-        Judgment.objects.bulk_update(
-            self.changed, ["verdict", "probability", "grade", "metadata", "blind_verdict", "aid"], batch_size=500
-        )
+        Judgment.objects.bulk_update(self.changed, list(self.VALUES), batch_size=500)
         do_count_imported(stale, 1)
         self.replaced += len(stale)
         self.changed = []
@@ -402,14 +413,15 @@ class _JudgmentImport:
                     "both_bad",
                     "blind_verdict",
                     "aid",
+                    "rationale",
                 )
                 .iterator(chunk_size=5000)
             )
             self.stored.load(
                 self.models[slug],
                 (
-                    (c, r1, r2, pk, value_hash(verdict, probability, grade, bool(both_bad), blind, aid))
-                    for c, r1, r2, pk, verdict, probability, grade, both_bad, blind, aid in rows
+                    (c, r1, r2, pk, value_hash(verdict, probability, grade, bool(both_bad), blind, aid, rationale))
+                    for c, r1, r2, pk, verdict, probability, grade, both_bad, blind, aid, rationale in rows
                 ),
             )
         self.judges_read.add(slug)

@@ -13,7 +13,8 @@ anything is written:
   `probability_a` (the judge's probability that a is better), `grade` (a graded preference from
   a's side, −3 … 3: 3 a is significantly better, 0 of similar quality, as the privileged-information
   paper's people rate, Appendix A.1; its sign is the winner, which may then be left out),
-  `criterion` (a criterion slug; default `overall`). A judge that saw a pair both ways has two
+  `criterion` (a criterion slug; default `overall`), `rationale` (why: a judge's explanation, an
+  annotator's note; kept, shown beside the verdict and exported). A judge that saw a pair both ways has two
   rows; the one earlier in the file (or in an earlier import) is the order first shown;
 - **mt-bench**: MT-Bench's pairwise judgment records (`question_id`, `model_a`, `model_b`,
   `winner` = `model_a` | `model_b` | `tie` | `tie (bothbad)`, `judge`, `turn`, `conversation_a`,
@@ -84,6 +85,7 @@ GENERIC_COLUMNS = (
     "criterion",
     "blind_winner",  # a person's verdict before an aid (a blind-first study), a / b / tie
     "aid",  # what they saw before `winner`: debate, critique or none
+    "rationale",  # why the judge or person gave the verdict (a judge's explanation, an annotator's note)
 )
 BLIND_WINNERS = ("a", "b", "tie")
 # The aids of a blind-first study, as evalhub.core.scaleeval.aids names them (a test holds the two equal:
@@ -118,6 +120,7 @@ class JudgmentRecord(msgspec.Struct, frozen=True, array_like=True):
     grade: float | None = None  # −3 … 3 from a's side; its sign is `winner`
     blind_winner: str | None = None  # a person's verdict before they saw `aid` ("a", "b", "tie"); `winner` after
     aid: str = ""
+    rationale: str = ""  # why, as the file says it
 
 
 @dataclass
@@ -515,6 +518,11 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
     if not isinstance(criterion, str) or not _is_slug(criterion):
         problems.append(f"'criterion' must be a criterion slug, not {criterion!r}.")
     blind, aid = _blind(row, kind, problems)
+    rationale = row.get("rationale") or ""
+    if not isinstance(rationale, str):
+        problems.append("'rationale' must be text.")
+    elif problem := unstorable_text(rationale):
+        problems.append(f"'rationale' {problem}")
     if problems:
         return problems
     # A million labels name a few hundred models and judges: one copy of each name.
@@ -531,6 +539,7 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
         grade=grade,
         blind_winner=blind,
         aid=aid,
+        rationale=rationale.strip(),
     )
 
 
