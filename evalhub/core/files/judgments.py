@@ -237,9 +237,11 @@ def _generic(row: dict[str, Any]) -> dict[str, Any] | str:
     if not row.keys() <= _GENERIC_SET:  # the common case first, without building a set per row
         unknown = sorted(set(row) - _GENERIC_SET)
         return f"unknown column(s) {', '.join(map(repr, unknown))}; a generic file has {', '.join(GENERIC_COLUMNS)}."
-    given = [(column, row.get(column)) for column in NAMED_COLUMNS]
-    if all(type(name) is str and _is_slug(name) for _, name in given):  # slugs already: a million rows pass here
+    a, b, judge = row.get("model_a"), row.get("model_b"), row.get("judge")
+    # Slugs already, the common case: a million rows pass here (0.23 µs a row; with a generator, 0.77).
+    if type(a) is str and type(b) is str and type(judge) is str and _is_slug(a) and _is_slug(b) and _is_slug(judge):
         return row
+    given = [(column, row.get(column)) for column in NAMED_COLUMNS]
     # A study's own names (`GPT-4o`, `Llama 3 (8B)`), made slugs with the names kept as display names, as
     # the mt-bench and alpaca-eval layouts do; a missing one is left for the row's check to name.
     named = _named({column: (column, name) for column, name in given if name not in (None, "")})
