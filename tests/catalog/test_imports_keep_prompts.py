@@ -226,6 +226,8 @@ def test_a_team_uploads_a_benchmark_then_labels_twice_and_the_prompt_page_still_
     page = client.get(f"/benchmarks/bench/prompts/{prompt.pk}/").content.decode()
     assert "Privileged information" in page
     assert "reference of q1" in page and "hint of q1" in page
+    metadata = page[page.index('id="prompt-metadata"') :]
+    assert "<dt>instruction_difficulty</dt><dd>2.5</dd>" in metadata and "<dd>demo</dd>" in metadata
 
 
 def test_a_field_changes_only_where_the_file_carries_it_and_the_summary_names_it(stored):
