@@ -220,6 +220,10 @@ def test_the_page_opens_on_the_model_judge_with_the_most_pairs_not_a_person(clie
     do_import_judgments(filename="l.csv", data=labels.encode(), benchmark_slug="alpha", allow_new_models=True)
     page = login(viewer).get("/leaderboards/baseline/")
     assert page.context["selection"].judge == "gpt-judge"
+    html = page.content.decode()
+    models, people = html.split('<optgroup label="People')  # people are offered apart, after the model judges
+    assert "aaa-judge" in models and "gpt-judge" in models and "human-ana" not in models
+    assert "human-ana" in people.split("</optgroup>")[0]
 
 
 def nearly_constant_lengths_file(seed: int) -> bytes:
