@@ -10,7 +10,6 @@ report with 50 judges (issue 79); below 20 columns both sides are the same code.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
-from measured import machine  # noqa: E402  (benchmarks/, beside this script)
+from measured import machine, sides_compared  # noqa: E402  (benchmarks/, beside this script)
 
 from evalhub.core.statistics import logistic_ppi  # noqa: E402
 from evalhub.core.statistics.corrected_ratings import corrected_bradley_terry  # noqa: E402
@@ -70,10 +69,7 @@ def main() -> None:
         for value, other in ((a.corrected, b.corrected), (a.corrected_low, b.corrected_low))
     )
     print(f"{args.models} models, {args.battles:,} battles, {args.labelled:.0%} labelled; {args.rounds} rounds ABAB")
-    for side, values in seen.items():
-        walls, cpus = [w for w, _ in values], [c for _, c in values]
-        print(f"{side:>7}: median {statistics.median(walls):.2f} s wall, {statistics.median(cpus):.2f} CPU-s")
-    ratio = statistics.median(c for _, c in seen["dense"]) / statistics.median(c for _, c in seen["sparse"])
+    ratio = sides_compared(seen, "dense", "sparse")
     print(f"dense / sparse CPU: {ratio:.1f}x; largest rating difference {gap:.2e}")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import statistics
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -80,3 +81,13 @@ def reported() -> Iterator[None]:
         after = os.times()
         cpu = sum(getattr(after, field) - getattr(before, field) for field in CPU_FIELDS)
         print(f"end: {machine()}; run wall {time.perf_counter() - wall:.1f} s, CPU {cpu:.1f} s", flush=True)
+
+
+def sides_compared(seen: dict[str, list[tuple[float, float]]], before: str, after: str) -> float:
+    """Print each side's median wall and CPU seconds over its interleaved runs (`seen`: side → [(wall,
+    CPU)]); the ratio of `before`'s median CPU to `after`'s."""
+    width = max(len(side) for side in seen)
+    for side, values in seen.items():
+        walls, cpus = [w for w, _ in values], [c for _, c in values]
+        print(f"{side:>{width}}: median {statistics.median(walls):.2f} s wall, {statistics.median(cpus):.2f} CPU-s")
+    return statistics.median(c for _, c in seen[before]) / statistics.median(c for _, c in seen[after])

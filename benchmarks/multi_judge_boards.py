@@ -10,7 +10,6 @@ did: judges² × prompts dictionary reads per model), and aligned once per model
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
-from measured import machine  # noqa: E402  (benchmarks/, beside this script)
+from measured import machine, sides_compared  # noqa: E402  (benchmarks/, beside this script)
 
 from evalhub.core.statistics.win_rates import JudgesOfModel, corrected_win_rate  # noqa: E402
 
@@ -76,11 +75,7 @@ def main() -> None:
         f"{args.judges} judges x {args.models} models x {args.prompts:,} prompts, {args.labelled:.0%} labelled "
         f"by people: {len(made['per board'])} corrected rows; {args.rounds} rounds ABAB; figures equal"
     )
-    for side, values in seen.items():
-        walls, cpus = [w for w, _ in values], [c for _, c in values]
-        print(f"{side:>13}: median {statistics.median(walls):.2f} s wall, {statistics.median(cpus):.2f} CPU-s")
-    ratio = statistics.median(c for _, c in seen["per board"]) / statistics.median(c for _, c in seen["aligned once"])
-    print(f"per board / aligned once CPU: {ratio:.1f}x")
+    print(f"per board / aligned once CPU: {sides_compared(seen, 'per board', 'aligned once'):.1f}x")
 
 
 if __name__ == "__main__":
