@@ -35,6 +35,7 @@ def test_the_usage_of_every_job_is_exported_with_reasoning_tokens_and_cached_cal
     assert spent == {"calls": "4", "cached_calls": "1", "input_tokens": "120", "output_tokens": "80"}
     assert str(first["reasoning_tokens"]) == "30" and float(first["cost_usd"]) == 0.02
     assert str(second["calls"]) == "0", "a job with no usage yet reads zero, not blank"
+    assert first["created"] == jobs[0].created_at.isoformat(), "a time as ISO 8601, in CSV too"
 
 
 def test_the_usage_export_is_for_people_with_a_role_only(jobs, login, outsider, viewer, client):

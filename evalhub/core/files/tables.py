@@ -8,6 +8,7 @@ and whatever evalhub exports it can import again.
 from __future__ import annotations
 
 import csv
+import datetime
 import io
 import json
 import re
@@ -88,7 +89,7 @@ _CSV_ERRORS = {
 def write_jsonl(rows: Iterable[Mapping[str, Any]], stream: TextIO) -> int:
     count = 0
     for row in rows:
-        stream.write(json.dumps(row, ensure_ascii=False, default=str))
+        stream.write(json.dumps(row, ensure_ascii=False, default=_plain))
         stream.write("\n")
         count += 1
     return count
@@ -111,7 +112,14 @@ def _csv_cell(value: Any) -> str:
         return ""
     if isinstance(value, str):
         return spreadsheet_safe(value)
-    return spreadsheet_safe(json.dumps(value, ensure_ascii=False, default=str))
+    if isinstance(value, datetime.date):  # a time as ISO 8601, not JSON's quoted str() of it
+        return value.isoformat()
+    return spreadsheet_safe(json.dumps(value, ensure_ascii=False, default=_plain))
+
+
+def _plain(value: Any) -> str:
+    """What JSON cannot write, as text: a time as ISO 8601, anything else as str() says."""
+    return value.isoformat() if isinstance(value, datetime.date) else str(value)
 
 
 def to_text(rows: Sequence[Mapping[str, Any]], fmt: str, columns: list[str] | None = None) -> str:

@@ -59,3 +59,16 @@ def test_a_stored_configuration_reads_as_labelled_lines_not_python():
         ("k", "a b: yes"),
     ]
     assert readable(None) == [("", "—")]
+
+
+def test_a_time_is_written_as_iso_8601_in_csv_and_jsonl():
+    import datetime
+    import json
+
+    from evalhub.core.files.tables import to_text
+
+    when = datetime.datetime(2026, 12, 5, 0, 54, 45, 489171, tzinfo=datetime.UTC)
+    rows = [{"created": when, "nested": {"at": when}}]
+    csv_text = to_text(rows, "csv")
+    assert csv_text.splitlines()[1].startswith("2026-12-05T00:54:45.489171+00:00,"), csv_text
+    assert json.loads(to_text(rows, "jsonl"))["nested"]["at"] == "2026-12-05T00:54:45.489171+00:00"
