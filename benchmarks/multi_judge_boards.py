@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 from measured import machine, sides_compared  # noqa: E402  (benchmarks/, beside this script)
 
-from evalhub.core.statistics.win_rates import JudgesOfModel, corrected_win_rate  # noqa: E402
+from evalhub.core.statistics.corrected_win_rates import JudgesOfModel, corrected_win_rate  # noqa: E402
 
 
 def judged(judges: int, models: int, prompts: int, labelled: float, seed: int):

@@ -27,7 +27,8 @@ from django.utils import timezone
 
 from evalhub.catalog.models import LanguageModel
 from evalhub.celery import task_named
-from evalhub.core.statistics.win_rates import Comparison, CorrectedWinRate, WinRate, win_rates
+from evalhub.core.statistics.corrected_win_rates import CorrectedWinRate
+from evalhub.core.statistics.win_rates import Comparison, WinRate, win_rates
 from evalhub.dashboards.baseline_win_rates import (
     Judged,
     Selection,

@@ -201,7 +201,7 @@ def test_labels_needed_past_the_pairs_the_judge_judged_are_called_not_reachable_
 
 
 def test_a_win_rates_intervals_stay_between_0_and_100():
-    from evalhub.core.statistics.win_rates import corrected_win_rate
+    from evalhub.core.statistics.corrected_win_rates import corrected_win_rate
 
     judge = {f"p{i}": 0.95 for i in range(40)}
     people = {f"p{i}": 1.0 if i else 0.0 for i in range(10)}  # 9 of 10 for the model: mean ± 1.96·SE passes 1

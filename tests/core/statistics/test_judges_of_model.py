@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from evalhub.core.statistics.corrected_win_rates import JudgesOfModel, corrected_win_rate
 from evalhub.core.statistics.estimators import AUTO, MULTI_JUDGE
-from evalhub.core.statistics.win_rates import JudgesOfModel, corrected_win_rate
 
 
 def preferences(seed: int, judges: int = 4, prompts: int = 60) -> dict[str, dict[str, float]]:

@@ -110,8 +110,8 @@ def test_each_labels_weight_is_ppi_plus_plus_tuned_on_the_labels_before_it_alone
 
 
 def test_an_anytime_corrected_interval_weighs_each_label_by_what_came_before_it_and_keeps_the_estimate():
+    from evalhub.core.statistics.corrected_win_rates import corrected_win_rate
     from evalhub.core.statistics.sequential import PLANNED_N, corrected_sequence, predictable_weights
-    from evalhub.core.statistics.win_rates import corrected_win_rate
 
     rng = np.random.default_rng(5)
     judge = {f"p{i}": float(np.clip(rng.normal(0.6, 0.25), 0, 1)) for i in range(400)}
