@@ -131,7 +131,10 @@ def _find_with_freshness(request, key: str, *, wait: bool = False):
 def judge_detail(request, key: str):
     judge, freshness = _find_with_freshness(request, key)
     if judge is None:
-        return render(request, "judgelab/judge_pending.html", {"freshness": freshness}, status=404)
+        # No report yet is no missing page (a worker is computing it); a judge a kept report predates may be
+        # one the latest data add, or none at all: not found until the current report says.
+        status = 200 if freshness.computed_at is None else 404
+        return render(request, "judgelab/judge_pending.html", {"freshness": freshness}, status=status)
     context = {
         "freshness": freshness,
         "r": judge,

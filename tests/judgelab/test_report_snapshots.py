@@ -82,6 +82,9 @@ def test_with_many_judgments_a_scopes_first_report_is_a_workers_and_the_page_say
     assert page.status_code == 200 and counted["compute"] == 0, "not computed in the request"
     assert "No report of this scope has been computed yet" in page.content.decode()
     assert counted["refreshes"] == [judge_report.Scope()], "a worker is asked for it"
+    judge_page = client.get(f"/judges/{judge_report.judge_key('gpt-4o')}/")
+    assert judge_page.status_code == 200, "a judge's page says the report is being computed, not 'not found'"
+    assert "No report of this scope has been computed yet" in judge_page.content.decode()
     judge_report.refresh_report(judge_report.Scope())  # the worker's turn
     page = client.get("/judges/")
     assert judges_on(page) == {"gpt-4o", "human-ana"} and page.context["freshness"].current
