@@ -345,18 +345,34 @@ def _resampled(
     return total, poisson_resampled_sums(per_cluster, resamples, seed).reshape(resamples, *total.shape)
 
 
-def class_scores(
+def confusion_figures(
     predicted: Sequence[int] | np.ndarray,
     reference: Sequence[int] | np.ndarray,
     clusters: Sequence[Hashable] | np.ndarray,
     resamples: int = BOOTSTRAP,
     seed: int = SEED,
-) -> list[ClassScores]:
-    """Precision, recall and F1 per verdict, each with a 95 % bootstrap interval over clusters (prompts),
-    from the resampled confusion tables agreement and kappa are read from."""
+) -> tuple[Interval, Interval, list[ClassScores]]:
+    """Agreement, kappa, and precision, recall and F1 per verdict, each with a 95 % bootstrap interval over
+    clusters (prompts), all read from one set of resampled confusion tables (a report resamples once a judge)."""
     if not len(predicted):
-        return []
+        return Interval(None), Interval(None), []
     total, tables = _resampled(predicted, reference, clusters, resamples, seed)
+    return (*_agreement_and_kappa(total, tables, len(predicted)), _class_scores(total, tables))
+
+
+def agreement_and_kappa(
+    predicted: Sequence[int] | np.ndarray,
+    reference: Sequence[int] | np.ndarray,
+    clusters: Sequence[Hashable] | np.ndarray,
+    resamples: int = BOOTSTRAP,
+    seed: int = SEED,
+) -> tuple[Interval, Interval]:
+    """Agreement and kappa, each with a 95 % bootstrap interval over clusters (prompts)."""
+    agreement, kappa, _ = confusion_figures(predicted, reference, clusters, resamples, seed)
+    return agreement, kappa
+
+
+def _class_scores(total: np.ndarray, tables: np.ndarray | None) -> list[ClassScores]:
     point = class_scores_of_tables(total)
     spread = class_scores_of_tables(tables) if tables is not None else None
     out = []
@@ -370,19 +386,8 @@ def class_scores(
     return out
 
 
-def agreement_and_kappa(
-    predicted: Sequence[int] | np.ndarray,
-    reference: Sequence[int] | np.ndarray,
-    clusters: Sequence[Hashable] | np.ndarray,
-    resamples: int = BOOTSTRAP,
-    seed: int = SEED,
-) -> tuple[Interval, Interval]:
-    """Agreement and kappa, each with a 95 % bootstrap interval over clusters (prompts), from one set
-    of resampled confusion tables."""
-    if not len(predicted):
-        return Interval(None), Interval(None)
-    total, tables = _resampled(predicted, reference, clusters, resamples, seed)
-    rate = float(total[0, 0] + total[1, 1] + total[2, 2]) / len(predicted)
+def _agreement_and_kappa(total: np.ndarray, tables: np.ndarray | None, n: int) -> tuple[Interval, Interval]:
+    rate = float(total[0, 0] + total[1, 1] + total[2, 2]) / n
     value = float(kappa_of_tables(total))
     if tables is None:
         return Interval(rate), Interval(None if math.isnan(value) else value)

@@ -26,9 +26,8 @@ from evalhub.core.judge_lab.measures import (
     Label,
     LabelArrays,
     Pair,
-    agreement_and_kappa,
     calibration,
-    class_scores,
+    confusion_figures,
     confusion_tables,
     dense_verdicts,
     difference_of_rates,
@@ -242,10 +241,9 @@ def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], co
     judged = picks != ABSENT
     expected, source = reference
     scored = judged & (expected != ABSENT)
-    agreement, kappa = agreement_and_kappa(
+    agreement, kappa, per_class = confusion_figures(
         picks[scored], expected[scored], index.cluster[scored], context.resamples, context.seed
     )
-    per_class = class_scores(picks[scored], expected[scored], index.cluster[scored], context.resamples, context.seed)
     flips, both = position_flips(mine)
     others = context.people_counts - context.person_counts.get(judge.id, 0)
     longer, longer_total = _longer(index.difference, judged, (picks == FIRST) * 1.0, (picks == SECOND) * 1.0)
