@@ -52,10 +52,7 @@ class AnthropicChat(ChatClient):
             key = self._api_key or os.environ.get(self.key_variable)
             if not key:
                 raise AuthenticationFailed(self.provider, self.model, f"no API key: set {self.key_variable}")
-            try:
-                extra = headers_named_by(self.headers_env)
-            except ValueError as error:
-                raise RequestRejected(self.provider, self.model, str(error)) from None
+            extra = headers_named_by(self.headers_env, self.provider, self.model)
             self._client = anthropic.AsyncAnthropic(
                 api_key=key,
                 # Anthropic's API and compatible servers read the key from x-api-key; this SDK sends a

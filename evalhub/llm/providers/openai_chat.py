@@ -107,7 +107,7 @@ class OpenAIChat(ChatClient):
         if self._client is None:
             self._client = self._make_sdk(
                 api_key=self._key(),
-                default_headers=self._extra_headers(),
+                default_headers=headers_named_by(self.headers_env, self.provider, self.model),
                 max_retries=0,  # evalhub.llm.base retries, under its shared limits
                 timeout=self.timeout_s,
                 http_client=async_http_client(openai, self.timeout_s, self.heed_rate_headers),
@@ -116,12 +116,6 @@ class OpenAIChat(ChatClient):
 
     def _make_sdk(self, **common: Any) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(base_url=self.base_url, **common)
-
-    def _extra_headers(self) -> dict[str, str]:
-        try:
-            return headers_named_by(self.headers_env)
-        except ValueError as error:
-            raise RequestRejected(self.provider, self.model, str(error)) from None
 
     # --- requests ----------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from types import ModuleType
 from typing import Any
 
 from evalhub.config import Env
+from evalhub.llm.types import RequestRejected
 
 HTTP_CLIENT_VARIABLE = "EVALHUB_HTTP_CLIENT"
 HTTP_CLIENTS = ("aiohttp", "httpx")
@@ -41,7 +42,7 @@ def async_http_client(
     return sdk.DefaultAsyncHttpxClient(timeout=timeout_s, event_hooks=hooks)
 
 
-def headers_named_by(variable: str | None) -> dict[str, str]:
+def headers_named_by(variable: str | None, provider: str, model: str) -> dict[str, str]:
     """The extra headers a spec names with `headers_env=VARIABLE`: that environment variable holds a JSON
     object of header names to values (a gateway's attribution or its own auth header). A spec names the
     variable and never carries the values, which may be secrets; a refusal never repeats them."""
@@ -49,7 +50,7 @@ def headers_named_by(variable: str | None) -> dict[str, str]:
         return {}
     text = os.environ.get(variable)
     if text is None:
-        raise ValueError(f"headers_env names {variable}, which is not set")
+        raise RequestRejected(provider, model, f"headers_env names {variable}, which is not set")
     try:
         headers = json.loads(text)
     except ValueError:
@@ -57,5 +58,5 @@ def headers_named_by(variable: str | None) -> dict[str, str]:
     if not isinstance(headers, dict) or not all(
         isinstance(name, str) and name.strip() and isinstance(value, str) for name, value in headers.items()
     ):
-        raise ValueError(f"{variable} must hold a JSON object of header names to text values")
+        raise RequestRejected(provider, model, f"{variable} must hold a JSON object of header names to text values")
     return headers
