@@ -86,10 +86,16 @@ def score_rows(benchmark: Benchmark) -> Iterator[dict[str, Any]]:
             response_2__isnull=True,
             judge_model__isnull=False,
             response__parent__isnull=True,
-            response__variant="",
         )
         .select_related("criterion", "judge_model", "response__model", "response__prompt")
-        .order_by("response__prompt_id", "response__model__slug", "judge_model__slug", "criterion__slug", "id")
+        .order_by(
+            "response__prompt_id",
+            "response__model__slug",
+            "response__variant",
+            "judge_model__slug",
+            "criterion__slug",
+            "id",
+        )
     )
     for judgment in scores.iterator(chunk_size=2000):
         prompt, rater = judgment.response.prompt, judgment.judge_model
@@ -99,6 +105,7 @@ def score_rows(benchmark: Benchmark) -> Iterator[dict[str, Any]]:
             "prompt": prompt.text,
             "category": prompt.category,
             "model": judgment.response.model.slug,
+            "response_variant": judgment.response.variant,
             "response": judgment.response.text,
             "rater": rater.slug,
             "rater_kind": "human" if rater.is_human else "model",

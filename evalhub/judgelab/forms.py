@@ -10,7 +10,7 @@ from evalhub.system.forms import OnlyChoicePreselectedForm
 class JudgmentImportForm(OnlyChoicePreselectedForm):
     file = forms.FileField(
         help_text="JSONL, CSV, Parquet or JSON, each also gzipped (.gz): generic, MT-Bench / LMArena battles or "
-        "AlpacaEval records."
+        "AlpacaEval records; or a study's own files with its study.json, zipped (.zip)."
     )
     layout = forms.ChoiceField(
         choices=[("auto", "Detect from the columns"), *[(layout, layout) for layout in LAYOUTS]], initial="auto"

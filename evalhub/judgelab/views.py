@@ -16,6 +16,7 @@ from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.catalog.actions.scores import check_uploaded_scores, do_import_scores
 from evalhub.catalog.imported_pages import pages_showing, pages_showing_scores
 from evalhub.catalog.inspect_logs import InspectMissing
+from evalhub.catalog.judgment_preview import preview_judgment_file
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.charts import bias_chart, reliability_chart
 from evalhub.core.files.judgments import AUTO
@@ -267,26 +268,29 @@ def imported_message(filename: str, summary, pages: tuple[tuple[str, str], ...] 
 @require_http_methods(["GET", "POST"])
 def import_judgments(request):
     form = JudgmentImportForm(request.POST or None, request.FILES or None)
-    errors = []
+    errors: list = []
+    preview = None
     if request.method == "POST" and form.is_valid():
-        upload = form.cleaned_data["file"]
+        upload, chosen = form.cleaned_data["file"], form.cleaned_data
+        reading = {"layout": chosen["layout"], "judges_are": chosen["judges_are"] or AUTO}
         try:
             check_import_size(upload.size)  # before reading a byte of it
-            summary = do_import_judgments(
-                filename=upload.name,
-                data=upload.file,  # read as a stream (Django keeps a large upload in a temporary file)
-                benchmark_slug=form.cleaned_data["benchmark"],
-                layout=form.cleaned_data["layout"],
-                allow_new_models=form.cleaned_data["create_models"],
-                judges_are=form.cleaned_data["judges_are"] or AUTO,
-                user=request.user,
-            )
+            if "preview" in request.POST:  # the first rows as the import reads them; nothing is written
+                preview = preview_judgment_file(upload.name, upload.file, **reading)
+            else:
+                summary = do_import_judgments(
+                    filename=upload.name,
+                    data=upload.file,  # read as a stream (Django keeps a large upload in a temporary file)
+                    benchmark_slug=chosen["benchmark"],
+                    allow_new_models=chosen["create_models"],
+                    user=request.user,
+                    **reading,
+                )
+                messages.success(request, imported_message(upload.name, summary))
+                return redirect("judge_list")
         except ImportRejected as rejected:
             errors = rejected.errors
-        else:
-            messages.success(request, imported_message(upload.name, summary))
-            return redirect("judge_list")
-    context = {"form": form, "errors": errors[:MAX_ERRORS_SHOWN], "error_count": len(errors)}
+    context = {"form": form, "errors": errors[:MAX_ERRORS_SHOWN], "error_count": len(errors), "preview": preview}
     return render(request, "judgelab/import.html", context, status=400 if errors else 200)
 
 
@@ -301,7 +305,9 @@ def import_scores(request):
         try:
             check_import_size(upload.size)  # before reading a byte of it
             # Read as a stream (Django keeps a large upload in a temporary file), a row at a time.
-            parsed = check_uploaded_scores(upload.name, upload.file, allow_new_models=create)
+            parsed = check_uploaded_scores(
+                upload.name, upload.file, allow_new_models=create, benchmark_slug=form.cleaned_data["benchmark"]
+            )
             summary = do_import_scores(
                 parsed=parsed,
                 filename=upload.name,

@@ -27,6 +27,7 @@ from evalhub.catalog.models import (
 )
 from evalhub.core.files.benchmarks import PROMPT_TEXT_ATTRIBUTES, ParsedFile, PromptRecord, ResponseRecord
 from evalhub.core.files.disk_map import DiskMap
+from evalhub.core.files.responses_seen import HeldResponses
 from evalhub.core.files.rows import RowError, Source, detect_format, unpacked, unpacked_stream
 from evalhub.core.files.slugs import is_slug
 from evalhub.system import bounded_queries
@@ -329,17 +330,17 @@ def do_upsert_responses(
     prompts: DiskMap[StoredPrompt],
     parsed: ParsedFile,
     counts: dict[str, Any],
-    reserved_for: Callable[[Collection[tuple[str, str]]], Mapping[tuple[str, str], int]] | None = None,
+    reserved_for: Callable[[Collection[tuple[str, str, str]]], Mapping[tuple[str, str, str], int]] | None = None,
 ) -> None:
     """The file's responses created or brought up to date, a slice of them at a time as the prompts
-    are; `reserved_for` gives the keys reserved for new ones (prompt id, model slug) that rows already
+    are; `reserved_for` gives the keys reserved for new ones (prompt id, model slug, variant) that rows already
     written point to (a labels file's), asked a slice at a time. New ones go in one RowWriter stream,
     each with a key: the one reserved, or one reserved here."""
     models = dict(LanguageModel.objects.values_list("slug", "id"))
-    ids: Mapping[tuple[str, str], int] = {}
+    ids: Mapping[tuple[str, str, str], int] = {}
 
     def reserved(record: ResponseRecord) -> int | None:
-        return None if record.variant else ids.get((record.prompt_id, record.model))
+        return ids.get((record.prompt_id, record.model, record.variant))
 
     changed = 0
     with RowWriter(Response, ("id", "prompt_id", "model_id", "variant", "text", "metadata")) as new:
@@ -347,7 +348,7 @@ def do_upsert_responses(
             new.pause()
             placed = prompts.get_many({record.prompt_id for record in part})
             if reserved_for is not None:
-                ids = reserved_for({(record.prompt_id, record.model) for record in part if not record.variant})
+                ids = reserved_for({(record.prompt_id, record.model, record.variant) for record in part})
             keyed = [((placed[record.prompt_id].id, models[record.model], record.variant), record) for record in part]
             held = {placed[record.prompt_id].id for record in part if not placed[record.prompt_id].created}
             # The metadata as stored text, read only where a row of the slice gives some and decoded only
@@ -383,13 +384,15 @@ def do_upsert_responses(
                     continue
                 if reserved(record) is not None:
                     raise made_meanwhile(f"the response of {record.model!r} to prompt {record.prompt_id!r}")
-                if not record.metadata and stored[1] == record.text:
+                # An empty answer never blanks a stored one (imports add): it names the stored response.
+                text = record.text if record.text else stored[1]
+                if not record.metadata and stored[1] == text:
                     continue  # as stored
-                decode = keyed_metadata and (record.metadata or stored[1] != record.text)  # else not written
+                decode = keyed_metadata and (record.metadata or stored[1] != text)  # else not written
                 metadata = json.loads(stored[2]) if decode else {}
-                if stored[1] != record.text or any(metadata.get(k) != v for k, v in record.metadata.items()):
+                if stored[1] != text or any(metadata.get(k) != v for k, v in record.metadata.items()):
                     # The file's metadata keys are set; others (a generation run's, say) stay as they are.
-                    edited.append(Response(pk=stored[0], text=record.text, metadata={**metadata, **record.metadata}))
+                    edited.append(Response(pk=stored[0], text=text, metadata={**metadata, **record.metadata}))
             new.pause()
             if edited:
                 Response.objects.bulk_update(
@@ -401,6 +404,21 @@ def do_upsert_responses(
         responses_updated=changed,
         responses_unchanged=len(parsed.responses) - new.written - changed,
     )
+
+
+def held_responses(benchmark_slug: str | None) -> HeldResponses:
+    """Which of some (prompt id, model slug, variant) the benchmark holds as original responses: what a
+    labels or score file may name without repeating the text (none, for a benchmark not made yet)."""
+
+    def held(keys: Collection[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
+        if not benchmark_slug:
+            return set()
+        stored = Response.objects.filter(prompt__benchmark__slug=benchmark_slug, parent__isnull=True).values_list(
+            "prompt__external_id", "model__slug", "variant"
+        )
+        return set(where_in(stored, "prompt__external_id", {key[0] for key in keys})) & set(keys)
+
+    return held
 
 
 def kind_clash(role: str, slug: str, is_human: bool, known: dict[str, bool]) -> str:

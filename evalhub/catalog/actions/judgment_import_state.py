@@ -225,34 +225,37 @@ class ResponseId(NamedTuple):
 
 
 class ResponseIds:
-    """The response each (prompt id in the file, model slug) of a labels file points to: the benchmark's
-    stored ones and those this import reserved a key for. On disk (DiskMap) behind a cache of the last
-    CACHE_SIZE, not in dicts: a file in the shape of Arena's votes names two new responses a row, which
-    cost about 800 bytes a vote."""
+    """The response each (prompt id in the file, model slug, variant) of a labels file points to: the
+    benchmark's stored ones and those this import reserved a key for. On disk (DiskMap) behind a cache of
+    the last CACHE_SIZE, not in dicts: a file in the shape of Arena's votes names two new responses a row,
+    which cost about 800 bytes a vote. A model's one response to a prompt (variant "", nearly all) is
+    keyed by the prompt and model alone."""
 
     CACHE_SIZE = 1 << 17
 
-    def __init__(self, stored: Iterable[tuple[int, str, str]]) -> None:
+    def __init__(self, stored: Iterable[tuple[int, str, str, str]]) -> None:
         self.ids: DiskMap[ResponseId] = DiskMap(ResponseId)
         for part in in_slices(stored, 10_000):
-            self.ids.put_many((key_of(prompt, model), ResponseId(pk, False)) for pk, prompt, model in part)
-        self.recent: dict[tuple[str, str], int] = {}
+            self.ids.put_many(
+                (_key(prompt, model, variant), ResponseId(pk, False)) for pk, prompt, model, variant in part
+            )
+        self.recent: dict[tuple[str, str, str], int] = {}
         self.unwritten: dict[str, ResponseId] = {}  # new since the cache was last cleared: all in `recent`
         self.created = 0
 
-    def get(self, prompt: str, model: str) -> int | None:
-        found = self.recent.get((prompt, model))
-        if found is None and (stored := self.ids.get(key_of(prompt, model))) is not None:
+    def get(self, prompt: str, model: str, variant: str = "") -> int | None:
+        found = self.recent.get((prompt, model, variant))
+        if found is None and (stored := self.ids.get(_key(prompt, model, variant))) is not None:
             found = stored.id
-            self._remember((prompt, model), found)
+            self._remember((prompt, model, variant), found)
         return found
 
-    def add_new(self, prompt: str, model: str, pk: int) -> None:
+    def add_new(self, prompt: str, model: str, variant: str, pk: int) -> None:
         self.created += 1
-        self._remember((prompt, model), pk)
-        self.unwritten[key_of(prompt, model)] = ResponseId(pk, True)
+        self._remember((prompt, model, variant), pk)
+        self.unwritten[_key(prompt, model, variant)] = ResponseId(pk, True)
 
-    def _remember(self, key: tuple[str, str], pk: int) -> None:
+    def _remember(self, key: tuple[str, str, str], pk: int) -> None:
         if len(self.recent) >= self.CACHE_SIZE:
             self._write()
             self.recent.clear()
@@ -265,8 +268,19 @@ class ResponseIds:
     def close(self) -> None:
         self.ids.close()
 
-    def new_ones(self, keys: Collection[tuple[str, str]]) -> dict[tuple[str, str], int]:
-        """The keys this import reserved among those of `keys` (prompt id, model slug)."""
+    def held(self, keys: Collection[tuple[str, str, str]]) -> set[tuple[str, str, str]]:
+        """Those of `keys` the benchmark held before this import (asking the database while a COPY runs
+        would wait for it forever: these are read once, up front)."""
         self._write()
-        found = self.ids.get_many({key_of(*key) for key in keys})
-        return {key: found[name].id for key in keys if (name := key_of(*key)) in found and found[name].new}
+        found = self.ids.get_many({_key(*key) for key in keys})
+        return {key for key in keys if (name := _key(*key)) in found and not found[name].new}
+
+    def new_ones(self, keys: Collection[tuple[str, str, str]]) -> dict[tuple[str, str, str], int]:
+        """The keys this import reserved among those of `keys` (prompt id, model slug, variant)."""
+        self._write()
+        found = self.ids.get_many({_key(*key) for key in keys})
+        return {key: found[name].id for key in keys if (name := _key(*key)) in found and found[name].new}
+
+
+def _key(prompt: str, model: str, variant: str) -> str:
+    return key_of(prompt, model, variant) if variant else key_of(prompt, model)

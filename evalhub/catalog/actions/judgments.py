@@ -6,9 +6,10 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, connection
 from django.db.models import BooleanField, ExpressionWrapper, Model, Q, QuerySet
 from django.db.models.functions import Coalesce
@@ -24,6 +25,7 @@ from evalhub.catalog.actions.importing import (
     do_upsert_prompts,
     do_upsert_responses,
     format_and_data,
+    held_responses,
     import_transaction,
     kind_clash,
     made_meanwhile,
@@ -53,13 +55,18 @@ from evalhub.core.files.judgments import (
     AUTO,
     BOTH_BAD,
     DEFAULT_CRITERION,
+    GENERIC,
     UNREADABLE,
     JudgmentRecord,
     ParsedJudgments,
     parse_judgment_file,
+    parse_judgment_rows,
 )
-from evalhub.core.files.rows import RowError, Source, unit_of
+from evalhub.core.files.responses_seen import HeldResponses
+from evalhub.core.files.rows import FileError, RowError, Source, unit_of
 from evalhub.core.files.spool import Spool
+from evalhub.core.files.study import UNIT as STUDY_UNIT
+from evalhub.core.files.study import StudyRows
 from evalhub.core.prompts.criteria_variants import ORIGINAL as ORIGINAL_PROMPT
 from evalhub.system.bounded_queries import in_slices, where_in
 from evalhub.system.bulk_insert import RowWriter, refresh_statistics, reserve_ids
@@ -114,16 +121,20 @@ def check_judgment_file(
     allow_new_models: bool = False,
     judges_are: str = AUTO,
     on_judgment: Callable[[JudgmentRecord], object] | None = None,
+    benchmark_slug: str | None = None,
+    held: HeldResponses | None = None,
 ) -> ParsedJudgments:
     """Check size, type and every row of a judgment file. Raises ImportRejected listing all problems.
     `on_judgment` gets each judgment as its row is read (`parse_judgment_file`); `judges_are` says
-    whether judges the file does not classify are people or models."""
+    whether judges the file does not classify are people or models; responses named without their text
+    must be `benchmark_slug`'s (`held` answers which it holds, where the caller knows already)."""
     check_import_size(size_of(data))
-    fmt, data = format_and_data(filename, data)
+    study = filename.lower().endswith(".zip")  # a study in its authors' files, with its study.json
+    fmt, data = ("zip", data) if study else format_and_data(filename, data)
     models = dict(LanguageModel.objects.values_list("slug", "is_human"))
     # Read before the rows: `on_judgment` may be writing them to the database as they come.
     criteria = set(Criterion.objects.values_list("slug", flat=True)) | {DEFAULT_CRITERION}
-    unit = unit_of(fmt)
+    unit = STUDY_UNIT if study else unit_of(fmt)
     refused: list[RowError] = []
 
     def checked(record: JudgmentRecord) -> None:
@@ -135,19 +146,39 @@ def check_judgment_file(
         elif on_judgment is not None:
             on_judgment(record)
 
-    parsed = parse_judgment_file(
-        data,
-        fmt,
-        layout=layout,
-        known_models=models,
-        allow_new_models=allow_new_models,
-        judges_are=judges_are,
-        on_judgment=checked,
-    )
-    parsed.errors.extend(refused)
+    reading: dict[str, Any] = {
+        "known_models": models,
+        "allow_new_models": allow_new_models,
+        "judges_are": judges_are,
+        "on_judgment": checked,
+        "held": held or held_responses(benchmark_slug),
+    }
+    if study:
+        parsed = _check_study(data, refused, reading)
+    else:
+        parsed = parse_judgment_file(data, fmt, layout=layout, **reading)
+        parsed.errors.extend(refused)
     if not parsed.ok:
         parsed.close()
         raise ImportRejected(sorted(parsed.errors, key=lambda error: error.line or 0))
+    return parsed
+
+
+def _check_study(data: Source, refused: list[RowError], reading: dict[str, Any]) -> ParsedJudgments:
+    """A study's zip read through its study.json as generic rows (evalhub.core.files.study), every problem
+    named by its own file and line."""
+    try:
+        study = StudyRows(data, limit=settings.EVALHUB_MAX_IMPORT_BYTES)
+    except FileError as error:
+        raise ImportRejected([RowError(None, str(error))]) from None
+    with study:
+        parsed = parse_judgment_rows(study, STUDY_UNIT, layout=GENERIC, **reading)
+        found = [*parsed.errors, *refused]
+        places = study.places_of(error.line for error in found if error.line and not error.place)
+        # The file's own problems first (their lines are the files'), then the rows' by where each came from.
+        parsed.errors = [replace(error, line=None) for error in study.errors] + [
+            replace(error, place=places.get(error.line or 0, "")) if error.line else error for error in found
+        ]
     return parsed
 
 
@@ -177,7 +208,12 @@ def do_import_judgments(
     # that the database's write lock is held only while writing, its judgments kept on disk meanwhile
     # (a file of ten million is not held in memory on either database).
     as_read = connection.vendor == "postgresql"
-    checking: dict[str, Any] = {"layout": layout, "allow_new_models": allow_new_models, "judges_are": judges_are}
+    checking: dict[str, Any] = {
+        "layout": layout,
+        "allow_new_models": allow_new_models,
+        "judges_are": judges_are,
+        "benchmark_slug": benchmark_slug,
+    }
     with Spool(JudgmentRecord) as spooled, contextlib.ExitStack() as parsed_files:  # on disk until stored
         checked = None if as_read else check_judgment_file(filename, data, **checking, on_judgment=spooled.add)
         if checked is not None:
@@ -189,7 +225,9 @@ def do_import_judgments(
             )
             with _JudgmentImport(benchmark) as judgments:
                 if checked is None:
-                    parsed = check_judgment_file(filename, data, **checking, on_judgment=judgments.add)
+                    parsed = check_judgment_file(
+                        filename, data, **checking, on_judgment=judgments.add, held=judgments.responses.held
+                    )
                     parsed_files.callback(parsed.close)
                 else:
                     parsed = checked
@@ -231,8 +269,8 @@ class _JudgmentImport:
         self.models = dict(LanguageModel.objects.values_list("slug", "id"))
         self.criteria = dict(Criterion.objects.values_list("slug", "id"))
         self.responses = ResponseIds(
-            Response.objects.filter(prompt__benchmark=benchmark, parent__isnull=True, variant="")
-            .values_list("id", "prompt__external_id", "model__slug")
+            Response.objects.filter(prompt__benchmark=benchmark, parent__isnull=True)
+            .values_list("id", "prompt__external_id", "model__slug", "variant")
             .iterator(chunk_size=5000)
         )
         self.stored = StoredLabels()
@@ -287,8 +325,10 @@ class _JudgmentImport:
         key = (
             self.criteria.get(record.criterion) or self._criterion(record.criterion),
             self.models[record.judge] if record.judge in self.judges_read else self._judge(record.judge),
-            responses.get(record.prompt_id, record.model_a) or self._response(record.prompt_id, record.model_a),
-            responses.get(record.prompt_id, record.model_b) or self._response(record.prompt_id, record.model_b),
+            responses.get(record.prompt_id, record.model_a, record.variant_a)
+            or self._response(record.prompt_id, record.model_a, record.variant_a),
+            responses.get(record.prompt_id, record.model_b, record.variant_b)
+            or self._response(record.prompt_id, record.model_b, record.variant_b),
         )
         if self.staged is not None:  # merged with the stored labels by the server, once the file is read
             self.staged.write(self._row(record, key))
@@ -435,10 +475,10 @@ class _JudgmentImport:
             response__prompt__benchmark=self.benchmark,
         )
 
-    def _response(self, prompt: str, model: str) -> int:
+    def _response(self, prompt: str, model: str, variant: str) -> int:
         """A key reserved for a response the file names and evalhub lacks (it has none yet)."""
         pk = self._reserved(Response, self.spare_responses, self.responses.created, self.FIRST_RESPONSES_RESERVED)
-        self.responses.add_new(prompt, model, pk)
+        self.responses.add_new(prompt, model, variant, pk)
         return pk
 
     def _reserved(self, model: type[Model], spare: list[int], given: int, first: int) -> int:

@@ -25,6 +25,7 @@ from evalhub.catalog.actions.importing import (
     do_upsert_prompts,
     do_upsert_responses,
     format_and_data,
+    held_responses,
     import_transaction,
     kind_clash,
     real_user,
@@ -96,14 +97,22 @@ def rejected_unless_ok(parsed: ParsedScores) -> ParsedScores:
     return parsed
 
 
-def check_score_file(filename: str, data: Source, *, allow_new_models: bool = False) -> ParsedScores:
+def check_score_file(
+    filename: str, data: Source, *, allow_new_models: bool = False, benchmark_slug: str | None = None
+) -> ParsedScores:
     """Check size, type and every row of a score file, given as bytes or a stream (read a row at a time,
-    its scores kept on disk). Raises ImportRejected listing all problems."""
+    its scores kept on disk). Raises ImportRejected listing all problems. A response named without its
+    text must be one `benchmark_slug` holds."""
     check_import_size(size_of(data))
     fmt, data = format_and_data(filename, data)
     models = dict(LanguageModel.objects.values_list("slug", "is_human"))
     parsed = parse_score_file(
-        data, fmt, known_models=set(models), allow_new_models=allow_new_models, refuse=rater_kind_clash(models)
+        data,
+        fmt,
+        known_models=set(models),
+        allow_new_models=allow_new_models,
+        refuse=rater_kind_clash(models),
+        held=held_responses(benchmark_slug),
     )
     return rejected_unless_ok(parsed)
 
@@ -134,7 +143,9 @@ def check_inspect_logs(path: Path, *, allow_new_models: bool = False) -> ParsedS
     return rejected_unless_ok(parsed)
 
 
-def check_uploaded_scores(filename: str, data: Source, *, allow_new_models: bool = False) -> ParsedScores:
+def check_uploaded_scores(
+    filename: str, data: Source, *, allow_new_models: bool = False, benchmark_slug: str | None = None
+) -> ParsedScores:
     """An uploaded score file (bytes, or a stream read a row at a time), or Inspect logs (a `.eval`, a
     log `.json`, or a `.zip` of a log folder, read whole), checked. Raises ImportRejected, or
     InspectMissing without inspect-ai."""
@@ -152,7 +163,7 @@ def check_uploaded_scores(filename: str, data: Source, *, allow_new_models: bool
     if gzipped := inspect_logs.gzipped_log_head(filename, data):  # a `.eval.gz`, or a `.json.gz` log
         name, head = gzipped
     if not inspect_logs.is_uploaded_log(name, head):
-        return check_score_file(filename, data, allow_new_models=allow_new_models)
+        return check_score_file(filename, data, allow_new_models=allow_new_models, benchmark_slug=benchmark_slug)
     if not isinstance(data, bytes):
         data = data.read()
     if name != filename:

@@ -102,6 +102,7 @@ class _ResponseFields(NamedTuple):
     variant: str
     text: str
     metadata: dict[str, Any]
+    by_reference: bool = False  # named, not given: the model is checked, no response is kept
 
 
 @dataclass
@@ -197,7 +198,13 @@ class ResponseChecker:
     SETTLE_BATCH = 10_000
 
     def __init__(
-        self, unit: str, *, known_models: Collection[str], allow_new_models: bool, responses_seen_once: bool = False
+        self,
+        unit: str,
+        *,
+        known_models: Collection[str],
+        allow_new_models: bool,
+        responses_seen_once: bool = False,
+        empty_answers: bool = False,
     ) -> None:
         self.parsed = ParsedFile(unit=unit)
         self.known_models = set(known_models)
@@ -207,6 +214,9 @@ class ResponseChecker:
         # A caller that passes each response once (ResponsesSeen) has no repeat to find: keeping the keys
         # cost a labels file in the shape of Arena's votes 40 bytes a vote (two new responses a row).
         self.responses = None if responses_seen_once else SeenKeys()
+        # A labels or score file's answer is given as it was judged, an empty one too; a benchmark file's
+        # empty `response` cell is more likely a slip (a row without `model` is how it gives a bare prompt).
+        self.empty_answers = empty_answers
 
     def error(self, line: int, message: str) -> None:
         self.parsed.errors.append(RowError(line, message, self.unit))
@@ -227,7 +237,8 @@ class ResponseChecker:
             self.parsed.errors.sort(key=lambda error: error.line or 0)
         return self.parsed
 
-    def check(self, line: int, row: dict[str, Any] | str) -> None:
+    def check(self, line: int, row: dict[str, Any] | str, *, by_reference: bool = False) -> None:
+        """`by_reference`: the row names a response (prompt, model) the benchmark holds, without its text."""
         self.parsed.rows += 1
         if isinstance(row, str):
             self.error(line, row)
@@ -265,7 +276,11 @@ class ResponseChecker:
             cleared=cleared,
         )
         response = _ResponseFields(
-            texts.get("model", ""), texts.get("response_variant", ""), texts.get("response", ""), response_metadata
+            texts.get("model", ""),
+            texts.get("response_variant", ""),
+            texts.get("response", ""),
+            response_metadata,
+            by_reference,
         )
         self.pending.append((line, record, response))
         if len(self.pending) >= self.SETTLE_BATCH:
@@ -369,14 +384,21 @@ class ResponseChecker:
         return True
 
     def _add_response(
-        self, line: int, prompt_id: str, model: str, variant: str, text: str, metadata: dict[str, Any]
+        self,
+        line: int,
+        prompt_id: str,
+        model: str,
+        variant: str,
+        text: str,
+        metadata: dict[str, Any],
+        by_reference: bool = False,
     ) -> None:
         if not model and not text:
             return
         if not model:
             self.error(line, "'response' is given without 'model'.")
             return
-        if not text.strip():
+        if not text.strip() and not self.empty_answers and not by_reference:
             self.error(line, f"missing 'response' text for model {model!r}.")
             return
         if not is_slug(model):
@@ -392,6 +414,8 @@ class ResponseChecker:
                 )
                 return
             self.parsed.new_models.add(model)
+        if by_reference:
+            return
         if self.responses is not None:
             self.responses.add((prompt_id, model, variant), line)  # a repeat is named once the file is read
         self.parsed.responses.add(ResponseRecord(prompt_id, model, variant, text, line, metadata))

@@ -14,8 +14,13 @@ anything is written:
   a's side, −3 … 3: 3 a is significantly better, 0 of similar quality, as the privileged-information
   paper's people rate, Appendix A.1; its sign is the winner, which may then be left out),
   `criterion` (a criterion slug; default `overall`), `rationale` (why: a judge's explanation, an
-  annotator's note; kept, shown beside the verdict and exported). A judge that saw a pair both ways has two
-  rows; the one earlier in the file (or in an earlier import) is the order first shown;
+  annotator's note; kept, shown beside the verdict and exported), `response_variant` (which of a model's
+  responses to the prompt, as in benchmark files: a prompt one model answered twice, in two items;
+  `response_variant_a` / `response_variant_b` where the two sides' differ). A judge that saw a pair both
+  ways has two rows; the one earlier in the file (or in an earlier import) is the order first shown.
+  A response the benchmark already holds may be named without its text: leave `response_a` (or `_b`) out,
+  or null; an answer given as empty text (an empty CSV cell in a file with the column) is an empty answer,
+  kept as it is;
 - **mt-bench**: MT-Bench's pairwise judgment records (`question_id`, `model_a`, `model_b`,
   `winner` = `model_a` | `model_b` | `tie` | `tie (bothbad)`, `judge`, `turn`, `conversation_a`,
   `conversation_b`). Turn 1 is the first question and answer; turn 2 is the whole two-turn
@@ -54,8 +59,8 @@ from typing import Any
 import msgspec
 
 from evalhub.core.files.benchmarks import ParsedFile
-from evalhub.core.files.limits import length_problems
-from evalhub.core.files.responses_seen import ResponsesSeen
+from evalhub.core.files.limits import STORED_LENGTHS, length_problems
+from evalhub.core.files.responses_seen import HeldResponses, ResponsesSeen
 from evalhub.core.files.rows import FileError, RowError, Source, read_rows, unit_of, unstorable_text
 from evalhub.core.files.seen_keys import SeenKeys
 from evalhub.core.files.slugs import is_slug, slug_for
@@ -85,7 +90,11 @@ GENERIC_COLUMNS = (
     "blind_winner",  # a person's verdict before an aid (a blind-first study), a / b / tie
     "aid",  # what they saw before `winner`: debate, critique or none
     "rationale",  # why the judge or person gave the verdict (a judge's explanation, an annotator's note)
+    "response_variant",  # which of a model's responses to the prompt both sides are (as in benchmark files)
+    "response_variant_a",  # the first side's, where the two differ
+    "response_variant_b",
 )
+RESPONSE_COLUMNS = ("response_a", "response_b")
 BLIND_WINNERS = ("a", "b", "tie")
 # The aids of a blind-first study, as evalhub.core.scaleeval.aids names them (a test holds the two equal:
 # importing that module here would close a cycle, scaleeval → judge_lab → statistics → files).
@@ -120,6 +129,8 @@ class JudgmentRecord(msgspec.Struct, frozen=True, array_like=True):
     blind_winner: str | None = None  # a person's verdict before they saw `aid` ("a", "b", "tie"); `winner` after
     aid: str = ""
     rationale: str = ""  # why, as the file says it
+    variant_a: str = ""  # which of model_a's responses to the prompt ("" for its one response)
+    variant_b: str = ""
 
 
 @dataclass
@@ -160,21 +171,50 @@ def parse_judgment_file(
     allow_new_models: bool = False,
     judges_are: str = AUTO,
     on_judgment: Callable[[JudgmentRecord], object] | None = None,
+    held: HeldResponses | None = None,
 ) -> ParsedJudgments:
     """Read and check a whole judgment file; nothing here writes. `errors` names every bad row.
-    `judges_are` (people | models) classifies the judges where the file does not.
+    `judges_are` (people | models) classifies the judges where the file does not; `held` says which
+    responses named without their text the benchmark holds (none, without it).
 
     `on_judgment` is given each judgment as soon as its row passes its own checks, while the rest of
     the file is still being read (a caller may store it at once, and must undo that if `errors` is
     not empty at the end: a later row, or the file's prompts and responses, may still be refused)."""
+    # Rows are read, converted and checked one at a time: only what a judgment keeps stays in memory.
+    rows = read_rows(data, fmt, check_header=no_duplicate_columns, nested=())
+    if fmt == "csv":  # a CSV cell cannot be null: an empty one in a response column is an empty answer
+        rows = ((line, row if isinstance(row, str) else empty_answers(row)) for line, row in rows)
+    return parse_judgment_rows(
+        rows,
+        unit_of(fmt),
+        layout=layout,
+        known_models=known_models,
+        allow_new_models=allow_new_models,
+        judges_are=judges_are,
+        on_judgment=on_judgment,
+        held=held,
+    )
+
+
+def parse_judgment_rows(
+    rows: Iterable[tuple[int, dict[str, Any] | str]],
+    unit: str,
+    *,
+    layout: str = "auto",
+    known_models: Collection[str],
+    allow_new_models: bool = False,
+    judges_are: str = AUTO,
+    on_judgment: Callable[[JudgmentRecord], object] | None = None,
+    held: HeldResponses | None = None,
+) -> ParsedJudgments:
+    """`parse_judgment_file` for rows read already: (number, row, or why it cannot be read) each, numbered
+    in `unit`s (a study's rows, made from its files: evalhub.core.files.study)."""
     if layout not in ("auto", *LAYOUTS):
         raise ValueError(f"unknown layout {layout!r}; use auto, {', '.join(LAYOUTS)}.")
     if judges_are not in JUDGES_ARE:
         raise ValueError(f"unknown judges_are {judges_are!r}; use {', '.join(JUDGES_ARE)}.")
-    unit = unit_of(fmt)
     parsed = ParsedJudgments(layout=layout, benchmark=ParsedFile())
-    # Rows are read, converted and checked one at a time: only what a judgment keeps stays in memory.
-    rows = read_rows(data, fmt, check_header=no_duplicate_columns, nested=())
+    rows = iter(rows)
     try:
         ahead = []  # the rows up to the first readable one, whose columns say the layout
         for item in rows:
@@ -193,13 +233,20 @@ def parse_judgment_file(
                 parsed.rows += 1
                 yield line, row if isinstance(row, str) else convert(row)
 
-        _check_generic(parsed, generic(), unit, set(known_models), allow_new_models, on_judgment)
+        _check_generic(parsed, generic(), unit, set(known_models), allow_new_models, on_judgment, held)
     except FileError as error:
         parsed.errors = [RowError(error.line, str(error), unit)]
         return parsed
     if parsed.rows == 0:
         parsed.errors.append(RowError(None, "the file has no rows."))
     return parsed
+
+
+def empty_answers(row: dict[str, Any]) -> dict[str, Any]:
+    """A CSV row's empty response cells as the empty text they are."""
+    if row.get("response_a", "") is None or row.get("response_b", "") is None:
+        return {**row, **{column: "" for column in RESPONSE_COLUMNS if column in row and row[column] is None}}
+    return row
 
 
 def _judges_said(
@@ -394,10 +441,12 @@ def _check_generic(
     known_models: set[str],
     allow_new_models: bool,
     on_judgment: Callable[[JudgmentRecord], object] | None = None,
+    held: HeldResponses | None = None,
 ) -> None:
     """Each judgment row checked on its own; its prompt and two responses then go through the
-    benchmark file's checks (one row per response, the first time each is seen)."""
-    responses = ResponsesSeen(unit, known_models=known_models, allow_new_models=allow_new_models)
+    benchmark file's checks (one row per response, the first time each is seen; one named without its
+    text must be one the file gives elsewhere or the benchmark holds)."""
+    responses = ResponsesSeen(unit, known_models=known_models, allow_new_models=allow_new_models, held=held)
     keys = SeenKeys()
     named: dict[str, tuple[int, str]] = {}  # slug → (first line, the name it was made from)
     kinds: dict[str, tuple[int, bool]] = {}  # judge → (first line, is a person)
@@ -425,9 +474,15 @@ def _check_generic(
                 RowError(line, f"judge {record.judge!r} is {what} on {unit} {first_kind[0]}, not here.", unit)
             )
             continue
-        for side in ("a", "b"):
-            column = f"response_{side}"
-            responses.add(line, row, record.prompt_id, row[f"model_{side}"], row[column], named=column)
+        for column, model, variant in (
+            ("response_a", record.model_a, record.variant_a),
+            ("response_b", record.model_b, record.variant_b),
+        ):
+            text = row.get(column)
+            if text is None:
+                responses.refer(line, row, record.prompt_id, model, named=column, variant=variant)
+            else:
+                responses.add(line, row, record.prompt_id, model, text, named=column, variant=variant)
         if on_judgment is not None:  # a response that differs is named once the file is read, as a repeat is
             on_judgment(record)
     parsed.errors.extend(
@@ -483,17 +538,15 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
     grade, problems = (None, []) if given_grade is None else _grade(given_grade)
     if grade is not None and row.get("winner") in (None, ""):
         row = {**row, "winner": _winner_of(grade)}
-    texts, missing = required_texts(
-        row,
-        ("prompt_id", "model_a", "model_b", "response_a", "response_b", "judge", "winner"),
-        verbatim=("response_a", "response_b"),
-    )
+    texts, missing = required_texts(row, ("prompt_id", "model_a", "model_b", "judge", "winner"), verbatim=())
     if problems:  # a grade was given but is unreadable: that, not a missing winner, is the problem
         missing = [problem for problem in missing if "'winner'" not in problem]
     problems += missing
     if problems:
         return problems
     problems += length_problems({**row, **texts})
+    problems += _answer_problems(row)
+    variant_a, variant_b = _variants(row, problems)
     winner = texts["winner"].lower()
     if winner not in WINNERS:
         problems.append(f"'winner' must be a, b, tie, 'tie (bothbad)' or unreadable, not {texts['winner']!r}.")
@@ -548,7 +601,49 @@ def _judgment(line: int, row: dict[str, Any]) -> JudgmentRecord | list[str]:
         blind_winner=blind,
         aid=aid,
         rationale=rationale.strip(),
+        variant_a=variant_a,
+        variant_b=variant_b,
     )
+
+
+def _answer_problems(row: dict[str, Any]) -> list[str]:
+    """The responses as given: text (empty too, an empty answer), or left out (by reference)."""
+    problems = []
+    for column in RESPONSE_COLUMNS:
+        text = row.get(column)
+        if text is None or (type(text) is str and text.isascii() and "\x00" not in text):
+            continue
+        if not isinstance(text, str):
+            problems.append(f"{column!r} must be text.")
+        elif problem := unstorable_text(text):
+            problems.append(f"{column!r} {problem}")
+    return problems
+
+
+def _variants(row: dict[str, Any], problems: list[str]) -> tuple[str, str]:
+    """Which of its model's responses each side is: `response_variant_a` / `_b`, else `response_variant`."""
+    both = row.get("response_variant")
+    if both is None and row.get("response_variant_a") is None and row.get("response_variant_b") is None:
+        return "", ""  # nearly every row: a model's one response to the prompt
+    variants = []
+    for column in ("response_variant_a", "response_variant_b"):
+        value = row.get(column)
+        own = value not in (None, "")  # else `response_variant`'s, whose length length_problems names
+        value = value if own else both
+        if value in (None, ""):
+            variants.append("")
+            continue
+        if not isinstance(value, str):
+            problems.append(f"{column!r} must be text.")
+            variants.append("")
+            continue
+        value = value.strip()
+        if own and len(value) > (limit := STORED_LENGTHS["response_variant"]):
+            problems.append(f"{column!r} is longer than {limit} characters ({len(value)}).")
+        elif problem := unstorable_text(value):
+            problems.append(f"{column!r} {problem}")
+        variants.append(sys.intern(value))
+    return variants[0], variants[1]
 
 
 def _blind(row: dict[str, Any], kind: str, problems: list[str]) -> tuple[str | None, str]:
@@ -591,3 +686,42 @@ def _grade(value: Any) -> tuple[float | None, list[str]]:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not GRADE_LOW <= value <= GRADE_HIGH:
         return None, [f"'grade' must be a number from {GRADE_LOW} to {GRADE_HIGH}, not {value!r}."]
     return float(value), []
+
+
+@dataclass(frozen=True)
+class PreviewRow:
+    """One of a file's first rows as the import would read it: the judgment, or why it cannot be one."""
+
+    line: int
+    place: str  # where the row came from, where a line number does not say it (a study's file and judge)
+    values: dict[str, Any]  # the generic columns as read (names made slugs, verdicts mapped)
+    problems: tuple[str, ...]
+
+
+def preview_rows(
+    rows: Iterable[tuple[int, dict[str, Any] | str]], *, layout: str = "auto", judges_are: str = AUTO, limit: int = 10
+) -> tuple[str, list[PreviewRow]]:
+    """The layout read and the first `limit` rows, each converted and checked on its own as the import
+    would (nothing is written; what only the whole file can tell, a repeat or a changed response, is
+    not checked)."""
+    rows = iter(rows)
+    ahead = list(itertools.islice(rows, limit))
+    if layout == "auto":
+        layout = detect_layout(next((row for _, row in ahead if isinstance(row, dict)), {}))
+    convert = CONVERTERS[layout]
+    if judges_are != AUTO:
+        convert = _judges_said(convert, HUMAN if judges_are == PEOPLE else MODEL, says=layout == GENERIC)
+    shown = []
+    for line, row in ahead:
+        if isinstance(row, str):
+            shown.append(PreviewRow(line, "", {}, (row,)))
+            continue
+        converted = convert(row)
+        if isinstance(converted, str):
+            shown.append(PreviewRow(line, "", {}, (converted,)))
+            continue
+        names = converted.pop(NAMES_KEY, {})
+        checked = _judgment(line, dict(converted))
+        values = {**converted, "names": names}
+        shown.append(PreviewRow(line, "", values, tuple(checked) if isinstance(checked, list) else ()))
+    return layout, shown

@@ -10,7 +10,8 @@ default: raters whose id starts with `human` are people, as in judgment files), 
 criterion or metric slug; default `overall`), `score` (a number), `scale` (optional, e.g. `1-5`: a
 score outside it is refused; a new criterion takes its levels from a 1-to-n scale), `rationale`
 (optional), `response_variant` (optional: which of a model's responses to the prompt, e.g. one hint
-tier's, as in benchmark files).
+tier's, as in benchmark files). A response the benchmark holds may be named without its text (`response`
+left out, or null); an empty one (an empty CSV cell in a file with the column) is an empty answer.
 
 Inspect AI eval logs become such rows too (evalhub.catalog.inspect_logs): each sample's output is
 the response and each scorer a rater.
@@ -37,8 +38,8 @@ from evalhub.core.files.judgments import (
     required_texts,
 )
 from evalhub.core.files.limits import length_problems
-from evalhub.core.files.responses_seen import ResponsesSeen
-from evalhub.core.files.rows import FileError, RowError, Source, read_rows, unit_of
+from evalhub.core.files.responses_seen import HeldResponses, ResponsesSeen
+from evalhub.core.files.rows import FileError, RowError, Source, read_rows, unit_of, unstorable_text
 from evalhub.core.files.seen_keys import SeenKeys
 from evalhub.core.files.slugs import is_slug
 from evalhub.core.files.spool import Spool
@@ -107,13 +108,19 @@ def parse_score_file(
     known_models: Collection[str],
     allow_new_models: bool = False,
     refuse: Callable[[ScoreRecord], str] | None = None,
+    held: HeldResponses | None = None,
 ) -> ParsedScores:
     """Read and check a whole score file, given as bytes or a stream; nothing here writes. `errors` names
-    every bad row; `refuse` may say why a score that passed its row's checks cannot be imported."""
+    every bad row; `refuse` may say why a score that passed its row's checks cannot be imported; `held`
+    which responses named without their text the benchmark holds."""
     unit = unit_of(fmt)
     rows = read_rows(data, fmt, check_header=_check_header, nested=())  # read as checked: a row at a time in memory
+    if fmt == "csv":  # a CSV cell cannot be null: an empty `response` is an empty answer
+        rows = ((line, _empty_answer(row)) for line, row in rows)
     try:
-        return parse_score_rows(rows, unit, known_models=known_models, allow_new_models=allow_new_models, refuse=refuse)
+        return parse_score_rows(
+            rows, unit, known_models=known_models, allow_new_models=allow_new_models, refuse=refuse, held=held
+        )
     except FileError as error:  # the file cannot be read on (an unclosed quote, say): that alone is said
         return ParsedScores(ParsedFile(), errors=[RowError(error.line, str(error), unit)])
 
@@ -125,11 +132,13 @@ def parse_score_rows(
     known_models: Collection[str],
     allow_new_models: bool = False,
     refuse: Callable[[ScoreRecord], str] | None = None,
+    held: HeldResponses | None = None,
 ) -> ParsedScores:
     """Each score row checked on its own; its prompt and response then go through the benchmark file's
-    checks (one row per response, the first time each is seen)."""
+    checks (one row per response, the first time each is seen; one named without its text must be one
+    the benchmark holds or the file gives elsewhere)."""
     parsed = ParsedScores(ParsedFile(), unit=unit)
-    responses = ResponsesSeen(unit, known_models=known_models, allow_new_models=allow_new_models)
+    responses = ResponsesSeen(unit, known_models=known_models, allow_new_models=allow_new_models, held=held)
     keys = SeenKeys()  # a repeat is refused once every row is in
     for line, row in rows:
         parsed.rows += 1
@@ -146,10 +155,11 @@ def parse_score_rows(
             continue
         if scale := scale_of(row):
             parsed.scales.setdefault(record.criterion, scale)
-        # A response that differs is named once the file is read.
-        responses.add(
-            line, row, record.prompt_id, record.model, row["response"], named="the response", variant=record.variant
-        )
+        # A response that differs, or one named that the benchmark lacks, is named once the file is read.
+        if (text := row.get("response")) is None:
+            responses.refer(line, row, record.prompt_id, record.model, named="the response", variant=record.variant)
+        else:
+            responses.add(line, row, record.prompt_id, record.model, text, named="the response", variant=record.variant)
         parsed.criteria.add(record.criterion)
         parsed.raters.setdefault(record.rater, record.rater_is_human)
         parsed.scores.add(record)
@@ -188,7 +198,12 @@ def _unknown_columns(columns: Iterable[str]) -> str:
 def _score(line: int, row: dict[str, Any]) -> ScoreRecord | list[str]:
     if problem := _unknown_columns(row):
         return [problem]
-    texts, problems = required_texts(row, ("prompt_id", "model", "response", "rater"), verbatim=("response",))
+    texts, problems = required_texts(row, ("prompt_id", "model", "rater"), verbatim=())
+    response = row.get("response")
+    if response is not None and not isinstance(response, str):
+        problems.append("'response' must be text.")
+    elif response and (unstorable := unstorable_text(response)):
+        problems.append(f"'response' {unstorable}")
     score = _number(row.get("score"))
     if score is None:
         problems.append(f"'score' must be a number, not {row.get('score')!r}.")
@@ -223,6 +238,12 @@ def _score(line: int, row: dict[str, Any]) -> ScoreRecord | list[str]:
     prompt_id, model = intern(texts["prompt_id"]), intern(texts["model"])
     rater, criterion = intern(rater), intern(str(criterion))
     return ScoreRecord(line, prompt_id, model, rater, kind == HUMAN, criterion, score, rationale, intern(variant))
+
+
+def _empty_answer(row: dict[str, Any] | str) -> dict[str, Any] | str:
+    if isinstance(row, dict) and "response" in row and row["response"] is None:
+        return {**row, "response": ""}
+    return row
 
 
 def _number(value: Any) -> float | None:

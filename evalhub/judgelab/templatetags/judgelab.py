@@ -2,7 +2,9 @@ from __future__ import annotations
 
 from django import template
 
+from evalhub.catalog.judgment_preview import shown_cells
 from evalhub.judgelab.report import judge_key
 
 register = template.Library()
 register.filter("judge_key", judge_key)
+register.filter("preview_cells", shown_cells)

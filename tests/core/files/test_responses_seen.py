@@ -136,3 +136,38 @@ def test_a_study_file_settles_each_response_once_not_each_row(monkeypatch):
     assert parsed.ok, parsed.errors[:3]
     assert len(out) - 1 == 30 * 190
     assert sum(settled) == 30 * 20, f"{sum(settled)} responses settled for {30 * 20} named"
+
+
+REFERENCES = [
+    '{"prompt_id": "q1", "prompt": "Why?", "model_a": "m1", "model_b": "m2", "judge": "human-1", "winner": "a"}',
+    '{"prompt_id": "q1", "model_a": "m1", "model_b": "m2", "response_a": "one", "response_b": "two", '
+    '"judge": "human-2", "winner": "b"}',
+    '{"prompt_id": "q2", "prompt": "How?", "model_a": "m2", "model_b": "m3", "judge": "human-1", "winner": "a"}',
+    '{"prompt_id": "q1", "model_a": "m2", "model_b": "m1", "judge": "human-3", "winner": "a"}',
+]
+
+
+@pytest.mark.parametrize("settled_every", [1, 2, 3, 10_000])
+@pytest.mark.parametrize("cache", [1, 1 << 17])
+def test_responses_named_by_reference_are_the_files_or_the_benchmarks_whatever_the_batch(
+    monkeypatch, settled_every, cache
+):
+    """A prompt's first row may name its responses by reference and carry the prompt's text; the file
+    gives some texts later, the benchmark holds the rest (q2's), and asks about only those."""
+    monkeypatch.setattr(ResponsesSeen, "SETTLE_BATCH", settled_every)
+    monkeypatch.setattr(ResponsesSeen, "CACHE_SIZE", cache)
+    asked: list[tuple[str, str, str]] = []
+
+    def held(keys):
+        asked.extend(keys)
+        return {key for key in keys if key[0] == "q2"}
+
+    data = ("\n".join(REFERENCES) + "\n").encode()
+    parsed = parse_judgment_file(data, "jsonl", known_models=(), allow_new_models=True, held=held)
+    assert [str(error) for error in parsed.errors] == []
+    assert sorted(asked) == [("q2", "m2", ""), ("q2", "m3", "")]
+    assert {p.external_id: p.text for p in parsed.benchmark.prompts} == {"q1": "Why?", "q2": "How?"}
+    assert sorted((r.prompt_id, r.model, r.text) for r in parsed.benchmark.responses) == [
+        ("q1", "m1", "one"),
+        ("q1", "m2", "two"),
+    ]

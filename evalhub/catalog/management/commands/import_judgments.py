@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
+import zipfile
 from pathlib import Path
 
 from django.core.management.base import CommandError
@@ -10,13 +14,15 @@ from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.catalog.imported_pages import pages_showing
 from evalhub.catalog.models import TaskType
 from evalhub.core.files.judgments import AUTO, JUDGES_ARE, LAYOUTS
+from evalhub.core.files.study import STUDY_FILE
 from evalhub.system.commands import DataCommand
 
 
 class Command(DataCommand):
     help = (
         "Import pairwise judgments (people's labels, judges' verdicts) from a JSONL, CSV or Parquet file: "
-        "generic, MT-Bench or AlpacaEval records (all rows or none)."
+        "generic, MT-Bench or AlpacaEval records; or a study in its published files, read through its study.json "
+        "(a .zip, or a folder holding study.json). All rows or none."
     )
 
     def add_arguments(self, parser):
@@ -41,8 +47,10 @@ class Command(DataCommand):
 
     def handle(self, *args, **options):
         path: Path = options["path"]
-        if not path.is_file():
-            raise CommandError(f"{path}: no such file.")
+        if path.is_dir() and (path / STUDY_FILE).is_file():
+            path = _zipped_study(path)
+        elif not path.is_file():
+            raise CommandError(f"{path}: no such file (or folder holding {STUDY_FILE}).")
         try:
             check_import_size(path.stat().st_size)
             with path.open("rb") as file:  # read as a stream: a file of ten million rows is never in memory whole
@@ -65,3 +73,15 @@ class Command(DataCommand):
         except (ImportError, NoReverseMatch):  # an import runs without the site's URLs too: the summary is enough
             return
         self.stdout.write("See it on " + ", ".join(f"{label} ({path})" for label, path in pages) + ".")
+
+
+def _zipped_study(folder: Path) -> Path:
+    """A study's folder as the zip the upload page takes (stored, not compressed: it is read once, here),
+    in a temporary folder removed when the process ends."""
+    target = Path(tempfile.mkdtemp(prefix="evalhub-study-")) / f"{folder.resolve().name}.zip"
+    atexit.register(shutil.rmtree, target.parent, True)
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_STORED) as archive:
+        for file in sorted(folder.rglob("*")):
+            if file.is_file():
+                archive.write(file, file.relative_to(folder).as_posix())
+    return target

@@ -38,7 +38,7 @@ class Command(DataCommand):
             parsed=parsed,
             filename=filename,
             data=data,
-            benchmark_slug=options["benchmark"] or "imported-scores",
+            benchmark_slug=_benchmark(options),
             task_type=options["task_type"],
         )
 
@@ -57,7 +57,9 @@ class Command(DataCommand):
             else:
                 check_import_size(path.stat().st_size)
                 with path.open("rb") as file:  # read as a stream: a file of ten million rows is never in memory whole
-                    parsed = check_score_file(path.name, file, allow_new_models=options["create_models"])
+                    parsed = check_score_file(
+                        path.name, file, allow_new_models=options["create_models"], benchmark_slug=_benchmark(options)
+                    )
                     summary = self._store(parsed, path.name, file, options)
         except inspect_logs.InspectMissing as missing:
             raise CommandError(str(missing)) from None
@@ -71,3 +73,7 @@ class Command(DataCommand):
         except NoReverseMatch:  # an import runs without the site's URLs too: the summary is enough
             return
         self.stdout.write("See it on " + ", ".join(f"{label} ({path})" for label, path in pages) + ".")
+
+
+def _benchmark(options: dict) -> str:
+    return options["benchmark"] or "imported-scores"
