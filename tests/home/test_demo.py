@@ -179,3 +179,16 @@ def test_the_demo_improves_a_judge_and_shows_it_against_its_parent_on_held_out_l
     agreement = comparison["differences"]["agreement"]
     assert agreement["after"] > agreement["before"]
     assert agreement["low"] is not None, "12 held-out prompts: an interval is drawn"
+
+
+def test_the_readme_and_getting_started_count_the_demo_benchmarks_the_quickstart_makes(demo_runs):
+    """The front door says how many demo benchmarks a first look has (it once said two of three)."""
+    from pathlib import Path
+
+    from evalhub.catalog.models import Benchmark
+
+    words = {2: "two", 3: "three", 4: "four", 5: "five"}
+    made = words[Benchmark.objects.count()]
+    for page in ("README.md", "docs/getting-started.md"):
+        said = re.search(r"loads (\w+) small demo benchmarks", Path(page).read_text())
+        assert said is not None and said[1] == made, page
