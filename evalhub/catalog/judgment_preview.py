@@ -9,32 +9,54 @@ from dataclasses import replace
 
 from django.conf import settings
 
-from evalhub.catalog.actions.importing import ImportRejected, format_and_data
-from evalhub.core.files.judgments import GENERIC, PreviewRow, empty_answers, no_duplicate_columns, preview_rows
-from evalhub.core.files.rows import FileError, RowError, Source, read_rows
+from evalhub.catalog.actions.importing import ImportRejected, format_and_data, held_responses
+from evalhub.core.files.judgments import GENERIC, PreviewRow, judgment_rows, preview_rows
+from evalhub.core.files.responses_seen import HeldResponses
+from evalhub.core.files.rows import FileError, RowError, Source
 from evalhub.core.files.study import StudyRows
 
 PREVIEW_ROWS = 10
 
 
 def preview_judgment_file(
-    filename: str, data: Source, *, layout: str = "auto", judges_are: str = "auto"
+    filename: str, data: Source, *, layout: str = "auto", judges_are: str = "auto", benchmark_slug: str = ""
 ) -> tuple[str, list[PreviewRow]]:
-    """(layout, the first PREVIEW_ROWS rows as the import reads them). Raises ImportRejected where the
-    file cannot be read at all (its type, a study.json that cannot be followed)."""
+    """(layout, the first PREVIEW_ROWS rows as the import reads them, each response left out marked held
+    where `benchmark_slug` holds it). Raises ImportRejected where the file cannot be read at all (its
+    type, a study.json that cannot be followed)."""
     try:
         if filename.lower().endswith(".zip"):
             with StudyRows(data, limit=settings.EVALHUB_MAX_IMPORT_BYTES) as study:
-                layout, shown = preview_rows(itertools.islice(study, PREVIEW_ROWS), layout=GENERIC)
+                _, shown = preview_rows(itertools.islice(study, PREVIEW_ROWS), layout=GENERIC)
                 places = study.places_of(row.line for row in shown)
-                return "study", [replace(row, place=places.get(row.line, "")) for row in shown]
-        fmt, data = format_and_data(filename, data)
-        rows = read_rows(data, fmt, check_header=no_duplicate_columns)
-        if fmt == "csv":  # as the import reads it: an empty response cell is an empty answer
-            rows = ((line, row if isinstance(row, str) else empty_answers(row)) for line, row in rows)
-        return preview_rows(itertools.islice(rows, PREVIEW_ROWS), layout=layout, judges_are=judges_are)
+                layout, shown = "study", [replace(row, place=places.get(row.line, "")) for row in shown]
+        else:
+            fmt, data = format_and_data(filename, data)
+            rows = itertools.islice(judgment_rows(data, fmt), PREVIEW_ROWS)
+            layout, shown = preview_rows(rows, layout=layout, judges_are=judges_are)
     except FileError as error:
         raise ImportRejected([RowError(error.line, str(error))]) from None
+    return layout, _marked_held(shown, held_responses(benchmark_slug))
+
+
+def _marked_held(shown: list[PreviewRow], held: HeldResponses) -> list[PreviewRow]:
+    """Each row with the responses it leaves out that the benchmark holds (one question for them all)."""
+    left_out = {row.line: _left_out(row) for row in shown}
+    holds = set(held({key for keys in left_out.values() for key in keys.values()}))
+    return [replace(row, held=frozenset(c for c, key in left_out[row.line].items() if key in holds)) for row in shown]
+
+
+def _left_out(row: PreviewRow) -> dict[str, tuple[str, str, str]]:
+    """The response columns the row leaves out, with the (prompt, model, variant) each names."""
+    record = row.record
+    if record is None:
+        return {}
+    sides = {"response_a": (record.model_a, record.variant_a), "response_b": (record.model_b, record.variant_b)}
+    return {
+        column: (record.prompt_id, model, variant)
+        for column, (model, variant) in sides.items()
+        if row.values.get(column) is None
+    }
 
 
 PREVIEW_COLUMNS = ("prompt_id", "model_a", "model_b", "response_a", "response_b", "judge", "judge_kind", "winner")
@@ -42,14 +64,20 @@ SHOWN_CHARACTERS = 60
 
 
 def shown_cells(row: PreviewRow) -> list[str]:
-    """A previewed row's cells as the page shows them: a response left out is the benchmark's, one given
-    empty an empty answer, long text cut; a name made a slug shows the name it was made from."""
+    """A previewed row's cells as the page shows them: a response left out is the benchmark's where it
+    holds one, one given empty an empty answer, long text cut; a name made a slug shows the name it was
+    made from."""
     names = row.values.get("names") or {}
     cells = []
     for column in PREVIEW_COLUMNS:
         value = row.values.get(column)
         if column.startswith("response_"):
-            text = "(the benchmark's)" if value is None else "(empty answer)" if value == "" else str(value)
+            if value is None and row.record is None:
+                text = "(not given)"  # the row has problems of its own: what it names is not asked
+            elif value is None:
+                text = "(not given: the benchmark's)" if column in row.held else "(not given; the benchmark holds none)"
+            else:
+                text = "(empty answer)" if value == "" else str(value)
         else:
             text = "" if value is None else str(value)
             if text in names and names[text] != text:

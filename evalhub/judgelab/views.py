@@ -276,7 +276,7 @@ def import_judgments(request):
         try:
             check_import_size(upload.size)  # before reading a byte of it
             if "preview" in request.POST:  # the first rows as the import reads them; nothing is written
-                preview = preview_judgment_file(upload.name, upload.file, **reading)
+                preview = preview_judgment_file(upload.name, upload.file, benchmark_slug=chosen["benchmark"], **reading)
             else:
                 summary = do_import_judgments(
                     filename=upload.name,

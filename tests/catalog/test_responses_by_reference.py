@@ -179,3 +179,25 @@ def test_scores_of_a_models_second_answer_export_with_its_variant_and_import_aga
     again = check_score_file("again.jsonl", jsonl(exported), benchmark_slug="study")
     summary = do_import_scores(parsed=again, filename="again.jsonl", data=jsonl(exported), benchmark_slug="study")
     assert summary.counts["scores_unchanged"] == 2
+
+
+def test_the_preview_says_which_responses_left_out_the_benchmark_holds_and_writes_nothing(client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.conftest import make_user
+
+    stored_benchmark()
+    judgments = Judgment.objects.count()
+    client.force_login(make_user("ida", "admin"))
+    rows = [label("q1", "human-ana", "a"), label("q9", "human-ana", "b"), label("q2", "human-ana", "maybe")]
+    page = client.post(
+        "/judges/import/",
+        {"file": SimpleUploadedFile("l.jsonl", jsonl(rows)), "layout": "auto", "benchmark": "study", "preview": "1"},
+    )
+    html = page.content.decode()
+    table = html[html.index('id="import-preview"') :]
+    cells = [row.split("</tr>")[0] for row in table.split("<tr>")[2:]]  # after the header row
+    assert cells[0].count("(not given: the benchmark&#x27;s)") == 2, "q1's responses are stored"
+    assert cells[1].count("(not given; the benchmark holds none)") == 2, "q9 is not in the benchmark"
+    assert cells[2].count("(not given)") == 2 and "must be a, b, tie" in cells[2], "a row with its own problem"
+    assert Judgment.objects.count() == judgments and Response.objects.count() == 4

@@ -102,7 +102,11 @@ def majority(said: dict[str, dict[str, str]], item: str) -> str:
     return top
 
 
-def test_a_study_in_its_published_files_imports_and_its_figures_equal_a_hand_computation():
+@pytest.mark.parametrize("at_a_time", [7, 1000])
+def test_a_study_in_its_published_files_imports_and_its_figures_equal_a_hand_computation(monkeypatch, at_a_time):
+    from evalhub.core.files import study as study_files
+
+    monkeypatch.setattr(study_files, "JOINED_AT_A_TIME", at_a_time)  # items and joined rows looked up in batches
     data, said = study()
     summary = do_import_judgments(filename="study.zip", data=data, benchmark_slug="study", allow_new_models=True)
     labelled = sum(len(verdicts) for verdicts in said.values())
@@ -139,7 +143,11 @@ def test_the_same_study_again_changes_nothing():
     assert (again.counts["judgments_created"], again.counts["judgments_replaced"]) == (0, 0)
 
 
-def test_problems_in_a_study_are_named_by_their_own_file_and_line_and_nothing_is_written():
+@pytest.mark.parametrize("at_a_time", [3, 1000])
+def test_problems_in_a_study_are_named_by_their_own_file_and_line_and_nothing_is_written(monkeypatch, at_a_time):
+    from evalhub.core.files import study as study_files
+
+    monkeypatch.setattr(study_files, "JOINED_AT_A_TIME", at_a_time)
     data, _ = study(extra_gpt4=[{"item": "item-99", "choice": "model_a"}, {"item": "item-1", "choice": "model_b"}])
     with pytest.raises(ImportRejected) as rejected:
         do_import_judgments(filename="study.zip", data=data, benchmark_slug="study", allow_new_models=True)
@@ -172,6 +180,11 @@ def test_a_verdict_the_mapping_does_not_read_is_named_with_its_file_line_and_jud
         ({"columns": {"answer": "answer_a"}}, "study.json: unknown column(s) answer; map prompt_id, prompt"),
         ({"verdicts": {"1": "first"}}, "study.json: verdict '1' reads as 'first', which is none of a, b, tie"),
         ({"judges": []}, "study.json names no judge."),
+        ({"columns": {**MAPPING["columns"], "response_a": "answer"}}, "data/items.csv has no column(s) answer."),
+        (
+            {"judges": [MAPPING["judges"][3], {**MAPPING["judges"][3], "judge": "again", "item_id": "id"}]},
+            "study.json: the judges reading 'judges/gpt4.jsonl' name its item id column differently.",
+        ),
     ],
 )
 def test_a_mapping_that_cannot_be_followed_is_refused_before_any_row(change, message):
@@ -231,3 +244,26 @@ def test_the_upload_page_previews_the_first_rows_as_read_and_writes_nothing(clie
     assert "(empty answer)" in preview and "(generic)" in preview
     assert "&#x27;winner&#x27; must be a, b, tie" in preview, "a row's own problem, shown beside it"
     assert not Judgment.objects.exists()
+
+
+@pytest.mark.parametrize("at_a_time", [3, 1000])
+def test_an_item_the_items_file_repeats_is_named_whatever_batch_it_falls_in(monkeypatch, at_a_time):
+    from evalhub.core.files import study as study_files
+
+    monkeypatch.setattr(study_files, "JOINED_AT_A_TIME", at_a_time)
+    data, _ = study()
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    lines = files["data/items.csv"].decode().splitlines(keepends=True)
+    # Item 39 again beside its first (one batch of three), item 1 again two batches after its first.
+    files["data/items.csv"] = "".join([*lines, lines[-1], lines[2]]).encode()
+    repacked = io.BytesIO()
+    with zipfile.ZipFile(repacked, "w") as archive:
+        for name, body in files.items():
+            archive.writestr(name, body)
+    with pytest.raises(ImportRejected) as rejected:
+        do_import_judgments(filename="s.zip", data=repacked.getvalue(), benchmark_slug="s", allow_new_models=True)
+    assert [str(error) for error in rejected.value.errors] == [
+        "data/items.csv line 42: item 'item-39' again (first on line 41).",
+        "data/items.csv line 43: item 'item-1' again (first on line 3).",
+    ]

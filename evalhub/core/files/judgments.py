@@ -39,7 +39,7 @@ Where a file does not say who its judges are (every mt-bench and alpaca-eval fil
 without `judge_kind`), `judges_are` may say it for the whole file: `people` or `models` (`auto`: by the
 names, as above).
 
-Model and judge names are made slugs (`gpt-3.5-turbo` → `gpt-3-5-turbo`, `Llama 3 (8B)` → `llama-3-8b`)
+Model and judge names are made slugs (`gpt-3.5-turbo` → `gpt-3-5-turbo`, `Llama 3 (8B)` → `Llama-3-8B`)
 and a new model keeps the file's name as its display name, in every layout; a name with no letter or
 digit, or two names that make one slug, are refused with their line.
 """
@@ -61,7 +61,15 @@ import msgspec
 from evalhub.core.files.benchmarks import ParsedFile
 from evalhub.core.files.limits import STORED_LENGTHS, length_problems
 from evalhub.core.files.responses_seen import HeldResponses, ResponsesSeen
-from evalhub.core.files.rows import FileError, RowError, Source, read_rows, unit_of, unstorable_text
+from evalhub.core.files.rows import (
+    FileError,
+    RowError,
+    Source,
+    empty_cells_as_text,
+    read_rows,
+    unit_of,
+    unstorable_text,
+)
 from evalhub.core.files.seen_keys import SeenKeys
 from evalhub.core.files.slugs import is_slug, slug_for
 
@@ -180,12 +188,8 @@ def parse_judgment_file(
     `on_judgment` is given each judgment as soon as its row passes its own checks, while the rest of
     the file is still being read (a caller may store it at once, and must undo that if `errors` is
     not empty at the end: a later row, or the file's prompts and responses, may still be refused)."""
-    # Rows are read, converted and checked one at a time: only what a judgment keeps stays in memory.
-    rows = read_rows(data, fmt, check_header=no_duplicate_columns, nested=())
-    if fmt == "csv":  # a CSV cell cannot be null: an empty one in a response column is an empty answer
-        rows = ((line, row if isinstance(row, str) else empty_answers(row)) for line, row in rows)
     return parse_judgment_rows(
-        rows,
+        judgment_rows(data, fmt),
         unit_of(fmt),
         layout=layout,
         known_models=known_models,
@@ -221,12 +225,8 @@ def parse_judgment_rows(
             ahead.append(item)
             if isinstance(item[1], dict):
                 break
-        if layout == "auto":
-            first = next((row for _, row in ahead if isinstance(row, dict)), {})
-            layout = parsed.layout = detect_layout(first)
-        convert = CONVERTERS[layout]
-        if judges_are != AUTO:
-            convert = _judges_said(convert, HUMAN if judges_are == PEOPLE else MODEL, says=layout == GENERIC)
+        layout = parsed.layout = _layout_of(ahead, layout)
+        convert = _converter(layout, judges_are)
 
         def generic() -> Iterator[tuple[int, dict[str, Any] | str]]:
             for line, row in itertools.chain(ahead, rows):
@@ -242,11 +242,26 @@ def parse_judgment_rows(
     return parsed
 
 
-def empty_answers(row: dict[str, Any]) -> dict[str, Any]:
-    """A CSV row's empty response cells as the empty text they are."""
-    if row.get("response_a", "") is None or row.get("response_b", "") is None:
-        return {**row, **{column: "" for column in RESPONSE_COLUMNS if column in row and row[column] is None}}
-    return row
+def judgment_rows(data: Source, fmt: str) -> Iterable[tuple[int, dict[str, Any] | str]]:
+    """A judgment file's rows as read, one at a time (only what a judgment keeps stays in memory); a CSV's
+    empty response cell is an empty answer."""
+    rows = read_rows(data, fmt, check_header=no_duplicate_columns, nested=())
+    return empty_cells_as_text(rows, fmt, RESPONSE_COLUMNS)
+
+
+def _layout_of(ahead: Iterable[tuple[int, dict[str, Any] | str]], layout: str) -> str:
+    """The layout asked for, or (auto) the one the first readable row's columns say."""
+    if layout != "auto":
+        return layout
+    return detect_layout(next((row for _, row in ahead if isinstance(row, dict)), {}))
+
+
+def _converter(layout: str, judges_are: str) -> Callable[[dict[str, Any]], dict[str, Any] | str]:
+    """A layout's rows as generic rows, with judges the file does not classify said to be `judges_are`."""
+    convert = CONVERTERS[layout]
+    if judges_are == AUTO:
+        return convert
+    return _judges_said(convert, HUMAN if judges_are == PEOPLE else MODEL, says=layout == GENERIC)
 
 
 def _judges_said(
@@ -696,6 +711,8 @@ class PreviewRow:
     place: str  # where the row came from, where a line number does not say it (a study's file and judge)
     values: dict[str, Any]  # the generic columns as read (names made slugs, verdicts mapped)
     problems: tuple[str, ...]
+    record: JudgmentRecord | None = None  # the judgment, where the row passes its own checks
+    held: frozenset[str] = frozenset()  # the response columns left out whose responses the benchmark holds
 
 
 def preview_rows(
@@ -704,13 +721,9 @@ def preview_rows(
     """The layout read and the first `limit` rows, each converted and checked on its own as the import
     would (nothing is written; what only the whole file can tell, a repeat or a changed response, is
     not checked)."""
-    rows = iter(rows)
     ahead = list(itertools.islice(rows, limit))
-    if layout == "auto":
-        layout = detect_layout(next((row for _, row in ahead if isinstance(row, dict)), {}))
-    convert = CONVERTERS[layout]
-    if judges_are != AUTO:
-        convert = _judges_said(convert, HUMAN if judges_are == PEOPLE else MODEL, says=layout == GENERIC)
+    layout = _layout_of(ahead, layout)
+    convert = _converter(layout, judges_are)
     shown = []
     for line, row in ahead:
         if isinstance(row, str):
@@ -721,7 +734,10 @@ def preview_rows(
             shown.append(PreviewRow(line, "", {}, (converted,)))
             continue
         names = converted.pop(NAMES_KEY, {})
-        checked = _judgment(line, dict(converted))
+        checked = _judgment(line, converted)
         values = {**converted, "names": names}
-        shown.append(PreviewRow(line, "", values, tuple(checked) if isinstance(checked, list) else ()))
+        if isinstance(checked, list):
+            shown.append(PreviewRow(line, "", values, tuple(checked)))
+        else:
+            shown.append(PreviewRow(line, "", values, (), checked))
     return layout, shown

@@ -39,7 +39,15 @@ from evalhub.core.files.judgments import (
 )
 from evalhub.core.files.limits import length_problems
 from evalhub.core.files.responses_seen import HeldResponses, ResponsesSeen
-from evalhub.core.files.rows import FileError, RowError, Source, read_rows, unit_of, unstorable_text
+from evalhub.core.files.rows import (
+    FileError,
+    RowError,
+    Source,
+    empty_cells_as_text,
+    read_rows,
+    unit_of,
+    unstorable_text,
+)
 from evalhub.core.files.seen_keys import SeenKeys
 from evalhub.core.files.slugs import is_slug
 from evalhub.core.files.spool import Spool
@@ -114,9 +122,8 @@ def parse_score_file(
     every bad row; `refuse` may say why a score that passed its row's checks cannot be imported; `held`
     which responses named without their text the benchmark holds."""
     unit = unit_of(fmt)
-    rows = read_rows(data, fmt, check_header=_check_header, nested=())  # read as checked: a row at a time in memory
-    if fmt == "csv":  # a CSV cell cannot be null: an empty `response` is an empty answer
-        rows = ((line, _empty_answer(row)) for line, row in rows)
+    # Read as checked, a row at a time in memory; a CSV's empty `response` is an empty answer.
+    rows = empty_cells_as_text(read_rows(data, fmt, check_header=_check_header, nested=()), fmt, ("response",))
     try:
         return parse_score_rows(
             rows, unit, known_models=known_models, allow_new_models=allow_new_models, refuse=refuse, held=held
@@ -238,12 +245,6 @@ def _score(line: int, row: dict[str, Any]) -> ScoreRecord | list[str]:
     prompt_id, model = intern(texts["prompt_id"]), intern(texts["model"])
     rater, criterion = intern(rater), intern(str(criterion))
     return ScoreRecord(line, prompt_id, model, rater, kind == HUMAN, criterion, score, rationale, intern(variant))
-
-
-def _empty_answer(row: dict[str, Any] | str) -> dict[str, Any] | str:
-    if isinstance(row, dict) and "response" in row and row["response"] is None:
-        return {**row, "response": ""}
-    return row
 
 
 def _number(value: Any) -> float | None:

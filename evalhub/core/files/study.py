@@ -45,11 +45,11 @@ from evalhub.core.files.judgments import (
     GENERIC_COLUMNS,
     HUMAN,
     MODEL,
+    RESPONSE_COLUMNS,
     WINNERS,
-    empty_answers,
     no_duplicate_columns,
 )
-from evalhub.core.files.rows import FileError, RowError, Source, detect_format, read_rows, unit_of
+from evalhub.core.files.rows import FileError, RowError, Source, detect_format, empty_text, read_rows, unit_of
 from evalhub.core.files.spool import Spool
 
 STUDY_FILE = "study.json"
@@ -58,8 +58,6 @@ UNIT = "row"  # a study's rows are numbered as they are made: errors name their 
 # who gave it) are each judge's.
 JUDGE_COLUMNS = ("judge", "judge_kind", "winner", "probability_a", "grade", "blind_winner", "aid", "rationale")
 STUDY_COLUMNS = tuple(column for column in GENERIC_COLUMNS if column not in JUDGE_COLUMNS)
-# Columns study.json may map that an items file need not have on every row (responses by reference).
-OPTIONAL_COLUMNS = ("response_a", "response_b")
 JOINED_AT_A_TIME = 1000  # joined rows written to disk, and looked up, together
 
 
@@ -103,7 +101,10 @@ def read_mapping(text: bytes) -> StudyMapping:
     names = [judge.judge for judge in mapping.judges]
     if repeated := sorted({name for name in names if names.count(name) > 1}):
         raise FileError(f"{STUDY_FILE} names judge(s) {', '.join(map(repr, repeated))} twice.")
+    id_columns: dict[str, str] = {}
     for judge in mapping.judges:
+        if judge.file and id_columns.setdefault(judge.file, judge.item_id) != judge.item_id:
+            raise FileError(f"{STUDY_FILE}: the judges reading {judge.file!r} name its item id column differently.")
         if judge.kind not in ("", HUMAN, MODEL):
             raise FileError(f"{STUDY_FILE}: judge {judge.judge!r} has kind {judge.kind!r}; use human or model.")
         for given, verdict in {**mapping.verdicts, **judge.verdicts}.items():
@@ -126,19 +127,28 @@ class StudyRows:
             self.archive = zipfile.ZipFile(io.BytesIO(source) if isinstance(source, bytes) else source)
         except zipfile.BadZipFile:
             raise FileError("a study is a zip of its files and study.json; this is not a zip file.") from None
-        names = {PurePosixPath(info.filename).as_posix(): info for info in self.archive.infolist() if not info.is_dir()}
-        if STUDY_FILE not in names:
-            raise FileError(f"the zip holds no {STUDY_FILE} at its top (the mapping that says how to read the study).")
-        self.mapping = read_mapping(self._member(STUDY_FILE).read())
-        for name in sorted({self.mapping.items, *(judge.file for judge in self.mapping.judges if judge.file)}):
-            _format(name)
-            if name not in names:
-                raise FileError(f"{STUDY_FILE} names {name!r}, which the zip does not hold.")
+        try:
+            self.mapping, self.formats = self._declared()
+        except FileError:
+            self.archive.close()
+            raise
+        self.units = {name: unit_of(fmt) for name, fmt in self.formats.items()}  # "line" or "row", as errors say
         self.errors: list[RowError] = []
         self.places: Spool[tuple[int, str]] = Spool(tuple[int, str])
         self.joined: dict[str, DiskMap[Joined]] = {}
         self.items_seen: DiskMap[Joined] = DiskMap(Joined)
-        self.items_are_csv = _format(self.mapping.items) == "csv"
+
+    def _declared(self) -> tuple[StudyMapping, dict[str, str]]:
+        """The study's mapping, and the format of each file it names, or FileError saying what is missing."""
+        names = {PurePosixPath(info.filename).as_posix() for info in self.archive.infolist() if not info.is_dir()}
+        if STUDY_FILE not in names:
+            raise FileError(f"the zip holds no {STUDY_FILE} at its top (the mapping that says how to read the study).")
+        mapping = read_mapping(self._member(STUDY_FILE).read())
+        files = sorted({mapping.items, *(judge.file for judge in mapping.judges if judge.file)})
+        for name in files:
+            if name not in names:
+                raise FileError(f"{STUDY_FILE} names {name!r}, which the zip does not hold.")
+        return mapping, {name: _format(name) for name in files}
 
     def __enter__(self) -> StudyRows:
         return self
@@ -158,7 +168,7 @@ class StudyRows:
         return io.BufferedReader(_Limited(self.archive.open(name), self, name))
 
     def _rows(self, name: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
-        return read_rows(self._member(name), _format(name), check_header=no_duplicate_columns)
+        return read_rows(self._member(name), self.formats[name], check_header=no_duplicate_columns)
 
     def _read_joined(self) -> None:
         """Each joined file's verdicts by item id, on disk (a file of millions does not stay in memory)."""
@@ -169,7 +179,7 @@ class StudyRows:
             table = self.joined[judge.file] = DiskMap(Joined)
             wanted = [(j.winner, j.rationale) for j in self.mapping.judges if j.file == judge.file]
             columns = {column for pair in wanted for column in pair if column}
-            unit = unit_of(_format(judge.file))
+            unit = self.units[judge.file]
             batch: dict[str, Joined] = {}
             unseen = set(columns)  # a column no row has is a slip in study.json, not a judge that said nothing
             for line, row in self._rows(judge.file):
@@ -177,11 +187,10 @@ class StudyRows:
                 if isinstance(row, str):
                     self.errors.append(RowError(line, row, place=place))
                     continue
-                item = row.get(key)
-                if item in (None, ""):
+                item = _item_id(row, key)
+                if item is None:
                     self.errors.append(RowError(line, f"no item id ({key!r}).", place=place))
                     continue
-                item = str(item).strip()
                 unseen -= row.keys()
                 found = table.get(item) if item not in batch else batch[item]
                 if found is not None:
@@ -198,17 +207,17 @@ class StudyRows:
 
     def __iter__(self) -> Iterator[tuple[int, dict[str, Any] | str]]:
         self._read_joined()
-        number = 0
-        unit = unit_of(_format(self.mapping.items))
         mapping = self.mapping
-        unseen = {judge.winner for judge in mapping.judges if not judge.file}
-        unseen |= {judge.rationale for judge in mapping.judges if not judge.file and judge.rationale}
-        unseen |= {source for column, source in mapping.columns.items() if column not in OPTIONAL_COLUMNS}
-        unseen.add(mapping.item_id)
-        for line, row in self._rows(mapping.items):
-            if unseen and isinstance(row, dict):
-                unseen -= row.keys()
-            for place, out in self._item_rows(line, row, unit):
+        # A column study.json names that no row has is a slip in study.json, not a judge that said nothing.
+        unseen = {mapping.item_id, *mapping.columns.values()}
+        unseen |= {column for judge in mapping.judges if not judge.file for column in (judge.winner, judge.rationale)}
+        unseen.discard("")
+        number = 0
+        for batch in _batches(self._rows(mapping.items), JOINED_AT_A_TIME):
+            for _, row in batch:
+                if unseen and isinstance(row, dict):
+                    unseen -= row.keys()
+            for place, out in self._batch_rows(batch):
                 number += 1
                 self.places.add((number, place))
                 yield number, out
@@ -216,23 +225,36 @@ class StudyRows:
             self.errors.append(RowError(None, f"{mapping.items} has no column(s) {', '.join(sorted(unseen))}."))
         self._unmatched()
 
-    def _item_rows(self, line: int, row: dict[str, Any] | str, unit: str) -> Iterator[tuple[str, dict[str, Any] | str]]:
-        """(place, generic row or error) for each judge that labelled the item on this line."""
+    def _batch_rows(self, batch: list[tuple[int, dict[str, Any] | str]]) -> Iterator[tuple[str, dict[str, Any] | str]]:
+        """(place, generic row or error) for each judge that labelled each item of the batch: the items
+        seen before and the joined files' rows looked up together, a query a file for the batch."""
         mapping = self.mapping
-        place = f"{mapping.items} {unit} {line}"
-        if isinstance(row, str):
-            yield place, row
-            return
-        item = row.get(mapping.item_id)
-        if item in (None, ""):
-            yield place, f"no item id ({mapping.item_id!r})."
-            return
-        item = str(item).strip()
-        first = self.items_seen.get(item)
-        if first is not None:
-            yield place, f"item {item!r} again (first on {unit} {first.line})."
-            return
-        self.items_seen.put_many([(item, Joined(line))])
+        ids = {item for _, row in batch if (item := _item_id(row, mapping.item_id)) is not None}
+        seen = self.items_seen.get_many(ids)
+        joined = {name: table.get_many(ids) for name, table in self.joined.items()}
+        new: dict[str, Joined] = {}
+        for line, row in batch:
+            place = f"{mapping.items} {self.units[mapping.items]} {line}"
+            if isinstance(row, str):
+                yield place, row
+                continue
+            item = _item_id(row, mapping.item_id)
+            if item is None:
+                yield place, f"no item id ({mapping.item_id!r})."
+                continue
+            first = seen.get(item) or new.get(item)
+            if first is not None:
+                yield place, f"item {item!r} again (first on {self.units[mapping.items]} {first.line})."
+                continue
+            new[item] = Joined(line)
+            yield from self._item_rows(place, row, item, {name: found.get(item) for name, found in joined.items()})
+        self.items_seen.put_many(new.items())
+
+    def _item_rows(
+        self, place: str, row: dict[str, Any], item: str, joined: dict[str, Joined | None]
+    ) -> Iterator[tuple[str, dict[str, Any] | str]]:
+        """(place, generic row or error) for each judge that labelled this item."""
+        mapping = self.mapping
         common: dict[str, Any] = {}
         for column in STUDY_COLUMNS:
             source = mapping.columns.get(column, column)
@@ -240,15 +262,14 @@ class StudyRows:
                 common[column] = row[source]
         if "prompt_id" not in common:
             common["prompt_id"] = item
-        if self.items_are_csv:  # a CSV cell cannot be null: an empty response cell is an empty answer
-            common = empty_answers(common)
+        if self.formats[mapping.items] == "csv":  # a CSV cell cannot be null: an empty one is an empty answer
+            common = empty_text(common, RESPONSE_COLUMNS)
         for judge in mapping.judges:
             if judge.file:
-                joined = self.joined[judge.file].get(item)
-                if joined is None:
+                found = joined[judge.file]
+                if found is None:
                     continue  # this judge did not label the item
-                values = joined.values or {}
-                where = f"{judge.file} {unit_of(_format(judge.file))} {joined.line}"
+                values, where = found.values or {}, f"{judge.file} {self.units[judge.file]} {found.line}"
             else:
                 values, where = row, place
             verdict = values.get(judge.winner)
@@ -270,7 +291,7 @@ class StudyRows:
     def _unmatched(self) -> None:
         """A joined file's item that the items file lacks: a verdict on nothing, refused with its line."""
         for name, table in self.joined.items():
-            unit = unit_of(_format(name))
+            unit = self.units[name]
             for part in _batches(table.items(), JOINED_AT_A_TIME):
                 known = self.items_seen.get_many([item for item, _ in part])
                 for item, joined in part:
@@ -281,6 +302,13 @@ class StudyRows:
     def places_of(self, numbers: Iterable[int]) -> dict[int, str]:
         wanted = set(numbers)
         return {number: place for number, place in self.places if number in wanted} if wanted else {}
+
+
+def _item_id(row: dict[str, Any] | str, column: str) -> str | None:
+    """A row's item id as text (an integer id and its text alike), None where it has none."""
+    if isinstance(row, str) or row.get(column) in (None, ""):
+        return None
+    return str(row[column]).strip()
 
 
 def _format(name: str) -> str:

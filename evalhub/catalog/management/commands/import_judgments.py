@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import atexit
-import shutil
 import tempfile
 import zipfile
 from pathlib import Path
@@ -48,9 +46,13 @@ class Command(DataCommand):
     def handle(self, *args, **options):
         path: Path = options["path"]
         if path.is_dir() and (path / STUDY_FILE).is_file():
-            path = _zipped_study(path)
-        elif not path.is_file():
+            with tempfile.TemporaryDirectory(prefix="evalhub-study-") as folder:
+                return self._import(_zipped_study(path, Path(folder)), options)
+        if not path.is_file():
             raise CommandError(f"{path}: no such file (or folder holding {STUDY_FILE}).")
+        return self._import(path, options)
+
+    def _import(self, path: Path, options: dict) -> None:
         try:
             check_import_size(path.stat().st_size)
             with path.open("rb") as file:  # read as a stream: a file of ten million rows is never in memory whole
@@ -75,11 +77,10 @@ class Command(DataCommand):
         self.stdout.write("See it on " + ", ".join(f"{label} ({path})" for label, path in pages) + ".")
 
 
-def _zipped_study(folder: Path) -> Path:
-    """A study's folder as the zip the upload page takes (stored, not compressed: it is read once, here),
-    in a temporary folder removed when the process ends."""
-    target = Path(tempfile.mkdtemp(prefix="evalhub-study-")) / f"{folder.resolve().name}.zip"
-    atexit.register(shutil.rmtree, target.parent, True)
+def _zipped_study(folder: Path, into: Path) -> Path:
+    """A study's folder as the zip the upload page takes, in `into` (stored, not compressed: it is read
+    once, here)."""
+    target = into / f"{folder.resolve().name}.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_STORED) as archive:
         for file in sorted(folder.rglob("*")):
             if file.is_file():
