@@ -23,6 +23,7 @@ keys checked by PostgreSQL's triggers and as the import checks them: no client c
     python benchmarks/import_scale.py --scores ...                      # a score file, import_scores
     python benchmarks/import_scale.py --benchmark-file ...              # a benchmark file, import_benchmark
     python benchmarks/import_scale.py --arena ...                       # judgments shaped as Arena's votes
+    python benchmarks/import_scale.py --study ...                       # a study zip beside the same judgments as CSV
     python benchmarks/import_scale.py --against ../earlier-checkout ...   # earlier code, interleaved
 """
 
@@ -78,6 +79,62 @@ def write_arena(path: Path, rows: int, seed: int = 0) -> None:
                 f"c{row},Conversation {row}: what should I cook tonight?,{a},{b},"
                 f"{a}'s answer to conversation {row},{b}'s answer to conversation {row},human-{row % 5000},{winner},\n"
             )
+
+
+STUDY_COLUMNS_JUDGES, STUDY_JOINED_JUDGES = 8, 2  # annotators as columns of the items file; judges in files
+
+
+def write_study(path: Path, rows: int, seed: int = 0) -> None:
+    """A study zip in its published shape (`study.json`, an items file with eight annotators as columns
+    and two judges' verdicts and reasons in files joined on the item id), `rows` judgments in all, and the
+    same judgments as one generic CSV beside it (`path` with .csv): what the study costs over the layout."""
+    import zipfile
+
+    models = [f"model-{n}" for n in range(20)]
+    pairs = list(itertools.combinations(models, 2))
+    judges = STUDY_COLUMNS_JUDGES + STUDY_JOINED_JUDGES
+    rng = random.Random(seed)
+    columns = [f"annotator_{n}" for n in range(STUDY_COLUMNS_JUDGES)]
+    items = ["id,question,model_a,model_b,answer_a,answer_b," + ",".join(columns) + "\n"]
+    joined: list[list[str]] = [[] for _ in range(STUDY_JOINED_JUDGES)]
+    generic = ["prompt_id,prompt,model_a,model_b,response_a,response_b,judge,winner,rationale\n"]
+    for item in range(rows // judges):
+        prompt, (a, b) = item // len(pairs), pairs[item % len(pairs)]
+        question, answers = f"Question {prompt}?", (f"answer {prompt} by {a}", f"answer {prompt} by {b}")
+        said = [rng.choice("12") for _ in range(judges)]
+        items.append(f"i{item},{question},{a},{b},{answers[0]},{answers[1]}," + ",".join(said[:8]) + "\n")
+        for n in range(STUDY_JOINED_JUDGES):
+            joined[n].append(json.dumps({"id": f"i{item}", "verdict": said[8 + n], "reason": f"why {item}"}) + "\n")
+        for n, verdict in enumerate(said):
+            judge = columns[n] if n < STUDY_COLUMNS_JUDGES else f"judge-{n - STUDY_COLUMNS_JUDGES}"
+            reason = f"why {item}" if n >= STUDY_COLUMNS_JUDGES else ""
+            winner = "a" if verdict == "1" else "b"
+            generic.append(f"i{item},{question},{a},{b},{answers[0]},{answers[1]},{judge},{winner},{reason}\n")
+    mapping = {
+        "items": "items.csv",
+        "item_id": "id",
+        "columns": {"prompt_id": "id", "prompt": "question", "response_a": "answer_a", "response_b": "answer_b"},
+        "verdicts": {"1": "a", "2": "b"},
+        "judges": [
+            *({"judge": column, "kind": "human", "winner": column} for column in columns),
+            *(
+                {
+                    "judge": f"judge-{n}",
+                    "kind": "model",
+                    "file": f"judge-{n}.jsonl",
+                    "winner": "verdict",
+                    "rationale": "reason",
+                }
+                for n in range(STUDY_JOINED_JUDGES)
+            ),
+        ],
+    }
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("study.json", json.dumps(mapping))
+        archive.writestr("items.csv", "".join(items))
+        for n, lines in enumerate(joined):
+            archive.writestr(f"judge-{n}.jsonl", "".join(lines))
+    path.with_suffix(".csv").write_text("".join(generic))
 
 
 def write_scores(path: Path, rows: int, seed: int = 0) -> None:
@@ -228,6 +285,12 @@ def main() -> int:
         "--arena", action="store_true", help="judgments shaped as Arena's votes: a new prompt and responses a row"
     )
     parser.add_argument(
+        "--study",
+        action="store_true",
+        help="a study zip (annotators as columns, judges in joined files), interleaved with the same judgments "
+        "as a generic CSV",
+    )
+    parser.add_argument(
         "--again", action="store_true", help="import the same file once more into the same database (unchanged)"
     )
     parser.add_argument(
@@ -251,6 +314,8 @@ def main() -> int:
                     if args.benchmark_file
                     else ("import_judgments", write_arena, workdir / f"arena-{rows}.csv")
                     if args.arena
+                    else ("import_judgments", write_study, workdir / f"study-{rows}.zip")
+                    if args.study
                     else ("import_judgments", write_csv, workdir / f"judgments-{rows}.csv")
                 )
                 if not path.exists():
@@ -259,6 +324,7 @@ def main() -> int:
                 again: list[tuple[float, float, int]] = []
                 earlier: list[tuple[float, float, int]] = []
                 earlier_again: list[tuple[float, float, int]] = []
+                as_generic: list[tuple[float, float, int]] = []
                 for _ in range(args.repeats):
                     env = fresh_database(kind, args.postgres, workdir, migrated)
                     if kind == "postgresql" or migrated is None:
@@ -277,7 +343,15 @@ def main() -> int:
                         by_triggers, by_sets = server_alone(env["DATABASE_URL"])
                         alone.append(by_triggers)
                         alone_by_sets.append(by_sets)
-                    read_wall, read_cpu = pandas_read(path)
+                    if args.study:  # the same judgments as a generic CSV, between the study's imports
+                        env = fresh_database(kind, args.postgres, workdir, migrated)
+                        if kind == "postgresql":
+                            run_child([sys.executable, "manage.py", "migrate", "-v0"], env)
+                        generic_command = [sys.executable, "manage.py", kind_of_import, str(path.with_suffix(".csv"))]
+                        as_generic.append(
+                            run_child([*generic_command, "--create-models", "--benchmark", "scale"], env)[:3]
+                        )
+                    read_wall, read_cpu = pandas_read(path.with_suffix(".csv") if args.study else path)
                     read_walls.append(read_wall)
                     read_cpus.append(read_cpu)
                     if args.against:  # the earlier code's import, between this one's: load falls on both
@@ -303,6 +377,13 @@ def main() -> int:
                     if rows >= 1_000_000 and statistics.median(a[1] for a in again) > statistics.median(cpus):
                         missed.append(f"{kind} {rows:,} rows: the same file again cost more CPU than the first")
                     peaks.extend(a[2] for a in again)
+                if as_generic:
+                    generic_cpus = [r[1] for r in as_generic]
+                    print(
+                        f"  the same judgments as a generic CSV: wall {spread([r[0] for r in as_generic])} s, "
+                        f"CPU {spread(generic_cpus)} s, peak {max(r[2] for r in as_generic) / 2**20:,.0f} MiB "
+                        f"(study / CSV CPU {statistics.median(cpus) / statistics.median(generic_cpus):.2f}×)"
+                    )
                 for label, runs in (("earlier code", earlier), ("earlier code, the same file again", earlier_again)):
                     if runs:
                         print(
