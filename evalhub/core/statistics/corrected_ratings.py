@@ -233,25 +233,15 @@ def corrected_bradley_terry(
     judge_board = _centred(judge_only, len(models), alpha) if judge_only is not None else None
     corrected_board = _centred(corrected, len(models), alpha)
     people_board = _centred(alone, len(models), alpha)
-
-    def at(board: tuple[np.ndarray, np.ndarray, np.ndarray] | None, i: int, rated: bool) -> list[float | None]:
-        if board is None or not rated:
-            return [None, None, None]
-        return [float(part[i]) for part in board]
-
-    ratings = []
-    for i, model in enumerate(models):
-        judge_at, judge_low, judge_high = at(judge_board, i, judge_rated)
-        corrected_at, corrected_low, corrected_high = (float(part[i]) for part in corrected_board)
-        people_at, people_low, people_high = (float(part[i]) for part in people_board)
-        ratings.append(
-            CorrectedRating(
-                model,
-                *(judge_at, judge_low, judge_high),
-                *(corrected_at, corrected_low, corrected_high),
-                *(people_at, people_low, people_high),
-            )
+    ratings = [
+        CorrectedRating(
+            model,
+            *((None, None, None) if judge_board is None else (float(part[i]) for part in judge_board)),
+            *(float(part[i]) for part in corrected_board),
+            *(float(part[i]) for part in people_board),
         )
+        for i, model in enumerate(models)
+    ]
     ratings.sort(key=lambda r: -r.corrected)
     return CorrectedBoard(
         ratings,
