@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.core.exceptions import PermissionDenied
 
@@ -54,6 +55,26 @@ def role_required(*roles: str) -> Callable:
                 raise PermissionDenied
             return view(request, *args, **kwargs)
 
+        wrapped.roles_required = roles  # type: ignore[attr-defined]  # read by may_open: links follow the rule
         return wrapped
 
     return decorator
+
+
+def may_open(user: Any, path: str) -> bool:
+    """Whether `user` may open the page at `path` (a query string allowed): the roles its view was
+    decorated with, read from the view itself, so a link is shown by the same rule that guards its page.
+    A path no view answers is left to its own 404."""
+    roles = roles_needed(path)
+    return not roles or has_role(user, *roles)
+
+
+def roles_needed(path: str) -> tuple[str, ...]:
+    """The roles the view at `path` lets in, any one sufficing (empty: every logged-in person, or no view)."""
+    from django.urls import Resolver404, resolve
+
+    try:
+        view = resolve(urlsplit(path).path).func
+    except Resolver404:
+        return ()
+    return tuple(getattr(view, "roles_required", ()))

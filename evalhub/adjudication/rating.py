@@ -96,8 +96,11 @@ def _screen(request, benchmark: Benchmark, criterion: Criterion, status: int = 2
 
 @role_required(ADJUDICATOR)
 def rate_choose(request):
-    form = RatingChoice(request.GET or None)
-    if request.GET and form.is_valid():
+    # A link naming a benchmark (an import's summary, the pointwise page) opens with it chosen; the form
+    # is checked once both choices are made, so half a choice is no error.
+    chosen_both = all(request.GET.get(name) for name in RatingChoice.base_fields)
+    form = RatingChoice(request.GET) if chosen_both else RatingChoice(initial=request.GET.dict())
+    if chosen_both and form.is_valid():
         chosen = form.cleaned_data
         return redirect("rate_screen", benchmark=chosen["benchmark"].slug, criterion=chosen["criterion"].slug)
     context = {"form": form, "without_levels": Criterion.objects.filter(levels={}).order_by("slug")}

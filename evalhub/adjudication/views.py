@@ -77,8 +77,13 @@ def _screen_context(reservation: Reservation) -> dict:
     return context
 
 
-def _next_or_done(request, prefer_run: int | None = None):
-    reservation = do_reserve_next(request.user, prefer_run)
+# Session key: the run this person chose to prioritise on the queue page. Kept for the whole sitting, not
+# the first item only: every next item (after a verdict, a skip, a settled item) comes from it while it has any.
+PRIORITISED_RUN = "adjudication_prioritised_run"
+
+
+def _next_or_done(request):
+    reservation = do_reserve_next(request.user, request.session.get(PRIORITISED_RUN))
     if reservation is None:
         template = "adjudication/_done.html" if request.htmx else "adjudication/done.html"
         return render(request, template, {"counts": queue_counts(request.user)})
@@ -89,15 +94,21 @@ def _next_or_done(request, prefer_run: int | None = None):
 
 @role_required(ADJUDICATOR)
 def queue(request):
-    context = {"counts": queue_counts(request.user), "runs": runs_with_open_items(), "max_extra": MAX_EXTRA_VERDICTS}
+    context = {
+        "counts": queue_counts(request.user),
+        "runs": runs_with_open_items(),
+        "max_extra": MAX_EXTRA_VERDICTS,
+        "prioritised": request.session.get(PRIORITISED_RUN),
+    }
     return render(request, "adjudication/queue.html", context)
 
 
 @role_required(ADJUDICATOR)
 @require_POST
 def start(request):
-    run = request.POST.get("run")
-    return _next_or_done(request, int(run) if run and run.isdigit() else None)
+    run = request.POST.get("run", "")
+    request.session[PRIORITISED_RUN] = int(run) if run.isdigit() else None  # "Oldest first" forgets a choice
+    return _next_or_done(request)
 
 
 @role_required(ADJUDICATOR)

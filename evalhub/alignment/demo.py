@@ -21,7 +21,7 @@ from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.catalog.actions.splits import do_make_split
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.alignment.versions import JudgeDefinition
-from evalhub.debates.actions import do_create_run
+from evalhub.debates.actions import do_create_run, do_start_run
 from evalhub.jobs.cli import work_here
 
 DEMO_ALIGNMENT_BENCHMARK = "demo-brevity"
@@ -91,6 +91,11 @@ def do_demo_judge_improvement(seed: int = 0) -> JudgeVersion | None:
         agents=["heuristic"],
         rounds=1,
     )
+    # Debated too (one offline agent, one round): a run made and never started reads "Draft" on every
+    # page that lists it, and the demo's first page would show a step nobody took.
+    started = do_start_run(reference, enqueue=False).job
+    assert started is not None  # do_start_run made it
+    work_here(started)
     first = do_create_judge(
         DEMO_JUDGE_NAME,
         JudgeDefinition(spec="heuristic:detail"),

@@ -15,7 +15,7 @@ def pages_showing(benchmark_slug: str) -> tuple[tuple[str, str], ...]:
     return (
         ("the pairwise board", f"{reverse('leaderboards')}?{benchmark}"),
         ("win rates against a baseline", f"{reverse('baseline_win_rates')}?{benchmark}"),
-        ("the judge lab", reverse("judge_list")),
+        ("the judge lab", f"{reverse('judge_list')}?{benchmark}"),
     )
 
 
@@ -24,5 +24,5 @@ def pages_showing_scores(benchmark_slug: str) -> tuple[tuple[str, str], ...]:
     benchmark = urlencode({"benchmark": benchmark_slug})
     return (
         ("pointwise judges against people", f"{reverse('judge_pointwise')}?{benchmark}"),
-        ("the rating screen", reverse("rate_choose")),
+        ("the rating screen", f"{reverse('rate_choose')}?{benchmark}"),
     )

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_http_methods
 
-from evalhub.accounts.roles import ADMIN, role_required
+from evalhub.accounts.roles import ADMIN, may_open, role_required
 from evalhub.catalog.actions.importing import ImportRejected, check_import_size
 from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.catalog.actions.scores import check_uploaded_scores, do_import_scores
@@ -257,10 +257,13 @@ def _download(body: str, filename: str, content_type: str) -> HttpResponse:
     return response
 
 
-def imported_message(filename: str, summary, pages: tuple[tuple[str, str], ...] | None = None) -> str:
-    """What an import did, and links to the pages that now show it."""
+def imported_message(user, filename: str, summary, pages: tuple[tuple[str, str], ...] | None = None) -> str:
+    """What an import did, and links to the pages that now show it (those this person may open)."""
     pages = pages_showing(summary.benchmark.slug) if pages is None else pages
-    links = format_html_join(", ", '<a href="{}">{}</a>', ((url, label) for label, url in pages))
+    shown = [(url, label) for label, url in pages if may_open(user, url)]
+    if not shown:
+        return format_html("Imported {}: {}", filename, summary.describe())
+    links = format_html_join(", ", '<a href="{}">{}</a>', shown)
     return format_html("Imported {}: {} See it on {}.", filename, summary.describe(), links)
 
 
@@ -286,7 +289,7 @@ def import_judgments(request):
                     user=request.user,
                     **reading,
                 )
-                messages.success(request, imported_message(upload.name, summary))
+                messages.success(request, imported_message(request.user, upload.name, summary))
                 return redirect("judge_list")
         except ImportRejected as rejected:
             errors = rejected.errors
@@ -322,7 +325,7 @@ def import_scores(request):
             errors = [str(missing)]
         else:
             pages = pages_showing_scores(summary.benchmark.slug)
-            messages.success(request, imported_message(upload.name, summary, pages))
+            messages.success(request, imported_message(request.user, upload.name, summary, pages))
             return redirect(f"{reverse('judge_pointwise')}?{urlencode({'benchmark': summary.benchmark.slug})}")
     context = {"form": form, "errors": errors[:MAX_ERRORS_SHOWN], "error_count": len(errors)}
     return render(request, "judgelab/import_scores.html", context, status=400 if errors else 200)

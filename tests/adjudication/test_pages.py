@@ -259,3 +259,18 @@ def test_skip_shows_the_next_item_in_place(login, adjudicator, make_items):
     assert f'data-item="{second.pk}"' in body
     assert second.debate.prompt.text in body
     assert Reservation.objects.get(user=adjudicator).item_id == second.pk
+
+
+def test_a_prioritised_run_holds_for_every_next_item_not_the_first_only(login, adjudicator, make_items):
+    """ "Prioritise a run" chose the first item only: after one verdict the queue went back to oldest first."""
+    make_items(category="math", name="older")
+    newer = make_items(category="code", name="newer")
+    client = login(adjudicator)
+    response = client.post("/adjudicate/start/", {"run": newer[0].debate.run_id})
+    for item in newer:  # a verdict, and a skip, each lead to the chosen run's next item while it has any
+        assert response.status_code == 302 and response.url == f"/adjudicate/items/{item.pk}/", item.pk
+        action = "submit" if item.pk % 2 else "skip"
+        response = client.post(f"/adjudicate/items/{item.pk}/{action}/", {"verdict": "1"})
+    assert f'<option value="{newer[0].debate.run_id}" selected>' in client.get("/adjudicate/").content.decode()
+    client.post("/adjudicate/start/", {"run": ""})  # oldest first again
+    assert "selected>" not in client.get("/adjudicate/").content.decode()

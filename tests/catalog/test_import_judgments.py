@@ -713,6 +713,7 @@ def test_after_an_upload_the_message_links_to_the_pages_that_show_it(tmp_path, c
     assert "Imported arena.jsonl: " in page
     assert '<a href="/leaderboards/?benchmark=arena">the pairwise board</a>' in page
     assert '<a href="/leaderboards/baseline/?benchmark=arena">win rates against a baseline</a>' in page
+    assert '<a href="/judges/?benchmark=arena">the judge lab</a>' in page, "opened on the new data, not every benchmark"
     board = client.get("/leaderboards/?benchmark=arena").content.decode()
     assert "3 battles (Imported human labels: 3)" in board, "the link leads to what was imported"
 

@@ -92,8 +92,20 @@ def test_a_page_on_a_real_provider_carries_no_workflow_demo_notice(admin_client)
 def test_after_the_demo_the_home_page_leaves_adjudication_as_the_next_step(admin_client):
     page = admin_client.get("/").content.decode()
     assert page.count('<span class="badge succeeded">done</span>') == 3, "import, debate and score"
+    # An admin who does not adjudicate is told which role the step needs, not given a link to a 403.
+    assert '<li class="">Adjudicate what the agents did not settle' in page
+    assert "It needs the adjudicator role" in page
+    assert 'href="/adjudicate/"' not in page
+    admin_client.force_login(make_user("ada-adjudicates", "admin", "adjudicator"))
+    page = admin_client.get("/").content.decode()
     assert '<li class=""><a href="/adjudicate/">Adjudicate' in page
     assert "waiting; keys 1, 2, 0 and s." in page
+
+
+def test_the_demo_leaves_no_debate_run_a_draft_on_the_home_page(admin_client):
+    page = admin_client.get("/").content.decode()
+    assert 'data-status="succeeded"' in page
+    assert 'data-status="draft"' not in page, "the judge versions' pairs are debated too"
 
 
 def test_a_failed_scoring_run_or_a_draft_debate_run_marks_no_step_done(admin_client):

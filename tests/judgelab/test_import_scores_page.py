@@ -57,6 +57,7 @@ def test_a_zipped_eval_set_imports_every_task_and_the_pointwise_page_shows_its_s
     page = client.get(response["Location"])
     html = page.content.decode()
     assert "Imported eval-set.zip" in html and 'href="/judges/pointwise/?benchmark=set"' in html
+    assert "the rating screen" not in html, "an admin who does not adjudicate would meet a 403 there"
     section = html[html.index('id="criterion-match"') :]
     assert "<td>match</td>" in section and "1 person scored 2 responses" in section
 
@@ -112,3 +113,17 @@ def test_a_json_log_cut_short_is_refused_with_its_reason_and_stores_nothing(tmp_
     assert not Judgment.objects.exists() and not Prompt.objects.exists()
     assert upload(client, "run.json", data).status_code == 302
     assert Judgment.objects.count() == 6
+
+
+def test_an_adjudicating_admin_is_linked_to_the_rating_screen_with_the_benchmark_chosen(tmp_path, login):
+    from tests.conftest import make_user
+
+    client = login(make_user("ida-rates", "admin", "adjudicator"))
+    response = upload(client, "people.csv", PEOPLE_CSV)
+    html = client.get(response["Location"]).content.decode()
+    assert '<a href="/adjudicate/rate/?benchmark=set">the rating screen</a>' in html
+    chooser = client.get("/adjudicate/rate/?benchmark=set")
+    assert chooser.status_code == 200, "half a choice is no error"
+    page = chooser.content.decode()
+    assert '<option value="set" selected>' in page
+    assert "This field is required" not in page
