@@ -85,9 +85,19 @@ def do_derive_version(
     raise VersionRejected(f"{parent.name} is being changed by someone else; try again.")
 
 
-def do_run_version(version: JudgeVersion, reference: DebateRun, *, user: Any = None, enqueue: bool = True) -> JudgeRun:
+def do_run_version(
+    version: JudgeVersion, reference: DebateRun, *, user: Any = None, enqueue: bool = True, again: bool = False
+) -> JudgeRun:
     """Run a version on a debate run's pairs: a single-judge run made from its definition (its
-    instructions and worked examples in the prompt), named "NAME vN" in the judge lab."""
+    instructions and worked examples in the prompt), named "NAME vN" in the judge lab. A version that
+    already ran on these pairs runs again only when asked `again` (a second run of the same definition
+    costs as much as the first and, at temperature 0, says the same)."""
+    earlier = VersionRun.objects.filter(version=version, judge_run__reference=reference).order_by("-pk").first()
+    if earlier is not None and not again:
+        raise VersionRejected(
+            f"{version} already ran on {reference.name} (job {earlier.judge_run.job_id}): "
+            "tick 'Run again' to run it a second time."
+        )
     held_out_of = version.split if version.aligned else None
     try:
         with transaction.atomic():

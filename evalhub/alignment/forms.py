@@ -48,6 +48,7 @@ class RunVersionForm(forms.Form):
     reference = forms.ModelChoiceField(
         queryset=DebateRun.objects.order_by("-id"), help_text="The debate run whose pairs the version judges."
     )
+    again = forms.BooleanField(required=False, label="Run again", help_text="Where this version already ran.")
 
 
 class ImproveForm(forms.Form):

@@ -66,11 +66,10 @@ def judge_versions(request, name: str, fmt: str = ""):
         "form": JudgeForm.of(name, latest.judge),
         "latest": latest,
         "specs": [version.judge.spec for version in versions],
-        "run_form": RunVersionForm(),
-        "improve_form": ImproveForm(),
-        "settings_form": SettingsSearchForm(),
-        "rewrite_form": RewriteForm(),
     }
+    for row in rows:  # each version's own forms: ids of their own, so a label names its version's field
+        kinds = {"run": RunVersionForm, "improve": ImproveForm, "settings": SettingsSearchForm, "rewrite": RewriteForm}
+        row["forms"] = {kind: form(auto_id=f"v{row['version']}-{kind}-%s") for kind, form in kinds.items()}
     return render(request, "alignment/judge_versions.html", context)
 
 
@@ -104,7 +103,7 @@ def run_version(request, name: str, number: int):
         name,
         number,
         RunVersionForm,
-        lambda version, data: do_run_version(version, data["reference"], user=request.user),
+        lambda version, data: do_run_version(version, data["reference"], user=request.user, again=data["again"]),
     )
 
 

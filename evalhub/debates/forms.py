@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 from django import forms
+from django.db.models import Exists, OuterRef
 
-from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
+from evalhub.catalog.models import Benchmark, Criterion, LanguageModel, Response
 from evalhub.core.scaleeval.aids import AID_NAMES, AIDS
 from evalhub.core.scaleeval.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNANIMOUS
 from evalhub.debates.config import probabilities_error
@@ -31,12 +32,19 @@ TEMPERATURE_WIDGET = forms.NumberInput(
 )
 
 
+def response_authors():
+    """The models (and people) that wrote a benchmark response: what a debate can compare."""
+    written = Response.objects.filter(model=OuterRef("pk"), parent__isnull=True)
+    return LanguageModel.objects.filter(Exists(written))
+
+
 class DebateRunForm(OnlyChoicePreselectedForm):
     name = forms.CharField(max_length=200)
     benchmark = forms.ModelChoiceField(Benchmark.objects.all())
     criterion = forms.ModelChoiceField(Criterion.objects.all())
-    model_a = forms.ModelChoiceField(LanguageModel.objects.all(), label="Model A")
-    model_b = forms.ModelChoiceField(LanguageModel.objects.all(), label="Model B")
+    # Only what wrote responses: voters, people and scorers an import named are judges, with nothing to debate.
+    model_a = forms.ModelChoiceField(response_authors(), label="Model A")
+    model_b = forms.ModelChoiceField(response_authors(), label="Model B")
     category = forms.CharField(max_length=100, required=False, help_text="Only prompts of this category.")
     variant = forms.CharField(
         max_length=100,

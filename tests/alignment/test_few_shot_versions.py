@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from evalhub.alignment.actions import VersionRejected, do_create_judge, do_run_version
+from evalhub.alignment.actions import VersionRejected, do_create_judge, do_derive_version, do_run_version
 from evalhub.alignment.comparisons import parent_comparisons
 from evalhub.alignment.improvers.fewshot import do_improve_with_examples
 from evalhub.alignment.models import Method
@@ -193,7 +193,6 @@ def test_any_two_versions_compare_on_the_pairs_both_judged_in_either_order(login
 def test_the_versions_page_reads_each_benchmarks_verdicts_once_however_many_versions(monkeypatch, login, viewer):
     """Each comparison read the judge lab's observations of the whole benchmark again, on every view."""
     from evalhub.alignment import comparisons
-    from evalhub.alignment.actions import do_derive_version
 
     _, reference = study(lambda number, held_out: True)
     _, second, _ = improved_and_compared(reference)
@@ -210,3 +209,21 @@ def test_the_versions_page_reads_each_benchmarks_verdicts_once_however_many_vers
     page = login(viewer).get("/judge-versions/detail/").content.decode()
     assert page.count("Against detail v") == 2
     assert reads == [("study", "helpfulness")]
+
+
+def test_each_versions_forms_name_it_and_a_second_run_on_the_same_pairs_is_asked_for_explicitly(login, admin_user):
+    """v1 was run twice on the same pairs with no warning, from forms that looked alike for every version."""
+    _, reference = study(lambda number, held_out: True)
+    client = login(admin_user)
+    first = do_create_judge("detail", JudgeDefinition(spec="heuristic:detail"))
+    do_derive_version(first, JudgeDefinition(spec="heuristic:concise"), note="shorter")
+    assert client.post("/judge-versions/detail/v1/run/", {"reference": reference.pk}).status_code == 302
+    page = client.get("/judge-versions/detail/").content.decode()
+    assert "Run v1 on these pairs" in page and "Run v2 on these pairs" in page
+    assert 'id="v1-run-reference"' in page and 'id="v2-run-reference"' in page, "one id per version's field"
+    assert f"v1 already ran on {reference.name}" in page
+    repeat = client.post("/judge-versions/detail/v1/run/", {"reference": reference.pk}, follow=True)
+    assert "detail v1 already ran on" in repeat.content.decode() and "Run again" in repeat.content.decode()
+    assert first.runs.count() == 1, "refused, said why"
+    again = client.post("/judge-versions/detail/v1/run/", {"reference": reference.pk, "again": "on"})
+    assert again.status_code == 302 and first.runs.count() == 2

@@ -99,6 +99,20 @@ def test_a_forged_form_is_rejected_with_reasons_and_creates_nothing(login, admin
     assert "Model B must differ" in body
 
 
+def test_the_new_debate_form_offers_as_models_only_what_wrote_responses(login, admin_user, demo):
+    """It offered every judge an import named (Arena's voters, people, scorers such as match) as Model A/B."""
+    LanguageModel.objects.create(slug="human-voter-7", display_name="voter 7", is_human=True)
+    LanguageModel.objects.create(slug="match", display_name="match")
+    page = login(admin_user).get("/debates/new/").content.decode()
+    model_a = page[page.index('name="model_a"') : page.index("</select>", page.index('name="model_a"'))]
+    assert "Demo system: thorough" in model_a
+    assert "voter 7" not in model_a and ">match<" not in model_a
+    voter = LanguageModel.objects.get(slug="human-voter-7").pk
+    form = {"model_a": voter}
+    answer = login(admin_user).post("/debates/new/", form).content.decode()
+    assert "Select a valid choice" in answer, "nor can a forged form choose one"
+
+
 @pytest.mark.django_db
 def test_model_identities_are_shown_to_admins_only(login, viewer, admin_user, make_run):
     debate = make_run().debates.first()
