@@ -21,7 +21,7 @@ from django.core.cache import cache
 from django.utils import timezone
 from threadpoolctl import threadpool_limits
 
-from evalhub.catalog.models import Judgment
+from evalhub.catalog.models import DataImport, Judgment
 from evalhub.celery import task_named
 from evalhub.core.judge_lab.measures import Interval
 from evalhub.core.judge_lab.report import build_report
@@ -52,6 +52,30 @@ class Freshness:
     # `estimator_asked`: a worker was asked for it (False: the broker did not answer).
     estimator_pending: str = ""
     estimator_asked: bool = False
+
+    def imports_since(self) -> ImportsSince | None:
+        """The imports that landed after this report was computed, for a page to say what it lacks (None:
+        it is current, none is kept, or none landed: debates and people's verdicts move it too)."""
+        if self.current or self.computed_at is None:
+            return None
+        landed = DataImport.objects.filter(created_at__gt=self.computed_at)
+        rows = list(landed.order_by("-created_at").values_list("filename", "benchmark__slug", "created_at")[:50])
+        if not rows:
+            return None
+        return ImportsSince(
+            count=len(rows) if len(rows) < 50 else landed.count(),
+            benchmarks=tuple(sorted({slug for _, slug, _ in rows})),
+            latest=rows[0][0],
+            latest_at=rows[0][2],
+        )
+
+
+@dataclass(frozen=True)
+class ImportsSince:
+    count: int
+    benchmarks: tuple[str, ...]  # those of the latest 50 imports
+    latest: str  # its file name
+    latest_at: datetime
 
 
 def _scope_key(scope: Scope) -> str:

@@ -125,6 +125,23 @@ def test_after_new_labels_the_last_report_is_shown_as_earlier_and_one_refresh_is
     assert counted["compute"] == 2
 
 
+def test_an_earlier_report_says_which_imports_landed_since_and_whether_any_was_into_its_benchmark(
+    login, viewer, client, counted
+):
+    """The judge lab said only "before the latest labels landed", for minutes, whatever landed where."""
+    imported(LABELS)
+    login(viewer)
+    client.get("/judges/?benchmark=primes")
+    do_import_judgments(filename="other.csv", data=LABELS.encode(), benchmark_slug="other", allow_new_models=True)
+    page = client.get("/judges/?benchmark=primes").content.decode()
+    assert "(1 import since, into other; the latest, other.csv, 0" in page
+    assert "none into primes, which this page shows)" in page
+    imported(LABELS + MORE)
+    page = client.get("/judges/?benchmark=primes").content.decode()
+    assert "(2 imports since, into other, primes; the latest, l.csv," in page
+    assert "none into primes" not in page
+
+
 def test_an_export_waits_for_the_report_of_the_data_as_it_is(login, viewer, client, counted):
     imported(LABELS)
     login(viewer)
