@@ -90,7 +90,12 @@ def do_count_imported(pks: Collection[int], sign: int) -> None:
 
 
 def shared_label_items(
-    sources: Collection[str], criterion: str = "", scenario: str = "", benchmark: str = "", responses: str = ""
+    sources: Collection[str],
+    criterion: str = "",
+    scenario: str = "",
+    benchmark: str = "",
+    responses: str = "",
+    judge: str = "",
 ) -> Counter:
     """The items of more than one imported label under a board's filters: a pair of responses under one
     criterion, labelled by several people (or several judges; each source apart), as their patterns
@@ -108,6 +113,8 @@ def shared_label_items(
         labels = labels.filter(response__prompt__category="" if scenario == "—" else scenario)
     if benchmark:
         labels = labels.filter(response__prompt__benchmark__slug=benchmark)
+    if judge:  # one judge's labels: an item it labelled twice (both orders) is still one item
+        labels = labels.filter(judge_model__slug=judge)
     first, second = F("response__model__slug"), F("response_2__model__slug")
     # Each label's outcome for the pair's model whose slug sorts first in the database (every label
     # of an item turned the same way; the board turns the cells again by its own order).

@@ -15,9 +15,10 @@ from django.db.models import Q
 
 from evalhub.catalog.label_counts import imported_counts
 from evalhub.debates.verdict_counts import do_count_all
-from evalhub.reads.battles import Filters
+from evalhub.reads.battles import Filters, judge_battles
+from evalhub.reads.caching import fingerprint
 from evalhub.tallies.actions import do_replace_counts, is_stale, lock_state
-from evalhub.tallies.models import JUDGE_COUNTS, JUDGE_SUMS, BattleCount, JudgeTally
+from evalhub.tallies.models import BATTLE_KEY, JUDGE_COUNTS, JUDGE_SUMS, BattleCount, JudgeTally
 
 
 def do_rebuild_tallies(only_if_stale: bool = False) -> bool:
@@ -39,8 +40,12 @@ def fresh() -> None:
         do_rebuild_tallies(only_if_stale=True)
 
 
-def battle_counts(filters: Filters, model: str = "") -> list[BattleCount]:
-    """The counted battles the filters keep (of one model, if given): a few hundred rows at most."""
+def battle_counts(filters: Filters, model: str = "", stamp: str | None = None) -> list[BattleCount]:
+    """The counted battles the filters keep (of one model, if given): a few hundred rows at most. The
+    counts keep no judge, so a board of one judge counts that judge's own battles (`stamp`: the data's
+    fingerprint, taken once by the caller)."""
+    if filters.judge:
+        return _judge_counts(filters, model, stamp or fingerprint())
     fresh()
     rows = BattleCount.objects.filter(source__in=filters.sources)
     for field in ("criterion", "scenario", "benchmark", "responses"):
@@ -49,6 +54,19 @@ def battle_counts(filters: Filters, model: str = "") -> list[BattleCount]:
     if model:
         rows = rows.filter(Q(model_a=model) | Q(model_b=model))
     return list(rows.order_by())
+
+
+def _judge_counts(filters: Filters, model: str, stamp: str) -> list[BattleCount]:
+    """One judge's battles that the filters keep, counted as the tallies count (unsaved rows)."""
+    counts: dict[tuple, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for battle in judge_battles(filters.judge, stamp):
+        if filters.keep(battle) and (not model or model in (battle.model_a, battle.model_b)):
+            key = (battle.model_a, battle.model_b, battle.source, battle.criterion, battle.scenario)
+            counts[(*key, battle.benchmark, battle.responses)][("a", "b", "tie").index(battle.outcome)] += 1
+    return [
+        BattleCount(**dict(zip(BATTLE_KEY, key, strict=True)), wins_a=a, wins_b=b, ties=t)
+        for key, (a, b, t) in sorted(counts.items())
+    ]
 
 
 def sources_with_battles(filters: Filters) -> set[str]:

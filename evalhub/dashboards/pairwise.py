@@ -17,7 +17,7 @@ from evalhub.core.text.features import STYLE_FEATURES, style_features
 from evalhub.dashboards.counts import battle_counts, battle_options
 from evalhub.dashboards.shapes import FilterOptions, MatrixCell, MatrixRow, PairwiseBoard, RatingRow, StyleControl
 from evalhub.debates.models import DebateRun
-from evalhub.reads.battles import SOURCES, Battle, Filters, load_battles
+from evalhub.reads.battles import SOURCES, Battle, Filters, battle_judges, judge_battles, load_battles
 from evalhub.reads.caching import cached, cached_forever
 from evalhub.system.bounded_queries import where_in
 
@@ -39,6 +39,7 @@ def filter_options() -> FilterOptions:
         "benchmarks": sorted(benchmarks),
         "responses": sorted(counted["responses"]),
         "sources": list(SOURCES),
+        "judges": battle_judges(),
     }
 
 
@@ -51,19 +52,20 @@ def pairwise_board(
 
     def compute() -> PairwiseBoard:
         if filters.style:
-            kept = [b for b in (battles or load_battles(stamp, filters.with_judges)) if filters.keep(b)]
+            read = judge_battles(filters.judge, stamp) if filters.judge else battles  # a judge's own, not all
+            kept = [b for b in (read or load_battles(stamp, filters.with_judges)) if filters.keep(b)]
             cells = Counter(b.opponent_pair for b in kept)
             by_source = Counter(b.source for b in kept)
         else:
             kept = []
             cells, by_source = Counter(), Counter()
-            for row in battle_counts(filters):
+            for row in battle_counts(filters, stamp=stamp):
                 for outcome, n in zip(("a", "b", "tie"), (row.wins_a, row.wins_b, row.ties), strict=True):
                     cells[(row.model_a, row.model_b, outcome)] += n
                 by_source[row.source] += row.wins_a + row.wins_b + row.ties
         # Pairs several people (or judges) labelled are resampled whole (issue 77).
         shared = shared_label_items(
-            filters.sources, filters.criterion, filters.scenario, filters.benchmark, filters.responses
+            filters.sources, filters.criterion, filters.scenario, filters.benchmark, filters.responses, filters.judge
         )
         board = _fitted(cells, rounds, seed, filters.interval, filters.reweighted, shared)
         ratings = [r.as_dict() for r in board.ratings]

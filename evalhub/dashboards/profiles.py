@@ -33,7 +33,7 @@ EXAMPLES = 5
 def model_profile(slug: str, filters: Filters, stamp: str) -> ModelProfile:
     def compute() -> ModelProfile:
         board = pairwise_board(filters, stamp)
-        mine = battle_counts(filters, model=slug)
+        mine = battle_counts(filters, model=slug, stamp=stamp)
         return {
             "rating": next((r for r in board["ratings"] if r["model"] == slug), None),
             "models_rated": len(board["ratings"]),
@@ -101,7 +101,7 @@ def _examples(slug: str, filters: Filters, outcome: str) -> list[ExampleDebate]:
         for source, status in ((CONSENSUS, DebateStatus.CONSENSUS), (HUMAN, DebateStatus.ADJUDICATED))
         if source in filters.sources
     ]
-    if not statuses:
+    if not statuses or filters.judge:  # a panel's or people's settled debates are no one judge's verdicts
         return []
     as_a, as_b = Q(response_a__model__slug=slug), Q(response_b__model__slug=slug)
     won = (as_a & Q(winner=Winner.A)) | (as_b & Q(winner=Winner.B))

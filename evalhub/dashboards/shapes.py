@@ -45,6 +45,7 @@ class FilterOptions(TypedDict):
     benchmarks: list[str]
     responses: list[str]
     sources: list[str]
+    judges: list[tuple[str, list[tuple[str, str]]]]  # by group: (group, [(judge id, name)])
 
 
 class PairwiseBoard(TypedDict):

@@ -45,6 +45,8 @@ def _filters(request, stamp: str):
     if not form.is_valid():
         return form, None
     filters = form.filters()
+    if not filters.sources and filters.judge:  # one judge's verdicts, wherever they came from
+        return form, filters.with_sources(tuple(SOURCES))
     if not filters.sources:
         present = cached(f"sources:{filters.key}", lambda: sources_with_battles(filters), stamp=stamp)
         filters = filters.with_sources(default_sources(present))
@@ -316,6 +318,9 @@ def model_detail(request, slug: str):
             **section_context(model, stamp),
             "names": _names(),
             "query": request.GET.urlencode(),
+            "filters": filters,
+            "sources": SOURCES,
+            "options": cached("filter_options", pairwise.filter_options, stamp=stamp),
         },
     )
 

@@ -23,6 +23,7 @@ class BattleFilterForm(forms.Form):
         label="Intervals",
     )
     reweighted = forms.BooleanField(required=False, label="Reweight pairs")
+    judge = forms.CharField(required=False, max_length=300, label="Judge")
 
     def filters(self) -> Filters:
         data = self.cleaned_data
@@ -35,5 +36,6 @@ class BattleFilterForm(forms.Form):
             style=data["style"],
             interval=data["interval"] or "bootstrap",
             reweighted=data["reweighted"],
+            judge=data["judge"],
         )
         return filters

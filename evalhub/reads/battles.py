@@ -22,12 +22,15 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+from django.db.models import Exists, OuterRef
+
 from evalhub.catalog.label_counts import imported_battles, pairwise_labels
-from evalhub.catalog.models import IMPORTED_VARIANT
+from evalhub.catalog.models import IMPORTED_VARIANT, LanguageModel
 from evalhub.core.prompts.criteria_variants import ORIGINAL
-from evalhub.debates.models import Debate, DebateStatus, Winner, winner_for
+from evalhub.debates.models import Debate, DebateStatus, JudgeRun, Winner, winner_for
 from evalhub.debates.verdict_counts import BATTLE_FIELDS
 from evalhub.reads.verdicts import judge_run_majorities
+from evalhub.system.bounded_queries import where_in
 from evalhub.tallies.models import CONSENSUS, HUMAN, IMPORTED_JUDGES, IMPORTED_PEOPLE, SINGLE_JUDGE
 
 SOURCES = {
@@ -141,6 +144,41 @@ def _imported_battles() -> list[Battle]:
     ]
 
 
+def judge_battles(judge: str, stamp: str) -> list[Battle]:
+    """One judge's battles, read from its own verdicts only (a board filtered to one judge costs that
+    judge's labels, not everyone's): its imported labels (`judge` a model's or person's slug) and the
+    majorities of its single-judge runs (`judge` a provider spec) on their debates' pairs."""
+    battles = [
+        Battle(key[0], key[1], outcome, key[2], key[3], key[4], key[5], 0, judge, key[6], r1, r2)
+        for key, outcome, _, r1, r2 in imported_battles(pairwise_labels().filter(judge_model__slug=judge))
+    ]
+    runs = {pk: run for pk, run in judge_run_majorities(stamp).items() if run["judge"] == judge}
+    if runs:
+        ids = {debate for run in runs.values() for debate in run["same"]}
+        found = where_in(Debate.objects.order_by().values(*DEBATE_FIELDS), "pk", ids)
+        debates = {row["id"]: row for row in found if row["response_a__model__slug"] != row["response_b__model__slug"]}
+        battles.extend(_judge_battles(debates, runs))
+    battles.sort(key=lambda b: (b.debate, b.source, b.response_a, b.response_b, b.outcome))
+    return battles
+
+
+def battle_judges() -> list[tuple[str, list[tuple[str, str]]]]:
+    """Every judge a board can be filtered to, by group (people apart from model judges, as the win-rate
+    picker shows them): [(group, [(judge id, name)])]. One query per group, a row per judge; a judge is
+    listed once it has a verdict on a pair."""
+    labelled = LanguageModel.objects.filter(Exists(pairwise_labels().filter(judge_model=OuterRef("pk"))))
+    imported = {True: [], False: []}  # type: dict[bool, list[tuple[str, str]]]
+    for slug, name, human in labelled.order_by("slug").values_list("slug", "display_name", "is_human"):
+        imported[human].append((slug, name))
+    runs = JudgeRun.objects.filter(criteria_variant=ORIGINAL).order_by("judge").values_list("judge", flat=True)
+    groups = [
+        ("Model judges (imported)", imported[False]),
+        ("Single LLM judges", [(spec, spec) for spec in dict.fromkeys(runs)]),
+        ("People (imported)", imported[True]),
+    ]
+    return [(group, judges) for group, judges in groups if judges]
+
+
 @dataclass(frozen=True)
 class Filters:
     sources: tuple[str, ...] = DEFAULT_SOURCES
@@ -151,6 +189,7 @@ class Filters:
     style: bool = False  # also fit with style control, and order the board by it
     interval: str = "bootstrap"  # or "sandwich": arena-rank's closed-form intervals
     reweighted: bool = False  # each battle weighs 1 / max(battles of its pair, 50), as arena-rank can
+    judge: str = ""  # one judge's or person's verdicts only (an imported judge's slug, a single judge's spec)
 
     def with_sources(self, sources: tuple[str, ...]) -> Filters:
         return replace(self, sources=sources)
@@ -163,7 +202,13 @@ class Filters:
     def key(self) -> str:
         fields = [",".join(self.sources), self.criterion, self.scenario, self.benchmark, self.responses]
         return "|".join(
-            [*fields, "style" if self.style else "", self.interval, "reweighted" if self.reweighted else ""]
+            [
+                *fields,
+                "style" if self.style else "",
+                self.interval,
+                "reweighted" if self.reweighted else "",
+                self.judge,
+            ]
         )
 
     def keep(self, battle: Battle) -> bool:
@@ -173,4 +218,5 @@ class Filters:
             and (not self.scenario or battle.scenario == self.scenario)
             and (not self.benchmark or battle.benchmark == self.benchmark)
             and (not self.responses or battle.responses == self.responses)
+            and (not self.judge or battle.judge == self.judge)
         )
