@@ -72,15 +72,24 @@ def shown_cells(row: PreviewRow) -> list[str]:
     for column in PREVIEW_COLUMNS:
         value = row.values.get(column)
         if column.startswith("response_"):
-            if value is None and row.record is None:
-                text = "(not given)"  # the row has problems of its own: what it names is not asked
-            elif value is None:
-                text = "(not given: the benchmark's)" if column in row.held else "(not given; the benchmark holds none)"
-            else:
-                text = "(empty answer)" if value == "" else str(value)
+            text = shown_response(value, checked=row.record is not None, held=column in row.held)
         else:
             text = "" if value is None else str(value)
             if text in names and names[text] != text:
                 text = f"{text} ({names[text]})"
-        cells.append(text if len(text) <= SHOWN_CHARACTERS else text[: SHOWN_CHARACTERS - 1] + "…")
+        cells.append(cut(text))
     return cells
+
+
+def shown_response(value: object, *, checked: bool, held: bool) -> str:
+    """A previewed response cell: one left out is the benchmark's where it holds one (asked only of a row
+    that passed its own checks), one given empty an empty answer."""
+    if value is None and not checked:
+        return "(not given)"
+    if value is None:
+        return "(not given: the benchmark's)" if held else "(not given; the benchmark holds none)"
+    return "(empty answer)" if value == "" else str(value)
+
+
+def cut(text: str) -> str:
+    return text if len(text) <= SHOWN_CHARACTERS else text[: SHOWN_CHARACTERS - 1] + "…"

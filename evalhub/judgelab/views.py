@@ -18,6 +18,7 @@ from evalhub.catalog.imported_pages import pages_showing, pages_showing_scores
 from evalhub.catalog.inspect_logs import InspectMissing
 from evalhub.catalog.judgment_preview import preview_judgment_file
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
+from evalhub.catalog.score_preview import preview_score_file
 from evalhub.core.charts import bias_chart, reliability_chart
 from evalhub.core.files.judgments import AUTO
 from evalhub.core.files.tables import to_text
@@ -303,7 +304,17 @@ def import_scores(request):
     """Scores of single responses: a score file, or Inspect AI logs (one, or a zipped log folder)."""
     form = ScoreImportForm(request.POST or None, request.FILES or None)
     errors: list = []
-    if request.method == "POST" and form.is_valid():
+    preview = None
+    if request.method == "POST" and form.is_valid() and "preview" in request.POST:
+        upload = form.cleaned_data["file"]
+        try:  # the first rows as the import reads them; nothing is written
+            check_import_size(upload.size)
+            preview = preview_score_file(upload.name, upload.file, benchmark_slug=form.cleaned_data["benchmark"])
+        except ImportRejected as rejected:
+            errors = rejected.errors
+        except InspectMissing as missing:
+            errors = [str(missing)]
+    elif request.method == "POST" and form.is_valid():
         upload, create = form.cleaned_data["file"], form.cleaned_data["create_models"]
         try:
             check_import_size(upload.size)  # before reading a byte of it
@@ -327,5 +338,5 @@ def import_scores(request):
             pages = pages_showing_scores(summary.benchmark.slug)
             messages.success(request, imported_message(request.user, upload.name, summary, pages))
             return redirect(f"{reverse('judge_pointwise')}?{urlencode({'benchmark': summary.benchmark.slug})}")
-    context = {"form": form, "errors": errors[:MAX_ERRORS_SHOWN], "error_count": len(errors)}
+    context = {"form": form, "errors": errors[:MAX_ERRORS_SHOWN], "error_count": len(errors), "preview": preview}
     return render(request, "judgelab/import_scores.html", context, status=400 if errors else 200)

@@ -4,6 +4,7 @@ in the browser, all or nothing, then shown on the pointwise page."""
 from __future__ import annotations
 
 import io
+import json
 import zipfile
 
 import pytest
@@ -127,3 +128,40 @@ def test_an_adjudicating_admin_is_linked_to_the_rating_screen_with_the_benchmark
     page = chooser.content.decode()
     assert '<option value="set" selected>' in page
     assert "This field is required" not in page
+
+
+def preview(client, name: str, data: bytes, benchmark: str = "set"):
+    return client.post(
+        "/judges/import-scores/",
+        {"file": SimpleUploadedFile(name, data), "benchmark": benchmark, "task_type": "other", "preview": "1"},
+    )
+
+
+def test_the_scores_page_previews_the_first_rows_as_read_and_writes_nothing(tmp_path, admin_user, login):
+    """The judgments page previewed a file; the scores page imported it blind."""
+    client = login(admin_user)
+    assert upload(client, "people.csv", PEOPLE_CSV).status_code == 302  # the benchmark holds two responses
+    stored = Judgment.objects.count()
+    base = {"model": "mockllm-model", "rater": "gpt-judge", "criterion": "match", "scale": "0-1"}
+    rows = [
+        {**base, "prompt_id": "arithmetic/1", "score": 1, "rationale": "Right."},  # held: named, not repeated
+        {**base, "prompt_id": "arithmetic/9", "score": 1},  # not held
+        {**base, "prompt_id": "arithmetic/2", "response": "", "score": 7},  # an empty answer, out of scale
+        {**base, "prompt_id": "arithmetic/2", "response": "Answer to 2", "rater": "human-bo", "score": "x"},
+    ]
+    scores = "\n".join(json.dumps(row) for row in rows).encode()
+    page = preview(client, "scores.jsonl", scores)
+    html = page.content.decode()
+    assert page.status_code == 200 and 'id="import-preview"' in html
+    shown = html[html.index('id="import-preview"') :]
+    assert "The first rows as they would be imported (jsonl)" in shown
+    rows = shown.split("<tr>")[2:]
+    assert "(not given: the benchmark&#x27;s)" in rows[0] and "<td>model</td>" in rows[0] and "Right." in rows[0]
+    assert "(not given; the benchmark holds none)" in rows[1]
+    assert "(empty answer)" in rows[2] and "score 7 is outside its scale 0-1." in rows[2]
+    assert "&#x27;score&#x27; must be a number, not &#x27;x&#x27;." in rows[3]
+    assert Judgment.objects.count() == stored, "a preview writes nothing"
+
+    logs = preview(client, "eval-set.zip", eval_set_zip(tmp_path)).content.decode()
+    assert "(Inspect logs)" in logs and "arithmetic.eval, sample 1" in logs and "<td>match</td>" in logs
+    assert Judgment.objects.count() == stored

@@ -149,11 +149,21 @@ def check_uploaded_scores(
     """An uploaded score file (bytes, or a stream read a row at a time), or Inspect logs (a `.eval`, a
     log `.json`, or a `.zip` of a log folder, read whole), checked. Raises ImportRejected, or
     InspectMissing without inspect-ai."""
+    check_import_size(size_of(data))
+    with uploaded_logs(filename, data) as logs:
+        if logs is None:
+            return check_score_file(filename, data, allow_new_models=allow_new_models, benchmark_slug=benchmark_slug)
+        return check_inspect_logs(logs, allow_new_models=allow_new_models)
+
+
+@contextlib.contextmanager
+def uploaded_logs(filename: str, data: Source) -> Iterator[Path | None]:
+    """Where an upload's Inspect logs lie for the time of the block (unpacked into a temporary folder), or
+    None when the upload is a score file (its stream left at its start). Raises ImportRejected."""
     import tempfile
 
     from evalhub.catalog import inspect_logs
 
-    check_import_size(size_of(data))
     if isinstance(data, bytes):
         head = data[:4096]
     else:
@@ -163,7 +173,8 @@ def check_uploaded_scores(
     if gzipped := inspect_logs.gzipped_log_head(filename, data):  # a `.eval.gz`, or a `.json.gz` log
         name, head = gzipped
     if not inspect_logs.is_uploaded_log(name, head):
-        return check_score_file(filename, data, allow_new_models=allow_new_models, benchmark_slug=benchmark_slug)
+        yield None
+        return
     if not isinstance(data, bytes):
         data = data.read()
     if name != filename:
@@ -176,8 +187,7 @@ def check_uploaded_scores(
             path = inspect_logs.unpack_upload(filename, data, Path(folder), settings.EVALHUB_MAX_IMPORT_BYTES)
         except ValueError as error:
             raise ImportRejected([RowError(None, str(error))]) from None
-        parsed = check_inspect_logs(path, allow_new_models=allow_new_models)
-    return parsed
+        yield path
 
 
 def do_import_scores(

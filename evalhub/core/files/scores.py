@@ -19,6 +19,7 @@ the response and each scorer a rater.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -122,14 +123,46 @@ def parse_score_file(
     every bad row; `refuse` may say why a score that passed its row's checks cannot be imported; `held`
     which responses named without their text the benchmark holds."""
     unit = unit_of(fmt)
-    # Read as checked, a row at a time in memory; a CSV's empty `response` is an empty answer.
-    rows = empty_cells_as_text(read_rows(data, fmt, check_header=_check_header, nested=()), fmt, ("response",))
+    rows = score_rows(data, fmt)
     try:
         return parse_score_rows(
             rows, unit, known_models=known_models, allow_new_models=allow_new_models, refuse=refuse, held=held
         )
     except FileError as error:  # the file cannot be read on (an unclosed quote, say): that alone is said
         return ParsedScores(ParsedFile(), errors=[RowError(error.line, str(error), unit)])
+
+
+def score_rows(data: Source, fmt: str) -> Iterable[tuple[int, dict[str, Any] | str]]:
+    """A score file's rows as read, a row at a time in memory; a CSV's empty `response` is an empty answer."""
+    return empty_cells_as_text(read_rows(data, fmt, check_header=_check_header, nested=()), fmt, ("response",))
+
+
+@dataclass(frozen=True)
+class ScorePreviewRow:
+    """One of a score file's first rows as the import would read it: the score, or why it cannot be one."""
+
+    line: int
+    values: dict[str, Any]  # the row as read
+    problems: tuple[str, ...]
+    record: ScoreRecord | None = None  # the score, where the row passes its own checks
+    place: str = ""  # where the row came from, where a number does not say it (an Inspect log's file and sample)
+    held: bool = False  # its response is left out, and the benchmark holds it
+
+
+def preview_score_rows(rows: Iterable[tuple[int, dict[str, Any] | str]], limit: int = 10) -> list[ScorePreviewRow]:
+    """The first `limit` rows, each checked on its own as the import checks it (nothing is written; what only
+    the whole file can tell, a repeat or a response whose text changes, is not checked)."""
+    shown = []
+    for line, row in itertools.islice(rows, limit):
+        if isinstance(row, str):
+            shown.append(ScorePreviewRow(line, {}, (row,)))
+            continue
+        record = _score(line, row)
+        if isinstance(record, list):
+            shown.append(ScorePreviewRow(line, row, tuple(record)))
+        else:
+            shown.append(ScorePreviewRow(line, row, (), record))
+    return shown
 
 
 def parse_score_rows(
