@@ -59,7 +59,18 @@ def _left_out(row: PreviewRow) -> dict[str, tuple[str, str, str]]:
     }
 
 
-PREVIEW_COLUMNS = ("prompt_id", "model_a", "model_b", "response_a", "response_b", "judge", "judge_kind", "winner")
+PREVIEW_COLUMNS = (
+    "prompt_id",
+    "model_a",
+    "model_b",
+    "response_a",
+    "response_b",
+    "judge",
+    "judge_kind",
+    "winner",
+    "rationale",
+)
+PREVIEW_HEADERS = ("Prompt", "Model A", "Model B", "Response A", "Response B", "Judge", "Kind", "Winner", "Reason")
 SHOWN_CHARACTERS = 60
 
 

@@ -13,6 +13,7 @@ from evalhub.core.files.rows import FileError, RowError, Source
 from evalhub.core.files.scores import ScorePreviewRow, preview_score_rows, score_rows
 
 PREVIEW_ROWS = 10
+PREVIEW_HEADERS = ("Prompt", "Model", "Response", "Rater", "Kind", "Criterion", "Score", "Reason")
 INSPECT_LOGS = "Inspect logs"
 
 

@@ -16,8 +16,10 @@ from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.catalog.actions.scores import check_uploaded_scores, do_import_scores
 from evalhub.catalog.imported_pages import pages_showing, pages_showing_scores
 from evalhub.catalog.inspect_logs import InspectMissing
+from evalhub.catalog.judgment_preview import PREVIEW_HEADERS as JUDGMENT_PREVIEW_HEADERS
 from evalhub.catalog.judgment_preview import preview_judgment_file
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
+from evalhub.catalog.score_preview import PREVIEW_HEADERS as SCORE_PREVIEW_HEADERS
 from evalhub.catalog.score_preview import preview_score_file
 from evalhub.core.charts import bias_chart, reliability_chart
 from evalhub.core.files.judgments import AUTO
@@ -295,6 +297,7 @@ def import_judgments(request):
         except ImportRejected as rejected:
             errors = rejected.errors
     context = {"form": form, "errors": errors[:MAX_ERRORS_SHOWN], "error_count": len(errors), "preview": preview}
+    context["preview_headers"] = JUDGMENT_PREVIEW_HEADERS
     return render(request, "judgelab/import.html", context, status=400 if errors else 200)
 
 
@@ -339,4 +342,5 @@ def import_scores(request):
             messages.success(request, imported_message(request.user, upload.name, summary, pages))
             return redirect(f"{reverse('judge_pointwise')}?{urlencode({'benchmark': summary.benchmark.slug})}")
     context = {"form": form, "errors": errors[:MAX_ERRORS_SHOWN], "error_count": len(errors), "preview": preview}
+    context["preview_headers"] = SCORE_PREVIEW_HEADERS
     return render(request, "judgelab/import_scores.html", context, status=400 if errors else 200)
