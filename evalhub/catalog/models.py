@@ -369,6 +369,11 @@ class Judgment(models.Model):
             models.Index(
                 fields=["response_2"], condition=Q(response_2__isnull=False), name="judgment_response_2_where_set"
             ),
+            # Scores of single responses, and graded verdicts, by response: a few rows beside millions of
+            # pairwise ones, which the plain index on `response` made the planner read the table for (a
+            # prompt's page at ten million judgments: 3.4 s; the graded page, with no grade at all: 1.0 s).
+            models.Index(fields=["response"], condition=Q(response_2__isnull=True), name="judgment_score_by_response"),
+            models.Index(fields=["response"], condition=Q(grade__isnull=False), name="judgment_graded_by_response"),
         ]
         constraints = [
             models.CheckConstraint(

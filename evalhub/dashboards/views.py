@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import secrets
 
 from django.contrib import messages
@@ -31,6 +32,7 @@ from evalhub.reads.provenance import stand_in_specs
 from evalhub.system.downloads import download
 from evalhub.system.forms import form_reasons
 
+logger = logging.getLogger(__name__)
 RETRY_AFTER_S = 30  # what an export asks a client to wait while a worker computes the board
 
 
@@ -278,6 +280,12 @@ def _board_not_ready(state: win_rate_boards.KeptBoard) -> HttpResponse:
         text = "No worker could be asked for this board (the broker did not answer): retry to ask again."
     response = HttpResponse(text, status=503, content_type="text/plain")
     response["Retry-After"] = str(RETRY_AFTER_S)
+    # A state the client is told to wait out, not a fault: logged as such here, and not again by Django,
+    # which logs every 5xx as an ERROR (a monitor paging on them would page on every large export).
+    logger.info(
+        "win-rate export not ready (%s): the client is asked to retry", "worker asked" if state.asked else "no broker"
+    )
+    response._has_been_logged = True  # type: ignore[attr-defined]  # django.utils.log.log_response reads it
     return response
 
 

@@ -37,7 +37,7 @@ from evalhub.judgelab.observations import BLIND, PEOPLES_VERDICTS, Scope
 from evalhub.judgelab.pointwise import export_rows as pointwise_export_rows
 from evalhub.judgelab.pointwise import item_chart, pointwise_report, scored_benchmarks
 from evalhub.judgelab.report import judge_key, model_as_judge, report_with_freshness
-from evalhub.reads.caching import fingerprint
+from evalhub.reads.caching import cached, fingerprint
 from evalhub.reads.provenance import stand_in_specs
 from evalhub.system.downloads import download
 
@@ -213,7 +213,7 @@ def pointwise(request, fmt: str = ""):
 def graded(request, fmt: str = ""):
     """Graded preferences against people's average rating (privileged-information paper, Figure 1, Table 4)."""
     scope = _scope(request)
-    table = graded_table(scope)
+    table = cached(f"graded:{scope.key}", lambda: graded_table(scope))  # once per fingerprint of the data
     if fmt == "csv":
         return _download(to_text(csv_rows(table), "csv"), "graded.csv", "text/csv")
     context = {

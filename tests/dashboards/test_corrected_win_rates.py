@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 
 import pytest
 from django.core.management import call_command
@@ -350,7 +351,7 @@ def test_pairs_drawn_where_the_judge_is_least_sure_are_weighted_by_their_chance_
 
 
 def test_a_new_label_by_people_costs_no_new_length_controlled_fit_but_a_judges_new_verdict_does(
-    judged_and_labelled, viewer, login, monkeypatch, django_capture_on_commit_callbacks
+    judged_and_labelled, viewer, login, monkeypatch, django_capture_on_commit_callbacks, caplog
 ):
     from evalhub.dashboards import win_rate_boards as module
 
@@ -376,7 +377,7 @@ def test_a_new_label_by_people_costs_no_new_length_controlled_fit_but_a_judges_n
 
 
 def test_a_large_board_is_computed_by_a_worker_while_the_pages_show_the_last_one_marked_with_its_age(
-    judged_and_labelled, viewer, login, monkeypatch, django_capture_on_commit_callbacks
+    judged_and_labelled, viewer, login, monkeypatch, django_capture_on_commit_callbacks, caplog
 ):
     from evalhub.dashboards import win_rate_boards as module
     from evalhub.dashboards.correction import Correction
@@ -421,8 +422,11 @@ def test_a_large_board_is_computed_by_a_worker_while_the_pages_show_the_last_one
     assert 'id="board-freshness"' in stale.content.decode() and "a worker is computing" in stale.content.decode()
     assert {r["name"]: r["win_rate"] for r in stale.context["rows"]} == before, "the last board, marked"
     assert "as of" in client.get("/models/phi-2/").content.decode(), "the model page marks it too"
-    waiting = client.get("/leaderboards/baseline.csv", page)
+    with caplog.at_level(logging.INFO):
+        waiting = client.get("/leaderboards/baseline.csv", page)
     assert waiting.status_code == 503 and waiting["Retry-After"] == "30", "a file never holds the last board"
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], "a wait the client is told of is no error"
+    assert "win-rate export not ready" in caplog.text
     assert "A worker is computing this board" in waiting.content.decode() and len(fits) == fitted
     assert len(asked) == 2
     worker()
