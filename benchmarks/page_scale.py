@@ -149,11 +149,12 @@ class Workers:
             def apply_async(self, args=None, kwargs=None, **options):
                 outer.asked.append((self.name, args, kwargs))
 
-        from evalhub.dashboards import win_rate_boards
+        from evalhub.dashboards import pairwise, win_rate_boards
         from evalhub.judgelab import report
 
         win_rate_boards.task_named = Task
         report.task_named = Task
+        pairwise.task_named = Task
 
     def run(self) -> tuple[float, float, int]:
         """(wall, CPU, tasks) of computing everything asked for."""

@@ -1,16 +1,31 @@
 """The Arena-style pairwise board: Bradley–Terry ratings with bootstrap intervals, ranks, and the
-win-rate and battle-count matrices, for any filter of the battles."""
+win-rate and battle-count matrices, for any filter of the battles.
+
+Pages show a board kept with when it was computed (`board_state`), as the win-rate boards and the judge
+lab do: a board counted from many battles is a worker's to compute — its items of several labels are
+read from every label under its filters (0.9 s at ten million of people's labels, 17 s with every
+judge's) — and meanwhile the last one is shown marked with its age; a small one is computed in the
+request. A file a researcher keeps holds the data as it is: exports wait for the current board, or
+answer 503 with Retry-After while a worker computes a large one.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import time
 from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import numpy as np
+from django.core.cache import cache
+from django.utils import timezone
 
 from evalhub.catalog.label_counts import shared_label_items
 from evalhub.catalog.models import Response
+from evalhub.celery import task_named
 from evalhub.core.charts import IntervalChart, interval_chart
 from evalhub.core.statistics import bradley_terry as bt
 from evalhub.core.text.features import STYLE_FEATURES, style_features
@@ -18,10 +33,85 @@ from evalhub.dashboards.counts import battle_counts, battle_options
 from evalhub.dashboards.shapes import FilterOptions, MatrixCell, MatrixRow, PairwiseBoard, RatingRow, StyleControl
 from evalhub.debates.models import DebateRun
 from evalhub.reads.battles import SOURCES, Battle, Filters, battle_judges, judge_battles, load_battles
-from evalhub.reads.caching import cached, cached_forever
+from evalhub.reads.caching import ask_worker_once, cached, cached_forever, fingerprint
 from evalhub.system.bounded_queries import where_in
 
 ROUNDS = 200  # Arena's bootstrap; the issue asks for at least 200 resamples
+# A board counted from this many battles is computed by a worker, not in a page's request.
+BACKGROUND_AT = 200_000
+REFRESH_TASK = "dashboards.refresh_pairwise_board"
+
+
+@dataclass(frozen=True)
+class KeptPairwise:
+    board: PairwiseBoard | None  # None: none kept yet, a worker computes the first
+    stamp: str  # the fingerprint of the data it was computed from
+    computed_at: datetime | None
+    seconds: float  # what computing it took
+    current: bool  # computed from the data as it is now
+    asked: bool = False  # not current, and a worker computes the current one (False: the broker did not answer)
+
+    @property
+    def pending(self) -> bool:
+        return self.board is None
+
+
+def board_state(filters: Filters, stamp: str, *, wait: bool = False) -> KeptPairwise:
+    """The board a page shows for `filters` and how fresh it is. The kept one when it is current; else
+    computed here when it is counted from fewer than BACKGROUND_AT battles (or `wait`, for a file that must
+    hold the data as it is); else the last one kept, marked, while a worker computes the current one."""
+    kept = cache.get(_kept_key(filters))
+    if kept is not None and kept["stamp"] == stamp:
+        return _shown(kept, current=True)
+    if wait or sum(r.wins_a + r.wins_b + r.ties for r in battle_counts(filters, stamp=stamp)) < BACKGROUND_AT:
+        return _shown(compute_and_keep(filters, stamp), current=True)
+    asked = ask_worker_once(
+        _refresh_lock(filters),
+        lambda: task_named(REFRESH_TASK).apply_async(args=[dataclasses.asdict(filters)]),
+        "the pairwise board",
+    )
+    kept = cache.get(_kept_key(filters))  # an eager worker (quickstart, tests) kept it already
+    if kept is None:
+        return KeptPairwise(None, "", None, 0.0, current=False, asked=asked)
+    return _shown(kept, current=kept["stamp"] == stamp, asked=asked)
+
+
+def refresh(filters: Filters) -> None:
+    """A worker's part: the board of the data as it is now, kept, unless the kept one already is."""
+    try:
+        stamp = fingerprint()
+        kept = cache.get(_kept_key(filters))
+        if kept is None or kept["stamp"] != stamp:
+            compute_and_keep(filters, stamp)
+    finally:
+        cache.delete(_refresh_lock(filters))
+
+
+def filters_from(data: dict[str, Any]) -> Filters:
+    """The filters a task was given (JSON made their tuple of sources a list)."""
+    return Filters(**{**data, "sources": tuple(data["sources"])})
+
+
+def compute_and_keep(filters: Filters, stamp: str) -> dict[str, Any]:
+    # The fingerprint is taken before reading: battles landing meanwhile make the next page ask again.
+    started, clock = timezone.now(), time.perf_counter()
+    board = pairwise_board(filters, stamp)
+    kept = {"board": board, "stamp": stamp, "computed_at": started, "seconds": time.perf_counter() - clock}
+    cache.set(_kept_key(filters), kept, None)
+    return kept
+
+
+def _shown(kept: dict[str, Any], *, current: bool, asked: bool = False) -> KeptPairwise:
+    board, stamp, computed_at, seconds = kept["board"], kept["stamp"], kept["computed_at"], kept["seconds"]
+    return KeptPairwise(board, stamp, computed_at, seconds, current, asked and not current)
+
+
+def _kept_key(filters: Filters) -> str:
+    return f"dashboards:pairwise_board:{filters.key}"
+
+
+def _refresh_lock(filters: Filters) -> str:
+    return f"dashboards:pairwise_refreshing:{filters.key}"
 
 
 def filter_options() -> FilterOptions:

@@ -12,13 +12,14 @@ from evalhub.catalog.models import IMPORTED_VARIANT
 from evalhub.dashboards.counts import battle_counts
 from evalhub.dashboards.gre_bench import gre_bench_board
 from evalhub.dashboards.judges import judges_board
-from evalhub.dashboards.pairwise import pairwise_board
+from evalhub.dashboards.pairwise import board_state
 from evalhub.dashboards.shapes import (
     ExampleDebate,
     GrePlace,
     GroupRecord,
     HiddenBattles,
     ModelProfile,
+    ModelRecord,
     OpponentRecord,
     Tally,
 )
@@ -31,23 +32,33 @@ EXAMPLES = 5
 
 
 def model_profile(slug: str, filters: Filters, stamp: str) -> ModelProfile:
-    def compute() -> ModelProfile:
-        board = pairwise_board(filters, stamp)
-        mine = battle_counts(filters, model=slug, stamp=stamp)
-        return {
-            "rating": next((r for r in board["ratings"] if r["model"] == slug), None),
-            "models_rated": len(board["ratings"]),
-            "record": _record(slug, mine),
-            "by_criterion": _breakdown(slug, mine, lambda row: row.criterion),
-            "by_scenario": _breakdown(slug, mine, lambda row: row.scenario),
-            "won": _examples(slug, filters, "win"),
-            "lost": _examples(slug, filters, "loss"),
-            "filtered_out": [] if _tally(slug, mine)["battles"] else _filtered_out(slug),
-            "gre_bench": _gre_bench(slug, stamp),
-            "judging": [row for row in judges_board(stamp)["judges"] if row["model"] == slug],
-        }
+    """The model's page: its rating from the board the leaderboard shows (the kept one, marked with its
+    age while a worker computes the current one), and its record, breakdowns and examples."""
+    state = board_state(filters, stamp)
+    ratings = state.board["ratings"] if state.board is not None else []
+    counted: ModelRecord = cached(f"profile:{slug}:{filters.key}", lambda: _profile(slug, filters, stamp), stamp=stamp)
+    return {
+        **counted,
+        "rating": next((r for r in ratings if r["model"] == slug), None),
+        "models_rated": len(ratings),
+        "rating_computed_at": None if state.current else state.computed_at,
+        "rating_pending": state.pending,
+    }
 
-    return cached(f"profile:{slug}:{filters.key}", compute, stamp=stamp)
+
+def _profile(slug: str, filters: Filters, stamp: str) -> ModelRecord:
+    """What the page shows beside the rating: counted battles and runs, a few queries whatever their size."""
+    mine = battle_counts(filters, model=slug, stamp=stamp)
+    return {
+        "record": _record(slug, mine),
+        "by_criterion": _breakdown(slug, mine, lambda row: row.criterion),
+        "by_scenario": _breakdown(slug, mine, lambda row: row.scenario),
+        "won": _examples(slug, filters, "win"),
+        "lost": _examples(slug, filters, "loss"),
+        "filtered_out": [] if _tally(slug, mine)["battles"] else _filtered_out(slug),
+        "gre_bench": _gre_bench(slug, stamp),
+        "judging": [row for row in judges_board(stamp)["judges"] if row["model"] == slug],
+    }
 
 
 def _filtered_out(slug: str) -> list[HiddenBattles]:

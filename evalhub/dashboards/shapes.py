@@ -220,9 +220,9 @@ class GrePlace(TypedDict):
     scores: list[dict[str, Any]]  # a variant's key and label, and its ScoreCell
 
 
-class ModelProfile(TypedDict):
-    rating: RatingRow | None
-    models_rated: int
+class ModelRecord(TypedDict):
+    """A model's page beside its rating: what the counts and runs say."""
+
     record: list[OpponentRecord]
     by_criterion: list[GroupRecord]
     by_scenario: list[GroupRecord]
@@ -231,3 +231,10 @@ class ModelProfile(TypedDict):
     filtered_out: list[HiddenBattles]
     gre_bench: list[GrePlace]
     judging: list[JudgeRow]
+
+
+class ModelProfile(ModelRecord):
+    rating: RatingRow | None
+    models_rated: int
+    rating_computed_at: datetime | None  # when its board was computed, where that was before the latest data
+    rating_pending: bool  # no board kept yet: a worker computes the first

@@ -6,6 +6,7 @@ from typing import Any
 
 from celery import shared_task
 
+from evalhub.dashboards import pairwise
 from evalhub.dashboards.baseline_win_rates import Selection
 from evalhub.dashboards.correction import Correction
 from evalhub.dashboards.label_requests import CONTINUE_TASK, do_continue_asking
@@ -25,3 +26,8 @@ def continue_asking_task(run_id: int) -> None:
 @shared_task(name=CHOICES_TASK, ignore_result=True)
 def refresh_win_rate_choices_task() -> None:
     refresh_choices()
+
+
+@shared_task(name=pairwise.REFRESH_TASK, ignore_result=True)
+def refresh_pairwise_board_task(filters: dict[str, Any]) -> None:
+    pairwise.refresh(pairwise.filters_from(filters))

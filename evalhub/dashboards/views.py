@@ -23,7 +23,7 @@ from evalhub.dashboards.arena_battles import arena_records
 from evalhub.dashboards.correction import correction_of, target_of, with_labels_needed
 from evalhub.dashboards.counts import sources_with_battles
 from evalhub.dashboards.profiles import model_profile
-from evalhub.dashboards.shapes import GroupRecord, ModelProfile, OpponentRecord
+from evalhub.dashboards.shapes import GroupRecord, ModelProfile, OpponentRecord, PairwiseBoard
 from evalhub.reads.battle_filters import BattleFilterForm
 from evalhub.reads.battles import SOURCES, default_sources, load_battles
 from evalhub.reads.caching import cached, fingerprint
@@ -74,10 +74,12 @@ def leaderboards(request):
     names = _names()
     # Rendered sections are cached too (the matrices and layouts are thousands of cells); their
     # key adds the display names, so a renamed model shows at once.
-    page_stamp = f"{stamp}-{hashlib.sha1(repr(sorted(names.items())).encode(), usedforsecurity=False).hexdigest()[:12]}"
+    names_stamp = hashlib.sha1(repr(sorted(names.items())).encode(), usedforsecurity=False).hexdigest()[:12]
+    page_stamp = f"{stamp}-{names_stamp}"
 
-    def pairwise_html() -> str:
-        board = pairwise.pairwise_board(filters, stamp)
+    state = pairwise.board_state(filters, stamp)
+
+    def board_html(board: PairwiseBoard) -> str:
         context = {
             "filters": filters,
             "query": request.GET.urlencode(),
@@ -87,9 +89,15 @@ def leaderboards(request):
             "chart": pairwise.rating_chart(board["ratings"], names, style=board["style"] is not None),
             "names": names,
         }
-        return render_to_string("dashboards/_pairwise.html", context)
+        return render_to_string("dashboards/_pairwise_board.html", context)
 
-    pairwise_section = mark_safe(cached(f"html:pairwise:{filters.key}", pairwise_html, stamp=page_stamp))  # noqa: S308 (our own rendered template)
+    # The board's part of the page is kept by the data it was computed from (a kept board shown while a
+    # worker computes the current one is rendered once); its freshness is said around it, each request.
+    board, kept_stamp = state.board, f"{state.stamp}-{names_stamp}"
+    shown = "" if board is None else cached(f"html:pairwise:{filters.key}", lambda: board_html(board), stamp=kept_stamp)
+    section = {"filters": filters, "sources": SOURCES, "state": state, "board_html": mark_safe(shown)}  # noqa: S308
+    section["options"] = cached("filter_options", pairwise.filter_options, stamp=stamp)
+    pairwise_section = render_to_string("dashboards/_pairwise.html", section, request=request)
     if request.htmx and request.htmx.target == "pairwise":
         return HttpResponse(pairwise_section)
     gre_section = cached(
@@ -126,7 +134,10 @@ def leaderboard_export(request, table: str, fmt: str):
         return _bad_filters(form)
     names = _names()
     if table in ("ratings", "win_rates"):
-        rows = pairwise.export_rows(pairwise.pairwise_board(filters, stamp), table, names)
+        state = pairwise.board_state(filters, stamp)  # a file holds the data as it is now, or is asked again
+        if not state.current or state.board is None:
+            return _board_not_ready(state)
+        rows = pairwise.export_rows(state.board, table, names)
     elif table == "gre_bench":
         rows = gre_bench.export_rows(gre_bench.gre_bench_board(stamp))
     else:
@@ -271,7 +282,7 @@ def baseline_win_rates_export(request, fmt: str):
     )
 
 
-def _board_not_ready(state: win_rate_boards.KeptBoard) -> HttpResponse:
+def _board_not_ready(state: win_rate_boards.KeptBoard | pairwise.KeptPairwise) -> HttpResponse:
     """What an export answers while a worker computes the board of the data as it is now."""
     if state.asked:
         when = "" if state.computed_at is None else f" (the last was computed {timesince(state.computed_at)} ago)"
@@ -282,9 +293,7 @@ def _board_not_ready(state: win_rate_boards.KeptBoard) -> HttpResponse:
     response["Retry-After"] = str(RETRY_AFTER_S)
     # A state the client is told to wait out, not a fault: logged as such here, and not again by Django,
     # which logs every 5xx as an ERROR (a monitor paging on them would page on every large export).
-    logger.info(
-        "win-rate export not ready (%s): the client is asked to retry", "worker asked" if state.asked else "no broker"
-    )
+    logger.info("board export not ready (%s): the client is asked to retry", "asked" if state.asked else "no broker")
     response._has_been_logged = True  # type: ignore[attr-defined]  # django.utils.log.log_response reads it
     return response
 

@@ -426,7 +426,7 @@ def test_a_large_board_is_computed_by_a_worker_while_the_pages_show_the_last_one
         waiting = client.get("/leaderboards/baseline.csv", page)
     assert waiting.status_code == 503 and waiting["Retry-After"] == "30", "a file never holds the last board"
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING], "a wait the client is told of is no error"
-    assert "win-rate export not ready" in caplog.text
+    assert "board export not ready" in caplog.text
     assert "A worker is computing this board" in waiting.content.decode() and len(fits) == fitted
     assert len(asked) == 2
     worker()

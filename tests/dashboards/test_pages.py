@@ -9,7 +9,6 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from evalhub.core.scaleeval.debate import DebateOutcome
-from evalhub.dashboards import counts as counts_module
 from evalhub.debates.actions import do_finish_debates
 from evalhub.debates.models import DebateStatus
 
@@ -175,10 +174,11 @@ def test_the_model_page_query_count_does_not_grow_with_the_data(client, played, 
 
 def test_a_cached_board_is_served_until_a_new_verdict_lands(client, played, viewer, login, monkeypatch):
     client = login(viewer)
+    from evalhub.dashboards import pairwise
+
     calls = []
-    real = counts_module.battle_counts
-    counting = lambda *args, **kwargs: calls.append(1) or real(*args, **kwargs)  # noqa: E731
-    monkeypatch.setattr("evalhub.dashboards.pairwise.battle_counts", counting)
+    real = pairwise.compute_and_keep
+    monkeypatch.setattr(pairwise, "compute_and_keep", lambda *args: calls.append(1) or real(*args))
     assert "5 battles" in client.get("/leaderboards/").content.decode()
     assert "5 battles" in client.get("/leaderboards/").content.decode()
     assert len(calls) == 1

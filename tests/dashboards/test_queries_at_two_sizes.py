@@ -82,7 +82,7 @@ def pages() -> list[str]:
 @pytest.fixture
 def no_worker_yet(monkeypatch):
     """Asking a worker records the ask: what a page does while no worker has answered it yet."""
-    from evalhub.dashboards import win_rate_boards
+    from evalhub.dashboards import pairwise, win_rate_boards
     from evalhub.judgelab import report
 
     asked: list = []
@@ -93,6 +93,7 @@ def no_worker_yet(monkeypatch):
 
     monkeypatch.setattr(win_rate_boards, "task_named", lambda name: Task())
     monkeypatch.setattr(report, "task_named", lambda name: Task())
+    monkeypatch.setattr(pairwise, "task_named", lambda name: Task())
     return asked
 
 

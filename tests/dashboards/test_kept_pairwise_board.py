@@ -1,0 +1,71 @@
+"""The pairwise board is kept, as the win-rate boards and the judge lab are (issue 79): a board counted
+from many battles is a worker's to compute; pages show the last one marked with its age meanwhile, its
+exports answer 503 with Retry-After, and a model's page takes its rating from the same kept board."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalhub.dashboards import pairwise
+from evalhub.debates.models import DebateStatus
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def large(arena, monkeypatch):
+    """Five battles, a board 'large' from four; the worker's refreshes recorded, run on demand."""
+    for verdict in (1, 1, 2):
+        arena.debate("alpha", "beta", verdict=verdict)
+    arena.debate("beta", "gamma", verdict=1)
+    arena.debate("alpha", "gamma", verdict=0, status=DebateStatus.ADJUDICATED)
+    monkeypatch.setattr(pairwise, "BACKGROUND_AT", 4)
+    asked, computed = [], []
+
+    class Task:
+        def apply_async(self, args=()):
+            asked.append(args[0])
+
+    real = pairwise.compute_and_keep
+    monkeypatch.setattr(pairwise, "task_named", lambda name: Task())
+    monkeypatch.setattr(pairwise, "compute_and_keep", lambda *args: computed.append(1) or real(*args))
+
+    def worker() -> None:
+        pairwise.refresh(pairwise.filters_from(asked[-1]))
+
+    return arena, asked, computed, worker
+
+
+def test_a_large_board_is_a_workers_and_the_pages_show_the_last_one_marked(client, viewer, login, large):
+    arena, asked, computed, worker = large
+    client = login(viewer)
+    first = client.get("/leaderboards/").content.decode()
+    assert 'id="board-pending"' in first and "A worker is computing this board" in first
+    assert computed == [] and len(asked) == 1, "no board computed in the request; one worker asked"
+    assert client.get("/leaderboards/ratings.csv").status_code == 503, "a file never holds what is not current"
+    assert 'id="rating-pending"' in client.get("/models/alpha/").content.decode()
+    assert len(asked) == 1, "one worker asked, however many pages ask"
+
+    worker()
+    shown = client.get("/leaderboards/").content.decode()
+    assert "5 battles" in shown and "board-pending" not in shown and "board-freshness" not in shown
+    assert client.get("/leaderboards/ratings.csv").status_code == 200
+
+    arena.debate("beta", "gamma", verdict=2)  # the data moves on
+    stale = client.get("/leaderboards/").content.decode()
+    assert "5 battles" in stale and 'id="board-freshness"' in stale, "the last board, marked with its age"
+    assert len(computed) == 1 and len(asked) == 2, "still none computed in a request"
+    assert 'id="rating-freshness"' in client.get("/models/alpha/").content.decode()
+    waiting = client.get("/leaderboards/ratings.csv")
+    assert waiting.status_code == 503 and waiting["Retry-After"] == "30"
+
+    worker()
+    fresh = client.get("/leaderboards/").content.decode()
+    assert "6 battles" in fresh and "board-freshness" not in fresh
+    assert "rating-freshness" not in client.get("/models/alpha/").content.decode()
+
+
+def test_a_small_board_is_computed_in_the_request(client, viewer, login, arena):
+    arena.debate("alpha", "beta", verdict=1)
+    page = login(viewer).get("/leaderboards/").content.decode()
+    assert "1 battle" in page and "board-pending" not in page
