@@ -17,6 +17,10 @@ aiohttp client, as evalhub's OpenAI-style client makes them (`benchmarks/openai_
 beside the hand client it replaced and the SDK's typed stream).
 
     python benchmarks/debate_throughput.py --debates 100 --latency 0.2
+    python benchmarks/debate_throughput.py --debates 100 --load 6   # beside six busy processes
+
+`--load N` runs N processes that only spin beside both measurements, as a loaded machine's other work
+would (six on two cores brought the load average to about 8); the load average is printed at each one.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ django.setup()
 from channels.testing import WebsocketCommunicator  # noqa: E402
 from django.contrib.auth.models import User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
+from measured import machine  # noqa: E402  (benchmarks/, beside this script)
 
 from evalhub.catalog.demo import do_load_builtin_criteria  # noqa: E402
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel, Prompt, Response  # noqa: E402
@@ -190,6 +195,7 @@ def main() -> None:
         help="worker processes that share the N debates (one per core, as production runs them); with more than "
         "one, no socket watches (the embedded channel layer lives in one process)",
     )
+    parser.add_argument("--load", type=int, default=0, help="busy processes beside the measurements")
     parser.add_argument("--worker-part", default="", help=argparse.SUPPRESS)  # internal: debate ids for a child
     parser.add_argument(
         "--connections",
@@ -215,11 +221,16 @@ def main() -> None:
     do_load_builtin_criteria()
     user = User.objects.create_superuser("bench", password="x")
     server = ServerProcess(args.latency, args.chunk_delay, args.words, args.connections == "keep-alive")
+    spinning = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.load)]
     try:
         warm_ids = list(create_run(1, server.url, args.concurrency, "warm-up").debates.values_list("id", flat=True))
         asyncio.run(measure(warm_ids, user, 1))  # imports, first connections, template loading
+        if spinning:
+            time.sleep(30)  # the load average follows the busy processes over a minute
+        print(f"before 1 debate: {machine()}")
         one_ids = list(create_run(1, server.url, args.concurrency, "one").debates.values_list("id", flat=True))
         one, _ = asyncio.run(measure(one_ids, user, 1))
+        print(f"before {args.debates} debates: {machine()}")
         many_run = create_run(args.debates, server.url, args.concurrency, "many")
         many_ids = list(many_run.debates.values_list("id", flat=True))
         before, app_before = server.stats(), cpu_seconds()
@@ -231,7 +242,11 @@ def main() -> None:
             cache_thread().submit(lambda: None).result()  # the cache writes not waited for are counted too
             app_cpu = cpu_seconds() - app_before
         stats = server.stats()
+        print(f"after {args.debates} debates: {machine()}")
     finally:
+        for process in spinning:
+            process.kill()
+            process.wait()
         server.close()
     calls, peak, chunk_log = stats["requests"] - before["requests"], stats["peak_connections"], stats["chunk_log"]
     opened = stats["connections_opened"] - before["connections_opened"]

@@ -14,9 +14,15 @@ Retry-After until the worker is done), and **warm** (asked again). Query
 counts are printed beside the times. Exits 1 when a changed or warm page's p95 passes the bounds
 (2 s changed, 500 ms warm) or a page's query count differs between two sizes given with `--sizes`.
 
+With `--server` (PostgreSQL and Redis), the pages are asked over HTTP of the production web server
+(uvicorn, one process) and the workers' part is a real Celery worker's: the CPU beside each wall time is
+the server process's, a round's workers' figure the worker's, and the round waits until no refresh is in
+flight; query counts are the in-process run's to compare.
+
     python benchmarks/page_scale.py                                    # SQLite in a temporary folder
     python benchmarks/page_scale.py --sizes 100000 1000000             # two sizes, query counts compared
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres python benchmarks/page_scale.py --sizes 1000000
+    DATABASE_URL=… REDIS_URL=redis://127.0.0.1:6379/7 python benchmarks/page_scale.py --sizes 1000000 --server
 """
 
 from __future__ import annotations
@@ -180,6 +186,8 @@ def one_more_judgment(round_: int) -> None:
 
 
 def visit(client, url: str) -> tuple[float, float, int]:
+    if isinstance(client, OverHttp):
+        return client.visit(url)
     with CaptureQueriesContext(connection) as captured:
         wall, cpu = time.perf_counter(), time.process_time()
         response = client.get(url)
@@ -191,16 +199,90 @@ def visit(client, url: str) -> tuple[float, float, int]:
     return wall, cpu, len(captured)
 
 
-def measure(size: int, args, client, workers: Workers) -> dict[str, dict[str, tuple[float, float, int]]]:
+NOT_COUNTED = -1  # over HTTP the server's queries are not seen: the in-process run counts them
+
+
+class OverHttp:
+    """The production web server (uvicorn, one process) and a Celery worker on the benchmark's database:
+    pages asked over HTTP with a viewer's session, the server's CPU beside each wall time; `run` (the
+    workers' part) waits until no refresh is queued or in flight and gives the worker's CPU."""
+
+    def __init__(self) -> None:
+        from adjudication_load import Server, session_for  # benchmarks/, beside this script
+        from connection_load import start_worker
+
+        settings = connection.settings_dict
+        url = f"postgres://{settings['USER']}@{settings['HOST']}:{settings['PORT']}/{settings['NAME']}"
+        env = {
+            "DATABASE_URL": url,
+            "REDIS_URL": os.environ["REDIS_URL"],
+            "SECRET_KEY": os.environ["SECRET_KEY"],
+            "EVALHUB_DATA_DIR": os.environ["EVALHUB_DATA_DIR"],
+            "EVALHUB_ALLOWED_HOSTS": "127.0.0.1",
+            "EVALHUB_SSL_REDIRECT": "false",
+            "EVALHUB_SECURE_COOKIES": "false",
+            "EVALHUB_LOG_LEVEL": "WARNING",
+        }
+        self.server = Server(env, workers=1)
+        self.worker = start_worker(env, concurrency=2)
+        import httpx
+
+        self.http = httpx.Client(base_url=self.server.url, cookies={"sessionid": session_for("bench-http", "viewer")})
+        self.http.timeout = 600
+
+    def visit(self, url: str) -> tuple[float, float, int]:
+        from adjudication_load import cpu_seconds
+
+        cpu, wall = cpu_seconds(self.server.process.pid), time.perf_counter()
+        response = self.http.get(url)
+        wall, cpu = time.perf_counter() - wall, cpu_seconds(self.server.process.pid) - cpu
+        assert response.status_code in (200, 503), (url, response.status_code)
+        return wall, cpu, NOT_COUNTED
+
+    def run(self) -> tuple[float, float, int]:
+        """(wall, the worker's CPU, refreshes seen) until the queue is empty and no refresh is in flight."""
+        import redis
+        from adjudication_load import cpu_seconds
+
+        broker = redis.Redis.from_url(os.environ["REDIS_URL"])
+        cpu, wall, seen = cpu_seconds(self.worker.pid), time.perf_counter(), set()
+        while True:
+            flying = {key for key in broker.scan_iter(match="*refreshing*")}
+            seen |= flying
+            if not flying and not broker.llen("default"):
+                break
+            time.sleep(0.5)
+        return time.perf_counter() - wall, cpu_seconds(self.worker.pid) - cpu, len(seen)
+
+    def close(self) -> None:
+        self.http.close()
+        self.server.close()
+        self.worker.terminate()
+        self.worker.wait(timeout=60)
+
+
+def measure(size: int, args, client, workers: Workers | None) -> dict[str, dict[str, tuple[float, float, int]]]:
+    """Every page at this size: asked of `client` in this process, or (`workers` None) over HTTP of the
+    production server, whose own worker then does the workers' part."""
     started = time.perf_counter()
     build(size, args.judges, args.people, args.models, args.seed)
     print(
         f"\n{Judgment.objects.count():,} judgments, {args.judges} judges ({args.people} people), "
         f"{args.models} models; built in {time.perf_counter() - started:.0f} s; {machine()}"
     )
+    cache.clear()  # before any server starts: the broker's queues share the cache's Redis database
+    if workers is None:
+        server = OverHttp()
+        try:
+            return _measured(args, server, server)
+        finally:
+            server.close()
+    return _measured(args, client, workers)
+
+
+def _measured(args, client, workers) -> dict[str, dict[str, tuple[float, float, int]]]:
     urls = pages()
     found: dict[str, dict[str, tuple[float, float, int]]] = {url: {} for url in urls}
-    cache.clear()
     for url in urls:
         found[url]["first"] = visit(client, url)
     wall, cpu, tasks = workers.run()
@@ -239,7 +321,10 @@ def main() -> int:
     parser.add_argument("--models", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--server", action="store_true", help="over HTTP of uvicorn, with a Celery worker")
     args = parser.parse_args()
+    if args.server and (connection.vendor != "postgresql" or not os.environ.get("REDIS_URL")):
+        parser.error("--server needs PostgreSQL (DATABASE_URL) and Redis (REDIS_URL)")
     setup_test_environment()
     missed, counts = [], []
     for size in args.sizes:
@@ -249,7 +334,7 @@ def main() -> int:
             viewer.groups.add(Group.objects.get_or_create(name="viewer")[0])
             client = Client()
             client.force_login(viewer)
-            found = measure(size, args, client, Workers())
+            found = measure(size, args, client, None if args.server else Workers())
         finally:
             teardown_databases(databases, verbosity=0)
         for url, seen in found.items():

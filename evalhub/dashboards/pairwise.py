@@ -197,9 +197,15 @@ def pairwise_board(
             "options": filter_options(),
             "items": board.items,
             "shared_items": board.shared_items,
+            "digest": None if filters.style else _digest(cells, by_source, shared, filters, rounds, seed),
         }
 
     return cached(f"pairwise:{filters.key}:{rounds}:{seed}", compute, stamp=stamp)
+
+
+def _digest(cells: Counter, by_source: Counter, shared: Counter, filters: Filters, rounds: int, seed: int) -> str:
+    content = (sorted(cells.items()), sorted(by_source.items()), sorted(shared.items()), filters.key, rounds, seed)
+    return hashlib.sha1(repr(content).encode(), usedforsecurity=False).hexdigest()
 
 
 def _outcome(cells: Counter, row: str, column: str, as_first: str, as_second: str) -> int:

@@ -63,6 +63,9 @@ class PairwiseBoard(TypedDict):
     options: FilterOptions
     items: int  # the independent items the intervals resample (0: every battle its own)
     shared_items: int  # of those, pairs several people (or judges) labelled, resampled whole
+    # What the board is computed from (its counts, items and settings), where that says all of it (not a
+    # style-controlled board, which reads the texts): a page renders the same board once, whatever else moved.
+    digest: str | None
 
 
 # --- the judges board ---------------------------------------------------------------------

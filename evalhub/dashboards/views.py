@@ -26,7 +26,7 @@ from evalhub.dashboards.profiles import model_profile
 from evalhub.dashboards.shapes import GroupRecord, ModelProfile, OpponentRecord, PairwiseBoard
 from evalhub.reads.battle_filters import BattleFilterForm
 from evalhub.reads.battles import SOURCES, default_sources, load_battles
-from evalhub.reads.caching import cached, fingerprint
+from evalhub.reads.caching import cached, cached_forever, fingerprint
 from evalhub.reads.model_sections import section_context
 from evalhub.reads.provenance import stand_in_specs
 from evalhub.system.downloads import download
@@ -93,8 +93,13 @@ def leaderboards(request):
 
     # The board's part of the page is kept by the data it was computed from (a kept board shown while a
     # worker computes the current one is rendered once); its freshness is said around it, each request.
-    board, kept_stamp = state.board, f"{state.stamp}-{names_stamp}"
-    shown = "" if board is None else cached(f"html:pairwise:{filters.key}", lambda: board_html(board), stamp=kept_stamp)
+    board = state.board
+    if board is None:
+        shown = ""
+    else:  # rendered once per board and names, however often the data moves without changing it
+        # (an empty board names the sources with battles elsewhere: that follows the data, not the board)
+        drawn = board["digest"] if board["digest"] and board["battles"] else state.stamp
+        shown = cached_forever(f"html:pairwise:{filters.key}:{drawn}-{names_stamp}", lambda: board_html(board))
     section = {"filters": filters, "sources": SOURCES, "state": state, "board_html": mark_safe(shown)}  # noqa: S308
     section["options"] = cached("filter_options", pairwise.filter_options, stamp=stamp)
     pairwise_section = render_to_string("dashboards/_pairwise.html", section, request=request)
