@@ -308,7 +308,7 @@ def _measured(args, client, workers) -> dict[str, dict[str, tuple[float, float, 
                 22 if how == "changed" else 20
             )
         queries = sorted({q for _, _, q in seen["changed"]} | {q for _, _, q in seen["warm"]})
-        line += f"{'/'.join(map(str, queries)):>12}"
+        line += f"{'/'.join(str(q) if q != NOT_COUNTED else '—' for q in queries):>12}"
         print(line)
     return found
 
