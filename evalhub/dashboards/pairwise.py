@@ -60,7 +60,7 @@ def board_state(filters: Filters, stamp: str, *, wait: bool = False) -> KeptPair
     """The board a page shows for `filters` and how fresh it is. The kept one when it is current; else
     computed here when it is counted from fewer than BACKGROUND_AT battles (or `wait`, for a file that must
     hold the data as it is); else the last one kept, marked, while a worker computes the current one."""
-    kept = cache.get(_kept_key(filters))
+    kept = cache.get(kept_key(filters))
     if kept is not None and kept["stamp"] == stamp:
         return _shown(kept, current=True)
     if wait or sum(r.wins_a + r.wins_b + r.ties for r in battle_counts(filters, stamp=stamp)) < BACKGROUND_AT:
@@ -70,7 +70,7 @@ def board_state(filters: Filters, stamp: str, *, wait: bool = False) -> KeptPair
         lambda: task_named(REFRESH_TASK).apply_async(args=[dataclasses.asdict(filters)]),
         "the pairwise board",
     )
-    kept = cache.get(_kept_key(filters))  # an eager worker (quickstart, tests) kept it already
+    kept = cache.get(kept_key(filters))  # an eager worker (quickstart, tests) kept it already
     if kept is None:
         return KeptPairwise(None, "", None, 0.0, current=False, asked=asked)
     return _shown(kept, current=kept["stamp"] == stamp, asked=asked)
@@ -80,7 +80,7 @@ def refresh(filters: Filters) -> None:
     """A worker's part: the board of the data as it is now, kept, unless the kept one already is."""
     try:
         stamp = fingerprint()
-        kept = cache.get(_kept_key(filters))
+        kept = cache.get(kept_key(filters))
         if kept is None or kept["stamp"] != stamp:
             compute_and_keep(filters, stamp)
     finally:
@@ -97,7 +97,7 @@ def compute_and_keep(filters: Filters, stamp: str) -> dict[str, Any]:
     started, clock = timezone.now(), time.perf_counter()
     board = pairwise_board(filters, stamp)
     kept = {"board": board, "stamp": stamp, "computed_at": started, "seconds": time.perf_counter() - clock}
-    cache.set(_kept_key(filters), kept, None)
+    cache.set(kept_key(filters), kept, None)
     return kept
 
 
@@ -106,7 +106,7 @@ def _shown(kept: dict[str, Any], *, current: bool, asked: bool = False) -> KeptP
     return KeptPairwise(board, stamp, computed_at, seconds, current, asked and not current)
 
 
-def _kept_key(filters: Filters) -> str:
+def kept_key(filters: Filters) -> str:
     return f"dashboards:pairwise_board:{filters.key}"
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from celery import shared_task
 
-from evalhub.dashboards import pairwise
+from evalhub.dashboards import pairwise, pairwise_html
 from evalhub.dashboards.baseline_win_rates import Selection
 from evalhub.dashboards.correction import Correction
 from evalhub.dashboards.label_requests import CONTINUE_TASK, do_continue_asking
@@ -30,4 +30,6 @@ def refresh_win_rate_choices_task() -> None:
 
 @shared_task(name=pairwise.REFRESH_TASK, ignore_result=True)
 def refresh_pairwise_board_task(filters: dict[str, Any]) -> None:
-    pairwise.refresh(pairwise.filters_from(filters))
+    asked = pairwise.filters_from(filters)
+    pairwise.refresh(asked)
+    pairwise_html.draw_kept(asked)  # the first page after it shows the board at once

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import secrets
@@ -22,11 +21,12 @@ from evalhub.dashboards import gre_bench, judges, label_requests, pairwise, win_
 from evalhub.dashboards.arena_battles import arena_records
 from evalhub.dashboards.correction import correction_of, target_of, with_labels_needed
 from evalhub.dashboards.counts import sources_with_battles
+from evalhub.dashboards.pairwise_html import drawn_board, model_names, names_digest
 from evalhub.dashboards.profiles import model_profile
-from evalhub.dashboards.shapes import GroupRecord, ModelProfile, OpponentRecord, PairwiseBoard
+from evalhub.dashboards.shapes import GroupRecord, ModelProfile, OpponentRecord
 from evalhub.reads.battle_filters import BattleFilterForm
 from evalhub.reads.battles import SOURCES, default_sources, load_battles
-from evalhub.reads.caching import cached, cached_forever, fingerprint
+from evalhub.reads.caching import cached, fingerprint
 from evalhub.reads.model_sections import section_context
 from evalhub.reads.provenance import stand_in_specs
 from evalhub.system.downloads import download
@@ -34,10 +34,6 @@ from evalhub.system.forms import form_reasons
 
 logger = logging.getLogger(__name__)
 RETRY_AFTER_S = 30  # what an export asks a client to wait while a worker computes the board
-
-
-def _names() -> dict[str, str]:
-    return dict(LanguageModel.objects.values_list("slug", "display_name"))
 
 
 def _filters(request, stamp: str):
@@ -55,12 +51,6 @@ def _filters(request, stamp: str):
     return form, filters
 
 
-def unticked_with_battles(filters) -> list[str]:
-    """For a board with no battle: the sources it does not count that have some under its other filters."""
-    present = sources_with_battles(filters)
-    return [source for source in SOURCES if source in present and source not in filters.sources]
-
-
 def _bad_filters(form) -> HttpResponseBadRequest:
     return HttpResponseBadRequest(f"These filters cannot be used: {form_reasons(form)}", content_type="text/plain")
 
@@ -71,35 +61,13 @@ def leaderboards(request):
     form, filters = _filters(request, stamp)
     if filters is None:
         return render(request, "dashboards/leaderboards.html", {"form": form}, status=400)
-    names = _names()
-    # Rendered sections are cached too (the matrices and layouts are thousands of cells); their
-    # key adds the display names, so a renamed model shows at once.
-    names_stamp = hashlib.sha1(repr(sorted(names.items())).encode(), usedforsecurity=False).hexdigest()[:12]
-    page_stamp = f"{stamp}-{names_stamp}"
+    names = model_names()
+    page_stamp = f"{stamp}-{names_digest(names)}"  # the other sections, drawn once per state of the data
 
     state = pairwise.board_state(filters, stamp)
-
-    def board_html(board: PairwiseBoard) -> str:
-        context = {
-            "filters": filters,
-            "query": request.GET.urlencode(),
-            "sources": SOURCES,
-            "board": board,
-            "unticked_with_battles": [] if board["battles"] else unticked_with_battles(filters),
-            "chart": pairwise.rating_chart(board["ratings"], names, style=board["style"] is not None),
-            "names": names,
-        }
-        return render_to_string("dashboards/_pairwise_board.html", context)
-
-    # The board's part of the page is kept by the data it was computed from (a kept board shown while a
-    # worker computes the current one is rendered once); its freshness is said around it, each request.
+    # The drawn board is kept per board and names (see pairwise_html); its freshness is said around it.
     board = state.board
-    if board is None:
-        shown = ""
-    else:  # rendered once per board and names, however often the data moves without changing it
-        # (an empty board names the sources with battles elsewhere: that follows the data, not the board)
-        drawn = board["digest"] if board["digest"] and board["battles"] else state.stamp
-        shown = cached_forever(f"html:pairwise:{filters.key}:{drawn}-{names_stamp}", lambda: board_html(board))
+    shown = "" if board is None else drawn_board(filters, board, state.stamp, names)
     section = {"filters": filters, "sources": SOURCES, "state": state, "board_html": mark_safe(shown)}  # noqa: S308
     section["options"] = cached("filter_options", pairwise.filter_options, stamp=stamp)
     pairwise_section = render_to_string("dashboards/_pairwise.html", section, request=request)
@@ -137,7 +105,7 @@ def leaderboard_export(request, table: str, fmt: str):
     form, filters = _filters(request, stamp)
     if filters is None:
         return _bad_filters(form)
-    names = _names()
+    names = model_names()
     if table in ("ratings", "win_rates"):
         state = pairwise.board_state(filters, stamp)  # a file holds the data as it is now, or is asked again
         if not state.current or state.board is None:
@@ -196,7 +164,7 @@ def baseline_win_rates(request):
             "correction_error": correction_error,
             "estimator_choices": ESTIMATOR_CHOICES,
             "label_requests": label_requests.requests_for(selection) if selection else [],
-            "names": _names(),
+            "names": model_names(),
             "query": request.GET.urlencode(),
         },
         status=200 if selection or not choices else 404,
@@ -338,7 +306,7 @@ def model_detail(request, slug: str):
             "win_rates": win_rates,
             "win_rates_pending": win_rates_pending,
             **section_context(model, stamp),
-            "names": _names(),
+            "names": model_names(),
             "query": request.GET.urlencode(),
             "filters": filters,
             "sources": SOURCES,

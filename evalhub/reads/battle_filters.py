@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django import forms
 
 from evalhub.reads.battles import SOURCES, Filters
@@ -39,3 +41,12 @@ class BattleFilterForm(forms.Form):
             judge=data["judge"],
         )
         return filters
+
+
+def filters_query(filters: Filters) -> str:
+    """The query string that gives these filters back through the form (links drawn once for a board)."""
+    given = [("source", source) for source in filters.sources]
+    given += [(name, getattr(filters, name)) for name in ("criterion", "scenario", "benchmark", "responses", "judge")]
+    given += [("style", "on" if filters.style else ""), ("reweighted", "on" if filters.reweighted else "")]
+    given += [("interval", "" if filters.interval == "bootstrap" else filters.interval)]
+    return urlencode([(name, value) for name, value in given if value])

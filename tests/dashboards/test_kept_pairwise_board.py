@@ -31,7 +31,9 @@ def large(arena, monkeypatch):
     monkeypatch.setattr(pairwise, "compute_and_keep", lambda *args: computed.append(1) or real(*args))
 
     def worker() -> None:
-        pairwise.refresh(pairwise.filters_from(asked[-1]))
+        from evalhub.dashboards.tasks import refresh_pairwise_board_task
+
+        refresh_pairwise_board_task(asked[-1])  # what a worker runs: the board computed, then drawn
 
     return arena, asked, computed, worker
 
@@ -47,8 +49,11 @@ def test_a_large_board_is_a_workers_and_the_pages_show_the_last_one_marked(clien
     assert len(asked) == 1, "one worker asked, however many pages ask"
 
     worker()
-    shown = client.get("/leaderboards/").content.decode()
+    page = client.get("/leaderboards/")
+    shown = page.content.decode()
     assert "5 battles" in shown and "board-pending" not in shown and "board-freshness" not in shown
+    assert "dashboards/_pairwise_board.html" not in [t.name for t in page.templates], "drawn by the worker"
+    assert 'href="/leaderboards/ratings.csv?source=consensus&amp;source=human"' in shown, "its own filters"
     assert client.get("/leaderboards/ratings.csv").status_code == 200
 
     arena.debate("beta", "gamma", verdict=2)  # the data moves on

@@ -220,8 +220,10 @@ def test_a_model_with_no_battle_at_all_is_told_how_to_get_some(client, arena, vi
 
 def test_a_rating_links_to_the_battles_it_comes_from_under_the_same_filters(client, played, viewer, login):
     page = login(viewer).get("/leaderboards/?criterion=helpfulness").content.decode()
-    assert 'href="/models/alpha/?criterion=helpfulness" title="the battles behind this rating"' in page
-    battles = client.get("/models/alpha/?criterion=helpfulness").content.decode()
+    # The board's own filters, the sources it counted named (a drawn board is shared by every request).
+    query = "source=consensus&amp;source=human&amp;criterion=helpfulness"
+    assert f'href="/models/alpha/?{query}" title="the battles behind this rating"' in page
+    battles = client.get("/models/alpha/?source=consensus&source=human&criterion=helpfulness").content.decode()
     assert 'id="record"' in battles
     assert '<a href="/debates/' in battles, "each settled debate behind it is listed"
 
