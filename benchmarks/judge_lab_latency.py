@@ -11,6 +11,8 @@ naive way (scikit-learn's `cohen_kappa_score` on every resample of the pairs) ag
     python benchmarks/judge_lab_latency.py                 # SQLite in a temporary folder
     python benchmarks/judge_lab_latency.py --judgments 50000 --requests 20
     EVALHUB_DATA_DIR=/some/folder python benchmarks/judge_lab_latency.py --judgments 10000000  # kept, reused
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench_judgelab python benchmarks/judge_lab_latency.py \
+        --judgments 1000000   # a database of its own: it is migrated and filled in place, kept and reused
 """
 
 from __future__ import annotations
