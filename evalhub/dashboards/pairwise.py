@@ -35,11 +35,15 @@ from evalhub.debates.models import DebateRun
 from evalhub.reads.battles import SOURCES, Battle, Filters, battle_judges, judge_battles, load_battles
 from evalhub.reads.caching import ask_worker_once, cached, cached_forever, fingerprint
 from evalhub.system.bounded_queries import where_in
+from evalhub.tallies.models import BattleCount
 
 ROUNDS = 200  # Arena's bootstrap; the issue asks for at least 200 resamples
 # A board counted from this many battles is computed by a worker, not in a page's request.
 BACKGROUND_AT = 200_000
 REFRESH_TASK = "dashboards.refresh_pairwise_board"
+# Part of every kept or cached board's key: a board kept by an evalhub whose boards had other fields (a
+# deploy that adds one) is not read back as this one's, where it would lack the field the page asks for.
+BOARD_SHAPE = hashlib.sha1(repr(sorted(PairwiseBoard.__annotations__)).encode(), usedforsecurity=False).hexdigest()[:8]
 
 
 @dataclass(frozen=True)
@@ -63,8 +67,9 @@ def board_state(filters: Filters, stamp: str, *, wait: bool = False) -> KeptPair
     kept = cache.get(kept_key(filters))
     if kept is not None and kept["stamp"] == stamp:
         return _shown(kept, current=True)
-    if wait or sum(r.wins_a + r.wins_b + r.ties for r in battle_counts(filters, stamp=stamp)) < BACKGROUND_AT:
-        return _shown(compute_and_keep(filters, stamp), current=True)
+    counted = None if wait else battle_counts(filters, stamp=stamp)  # read once: the board counts them too
+    if counted is None or sum(r.wins_a + r.wins_b + r.ties for r in counted) < BACKGROUND_AT:
+        return _shown(compute_and_keep(filters, stamp, counted), current=True)
     asked = ask_worker_once(
         _refresh_lock(filters),
         lambda: task_named(REFRESH_TASK).apply_async(args=[dataclasses.asdict(filters)]),
@@ -92,10 +97,10 @@ def filters_from(data: dict[str, Any]) -> Filters:
     return Filters(**{**data, "sources": tuple(data["sources"])})
 
 
-def compute_and_keep(filters: Filters, stamp: str) -> dict[str, Any]:
+def compute_and_keep(filters: Filters, stamp: str, counted: list[BattleCount] | None = None) -> dict[str, Any]:
     # The fingerprint is taken before reading: battles landing meanwhile make the next page ask again.
     started, clock = timezone.now(), time.perf_counter()
-    board = pairwise_board(filters, stamp)
+    board = pairwise_board(filters, stamp, counted=counted)
     kept = {"board": board, "stamp": stamp, "computed_at": started, "seconds": time.perf_counter() - clock}
     cache.set(kept_key(filters), kept, None)
     return kept
@@ -107,7 +112,7 @@ def _shown(kept: dict[str, Any], *, current: bool, asked: bool = False) -> KeptP
 
 
 def kept_key(filters: Filters) -> str:
-    return f"dashboards:pairwise_board:{filters.key}"
+    return f"dashboards:pairwise_board:{BOARD_SHAPE}:{filters.key}"
 
 
 def _refresh_lock(filters: Filters) -> str:
@@ -134,11 +139,16 @@ def filter_options() -> FilterOptions:
 
 
 def pairwise_board(
-    filters: Filters, stamp: str, rounds: int = ROUNDS, seed: int = 0, battles: list[Battle] | None = None
+    filters: Filters,
+    stamp: str,
+    rounds: int = ROUNDS,
+    seed: int = 0,
+    battles: list[Battle] | None = None,
+    counted: list[BattleCount] | None = None,
 ) -> PairwiseBoard:
     """The board for `filters`, cached, from the counted battles (evalhub.tallies). Style control
     needs each battle's two texts, so a style-controlled board reads the battles themselves
-    (`battles` saves a caller that already read them a second read)."""
+    (`battles` saves a caller that already read them a second read; `counted`, the counts read already)."""
 
     def compute() -> PairwiseBoard:
         if filters.style:
@@ -149,7 +159,7 @@ def pairwise_board(
         else:
             kept = []
             cells, by_source = Counter(), Counter()
-            for row in battle_counts(filters, stamp=stamp):
+            for row in battle_counts(filters, stamp=stamp) if counted is None else counted:
                 for outcome, n in zip(("a", "b", "tie"), (row.wins_a, row.wins_b, row.ties), strict=True):
                     cells[(row.model_a, row.model_b, outcome)] += n
                 by_source[row.source] += row.wins_a + row.wins_b + row.ties
@@ -200,7 +210,7 @@ def pairwise_board(
             "digest": None if filters.style else _digest(cells, by_source, shared, filters, rounds, seed),
         }
 
-    return cached(f"pairwise:{filters.key}:{rounds}:{seed}", compute, stamp=stamp)
+    return cached(f"pairwise:{BOARD_SHAPE}:{filters.key}:{rounds}:{seed}", compute, stamp=stamp)
 
 
 def _digest(cells: Counter, by_source: Counter, shared: Counter, filters: Filters, rounds: int, seed: int) -> str:

@@ -91,3 +91,30 @@ def test_a_board_the_new_data_leave_unchanged_is_not_drawn_again(client, viewer,
     arena.debate("alpha", "beta", verdict=2)
     moved = client.get("/leaderboards/")
     assert drawn(moved) and "2 battles" in moved.content.decode()
+
+
+def test_a_small_boards_counts_are_read_once_per_new_state_of_the_data(client, viewer, login, arena, monkeypatch):
+    """The size check read the counts, then the board read them again (a judge's board: every label of it twice)."""
+    from evalhub.dashboards import counts
+
+    calls = []
+    real = counts.battle_counts
+    monkeypatch.setattr(pairwise, "battle_counts", lambda *args, **kwargs: calls.append(1) or real(*args, **kwargs))
+    arena.debate("alpha", "beta", verdict=1)
+    assert "1 battle" in login(viewer).get("/leaderboards/").content.decode()
+    assert len(calls) == 1
+
+
+def test_a_board_kept_by_an_evalhub_whose_boards_had_other_fields_is_not_read_back(client, viewer, login, arena):
+    """A board of the previous shape (no `digest`) was read back and the page failed on the missing field."""
+    from django.core.cache import cache
+
+    from evalhub.reads.battles import Filters
+    from evalhub.reads.caching import fingerprint
+
+    arena.debate("alpha", "beta", verdict=1)
+    filters, stamp = Filters(), fingerprint()
+    old = {k: v for k, v in pairwise.pairwise_board(filters, stamp).items() if k != "digest"}
+    cache.set(f"dashboards:pairwise_board:{filters.key}", {"board": old, "stamp": stamp}, None)  # the old key
+    assert pairwise.kept_key(filters) != f"dashboards:pairwise_board:{filters.key}"
+    assert pairwise.board_state(filters, stamp).board["digest"], "computed afresh, in today's shape"
