@@ -37,11 +37,11 @@ def eval_set_zip(tmp_path, *, extra: dict[str, bytes] | None = None) -> bytes:
     return buffer.getvalue()
 
 
-def upload(client, name: str, data: bytes, benchmark: str = "set"):
-    return client.post(
-        "/judges/import-scores/",
-        {"file": SimpleUploadedFile(name, data), "benchmark": benchmark, "task_type": "other", "create_models": "on"},
-    )
+def upload(client, name: str, data: bytes, benchmark: str = "set", *, press: str = "import"):
+    """The page's form posted with the file: `press` "import" (new models allowed) or "preview"."""
+    pressed = {"create_models": "on"} if press == "import" else {"preview": "1"}
+    form = {"file": SimpleUploadedFile(name, data), "benchmark": benchmark, "task_type": "other", **pressed}
+    return client.post("/judges/import-scores/", form)
 
 
 def test_a_zipped_eval_set_imports_every_task_and_the_pointwise_page_shows_its_scorers(tmp_path, admin_user, login):
@@ -130,13 +130,6 @@ def test_an_adjudicating_admin_is_linked_to_the_rating_screen_with_the_benchmark
     assert "This field is required" not in page
 
 
-def preview(client, name: str, data: bytes, benchmark: str = "set"):
-    return client.post(
-        "/judges/import-scores/",
-        {"file": SimpleUploadedFile(name, data), "benchmark": benchmark, "task_type": "other", "preview": "1"},
-    )
-
-
 def test_the_scores_page_previews_the_first_rows_as_read_and_writes_nothing(tmp_path, admin_user, login):
     """The judgments page previewed a file; the scores page imported it blind."""
     client = login(admin_user)
@@ -150,7 +143,7 @@ def test_the_scores_page_previews_the_first_rows_as_read_and_writes_nothing(tmp_
         {**base, "prompt_id": "arithmetic/2", "response": "Answer to 2", "rater": "human-bo", "score": "x"},
     ]
     scores = "\n".join(json.dumps(row) for row in rows).encode()
-    page = preview(client, "scores.jsonl", scores)
+    page = upload(client, "scores.jsonl", scores, press="preview")
     html = page.content.decode()
     assert page.status_code == 200 and 'id="import-preview"' in html
     shown = html[html.index('id="import-preview"') :]
@@ -162,6 +155,6 @@ def test_the_scores_page_previews_the_first_rows_as_read_and_writes_nothing(tmp_
     assert "&#x27;score&#x27; must be a number, not &#x27;x&#x27;." in rows[3]
     assert Judgment.objects.count() == stored, "a preview writes nothing"
 
-    logs = preview(client, "eval-set.zip", eval_set_zip(tmp_path)).content.decode()
+    logs = upload(client, "eval-set.zip", eval_set_zip(tmp_path), press="preview").content.decode()
     assert "(Inspect logs)" in logs and "arithmetic.eval, sample 1" in logs and "<td>match</td>" in logs
     assert Judgment.objects.count() == stored
