@@ -15,7 +15,6 @@ from typing import Any, cast
 
 import numpy as np
 import pandas as pd
-from django.db import connection
 from django.db.models import BigIntegerField, Case, ExpressionWrapper, F, Max, Value, When
 from django.db.models.functions import Coalesce, Greatest, Least, Length
 
@@ -43,6 +42,7 @@ from evalhub.debates.models import BLIND_FIRST, Debate, DebateRun, DebateStatus,
 from evalhub.debates.queries import judge_verdict_rows, judge_verdict_shares
 from evalhub.reads.spec_names import spec_models
 from evalhub.system.bounded_queries import in_slices, where_in
+from evalhub.system.numeric_reads import numeric_table
 
 BLIND, AFTER_REVEAL = "blind", "after_reveal"  # people's verdicts in the judge lab (Scope.people)
 PEOPLES_VERDICTS = {
@@ -142,22 +142,6 @@ def collect(scope: Scope) -> Observations:
     return found
 
 
-ROWS_PER_FETCH = 100_000
-
-
-def _numbers(sql: str, params: Sequence[Any], dtype: np.dtype) -> np.ndarray:
-    """The query's rows as one structured array, straight from the cursor: a Python object per label was
-    most of a cold board's time. A batch of rows at a time (every row as a tuple at once held 2 GiB at ten
-    million labels), and the batches let go when the array is made: kept alive through the rest of the
-    read, they held 0.48 GiB more at its peak."""
-    parts = []
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        while batch := cursor.fetchmany(ROWS_PER_FETCH):
-            parts.append(np.array(batch, dtype=dtype))
-    return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
-
-
 # A label's judge, verdict and the order shown packed into one integer by the database: judge * 8 +
 # (verdict + 1) * 2 + (the lower response id shown first). Each value a row costs the database driver a
 # Python object: six columns took 16.1 CPU-s to fetch at ten million labels, three 9.7.
@@ -192,7 +176,7 @@ def _imported(found: Observations, scope: Scope) -> None:
     )
     fields = ("code", "pair", "given") if one_key else ("code", "pair", "high", "given")
     dtype = np.dtype([(name, np.float64 if name == "given" else np.int64) for name in fields])
-    table = _numbers(*rows.order_by("pk").values_list(*fields).query.sql_with_params(), dtype=dtype)
+    table = numeric_table(rows, dtype)
     if not len(table):
         return
     # Each column in its own array and the table let go before the pairs are keyed: held through the
@@ -440,12 +424,9 @@ def _pairs(found: Observations) -> None:
     # the prompts' categories looked up after: 800,000 responses as Django rows of slugs and categories
     # were 7 of a refresh's CPU-seconds at ten million labels.
     fields = ("id", "prompt_id", "model_id", "length")
-    rows = Response.objects.annotate(length=Length("text")).order_by().values_list(*fields)
+    rows = Response.objects.annotate(length=Length("text"))
     dtype = np.dtype([(name, np.int64) for name in fields])
-    parts = [
-        _numbers(*rows.filter(pk__in_integers=part).query.sql_with_params(), dtype=dtype)
-        for part in in_slices(ids, IDS_PER_QUERY)
-    ]
+    parts = [numeric_table(rows.filter(pk__in_integers=part), dtype) for part in in_slices(ids, IDS_PER_QUERY)]
     table = np.concatenate([np.empty(0, dtype=dtype), *parts])
     table = table[np.argsort(table["id"])]
     wanted = np.array([[low, high] for _, low, high in keys], dtype=np.int64).reshape(-1, 2)

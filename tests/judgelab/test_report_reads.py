@@ -94,14 +94,14 @@ def test_each_label_is_read_as_three_numbers_and_each_response_as_four(labelled,
     refresh at ten million labels, three 9.7; a response's model slug and prompt category read as text
     made 800,000 responses cost 7 CPU-s."""
     widths = []
-    numbers = observations._numbers
+    numbers = observations.numeric_table
 
-    def counting(sql, params, **kwargs):
-        table = numbers(sql, params, **kwargs)
-        widths.append((len(table), len(kwargs["dtype"].names)))
+    def counting(rows, dtype):
+        table = numbers(rows, dtype)
+        widths.append((len(table), len(dtype.names)))
         return table
 
-    monkeypatch.setattr(observations, "_numbers", counting)
+    monkeypatch.setattr(observations, "numeric_table", counting)
     found = collect(Scope())
     labels = Judgment.objects.count()
     assert (labels, 3) in widths

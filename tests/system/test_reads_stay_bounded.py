@@ -108,9 +108,11 @@ def test_imported_labels_read_a_batch_at_a_time_give_the_same_report(imported, m
     report is the one read in one."""
     from evalhub.judgelab import observations
     from evalhub.judgelab.report import compute
+    from evalhub.system import numeric_reads
 
     whole = compute(observations.Scope()).as_json()
-    monkeypatch.setattr(observations, "ROWS_PER_FETCH", 7)
+    monkeypatch.setattr(numeric_reads, "ROWS_PER_FETCH", 7)  # SQLite's cursor
+    monkeypatch.setattr(numeric_reads, "ROWS_PER_QUERY", 7)  # PostgreSQL's packed batches
     assert compute(observations.Scope()).as_json() == whole
 
 
