@@ -1,7 +1,7 @@
 """Inspect AI eval logs as score rows: each sample's output a response, each scorer a rater.
 
-Read with inspect-ai's own log reader and sample model (an optional dependency: `pip install
-inspect-ai`), so every format it writes is read as it reads it: `.eval` (its zip of sample shards) and
+Read with inspect-ai's own log reader and sample model (in requirements.txt, imported on first use),
+so every format it writes is read as it reads it: `.eval` (its zip of sample shards) and
 `.json`, one log or a folder of them (an eval set's logs, read one by one). A `.eval` log is read a
 sample at a time: its header by Inspect's reader, each sample entry of its zip by Inspect's
 `EvalSample`, so memory holds one sample, however many the log has (an agent's samples carry their
@@ -44,7 +44,7 @@ def _inspect() -> tuple[Any, Any]:
         from inspect_ai.scorer import value_to_float
     except ImportError as error:
         raise InspectMissing(
-            "reading Inspect logs needs the inspect-ai package (pip install inspect-ai); evalhub does not install it."
+            "reading Inspect logs needs the inspect-ai package: pip install -r requirements.txt"
         ) from error
     return read_eval_log, value_to_float()
 

@@ -4,8 +4,8 @@ any OTLP backend shows evalhub's judgments beside the traces of the calls they j
 Off unless EVALHUB_OTEL_ENDPOINT names an OTLP/HTTP logs endpoint (e.g.
 http://collector:4318/v1/logs); off, nothing is built and OpenTelemetry is never imported. On, the
 events of a write are sent after its transaction commits (a rolled-back write sends none), through
-the SDK's batch processor, so a slow collector never holds a worker. Needs the optional packages
-opentelemetry-sdk and opentelemetry-exporter-otlp-proto-http.
+the SDK's batch processor, so a slow collector never holds a worker. Its packages (opentelemetry-sdk and
+opentelemetry-exporter-otlp-proto-http) are in requirements.txt.
 """
 
 from __future__ import annotations
@@ -65,8 +65,7 @@ def _otlp_provider(endpoint: str) -> Any:
         from opentelemetry.sdk.resources import Resource
     except ImportError as error:
         raise RuntimeError(
-            "EVALHUB_OTEL_ENDPOINT is set, but OpenTelemetry is not installed: "
-            "pip install opentelemetry-sdk opentelemetry-exporter-otlp-proto-http"
+            "EVALHUB_OTEL_ENDPOINT is set, but OpenTelemetry is not installed: pip install -r requirements.txt"
         ) from error
     provider = LoggerProvider(resource=Resource.create({"service.name": "evalhub"}))
     provider.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter(endpoint=endpoint)))
