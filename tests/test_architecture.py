@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -195,3 +197,30 @@ def test_the_check_of_long_modules_sees_one(tmp_path):
     (tmp_path / "catalog" / "migrations").mkdir()
     (tmp_path / "catalog" / "migrations" / "0001_initial.py").write_text("x = 1\n" * (LONG_MODULE + 1))
     assert long_modules(tmp_path) == {"evalhub/catalog/actions.py"}
+
+
+def unused_actions(package: Path = ROOT / "evalhub") -> list[str]:
+    """`do_*` and `check_*` functions of an app's actions that no code of the package calls or names
+    (tests do not count: an action only a test calls is dead code the tests keep alive)."""
+    sources = {path: path.read_text() for path in package.glob("**/*.py") if "migrations" not in path.parts}
+    words = Counter(word for text in sources.values() for word in re.findall(r"\b(?:do|check)_\w+\b", text))
+    found = []
+    for path, text in sources.items():
+        if "actions" in path.parts or path.stem == "actions":
+            for name in re.findall(r"^def ((?:do|check)_\w+)\(", text, re.MULTILINE):
+                if words[name] <= 1:  # its definition only
+                    found.append(f"{path.relative_to(package)}:{name}")
+    return sorted(found)
+
+
+def test_every_action_is_called_by_the_app():
+    """`jobs.actions.do_finish_job` outlived its last caller, and `do_request_cancel` was kept only for
+    tests; an action nothing calls is removed, not kept for later."""
+    assert unused_actions() == []
+
+
+def test_the_check_of_unused_actions_sees_one(tmp_path):
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "jobs" / "actions.py").write_text("def do_used():\n    pass\n\n\ndef do_unused():\n    do_used()\n")
+    (tmp_path / "jobs" / "views.py").write_text("from evalhub.jobs.actions import do_used\n")
+    assert unused_actions(tmp_path) == ["jobs/actions.py:do_unused"]

@@ -103,11 +103,6 @@ def do_settle_job(job: Job, outcome: Outcome, message: str = "", result: Mapping
     return job
 
 
-def do_finish_job(job: Job, message: str = "", result: dict | None = None) -> Job:
-    """Settle a job whose kind counts no units (a worker check): succeeded."""
-    return do_settle_job(job, Outcome(planned=0, produced=0), message, result)
-
-
 def do_fail_job(job: Job, error: str) -> Job:
     """Failed, with its cause; the work done so far stays, and resuming the job runs the rest."""
     with transaction.atomic():
@@ -139,10 +134,6 @@ def do_request_stop(job: Job, what: str) -> Job:
         job.save(update_fields=["requested"])
         broadcast_job(job)
     return do_settle_stop(job)
-
-
-def do_request_cancel(job: Job) -> Job:
-    return do_request_stop(job, StopRequest.CANCEL)
 
 
 def do_settle_stop(job: Job) -> Job:

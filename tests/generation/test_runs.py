@@ -238,7 +238,8 @@ def test_a_hints_only_run_makes_the_hints_for_review_and_generates_nothing(maths
 
 
 def test_a_cancelled_run_stops_at_the_next_chunk_and_keeps_what_it_made(maths, server, candidates, answer_template):
-    from evalhub.jobs.actions import do_request_cancel
+    from evalhub.jobs.actions import do_request_stop
+    from evalhub.jobs.models import StopRequest
 
     run = do_create_generation_run(
         GenerationConfig(
@@ -252,7 +253,7 @@ def test_a_cancelled_run_stops_at_the_next_chunk_and_keeps_what_it_made(maths, s
     )
     first, *rest = pending_chunk_ids(run.job)
     assert work_chunk(first) == "recorded"
-    do_request_cancel(run.job)
+    do_request_stop(run.job, StopRequest.CANCEL)
     assert [work_chunk(pk) for pk in rest] == ["cancelled", "cancelled"]
     run.job.refresh_from_db()
     assert run.job.status == "cancelled"

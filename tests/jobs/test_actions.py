@@ -11,10 +11,10 @@ from evalhub.jobs.actions import (
     do_create_job,
     do_expire_worker_check,
     do_record_heartbeat,
-    do_request_cancel,
+    do_request_stop,
     do_start_worker_check,
 )
-from evalhub.jobs.models import Job, JobStatus, WorkerHeartbeat
+from evalhub.jobs.models import Job, JobStatus, StopRequest, WorkerHeartbeat
 from evalhub.jobs.worker_check import describe_worker
 
 pytestmark = pytest.mark.django_db
@@ -55,11 +55,11 @@ def test_a_worker_check_past_its_time_fails_naming_the_silent_queue(admin_user):
 
 
 def test_cancelling_a_queued_job_stops_it_at_once_and_a_finished_one_stays_as_it_is():
-    job = do_request_cancel(do_create_job("gem", "GEM"))
+    job = do_request_stop(do_create_job("gem", "GEM"), StopRequest.CANCEL)
     assert job.status == JobStatus.CANCELLED
     assert job.message == "Cancelled before anything was done."
     Job.objects.filter(pk=job.pk).update(status=JobStatus.SUCCEEDED)
-    job = do_request_cancel(Job.objects.get(pk=job.pk))
+    job = do_request_stop(Job.objects.get(pk=job.pk), StopRequest.CANCEL)
     assert job.status == JobStatus.SUCCEEDED
     assert job.requested == ""
 

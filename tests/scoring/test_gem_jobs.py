@@ -13,9 +13,9 @@ from django.db.models import F
 from evalhub.catalog.models import Response
 from evalhub.core.gem.pairs import mean_difference
 from evalhub.core.text.overlap import rouge_l
-from evalhub.jobs.actions import do_request_cancel
+from evalhub.jobs.actions import do_request_stop
 from evalhub.jobs.chunks import do_resume_job
-from evalhub.jobs.models import JobStatus
+from evalhub.jobs.models import JobStatus, StopRequest
 from evalhub.jobs.runners import work_chunk
 from evalhub.jobs.tasks import chunk_task
 from evalhub.llm.scoring.transformers_scorer import TransformersScorer
@@ -147,7 +147,7 @@ def test_a_cancelled_job_stops_at_the_next_chunk(reviews, eval_lm):
     run = make_run(reviews, eval_lm)
     first, second = run.chunks.all()
     work_chunk(first.pk)
-    do_request_cancel(run.job)
+    do_request_stop(run.job, StopRequest.CANCEL)
     assert work_chunk(second.pk) == "cancelled"
     run.job.refresh_from_db()
     assert run.job.status == JobStatus.CANCELLED
