@@ -128,7 +128,7 @@ def test_the_scores_export_recomputes_the_same_report_with_dhp_report(client, lo
     assert recomputed["judges"] == json.loads(json.dumps(finished.job.result["dhp"]["judges"]))
 
 
-def test_judge_run_runs_in_process_and_prints_discernment(summaries, server, tmp_path):
+def test_discernment_run_runs_in_process_and_prints_discernment(summaries, server, tmp_path):
     from django.core.management import call_command
     from django.core.management.base import CommandError
 
@@ -136,7 +136,7 @@ def test_judge_run_runs_in_process_and_prints_discernment(summaries, server, tmp
     weights.write_text('{"reordering": {"coherence": 0.75, "fluency": 0.25}}')
     out = io.StringIO()
     call_command(
-        "judge_run",
+        "discernment_run",
         "--benchmark=summ",
         "--targets=sys-a",
         "--perturbations=reordering:major",
@@ -153,9 +153,13 @@ def test_judge_run_runs_in_process_and_prints_discernment(summaries, server, tmp
     assert run.weights_source == str(weights)
     assert run.job.status == "succeeded"
     with pytest.raises(CommandError, match="unknown models: nobody"):
-        call_command("judge_run", "--benchmark=summ", "--targets=nobody", "--perturbations=x:y", "--judge=heuristic")
+        call_command(
+            "discernment_run", "--benchmark=summ", "--targets=nobody", "--perturbations=x:y", "--judge=heuristic"
+        )
     with pytest.raises(CommandError, match="name:severity"):
-        call_command("judge_run", "--benchmark=summ", "--targets=sys-a", "--perturbations=typos", "--judge=heuristic")
+        call_command(
+            "discernment_run", "--benchmark=summ", "--targets=sys-a", "--perturbations=typos", "--judge=heuristic"
+        )
 
 
 def test_no_perturbation_on_the_form_says_its_severity_twice():
