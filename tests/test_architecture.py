@@ -224,3 +224,16 @@ def test_the_check_of_unused_actions_sees_one(tmp_path):
     (tmp_path / "jobs" / "actions.py").write_text("def do_used():\n    pass\n\n\ndef do_unused():\n    do_used()\n")
     (tmp_path / "jobs" / "views.py").write_text("from evalhub.jobs.actions import do_used\n")
     assert unused_actions(tmp_path) == ["jobs/actions.py:do_unused"]
+
+
+def test_the_architecture_page_names_every_app_and_every_kind_of_long_work():
+    """It listed five of the eight job kinds and never named the `alignment` app."""
+    from django.apps import apps
+
+    from evalhub.jobs import kinds
+
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    ours = {config.label for config in apps.get_app_configs() if config.name.startswith("evalhub.")}
+    assert sorted(label for label in ours if f"`{label}`" not in page) == []
+    assert sorted(kind for kind in kinds._PATHS if f"`{kind}`" not in page) == []
+    assert len(kinds._PATHS) >= 8
