@@ -32,7 +32,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
 import django
 django.setup()
 from threadpoolctl import threadpool_limits
-from evalhub.judgelab.observations import Scope
+try:
+    from evalhub.reads.judged_pairs import Scope
+except ImportError:  # a checkout from before the collector moved to evalhub/reads
+    from evalhub.judgelab.observations import Scope
 from evalhub.judgelab.report import compute
 import evalhub.core.judge_lab.report, pandas, scipy.stats  # noqa: F401 (imported before the clock)
 with threadpool_limits(limits=1, user_api="blas"):

@@ -16,6 +16,7 @@ from evalhub.alignment.models import (
     SettingsSearch,
     VersionRun,
 )
+from evalhub.alignment.training_set import NoSplit, training_split
 from evalhub.catalog.models import LabelSplit
 from evalhub.core.alignment.versions import JudgeDefinition, changes
 from evalhub.core.files.slugs import is_slug
@@ -201,10 +202,10 @@ def do_rewrite_instructions(
 
 
 def _split_of(benchmark: str) -> LabelSplit:
-    split = LabelSplit.objects.filter(benchmark__slug=benchmark).first()
-    if split is None:
-        raise VersionRejected(f"{benchmark} has no held-out split: split it once on its page first.")
-    return split
+    try:
+        return training_split(benchmark)
+    except NoSplit as missing:
+        raise VersionRejected(str(missing)) from None
 
 
 def _user(user: Any) -> Any:

@@ -12,7 +12,7 @@ import numpy as np
 
 from evalhub.alignment.labels import PairVerdicts, pair_verdicts
 from evalhub.alignment.models import JudgeVersion, VersionRun
-from evalhub.catalog.actions.splits import prompt_parts
+from evalhub.catalog.queries import read_splits
 from evalhub.core.alignment.paired import (
     ORDER_CONSISTENCY,
     PICKS_ITSELF,
@@ -21,8 +21,8 @@ from evalhub.core.alignment.paired import (
     paired_differences,
     paired_rate_differences,
 )
-from evalhub.core.alignment.split import HELD_OUT
 from evalhub.core.judge_lab.measures import ABSENT, FIRST, SECOND
+from evalhub.reads.judged_pairs import SCORING, admitted
 from evalhub.reads.spec_names import spec_models
 
 
@@ -43,26 +43,21 @@ def compare_runs(before: VersionRun, after: VersionRun, found: PairVerdicts | No
     found = found or pair_verdicts(benchmark, criterion, list(names))
     first, second = found.judges[names[0]], found.judges[names[1]]
     held_out_only = after.version.aligned or before.version.aligned
-    parts = prompt_parts(benchmark) if held_out_only else {}
+    # The splits the versions were improved on (as a version records it, never looked up again by name):
+    # both are scored where each split holds the pair out.
+    splits = read_splits(v.split_id for v in (before.version, after.version) if v.aligned and v.split_id).values()
+    scored = [all(admitted(split, found.prompt(row), SCORING) for split in splits) for row in range(len(found.items))]
     rows = [
         row
         for row in range(len(found.items))
-        if found.people[row] != ABSENT
-        and first[row] != ABSENT
-        and second[row] != ABSENT
-        and (not held_out_only or parts.get(found.prompt(row)) == HELD_OUT)
+        if found.people[row] != ABSENT and first[row] != ABSENT and second[row] != ABSENT and scored[row]
     ]
     chosen = np.array(rows, dtype=int)
     differences = paired_differences(
         found.people[chosen], first[chosen], second[chosen], [found.prompt(row) for row in rows]
     )
     # Order consistency and the pull of length: over the pairs the versions judged (people or not).
-    judged = [
-        row
-        for row in range(len(found.items))
-        if (first[row] != ABSENT or second[row] != ABSENT)
-        and (not held_out_only or parts.get(found.prompt(row)) == HELD_OUT)
-    ]
+    judged = [row for row in range(len(found.items)) if (first[row] != ABSENT or second[row] != ABSENT) and scored[row]]
     models = spec_models({before.version.judge.spec, after.version.judge.spec})
     own = [models.get(before.version.judge.spec, ""), models.get(after.version.judge.spec, "")]
     differences |= paired_rate_differences(

@@ -12,7 +12,7 @@ import numpy as np
 from evalhub.core.judge_lab.measures import ABSENT, LabelArrays, Pair, dense_verdicts
 from evalhub.core.judge_lab.report import COLUMN, majority_of_counts
 from evalhub.core.judge_lab.report_types import PERSON
-from evalhub.judgelab.observations import BLIND, Scope, collect
+from evalhub.reads.judged_pairs import BLIND, Scope, collect
 
 
 @dataclass

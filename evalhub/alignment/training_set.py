@@ -9,12 +9,11 @@ from collections.abc import Hashable, Sequence
 from typing import cast
 
 from evalhub.alignment.labels import pair_verdicts
-from evalhub.catalog.actions.splits import prompt_parts
 from evalhub.catalog.models import LabelSplit, Response
+from evalhub.catalog.queries import benchmark_split, read_split
 from evalhub.core.alignment.fewshot import TrainingPair
-from evalhub.core.alignment.split import TRAIN
 from evalhub.core.judge_lab.measures import ABSENT, NO_VERDICT
-from evalhub.judgelab.observations import BLIND, PairKey
+from evalhub.reads.judged_pairs import BLIND, TUNING, PairKey, admitted
 from evalhub.system.bounded_queries import where_in
 
 
@@ -22,17 +21,15 @@ class NoSplit(Exception):
     pass
 
 
-def training_pairs(benchmark: str, criterion: str, judge: str, *, people: str = BLIND) -> list[TrainingPair]:
-    """The benchmark's train pairs under `criterion` that people settled (their majority, blind verdicts
-    by default), each with `judge`'s verdict (NO_VERDICT where it gave none). Raises NoSplit."""
-    parts = prompt_parts(benchmark)
-    if not parts:
-        raise NoSplit(f"{benchmark} has no held-out split: split it once on its page first.")
-    found = pair_verdicts(benchmark, criterion, [judge], people=people)
+def training_pairs(split: LabelSplit, criterion: str, judge: str, *, people: str = BLIND) -> list[TrainingPair]:
+    """The split's train pairs under `criterion` that people settled (their majority, blind verdicts by
+    default), each with `judge`'s verdict (NO_VERDICT where it gave none)."""
+    read = read_split(split)
+    found = pair_verdicts(read.benchmark, criterion, [judge], people=people)
     mine = found.judges[judge]
     out = []
     for row, item in enumerate(found.items):
-        if parts.get(found.prompt(row)) != TRAIN or found.people[row] == ABSENT:
+        if not admitted(read, found.prompt(row), TUNING) or found.people[row] == ABSENT:
             continue
         pair = found.pairs[row]
         verdict = NO_VERDICT if mine[row] == ABSENT else int(mine[row])
@@ -41,7 +38,8 @@ def training_pairs(benchmark: str, criterion: str, judge: str, *, people: str = 
 
 
 def training_split(benchmark: str) -> LabelSplit:
-    split = LabelSplit.objects.filter(benchmark__slug=benchmark).first()
+    """The benchmark's split, whose train pairs a judge is improved on. Raises NoSplit."""
+    split = benchmark_split(benchmark)
     if split is None:
         raise NoSplit(f"{benchmark} has no held-out split: split it once on its page first.")
     return split

@@ -24,7 +24,7 @@ from evalhub.core.privileged.graded import SeedSpread, each_person, mean_grades,
 from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.core.statistics.rank_correlation import MIN_ITEMS, RankCorrelation, spearman
 from evalhub.debates.models import GRADED, Debate, JudgeRun, JudgeVerdict
-from evalhub.judgelab.observations import Scope, pair_key, with_privileged
+from evalhub.reads.judged_pairs import Scope, pair_key, with_privileged
 
 PERSON, MODEL, RUNS = "person", "model", "judge runs"
 

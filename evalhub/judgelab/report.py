@@ -30,8 +30,8 @@ from evalhub.core.judge_lab.snapshots import SCHEMA_VERSION, decode_report
 from evalhub.core.statistics.estimators import AUTO
 from evalhub.judgelab.actions import do_store_report_snapshot
 from evalhub.judgelab.models import ReportSnapshot
-from evalhub.judgelab.observations import Scope, collect
 from evalhub.reads.caching import TIMEOUT_S, ask_worker_once, fingerprint
+from evalhub.reads.judged_pairs import Scope, collect
 from evalhub.system.row_counts import row_count
 
 REFRESH_TASK = "judgelab.refresh_report"

@@ -4,8 +4,8 @@ from typing import Any
 
 from celery import shared_task
 
-from evalhub.judgelab.observations import Scope
 from evalhub.judgelab.report import REFRESH_TASK, refresh_report
+from evalhub.reads.judged_pairs import Scope
 
 
 @shared_task(name=REFRESH_TASK, ignore_result=True)

@@ -33,11 +33,11 @@ from evalhub.core.statistics.pointwise import MIN_PROMPTS, MIN_SYSTEMS
 from evalhub.debates.models import DebateRun
 from evalhub.judgelab.forms import JudgmentImportForm, ScoreImportForm
 from evalhub.judgelab.graded import csv_rows, graded_table, rho_chart
-from evalhub.judgelab.observations import BLIND, PEOPLES_VERDICTS, Scope
 from evalhub.judgelab.pointwise import export_rows as pointwise_export_rows
 from evalhub.judgelab.pointwise import item_chart, pointwise_report, scored_benchmarks
 from evalhub.judgelab.report import judge_key, model_as_judge, report_with_freshness
 from evalhub.reads.caching import cached, fingerprint
+from evalhub.reads.judged_pairs import BLIND, PEOPLES_VERDICTS, Scope
 from evalhub.reads.provenance import stand_in_specs
 from evalhub.system.downloads import download
 

@@ -19,7 +19,7 @@ from django.core.cache import cache
 from django.db import connection
 
 from evalhub.adjudication.models import Adjudication
-from evalhub.catalog.models import Judgment, LanguageModel
+from evalhub.catalog.models import Judgment, LanguageModel, PromptPart
 from evalhub.debates.models import Debate, JudgeRun, JudgeVerdict
 from evalhub.jobs.models import Job, JobStatus
 from evalhub.tallies.actions import tally_version
@@ -33,13 +33,15 @@ def fingerprint() -> str:
     debate, verdict, run = Debate._meta.db_table, JudgeVerdict._meta.db_table, JudgeRun._meta.db_table
     job, model = Job._meta.db_table, LanguageModel._meta.db_table
     person, label = Adjudication._meta.db_table, Judgment._meta.db_table
+    # A prompt placed in a split's held-out part changes where an improved judge is scored.
+    placed = PromptPart._meta.db_table
     sql = f"""
         SELECT
           (SELECT MAX(id) FROM {debate}), (SELECT MAX(id) FROM {verdict}),
           (SELECT COUNT(*) FROM {run}), (SELECT MAX(id) FROM {run}),
           (SELECT COUNT(*) FROM {job} WHERE status = %s), (SELECT MAX(finished_at) FROM {job}),
           (SELECT COUNT(*) FROM {model}), (SELECT MAX(id) FROM {model}),
-          (SELECT MAX(id) FROM {person}), (SELECT MAX(id) FROM {label})
+          (SELECT MAX(id) FROM {person}), (SELECT MAX(id) FROM {label}), (SELECT MAX(id) FROM {placed})
     """  # noqa: S608 (table names come from the models, not from input)
     with connection.cursor() as cursor:
         cursor.execute(sql, [JobStatus.SUCCEEDED])

@@ -15,8 +15,9 @@ from evalhub.alignment.improvers.fewshot import do_improve_with_examples
 from evalhub.alignment.models import Method
 from evalhub.catalog.actions.benchmarks import do_import_benchmark
 from evalhub.catalog.actions.judgments import do_import_judgments
-from evalhub.catalog.actions.splits import do_make_split, prompt_parts
+from evalhub.catalog.actions.splits import do_make_split
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel, Prompt
+from evalhub.catalog.queries import benchmark_split, read_split
 from evalhub.core.alignment.paired import AGREEMENT, ORDER_CONSISTENCY, PICKS_ITSELF, PICKS_LONGER
 from evalhub.core.alignment.split import HELD_OUT
 from evalhub.core.alignment.versions import JudgeDefinition
@@ -47,7 +48,7 @@ def study(people_choose_terse) -> tuple:
     do_import_benchmark(filename="study.jsonl", data=data, benchmark_slug="study", allow_new_models=True)
     benchmark = Benchmark.objects.get(slug="study")
     do_make_split(benchmark, held_out_fraction=0.5, seed=0)
-    parts = prompt_parts("study")
+    parts = parts_of("study")
     labels = []
     for prompt in Prompt.objects.filter(benchmark=benchmark):
         number = int(prompt.external_id[1:])
@@ -227,3 +228,9 @@ def test_each_versions_forms_name_it_and_a_second_run_on_the_same_pairs_is_asked
     assert first.runs.count() == 1, "refused, said why"
     again = client.post("/judge-versions/detail/v1/run/", {"reference": reference.pk, "again": "on"})
     assert again.status_code == 302 and first.runs.count() == 2
+
+
+def parts_of(benchmark: str) -> dict[int, str]:
+    """prompt id → its part in the benchmark's split ({} without one)."""
+    split = benchmark_split(benchmark)
+    return dict(read_split(split).parts) if split else {}

@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 
 from evalhub.alignment.improvers.fewshot import few_shot_examples
-from evalhub.alignment.training_set import NoSplit, training_pairs
+from evalhub.alignment.training_set import NoSplit, training_pairs, training_split
 from evalhub.catalog.actions.judgments import do_import_judgments
-from evalhub.catalog.actions.splits import do_make_split, prompt_parts
+from evalhub.catalog.actions.splits import do_make_split
 from evalhub.catalog.models import Benchmark, Prompt
+from evalhub.catalog.queries import read_split
 from evalhub.core.alignment.fewshot import choose_examples
 from evalhub.core.alignment.split import HELD_OUT, TRAIN
 from evalhub.core.judge_lab.measures import FIRST, SECOND
@@ -42,8 +43,8 @@ def split_study():
 
 
 def test_the_training_set_holds_the_train_prompts_people_settled_and_the_judges_verdicts(split_study):
-    parts = prompt_parts("study")
-    pairs = training_pairs("study", "overall", "judge-x")
+    parts = read_split(split_study).parts
+    pairs = training_pairs(split_study, "overall", "judge-x")
     train = {pk for pk, part in parts.items() if part == TRAIN}
     assert {pair.prompt for pair in pairs} == train
     assert len(train) == 20
@@ -55,8 +56,8 @@ def test_the_training_set_holds_the_train_prompts_people_settled_and_the_judges_
 
 
 def test_a_label_planted_on_a_held_out_prompt_changes_no_example(split_study):
-    before = few_shot_examples("study", "overall", "judge-x", k=6)
-    parts = prompt_parts("study")
+    before = few_shot_examples(split_study, "overall", "judge-x", k=6)
+    parts = read_split(split_study).parts
     held_out = Prompt.objects.filter(pk__in=[pk for pk, part in parts.items() if part == HELD_OUT])
     # Planted: on every held-out prompt the judge now disagrees with people, in a category of its own
     # that would take the first turn of the rule (the most disagreements) if it were read.
@@ -64,20 +65,20 @@ def test_a_label_planted_on_a_held_out_prompt_changes_no_example(split_study):
     planted = labels_csv(numbers, category="planted", judge_wrong_every=1).replace(b"planted,", b",")
     imported(planted.replace(b",judge-x,a", b",judge-x,b"))
     Prompt.objects.filter(pk__in=held_out).update(category="planted")
-    after = few_shot_examples("study", "overall", "judge-x", k=6)
+    after = few_shot_examples(split_study, "overall", "judge-x", k=6)
     assert after == before
     assert {example.prompt for example in after} <= {pk for pk, part in parts.items() if part == TRAIN}
     # Read without the split, the planted labels would have been chosen first: the plant can be seen.
-    everything = training_pairs_ignoring_split()
+    everything = training_pairs_ignoring_split(split_study)
     assert choose_examples(everything, 6)[0].category == "planted"
 
 
-def training_pairs_ignoring_split():
+def training_pairs_ignoring_split(split):
     """The same pairs with every prompt counted as train: what a leak would read."""
     from evalhub.catalog.models import PromptPart
 
     PromptPart.objects.update(part=TRAIN)
-    return training_pairs("study", "overall", "judge-x")
+    return training_pairs(split, "overall", "judge-x")
 
 
 def test_prompts_added_since_the_split_stay_out_until_placed():
@@ -85,14 +86,14 @@ def test_prompts_added_since_the_split_stay_out_until_placed():
     split = do_make_split(Benchmark.objects.get(slug="study"), held_out_fraction=0.3, seed=1)
     imported(labels_csv(range(10, 14)))
     new = set(Prompt.objects.filter(external_id__in=["p10", "p11", "p12", "p13"]).values_list("pk", flat=True))
-    assert not {pair.prompt for pair in training_pairs("study", "overall", "judge-x")} & new
+    assert not {pair.prompt for pair in training_pairs(split, "overall", "judge-x")} & new
     from evalhub.catalog.actions.splits import do_place_new_prompts
 
     assert do_place_new_prompts(split) == 4
-    assert set(prompt_parts("study")) >= new
+    assert set(read_split(split).parts) >= new
 
 
 def test_a_benchmark_without_a_split_has_no_training_set():
     imported(labels_csv(range(4)))
     with pytest.raises(NoSplit, match="split it once"):
-        training_pairs("study", "overall", "judge-x")
+        training_split("study")

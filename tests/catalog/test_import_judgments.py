@@ -13,8 +13,8 @@ from evalhub.catalog.actions.importing import ImportRejected
 from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.catalog.models import Criterion, Judgment, LanguageModel, Prompt, Response
 from evalhub.core.files.judgments import parse_judgment_file
-from evalhub.judgelab.observations import Scope
 from evalhub.judgelab.report import compute
+from evalhub.reads.judged_pairs import Scope
 
 pytestmark = pytest.mark.django_db
 

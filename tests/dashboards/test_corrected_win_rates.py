@@ -280,8 +280,8 @@ def test_a_judge_whose_battles_people_labelled_too_few_of_is_named_with_why(judg
 
 
 def test_a_judge_people_never_labelled_has_no_corrected_section(judged_and_labelled, login, viewer):
-    from evalhub.judgelab.observations import Scope
     from evalhub.judgelab.report import compute, judge_key
+    from evalhub.reads.judged_pairs import Scope
 
     do_import_judgments(
         filename="other.json",

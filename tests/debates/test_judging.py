@@ -363,9 +363,9 @@ def test_a_judge_run_with_probabilities_stores_each_verdicts_probabilities_and_t
 
     from django.core.management import CommandError, call_command
 
-    from evalhub.judgelab.observations import Scope
     from evalhub.judgelab.report import compute
     from evalhub.llm.testing import FakeLLMServer
+    from evalhub.reads.judged_pairs import Scope
 
     with FakeLLMServer(reply=lambda messages: "The first is right.\n1", api_key="test-key") as server:
         monkeypatch.setenv("OPENAI_API_KEY", "test-key")

@@ -23,7 +23,7 @@ from evalhub.core.prompts import sections as ps
 from evalhub.debates.actions import do_create_judge_run, do_create_run
 from evalhub.debates.models import JudgeVerdict
 from evalhub.judgelab.graded import MODEL, PERSON, RUNS, graded_table
-from evalhub.judgelab.observations import Scope
+from evalhub.reads.judged_pairs import Scope
 from tests.debates.conftest import sections_of
 
 pytestmark = pytest.mark.django_db(transaction=True)

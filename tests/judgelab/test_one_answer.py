@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.core.judge_lab.measures import FIRST, SECOND, TIE
 from evalhub.debates.models import JudgeVerdict
-from evalhub.judgelab.observations import Scope
 from evalhub.judgelab.report import compute
+from evalhub.reads.judged_pairs import Scope
 
 pytestmark = pytest.mark.django_db
 

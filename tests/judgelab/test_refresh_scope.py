@@ -10,8 +10,8 @@ import pytest
 
 from evalhub.core.statistics.estimators import AUTO, CHOICES
 from evalhub.judgelab import report as lab
-from evalhub.judgelab.observations import AFTER_REVEAL, BLIND, Scope
 from evalhub.judgelab.tasks import refresh_report_task
+from evalhub.reads.judged_pairs import AFTER_REVEAL, BLIND, Scope
 
 pytestmark = pytest.mark.django_db
 

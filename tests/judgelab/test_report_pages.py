@@ -12,9 +12,9 @@ from evalhub.adjudication.actions import do_reserve_next, do_submit, do_submit_b
 from evalhub.adjudication.models import AdjudicationItem, Reservation
 from evalhub.dashboards.judges import judges_board
 from evalhub.debates.models import DebateRun, DebateStatus, DebateTurn
-from evalhub.judgelab.observations import AFTER_REVEAL, Scope
 from evalhub.judgelab.report import compute, judge_key
 from evalhub.reads.caching import fingerprint
+from evalhub.reads.judged_pairs import AFTER_REVEAL, Scope
 from tests.adjudication.verdicts import give_verdict
 from tests.conftest import make_user
 

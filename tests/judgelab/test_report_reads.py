@@ -11,9 +11,9 @@ import pytest
 
 from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.catalog.models import Judgment
-from evalhub.judgelab import observations
-from evalhub.judgelab.observations import BLIND, Scope, canonical, collect, pair_key
 from evalhub.judgelab.report import compute
+from evalhub.reads import judged_pairs as observations
+from evalhub.reads.judged_pairs import BLIND, Scope, canonical, collect, pair_key
 
 pytestmark = pytest.mark.django_db
 WINNERS = ["a", "b", "tie", "unreadable"]

@@ -106,8 +106,8 @@ def test_a_page_over_more_labelled_pairs_than_a_query_may_name_answers_in_bounde
 def test_imported_labels_read_a_batch_at_a_time_give_the_same_report(imported, monkeypatch):
     """Every row as a tuple at once held 2 GiB at ten million labels; read in batches (of 7 here), the
     report is the one read in one."""
-    from evalhub.judgelab import observations
     from evalhub.judgelab.report import compute
+    from evalhub.reads import judged_pairs as observations
     from evalhub.system import numeric_reads
 
     whole = compute(observations.Scope()).as_json()

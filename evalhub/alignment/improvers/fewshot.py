@@ -21,19 +21,21 @@ MOST_EXAMPLES = 16
 FEW_SHOT = "few_shot"
 
 
-def few_shot_examples(benchmark: str, criterion: str, judge: str, *, k: int = 4, seed: int = 0) -> list[Example]:
-    """Up to k examples by the rule of evalhub.core.alignment.fewshot, from train labels only."""
-    return choose_examples(training_pairs(benchmark, criterion, judge), k, seed)
+def few_shot_examples(split: Any, criterion: str, judge: str, *, k: int = 4, seed: int = 0) -> list[Example]:
+    """Up to k examples by the rule of evalhub.core.alignment.fewshot, from the split's train labels only."""
+    return choose_examples(training_pairs(split, criterion, judge), k, seed)
 
 
 def few_shot_definition(
-    version: JudgeVersion, benchmark: str, criterion: str, *, k: int = 4, seed: int = 0
+    version: JudgeVersion, split: Any, criterion: str, *, k: int = 4, seed: int = 0
 ) -> tuple[JudgeDefinition, str]:
-    """`version`'s definition with up to k worked examples from the train pairs of `benchmark` where it
-    (run on them) and people disagree, and a note saying where they came from. Raises VersionRejected."""
+    """`version`'s definition with up to k worked examples from the train pairs of `split` (a
+    catalog.LabelSplit) where it (run on them) and people disagree, and a note saying where they came
+    from. Raises VersionRejected."""
+    benchmark = split.benchmark.slug
     if not 1 <= k <= MOST_EXAMPLES:
         raise VersionRejected(f"ask for between 1 and {MOST_EXAMPLES} examples.")
-    pairs = training_pairs(benchmark, criterion, str(version))
+    pairs = training_pairs(split, criterion, str(version))
     if not any(pair.judge >= 0 for pair in pairs):
         raise VersionRejected(f"{version} has no verdict on {benchmark}'s train pairs: run it on them first.")
     chosen = choose_examples(pairs, k, seed)
@@ -58,8 +60,8 @@ def do_improve_with_examples(
     version: JudgeVersion, benchmark: str, criterion: str, *, k: int = 4, seed: int = 0, user: Any = None
 ) -> JudgeVersion:
     """The next version of `version`'s judge, with the examples of `few_shot_definition`."""
-    definition, note = few_shot_definition(version, benchmark, criterion, k=k, seed=seed)
     split = training_split(benchmark)
+    definition, note = few_shot_definition(version, split, criterion, k=k, seed=seed)
     return do_derive_version(version, definition, method=Method.FEW_SHOT, split=split, user=user, note=note)
 
 
@@ -102,9 +104,7 @@ class FewShotRunner(JobRunner[FewShotRun, dict[str, Any]]):
     def work(self, chunk: JobChunk) -> dict[str, Any]:
         run = self.run
         try:
-            definition, note = few_shot_definition(
-                run.version, run.split.benchmark.slug, run.criterion, k=run.examples, seed=run.seed
-            )
+            definition, note = few_shot_definition(run.version, run.split, run.criterion, k=run.examples, seed=run.seed)
         except (VersionRejected, NoSplit) as rejected:
             return {"problem": str(rejected)}
         return {"definition": definition.as_json(), "note": note}

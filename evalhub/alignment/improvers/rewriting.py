@@ -80,7 +80,7 @@ class InstructionRewriteRunner(JobRunner[InstructionRewrite, dict[int, tuple[str
         proposer gave nothing usable."""
         rewrite = self.run
         criterion = rewrite.reference.criterion
-        pairs = training_pairs(rewrite.split.benchmark.slug, criterion.slug, str(rewrite.version))
+        pairs = training_pairs(rewrite.split, criterion.slug, str(rewrite.version))
         out = {}
         for unit in chunk.unit_ids:
             instructions = rewrite.version.judge.instructions

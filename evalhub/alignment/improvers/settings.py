@@ -76,7 +76,7 @@ class SettingsSearchRunner(JobRunner[SettingsSearch, dict[int, tuple[int, int]]]
     def work(self, chunk: JobChunk) -> dict[int, tuple[int, int]]:
         """Per candidate of the chunk: (agreed, judged) with people on the train pairs."""
         search = self.run
-        pairs = training_pairs(search.split.benchmark.slug, search.reference.criterion.slug, str(search.version))
+        pairs = training_pairs(search.split, search.reference.criterion.slug, str(search.version))
         return {
             candidate: train_agreement(
                 candidate_definition(search.version, search.candidates[candidate]), search.reference, pairs

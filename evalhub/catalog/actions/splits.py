@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 
 from evalhub.catalog.actions.importing import real_user
 from evalhub.catalog.models import Benchmark, LabelSplit, PromptPart
-from evalhub.core.alignment.split import HELD_OUT, PARTS, TRAIN, SplitPrompt, assign_parts
+from evalhub.core.alignment.split import HELD_OUT, TRAIN, SplitPrompt, assign_parts
 
 
 class SplitRejected(Exception):
@@ -80,9 +80,3 @@ def split_summary(benchmark: Benchmark) -> SplitSummary:
     rows = [(category, counts[(category, TRAIN)], counts[(category, HELD_OUT)]) for category in categories]
     unplaced = benchmark.prompts.filter(split_part__isnull=True).count()
     return SplitSummary(split, rows, unplaced)
-
-
-def prompt_parts(benchmark_slug: str) -> dict[int, str]:
-    """prompt id → TRAIN or HELD_OUT for a benchmark's placed prompts ({} without a split)."""
-    parts = PromptPart.objects.filter(split__benchmark__slug=benchmark_slug, part__in=PARTS)
-    return dict(parts.values_list("prompt_id", "part"))

@@ -7,8 +7,8 @@ from django.core.management.base import CommandError
 
 from evalhub.catalog.models import Benchmark, Criterion
 from evalhub.core.statistics.estimators import AUTO, CHOICES
-from evalhub.judgelab.observations import Scope
 from evalhub.judgelab.report import compute
+from evalhub.reads.judged_pairs import Scope
 from evalhub.system.commands import DataCommand
 
 

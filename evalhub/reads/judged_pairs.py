@@ -19,8 +19,9 @@ from django.db.models import BigIntegerField, Case, ExpressionWrapper, F, Max, V
 from django.db.models.functions import Coalesce, Greatest, Least, Length
 
 from evalhub.adjudication.models import Adjudication
-from evalhub.catalog.models import Criterion, Judgment, LanguageModel, Prompt, PromptPart, Response
-from evalhub.core.alignment.split import HELD_OUT
+from evalhub.catalog.models import Criterion, Judgment, LanguageModel, Prompt, Response
+from evalhub.catalog.queries import Split, read_splits
+from evalhub.core.alignment.split import HELD_OUT, TRAIN
 from evalhub.core.judge_lab.measures import FIRST, NO_VERDICT, SECOND, TIE, Label, LabelArrays, Pair
 from evalhub.core.judge_lab.report_types import (
     ADJUDICATED,
@@ -258,13 +259,16 @@ def _debates(scope: Scope) -> dict[int, _Debate]:
     return {row[0]: _Debate(*row[1:]) for row in rows.order_by().values_list(*fields).iterator(chunk_size=5000)}
 
 
-def _held_out_prompts(splits: set[int]) -> dict[int, set[int]]:
-    """split id → its held-out prompts' ids."""
-    out: dict[int, set[int]] = {split: set() for split in splits}
-    rows = PromptPart.objects.filter(split_id__in=splits, part=HELD_OUT).values_list("split_id", "prompt_id")
-    for split, prompt in rows.iterator(chunk_size=5000):
-        out[split].add(prompt)
-    return out
+# Who reads a split's pairs: whatever tunes a judge (its train prompts), or the judge lab and the
+# comparisons of versions scoring a judge improved on it (its held-out prompts).
+TUNING, SCORING = "tuning", "scoring"
+
+
+def admitted(split: Split, prompt: int, use: str) -> bool:
+    """The held-out rule, applied here and nowhere else: a tuner reads the split's train prompts only, and
+    a judge improved on the split is scored on its held-out prompts only. A prompt added since the split
+    is in neither part, so it is read by neither."""
+    return split.part(prompt) == (TRAIN if use == TUNING else HELD_OUT)
 
 
 def _single_judges(found: Observations, debates: dict[int, _Debate], train_pairs: bool = False) -> None:
@@ -274,7 +278,7 @@ def _single_judges(found: Observations, debates: dict[int, _Debate], train_pairs
             "id", "judge", "privileged_sources", "samples", "label", "held_out_of_id"
         )
     }
-    held_out = _held_out_prompts({run["held_out_of_id"] for run in runs.values() if run["held_out_of_id"]})
+    splits = read_splits({run["held_out_of_id"] for run in runs.values() if run["held_out_of_id"]})
     if not runs:
         return
     models = spec_models({run["judge"] for run in runs.values()})
@@ -286,7 +290,7 @@ def _single_judges(found: Observations, debates: dict[int, _Debate], train_pairs
     for (run_id, debate_id, reversed_order), verdicts in grouped.items():
         run, debate = runs[run_id], debates[debate_id]
         split = run["held_out_of_id"]
-        if split and not train_pairs and debate.prompt not in held_out[split]:
+        if split and not train_pairs and not admitted(splits[split], debate.prompt, SCORING):
             continue  # an improved judge's train pairs: it was tuned on their labels
         judge_id, privileged = with_privileged(run["judge"], run["privileged_sources"])
         if run["label"]:  # a judge version (evalhub.alignment): its own name, not its spec's
