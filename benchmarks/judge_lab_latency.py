@@ -195,7 +195,7 @@ def main() -> None:
     client = Client()
     client.force_login(viewer)
 
-    from evalhub.judgelab.observations import Scope
+    from evalhub.reads.judged_pairs import Scope
     from evalhub.judgelab.report import FIRST_REPORT_IN_WORKER_AT, refresh_report
 
     print(f"database: {django.db.connection.vendor}; {args.requests} requests each; server time (ms)")
@@ -242,7 +242,7 @@ def main() -> None:
     )
 
     # One judge against the people's majority, as the report does it, for the side-by-side.
-    from evalhub.judgelab.observations import collect
+    from evalhub.reads.judged_pairs import collect
 
     found = collect(Scope())
     labels, pairs = found.labels, list(found.pairs.values())
