@@ -1,4 +1,4 @@
-"""The judge lab's numbers are read as one array: on PostgreSQL packed by the database a batch of rows at a
+"""The judge lab's numbers are read as one array: on PostgreSQL each row packed into bytes by the database, read a batch at a
 time, on SQLite through the cursor. Either way, the rows' values, exactly, in primary-key order, none
 skipped at a batch's edge; a NULL is an error, not a row quietly left out."""
 
@@ -32,7 +32,6 @@ def numbers():
 
 @pytest.mark.parametrize("batch", [1, 3, 8, 100])
 def test_it_reads_every_row_in_key_order_whatever_the_batch(models, monkeypatch, batch):
-    monkeypatch.setattr(numeric_reads, "ROWS_PER_QUERY", batch)
     monkeypatch.setattr(numeric_reads, "ROWS_PER_FETCH", batch)
     expected = list(numbers().order_by("pk").values_list("big", "ratio"))
 

@@ -111,8 +111,7 @@ def test_imported_labels_read_a_batch_at_a_time_give_the_same_report(imported, m
     from evalhub.system import numeric_reads
 
     whole = compute(observations.Scope()).as_json()
-    monkeypatch.setattr(numeric_reads, "ROWS_PER_FETCH", 7)  # SQLite's cursor
-    monkeypatch.setattr(numeric_reads, "ROWS_PER_QUERY", 7)  # PostgreSQL's packed batches
+    monkeypatch.setattr(numeric_reads, "ROWS_PER_FETCH", 7)
     assert compute(observations.Scope()).as_json() == whole
 
 
