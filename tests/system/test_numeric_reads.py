@@ -1,6 +1,6 @@
-"""The judge lab's numbers are read as one array: on PostgreSQL each row packed into bytes by the database, read a batch at a
-time, on SQLite through the cursor. Either way, the rows' values, exactly, in primary-key order, none
-skipped at a batch's edge; a NULL is an error, not a row quietly left out."""
+"""The judge lab's numbers are read as one array: on PostgreSQL each row packed into bytes by the
+database, read a batch at a time; on SQLite through the cursor. Either way, the rows' values, exactly,
+in primary-key order, none skipped at a batch's edge; a NULL is an error, not a row quietly left out."""
 
 from __future__ import annotations
 
