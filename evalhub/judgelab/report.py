@@ -24,17 +24,24 @@ from threadpoolctl import threadpool_limits
 from evalhub.catalog.models import DataImport, Judgment
 from evalhub.celery import task_named
 from evalhub.core.judge_lab.measures import Interval
-from evalhub.core.judge_lab.report import build_report
+from evalhub.core.judge_lab.report import BY_RULE, build_corrected_boards, build_report
 from evalhub.core.judge_lab.report_types import PeopleReport, Report
-from evalhub.core.judge_lab.snapshots import SCHEMA_VERSION, decode_report
-from evalhub.core.statistics.estimators import AUTO
-from evalhub.judgelab.actions import do_store_report_snapshot
+from evalhub.core.judge_lab.snapshots import (
+    BOARDS_SCHEMA_VERSION,
+    SCHEMA_VERSION,
+    Boards,
+    decode_boards,
+    decode_report,
+)
+from evalhub.core.statistics.estimators import Correction
+from evalhub.judgelab.actions import do_store_boards_snapshot, do_store_report_snapshot
 from evalhub.judgelab.models import ReportSnapshot
 from evalhub.reads.caching import TIMEOUT_S, ask_worker_once, fingerprint
 from evalhub.reads.judged_pairs import Scope, collect
 from evalhub.system.row_counts import row_count
 
 REFRESH_TASK = "judgelab.refresh_report"
+BOARDS_TASK = "judgelab.refresh_corrected_boards"
 
 
 # With this many judgments (PostgreSQL's estimate, evalhub.system.row_counts) a scope's first report is
@@ -48,8 +55,9 @@ class Freshness:
     seconds: float  # what computing it took
     current: bool  # computed from the data as it is now
     refreshing: bool = False  # not current, and a worker has been asked for the current one
-    # The estimator asked for, whose report is not kept yet: this one is by evalhub's rule meanwhile;
-    # `estimator_asked`: a worker was asked for it (False: the broker did not answer).
+    # The estimator asked for, whose corrected boards are not kept for this data yet: those shown are by
+    # evalhub's rule meanwhile; `estimator_asked`: a worker was asked for them (False: the broker did not
+    # answer).
     estimator_pending: str = ""
     estimator_asked: bool = False
 
@@ -97,9 +105,31 @@ def report_with_freshness(
     stamp: str | None = None,
     *,
     wait: bool = False,
+    correction: Correction = BY_RULE,
 ) -> tuple[Report, Freshness]:
-    """The scope's report and how fresh it is. `wait`: compute it here if the data changed since."""
+    """The scope's report, its corrected boards by `correction`, and how fresh it is. `wait`: compute
+    what the data changed since here. The report is the scope's whatever the correction: boards by
+    another estimator are computed apart (by a worker, unless `wait`) and put in it where they are of
+    the same data; until then it shows its own, by evalhub's rule, and says so."""
     stamp = stamp or fingerprint()
+    report, freshness = _report(scope, stamp, wait)
+    if correction.by_rule or not report.judges:
+        return report, freshness
+    if not freshness.current:  # boards of other data than the report's would not be its judges': asked for now
+        asked = _ask_for_boards(scope, correction)
+        return report, dataclasses.replace(freshness, estimator_pending=correction.estimator, estimator_asked=asked)
+    boards = _kept_boards(scope, correction, stamp)
+    if boards is None and wait:
+        boards = _compute_and_keep_boards(scope, correction, stamp)
+    if boards is None:
+        asked = _ask_for_boards(scope, correction)
+        boards = _kept_boards(scope, correction, stamp)  # an eager (in-process) worker may have kept them
+        if boards is None:
+            return report, dataclasses.replace(freshness, estimator_pending=correction.estimator, estimator_asked=asked)
+    return report.with_corrected(boards), freshness
+
+
+def _report(scope: Scope, stamp: str, wait: bool) -> tuple[Report, Freshness]:
     found = cache.get(_cache_key(scope, stamp))
     if found is not None:
         return found
@@ -113,16 +143,6 @@ def report_with_freshness(
     if kept is not None and not wait and (snapshot := _snapshot(scope)) is not None:
         report, freshness = snapshot
         return report, Freshness(freshness.computed_at, freshness.seconds, current=False, refreshing=asked)
-    if kept is None and not wait and scope.estimator != AUTO:
-        # Another estimator never costs the whole report in the request (about 45 s at ten million
-        # judgments): a worker computes it, and the page shows the report by evalhub's rule meanwhile.
-        asked = _ask_for_refresh(scope)
-        if _kept_fingerprint(scope) == stamp and (snapshot := _snapshot(scope)) is not None:  # computed eagerly
-            cache.set(_cache_key(scope, stamp), snapshot, TIMEOUT_S)
-            return snapshot
-        report, freshness = report_with_freshness(dataclasses.replace(scope, estimator=AUTO), stamp)
-        # `refreshing` stays the shown report's own: the estimator's request is told apart.
-        return report, dataclasses.replace(freshness, estimator_pending=scope.estimator, estimator_asked=asked)
     if kept is None and not wait and row_count(Judgment).rows >= FIRST_REPORT_IN_WORKER_AT:
         asked = _ask_for_refresh(scope)
         if _kept_fingerprint(scope) is not None and (snapshot := _snapshot(scope)) is not None:  # eager worker
@@ -185,10 +205,60 @@ def _ask_for_refresh(scope: Scope) -> bool:
     )
 
 
-def compute(scope: Scope) -> Report:
+def compute(scope: Scope, correction: Correction = BY_RULE) -> Report:
     found = collect(scope)
     judges = list(found.judges.values())
-    return build_report(judges, found.labels, found.pairs, found.settled, estimator=scope.estimator)
+    return build_report(judges, found.labels, found.pairs, found.settled, correction=correction)
+
+
+# --- corrected boards by another estimator, kept apart from the report -------------------------------
+
+
+def _boards_key(scope: Scope, correction: Correction) -> str:
+    return f"{BOARDS_SCHEMA_VERSION}|{scope.key}|boards:{correction.estimator}"
+
+
+def _kept_boards(scope: Scope, correction: Correction, stamp: str) -> Boards | None:
+    """The scope's boards by `correction` kept for the data as it is now (`stamp`), else None."""
+    cache_key = f"judge_lab:{_boards_key(scope, correction)}:{stamp}"
+    if (found := cache.get(cache_key)) is not None:
+        return found
+    row = ReportSnapshot.objects.filter(scope=_boards_key(scope, correction), fingerprint=stamp)
+    payload = row.values_list("payload", flat=True).first()
+    boards = decode_boards(bytes(payload)) if payload is not None else None
+    if boards is not None:
+        cache.set(cache_key, boards, TIMEOUT_S)
+    return boards
+
+
+def refresh_corrected_boards(scope: Scope, correction: Correction) -> None:
+    """A worker's part: the scope's boards by `correction`, unless those kept are current."""
+    try:
+        stamp = fingerprint()
+        if _kept_boards(scope, correction, stamp) is None:
+            with threadpool_limits(limits=1, user_api="blas"):
+                _compute_and_keep_boards(scope, correction, stamp)
+    finally:
+        cache.delete(f"judge_lab:boards-refreshing:{_boards_key(scope, correction)}")
+
+
+def _compute_and_keep_boards(scope: Scope, correction: Correction, stamp: str) -> Boards:
+    started, clock = timezone.now(), time.perf_counter()
+    found = collect(scope)
+    boards = build_corrected_boards(list(found.judges.values()), found.labels, found.pairs, found.settled, correction)
+    do_store_boards_snapshot(_boards_key(scope, correction), stamp, boards, started, time.perf_counter() - clock)
+    cache.set(f"judge_lab:{_boards_key(scope, correction)}:{stamp}", boards, TIMEOUT_S)
+    return boards
+
+
+def _ask_for_boards(scope: Scope, correction: Correction) -> bool:
+    return ask_worker_once(
+        f"judge_lab:boards-refreshing:{_boards_key(scope, correction)}",
+        lambda: task_named(BOARDS_TASK).apply_async(
+            kwargs={"scope": dataclasses.asdict(scope), "estimator": correction.estimator}
+        ),
+        "the judge lab's corrected boards",
+    )
 
 
 def judge_key(judge_id: str) -> str:

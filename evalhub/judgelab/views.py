@@ -25,17 +25,24 @@ from evalhub.core.charts import bias_chart, reliability_chart
 from evalhub.core.files.judgments import AUTO
 from evalhub.core.files.tables import to_text
 from evalhub.core.judge_lab.measures import CONFUSION_COLUMNS, CONFUSION_ROWS
-from evalhub.core.judge_lab.report_types import CORRECTED_COLUMNS, KINDS, MODEL, PANEL, corrected_rows, summary_row
+from evalhub.core.judge_lab.report_types import (
+    CORRECTED_COLUMNS,
+    KINDS,
+    MODEL,
+    PANEL,
+    Report,
+    corrected_rows,
+    summary_row,
+)
 from evalhub.core.statistics.corrected_ratings import CorrectedBoard
-from evalhub.core.statistics.estimators import AUTO as CHOSEN_BY_RULE
-from evalhub.core.statistics.estimators import CHOICES, estimator_asked
+from evalhub.core.statistics.estimators import CHOICES, Correction
 from evalhub.core.statistics.pointwise import MIN_PROMPTS, MIN_SYSTEMS
 from evalhub.debates.models import DebateRun
 from evalhub.judgelab.forms import JudgmentImportForm, ScoreImportForm
 from evalhub.judgelab.graded import csv_rows, graded_table, rho_chart
 from evalhub.judgelab.pointwise import export_rows as pointwise_export_rows
 from evalhub.judgelab.pointwise import item_chart, pointwise_report, scored_benchmarks
-from evalhub.judgelab.report import judge_key, model_as_judge, report_with_freshness
+from evalhub.judgelab.report import BY_RULE, Freshness, judge_key, model_as_judge, report_with_freshness
 from evalhub.reads.caching import cached, fingerprint
 from evalhub.reads.judged_pairs import BLIND, PEOPLES_VERDICTS, Scope
 from evalhub.reads.provenance import stand_in_specs
@@ -59,30 +66,38 @@ def _scope(request) -> Scope:
         benchmark=request.GET.get("benchmark", ""),
         criterion=request.GET.get("criterion", ""),
         people=people if people in PEOPLES_VERDICTS else BLIND,
-        estimator=estimator_asked(request.GET.get("estimator", ""))[0],
         train_pairs=request.GET.get("improved") == "all",
     )
 
 
-def scope_query(scope: Scope) -> str:
+def _correction(request) -> Correction:
+    """The corrected boards' estimator the query asks for (evalhub's rule where it names none it knows)."""
+    return Correction.asked(request.GET.get("estimator", ""))[0]
+
+
+def _report(request, *, wait: bool = False) -> tuple[Report, Freshness]:
+    return report_with_freshness(_scope(request), wait=wait, correction=_correction(request))
+
+
+def scope_query(scope: Scope, correction: Correction = BY_RULE) -> str:
     given = (("benchmark", scope.benchmark), ("criterion", scope.criterion))
     query = {key: value for key, value in given if value}
     query |= {} if scope.people == BLIND else {"people": scope.people}
     query |= {"improved": "all"} if scope.train_pairs else {}
-    return urlencode(query | ({} if scope.estimator == CHOSEN_BY_RULE else {"estimator": scope.estimator}))
+    return urlencode(query | ({} if correction.by_rule else {"estimator": correction.estimator}))
 
 
 def _estimator_control(request) -> dict:
     """What the corrected boards' Estimator control shows: the choices, the one asked, and an error
     where the query named an unknown one."""
-    asked, error = estimator_asked(request.GET.get("estimator", ""))
-    return {"estimator_choices": CHOICES, "estimator": asked, "estimator_error": error}
+    asked, error = Correction.asked(request.GET.get("estimator", ""))
+    return {"estimator_choices": CHOICES, "estimator": asked.estimator, "estimator_error": error}
 
 
 @role_required()
 def judge_list(request):
-    scope = _scope(request)
-    report, freshness = report_with_freshness(scope)
+    scope, correction = _scope(request), _correction(request)
+    report, freshness = report_with_freshness(scope, correction=correction)
     sort = request.GET.get("sort", "kappa")
     judges = sorted(report.judges, key=SORTS.get(sort, SORTS["kappa"]))
     context = {
@@ -94,7 +109,7 @@ def judge_list(request):
         "benchmarks": Benchmark.objects.order_by("slug").values_list("slug", flat=True),
         "criteria": Criterion.objects.order_by("slug").values_list("slug", flat=True),
         "query": request.GET.urlencode(),
-        "scope_query": scope_query(scope),
+        "scope_query": scope_query(scope, correction),
         "peoples_verdicts": PEOPLES_VERDICTS,
         "blind_first_runs": blind_first_runs(scope),
         "stand_ins": stand_in_specs(),
@@ -122,7 +137,7 @@ def _find(request, key: str, *, wait: bool = False):
 def _find_with_freshness(request, key: str, *, wait: bool = False):
     """The judge and the report's freshness; None for a judge the kept report predates (the latest
     data add it). Raises Http404 for a judge the current report does not hold."""
-    report, freshness = report_with_freshness(_scope(request), wait=wait)
+    report, freshness = _report(request, wait=wait)
     for judge in report.judges:
         if judge_key(judge.judge.id) == key:
             return judge, freshness
@@ -163,22 +178,22 @@ def corrected_boards(request, fmt: str = ""):
     whose battles people labelled too few of, with why; and, where there is neither, a line saying so.
     As CSV or JSON (every judge of the kinds asked, all kinds where none is): every board, one row per
     judge and model."""
-    scope = _scope(request)
+    scope, correction = _scope(request), _correction(request)
     kinds = set(request.GET.getlist("kind")) & {MODEL, PANEL}
     if fmt:
-        report, _ = report_with_freshness(scope, wait=True)  # a kept file holds the data as it is
+        report, _ = _report(request, wait=True)  # a kept file holds the data as it is
         rows = corrected_rows([r for r in report.judges if not kinds or r.judge.kind in kinds])
         if fmt == "json":
             return _download(json.dumps(rows, indent=2), "corrected-boards.json", "application/json")
         return _download(to_text(rows, "csv", CORRECTED_COLUMNS), "corrected-boards.csv", "text/csv")
-    report, freshness = report_with_freshness(scope)
+    report, freshness = report_with_freshness(scope, correction=correction)
     judges = [judge for judge in report.judges if judge.judge.kind in kinds and judge.corrected is not None]
     context = {
         "boards": [(judge, judge.corrected) for judge in judges if isinstance(judge.corrected, CorrectedBoard)],
         "reasons": [(judge, judge.corrected) for judge in judges if isinstance(judge.corrected, str)],
         "freshness": freshness,
         "scope": scope,
-        "query": scope_query(scope),
+        "query": scope_query(scope, correction),
         "kinds": sorted(kinds),
         "kinds_query": urlencode([("kind", kind) for kind in sorted(kinds)]),
         **_estimator_control(request),
@@ -246,7 +261,7 @@ def judge_export(request, key: str, fmt: str):
 
 @role_required()
 def report_export(request, fmt: str):
-    report, _ = report_with_freshness(_scope(request), wait=True)  # a kept file holds the data as it is
+    report, _ = _report(request, wait=True)  # a kept file holds the data as it is
     if fmt == "json":
         return _download(json.dumps(report.as_json(), indent=2), "judge-report.json", "application/json")
     if fmt == "hf":  # one row per judge, every figure of the JSON report (nested ones as records)

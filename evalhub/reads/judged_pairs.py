@@ -37,7 +37,6 @@ from evalhub.core.judge_lab.report_types import (
 )
 from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.core.statistics.agreement import unswap
-from evalhub.core.statistics.estimators import AUTO
 from evalhub.core.text.features import style_features
 from evalhub.debates.models import BLIND_FIRST, Debate, DebateRun, DebateStatus, DebateTurn, JudgeRun
 from evalhub.debates.queries import judge_verdict_rows, judge_verdict_shares
@@ -59,8 +58,6 @@ class Scope:
     # Which of a person's verdicts in a blind-first run is theirs: the one before any aid (the default,
     # the agents not in it), or the one after the reveal (which the aid may have moved toward the agents).
     people: str = BLIND
-    # The estimator of the corrected boards (estimators.CHOICES; AUTO: evalhub's rule).
-    estimator: str = AUTO
     # A judge improved on people's train labels is scored on the held-out pairs only, unless asked
     # for every pair (its train agreement is optimistic: it was tuned on those labels).
     train_pairs: bool = False
@@ -68,8 +65,7 @@ class Scope:
     @property
     def key(self) -> str:
         people = "" if self.people == BLIND else f"|{self.people}"
-        key = f"{self.benchmark}|{self.criterion}{people}" + ("" if self.estimator == AUTO else f"|{self.estimator}")
-        return key + ("|train" if self.train_pairs else "")
+        return f"{self.benchmark}|{self.criterion}{people}" + ("|train" if self.train_pairs else "")
 
 
 PairKey = tuple[str, int, int]  # (criterion, lower response id, higher response id): see pair_key

@@ -13,7 +13,7 @@ from django.core.cache import cache
 from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.core.judge_lab.report import build_report
 from evalhub.core.judge_lab.snapshots import SCHEMA_VERSION, decode_report, encode_report, schema_version
-from evalhub.core.statistics.estimators import AUTO, CHOICES
+from evalhub.core.statistics.estimators import AUTO, CHOICES, Correction
 from evalhub.judgelab import report as judge_report
 from evalhub.judgelab.models import ReportSnapshot
 from tests.core.judge_lab.test_measures import planted
@@ -37,16 +37,20 @@ def imported(text: str) -> None:
 @pytest.fixture
 def counted(monkeypatch):
     """How often a report is computed; `refreshes` lists the refreshes asked of a worker (not run)."""
-    calls = {"compute": 0, "refreshes": []}
+    calls = {"compute": 0, "refreshes": [], "boards": []}
     real = judge_report.compute
 
-    def counting(scope):
+    def counting(scope, *rest):
         calls["compute"] += 1
-        return real(scope)
+        return real(scope, *rest)
 
     class Task:
         def apply_async(self, args=(), kwargs=None):
-            calls["refreshes"].append(judge_report.Scope(**kwargs["scope"]))  # the scope the worker gets
+            scope = judge_report.Scope(**kwargs["scope"])  # the scope the worker gets
+            if "estimator" in kwargs:
+                calls["boards"].append((scope, kwargs["estimator"]))
+            else:
+                calls["refreshes"].append(scope)
 
     monkeypatch.setattr(judge_report, "compute", counting)
     monkeypatch.setattr(judge_report, "task_named", lambda name: Task())
@@ -97,7 +101,7 @@ def test_with_few_judgments_a_scopes_first_report_is_computed_in_the_request(
     imported(LABELS)
     monkeypatch.setattr(judge_report, "FIRST_REPORT_IN_WORKER_AT", 5)
     page = login(viewer).get("/judges/")
-    assert judges_on(page) == {"gpt-4o", "human-ana"} and counted == {"compute": 1, "refreshes": []}
+    assert judges_on(page) == {"gpt-4o", "human-ana"} and counted == {"compute": 1, "refreshes": [], "boards": []}
 
 
 def test_after_new_labels_the_last_report_is_shown_as_earlier_and_one_refresh_is_asked(
@@ -117,7 +121,9 @@ def test_after_new_labels_the_last_report_is_shown_as_earlier_and_one_refresh_is
     assert "before the latest labels landed" in page.content.decode()
     client.get("/judges/")
     in_flight = [judge_report.Scope()]
-    assert counted == {"compute": 1, "refreshes": in_flight}, "one refresh in flight, none computed in a request"
+    assert counted == {"compute": 1, "refreshes": in_flight, "boards": []}, (
+        "one refresh in flight, none computed in a request"
+    )
 
     judge_report.refresh_report(judge_report.Scope())  # the worker's part
     page = client.get("/judges/")
@@ -252,22 +258,32 @@ def test_a_workers_refresh_computes_on_one_blas_thread(monkeypatch):
     assert seen and set(seen) == {1}
 
 
-def test_choosing_another_estimator_is_computed_by_a_worker_not_in_the_request(login, viewer, client, counted):
-    """Issue 79: the estimator was part of the report's key, so choosing one computed the whole report
-    in the request (about 45 s at ten million judgments by the project's own benchmark)."""
+def test_choosing_another_estimator_computes_its_boards_apart_and_never_the_report(login, viewer, client, counted):
+    """Issue 79, then 82: the estimator was part of the report's key, so choosing one computed the whole
+    report in the request (about 45 s at ten million judgments), then a worker computed every measure
+    again for it. The report is its scope's alone; another estimator's boards are computed apart."""
     imported(LABELS)
     login(viewer)
     client.get("/judges/")
     assert counted["compute"] == 1
+    kept = ReportSnapshot.objects.get()
     other = next(name for name, _ in CHOICES if name != AUTO)
     page = client.get("/judges/", {"estimator": other})
     assert counted["compute"] == 1, "no report computed in the request"
-    assert counted["refreshes"][-1] == judge_report.Scope(estimator=other), "a worker asked for that one"
+    assert counted["boards"] == [(judge_report.Scope(), other)] and counted["refreshes"] == []
     freshness = page.context["freshness"]
     assert freshness.estimator_pending == other and freshness.estimator_asked
     assert freshness.current and not freshness.refreshing, "the report shown is current; only the other one waits"
     assert "are being computed by a worker" in page.content.decode()
-    judge_report.refresh_report(judge_report.Scope(estimator=other))  # the worker's part
+    judge_report.refresh_corrected_boards(judge_report.Scope(), Correction(other))  # the worker's part
+    assert counted["compute"] == 1, "the boards' worker computes no report"
     page = client.get("/judges/", {"estimator": other})
     assert not page.context["freshness"].estimator_pending and page.context["freshness"].current
     assert "are being computed by a worker" not in page.content.decode()
+    assert ReportSnapshot.objects.get(pk=kept.pk).computed_at == kept.computed_at, "the report kept as it was"
+    assert ReportSnapshot.objects.count() == 2  # the report, and the boards by the other estimator apart
+    # The boards shown are those of the whole report computed by that estimator: one answer either way.
+    shown = {r.judge.id: r.corrected for _, r in page.context["judges"]}
+    whole = {r.judge.id: r.corrected for r in judge_report.compute(judge_report.Scope(), Correction(other)).judges}
+    assert shown == whole
+    assert any(board is not None for board in shown.values())

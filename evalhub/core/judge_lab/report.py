@@ -61,7 +61,10 @@ from evalhub.core.judge_lab.report_types import (
     SelfPreference,
     VersusPeople,
 )
-from evalhub.core.statistics.estimators import AUTO
+from evalhub.core.statistics.corrected_ratings import CorrectedBoard
+from evalhub.core.statistics.estimators import Correction
+
+BY_RULE = Correction()
 
 COLUMN = {FIRST: 0, SECOND: 1, TIE: 2}  # verdict → its column in a count table
 VERDICT_OF_COLUMN = np.array([FIRST, SECOND, TIE])
@@ -126,11 +129,57 @@ def build_report(
     *,
     resamples: int = BOOTSTRAP,
     seed: int = SEED,
-    estimator: str = AUTO,
+    correction: Correction = BY_RULE,
 ) -> Report:
     """Every judge's report, ranked by kappa (highest first; judges whose kappa rests on too few prompts for
-    an interval after those with one; judges without one last). `estimator`: the corrected boards'
-    (estimators.CHOICES)."""
+    an interval after those with one; judges without one last), its corrected board by `correction`."""
+    context = _context(judges, labels, pairs, settled, resamples=resamples, seed=seed, correction=correction)
+    index, dense, people_counts = context.index, context.dense, context.people_counts
+    general = _reference(index, majority_of_counts(people_counts), judge_kind=MODEL)
+    without_consensus = _reference(index, majority_of_counts(people_counts), judge_kind=PANEL)
+    reports = []
+    for judge in judges:
+        if not (dense[judge.id] != ABSENT).any():
+            continue
+        if judge.kind == PERSON:
+            others = majority_of_counts(people_counts - context.person_counts[judge.id])
+            reference = _reference(index, others, judge_kind=PERSON)
+        else:
+            reference = without_consensus if judge.kind in (PANEL, AGENT) else general
+        reports.append(_judge_report(judge, reference, context))
+    # Judges whose kappa rests on too few prompts for an interval come after those with one.
+    reports.sort(key=lambda r: (r.kappa.value is None, r.kappa.low is None, -(r.kappa.value or 0), -r.n, r.judge.name))
+    return Report(judges=reports, people=_people_report(context))
+
+
+def build_corrected_boards(
+    judges: Sequence[JudgeInfo],
+    labels: Mapping[str, Sequence[Label] | LabelArrays],
+    pairs: Mapping[Hashable, Pair],
+    settled: Mapping[Hashable, DebateReference],
+    correction: Correction,
+) -> dict[str, CorrectedBoard | str | None]:
+    """Each judge's corrected board by `correction` (judge id → board, or why there is none), as
+    `build_report` makes them, and nothing else of the report: another estimator's boards cost their
+    fits, not every measure again (`Report.with_corrected` puts them in a report)."""
+    context = _context(judges, labels, pairs, settled, correction=correction)
+    return {
+        judge.id: _corrected(judge, context)
+        for judge in judges
+        if judge.kind != PERSON and (context.dense[judge.id] != ABSENT).any()
+    }
+
+
+def _context(
+    judges: Sequence[JudgeInfo],
+    labels: Mapping[str, Sequence[Label] | LabelArrays],
+    pairs: Mapping[Hashable, Pair],
+    settled: Mapping[Hashable, DebateReference],
+    *,
+    resamples: int = BOOTSTRAP,
+    seed: int = SEED,
+    correction: Correction = BY_RULE,
+) -> _Context:
     index = _Index(pairs, settled)
     verdicts = {
         judge.id: dense_verdicts(_arrays(labels.get(judge.id, ()), index).turned(index.flipped), len(index.items))
@@ -140,10 +189,7 @@ def build_report(
     people = [judge.id for judge in judges if judge.kind == PERSON]
     person_counts = {person: index.counts(dense[person]) for person in people}
     people_counts = sum(person_counts.values(), np.zeros((len(index.items), 3)))
-    general = _reference(index, majority_of_counts(people_counts), judge_kind=MODEL)
-    without_consensus = _reference(index, majority_of_counts(people_counts), judge_kind=PANEL)
-    model_counts = _counts_by_model(index, judges, dense)
-    context = _Context(
+    return _Context(
         index=index,
         verdicts=verdicts,
         # Each judge's share for the first model, once: several-judge boards read every other judge's.
@@ -153,26 +199,13 @@ def build_report(
         person_counts=person_counts,
         people_counts=people_counts,
         people_kappas=_people_kappas(people, dense),
-        model_counts=model_counts,
+        model_counts=_counts_by_model(index, judges, dense),
         peoples_shares=PeoplesShares.of(index, people_counts),
         judges=judges,
         resamples=resamples,
         seed=seed,
-        estimator=estimator,
+        correction=correction,
     )
-    reports = []
-    for judge in judges:
-        if not (dense[judge.id] != ABSENT).any():
-            continue
-        if judge.kind == PERSON:
-            others = majority_of_counts(people_counts - person_counts[judge.id])
-            reference = _reference(index, others, judge_kind=PERSON)
-        else:
-            reference = without_consensus if judge.kind in (PANEL, AGENT) else general
-        reports.append(_judge_report(judge, reference, context))
-    # Judges whose kappa rests on too few prompts for an interval come after those with one.
-    reports.sort(key=lambda r: (r.kappa.value is None, r.kappa.low is None, -(r.kappa.value or 0), -r.n, r.judge.name))
-    return Report(judges=reports, people=_people_report(context))
 
 
 def _reference(index: _Index, people: np.ndarray, *, judge_kind: str) -> tuple[np.ndarray, np.ndarray]:
@@ -232,7 +265,7 @@ class _Context:
     judges: Sequence[JudgeInfo]
     resamples: int
     seed: int
-    estimator: str = AUTO
+    correction: Correction = BY_RULE
 
 
 def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], context: _Context) -> JudgeReport:
@@ -287,14 +320,13 @@ def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], co
         calibration=_calibration(mine, expected),
         privileged=_privileged(judge, picks, expected, context),
         versus_people=_versus_people(judge, picks, context) if judge.kind != PERSON else None,
-        corrected=(
-            corrected_board(
-                judge, context.index, context.shares, context.judges, context.peoples_shares, context.estimator
-            )
-            if judge.kind != PERSON
-            else None
-        ),
+        corrected=_corrected(judge, context) if judge.kind != PERSON else None,
     )
+
+
+def _corrected(judge: JudgeInfo, context: _Context) -> CorrectedBoard | str | None:
+    estimator = context.correction.estimator
+    return corrected_board(judge, context.index, context.shares, context.judges, context.peoples_shares, estimator)
 
 
 def _longer(difference: np.ndarray, judged: np.ndarray, first: np.ndarray, second: np.ndarray) -> tuple[float, int]:

@@ -3,8 +3,8 @@ record per judge and for the people (see `report` for how they are computed). Pu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import asdict, astuple, dataclass, field, fields
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, astuple, dataclass, field, fields, replace
 from typing import Any
 
 from evalhub.core.judge_lab.measures import (
@@ -317,6 +317,15 @@ class Report:
 
     def find(self, judge_id: str) -> JudgeReport | None:
         return next((judge for judge in self.judges if judge.judge.id == judge_id), None)
+
+    def with_corrected(self, boards: Mapping[str, CorrectedBoard | str | None]) -> Report:
+        """This report with each judge's corrected board replaced by its board in `boards` (judge id →
+        board, as `build_corrected_boards` gives them; a judge missing there keeps none)."""
+        judges = [
+            replace(judge, corrected=boards.get(judge.judge.id)) if judge.judge.kind != PERSON else judge
+            for judge in self.judges
+        ]
+        return Report(judges=judges, people=self.people)
 
 
 def summary_row(report: JudgeReport) -> dict[str, Any]:

@@ -13,6 +13,10 @@ import msgspec
 import numpy as np
 
 from evalhub.core.judge_lab.report_types import Report
+from evalhub.core.statistics.corrected_ratings import CorrectedBoard
+
+# A report's corrected boards by an estimator, kept apart from it: judge id → board, or why there is none.
+Boards = dict[str, CorrectedBoard | str | None]
 
 
 def schema_version(root: type = Report) -> str:
@@ -22,6 +26,7 @@ def schema_version(root: type = Report) -> str:
 
 
 SCHEMA_VERSION = schema_version()
+BOARDS_SCHEMA_VERSION = schema_version(Boards)
 
 
 class Snapshot(msgspec.Struct, frozen=True):
@@ -56,3 +61,21 @@ def decode_report(payload: bytes) -> Report | None:
         return msgspec.msgpack.decode(snapshot.report, type=Report)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
+
+
+class _BoardsEnvelope(msgspec.Struct, frozen=True):
+    schema: str
+    boards: Boards
+
+
+def encode_boards(boards: Boards) -> bytes:
+    return msgspec.msgpack.encode(_BoardsEnvelope(BOARDS_SCHEMA_VERSION, boards), enc_hook=_plain)
+
+
+def decode_boards(payload: bytes) -> Boards | None:
+    """The stored boards, or None when stored under another schema version or not boards."""
+    try:
+        envelope = msgspec.msgpack.decode(payload, type=_BoardsEnvelope)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return envelope.boards if envelope.schema == BOARDS_SCHEMA_VERSION else None

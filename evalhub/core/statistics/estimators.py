@@ -56,6 +56,30 @@ def estimator_asked(value: str) -> tuple[str, str]:
     return name, ""
 
 
+@dataclass(frozen=True)
+class Correction:
+    """How a board is corrected by people's labels: by which estimator (AUTO: by the rule of `choose`).
+    The judge lab's corrected boards and the win-rate boards take the same value. It is no part of what
+    a report covers (the data's scope): a report is computed once for its scope, and its boards by
+    another estimator are computed and kept apart, so choosing one never recomputes every measure."""
+
+    estimator: str = AUTO
+
+    def __post_init__(self) -> None:
+        if self.estimator not in dict(CHOICES):
+            raise ValueError(f"unknown estimator {self.estimator!r}: one of {', '.join(dict(CHOICES))}")
+
+    @classmethod
+    def asked(cls, value: str) -> tuple[Correction, str]:
+        """The correction a page's query names, and why the estimator it names is unknown (AUTO then)."""
+        name, error = estimator_asked(value)
+        return cls(name), error
+
+    @property
+    def by_rule(self) -> bool:
+        return self.estimator == AUTO
+
+
 MIN_PER_STRATUM = 10  # people's labels a category needs to be a stratum of its own
 HETEROGENEITY_P = 0.01  # the judge's error must differ across categories at this level to stratify
 

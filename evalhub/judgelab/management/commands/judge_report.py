@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from evalhub.catalog.models import Benchmark, Criterion
-from evalhub.core.statistics.estimators import AUTO, CHOICES
+from evalhub.core.statistics.estimators import AUTO, CHOICES, Correction
 from evalhub.judgelab.report import compute
 from evalhub.reads.judged_pairs import Scope
 from evalhub.system.commands import DataCommand
@@ -27,12 +27,12 @@ class Command(DataCommand):
         parser.add_argument("--out", type=Path, required=True, help="The JSON file to write ('-' for standard output).")
 
     def handle(self, *args, **options):
-        scope = Scope(benchmark=options["benchmark"], criterion=options["criterion"], estimator=options["estimator"])
+        scope = Scope(benchmark=options["benchmark"], criterion=options["criterion"])
         if scope.benchmark and not Benchmark.objects.filter(slug=scope.benchmark).exists():
             raise CommandError(f"no benchmark {scope.benchmark!r}.")
         if scope.criterion and not Criterion.objects.filter(slug=scope.criterion).exists():
             raise CommandError(f"no criterion {scope.criterion!r}.")
-        report = compute(scope)
+        report = compute(scope, Correction(options["estimator"]))
         text = json.dumps(report.as_json(), indent=2)
         if str(options["out"]) == "-":
             self.stdout.write(text)
