@@ -18,6 +18,7 @@ beside the hand client it replaced and the SDK's typed stream).
 
     python benchmarks/debate_throughput.py --debates 100 --latency 0.2
     python benchmarks/debate_throughput.py --debates 100 --load 6   # beside six busy processes
+    python benchmarks/debate_throughput.py --debates 100 --load 7 --spin-up 180   # a load average of about 8
 
 `--load N` runs N processes that only spin beside both measurements, as a loaded machine's other work
 would (six on two cores brought the load average to about 8); the load average is printed at each one.
@@ -196,6 +197,13 @@ def main() -> None:
         "one, no socket watches (the embedded channel layer lives in one process)",
     )
     parser.add_argument("--load", type=int, default=0, help="busy processes beside the measurements")
+    parser.add_argument(
+        "--spin-up",
+        type=float,
+        default=30.0,
+        help="seconds the busy processes spin before the first measurement: the one-minute load average "
+        "reaches about 63 %% of their number in 60 s, 95 %% in 180",
+    )
     parser.add_argument("--worker-part", default="", help=argparse.SUPPRESS)  # internal: debate ids for a child
     parser.add_argument(
         "--connections",
@@ -226,7 +234,7 @@ def main() -> None:
         warm_ids = list(create_run(1, server.url, args.concurrency, "warm-up").debates.values_list("id", flat=True))
         asyncio.run(measure(warm_ids, user, 1))  # imports, first connections, template loading
         if spinning:
-            time.sleep(30)  # the load average follows the busy processes over a minute
+            time.sleep(args.spin_up)  # the load average follows the busy processes over a minute
         print(f"before 1 debate: {machine()}")
         one_ids = list(create_run(1, server.url, args.concurrency, "one").debates.values_list("id", flat=True))
         one, _ = asyncio.run(measure(one_ids, user, 1))
