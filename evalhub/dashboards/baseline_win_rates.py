@@ -22,9 +22,8 @@ from evalhub.catalog.models import Judgment, LanguageModel, Prompt
 from evalhub.core.files.judgments import DEFAULT_CRITERION
 from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.core.statistics.corrected_win_rates import CorrectedWinRate, JudgesOfModel, corrected_win_rate
-from evalhub.core.statistics.estimators import AUTO, MULTI_JUDGE, STRATIFIED
+from evalhub.core.statistics.estimators import AUTO, MULTI_JUDGE, STRATIFIED, Correction
 from evalhub.core.statistics.win_rates import Comparison
-from evalhub.dashboards.correction import Correction
 from evalhub.dashboards.judge_run_preferences import (
     IMPORTED,
     JUDGE_RUNS,

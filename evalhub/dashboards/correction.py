@@ -4,31 +4,16 @@ of people's labels they need for a target width."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from evalhub.core.statistics.estimators import AUTO, estimator_asked
+from evalhub.core.statistics.estimators import Correction
 from evalhub.core.statistics.ppi import labels_needed
 from evalhub.core.statistics.sequential import labels_for as sequence_labels_for
 
 
-@dataclass(frozen=True)
-class Correction:
-    """How the corrected columns are estimated: the estimator asked for (AUTO: by evalhub's rule) and
-    whether the intervals stay valid however often one looks (confidence sequences)."""
-
-    estimator: str = AUTO
-    anytime: bool = False
-
-    @property
-    def key(self) -> str:
-        return f"{self.estimator}|{int(self.anytime)}"
-
-
 def correction_of(query: Any) -> tuple[Correction, str]:
     """The correction a page's query asks for, or the default and why the asked one cannot be used."""
-    estimator, error = estimator_asked(query.get("estimator", ""))
-    return Correction(estimator, query.get("interval") == "anytime"), error
+    return Correction.asked(query.get("estimator", ""), anytime=query.get("interval") == "anytime")
 
 
 def target_of(text: str) -> tuple[float | None, str]:

@@ -17,8 +17,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from evalhub.celery import task_named
+from evalhub.core.statistics.estimators import Correction
 from evalhub.dashboards.baseline_win_rates import Selection, corrected_rows, do_ask_people
-from evalhub.dashboards.correction import Correction
 from evalhub.dashboards.models import LabelRequest
 from evalhub.debates.models import Debate, DebateStatus
 

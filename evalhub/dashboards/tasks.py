@@ -6,9 +6,9 @@ from typing import Any
 
 from celery import shared_task
 
+from evalhub.core.statistics.estimators import Correction
 from evalhub.dashboards import pairwise, pairwise_html
 from evalhub.dashboards.baseline_win_rates import Selection
-from evalhub.dashboards.correction import Correction
 from evalhub.dashboards.label_requests import CONTINUE_TASK, do_continue_asking
 from evalhub.dashboards.win_rate_boards import CHOICES_TASK, REFRESH_TASK, refresh, refresh_choices
 

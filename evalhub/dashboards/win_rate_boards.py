@@ -28,6 +28,7 @@ from django.utils import timezone
 from evalhub.catalog.models import LanguageModel
 from evalhub.celery import task_named
 from evalhub.core.statistics.corrected_win_rates import CorrectedWinRate
+from evalhub.core.statistics.estimators import Correction
 from evalhub.core.statistics.win_rates import Comparison, WinRate, win_rates
 from evalhub.dashboards.baseline_win_rates import (
     Judged,
@@ -37,7 +38,6 @@ from evalhub.dashboards.baseline_win_rates import (
     corrected_rows,
     judged_against,
 )
-from evalhub.dashboards.correction import Correction
 from evalhub.reads.caching import ask_worker_once, cached_forever, fingerprint
 
 # A board read from this many judged pairs (every judge's against the baseline) is computed by a worker,

@@ -379,8 +379,8 @@ def test_a_new_label_by_people_costs_no_new_length_controlled_fit_but_a_judges_n
 def test_a_large_board_is_computed_by_a_worker_while_the_pages_show_the_last_one_marked_with_its_age(
     judged_and_labelled, viewer, login, monkeypatch, django_capture_on_commit_callbacks, caplog
 ):
+    from evalhub.core.statistics.estimators import Correction
     from evalhub.dashboards import win_rate_boards as module
-    from evalhub.dashboards.correction import Correction
 
     monkeypatch.setattr(module, "BACKGROUND_AT", 10)  # AlpacaEval's shape here counts as large
     fits, asked = [], []

@@ -58,26 +58,33 @@ def estimator_asked(value: str) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class Correction:
-    """How a board is corrected by people's labels: by which estimator (AUTO: by the rule of `choose`).
-    The judge lab's corrected boards and the win-rate boards take the same value. It is no part of what
-    a report covers (the data's scope): a report is computed once for its scope, and its boards by
-    another estimator are computed and kept apart, so choosing one never recomputes every measure."""
+    """How a board is corrected by people's labels: by which estimator (AUTO: by the rule of `choose`),
+    and whether its intervals stay valid however often one looks (confidence sequences: the win-rate
+    boards'; the judge lab's boards have none). The win-rate boards and the judge lab's corrected boards
+    take this one value. It is no part of what a judge lab report covers (the data's scope): a report is
+    computed once for its scope, and its boards by another estimator are computed and kept apart, so
+    choosing one never recomputes every measure."""
 
     estimator: str = AUTO
+    anytime: bool = False
 
     def __post_init__(self) -> None:
         if self.estimator not in dict(CHOICES):
             raise ValueError(f"unknown estimator {self.estimator!r}: one of {', '.join(dict(CHOICES))}")
 
     @classmethod
-    def asked(cls, value: str) -> tuple[Correction, str]:
+    def asked(cls, value: str, *, anytime: bool = False) -> tuple[Correction, str]:
         """The correction a page's query names, and why the estimator it names is unknown (AUTO then)."""
         name, error = estimator_asked(value)
-        return cls(name), error
+        return cls(name, anytime), error
 
     @property
     def by_rule(self) -> bool:
         return self.estimator == AUTO
+
+    @property
+    def key(self) -> str:
+        return f"{self.estimator}|{int(self.anytime)}"
 
 
 MIN_PER_STRATUM = 10  # people's labels a category needs to be a stratum of its own

@@ -9,8 +9,8 @@ from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.files.judgments import DEFAULT_CRITERION
 from evalhub.core.files.tables import to_text
 from evalhub.core.statistics.estimators import CHOICES as ESTIMATOR_CHOICES
+from evalhub.core.statistics.estimators import Correction
 from evalhub.dashboards.baseline_win_rates import Selection, export_rows, is_run_judge, labelled_by_people
-from evalhub.dashboards.correction import Correction
 from evalhub.dashboards.win_rate_boards import board
 from evalhub.system.commands import DataCommand
 
