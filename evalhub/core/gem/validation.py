@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from evalhub.core.dhp.perturbations import Complete, Perturbed, checked
@@ -126,23 +126,82 @@ def elongate(text: str, strengths: str, weaknesses: str) -> tuple[str, int]:
 
 
 @dataclass(frozen=True)
+class Source:
+    """What a strategy derives from: the response, its prompt's abstract, responses to other tasks, a
+    seed for whatever it draws, and a chat model for the strategies that need one."""
+
+    text: str
+    abstract: str
+    others: Sequence[str]
+    seed: int
+    complete: Complete
+
+
+def _sentence_deletion(source: Source) -> Perturbed:
+    out, deleted = delete_every_other_sentence(source.text)
+    return checked(source.text, out, {"sentences_deleted": deleted})
+
+
+def _deletion_completion(source: Source) -> Perturbed:
+    with_gaps, deleted = delete_every_other_sentence(source.text, gem_prompts.MISSING_SENTENCE)
+    if not deleted:
+        return Perturbed(None, {}, "nothing to delete: the response has a single sentence per section.")
+    out = source.complete(gem_prompts.chat(gem_prompts.COMPLETION_SYSTEM, with_gaps))
+    return checked(source.text, out, {"sentences_deleted": deleted})
+
+
+def _abstract_only(source: Source) -> Perturbed:
+    if not source.abstract.strip():
+        return Perturbed(None, {}, "the prompt has no synopsis (abstract) to write a review from.")
+    review = source.complete(gem_prompts.chat(gem_prompts.ABSTRACT_ONLY_SYSTEM, source.abstract))
+    return checked(source.text, review, {})
+
+
+def _random_replacement(source: Source) -> Perturbed:
+    if not source.others:
+        return Perturbed(None, {}, "no response to another task to replace it with.")
+    index = random.Random(source.seed).randrange(len(source.others))  # a private RNG: nothing global is touched
+    return checked(source.text, source.others[index], {"replacement_index": index})
+
+
+def _llm_rephrase(source: Source) -> Perturbed:
+    return checked(source.text, source.complete(gem_prompts.chat(gem_prompts.REPHRASE_SYSTEM, source.text)), {})
+
+
+def _meaningless_elongation(source: Source) -> Perturbed:
+    chat, text = gem_prompts.chat, source.text
+    strengths = source.complete(chat(gem_prompts.key_points_system("strengths"), text))
+    weaknesses = source.complete(chat(gem_prompts.key_points_system("weaknesses"), text))
+    out, changed = elongate(text, strengths, weaknesses)
+    if not changed:
+        return Perturbed(None, {}, "no ICLR-style section headings to elongate.")
+    return checked(text, out, {"sections_elongated": changed, "strengths": strengths, "weaknesses": weaknesses})
+
+
+@dataclass(frozen=True)
 class Strategy:
+    """A strategy is declared with what derives its copy: one declared without it cannot be made (it
+    was a branch of an if-chain, whose last branch a declared strategy with none of its own ran)."""
+
     name: str
     label: str
     kind: str  # "degradation" (should lower the score) or "manipulation" (should not raise it)
     needs_llm: bool
     section: str  # where the paper defines it
+    derive: Callable[[Source], Perturbed]
 
 
 STRATEGIES: dict[str, Strategy] = {
     s.name: s
     for s in (
-        Strategy("sentence_deletion", "Sentence deletion", "degradation", False, "D.3.1"),
-        Strategy("deletion_completion", "Deletion & completion", "degradation", True, "D.3.2"),
-        Strategy("abstract_only", "Abstract-only review", "degradation", True, "D.3.3"),
-        Strategy("random_replacement", "Random replacement", "degradation", False, "A.4"),
-        Strategy("llm_rephrase", "LLM rephrase", "manipulation", True, "D.4.1"),
-        Strategy("meaningless_elongation", "Meaningless elongation", "manipulation", True, "D.4.2"),
+        Strategy("sentence_deletion", "Sentence deletion", "degradation", False, "D.3.1", _sentence_deletion),
+        Strategy("deletion_completion", "Deletion & completion", "degradation", True, "D.3.2", _deletion_completion),
+        Strategy("abstract_only", "Abstract-only review", "degradation", True, "D.3.3", _abstract_only),
+        Strategy("random_replacement", "Random replacement", "degradation", False, "A.4", _random_replacement),
+        Strategy("llm_rephrase", "LLM rephrase", "manipulation", True, "D.4.1", _llm_rephrase),
+        Strategy(
+            "meaningless_elongation", "Meaningless elongation", "manipulation", True, "D.4.2", _meaningless_elongation
+        ),
     )
 }
 
@@ -162,38 +221,8 @@ def derive(
         raise ValueError(f"unknown validation strategy {strategy!r}; known: {', '.join(STRATEGIES)}.")
     if STRATEGIES[strategy].needs_llm and complete is None:
         return Perturbed(None, {}, "needs an LLM for this strategy; none was configured.")
-    return _derive(strategy, text, abstract, others, seed, complete or _no_llm)
+    return STRATEGIES[strategy].derive(Source(text, abstract, others, seed, complete or _no_llm))
 
 
 def _no_llm(messages: list[dict[str, str]]) -> str:
     raise AssertionError("a strategy that needs no LLM called one")  # derive checked needs_llm above
-
-
-def _derive(strategy: str, text: str, abstract: str, others: Sequence[str], seed: int, complete: Complete) -> Perturbed:
-    chat = gem_prompts.chat
-    if strategy == "sentence_deletion":
-        out, deleted = delete_every_other_sentence(text)
-        return checked(text, out, {"sentences_deleted": deleted})
-    if strategy == "deletion_completion":
-        with_gaps, deleted = delete_every_other_sentence(text, gem_prompts.MISSING_SENTENCE)
-        if not deleted:
-            return Perturbed(None, {}, "nothing to delete: the response has a single sentence per section.")
-        out = complete(chat(gem_prompts.COMPLETION_SYSTEM, with_gaps))
-        return checked(text, out, {"sentences_deleted": deleted})
-    if strategy == "abstract_only":
-        if not abstract.strip():
-            return Perturbed(None, {}, "the prompt has no synopsis (abstract) to write a review from.")
-        return checked(text, complete(chat(gem_prompts.ABSTRACT_ONLY_SYSTEM, abstract)), {})
-    if strategy == "random_replacement":
-        if not others:
-            return Perturbed(None, {}, "no response to another task to replace it with.")
-        index = random.Random(seed).randrange(len(others))  # a private RNG: nothing global is touched
-        return checked(text, others[index], {"replacement_index": index})
-    if strategy == "llm_rephrase":
-        return checked(text, complete(chat(gem_prompts.REPHRASE_SYSTEM, text)), {})
-    strengths = complete(chat(gem_prompts.key_points_system("strengths"), text))
-    weaknesses = complete(chat(gem_prompts.key_points_system("weaknesses"), text))
-    out, changed = elongate(text, strengths, weaknesses)
-    if not changed:
-        return Perturbed(None, {}, "no ICLR-style section headings to elongate.")
-    return checked(text, out, {"sections_elongated": changed, "strengths": strengths, "weaknesses": weaknesses})

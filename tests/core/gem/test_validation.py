@@ -92,3 +92,20 @@ def test_llm_strategies_send_the_papers_prompts():
     derive("abstract_only", TOY, abstract="An abstract.", complete=lambda m: seen.append(m) or "A review.")
     assert seen[0] == gem_prompts.chat(gem_prompts.REPHRASE_SYSTEM, TOY)
     assert seen[1] == gem_prompts.chat(gem_prompts.ABSTRACT_ONLY_SYSTEM, "An abstract.")
+
+
+def test_a_strategy_declared_without_its_derivation_cannot_be_made():
+    """Strategies were branches of an if-chain whose last branch (meaningless elongation) ran for any
+    declared strategy without one of its own; now each is declared with what derives it."""
+    from evalhub.core.gem.validation import Strategy
+
+    with pytest.raises(TypeError, match="derive"):
+        Strategy("paraphrase_twice", "Paraphrase twice", "manipulation", True, "D.9")  # type: ignore[call-arg]
+
+
+def test_each_strategy_runs_its_own_derivation():
+    from evalhub.core.gem.validation import STRATEGIES
+
+    derivations = [strategy.derive for strategy in STRATEGIES.values()]
+    assert len(set(derivations)) == len(derivations)
+    assert all(strategy.derive.__name__ == f"_{name}" for name, strategy in STRATEGIES.items())
