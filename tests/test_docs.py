@@ -66,3 +66,11 @@ def test_the_model_access_table_says_what_each_provider_takes_and_gives(provider
     listed = {option.strip("` ") for option in row["spec options"].split(",") if option.strip("` —")}
     assert listed == OPTIONS_OF_PROVIDER.get(provider, set())
     assert (row["log-probabilities"] != "no") == (provider in LOGPROB_PROVIDERS)
+
+
+@pytest.mark.parametrize(
+    "page", sorted(p.name for p in (ROOT / "docs" / "extending").glob("*.md") if p.name != "index.md")
+)
+def test_every_extending_page_shows_its_extension_in_code(page):
+    """Five of the eight pages said what to write and showed none of it."""
+    assert "```python" in (ROOT / "docs" / "extending" / page).read_text()
