@@ -195,8 +195,8 @@ def main() -> None:
     client = Client()
     client.force_login(viewer)
 
-    from evalhub.reads.judged_pairs import Scope
     from evalhub.judgelab.report import FIRST_REPORT_IN_WORKER_AT, refresh_report
+    from evalhub.reads.judged_pairs import Scope
 
     print(f"database: {django.db.connection.vendor}; {args.requests} requests each; server time (ms)")
     # The very first request of a scope computes its report (nothing kept yet) below FIRST_REPORT_IN_WORKER_AT

@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measured import machine  # noqa: E402  (benchmarks/, beside this script)
 
 # Run inside each checkout: the imports and Django set up before the clock, so that the figure is the
 # report's; the report digested so that both sides are seen to compute the same one.
@@ -63,7 +62,6 @@ def main() -> None:
     parser.add_argument("--after", type=Path, required=True, help="a checkout of the code after")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    print(f"start: {machine()}", flush=True)
     seen: dict[str, list[dict]] = {"before": [], "after": []}
     for round_number in range(1, args.rounds + 1):
         for side in ("before", "after"):
@@ -79,8 +77,10 @@ def main() -> None:
     before, after = median["before"], median["after"]
     print(f"median CPU-s: before {before:.2f}, after {after:.2f} ({before / after:.2f}×)")
     print("the same report on both sides" if len(same) == 1 else f"the reports differ: {sorted(same)}")
-    print(f"end: {machine()}")
 
 
 if __name__ == "__main__":
-    main()
+    from measured import reported  # benchmarks/, beside this script
+
+    with reported():
+        main()

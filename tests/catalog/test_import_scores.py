@@ -326,7 +326,7 @@ def test_without_inspect_ai_the_command_says_what_to_install(tmp_path, monkeypat
 
     (tmp_path / "log.eval").write_bytes(b"PK")
     monkeypatch.setattr(builtins, "__import__", no_inspect)
-    with pytest.raises(CommandError, match=r"pip install inspect-ai"):
+    with pytest.raises(CommandError, match=r"pip install -r requirements.txt"):
         call_command("import_scores", str(tmp_path / "log.eval"))
 
 
