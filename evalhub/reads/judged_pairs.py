@@ -418,7 +418,8 @@ def _pairs(found: Observations) -> None:
     for item in found.settled:
         found.row(item)
     keys = [cast(PairKey, item) for item in found.rows]  # every row is a pair_key
-    ids = np.unique(np.array([response for _, low, high in keys for response in (low, high)], dtype=np.int64))
+    wanted = np.array([key[1:] for key in keys], dtype=np.int64).reshape(-1, 2)  # each pair's two responses
+    ids = np.unique(wanted)
     # Lengths in characters, counted by the database: the texts themselves never leave it, except where a
     # judge's formatting bias is measured (below). Numbers straight from the cursor, the models' slugs and
     # the prompts' categories looked up after: 800,000 responses as Django rows of slugs and categories
@@ -429,7 +430,6 @@ def _pairs(found: Observations) -> None:
     parts = [numeric_table(rows.filter(pk__in_integers=part), dtype) for part in in_slices(ids, IDS_PER_QUERY)]
     table = np.concatenate([np.empty(0, dtype=dtype), *parts])
     table = table[np.argsort(table["id"])]
-    wanted = np.array([[low, high] for _, low, high in keys], dtype=np.int64).reshape(-1, 2)
     at = np.minimum(np.searchsorted(table["id"], wanted), max(len(table) - 1, 0))
     if len(table) < len(ids) or (table["id"][at] != wanted).any():
         raise LookupError("responses were deleted while the judge lab read their labels; the next refresh reads again")
