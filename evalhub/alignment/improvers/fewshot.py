@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from evalhub.alignment.actions import VersionRejected, do_derive_version
+from evalhub.alignment.improvers.base import ImproverRunner
 from evalhub.alignment.models import FewShotRun, JudgeVersion, Method
 from evalhub.alignment.training_set import NoSplit, pair_texts, training_pairs, training_split
 from evalhub.core.alignment.fewshot import Example, choose_examples
@@ -15,7 +16,7 @@ from evalhub.core.runs.outcomes import Outcome
 from evalhub.jobs.chunks import Settled
 from evalhub.jobs.config import RunConfig
 from evalhub.jobs.models import Job, JobChunk
-from evalhub.jobs.runners import JobRunner, Plan
+from evalhub.jobs.runners import Plan
 
 MOST_EXAMPLES = 16
 FEW_SHOT = "few_shot"
@@ -86,10 +87,11 @@ class FewShotConfig(RunConfig):
         }
 
 
-class FewShotRunner(JobRunner[FewShotRun, dict[str, Any]]):
+class FewShotRunner(ImproverRunner[FewShotRun, dict[str, Any]]):
     """One unit: the examples chosen (work), stored once (write); the next version made (finish)."""
 
     kind = FEW_SHOT
+    method = Method.FEW_SHOT
     run_attr = "few_shot_run"
     config = FewShotConfig
 
@@ -119,13 +121,5 @@ class FewShotRunner(JobRunner[FewShotRun, dict[str, Any]]):
         if "definition" not in chosen:
             problem = chosen.get("problem", "nothing was chosen.")
             return Settled(problem, {}, Outcome(planned=1, produced=0, failed=1, cause=problem))
-        made = do_derive_version(
-            run.version,
-            JudgeDefinition.from_json(chosen["definition"]),
-            method=Method.FEW_SHOT,
-            split=run.split,
-            note=chosen["note"],
-        )
-        run.made = made
-        run.save(update_fields=["made"])
+        made = self.make_version(JudgeDefinition.from_json(chosen["definition"]), chosen["note"])
         return Settled(f"{made} made: {chosen['note']}", {"made": str(made)}, Outcome(planned=1, produced=1))

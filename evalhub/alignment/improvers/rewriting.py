@@ -10,17 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from evalhub.alignment.actions import do_derive_version
+from evalhub.alignment.improvers.base import ImproverRunner
 from evalhub.alignment.improvers.train_scoring import OnTrainPairs, train_agreement
 from evalhub.alignment.models import InstructionRewrite, Method, ProposalScore
-from evalhub.alignment.training_set import pair_texts, training_pairs
+from evalhub.alignment.training_set import pair_texts
 from evalhub.core.alignment.fewshot import TrainingPair, choose_examples
 from evalhub.core.alignment.rewriting import Disagreement, parse_instructions, rewrite_messages
 from evalhub.core.judge_lab.measures import FIRST, NO_VERDICT, SECOND
 from evalhub.core.runs.outcomes import Outcome
 from evalhub.jobs.chunks import Settled
 from evalhub.jobs.models import Job, JobChunk
-from evalhub.jobs.runners import JobRunner, Plan
+from evalhub.jobs.runners import Plan
 from evalhub.llm import event_loop
 from evalhub.llm.types import LLMError, UnknownProvider
 from evalhub.system.model_access import chat_client
@@ -59,7 +59,8 @@ def propose(spec: str, messages: list[dict[str, str]]) -> str:
     return event_loop.run(ask())
 
 
-class InstructionRewriteRunner(JobRunner[InstructionRewrite, dict[int, tuple[str, int, int]]]):
+class InstructionRewriteRunner(ImproverRunner[InstructionRewrite, dict[int, tuple[str, int, int]]]):
+    method = Method.REWRITE
     kind = INSTRUCTION_REWRITE
     run_attr = "instruction_rewrite"
     config = InstructionRewriteConfig
@@ -80,7 +81,7 @@ class InstructionRewriteRunner(JobRunner[InstructionRewrite, dict[int, tuple[str
         proposer gave nothing usable."""
         rewrite = self.run
         criterion = rewrite.reference.criterion
-        pairs = training_pairs(rewrite.split, criterion.slug, str(rewrite.version))
+        pairs = self.train_pairs(criterion.slug)
         out = {}
         for unit in chunk.unit_ids:
             instructions = rewrite.version.judge.instructions
@@ -132,9 +133,7 @@ class InstructionRewriteRunner(JobRunner[InstructionRewrite, dict[int, tuple[str
             return Settled(kept + "; ".join(lines), summary, outcome)
         definition = replace(rewrite.version.judge, instructions=usable[best].instructions)
         note = f"Instructions rewritten by {rewrite.proposer}: {'; '.join(lines)}. Kept proposal {best}."
-        made = do_derive_version(rewrite.version, definition, method=Method.REWRITE, split=rewrite.split, note=note)
-        rewrite.made = made
-        rewrite.save(update_fields=["made"])
+        made = self.make_version(definition, note)
         top = usable[best]
         message = f"{made} made with proposal {best} ({top.agreed}/{top.judged} train pairs agreed, the current "
         message += f"instructions {baseline.agreed}/{baseline.judged}); its note lists every proposal."

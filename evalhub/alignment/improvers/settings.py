@@ -10,16 +10,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from evalhub.alignment.actions import VersionRejected, do_derive_version
+from evalhub.alignment.actions import VersionRejected
+from evalhub.alignment.improvers.base import ImproverRunner
 from evalhub.alignment.improvers.train_scoring import OnTrainPairs, train_agreement
 from evalhub.alignment.models import CandidateScore, JudgeVersion, Method, SettingsSearch
-from evalhub.alignment.training_set import training_pairs
 from evalhub.core.alignment.versions import JudgeDefinition
 from evalhub.core.prompts.criteria_variants import ORIGINAL, VARIANTS
 from evalhub.core.runs.outcomes import Outcome
 from evalhub.jobs.chunks import Settled
 from evalhub.jobs.models import Job, JobChunk
-from evalhub.jobs.runners import JobRunner, Plan
+from evalhub.jobs.runners import Plan
 
 SETTINGS_SEARCH = "settings_search"
 SETTINGS = ("criteria_variant", "privileged_sources", "samples")
@@ -57,8 +57,9 @@ def candidate_definition(version: JudgeVersion, candidate: Mapping[str, Any]) ->
     return replace(version.judge, **settings)
 
 
-class SettingsSearchRunner(JobRunner[SettingsSearch, dict[int, tuple[int, int]]]):
+class SettingsSearchRunner(ImproverRunner[SettingsSearch, dict[int, tuple[int, int]]]):
     kind = SETTINGS_SEARCH
+    method = Method.SETTINGS
     run_attr = "settings_search"
     config = SettingsSearchConfig
 
@@ -76,7 +77,7 @@ class SettingsSearchRunner(JobRunner[SettingsSearch, dict[int, tuple[int, int]]]
     def work(self, chunk: JobChunk) -> dict[int, tuple[int, int]]:
         """Per candidate of the chunk: (agreed, judged) with people on the train pairs."""
         search = self.run
-        pairs = training_pairs(search.split, search.reference.criterion.slug, str(search.version))
+        pairs = self.train_pairs(search.reference.criterion.slug)
         return {
             candidate: train_agreement(
                 candidate_definition(search.version, search.candidates[candidate]), search.reference, pairs
@@ -111,18 +112,12 @@ class SettingsSearchRunner(JobRunner[SettingsSearch, dict[int, tuple[int, int]]]
         summary = {"scores": {str(c): [s.agreed, s.judged] for c, s in scores.items()}, "best": best}
         definition = candidate_definition(search.version, search.candidates[best])
         try:
-            made = do_derive_version(
-                search.version,
-                definition,
-                method=Method.SETTINGS,
-                split=search.split,
-                note=f"Settings chosen on train pairs: {'; '.join(lines)}. Kept candidate {best + 1}.",
+            made = self.make_version(
+                definition, f"Settings chosen on train pairs: {'; '.join(lines)}. Kept candidate {best + 1}."
             )
         except VersionRejected:
             kept = f"{search.version}'s own settings scored best; no new version. " + "; ".join(lines)
             return Settled(kept, summary, outcome)
-        search.made = made
-        search.save(update_fields=["made"])
         top = scores[best]
         agreed = f"{top.agreed}/{top.judged} train pairs agreed"
         message = f"{made} made with candidate {best + 1} ({agreed}); its note lists every candidate."
