@@ -22,8 +22,8 @@ from django.db.models import F, QuerySet
 ROWS_PER_FETCH = 100_000  # every row as a tuple at once held 2 GiB at ten million labels
 
 _PACK = {"i": "int8send({}::bigint)", "f": "float8send({}::double precision)"}
-_ORDER = "numeric_read_order"
-_FIRST = itemgetter(0)  # the primary key, under a name no field of the caller takes
+_ORDER = "numeric_read_order"  # the primary key, under a name no field of the caller takes
+_FIRST = itemgetter(0)  # a row's one value: its packed bytes
 
 
 def numeric_table(rows: QuerySet, dtype: np.dtype) -> np.ndarray:

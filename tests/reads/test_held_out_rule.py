@@ -87,3 +87,22 @@ def test_placing_new_prompts_changes_what_the_judge_lab_keys_its_report_by():
 
     assert do_place_new_prompts(split) == 1
     assert fingerprint() != before
+
+
+@pytest.mark.django_db
+def test_splits_are_read_in_two_queries_however_many(django_assert_num_queries):
+    from evalhub.catalog.actions.splits import do_make_split
+    from evalhub.catalog.models import Benchmark, Prompt
+    from evalhub.catalog.queries import read_splits
+
+    made = []
+    for slug in ("one", "two", "three"):
+        benchmark = Benchmark.objects.create(slug=slug, name=slug)
+        Prompt.objects.bulk_create(Prompt(benchmark=benchmark, external_id=f"p{n}", text="?") for n in range(6))
+        made.append(do_make_split(benchmark, held_out_fraction=0.5, seed=0))
+
+    with django_assert_num_queries(2):  # the splits, then their prompts' parts
+        read = read_splits(split.pk for split in made)
+
+    assert {split.benchmark for split in read.values()} == {"one", "two", "three"}
+    assert all(len(split.parts) == 6 for split in read.values())

@@ -9,7 +9,7 @@ from typing import Any
 from evalhub.alignment.actions import VersionRejected, do_derive_version
 from evalhub.alignment.improvers.base import ImproverRunner
 from evalhub.alignment.models import FewShotRun, JudgeVersion, Method
-from evalhub.alignment.training_set import NoSplit, pair_texts, training_pairs, training_split
+from evalhub.alignment.training_set import pair_texts, training_pairs, training_split
 from evalhub.core.alignment.fewshot import Example, choose_examples
 from evalhub.core.alignment.versions import JudgeDefinition, WorkedExample
 from evalhub.core.runs.outcomes import Outcome
@@ -107,7 +107,7 @@ class FewShotRunner(ImproverRunner[FewShotRun, dict[str, Any]]):
         run = self.run
         try:
             definition, note = few_shot_definition(run.version, run.split, run.criterion, k=run.examples, seed=run.seed)
-        except (VersionRejected, NoSplit) as rejected:
+        except VersionRejected as rejected:
             return {"problem": str(rejected)}
         return {"definition": definition.as_json(), "note": note}
 
