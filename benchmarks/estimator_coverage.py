@@ -48,9 +48,9 @@ from scipy.stats import norm
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from evalhub.core.statistics.corrected_ratings import corrected_bradley_terry  # noqa: E402
-from evalhub.core.statistics.estimators import multi_judge_ppi_mean, stratified_ppi_mean  # noqa: E402
 from evalhub.core.statistics.logistic_ppi import _expit, ppi_logistic  # noqa: E402
 from evalhub.core.statistics.ppi import ppi_mean  # noqa: E402
+from evalhub.core.statistics.ppi_extended import multi_judge_ppi_mean, stratified_ppi_mean  # noqa: E402
 from evalhub.core.statistics.sequential import half_width, mixture_rho  # noqa: E402
 
 

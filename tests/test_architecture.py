@@ -235,5 +235,5 @@ def test_the_architecture_page_names_every_app_and_every_kind_of_long_work():
     page = (ROOT / "docs" / "architecture.md").read_text()
     ours = {config.label for config in apps.get_app_configs() if config.name.startswith("evalhub.")}
     assert sorted(label for label in ours if f"`{label}`" not in page) == []
-    assert sorted(kind for kind in kinds._PATHS if f"`{kind}`" not in page) == []
-    assert len(kinds._PATHS) >= 8
+    assert sorted(kind for kind in kinds.KINDS if f"`{kind}`" not in page) == []
+    assert len(kinds.KINDS) >= 8

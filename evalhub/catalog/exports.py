@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from evalhub.catalog.models import Benchmark, Judgment, Prompt, Response
+from evalhub.core.registry import Registry
 
 
 def response_rows(benchmark: Benchmark) -> Iterator[dict[str, Any]]:
@@ -115,11 +116,15 @@ def score_rows(benchmark: Benchmark) -> Iterator[dict[str, Any]]:
         }
 
 
-TABLES: dict[str, Callable[[Benchmark], Iterator[dict[str, Any]]]] = {
-    "responses": response_rows,
-    "judgments": judgment_rows,
-    "scores": score_rows,
-}
+# A table is a function of a benchmark giving its rows (dicts of one shape), read by the page and
+# `export_results` alike.
+TABLES: Registry[Callable[[Benchmark], Iterator[dict[str, Any]]]] = Registry(
+    "export table",
+    docs="extending/export-tables.md",
+    what="table",
+    check=lambda name, rows: "" if callable(rows) else "a table is a function of a benchmark",
+    entries={"responses": response_rows, "judgments": judgment_rows, "scores": score_rows},
+)
 EXPORT_FORMATS = ("jsonl", "csv", "hf")  # hf: a Hugging Face dataset (Parquet and its card, zipped)
 
 

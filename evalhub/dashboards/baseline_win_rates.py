@@ -22,7 +22,7 @@ from evalhub.catalog.models import Judgment, LanguageModel, Prompt
 from evalhub.core.files.judgments import DEFAULT_CRITERION
 from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.core.statistics.corrected_win_rates import CorrectedWinRate, JudgesOfModel, corrected_win_rate
-from evalhub.core.statistics.estimators import AUTO, MULTI_JUDGE, STRATIFIED, Correction
+from evalhub.core.statistics.estimators import CATEGORIES, OTHER_JUDGES, Correction
 from evalhub.core.statistics.win_rates import Comparison
 from evalhub.dashboards.judge_run_preferences import (
     IMPORTED,
@@ -300,7 +300,7 @@ def categories_of(selection: Selection) -> dict[str, str]:
 
 def combines_judges(correction: Correction) -> bool:
     """Whether the estimator `correction` asks for may use other judges' preferences."""
-    return not correction.anytime and correction.estimator in (AUTO, MULTI_JUDGE)
+    return not correction.anytime and correction.reads(OTHER_JUDGES)
 
 
 def corrected_rows(
@@ -317,8 +317,8 @@ def corrected_rows(
     labelled = any(len(set(people.get(model, {})) & set(prompts)) >= 2 for model, prompts in judge.items())
     # Other judges and categories are used only where the asked estimator can use them.
     fixed_n = labelled and not correction.anytime
-    categories = judged.categories if fixed_n and correction.estimator in (AUTO, STRATIFIED) else {}
-    with_others = fixed_n and correction.estimator in (AUTO, MULTI_JUDGE)
+    categories = judged.categories if fixed_n and correction.reads(CATEGORIES) else {}
+    with_others = fixed_n and correction.reads(OTHER_JUDGES)
     return {
         model: corrected_win_rate(
             model,

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from evalhub.accounts.roles import ADMIN, role_required
 from evalhub.catalog.models import LanguageModel
-from evalhub.core.statistics.estimators import CHOICES as ESTIMATOR_CHOICES
+from evalhub.core.statistics.estimators import choices as estimator_choices
 from evalhub.dashboards import baseline_win_rates as baseline
 from evalhub.dashboards import gre_bench, judges, label_requests, pairwise, win_rate_boards
 from evalhub.dashboards.arena_battles import arena_records
@@ -162,7 +162,7 @@ def baseline_win_rates(request):
             "target_error": target_error,
             "correction": correction,
             "correction_error": correction_error,
-            "estimator_choices": ESTIMATOR_CHOICES,
+            "estimator_choices": estimator_choices(),
             "label_requests": label_requests.requests_for(selection) if selection else [],
             "names": model_names(),
             "query": request.GET.urlencode(),

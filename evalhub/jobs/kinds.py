@@ -12,37 +12,35 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
-from django.utils.module_loading import import_string
+
+from evalhub.core.registry import Registry
 
 # A runner is an evalhub.jobs.runners.JobRunner subclass; typed loosely here because runners
 # imports the chunk engine, which imports this registry.
 Runner = type[Any]
-_PATHS: dict[str, str] = {}
-_LOADED: dict[str, Runner] = {}
+
+
+def _says_its_kind(kind: str, runner: Any) -> str:
+    said = getattr(runner, "kind", None)
+    return "" if said == kind else f"says its kind is {said!r}, registered as {kind!r}"
+
+
+# Each entry's configuration type is its runner's `config` (a RunConfig), read once it is loaded.
+KINDS: Registry[Runner] = Registry("job kind", docs="extending/job-kinds.md", check=_says_its_kind)
 
 
 def register(kind: str, runner: str) -> None:
     """`runner`: "package.module:ClassName" (or dotted), a JobRunner subclass whose `kind` is `kind`."""
-    _PATHS[kind] = runner.replace(":", ".")
-    _LOADED.pop(kind, None)
+    KINDS.add(kind, runner)
 
 
 def unregister(kind: str) -> None:
-    _PATHS.pop(kind, None)
-    _LOADED.pop(kind, None)
+    KINDS.remove(kind)
 
 
 def runner_for(kind: str) -> Runner | None:
     """The kind's runner class, or None for a kind nobody registered (e.g. a worker check)."""
-    if kind not in _LOADED:
-        path = _PATHS.get(kind)
-        if path is None:
-            return None
-        runner = import_string(path)
-        if getattr(runner, "kind", None) != kind:
-            raise LookupError(f"{path} says its kind is {getattr(runner, 'kind', None)!r}, registered as {kind!r}")
-        _LOADED[kind] = runner
-    return _LOADED[kind]
+    return KINDS[kind] if kind in KINDS else None
 
 
 def registered_runner(kind: str) -> Runner:

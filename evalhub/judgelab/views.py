@@ -35,7 +35,7 @@ from evalhub.core.judge_lab.report_types import (
     summary_row,
 )
 from evalhub.core.statistics.corrected_ratings import CorrectedBoard
-from evalhub.core.statistics.estimators import CHOICES, Correction
+from evalhub.core.statistics.estimators import Correction, choices
 from evalhub.core.statistics.pointwise import MIN_PROMPTS, MIN_SYSTEMS
 from evalhub.debates.models import DebateRun
 from evalhub.judgelab.forms import JudgmentImportForm, ScoreImportForm
@@ -91,7 +91,7 @@ def _estimator_control(request) -> dict:
     """What the corrected boards' Estimator control shows: the choices, the one asked, and an error
     where the query named an unknown one."""
     asked, error = Correction.asked(request.GET.get("estimator", ""))
-    return {"estimator_choices": CHOICES, "estimator": asked.estimator, "estimator_error": error}
+    return {"estimator_choices": choices(), "estimator": asked.estimator, "estimator_error": error}
 
 
 @role_required()

@@ -13,30 +13,43 @@ A spec is a short string or a dict:
 
 from __future__ import annotations
 
-import difflib
-import importlib
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evalhub.core.registry import Registry
 from evalhub.llm.types import CarriesCredential, UnknownProvider, redact
 
 if TYPE_CHECKING:
     from evalhub.llm.base import ChatClient
 
-CHAT_PROVIDERS = {
-    "openai": "evalhub.llm.providers.openai_chat:OpenAIChat",
-    "openai-compatible": "evalhub.llm.providers.openai_chat:OpenAICompatibleChat",
-    "azure": "evalhub.llm.providers.openai_chat:AzureOpenAIChat",
-    "anthropic": "evalhub.llm.providers.anthropic_chat:AnthropicChat",
-    "transformers": "evalhub.llm.providers.transformers_chat:TransformersChat",
-    "heuristic": "evalhub.llm.providers.heuristic:HeuristicJudge",
-    "arithmetic": "evalhub.llm.providers.arithmetic:ArithmeticCandidate",
-}
-SCORERS = {
-    "transformers": "evalhub.llm.scoring.transformers_scorer:TransformersScorer",
-    "openai-compatible": "evalhub.llm.scoring.completions_scorer:CompletionsScorer",
-}
+# Specs are this registry's configuration: a ProviderSpec (OPTIONS_OF_PROVIDER says which options each takes).
+CHAT_PROVIDERS: Registry[type[ChatClient]] = Registry(
+    "chat provider",
+    docs="extending/providers.md",
+    what="provider",
+    config=f"{__name__}:ProviderSpec",
+    unknown=UnknownProvider,
+    entries={
+        "openai": "evalhub.llm.providers.openai_chat:OpenAIChat",
+        "openai-compatible": "evalhub.llm.providers.openai_chat:OpenAICompatibleChat",
+        "azure": "evalhub.llm.providers.openai_chat:AzureOpenAIChat",
+        "anthropic": "evalhub.llm.providers.anthropic_chat:AnthropicChat",
+        "transformers": "evalhub.llm.providers.transformers_chat:TransformersChat",
+        "heuristic": "evalhub.llm.providers.heuristic:HeuristicJudge",
+        "arithmetic": "evalhub.llm.providers.arithmetic:ArithmeticCandidate",
+    },
+)
+SCORERS: Registry[type[Any]] = Registry(
+    "log-probability scorer",
+    docs="extending/providers.md",
+    config=f"{__name__}:ProviderSpec",
+    unknown=UnknownProvider,
+    entries={
+        "transformers": "evalhub.llm.scoring.transformers_scorer:TransformersScorer",
+        "openai-compatible": "evalhub.llm.scoring.completions_scorer:CompletionsScorer",
+    },
+)
 DEFAULT_MODELS = {"heuristic": "balanced", "arithmetic": "calculator"}
 # Options a string spec may carry after `?` (a dict spec may carry any its client takes): the values
 # are text, except the booleans.
@@ -181,7 +194,7 @@ def _without_credentials(spec: ProviderSpec) -> ProviderSpec:
 
 def _checked(spec: ProviderSpec) -> ProviderSpec:
     if spec.provider not in CHAT_PROVIDERS:
-        raise UnknownProvider(_unknown_message("provider", spec.provider, CHAT_PROVIDERS))
+        raise UnknownProvider(CHAT_PROVIDERS.unknown_message(spec.provider))
     if not spec.model:
         raise UnknownProvider(f"provider {spec.provider!r} needs a model, e.g. '{spec.provider}:MODEL'.")
     _check_option_values(spec)
@@ -229,22 +242,10 @@ def _check_option_values(spec: ProviderSpec) -> None:
         )
 
 
-def _unknown_message(kind: str, name: str, known: dict[str, str]) -> str:
-    hint = difflib.get_close_matches(name, known, n=1)
-    suggestion = f" Did you mean {hint[0]!r}?" if hint else ""
-    return f"unknown {kind} {name!r}.{suggestion} Known: {', '.join(sorted(known))}."
-
-
-def _load(target: str) -> type[Any]:
-    module, _, name = target.partition(":")
-    loaded: type[Any] = getattr(importlib.import_module(module), name)
-    return loaded
-
-
 def get_chat_client(spec: str | dict[str, Any] | ProviderSpec, **options: Any) -> ChatClient:
     """A chat client for `spec`; `options` (cache, meter, limits, prices…) go to its constructor."""
     parsed = parse_spec(spec)
-    client_class = _load(CHAT_PROVIDERS[parsed.provider])
+    client_class = CHAT_PROVIDERS[parsed.provider]
     arguments = {**parsed.options, **options}
     if parsed.base_url:
         arguments["base_url"] = parsed.base_url
@@ -256,8 +257,8 @@ def get_scorer(spec: str | dict[str, Any] | ProviderSpec, **options: Any) -> Any
     """A log-probability scorer (transformers in-process, or an OpenAI-compatible completions server)."""
     parsed = parse_spec(spec)
     if parsed.provider not in SCORERS:
-        raise UnknownProvider(_unknown_message("log-probability scorer", parsed.provider, SCORERS))
+        raise UnknownProvider(SCORERS.unknown_message(parsed.provider))
     arguments = {**parsed.options, **options}
     if parsed.base_url:
         arguments["base_url"] = parsed.base_url
-    return _load(SCORERS[parsed.provider])(parsed.model, **arguments)
+    return SCORERS[parsed.provider](parsed.model, **arguments)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from evalhub.catalog.actions.judgments import do_import_judgments
-from evalhub.core.statistics.estimators import multi_judge_ppi_mean
 from evalhub.core.statistics.ppi import ppi_mean
+from evalhub.core.statistics.ppi_extended import multi_judge_ppi_mean
 from tests.dashboards.test_baseline_win_rates import BASELINE, JUDGE, annotations, imported  # noqa: F401
 from tests.dashboards.test_corrected_win_rates import LABELLED, export, judged_and_labelled  # noqa: F401
 
@@ -89,7 +89,7 @@ def test_the_page_names_each_rows_estimator_and_its_control_refuses_an_unknown_o
 
 def test_prompt_categories_are_the_strata_of_stratified_ppi(judged_and_labelled, tmp_path):  # noqa: F811
     from evalhub.catalog.models import Prompt
-    from evalhub.core.statistics.estimators import stratified_ppi_mean
+    from evalhub.core.statistics.ppi_extended import stratified_ppi_mean
 
     files, people = judged_and_labelled
     prompts = {p.text: p for p in Prompt.objects.filter(benchmark__slug="ae")}

@@ -330,9 +330,8 @@ async def test_token_log_probabilities_come_back_where_asked_and_are_refused_whe
 def test_what_forms_are_told_about_log_probabilities_is_what_each_client_does(provider):
     """Forms ask evalhub.llm.capabilities (no SDK imported); clients say it themselves. The two agree."""
     from evalhub.llm.capabilities import LOGPROB_PROVIDERS
-    from evalhub.llm.registry import _load
 
-    assert _load(CHAT_PROVIDERS[provider]).gives_logprobs == (provider in LOGPROB_PROVIDERS)
+    assert CHAT_PROVIDERS[provider].gives_logprobs == (provider in LOGPROB_PROVIDERS)
 
 
 # Two calls that ask the provider something different, each a spec and the call's keyword arguments. A

@@ -22,6 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalhub.core.registry import Registry
+
 Complete = Callable[[list[dict[str, str]]], str]  # chat messages → the LLM's answer
 
 MINOR, MAJOR, SUBTLE, EXTREME = "minor", "major", "subtle", "extreme"
@@ -219,7 +221,12 @@ class Perturbation:
     description: str = ""
 
 
-REGISTRY: dict[str, Perturbation] = {}
+REGISTRY: Registry[Perturbation] = Registry(
+    "perturbation",
+    docs="extending/perturbations.md",
+    unknown=ValueError,
+    check=lambda name, p: "" if isinstance(p, Perturbation) and p.name == name else "not a Perturbation of this name",
+)
 
 # DHP, Table 2: k per severity for each dataset shape; "default" when the shape is not named.
 DHP_K: dict[str, dict[str, tuple[int | None, int | None]]] = {
@@ -251,7 +258,7 @@ def k_for(name: str, severity: str, shape: str = "default") -> int | None:
 
 
 def register(perturbation: Perturbation) -> Perturbation:
-    REGISTRY[perturbation.name] = perturbation
+    REGISTRY.add(perturbation.name, perturbation)
     return perturbation
 
 
@@ -269,11 +276,6 @@ def apply(
     """Perturb `text`. `context` carries what some perturbations draw on: `others` (texts of other
     items of the same benchmark), `same_domain` (sentences from other answers of the domain),
     `wrong_ending`, and the configurable `sports`, `blog` and `tweet` sentences."""
-    if name not in REGISTRY:
-        import difflib
-
-        hint = difflib.get_close_matches(name, REGISTRY, n=1)
-        raise ValueError(f"unknown perturbation {name!r}." + (f" Did you mean {hint[0]!r}?" if hint else ""))
     perturbation = REGISTRY[name]
     if severity not in perturbation.severities:
         raise ValueError(f"{name} has severities {', '.join(perturbation.severities)}, not {severity!r}.")

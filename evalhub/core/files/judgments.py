@@ -72,6 +72,7 @@ from evalhub.core.files.rows import (
 )
 from evalhub.core.files.seen_keys import SeenKeys
 from evalhub.core.files.slugs import is_slug, slug_for
+from evalhub.core.registry import Registry
 
 GENERIC, MT_BENCH, ALPACA_EVAL = "generic", "mt-bench", "alpaca-eval"
 LAYOUTS = (GENERIC, MT_BENCH, ALPACA_EVAL)
@@ -439,11 +440,15 @@ def _alpaca_eval(row: dict[str, Any]) -> dict[str, Any] | str:
     }
 
 
-CONVERTERS: dict[str, Callable[[dict[str, Any]], dict[str, Any] | str]] = {
-    GENERIC: _generic,
-    MT_BENCH: _mt_bench,
-    ALPACA_EVAL: _alpaca_eval,
-}
+# A converter reads one row of its layout and gives a generic row, or why the row cannot be read.
+CONVERTERS: Registry[Callable[[dict[str, Any]], dict[str, Any] | str]] = Registry(
+    "judgment import format",
+    docs="extending/import-formats.md",
+    what="layout",
+    unknown=ValueError,
+    check=lambda name, convert: "" if callable(convert) else "a converter is a function of one row",
+    entries={GENERIC: _generic, MT_BENCH: _mt_bench, ALPACA_EVAL: _alpaca_eval},
+)
 
 
 # --- the generic rows, checked -----------------------------------------------------------------

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from evalhub.core.dhp.perturbations import Complete, Perturbed, checked
 from evalhub.core.gem import prompts as gem_prompts
+from evalhub.core.registry import Registry
 
 _HEADING = re.compile(r"^\s*[^\n.!?]{1,78}:\s*$")
 _SENTENCE = re.compile(r"([^.!?\n]+(?:[.!?]+|(?=\n)|$))(\s*)")
@@ -191,19 +192,39 @@ class Strategy:
     derive: Callable[[Source], Perturbed]
 
 
-STRATEGIES: dict[str, Strategy] = {
-    s.name: s
-    for s in (
-        Strategy("sentence_deletion", "Sentence deletion", "degradation", False, "D.3.1", _sentence_deletion),
-        Strategy("deletion_completion", "Deletion & completion", "degradation", True, "D.3.2", _deletion_completion),
-        Strategy("abstract_only", "Abstract-only review", "degradation", True, "D.3.3", _abstract_only),
-        Strategy("random_replacement", "Random replacement", "degradation", False, "A.4", _random_replacement),
-        Strategy("llm_rephrase", "LLM rephrase", "manipulation", True, "D.4.1", _llm_rephrase),
-        Strategy(
-            "meaningless_elongation", "Meaningless elongation", "manipulation", True, "D.4.2", _meaningless_elongation
-        ),
-    )
-}
+def _is_declared(name: str, strategy: object) -> str:
+    if not isinstance(strategy, Strategy) or strategy.name != name:
+        return "not a Strategy of this name"
+    return "" if callable(strategy.derive) else "declared without what derives its copy"
+
+
+STRATEGIES: Registry[Strategy] = Registry(
+    "GEM validation strategy",
+    docs="extending/gem-strategies.md",
+    what="validation strategy",
+    unknown=ValueError,
+    check=_is_declared,
+    entries={
+        s.name: s
+        for s in (
+            Strategy("sentence_deletion", "Sentence deletion", "degradation", False, "D.3.1", _sentence_deletion),
+            Strategy(
+                "deletion_completion", "Deletion & completion", "degradation", True, "D.3.2", _deletion_completion
+            ),
+            Strategy("abstract_only", "Abstract-only review", "degradation", True, "D.3.3", _abstract_only),
+            Strategy("random_replacement", "Random replacement", "degradation", False, "A.4", _random_replacement),
+            Strategy("llm_rephrase", "LLM rephrase", "manipulation", True, "D.4.1", _llm_rephrase),
+            Strategy(
+                "meaningless_elongation",
+                "Meaningless elongation",
+                "manipulation",
+                True,
+                "D.4.2",
+                _meaningless_elongation,
+            ),
+        )
+    },
+)
 
 
 def derive(
@@ -217,11 +238,10 @@ def derive(
 ) -> Perturbed:
     """Apply one strategy to `text`. `others` are responses to other tasks (random replacement);
     `complete` runs a chat prompt for the LLM-based strategies."""
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown validation strategy {strategy!r}; known: {', '.join(STRATEGIES)}.")
-    if STRATEGIES[strategy].needs_llm and complete is None:
+    declared = STRATEGIES[strategy]
+    if declared.needs_llm and complete is None:
         return Perturbed(None, {}, "needs an LLM for this strategy; none was configured.")
-    return STRATEGIES[strategy].derive(Source(text, abstract, others, seed, complete or _no_llm))
+    return declared.derive(Source(text, abstract, others, seed, complete or _no_llm))
 
 
 def _no_llm(messages: list[dict[str, str]]) -> str:

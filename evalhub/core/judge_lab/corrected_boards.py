@@ -12,7 +12,7 @@ import numpy as np
 from evalhub.core.judge_lab.measures import FIRST, SECOND, TIE, JudgeVerdicts
 from evalhub.core.judge_lab.report_types import MODEL, JudgeInfo
 from evalhub.core.statistics.corrected_ratings import CorrectedBoard, corrected_bradley_terry
-from evalhub.core.statistics.estimators import MULTI_JUDGE
+from evalhub.core.statistics.estimators import ESTIMATORS, OTHER_JUDGES
 
 MAX_OTHER_JUDGES = 3  # several judges: at most this many others beside the judge, the first by name
 
@@ -100,6 +100,11 @@ def corrected_board(
         people.share[battles],
         clusters=pairs.cluster[battles],
         categories=pairs.category[battles],
-        others=other_judges(judge, battles, shares_of, judges) if estimator == MULTI_JUDGE else None,
+        # Read only where the estimator asked for reads them (AUTO never combines: a board is one judge's).
+        others=other_judges(judge, battles, shares_of, judges) if _asked_reads(estimator, OTHER_JUDGES) else None,
         asked=estimator,
     )
+
+
+def _asked_reads(estimator: str, source: str) -> bool:
+    return estimator in ESTIMATORS and source in ESTIMATORS[estimator].reads

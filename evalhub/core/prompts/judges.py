@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evalhub.core.prompts.surveys import DHP_TEMPLATES, YESCIEVAL_TEMPLATE
+from evalhub.core.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -25,12 +26,18 @@ class TaskFrame:
         return self.written_for or f"a {self.source.lower()}"
 
 
-TASKS = {
+_TASKS = {
     "dhp-summarization": TaskFrame("summary", "Source Article", "an article"),
     "dhp-story-completion": TaskFrame("ending", "Story"),
     "dhp-question-answering": TaskFrame("answer", "Question"),
     "dhp-translation": TaskFrame("translation", "Source Text"),
 }
+TASKS: Registry[TaskFrame] = Registry(
+    "DHP judge task",
+    docs="extending/judge-prompts.md",
+    check=lambda name, frame: "" if isinstance(frame, TaskFrame) else "not a TaskFrame",
+    entries=_TASKS,
+)
 
 # DHP, Appendix G, verbatim: the summarization Coherence criterion and steps.
 PAPER_COHERENCE = (
@@ -69,7 +76,7 @@ PAPER_COHERENCE = (
 
 # Evaluation steps for the other metrics (evalhub's, in the paper's style). "{unit}"/"{source}"
 # are filled per task; the last step always asks for the 1–5 score.
-STEPS = {
+_STEPS = {
     "consistency": [
         "Read the {source} and identify its main facts: people, places, numbers, events and claims.",
         "Read the {unit} and list every fact it states.",
@@ -107,6 +114,9 @@ STEPS = {
         "Judge how completely and correctly the {unit} conveys the {source}.",
     ],
 }
+STEPS: Registry[list[str]] = Registry(
+    "DHP judge metric", docs="extending/judge-prompts.md", what="metric's evaluation steps", entries=_STEPS
+)
 SCALE = "1 is very poor, 3 is acceptable with clear flaws, and 5 is excellent with no flaws."
 
 
@@ -153,7 +163,7 @@ def geval_messages(task: str, metric: str, text: str, source: str = "") -> list[
 
 
 # YESciEval, Appendix E: the rating guidelines per rubric (levels 1–5).
-RUBRIC_LEVELS = {
+_RUBRIC_LEVELS = {
     "cohesion": (
         "The sentences within the synthesis are disconnected, resulting in a disjointed and fragmented narrative.",
         "There are attempts at connecting sentences, but the synthesis often feels disjointed.",
@@ -250,6 +260,13 @@ RUBRIC_LEVELS = {
         "addresses the research question.",
     ),
 }
+RUBRIC_LEVELS: Registry[tuple[str, ...]] = Registry(
+    "YESciEval rubric",
+    docs="extending/judge-prompts.md",
+    what="rubric",
+    check=lambda name, levels: "" if len(levels) == 5 else "a rubric has five levels",
+    entries=_RUBRIC_LEVELS,
+)
 LEVEL_NAMES = ("Very bad", "Bad", "Moderate", "Good", "Very good")
 
 

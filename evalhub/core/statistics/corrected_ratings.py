@@ -15,12 +15,24 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from evalhub.core.statistics.estimators import AUTO, CLASSICAL, LABEL, MULTI_JUDGE, PPI, STRATIFIED, decide
+from evalhub.core.statistics.estimators import (
+    AUTO,
+    CLASSICAL,
+    MULTI_JUDGE,
+    PPI,
+    STRATIFIED,
+    Decision,
+    decide,
+    label_of,
+)
 from evalhub.core.statistics.logistic_ppi import LogisticEstimate, ppi_logistic
 from evalhub.core.statistics.ppi import z_for
 
 ELO = 400 / np.log(10)  # logit units to Elo points, as Chatbot Arena reports ratings
 MIN_LABELS = 10  # below this many people's labels no corrected board is fitted
+
+# The estimators this module fits a board by (PPI++'s logistic form, within strata or with several judges).
+BRADLEY_TERRY_FORMS = (PPI, STRATIFIED, MULTI_JUDGE, CLASSICAL)
 
 
 @dataclass(frozen=True)
@@ -55,7 +67,7 @@ class CorrectedBoard:
 
     @property
     def estimator_label(self) -> str:
-        return LABEL.get(self.estimator, self.estimator)
+        return label_of(self.estimator)
 
 
 def _centred(estimate: LogisticEstimate, models: int, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -158,6 +170,10 @@ def corrected_bradley_terry(
         judges=1 + complete.shape[1],
         asked=asked,
     )
+    if decision.estimator not in BRADLEY_TERRY_FORMS:
+        # A registered estimator of means only: the board says so rather than fit PPI++ under its name.
+        why = f"{label_of(decision.estimator)} has no Bradley–Terry form: PPI++ instead"
+        decision = Decision(PPI, f"{decision.reason}; {why}" if decision.reason else why)
     stratum = np.zeros(len(judge), dtype=np.int64)
     if decision.estimator == STRATIFIED and decision.strata is not None and decision.strata_unlabelled is not None:
         names_of = np.empty(len(judge), dtype=object)

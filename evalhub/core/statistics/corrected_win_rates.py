@@ -162,8 +162,8 @@ def corrected_win_rate(
             f"anytime-valid: confidence sequences (Waudby-Smith et al. 2024) planned at {PLANNED_N} labels, "
             "valid however often you look"
         )
-        if estimator not in (estimators.AUTO, estimators.PPI, estimators.CLASSICAL):
-            reason += f"; {estimators.LABEL[estimator]} has no anytime-valid form here: PPI++ instead"
+        if not estimators.Correction(estimator, anytime=True).has_anytime_form:
+            reason += f"; {estimators.label_of(estimator)} has no anytime-valid form here: PPI++ instead"
     else:
         prompts_u = [prompt for prompt in judge if prompt not in people]
         strata = strata_u = other = other_u = None

@@ -27,31 +27,38 @@ prompts have no categories uses bins of the judge's confidence |Ŷ − ½|, fixe
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 from scipy.stats import levene
-from scipy.stats import t as student_t
 
-from evalhub.core.statistics.ppi import MeanEstimate, Values, classical_mean, ppi_mean, z_for
+from evalhub.core.registry import Registry
+from evalhub.core.statistics.ppi import MeanEstimate, Values, classical_mean, ppi_mean
+from evalhub.core.statistics.ppi_extended import multi_judge_ppi_mean, stratified_ppi_mean
 
 CLASSICAL, PPI, STRATIFIED, MULTI_JUDGE = "classical", "ppi++", "stratified", "multi-judge"
-ESTIMATORS = (PPI, STRATIFIED, MULTI_JUDGE, CLASSICAL)
 AUTO = "auto"
-LABEL = {
-    CLASSICAL: "people alone",
-    PPI: "PPI++",
-    STRATIFIED: "stratified PPI++",
-    MULTI_JUDGE: "several judges (multi-judge PPI)",
-}
-# What a page's Estimator control offers, AUTO first.
-CHOICES = [(AUTO, "chosen by evalhub"), *((name, LABEL[name]) for name in ESTIMATORS)]
+# What an estimator may read beyond people's labels and the judge's, declared by each (`Estimator.reads`):
+# a board gathers other judges' labels or the prompts' categories only where the estimator it asks for
+# reads them.
+CATEGORIES, OTHER_JUDGES = "categories", "other judges"
+
+
+def choices() -> list[tuple[str, str]]:
+    """What a page's Estimator control offers: AUTO first, then every registered estimator."""
+    return [(AUTO, "chosen by evalhub"), *((name, ESTIMATORS[name].label) for name in ESTIMATORS)]
+
+
+def label_of(name: str) -> str:
+    """An estimator's name as a reader knows it (the name itself where none is registered)."""
+    return ESTIMATORS[name].label if name in ESTIMATORS else name
 
 
 def estimator_asked(value: str) -> tuple[str, str]:
     """The estimator a page's query names (blank: AUTO), or AUTO and why the named one is unknown."""
     name = value or AUTO
-    if name not in dict(CHOICES):
+    if name != AUTO and name not in ESTIMATORS:
         return AUTO, "unknown estimator: chosen by evalhub"
     return name, ""
 
@@ -69,8 +76,8 @@ class Correction:
     anytime: bool = False
 
     def __post_init__(self) -> None:
-        if self.estimator not in dict(CHOICES):
-            raise ValueError(f"unknown estimator {self.estimator!r}: one of {', '.join(dict(CHOICES))}")
+        if self.estimator != AUTO and self.estimator not in ESTIMATORS:
+            raise ValueError(f"unknown estimator {self.estimator!r}: one of {', '.join(dict(choices()))}")
 
     @classmethod
     def asked(cls, value: str, *, anytime: bool = False) -> tuple[Correction, str]:
@@ -86,6 +93,18 @@ class Correction:
     def key(self) -> str:
         return f"{self.estimator}|{int(self.anytime)}"
 
+    def reads(self, source: str) -> bool:
+        """Whether the estimator asked for (under AUTO: any evalhub may choose) reads `source`
+        (CATEGORIES, OTHER_JUDGES), so a board gathers it only then."""
+        if self.by_rule:
+            return any(source in estimator.reads for estimator in ESTIMATORS.values() if estimator.by_rule)
+        return source in ESTIMATORS[self.estimator].reads
+
+    @property
+    def has_anytime_form(self) -> bool:
+        """Whether the estimator asked for has intervals valid however often one looks (AUTO: PPI++'s)."""
+        return self.by_rule or ESTIMATORS[self.estimator].anytime
+
 
 MIN_PER_STRATUM = 10  # people's labels a category needs to be a stratum of its own
 HETEROGENEITY_P = 0.01  # the judge's error must differ across categories at this level to stratify
@@ -94,7 +113,7 @@ HETEROGENEITY_P = 0.01  # the judge's error must differ across categories at thi
 @dataclass(frozen=True)
 class Chosen:
     estimate: MeanEstimate
-    estimator: str  # one of ESTIMATORS
+    estimator: str  # a registered estimator's name
     reason: str
     # What the correction predicts people's labels from, on the labelled pairs (one column per
     # predictor), where its weights are not clipped (several judges): its ceiling is `label_ceiling` of
@@ -114,91 +133,6 @@ def strata_of(
     rest = set(unlabelled)
     kept = {category for category, n in count.items() if n >= least and category in rest}
     return [c if c in kept else "" for c in labelled], [c if c in kept else "" for c in unlabelled]
-
-
-def stratified_ppi_mean(
-    y: Values,
-    yhat: Values,
-    strata: Sequence[str],
-    yhat_unlabelled: Values,
-    strata_unlabelled: Sequence[str],
-    alpha: float = 0.05,
-) -> MeanEstimate:
-    """Stratified PPI++: PPI++ within each stratum (its own λ), weighted by the stratum's share of every
-    judged pair. Every stratum needs 2 labelled pairs and 1 more (pool small ones with `strata_of`)."""
-    labels, predicted, unlabelled = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_unlabelled))
-    groups, groups_u = np.asarray(strata, dtype=object), np.asarray(strata_unlabelled, dtype=object)
-    total = len(labels) + len(unlabelled)
-    value = variance = label_variance = judge_term = 0.0
-    for stratum in sorted(set(groups.tolist()) | set(groups_u.tolist())):
-        mine, mine_u = groups == stratum, groups_u == stratum
-        if mine.sum() < 2 or not mine_u.any():
-            raise ValueError(f"stratum {stratum!r}: {int(mine.sum())} labelled and {int(mine_u.sum())} more pairs")
-        part = ppi_mean(labels[mine], predicted[mine], unlabelled[mine_u], alpha)
-        weight = (mine.sum() + mine_u.sum()) / total
-        value += weight * part.value
-        variance += weight**2 * part.standard_error**2
-        # For "labels needed": at the same allocation, label n·share_k of n labels in stratum k.
-        label_variance += weight**2 * part.label_variance * len(labels) / mine.sum()
-        judge_term += weight**2 * part.judge_term
-    se = float(np.sqrt(variance))
-    z = z_for(alpha)
-    n, big_n = len(labels), len(unlabelled)
-    effective_n = float(np.var(labels)) / se**2 if se > 0 else float("inf")
-    lam = float("nan")  # one per stratum: no single weight
-    return MeanEstimate(
-        value, value - z * se, value + z * se, se, n, big_n, lam, effective_n, label_variance, judge_term
-    )
-
-
-def multi_judge_weights(y: np.ndarray, yhat: np.ndarray, yhat_unlabelled: np.ndarray) -> np.ndarray:
-    """λ = ((1 + n/N)·Cov(Ŷ over every pair))⁻¹ · Cov(Ŷ, Y over the labelled ones): the variance-minimising
-    weights of the judges' corrections (with one judge, PPI++'s λ before clipping)."""
-    n, big_n = len(y), len(yhat_unlabelled)
-    spread = np.atleast_2d(np.cov(np.concatenate([yhat, yhat_unlabelled]).T))
-    cross = ((yhat - yhat.mean(0)) * (y - y.mean())[:, None]).mean(0)
-    weights: np.ndarray = np.linalg.lstsq((1 + n / big_n) * spread, cross, rcond=None)[0]
-    return weights
-
-
-def multi_judge_ppi_mean(
-    y: Values,
-    yhat: np.ndarray,
-    yhat_unlabelled: np.ndarray,
-    alpha: float = 0.05,
-    weights: Sequence[float] | None = None,
-) -> MeanEstimate:
-    """Several judges' corrections at once: `yhat` (n × k) and `yhat_unlabelled` (N × k), one column per
-    judge, every judge on every pair. θ̂ = mean(Y − Ŷλ) + mean(Ŷ′)λ; SE² = Var(Y − Ŷλ)/n + λᵀCov(Ŷ′)λ/N,
-    the first variance with k + 1 degrees of freedom taken and the interval's quantile Student's t with
-    n − k − 1 where k ≥ 2 weights were tuned on the labels."""
-    labels = np.asarray(y, dtype=float)
-    predicted, unlabelled = np.atleast_2d(np.asarray(yhat, dtype=float)), np.asarray(yhat_unlabelled, dtype=float)
-    if predicted.shape[0] != len(labels):
-        predicted = predicted.T
-    unlabelled = unlabelled.reshape(-1, predicted.shape[1])
-    n, big_n = len(labels), len(unlabelled)
-    if n < 2 or big_n < 2:
-        raise ValueError(f"several judges' correction needs at least 2 labelled pairs and 2 more, got {n} and {big_n}")
-    lam = multi_judge_weights(labels, predicted, unlabelled) if weights is None else np.asarray(weights, dtype=float)
-    residual = labels - predicted @ lam
-    value = float(residual.mean() + unlabelled.mean(0) @ lam)
-    k = predicted.shape[1]
-    # Several judges' weights tuned on these labels: the residual's variance with a degree of freedom for
-    # each weight beside the mean, and Student's t with what is left (a regression's small-sample
-    # correction). With the plain variance and z, three judges' 95 % intervals held the truth 92.4 % of
-    # the time at 50 labels and 94.0 % at 100; now 94.2 % and 94.7 % (the test's 4,000 simulated sets
-    # each). One judge keeps PPI++'s own form, as ppi-python computes it.
-    fitted = weights is None and k > 1 and n > k + 2
-    label_variance = float(np.var(residual, ddof=k + 1 if fitted else 0))
-    judge_term = float(np.var(unlabelled @ lam) / big_n)
-    se = float(np.sqrt(label_variance / n + judge_term))
-    z = float(student_t.ppf(1 - alpha / 2, n - k - 1)) if fitted else z_for(alpha)
-    effective_n = float(np.var(labels)) / se**2 if se > 0 else float("inf")
-    single = float(lam[0]) if len(lam) == 1 else float("nan")  # several judges: no single weight
-    return MeanEstimate(
-        value, value - z * se, value + z * se, se, n, big_n, single, effective_n, label_variance, judge_term
-    )
 
 
 # Bins of the judge's distance from a tie, |Ŷ − ½|, fixed in advance (bins drawn from people's labels
@@ -231,10 +165,150 @@ def error_differs_by_stratum(y: Values, yhat: Values, strata: Sequence[str]) -> 
 class Decision:
     """Which estimator serves, why, and (stratified) each labelled and unlabelled row's stratum."""
 
-    estimator: str  # one of ESTIMATORS
+    estimator: str  # a registered estimator's name
     reason: str
     strata: list[str] | None = None
     strata_unlabelled: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class Labels:
+    """What an estimator reads: people's labels `y` and the judge's `yhat` on the same pairs, the judge's
+    `yhat_unlabelled` on the rest; each pair's category where known (CATEGORIES); and how many judges
+    judged every one of the pairs, this one included, with their labels side by side where given
+    (OTHER_JUDGES: n × k and N × k, this judge's first)."""
+
+    y: np.ndarray
+    yhat: np.ndarray
+    yhat_unlabelled: np.ndarray
+    strata: Sequence[str] | None = None
+    strata_unlabelled: Sequence[str] | None = None
+    judges: int = 1
+    together: tuple[np.ndarray, np.ndarray] | None = None
+
+
+class Estimator:
+    """A corrected mean's estimator. `consider` says whether it serves some labels (a Decision) or why
+    not; `mean` computes it. An estimator declares what it reads beyond people's and the judge's labels
+    (`reads`), whether evalhub may choose it by its rule (`by_rule`: tried in registration order before
+    PPI++, which serves where none does) and whether it has an anytime-valid form. Register an instance
+    in ESTIMATORS (docs/extending/estimators.md)."""
+
+    name: ClassVar[str]
+    label: ClassVar[str]
+    reads: ClassVar[frozenset[str]] = frozenset()
+    by_rule: ClassVar[bool] = False
+    anytime: ClassVar[bool] = False
+
+    def consider(self, labels: Labels, *, asked: bool) -> Decision | str:
+        """A Decision where this estimator serves `labels`, else why not ("" to say nothing). `asked`:
+        named by the reader, not tried by evalhub's rule."""
+        return Decision(self.name, "as asked" if asked else "")
+
+    def mean(self, labels: Labels, decision: Decision, alpha: float) -> Chosen:
+        raise NotImplementedError
+
+
+class SeveralJudges(Estimator):
+    name, label = MULTI_JUDGE, "several judges (multi-judge PPI)"
+    reads, by_rule = frozenset({OTHER_JUDGES}), True
+
+    def consider(self, labels: Labels, *, asked: bool) -> Decision | str:
+        if labels.judges > 1:
+            return Decision(
+                self.name, f"{labels.judges} judges judged every one of these pairs: their corrections combined"
+            )
+        return "several judges: no other judge judged every one of these pairs" if asked else ""
+
+    def mean(self, labels: Labels, decision: Decision, alpha: float) -> Chosen:
+        if labels.together is None:
+            raise ValueError("several judges' correction needs every judge's labels side by side")
+        labelled, unlabelled = labels.together
+        estimate = multi_judge_ppi_mean(labels.y, labelled, unlabelled, alpha)
+        return Chosen(estimate, self.name, decision.reason, labelled)
+
+
+class Stratified(Estimator):
+    name, label = STRATIFIED, "stratified PPI++"
+    reads, by_rule = frozenset({CATEGORIES}), True
+
+    def consider(self, labels: Labels, *, asked: bool) -> Decision | str:
+        # Categories first; asked for, and where they give fewer than two strata, bins of the judge's own
+        # confidence. Not under AUTO: a calibrated judge's error spreads more on close calls by its
+        # nature (p(1 − p)), which the test would flag though one weight serves every bin.
+        sources = []
+        if labels.strata is not None and labels.strata_unlabelled is not None:
+            sources.append(("category", labels.strata, labels.strata_unlabelled))
+        if asked:
+            sources.append(
+                (
+                    "the judge's confidence",
+                    confidence_strata(labels.yhat),
+                    confidence_strata(labels.yhat_unlabelled),
+                )
+            )
+        for kind, labelled_strata, unlabelled_strata in sources:
+            pooled, pooled_u = strata_of(list(labelled_strata), list(unlabelled_strata))
+            kept = len(set(pooled))
+            if kept < 2 or any(pooled.count(s) < 2 for s in set(pooled)) or not set(pooled) <= set(pooled_u):
+                continue
+            p = error_differs_by_stratum(labels.y, labels.yhat, pooled)
+            if p < HETEROGENEITY_P:
+                why = f"stratified by {kind} ({kept} strata): the judge's error differs across them, p = {p:.2g}"
+                return Decision(self.name, why, pooled, pooled_u)
+            if asked:
+                why = f"stratified by {kind} ({kept} strata), as asked; the judge's error differs little, p = {p:.2g}"
+                return Decision(self.name, why, pooled, pooled_u)
+            return ""  # the strata that could be used showed no difference: no other split is tried
+        return f"stratified: fewer than 2 strata with {MIN_PER_STRATUM} labels each" if asked else ""
+
+    def mean(self, labels: Labels, decision: Decision, alpha: float) -> Chosen:
+        if decision.strata is None or decision.strata_unlabelled is None:
+            raise ValueError("stratified PPI++ needs each pair's stratum")
+        estimate = stratified_ppi_mean(
+            labels.y, labels.yhat, decision.strata, labels.yhat_unlabelled, decision.strata_unlabelled, alpha
+        )
+        return Chosen(estimate, self.name, decision.reason, strata=decision.strata)
+
+
+class PredictionPowered(Estimator):
+    """PPI++: serves wherever there are labels; evalhub's rule falls back to it."""
+
+    name, label, anytime = PPI, "PPI++", True
+
+    def consider(self, labels: Labels, *, asked: bool) -> Decision | str:
+        return Decision(self.name, "" if asked else "one judge, one weight for every pair")
+
+    def mean(self, labels: Labels, decision: Decision, alpha: float) -> Chosen:
+        estimate = ppi_mean(labels.y, labels.yhat, labels.yhat_unlabelled, alpha)
+        return Chosen(estimate, self.name, decision.reason)
+
+
+class PeopleAlone(Estimator):
+    name, label, anytime = CLASSICAL, "people alone", True
+
+    def consider(self, labels: Labels, *, asked: bool) -> Decision | str:
+        return Decision(self.name, "people's labels alone, as asked")
+
+    def mean(self, labels: Labels, decision: Decision, alpha: float) -> Chosen:
+        return Chosen(classical_mean(labels.y, alpha), self.name, decision.reason)
+
+
+def _is_estimator(name: str, estimator: object) -> str:
+    if not isinstance(estimator, Estimator) or getattr(estimator, "name", None) != name:
+        return "not an Estimator of this name"
+    return "" if type(estimator).mean is not Estimator.mean else "no mean: declared but not implemented"
+
+
+# In the order evalhub's rule tries them (those with `by_rule`); PPI++ serves where none of them does.
+ESTIMATORS: Registry[Estimator] = Registry(
+    "estimator",
+    docs="extending/estimators.md",
+    check=_is_estimator,
+    unknown=ValueError,
+    entries={e.name: e for e in (SeveralJudges(), Stratified(), PredictionPowered(), PeopleAlone())},
+)
+FALLBACK = PPI
 
 
 def decide(
@@ -250,43 +324,30 @@ def decide(
     """The estimator `asked` for, or under AUTO by the rule in this module's docstring, falling back,
     saying why, where the asked one cannot be used. `judges`: how many judges judged every one of the
     pairs (this one and others; 1 where no other did). Means and Bradley–Terry boards decide alike."""
-    labels, predicted, unlabelled = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_unlabelled))
+    labels = Labels(
+        np.asarray(y, dtype=float),
+        np.asarray(yhat, dtype=float),
+        np.asarray(yhat_unlabelled, dtype=float),
+        strata=strata,
+        strata_unlabelled=strata_unlabelled,
+        judges=judges,
+    )
+    return _decide(labels, asked)
+
+
+def _decide(labels: Labels, asked: str) -> Decision:
     notes: list[str] = []
-    if asked in (AUTO, MULTI_JUDGE):
-        if judges > 1:
-            return Decision(MULTI_JUDGE, f"{judges} judges judged every one of these pairs: their corrections combined")
-        if asked == MULTI_JUDGE:
-            notes.append("several judges: no other judge judged every one of these pairs")
-    if asked in (AUTO, STRATIFIED):
-        # Categories first; asked for strata where they give fewer than two, bins of the judge's own
-        # confidence. Not under AUTO: a calibrated judge's error spreads more on close calls by its
-        # nature (p(1 − p)), which the test would flag though one weight serves every bin.
-        sources = [] if strata is None or strata_unlabelled is None else [("category", strata, strata_unlabelled)]
-        if asked == STRATIFIED:
-            sources.append(("the judge's confidence", confidence_strata(predicted), confidence_strata(unlabelled)))
-        for kind, labelled_strata, unlabelled_strata in sources:
-            pooled, pooled_u = strata_of(list(labelled_strata), list(unlabelled_strata))
-            kept = len(set(pooled))
-            if kept < 2 or any(pooled.count(s) < 2 for s in set(pooled)) or not set(pooled) <= set(pooled_u):
-                continue
-            p = error_differs_by_stratum(labels, predicted, pooled)
-            if asked == STRATIFIED or p < HETEROGENEITY_P:
-                why = f"stratified by {kind} ({kept} strata): the judge's error differs across them, p = {p:.2g}"
-                if p >= HETEROGENEITY_P:
-                    why = (
-                        f"stratified by {kind} ({kept} strata), as asked; the judge's error differs little, p = {p:.2g}"
-                    )
-                return Decision(STRATIFIED, "; ".join([*notes, why]), pooled, pooled_u)
-            break  # the strata that could be used showed no difference: no other split is tried
-        if asked == STRATIFIED:
-            notes.append(f"stratified: fewer than 2 strata with {MIN_PER_STRATUM} labels each")
-    if asked == CLASSICAL:
-        return Decision(CLASSICAL, "people's labels alone, as asked")
-    if asked == AUTO:
-        notes.append("one judge, one weight for every pair")
-    elif asked != PPI:
-        notes.append("PPI++ instead")
-    return Decision(PPI, "; ".join(notes))
+    for estimator in ESTIMATORS.values():
+        if estimator.name == asked or (asked == AUTO and estimator.by_rule):
+            outcome = estimator.consider(labels, asked=estimator.name == asked)
+            if isinstance(outcome, Decision):
+                return replace(outcome, reason="; ".join(part for part in (*notes, outcome.reason) if part))
+            if outcome:
+                notes.append(outcome)
+    fallback = ESTIMATORS[FALLBACK].consider(labels, asked=False)
+    assert isinstance(fallback, Decision)  # PPI++ serves any labels
+    why = fallback.reason if asked == AUTO else "PPI++ instead"
+    return replace(fallback, reason="; ".join([*notes, why]))
 
 
 def choose(
@@ -303,27 +364,25 @@ def choose(
 ) -> Chosen:
     """The corrected mean by the estimator `decide` picks; `others` (n × k) and `others_unlabelled`
     (N × k): other judges' labels of the same pairs (NaN where one did not judge a pair)."""
-    labels, predicted, unlabelled = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_unlabelled))
-    judges = 1
+    labelled, predicted, unlabelled = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_unlabelled))
+    together = None
     # Several judges' weights need their labels' covariance on the unlabelled pairs: two of them at least
     # (a model with one pair nobody labelled raised here, and failed the win-rate boards' refresh).
     if others is not None and others_unlabelled is not None and np.size(others) > 0 and len(unlabelled) >= 2:
         both = np.column_stack([predicted, others]), np.column_stack([unlabelled, others_unlabelled])
         if not (np.isnan(both[0]).any() or np.isnan(both[1]).any()):
-            judges = both[0].shape[1]
-    decision = decide(
-        labels, predicted, unlabelled, strata=strata, strata_unlabelled=strata_unlabelled, judges=judges, asked=asked
+            together = both
+    labels = Labels(
+        labelled,
+        predicted,
+        unlabelled,
+        strata=strata,
+        strata_unlabelled=strata_unlabelled,
+        judges=1 if together is None else together[0].shape[1],
+        together=together,
     )
-    if decision.estimator == MULTI_JUDGE:
-        estimate = multi_judge_ppi_mean(labels, both[0], both[1], alpha)
-        return Chosen(estimate, MULTI_JUDGE, decision.reason, both[0])
-    if decision.estimator == STRATIFIED and decision.strata is not None and decision.strata_unlabelled is not None:
-        pooled = decision.strata
-        estimate = stratified_ppi_mean(labels, predicted, pooled, unlabelled, decision.strata_unlabelled, alpha)
-        return Chosen(estimate, STRATIFIED, decision.reason, strata=pooled)
-    if decision.estimator == CLASSICAL:
-        return Chosen(classical_mean(labels, alpha), CLASSICAL, decision.reason)
-    return Chosen(ppi_mean(labels, predicted, unlabelled, alpha), PPI, decision.reason)
+    decision = _decide(labels, asked)
+    return ESTIMATORS[decision.estimator].mean(labels, decision, alpha)
 
 
 def clipped_ceiling(y: Values, yhat: Values, strata: Sequence[str] | None = None) -> float:

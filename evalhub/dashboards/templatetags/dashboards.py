@@ -4,7 +4,7 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
-from evalhub.core.statistics.estimators import LABEL as ESTIMATOR_LABEL
+from evalhub.core.statistics.estimators import label_of
 
 register = template.Library()
 
@@ -50,4 +50,4 @@ def fixed(value, digits: int = 3) -> str:
 @register.filter
 def estimator_label(name: str) -> str:
     """A corrected estimator's name as a reader knows it (evalhub.core.statistics.estimators)."""
-    return {**ESTIMATOR_LABEL, "active": "active inference (least-sure draw)"}.get(name, name)
+    return "active inference (least-sure draw)" if name == "active" else label_of(name)

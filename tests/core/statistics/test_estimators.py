@@ -190,7 +190,8 @@ def test_a_stratified_ceiling_clips_each_strata_weight_as_the_estimator_does():
     least-squares fit per stratum would weigh it negatively and promise labels stratified PPI++ can never
     give, since it clips each λ to [0, 1]. The ceiling is the clipped fit's: the judge is worth nothing
     there, and an estimate close to it can say "near its ceiling"."""
-    from evalhub.core.statistics.estimators import clipped_ceiling, label_ceiling, stratified_ppi_mean
+    from evalhub.core.statistics.estimators import clipped_ceiling, label_ceiling
+    from evalhub.core.statistics.ppi_extended import stratified_ppi_mean
 
     rng = np.random.default_rng(11)
     n, big_n = 300, 3000

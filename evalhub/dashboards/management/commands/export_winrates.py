@@ -8,8 +8,8 @@ from django.db.models import Q
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel
 from evalhub.core.files.judgments import DEFAULT_CRITERION
 from evalhub.core.files.tables import to_text
-from evalhub.core.statistics.estimators import CHOICES as ESTIMATOR_CHOICES
 from evalhub.core.statistics.estimators import Correction
+from evalhub.core.statistics.estimators import choices as estimator_choices
 from evalhub.dashboards.baseline_win_rates import Selection, export_rows, is_run_judge, labelled_by_people
 from evalhub.dashboards.win_rate_boards import board
 from evalhub.system.commands import DataCommand
@@ -40,7 +40,7 @@ class Command(DataCommand):
         )
         parser.add_argument(
             "--estimator",
-            choices=[value for value, _ in ESTIMATOR_CHOICES],
+            choices=[value for value, _ in estimator_choices()],
             default="auto",
             help="The corrected estimator (default: chosen by evalhub's rule; docs/boards.md).",
         )

@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from evalhub.catalog.models import Benchmark, Criterion
-from evalhub.core.statistics.estimators import AUTO, CHOICES, Correction
+from evalhub.core.statistics.estimators import AUTO, Correction, choices
 from evalhub.judgelab.report import compute
 from evalhub.reads.judged_pairs import Scope
 from evalhub.system.commands import DataCommand
@@ -21,7 +21,7 @@ class Command(DataCommand):
         parser.add_argument(
             "--estimator",
             default=AUTO,
-            choices=[name for name, _ in CHOICES],
+            choices=[name for name, _ in choices()],
             help="The corrected boards' estimator (default: chosen by evalhub's rule, docs/corrected.md).",
         )
         parser.add_argument("--out", type=Path, required=True, help="The JSON file to write ('-' for standard output).")
