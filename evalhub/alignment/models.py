@@ -60,21 +60,30 @@ class VersionRun(models.Model):
         return f"{self.version} on {self.judge_run.reference}"
 
 
-class SettingsSearch(models.Model):
+class ImprovementRun(models.Model):
+    """What every judge improver's run holds: the version it improves, the split whose train labels it
+    reads, its job, the version it made (none where nothing beat the current one), who started it and
+    when. A method adds its own settings (docs/extending/improvers.md); its job's run is found as
+    `job.<model name>` (ImproverRunner's `run_attr`)."""
+
+    version = models.ForeignKey(JudgeVersion, on_delete=models.PROTECT, related_name="%(class)s_runs")
+    split = models.ForeignKey("catalog.LabelSplit", on_delete=models.PROTECT, related_name="+")
+    job = models.OneToOneField("jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="%(class)s")
+    made = models.ForeignKey(JudgeVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+
+
+class SettingsSearch(ImprovementRun):
     """Choice of settings: candidates for a version's criteria variant, privileged sources and samples,
     each asked about the split's train pairs and scored by its agreement with people there; the best
     becomes the next version (a job, `evalhub.alignment.improvers.settings`)."""
 
-    version = models.ForeignKey(JudgeVersion, on_delete=models.PROTECT, related_name="searches")
     reference = models.ForeignKey("debates.DebateRun", on_delete=models.PROTECT, related_name="+")
-    split = models.ForeignKey("catalog.LabelSplit", on_delete=models.PROTECT, related_name="+")
     candidates = models.JSONField(help_text="Each candidate's settings: criteria_variant, privileged_sources, samples.")
-    job = models.OneToOneField(
-        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="settings_search"
-    )
-    made = models.ForeignKey(JudgeVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
         return f"settings for {self.version}"
@@ -99,23 +108,15 @@ class CandidateScore(models.Model):
         return self.agreed / self.judged if self.judged else None
 
 
-class InstructionRewrite(models.Model):
+class InstructionRewrite(ImprovementRun):
     """Instruction rewriting: an LLM (`proposer`) proposes revised instructions from a version's train
     disagreements, each proposal is scored on the train pairs beside the current instructions, and the
     best proposal that beats them becomes the next version (a job, `evalhub.alignment.improvers.rewriting`)."""
 
-    version = models.ForeignKey(JudgeVersion, on_delete=models.PROTECT, related_name="rewrites")
     reference = models.ForeignKey("debates.DebateRun", on_delete=models.PROTECT, related_name="+")
-    split = models.ForeignKey("catalog.LabelSplit", on_delete=models.PROTECT, related_name="+")
     proposer = models.CharField(max_length=300, help_text="Provider spec of the model that proposes instructions.")
     proposals = models.PositiveSmallIntegerField(help_text="The budget: how many proposals are asked for.")
     seed = models.IntegerField(default=0)
-    job = models.OneToOneField(
-        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="instruction_rewrite"
-    )
-    made = models.ForeignKey(JudgeVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
         return f"instructions for {self.version}"
@@ -141,22 +142,14 @@ class ProposalScore(models.Model):
         return self.agreed / self.judged if self.judged else None
 
 
-class FewShotRun(models.Model):
+class FewShotRun(ImprovementRun):
     """Few-shot from disagreements as a job: worked examples from a version's train disagreements on a
     split benchmark under one criterion; the next version carries them."""
 
-    version = models.ForeignKey(JudgeVersion, on_delete=models.PROTECT, related_name="few_shot_runs")
-    split = models.ForeignKey("catalog.LabelSplit", on_delete=models.PROTECT, related_name="+")
     criterion = models.SlugField(max_length=100)
     examples = models.PositiveSmallIntegerField(help_text="How many worked examples at most.")
     seed = models.IntegerField(default=0)
     chosen = models.JSONField(null=True, blank=True, help_text="The new definition and its note, once chosen.")
-    job = models.OneToOneField(
-        "jobs.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="few_shot_run"
-    )
-    made = models.ForeignKey(JudgeVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
         return f"examples for {self.version}"

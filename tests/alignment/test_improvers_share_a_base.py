@@ -29,3 +29,19 @@ def test_no_improver_derives_a_version_or_reads_labels_but_through_the_base():
         runner_part = text[text.find("Runner(ImproverRunner") :] if "Runner(ImproverRunner" in text else ""
         assert "do_derive_version(" not in runner_part, path.name
         assert "training_pairs(" not in runner_part, path.name
+
+
+def test_every_improvers_run_is_an_improvement_run_found_from_its_job_by_its_models_name():
+    """The run's common fields (version, split, job, made, who, when) are declared once; a job reaches
+    its run by the model's name and a chunk loads it with its version and split in one query."""
+    from evalhub.alignment.models import ImprovementRun
+    from evalhub.jobs.models import Job
+
+    for kind in IMPROVERS:
+        runner = kinds.registered_runner(kind)
+        assert issubclass(runner.model, ImprovementRun), kind
+        assert runner.run_attr == runner.model._meta.model_name, kind
+        assert Job._meta.get_field(runner.run_attr).related_model is runner.model, kind
+        own = {field.name for field in runner.model._meta.local_fields} - {"id"}
+        common = {field.name for field in ImprovementRun._meta.fields}
+        assert common <= own and "load" not in vars(runner), kind

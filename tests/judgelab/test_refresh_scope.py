@@ -8,7 +8,7 @@ import itertools
 
 import pytest
 
-from evalhub.core.statistics.estimators import AUTO, CHOICES, Correction
+from evalhub.core.statistics.estimators import AUTO, Correction, choices
 from evalhub.judgelab import report as lab
 from evalhub.judgelab.tasks import refresh_corrected_boards_task, refresh_report_task
 from evalhub.reads.judged_pairs import AFTER_REVEAL, BLIND, Scope
@@ -19,7 +19,7 @@ SCOPES = [
     Scope(benchmark=benchmark, criterion="", people=people, train_pairs=train)
     for benchmark, people, train in itertools.product(("", "bench"), (BLIND, AFTER_REVEAL), (False, True))
 ]
-ESTIMATORS = [name for name, _ in CHOICES if name != AUTO]
+ESTIMATORS = [name for name, _ in choices() if name != AUTO]
 
 
 class Sent:

@@ -13,7 +13,7 @@ from django.core.cache import cache
 from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.core.judge_lab.report import build_report
 from evalhub.core.judge_lab.snapshots import SCHEMA_VERSION, decode_report, encode_report, schema_version
-from evalhub.core.statistics.estimators import AUTO, CHOICES, Correction
+from evalhub.core.statistics.estimators import AUTO, Correction, choices
 from evalhub.judgelab import report as judge_report
 from evalhub.judgelab.models import ReportSnapshot
 from tests.core.judge_lab.test_measures import planted
@@ -267,7 +267,7 @@ def test_choosing_another_estimator_computes_its_boards_apart_and_never_the_repo
     client.get("/judges/")
     assert counted["compute"] == 1
     kept = ReportSnapshot.objects.get()
-    other = next(name for name, _ in CHOICES if name != AUTO)
+    other = next(name for name, _ in choices() if name != AUTO)
     page = client.get("/judges/", {"estimator": other})
     assert counted["compute"] == 1, "no report computed in the request"
     assert counted["boards"] == [(judge_report.Scope(), other)] and counted["refreshes"] == []

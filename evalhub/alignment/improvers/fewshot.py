@@ -92,16 +92,12 @@ class FewShotRunner(ImproverRunner[FewShotRun, dict[str, Any]]):
 
     kind = FEW_SHOT
     method = Method.FEW_SHOT
-    run_attr = "few_shot_run"
+    model = FewShotRun
     config = FewShotConfig
 
     @classmethod
     def plan(cls, config: FewShotConfig, run: FewShotRun | None, size: int | None) -> Plan:
         return Plan(f"Examples for {config.version} from {config.split.benchmark.slug}'s train disagreements", [0], 1)
-
-    @classmethod
-    def load(cls, job_id: int) -> FewShotRun:
-        return FewShotRun.objects.select_related("version", "split__benchmark").get(job_id=job_id)
 
     def work(self, chunk: JobChunk) -> dict[str, Any]:
         run = self.run

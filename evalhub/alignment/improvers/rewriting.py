@@ -62,19 +62,14 @@ def propose(spec: str, messages: list[dict[str, str]]) -> str:
 class InstructionRewriteRunner(ImproverRunner[InstructionRewrite, dict[int, tuple[str, int, int]]]):
     method = Method.REWRITE
     kind = INSTRUCTION_REWRITE
-    run_attr = "instruction_rewrite"
+    model = InstructionRewrite
+    related = ("reference__criterion",)
     config = InstructionRewriteConfig
 
     @classmethod
     def plan(cls, config: InstructionRewriteConfig, run: InstructionRewrite | None, size: int | None) -> Plan:
         title = f"Instructions for {config.version} from {config.split.benchmark.slug}'s train disagreements"
         return Plan(title, list(range(config.proposals + 1)), 1)
-
-    @classmethod
-    def load(cls, job_id: int) -> InstructionRewrite:
-        return InstructionRewrite.objects.select_related("version", "reference__criterion", "split__benchmark").get(
-            job_id=job_id
-        )
 
     def work(self, chunk: JobChunk) -> dict[int, tuple[str, int, int]]:
         """Per unit: (the instructions scored, agreed, judged) on the train pairs; judged 0 where the

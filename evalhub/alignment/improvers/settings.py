@@ -60,19 +60,14 @@ def candidate_definition(version: JudgeVersion, candidate: Mapping[str, Any]) ->
 class SettingsSearchRunner(ImproverRunner[SettingsSearch, dict[int, tuple[int, int]]]):
     kind = SETTINGS_SEARCH
     method = Method.SETTINGS
-    run_attr = "settings_search"
+    model = SettingsSearch
+    related = ("reference__criterion",)
     config = SettingsSearchConfig
 
     @classmethod
     def plan(cls, config: SettingsSearchConfig, run: SettingsSearch | None, size: int | None) -> Plan:
         title = f"Settings for {config.version} on {config.split.benchmark.slug}'s train pairs"
         return Plan(title, list(range(len(config.candidates))), 1)
-
-    @classmethod
-    def load(cls, job_id: int) -> SettingsSearch:
-        return SettingsSearch.objects.select_related("version", "reference__criterion", "split__benchmark").get(
-            job_id=job_id
-        )
 
     def work(self, chunk: JobChunk) -> dict[int, tuple[int, int]]:
         """Per candidate of the chunk: (agreed, judged) with people on the train pairs."""
