@@ -94,6 +94,8 @@ try:
     # Optional: an OTLP/HTTP logs endpoint; every stored judgment is sent there as an OpenTelemetry
     # gen_ai.evaluation.result event (evalhub.system.telemetry). Empty: off, nothing imported.
     EVALHUB_OTEL_ENDPOINT = env.str("EVALHUB_OTEL_ENDPOINT", "")
+    # Calls per minute one API token may make (django-ninja's throttle, counted in the cache).
+    EVALHUB_API_CALLS_PER_MINUTE = env.int("EVALHUB_API_CALLS_PER_MINUTE", 600, minimum=1)
 except ConfigError as error:
     raise ImproperlyConfigured(str(error)) from None
 
@@ -121,6 +123,8 @@ INSTALLED_APPS = [
     "evalhub.alignment",
     "evalhub.system",
     "evalhub.home",
+    "evalhub.api",
+    "ninja",  # its Swagger UI from this server's static files, not a CDN
     "axes",
 ]
 

@@ -6,6 +6,8 @@ from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
 from django.views.generic import RedirectView
 
+from evalhub.api.v1 import urls as api_v1_urls
+
 urlpatterns = [
     path("", include("evalhub.home.urls")),
     path("", include("evalhub.accounts.urls")),
@@ -20,6 +22,7 @@ urlpatterns = [
     path("adjudicate/", include("evalhub.adjudication.urls")),
     path("surveys/", include("evalhub.surveys.urls")),
     path("admin/", admin.site.urls),
+    path("api/v1/", api_v1_urls()),
     # Asked for by browsers and feed readers whatever the page says (a download, a plain-text answer).
     path(
         "favicon.ico",
