@@ -45,8 +45,7 @@ class JudgeLabOut(Schema):
     report: dict[str, Any]
 
 
-@router.get("/benchmarks", response=list[BenchmarkOut])
-@allowed()
+@router.get("/benchmarks", response=list[BenchmarkOut], auth=allowed())
 def list_benchmarks(request):
     return Benchmark.objects.order_by("slug")
 
@@ -58,8 +57,7 @@ def _correction(estimator: str, anytime: bool = False) -> Correction:
     return correction
 
 
-@router.get("/win-rates", response=WinRatesOut)
-@allowed()
+@router.get("/win-rates", response=WinRatesOut, auth=allowed())
 def win_rates(
     request,
     benchmark: str,
@@ -77,8 +75,7 @@ def win_rates(
     return WinRatesOut(current=state.current, computed_at=state.computed_at, refreshing=state.asked, rows=rows)
 
 
-@router.get("/judge-lab", response=JudgeLabOut)
-@allowed()
+@router.get("/judge-lab", response=JudgeLabOut, auth=allowed())
 def judge_lab(
     request,
     benchmark: str = "",

@@ -54,8 +54,7 @@ class JobOut(Schema):
         return job.get_absolute_url()
 
 
-@router.get("/jobs", response=list[JobOut])
-@allowed()
+@router.get("/jobs", response=list[JobOut], auth=allowed())
 @paginate(LimitOffsetPagination)
 def list_jobs(request, kind: str = "", status: str = ""):
     """Jobs, newest first; `kind` and `status` narrow them."""
@@ -67,8 +66,7 @@ def list_jobs(request, kind: str = "", status: str = ""):
     return jobs
 
 
-@router.get("/jobs/{job_id}", response=JobOut)
-@allowed()
+@router.get("/jobs/{job_id}", response=JobOut, auth=allowed())
 def get_job(request, job_id: int):
     """One job's state, progress and usage: what a pipeline polls until `finished`."""
     return get_object_or_404(Job.objects.select_related("created_by"), pk=job_id)
@@ -81,22 +79,19 @@ def _stop(request, job_id: int, what: str) -> Job:
     return do_request_stop(job, what)
 
 
-@router.post("/jobs/{job_id}/pause", response=JobOut)
-@allowed(scope=Scope.WRITE)
+@router.post("/jobs/{job_id}/pause", response=JobOut, auth=allowed(scope=Scope.WRITE))
 def pause_job(request, job_id: int):
     """Pause: workers stop between calls; what was stored is kept, and resume goes on from there."""
     return _stop(request, job_id, StopRequest.PAUSE)
 
 
-@router.post("/jobs/{job_id}/cancel", response=JobOut)
-@allowed(scope=Scope.WRITE)
+@router.post("/jobs/{job_id}/cancel", response=JobOut, auth=allowed(scope=Scope.WRITE))
 def cancel_job(request, job_id: int):
     """Cancel: as pause, but the job ends cancelled."""
     return _stop(request, job_id, StopRequest.CANCEL)
 
 
-@router.post("/jobs/{job_id}/resume", response=JobOut)
-@allowed(ADMIN, scope=Scope.ADMIN)
+@router.post("/jobs/{job_id}/resume", response=JobOut, auth=allowed(ADMIN, scope=Scope.WRITE))
 def resume_job(request, job_id: int):
     """Run again what produced no result (a paused, cancelled, failed or stalled job's units)."""
     job = get_object_or_404(Job, pk=job_id)

@@ -15,7 +15,7 @@ from ninja import NinjaAPI, Schema
 from ninja.throttling import AuthRateThrottle
 
 from evalhub.accounts.roles import ALL_ROLES, roles_of
-from evalhub.api import figures, jobs
+from evalhub.api import figures, imports, jobs
 from evalhub.api.access import allowed
 from evalhub.api.auth import TokenAuth
 
@@ -30,6 +30,7 @@ api = NinjaAPI(
 )
 api.add_router("/", jobs.router)
 api.add_router("/", figures.router)
+api.add_router("/", imports.router)
 
 
 class MeOut(Schema):
@@ -39,8 +40,7 @@ class MeOut(Schema):
     scope: str
 
 
-@api.get("/me", response=MeOut, tags=["account"])
-@allowed(*ALL_ROLES)
+@api.get("/me", response=MeOut, tags=["account"], auth=allowed(*ALL_ROLES))
 def me(request):
     """Who the token acts as, with which roles and scope: what a pipeline checks first."""
     held = roles_of(request.user)

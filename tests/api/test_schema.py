@@ -14,5 +14,5 @@ def test_the_schema_served_is_valid_openapi_and_every_operation_needs_a_token(cl
     validate(schema)
     assert schema["info"]["version"] == "1"
     operations = [op for methods in schema["paths"].values() for op in methods.values()]
-    assert operations and all(op.get("security") == [{"TokenAuth": []}] for op in operations)
+    assert operations and all(op.get("security") == [{"PersonalToken": []}] for op in operations)
     assert all(path.startswith("/api/v1/") for path in schema["paths"])

@@ -1,0 +1,171 @@
+"""Uploads through the API: a benchmark file, pairwise judgments, scores or Inspect logs, checked by the
+import pages' own forms (the operation's parameters, defaults filled, are the form's data) and written by
+the same actions, under the same size limit, all or nothing,
+with the same row-by-row errors (422 lists them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ninja import File, Form, Router, Schema
+from ninja.files import UploadedFile
+from ninja.responses import Status
+
+from evalhub.accounts.models import Scope
+from evalhub.accounts.roles import ADMIN
+from evalhub.api.access import allowed
+from evalhub.catalog.actions.benchmarks import do_import_benchmark
+from evalhub.catalog.actions.importing import ImportRejected, check_import_size
+from evalhub.catalog.actions.judgments import do_import_judgments
+from evalhub.catalog.actions.scores import check_uploaded_scores, do_import_scores
+from evalhub.catalog.forms import ImportForm
+from evalhub.catalog.inspect_logs import InspectMissing
+from evalhub.catalog.models import TaskType
+from evalhub.core.files.judgments import AUTO
+from evalhub.judgelab.forms import JudgmentImportForm, ScoreImportForm
+
+router = Router(tags=["imports"])
+MAX_ERRORS = 200  # row errors listed in one answer (`error_count` says how many there were)
+
+
+class Imported(Schema):
+    benchmark: str
+    rows: int
+    summary: str  # as the import page says it
+    counts: dict[str, Any]
+
+
+class RowProblem(Schema):
+    line: int | None
+    place: str
+    message: str
+
+
+class Rejected(Schema):
+    detail: str
+    error_count: int
+    errors: list[RowProblem]
+
+
+def _rejected(errors: list[Any]) -> Status[Rejected]:
+    problems = [RowProblem(line=e.line, place=e.place, message=e.message) for e in errors[:MAX_ERRORS]]
+    detail = f"{len(errors)} problem(s); nothing was imported."
+    return Status(422, Rejected(detail=detail, error_count=len(errors), errors=problems))
+
+
+def _form_errors(form: Any) -> Status[Rejected]:
+    problems = [
+        RowProblem(line=None, place=field, message=message)
+        for field, messages in form.errors.items()
+        for message in messages
+    ]
+    detail = "the upload's fields are not what the import takes"
+    return Status(422, Rejected(detail=detail, error_count=len(problems), errors=problems))
+
+
+def _answer(summary: Any) -> Imported:
+    return Imported(
+        benchmark=summary.benchmark.slug, rows=summary.rows, summary=summary.describe(), counts=summary.counts
+    )
+
+
+RESPONSES = {200: Imported, 422: Rejected}
+
+
+@router.post("/imports/benchmark", response=RESPONSES, auth=allowed(ADMIN, scope=Scope.WRITE))
+def import_benchmark(
+    request,
+    file: File[UploadedFile],
+    benchmark: Form[str],
+    name: Form[str] = "",
+    task_type: Form[str] = TaskType.OTHER,
+    create_models: Form[bool] = False,
+):
+    """A benchmark file (JSONL, CSV or Parquet: prompts, privileged fields, responses), as the import page."""
+    fields = {"benchmark": benchmark, "name": name, "task_type": task_type, "create_models": create_models}
+    form = ImportForm(fields, {"file": file})
+    if not form.is_valid():
+        return _form_errors(form)
+    try:
+        upload = form.cleaned_data["file"]  # `file` is the same upload, as the form checked it
+        check_import_size(upload.size)  # before reading a byte of it
+        summary = do_import_benchmark(
+            filename=upload.name,
+            data=upload.file,
+            benchmark_slug=form.cleaned_data["benchmark"],
+            benchmark_name=form.cleaned_data["name"],
+            task_type=form.cleaned_data["task_type"],
+            allow_new_models=form.cleaned_data["create_models"],
+            user=request.user,
+        )
+    except ImportRejected as rejected:
+        return _rejected(rejected.errors)
+    return _answer(summary)
+
+
+@router.post("/imports/judgments", response=RESPONSES, auth=allowed(ADMIN, scope=Scope.WRITE))
+def import_judgments(
+    request,
+    file: File[UploadedFile],
+    benchmark: Form[str] = "",
+    layout: Form[str] = AUTO,
+    judges_are: Form[str] = AUTO,
+    create_models: Form[bool] = False,
+):
+    """Pairwise judgments (generic, MT-Bench, AlpacaEval or Arena layout), as the judge lab's import page."""
+    fields = {"benchmark": benchmark, "layout": layout, "judges_are": judges_are, "create_models": create_models}
+    form = JudgmentImportForm(fields, {"file": file})
+    if not form.is_valid():
+        return _form_errors(form)
+    chosen = form.cleaned_data
+    try:
+        upload = form.cleaned_data["file"]  # `file` is the same upload, as the form checked it
+        check_import_size(upload.size)
+        summary = do_import_judgments(
+            filename=upload.name,
+            data=upload.file,
+            benchmark_slug=chosen["benchmark"],
+            allow_new_models=chosen["create_models"],
+            user=request.user,
+            layout=chosen["layout"],
+            judges_are=chosen["judges_are"] or AUTO,
+        )
+    except ImportRejected as rejected:
+        return _rejected(rejected.errors)
+    return _answer(summary)
+
+
+@router.post("/imports/scores", response=RESPONSES, auth=allowed(ADMIN, scope=Scope.WRITE))
+def import_scores(
+    request,
+    file: File[UploadedFile],
+    benchmark: Form[str] = "",
+    task_type: Form[str] = TaskType.OTHER,
+    create_models: Form[bool] = False,
+):
+    """Scores of single responses: a score file, or Inspect AI logs (one `.eval`/`.json`, or a zipped folder)."""
+    fields = {"benchmark": benchmark, "task_type": task_type, "create_models": create_models}
+    form = ScoreImportForm(fields, {"file": file})
+    if not form.is_valid():
+        return _form_errors(form)
+    chosen = form.cleaned_data
+    try:
+        upload = form.cleaned_data["file"]  # `file` is the same upload, as the form checked it
+        check_import_size(upload.size)
+        parsed = check_uploaded_scores(
+            upload.name, upload.file, allow_new_models=chosen["create_models"], benchmark_slug=chosen["benchmark"]
+        )
+        summary = do_import_scores(
+            parsed=parsed,
+            filename=upload.name,
+            data=upload.file,
+            benchmark_slug=chosen["benchmark"],
+            task_type=chosen["task_type"],
+            user=request.user,
+        )
+    except ImportRejected as rejected:
+        return _rejected(rejected.errors)
+    except InspectMissing as missing:
+        problem = RowProblem(line=None, place="", message=str(missing))
+        return Status(422, Rejected(detail=str(missing), error_count=1, errors=[problem]))
+    return _answer(summary)
