@@ -15,7 +15,7 @@ from ninja import NinjaAPI, Schema
 from ninja.throttling import AuthRateThrottle
 
 from evalhub.accounts.roles import ALL_ROLES, roles_of
-from evalhub.api import figures, imports, jobs
+from evalhub.api import figures, imports, jobs, runs
 from evalhub.api.access import allowed
 from evalhub.api.auth import TokenAuth
 
@@ -31,6 +31,7 @@ api = NinjaAPI(
 api.add_router("/", jobs.router)
 api.add_router("/", figures.router)
 api.add_router("/", imports.router)
+api.add_router("/", runs.router)
 
 
 class MeOut(Schema):

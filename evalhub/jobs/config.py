@@ -30,6 +30,9 @@ def _stored(value: Any) -> Any:
 class RunConfig:
     # {field: the run's many-to-many relation that stores it}
     relations: ClassVar[dict[str, str]] = {}
+    # {field: "app_label.Model"} for a field typed loosely (an app that may not import the model): what
+    # the API looks its value up as (evalhub.api.runs)
+    field_models: ClassVar[dict[str, str]] = {}
 
     def __post_init__(self) -> None:
         for field in fields(self):  # type: ignore[arg-type]

@@ -4,7 +4,7 @@ from the train pairs it got wrong (the rule of evalhub.core.alignment.fewshot)."
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from evalhub.alignment.actions import VersionRejected, do_derive_version
 from evalhub.alignment.improvers.base import ImproverRunner
@@ -70,6 +70,7 @@ def do_improve_with_examples(
 class FewShotConfig(RunConfig):
     version: JudgeVersion
     split: Any  # catalog.LabelSplit (improvers read no catalog model: labels come through the training set)
+    field_models: ClassVar[dict[str, str]] = {"split": "catalog.LabelSplit"}  # what `split` is, for the API
     criterion: str
     examples: int = 4
     seed: int = 0

@@ -8,7 +8,7 @@ import asyncio
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from evalhub.alignment.actions import judge_run_fields
 from evalhub.alignment.models import JudgeVersion
@@ -32,6 +32,7 @@ class OnTrainPairs(RunConfig):
     version: JudgeVersion
     reference: DebateRun  # whose debates on the split's train prompts are asked
     split: Any  # catalog.LabelSplit (improvers read no catalog model: labels come through the training set)
+    field_models: ClassVar[dict[str, str]] = {"split": "catalog.LabelSplit"}  # what `split` is, for the API
 
     def split_errors(self) -> list[str]:
         if self.reference.benchmark_id != self.split.benchmark_id:
