@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.dispatch import Signal
 from django.utils import timezone
 
 from evalhub.celery import QUEUES, task_named
@@ -21,8 +22,14 @@ WORKER_CHECK = "worker_check"
 WORKER_CHECK_TIMEOUT_S = 30
 
 
+# Sent in this process whenever a job's state or progress is broadcast: what a command's progress bar
+# follows (evalhub.jobs.cli), with no query of its own.
+job_changed = Signal()
+
+
 def broadcast_job(job: Job) -> None:
     """The job's status card to its watchers, and the kind's own pages (a debate run's summary)."""
+    job_changed.send(sender=Job, job=job)
     broadcast_html(live.job_group(job.pk), lambda: live.job_status(job))
     broadcast_html(live.job_group(job.pk, embedded=True), lambda: live.job_status(job, embedded=True))
     runner, run = run_of(job)

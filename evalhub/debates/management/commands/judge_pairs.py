@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from evalhub.debates.actions import do_create_judge_run
 from evalhub.debates.forms import JudgeRunForm
 from evalhub.debates.models import DebateRun
-from evalhub.jobs.cli import report_state, work_here
+from evalhub.jobs.cli import add_follow_argument, follow, report_state, work_here
 
 
 class Command(BaseCommand):
@@ -34,6 +34,7 @@ class Command(BaseCommand):
             "OpenAI-compatible servers).",
         )
         parser.add_argument("--enqueue", action="store_true", help="Hand the chunks to the workers.")
+        add_follow_argument(parser)
 
     def handle(self, *args, **o):
         reference = DebateRun.objects.filter(pk=o["run"]).first()
@@ -59,7 +60,8 @@ class Command(BaseCommand):
         judge_run = do_create_judge_run(reference=reference, enqueue=o["enqueue"], **form.cleaned_data)
         if o["enqueue"]:
             self.stdout.write(f"Queued judge run {judge_run.pk} as job {judge_run.job_id}.")
-            return
+            if not o["follow"]:
+                return
         assert judge_run.job is not None  # do_create_judge_run made it
-        job = work_here(judge_run.job)
+        job = follow(judge_run.job) if o["enqueue"] else work_here(judge_run.job)
         report_state(self, job, f"Judge run {judge_run.pk} ({judge_run})")

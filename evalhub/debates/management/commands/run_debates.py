@@ -10,7 +10,7 @@ from evalhub.core.scaleeval.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNAN
 from evalhub.debates.actions import RunRejected, do_create_run, do_start_run, run_counts
 from evalhub.debates.forms import DEFAULT_AGENTS
 from evalhub.debates.models import BLIND_FIRST, ONE_STAGE
-from evalhub.jobs.cli import report_state, work_here
+from evalhub.jobs.cli import add_follow_argument, follow, report_state, work_here
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
 
@@ -53,6 +53,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--enqueue", action="store_true", help="Queue for the Celery workers instead of running here."
         )
+        add_follow_argument(parser)
 
     def handle(self, *args, **o):
         agents = o["agent"] or DEFAULT_AGENTS.split()
@@ -96,9 +97,10 @@ class Command(BaseCommand):
         run = do_start_run(run, enqueue=o["enqueue"])
         if o["enqueue"]:
             self.stdout.write(f"Queued run {run.pk} ({run.debates.count()} debates) as job {run.job_id}.")
-            return
+            if not o["follow"]:
+                return
         assert run.job is not None  # do_create_run and do_start_run made it
-        job = work_here(run.job)
+        job = follow(run.job) if o["enqueue"] else work_here(run.job)
         counts = run_counts(run)
         summary = ", ".join(f"{counts[s]} {s}" for s in ("consensus", "unresolved", "failed", "pending") if counts[s])
         self.stdout.write(f"Run {run.pk} '{run.name}': {summary}.")

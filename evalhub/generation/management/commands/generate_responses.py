@@ -13,7 +13,7 @@ from evalhub.generation.actions import (
 )
 from evalhub.generation.config import GenerationConfig
 from evalhub.generation.models import PromptTemplate
-from evalhub.jobs.cli import report_state, work_here
+from evalhub.jobs.cli import add_follow_argument, follow, report_state, work_here
 from evalhub.llm.types import UnknownProvider
 
 
@@ -42,6 +42,7 @@ class Command(BaseCommand):
         parser.add_argument("--anchor", default="", help="Model slug (or spec) that win rates are against.")
         parser.add_argument("--chunk-prompts", type=int, default=None, help="Prompts per chunk (default: ~40 calls).")
         parser.add_argument("--enqueue", action="store_true", help="Queue for the Celery workers instead.")
+        add_follow_argument(parser)
         parser.add_argument("--dry-run", action="store_true", help="Say how many calls it would make, and stop.")
 
     def handle(self, *args, **o):
@@ -99,9 +100,10 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         if o["enqueue"]:
             self.stdout.write(f"Queued generation run {run.pk} (job {run.job_id}, {run.job.chunks.count()} chunks).")
-            return
+            if not o["follow"]:
+                return
         try:
-            job = work_here(run.job)
+            job = follow(run.job) if o["enqueue"] else work_here(run.job)
         except Exception as error:  # the job records the cause; say it here too, then stop
             raise CommandError(f"job {run.job_id} failed: {error}") from None
         for key, n in job.result.get("responses", {}).items():

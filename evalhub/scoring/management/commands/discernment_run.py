@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from evalhub.catalog.models import Benchmark, LanguageModel
 from evalhub.core.dhp.discernment import describe_summary
-from evalhub.jobs.cli import report_state, work_here
+from evalhub.jobs.cli import add_follow_argument, follow, report_state, work_here
 from evalhub.scoring.actions import DEFAULT_CHUNK_PROMPTS, do_create_discernment_run
 from evalhub.scoring.discernment.config import DiscernmentConfig
 from evalhub.scoring.discernment.results import discernment_summary
@@ -47,6 +47,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--chunk-prompts", type=int, default=DEFAULT_CHUNK_PROMPTS)
         parser.add_argument("--enqueue", action="store_true", help="Queue for the workers instead of running here.")
+        add_follow_argument(parser)
 
     def handle(self, *args, **o):
         from evalhub.core.prompts.judges import RUBRIC_LEVELS
@@ -105,8 +106,9 @@ class Command(BaseCommand):
         self.stdout.write(f"Job {run.job.pk}: {run.job.chunks.count()} chunks.")
         if o["enqueue"]:
             self.stdout.write(f"Queued. Follow it at /jobs/{run.job.pk}/.")
-            return
-        job = work_here(run.job)
+            if not o["follow"]:
+                return
+        job = follow(run.job) if o["enqueue"] else work_here(run.job)
         self.print_summary(discernment_summary(run))
         report_state(self, job, f"Judge run {run.pk} (job {job.pk})")
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from evalhub.catalog.models import Benchmark, LanguageModel
-from evalhub.jobs.cli import report_state, work_here
+from evalhub.jobs.cli import add_follow_argument, follow, report_state, work_here
 from evalhub.scoring.actions import DEFAULT_CHUNK_PROMPTS, do_create_gem_run
 from evalhub.scoring.gem.config import GemConfig
 from evalhub.scoring.gem.results import gem_summary
@@ -40,6 +40,7 @@ class Command(BaseCommand):
         parser.add_argument("--bootstrap", action="store_true")
         parser.add_argument("--chunk-prompts", type=int, default=DEFAULT_CHUNK_PROMPTS)
         parser.add_argument("--enqueue", action="store_true", help="Queue for the gpu workers instead of running here.")
+        add_follow_argument(parser)
 
     def handle(self, *args, **o):
         try:
@@ -81,8 +82,9 @@ class Command(BaseCommand):
         self.stdout.write(f"Job {run.job.pk}: {run.chunks.count()} chunks, about {run.job.progress_total} pairs.")
         if o["enqueue"]:
             self.stdout.write(f"Queued on 'gpu'. Follow it at /jobs/{run.job.pk}/.")
-            return
-        job = work_here(run.job)
+            if not o["follow"]:
+                return
+        job = follow(run.job) if o["enqueue"] else work_here(run.job)
         run.refresh_from_db()
         self.stdout.write(f"  {run.pairs_done} pairs, {run.tokens_scored} tokens")
         self.print_summary(gem_summary(run))
