@@ -9,17 +9,23 @@ from datetime import datetime
 from typing import Any
 
 from django.shortcuts import get_object_or_404
-from ninja import Router, Schema
+from ninja import Query, Router, Schema
 from ninja.errors import HttpError
 
+from evalhub.alignment.models import JudgeVersion
+from evalhub.alignment.reports import version_rows
 from evalhub.api.access import allowed
 from evalhub.catalog.models import Benchmark, Criterion
 from evalhub.core.files.judgments import DEFAULT_CRITERION
 from evalhub.core.statistics.estimators import Correction
-from evalhub.dashboards import win_rate_boards
+from evalhub.dashboards import pairwise, win_rate_boards
 from evalhub.dashboards.baseline_win_rates import Selection, export_rows, labelled_by_people
+from evalhub.dashboards.pairwise_html import model_names
+from evalhub.judgelab.pointwise import pointwise_report, scored_benchmarks
 from evalhub.judgelab.report import report_with_freshness
+from evalhub.reads.caching import fingerprint
 from evalhub.reads.judged_pairs import BLIND, PEOPLES_VERDICTS, Scope
+from evalhub.system.forms import form_reasons
 
 router = Router(tags=["figures"])
 
@@ -35,6 +41,13 @@ class WinRatesOut(Schema):
     computed_at: datetime | None
     refreshing: bool  # a worker was asked for the current board
     rows: list[dict[str, Any]]  # AlpacaEval's leaderboard columns, then the corrected ones where people labelled
+
+
+class LeaderboardOut(Schema):
+    current: bool
+    computed_at: datetime | None
+    refreshing: bool
+    rows: list[dict[str, Any]]  # ratings (Elo scale, 95 % interval, rank) or the win-rate matrix's cells
 
 
 class JudgeLabOut(Schema):
@@ -75,6 +88,36 @@ def win_rates(
     return WinRatesOut(current=state.current, computed_at=state.computed_at, refreshing=state.asked, rows=rows)
 
 
+@router.get("/leaderboard", response=LeaderboardOut, auth=allowed())
+def leaderboard(
+    request,
+    source: Query[list[str]] = (),  # type: ignore[assignment]  # ninja's Query default
+    benchmark: str = "",
+    criterion: str = "",
+    scenario: str = "",
+    responses: str = "",
+    judge: str = "",
+    style: bool = False,
+    interval: str = "",
+    reweighted: bool = False,
+    table: str = "ratings",
+):
+    """The pairwise leaderboard (Bradley–Terry, as `/leaderboards/`) under the page's filters: `table`
+    ratings, or win_rates (the matrix, one cell per row). No `source`: those with battles, as the page."""
+    if table not in ("ratings", "win_rates"):
+        raise HttpError(422, "table is ratings or win_rates")
+    stamp = fingerprint()
+    query: dict[str, Any] = {"source": list(source), "benchmark": benchmark, "criterion": criterion}
+    query |= {"scenario": scenario}
+    query |= {"responses": responses, "judge": judge, "style": style, "interval": interval, "reweighted": reweighted}
+    form, filters = pairwise.filters_of(query, stamp)
+    if filters is None:
+        raise HttpError(422, f"these filters cannot be used: {form_reasons(form)}")
+    state = pairwise.board_state(filters, stamp)
+    rows = [] if state.board is None else pairwise.export_rows(state.board, table, model_names())
+    return LeaderboardOut(current=state.current, computed_at=state.computed_at, refreshing=state.asked, rows=rows)
+
+
 @router.get("/judge-lab", response=JudgeLabOut, auth=allowed())
 def judge_lab(
     request,
@@ -101,3 +144,27 @@ def judge_lab(
         estimator_pending=freshness.estimator_pending,
         report=report.as_json(),
     )
+
+
+@router.get("/pointwise", response=dict[str, Any], auth=allowed())
+def pointwise(request, benchmark: str):
+    """Pointwise judges and metrics against people's scores of the same responses on `benchmark` (the
+    pointwise page's report, as its JSON export)."""
+    stamp = fingerprint()
+    if benchmark not in scored_benchmarks(stamp):
+        raise HttpError(404, "no stored scores of single responses on that benchmark")
+    return pointwise_report(benchmark, stamp)
+
+
+class JudgeVersionsOut(Schema):
+    judge: str
+    versions: list[dict[str, Any]]  # each with what it changed from its parent, and how it was made
+
+
+@router.get("/judge-versions/{name}", response=JudgeVersionsOut, auth=allowed())
+def judge_versions(request, name: str):
+    """A judge's versions (the judge versions page, as its JSON export)."""
+    versions = list(JudgeVersion.objects.filter(name=name).select_related("parent", "split__benchmark", "created_by"))
+    if not versions:
+        raise HttpError(404, "no such judge")
+    return JudgeVersionsOut(judge=name, versions=version_rows(versions))

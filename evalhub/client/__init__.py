@@ -119,6 +119,18 @@ class Evalhub:
         data as it is now."""
         return self._until_current("/judge-lab", {**(query or {}), **params}, current, poll)
 
+    def leaderboard(
+        self, query: Mapping[str, Any] | None = None, *, current: bool = False, poll: float = 5.0, **params: Any
+    ) -> dict[str, Any]:
+        """The pairwise leaderboard under the page's filters (`benchmark`, `source`, `table`…)."""
+        return self._until_current("/leaderboard", {**(query or {}), **params}, current, poll)
+
+    def pointwise(self, benchmark: str) -> dict[str, Any]:
+        return self._call("GET", "/pointwise", params={"benchmark": benchmark})
+
+    def judge_versions(self, name: str) -> dict[str, Any]:
+        return self._call("GET", f"/judge-versions/{name}")
+
     def _until_current(self, path: str, query: Mapping[str, Any], current: bool, poll: float) -> dict[str, Any]:
         while True:
             answer: dict[str, Any] = self._call("GET", path, params=dict(query))

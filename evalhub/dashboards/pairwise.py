@@ -29,10 +29,11 @@ from evalhub.celery import task_named
 from evalhub.core.charts import IntervalChart, interval_chart
 from evalhub.core.statistics import bradley_terry as bt
 from evalhub.core.text.features import STYLE_FEATURES, style_features
-from evalhub.dashboards.counts import battle_counts, battle_options
+from evalhub.dashboards.counts import battle_counts, battle_options, sources_with_battles
 from evalhub.dashboards.shapes import FilterOptions, MatrixCell, MatrixRow, PairwiseBoard, RatingRow, StyleControl
 from evalhub.debates.models import DebateRun
-from evalhub.reads.battles import SOURCES, Battle, Filters, battle_judges, judge_battles, load_battles
+from evalhub.reads.battle_filters import BattleFilterForm
+from evalhub.reads.battles import SOURCES, Battle, Filters, battle_judges, default_sources, judge_battles, load_battles
 from evalhub.reads.caching import ask_worker_once, cached, cached_forever, fingerprint
 from evalhub.system.bounded_queries import where_in
 from evalhub.tallies.models import BattleCount
@@ -324,3 +325,19 @@ def export_rows(board: PairwiseBoard, table: str, names: dict[str, str]) -> list
         for cell in row["cells"]
         if row["model"] != cell["opponent"]
     ]
+
+
+def filters_of(query: Any, stamp: str) -> tuple[BattleFilterForm, Filters | None]:
+    """The battle filters a query asks for (a page's GET, the API's parameters), with no source ticked
+    meaning those that have battles under the other filters (read once per fingerprint), or one judge's
+    verdicts wherever they came from; None (with the form's errors) when invalid."""
+    form = BattleFilterForm(query)
+    if not form.is_valid():
+        return form, None
+    filters = form.filters()
+    if not filters.sources and filters.judge:
+        return form, filters.with_sources(tuple(SOURCES))
+    if not filters.sources:
+        present = cached(f"sources:{filters.key}", lambda: sources_with_battles(filters), stamp=stamp)
+        filters = filters.with_sources(default_sources(present))
+    return form, filters

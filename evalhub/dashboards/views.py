@@ -20,12 +20,10 @@ from evalhub.dashboards import baseline_win_rates as baseline
 from evalhub.dashboards import gre_bench, judges, label_requests, pairwise, win_rate_boards
 from evalhub.dashboards.arena_battles import arena_records
 from evalhub.dashboards.correction import correction_of, target_of, with_labels_needed
-from evalhub.dashboards.counts import sources_with_battles
 from evalhub.dashboards.pairwise_html import drawn_board, model_names, names_digest
 from evalhub.dashboards.profiles import model_profile
 from evalhub.dashboards.shapes import GroupRecord, ModelProfile, OpponentRecord
-from evalhub.reads.battle_filters import BattleFilterForm
-from evalhub.reads.battles import SOURCES, default_sources, load_battles
+from evalhub.reads.battles import SOURCES, load_battles
 from evalhub.reads.caching import cached, fingerprint
 from evalhub.reads.model_sections import section_context
 from evalhub.reads.provenance import stand_in_specs
@@ -37,18 +35,7 @@ RETRY_AFTER_S = 30  # what an export asks a client to wait while a worker comput
 
 
 def _filters(request, stamp: str):
-    """The battle filters from the query string, with no source ticked meaning those that have battles
-    under the other filters (read once per fingerprint); None (with the form's errors) when invalid."""
-    form = BattleFilterForm(request.GET)
-    if not form.is_valid():
-        return form, None
-    filters = form.filters()
-    if not filters.sources and filters.judge:  # one judge's verdicts, wherever they came from
-        return form, filters.with_sources(tuple(SOURCES))
-    if not filters.sources:
-        present = cached(f"sources:{filters.key}", lambda: sources_with_battles(filters), stamp=stamp)
-        filters = filters.with_sources(default_sources(present))
-    return form, filters
+    return pairwise.filters_of(request.GET, stamp)
 
 
 def _bad_filters(form) -> HttpResponseBadRequest:
