@@ -15,6 +15,7 @@ from ninja.errors import HttpError
 from evalhub.alignment.models import JudgeVersion
 from evalhub.alignment.reports import version_rows
 from evalhub.api.access import allowed
+from evalhub.catalog.exports import EXPORT_FORMATS, TABLES, table_file
 from evalhub.catalog.models import Benchmark, Criterion
 from evalhub.core.files.judgments import DEFAULT_CRITERION
 from evalhub.core.statistics.estimators import Correction
@@ -168,3 +169,15 @@ def judge_versions(request, name: str):
     if not versions:
         raise HttpError(404, "no such judge")
     return JudgeVersionsOut(judge=name, versions=version_rows(versions))
+
+
+@router.get("/benchmarks/{slug}/export/{table}", auth=allowed())
+def export_table(request, slug: str, table: str, format: str = "jsonl"):  # noqa: A002 (the query's name)
+    """A benchmark's export table (responses, judgments, scores…) as the benchmark page's download:
+    `format` jsonl, csv or hf (a Hugging Face dataset, zipped)."""
+    benchmark = get_object_or_404(Benchmark, slug=slug)
+    if table not in TABLES:
+        raise HttpError(404, f"no export table {table!r}; the tables are {', '.join(TABLES)}")
+    if format not in EXPORT_FORMATS:
+        raise HttpError(422, f"format is one of {', '.join(EXPORT_FORMATS)}")
+    return table_file(benchmark, table, format)

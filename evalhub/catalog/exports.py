@@ -8,8 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from django.http import HttpResponse
+
 from evalhub.catalog.models import Benchmark, Judgment, Prompt, Response
+from evalhub.core.files.tables import to_text
 from evalhub.core.registry import Registry
+from evalhub.system.downloads import download
 
 
 def response_rows(benchmark: Benchmark) -> Iterator[dict[str, Any]]:
@@ -133,3 +137,14 @@ def judge_name(judgment: Judgment) -> str:
     if judgment.judge_model is not None:
         return judgment.judge_model.slug
     return f"user:{judgment.judge_user.username}" if judgment.judge_user is not None else ""
+
+
+def table_file(benchmark: Benchmark, table: str, fmt: str) -> HttpResponse:
+    """A benchmark's export table as a file to download (the benchmark page's links and the API's)."""
+    rows = list(TABLES[table](benchmark))
+    if fmt == "hf":
+        return download(rows, "hf", f"{benchmark.slug}.{table}", f"benchmark {benchmark.slug}")
+    content_type = "application/x-ndjson" if fmt == "jsonl" else "text/csv"
+    response = HttpResponse(to_text(rows, fmt), content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{benchmark.slug}.{table}.{fmt}"'
+    return response

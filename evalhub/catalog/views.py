@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Count, Prefetch
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
@@ -11,12 +11,10 @@ from evalhub.accounts.roles import ADMIN, role_required
 from evalhub.catalog.actions.benchmarks import do_import_benchmark
 from evalhub.catalog.actions.importing import ImportRejected, check_import_size
 from evalhub.catalog.actions.splits import SplitRejected, do_make_split, do_place_new_prompts, split_summary
-from evalhub.catalog.exports import EXPORT_FORMATS, TABLES
+from evalhub.catalog.exports import EXPORT_FORMATS, TABLES, table_file
 from evalhub.catalog.forms import ImportForm, SplitForm
 from evalhub.catalog.models import Benchmark, Judgment, LanguageModel, Prompt, Response
 from evalhub.core.files.benchmarks import COLUMNS
-from evalhub.core.files.tables import to_text
-from evalhub.system.downloads import download
 
 MAX_ERRORS_SHOWN = 200
 PAIRWISE_SHOWN = 100
@@ -139,15 +137,7 @@ def export_table(request, slug: str, table: str, fmt: str):
     benchmark = get_object_or_404(Benchmark, slug=slug)
     if table not in TABLES or fmt not in EXPORT_FORMATS:
         raise Http404("No such export.")
-    if fmt == "hf":
-        return download(
-            list(TABLES[table](benchmark)), "hf", f"{benchmark.slug}.{table}", f"benchmark {benchmark.slug}"
-        )
-    body = to_text(list(TABLES[table](benchmark)), fmt)
-    content_type = "application/x-ndjson" if fmt == "jsonl" else "text/csv"
-    response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{benchmark.slug}.{table}.{fmt}"'
-    return response
+    return table_file(benchmark, table, fmt)
 
 
 @role_required()

@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import httpx
 
@@ -67,6 +67,10 @@ class Evalhub:
         answer = self.http.request(method, path, **kwargs)
         if answer.is_success:
             return answer.json()
+        self._refused(answer)
+
+    @staticmethod
+    def _refused(answer: httpx.Response) -> NoReturn:
         try:
             body = answer.json()
         except ValueError:
@@ -124,6 +128,17 @@ class Evalhub:
     ) -> dict[str, Any]:
         """The pairwise leaderboard under the page's filters (`benchmark`, `source`, `table`…)."""
         return self._until_current("/leaderboard", {**(query or {}), **params}, current, poll)
+
+    def export(self, benchmark: str, table: str, path: str | Path, *, format: str = "jsonl") -> Path:  # noqa: A002
+        """Download a benchmark's export table (`format` jsonl, csv or hf) to `path`."""
+        with self.http.stream("GET", f"/benchmarks/{benchmark}/export/{table}", params={"format": format}) as answer:
+            if not answer.is_success:
+                answer.read()
+                self._refused(answer)
+            with open(path, "wb") as file:
+                for block in answer.iter_bytes():
+                    file.write(block)
+        return Path(path)
 
     def pointwise(self, benchmark: str) -> dict[str, Any]:
         return self._call("GET", "/pointwise", params={"benchmark": benchmark})

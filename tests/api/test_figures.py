@@ -59,3 +59,17 @@ def test_the_pointwise_report_is_the_pages_json(reader, client, admin_user, logi
     assert answer.status_code == 200
     assert answer.json() == json.loads(client.get("/judges/pointwise.json?benchmark=piped").content)
     assert reader("/pointwise", benchmark="nowhere").status_code == 404
+
+
+def test_an_export_table_is_the_benchmark_pages_download(reader, client, admin_user, login):
+    name, text = GOOD["benchmark"]
+    form = {"file": SimpleUploadedFile(name, text.encode()), "benchmark": "piped", "task_type": "other"}
+    form["create_models"] = "on"
+    assert login(admin_user).post("/benchmarks/import/", form).status_code == 302
+    for fmt in ("jsonl", "csv"):
+        answer = reader("/benchmarks/piped/export/responses", format=fmt)
+        page = client.get(f"/benchmarks/piped/export/responses.{fmt}")
+        assert answer.status_code == 200 and answer.content == page.content and answer.content
+        assert answer["Content-Disposition"] == page["Content-Disposition"]
+    assert reader("/benchmarks/piped/export/nonesuch").status_code == 404
+    assert reader("/benchmarks/piped/export/responses", format="xls").status_code == 422

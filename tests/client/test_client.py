@@ -33,6 +33,7 @@ CLIENT_METHODS = {
     "evalhub_api_figures_judge_lab": "judge_lab",
     "evalhub_api_figures_leaderboard": "leaderboard",
     "evalhub_api_figures_pointwise": "pointwise",
+    "evalhub_api_figures_export_table": "export",
     "evalhub_api_figures_judge_versions": "judge_versions",
     "evalhub_api_imports_import_benchmark": "upload",
     "evalhub_api_imports_import_judgments": "upload",
@@ -118,3 +119,11 @@ def test_the_command_line_follows_a_job_and_exits_by_how_it_ended(evalhub, capsy
     assert run(["start", "debate", '{"benchmark": "nowhere"}'], client=evalhub) == 2
     with pytest.raises(JobFailed):
         evalhub.follow(cancelled.pk, progress=False)
+
+
+def test_the_client_downloads_an_export_table_and_names_a_refusal(evalhub, demo, tmp_path, client, admin_user):
+    saved = evalhub.export("demo", "responses", tmp_path / "responses.csv", format="csv")
+    client.force_login(admin_user)
+    assert saved.read_bytes() == client.get("/benchmarks/demo/export/responses.csv").content
+    with pytest.raises(ApiError, match="404: no export table 'nonesuch'"):
+        evalhub.export("demo", "nonesuch", tmp_path / "x")
