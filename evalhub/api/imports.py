@@ -14,10 +14,7 @@ from ninja.responses import Status
 from evalhub.accounts.models import Scope
 from evalhub.accounts.roles import ADMIN
 from evalhub.api.access import allowed
-from evalhub.catalog.actions.benchmarks import do_import_benchmark
-from evalhub.catalog.actions.importing import ImportRejected, check_import_size
-from evalhub.catalog.actions.judgments import do_import_judgments
-from evalhub.catalog.actions.scores import check_uploaded_scores, do_import_scores
+from evalhub.catalog.actions.importing import ImportRejected
 from evalhub.catalog.forms import ImportForm
 from evalhub.catalog.inspect_logs import InspectMissing
 from evalhub.catalog.models import TaskType
@@ -87,17 +84,7 @@ def import_benchmark(
     if not form.is_valid():
         return _form_errors(form)
     try:
-        upload = form.cleaned_data["file"]  # `file` is the same upload, as the form checked it
-        check_import_size(upload.size)  # before reading a byte of it
-        summary = do_import_benchmark(
-            filename=upload.name,
-            data=upload.file,
-            benchmark_slug=form.cleaned_data["benchmark"],
-            benchmark_name=form.cleaned_data["name"],
-            task_type=form.cleaned_data["task_type"],
-            allow_new_models=form.cleaned_data["create_models"],
-            user=request.user,
-        )
+        summary = form.import_file(request.user)  # `file` is the form's upload: the page's one path
     except ImportRejected as rejected:
         return _rejected(rejected.errors)
     return _answer(summary)
@@ -117,19 +104,8 @@ def import_judgments(
     form = JudgmentImportForm(fields, {"file": file})
     if not form.is_valid():
         return _form_errors(form)
-    chosen = form.cleaned_data
     try:
-        upload = form.cleaned_data["file"]  # `file` is the same upload, as the form checked it
-        check_import_size(upload.size)
-        summary = do_import_judgments(
-            filename=upload.name,
-            data=upload.file,
-            benchmark_slug=chosen["benchmark"],
-            allow_new_models=chosen["create_models"],
-            user=request.user,
-            layout=chosen["layout"],
-            judges_are=chosen["judges_are"] or AUTO,
-        )
+        summary = form.import_file(request.user)
     except ImportRejected as rejected:
         return _rejected(rejected.errors)
     return _answer(summary)
@@ -148,21 +124,8 @@ def import_scores(
     form = ScoreImportForm(fields, {"file": file})
     if not form.is_valid():
         return _form_errors(form)
-    chosen = form.cleaned_data
     try:
-        upload = form.cleaned_data["file"]  # `file` is the same upload, as the form checked it
-        check_import_size(upload.size)
-        parsed = check_uploaded_scores(
-            upload.name, upload.file, allow_new_models=chosen["create_models"], benchmark_slug=chosen["benchmark"]
-        )
-        summary = do_import_scores(
-            parsed=parsed,
-            filename=upload.name,
-            data=upload.file,
-            benchmark_slug=chosen["benchmark"],
-            task_type=chosen["task_type"],
-            user=request.user,
-        )
+        summary = form.import_file(request.user)
     except ImportRejected as rejected:
         return _rejected(rejected.errors)
     except InspectMissing as missing:

@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
+from evalhub.catalog.actions.benchmarks import do_import_benchmark
+from evalhub.catalog.actions.importing import ImportSummary, check_import_size
 from evalhub.catalog.models import TaskType
 from evalhub.system.forms import OnlyChoicePreselectedForm
 
@@ -20,6 +24,20 @@ class ImportForm(OnlyChoicePreselectedForm):
     create_models = forms.BooleanField(
         required=False, help_text="Create models named in the file that evalhub does not know yet."
     )
+
+    def import_file(self, user: Any) -> ImportSummary:
+        """Import the valid form's file as `user` (the page's and the API's one path); ImportRejected."""
+        upload, chosen = self.cleaned_data["file"], self.cleaned_data
+        check_import_size(upload.size)  # before reading a byte of it
+        return do_import_benchmark(
+            filename=upload.name,
+            data=upload.file,  # read as a stream (Django keeps a large upload in a temporary file)
+            benchmark_slug=chosen["benchmark"],
+            benchmark_name=chosen["name"],
+            task_type=chosen["task_type"],
+            allow_new_models=chosen["create_models"],
+            user=user,
+        )
 
 
 class SplitForm(forms.Form):

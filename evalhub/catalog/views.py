@@ -8,8 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from evalhub.accounts.roles import ADMIN, role_required
-from evalhub.catalog.actions.benchmarks import do_import_benchmark
-from evalhub.catalog.actions.importing import ImportRejected, check_import_size
+from evalhub.catalog.actions.importing import ImportRejected
 from evalhub.catalog.actions.splits import SplitRejected, do_make_split, do_place_new_prompts, split_summary
 from evalhub.catalog.exports import EXPORT_FORMATS, TABLES, table_file
 from evalhub.catalog.forms import ImportForm, SplitForm
@@ -107,16 +106,7 @@ def import_benchmark(request):
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            check_import_size(upload.size)  # before reading a byte of it
-            summary = do_import_benchmark(
-                filename=upload.name,
-                data=upload.file,  # read as a stream (Django keeps a large upload in a temporary file)
-                benchmark_slug=form.cleaned_data["benchmark"],
-                benchmark_name=form.cleaned_data["name"],
-                task_type=form.cleaned_data["task_type"],
-                allow_new_models=form.cleaned_data["create_models"],
-                user=request.user,
-            )
+            summary = form.import_file(request.user)
         except ImportRejected as rejected:
             errors = rejected.errors
         else:

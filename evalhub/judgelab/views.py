@@ -12,8 +12,6 @@ from django.views.decorators.http import require_http_methods
 
 from evalhub.accounts.roles import ADMIN, may_open, role_required
 from evalhub.catalog.actions.importing import ImportRejected, check_import_size
-from evalhub.catalog.actions.judgments import do_import_judgments
-from evalhub.catalog.actions.scores import check_uploaded_scores, do_import_scores
 from evalhub.catalog.imported_pages import pages_showing, pages_showing_scores
 from evalhub.catalog.inspect_logs import InspectMissing
 from evalhub.catalog.judgment_preview import PREVIEW_HEADERS as JUDGMENT_PREVIEW_HEADERS
@@ -299,14 +297,7 @@ def import_judgments(request):
             if "preview" in request.POST:  # the first rows as the import reads them; nothing is written
                 preview = preview_judgment_file(upload.name, upload.file, benchmark_slug=chosen["benchmark"], **reading)
             else:
-                summary = do_import_judgments(
-                    filename=upload.name,
-                    data=upload.file,  # read as a stream (Django keeps a large upload in a temporary file)
-                    benchmark_slug=chosen["benchmark"],
-                    allow_new_models=chosen["create_models"],
-                    user=request.user,
-                    **reading,
-                )
+                summary = form.import_file(request.user)
                 messages.success(request, imported_message(request.user, upload.name, summary))
                 return redirect("judge_list")
         except ImportRejected as rejected:
@@ -333,21 +324,9 @@ def import_scores(request):
         except InspectMissing as missing:
             errors = [str(missing)]
     elif request.method == "POST" and form.is_valid():
-        upload, create = form.cleaned_data["file"], form.cleaned_data["create_models"]
+        upload = form.cleaned_data["file"]
         try:
-            check_import_size(upload.size)  # before reading a byte of it
-            # Read as a stream (Django keeps a large upload in a temporary file), a row at a time.
-            parsed = check_uploaded_scores(
-                upload.name, upload.file, allow_new_models=create, benchmark_slug=form.cleaned_data["benchmark"]
-            )
-            summary = do_import_scores(
-                parsed=parsed,
-                filename=upload.name,
-                data=upload.file,
-                benchmark_slug=form.cleaned_data["benchmark"],
-                task_type=form.cleaned_data["task_type"],
-                user=request.user,
-            )
+            summary = form.import_file(request.user)
         except ImportRejected as rejected:
             errors = rejected.errors
         except InspectMissing as missing:
