@@ -60,10 +60,19 @@ def _form_errors(form: Any) -> Status[Rejected]:
     return Status(422, Rejected(detail=detail, error_count=len(problems), errors=problems))
 
 
-def _answer(summary: Any) -> Imported:
-    return Imported(
-        benchmark=summary.benchmark.slug, rows=summary.rows, summary=summary.describe(), counts=summary.counts
-    )
+def _imported(form: Any, user: Any) -> Imported | Status[Rejected]:
+    """The upload checked by its page's form and imported by the form (the page's one path)."""
+    if not form.is_valid():
+        return _form_errors(form)
+    try:
+        summary = form.import_file(user)
+    except ImportRejected as rejected:
+        return _rejected(rejected.errors)
+    except InspectMissing as missing:
+        problem = RowProblem(line=None, place="", message=str(missing))
+        return Status(422, Rejected(detail=str(missing), error_count=1, errors=[problem]))
+    slug = summary.benchmark.slug
+    return Imported(benchmark=slug, rows=summary.rows, summary=summary.describe(), counts=summary.counts)
 
 
 RESPONSES = {200: Imported, 422: Rejected}
@@ -80,14 +89,7 @@ def import_benchmark(
 ):
     """A benchmark file (JSONL, CSV or Parquet: prompts, privileged fields, responses), as the import page."""
     fields = {"benchmark": benchmark, "name": name, "task_type": task_type, "create_models": create_models}
-    form = ImportForm(fields, {"file": file})
-    if not form.is_valid():
-        return _form_errors(form)
-    try:
-        summary = form.import_file(request.user)  # `file` is the form's upload: the page's one path
-    except ImportRejected as rejected:
-        return _rejected(rejected.errors)
-    return _answer(summary)
+    return _imported(ImportForm(fields, {"file": file}), request.user)
 
 
 @router.post("/imports/judgments", response=RESPONSES, auth=allowed(ADMIN, scope=Scope.WRITE))
@@ -101,14 +103,7 @@ def import_judgments(
 ):
     """Pairwise judgments (generic, MT-Bench, AlpacaEval or Arena layout), as the judge lab's import page."""
     fields = {"benchmark": benchmark, "layout": layout, "judges_are": judges_are, "create_models": create_models}
-    form = JudgmentImportForm(fields, {"file": file})
-    if not form.is_valid():
-        return _form_errors(form)
-    try:
-        summary = form.import_file(request.user)
-    except ImportRejected as rejected:
-        return _rejected(rejected.errors)
-    return _answer(summary)
+    return _imported(JudgmentImportForm(fields, {"file": file}), request.user)
 
 
 @router.post("/imports/scores", response=RESPONSES, auth=allowed(ADMIN, scope=Scope.WRITE))
@@ -121,14 +116,4 @@ def import_scores(
 ):
     """Scores of single responses: a score file, or Inspect AI logs (one `.eval`/`.json`, or a zipped folder)."""
     fields = {"benchmark": benchmark, "task_type": task_type, "create_models": create_models}
-    form = ScoreImportForm(fields, {"file": file})
-    if not form.is_valid():
-        return _form_errors(form)
-    try:
-        summary = form.import_file(request.user)
-    except ImportRejected as rejected:
-        return _rejected(rejected.errors)
-    except InspectMissing as missing:
-        problem = RowProblem(line=None, place="", message=str(missing))
-        return Status(422, Rejected(detail=str(missing), error_count=1, errors=[problem]))
-    return _answer(summary)
+    return _imported(ScoreImportForm(fields, {"file": file}), request.user)
