@@ -89,15 +89,20 @@ def dataset_card(name: str, table: Any, source: str) -> str:
     return "\n".join(lines)
 
 
-def dataset_zip(rows: Sequence[dict[str, Any]], name: str, source: str) -> bytes:
-    """A zip of `data/train-00000-of-00001.parquet` and its card (README.md)."""
+def dataset_files(rows: Sequence[dict[str, Any]], name: str, source: str) -> dict[str, bytes]:
+    """The dataset's files by their path in its repository: the card (README.md) and the Parquet file."""
     import pyarrow.parquet as pq
 
     table = _table(rows)
     parquet = io.BytesIO()
     pq.write_table(table, parquet)
+    return {"README.md": dataset_card(name, table, source).encode(), DATA_FILE: parquet.getvalue()}
+
+
+def dataset_zip(rows: Sequence[dict[str, Any]], name: str, source: str) -> bytes:
+    """A zip of `data/train-00000-of-00001.parquet` and its card (README.md)."""
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("README.md", dataset_card(name, table, source))
-        archive.writestr(DATA_FILE, parquet.getvalue())
+        for path, data in dataset_files(rows, name, source).items():
+            archive.writestr(path, data)
     return out.getvalue()
