@@ -5,9 +5,12 @@ in the request)."""
 
 from __future__ import annotations
 
+import tempfile
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Query, Router, Schema
 from ninja.errors import HttpError
@@ -22,6 +25,8 @@ from evalhub.core.statistics.estimators import Correction
 from evalhub.dashboards import pairwise, win_rate_boards
 from evalhub.dashboards.baseline_win_rates import Selection, export_rows, labelled_by_people
 from evalhub.dashboards.pairwise_html import model_names
+from evalhub.debates.inspect_export import write_judge_run_log
+from evalhub.debates.models import JudgeRun
 from evalhub.judgelab.pointwise import pointwise_report, scored_benchmarks
 from evalhub.judgelab.report import report_with_freshness
 from evalhub.reads.caching import fingerprint
@@ -181,3 +186,17 @@ def export_table(request, slug: str, table: str, format: str = "jsonl"):  # noqa
     if format not in EXPORT_FORMATS:
         raise HttpError(422, f"format is one of {', '.join(EXPORT_FORMATS)}")
     return table_file(benchmark, table, format)
+
+
+@router.get("/judge-runs/{run_id}/inspect-log", auth=allowed())
+def judge_run_inspect_log(request, run_id: int):
+    """A judge run's verdicts as an Inspect AI eval log (`.eval`, which `inspect view` opens): one sample
+    per pair, order and sample asked, scored against the debate-plus-human reference."""
+    run = get_object_or_404(
+        JudgeRun.objects.select_related("reference__benchmark", "reference__criterion", "job"), pk=run_id
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        data = write_judge_run_log(run, Path(folder) / "judge.eval").read_bytes()
+    response = HttpResponse(data, content_type="application/zip")  # an .eval log is a zip archive
+    response["Content-Disposition"] = f'attachment; filename="judge-run-{run.pk}.eval"'
+    return response

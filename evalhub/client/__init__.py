@@ -131,7 +131,10 @@ class Evalhub:
 
     def export(self, benchmark: str, table: str, path: str | Path, *, format: str = "jsonl") -> Path:  # noqa: A002
         """Download a benchmark's export table (`format` jsonl, csv or hf) to `path`."""
-        with self.http.stream("GET", f"/benchmarks/{benchmark}/export/{table}", params={"format": format}) as answer:
+        return self._download(f"/benchmarks/{benchmark}/export/{table}", {"format": format}, path)
+
+    def _download(self, url: str, params: Mapping[str, Any], path: str | Path) -> Path:
+        with self.http.stream("GET", url, params=dict(params)) as answer:
             if not answer.is_success:
                 answer.read()
                 self._refused(answer)
@@ -139,6 +142,10 @@ class Evalhub:
                 for block in answer.iter_bytes():
                     file.write(block)
         return Path(path)
+
+    def judge_run_log(self, run_id: int, path: str | Path) -> Path:
+        """Download a judge run's verdicts as an Inspect eval log (`.eval`) to `path`."""
+        return self._download(f"/judge-runs/{run_id}/inspect-log", {}, path)
 
     def pointwise(self, benchmark: str) -> dict[str, Any]:
         return self._call("GET", "/pointwise", params={"benchmark": benchmark})

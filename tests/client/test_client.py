@@ -34,6 +34,7 @@ CLIENT_METHODS = {
     "evalhub_api_figures_leaderboard": "leaderboard",
     "evalhub_api_figures_pointwise": "pointwise",
     "evalhub_api_figures_export_table": "export",
+    "evalhub_api_figures_judge_run_inspect_log": "judge_run_log",
     "evalhub_api_figures_judge_versions": "judge_versions",
     "evalhub_api_imports_import_benchmark": "upload",
     "evalhub_api_imports_import_judgments": "upload",
