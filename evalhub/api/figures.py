@@ -27,6 +27,7 @@ from evalhub.dashboards.baseline_win_rates import Selection, export_rows, labell
 from evalhub.dashboards.pairwise_html import model_names
 from evalhub.debates.inspect_export import write_judge_run_log
 from evalhub.debates.models import JudgeRun
+from evalhub.debates.visibility import withheld_debates
 from evalhub.judgelab.pointwise import pointwise_report, scored_benchmarks
 from evalhub.judgelab.report import report_with_freshness
 from evalhub.reads.caching import fingerprint
@@ -196,7 +197,8 @@ def judge_run_inspect_log(request, run_id: int):
         JudgeRun.objects.select_related("reference__benchmark", "reference__criterion", "job"), pk=run_id
     )
     with tempfile.TemporaryDirectory() as folder:
-        data = write_judge_run_log(run, Path(folder) / "judge.eval").read_bytes()
+        # One rule for held items through every door: a debate the reader holds blind is left out.
+        data = write_judge_run_log(run, Path(folder) / "judge.eval", withheld_debates(request.user)).read_bytes()
     response = HttpResponse(data, content_type="application/zip")  # an .eval log is a zip archive
     response["Content-Disposition"] = f'attachment; filename="judge-run-{run.pk}.eval"'
     return response

@@ -9,6 +9,7 @@ turned into the same order, so a reversed-order sample reads as the judge saw it
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,9 @@ SCORER = "reference_agreement"  # the score's name in the log: agreement with th
 CORRECT, INCORRECT = "C", "I"  # Inspect's own values for a right and a wrong answer
 
 
-def judge_run_log(run: JudgeRun) -> Any:
-    """The run's verdicts as an `inspect_ai.log.EvalLog`."""
+def judge_run_log(run: JudgeRun, withheld: Collection[int] = ()) -> Any:
+    """The run's verdicts as an `inspect_ai.log.EvalLog`, leaving out the debates in `withheld` (those a
+    reader holds on a blind-first screen: `evalhub.debates.visibility`), counted in its metadata."""
     from inspect_ai.log import (
         EvalConfig,
         EvalDataset,
@@ -43,7 +45,7 @@ def judge_run_log(run: JudgeRun) -> Any:
     reference = reference_verdicts(list(debates.values()))
     samples, agreed, scored = [], 0, 0
     verdicts = run.verdicts.order_by("debate_id", "reversed_order", "sample")
-    for verdict in verdicts.iterator(chunk_size=2000):
+    for verdict in verdicts.exclude(debate_id__in=list(withheld)).iterator(chunk_size=2000):
         debate = debates[verdict.debate_id]
         # The debate's first submission is response_b where it was swapped; the judge saw the other
         # order again where its sample is reversed.
@@ -86,7 +88,11 @@ def judge_run_log(run: JudgeRun) -> Any:
         dataset=EvalDataset(name=run.reference.benchmark.slug, samples=len(debates)),
         model=run.judge,
         config=EvalConfig(epochs=run.samples),
-        metadata={"criterion": run.reference.criterion.slug, "evalhub_judge_run": run.pk},
+        metadata={
+            "criterion": run.reference.criterion.slug,
+            "evalhub_judge_run": run.pk,
+            "pairs_withheld": len(set(withheld) & set(debates)),  # held by the reader on a blind-first screen
+        },
     )
     accuracy = EvalMetric(name="accuracy", value=agreed / scored if scored else 0.0)
     results = EvalResults(
@@ -97,9 +103,9 @@ def judge_run_log(run: JudgeRun) -> Any:
     return EvalLog(status="success", eval=spec, results=results, stats=EvalStats(started_at=created), samples=samples)
 
 
-def write_judge_run_log(run: JudgeRun, path: Path) -> Path:
+def write_judge_run_log(run: JudgeRun, path: Path, withheld: Collection[int] = ()) -> Path:
     """Write the run's log where `inspect view` finds it (`.eval`, inspect-ai's own format)."""
     from inspect_ai.log import write_eval_log
 
-    write_eval_log(judge_run_log(run), str(path), format="eval")
+    write_eval_log(judge_run_log(run, withheld), str(path), format="eval")
     return path

@@ -116,3 +116,26 @@ async def test_the_debate_socket_keeps_the_same_rule(make_items, state):
     assert connected == (state == AFTER_VERDICT)
     if connected:
         await communicator.disconnect()
+
+
+@pytest.mark.parametrize("state", [HOLDING, NOT_HOLDING, AFTER_VERDICT])
+def test_a_judge_runs_inspect_log_through_the_api_keeps_the_same_rule(client, held, state, tmp_path):
+    """The API's doors ask the same rule: a judge's verdict on a held debate is not in the log its reader
+    downloads until their blind verdict is stored."""
+    from inspect_ai.log import read_eval_log
+
+    from evalhub.accounts.actions import do_create_token
+    from evalhub.debates.models import JudgeRun, JudgeVerdict
+
+    run = JudgeRun.objects.create(reference=held.debate.run, judge="heuristic")
+    JudgeVerdict.objects.create(
+        judge_run=run, debate=held.debate, reversed_order=False, sample=0, text="JUDGE", verdict=1
+    )
+    token = do_create_token(person_in(state, held, ("adjudicator", "viewer")), "CI", "read", 30)[1]
+    answer = client.get(f"/api/v1/judge-runs/{run.pk}/inspect-log", headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code == 200
+    (tmp_path / "run.eval").write_bytes(answer.content)
+    log = read_eval_log(str(tmp_path / "run.eval"))
+    shown = {sample.metadata["debate"] for sample in log.samples or []}
+    assert (held.debate_id in shown) == (state != HOLDING)
+    assert log.eval.metadata["pairs_withheld"] == (1 if state == HOLDING else 0)
