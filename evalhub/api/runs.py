@@ -27,6 +27,7 @@ from evalhub.api.jobs import JobOut
 from evalhub.jobs.config import RunConfig
 from evalhub.jobs.kinds import KINDS
 from evalhub.jobs.models import Job
+from evalhub.llm.types import redact
 
 router = Router(tags=["runs"])
 
@@ -102,6 +103,8 @@ def config_from(config: type[RunConfig], values: Mapping[str, Any]) -> Any:
 
 
 def _rejected(problems: list[str]) -> Status[Rejected]:
+    # A sentence may quote a spec: redacted as the forms' and the commands' are, never a credential.
+    problems = [redact(problem) for problem in problems]
     listed = [RowProblem(line=None, place="", message=problem) for problem in problems]
     return Status(422, Rejected(detail=" ".join(problems), error_count=len(problems), errors=listed))
 
@@ -113,9 +116,9 @@ def _operation(kind: str) -> Any:
     def start(request: Any, body: Any) -> Any:
         try:
             config = config_from(runner.config, body.model_dump())
-        except LookupError as missing:
-            return _rejected([str(missing)])
-        if problems := config.errors():
+        except (LookupError, TypeError, ValueError) as refused:  # a name not there, a value the type refuses
+            return _rejected([str(refused)])
+        if problems := config.problems():
             return _rejected(problems)
         try:
             made = runner.create(config, request.user)

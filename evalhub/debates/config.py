@@ -38,6 +38,7 @@ def probabilities_error(judge: str, probabilities: bool, scale: str) -> str:
 
 @dataclass(frozen=True)
 class DebateConfig(RunConfig):
+    spec_fields = ("agents",)
     name: str
     benchmark: Benchmark
     criterion: Criterion
@@ -114,6 +115,7 @@ class DebateConfig(RunConfig):
 
 @dataclass(frozen=True)
 class JudgeRunConfig(RunConfig):
+    spec_fields = ("judge",)
     reference: DebateRun  # the debate run whose pairs are judged, and whose outcomes are the reference
     judge: str  # provider spec
     criteria_variant: str = ORIGINAL

@@ -26,6 +26,7 @@ def spec_of(model: LanguageModel) -> str:
 
 @dataclass(frozen=True)
 class GenerationConfig(RunConfig):
+    spec_fields = ("hint_maker",)
     benchmark: Benchmark
     candidates: Sequence[LanguageModel]  # empty, with hint tiers: make the hints only
     template: PromptTemplate

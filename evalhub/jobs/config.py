@@ -33,6 +33,9 @@ class RunConfig:
     # {field: "app_label.Model"} for a field typed loosely (an app that may not import the model): what
     # the API looks its value up as (evalhub.api.runs)
     field_models: ClassVar[dict[str, str]] = {}
+    # The fields that hold provider specs (one, or a sequence): kept on the run and shown on its pages,
+    # so a spec carrying a credential is refused whichever door started the run (`problems`).
+    spec_fields: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
         for field in fields(self):  # type: ignore[arg-type]
@@ -44,6 +47,17 @@ class RunConfig:
     def errors(self) -> list[str]:
         """Every problem with the configuration, as sentences a user can act on."""
         return []
+
+    def problems(self) -> list[str]:
+        """`errors()`, and a sentence for each spec that carries a credential: what `JobRunner.create`
+        refuses a configuration for, wherever it came from (a form, a command, the API)."""
+        from evalhub.llm.registry import credential_carried
+
+        specs = []
+        for name in self.spec_fields:
+            value = getattr(self, name)
+            specs += [value] if isinstance(value, str) else list(value)
+        return self.errors() + [why for spec in specs if spec and (why := credential_carried(spec))]
 
     def shown(self) -> dict[str, Any]:
         """What the job page's "Configuration" lists, in the order it lists it."""

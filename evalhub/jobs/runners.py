@@ -174,7 +174,7 @@ class JobRunner(Generic[RunT, ResultT]):
         False (a draft, for a kind whose run may exist without a job), its job and chunks, in one
         transaction; the chunks are queued once it commits (`enqueue=False` leaves them to the caller,
         e.g. a command working them in-process). Returns the run (the job, for a kind whose job is its run)."""
-        errors = config.errors()
+        errors = config.problems()
         if errors:  # shown on forms and printed by commands: never a credential a spec carried
             raise cls.rejected(redact(" ".join(errors)))
         with transaction.atomic():

@@ -112,6 +112,20 @@ def parse_spec(spec: str | dict[str, Any] | ProviderSpec) -> ProviderSpec:
         raise type(error)(redact(str(error))) from None
 
 
+def credential_carried(spec: str) -> str:
+    """Why `spec` may not be kept (it carries a credential), or "". Asked of every spec a run keeps,
+    whether or not its provider is known here (tests and embedders register stand-in clients under
+    names the registry does not know): one rule for every door that starts a run."""
+    try:
+        parse_spec(spec)
+    except CarriesCredential as error:
+        return str(error)
+    except UnknownProvider:
+        if redact(spec) != spec:  # a stand-in's spec is still refused when it holds what looks like a key
+            return f"{redact(spec)!r}: a spec must not carry a credential (name it instead: api_key_env=VARIABLE)."
+    return ""
+
+
 def _parsed(spec: str | dict[str, Any]) -> ProviderSpec:
     if isinstance(spec, dict):
         options = dict(spec)

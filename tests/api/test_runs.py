@@ -89,3 +89,14 @@ def test_a_judge_run_on_a_debate_run_is_started_with_its_reference_by_id(client,
     assert answer.status_code == 200, answer.content
     run = JudgeRun.objects.get(job_id=answer.json()["id"])
     assert JudgeRunConfig.of_run(run) == JudgeRunConfig(reference=reference, judge="heuristic", samples=1)
+
+
+def test_a_spec_carrying_a_key_is_refused_without_the_key_in_the_answer(client, demo, admin_user, make_run):
+    reference = make_run()
+    token = do_create_token(admin_user, "CI", "write", 30)[1]
+    secret = "sk-proj-" + "A1b2C3d4" * 4
+    body = {"reference": reference.pk, "judge": f"openai:gpt-4o-mini?api_key={secret}"}
+    answer = client.post("/api/v1/runs/judge_run", body, content_type="application/json", headers=bearer(token))
+    assert answer.status_code == 422 and answer.json()["errors"]
+    assert secret not in answer.content.decode() and "A1b2C3d4" not in answer.content.decode()
+    assert not JudgeRun.objects.exists()

@@ -32,6 +32,7 @@ DISAGREEMENTS_SHOWN = 6
 
 @dataclass(frozen=True)
 class InstructionRewriteConfig(OnTrainPairs):
+    spec_fields = ("proposer",)
     proposer: str = ""  # provider spec
     proposals: int = 4
     seed: int = 0

@@ -21,6 +21,7 @@ DISCERNMENT = "discernment"  # the job kind
 
 @dataclass(frozen=True)
 class DiscernmentConfig(RunConfig):
+    spec_fields = ("judges", "perturbation_lm")
     benchmark: Benchmark
     family: str  # DiscernmentFamily
     task: str  # a survey template key: dhp-summarization, …, or yescieval

@@ -19,6 +19,7 @@ GEM = "gem"  # the job kind
 
 @dataclass(frozen=True)
 class GemConfig(RunConfig):
+    spec_fields = ("evaluation_lm", "preprocessing_lm", "validation_lm", "examiner_lm")
     benchmark: Benchmark
     candidates: Sequence[LanguageModel]
     references: Sequence[LanguageModel]
