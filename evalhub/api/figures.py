@@ -23,7 +23,7 @@ from evalhub.catalog.models import Benchmark, Criterion
 from evalhub.core.files.judgments import DEFAULT_CRITERION
 from evalhub.core.statistics.estimators import Correction
 from evalhub.dashboards import pairwise, win_rate_boards
-from evalhub.dashboards.baseline_win_rates import Selection, export_rows, labelled_by_people
+from evalhub.dashboards.baseline_win_rates import export_rows, labelled_by_people
 from evalhub.dashboards.pairwise_html import model_names
 from evalhub.debates.inspect_export import write_judge_run_log
 from evalhub.debates.models import JudgeRun
@@ -87,10 +87,15 @@ def win_rates(
     estimator: str = "",
     anytime: bool = False,
 ):
-    """A judge's win rates of every model against `baseline` on `benchmark` (the win-rate page's board)."""
-    get_object_or_404(Benchmark, slug=benchmark)
-    selection = Selection(benchmark=benchmark, judge=judge, baseline=baseline, criterion=criterion)
-    state = win_rate_boards.board_state(selection, _correction(estimator, anytime))
+    """A judge's win rates of every model against `baseline` on `benchmark` (the win-rate page's board,
+    found among what was judged as the page finds it, and as small boards computed in the call)."""
+    choices = win_rate_boards.kept_choices()
+    wanted = {"benchmark": benchmark, "judge": judge, "criterion": criterion, "baseline": baseline}
+    _, selection = win_rate_boards.selection_of(choices, wanted)
+    if selection is None or selection.baseline != baseline:  # never another baseline's board under this name
+        raise HttpError(404, f"{judge} judged no pair against {baseline} on {benchmark} under {criterion}")
+    pairs = win_rate_boards.pairs_read(choices, selection)
+    state = win_rate_boards.board_state(selection, _correction(estimator, anytime), pairs=pairs)
     rows = export_rows(state.rows, corrected=labelled_by_people(state.rows))
     return WinRatesOut(current=state.current, computed_at=state.computed_at, refreshing=state.asked, rows=rows)
 

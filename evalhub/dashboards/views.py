@@ -114,13 +114,8 @@ def _baseline_selection(request) -> tuple[list[dict], dict | None, baseline.Sele
         # Slugs hold no "|"; a judge's spec may (`openai-compatible:URL|model`): it is what lies between.
         wanted["benchmark"], rest = request.GET["run"].split("|", 1)
         wanted["judge"], wanted["criterion"] = rest.rsplit("|", 1)
-    asked = any(wanted[key] for key in ("benchmark", "judge", "criterion"))
-    for choice in choices if asked or not choices else [baseline.first_choice(choices)]:
-        if all(not wanted[key] or wanted[key] == choice[key] for key in ("benchmark", "judge", "criterion")):
-            chosen = wanted["baseline"] if wanted["baseline"] in choice["models"] else choice["baseline"]
-            selection = baseline.Selection(choice["benchmark"], choice["judge"], chosen, choice["criterion"])
-            return choices, choice, selection
-    return choices, None, None
+    choice, selection = win_rate_boards.selection_of(choices, wanted)
+    return choices, choice, selection
 
 
 @role_required()

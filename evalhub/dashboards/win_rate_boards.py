@@ -36,6 +36,7 @@ from evalhub.dashboards.baseline_win_rates import (
     choices,
     combines_judges,
     corrected_rows,
+    first_choice,
     judged_against,
 )
 from evalhub.reads.caching import ask_worker_once, cached_forever, fingerprint
@@ -144,6 +145,21 @@ def kept_choices(stamp: str | None = None) -> list[dict[str, Any]]:
         ask_worker_once(_CHOICES_LOCK, lambda: task_named(CHOICES_TASK).apply_async(args=[]), "the judged choices")
         kept = cache.get(_CHOICES_KEY) or kept  # an eager worker (quickstart, tests) made it already
     return kept["choices"]
+
+
+def selection_of(
+    choices: list[dict[str, Any]], wanted: dict[str, str]
+) -> tuple[dict[str, Any] | None, Selection | None]:
+    """The judged (benchmark, judge, criterion) `wanted` names (a blank key matches any; nothing named:
+    the model judge with the most pairs), and its selection: the baseline wanted where that choice has
+    it, else the choice's own. (None, None) where nothing judged matches."""
+    asked = any(wanted.get(key) for key in ("benchmark", "judge", "criterion"))
+    for choice in choices if asked or not choices else [first_choice(choices)]:
+        if all(not wanted.get(key) or wanted[key] == choice[key] for key in ("benchmark", "judge", "criterion")):
+            asked_baseline = wanted.get("baseline", "")
+            chosen = asked_baseline if asked_baseline in choice["models"] else choice["baseline"]
+            return choice, Selection(choice["benchmark"], choice["judge"], chosen, choice["criterion"])
+    return None, None
 
 
 def refresh_choices(stamp: str | None = None) -> list[dict[str, Any]]:

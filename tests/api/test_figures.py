@@ -12,6 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from evalhub.accounts.actions import do_create_token
 from evalhub.alignment.actions import do_create_judge
+from evalhub.catalog.actions.judgments import do_import_judgments
 from evalhub.core.alignment.versions import JudgeDefinition
 from tests.api.test_imports import GOOD
 from tests.conftest import make_user
@@ -73,3 +74,22 @@ def test_an_export_table_is_the_benchmark_pages_download(reader, client, admin_u
         assert answer["Content-Disposition"] == page["Content-Disposition"]
     assert reader("/benchmarks/piped/export/nonesuch").status_code == 404
     assert reader("/benchmarks/piped/export/responses", format="xls").status_code == 422
+
+
+def test_win_rates_are_export_winrates_numbers_and_an_unjudged_baseline_is_a_404(reader, tmp_path):
+    from tests.dashboards.test_baseline_win_rates import BASELINE, JUDGE, annotations, export
+
+    for name, seed in (("claude-2.1", 1), ("phi-2", 2)):
+        records = json.dumps(annotations(name, 40, seed)).encode()
+        do_import_judgments(filename=f"{name}.json", data=records, benchmark_slug="ae", allow_new_models=True)
+    answer = reader("/win-rates", benchmark="ae", judge=JUDGE, baseline=BASELINE)
+    assert answer.status_code == 200 and answer.json()["current"]
+    exported = export(tmp_path)
+    rows = {row["name"]: row for row in answer.json()["rows"]}
+    assert set(rows) == set(exported) == {"claude-2.1", "phi-2"}
+    for name, row in rows.items():
+        for column in ("win_rate", "standard_error", "length_controlled_winrate", "n_total"):
+            assert row[column] == pytest.approx(float(exported[name][column]), abs=1e-9), column
+    # A baseline the judge never faced, or a judge that judged nothing, is not answered with another board.
+    assert reader("/win-rates", benchmark="ae", judge=JUDGE, baseline="nobody").status_code == 404
+    assert reader("/win-rates", benchmark="ae", judge="nobody", baseline=BASELINE).status_code == 404
