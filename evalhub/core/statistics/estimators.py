@@ -43,6 +43,9 @@ AUTO = "auto"
 # a board gathers other judges' labels or the prompts' categories only where the estimator it asks for
 # reads them.
 CATEGORIES, OTHER_JUDGES = "categories", "other judges"
+# The estimators whose intervals have an anytime-valid form (confidence sequences, the win-rate boards'
+# "anytime"): those evalhub.core.statistics.sequential computes, nothing an estimator merely declares.
+ANYTIME_FORMS = (PPI, CLASSICAL)
 
 
 def choices() -> list[tuple[str, str]]:
@@ -103,7 +106,7 @@ class Correction:
     @property
     def has_anytime_form(self) -> bool:
         """Whether the estimator asked for has intervals valid however often one looks (AUTO: PPI++'s)."""
-        return self.by_rule or ESTIMATORS[self.estimator].anytime
+        return self.by_rule or self.estimator in ANYTIME_FORMS
 
 
 MIN_PER_STRATUM = 10  # people's labels a category needs to be a stratum of its own
@@ -190,15 +193,14 @@ class Labels:
 class Estimator:
     """A corrected mean's estimator. `consider` says whether it serves some labels (a Decision) or why
     not; `mean` computes it. An estimator declares what it reads beyond people's and the judge's labels
-    (`reads`), whether evalhub may choose it by its rule (`by_rule`: tried in registration order before
-    PPI++, which serves where none does) and whether it has an anytime-valid form. Register an instance
-    in ESTIMATORS (docs/extending/estimators.md)."""
+    (`reads`) and whether evalhub may choose it by its rule (`by_rule`: tried in registration order
+    before PPI++, which serves where none does). Register an instance in ESTIMATORS
+    (docs/extending/estimators.md)."""
 
     name: ClassVar[str]
     label: ClassVar[str]
     reads: ClassVar[frozenset[str]] = frozenset()
     by_rule: ClassVar[bool] = False
-    anytime: ClassVar[bool] = False
 
     def consider(self, labels: Labels, *, asked: bool) -> Decision | str:
         """A Decision where this estimator serves `labels`, else why not ("" to say nothing). `asked`:
@@ -274,7 +276,7 @@ class Stratified(Estimator):
 class PredictionPowered(Estimator):
     """PPI++: serves wherever there are labels; evalhub's rule falls back to it."""
 
-    name, label, anytime = PPI, "PPI++", True
+    name, label = PPI, "PPI++"
 
     def consider(self, labels: Labels, *, asked: bool) -> Decision | str:
         return Decision(self.name, "" if asked else "one judge, one weight for every pair")
@@ -285,7 +287,7 @@ class PredictionPowered(Estimator):
 
 
 class PeopleAlone(Estimator):
-    name, label, anytime = CLASSICAL, "people alone", True
+    name, label = CLASSICAL, "people alone"
 
     def consider(self, labels: Labels, *, asked: bool) -> Decision | str:
         return Decision(self.name, "people's labels alone, as asked")
