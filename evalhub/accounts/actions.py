@@ -34,8 +34,9 @@ def check_token_request(user: Any, name: str, scope: str, days: int | None) -> l
         errors.append("Only an admin may make an admin token.")
     if days is not None and not 1 <= days <= MAX_DAYS:
         errors.append(f"A token expires within 1 to {MAX_DAYS} days (or never).")
-    if ApiToken.objects.filter(user=user, revoked_at__isnull=True).count() >= MAX_TOKENS:
-        errors.append(f"You hold {MAX_TOKENS} tokens: revoke one first.")
+    live = ApiToken.objects.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now()))
+    if live.filter(user=user, revoked_at__isnull=True).count() >= MAX_TOKENS:  # expired ones hold nothing
+        errors.append(f"You hold {MAX_TOKENS} live tokens: revoke one first.")
     return errors
 
 

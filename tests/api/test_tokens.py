@@ -129,3 +129,16 @@ def test_a_malformed_authorization_header_is_never_logged(client, viewer, caplog
     with caplog.at_level(logging.DEBUG):
         assert client.get("/api/v1/me", headers={"Authorization": f"Token {text}"}).status_code == 401
     assert text[len("evh_") + 13 :] not in caplog.text
+
+
+@pytest.mark.django_db
+def test_only_live_tokens_count_towards_the_limit(viewer):
+    from evalhub.accounts.actions import MAX_TOKENS
+
+    made = [do_create_token(viewer, f"t{n}", "read", 30)[0] for n in range(MAX_TOKENS)]
+    with pytest.raises(TokenRejected, match=f"You hold {MAX_TOKENS} live tokens"):
+        do_create_token(viewer, "one more", "read", 30)
+    ApiToken.objects.filter(pk=made[0].pk).update(expires_at=timezone.now() - timedelta(days=1))
+    do_create_token(viewer, "in place of the expired one", "read", 30)
+    do_revoke_token(made[1], viewer)
+    do_create_token(viewer, "in place of the revoked one", "read", 30)
