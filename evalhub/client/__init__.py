@@ -22,6 +22,7 @@ from typing import Any, NoReturn
 import httpx
 
 FINISHED = ("succeeded", "partial", "failed", "cancelled")
+PAUSED = "paused"  # not finished, but nothing moves it until someone resumes it: a follower stops there
 
 
 class ApiError(Exception):
@@ -170,7 +171,8 @@ class Evalhub:
         on_update: Callable[[dict[str, Any]], None] | None = None,
     ) -> dict[str, Any]:
         """Poll a job until it finishes, with a progress bar (units done / total, rate, time left) on a
-        terminal (`progress`: force it on or off). Returns the succeeded job; raises JobFailed otherwise."""
+        terminal (`progress`: force it on or off). Returns the succeeded job; raises JobFailed for one that
+        ended otherwise, or was paused (it would wait for a resume that may never come)."""
         from tqdm import tqdm  # imported here: a pipeline that only reads figures never needs it
 
         job = self.job(job_id)
@@ -182,7 +184,7 @@ class Evalhub:
                 bar.set_postfix_str(job["status_words"], refresh=True)
                 if on_update is not None:
                     on_update(job)
-                if job["status"] in FINISHED:
+                if job["status"] in FINISHED or job["status"] == PAUSED:
                     break
                 time.sleep(poll)
                 job = self.job(job_id)

@@ -1,5 +1,5 @@
 """`python -m evalhub.client`: a pipeline's command line. Exit status: 0 succeeded, 1 the job failed or
-was cancelled, 3 it finished with failures (partial), 2 the API refused the call.
+was cancelled, 3 it finished with failures (partial), 4 it was paused, 2 the API refused the call.
 
     python -m evalhub.client start judge_run '{"reference": 12, "judge": "openai:gpt-4o-mini"}' --follow
     python -m evalhub.client follow 345
@@ -75,7 +75,7 @@ def run(arguments: list[str] | None = None, client: Evalhub | None = None) -> in
     except JobFailed as failed:
         print(json.dumps(failed.job, indent=2))
         print(str(failed), file=sys.stderr)
-        return 3 if failed.job["status"] == "partial" else 1
+        return {"partial": 3, "paused": 4}.get(failed.job["status"], 1)
     except ApiError as refused:
         print(f"evalhub refused: {refused}", file=sys.stderr)
         for error in refused.errors:

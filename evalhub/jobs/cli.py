@@ -62,9 +62,9 @@ def work_here(job: Job, *, shown: bool | None = None, stream: IO[str] | None = N
 
 def follow(job: Job, *, poll: float = 2.0, shown: bool | None = None, stream: IO[str] | None = None) -> Job:
     """Wait for a job worked anywhere (the workers, another machine) to finish, reading its state every
-    `poll` seconds, with the bar; the finished job."""
+    `poll` seconds, with the bar; the finished job, or the paused one (nothing moves it until a resume)."""
     with progress_bar(job, shown=shown, stream=stream) as bar:
-        while job.status not in FINISHED:
+        while job.status not in FINISHED and job.status != JobStatus.PAUSED:
             time.sleep(poll)
             job = Job.objects.get(pk=job.pk)
             if bar is not None:

@@ -113,6 +113,8 @@ def test_the_command_line_follows_a_job_and_exits_by_how_it_ended(evalhub, capsy
     assert "cancelled" in capsys.readouterr().err.lower()
     partial = Job.objects.create(kind="nobody", title="t", status=JobStatus.PARTIAL, created_by=admin_user)
     assert run(["--quiet", "follow", str(partial.pk)], client=evalhub) == 3
+    paused = Job.objects.create(kind="nobody", title="t", status=JobStatus.PAUSED, created_by=admin_user)
+    assert run(["--quiet", "follow", str(paused.pk)], client=evalhub) == 4  # never waits for ever
     ok = Job.objects.create(kind="nobody", title="t", status=JobStatus.SUCCEEDED, created_by=admin_user)
     capsys.readouterr()
     assert run(["--quiet", "follow", str(ok.pk)], client=evalhub) == 0

@@ -45,6 +45,12 @@ def test_following_a_job_worked_elsewhere_reads_it_until_it_ends(word_count, res
     assert done.status == JobStatus.SUCCEEDED and "6/6" in shown.getvalue()
 
 
+def test_following_a_paused_job_stops_there_and_says_so(capsys):
+    paused = Job.objects.create(kind="nobody", title="held", status=JobStatus.PAUSED, message="Paused by ada")
+    call_command("follow_job", str(paused.pk), "--poll", "0")  # ends at once: nothing moves a paused job
+    assert "Paused" in capsys.readouterr().out
+
+
 def test_follow_job_ends_with_the_jobs_state(word_count, responses, capsys):  # noqa: F811
     failed = Job.objects.create(kind="nobody", title="broken", status=JobStatus.FAILED, message="it broke")
     with pytest.raises(CommandError, match="Job .* \\(broken\\): Failed. it broke"):
