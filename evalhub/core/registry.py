@@ -52,10 +52,6 @@ class Entry:
     config: object
     docs: str
 
-    @property
-    def lazy(self) -> bool:
-        return isinstance(self.target, str)
-
 
 POINTS: dict[str, Registry[Any]] = {}
 

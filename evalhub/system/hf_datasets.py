@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -99,10 +99,15 @@ def dataset_files(rows: Sequence[dict[str, Any]], name: str, source: str) -> dic
     return {"README.md": dataset_card(name, table, source).encode(), DATA_FILE: parquet.getvalue()}
 
 
-def dataset_zip(rows: Sequence[dict[str, Any]], name: str, source: str) -> bytes:
-    """A zip of `data/train-00000-of-00001.parquet` and its card (README.md)."""
+def zipped(files: Mapping[str, bytes]) -> bytes:
+    """A dataset's files (`dataset_files`) in one zip, each at its path in the repository."""
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path, data in dataset_files(rows, name, source).items():
+        for path, data in files.items():
             archive.writestr(path, data)
     return out.getvalue()
+
+
+def dataset_zip(rows: Sequence[dict[str, Any]], name: str, source: str) -> bytes:
+    """A zip of `data/train-00000-of-00001.parquet` and its card (README.md)."""
+    return zipped(dataset_files(rows, name, source))

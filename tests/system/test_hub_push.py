@@ -43,7 +43,7 @@ def test_the_hf_export_is_a_dataset_zip_and_a_push_commits_its_files_to_a_privat
         zipped = {name: archive.read(name) for name in archive.namelist()}
     pushed = hub.files["team/demo-responses"]
     assert set(pushed) == set(zipped) == {"README.md", "data/train-00000-of-00001.parquet"}
-    assert pushed["data/train-00000-of-00001.parquet"] == zipped["data/train-00000-of-00001.parquet"]
+    assert pushed == zipped, "the card and the Parquet file pushed are the ones written, byte for byte"
     assert hub.repos["team/demo-responses"]["visibility"] == "private"
     assert {auth for _, auth in hub.calls} == {f"Bearer {SECRET}"}
     out = capsys.readouterr().out

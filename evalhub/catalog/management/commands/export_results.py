@@ -8,7 +8,7 @@ from evalhub.catalog.exports import EXPORT_FORMATS, TABLES
 from evalhub.catalog.models import Benchmark
 from evalhub.core.files.tables import write_csv, write_jsonl
 from evalhub.system.commands import DataCommand
-from evalhub.system.hf_datasets import dataset_files, dataset_zip
+from evalhub.system.hf_datasets import dataset_files, zipped
 from evalhub.system.hub import HubPushFailed, push_dataset
 
 
@@ -49,17 +49,18 @@ class Command(DataCommand):
         for benchmark in benchmarks:
             for table in tables:
                 rows = list(TABLES[table](benchmark))
-                if fmt == "hf":  # a Hugging Face dataset: its Parquet file and card, zipped
-                    name, source = f"{benchmark.slug}.{table}", f"benchmark {benchmark.slug}"
-                    path = out / f"{name}.hf.zip"
-                    path.write_bytes(dataset_zip(rows, name, source))
+                files: dict[str, bytes] = {}
+                if fmt == "hf":  # a Hugging Face dataset: its Parquet file and card, zipped (and pushed as they are)
+                    files = dataset_files(rows, f"{benchmark.slug}.{table}", f"benchmark {benchmark.slug}")
+                    path = out / f"{benchmark.slug}.{table}.hf.zip"
+                    path.write_bytes(zipped(files))
                 else:
                     path = out / f"{benchmark.slug}.{table}.{fmt}"
                     with path.open("w", encoding="utf-8", newline="") as handle:
                         (write_jsonl if fmt == "jsonl" else write_csv)(rows, handle)
                 self.stdout.write(f"{path}: {len(rows)} rows")
                 if repo:
-                    self._push(dataset_files(rows, name, source), repo, options)
+                    self._push(files, repo, options)
 
     def _push(self, files, repo: str, options) -> None:
         try:
