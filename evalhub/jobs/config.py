@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any, ClassVar, Self
 
+from evalhub.llm.registry import credential_carried
+
 
 def _frozen(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
@@ -51,8 +53,6 @@ class RunConfig:
     def problems(self) -> list[str]:
         """`errors()`, and a sentence for each spec that carries a credential: what `JobRunner.create`
         refuses a configuration for, wherever it came from (a form, a command, the API)."""
-        from evalhub.llm.registry import credential_carried
-
         specs = []
         for name in self.spec_fields:
             value = getattr(self, name)
