@@ -96,6 +96,8 @@ try:
     EVALHUB_OTEL_ENDPOINT = env.str("EVALHUB_OTEL_ENDPOINT", "")
     # Calls per minute one API token may make (django-ninja's throttle, counted in the cache).
     EVALHUB_API_CALLS_PER_MINUTE = env.int("EVALHUB_API_CALLS_PER_MINUTE", 600, minimum=1)
+    # An API upload larger than this is imported by a worker, as a job to follow (evalhub.api.uploads).
+    EVALHUB_API_INLINE_IMPORT_BYTES = env.int("EVALHUB_API_INLINE_IMPORT_BYTES", 8 * 1024 * 1024, minimum=0)
 except ConfigError as error:
     raise ImproperlyConfigured(str(error)) from None
 

@@ -22,8 +22,8 @@ from pydantic import BaseModel, create_model
 from evalhub.accounts.models import Scope
 from evalhub.accounts.roles import ADMIN
 from evalhub.api.access import allowed
-from evalhub.api.imports import Rejected, RowProblem
 from evalhub.api.jobs import JobOut
+from evalhub.api.uploads import UPLOAD, Rejected, RowProblem
 from evalhub.jobs.config import RunConfig
 from evalhub.jobs.kinds import KINDS
 from evalhub.jobs.models import Job
@@ -138,7 +138,7 @@ def _operation(kind: str) -> Any:
 def add_operations() -> None:
     """One `POST /runs/<kind>` per kind of long work with a configuration (called once, at import)."""
     for kind in sorted(KINDS):
-        if KINDS.config_of(kind) is None:
+        if KINDS.config_of(kind) is None or kind == UPLOAD:  # an upload's run starts from its file (imports)
             continue
         router.post(
             f"/runs/{kind}",

@@ -101,11 +101,49 @@ class Evalhub:
         """Start a run of `kind` with its configuration's fields; the job to follow."""
         return self._call("POST", f"/runs/{kind}", json=config)
 
-    def upload(self, what: str, path: str | Path, **fields: Any) -> dict[str, Any]:
-        """Import a file: `what` is benchmark, judgments or scores (scores take Inspect logs too)."""
+    def upload(
+        self,
+        what: str,
+        path: str | Path,
+        *,
+        background: bool = False,
+        wait: bool = True,
+        poll: float = 2.0,
+        progress: bool | None = None,
+        **fields: Any,
+    ) -> dict[str, Any]:
+        """Import a file: `what` is benchmark, judgments or scores (scores take Inspect logs too). A large
+        file (or one sent with `background`) is imported by a worker: with `wait` the upload's job is
+        followed (`progress`, `poll` as `follow`'s) and what it came to is returned as an import done at
+        once is; without, the queued upload (`id`, `job`). A refused file raises ApiError (422) with its
+        row errors either way."""
         data = {name: str(value).lower() if isinstance(value, bool) else str(value) for name, value in fields.items()}
+        if background:
+            data["background"] = "true"
         with open(path, "rb") as file:
-            return self._call("POST", f"/imports/{what}", files={"file": (Path(path).name, file)}, data=data)
+            answer = self.http.post(f"/imports/{what}", files={"file": (Path(path).name, file)}, data=data)
+        if not answer.is_success:
+            self._refused(answer)
+        body: dict[str, Any] = answer.json()
+        if answer.status_code != 202 or not wait:
+            return body
+        try:
+            self.follow(body["job"]["id"], poll=poll, progress=progress)
+        except JobFailed:
+            pass  # a refused file fails its job: the upload says why
+        return self.uploaded(body["id"])
+
+    def uploaded(self, upload_id: int) -> dict[str, Any]:
+        """What an upload imported in the background came to (ApiError 422 with its row errors if it was
+        refused; JobFailed if its job ended without importing it, e.g. cancelled or paused)."""
+        upload = self._call("GET", f"/imports/uploads/{upload_id}")
+        if upload["rejected"]:
+            refused = upload["rejected"]
+            raise ApiError(422, refused["detail"], refused["errors"])
+        if upload["imported"] is None:
+            raise JobFailed(upload["job"])
+        imported: dict[str, Any] = upload["imported"]
+        return imported
 
     def benchmarks(self) -> list[dict[str, Any]]:
         return self._call("GET", "/benchmarks")

@@ -43,6 +43,9 @@ def parser() -> argparse.ArgumentParser:
     upload.add_argument("what", choices=["benchmark", "judgments", "scores"])
     upload.add_argument("path")
     upload.add_argument("--field", action="append", default=[], metavar="NAME=VALUE")
+    upload.add_argument(
+        "--background", action="store_true", help="import by a worker (as every large file is) and follow it"
+    )
     for name in ("judge-lab", "win-rates"):
         figures = commands.add_parser(name, help=f"print the {name.replace('-', ' ')} as JSON")
         figures.add_argument("--query", action="append", default=[], metavar="NAME=VALUE")
@@ -67,7 +70,10 @@ def run(arguments: list[str] | None = None, client: Evalhub | None = None) -> in
         elif options.command == "follow":
             answer = evalhub.follow(options.job, progress=progress)
         elif options.command == "upload":
-            answer = evalhub.upload(options.what, options.path, **_pairs(options.field))
+            fields: dict[str, Any] = dict(_pairs(options.field))
+            answer = evalhub.upload(
+                options.what, options.path, background=options.background, progress=progress, **fields
+            )
         elif options.command == "judge-lab":
             answer = evalhub.judge_lab(_pairs(options.query), current=options.current)
         else:

@@ -48,7 +48,7 @@ EXAMPLES = {
 
 def _call(client, path: str, method: str, job: Job, token: str | None):
     url = path.replace("{job_id}", str(job.pk)).replace("{name}", "some-judge").replace("{slug}", "demo")
-    url = url.replace("{table}", "responses").replace("{run_id}", "1")
+    url = url.replace("{table}", "responses").replace("{run_id}", "1").replace("{upload_id}", "1")
     query = {}
     for name, value in EXAMPLES.items():
         if "{" + name + "}" not in path and name != "job_id":

@@ -39,6 +39,7 @@ CLIENT_METHODS = {
     "evalhub_api_imports_import_benchmark": "upload",
     "evalhub_api_imports_import_judgments": "upload",
     "evalhub_api_imports_import_scores": "upload",
+    "evalhub_api_imports_get_upload": "uploaded",
 }
 
 

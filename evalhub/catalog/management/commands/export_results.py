@@ -48,7 +48,7 @@ class Command(DataCommand):
         out.mkdir(parents=True, exist_ok=True)
         for benchmark in benchmarks:
             for table in tables:
-                rows = list(TABLES[table](benchmark))
+                rows = list(self.counting(TABLES[table](benchmark), f"{benchmark.slug}.{table}"))
                 files: dict[str, bytes] = {}
                 if fmt == "hf":  # a Hugging Face dataset: its Parquet file and card, zipped (and pushed as they are)
                     files = dataset_files(rows, f"{benchmark.slug}.{table}", f"benchmark {benchmark.slug}")

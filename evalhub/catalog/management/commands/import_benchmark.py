@@ -28,7 +28,8 @@ class Command(DataCommand):
             raise CommandError(f"{path}: no such file.")
         try:
             check_import_size(path.stat().st_size)
-            with path.open("rb") as file:  # read as a stream, a row at a time: the responses wait on disk
+            # Read as a stream, a row at a time: the responses wait on disk.
+            with path.open("rb") as file, self.reading(file, path.stat().st_size, path.name):
                 summary = do_import_benchmark(
                     filename=path.name,
                     data=file,

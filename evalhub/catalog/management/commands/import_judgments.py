@@ -55,7 +55,8 @@ class Command(DataCommand):
     def _import(self, path: Path, options: dict) -> None:
         try:
             check_import_size(path.stat().st_size)
-            with path.open("rb") as file:  # read as a stream: a file of ten million rows is never in memory whole
+            # Read as a stream: a file of ten million rows is never in memory whole.
+            with path.open("rb") as file, self.reading(file, path.stat().st_size, path.name):
                 summary = do_import_judgments(
                     filename=path.name,
                     data=file,

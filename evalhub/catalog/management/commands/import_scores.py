@@ -56,7 +56,8 @@ class Command(DataCommand):
                     summary = self._store(parsed, path.name, logs_bytes, options)
             else:
                 check_import_size(path.stat().st_size)
-                with path.open("rb") as file:  # read as a stream: a file of ten million rows is never in memory whole
+                # Read as a stream: a file of ten million rows is never in memory whole.
+                with path.open("rb") as file, self.reading(file, path.stat().st_size, path.name):
                     parsed = check_score_file(
                         path.name, file, allow_new_models=options["create_models"], benchmark_slug=_benchmark(options)
                     )
