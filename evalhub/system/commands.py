@@ -46,9 +46,10 @@ class DataCommand(BaseCommand):
                 yield
             bar.set_postfix_str("done", refresh=False)
 
-    def counting(self, rows: Iterable[T], label: str) -> Iterator[T]:
-        """`rows`, counted on a bar as they are read (no total: a count would read them all first)."""
-        with self._bar(desc=label[:40], unit=" rows") as bar:
+    def counting(self, rows: Iterable[T], label: str, total: int | None = None) -> Iterator[T]:
+        """`rows`, counted on a bar as they are read (of `total` where the caller knows it; a count of a
+        query would read it twice)."""
+        with self._bar(desc=label[:40], unit=" rows", total=total) as bar:
             for row in rows:
                 yield row
                 bar.update()

@@ -104,3 +104,16 @@ def test_an_export_counts_the_rows_it_writes_on_a_terminal(tmp_path):
         "export_results", "--out", str(tmp_path / "out"), "--table", "responses", stderr=drawn, stdout=io.StringIO()
     )
     assert "piped.responses" in drawn.getvalue() and "1 rows" in drawn.getvalue(), drawn.getvalue()
+
+
+@pytest.mark.django_db
+def test_the_battles_export_counts_its_battles_of_their_total_on_a_terminal(tmp_path):
+    name, text = GOOD["judgments"]
+    (tmp_path / name).write_text(text)
+    call_command(
+        "import_judgments", str(tmp_path / name), "--benchmark", "piped", "--create-models", stdout=io.StringIO()
+    )
+    drawn = Terminal()
+    out = tmp_path / "battles.jsonl"
+    call_command("export_battles", "--benchmark", "piped", "--out", str(out), stderr=drawn, stdout=io.StringIO())
+    assert "battles.jsonl" in drawn.getvalue() and "1/1" in drawn.getvalue(), drawn.getvalue()

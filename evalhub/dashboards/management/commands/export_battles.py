@@ -36,7 +36,7 @@ class Command(DataCommand):
         options["out"].parent.mkdir(parents=True, exist_ok=True)
         count = 0
         with options["out"].open("w", encoding="utf-8") as out:
-            for record in arena_records(battles):
+            for record in self.counting(arena_records(battles), options["out"].name, total=len(battles)):
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
                 count += 1
         self.stdout.write(self.style.SUCCESS(f"{count} battle(s) → {options['out']}"))
