@@ -1,0 +1,173 @@
+"""YESciEval's rubrics as their authors ship them: the `yescieval` package (pinned in the requirements) is
+the source of truth for every prompt evalhub sends for YESciEval.
+
+The package's rubrics are pydantic models whose `instruct()` renders the messages: the system prompt (a
+domain's vocabulary and worked examples injected where a domain is chosen) and the user prompt over the
+answer(s), the research question and the papers' titles and abstracts. evalhub finds them by walking the
+package's `rubric/pointwise` and `rubric/pairwise` folders (a rubric a later release adds is offered
+without a change here); a rubric's family is its folder (breadth, depth, rigor, ...), its key the
+module's name (`method_coverage`).
+
+The package's top-level `__init__` imports its fine-tuned judges, and with them torch, transformers and
+peft; the rubrics need none of these (pydantic alone). So evalhub registers the package as a bare package
+(its folder, its `__init__` not run) and imports the rubric and injector modules from it: rendering a
+prompt never loads torch in a web process, and peft is needed only to run the fine-tuned judges.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.util
+import pkgutil
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+PACKAGE = "yescieval"
+POINTWISE, PAIRWISE = "pointwise", "pairwise"
+# The nine rubrics of the paper (YESciEval, ACL 2025, Section 3.1); the others come with the package's
+# later releases.
+PAPER_RUBRICS = frozenset(
+    {
+        "relevancy",
+        "correctness",
+        "completeness",
+        "informativeness",
+        "integration",
+        "cohesion",
+        "coherence",
+        "readability",
+        "conciseness",
+    }
+)
+
+
+class YesciEvalMissing(RuntimeError):
+    """The `yescieval` package is not installed."""
+
+
+def package() -> ModuleType:
+    """The `yescieval` package, registered without running its `__init__` (see the module's docstring);
+    the real one where something imported it whole already."""
+    loaded = sys.modules.get(PACKAGE)
+    if loaded is not None:
+        return loaded
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or spec.submodule_search_locations is None:
+        raise YesciEvalMissing("YESciEval's rubrics need the `yescieval` package: pip install yescieval")
+    bare = importlib.util.module_from_spec(spec)
+    sys.modules[PACKAGE] = bare  # its submodules import from its folder; its __init__ is not run
+    return bare
+
+
+def _module(name: str) -> ModuleType:
+    package()
+    importlib.import_module(
+        f"{PACKAGE}.base"
+    )  # first, as the package's own __init__ does: base and injector import each other
+    return importlib.import_module(f"{PACKAGE}.{name}")
+
+
+@dataclass(frozen=True)
+class Rubric:
+    """One of the package's rubrics: `key` (evalhub's name), `name` (the package's, the JSON key the
+    judge answers under), `kind` (pointwise or pairwise), `family` (its folder)."""
+
+    key: str
+    name: str
+    kind: str
+    family: str
+    model: Any  # the package's class
+
+    @property
+    def source(self) -> str:
+        if self.key in PAPER_RUBRICS:
+            return "YESciEval paper (ACL 2025)"
+        return f"yescieval {version()}"
+
+    def instance(
+        self, question: str, answers: tuple[str, ...], papers: Mapping[str, str], domain: str | None = None
+    ) -> Any:
+        """The package's rubric object for these inputs: what `instruct()` renders."""
+        fields: dict[str, Any] = {"question": question, "papers": dict(papers)}
+        if self.kind == PAIRWISE:
+            fields["answer_a"], fields["answer_b"] = answers
+        else:
+            (fields["answer"],) = answers
+        if domain:
+            injectors = _module("injector")
+            fields.update(domain=domain, vocabulary=injectors.VocabularyInjector(), example=injectors.ExampleInjector())
+        return self.model(**fields)
+
+
+@functools.cache
+def version() -> str:
+    from importlib.metadata import version as installed
+
+    return installed(PACKAGE)
+
+
+@functools.cache
+def rubrics() -> dict[str, dict[str, Rubric]]:
+    """{kind: {key: rubric}} for every rubric the installed package ships, in the order of its folders."""
+    base = _module("base")
+    found: dict[str, dict[str, Rubric]] = {POINTWISE: {}, PAIRWISE: {}}
+    for kind, parent in ((POINTWISE, base.PointwiseRubric), (PAIRWISE, base.PairwiseRubric)):
+        folder = _module(f"rubric.{kind}") if kind == POINTWISE else None
+        locations = list(folder.__path__) if folder is not None else _namespace_path(f"rubric.{kind}")
+        for info in sorted(pkgutil.walk_packages(locations, prefix=f"{PACKAGE}.rubric.{kind}."), key=lambda m: m.name):
+            if info.ispkg:
+                continue
+            module = importlib.import_module(info.name)
+            family, key = info.name.split(".")[-2:]
+            for value in vars(module).values():
+                if (
+                    isinstance(value, type)
+                    and issubclass(value, parent)
+                    and value is not parent
+                    and value.__module__ == module.__name__
+                ):
+                    model: Any = value  # a pydantic model: its fields' defaults are its class's
+                    name = str(model.model_fields["name"].default)
+                    found[kind][key] = Rubric(key=key, name=name, kind=kind, family=family, model=model)
+    return found
+
+
+def _namespace_path(name: str) -> list[str]:
+    """The folder of a subpackage the package ships without an `__init__` (its pairwise rubrics)."""
+    root = package().__path__
+    return [f"{location}/{name.replace('.', '/')}" for location in root]
+
+
+def rubric(key: str, kind: str = POINTWISE) -> Rubric:
+    """A rubric by its key; ValueError naming the known ones for an unknown key."""
+    known = rubrics()[kind]
+    if key not in known:
+        raise ValueError(f"unknown {kind} YESciEval rubric {key!r}; the package's are {', '.join(known)}.")
+    return known[key]
+
+
+@functools.cache
+def domains() -> dict[str, str]:
+    """{domain id: its name} of the domains whose vocabulary and examples the package injects."""
+    shipped = _module("injector.domains")
+    return {domain.ID: domain.verbalized for domain in shipped.domains}
+
+
+def messages(
+    key: str,
+    question: str,
+    answers: tuple[str, ...],
+    papers: Mapping[str, str],
+    *,
+    kind: str = POINTWISE,
+    domain: str | None = None,
+) -> list[dict[str, str]]:
+    """The messages the package renders for one rubric (its `instruct()`), as evalhub sends them."""
+    if domain and domain not in domains():
+        raise ValueError(f"unknown YESciEval domain {domain!r}; the package's are {', '.join(domains())}.")
+    rendered = rubric(key, kind).instance(question, answers, papers, domain).instruct()
+    return [{"role": str(message["role"]), "content": str(message["content"])} for message in rendered]
