@@ -128,6 +128,12 @@ def perturbation_choices() -> list[tuple[str, str]]:
     return [(f"{name}:{severity}", label(p, severity)) for name, p in REGISTRY.items() for severity in p.severities]
 
 
+def yescieval_domain_choices() -> list[tuple[str, str]]:
+    from evalhub.core.yescieval.rubrics import domains
+
+    return [("", "None"), *domains().items()]
+
+
 class DiscernmentRunForm(OnlyChoicePreselectedForm):
     benchmark = forms.ModelChoiceField(Benchmark.objects.all())
     family = forms.ChoiceField(choices=[("dhp", "DHP discernment"), ("yescieval", "YESciEval optimism bias")])
@@ -145,7 +151,8 @@ class DiscernmentRunForm(OnlyChoicePreselectedForm):
     )
     perturbations = forms.MultipleChoiceField(choices=perturbation_choices, widget=forms.CheckboxSelectMultiple)
     metrics = forms.CharField(
-        required=False, help_text="Comma-separated metric or rubric keys; empty means all of the task's."
+        required=False,
+        help_text="Comma-separated metric or rubric keys; empty means all of the task's (YESciEval: the paper's nine).",
     )
     judges = SpecField(
         per_line=True,
@@ -173,6 +180,11 @@ class DiscernmentRunForm(OnlyChoicePreselectedForm):
         help_text="Which of the target models' responses are judged: " + VARIANT_HELP,
     )
     seed = forms.IntegerField(initial=0)
+    domain = forms.ChoiceField(
+        choices=yescieval_domain_choices,
+        required=False,
+        help_text="YESciEval: inject a domain's vocabulary and worked examples into the rubrics' prompts.",
+    )
 
     def __init__(self, *args, **kwargs):
         from evalhub.surveys.models import SurveyVersion
@@ -183,8 +195,8 @@ class DiscernmentRunForm(OnlyChoicePreselectedForm):
         surveys.queryset = SurveyVersion.objects.filter(published=True).select_related("survey")
 
     def clean(self):
-        from evalhub.core.prompts.judges import RUBRIC_LEVELS
         from evalhub.core.prompts.surveys import DHP_TEMPLATES
+        from evalhub.core.yescieval.rubrics import PAPER_RUBRICS
 
         data = super().clean() or {}
         if self.errors:
@@ -196,7 +208,7 @@ class DiscernmentRunForm(OnlyChoicePreselectedForm):
         metrics = [m.strip() for m in data["metrics"].split(",") if m.strip()]
         if not metrics:
             metrics = (
-                list(RUBRIC_LEVELS) if family == "yescieval" else [m["key"] for m in DHP_TEMPLATES[task]["metrics"]]
+                list(PAPER_RUBRICS) if family == "yescieval" else [m["key"] for m in DHP_TEMPLATES[task]["metrics"]]
             )
         data["metric_list"] = metrics
         data["judge_list"] = [line.strip() for line in data["judges"].splitlines() if line.strip()]
@@ -235,4 +247,5 @@ class DiscernmentRunForm(OnlyChoicePreselectedForm):
             weights_source=source,
             target_variant=data["target_variant"].strip(),
             seed=data["seed"],
+            domain=data.get("domain") or "",
         )

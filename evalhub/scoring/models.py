@@ -142,6 +142,9 @@ class DiscernmentRun(models.Model):
     weights = models.JSONField(null=True, blank=True, help_text="Expert weights {perturbation: {metric: w}}.")
     weights_source = models.CharField(max_length=200, blank=True)
     seed = models.IntegerField(default=0)
+    domain = models.CharField(
+        max_length=40, blank=True, default="", help_text="YESciEval: the domain whose vocabulary the package injects."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

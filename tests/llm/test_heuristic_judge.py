@@ -115,23 +115,25 @@ def test_it_answers_a_dhp_geval_prompt_with_a_score_alone_and_scores_a_typo_ridd
     assert scores[0] > scores[1]
 
 
-def test_it_answers_a_yescieval_rubric_prompt_with_json_and_an_integer_rating():
+def test_it_answers_a_yescieval_rubric_prompt_in_the_packages_json_with_an_integer_rating():
     import asyncio
     import json
 
-    from evalhub.core.prompts.judge_outputs import parse_rubric_json
-    from evalhub.core.prompts.judges import rubric_messages
+    from evalhub.core.prompts.judge_outputs import parse_pairwise_rubric_json, parse_rubric_json
+    from evalhub.core.yescieval.rubrics import PAIRWISE, messages
     from evalhub.llm.providers.heuristic import HeuristicJudge
 
-    answer = asyncio.run(
-        HeuristicJudge().complete(
-            rubric_messages("relevancy", "Does funding help schools?", "School funding helps schools hire staff.")
-        )
-    ).text
+    question, papers = "Does funding help schools?", {"Funding study": "Funding lets schools hire staff."}
+    asked = messages("relevancy", question, ("School funding helps schools hire staff.",), papers)
+    answer = asyncio.run(HeuristicJudge().complete(asked)).text
     rating = parse_rubric_json(answer)
-    assert rating is not None
-    assert rating.rating in range(1, 6)
-    assert "not a language model" in json.loads(answer)["rationale"]
+    assert rating is not None and rating.rating in range(1, 6)
+    assert "not a language model" in json.loads(answer)["Relevancy"]["rationale"]  # keyed as the prompt asks
+
+    pair = ("School funding helps schools hire staff.", "The weather was sunny on the match day.")
+    asked = messages("method_coverage", question, pair, papers, kind=PAIRWISE, domain="nlp")
+    both = parse_pairwise_rubric_json(asyncio.run(HeuristicJudge().complete(asked)).text)
+    assert both is not None and both[0].rating > both[1].rating  # the off-topic one rated lower
 
 
 def test_the_offline_judge_costs_nothing_and_is_not_counted_as_a_call_without_a_price():

@@ -8,7 +8,7 @@ import zlib
 import pytest
 from scipy import stats
 
-from evalhub.catalog.models import Response
+from evalhub.catalog.models import Prompt, Response
 from evalhub.core.dhp.discernment import discernment
 from evalhub.jobs.models import JobStatus
 from evalhub.jobs.runners import work_chunk
@@ -27,8 +27,8 @@ SUMMARIES = [
 
 def rated_text(messages) -> str:
     content = messages[0]["content"] if len(messages) == 1 else messages[1]["content"]
-    if "Synthesis:\n" in content:
-        return content.split("Synthesis:\n", 1)[1]
+    if "<scientific-synthesis>" in content:  # YESciEval's package prompt
+        return content.split("<scientific-synthesis>\n", 1)[1].split("\n</scientific-synthesis>", 1)[0]
     return content.split("Summary:\n\n", 1)[1].split("\n\nEvaluation Score", 1)[0]
 
 
@@ -380,3 +380,74 @@ def test_a_runs_results_read_its_responses_in_bounded_queries_and_come_out_the_s
         parted = [(sorted(score_rows(run), key=repr), discernment_summary(run)) for run in runs]
     assert parted == whole
     assert longest_in_list(queries) <= 2
+
+
+def test_a_yescieval_run_sends_each_judge_exactly_the_packages_messages_with_its_domain_and_papers(summaries, server):
+    import importlib
+
+    from evalhub.core.yescieval.rubrics import package
+
+    benchmark, _system = summaries
+    papers = [
+        {"title": "Rivers", "abstract": "Rivers carry sediment."},
+        {"title": "Deltas", "abstract": "Deltas grow."},
+    ]
+    Prompt.objects.filter(benchmark=benchmark).update(metadata={"papers": papers})
+    run = do_create_discernment_run(
+        DiscernmentConfig(
+            benchmark=benchmark,
+            family="yescieval",
+            task="yescieval",
+            targets=[_system],
+            perturbations=[["relevancy_extreme", "extreme"]],
+            metrics=["relevancy", "method_coverage"],  # one of the paper's nine, one of the package's later rubrics
+            judges=[spec(server, "strict")],
+            repeats=1,
+            domain="ecology",
+        ),
+        enqueue=False,
+    )
+    run_all(run)
+    assert JudgeScore.objects.filter(run=run, metric="method_coverage").count() == len(SUMMARIES)
+
+    package()  # the package's own classes, built here as its README builds them
+    injector = importlib.import_module("yescieval.injector")
+    classes = {
+        "Relevancy": importlib.import_module("yescieval.rubric.pointwise.structural.relevancy").Relevancy,
+        "MethodCoverage": importlib.import_module("yescieval.rubric.pointwise.breadth").MethodCoverage,
+    }
+    sent = [request["body"]["messages"] for request in server.state.requests]
+    for text in SUMMARIES:
+        for model in classes.values():
+            expected = model(
+                question="Summarise.",
+                answer=text,
+                papers={"Rivers": "Rivers carry sediment.", "Deltas": "Deltas grow."},
+                domain="ecology",
+                vocabulary=injector.VocabularyInjector(),
+                example=injector.ExampleInjector(),
+            ).instruct()
+            assert expected in sent, (model.__name__, text[:30])
+
+
+def test_a_yescieval_run_takes_every_rubric_the_package_ships_and_refuses_an_unknown_domain(summaries, server):
+    from evalhub.core.yescieval.rubrics import POINTWISE, rubrics
+
+    benchmark, system = summaries
+    fields = {
+        "benchmark": benchmark,
+        "family": "yescieval",
+        "task": "yescieval",
+        "targets": [system],
+        "perturbations": [["relevancy_extreme", "extreme"]],
+        "judges": ["heuristic"],
+    }
+    assert DiscernmentConfig(**fields, metrics=list(rubrics()[POINTWISE])).errors() == []
+    refused = DiscernmentConfig(**fields, metrics=["relevancy", "vibes"], domain="physics").errors()
+    assert any("Unknown rubrics vibes" in e and "method_coverage" in e for e in refused)
+    assert any("Unknown domain 'physics'" in e and "ecology" in e for e in refused)
+    dhp = {**fields, "family": "dhp", "task": "dhp-summarization", "perturbations": [["reordering", "major"]]}
+    assert (
+        "A domain's vocabulary is YESciEval's: DHP runs take none."
+        in DiscernmentConfig(**dhp, metrics=["coherence"], domain="nlp").errors()
+    )

@@ -88,24 +88,68 @@ def _load(block: str) -> dict[str, Any] | None:
     return None
 
 
+def _dicts(text: str) -> list[dict[str, Any]]:
+    """Every JSON (or Python-literal) object in an answer, those in code fences first."""
+    candidates = [m.group(1) for m in _FENCE.finditer(text or "")] + [text or ""]
+    return [data for candidate in candidates for block in _objects(candidate) if (data := _load(block)) is not None]
+
+
+def _unwrapped(data: dict[str, Any]) -> dict[str, Any]:
+    """{"Cohesion": {...}} → {...}: the package's answers are keyed by the rubric's name."""
+    if "rating" not in {str(k).lower() for k in data} and len(data) == 1:
+        inner = next(iter(data.values()))
+        return inner if isinstance(inner, dict) else data
+    return data
+
+
+def _rating(data: dict[str, Any]) -> RubricRating | None:
+    """One {rating, rationale}, read strictly (a rating of "4" or 4.0 is 4; 4.5, 0 or 6 is nothing) and
+    checked by the package's own schema of a rating (`yescieval`'s RubricLikertScale: an integer 1–5
+    and its rationale)."""
+    fields = {str(k).lower(): v for k, v in data.items()}
+    try:
+        value = float(str(fields.get("rating", fields.get("score"))).strip())
+    except ValueError:
+        return None
+    if not value.is_integer():
+        return None
+    rationale = str(fields.get("rationale", fields.get("reason", ""))).strip()
+    try:
+        checked = likert_scale().model_validate({"rating": int(value), "rationale": rationale})
+    except ValueError:  # pydantic's ValidationError: out of 1–5
+        return None
+    return RubricRating(int(checked.rating), str(checked.rationale))
+
+
+def likert_scale() -> Any:
+    """The package's schema of one rating (imported without its judges: evalhub.core.yescieval.rubrics)."""
+    from evalhub.core.yescieval.rubrics import package_module
+
+    return package_module("base.parser").RubricLikertScale
+
+
 def parse_rubric_json(text: str) -> RubricRating | None:
     """{"rating": 1–5, "rationale": "..."} from an answer that may wrap it in code fences, add text
-    around it, use single quotes, nest it under the rubric's name, or give the rating as "4"."""
-    candidates = [m.group(1) for m in _FENCE.finditer(text or "")] + [text or ""]
-    for candidate in candidates:
-        for block in _objects(candidate):
-            data = _load(block)
-            if data is None:
-                continue
-            if "rating" not in {str(k).lower() for k in data} and len(data) == 1:
-                inner = next(iter(data.values()))  # {"Cohesion": {"rating": 4, ...}}
-                data = inner if isinstance(inner, dict) else data
-            fields = {str(k).lower(): v for k, v in data.items()}
-            rating = fields.get("rating", fields.get("score"))
-            try:
-                value = float(str(rating).strip())
-            except ValueError:
-                continue
-            if value.is_integer() and 1 <= value <= 5:
-                return RubricRating(int(value), str(fields.get("rationale", fields.get("reason", ""))).strip())
+    around it, use single quotes, nest it under the rubric's name (as YESciEval's prompts ask), or give
+    the rating as "4"."""
+    for data in _dicts(text):
+        rating = _rating(_unwrapped(data))
+        if rating is not None:
+            return rating
+    return None
+
+
+PAIRWISE_SIDES = ("responsea", "responseb")
+
+
+def parse_pairwise_rubric_json(text: str) -> tuple[RubricRating, RubricRating] | None:
+    """YESciEval's pairwise answer, {"Name": {"ResponseA": {rating, rationale}, "ResponseB": {...}}}
+    (read as strictly as one rating, the name's level optional): both ratings, or None."""
+    for data in _dicts(text):
+        sides = {str(k).lower().replace(" ", "").replace("_", ""): v for k, v in _unwrapped(data).items()}
+        if not all(isinstance(sides.get(side), dict) for side in PAIRWISE_SIDES):
+            continue
+        a, b = (_rating(sides[side]) for side in PAIRWISE_SIDES)
+        if a is not None and b is not None:
+            return a, b
     return None

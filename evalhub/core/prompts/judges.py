@@ -1,17 +1,16 @@
-"""Judge prompts: G-Eval style 1–5 scoring for DHP's metrics and YESciEval's rubric prompt.
+"""Judge prompts: G-Eval style 1–5 scoring for DHP's metrics.
 
 DHP, Appendix G prints the summarization Coherence prompt (G-Eval with Auto-CoT evaluation
 steps); it is used verbatim. The other metrics' steps were written for evalhub the same way,
 from the metric definitions of DHP Table 1 (evalhub.core.prompts.surveys holds them).
-YESciEval, Section 2 gives the prompt's parts (context, role, task, characteristics, rating
-scale, JSON response format, notes) and Appendix E the rating guidelines per rubric.
+YESciEval's rubric prompts are its authors' package's (evalhub.core.yescieval.rubrics).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evalhub.core.prompts.surveys import DHP_TEMPLATES, YESCIEVAL_TEMPLATE
+from evalhub.core.prompts.surveys import DHP_TEMPLATES
 from evalhub.core.registry import Registry
 
 
@@ -128,10 +127,9 @@ def metric_of(task: str, metric: str) -> tuple[str, str]:
     raise ValueError(f"{task} has metrics {known}, not {metric!r}.")
 
 
-# The last line of DHP's G-Eval prompt (Appendix G) and the line before YESciEval's synthesis:
-# how a judge (the offline heuristic one) tells which answer format a prompt asks for.
+# The last line of DHP's G-Eval prompt (Appendix G): how a judge (the offline heuristic one) tells
+# which answer format a prompt asks for.
 GEVAL_ANSWER_CUE = "Evaluation Score (please don't give any feedback, just give a score ONLY)"
-YESCIEVAL_ANSWER_CUE = "Synthesis:\n"
 
 
 def geval_messages(task: str, metric: str, text: str, source: str = "") -> list[dict[str, str]]:
@@ -160,143 +158,3 @@ def geval_messages(task: str, metric: str, text: str, source: str = "") -> list[
     lines.append(f"{frame.unit.capitalize()}:\n\n{text}")
     lines.append(f"{GEVAL_ANSWER_CUE} - {name}:")
     return [{"role": "user", "content": "\n\n".join(lines)}]
-
-
-# YESciEval, Appendix E: the rating guidelines per rubric (levels 1–5).
-_RUBRIC_LEVELS = {
-    "cohesion": (
-        "The sentences within the synthesis are disconnected, resulting in a disjointed and fragmented narrative.",
-        "There are attempts at connecting sentences, but the synthesis often feels disjointed.",
-        "The sentences are connected in a way that the synthesis is mostly cohesive, with some areas of improvement.",
-        "The synthesis is cohesive, with sentences well-connected to form a unified narrative.",
-        "The synthesis is highly cohesive, with all sentences and paragraphs logically connected, facilitating a clear "
-        "and coherent narrative flow.",
-    ),
-    "conciseness": (
-        "The synthesis is verbose and cluttered with redundant or irrelevant information, significantly detracting "
-        "from its clarity and focus.",
-        "The synthesis includes some redundant or irrelevant statements, detracting from its clarity.",
-        "The synthesis is relatively clear and to the point, but could be more concise by eliminating a few redundant "
-        "elements.",
-        "The synthesis is concise and to the point, with virtually no redundant statements or unnecessary information.",
-        "The synthesis is precisely concise, delivering information clearly and directly without any superfluous "
-        "details or redundancy, enhancing its clarity and impact.",
-    ),
-    "readability": (
-        "The synthesis is poorly written, with pervasive issues in style, structure, and language use, making it "
-        "difficult to understand.",
-        "The text has noticeable issues with style, structure, or language use, affecting clarity.",
-        "The synthesis follows appropriate conventions and uses language correctly, with minor issues in style or "
-        "structure.",
-        "The text is well-structured and easy to read, with language that is appropriately used and only minor "
-        "stylistic improvements needed.",
-        "The synthesis is exceptionally well-written, following stylistic and structural conventions with precise "
-        "language use, making it accessible and easy to read.",
-    ),
-    "coherence": (
-        "The synthesis lacks logical connection between ideas, leading to a narrative that is confusing and difficult "
-        "to follow.",
-        "The ideas are not always logically connected, leading to a somewhat confusing narrative.",
-        "The ideas are logically connected for the most part, but the narrative could be strengthened for better "
-        "clarity.",
-        "The ideas are logically and soundly connected, offering a clear and understandable narrative.",
-        "The ideas within the synthesis are connected in a logical and sound manner, forming a coherent and "
-        "compelling narrative that is easy to follow.",
-    ),
-    "integration": (
-        "The synthesis fails to integrate the sources in any meaningful way. It lacks appropriate markers, "
-        "connectors, or transitions between ideas and fails to combine the information into a single, cohesive "
-        "paragraph.",
-        "The sources are somewhat integrated but inconsistently. The use of markers and connectors is sporadic or "
-        "inappropriately applied, and the information is presented in multiple paragraphs without a clear unifying "
-        "structure.",
-        "The sources are integrated into a coherent manner within one or multiple paragraphs. The transitions or "
-        "connections could be smoother, and the text would benefit from better paragraph structure to enhance "
-        "clarity and unity.",
-        "The sources are well-integrated, using appropriate markers and connectors to create a seamless narrative. "
-        "The information is effectively organized into a single paragraph, showing a clear, unified approach.",
-        "The synthesis seamlessly integrates information from the various sources, using appropriate markers and "
-        "connectors to create a smooth and unified narrative. All information is skillfully condensed into a single, "
-        "well-structured paragraph, exemplifying excellent integration.",
-    ),
-    "relevancy": (
-        "The information provided does not relate to the research question, showing a lack of understanding or "
-        "connection to the topic.",
-        "The information occasionally relates to the research question but lacks direct and consistent relevance.",
-        "The information is generally related to the research question, with occasional lapses in direct relevance.",
-        "The information is consistently relevant to the research question, with only minor exceptions.",
-        "The synthesis is directly and consistently relevant to the research question, demonstrating a deep "
-        "understanding of the topic and its nuances.",
-    ),
-    "correctness": (
-        "The synthesis consistently misrepresents or inaccurately portrays the content of the provided abstracts, "
-        "showing a significant deviation from the original sources.",
-        "The synthesis contains several inaccuracies or misinterpretations of the source abstracts.",
-        "The synthesis accurately represents most of the content from the provided abstracts but may contain minor "
-        "errors.",
-        "The synthesis provides an accurate representation of the content from the provided abstracts with minor "
-        "exceptions.",
-        "The information in the synthesis is an accurate and faithful representation of the content from the "
-        "provided abstracts, without any factual errors or misinterpretations.",
-    ),
-    "completeness": (
-        "The synthesis omits most of the relevant information, failing to capture the essential points or details "
-        "from the provided abstracts.",
-        "Significant portions of relevant information from the provided abstracts are missing.",
-        "The synthesis captures a fair amount of the relevant information, though it may overlook some details.",
-        "The synthesis includes almost all relevant information, missing only minor details.",
-        "The synthesis comprehensively encapsulates all relevant information from the provided abstracts, leaving no "
-        "pertinent details or points unaddressed.",
-    ),
-    "informativeness": (
-        "The synthesis offers no valuable insights or useful information in response to the research question, "
-        "lacking depth and utility.",
-        "The answer provides limited new insights or useful information in response to the research question.",
-        "The answer is somewhat informative, offering insights or useful information but not in a comprehensive or "
-        "detailed manner.",
-        "The answer is informative and insightful, providing comprehensive information in response to the research "
-        "question.",
-        "The synthesis is highly informative, providing valuable insights and detailed information that thoroughly "
-        "addresses the research question.",
-    ),
-}
-RUBRIC_LEVELS: Registry[tuple[str, ...]] = Registry(
-    "YESciEval rubric",
-    docs="extending/judge-prompts.md",
-    what="rubric",
-    check=lambda name, levels: "" if len(levels) == 5 else "a rubric has five levels",
-    entries=_RUBRIC_LEVELS,
-)
-LEVEL_NAMES = ("Very bad", "Bad", "Moderate", "Good", "Very good")
-
-
-def rubric_messages(rubric: str, question: str, answer: str, abstracts: str = "") -> list[dict[str, str]]:
-    """YESciEval's judge prompt for one rubric; the judge answers {"rating": 1–5, "rationale": "…"}."""
-    rubrics = {r["key"]: r for r in YESCIEVAL_TEMPLATE["metrics"]}
-    if rubric not in rubrics:
-        raise ValueError(f"unknown rubric {rubric!r}; the nine are {', '.join(rubrics)}.")
-    name, characteristic = rubrics[rubric]["name"], rubrics[rubric]["definition"]
-    scale = "\n".join(
-        f"Rating {n}. {label}: {text}"
-        for n, (label, text) in enumerate(zip(LEVEL_NAMES, RUBRIC_LEVELS[rubric], strict=True), 1)
-    )
-    system = "\n\n".join(
-        [
-            "Context: A scientific synthesis answers a research question with a coherent summary of the abstracts of "
-            "relevant papers.",
-            "Role: You are an evaluator of such syntheses.",
-            "Task: Assess how well the synthesis answers the research question from the provided abstracts, under "
-            "the one characteristic below.",
-            f"Evaluation characteristic: {name}. {characteristic}",
-            f"Rating scale:\n{scale}",
-            'Response format: answer with JSON only: {"rating": <an integer from 1 to 5>, "rationale": "<one or two '
-            'sentences on why>"}.',
-            "Notes: Be objective and critical. Judge only what is written, against the abstracts; do not reward "
-            "length or confident wording.",
-        ]
-    )
-    user = f"Research question: {question}\n\n"
-    if abstracts:
-        user += f"Abstracts:\n{abstracts}\n\n"
-    user += f"{YESCIEVAL_ANSWER_CUE}{answer}"
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalhub.core.yescieval.rubrics import PAPER_RUBRICS, POINTWISE, rubrics
+
 INSTRUCTIONS = (
     "You are an evaluator assessing the quality of outputs on a 1–5 Likert scale under several metrics. "
     "For each quality issue below, select the metric you think is most affected by it, that is, the metric "
@@ -120,35 +122,10 @@ DHP_TEMPLATES: dict[str, dict[str, Any]] = {
     ),
 }
 
-# YESciEval, Section 2: the rubrics as questions; Section 3: the adversarial heuristic per rubric.
-_RUBRICS = {
-    "cohesion": (
-        "Cohesion",
-        "Are the sentences connected appropriately such that the resulting synthesis is cohesive?",
-    ),
-    "conciseness": ("Conciseness", "Is the answer short and clear, without redundant statements?"),
-    "readability": (
-        "Readability",
-        "Does the answer follow appropriate style and structure conventions for academic "
-        "writing, particularly for readability?",
-    ),
-    "coherence": ("Coherence", "Are the ideas connected in a sound and logical manner?"),
-    "integration": (
-        "Integration",
-        "Are the sources structurally and linguistically well-integrated, using markers of "
-        "provenance and logical connectors, as a single paragraph?",
-    ),
-    "relevancy": ("Relevancy", "Is the information in the answer relevant to the question?"),
-    "correctness": (
-        "Correctness",
-        "Is the information in the answer a correct representation of the content of the provided abstracts?",
-    ),
-    "completeness": (
-        "Completeness",
-        "Is the answer a comprehensive encapsulation of the relevant information in the provided abstracts?",
-    ),
-    "informativeness": ("Informativeness", "Is the answer a useful and informative reply to the question?"),
-}
+# YESciEval: the paper's nine rubrics as questions, in the words of its authors' package (each rubric's
+# characteristic: evalhub.core.yescieval.rubrics); Section 3: the adversarial heuristic per rubric.
+_PACKAGED = rubrics()[POINTWISE]
+_RUBRICS = {key: (_PACKAGED[key].title, _PACKAGED[key].definition) for key in PAPER_RUBRICS}
 _ADVERSARIAL = {
     "relevancy_subtle": "A sentence from another answer on a related topic was added at the end.",
     "relevancy_extreme": "An unrelated sentence (for example, sports news) was added.",

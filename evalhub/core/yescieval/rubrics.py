@@ -20,29 +20,39 @@ import functools
 import importlib
 import importlib.util
 import pkgutil
+import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from evalhub.core.registry import Registry
+
 PACKAGE = "yescieval"
-POINTWISE, PAIRWISE = "pointwise", "pairwise"
-# The nine rubrics of the paper (YESciEval, ACL 2025, Section 3.1); the others come with the package's
-# later releases.
-PAPER_RUBRICS = frozenset(
-    {
-        "relevancy",
-        "correctness",
-        "completeness",
-        "informativeness",
-        "integration",
-        "cohesion",
-        "coherence",
-        "readability",
-        "conciseness",
-    }
+# "<Evaluation-Characteristic>\n1. Relevancy: is the information ...\n</Evaluation-Characteristic>"
+_CHARACTERISTIC = re.compile(
+    r"<Evaluation-Characteristic>\s*(?:\d+\.\s*)?\w+\s*:\s*(?P<definition>.+?)\s*</Evaluation-Characteristic>",
+    re.DOTALL,
 )
+POINTWISE, PAIRWISE = "pointwise", "pairwise"
+# The nine rubrics of the paper (YESciEval, ACL 2025, Section 3.1), in its groups: linguistic and stylistic,
+# logical and structural, content. The others come with the package's later releases. A run that names
+# no rubric rates these (the ones the paper's adversarial variants attack).
+PAPER_RUBRICS = (
+    "cohesion",
+    "conciseness",
+    "readability",
+    "coherence",
+    "integration",
+    "relevancy",
+    "correctness",
+    "completeness",
+    "informativeness",
+)
+# The package's folders in the order evalhub lists them: the paper's groups first; a folder a later
+# release adds comes after these.
+FAMILIES = ("stylistic", "structural", "fidelity", "breadth", "depth", "rigor", "gap", "innovation")
 
 
 class YesciEvalMissing(RuntimeError):
@@ -63,6 +73,11 @@ def package() -> ModuleType:
     return bare
 
 
+def package_module(name: str) -> ModuleType:
+    """A module of the package (`base.parser`, `injector`, ...), imported without its judges."""
+    return _module(name)
+
+
 def _module(name: str) -> ModuleType:
     package()
     importlib.import_module(
@@ -81,6 +96,20 @@ class Rubric:
     kind: str
     family: str
     model: Any  # the package's class
+
+    @property
+    def title(self) -> str:
+        """The package's name in words: "MethodCoverage" → "Method coverage"."""
+        words = re.findall(r"[A-Z][a-z]*|[a-z]+|\d+", self.name)
+        return " ".join([words[0], *(word.lower() for word in words[1:])]) if words else self.name
+
+    @property
+    def definition(self) -> str:
+        """The characteristic as the rubric's prompt states it (its <Evaluation-Characteristic>)."""
+        template = str(self.model.model_fields["system_prompt_template"].default)
+        found = _CHARACTERISTIC.search(template)
+        text = " ".join(found.group("definition").split()) if found else ""
+        return text[:1].upper() + text[1:]
 
     @property
     def source(self) -> str:
@@ -110,11 +139,41 @@ def version() -> str:
     return installed(PACKAGE)
 
 
-@functools.cache
+def _is_rubric(kind: str) -> Callable[[str, Any], str]:
+    def check(name: str, entry: Any) -> str:
+        parent = _module("base").PointwiseRubric if kind == POINTWISE else _module("base").PairwiseRubric
+        if not isinstance(entry, Rubric) or entry.kind != kind:
+            return f"is not a {kind} Rubric"
+        return (
+            "" if issubclass(entry.model, parent) else f"its model is not a subclass of yescieval's {parent.__name__}"
+        )
+
+    return check
+
+
+# Every rubric a run may choose: the package's (added on first use, below), and any an extension adds
+# (a subclass of the package's PointwiseRubric or PairwiseRubric: docs/extending/judge-prompts.md).
+POINTWISE_RUBRICS: Registry[Rubric] = Registry(
+    "YESciEval pointwise rubric", docs="extending/judge-prompts.md", what="rubric", check=_is_rubric(POINTWISE)
+)
+PAIRWISE_RUBRICS: Registry[Rubric] = Registry(
+    "YESciEval pairwise rubric", docs="extending/judge-prompts.md", what="rubric", check=_is_rubric(PAIRWISE)
+)
+REGISTRIES = {POINTWISE: POINTWISE_RUBRICS, PAIRWISE: PAIRWISE_RUBRICS}
+
+
 def rubrics() -> dict[str, dict[str, Rubric]]:
-    """{kind: {key: rubric}} for every rubric the installed package ships, in the order of its folders."""
+    """{kind: {key: rubric}}: every rubric the installed package ships, in the order evalhub lists them
+    (the paper's groups first), then those an extension added."""
+    _add_the_packages()
+    return {
+        kind: dict(sorted(registry.items(), key=lambda item: _listed(item[1]))) for kind, registry in REGISTRIES.items()
+    }
+
+
+@functools.cache
+def _add_the_packages() -> None:
     base = _module("base")
-    found: dict[str, dict[str, Rubric]] = {POINTWISE: {}, PAIRWISE: {}}
     for kind, parent in ((POINTWISE, base.PointwiseRubric), (PAIRWISE, base.PairwiseRubric)):
         folder = _module(f"rubric.{kind}") if kind == POINTWISE else None
         locations = list(folder.__path__) if folder is not None else _namespace_path(f"rubric.{kind}")
@@ -129,11 +188,17 @@ def rubrics() -> dict[str, dict[str, Rubric]]:
                     and issubclass(value, parent)
                     and value is not parent
                     and value.__module__ == module.__name__
+                    and key not in REGISTRIES[kind]  # an extension's own rubric of that key stands
                 ):
                     model: Any = value  # a pydantic model: its fields' defaults are its class's
                     name = str(model.model_fields["name"].default)
-                    found[kind][key] = Rubric(key=key, name=name, kind=kind, family=family, model=model)
-    return found
+                    REGISTRIES[kind].add(key, Rubric(key=key, name=name, kind=kind, family=family, model=model))
+
+
+def _listed(rubric: Rubric) -> tuple[int, int, str]:
+    family = FAMILIES.index(rubric.family) if rubric.family in FAMILIES else len(FAMILIES)
+    paper = PAPER_RUBRICS.index(rubric.key) if rubric.key in PAPER_RUBRICS else len(PAPER_RUBRICS)
+    return family, paper, rubric.key
 
 
 def _namespace_path(name: str) -> list[str]:

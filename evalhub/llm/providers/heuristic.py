@@ -19,7 +19,7 @@ from typing import Any
 
 from evalhub.core.privileged.graded import RESPONSE_A, RESPONSE_B
 from evalhub.core.prompts import sections as ps
-from evalhub.core.prompts.judges import GEVAL_ANSWER_CUE, YESCIEVAL_ANSWER_CUE
+from evalhub.core.prompts.judges import GEVAL_ANSWER_CUE
 from evalhub.core.scaleeval.debate import JUDGING_INSTRUCTIONS, parse_verdict
 from evalhub.core.text.features import (
     fluency_score,
@@ -51,6 +51,20 @@ VARIANTS = {
     "concise": Weights(reference=0.6, length=-0.2, structure=0.1),
 }
 _SPEAKER = re.compile(r"you are Speaker (\d+)")
+# YESciEval's rubric prompts (the `yescieval` package's): the user prompt's tagged parts, and the
+# characteristic the system prompt names (the key its JSON answer goes under).
+SYNTHESIS = "scientific-synthesis"
+_YESCIEVAL_TAG = re.compile(
+    r"<(scientific-synthesis(?:-[AB])?|research-question|paper-titles-and-abstracts)>\n?(.*?)\n?</\1>", re.DOTALL
+)
+_CHARACTERISTIC = re.compile(r"<Evaluation-Characteristic>\s*(?:\d+\.\s*)?(\w+)\s*:")
+
+
+def _characteristic(system: str) -> str:
+    found = _CHARACTERISTIC.search(system)
+    return found.group(1) if found else "rating"
+
+
 _SPEAKER_SECTION = re.compile(r"^Speaker (\d+)'s (?:Initial Evaluation|Discussion - Round (\d+))$")
 
 
@@ -84,8 +98,12 @@ class HeuristicJudge(OfflineChatClient):
 
     async def _complete_once(self, messages: list[Message], sampling: Sampling) -> Completion:
         prompt = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+        system = next((m["content"] for m in messages if m["role"] == "system"), "")
+        tagged = dict(_YESCIEVAL_TAG.findall(prompt))
         sections = ps.parse_sections(prompt)
-        if ps.SUBMISSION_1 in sections and ps.SUBMISSION_2 in sections:
+        if SYNTHESIS in tagged or (f"{SYNTHESIS}-A" in tagged and f"{SYNTHESIS}-B" in tagged):
+            text = self._rubric(tagged, _characteristic(system))
+        elif ps.SUBMISSION_1 in sections and ps.SUBMISSION_2 in sections:
             weights, followed = _following_examples(self.weights, messages)
             if not followed:
                 weights, followed = _following_instructions(weights, sections)
@@ -96,8 +114,6 @@ class HeuristicJudge(OfflineChatClient):
             text = self._rate(sections)
         elif GEVAL_ANSWER_CUE in prompt:
             text = self._geval(prompt)
-        elif YESCIEVAL_ANSWER_CUE in prompt:
-            text = self._rubric(prompt)
         else:
             raise RequestRejected(self.provider, self.model, "the heuristic judge only judges; it writes no responses")
         return self.offline_completion(prompt, text)
@@ -178,17 +194,24 @@ class HeuristicJudge(OfflineChatClient):
         source = "\n\n".join(blocks[source_at + 1 : title_at]) if source_at >= 0 else ""
         return f"{1 + 4 * self.quality(text, source):.1f}"
 
-    def _rubric(self, prompt: str) -> str:
-        """YESciEval's rubric prompt asks for JSON {rating, rationale}: fluency, order and the share
-        of sentences the question and abstracts support (what off-topic additions lower)."""
-        head, synthesis = prompt.split(YESCIEVAL_ANSWER_CUE, 1)
-        on_topic = _support(synthesis, head)
+    def _rubric(self, tagged: dict[str, str], name: str) -> str:
+        """A YESciEval rubric's prompt (the package's tags) asks for JSON {name: {rating, rationale}}, or
+        for a pair {name: {ResponseA: …, ResponseB: …}}: each synthesis rated by fluency, order and the
+        share of its sentences the question and papers support (what off-topic additions lower)."""
+        context = tagged.get("research-question", "") + "\n" + tagged.get("paper-titles-and-abstracts", "")
+        if SYNTHESIS in tagged:
+            return json.dumps({name: self._rubric_rating(tagged[SYNTHESIS], context)})
+        pair = {f"Response{side}": self._rubric_rating(tagged[f"{SYNTHESIS}-{side}"], context) for side in "AB"}
+        return json.dumps({name: pair})
+
+    def _rubric_rating(self, synthesis: str, context: str) -> dict[str, Any]:
+        on_topic = _support(synthesis, context)
         quality = 0.3 * fluency_score(synthesis) + 0.2 * order_score(synthesis) + 0.5 * on_topic
         if is_refusal(synthesis):
             quality = max(0.0, quality - 0.5)
         rating = max(1, min(5, 1 + round(4 * quality)))
         rationale = f"{self._header()} Fluency, order and on-topic share ({on_topic:.2f}) give {quality:.2f}."
-        return json.dumps({"rating": rating, "rationale": rationale})
+        return {"rating": rating, "rationale": rationale}
 
     def _rate(self, sections: dict[str, str]) -> str:
         score, features = self.score(sections[ps.RESPONSE], _section_starting(sections, ps.REFERENCE_ANSWER))

@@ -10,7 +10,8 @@ from typing import Any, ClassVar
 from evalhub.catalog.models import Benchmark, LanguageModel
 from evalhub.core.dhp.expert_weights import check_weights
 from evalhub.core.dhp.perturbations import REGISTRY
-from evalhub.core.prompts.judges import RUBRIC_LEVELS, TASKS, metric_of
+from evalhub.core.prompts.judges import TASKS, metric_of
+from evalhub.core.yescieval import rubrics
 from evalhub.jobs.config import RunConfig
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider, redact
@@ -38,6 +39,7 @@ class DiscernmentConfig(RunConfig):
     weights_source: str = ""
     target_variant: str = ""
     seed: int = 0
+    domain: str = ""  # YESciEval: a domain whose vocabulary and examples the package injects (nlp, ecology)
 
     relations: ClassVar[dict[str, str]] = {"targets": "target_models"}
 
@@ -58,13 +60,18 @@ class DiscernmentConfig(RunConfig):
                     except ValueError as error:
                         errors.append(str(error))
         elif self.family == DiscernmentFamily.YESCIEVAL:
-            unknown = [m for m in self.metrics if m not in RUBRIC_LEVELS]
+            known = rubrics.rubrics()[rubrics.POINTWISE]
+            unknown = [m for m in self.metrics if m not in known]
             if unknown:
-                errors.append(f"Unknown rubrics {', '.join(unknown)}; the nine are {', '.join(RUBRIC_LEVELS)}.")
+                errors.append(f"Unknown rubrics {', '.join(unknown)}; YESciEval's are {', '.join(known)}.")
+            if self.domain and self.domain not in rubrics.domains():
+                errors.append(f"Unknown domain {self.domain!r}; YESciEval's are {', '.join(rubrics.domains())}.")
             if self.mode == ScoringMode.PROBABILITY:
                 errors.append("YESciEval judges answer in JSON: use generation, not next-token probabilities.")
         else:
             errors.append("Choose DHP or YESciEval.")
+        if self.domain and self.family != DiscernmentFamily.YESCIEVAL:
+            errors.append("A domain's vocabulary is YESciEval's: DHP runs take none.")
         if not self.metrics:
             errors.append("Choose at least one metric.")
         if not self.perturbations:
@@ -120,4 +127,5 @@ class DiscernmentConfig(RunConfig):
             "weights": self.weights_source or "uniform",
             "target_variant": self.target_variant or "all",
             "seed": self.seed,
+            **({"domain": self.domain} if self.domain else {}),
         }

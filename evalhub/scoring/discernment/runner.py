@@ -29,7 +29,9 @@ from evalhub.core.dhp import perturbations as registry
 from evalhub.core.dhp.perturbations import split_sentences
 from evalhub.core.files.evaluation_events import EvaluationResult
 from evalhub.core.prompts.judge_outputs import parse_likert_score, parse_rubric_json
-from evalhub.core.prompts.judges import TASKS, geval_messages, rubric_messages
+from evalhub.core.prompts.judges import TASKS, geval_messages
+from evalhub.core.yescieval import rubrics
+from evalhub.core.yescieval.papers import papers_of
 from evalhub.jobs.chunks import Settled
 from evalhub.jobs.models import Job, JobChunk
 from evalhub.jobs.runners import JobRunner, Plan
@@ -183,8 +185,9 @@ def _perturbed(run: DiscernmentRun, prompts, originals: list[Response], issue) -
 
 
 def _messages(run: DiscernmentRun, prompt: Prompt, text: str, metric: str) -> list[dict[str, str]]:
-    if run.family == DiscernmentFamily.YESCIEVAL:
-        return rubric_messages(metric, prompt.text, text, prompt.source)
+    if run.family == DiscernmentFamily.YESCIEVAL:  # the package's prompt for the rubric, as it renders it
+        papers = papers_of(prompt.metadata or {}, prompt.source)
+        return rubrics.messages(metric, prompt.text, (text,), papers, domain=run.domain or None)
     return geval_messages(run.task, metric, text, prompt.source or prompt.text)
 
 

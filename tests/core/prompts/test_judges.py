@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evalhub.core.prompts.judges import RUBRIC_LEVELS, TASKS, geval_messages, rubric_messages
-from evalhub.core.prompts.surveys import DHP_TEMPLATES, YESCIEVAL_TEMPLATE
+from evalhub.core.prompts.judges import TASKS, geval_messages
+from evalhub.core.prompts.surveys import DHP_TEMPLATES
 
 
 def test_summary_coherence_is_the_papers_prompt():
@@ -33,18 +33,6 @@ def test_every_dhp_metric_has_a_prompt_with_steps_and_a_final_rating_step():
 def test_an_unknown_metric_names_the_known_ones():
     with pytest.raises(ValueError, match="coherence, consistency, fluency, relevance"):
         geval_messages("dhp-summarization", "style", "x")
-
-
-def test_the_rubric_prompt_asks_for_json_with_the_appendix_e_scale():
-    system, user = rubric_messages("cohesion", "Why is the sky blue?", "Because of scattering.", "Abstract 1.")
-    assert "Rating 1. Very bad: The sentences within the synthesis are disconnected" in system["content"]
-    assert "Rating 5. Very good:" in system["content"]
-    assert '"rating"' in system["content"]
-    assert user["content"] == (
-        "Research question: Why is the sky blue?\n\nAbstracts:\nAbstract 1.\n\nSynthesis:\nBecause of scattering."
-    )
-    assert set(RUBRIC_LEVELS) == {m["key"] for m in YESCIEVAL_TEMPLATE["metrics"]}
-    assert all(len(levels) == 5 for levels in RUBRIC_LEVELS.values())
 
 
 def test_the_summarization_prompt_opens_with_the_papers_words():

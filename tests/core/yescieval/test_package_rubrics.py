@@ -105,3 +105,58 @@ def test_rendering_a_rubric_loads_neither_torch_nor_peft():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_pairwise_answer_is_read_side_by_side_and_checked_by_the_packages_schema():
+    from evalhub.core.prompts.judge_outputs import RubricRating, parse_pairwise_rubric_json
+
+    answer = (
+        'Here: {"MethodCoverage": {"ResponseA": {"rating": "4", "rationale": "broad"}, '
+        '"ResponseB": {"rating": 2, "rationale": "narrow"}}}'
+    )
+    assert parse_pairwise_rubric_json(answer) == (RubricRating(4, "broad"), RubricRating(2, "narrow"))
+    assert parse_pairwise_rubric_json(answer.replace('"4"', '"6"')) is None  # outside the package's 1–5
+    assert parse_pairwise_rubric_json(answer.replace('"4"', '"4.5"')) is None
+    assert parse_pairwise_rubric_json('{"rating": 4, "rationale": "one side only"}') is None
+
+
+def test_a_rubric_of_ones_own_is_offered_and_a_class_not_the_packages_is_refused():
+    from evalhub.core.registry import Misregistered
+
+    base = rubrics.package_module("base")
+
+    class Reproducibility(base.PointwiseRubric):
+        name: str = "Reproducibility"
+        system_prompt_template: str = (
+            "<Evaluation-Characteristic>\nReproducibility: can it be redone?\n</Evaluation-Characteristic>"
+        )
+
+    rubrics.POINTWISE_RUBRICS.add(
+        "reproducibility",
+        rubrics.Rubric("reproducibility", "Reproducibility", rubrics.POINTWISE, "rigor", Reproducibility),
+    )
+    try:
+        assert "reproducibility" in rubrics.rubrics()[rubrics.POINTWISE]
+        assert rubrics.rubric("reproducibility").definition == "Can it be redone?"
+        sent = rubrics.messages("reproducibility", QUESTION, ANSWERS["pointwise"], PAPERS)
+        assert sent[0]["content"].startswith("<Evaluation-Characteristic>")
+    finally:
+        rubrics.POINTWISE_RUBRICS.remove("reproducibility")
+
+    rubrics.POINTWISE_RUBRICS.add(
+        "wrong",
+        rubrics.Rubric("wrong", "Wrong", rubrics.POINTWISE, "rigor", dict),  # not the package's rubric
+    )
+    try:
+        with pytest.raises(Misregistered, match="not a subclass of yescieval's PointwiseRubric"):
+            rubrics.POINTWISE_RUBRICS["wrong"]
+    finally:
+        rubrics.POINTWISE_RUBRICS.remove("wrong")
+
+
+def test_the_discernment_page_lists_every_rubric_with_its_family_and_where_it_comes_from():
+    page = (ROOT / "docs" / "discernment.md").read_text()
+    pairwise = rubrics.rubrics()[rubrics.PAIRWISE]
+    for key, rubric in rubrics.rubrics()[rubrics.POINTWISE].items():
+        row = f"| {rubric.title} | `{key}` | {rubric.family} | {'yes' if key in pairwise else ''} | {rubric.source} |"
+        assert row in page, row

@@ -45,13 +45,16 @@ class Command(BaseCommand):
             "--target-variant", default="", help="Only target responses of this variant (imported, answer:0h …)."
         )
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--domain", default="", help="YESciEval: inject this domain's vocabulary and examples (nlp, ecology)."
+        )
         parser.add_argument("--chunk-prompts", type=int, default=DEFAULT_CHUNK_PROMPTS)
         parser.add_argument("--enqueue", action="store_true", help="Queue for the workers instead of running here.")
         add_follow_argument(parser)
 
     def handle(self, *args, **o):
-        from evalhub.core.prompts.judges import RUBRIC_LEVELS
         from evalhub.core.prompts.surveys import DHP_TEMPLATES
+        from evalhub.core.yescieval.rubrics import PAPER_RUBRICS
 
         try:
             benchmark = Benchmark.objects.get(slug=o["benchmark"])
@@ -68,7 +71,7 @@ class Command(BaseCommand):
         metrics = _list(o["metrics"])
         if not metrics:
             metrics = (
-                list(RUBRIC_LEVELS)
+                list(PAPER_RUBRICS)
                 if o["family"] == "yescieval"
                 else [m["key"] for m in DHP_TEMPLATES.get(o["task"], {"metrics": []})["metrics"]]
             )
@@ -97,6 +100,7 @@ class Command(BaseCommand):
                     weights_source=o["weights"],
                     seed=o["seed"],
                     target_variant=o["target_variant"],
+                    domain=o["domain"],
                 ),
                 chunk_prompts=o["chunk_prompts"],
                 enqueue=o["enqueue"],
