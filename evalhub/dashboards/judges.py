@@ -31,7 +31,7 @@ from evalhub.dashboards.shapes import (
     RateCell,
 )
 from evalhub.debates.judging import REFERENCE_STATUSES
-from evalhub.debates.models import Debate, DebateTurn, JudgeRun
+from evalhub.debates.models import Debate, DebateTurn, JudgeRun, judge_key
 from evalhub.jobs.models import JobStatus
 from evalhub.reads.caching import cached
 from evalhub.reads.spec_names import spec_models
@@ -163,8 +163,14 @@ def _judge_runs() -> dict[int, dict[str, Any]]:
     the number of pairs its reference has: a few rows per run, whatever the number of verdicts."""
     fields = ("id", "judge", "criteria_variant", "privileged_sources", "reference_id", "check_position", "seed")
     runs = {
-        run["id"]: {**run, "criterion": run.pop("reference__criterion__name"), "scenarios": {}}
-        for run in JudgeRun.objects.values(*fields, "reference__criterion__name")
+        # "judge": its name on every board (a YESciEval rubric's judge apart from the same model's choices)
+        run["id"]: {
+            **run,
+            "judge": judge_key(run["judge"], run.pop("rubric")),
+            "criterion": run.pop("reference__criterion__name"),
+            "scenarios": {},
+        }
+        for run in JudgeRun.objects.values(*fields, "rubric", "reference__criterion__name")
     }
     for tally in judge_tallies():
         if tally.judge_run_id in runs:

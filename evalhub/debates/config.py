@@ -11,7 +11,7 @@ from evalhub.catalog.models import Benchmark, Criterion, LabelSplit, LanguageMod
 from evalhub.core.prompts.criteria_variants import ORIGINAL, VARIANTS
 from evalhub.core.scaleeval.aids import AIDS
 from evalhub.core.scaleeval.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNANIMOUS
-from evalhub.debates.models import BLIND_FIRST, FLOWS, GRADED, DebateRun, JudgeRun
+from evalhub.debates.models import BLIND_FIRST, FLOWS, GRADED, RUBRIC, DebateRun, JudgeRun
 from evalhub.jobs.config import RunConfig
 from evalhub.llm.capabilities import gives_logprobs
 
@@ -31,7 +31,7 @@ def probabilities_error(judge: str, probabilities: bool, scale: str) -> str:
             f"{judge} gives no token log-probabilities (reasoning models, Anthropic and the offline judges do not): "
             "untick this, and its probability is the vote share over its samples."
         )
-    if scale == GRADED:
+    if scale in (GRADED, RUBRIC):
         return "Probabilities are read for the 1 / 2 / neither scale only."
     return ""
 
@@ -131,9 +131,12 @@ class JudgeRunConfig(RunConfig):
     instructions: str = ""
     examples: Sequence[Mapping[str, Any]] = ()  # WorkedExample fields, asked before each pair
     held_out_of: LabelSplit | None = None  # an improved judge: the split whose held-out pairs score it
+    rubric: str = ""  # scale "rubric": the YESciEval pairwise rubric the judge rates each answer under
+    domain: str = ""  # with a rubric: the domain whose vocabulary and examples the package injects
 
     def errors(self) -> list[str]:
         errors = [] if self.judge.strip() else ["Name the judge's provider spec."]
+        errors += self._rubric_errors()
         if self.examples and self.scale != "choice":
             errors.append("Worked examples are answered 1, 2 or 0: a graded judge takes none.")
         if self.criteria_variant != ORIGINAL and self.criteria_variant not in VARIANTS:
@@ -150,6 +153,19 @@ class JudgeRunConfig(RunConfig):
             errors.append(f"The debate run {self.reference.name!r} has no pairs to judge.")
         return errors
 
+    def _rubric_errors(self) -> list[str]:
+        from evalhub.core.yescieval.rubrics import PAIRWISE, domains, rubrics
+
+        known = rubrics()[PAIRWISE]
+        if self.scale != RUBRIC:
+            return ["A YESciEval rubric and domain go with the rubric scale."] if self.rubric or self.domain else []
+        errors = [] if self.rubric in known else [f"Choose a YESciEval pairwise rubric: {', '.join(known)}."]
+        if self.domain and self.domain not in domains():
+            errors.append(f"Unknown domain {self.domain!r}; YESciEval's are {', '.join(domains())}.")
+        if self.examples or self.instructions:
+            errors.append("A YESciEval rubric's prompt is the package's: it takes no instructions or worked examples.")
+        return errors
+
     def shown(self) -> dict[str, Any]:
         return {
             "reference": self.reference.name,
@@ -164,6 +180,8 @@ class JudgeRunConfig(RunConfig):
             "seed": self.seed,
             "probabilities": self.probabilities,
             **({"label": self.label} if self.label else {}),
+            **({"rubric": self.rubric} if self.rubric else {}),
+            **({"domain": self.domain} if self.domain else {}),
             **({"instructions": self.instructions} if self.instructions else {}),
             **({"examples": len(self.examples)} if self.examples else {}),
             **({"scored_on": f"{self.held_out_of.benchmark.slug}'s held-out pairs"} if self.held_out_of else {}),

@@ -7,7 +7,7 @@ from evalhub.catalog.models import Benchmark, Criterion, LanguageModel, Response
 from evalhub.core.scaleeval.aids import AID_NAMES, AIDS
 from evalhub.core.scaleeval.debate import ALL_ROUNDS, LAST_ROUND, MAJORITY, UNANIMOUS
 from evalhub.debates.config import probabilities_error
-from evalhub.debates.models import BLIND_FIRST, FLOWS, JudgeRun
+from evalhub.debates.models import BLIND_FIRST, FLOWS, RUBRIC, JudgeRun
 from evalhub.llm.capabilities import is_reasoning_spec
 from evalhub.llm.model_names import NOT_REASONING_NAME, REASONING_NAME
 from evalhub.llm.registry import parse_spec
@@ -148,6 +148,18 @@ class DebateRunForm(OnlyChoicePreselectedForm):
         return {name: data[name] for name in names}
 
 
+def pairwise_rubrics() -> dict:
+    from evalhub.core.yescieval.rubrics import PAIRWISE, rubrics
+
+    return rubrics()[PAIRWISE]
+
+
+def domains() -> dict[str, str]:
+    from evalhub.core.yescieval.rubrics import domains as shipped
+
+    return shipped()
+
+
 class JudgeRunForm(OnlyChoicePreselectedForm):
     judge = SpecField(
         max_length=300,
@@ -167,6 +179,18 @@ class JudgeRunForm(OnlyChoicePreselectedForm):
         initial="choice",
         required=False,  # left out (older scripts, the anchor comparison): ScaleEval's choice
         help_text="Graded answers are also correlated with people's graded ratings of the same pairs.",
+    )
+    rubric = forms.ChoiceField(
+        choices=lambda: [("", "—"), *((key, r.title) for key, r in pairwise_rubrics().items())],
+        required=False,
+        label="YESciEval pairwise rubric",
+        help_text="With the rubric scale: the yescieval package's prompt rates each answer 1–5; the higher wins.",
+    )
+    domain = forms.ChoiceField(
+        choices=lambda: [("", "None"), *domains().items()],
+        required=False,
+        label="YESciEval domain",
+        help_text="With a rubric: inject the domain's vocabulary and worked examples, as the package does.",
     )
     samples = forms.IntegerField(min_value=1, max_value=15, initial=1, help_text="k > 1: self-consistency by majority.")
     check_position = forms.BooleanField(required=False, initial=True, label="Also judge each pair in reverse order")
@@ -198,6 +222,10 @@ class JudgeRunForm(OnlyChoicePreselectedForm):
         reasoning = is_reasoning_spec(data.get("judge", ""))
         if data.get("samples", 1) > 1 and data.get("temperature", 0) == 0 and not reasoning:
             self.add_error("temperature", "Several samples need a temperature above 0 to differ.")
+        if data.get("scale") == RUBRIC and not data.get("rubric"):
+            self.add_error("rubric", "Choose the YESciEval pairwise rubric the judge rates under.")
+        elif data.get("scale") != RUBRIC and (data.get("rubric") or data.get("domain")):
+            self.add_error("scale", "A YESciEval rubric is judged on the rubric scale.")
         problem = probabilities_error(data.get("judge", ""), data.get("probabilities", False), data.get("scale", ""))
         if problem:
             self.add_error("probabilities", problem)

@@ -21,6 +21,7 @@ from evalhub.core.files.evaluation_events import EvaluationResult
 from evalhub.core.privileged.graded import GRADE_REMINDER, graded_prompt, parse_grade, verdict_of_grade
 from evalhub.core.prompts import sections as ps
 from evalhub.core.prompts.criteria_variants import criteria_section
+from evalhub.core.prompts.judge_outputs import parse_pairwise_rubric_json
 from evalhub.core.runs.outcomes import ComponentFailure, Outcome
 from evalhub.core.runs.usage import CallStats
 from evalhub.core.scaleeval.debate import PRIVILEGED_NOTE, DebateSetup, ask_for_verdict, initial_prompt
@@ -37,10 +38,12 @@ from evalhub.core.statistics.agreement import (
     system_agreement,
     unswap,
 )
+from evalhub.core.yescieval import rubrics
+from evalhub.core.yescieval.papers import papers_of
 from evalhub.debates.actions import DEBATES_PER_JUDGE_CHUNK, RunRejected, judge_queue
 from evalhub.debates.config import JUDGE_RUN, JudgeRunConfig
 from evalhub.debates.evaluation_events import PairVerdict, pair_events
-from evalhub.debates.models import GRADED, Debate, DebateStatus, JudgeRun, JudgeVerdict
+from evalhub.debates.models import GRADED, RUBRIC, Debate, DebateStatus, JudgeRun, JudgeVerdict
 from evalhub.debates.runner import PRIVILEGED_TITLES
 from evalhub.debates.verdict_counts import REFERENCE_STATUSES, do_recount_judge_run
 from evalhub.jobs.chunks import Settled
@@ -53,8 +56,15 @@ from evalhub.system.telemetry import emit_after_commit
 
 
 def judge_messages(run: JudgeRun, debate: Debate, reversed_order: bool) -> list[dict[str, str]]:
-    """The prompt a single judge is asked: ScaleEval's first round, or Figure 8's for a graded run."""
+    """The prompt a single judge is asked: ScaleEval's first round, Figure 8's for a graded run, or the
+    `yescieval` package's pairwise rubric prompt (the pair in the order shown as its A and B)."""
     setup = judge_setup(run, debate, reversed_order)
+    if run.scale == RUBRIC:
+        papers = papers_of(debate.prompt.metadata or {}, debate.prompt.source)
+        answers = (setup.submission_1, setup.submission_2)
+        return rubrics.messages(
+            run.rubric, setup.question, answers, papers, kind=rubrics.PAIRWISE, domain=run.domain or None
+        )
     if run.scale != GRADED:
         # A judge version's worked examples come first, each asked and answered as a pair would be.
         examples = [WorkedExample(**example) for example in run.examples]
@@ -91,6 +101,22 @@ def judge_setup(run: JudgeRun, debate: Debate, reversed_order: bool) -> DebateSe
         privileged=privileged,
         instructions=run.instructions,
     )
+
+
+RUBRIC_REMINDER = (
+    'Answer in the JSON format the instructions give: {"<characteristic>": {"ResponseA": {"rating": <1-5>, '
+    '"rationale": "..."}, "ResponseB": {"rating": <1-5>, "rationale": "..."}}}.'
+)
+
+
+def rubric_verdict(text: str) -> int | None:
+    """A YESciEval pairwise answer as a verdict in the order shown: the higher-rated answer is
+    preferred, equal ratings are neither (0); None when the answer holds no two readable ratings."""
+    ratings = parse_pairwise_rubric_json(text)
+    if ratings is None:
+        return None
+    a, b = ratings
+    return verdict_of_grade(a.rating - b.rating)
 
 
 @dataclass
@@ -153,6 +179,9 @@ def judge_chunk_work(run: JudgeRun, chunk: JobChunk) -> JudgeChunkResult:
             if run.scale == GRADED:
                 answer = await ask_for_verdict(messages, ask, parse_grade, GRADE_REMINDER)
                 grade, verdict = answer.verdict, verdict_of_grade(answer.verdict)
+            elif run.scale == RUBRIC:
+                answer = await ask_for_verdict(messages, ask, rubric_verdict, RUBRIC_REMINDER)
+                grade, verdict = None, answer.verdict
             else:
                 answer = await ask_for_verdict(messages, ask)
                 grade, verdict = None, answer.verdict

@@ -203,6 +203,13 @@ class DebateTurn(models.Model):
 
 
 GRADED = "graded"  # a judge run's scale: Figure 8's five graded verdicts
+RUBRIC = "rubric"  # a judge run's scale: a YESciEval pairwise rubric rates each answer 1–5
+
+
+def judge_key(spec: str, rubric: str = "") -> str:
+    """How boards and the judge lab name a single judge: its spec, and the YESciEval rubric it judged
+    under where it judged under one (the same model under two rubrics is two judges)."""
+    return f"{spec} · yescieval:{rubric}" if rubric else spec
 
 
 class JudgeRun(models.Model):
@@ -219,9 +226,12 @@ class JudgeRun(models.Model):
     SCALES = [
         ("choice", "1 / 2 / neither (ScaleEval's judge prompt)"),
         (GRADED, "graded: A >> B … B >> A (Figure 8 of the privileged-information paper)"),
+        (RUBRIC, "a YESciEval pairwise rubric: each answer rated 1–5, the higher preferred"),
     ]
     scale = models.CharField(max_length=10, choices=SCALES, default="choice")
     check_position = models.BooleanField(default=True, help_text="Also ask with the pair in the other order.")
+    rubric = models.CharField(max_length=60, blank=True, help_text="The YESciEval pairwise rubric (scale 'rubric').")
+    domain = models.CharField(max_length=40, blank=True, help_text="The YESciEval domain whose vocabulary is injected.")
     temperature = models.FloatField(default=0.0)
     max_tokens = models.PositiveIntegerField(default=512)
     seed = models.IntegerField(default=0)
@@ -254,8 +264,9 @@ class JudgeRun(models.Model):
         extras += ["privileged"] if self.privileged_sources else []
         extras += [f"k={self.samples}"] if self.samples > 1 else []
         extras += ["graded"] if self.scale == GRADED else []
+        extras += [f"domain {self.domain}"] if self.domain else []
         extras += ["probabilities"] if self.probabilities else []
-        return self.judge + (f" ({', '.join(extras)})" if extras else "")
+        return judge_key(self.judge, self.rubric) + (f" ({', '.join(extras)})" if extras else "")
 
 
 class JudgeVerdict(models.Model):

@@ -7,7 +7,7 @@ from collections import defaultdict
 from typing import Any
 
 from evalhub.core.statistics.agreement import majorities
-from evalhub.debates.models import JudgeRun
+from evalhub.debates.models import JudgeRun, judge_key
 from evalhub.debates.queries import judge_verdict_rows
 from evalhub.reads.caching import cached
 
@@ -26,8 +26,9 @@ def _compute() -> dict[int, dict[str, Any]]:
         grouped[run_id].append((debate, reversed_order, verdict))
     out = {}
     for run in JudgeRun.objects.values(
-        "id", "judge", "criteria_variant", "privileged_sources", "reference_id", "check_position"
+        "id", "judge", "criteria_variant", "privileged_sources", "reference_id", "check_position", "rubric"
     ):
         same, reversed_, _ = majorities(grouped.get(run["id"], ()))
-        out[run["id"]] = {**run, "same": same, "reversed": reversed_}
+        # "judge": the name boards give it (its spec, and its YESciEval rubric where it had one).
+        out[run["id"]] = {**run, "judge": judge_key(run["judge"], run["rubric"]), "same": same, "reversed": reversed_}
     return out

@@ -388,3 +388,67 @@ def test_a_judge_run_with_probabilities_stores_each_verdicts_probabilities_and_t
     assert report["openai:gpt-4o"].calibration is None, "one sample, no probabilities: nothing to calibrate"
     with pytest.raises(CommandError, match="gives no token log-probabilities"):
         call_command("judge_pairs", "--run", str(reference.pk), "--judge", "heuristic", "--probabilities")
+
+
+def test_a_yescieval_pairwise_rubric_judge_sends_the_packages_prompt_and_lands_on_the_board_and_in_the_lab(
+    reference, agents
+):
+    import json
+
+    from evalhub.core.yescieval import rubrics
+    from evalhub.core.yescieval.papers import papers_of
+    from evalhub.reads.battles import battle_judges, judge_battles
+    from evalhub.reads.caching import fingerprint
+    from evalhub.reads.judged_pairs import Scope, collect
+
+    asked = []
+
+    def rater(agent, messages):
+        asked.append(messages)
+        user = messages[-1]["content"]
+        a = user.split("<scientific-synthesis-A>\n", 1)[1].split("\n</scientific-synthesis-A>", 1)[0]
+        b = user.split("<scientific-synthesis-B>\n", 1)[1].split("\n</scientific-synthesis-B>", 1)[0]
+        rated = (4, 2) if len(a) >= len(b) else (2, 4)  # the longer answer covers more methods
+        sides = {f"Response{s}": {"rating": str(r), "rationale": "counted"} for s, r in zip("AB", rated, strict=True)}
+        return f"```json\n{json.dumps({'MethodCoverage': sides})}\n```"
+
+    agents(rater)
+    run = judge(reference, scale="rubric", rubric="method_coverage", domain="nlp", check_position=True)
+    run.job.refresh_from_db()
+    assert run.job.status == JobStatus.SUCCEEDED and run.verdicts.count() == 6
+    assert all(v.verdict in (1, 2) for v in run.verdicts.all())
+    (report,), _, _ = meta_evaluation(reference)
+    assert report.flips.hits == 0  # rated by content: the order shown changes nothing
+
+    debate = reference.debates.order_by("id").first()
+    first, second = debate.shown
+    expected = rubrics.messages(
+        "method_coverage",
+        debate.prompt.text,
+        (first.text, second.text),
+        papers_of(debate.prompt.metadata or {}, debate.prompt.source),
+        kind=rubrics.PAIRWISE,
+        domain="nlp",
+    )
+    assert expected in asked  # the package's pairwise prompt, as it renders it
+
+    key = "scripted-0 · yescieval:method_coverage"
+    assert (key, key) in dict(battle_judges())["Single LLM judges"]
+    assert len(judge_battles(key, fingerprint())) == 3  # every pair it judged is a battle of its own
+    assert key in collect(Scope()).judges  # the judge lab measures it like any judge
+
+
+def test_a_rubric_judge_run_names_a_known_pairwise_rubric_on_the_rubric_scale(reference):
+    from evalhub.debates.config import JudgeRunConfig
+
+    def errors(**fields):
+        return JudgeRunConfig(reference=reference, judge="heuristic", **fields).errors()
+
+    assert errors(scale="rubric", rubric="method_coverage", domain="ecology") == []
+    assert any("Choose a YESciEval pairwise rubric: context_coverage" in e for e in errors(scale="rubric"))
+    # Relevancy is one of the package's pointwise rubrics only.
+    assert any("Choose a YESciEval pairwise rubric" in e for e in errors(scale="rubric", rubric="relevancy"))
+    assert "A YESciEval rubric and domain go with the rubric scale." in errors(rubric="method_coverage")
+    assert any("Unknown domain 'physics'" in e for e in errors(scale="rubric", rubric="novelty", domain="physics"))
+    refused = errors(scale="rubric", rubric="method_coverage", instructions="Be strict.")
+    assert any("takes no instructions" in e for e in refused)

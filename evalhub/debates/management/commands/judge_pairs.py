@@ -21,8 +21,13 @@ class Command(BaseCommand):
         parser.add_argument("--privileged", action="append", default=[], help="Privileged field to show; repeat.")
         parser.add_argument("--samples", type=int, default=1)
         parser.add_argument(
-            "--scale", choices=("choice", "graded"), default="choice", help="graded: Figure 8's A >> B … B >> A."
+            "--scale",
+            choices=("choice", "graded", "rubric"),
+            default="choice",
+            help="graded: Figure 8's A >> B … B >> A; rubric: a YESciEval pairwise rubric (--rubric).",
         )
+        parser.add_argument("--rubric", default="", help="With --scale rubric: e.g. method_coverage.")
+        parser.add_argument("--domain", default="", help="With a rubric: nlp or ecology (the package's vocabularies).")
         parser.add_argument("--no-position-check", action="store_true", help="Do not also ask in reverse order.")
         parser.add_argument("--temperature", type=float, default=0.0)
         parser.add_argument("--max-tokens", type=int, default=512)
@@ -47,6 +52,8 @@ class Command(BaseCommand):
                 "privileged_sources": o["privileged"],
                 "samples": o["samples"],
                 "scale": o["scale"],
+                "rubric": o["rubric"],
+                "domain": o["domain"],
                 "check_position": not o["no_position_check"],
                 "temperature": o["temperature"],
                 "max_tokens": o["max_tokens"],
