@@ -21,7 +21,7 @@ from evalhub.catalog.models import Benchmark, LanguageModel
 from evalhub.core.privileged.hints import RULE_BASED
 from evalhub.debates.actions import do_create_judge_run
 from evalhub.debates.demo import DEMO_RUN_NAME, do_create_demo_debate_run
-from evalhub.debates.models import DebateRun, JudgeRun
+from evalhub.debates.models import RUBRIC, DebateRun, JudgeRun
 from evalhub.generation.actions import do_create_generation_run, do_ensure_builtin_templates, do_register_candidate
 from evalhub.generation.config import GenerationConfig
 from evalhub.generation.models import GenerationRun, PromptTemplate
@@ -56,10 +56,14 @@ def do_start_demo_runs(tiny_model_path: Path) -> list[str]:
     if do_create_demo_debate_run():
         started.append("debates")
     debates = DebateRun.objects.get(name=DEMO_RUN_NAME)
-    if not JudgeRun.objects.filter(reference=debates).exists():
+    if not JudgeRun.objects.filter(reference=debates).exclude(scale=RUBRIC).exists():
         # Three samples: the vote share is a probability, so the calibration section has data.
         do_create_judge_run(reference=debates, judge=DEMO_JUDGE, privileged_sources=[], samples=3)
         started.append("a single judge")
+    if not JudgeRun.objects.filter(reference=debates, scale=RUBRIC).exists():
+        # One of YESciEval's pairwise rubrics, offline: the heuristic judge reads the package's prompt.
+        do_create_judge_run(reference=debates, judge=DEMO_JUDGE, scale=RUBRIC, rubric="method_coverage", domain="nlp")
+        started.append("a YESciEval pairwise rubric judge")
     if do_demo_blind_first_adjudication():
         started.append("a blind-first adjudication by two simulated people")
     if do_demo_judge_improvement():
@@ -103,8 +107,11 @@ def do_start_demo_runs(tiny_model_path: Path) -> list[str]:
                     ["relevancy_extreme", "extreme"],
                     ["correctness_subtle", "subtle"],
                     ["correctness_extreme", "extreme"],
+                    ["breadth_subtle", "subtle"],
+                    ["breadth_extreme", "extreme"],
                 ],
-                metrics=["relevancy", "correctness"],
+                # Two of the paper's nine rubrics and one the yescieval package added since.
+                metrics=["relevancy", "correctness", "method_coverage"],
                 judges=["heuristic", "heuristic:detail"],
                 repeats=1,
             ),

@@ -32,6 +32,7 @@ def test_every_demo_run_succeeds_offline(demo_runs):
     assert demo_runs == [
         "debates",
         "a single judge",
+        "a YESciEval pairwise rubric judge",
         "a blind-first adjudication by two simulated people",
         "a judge improved with few-shot examples, scored on held-out labels",
         "GEM with a tiny random model",
@@ -68,10 +69,10 @@ def test_every_demo_page_shows_data_and_says_its_numbers_come_from_stand_ins(adm
     generation = GenerationRun.objects.get()
     pages = {
         "/leaderboards/": ["Demo system: thorough", "GRE-bench", "heuristic:concise"],
-        "/judges/": ["heuristic:concise"],
+        "/judges/": ["heuristic:concise", "heuristic:concise · yescieval:method_coverage"],
         f"/scoring/gem/{gem.job_id}/results/": ["Demo system: sloppy"],
         f"/scoring/discernment/{dhp.job_id}/results/": ["heuristic:detail"],
-        f"/scoring/discernment/{yescieval.job_id}/results/": ["relevancy"],
+        f"/scoring/discernment/{yescieval.job_id}/results/": ["relevancy", "method_coverage"],
         f"/generation/{generation.job_id}/results/": ["Accuracy per hint tier"],
     }
     for url, expected in pages.items():

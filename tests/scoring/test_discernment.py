@@ -451,3 +451,29 @@ def test_a_yescieval_run_takes_every_rubric_the_package_ships_and_refuses_an_unk
         "A domain's vocabulary is YESciEval's: DHP runs take none."
         in DiscernmentConfig(**dhp, metrics=["coherence"], domain="nlp").errors()
     )
+
+
+def test_the_optimism_report_covers_the_packages_later_rubrics_and_finds_a_planted_optimist(summaries, server):
+    benchmark, system = summaries
+    run = do_create_discernment_run(
+        DiscernmentConfig(
+            benchmark=benchmark,
+            family="yescieval",
+            task="yescieval",
+            targets=[system],
+            perturbations=[["breadth_extreme", "extreme"], ["breadth_subtle", "subtle"]],
+            metrics=["method_coverage", "scope_coverage"],
+            judges=[spec(server, "strict"), spec(server, "optimist")],  # the optimist rates every copy 5
+            repeats=1,
+        ),
+        enqueue=False,
+    )
+    run_all(run)
+    run.job.refresh_from_db()
+    optimism = run.job.result["optimism"]
+    strict, optimist = optimism[spec(server, "strict")], optimism[spec(server, "optimist")]
+    for rubric in ("method_coverage", "scope_coverage"):  # one breadth attack, rated on each breadth rubric
+        assert strict[rubric]["extreme"]["drop"] == 4 and strict[rubric]["extreme"]["optimistic_share"] == 0
+        assert optimist[rubric]["extreme"]["retention"] == 1 and optimist[rubric]["extreme"]["optimistic_share"] == 1
+        assert optimist[rubric]["subtle"]["p"] == 1  # nothing noticed
+        assert strict[rubric]["extreme"]["n"] == len(SUMMARIES)

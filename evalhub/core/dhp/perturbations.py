@@ -219,6 +219,18 @@ class Perturbation:
     run: Callable[..., Perturbed]
     rubric: str = ""  # the YESciEval rubric it targets
     description: str = ""
+    rubric_family: str = ""  # or every YESciEval rubric of this family (the `yescieval` package's folder)
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The YESciEval rubrics a copy made by this attack is rated on (none for DHP's perturbations)."""
+        if self.rubric:
+            return (self.rubric,)
+        if not self.rubric_family:
+            return ()
+        from evalhub.core.yescieval.rubrics import POINTWISE, rubrics
+
+        return tuple(key for key, r in rubrics()[POINTWISE].items() if r.family == self.rubric_family)
 
 
 REGISTRY: Registry[Perturbation] = Registry(
@@ -555,5 +567,68 @@ for _rubric, _attacks in RUBRIC_ATTACKS.items():
                 (_severity,),
                 _function,
                 rubric=_rubric,
+            )
+        )
+
+
+# --- The package's later rubric families: evalhub's own attacks -------------------------------
+# The paper's Appendix B.3 attacks the nine rubrics only. For the rubrics the `yescieval` package added
+# since, evalhub removes what a family rewards, rule-based and deterministic: for breadth, the answer's
+# later aspects (subtle: its last sentence; extreme: all but its first); for depth, rigor, gap
+# identification and novelty, the sentences carrying the family's cue words (subtle: the first such
+# sentence; extreme: every one). A copy of an answer with no such sentence is reported and left out.
+FAMILY_CUES = {
+    "depth": r"because|therefore|thus|hence|due to|as a result|consequently|lead(?:s)? to|led to|cause[sd]?"
+    r"|mechanism\w*|via|through|by which|before|after|until|during|(?:1[89]|20)\d\d",
+    "rigor": r"may|might|could|likely|suggest\w*|uncertain\w*|unclear|approximately|confidence|interval"
+    r"|significan\w*|\d+(?:[.,]\d+)*",  # a figure (a percentage's number too)
+    "gap": r"gaps?|unknown|unclear|remain\w*|future|lack\w*|limited|understudied|open question\w*",
+    "innovation": r"novel\w*|new|first|state[- ]of[- ]the[- ]art|recent\w*|outperform\w*|breakthrough\w*|advance\w*",
+}
+
+
+def _keep_first(text: str, **_: Any) -> Perturbed:
+    sentences = split_sentences(text)
+    if len(sentences) < 2:
+        return Perturbed(None, {}, "a single sentence: nothing to drop.")
+    return checked(text, sentences[0], {"dropped": len(sentences) - 1}, "kept the first sentence only")
+
+
+def _drop_cued(family: str, every: bool) -> Callable[..., Perturbed]:
+    cues = re.compile(rf"\b(?:{FAMILY_CUES[family]})\b", re.IGNORECASE)
+
+    def run(text: str, **_: Any) -> Perturbed:
+        sentences = split_sentences(text)
+        cued = [index for index, sentence in enumerate(sentences) if cues.search(sentence)]
+        if not cued:
+            return Perturbed(None, {}, f"no sentence carries a {family} cue.")
+        dropped = set(cued if every else cued[:1])
+        kept = [sentence for index, sentence in enumerate(sentences) if index not in dropped]
+        if not kept:
+            return Perturbed(None, {}, f"every sentence carries a {family} cue: nothing would be left.")
+        return checked(
+            text, join_sentences(kept), {"dropped": len(dropped)}, f"dropped {len(dropped)} {family} sentence(s)"
+        )
+
+    return run
+
+
+FAMILY_ATTACKS: dict[str, dict[str, Callable[..., Perturbed]]] = {
+    "breadth": {SUBTLE: _drop_last(False), EXTREME: _keep_first},
+    **{family: {SUBTLE: _drop_cued(family, False), EXTREME: _drop_cued(family, True)} for family in FAMILY_CUES},
+}
+
+for _family, _attacks in FAMILY_ATTACKS.items():
+    for _severity, _function in _attacks.items():
+        register(
+            Perturbation(
+                f"{_family}_{_severity}",
+                f"{_family.capitalize()} rubrics ({_severity})",
+                "yescieval",
+                "S",
+                False,
+                (_severity,),
+                _function,
+                rubric_family=_family,
             )
         )

@@ -145,6 +145,17 @@ _ADVERSARIAL = {
     "readability_extreme": "A tweet-style snippet with slang and hashtags was added.",
     "conciseness_subtle": "The last sentence was repeated in other words.",
     "conciseness_extreme": "Every sentence was followed by a redundant rewording of itself.",
+    # evalhub's attacks on the package's later rubric families (evalhub.core.dhp.perturbations)
+    "breadth_subtle": "The answer's last sentence, and the aspect it covered, was removed.",
+    "breadth_extreme": "Only the answer's first sentence was kept: one aspect is covered.",
+    "depth_subtle": "The first sentence explaining causes, mechanisms or timing was removed.",
+    "depth_extreme": "Every sentence explaining causes, mechanisms or timing was removed.",
+    "rigor_subtle": "The first sentence with a hedge, a figure or an uncertainty was removed.",
+    "rigor_extreme": "Every sentence with a hedge, a figure or an uncertainty was removed.",
+    "gap_subtle": "The first sentence naming a gap or an open question was removed.",
+    "gap_extreme": "Every sentence naming a gap or an open question was removed.",
+    "innovation_subtle": "The first sentence naming a new or state-of-the-art contribution was removed.",
+    "innovation_extreme": "Every sentence naming a new or state-of-the-art contribution was removed.",
 }
 
 YESCIEVAL_TEMPLATE = _task(

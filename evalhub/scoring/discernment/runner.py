@@ -196,8 +196,8 @@ def _items(run: DiscernmentRun, prompts, originals: list[Response], derived: lis
     for response in derived:
         metrics = run.metrics
         if run.family == DiscernmentFamily.YESCIEVAL:  # YESciEval, B.3: each attack targets one rubric
-            rubric = registry.REGISTRY[response.perturbation].rubric
-            metrics = [rubric] if rubric in run.metrics else []
+            targets = registry.REGISTRY[response.perturbation].targets
+            metrics = [metric for metric in run.metrics if metric in targets]
         items += [Item(response, m, _messages(run, prompts[response.prompt_id], response.text, m)) for m in metrics]
     return items
 

@@ -124,7 +124,7 @@ def test_llm_perturbations_use_the_appendix_d_prompt_and_fail_clearly_without_an
 
 
 def test_every_yescieval_variant_changes_the_text_as_appendix_b3_says():
-    names = [n for n, p in REGISTRY.items() if p.family == "yescieval"]
+    names = [n for n, p in REGISTRY.items() if p.family == "yescieval" and p.rubric]
     assert len(names) == 18
     assert {REGISTRY[n].rubric for n in names} == {
         "relevancy",
@@ -182,3 +182,37 @@ def test_every_survey_quality_issue_is_a_registered_perturbation_so_weights_join
 
     issues = {i["key"] for t in [*DHP_TEMPLATES.values(), YESCIEVAL_TEMPLATE] for i in t["issues"]}
     assert issues == set(REGISTRY)
+
+
+def test_the_later_rubric_families_are_attacked_by_removing_what_each_family_rewards():
+    from evalhub.core.yescieval.rubrics import POINTWISE, rubrics
+
+    families = {r.family for key, r in rubrics()[POINTWISE].items() if not REGISTRY.get(f"{key}_subtle")}
+    attacked = {p.rubric_family for p in REGISTRY.values() if p.rubric_family}
+    assert attacked == families == {"breadth", "depth", "rigor", "gap", "innovation"}
+    # Every rubric the package ships is the target of some attack (the paper's nine, one each).
+    assert {t for p in REGISTRY.values() for t in p.targets} == set(rubrics()[POINTWISE])
+    assert REGISTRY["breadth_subtle"].targets == (
+        "context_coverage",
+        "dimension_coverage",
+        "method_coverage",
+        "scale_coverage",
+        "scope_coverage",
+    )
+
+    def run(name, text=SUMMARY):
+        severity = name.rsplit("_", 1)[1]
+        return apply(name, text, severity=severity, seed=1)
+
+    sentences = split_sentences(SUMMARY)
+    assert run("breadth_subtle").text == " ".join(sentences[:-1])
+    assert run("breadth_extreme").text == sentences[0]
+    # "Therefore it is cheap to deploy." is the first (and only) sentence with a depth cue.
+    assert (
+        run("depth_subtle").text == run("depth_extreme").text == " ".join(s for s in sentences if "Therefore" not in s)
+    )
+    # Rigor: figures, hedges — "single GPU" has none, "12 datasets" has a figure.
+    assert "12 datasets" not in run("rigor_extreme").text and "single GPU" in run("rigor_extreme").text
+    assert run("innovation_subtle").text == " ".join(sentences[1:])  # "the new model …"
+    assert run("gap_subtle").note == "no sentence carries a gap cue."  # reported and left out, never a no-op copy
+    assert run("innovation_extreme", "A new method. A novel dataset.").note.startswith("every sentence carries")
