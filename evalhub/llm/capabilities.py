@@ -30,7 +30,9 @@ def is_reasoning_spec(spec: str | dict[str, Any]) -> bool:
     return parsed.provider in NAMED_BY_OPENAI and is_reasoning_model(parsed.model)
 
 
-LOGPROB_PROVIDERS = ("openai", "azure", "openai-compatible", "transformers")
+# Models run in this process (a GPU worker's), by the transformers library.
+LOCAL_PROVIDERS = ("transformers", "yescieval")
+LOGPROB_PROVIDERS = ("openai", "azure", "openai-compatible", *LOCAL_PROVIDERS)
 
 
 def gives_logprobs(spec: str | dict[str, Any]) -> bool:

@@ -36,6 +36,7 @@ CHAT_PROVIDERS: Registry[type[ChatClient]] = Registry(
         "azure": "evalhub.llm.providers.openai_chat:AzureOpenAIChat",
         "anthropic": "evalhub.llm.providers.anthropic_chat:AnthropicChat",
         "transformers": "evalhub.llm.providers.transformers_chat:TransformersChat",
+        "yescieval": "evalhub.llm.providers.yescieval_judges:YesciEvalJudge",
         "heuristic": "evalhub.llm.providers.heuristic:HeuristicJudge",
         "arithmetic": "evalhub.llm.providers.arithmetic:ArithmeticCandidate",
     },

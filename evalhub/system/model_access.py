@@ -12,6 +12,7 @@ from evalhub.celery import DEFAULT_QUEUE, GPU_QUEUE
 from evalhub.llm import get_chat_client, get_scorer
 from evalhub.llm.accounting import Price, UsageMeter
 from evalhub.llm.cache import PostgresResponseCache, ResponseCache
+from evalhub.llm.capabilities import LOCAL_PROVIDERS
 from evalhub.llm.registry import parse_spec
 from evalhub.llm.types import UnknownProvider
 
@@ -50,7 +51,7 @@ def configured_prices() -> dict[str, Price]:
 def queue_for(specs: Iterable[str], *, local: bool = False) -> str:
     """The Celery queue for work that calls these models: in-process transformers models (or other
     `local` work) run on the GPU workers, API models on the default queue."""
-    local = local or any(_provider(spec) == "transformers" for spec in specs if spec)
+    local = local or any(_provider(spec) in LOCAL_PROVIDERS for spec in specs if spec)
     return GPU_QUEUE if local else DEFAULT_QUEUE
 
 

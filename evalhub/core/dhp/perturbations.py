@@ -618,8 +618,8 @@ FAMILY_ATTACKS: dict[str, dict[str, Callable[..., Perturbed]]] = {
     **{family: {SUBTLE: _drop_cued(family, False), EXTREME: _drop_cued(family, True)} for family in FAMILY_CUES},
 }
 
-for _family, _attacks in FAMILY_ATTACKS.items():
-    for _severity, _function in _attacks.items():
+for _family, _family_attacks in FAMILY_ATTACKS.items():
+    for _severity, _attack in _family_attacks.items():
         register(
             Perturbation(
                 f"{_family}_{_severity}",
@@ -628,7 +628,7 @@ for _family, _attacks in FAMILY_ATTACKS.items():
                 "S",
                 False,
                 (_severity,),
-                _function,
+                _attack,
                 rubric_family=_family,
             )
         )
