@@ -219,18 +219,8 @@ class Perturbation:
     run: Callable[..., Perturbed]
     rubric: str = ""  # the YESciEval rubric it targets
     description: str = ""
-    rubric_family: str = ""  # or every YESciEval rubric of this family (the `yescieval` package's folder)
-
-    @property
-    def targets(self) -> tuple[str, ...]:
-        """The YESciEval rubrics a copy made by this attack is rated on (none for DHP's perturbations)."""
-        if self.rubric:
-            return (self.rubric,)
-        if not self.rubric_family:
-            return ()
-        from evalhub.core.yescieval.rubrics import POINTWISE, rubrics
-
-        return tuple(key for key, r in rubrics()[POINTWISE].items() if r.family == self.rubric_family)
+    # or every YESciEval rubric of this family (a `yescieval` folder; evalhub.core.yescieval.rubrics.targets)
+    rubric_family: str = ""
 
 
 REGISTRY: Registry[Perturbation] = Registry(

@@ -236,3 +236,11 @@ def messages(
         raise ValueError(f"unknown YESciEval domain {domain!r}; the package's are {', '.join(domains())}.")
     rendered = rubric(key, kind).instance(question, answers, papers, domain).instruct()
     return [{"role": str(message["role"]), "content": str(message["content"])} for message in rendered]
+
+
+def targets(rubric: str = "", family: str = "") -> tuple[str, ...]:
+    """The pointwise rubrics an adversarial copy is rated on: the one its attack names, or every rubric
+    of the family it names (a perturbation's `rubric` / `rubric_family`)."""
+    if rubric:
+        return (rubric,)
+    return tuple(key for key, r in rubrics()[POINTWISE].items() if family and r.family == family)

@@ -196,7 +196,8 @@ def _items(run: DiscernmentRun, prompts, originals: list[Response], derived: lis
     for response in derived:
         metrics = run.metrics
         if run.family == DiscernmentFamily.YESCIEVAL:  # YESciEval, B.3: each attack targets one rubric
-            targets = registry.REGISTRY[response.perturbation].targets
+            attack = registry.REGISTRY[response.perturbation]
+            targets = rubrics.targets(attack.rubric, attack.rubric_family)
             metrics = [metric for metric in run.metrics if metric in targets]
         items += [Item(response, m, _messages(run, prompts[response.prompt_id], response.text, m)) for m in metrics]
     return items
