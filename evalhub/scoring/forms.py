@@ -152,7 +152,8 @@ class DiscernmentRunForm(OnlyChoicePreselectedForm):
     perturbations = forms.MultipleChoiceField(choices=perturbation_choices, widget=forms.CheckboxSelectMultiple)
     metrics = forms.CharField(
         required=False,
-        help_text="Comma-separated metric or rubric keys; empty means all of the task's (YESciEval: the paper's nine).",
+        help_text="Comma-separated metric or rubric keys (YESciEval: a family's name, e.g. breadth, stands for its "
+        "rubrics); empty means all of the task's (YESciEval: the paper's nine).",
     )
     judges = SpecField(
         per_line=True,
@@ -196,7 +197,7 @@ class DiscernmentRunForm(OnlyChoicePreselectedForm):
 
     def clean(self):
         from evalhub.core.prompts.surveys import DHP_TEMPLATES
-        from evalhub.core.yescieval.rubrics import PAPER_RUBRICS
+        from evalhub.core.yescieval.rubrics import PAPER_RUBRICS, expand
 
         data = super().clean() or {}
         if self.errors:
@@ -210,7 +211,7 @@ class DiscernmentRunForm(OnlyChoicePreselectedForm):
             metrics = (
                 list(PAPER_RUBRICS) if family == "yescieval" else [m["key"] for m in DHP_TEMPLATES[task]["metrics"]]
             )
-        data["metric_list"] = metrics
+        data["metric_list"] = expand(metrics) if family == "yescieval" else metrics
         data["judge_list"] = [line.strip() for line in data["judges"].splitlines() if line.strip()]
         data["perturbation_list"] = [choice.split(":", 1) for choice in data["perturbations"]]
         for error in self.config().errors():

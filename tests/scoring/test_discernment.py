@@ -477,3 +477,37 @@ def test_the_optimism_report_covers_the_packages_later_rubrics_and_finds_a_plant
         assert optimist[rubric]["extreme"]["retention"] == 1 and optimist[rubric]["extreme"]["optimistic_share"] == 1
         assert optimist[rubric]["subtle"]["p"] == 1  # nothing noticed
         assert strict[rubric]["extreme"]["n"] == len(SUMMARIES)
+
+
+def test_the_form_takes_a_rubric_familys_name_for_its_rubrics(summaries):
+    from evalhub.scoring.forms import DiscernmentRunForm
+
+    benchmark, system = summaries
+    form = DiscernmentRunForm(
+        {
+            "benchmark": benchmark.pk,
+            "family": "yescieval",
+            "task": "yescieval",
+            "targets": [system.pk],
+            "perturbations": ["breadth_extreme:extreme"],
+            "metrics": "breadth, relevancy",
+            "judges": "heuristic",
+            "repeats": 1,
+            "mode": "generate",
+            "temperature": 0,
+            "shape": "default",
+            "seed": 0,
+            "domain": "ecology",
+        }
+    )
+    assert form.is_valid(), form.errors
+    config = form.config()
+    assert list(config.metrics) == [
+        "context_coverage",
+        "dimension_coverage",
+        "method_coverage",
+        "scale_coverage",
+        "scope_coverage",
+        "relevancy",
+    ]
+    assert config.domain == "ecology"

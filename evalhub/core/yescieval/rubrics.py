@@ -244,3 +244,14 @@ def targets(rubric: str = "", family: str = "") -> tuple[str, ...]:
     if rubric:
         return (rubric,)
     return tuple(key for key, r in rubrics()[POINTWISE].items() if family and r.family == family)
+
+
+def expand(names: list[str]) -> list[str]:
+    """Rubric keys from what a run was told: a family's name (breadth, rigor, ...) stands for each of its
+    pointwise rubrics, a key for itself; in the order given, each once."""
+    known = rubrics()[POINTWISE]
+    out: list[str] = []
+    for name in names:
+        members = [key for key, r in known.items() if r.family == name] if name not in known else [name]
+        out += [key for key in members or [name] if key not in out]
+    return out

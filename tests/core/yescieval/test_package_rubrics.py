@@ -160,3 +160,13 @@ def test_the_discernment_page_lists_every_rubric_with_its_family_and_where_it_co
     for key, rubric in rubrics.rubrics()[rubrics.POINTWISE].items():
         row = f"| {rubric.title} | `{key}` | {rubric.family} | {'yes' if key in pairwise else ''} | {rubric.source} |"
         assert row in page, row
+
+
+def test_a_familys_name_stands_for_its_rubrics_and_a_key_for_itself():
+    assert rubrics.expand(["rigor", "relevancy", "explicit_uncertainty", "nonsense"]) == [
+        "epistemic_calibration",
+        "explicit_uncertainty",
+        "quantitative_evidence",
+        "relevancy",
+        "nonsense",  # left for the run's check to name
+    ]

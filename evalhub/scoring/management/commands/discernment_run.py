@@ -54,7 +54,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **o):
         from evalhub.core.prompts.surveys import DHP_TEMPLATES
-        from evalhub.core.yescieval.rubrics import PAPER_RUBRICS
+        from evalhub.core.yescieval.rubrics import PAPER_RUBRICS, expand
 
         try:
             benchmark = Benchmark.objects.get(slug=o["benchmark"])
@@ -69,6 +69,8 @@ class Command(BaseCommand):
         if any(len(p) != 2 for p in perturbations):
             raise CommandError("write perturbations as name:severity, e.g. random_typos:minor.")
         metrics = _list(o["metrics"])
+        if o["family"] == "yescieval":  # a family's name stands for its rubrics
+            metrics = expand(metrics)
         if not metrics:
             metrics = (
                 list(PAPER_RUBRICS)
