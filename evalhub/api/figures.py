@@ -21,6 +21,7 @@ from evalhub.api.access import allowed
 from evalhub.catalog.exports import EXPORT_FORMATS, TABLES, table_file
 from evalhub.catalog.models import Benchmark, Criterion
 from evalhub.core.files.judgments import DEFAULT_CRITERION
+from evalhub.core.statistics.alt_test import DEFAULT_EPSILON
 from evalhub.core.statistics.estimators import Correction
 from evalhub.dashboards import pairwise, win_rate_boards
 from evalhub.dashboards.baseline_win_rates import export_rows, labelled_by_people
@@ -138,9 +139,13 @@ def judge_lab(
     people: str = BLIND,
     improved: str = "",
     estimator: str = "",
+    epsilon: float = DEFAULT_EPSILON,
 ):
     """Every judge's report against people (the judge lab's page): `people` blind (default) or revealed
-    verdicts; `improved=all` counts improved judges' train pairs too (held-out only by default)."""
+    verdicts; `improved=all` counts improved judges' train pairs too (held-out only by default); each
+    judge's alternative annotator test at `epsilon` (0 to 0.5; 0.2 for experts, 0.15 skilled, 0.1 crowd)."""
+    if not 0 <= epsilon <= 0.5:
+        raise HttpError(422, "epsilon is between 0 and 0.5")
     if benchmark:
         get_object_or_404(Benchmark, slug=benchmark)
     if criterion:
@@ -154,7 +159,7 @@ def judge_lab(
         computed_at=freshness.computed_at,
         refreshing=freshness.refreshing,
         estimator_pending=freshness.estimator_pending,
-        report=report.as_json(),
+        report=report.as_json(epsilon),
     )
 
 

@@ -32,6 +32,7 @@ from evalhub.core.judge_lab.report_types import (
     corrected_rows,
     summary_row,
 )
+from evalhub.core.statistics.alt_test import DEFAULT_EPSILON
 from evalhub.core.statistics.corrected_ratings import CorrectedBoard
 from evalhub.core.statistics.estimators import Correction, choices
 from evalhub.core.statistics.pointwise import MIN_PROMPTS, MIN_SYSTEMS
@@ -162,11 +163,26 @@ def judge_detail(request, key: str):
         "reliability": reliability_chart(judge.calibration),
         "bias": bias_chart(judge),
         "corrected_board": None if isinstance(judge.corrected, str) else judge.corrected,
+        "alt": judge.alt_test(_epsilon(request)) if judge.alt_outcomes else None,
+        "epsilons": EPSILON_CHOICES,
         "query": request.GET.urlencode(),
         "scope": _scope(request),
         **_estimator_control(request),
     }
     return render(request, "judgelab/judge_detail.html", context)
+
+
+# The alt-test's epsilon as the page offers it: the authors' rule of thumb per kind of annotator, and 0.
+EPSILON_CHOICES = [(0.2, "0.2: experts"), (0.15, "0.15: skilled annotators"), (0.1, "0.1: crowd workers"), (0.0, "0")]
+
+
+def _epsilon(request) -> float:
+    """The epsilon asked for (?epsilon=), within [0, 0.5]; the experts' 0.2 where none or a bad one is."""
+    try:
+        value = float(request.GET.get("epsilon", DEFAULT_EPSILON))
+    except ValueError:
+        return DEFAULT_EPSILON
+    return value if 0 <= value <= 0.5 else DEFAULT_EPSILON
 
 
 @role_required()
@@ -251,7 +267,9 @@ def model_section(request, slug: str):
 def judge_export(request, key: str, fmt: str):
     judge = _find(request, key, wait=True)  # a file a researcher keeps holds the data as it is
     if fmt == "json":
-        return _download(json.dumps(judge.as_json(), indent=2), f"judge-{key}.json", "application/json")
+        return _download(
+            json.dumps(judge.as_json(_epsilon(request)), indent=2), f"judge-{key}.json", "application/json"
+        )
     # One row per reliability bin (the figure's data) after the judge's headline row.
     rows = [summary_row(judge)] + [{"judge": judge.judge.name, **bin_} for bin_ in judge.as_json()["reliability"]]
     return _download(to_text(rows, "csv"), f"judge-{key}.csv", "text/csv")
@@ -261,7 +279,9 @@ def judge_export(request, key: str, fmt: str):
 def report_export(request, fmt: str):
     report, _ = _report(request, wait=True)  # a kept file holds the data as it is
     if fmt == "json":
-        return _download(json.dumps(report.as_json(), indent=2), "judge-report.json", "application/json")
+        return _download(
+            json.dumps(report.as_json(_epsilon(request)), indent=2), "judge-report.json", "application/json"
+        )
     if fmt == "hf":  # one row per judge, every figure of the JSON report (nested ones as records)
         return download([judge.as_json() for judge in report.judges], "hf", "judge-report", "the judge lab")
     return _download(to_text([summary_row(r) for r in report.judges], "csv"), "judge-report.csv", "text/csv")

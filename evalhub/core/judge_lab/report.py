@@ -320,8 +320,36 @@ def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], co
         calibration=_calibration(mine, expected),
         privileged=_privileged(judge, picks, expected, context),
         versus_people=_versus_people(judge, picks, context) if judge.kind != PERSON else None,
+        alt_outcomes=_alt_outcomes(picks, context) if judge.kind != PERSON else {},
         corrected=_corrected(judge, context) if judge.kind != PERSON else None,
     )
+
+
+def _alt_outcomes(picks: np.ndarray, context: _Context) -> dict[str, list[int]]:
+    """The alt-test's counts per person (evalhub.core.statistics.alt_test.outcomes, on verdicts): on each
+    pair the person and at least one other person labelled and the judge answered, whether the judge's
+    verdict or the person's is shared by more of the other people (their share agreeing, the paper's
+    accuracy against each of them averaged)."""
+    out: dict[str, list[int]] = {}
+    answered = (picks != ABSENT) & (picks != NO_VERDICT)
+    judge_column = np.array([COLUMN.get(int(v), 0) for v in picks], dtype=int)
+    rows = np.arange(len(picks))
+    for person in sorted(context.people):
+        others = context.people_counts - context.person_counts[person]
+        total = others.sum(axis=1)
+        mine = context.dense[person]
+        shared = answered & (mine != ABSENT) & (mine != NO_VERDICT) & (total > 0)
+        if not shared.any():
+            continue
+        person_column = np.array([COLUMN.get(int(v), 0) for v in mine], dtype=int)
+        judge_score = others[rows, judge_column][shared] / total[shared]
+        person_score = others[rows, person_column][shared] / total[shared]
+        out[person] = [
+            int((judge_score > person_score).sum()),
+            int((judge_score == person_score).sum()),
+            int((judge_score < person_score).sum()),
+        ]
+    return out
 
 
 def _corrected(judge: JudgeInfo, context: _Context) -> CorrectedBoard | str | None:

@@ -15,6 +15,7 @@ from evalhub.core.judge_lab.measures import (
     Interval,
     OrderAgreement,
 )
+from evalhub.core.statistics.alt_test import DEFAULT_EPSILON, AltTest, alt_test_of
 from evalhub.core.statistics.corrected_ratings import CorrectedBoard, CorrectedRating
 
 PERSON, MODEL, AGENT, PANEL = "person", "model", "agent", "panel"
@@ -165,6 +166,20 @@ class PersonPair:
     kappa: float | None
 
 
+def alt_test_json(result: AltTest, found: Mapping[str, Sequence[int]]) -> dict[str, Any]:
+    return {
+        "epsilon": result.epsilon,
+        "q": result.q,
+        "fdr": "Benjamini–Yekutieli",
+        "winning_rate": result.winning_rate,
+        "advantage_probability": result.advantage_probability,
+        "passes": result.passes,
+        "verdict": result.verdict,
+        "people": [asdict(person) for person in result.people],
+        "outcomes": {person: list(counts) for person, counts in found.items()},  # judge better, tied, person better
+    }
+
+
 @dataclass
 class JudgeReport:
     judge: JudgeInfo
@@ -189,6 +204,9 @@ class JudgeReport:
     by_order: OrderAgreement | None = None  # on the pairs it saw in both orders
     # Its Bradley–Terry board corrected by people's labels on the same battles (PPI++), or why there is none.
     corrected: CorrectedBoard | str | None = None
+    # The alternative annotator test's counts per person (judge better, tied, person better): the page runs
+    # the test at the epsilon it is asked for (evalhub.core.statistics.alt_test.alt_test_of).
+    alt_outcomes: dict[str, list[int]] = field(default_factory=dict)
 
     @property
     def length_coef(self) -> float | None:
@@ -198,8 +216,13 @@ class JudgeReport:
     def kind_label(self) -> str:
         return KINDS[self.judge.kind]
 
-    def as_json(self) -> dict[str, Any]:
-        """The export's object: the names the issue and the manual promise, plain values only."""
+    def alt_test(self, epsilon: float = DEFAULT_EPSILON) -> AltTest:
+        """May this judge replace the people? The alternative annotator test at `epsilon`."""
+        return alt_test_of(self.alt_outcomes, epsilon=epsilon)
+
+    def as_json(self, epsilon: float = DEFAULT_EPSILON) -> dict[str, Any]:
+        """The export's object: the names the issue and the manual promise, plain values only (the
+        alternative annotator test at `epsilon`)."""
         return {
             "id": self.judge.id,
             "name": self.judge.name,
@@ -263,6 +286,7 @@ class JudgeReport:
             "reliability": self.calibration.bins if self.calibration else [],
             "privileged_lift": [lift.as_dict() for lift in self.privileged],
             "versus_people": asdict(self.versus_people) if self.versus_people else None,
+            "alt_test": alt_test_json(self.alt_test(epsilon), self.alt_outcomes) if self.alt_outcomes else None,
             "corrected_ratings": (
                 {"note": self.corrected}
                 if isinstance(self.corrected, str)
@@ -312,8 +336,8 @@ class Report:
     judges: list[JudgeReport]
     people: PeopleReport
 
-    def as_json(self) -> dict[str, Any]:
-        return {"judges": [judge.as_json() for judge in self.judges], "people": self.people.as_json()}
+    def as_json(self, epsilon: float = DEFAULT_EPSILON) -> dict[str, Any]:
+        return {"judges": [judge.as_json(epsilon) for judge in self.judges], "people": self.people.as_json()}
 
     def find(self, judge_id: str) -> JudgeReport | None:
         return next((judge for judge in self.judges if judge.judge.id == judge_id), None)

@@ -28,7 +28,7 @@ The alignment score, by kind of label (evalhub's reading of the paper's "represe
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -42,6 +42,7 @@ MIN_PEOPLE = 2  # the test needs one person left out and at least one other (the
 MIN_ITEMS = 10  # per person: below this no p-value is drawn (the authors recommend 50–100)
 T_TEST_FROM = 30  # items per person from which Student's t is used (Wilcoxon's below)
 PASSING_RATE = 0.5
+DEFAULT_EPSILON = 0.2  # the authors' rule of thumb for experts (0.15 skilled annotators, 0.1 crowd workers)
 Label = Any  # a category (any value compared by equality) or a number
 
 
@@ -87,48 +88,76 @@ def _alignment(value: Label, others: list[Label], kind: str) -> float:
     return -math.sqrt(float(np.mean([(float(value) - float(other)) ** 2 for other in others])))
 
 
-def alt_test(
-    people: Mapping[str, Mapping[Hashable, Label]],
-    judge: Mapping[Hashable, Label],
-    *,
-    epsilon: float = 0.2,
-    q: float = 0.05,
-    kind: Kind = CATEGORICAL,
-) -> AltTest:
-    """The alt-test of `judge` ({item: label}) against `people` ({person: {item: label}}). Items the
-    judge did not label are left out for everyone; a person with fewer than MIN_ITEMS shared items is
-    listed without a p-value and counts as not beaten."""
-    from scipy.stats import false_discovery_control, ttest_1samp, wilcoxon
+# Per person: the items the judge represents the others better on (W_f = 1, W_h = 0), those it ties the
+# person on (both 1), and those the person is better on (W_h = 1, W_f = 0). These three counts are all the
+# test reads (d = W_h - W_f is -1, 0 or 1), so a report keeps them and the test runs at any epsilon later.
+Outcomes = dict[str, tuple[int, int, int]]
 
+
+def outcomes(
+    people: Mapping[str, Mapping[Hashable, Label]], judge: Mapping[Hashable, Label], kind: Kind = CATEGORICAL
+) -> Outcomes:
+    """Each person's (judge better, tied, person better) over the items they labelled with at least one other
+    person and the judge; a person with no such item is left out."""
     if kind == RANKED:
         people = {person: _ranks(labels) for person, labels in people.items()}
         judge = _ranks(judge)
-    if len([p for p, labels in people.items() if labels]) < MIN_PEOPLE:
-        return AltTest(epsilon, q, kind, verdict="too few people: the test needs at least two per item")
-    tests: list[PersonTest] = []
+    found: Outcomes = {}
     for person in sorted(people):
-        w_judge, w_person = [], []
-        for item, own in sorted(people[person].items(), key=lambda pair: str(pair[0])):
+        judge_better = tied = person_better = 0
+        for item, own in people[person].items():
             if item not in judge:
                 continue
             others = [labels[item] for other, labels in people.items() if other != person and item in labels]
             if not others:
                 continue
             s_judge, s_person = _alignment(judge[item], others, kind), _alignment(own, others, kind)
-            w_judge.append(1.0 if s_judge >= s_person else 0.0)
-            w_person.append(1.0 if s_person >= s_judge else 0.0)
-        n = len(w_judge)
-        if n == 0:
-            continue
-        rho_f, rho_h = float(np.mean(w_judge)), float(np.mean(w_person))
-        d = np.asarray(w_person) - np.asarray(w_judge)
+            if s_judge > s_person:
+                judge_better += 1
+            elif s_judge == s_person:
+                tied += 1
+            else:
+                person_better += 1
+        if judge_better + tied + person_better:
+            found[person] = (judge_better, tied, person_better)
+    return found
+
+
+def alt_test(
+    people: Mapping[str, Mapping[Hashable, Label]],
+    judge: Mapping[Hashable, Label],
+    *,
+    epsilon: float = DEFAULT_EPSILON,
+    q: float = 0.05,
+    kind: Kind = CATEGORICAL,
+) -> AltTest:
+    """The alt-test of `judge` ({item: label}) against `people` ({person: {item: label}}). Items the
+    judge did not label are left out for everyone; a person with fewer than MIN_ITEMS shared items is
+    listed without a p-value and counts as not beaten."""
+    if len([p for p, labels in people.items() if labels]) < MIN_PEOPLE:
+        return AltTest(epsilon, q, kind, verdict="too few people: the test needs at least two per item")
+    return alt_test_of(outcomes(people, judge, kind), epsilon=epsilon, q=q, kind=kind)
+
+
+def alt_test_of(
+    found: Mapping[str, Sequence[int]], *, epsilon: float = DEFAULT_EPSILON, q: float = 0.05, kind: str = CATEGORICAL
+) -> AltTest:
+    """The alt-test from each person's (judge better, tied, person better) counts (`outcomes`)."""
+    from scipy.stats import false_discovery_control, ttest_1samp, wilcoxon
+
+    if len(found) < MIN_PEOPLE:
+        return AltTest(epsilon, q, kind, verdict="too few people: the test needs at least two per item")
+    tests: list[PersonTest] = []
+    for person, (judge_better, tied, person_better) in sorted(found.items()):
+        n = judge_better + tied + person_better
+        rho_f, rho_h = (judge_better + tied) / n, (person_better + tied) / n
+        d = np.array([-1.0] * judge_better + [0.0] * tied + [1.0] * person_better)
         test, p = "", None
         if n >= T_TEST_FROM:
-            test = "t"
-            p = _t_p(d, epsilon, ttest_1samp)
+            test, p = "t", _t_p(d, epsilon, ttest_1samp)
         elif n >= MIN_ITEMS:
-            test = "wilcoxon"
             shifted = d - epsilon
+            test = "wilcoxon"
             p = 1.0 if not np.any(shifted) else float(wilcoxon(shifted, alternative="less").pvalue)
         tests.append(PersonTest(person, n, rho_f, rho_h, test, p))
     tested = [t for t in tests if t.p is not None]
@@ -138,12 +167,8 @@ def alt_test(
     people_tests = [t if t.p is None else _with_adjusted(t, float(next(adjusted)), q) for t in tests]
     rate = sum(t.judge_wins for t in people_tests) / len(people_tests)
     advantage = float(np.mean([t.rho_judge for t in people_tests]))
-    verdict = (
-        f"may replace these people at ε = {epsilon:g}"
-        if rate >= PASSING_RATE
-        else f"may not replace these people at ε = {epsilon:g}"
-    )
-    return AltTest(epsilon, q, kind, people_tests, rate, advantage, verdict)
+    may = "may" if rate >= PASSING_RATE else "may not"
+    return AltTest(epsilon, q, kind, people_tests, rate, advantage, f"{may} replace these people at ε = {epsilon:g}")
 
 
 def _t_p(d: np.ndarray, epsilon: float, ttest_1samp: Any) -> float:

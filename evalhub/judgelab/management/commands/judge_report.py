@@ -6,6 +6,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from evalhub.catalog.models import Benchmark, Criterion
+from evalhub.core.statistics.alt_test import DEFAULT_EPSILON
 from evalhub.core.statistics.estimators import AUTO, Correction, choices
 from evalhub.judgelab.report import compute
 from evalhub.reads.judged_pairs import Scope
@@ -24,6 +25,12 @@ class Command(DataCommand):
             choices=[name for name, _ in choices()],
             help="The corrected boards' estimator (default: chosen by evalhub's rule, docs/corrected.md).",
         )
+        parser.add_argument(
+            "--epsilon",
+            type=float,
+            default=DEFAULT_EPSILON,
+            help="The alternative annotator test's epsilon (0.2 experts, 0.15 skilled annotators, 0.1 crowd workers).",
+        )
         parser.add_argument("--out", type=Path, required=True, help="The JSON file to write ('-' for standard output).")
 
     def handle(self, *args, **options):
@@ -32,8 +39,10 @@ class Command(DataCommand):
             raise CommandError(f"no benchmark {scope.benchmark!r}.")
         if scope.criterion and not Criterion.objects.filter(slug=scope.criterion).exists():
             raise CommandError(f"no criterion {scope.criterion!r}.")
+        if not 0 <= options["epsilon"] <= 0.5:
+            raise CommandError("--epsilon is between 0 and 0.5.")
         report = compute(scope, Correction(options["estimator"]))
-        text = json.dumps(report.as_json(), indent=2)
+        text = json.dumps(report.as_json(options["epsilon"]), indent=2)
         if str(options["out"]) == "-":
             self.stdout.write(text)
             return
