@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import copy
 import json
 from urllib.parse import urlencode
 
@@ -29,10 +30,11 @@ from evalhub.core.judge_lab.report_types import (
     MODEL,
     PANEL,
     Report,
+    alt_test_json,
     corrected_rows,
     summary_row,
 )
-from evalhub.core.statistics.alt_test import DEFAULT_EPSILON
+from evalhub.core.statistics.alt_test import DEFAULT_EPSILON, NUMERIC, alt_test_of
 from evalhub.core.statistics.corrected_ratings import CorrectedBoard
 from evalhub.core.statistics.estimators import Correction, choices
 from evalhub.core.statistics.pointwise import MIN_PROMPTS, MIN_SYSTEMS
@@ -224,18 +226,33 @@ def pointwise(request, fmt: str = ""):
     if slug and slug not in benchmarks:
         raise Http404("No stored scores of single responses on that benchmark.")
     report = pointwise_report(slug, stamp) if slug else None
+    epsilon = _epsilon(request)
+    tests = {  # (criterion, judge) → the alternative annotator test at epsilon, from the report's counts
+        (name, judge): alt_test_of(r.get("alt_test_outcomes", {}), epsilon=epsilon, kind=NUMERIC)
+        for name, entry in (report or {}).get("criteria", {}).items()
+        for judge, r in entry["judges"].items()
+    }
     if fmt == "json":
+        if report is not None:
+            report = copy.deepcopy(report)
+            for (name, judge), test in tests.items():
+                outcomes = report["criteria"][name]["judges"][judge].get("alt_test_outcomes", {})
+                report["criteria"][name]["judges"][judge]["alt_test"] = alt_test_json(test, outcomes)
         return _download(json.dumps(report, indent=2), f"pointwise-{slug}.json", "application/json")
     if fmt == "csv":
         rows = pointwise_export_rows(report) if report else []
         return _download(to_text(rows, "csv"), f"pointwise-{slug}.csv", "text/csv")
     criteria = (
-        [(name, entry, item_chart(entry)) for name, entry in sorted(report["criteria"].items())] if report else []
+        [
+            (name, entry, item_chart(entry), [(judge, r, tests[(name, judge)]) for judge, r in entry["judges"].items()])
+            for name, entry in sorted(report["criteria"].items())
+        ]
+        if report
+        else []
     )
     limits = {"min_prompts": MIN_PROMPTS, "min_systems": MIN_SYSTEMS}
-    return render(
-        request, "judgelab/pointwise.html", {"benchmarks": benchmarks, "slug": slug, "criteria": criteria, **limits}
-    )
+    context = {"benchmarks": benchmarks, "slug": slug, "criteria": criteria, "epsilon": epsilon, **limits}
+    return render(request, "judgelab/pointwise.html", {**context, "epsilons": EPSILON_CHOICES})
 
 
 @role_required()

@@ -81,3 +81,26 @@ def test_the_command_writes_the_test_at_its_epsilon(labelled, tmp_path):
     written = json.loads((tmp_path / "r.json").read_text())
     copycat = next(j for j in written["judges"] if j["id"] == "copycat")
     assert copycat["alt_test"]["epsilon"] == 0.1 and copycat["alt_test"]["verdict"].startswith("may replace")
+
+
+def test_pointwise_scores_get_the_test_with_numeric_alignment(client):
+    from evalhub.catalog.actions.scores import check_score_file, do_import_scores
+
+    rng = random.Random(3)
+    rows = ["prompt_id,prompt,model,response,rater,score"]
+    for n in range(30):
+        for model in ("alpha", "beta"):
+            truth = rng.randint(1, 5)
+            people = {f"human-{k}": min(5, max(1, truth + rng.choice((-1, 0, 0, 1)))) for k in range(3)}
+            close = round(sum(people.values()) / 3)
+            for rater, score in [*people.items(), ("close-judge", close), ("far-judge", 6 - truth)]:
+                rows.append(f"q{n},Q{n}?,{model},Answer {n}{model},{rater},{score}")
+    data = ("\r\n".join(rows) + "\r\n").encode()
+    parsed = check_score_file("s.csv", data, allow_new_models=True, benchmark_slug="rated")
+    do_import_scores(parsed=parsed, filename="s.csv", data=data, benchmark_slug="rated")
+    client.force_login(make_user("vi", "viewer"))
+    page = client.get("/judges/pointwise/", {"benchmark": "rated", "epsilon": "0.1"}).content.decode()
+    assert "alt-test, ε = 0.1" in page and "May replace these people at ε = 0.1".lower() in page.lower()
+    report = json.loads(client.get("/judges/pointwise.json", {"benchmark": "rated", "epsilon": "0.1"}).content)
+    judges = next(iter(report["criteria"].values()))["judges"]
+    assert judges["close-judge"]["alt_test"]["passes"] and not judges["far-judge"]["alt_test"]["passes"]

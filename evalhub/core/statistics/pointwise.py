@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 from scipy.stats import kendalltau, spearmanr
 
+from evalhub.core.statistics.alt_test import NUMERIC, outcomes
+
 MIN_PROMPTS = 10  # below this, a figure shows its value and n, and no interval
 MIN_SYSTEMS = 5  # a system-level figure over fewer systems shows its value and n, and no interval
 BOOTSTRAP = 1000
@@ -253,6 +255,7 @@ def criterion_report(scores: Sequence[Score], resamples: int = BOOTSTRAP, seed: 
         for b in names[i + 1 :]
         if (rho := _mean_item_rho(people[a], people[b])) is not None
     ]
+    flat_people = {person: _flat(table) for person, table in people.items()}
     report: dict[str, Any] = {
         "people": len(people),
         "responses_scored_by_people": sum(len(row) for row in reference.values()),
@@ -268,8 +271,17 @@ def criterion_report(scores: Sequence[Score], resamples: int = BOOTSTRAP, seed: 
             **{key: value.as_json() if isinstance(value, Estimate) else value for key, value in found.items()},
             "mean_item_spearman_with_each_person": float(np.mean(with_each)) if with_each else None,
             "score_distribution": {str(k): v for k, v in sorted(_counts(scores_given).items())},
+            # The alternative annotator test's counts per person (judge better, tied, person better) on the
+            # responses they scored: the page runs the test at the epsilon it is asked for.
+            "alt_test_outcomes": {
+                person: list(counts) for person, counts in outcomes(flat_people, _flat(table), NUMERIC).items()
+            },
         }
     return report
+
+
+def _flat(table: Table) -> dict[Hashable, float]:
+    return {(prompt, system): score for prompt, row in table.items() for system, score in row.items()}
 
 
 def _counts(values: list[float]) -> dict[float, int]:
