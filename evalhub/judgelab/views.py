@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import asdict
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -24,6 +25,7 @@ from evalhub.core.charts import bias_chart, reliability_chart
 from evalhub.core.files.judgments import AUTO
 from evalhub.core.files.tables import to_text
 from evalhub.core.judge_lab.measures import CONFUSION_COLUMNS, CONFUSION_ROWS
+from evalhub.core.judge_lab.protocol import Thresholds, consistent_but_biased, protocol
 from evalhub.core.judge_lab.report_types import (
     CORRECTED_COLUMNS,
     KINDS,
@@ -155,6 +157,7 @@ def judge_detail(request, key: str):
         # one the latest data add, or none at all: not found until the current report says.
         status = 200 if freshness.computed_at is None else 404
         return render(request, "judgelab/judge_pending.html", {"freshness": freshness}, status=status)
+    thresholds = Thresholds.of(request.GET)
     context = {
         "freshness": freshness,
         "r": judge,
@@ -166,6 +169,9 @@ def judge_detail(request, key: str):
         "bias": bias_chart(judge),
         "corrected_board": None if isinstance(judge.corrected, str) else judge.corrected,
         "alt": judge.alt_test(_epsilon(request)) if judge.alt_outcomes else None,
+        "thresholds": thresholds,
+        "protocol": protocol(judge, thresholds),
+        "consistent_but_biased": consistent_but_biased(judge, thresholds),
         "epsilons": EPSILON_CHOICES,
         "query": request.GET.urlencode(),
         "scope": _scope(request),
@@ -284,9 +290,9 @@ def model_section(request, slug: str):
 def judge_export(request, key: str, fmt: str):
     judge = _find(request, key, wait=True)  # a file a researcher keeps holds the data as it is
     if fmt == "json":
-        return _download(
-            json.dumps(judge.as_json(_epsilon(request)), indent=2), f"judge-{key}.json", "application/json"
-        )
+        steps = protocol(judge, Thresholds.of(request.GET))
+        exported = {**judge.as_json(_epsilon(request)), "validation_protocol": [asdict(step) for step in steps]}
+        return _download(json.dumps(exported, indent=2), f"judge-{key}.json", "application/json")
     # One row per reliability bin (the figure's data) after the judge's headline row.
     rows = [summary_row(judge)] + [{"judge": judge.judge.name, **bin_} for bin_ in judge.as_json()["reliability"]]
     return _download(to_text(rows, "csv"), f"judge-{key}.csv", "text/csv")

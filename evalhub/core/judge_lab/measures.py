@@ -128,6 +128,23 @@ class JudgeVerdicts:
     primary: np.ndarray
     other_order: np.ndarray
     probability: np.ndarray
+    # Its first two answers on a pair in the order first shown (ABSENT where it gave fewer): the same pair
+    # asked again, a new sample, for test–retest reliability.
+    first_sample: np.ndarray | None = None
+    second_sample: np.ndarray | None = None
+
+
+def _first_two(rows: np.ndarray, picks: np.ndarray, pairs: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair, the first and the second of `picks` (rows sorted, stable: in the order given)."""
+    first, second = np.full(pairs, ABSENT), np.full(pairs, ABSENT)
+    if not len(rows):
+        return first, second
+    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+    first[rows[starts]] = picks[starts]
+    again = starts[(starts + 1 < len(rows))]
+    again = again[rows[np.minimum(again + 1, len(rows) - 1)] == rows[again]]
+    second[rows[again]] = picks[again + 1]
+    return first, second
 
 
 _PICK_COLUMN = np.array([3, 2, 0, 1])  # NO_VERDICT, TIE, FIRST, SECOND (pick + 1) → column
@@ -161,7 +178,10 @@ def dense_verdicts(labels: LabelArrays, pairs: int) -> JudgeVerdicts:
         counts = np.bincount(rows[given], minlength=pairs)
         with np.errstate(divide="ignore", invalid="ignore"):
             means.append(np.where(counts > 0, totals / counts, np.nan))
+    first_sample, second_sample = _first_two(rows[same], picks[same], pairs)
     return JudgeVerdicts(
+        first_sample=first_sample,
+        second_sample=second_sample,
         primary=_majorities(rows[same], picks[same], pairs),
         other_order=_majorities(rows[~same], picks[~same], pairs),
         probability=np.where(

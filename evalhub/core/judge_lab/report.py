@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -321,8 +322,25 @@ def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], co
         privileged=_privileged(judge, picks, expected, context),
         versus_people=_versus_people(judge, picks, context) if judge.kind != PERSON else None,
         alt_outcomes=_alt_outcomes(picks, context) if judge.kind != PERSON else {},
+        **_retest(mine, index, context),
         corrected=_corrected(judge, context) if judge.kind != PERSON else None,
     )
+
+
+def _retest(mine: JudgeVerdicts, index: _Index, context: _Context) -> dict[str, Any]:
+    """Test–retest reliability: on the pairs the judge answered at least twice in the same order (a new
+    sample of the same question), agreement and Cohen's κ between its first two answers, with 95 %
+    bootstrap intervals over prompts (pairs where either answer held no verdict are left out)."""
+    first, second = mine.first_sample, mine.second_sample
+    if first is None or second is None:
+        return {}
+    read = (first != ABSENT) & (second != ABSENT) & (first != NO_VERDICT) & (second != NO_VERDICT)
+    if not read.any():
+        return {}
+    agreement, kappa, _ = confusion_figures(
+        second[read], first[read], index.cluster[read], context.resamples, context.seed
+    )
+    return {"retest_pairs": int(read.sum()), "retest_agreement": agreement, "retest_kappa": kappa}
 
 
 def _alt_outcomes(picks: np.ndarray, context: _Context) -> dict[str, list[int]]:

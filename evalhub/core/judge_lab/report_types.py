@@ -207,6 +207,10 @@ class JudgeReport:
     # The alternative annotator test's counts per person (judge better, tied, person better): the page runs
     # the test at the epsilon it is asked for (evalhub.core.statistics.alt_test.alt_test_of).
     alt_outcomes: dict[str, list[int]] = field(default_factory=dict)
+    # Test–retest: its first two answers on the same pair in the same order (a judge run with k > 1 samples).
+    retest_pairs: int = 0
+    retest_agreement: Interval | None = None
+    retest_kappa: Interval | None = None
 
     @property
     def length_coef(self) -> float | None:
@@ -287,6 +291,15 @@ class JudgeReport:
             "privileged_lift": [lift.as_dict() for lift in self.privileged],
             "versus_people": asdict(self.versus_people) if self.versus_people else None,
             "alt_test": alt_test_json(self.alt_test(epsilon), self.alt_outcomes) if self.alt_outcomes else None,
+            "retest": None
+            if not self.retest_pairs or self.retest_agreement is None or self.retest_kappa is None
+            else {
+                "pairs": self.retest_pairs,
+                "agreement": self.retest_agreement.value,
+                "agreement_ci": self.retest_agreement.as_list(),
+                "kappa": self.retest_kappa.value,
+                "kappa_ci": self.retest_kappa.as_list(),
+            },
             "corrected_ratings": (
                 {"note": self.corrected}
                 if isinstance(self.corrected, str)
