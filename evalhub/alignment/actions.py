@@ -201,6 +201,33 @@ def do_rewrite_instructions(
     )
 
 
+def do_distil_reasons(
+    version: JudgeVersion,
+    reference: DebateRun,
+    proposer: str,
+    *,
+    examples: int = 4,
+    seed: int = 0,
+    user: Any = None,
+    enqueue: bool = True,
+) -> Any:
+    """Start learning from people's reasons (a job): the reasons people wrote on `version`'s train
+    disagreements distilled by `proposer` into guidelines, with up to `examples` explained disagreements
+    as worked examples; the candidate becomes the next version if it agrees with people more on the train
+    pairs. Raises VersionRejected."""
+    return _start(
+        "reasons",
+        user,
+        enqueue,
+        version=version,
+        reference=reference,
+        split=_split_of(reference.benchmark.slug),
+        proposer=proposer.strip(),
+        examples=examples,
+        seed=seed,
+    )
+
+
 def _split_of(benchmark: str) -> LabelSplit:
     try:
         return training_split(benchmark)

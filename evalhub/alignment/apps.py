@@ -14,3 +14,4 @@ class AlignmentConfig(AppConfig):
         kinds.register("few_shot", "evalhub.alignment.improvers.fewshot:FewShotRunner")
         kinds.register("settings_search", "evalhub.alignment.improvers.settings:SettingsSearchRunner")
         kinds.register("instruction_rewrite", "evalhub.alignment.improvers.rewriting:InstructionRewriteRunner")
+        kinds.register("reasons", "evalhub.alignment.improvers.reasons:ReasonsRunner")

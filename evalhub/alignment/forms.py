@@ -88,3 +88,18 @@ class RewriteForm(SecretsNotEchoedForm):
     proposals = forms.IntegerField(min_value=1, max_value=8, initial=4, help_text="The budget.")
 
     seed = forms.IntegerField(min_value=0, max_value=2**31 - 1, initial=0)
+
+
+class ReasonsForm(SecretsNotEchoedForm):
+    """Learning from people's reasons: a proposer model, how many explained disagreements to keep as
+    examples, the debate run whose train pairs score the candidate."""
+
+    reference = forms.ModelChoiceField(
+        queryset=DebateRun.objects.filter(benchmark__label_split__isnull=False).order_by("-id"),
+        help_text="A debate run on a split benchmark: its train pairs score the candidate.",
+    )
+    proposer = SpecField(max_length=300, help_text="Provider spec of the model that distils the reasons.")
+    examples = forms.IntegerField(
+        min_value=0, max_value=8, initial=4, help_text="Explained disagreements kept as examples."
+    )
+    seed = forms.IntegerField(min_value=0, max_value=2**31 - 1, initial=0)

@@ -15,6 +15,7 @@ class Method(models.TextChoices):
     FEW_SHOT = "few_shot", "few-shot from disagreements"
     REWRITE = "rewrite", "instructions rewritten"
     SETTINGS = "settings", "settings chosen on train labels"
+    REASONS = "reasons", "guidelines distilled from people's reasons"
 
 
 class JudgeVersion(models.Model):
@@ -153,3 +154,19 @@ class FewShotRun(ImprovementRun):
 
     def __str__(self) -> str:
         return f"examples for {self.version}"
+
+
+class ReasonsRun(ImprovementRun):
+    """Learning from people's reasons (after MLflow's MemAlign): an LLM (`proposer`) distils the reasons
+    people wrote on a version's train disagreements into numbered guidelines, and the disagreements they
+    explained become worked examples; the candidate is scored on the train pairs beside the version, and
+    becomes the next version if it agrees with people more (a job, `evalhub.alignment.improvers.reasons`)."""
+
+    reference = models.ForeignKey("debates.DebateRun", on_delete=models.PROTECT, related_name="+")
+    proposer = models.CharField(max_length=300, help_text="Provider spec of the model that distils the reasons.")
+    examples = models.PositiveSmallIntegerField(help_text="How many explained disagreements to keep as examples.")
+    seed = models.IntegerField(default=0)
+    chosen = models.JSONField(null=True, blank=True, help_text="The guidelines, examples and scores, once made.")
+
+    def __str__(self) -> str:
+        return f"guidelines for {self.version} from people's reasons"

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import cast
 
+from django.db.models import Q
+
 from evalhub.alignment.labels import pair_verdicts
 from evalhub.catalog.models import LabelSplit, Response
 from evalhub.catalog.queries import benchmark_split, read_split
@@ -54,3 +56,43 @@ def pair_texts(items: Sequence[Hashable]) -> dict[Hashable, tuple[str, str, str]
         for pk, prompt, text in where_in(Response.objects.values_list("pk", "prompt__text", "text"), "pk", ids)
     }
     return {key: (texts[key[1]][0], texts[key[1]][1], texts[key[2]][1]) for key in keys}
+
+
+def train_reasons(split: LabelSplit, pairs: Sequence[TrainingPair]) -> dict[Hashable, list[str]]:
+    """People's written reasons on these train pairs: the rationale of an imported or rated label, and an
+    adjudicator's notes, in the order stored. Each pair's prompt is checked against the split here again,
+    so a held-out pair handed in by mistake gives nothing."""
+    from evalhub.adjudication.models import Adjudication
+    from evalhub.catalog.models import Judgment
+    from evalhub.reads.judged_pairs import pair_key
+
+    read = read_split(split)
+    wanted = {pair.item for pair in pairs if admitted(read, cast(int, pair.prompt), TUNING)}
+    ids = sorted({response for _, low, high in cast(set[PairKey], wanted) for response in (low, high)})
+    found: dict[Hashable, list[str]] = {}
+    people_labels = (
+        Judgment.objects.filter(response_2__isnull=False)
+        .exclude(rationale="")
+        .filter(Q(judge_user__isnull=False) | Q(judge_model__is_human=True))
+    )
+    rows = where_in(
+        people_labels.values_list("criterion__slug", "response_id", "response_2_id", "rationale", "pk"),
+        "response_id",
+        ids,
+    )
+    notes = where_in(
+        Adjudication.objects.exclude(notes="").values_list(
+            "item__debate__run__criterion__slug",
+            "item__debate__response_a_id",
+            "item__debate__response_b_id",
+            "notes",
+            "pk",
+        ),
+        "item__debate__response_a_id",
+        ids,
+    )
+    for criterion, first, second, text, _ in sorted([*rows, *notes], key=lambda row: (row[4], row[3])):
+        key = pair_key(criterion, first, second)
+        if key in wanted:
+            found.setdefault(key, []).append(text.strip())
+    return found

@@ -15,4 +15,5 @@ urlpatterns = [
     path("<slug:name>/v<int:number>/improve/", views.improve_version, name="improve_judge_version"),
     path("<slug:name>/v<int:number>/settings/", views.search_settings, name="search_judge_settings"),
     path("<slug:name>/v<int:number>/rewrite/", views.rewrite_instructions, name="rewrite_judge_instructions"),
+    path("<slug:name>/v<int:number>/reasons/", views.distil_reasons, name="distil_judge_reasons"),
 ]

@@ -11,13 +11,21 @@ from evalhub.alignment.actions import (
     VersionRejected,
     do_create_judge,
     do_derive_version,
+    do_distil_reasons,
     do_rewrite_instructions,
     do_run_version,
     do_search_settings,
     do_start_few_shot,
 )
 from evalhub.alignment.comparisons import compare_versions
-from evalhub.alignment.forms import ImproveForm, JudgeForm, RewriteForm, RunVersionForm, SettingsSearchForm
+from evalhub.alignment.forms import (
+    ImproveForm,
+    JudgeForm,
+    ReasonsForm,
+    RewriteForm,
+    RunVersionForm,
+    SettingsSearchForm,
+)
 from evalhub.alignment.models import JudgeVersion
 from evalhub.alignment.reports import comparison_row, version_rows
 from evalhub.system.downloads import download
@@ -68,7 +76,13 @@ def judge_versions(request, name: str, fmt: str = ""):
         "specs": [version.judge.spec for version in versions],
     }
     for row in rows:  # each version's own forms: ids of their own, so a label names its version's field
-        kinds = {"run": RunVersionForm, "improve": ImproveForm, "settings": SettingsSearchForm, "rewrite": RewriteForm}
+        kinds = {
+            "run": RunVersionForm,
+            "improve": ImproveForm,
+            "settings": SettingsSearchForm,
+            "rewrite": RewriteForm,
+            "reasons": ReasonsForm,
+        }
         row["forms"] = {kind: form(auto_id=f"v{row['version']}-{kind}-%s") for kind, form in kinds.items()}
     return render(request, "alignment/judge_versions.html", context)
 
@@ -169,6 +183,25 @@ def rewrite_instructions(request, name: str, number: int):
         )
 
     return _start_job(request, name, number, RewriteForm, start)
+
+
+@role_required(ADMIN)
+@require_http_methods(["POST"])
+def distil_reasons(request, name: str, number: int):
+    """Learning from people's reasons (a job): guidelines distilled from the reasons people wrote on the
+    version's train disagreements; the next version if it agrees with people more on the train pairs."""
+
+    def start(version, data):
+        return do_distil_reasons(
+            version,
+            data["reference"],
+            data["proposer"],
+            examples=data["examples"],
+            seed=data["seed"],
+            user=request.user,
+        )
+
+    return _start_job(request, name, number, ReasonsForm, start)
 
 
 def _start_job(request, name: str, number: int, form_class, start):
