@@ -13,7 +13,7 @@ from tests.conftest import CHROMIUM, requires_chromium
 from tests.home.test_quickstart import start_quickstart
 
 pytestmark = [requires_chromium, pytest.mark.browser, pytest.mark.slow]
-DEMO_JOBS = 7  # debates, a single judge, the blind-first run, GEM, DHP, YESciEval, generation
+DEMO_JOBS = 8  # debates, a single judge, a YESciEval rubric judge, the blind-first run, GEM, DHP, YESciEval, generation
 # The empty states the demo keeps on purpose: a demo system is a candidate, never a judge, and
 # people's verdicts are the user's next step (adjudication), not something the demo makes up.
 EXPECTED_EMPTY = {
@@ -93,7 +93,7 @@ def test_a_fresh_quickstart_shows_data_on_every_kind_of_page(quickstart):
         walk.append(("debate", href(page, "main tr[id^='debate-row-'] a"), "Question"))
         page.goto(f"{base}/judges/")
         # The single judge: it gave probabilities (3 samples) and has a corrected board.
-        single_judge = "main tbody a[href^='/judges/']:has-text('heuristic:concise')"
+        single_judge = "main tbody a[href^='/judges/']:text-is('heuristic:concise')"  # not its rubric sibling
         walk.append(("judge", href(page, single_judge), "Agreement"))
         page.goto(f"{base}/jobs/")
         job_pages = (
