@@ -15,7 +15,7 @@ from typing import Any
 
 from evalhub.alignment.improvers.base import ImproverRunner
 from evalhub.alignment.improvers.rewriting import propose
-from evalhub.alignment.improvers.train_scoring import OnTrainPairs, train_agreement
+from evalhub.alignment.improvers.train_scoring import ProposedOnTrainPairs, train_agreement
 from evalhub.alignment.models import Method, ReasonsRun
 from evalhub.alignment.training_set import pair_texts, train_reasons
 from evalhub.core.alignment.fewshot import TrainingPair, choose_examples
@@ -35,20 +35,17 @@ EXPLAINED_SHOWN = 12  # disagreements put to the proposer at most
 
 
 @dataclass(frozen=True)
-class ReasonsConfig(OnTrainPairs):
-    spec_fields = ("proposer",)
-    proposer: str = ""  # provider spec
+class ReasonsConfig(ProposedOnTrainPairs):
     examples: int = 4
-    seed: int = 0
 
     def errors(self) -> list[str]:
-        errors = self.split_errors() + ([] if self.proposer.strip() else ["Name the proposer's provider spec."])
+        errors = self.proposer_errors()
         if not 0 <= self.examples <= MOST_EXAMPLES:
             errors.append(f"Keep between 0 and {MOST_EXAMPLES} explained disagreements as examples.")
         return errors
 
     def shown(self) -> dict[str, Any]:
-        return self.shown_on() | {"proposer": self.proposer, "examples": self.examples, "seed": self.seed}
+        return self.shown_proposed(examples=self.examples)
 
 
 def explained_disagreements(

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from evalhub.alignment.improvers.base import ImproverRunner
-from evalhub.alignment.improvers.train_scoring import OnTrainPairs, train_agreement
+from evalhub.alignment.improvers.train_scoring import ProposedOnTrainPairs, train_agreement
 from evalhub.alignment.models import InstructionRewrite, Method, ProposalScore
 from evalhub.alignment.training_set import pair_texts
 from evalhub.core.alignment.fewshot import TrainingPair, choose_examples
@@ -31,20 +31,17 @@ DISAGREEMENTS_SHOWN = 6
 
 
 @dataclass(frozen=True)
-class InstructionRewriteConfig(OnTrainPairs):
-    spec_fields = ("proposer",)
-    proposer: str = ""  # provider spec
+class InstructionRewriteConfig(ProposedOnTrainPairs):
     proposals: int = 4
-    seed: int = 0
 
     def errors(self) -> list[str]:
-        errors = self.split_errors() + ([] if self.proposer.strip() else ["Name the proposer's provider spec."])
+        errors = self.proposer_errors()
         if not 1 <= self.proposals <= MOST_PROPOSALS:
             errors.append(f"Ask for between 1 and {MOST_PROPOSALS} proposals.")
         return errors
 
     def shown(self) -> dict[str, Any]:
-        return self.shown_on() | {"proposer": self.proposer, "proposals": self.proposals, "seed": self.seed}
+        return self.shown_proposed(proposals=self.proposals)
 
 
 def propose(spec: str, messages: list[dict[str, str]]) -> str:

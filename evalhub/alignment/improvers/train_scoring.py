@@ -43,6 +43,21 @@ class OnTrainPairs(RunConfig):
         return {"version": str(self.version), "reference": self.reference.name, "split": self.split.benchmark.slug}
 
 
+@dataclass(frozen=True)
+class ProposedOnTrainPairs(OnTrainPairs):
+    """An improvement job whose candidate a proposer model writes (its instructions, its guidelines)."""
+
+    spec_fields = ("proposer",)
+    proposer: str = ""  # provider spec
+    seed: int = 0
+
+    def proposer_errors(self) -> list[str]:
+        return self.split_errors() + ([] if self.proposer.strip() else ["Name the proposer's provider spec."])
+
+    def shown_proposed(self, **settings: Any) -> dict[str, Any]:
+        return self.shown_on() | {"proposer": self.proposer, **settings, "seed": self.seed}
+
+
 def train_agreement(judge: JudgeDefinition, reference: DebateRun, pairs: Sequence[TrainingPair]) -> tuple[int, int]:
     """(agreed, judged): the candidate's verdicts on `reference`'s debates of the train `pairs`."""
     people = {pair.item: pair.people for pair in pairs}
