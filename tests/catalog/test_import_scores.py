@@ -477,7 +477,14 @@ def test_the_pointwise_page_exports_what_it_shows_and_plots_each_judges_item_rho
     page = client.get("/judges/pointwise/").content.decode()
     assert "Item-level Spearman ρ per judge" in page and "<svg" in page
     report = pointwise_report("summaries")
-    assert client.get("/judges/pointwise.json", {"benchmark": "summaries"}).json() == json.loads(json.dumps(report))
+    exported = client.get("/judges/pointwise.json", {"benchmark": "summaries"}).json()
+    tests = {
+        (name, judge): entry.pop("alt_test")  # the export adds each judge's alternative annotator test at epsilon
+        for name, criterion in exported["criteria"].items()
+        for judge, entry in criterion["judges"].items()
+    }
+    assert exported == json.loads(json.dumps(report))
+    assert all(test["epsilon"] == 0.2 for test in tests.values())
     body = client.get("/judges/pointwise.csv", {"benchmark": "summaries"}).content.decode()
     (row,) = list(csv_module.DictReader(io.StringIO(body)))
     found = report["criteria"]["coherence"]["judges"]["judge-x"]
