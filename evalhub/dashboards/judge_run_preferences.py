@@ -12,7 +12,7 @@ from django.db.models.functions import Length
 
 from evalhub.catalog.models import Verdict
 from evalhub.core.prompts.criteria_variants import ORIGINAL
-from evalhub.debates.models import JudgeVerdict
+from evalhub.debates.models import JudgeVerdict, single_judge_name, single_judge_of
 from evalhub.debates.queries import share_of_first
 
 SHARE_OF_FIRST = {Verdict.FIRST: 1.0, Verdict.SECOND: 0.0, Verdict.NEITHER: 0.5}
@@ -38,11 +38,12 @@ def _plain_run_verdicts():
 def run_judge_counts() -> Iterator[tuple[tuple[str, str, str], str, int, bool]]:
     """((benchmark, run:SPEC, criterion), a model, the debates it is in, whether as their first response),
     in two grouped queries whatever the number of runs."""
-    group = ("debate__prompt__benchmark__slug", "judge_run__judge", "debate__run__criterion__slug")
+    group = ("debate__prompt__benchmark__slug", "judge_run__judge", "judge_run__rubric", "debate__run__criterion__slug")
     for side in ("debate__response_a__model__slug", "debate__response_b__model__slug"):
         rows = _plain_run_verdicts().values_list(*group, side).annotate(n=Count("debate", distinct=True)).order_by()
-        for benchmark, spec, criterion, model, n in rows:
-            yield (benchmark, RUN_JUDGE + spec, criterion), model, n, side == "debate__response_a__model__slug"
+        for benchmark, spec, rubric, criterion, model, n in rows:
+            judge = RUN_JUDGE + single_judge_name(spec, rubric)
+            yield (benchmark, judge, criterion), model, n, side == "debate__response_a__model__slug"
 
 
 def runs_against_baseline(
@@ -55,7 +56,8 @@ def runs_against_baseline(
     for them, else its verdict."""
     verdicts = _plain_run_verdicts()
     if judge is not None:
-        verdicts = verdicts.filter(judge_run__judge=judge.removeprefix(RUN_JUDGE))
+        spec, rubric = single_judge_of(judge.removeprefix(RUN_JUDGE))
+        verdicts = verdicts.filter(judge_run__judge=spec, judge_run__rubric=rubric)
     rows = (
         verdicts.filter(
             debate__prompt__benchmark__slug=benchmark,
@@ -65,6 +67,7 @@ def runs_against_baseline(
         .annotate(length_a=Length("debate__response_a__text"), length_b=Length("debate__response_b__text"))
         .values_list(
             "judge_run__judge",
+            "judge_run__rubric",
             "debate__response_a__model__slug",
             "debate__response_b__model__slug",
             "debate__prompt_id",
@@ -84,6 +87,7 @@ def runs_against_baseline(
     )
     for (
         spec,
+        rubric,
         a,
         b,
         prompt,
@@ -96,7 +100,7 @@ def runs_against_baseline(
         length_b,
         difficulty,
     ) in rows.iterator(chunk_size=5000):
-        found = by_spec[spec]
+        found = by_spec[single_judge_name(spec, rubric)]  # a YESciEval rubric's judge apart from its spec's
         if a == b:
             continue
         read = asked and isinstance(given, dict)

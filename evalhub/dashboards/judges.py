@@ -31,7 +31,7 @@ from evalhub.dashboards.shapes import (
     RateCell,
 )
 from evalhub.debates.judging import REFERENCE_STATUSES
-from evalhub.debates.models import Debate, DebateTurn, JudgeRun, judge_key
+from evalhub.debates.models import Debate, DebateTurn, JudgeRun, single_judge_name
 from evalhub.jobs.models import JobStatus
 from evalhub.reads.caching import cached
 from evalhub.reads.spec_names import spec_models
@@ -166,7 +166,7 @@ def _judge_runs() -> dict[int, dict[str, Any]]:
         # "judge": its name on every board (a YESciEval rubric's judge apart from the same model's choices)
         run["id"]: {
             **run,
-            "judge": judge_key(run["judge"], run.pop("rubric")),
+            "judge": single_judge_name(run["judge"], run.pop("rubric")),
             "criterion": run.pop("reference__criterion__name"),
             "scenarios": {},
         }

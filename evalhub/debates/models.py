@@ -206,10 +206,19 @@ GRADED = "graded"  # a judge run's scale: Figure 8's five graded verdicts
 RUBRIC = "rubric"  # a judge run's scale: a YESciEval pairwise rubric rates each answer 1–5
 
 
-def judge_key(spec: str, rubric: str = "") -> str:
-    """How boards and the judge lab name a single judge: its spec, and the YESciEval rubric it judged
-    under where it judged under one (the same model under two rubrics is two judges)."""
-    return f"{spec} · yescieval:{rubric}" if rubric else spec
+RUBRIC_MARK = " · yescieval:"
+
+
+def single_judge_name(spec: str, rubric: str = "") -> str:
+    """How boards, the win-rate page and the judge lab name a single judge: its spec, and the YESciEval
+    rubric it judged under where it judged under one (the same model under two rubrics is two judges)."""
+    return f"{spec}{RUBRIC_MARK}{rubric}" if rubric else spec
+
+
+def single_judge_of(name: str) -> tuple[str, str]:
+    """(spec, rubric) of a single judge's name (`single_judge_name`'s inverse)."""
+    spec, _, rubric = name.partition(RUBRIC_MARK)
+    return spec, rubric
 
 
 class JudgeRun(models.Model):
@@ -266,7 +275,7 @@ class JudgeRun(models.Model):
         extras += ["graded"] if self.scale == GRADED else []
         extras += [f"domain {self.domain}"] if self.domain else []
         extras += ["probabilities"] if self.probabilities else []
-        return judge_key(self.judge, self.rubric) + (f" ({', '.join(extras)})" if extras else "")
+        return single_judge_name(self.judge, self.rubric) + (f" ({', '.join(extras)})" if extras else "")
 
 
 class JudgeVerdict(models.Model):

@@ -27,7 +27,7 @@ from django.db.models import Exists, OuterRef
 from evalhub.catalog.label_counts import imported_battles, pairwise_labels
 from evalhub.catalog.models import IMPORTED_VARIANT, LanguageModel
 from evalhub.core.prompts.criteria_variants import ORIGINAL
-from evalhub.debates.models import Debate, DebateStatus, JudgeRun, Winner, judge_key, winner_for
+from evalhub.debates.models import Debate, DebateStatus, JudgeRun, Winner, single_judge_name, winner_for
 from evalhub.debates.verdict_counts import BATTLE_FIELDS
 from evalhub.reads.verdicts import judge_run_majorities
 from evalhub.system.bounded_queries import where_in
@@ -171,7 +171,7 @@ def battle_judges() -> list[tuple[str, list[tuple[str, str]]]]:
     for slug, name, human in labelled.order_by("slug").values_list("slug", "display_name", "is_human"):
         imported[human].append((slug, name))
     runs = JudgeRun.objects.filter(criteria_variant=ORIGINAL).order_by("judge", "rubric").values_list("judge", "rubric")
-    singles = dict.fromkeys(judge_key(spec, rubric) for spec, rubric in runs)
+    singles = dict.fromkeys(single_judge_name(spec, rubric) for spec, rubric in runs)
     groups = [
         ("Model judges (imported)", imported[False]),
         ("Single LLM judges", [(key, key) for key in singles]),

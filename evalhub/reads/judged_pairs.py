@@ -38,7 +38,7 @@ from evalhub.core.judge_lab.report_types import (
 from evalhub.core.prompts.criteria_variants import ORIGINAL
 from evalhub.core.statistics.agreement import unswap
 from evalhub.core.text.features import style_features
-from evalhub.debates.models import BLIND_FIRST, Debate, DebateRun, DebateStatus, DebateTurn, JudgeRun, judge_key
+from evalhub.debates.models import BLIND_FIRST, Debate, DebateRun, DebateStatus, DebateTurn, JudgeRun, single_judge_name
 from evalhub.debates.queries import judge_verdict_rows, judge_verdict_shares
 from evalhub.reads.spec_names import spec_models
 from evalhub.system.bounded_queries import in_slices, where_in
@@ -288,7 +288,9 @@ def _single_judges(found: Observations, debates: dict[int, _Debate], train_pairs
         split = run["held_out_of_id"]
         if split and not train_pairs and not admitted(splits[split], debate.prompt, SCORING):
             continue  # an improved judge's train pairs: it was tuned on their labels
-        judge_id, privileged = with_privileged(judge_key(run["judge"], run["rubric"]), run["privileged_sources"])
+        judge_id, privileged = with_privileged(
+            single_judge_name(run["judge"], run["rubric"]), run["privileged_sources"]
+        )
         if run["label"]:  # a judge version (evalhub.alignment): its own name, not its spec's
             judge_id = run["label"]
         info = JudgeInfo(

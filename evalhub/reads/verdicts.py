@@ -7,7 +7,7 @@ from collections import defaultdict
 from typing import Any
 
 from evalhub.core.statistics.agreement import majorities
-from evalhub.debates.models import JudgeRun, judge_key
+from evalhub.debates.models import JudgeRun, single_judge_name
 from evalhub.debates.queries import judge_verdict_rows
 from evalhub.reads.caching import cached
 
@@ -30,5 +30,10 @@ def _compute() -> dict[int, dict[str, Any]]:
     ):
         same, reversed_, _ = majorities(grouped.get(run["id"], ()))
         # "judge": the name boards give it (its spec, and its YESciEval rubric where it had one).
-        out[run["id"]] = {**run, "judge": judge_key(run["judge"], run["rubric"]), "same": same, "reversed": reversed_}
+        out[run["id"]] = {
+            **run,
+            "judge": single_judge_name(run["judge"], run["rubric"]),
+            "same": same,
+            "reversed": reversed_,
+        }
     return out

@@ -295,3 +295,21 @@ def test_evalhubs_own_judge_runs_are_a_judge_of_the_win_rate_page_with_their_sou
     )  # fmt: skip
     row = next(csv.DictReader(io.StringIO(out.read_text())))
     assert float(row["win_rate"]) == pytest.approx(100 * expected)
+
+
+def test_a_judge_runs_yescieval_rubric_verdicts_are_a_judge_of_their_own_on_the_win_rate_page(arena):
+    """The same spec judging under a rubric is not pooled with its plain verdicts: it has its own name."""
+    from evalhub.dashboards.judge_run_preferences import run_judge_counts, runs_against_baseline
+    from evalhub.debates.models import JudgeRun
+
+    debates = [arena.debate("alpha", "beta", 1) for _ in range(4)]
+    arena.judge("openai:judge-x", {d: [1] for d in debates})  # always the first shown: alpha
+    rubric = arena.judge("openai:judge-x", {d: [2] for d in debates})  # always beta
+    JudgeRun.objects.filter(pk=rubric.pk).update(scale="rubric", rubric="method_coverage")
+    named = "run:openai:judge-x · yescieval:method_coverage"
+    assert {key[1] for key, *_ in run_judge_counts()} == {"run:openai:judge-x", named}
+    plain = runs_against_baseline("run:openai:judge-x", "bench", "helpfulness", "beta")
+    under_rubric = runs_against_baseline(named, "bench", "helpfulness", "beta")
+    assert set(plain) == {"run:openai:judge-x"} and set(under_rubric) == {named}
+    assert {p for rows in plain["run:openai:judge-x"].values() for p, *_ in rows} == {1.0}
+    assert {p for rows in under_rubric[named].values() for p, *_ in rows} == {0.0}
