@@ -200,6 +200,7 @@ def _context(
         person_counts=person_counts,
         people_counts=people_counts,
         people_kappas=_people_kappas(people, dense),
+        left_out=_left_out(people, dense, person_counts, people_counts),
         model_counts=_counts_by_model(index, judges, dense),
         peoples_shares=PeoplesShares.of(index, people_counts),
         judges=judges,
@@ -261,6 +262,7 @@ class _Context:
     person_counts: Mapping[str, np.ndarray]
     people_counts: np.ndarray
     people_kappas: list[PersonPair]  # every two people who share enough pairs
+    left_out: Mapping[str, _LeftOut]  # each person as the alternative annotator test leaves them out
     model_counts: Mapping[str | None, np.ndarray]
     peoples_shares: PeoplesShares
     judges: Sequence[JudgeInfo]
@@ -343,25 +345,56 @@ def _retest(mine: JudgeVerdicts, index: _Index, context: _Context) -> dict[str, 
     return {"retest_pairs": int(read.sum()), "retest_agreement": agreement, "retest_kappa": kappa}
 
 
+@dataclass(frozen=True)
+class _LeftOut:
+    """One person left out, as the alternative annotator test reads them: the pairs they and at least one
+    other person gave a verdict on, the share of the other people giving each verdict there (pairs × 3),
+    and the share agreeing with the person's own verdict."""
+
+    rows: np.ndarray
+    shares: np.ndarray
+    own: np.ndarray
+
+
+def _columns(picks: np.ndarray) -> np.ndarray:
+    """FIRST, SECOND, TIE → their column in a count table (COLUMN), as arrays."""
+    return np.select([picks == FIRST, picks == SECOND], [COLUMN[FIRST], COLUMN[SECOND]], COLUMN[TIE])
+
+
+def _left_out(
+    people: Sequence[str],
+    dense: Mapping[str, np.ndarray],
+    person_counts: Mapping[str, np.ndarray],
+    people_counts: np.ndarray,
+) -> dict[str, _LeftOut]:
+    """Each person's `_LeftOut`, once a report (every judge's test reads them)."""
+    out: dict[str, _LeftOut] = {}
+    if len(people) < 2:
+        return out
+    for person in people:
+        mine = dense[person]
+        others = people_counts - person_counts[person]
+        total = others.sum(axis=1)
+        rows = np.flatnonzero((mine != ABSENT) & (mine != NO_VERDICT) & (total > 0))
+        if len(rows):
+            shares = others[rows] / total[rows, None]
+            out[person] = _LeftOut(rows, shares, shares[np.arange(len(rows)), _columns(mine[rows])])
+    return out
+
+
 def _alt_outcomes(picks: np.ndarray, context: _Context) -> dict[str, list[int]]:
     """The alt-test's counts per person (evalhub.core.statistics.alt_test.outcomes, on verdicts): on each
     pair the person and at least one other person labelled and the judge answered, whether the judge's
     verdict or the person's is shared by more of the other people (their share agreeing, the paper's
     accuracy against each of them averaged)."""
     out: dict[str, list[int]] = {}
-    answered = (picks != ABSENT) & (picks != NO_VERDICT)
-    judge_column = np.array([COLUMN.get(int(v), 0) for v in picks], dtype=int)
-    rows = np.arange(len(picks))
-    for person in sorted(context.people):
-        others = context.people_counts - context.person_counts[person]
-        total = others.sum(axis=1)
-        mine = context.dense[person]
-        shared = answered & (mine != ABSENT) & (mine != NO_VERDICT) & (total > 0)
-        if not shared.any():
+    for person, left in sorted(context.left_out.items()):
+        judged = picks[left.rows]
+        answered = np.flatnonzero((judged != ABSENT) & (judged != NO_VERDICT))
+        if not len(answered):
             continue
-        person_column = np.array([COLUMN.get(int(v), 0) for v in mine], dtype=int)
-        judge_score = others[rows, judge_column][shared] / total[shared]
-        person_score = others[rows, person_column][shared] / total[shared]
+        judge_score = left.shares[answered, _columns(judged[answered])]
+        person_score = left.own[answered]
         out[person] = [
             int((judge_score > person_score).sum()),
             int((judge_score == person_score).sum()),
