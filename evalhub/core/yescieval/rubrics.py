@@ -80,9 +80,8 @@ def package_module(name: str) -> ModuleType:
 
 def _module(name: str) -> ModuleType:
     package()
-    importlib.import_module(
-        f"{PACKAGE}.base"
-    )  # first, as the package's own __init__ does: base and injector import each other
+    # `base` first, as the package's own __init__ imports it: base and injector import each other.
+    importlib.import_module(f"{PACKAGE}.base")
     return importlib.import_module(f"{PACKAGE}.{name}")
 
 
@@ -175,8 +174,7 @@ def rubrics() -> dict[str, dict[str, Rubric]]:
 def _add_the_packages() -> None:
     base = _module("base")
     for kind, parent in ((POINTWISE, base.PointwiseRubric), (PAIRWISE, base.PairwiseRubric)):
-        folder = _module(f"rubric.{kind}") if kind == POINTWISE else None
-        locations = list(folder.__path__) if folder is not None else _namespace_path(f"rubric.{kind}")
+        locations = _folder(f"rubric.{kind}")
         for info in sorted(pkgutil.walk_packages(locations, prefix=f"{PACKAGE}.rubric.{kind}."), key=lambda m: m.name):
             if info.ispkg:
                 continue
@@ -201,17 +199,19 @@ def _listed(rubric: Rubric) -> tuple[int, int, str]:
     return family, paper, rubric.key
 
 
-def _namespace_path(name: str) -> list[str]:
-    """The folder of a subpackage the package ships without an `__init__` (its pairwise rubrics)."""
+def _folder(name: str) -> list[str]:
+    """A subpackage's folder, read from the package's (its pairwise rubrics ship without an `__init__`)."""
     root = package().__path__
     return [f"{location}/{name.replace('.', '/')}" for location in root]
 
 
 def rubric(key: str, kind: str = POINTWISE) -> Rubric:
-    """A rubric by its key; ValueError naming the known ones for an unknown key."""
-    known = rubrics()[kind]
+    """A rubric by its key; ValueError naming the known ones for an unknown key. Read for every prompt a
+    run sends: a lookup, not the sorted listing."""
+    _add_the_packages()
+    known = REGISTRIES[kind]
     if key not in known:
-        raise ValueError(f"unknown {kind} YESciEval rubric {key!r}; the package's are {', '.join(known)}.")
+        raise ValueError(f"unknown {kind} YESciEval rubric {key!r}; the package's are {', '.join(rubrics()[kind])}.")
     return known[key]
 
 
