@@ -30,6 +30,7 @@ from evalhub.api.models import Upload, UploadPart
 from evalhub.catalog.actions.importing import ImportRejected, check_import_size
 from evalhub.catalog.forms import ImportForm
 from evalhub.catalog.inspect_logs import InspectMissing
+from evalhub.core.files.rows import RowError
 from evalhub.core.runs.outcomes import Outcome
 from evalhub.jobs.actions import do_set_progress
 from evalhub.jobs.chunks import Settled
@@ -140,14 +141,17 @@ class UploadConfig(RunConfig):
 
 def do_queue_upload(what: str, form: Any, user: Any) -> Upload:
     """Store a valid form's file in parts and queue its import (a job of kind `upload`); ImportRejected
-    for a file over the import limit, before a byte of it is stored."""
+    for a file over the import limit (before a byte of it is stored) or one the job refuses (nothing kept)."""
     upload = form.cleaned_data["file"]
     check_import_size(upload.size)
     fields = {name: value for name, value in form.cleaned_data.items() if name != "file"}
     config = UploadConfig(what=what, filename=upload.name, size=upload.size, fields=fields)
-    with transaction.atomic():  # the chunk is queued once the parts are stored with it
-        stored: Upload = UploadRunner.create(config, user)
-        _store_parts(stored, upload.file)
+    try:
+        with transaction.atomic():  # the chunk is queued once the parts are stored with it
+            stored: Upload = UploadRunner.create(config, user)
+            _store_parts(stored, upload.file)
+    except UploadRejected as refused:  # a configuration the kind refuses, or fewer bytes than announced
+        raise ImportRejected([RowError(None, str(refused))]) from None
     return stored
 
 

@@ -136,3 +136,14 @@ def test_the_job_page_of_an_upload_lists_what_was_uploaded(client, token, admin_
     page = client.get(f"/jobs/{answer.json()['job']['id']}/")
     assert page.status_code == 200
     assert name.encode() in page.content and b"judgments" in page.content
+
+
+def test_an_upload_the_job_refuses_is_a_422_that_says_why_and_keeps_nothing(client, token, monkeypatch):
+    from evalhub.api.uploads import UploadConfig
+
+    monkeypatch.setattr(UploadConfig, "errors", lambda self: ["the import named is not one evalhub has."])
+    name, text = GOOD["judgments"]
+    answer = upload(client, token, "judgments", name, text, background="true")
+    assert answer.status_code == 422
+    assert answer.json()["errors"][0]["message"] == "the import named is not one evalhub has."
+    assert not Job.objects.exists() and not Upload.objects.exists() and not UploadPart.objects.exists()
