@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -170,6 +170,7 @@ def judge_detail(request, key: str):
         "corrected_board": None if isinstance(judge.corrected, str) else judge.corrected,
         "alt": judge.alt_test(_epsilon(request)) if judge.alt_outcomes else None,
         "thresholds": thresholds,
+        "threshold_names": [field.name for field in fields(Thresholds)],  # the form's own; other filters kept
         "protocol": protocol(judge, thresholds),
         "consistent_but_biased": consistent_but_biased(judge, thresholds),
         "epsilons": EPSILON_CHOICES,
