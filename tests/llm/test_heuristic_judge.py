@@ -203,3 +203,22 @@ async def test_it_follows_instructions_that_ask_for_the_shorter_or_the_longer_an
     assert "Following my instructions: the shorter answer." in told
     for instructions in ("", "Prefer the thorough answer.", "Neither shorter nor longer matters."):
         assert verdict((await judge.complete(asked(instructions))).text) == "2"
+
+
+def test_a_rubric_prompt_naming_no_characteristic_is_still_answered_readably():
+    import asyncio
+
+    from evalhub.core.prompts.judge_outputs import parse_pairwise_rubric_json, parse_rubric_json
+    from evalhub.llm.providers.heuristic import HeuristicJudge
+
+    system = {"role": "system", "content": "Rate each synthesis from 1 to 5."}  # no <Evaluation-Characteristic>
+    one = (
+        "<scientific-synthesis>\nFunding helps schools.\n</scientific-synthesis>\n"
+        "<research-question>\nFunding?\n</research-question>"
+    )
+    two = one.replace("scientific-synthesis>", "scientific-synthesis-A>") + (
+        "\n<scientific-synthesis-B>\nIt rained.\n</scientific-synthesis-B>"
+    )
+    judge = HeuristicJudge()
+    assert parse_rubric_json(asyncio.run(judge.complete([system, {"role": "user", "content": one}])).text)
+    assert parse_pairwise_rubric_json(asyncio.run(judge.complete([system, {"role": "user", "content": two}])).text)

@@ -61,8 +61,10 @@ _CHARACTERISTIC = re.compile(r"<Evaluation-Characteristic>\s*(?:\d+\.\s*)?(\w+)\
 
 
 def _characteristic(system: str) -> str:
+    """The key the answer goes under: the characteristic the system prompt names, or a neutral one (a
+    rubric of one's own may name none; "rating" would read as the rating itself)."""
     found = _CHARACTERISTIC.search(system)
-    return found.group(1) if found else "rating"
+    return found.group(1) if found else "Characteristic"
 
 
 _SPEAKER_SECTION = re.compile(r"^Speaker (\d+)'s (?:Initial Evaluation|Discussion - Round (\d+))$")
