@@ -22,6 +22,13 @@ beside the hand client it replaced and the SDK's typed stream).
 
 `--load N` runs N processes that only spin beside both measurements, as a loaded machine's other work
 would (six on two cores brought the load average to about 8); the load average is printed at each one.
+
+`--production` measures the compose shape instead of one process: a PostgreSQL database of its own, a
+Redis database it flushes (broker and channel layer), `--workers` Celery workers as docker-compose.yml
+runs them (threads pool, 16 threads), each run started as the Start button starts it and timed to its
+job's end, the watching sockets in this process receiving the turns through Redis:
+
+    python benchmarks/debate_throughput.py --production --workers 2 --debates 100 --load 7 --spin-up 180
 """
 
 from __future__ import annotations
@@ -39,15 +46,35 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-# A worker process (--workers N) shares the parent's database: the parent names its data directory.
-os.environ["EVALHUB_DATA_DIR"] = os.environ.get("EVALHUB_BENCH_DATA_DIR") or tempfile.mkdtemp(prefix="evalhub-bench-")
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
-for variable in ("DATABASE_URL", "REDIS_URL"):
-    os.environ.pop(variable, None)  # the embedded mode: one process, in-memory channel layer
 
-import django  # noqa: E402
+PRODUCTION_DATABASE = "evalhub_bench_debates"
+early = argparse.ArgumentParser(add_help=False)
+early.add_argument("--production", action="store_true")
+early.add_argument("--redis-url", default="redis://127.0.0.1:6379/13")
+early.add_argument(
+    "--database-server", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+)
+deployment, _ = early.parse_known_args()
+if deployment.production:  # the compose shape: a database and a Redis database of its own, Celery workers
+    from benchmarks.adjudication_load import cpu_seconds as process_cpu_seconds
+    from benchmarks.adjudication_load import drop_database, fresh_deployment, setup_django
 
-django.setup()
+    PRODUCTION_ENV = fresh_deployment(
+        deployment.database_server, PRODUCTION_DATABASE, deployment.redis_url, "evalhub-bench-debates"
+    )
+    setup_django(PRODUCTION_ENV)
+else:
+    # A worker process (--workers N) shares the parent's database: the parent names its data directory.
+    os.environ["EVALHUB_DATA_DIR"] = os.environ.get("EVALHUB_BENCH_DATA_DIR") or tempfile.mkdtemp(
+        prefix="evalhub-bench-"
+    )
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalhub.settings")
+    for variable in ("DATABASE_URL", "REDIS_URL"):
+        os.environ.pop(variable, None)  # the embedded mode: one process, in-memory channel layer
+
+    import django
+
+    django.setup()
 
 from channels.testing import WebsocketCommunicator  # noqa: E402
 from django.contrib.auth.models import User  # noqa: E402
@@ -56,7 +83,7 @@ from measured import machine  # noqa: E402  (benchmarks/, beside this script)
 
 from evalhub.catalog.demo import do_load_builtin_criteria  # noqa: E402
 from evalhub.catalog.models import Benchmark, Criterion, LanguageModel, Prompt, Response  # noqa: E402
-from evalhub.debates.actions import do_create_run, do_start_run  # noqa: E402
+from evalhub.debates.actions import DEBATES_PER_TASK, do_create_run, do_start_run  # noqa: E402
 from evalhub.debates.consumers import DebateConsumer  # noqa: E402
 from evalhub.debates.runner import run_debates  # noqa: E402
 from evalhub.llm.cache import cache_thread  # noqa: E402
@@ -98,7 +125,7 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def create_run(debates: int, server_url: str, concurrency: int, name: str):
+def create_run(debates: int, server_url: str, concurrency: int, name: str, *, start: bool = True):
     benchmark, _ = Benchmark.objects.get_or_create(slug="bench", defaults={"name": "bench"})
     a, _ = LanguageModel.objects.get_or_create(slug="model-a", defaults={"display_name": "A"})
     b, _ = LanguageModel.objects.get_or_create(slug="model-b", defaults={"display_name": "B"})
@@ -128,6 +155,8 @@ def create_run(debates: int, server_url: str, concurrency: int, name: str):
         rounds=3,
         category=name,
     )
+    if not start:  # a draft: --production starts it as the Start button does, its chunks enqueued
+        return run
     return do_start_run(run, enqueue=False)  # its job and chunks; the benchmark works the debates itself
 
 
@@ -181,6 +210,74 @@ async def measure(ids: list[int], user, watched: int) -> tuple[float, dict[str, 
     return elapsed, received
 
 
+def started_and_finished(run) -> float:
+    """Start a draft run as the Start button does (its chunks enqueued on commit, for the Celery
+    workers) and wait until its job has finished: the seconds from the start to the job's end."""
+    from evalhub.debates.models import DebateRun
+
+    started = time.perf_counter()
+    do_start_run(run)
+    while not DebateRun.objects.select_related("job").get(pk=run.pk).job.finished:
+        time.sleep(0.02)
+    elapsed = time.perf_counter() - started
+    job = DebateRun.objects.select_related("job").get(pk=run.pk).job
+    statuses = set(run.debates.values_list("status", flat=True))
+    assert statuses == {"unresolved"}, (job.status_words, job.message, statuses)
+    return elapsed
+
+
+def on_workers(run, user, watched: int) -> tuple[float, dict[str, float]]:
+    """`measure` for --production: the workers run the debates, and the watching sockets here receive
+    their streamed turns through Redis, as a browser's socket on a web process does."""
+    ids = list(run.debates.order_by("id").values_list("id", flat=True))
+    return asyncio.run(_on_workers(run, ids, user, watched))
+
+
+async def _on_workers(run, ids: list[int], user, watched: int) -> tuple[float, dict[str, float]]:
+    received: dict[str, float] = {}
+    stop = asyncio.Event()
+    watcher = asyncio.create_task(watch(ids[:watched], user, received, stop))
+    await asyncio.sleep(0.5)  # sockets connected and subscribed to their debates' groups in Redis
+    elapsed = await asyncio.to_thread(started_and_finished, run)
+    stop.set()
+    await watcher
+    return elapsed, received
+
+
+def start_celery_workers(count: int, threads: int) -> list[subprocess.Popen]:
+    """`count` workers as docker-compose.yml's `worker` service runs them (threads pool), ready when
+    each answers a ping."""
+    from evalhub.celery import app
+
+    command = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "evalhub.celery",
+        "--quiet",
+        "worker",
+        "-Q",
+        "default",
+        "--pool=threads",
+    ]
+    command += [f"--concurrency={threads}", "--loglevel=WARNING", "--without-mingle", "--without-gossip"]
+    root = Path(__file__).resolve().parent.parent
+    workers = [
+        subprocess.Popen([*command, "-n", f"bench{index}@%h"], cwd=root, env={**os.environ, **PRODUCTION_ENV})
+        for index in range(count)
+    ]
+    deadline = time.monotonic() + 120
+    while len(app.control.ping(timeout=1.0)) < count:
+        if time.monotonic() > deadline or any(worker.poll() is not None for worker in workers):
+            raise SystemExit("the Celery workers did not start")
+    return workers
+
+
+def workers_cpu(workers: list[subprocess.Popen]) -> float:
+    return sum(process_cpu_seconds(worker.pid) for worker in workers)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--debates", type=int, default=100)
@@ -194,9 +291,20 @@ def main() -> None:
         type=int,
         default=1,
         help="worker processes that share the N debates (one per core, as production runs them); with more than "
-        "one, no socket watches (the embedded channel layer lives in one process)",
+        "one, no socket watches (the embedded channel layer lives in one process); with --production, the Celery "
+        "workers",
     )
     parser.add_argument("--load", type=int, default=0, help="busy processes beside the measurements")
+    parser.add_argument(
+        "--production",
+        action="store_true",
+        help="the compose shape: PostgreSQL (a database of its own on --database-server), Redis (--redis-url, "
+        "flushed), --workers Celery workers of --worker-threads threads running the started run's chunks, the "
+        "sockets receiving through Redis; the times run from the Start to the job's end",
+    )
+    parser.add_argument("--redis-url", default=deployment.redis_url, help="a Redis database it may flush")
+    parser.add_argument("--database-server", default=deployment.database_server)
+    parser.add_argument("--worker-threads", type=int, default=16, help="as docker-compose.yml's worker")
     parser.add_argument(
         "--spin-up",
         type=float,
@@ -225,24 +333,40 @@ def main() -> None:
         print(f"{cpu_seconds() - started:.3f}")
         return
 
-    call_command("migrate", verbosity=0)
+    if not deployment.production:
+        call_command("migrate", verbosity=0)  # setup_django migrated the production database
     do_load_builtin_criteria()
     user = User.objects.create_superuser("bench", password="x")
     server = ServerProcess(args.latency, args.chunk_delay, args.words, args.connections == "keep-alive")
     spinning = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.load)]
+    workers: list[subprocess.Popen] = []
     try:
-        warm_ids = list(create_run(1, server.url, args.concurrency, "warm-up").debates.values_list("id", flat=True))
-        asyncio.run(measure(warm_ids, user, 1))  # imports, first connections, template loading
+        if deployment.production:
+            workers = start_celery_workers(args.workers, args.worker_threads)
+            # Every worker's imports, connections and templates: a chunk of debates for each of them.
+            warm = create_run(DEBATES_PER_TASK * args.workers, server.url, args.concurrency, "warm-up", start=False)
+            on_workers(warm, user, 1)
+        else:
+            warm_ids = list(create_run(1, server.url, args.concurrency, "warm-up").debates.values_list("id", flat=True))
+            asyncio.run(measure(warm_ids, user, 1))  # imports, first connections, template loading
         if spinning:
             time.sleep(args.spin_up)  # the load average follows the busy processes over a minute
         print(f"before 1 debate: {machine()}")
-        one_ids = list(create_run(1, server.url, args.concurrency, "one").debates.values_list("id", flat=True))
-        one, _ = asyncio.run(measure(one_ids, user, 1))
+        if deployment.production:
+            one, _ = on_workers(create_run(1, server.url, args.concurrency, "one", start=False), user, 1)
+        else:
+            one_ids = list(create_run(1, server.url, args.concurrency, "one").debates.values_list("id", flat=True))
+            one, _ = asyncio.run(measure(one_ids, user, 1))
         print(f"before {args.debates} debates: {machine()}")
-        many_run = create_run(args.debates, server.url, args.concurrency, "many")
+        many_run = create_run(args.debates, server.url, args.concurrency, "many", start=not deployment.production)
         many_ids = list(many_run.debates.values_list("id", flat=True))
         before, app_before = server.stats(), cpu_seconds()
-        if args.workers > 1:
+        if deployment.production:
+            workers_before = workers_cpu(workers)
+            many, received = on_workers(many_run, user, args.watched)
+            app_cpu = workers_cpu(workers) - workers_before
+            sockets_cpu = cpu_seconds() - app_before
+        elif args.workers > 1:
             many, app_cpu = in_worker_processes(many_ids, args.workers)
             received: dict[str, float] = {}
         else:
@@ -255,7 +379,17 @@ def main() -> None:
         for process in spinning:
             process.kill()
             process.wait()
+        for worker in workers:
+            worker.terminate()
+            worker.wait(timeout=60)
         server.close()
+        if deployment.production:
+            import redis
+            from django.db import connections
+
+            connections.close_all()
+            drop_database(deployment.database_server, PRODUCTION_DATABASE)
+            redis.Redis.from_url(deployment.redis_url).flushdb()
     calls, peak, chunk_log = stats["requests"] - before["requests"], stats["peak_connections"], stats["chunk_log"]
     opened = stats["connections_opened"] - before["connections_opened"]
     server_cpu = stats["cpu_s"] - before["cpu_s"]
@@ -276,7 +410,12 @@ def main() -> None:
         f"CPU during the {args.debates} debates: app {app_cpu:.2f} s ({1000 * app_cpu / calls:.1f} ms per call: "
         f"client, database, channel layer, sockets), fake server {server_cpu:.2f} s; {os.cpu_count()} cores here"
     )
-    if args.workers > 1:
+    if deployment.production:
+        print(
+            f"{args.workers} Celery worker(s) (threads pool, {args.worker_threads} threads each) on PostgreSQL and "
+            f"Redis; the CPU above is theirs; the watching sockets' process {sockets_cpu:.2f} s"
+        )
+    elif args.workers > 1:
         print(f"{args.workers} worker processes shared the {args.debates} debates; no socket watched")
         return
     print(
