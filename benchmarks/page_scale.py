@@ -4,7 +4,7 @@ baseline on the benchmark's prompts; `--models` models), every page a researcher
 test client in this process (server CPU is this process's CPU: the database server's own time is in the
 wall figure only): home, the benchmark, a prompt, `/leaderboards/`, the win-rate page and its export,
 a model's page, the judge lab, a judge's page, the corrected boards, pointwise, graded, the judge
-report export.
+report export, a judge's export, the pointwise export, the judge versions and a version's page and export.
 
 For each page: **first** (nothing computed yet: a page either computes a small result or asks a
 worker), then the workers' part (every kept result a page asked for, computed here in turn, CPU
@@ -53,7 +53,9 @@ from django.test.utils import CaptureQueriesContext, setup_databases, setup_test
 from measured import machine  # noqa: E402  (benchmarks/, beside this script)
 from page_timing import percentile  # noqa: E402  (benchmarks/, beside this script)
 
+from evalhub.alignment.actions import do_create_judge  # noqa: E402
 from evalhub.catalog.models import Benchmark, Criterion, Judgment, LanguageModel, Prompt, Response  # noqa: E402
+from evalhub.core.alignment.versions import JudgeDefinition  # noqa: E402
 from evalhub.dashboards.counts import do_rebuild_tallies  # noqa: E402
 from evalhub.judgelab.report import judge_key  # noqa: E402
 from evalhub.system.bulk_insert import insert_rows  # noqa: E402
@@ -117,6 +119,7 @@ def build(judgments: int, judges: int, people: int, models: int, seed: int) -> N
     with transaction.atomic():
         insert_rows(Judgment, COLUMNS, rows(), source="import")
     do_rebuild_tallies()
+    do_create_judge("detail", JudgeDefinition(spec="heuristic:detail"))  # the judge versions' pages
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
@@ -138,6 +141,12 @@ def pages() -> list[str]:
         "/judges/corrected-boards/",
         "/judges/pointwise/",
         "/judges/graded/",
+        "/judges/report.csv",
+        f"/judges/{judge_key('judge-0')}.json",
+        "/judges/pointwise.csv",
+        "/judge-versions/",
+        "/judge-versions/detail/",
+        "/judge-versions/detail.json",
     ]
 
 
