@@ -33,6 +33,7 @@ from evalhub.core.judge_lab.snapshots import (
     decode_boards,
     decode_report,
 )
+from evalhub.core.statistics.corrected_ratings import CorrectedBoard
 from evalhub.core.statistics.estimators import Correction
 from evalhub.judgelab.actions import do_store_boards_snapshot, do_store_report_snapshot
 from evalhub.judgelab.models import ReportSnapshot
@@ -208,7 +209,18 @@ def _ask_for_refresh(scope: Scope) -> bool:
 def compute(scope: Scope, correction: Correction = BY_RULE) -> Report:
     found = collect(scope)
     judges = list(found.judges.values())
-    return build_report(judges, found.labels, found.pairs, found.settled, correction=correction)
+    kept = _kept_boards_by_inputs(scope)  # each digest names its estimator: another's boards are not taken
+    return build_report(judges, found.labels, found.pairs, found.settled, correction=correction, kept_boards=kept)
+
+
+def _kept_boards_by_inputs(scope: Scope) -> dict[str, CorrectedBoard | str | None]:
+    """The corrected boards of the scope's kept report by the digest of their inputs, whatever data it was
+    computed from: a refresh after a label fits again only the boards whose inputs it moved (46 boards
+    were 1.6 of a refresh's 4.4 CPU-s at a million labels)."""
+    snapshot = _snapshot(scope)
+    if snapshot is None:
+        return {}
+    return {judge.corrected_inputs: judge.corrected for judge in snapshot[0].judges if judge.corrected_inputs}
 
 
 # --- corrected boards by another estimator, kept apart from the report -------------------------------

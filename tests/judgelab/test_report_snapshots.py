@@ -287,3 +287,29 @@ def test_choosing_another_estimator_computes_its_boards_apart_and_never_the_repo
     whole = {r.judge.id: r.corrected for r in judge_report.compute(judge_report.Scope(), Correction(other)).judges}
     assert shown == whole
     assert any(board is not None for board in shown.values())
+
+
+def test_a_refresh_after_another_judges_label_fits_only_the_boards_whose_inputs_moved(monkeypatch):
+    """Heavy fits are kept by the digest of their inputs (issue 79): the corrected boards of judges whose
+    battles, shares and people's labels are as they were come from the kept report, the rest are fitted,
+    and the report is the one computed from scratch."""
+    from evalhub.core.judge_lab import report as core_report
+    from evalhub.reads.judged_pairs import collect
+
+    imported(LABELS)
+    judge_report.refresh_report(judge_report.Scope())
+    fitted, fit = [], core_report.corrected_board
+
+    def counted(judge, *args, **kwargs):
+        fitted.append(judge.name)
+        return fit(judge, *args, **kwargs)
+
+    monkeypatch.setattr(core_report, "corrected_board", counted)
+    imported(LABELS + MORE)  # claude's first label: gpt-4o's battles and people's labels are as they were
+    judge_report.refresh_report(judge_report.Scope())
+    assert fitted == ["claude"]
+    kept = judge_report.judge_lab_report()
+    found = collect(judge_report.Scope())
+    fresh = build_report(list(found.judges.values()), found.labels, found.pairs, found.settled)
+    assert {r.judge.id: r.corrected for r in kept.judges} == {r.judge.id: r.corrected for r in fresh.judges}
+    assert any(r.judge.name == "gpt-4o" and r.corrected_inputs for r in kept.judges)

@@ -3,11 +3,16 @@ the same battles (`statistics.corrected_ratings`), by the estimator the report's
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
+import pandas as pd
 
 from evalhub.core.judge_lab.measures import FIRST, SECOND, TIE, JudgeVerdicts
 from evalhub.core.judge_lab.report_types import MODEL, JudgeInfo
@@ -108,3 +113,73 @@ def corrected_board(
 
 def _asked_reads(estimator: str, source: str) -> bool:
     return estimator in ESTIMATORS and source in ESTIMATORS[estimator].reads
+
+
+# --- a board's inputs as one digest: a board whose inputs did not change is taken from the last report ------
+
+
+@dataclass(frozen=True)
+class PairCodes:
+    """Each pair's models and category as 64-bit digests of their names (not their positions, which move as
+    pairs are added): what a board's inputs digest reads of the pairs, made once a report."""
+
+    model_1: np.ndarray
+    model_2: np.ndarray
+    category: np.ndarray
+
+    @classmethod
+    def of(cls, pairs: Battles) -> PairCodes:
+        return cls(_name_codes(pairs.model_1), _name_codes(pairs.model_2), _name_codes(pairs.category))
+
+
+def _name_codes(values: np.ndarray) -> np.ndarray:
+    # Hashed, not sorted: sorting 400,000 Python strings (ten million labels' pairs) took a second.
+    positions, names = pd.factorize(values, use_na_sentinel=False)
+    digests = [int.from_bytes(hashlib.blake2b(str(name).encode(), digest_size=8).digest(), "little") for name in names]
+    codes: np.ndarray = np.array(digests, dtype=np.uint64)[positions]
+    return codes
+
+
+@functools.cache
+def _fitting_code() -> bytes:
+    """The source of the modules a board is fitted by: a board kept from a report computed by other code
+    is not taken."""
+    from evalhub.core.statistics import corrected_ratings, estimators, logistic_ppi, ppi, ppi_extended
+
+    digest = hashlib.blake2b(digest_size=16)
+    for module in (sys.modules[__name__], corrected_ratings, estimators, logistic_ppi, ppi, ppi_extended):
+        digest.update(Path(str(module.__file__)).read_bytes())
+    return digest.digest()
+
+
+def board_inputs(
+    judge: JudgeInfo,
+    pairs: Battles,
+    codes: PairCodes,
+    shares_of: Mapping[str, np.ndarray],
+    people: PeoplesShares,
+    estimator: str,
+) -> str | None:
+    """A digest of everything `corrected_board` fits the judge's board from: its battles' models, categories
+    and prompts (as a partition: which battles share one), its shares and people's, the estimator and the
+    fitting code. Two reports with the same digest for a judge have the same board, so a refresh after a
+    label elsewhere fits only the boards whose inputs moved. None where the estimator reads other judges
+    (their every share would be inputs too): such boards are fitted each time."""
+    if _asked_reads(estimator, OTHER_JUDGES):
+        return None
+    share = shares_of[judge.id]
+    battles = ~np.isnan(share) & people.two_models
+    _, first_battle, cluster_of = np.unique(pairs.cluster[battles], return_index=True, return_inverse=True)
+    partition = np.argsort(np.argsort(first_battle))[cluster_of.ravel()]  # prompts numbered by first battle
+    digest = hashlib.blake2b(_fitting_code(), digest_size=16)
+    digest.update(estimator.encode())
+    for part in (
+        codes.model_1[battles],
+        codes.model_2[battles],
+        codes.category[battles],
+        partition.astype(np.int64),
+        share[battles],
+        people.share[battles],
+    ):
+        digest.update(np.ascontiguousarray(part).tobytes())
+    return digest.hexdigest()

@@ -4,13 +4,14 @@ settled verdicts."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from evalhub.core.judge_lab.corrected_boards import PeoplesShares, corrected_board, shares
+from evalhub.core.judge_lab.corrected_boards import PairCodes, PeoplesShares, board_inputs, corrected_board, shares
 from evalhub.core.judge_lab.measures import (
     ABSENT,
     BOOTSTRAP,
@@ -131,10 +132,14 @@ def build_report(
     resamples: int = BOOTSTRAP,
     seed: int = SEED,
     correction: Correction = BY_RULE,
+    kept_boards: Mapping[str, CorrectedBoard | str | None] | None = None,
 ) -> Report:
     """Every judge's report, ranked by kappa (highest first; judges whose kappa rests on too few prompts for
-    an interval after those with one; judges without one last), its corrected board by `correction`."""
+    an interval after those with one; judges without one last), its corrected board by `correction`.
+    `kept_boards`: boards by the digest of their inputs (an earlier report's `corrected_inputs`), taken
+    as they are where a judge's inputs have that digest, not fitted again."""
     context = _context(judges, labels, pairs, settled, resamples=resamples, seed=seed, correction=correction)
+    context = dataclasses.replace(context, codes=PairCodes.of(context.index), kept_boards=kept_boards or {})
     index, dense, people_counts = context.index, context.dense, context.people_counts
     general = _reference(index, majority_of_counts(people_counts), judge_kind=MODEL)
     without_consensus = _reference(index, majority_of_counts(people_counts), judge_kind=PANEL)
@@ -269,6 +274,8 @@ class _Context:
     resamples: int
     seed: int
     correction: Correction = BY_RULE
+    codes: PairCodes | None = None
+    kept_boards: Mapping[str, CorrectedBoard | str | None] = dataclasses.field(default_factory=dict)
 
 
 def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], context: _Context) -> JudgeReport:
@@ -325,7 +332,7 @@ def _judge_report(judge: JudgeInfo, reference: tuple[np.ndarray, np.ndarray], co
         versus_people=_versus_people(judge, picks, context) if judge.kind != PERSON else None,
         alt_outcomes=_alt_outcomes(picks, context) if judge.kind != PERSON else {},
         **_retest(mine, index, context),
-        corrected=_corrected(judge, context) if judge.kind != PERSON else None,
+        **(_corrected_or_kept(judge, context) if judge.kind != PERSON else {}),
     )
 
 
@@ -406,6 +413,16 @@ def _alt_outcomes(picks: np.ndarray, context: _Context) -> dict[str, list[int]]:
 def _corrected(judge: JudgeInfo, context: _Context) -> CorrectedBoard | str | None:
     estimator = context.correction.estimator
     return corrected_board(judge, context.index, context.shares, context.judges, context.peoples_shares, estimator)
+
+
+def _corrected_or_kept(judge: JudgeInfo, context: _Context) -> dict[str, Any]:
+    """The judge's corrected board and the digest of its inputs: the kept board with that digest, if any."""
+    assert context.codes is not None, "build_report makes the pairs' codes once"
+    estimator = context.correction.estimator
+    inputs = board_inputs(judge, context.index, context.codes, context.shares, context.peoples_shares, estimator)
+    if inputs is not None and inputs in context.kept_boards:
+        return {"corrected": context.kept_boards[inputs], "corrected_inputs": inputs}
+    return {"corrected": _corrected(judge, context), "corrected_inputs": inputs or ""}
 
 
 def _longer(difference: np.ndarray, judged: np.ndarray, first: np.ndarray, second: np.ndarray) -> tuple[float, int]:

@@ -204,6 +204,9 @@ class JudgeReport:
     by_order: OrderAgreement | None = None  # on the pairs it saw in both orders
     # Its Bradley–Terry board corrected by people's labels on the same battles (PPI++), or why there is none.
     corrected: CorrectedBoard | str | None = None
+    # A digest of what that board was fitted from (corrected_boards.board_inputs): the next report takes the
+    # board as it is where the digest is the same. Blank where none was made.
+    corrected_inputs: str = ""
     # The alternative annotator test's counts per person (judge better, tied, person better): the page runs
     # the test at the epsilon it is asked for (evalhub.core.statistics.alt_test.alt_test_of).
     alt_outcomes: dict[str, list[int]] = field(default_factory=dict)
