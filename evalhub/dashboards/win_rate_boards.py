@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import operator
 import time
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
+import msgspec
 from django.core.cache import cache
 from django.utils import timezone
 
@@ -233,10 +235,16 @@ def judge_rows(found: list[Comparison]) -> list[WinRate]:
 
 
 def _digest(found: list[Comparison]) -> str:
-    digest = hashlib.sha1(usedforsecurity=False)
-    for c in sorted(found, key=lambda c: (c.model, c.prompt)):
-        digest.update(repr((c.model, c.prompt, c.preference, c.model_length, c.baseline_length, c.difficulty)).encode())
-    return digest.hexdigest()
+    # Encoded at once by msgspec: a repr and a hash update per comparison were a tenth of a worker's
+    # win-rate refresh at ten million labels.
+    rows = [
+        (c.model, c.prompt, c.preference, c.model_length, c.baseline_length, c.difficulty)
+        for c in sorted(found, key=_MODEL_AND_PROMPT)
+    ]
+    return hashlib.sha1(msgspec.msgpack.encode(rows), usedforsecurity=False).hexdigest()
+
+
+_MODEL_AND_PROMPT = operator.attrgetter("model", "prompt")
 
 
 def for_model(slug: str, stamp: str | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
