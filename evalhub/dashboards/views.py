@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import secrets
 
 from django.contrib import messages
@@ -10,7 +9,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.safestring import mark_safe
-from django.utils.timesince import timesince
 from django.views.decorators.http import require_POST
 
 from evalhub.accounts.roles import ADMIN, role_required
@@ -27,11 +25,8 @@ from evalhub.reads.battles import SOURCES, load_battles
 from evalhub.reads.caching import cached, fingerprint
 from evalhub.reads.model_sections import section_context
 from evalhub.reads.provenance import stand_in_specs
-from evalhub.system.downloads import download
+from evalhub.system.downloads import download, not_ready
 from evalhub.system.forms import form_reasons
-
-logger = logging.getLogger(__name__)
-RETRY_AFTER_S = 30  # what an export asks a client to wait while a worker computes the board
 
 
 def _filters(request, stamp: str):
@@ -239,18 +234,7 @@ def baseline_win_rates_export(request, fmt: str):
 
 def _board_not_ready(state: win_rate_boards.KeptBoard | pairwise.KeptPairwise) -> HttpResponse:
     """What an export answers while a worker computes the board of the data as it is now."""
-    if state.asked:
-        when = "" if state.computed_at is None else f" (the last was computed {timesince(state.computed_at)} ago)"
-        text = f"A worker is computing this board for the data as it is now{when}: retry in a minute."
-    else:
-        text = "No worker could be asked for this board (the broker did not answer): retry to ask again."
-    response = HttpResponse(text, status=503, content_type="text/plain")
-    response["Retry-After"] = str(RETRY_AFTER_S)
-    # A state the client is told to wait out, not a fault: logged as such here, and not again by Django,
-    # which logs every 5xx as an ERROR (a monitor paging on them would page on every large export).
-    logger.info("board export not ready (%s): the client is asked to retry", "asked" if state.asked else "no broker")
-    response._has_been_logged = True  # type: ignore[attr-defined]  # django.utils.log.log_response reads it
-    return response
+    return not_ready("board", "this board", state.asked, state.computed_at)
 
 
 @role_required()

@@ -5,8 +5,9 @@ At a million labels a report takes seconds to compute (reading every label, a bo
 so no page request computes one once any report of its scope exists: the page gets the report for
 the data as it is now from the cache or the last snapshot, or else the last snapshot marked as
 earlier, and one refresh is asked of a worker (at most one in flight per scope). With that many
-labels a scope's first report is a worker's too: the page says it is being computed. Exports wait for
-the current report instead: a file a researcher keeps must hold the data as it is.
+labels a scope's first report is a worker's too: the page says it is being computed. Exports hold the
+report of the data as it is (a file a researcher keeps must): with few labels computed in the request,
+with many asked of a worker while the export answers 503 with Retry-After (`ReportNotReady`).
 """
 
 from __future__ import annotations
@@ -120,6 +121,10 @@ def report_with_freshness(
         asked = _ask_for_boards(scope, correction)
         return report, dataclasses.replace(freshness, estimator_pending=correction.estimator, estimator_asked=asked)
     boards = _kept_boards(scope, correction, stamp)
+    if boards is None and wait and row_count(Judgment).rows >= FIRST_REPORT_IN_WORKER_AT:
+        asked = _ask_for_boards(scope, correction)
+        if (boards := _kept_boards(scope, correction, stamp)) is None:  # an eager worker may have kept them
+            raise ReportNotReady(asked, None)
     if boards is None and wait:
         boards = _compute_and_keep_boards(scope, correction, stamp)
     if boards is None:
@@ -149,7 +154,27 @@ def _report(scope: Scope, stamp: str, wait: bool) -> tuple[Report, Freshness]:
         if _kept_fingerprint(scope) is not None and (snapshot := _snapshot(scope)) is not None:  # eager worker
             return snapshot
         return NO_REPORT_YET, Freshness(None, 0.0, current=False, refreshing=asked)
+    if wait and row_count(Judgment).rows >= FIRST_REPORT_IN_WORKER_AT:
+        # An export at scale: the report of the data as it is, or a worker asked for it (178 s in the request
+        # at ten million judgments on SQLite, benchmarks/page_scale.py).
+        asked = _ask_for_refresh(scope)
+        if _kept_fingerprint(scope) == stamp and (snapshot := _snapshot(scope)) is not None:  # eager worker
+            return snapshot
+        raise ReportNotReady(asked, _kept_computed_at(scope))
     return _compute_and_keep(scope, stamp)
+
+
+class ReportNotReady(Exception):
+    """An export's report (or its boards by another estimator) is not of the data as it is, and a worker
+    computes it: `asked` whether one could be asked, `computed_at` when the kept one was (None: none)."""
+
+    def __init__(self, asked: bool, computed_at: datetime | None) -> None:
+        super().__init__("a worker is computing the judge lab's report for the data as it is")
+        self.asked, self.computed_at = asked, computed_at
+
+
+def _kept_computed_at(scope: Scope) -> datetime | None:
+    return ReportSnapshot.objects.filter(scope=_scope_key(scope)).values_list("computed_at", flat=True).first()
 
 
 # What a page shows while a worker computes a scope's first report: no judge, no people's figures.

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from dataclasses import asdict, fields
 from urllib.parse import urlencode
@@ -45,11 +46,18 @@ from evalhub.judgelab.forms import JudgmentImportForm, ScoreImportForm
 from evalhub.judgelab.graded import csv_rows, graded_table, rho_chart
 from evalhub.judgelab.pointwise import export_rows as pointwise_export_rows
 from evalhub.judgelab.pointwise import item_chart, pointwise_report, scored_benchmarks
-from evalhub.judgelab.report import BY_RULE, Freshness, judge_key, model_as_judge, report_with_freshness
+from evalhub.judgelab.report import (
+    BY_RULE,
+    Freshness,
+    ReportNotReady,
+    judge_key,
+    model_as_judge,
+    report_with_freshness,
+)
 from evalhub.reads.caching import cached, fingerprint
 from evalhub.reads.judged_pairs import BLIND, PEOPLES_VERDICTS, Scope
 from evalhub.reads.provenance import stand_in_specs
-from evalhub.system.downloads import download
+from evalhub.system.downloads import download, not_ready
 
 SORTS = {
     "kappa": lambda r: (r.kappa.value is None, -(r.kappa.value or 0)),
@@ -80,6 +88,20 @@ def _correction(request) -> Correction:
 
 def _report(request, *, wait: bool = False) -> tuple[Report, Freshness]:
     return report_with_freshness(_scope(request), wait=wait, correction=_correction(request))
+
+
+def answers_while_computed(export):
+    """An export of the report of the data as it is: while a worker computes it at scale, 503 with
+    Retry-After (evalhub.system.downloads.not_ready), never minutes in the request."""
+
+    @functools.wraps(export)
+    def answering(request, *args, **kwargs):
+        try:
+            return export(request, *args, **kwargs)
+        except ReportNotReady as waiting:
+            return not_ready("judge report", "the judge lab's report", waiting.asked, waiting.computed_at)
+
+    return answering
 
 
 def scope_query(scope: Scope, correction: Correction = BY_RULE) -> str:
@@ -195,6 +217,7 @@ def _epsilon(request) -> float:
 
 
 @role_required()
+@answers_while_computed
 def corrected_boards(request, fmt: str = ""):
     """The leaderboard loads this after it renders: each judge on the board whose battles people labelled
     in part, with its ratings corrected by people's labels (the judge page's own table); the judges
@@ -288,6 +311,7 @@ def model_section(request, slug: str):
 
 
 @role_required()
+@answers_while_computed
 def judge_export(request, key: str, fmt: str):
     judge = _find(request, key, wait=True)  # a file a researcher keeps holds the data as it is
     if fmt == "json":
@@ -300,6 +324,7 @@ def judge_export(request, key: str, fmt: str):
 
 
 @role_required()
+@answers_while_computed
 def report_export(request, fmt: str):
     report, _ = _report(request, wait=True)  # a kept file holds the data as it is
     if fmt == "json":

@@ -313,3 +313,30 @@ def test_a_refresh_after_another_judges_label_fits_only_the_boards_whose_inputs_
     fresh = build_report(list(found.judges.values()), found.labels, found.pairs, found.settled)
     assert {r.judge.id: r.corrected for r in kept.judges} == {r.judge.id: r.corrected for r in fresh.judges}
     assert any(r.judge.name == "gpt-4o" and r.corrected_inputs for r in kept.judges)
+
+
+def test_at_scale_an_export_of_data_newer_than_the_kept_report_answers_503_while_a_worker_computes_it(
+    login, viewer, client, counted, monkeypatch, caplog
+):
+    """At ten million judgments the judge report's CSV computed the report in the request: 178 s."""
+    import logging
+
+    from evalhub.core.statistics.estimators import PPI
+
+    imported(LABELS)
+    login(viewer)
+    client.get("/judges/")  # a few judgments: computed in the request, and kept
+    monkeypatch.setattr(judge_report, "FIRST_REPORT_IN_WORKER_AT", 4)  # as if this were ten million
+    imported(LABELS + MORE)
+    exports = ("/judges/report.csv", "/judges/report.json", f"/judges/{judge_report.judge_key('gpt-4o')}.json")
+    for url in (*exports, "/judges/corrected-boards.csv"):
+        with caplog.at_level(logging.INFO):
+            waiting = client.get(url)
+        assert waiting.status_code == 503 and waiting["Retry-After"] == "30", url
+        assert "A worker is computing the judge lab's report" in waiting.content.decode()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], "a wait the client is told of is no error"
+    assert counted["compute"] == 1 and counted["refreshes"] == [judge_report.Scope()], "asked of a worker, once"
+    judge_report.refresh_report(judge_report.Scope())  # the worker's turn
+    assert "claude" in {judge["id"] for judge in client.get("/judges/report.json").json()["judges"]}
+    waiting = client.get("/judges/report.json", {"estimator": PPI})  # another estimator's boards: a worker's too
+    assert waiting.status_code == 503 and counted["boards"] == [(judge_report.Scope(), PPI)]
