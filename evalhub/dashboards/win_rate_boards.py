@@ -27,7 +27,7 @@ import msgspec
 from django.core.cache import cache
 from django.utils import timezone
 
-from evalhub.catalog.models import LanguageModel
+from evalhub.catalog.models import Judgment, LanguageModel
 from evalhub.celery import task_named
 from evalhub.core.statistics.corrected_win_rates import CorrectedWinRate
 from evalhub.core.statistics.estimators import Correction
@@ -42,6 +42,7 @@ from evalhub.dashboards.baseline_win_rates import (
     judged_against,
 )
 from evalhub.reads.caching import ask_worker_once, cached_forever, fingerprint
+from evalhub.system.row_counts import row_count
 
 # A board read from this many judged pairs (every judge's against the baseline) is computed by a worker,
 # not in a page's request: on AlpacaEval's 8 models (6,434 pairs) a board takes about 0.3 CPU-s.
@@ -141,12 +142,30 @@ def kept_choices(stamp: str | None = None) -> list[dict[str, Any]]:
     the worker is done)."""
     stamp = stamp or fingerprint()
     kept = cache.get(_CHOICES_KEY)
-    if kept is None:
+    if kept is None and row_count(Judgment).rows < CHOICES_IN_WORKER_AT:
         return refresh_choices(stamp)
+    if kept is None:  # the first list at scale is a worker's too: none until it is done (`choices_computing`)
+        _ask_for_choices()
+        kept = cache.get(_CHOICES_KEY)  # an eager worker (quickstart, tests) made it already
+        return kept["choices"] if kept is not None else []
     if kept["stamp"] != stamp:
-        ask_worker_once(_CHOICES_LOCK, lambda: task_named(CHOICES_TASK).apply_async(args=[]), "the judged choices")
+        _ask_for_choices()
         kept = cache.get(_CHOICES_KEY) or kept  # an eager worker (quickstart, tests) made it already
     return kept["choices"]
+
+
+# With this many judgments (PostgreSQL's estimate) the first list of judged choices is a worker's: its two
+# grouped reads of every judgment took 36 s of a first win-rate page at ten million on SQLite, 9.9 on PostgreSQL.
+CHOICES_IN_WORKER_AT = 200_000
+
+
+def _ask_for_choices() -> bool:
+    return ask_worker_once(_CHOICES_LOCK, lambda: task_named(CHOICES_TASK).apply_async(args=[]), "the judged choices")
+
+
+def choices_computing() -> bool:
+    """No list of judged choices is kept yet and a worker computes the first: pages say so."""
+    return cache.get(_CHOICES_KEY) is None
 
 
 def selection_of(
@@ -253,7 +272,10 @@ def for_model(slug: str, stamp: str | None = None) -> tuple[list[dict[str, Any]]
     numbers. Never computed here (a model is on as many boards as there are judges): a board no worker
     has kept yet is asked for and listed second, as being computed."""
     out, pending = [], []
-    for choice in kept_choices(stamp):
+    choices = kept_choices(stamp)
+    if not choices and choices_computing():
+        return [], [{"selection": {"judge": "every judge"}, "asked": True}]
+    for choice in choices:
         if slug not in choice["models"] or slug == choice["baseline"]:
             continue
         selection = Selection(choice["benchmark"], choice["judge"], choice["baseline"], choice["criterion"])

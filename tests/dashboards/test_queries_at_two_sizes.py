@@ -160,3 +160,45 @@ def test_the_judged_choices_are_kept_and_a_worker_makes_the_next_list_while_the_
     assert asked.count(win_rate_boards.CHOICES_TASK) == 1, "one worker asked, however many pages ask"
     win_rate_boards.refresh_choices()  # the worker's part
     assert judges_listed() == {"judge_0", "judge_1", PEOPLE}
+
+
+def test_at_scale_the_first_list_of_judged_choices_is_a_workers_and_every_door_says_so(
+    client, viewer, login, monkeypatch
+):
+    """Its two grouped reads of every judgment took a first win-rate page 36 s at ten million (SQLite)."""
+    from evalhub.accounts.actions import do_create_token
+    from evalhub.dashboards import win_rate_boards
+    from tests.conftest import make_user
+
+    asked, read = [], []
+
+    class Task:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def apply_async(self, args=None, **options):
+            asked.append(self.name)
+
+    monkeypatch.setattr(win_rate_boards, "task_named", Task)
+    real_choices = win_rate_boards.choices
+    monkeypatch.setattr(win_rate_boards, "choices", lambda: read.append(1) or real_choices())
+    monkeypatch.setattr(win_rate_boards, "CHOICES_IN_WORKER_AT", 6)  # the six judgments: as if ten million
+    judged(judges=1, models=1, prompts=4)
+    cache.clear()
+    client = login(viewer)
+    page = client.get(f"/leaderboards/baseline/?baseline={BASELINE}")
+    assert page.status_code == 200 and 'id="choices-pending"' in page.content.decode() and not read
+    assert client.get(f"/leaderboards/baseline.csv?baseline={BASELINE}").status_code == 503
+    assert 'id="win-rates-pending"' in client.get("/models/model_0/").content.decode()
+    token = do_create_token(make_user("reader", "viewer"), "CI", "read", 30)[1]
+    api = client.get(
+        "/api/v1/win-rates",
+        {"benchmark": "ae", "judge": "judge_0", "baseline": BASELINE},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert api.status_code == 503
+    assert asked == [win_rate_boards.CHOICES_TASK] and not read, "one worker asked; nothing read in a request"
+    win_rate_boards.refresh_choices()  # the worker's part
+    page = client.get(f"/leaderboards/baseline/?baseline={BASELINE}")
+    assert {choice["judge"] for choice in page.context["choices"]} == {"judge_0", PEOPLE}
+    assert 'id="choices-pending"' not in page.content.decode()
