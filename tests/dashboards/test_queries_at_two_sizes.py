@@ -129,12 +129,11 @@ def test_every_page_makes_as_many_queries_with_twice_the_judges_models_and_promp
     assert not grew, f"(cold, warm) queries at the small size, then at the large: {grew}"
 
 
-def test_the_judged_choices_are_kept_and_a_worker_makes_the_next_list_while_the_last_one_serves(
-    client, viewer, login, monkeypatch, django_capture_on_commit_callbacks
-):
+def tasks_asked(monkeypatch) -> list[str]:
+    """The names of the tasks the win-rate boards ask workers for (none run)."""
     from evalhub.dashboards import win_rate_boards
 
-    asked = []
+    asked: list[str] = []
 
     class Task:
         def __init__(self, name: str) -> None:
@@ -144,6 +143,15 @@ def test_the_judged_choices_are_kept_and_a_worker_makes_the_next_list_while_the_
             asked.append(self.name)
 
     monkeypatch.setattr(win_rate_boards, "task_named", Task)
+    return asked
+
+
+def test_the_judged_choices_are_kept_and_a_worker_makes_the_next_list_while_the_last_one_serves(
+    client, viewer, login, monkeypatch, django_capture_on_commit_callbacks
+):
+    from evalhub.dashboards import win_rate_boards
+
+    asked = tasks_asked(monkeypatch)
     client = login(viewer)
     judged(judges=1, models=1, prompts=4)
 
@@ -170,16 +178,7 @@ def test_at_scale_the_first_list_of_judged_choices_is_a_workers_and_every_door_s
     from evalhub.dashboards import win_rate_boards
     from tests.conftest import make_user
 
-    asked, read = [], []
-
-    class Task:
-        def __init__(self, name: str) -> None:
-            self.name = name
-
-        def apply_async(self, args=None, **options):
-            asked.append(self.name)
-
-    monkeypatch.setattr(win_rate_boards, "task_named", Task)
+    asked, read = tasks_asked(monkeypatch), []
     real_choices = win_rate_boards.choices
     monkeypatch.setattr(win_rate_boards, "choices", lambda: read.append(1) or real_choices())
     monkeypatch.setattr(win_rate_boards, "CHOICES_IN_WORKER_AT", 6)  # the six judgments: as if ten million
