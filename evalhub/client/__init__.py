@@ -194,7 +194,13 @@ class Evalhub:
 
     def _until_current(self, path: str, query: Mapping[str, Any], current: bool, poll: float) -> dict[str, Any]:
         while True:
-            answer: dict[str, Any] = self._call("GET", path, params=dict(query))
+            reply = self.http.request("GET", path, params=dict(query))
+            if reply.status_code == 503 and current:  # a worker computes what the call reads: waited out too
+                time.sleep(poll)
+                continue
+            if not reply.is_success:
+                self._refused(reply)
+            answer: dict[str, Any] = reply.json()
             if answer["current"] or not current:
                 return answer
             time.sleep(poll)

@@ -135,3 +135,20 @@ def test_the_client_downloads_an_export_table_and_names_a_refusal(evalhub, demo,
     assert saved.read_bytes() == table_file(Benchmark.objects.get(slug="demo"), "responses", "csv").content
     with pytest.raises(ApiError, match="404: no export table 'nonesuch'"):
         evalhub.export("demo", "nonesuch", tmp_path / "x")
+
+
+def test_waiting_for_current_figures_waits_out_a_503_and_otherwise_names_it():
+    """At scale a figure's first computation is a worker's, and the API answers 503 meanwhile (issue 79)."""
+    answers = iter(
+        [
+            httpx.Response(503, json={"detail": "a worker is computing the list of judged choices"}),
+            httpx.Response(200, json={"current": False, "rows": []}),
+            httpx.Response(200, json={"current": True, "rows": [{"model": "m"}]}),
+            httpx.Response(503, json={"detail": "a worker is computing the list of judged choices"}),
+        ]
+    )
+    client = Evalhub("http://evalhub.test", "token", transport=httpx.MockTransport(lambda request: next(answers)))
+    assert client.win_rates(benchmark="ae", current=True, poll=0)["rows"] == [{"model": "m"}]
+    with pytest.raises(ApiError) as refused:
+        client.win_rates(benchmark="ae")
+    assert refused.value.status == 503 and "judged choices" in str(refused.value)
