@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
-from django.db.models.signals import post_migrate
+from django.db.models.signals import post_migrate, pre_delete
 
 
 def ensure_builtin_criteria(sender, **kwargs) -> None:
@@ -30,3 +30,9 @@ class CatalogConfig(AppConfig):
         watch_changes(Prompt, ("category", "benchmark_id"))
         watch_changes(Response, ("model_id", "prompt_id"))
         post_migrate.connect(ensure_builtin_criteria, sender=self, dispatch_uid="catalog-builtin-criteria")
+        from evalhub.catalog.queries import catalog_deleted
+
+        for model in (Prompt, Response):  # what the benchmarks' kept counts count (catalog.queries)
+            pre_delete.connect(
+                catalog_deleted, sender=model, weak=False, dispatch_uid=f"catalog-deleted-{model.__name__}"
+            )

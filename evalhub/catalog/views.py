@@ -12,7 +12,8 @@ from evalhub.catalog.actions.importing import ImportRejected
 from evalhub.catalog.actions.splits import SplitRejected, do_make_split, do_place_new_prompts, split_summary
 from evalhub.catalog.exports import EXPORT_FORMATS, TABLES, table_file
 from evalhub.catalog.forms import ImportForm, SplitForm
-from evalhub.catalog.models import Benchmark, Judgment, LanguageModel, Prompt, Response
+from evalhub.catalog.models import Benchmark, Judgment, LanguageModel, Prompt
+from evalhub.catalog.queries import benchmark_models, benchmark_sizes, responses_per_prompt
 from evalhub.core.files.benchmarks import COLUMNS
 
 MAX_ERRORS_SHOWN = 200
@@ -21,31 +22,24 @@ PAIRWISE_SHOWN = 100
 
 @role_required()
 def benchmark_list(request):
-    benchmarks = Benchmark.objects.annotate(prompt_count=Count("prompts", distinct=True)).order_by("name")
-    response_counts = dict(
-        Response.objects.filter(parent__isnull=True)
-        .values_list("prompt__benchmark")
-        .annotate(n=Count("id"))
-        .values_list("prompt__benchmark", "n")
-    )
-    rows = [(benchmark, response_counts.get(benchmark.id, 0)) for benchmark in benchmarks]
+    sizes = benchmark_sizes()
+    rows = [(benchmark, *sizes.get(benchmark.pk, (0, 0))) for benchmark in Benchmark.objects.order_by("name")]
     return render(request, "catalog/benchmark_list.html", {"rows": rows})
 
 
 @role_required()
 def benchmark_detail(request, slug: str):
     benchmark = get_object_or_404(Benchmark, slug=slug)
-    prompts = benchmark.prompts.annotate(response_count=Count("responses")).order_by("id")
-    page = Paginator(prompts, 50).get_page(request.GET.get("page"))
-    models = (
-        LanguageModel.objects.filter(responses__prompt__benchmark=benchmark, responses__parent__isnull=True)
-        .annotate(n=Count("responses"))
-        .order_by("display_name")
-    )
+    page = Paginator(benchmark.prompts.order_by("id"), 50).get_page(request.GET.get("page"))
+    # Counted for this page's prompts only: counting the page of a grouped query grouped every response
+    # of the benchmark on each view.
+    prompts = list(page.object_list)
+    counted = responses_per_prompt([prompt.pk for prompt in prompts])
     context = {
         "benchmark": benchmark,
         "page": page,
-        "models": models,
+        "prompt_rows": [(prompt, counted.get(prompt.pk, 0)) for prompt in prompts],
+        "models": benchmark_models(benchmark),
         "imports": benchmark.imports.select_related("imported_by")[:10],
         "tables": sorted(TABLES),
         "formats": EXPORT_FORMATS,
