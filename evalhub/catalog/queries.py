@@ -8,8 +8,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from django.core.cache import cache
-from django.db import transaction
-from django.db.models import Count, Max
+from django.db import connection, transaction
+from django.db.models import Count
 
 from evalhub.catalog.models import LabelSplit, LanguageModel, Prompt, PromptPart, Response
 from evalhub.core.alignment.split import PARTS
@@ -95,9 +95,11 @@ def benchmark_sizes() -> dict[int, tuple[int, int]]:
 def _catalog_state() -> str:
     """What moves the counts of prompts and responses: the newest of each (they are added, never moved to
     another benchmark, model or prompt) and a number every committed deletion raises (`catalog_deleted`)."""
-    newest = Response.objects.aggregate(newest=Max("pk"))["newest"] or 0
-    newest_prompt = Prompt.objects.aggregate(newest=Max("pk"))["newest"] or 0
-    return f"{newest}:{newest_prompt}:{cache.get(DELETED_KEY, 0)}"
+    responses, prompts = Response._meta.db_table, Prompt._meta.db_table
+    with connection.cursor() as cursor:  # one round trip for both (each an index's last entry)
+        cursor.execute(f"SELECT (SELECT MAX(id) FROM {responses}), (SELECT MAX(id) FROM {prompts})")  # noqa: S608
+        newest, newest_prompt = cursor.fetchone()
+    return f"{newest or 0}:{newest_prompt or 0}:{cache.get(DELETED_KEY, 0)}"
 
 
 def responses_per_prompt(prompt_ids: Sequence[int]) -> dict[int, int]:
