@@ -3,19 +3,19 @@ a benchmark's held-out split is read here, once, and handed on as a `Split`)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from django.core.cache import cache
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Count
 
 from evalhub.catalog.models import LabelSplit, LanguageModel, Prompt, PromptPart, Response
 from evalhub.core.alignment.split import PARTS
+from evalhub.system.cache_versions import CacheVersion
 
 MODEL_COUNTS_KEPT_S = 24 * 3600
-DELETED_KEY = "catalog:prompts-or-responses-deleted"
+DELETED = CacheVersion("catalog:prompts-or-responses-deleted")
 
 
 def chosen_prompt_ids(benchmark, subset: Sequence[int] = ()) -> list[int]:
@@ -99,7 +99,7 @@ def _catalog_state() -> str:
     with connection.cursor() as cursor:  # one round trip for both (each an index's last entry)
         cursor.execute(f"SELECT (SELECT MAX(id) FROM {responses}), (SELECT MAX(id) FROM {prompts})")  # noqa: S608
         newest, newest_prompt = cursor.fetchone()
-    return f"{newest or 0}:{newest_prompt or 0}:{cache.get(DELETED_KEY, 0)}"
+    return f"{newest or 0}:{newest_prompt or 0}:{DELETED.current()}"
 
 
 def responses_per_prompt(prompt_ids: Sequence[int]) -> dict[int, int]:
@@ -110,14 +110,5 @@ def responses_per_prompt(prompt_ids: Sequence[int]) -> dict[int, int]:
 
 def catalog_deleted(**_signal_kwargs) -> None:
     """A prompt or response is being deleted (pre_delete; a cascade sends one per row): once its transaction
-    commits, counts kept of them are counted again. Raised once a transaction, however many rows it deletes."""
-    connection = transaction.get_connection()
-    if not any(entry[1] is _raise_deleted for entry in connection.run_on_commit):
-        transaction.on_commit(_raise_deleted)
-
-
-def _raise_deleted() -> None:
-    try:
-        cache.incr(DELETED_KEY)
-    except ValueError:  # not there yet (or evicted): a number never used before
-        cache.set(DELETED_KEY, time.time_ns(), None)
+    commits, counts kept of them are counted again."""
+    DELETED.raise_after_commit()

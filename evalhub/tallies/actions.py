@@ -3,13 +3,10 @@ verdicts it sums; every change raises a version (after commit) that the boards' 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 
-from django.core.cache import cache
-from django.db import transaction
-
 from evalhub.system.bulk_insert import upsert
+from evalhub.system.cache_versions import CacheVersion
 from evalhub.tallies.models import (
     BATTLE_COUNTS,
     BATTLE_KEY,
@@ -22,6 +19,9 @@ from evalhub.tallies.models import (
 )
 
 VERSION_KEY = "tallies:version"
+VERSION = CacheVersion(VERSION_KEY)
+_raise_version_after_commit = VERSION.raise_after_commit
+_bump_version = VERSION.bump  # what a transaction holds pending (tests look for it)
 
 BattleKey = tuple[str, str, str, str, str, str, str]  # BATTLE_KEY's fields, in order
 JudgeKey = tuple[int, str]  # (judge run id, scenario)
@@ -102,31 +102,4 @@ def is_stale() -> bool:
 
 def tally_version() -> int:
     """Changes after every committed change of the counts; the boards' cache keys include it."""
-    version = cache.get(VERSION_KEY)
-    if version is None:
-        # An evicted or new cache starts from the clock, never from a number used before.
-        cache.add(VERSION_KEY, time.time_ns(), None)
-        version = cache.get(VERSION_KEY)
-    # None: the cache is unreachable (it fails open): a version of its own each time, so that no board
-    # kept from before is taken for current.
-    return int(version) if version is not None else time.time_ns()
-
-
-def _raise_version_after_commit() -> None:
-    """Raise the version once the transaction commits, once however many of its writes at one level
-    ask: each raise is a round trip to the cache, and a judge run's chunk asked three times (a tenth
-    of what keeping its counts cost beside its verdicts on PostgreSQL with Redis). A raise pending
-    from inside the very same savepoints is dropped only by a rollback that drops this write too, so
-    none is left unannounced; one pending from elsewhere is not relied on."""
-    connection = transaction.get_connection()
-    here = set(connection.savepoint_ids)
-    # Django keeps (the savepoints open when it was asked, the callback, robust) per callback.
-    if not any(entry[1] is _bump_version and entry[0] == here for entry in connection.run_on_commit):
-        transaction.on_commit(_bump_version)
-
-
-def _bump_version() -> None:
-    try:
-        cache.incr(VERSION_KEY)
-    except ValueError:  # not there (evicted, or a new cache)
-        cache.set(VERSION_KEY, time.time_ns(), None)
+    return VERSION.current()
