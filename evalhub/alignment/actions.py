@@ -13,6 +13,7 @@ from evalhub.alignment.models import (
     InstructionRewrite,
     JudgeVersion,
     Method,
+    ReasonsRun,
     SettingsSearch,
     VersionRun,
 )
@@ -210,7 +211,7 @@ def do_distil_reasons(
     seed: int = 0,
     user: Any = None,
     enqueue: bool = True,
-) -> Any:
+) -> ReasonsRun:
     """Start learning from people's reasons (a job): the reasons people wrote on `version`'s train
     disagreements distilled by `proposer` into guidelines, with up to `examples` explained disagreements
     as worked examples; the candidate becomes the next version if it agrees with people more on the train

@@ -14,15 +14,13 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from evalhub.alignment.improvers.base import ImproverRunner
-from evalhub.alignment.improvers.rewriting import propose
+from evalhub.alignment.improvers.rewriting import as_shown, propose
 from evalhub.alignment.improvers.train_scoring import ProposedOnTrainPairs, train_agreement
 from evalhub.alignment.models import Method, ReasonsRun
-from evalhub.alignment.training_set import pair_texts, train_reasons
+from evalhub.alignment.training_set import train_reasons
 from evalhub.core.alignment.fewshot import TrainingPair, choose_examples
 from evalhub.core.alignment.reasons import Explained, distil_messages, parse_guidelines
-from evalhub.core.alignment.rewriting import Disagreement
 from evalhub.core.alignment.versions import WorkedExample
-from evalhub.core.judge_lab.measures import FIRST, NO_VERDICT, SECOND
 from evalhub.core.runs.outcomes import Outcome
 from evalhub.jobs.chunks import Settled
 from evalhub.jobs.models import Job, JobChunk
@@ -57,18 +55,11 @@ def explained_disagreements(
     if not explained:
         return []
     chosen = choose_examples(explained, most, seed)
-    judged = {pair.item: pair.judge for pair in explained}
-    texts = pair_texts([example.item for example in chosen])
-    out = []
-    for example in chosen:
-        question, first, second = texts[example.item]
-        judge: int | None = judged[example.item]
-        if example.reversed:
-            first, second = second, first
-            judge = {FIRST: SECOND, SECOND: FIRST}.get(judge, judge) if judge is not None else None
-        pair = Disagreement(question, first, second, example.verdict, None if judge == NO_VERDICT else judge)
-        out.append((Explained(pair, tuple(reasons[example.item])), example.category))
-    return out
+    shown = as_shown(chosen, explained)
+    return [
+        (Explained(pair, tuple(reasons[example.item])), example.category)
+        for example, pair in zip(chosen, shown, strict=True)
+    ]
 
 
 class ReasonsRunner(ImproverRunner[ReasonsRun, dict[str, Any]]):

@@ -14,7 +14,7 @@ from evalhub.alignment.improvers.base import ImproverRunner
 from evalhub.alignment.improvers.train_scoring import ProposedOnTrainPairs, train_agreement
 from evalhub.alignment.models import InstructionRewrite, Method, ProposalScore
 from evalhub.alignment.training_set import pair_texts
-from evalhub.core.alignment.fewshot import TrainingPair, choose_examples
+from evalhub.core.alignment.fewshot import Example, TrainingPair, choose_examples
 from evalhub.core.alignment.rewriting import Disagreement, parse_instructions, rewrite_messages
 from evalhub.core.judge_lab.measures import FIRST, NO_VERDICT, SECOND
 from evalhub.core.runs.outcomes import Outcome
@@ -136,6 +136,12 @@ class InstructionRewriteRunner(ImproverRunner[InstructionRewrite, dict[int, tupl
 def _disagreements(pairs: list[TrainingPair], seed: int) -> list[Disagreement]:
     """A few train disagreements (the few-shot rule's choice under `seed`), in the order shown."""
     chosen = choose_examples(pairs, DISAGREEMENTS_SHOWN, seed) if any(p.judge != p.people for p in pairs) else []
+    return as_shown(chosen, pairs)
+
+
+def as_shown(chosen: list[Example], pairs: list[TrainingPair]) -> list[Disagreement]:
+    """The chosen examples as a proposer is shown them: the pair's texts, in the order the rule chose
+    (reversed ones with their responses and the judge's verdict turned), people's verdict and the judge's."""
     judged = {pair.item: pair.judge for pair in pairs}
     texts = pair_texts([example.item for example in chosen])
     out = []
