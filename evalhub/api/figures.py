@@ -91,8 +91,10 @@ def win_rates(
     """A judge's win rates of every model against `baseline` on `benchmark` (the win-rate page's board,
     found among what was judged as the page finds it, and as small boards computed in the call)."""
     choices = win_rate_boards.kept_choices()
-    if not choices and win_rate_boards.choices_computing():
-        raise HttpError(503, "a worker is computing the list of judged choices: retry in a minute")
+    if not choices and (asked := win_rate_boards.first_choices_pending()) is not None:
+        if asked:
+            raise HttpError(503, "a worker is computing the list of judged choices: retry in a minute")
+        raise HttpError(503, "no worker could be asked for the list of judged choices (the broker did not answer)")
     wanted = {"benchmark": benchmark, "judge": judge, "criterion": criterion, "baseline": baseline}
     _, selection = win_rate_boards.selection_of(choices, wanted)
     if selection is None or selection.baseline != baseline:  # never another baseline's board under this name

@@ -130,7 +130,7 @@ def baseline_win_rates(request):
         "dashboards/baseline_win_rates.html",
         {
             "choices": choices,
-            "choices_computing": not choices and win_rate_boards.choices_computing(),
+            "choices_pending": win_rate_boards.first_choices_pending() if not choices else None,
             "selection": selection,
             "models": choice["models"] if choice else [],
             "rows": rows,
@@ -221,8 +221,8 @@ def baseline_win_rates_export(request, fmt: str):
     else a worker makes it and the client is told to come back (503 with Retry-After), since a file
     must not hold an earlier board unmarked and a request must not compute judges × judgments."""
     choices, _, selection = _baseline_selection(request)
-    if selection is None and win_rate_boards.choices_computing():
-        return not_ready("judged choices", "the list of judged choices", True, None)
+    if selection is None and (asked := win_rate_boards.first_choices_pending()) is not None:
+        return not_ready("judged choices", "the list of judged choices", asked, None)
     if selection is None:
         return HttpResponseBadRequest("No judge has judged pairs matching these choices.", content_type="text/plain")
     pairs = win_rate_boards.pairs_read(choices, selection)

@@ -144,7 +144,7 @@ def kept_choices(stamp: str | None = None) -> list[dict[str, Any]]:
     kept = cache.get(_CHOICES_KEY)
     if kept is None and row_count(Judgment).rows < CHOICES_IN_WORKER_AT:
         return refresh_choices(stamp)
-    if kept is None:  # the first list at scale is a worker's too: none until it is done (`choices_computing`)
+    if kept is None:  # the first list at scale is a worker's too: none until it is done (`first_choices_pending`)
         _ask_for_choices()
         kept = cache.get(_CHOICES_KEY)  # an eager worker (quickstart, tests) made it already
         return kept["choices"] if kept is not None else []
@@ -163,9 +163,12 @@ def _ask_for_choices() -> bool:
     return ask_worker_once(_CHOICES_LOCK, lambda: task_named(CHOICES_TASK).apply_async(args=[]), "the judged choices")
 
 
-def choices_computing() -> bool:
-    """No list of judged choices is kept yet and a worker computes the first: pages say so."""
-    return cache.get(_CHOICES_KEY) is None
+def first_choices_pending() -> bool | None:
+    """None once a list of judged choices is kept; before, whether a worker computes the first (asked now
+    unless asked already; False: the broker did not answer). Pages, exports and the API say which."""
+    if cache.get(_CHOICES_KEY) is not None:
+        return None
+    return _ask_for_choices()
 
 
 def selection_of(
@@ -273,8 +276,8 @@ def for_model(slug: str, stamp: str | None = None) -> tuple[list[dict[str, Any]]
     has kept yet is asked for and listed second, as being computed."""
     out, pending = [], []
     choices = kept_choices(stamp)
-    if not choices and choices_computing():
-        return [], [{"selection": {"judge": "every judge"}, "asked": True}]
+    if not choices and (asked := first_choices_pending()) is not None:
+        return [], [{"selection": {"judge": "every judge"}, "asked": asked}]
     for choice in choices:
         if slug not in choice["models"] or slug == choice["baseline"]:
             continue

@@ -201,3 +201,26 @@ def test_at_scale_the_first_list_of_judged_choices_is_a_workers_and_every_door_s
     page = client.get(f"/leaderboards/baseline/?baseline={BASELINE}")
     assert {choice["judge"] for choice in page.context["choices"]} == {"judge_0", PEOPLE}
     assert 'id="choices-pending"' not in page.content.decode()
+
+
+def test_at_scale_with_no_broker_the_first_list_of_choices_is_said_not_asked(client, viewer, login, monkeypatch):
+    from evalhub.dashboards import win_rate_boards
+
+    class Down:
+        def __init__(self, name: str) -> None:
+            pass
+
+        def apply_async(self, args=None, **options):
+            raise ConnectionError("broker down")
+
+    monkeypatch.setattr(win_rate_boards, "task_named", Down)
+    monkeypatch.setattr(win_rate_boards, "CHOICES_IN_WORKER_AT", 6)  # the six judgments: as if ten million
+    judged(judges=1, models=1, prompts=4)
+    cache.clear()
+    client = login(viewer)
+    page = client.get(f"/leaderboards/baseline/?baseline={BASELINE}").content.decode()
+    assert 'id="choices-pending"' in page and "No worker could be asked" in page
+    waiting = client.get(f"/leaderboards/baseline.csv?baseline={BASELINE}")
+    assert waiting.status_code == 503 and "No worker could be asked" in waiting.content.decode()
+    model_page = client.get("/models/model_0/").content.decode()
+    assert "no worker could be asked: the broker did not answer" in model_page
