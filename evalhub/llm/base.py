@@ -324,8 +324,7 @@ class ChatClient:
         """This call's place: an in-flight slot, its instant under the requests-per-minute limit and
         its tokens under the tokens-per-minute one; the deployment's (SharedLimits, in Redis) where
         there is one, else this process's."""
-        async with self.limits.slot(self.max_concurrency):
-            await self.limits.wait_for_rate(self.requests_per_minute)
+        async with self.limits.turn(self.max_concurrency, self.requests_per_minute):
             await self.limits.take_tokens(self.tokens_per_minute, need.input_tokens + need.output_tokens)
             yield
 

@@ -61,6 +61,13 @@ class LocalLimits:
         async with self._semaphores[loop]:
             yield
 
+    @asynccontextmanager
+    async def turn(self, limit: int, per_minute: float | None) -> AsyncIterator[None]:
+        """A call's place: one of `limit` in-flight slots, then its instant."""
+        async with self.slot(limit):
+            await self.wait_for_rate(per_minute)
+            yield
+
     async def wait_for_rate(self, per_minute: float | None) -> None:
         """Wait for this call's instant: calls are spaced evenly, at most `per_minute` a minute."""
         await self.wait_for_pause()

@@ -47,7 +47,9 @@ redis.call('SET', KEYS[1], tostring(slot + interval), 'PX', math.ceil((slot + in
 return tostring(slot - now)
 """
 
-# KEYS[1]: holders scored by expiry. ARGV: limit, holder, hold seconds. 1 if taken, else 0.
+# KEYS[1]: holders scored by expiry, KEYS[2]: the pause. ARGV: limit, holder, hold seconds. -1 if
+# not taken, else the pause's milliseconds left (0: none): a call reads the pause it must wait out
+# in the round trip that takes its slot, not in one of its own.
 _TAKE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
@@ -55,9 +57,9 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
   redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
   redis.call('EXPIRE', KEYS[1], math.ceil(tonumber(ARGV[3])) + 60)
-  return 1
+  return math.max(redis.call('PTTL', KEYS[2]), 0)
 end
-return 0
+return -1
 """
 
 # KEYS[1]: holders. ARGV: holder, hold seconds. Pushes the holder's expiry out (a live call renews).
@@ -174,12 +176,28 @@ class SharedLimits:
             self._unreachable_until = 0.0
         return answer
 
-    async def _eval(self, script: str, key: str, *args: Any) -> Any | None:
-        return await self._ask(lambda redis: redis.eval(script, 1, f"{self._prefix}:{key}", *args))
+    async def _eval(self, script: str, *keys_then_args: Any, keys: int = 1) -> Any | None:
+        names = [f"{self._prefix}:{key}" for key in keys_then_args[:keys]]
+        return await self._ask(lambda redis: redis.eval(script, keys, *names, *keys_then_args[keys:]))
 
     async def wait_for_rate(self, per_minute: float | None) -> None:
         """Wait for this call's instant: at most `per_minute` calls start a minute, across workers."""
         await self._wait_for_pause()
+        await self._reserve(per_minute)
+
+    @asynccontextmanager
+    async def turn(self, limit: int, per_minute: float | None) -> AsyncIterator[None]:
+        """A call's place: one of `limit` in-flight slots, then its instant (`slot`, then
+        `wait_for_rate`), the shared pause read in the round trip that takes the slot."""
+        async with self._held(limit) as paused_ms:
+            if paused_ms is None or paused_ms > 0:  # Redis did not answer, or every worker waits
+                await self._wait_for_pause()
+            else:
+                await self.local.wait_for_pause()
+            await self._reserve(per_minute)
+            yield
+
+    async def _reserve(self, per_minute: float | None) -> None:
         if not per_minute:
             return
         wait = await self._eval(_RESERVE, "next", 60.0 / per_minute)
@@ -205,7 +223,14 @@ class SharedLimits:
 
     @asynccontextmanager
     async def slot(self, limit: int) -> AsyncIterator[None]:
-        """Hold one of `limit` in-flight slots for the call; released after, or expired if the worker dies.
+        """Hold one of `limit` in-flight slots for the call; released after, or expired if the worker dies."""
+        async with self._held(limit):
+            yield
+
+    @asynccontextmanager
+    async def _held(self, limit: int) -> AsyncIterator[int | None]:
+        """`slot`, giving the shared pause's milliseconds left when the slot was taken (None while
+        Redis does not answer).
 
         A call first takes one of the client's own `limit` slots, and only then asks Redis: the calls
         queued behind them (hundreds, in a DHP chunk) wait without a round trip. When each asked every
@@ -216,17 +241,17 @@ class SharedLimits:
             holder = secrets.token_hex(8)
             wait = POLL_S
             while True:
-                taken = await self._eval(_TAKE, "inflight", limit, holder, self.hold_s)
+                taken = await self._eval(_TAKE, "inflight", "pause", limit, holder, self.hold_s, keys=2)
                 if taken is None:  # Redis does not answer: this process's own slots, held already
-                    yield
+                    yield None
                     return
-                if int(taken):
+                if int(taken) >= 0:
                     break
                 await asyncio.sleep(wait)
                 wait = min(2 * wait, MAX_POLL_S)
             renewing = asyncio.create_task(self._renew(holder))
             try:
-                yield
+                yield int(taken)
             finally:
                 renewing.cancel()
                 await self._ask(lambda redis: redis.zrem(f"{self._prefix}:inflight", holder))

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from evalhub.llm import shared_limits
 from evalhub.llm.providers.openai_chat import OpenAICompatibleChat
 from evalhub.llm.retry import RetryPolicy
 from evalhub.llm.shared_limits import SharedLimits
@@ -290,10 +291,10 @@ async def test_calls_waiting_for_a_slot_in_one_client_do_not_each_ask_redis():
     takes = []
     ask = limits._eval
 
-    async def counted(script, key, *args):
-        if key == "inflight" and len(args) == 3:  # a take: (limit, holder, hold)
-            takes.append(args[1])
-        return await ask(script, key, *args)
+    async def counted(script, *keys_then_args, **keys):
+        if script is shared_limits._TAKE:  # ("inflight", "pause", limit, holder, hold)
+            takes.append(keys_then_args[3])
+        return await ask(script, *keys_then_args, **keys)
 
     limits._eval = counted  # type: ignore[method-assign]
     inside, release = asyncio.Semaphore(0), asyncio.Event()
@@ -311,3 +312,33 @@ async def test_calls_waiting_for_a_slot_in_one_client_do_not_each_ask_redis():
     release.set()
     await asyncio.wait_for(asyncio.gather(*calls), 30)
     assert len(set(takes)) == 50, "every call held a slot in Redis, once each"
+
+
+async def test_a_call_asks_redis_once_for_its_place_and_once_to_give_it_back():
+    """A worker streaming a hundred debates asks the shared limits before and after every call: the
+    pause was read in a round trip of its own after the slot's (8 % of a worker's CPU in the
+    compose-shape profile of issue 79); the slot's take now reads it. A pause set meanwhile still
+    holds every call (the Retry-After test above)."""
+    with FakeLLMServer(api_key="not-needed") as server:
+        client = OpenAICompatibleChat("m", base_url=f"{server.url}/v1", shared_limits_url=REDIS_URL)
+        asked: list[str] = []
+
+        class Recorded:  # the process's Redis client, each command named as it is sent
+            def __getattr__(self, command):
+                asked.append(command)
+                return getattr(shared_limits._redis_for(REDIS_URL), command)
+
+        async def on_redis(command):
+            return await command(Recorded())
+
+        client.limits._on_redis = on_redis  # type: ignore[method-assign]
+        try:
+            await client.complete([{"role": "user", "content": "a"}])
+            assert asked == ["eval", "zrem"], asked
+            await client.limits.pause(0.6)  # another worker was told to wait
+            asked.clear()
+            start = time.monotonic()
+            await client.complete([{"role": "user", "content": "b"}])
+            assert time.monotonic() - start > 0.4, "the call waited out the shared pause"
+        finally:
+            await client.aclose()
