@@ -176,6 +176,31 @@ def test_a_reimported_benchmark_with_new_difficulties_is_seen_by_the_cached_boar
     assert board(Selection("ae", JUDGE, BASELINE))[0]["lc_note"] == ""
 
 
+def test_responses_reimported_with_other_texts_are_seen_by_the_cached_board(
+    imported, django_capture_on_commit_callbacks
+):
+    """The length-controlled win rates read each response's length: an edited response keeps its row
+    (no new id), so the boards' fingerprint did not move and the cached board kept the old lengths."""
+    from evalhub.catalog.actions.benchmarks import do_import_benchmark
+    from evalhub.catalog.models import Prompt
+    from evalhub.dashboards.baseline_win_rates import Selection
+    from evalhub.dashboards.win_rate_boards import board
+
+    before = {row["model"]: row for row in board(Selection("ae", JUDGE, BASELINE))}
+    rows = [
+        {"prompt_id": p.external_id, "prompt": p.text, "model": "phi-2", "response": "m" * (2000 + i)}
+        for i, p in enumerate(Prompt.objects.filter(benchmark__slug="ae"))
+    ]
+    data = "\n".join(json.dumps(row) for row in rows).encode()
+    with django_capture_on_commit_callbacks(execute=True):
+        summary = do_import_benchmark(filename="longer.jsonl", data=data, benchmark_slug="ae")
+    assert summary.counts["responses_updated"] == 40
+    after = {row["model"]: row for row in board(Selection("ae", JUDGE, BASELINE))}
+    assert after["phi-2"]["avg_length"] == pytest.approx(2000 + 39 / 2, abs=1)  # AlpacaEval gives a whole number
+    assert after["phi-2"]["avg_length"] != before["phi-2"]["avg_length"]
+    assert after["claude-2-1"]["avg_length"] == before["claude-2-1"]["avg_length"]
+
+
 def test_choices_are_read_in_the_same_number_of_queries_for_any_number_of_benchmarks(
     imported, django_assert_num_queries
 ):

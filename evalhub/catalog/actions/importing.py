@@ -399,6 +399,8 @@ def do_upsert_responses(
                     edited, ["text", *(["metadata"] if keyed_metadata else [])], batch_size=500
                 )
             changed += len(edited)
+    if changed:
+        note_change()  # an edited response keeps its row (no new id): the win rates read its length
     counts.update(
         responses_created=new.written,
         responses_updated=changed,
