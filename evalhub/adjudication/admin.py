@@ -4,6 +4,7 @@ from django.contrib import admin
 
 from evalhub.adjudication.models import Adjudication, AdjudicationEvent, AdjudicationItem, Reservation
 from evalhub.debates.visibility import withheld_from
+from evalhub.tallies.admin_edits import EditsSeenByBoards
 
 
 class AdjudicationInline(admin.TabularInline):
@@ -28,7 +29,7 @@ class EventInline(admin.TabularInline):
 
 
 @admin.register(AdjudicationItem)
-class AdjudicationItemAdmin(admin.ModelAdmin):
+class AdjudicationItemAdmin(EditsSeenByBoards):
     list_display = ("id", "debate", "status", "required_verdicts", "final_verdict", "final_source", "created_at")
     list_filter = ("status", "final_source")
     raw_id_fields = ("debate",)

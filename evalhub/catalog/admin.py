@@ -2,25 +2,27 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from evalhub.catalog.label_counts import do_count_imported
 from evalhub.catalog.models import Benchmark, Criterion, DataImport, Judgment, LanguageModel, Prompt, Response
+from evalhub.tallies.admin_edits import EditsSeenByBoards
 
 
 @admin.register(LanguageModel)
-class LanguageModelAdmin(admin.ModelAdmin):
+class LanguageModelAdmin(EditsSeenByBoards):
     list_display = ("slug", "display_name", "is_human", "provider", "model_id", "family", "parameter_count")
     list_filter = ("is_human", "provider", "family")
     search_fields = ("slug", "display_name", "model_id")
 
 
 @admin.register(Benchmark)
-class BenchmarkAdmin(admin.ModelAdmin):
+class BenchmarkAdmin(EditsSeenByBoards):
     list_display = ("slug", "name", "task_type", "created_at")
     list_filter = ("task_type",)
     search_fields = ("slug", "name")
 
 
 @admin.register(Prompt)
-class PromptAdmin(admin.ModelAdmin):
+class PromptAdmin(EditsSeenByBoards):
     list_display = ("external_id", "benchmark", "category")
     list_filter = ("benchmark", "category")
     search_fields = ("external_id", "text")
@@ -28,7 +30,7 @@ class PromptAdmin(admin.ModelAdmin):
 
 
 @admin.register(Response)
-class ResponseAdmin(admin.ModelAdmin):
+class ResponseAdmin(EditsSeenByBoards):
     list_display = ("id", "prompt", "model", "variant", "perturbation", "perturbation_level", "perturbation_severity")
     list_filter = ("model", "perturbation_level", "perturbation")
     search_fields = ("text", "prompt__external_id")
@@ -37,17 +39,23 @@ class ResponseAdmin(admin.ModelAdmin):
 
 
 @admin.register(Criterion)
-class CriterionAdmin(admin.ModelAdmin):
+class CriterionAdmin(EditsSeenByBoards):
     list_display = ("slug", "name", "scenario", "builtin")
     search_fields = ("slug", "name")
 
 
 @admin.register(Judgment)
-class JudgmentAdmin(admin.ModelAdmin):
+class JudgmentAdmin(EditsSeenByBoards):
     list_display = ("id", "criterion", "judge_model", "judge_user", "score", "verdict", "source", "created_at")
     list_filter = ("source", "criterion", "judge_model")
     raw_id_fields = ("response", "response_2")
     list_select_related = ("criterion", "judge_model", "judge_user")
+
+    def take_back(self, obj: Judgment) -> None:  # a pairwise label is a battle in the counts
+        do_count_imported([obj.pk], -1)
+
+    def count(self, obj: Judgment) -> None:
+        do_count_imported([obj.pk], 1)
 
 
 @admin.register(DataImport)

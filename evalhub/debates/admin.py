@@ -3,11 +3,13 @@ from __future__ import annotations
 from django.contrib import admin
 
 from evalhub.debates.models import Debate, DebateRun, DebateTurn
+from evalhub.debates.verdict_counts import do_recount_debates
 from evalhub.debates.visibility import withheld_from
+from evalhub.tallies.admin_edits import EditsSeenByBoards
 
 
 @admin.register(DebateRun)
-class DebateRunAdmin(admin.ModelAdmin):
+class DebateRunAdmin(EditsSeenByBoards):
     list_display = ("id", "name", "benchmark", "criterion", "job", "rounds", "consensus_rule", "created_at")
     list_filter = ("job__status",)
 
@@ -20,7 +22,7 @@ class TurnInline(admin.TabularInline):
 
 
 @admin.register(Debate)
-class DebateAdmin(admin.ModelAdmin):
+class DebateAdmin(EditsSeenByBoards):
     list_display = ("id", "run", "prompt", "status", "verdict", "winner", "rounds_used", "swapped")
     list_filter = ("status", "run")
     raw_id_fields = ("prompt", "response_a", "response_b")
@@ -33,3 +35,6 @@ class DebateAdmin(admin.ModelAdmin):
         return super().has_view_permission(request, obj)
 
     has_change_permission = has_view_permission
+
+    def count(self, obj: Debate) -> None:  # compared with what the counts hold for it: the difference added
+        do_recount_debates([obj.pk])

@@ -1,0 +1,143 @@
+"""Django's admin is a door too (DESIGN conventions 16-17): a debate's verdict, an imported label's or a
+response's text changed there reaches the boards as an action's write does. Before, the counts kept
+saying the old verdict (the boards read the counts, not the rows) and cached boards kept the old
+lengths, until something else happened to move them."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+
+import pytest
+
+from evalhub.catalog.actions.judgments import do_import_judgments
+from evalhub.catalog.label_counts import imported_counts
+from evalhub.catalog.models import Judgment, Response
+from evalhub.debates.verdict_counts import do_count_all
+from evalhub.tallies.actions import is_stale, tally_version
+from evalhub.tallies.models import (
+    BATTLE_COUNTS,
+    BATTLE_KEY,
+    JUDGE_COUNTS,
+    JUDGE_KEY,
+    JUDGE_SUMS,
+    BattleCount,
+    JudgeTally,
+)
+from tests.conftest import make_user
+
+pytestmark = pytest.mark.django_db
+
+
+class FormFields(HTMLParser):
+    """What a browser would post back from a page's form, unchanged."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.data: dict[str, str] = {}
+        self._select = self._textarea = ""
+
+    def handle_starttag(self, tag, attrs):
+        found = dict(attrs)
+        name = found.get("name") or ""
+        if tag == "input" and name and found.get("type") not in ("submit", "button", "file"):
+            if found.get("type") not in ("checkbox", "radio") or "checked" in found:
+                self.data[name] = found.get("value") or ("on" if found.get("type") == "checkbox" else "")
+        elif tag == "select" and name:
+            self._select, self.data[name] = name, ""
+        elif tag == "option" and self._select and "selected" in found:
+            self.data[self._select] = found.get("value") or ""
+        elif tag == "textarea" and name:
+            self._textarea, self.data[name] = name, ""
+
+    def handle_endtag(self, tag):
+        if tag == "select":
+            self._select = ""
+        elif tag == "textarea":
+            self._textarea = ""
+
+    def handle_data(self, data):
+        if self._textarea:
+            self.data[self._textarea] += data.removeprefix("\n") if not self.data[self._textarea] else data
+
+
+def edited_in_admin(client, url: str, **changes: str) -> None:
+    page = client.get(url)
+    assert page.status_code == 200
+    form = FormFields()
+    form.feed(page.content.decode())
+    answer = client.post(url, {**form.data, **changes, "_save": "Save"})
+    assert answer.status_code == 302, answer.content.decode()[:2000]
+
+
+def kept() -> tuple[dict, dict]:
+    battles = {
+        tuple(getattr(r, f) for f in BATTLE_KEY): [getattr(r, f) for f in BATTLE_COUNTS]
+        for r in BattleCount.objects.all()
+    }
+    judges = {
+        tuple(getattr(r, f) for f in JUDGE_KEY): [getattr(r, f) for f in JUDGE_COUNTS + JUDGE_SUMS]
+        for r in JudgeTally.objects.all()
+    }
+    return {k: v for k, v in battles.items() if any(v)}, {k: v for k, v in judges.items() if any(v)}
+
+
+def counted_afresh() -> tuple[dict, dict]:
+    battles, judges = do_count_all()
+    for key, values in imported_counts().items():
+        battles[key] = [a + b for a, b in zip(battles.get(key, [0, 0, 0]), values, strict=True)]
+    return (
+        {tuple(k): list(v) for k, v in battles.items() if any(v)},
+        {tuple(k): [float(x) for x in v] for k, v in judges.items() if any(v)},
+    )
+
+
+@pytest.fixture
+def staff(client):
+    client.force_login(make_user("root-admin", "admin", superuser=True))
+    return client
+
+
+def test_a_debates_verdict_changed_in_the_admin_is_counted_as_an_override_is(
+    staff, arena, django_capture_on_commit_callbacks
+):
+    debate = arena.debate("alpha", "beta", verdict=1)  # alpha's response won
+    arena.judge("openai:gpt-x", {debate: [1, 1, 1]})  # a judge that agreed with it
+    version = tally_version()
+    with django_capture_on_commit_callbacks(execute=True):
+        edited_in_admin(staff, f"/admin/debates/debate/{debate.pk}/change/", verdict="2", winner="b")
+    battles, judges = kept()
+    assert (battles, {k: [float(x) for x in v] for k, v in judges.items()}) == counted_afresh()
+    assert [v for k, v in battles.items() if k[:3] == ("alpha", "beta", "consensus")] == [[0, 1, 0]]
+    assert not is_stale() and tally_version() > version
+
+
+def test_an_imported_labels_verdict_changed_in_the_admin_is_counted_again(
+    staff, db, django_capture_on_commit_callbacks
+):
+    records = [
+        {"instruction": f"Q{i}", "output_1": "x" * 10, "output_2": "y" * 20, "generator_1": "base",
+         "generator_2": "cand", "annotator": "judge-a", "preference": 1.0}
+        for i in range(3)
+    ]  # fmt: skip
+    do_import_judgments(
+        filename="a.json", data=json.dumps(records).encode(), benchmark_slug="ae", allow_new_models=True
+    )
+    label = Judgment.objects.order_by("pk").first()
+    before = kept()[0]
+    with django_capture_on_commit_callbacks(execute=True):
+        edited_in_admin(staff, f"/admin/catalog/judgment/{label.pk}/change/", verdict="2")
+    after = kept()[0]
+    assert after != before and after == counted_afresh()[0]
+    assert sorted(after.values()) == [[2, 1, 0]]  # two labels for the first model, one now for the second
+
+
+def test_a_responses_text_changed_in_the_admin_raises_the_boards_version(
+    staff, arena, django_capture_on_commit_callbacks
+):
+    debate = arena.debate("alpha", "beta", verdict=1)
+    version = tally_version()
+    with django_capture_on_commit_callbacks(execute=True):
+        edited_in_admin(staff, f"/admin/catalog/response/{debate.response_a_id}/change/", text="a much longer answer")
+    assert Response.objects.get(pk=debate.response_a_id).text == "a much longer answer"
+    assert tally_version() > version, "the cached boards read its length"
