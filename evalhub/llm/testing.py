@@ -52,7 +52,8 @@ class Unusable:
     (the content empty and a refusal given; Anthropic: stop_reason "refusal"), `content-filter` (a
     content-filter stop), `empty` (no text), or `empty-body` (a 200 with no body at all: no JSON, or a
     stream with no event, as a proxy in the way may send), streamed or not, on every route; on the
-    Responses API's, also `failed` (status "failed", error code server_error)."""
+    Responses API's, also `failed` (status "failed", error code server_error); on a streamed chat
+    completion, also `stream-error` (an error event in place of the answer)."""
 
     kind: str
     refusal: str = "I can't help with that."
@@ -460,6 +461,11 @@ class _Handler(BaseHTTPRequestHandler):
             choices = [] if no_choices else [choice]
             return self._json(200, {**base, "object": "chat.completion", "choices": choices, "usage": usage})
         self._start_stream()
+        if unusable is not None and unusable.kind == "stream-error":  # as OpenAI sends a failure mid-stream
+            self._event(
+                {"error": {"message": "The server had an error while processing your request.", "type": "server_error"}}
+            )
+            return self._end_stream()
         for piece in [] if no_choices else self._chunks(text) if text else []:
             if self.state.chunk_delay_s:
                 time.sleep(self.state.chunk_delay_s)

@@ -134,6 +134,13 @@ async def assert_fails_with_its_reason(client, server, kind, reason, asked, stre
     assert server.request_count == asked
 
 
+async def test_an_error_the_server_streams_in_place_of_the_answer_fails_the_call_with_it(server):
+    server.fail_next(Unusable("stream-error"))
+    with pytest.raises(RequestRejected, match="error in stream: .*server had an error"):
+        await answer(client_for("openai:gpt-4o-mini", server), MESSAGES, True)
+    assert server.request_count == 1
+
+
 async def test_calls_go_through_a_proxy_named_only_in_the_environment(server, monkeypatch):
     with ForwardingProxy() as proxy:
         monkeypatch.setenv("HTTP_PROXY", proxy.url)
@@ -154,6 +161,8 @@ async def test_azure_openai_calls_its_deployment_with_its_api_version_and_key(se
     request = server.state.requests[-1]
     assert request["path"] == "/openai/deployments/my-gpt4o/chat/completions?api-version=2024-10-21"
     assert {k.lower(): v for k, v in request["headers"].items()}["api-key"] == "test-key"
+    assert "".join([chunk async for chunk in client.stream(MESSAGES)]) == "[[A]]"  # streamed, the same path
+    assert server.state.requests[-1]["path"] == request["path"]
     monkeypatch.delenv("OPENAI_API_VERSION")
     monkeypatch.delenv("AZURE_OPENAI_ENDPOINT", raising=False)
     unset = make_chat_client("azure:other", retry=FAST)
