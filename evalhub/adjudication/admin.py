@@ -32,7 +32,9 @@ class EventInline(admin.TabularInline):
 class AdjudicationItemAdmin(EditsSeenByBoards):
     list_display = ("id", "debate", "status", "required_verdicts", "final_verdict", "final_source", "created_at")
     list_filter = ("status", "final_source")
-    raw_id_fields = ("debate",)
+    # An item's outcome is set by people's verdicts or an override with its reason (the review
+    # screen), each kept in the audit trail and written to its debate: never by a form that does neither.
+    readonly_fields = ("debate", "status", "required_verdicts", "final_verdict", "final_source", "resolved_at")
     inlines = [AdjudicationInline, EventInline]
 
     def has_view_permission(self, request, obj=None) -> bool:

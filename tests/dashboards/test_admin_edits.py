@@ -141,3 +141,17 @@ def test_a_responses_text_changed_in_the_admin_raises_the_boards_version(
         edited_in_admin(staff, f"/admin/catalog/response/{debate.response_a_id}/change/", text="a much longer answer")
     assert Response.objects.get(pk=debate.response_a_id).text == "a much longer answer"
     assert tally_version() > version, "the cached boards read its length"
+
+
+def test_an_items_outcome_is_not_a_field_of_the_admins_form(staff, arena):
+    """An override goes through the review screen, with its reason in the audit trail, and reaches the
+    debate; a form in the admin did neither and left the item and its debate saying two things."""
+    from evalhub.adjudication.models import AdjudicationItem
+
+    debate = arena.debate("alpha", "beta", verdict=None, status="unresolved")
+    item = AdjudicationItem.objects.create(debate=debate, required_verdicts=1)
+    edited_in_admin(
+        staff, f"/admin/adjudication/adjudicationitem/{item.pk}/change/", final_verdict="1", status="resolved"
+    )
+    item.refresh_from_db()
+    assert (item.final_verdict, item.status) == (None, "open")
