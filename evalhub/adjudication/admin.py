@@ -7,9 +7,19 @@ from evalhub.debates.visibility import withheld_from
 from evalhub.tallies.admin_edits import EditsSeenByBoards
 
 
-class AdjudicationInline(admin.TabularInline):
-    model = Adjudication
+class AuditedInline(admin.TabularInline):
+    """People's verdicts and the audit trail are written by the adjudication's actions alone: shown here,
+    never added or deleted by a form (a verdict deleted here left its item resolved by it)."""
+
     extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class AdjudicationInline(AuditedInline):
+    model = Adjudication
     readonly_fields = (
         "user",
         "verdict",
@@ -22,9 +32,8 @@ class AdjudicationInline(admin.TabularInline):
     )
 
 
-class EventInline(admin.TabularInline):
+class EventInline(AuditedInline):
     model = AdjudicationEvent
-    extra = 0
     readonly_fields = ("user", "kind", "detail", "created_at")
 
 

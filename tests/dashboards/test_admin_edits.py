@@ -155,3 +155,23 @@ def test_an_items_outcome_is_not_a_field_of_the_admins_form(staff, arena):
     )
     item.refresh_from_db()
     assert (item.final_verdict, item.status) == (None, "open")
+
+
+def test_peoples_verdicts_and_the_audit_trail_are_shown_in_the_admin_never_deleted_or_added(staff, arena):
+    from evalhub.adjudication.models import Adjudication, AdjudicationEvent, AdjudicationItem
+
+    debate = arena.debate("alpha", "beta", verdict=None, status="unresolved")
+    item = AdjudicationItem.objects.create(debate=debate, required_verdicts=1)
+    person = make_user("ruth-rater", "adjudicator")
+    Adjudication.objects.create(item=item, user=person, verdict=1, swapped=False, seconds_spent=12.0)
+    AdjudicationEvent.objects.create(item=item, user=person, kind="submit", detail={})
+    url = f"/admin/adjudication/adjudicationitem/{item.pk}/change/"
+    page = staff.get(url).content.decode()
+    assert 'name="adjudications-0-DELETE"' not in page and 'name="events-0-DELETE"' not in page, "no delete box"
+    form = FormFields()
+    form.feed(page)
+    assert int(form.data["adjudications-MAX_NUM_FORMS"]) <= int(form.data["adjudications-INITIAL_FORMS"]), "no new row"
+    deleting = {name.replace("-id", "-DELETE"): "on" for name in form.data if name.endswith("-0-id")}
+    staff.post(url, {**form.data, **deleting, "_save": "Save"})  # a forged form
+    assert Adjudication.objects.filter(item=item).count() == 1
+    assert AdjudicationEvent.objects.filter(item=item).count() == 1
