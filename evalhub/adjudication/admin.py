@@ -4,21 +4,13 @@ from django.contrib import admin
 
 from evalhub.adjudication.models import Adjudication, AdjudicationEvent, AdjudicationItem, Reservation
 from evalhub.debates.visibility import withheld_from
+from evalhub.system.admin_inlines import ShownInline
 from evalhub.tallies.admin_edits import EditsSeenByBoards
 
 
-class AuditedInline(admin.TabularInline):
-    """People's verdicts and the audit trail are written by the adjudication's actions alone: shown here,
-    never added or deleted by a form (a verdict deleted here left its item resolved by it)."""
-
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-
-class AdjudicationInline(AuditedInline):
+# People's verdicts and the audit trail are the adjudication's actions' to write: a verdict deleted by a
+# form here left its item resolved by it.
+class AdjudicationInline(ShownInline):
     model = Adjudication
     readonly_fields = (
         "user",
@@ -32,7 +24,7 @@ class AdjudicationInline(AuditedInline):
     )
 
 
-class EventInline(AuditedInline):
+class EventInline(ShownInline):
     model = AdjudicationEvent
     readonly_fields = ("user", "kind", "detail", "created_at")
 

@@ -5,6 +5,7 @@ from django.contrib import admin
 from evalhub.debates.models import Debate, DebateRun, DebateTurn
 from evalhub.debates.verdict_counts import do_recount_debates
 from evalhub.debates.visibility import withheld_from
+from evalhub.system.admin_inlines import ShownInline
 from evalhub.tallies.admin_edits import EditsSeenByBoards
 
 
@@ -14,9 +15,8 @@ class DebateRunAdmin(EditsSeenByBoards):
     list_filter = ("job__status",)
 
 
-class TurnInline(admin.TabularInline):
+class TurnInline(ShownInline):  # the transcript is the runner's to write
     model = DebateTurn
-    extra = 0
     fields = ("round", "agent", "verdict", "reasked", "output_tokens", "latency_s")
     readonly_fields = fields
 

@@ -175,3 +175,13 @@ def test_peoples_verdicts_and_the_audit_trail_are_shown_in_the_admin_never_delet
     staff.post(url, {**form.data, **deleting, "_save": "Save"})  # a forged form
     assert Adjudication.objects.filter(item=item).count() == 1
     assert AdjudicationEvent.objects.filter(item=item).count() == 1
+
+
+def test_a_debates_transcript_is_shown_in_the_admin_never_deleted_there(staff, arena):
+    from evalhub.debates.models import DebateTurn
+
+    debate = arena.debate("alpha", "beta", verdict=1)
+    DebateTurn.objects.create(debate=debate, round=0, agent=0, agent_spec="heuristic", text="[[A]]", verdict=1)
+    page = staff.get(f"/admin/debates/debate/{debate.pk}/change/").content.decode()
+    assert 'name="turns-0-id"' in page, "the turn is shown"
+    assert 'name="turns-0-DELETE"' not in page
