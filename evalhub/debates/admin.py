@@ -13,6 +13,9 @@ from evalhub.tallies.admin_edits import EditsSeenByBoards
 class DebateRunAdmin(EditsSeenByBoards):
     list_display = ("id", "name", "benchmark", "criterion", "job", "rounds", "consensus_rule", "created_at")
     list_filter = ("job__status",)
+    # A run's configuration is stored once, checked by its form (agents' specs name secrets, never carry
+    # them) and is what its debates ran with: shown here, not edited. Its name is a person's to change.
+    readonly_fields = [field.name for field in DebateRun._meta.concrete_fields if field.name not in ("id", "name")]
 
 
 class TurnInline(ShownInline):  # the transcript is the runner's to write

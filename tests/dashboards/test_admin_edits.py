@@ -144,3 +144,13 @@ def test_a_debates_transcript_is_shown_in_the_admin_never_deleted_there(staff, a
     page = staff.get(f"/admin/debates/debate/{debate.pk}/change/").content.decode()
     assert 'name="turns-0-id"' in page, "the turn is shown"
     assert 'name="turns-0-DELETE"' not in page
+
+
+def test_a_runs_configuration_is_not_a_field_of_the_admins_form(staff, arena):
+    """Its form checks it (an agent's spec names a secret, never carries one: DESIGN convention 18), and its
+    debates ran with it; the admin's form checked nothing."""
+    run = arena.run("alpha", "beta")
+    secret = '["openai:gpt-4o?api_key=sk-typed-into-a-spec"]'
+    edited_in_admin(staff, f"/admin/debates/debaterun/{run.pk}/change/", name="renamed", agents=secret, rounds="9")
+    run.refresh_from_db()
+    assert (run.name, run.agents, run.rounds) == ("renamed", ["heuristic"], 3)
