@@ -49,4 +49,11 @@ class AdjudicationItemAdmin(EditsSeenByBoards):
 
 @admin.register(Reservation)
 class ReservationAdmin(admin.ModelAdmin):
+    """A hold is the queue's to give (its person, its order shown and, blind first, its aid drawn at
+    random and balanced per person): shown here, and deleted to free its item, never made or changed."""
+
     list_display = ("item", "user", "swapped", "started_at", "expires_at")
+    readonly_fields = [field.name for field in Reservation._meta.concrete_fields if field.name != "id"]
+
+    def has_add_permission(self, request) -> bool:
+        return False

@@ -154,3 +154,21 @@ def test_a_runs_configuration_is_not_a_field_of_the_admins_form(staff, arena):
     edited_in_admin(staff, f"/admin/debates/debaterun/{run.pk}/change/", name="renamed", agents=secret, rounds="9")
     run.refresh_from_db()
     assert (run.name, run.agents, run.rounds) == ("renamed", ["heuristic"], 3)
+
+
+def test_a_hold_is_shown_and_freed_in_the_admin_never_made_or_changed_there(staff, arena):
+    """Blind first, the aid a person sees is drawn at random and balanced per person; a hold changed in
+    the admin could choose it, or hand the item to someone else."""
+    from evalhub.adjudication.actions import do_reserve_next
+    from evalhub.adjudication.models import AdjudicationItem, Reservation
+
+    debate = arena.debate("alpha", "beta", verdict=None, status="unresolved")
+    AdjudicationItem.objects.create(debate=debate, required_verdicts=1)
+    person, other = make_user("ruth-rater", "adjudicator"), make_user("otto-other", "adjudicator")
+    hold = do_reserve_next(person)
+    url = f"/admin/adjudication/reservation/{hold.pk}/change/"
+    edited_in_admin(staff, url, user=str(other.pk), swapped="on" if not hold.swapped else "", aid="debate")
+    assert Reservation.objects.filter(pk=hold.pk, user=person, swapped=hold.swapped, aid=hold.aid).exists()
+    assert staff.get("/admin/adjudication/reservation/add/").status_code == 403
+    staff.post(f"/admin/adjudication/reservation/{hold.pk}/delete/", {"post": "yes"})
+    assert not Reservation.objects.filter(pk=hold.pk).exists(), "freeing an item stays possible"
