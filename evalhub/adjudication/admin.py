@@ -5,7 +5,6 @@ from django.contrib import admin
 from evalhub.adjudication.models import Adjudication, AdjudicationEvent, AdjudicationItem, Reservation
 from evalhub.debates.visibility import withheld_from
 from evalhub.system.admin_inlines import ShownInline
-from evalhub.tallies.admin_edits import EditsSeenByBoards
 
 
 # People's verdicts and the audit trail are the adjudication's actions' to write: a verdict deleted by a
@@ -30,7 +29,7 @@ class EventInline(ShownInline):
 
 
 @admin.register(AdjudicationItem)
-class AdjudicationItemAdmin(EditsSeenByBoards):
+class AdjudicationItemAdmin(admin.ModelAdmin):
     list_display = ("id", "debate", "status", "required_verdicts", "final_verdict", "final_source", "created_at")
     list_filter = ("status", "final_source")
     # An item's outcome is set by people's verdicts or an override with its reason (the review

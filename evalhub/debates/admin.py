@@ -39,5 +39,13 @@ class DebateAdmin(EditsSeenByBoards):
 
     has_change_permission = has_view_permission
 
+    # Who won follows from the verdict and the order shown, as do_settle_debate sets it: a form that took
+    # both could store a verdict for B and a win for A, and the counts read the winner.
+    readonly_fields = ("winner",)
+
+    def save_model(self, request, obj: Debate, form, change: bool) -> None:
+        obj.winner = obj.winner_of(obj.verdict) if obj.verdict is not None else ""
+        super().save_model(request, obj, form, change)
+
     def count(self, obj: Debate) -> None:  # compared with what the counts hold for it: the difference added
         do_recount_debates([obj.pk])

@@ -16,9 +16,7 @@ class JobAdmin(admin.ModelAdmin):
     list_display = ("id", "kind", "title", "status", "progress_done", "progress_total", "created_by", "created_at")
     list_filter = ("kind", "status")
     inlines = [HeartbeatInline]
-
-    def get_readonly_fields(self, request, obj=None) -> list[str]:
-        # A job's state is derived from its stored outcomes and changed by its operations (pause, resume,
-        # cancel, retry); its results are its runner's. A form that set "succeeded" or a result would show
-        # figures nothing computed. Its title is the one thing a person names.
-        return [field.name for field in Job._meta.concrete_fields if field.name not in ("id", "title")]
+    # A job's state is derived from its stored outcomes and changed by its operations (pause, resume,
+    # cancel, retry); its results are its runner's. A form that set "succeeded" or a result would show
+    # figures nothing computed. Its title is the one thing a person names.
+    readonly_fields = [field.name for field in Job._meta.concrete_fields if field.name not in ("id", "title")]

@@ -7,7 +7,8 @@ as long as they were kept, and an edited response or prompt text left every cach
 old lengths. An admin of a row the boards count or read takes this mixin: the row's counts are
 taken back before the edit and counted again after it (`take_back` / `count`, for the models that
 have counts of their own), and every edit raises the version after its commit. Deletions are
-followed by evalhub.tallies.signals already.
+followed by evalhub.tallies.signals already; the rows these admins show inline are never edited there
+(evalhub.system.admin_inlines).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
-from django.db import models
 
 from evalhub.tallies.actions import note_change
 
@@ -27,17 +27,11 @@ class EditsSeenByBoards(admin.ModelAdmin):
     def count(self, obj: Any) -> None:
         """Count the row as it now is (nothing by default: the boards only read such rows)."""
 
-    def save_model(self, request: Any, obj: models.Model, form: Any, change: bool) -> None:
+    def save_model(self, request: Any, obj: Any, form: Any, change: bool) -> None:
         edited = not change or form.has_changed()
         if change and edited:
             self.take_back(obj)
         super().save_model(request, obj, form, change)
         if edited:
             self.count(obj)
-            note_change()
-
-    def save_related(self, request: Any, form: Any, formsets: Any, change: bool) -> None:
-        super().save_related(request, form, formsets, change)
-        if any(formset.has_changed() for formset in formsets):
-            self.count(form.instance)
             note_change()

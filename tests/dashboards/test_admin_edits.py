@@ -10,45 +10,15 @@ import json
 import pytest
 
 from evalhub.catalog.actions.judgments import do_import_judgments
-from evalhub.catalog.label_counts import imported_counts
 from evalhub.catalog.models import Judgment, Response
-from evalhub.debates.verdict_counts import do_count_all
+from evalhub.dashboards.counts import do_rebuild_tallies
+from evalhub.debates.models import Debate
 from evalhub.tallies.actions import is_stale, tally_version
-from evalhub.tallies.models import (
-    BATTLE_COUNTS,
-    BATTLE_KEY,
-    JUDGE_COUNTS,
-    JUDGE_KEY,
-    JUDGE_SUMS,
-    BattleCount,
-    JudgeTally,
-)
 from tests.admin_forms import FormFields, edited_in_admin
 from tests.conftest import make_user
+from tests.dashboards.test_counts import snapshot
 
 pytestmark = pytest.mark.django_db
-
-
-def kept() -> tuple[dict, dict]:
-    battles = {
-        tuple(getattr(r, f) for f in BATTLE_KEY): [getattr(r, f) for f in BATTLE_COUNTS]
-        for r in BattleCount.objects.all()
-    }
-    judges = {
-        tuple(getattr(r, f) for f in JUDGE_KEY): [getattr(r, f) for f in JUDGE_COUNTS + JUDGE_SUMS]
-        for r in JudgeTally.objects.all()
-    }
-    return {k: v for k, v in battles.items() if any(v)}, {k: v for k, v in judges.items() if any(v)}
-
-
-def counted_afresh() -> tuple[dict, dict]:
-    battles, judges = do_count_all()
-    for key, values in imported_counts().items():
-        battles[key] = [a + b for a, b in zip(battles.get(key, [0, 0, 0]), values, strict=True)]
-    return (
-        {tuple(k): list(v) for k, v in battles.items() if any(v)},
-        {tuple(k): [float(x) for x in v] for k, v in judges.items() if any(v)},
-    )
 
 
 @pytest.fixture
@@ -64,11 +34,13 @@ def test_a_debates_verdict_changed_in_the_admin_is_counted_as_an_override_is(
     arena.judge("openai:gpt-x", {debate: [1, 1, 1]})  # a judge that agreed with it
     version = tally_version()
     with django_capture_on_commit_callbacks(execute=True):
-        edited_in_admin(staff, f"/admin/debates/debate/{debate.pk}/change/", verdict="2", winner="b")
-    battles, judges = kept()
-    assert (battles, {k: [float(x) for x in v] for k, v in judges.items()}) == counted_afresh()
-    assert [v for k, v in battles.items() if k[:3] == ("alpha", "beta", "consensus")] == [[0, 1, 0]]
+        edited_in_admin(staff, f"/admin/debates/debate/{debate.pk}/change/", verdict="2", winner="a")
+    assert Debate.objects.get(pk=debate.pk).winner == "b", "who won follows the verdict, not a field of the form"
+    kept = snapshot()
+    assert [v for k, v in kept[0].items() if k[:3] == ("alpha", "beta", "consensus")] == [(0, 1, 0)]
     assert not is_stale() and tally_version() > version
+    do_rebuild_tallies()
+    assert snapshot() == kept, "the counts kept after the edit are a count from scratch"
 
 
 def test_an_imported_labels_verdict_changed_in_the_admin_is_counted_again(
@@ -83,12 +55,12 @@ def test_an_imported_labels_verdict_changed_in_the_admin_is_counted_again(
         filename="a.json", data=json.dumps(records).encode(), benchmark_slug="ae", allow_new_models=True
     )
     label = Judgment.objects.order_by("pk").first()
-    before = kept()[0]
     with django_capture_on_commit_callbacks(execute=True):
         edited_in_admin(staff, f"/admin/catalog/judgment/{label.pk}/change/", verdict="2")
-    after = kept()[0]
-    assert after != before and after == counted_afresh()[0]
-    assert sorted(after.values()) == [[2, 1, 0]]  # two labels for the first model, one now for the second
+    kept = snapshot()
+    assert list(kept[0].values()) == [(2, 1, 0)]  # two labels for the first model, one now for the second
+    do_rebuild_tallies()
+    assert snapshot() == kept
 
 
 def test_a_responses_text_changed_in_the_admin_raises_the_boards_version(
