@@ -36,10 +36,24 @@ MESSAGES = [
 ]
 
 
+def streamed_request(model: str) -> dict:
+    return {
+        "model": model,
+        "messages": MESSAGES,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "max_tokens": 1024,
+    }
+
+
+def text_of(event: dict, parts: list[str]) -> None:
+    for choice in event.get("choices") or ():
+        if text := (choice.get("delta") or {}).get("content"):
+            parts.append(text)
+
+
 async def typed_stream(client, model: str) -> str:
-    stream = await client.chat.completions.create(
-        model=model, messages=MESSAGES, stream=True, stream_options={"include_usage": True}, max_tokens=1024
-    )
+    stream = await client.chat.completions.create(**streamed_request(model))
     parts = []
     async for chunk in stream:
         for choice in chunk.choices:
@@ -50,21 +64,11 @@ async def typed_stream(client, model: str) -> str:
 
 async def streaming_response(client, model: str) -> str:
     parts = []
-    request = {
-        "model": model,
-        "messages": MESSAGES,
-        "stream": True,
-        "stream_options": {"include_usage": True},
-        "max_tokens": 1024,
-    }
-    async with client.chat.completions.with_streaming_response.create(**request) as response:
+    async with client.chat.completions.with_streaming_response.create(**streamed_request(model)) as response:
         async for line in response.iter_lines():
             if not line.startswith("data:") or line[5:].strip() == "[DONE]":
                 continue
-            for choice in json.loads(line[5:]).get("choices") or ():
-                text = (choice.get("delta") or {}).get("content")
-                if text:
-                    parts.append(text)
+            text_of(json.loads(line[5:]), parts)
     return "".join(parts)
 
 
@@ -75,23 +79,17 @@ async def low_level_post(client, model: str) -> str:
     walk saves (2.03 -> 1.94 ms a call at 20 words, within the rounds' spread)."""
     import openai
 
-    request = {
-        "model": model,
-        "messages": MESSAGES,
-        "stream": True,
-        "stream_options": {"include_usage": True},
-        "max_tokens": 1024,
-    }
     parts = []
     stream = await client.post(
-        "/chat/completions", body=request, cast_to=object, stream=True, stream_cls=openai.AsyncStream[object]
+        "/chat/completions",
+        body=streamed_request(model),
+        cast_to=object,
+        stream=True,
+        stream_cls=openai.AsyncStream[object],
     )
     async with stream:
         async for event in stream:
-            for choice in event.get("choices") or ():
-                text = (choice.get("delta") or {}).get("content")
-                if text:
-                    parts.append(text)
+            text_of(event, parts)
     return "".join(parts)
 
 
